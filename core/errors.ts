@@ -1,0 +1,119 @@
+/**
+ * One error hierarchy with stable codes (undici style). Every module throws these; only
+ * gateway/error-response.ts turns them into HTTP statuses and OpenAI error bodies.
+ */
+export class ConveyorError extends Error {
+  /** Stable, machine-readable; never change an existing one. */
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** The client sent something we cannot accept. `param` names the offending field. */
+export class InvalidRequestError extends ConveyorError {
+  constructor(message: string, readonly param: string | null = null) {
+    super('invalid_request', message);
+  }
+}
+
+export class NotFoundError extends ConveyorError {
+  constructor(message: string) {
+    super('not_found', message);
+  }
+}
+
+/** Base for everything that goes wrong talking to the model server. */
+export class UpstreamError extends ConveyorError {}
+
+export class UpstreamConnectTimeoutError extends UpstreamError {
+  constructor(ms: number, url: string) {
+    super('upstream_connect_timeout', `connecting to upstream ${url} took longer than ${ms} ms`);
+  }
+}
+
+export class UpstreamHeadersTimeoutError extends UpstreamError {
+  constructor(ms: number) {
+    super('upstream_headers_timeout', `upstream sent no response headers within ${ms} ms`);
+  }
+}
+
+export class UpstreamFirstTokenTimeoutError extends UpstreamError {
+  constructor(ms: number) {
+    super('upstream_first_token_timeout', `upstream sent no token within ${ms} ms of the request`);
+  }
+}
+
+export class UpstreamIdleTimeoutError extends UpstreamError {
+  constructor(ms: number) {
+    super('upstream_idle_timeout', `upstream went silent for more than ${ms} ms mid-stream`);
+  }
+}
+
+/** The upstream answered with an HTTP error or sent an error object in its stream. */
+export class UpstreamResponseError extends UpstreamError {
+  constructor(readonly status: number, message: string) {
+    super('upstream_response_error', message);
+  }
+}
+
+export class UpstreamConnectionError extends UpstreamError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('upstream_connection_error', message, options);
+  }
+}
+
+/** The stream ended or was malformed in a way no OpenAI-compatible server produces. */
+export class UpstreamProtocolError extends UpstreamError {
+  constructor(message: string) {
+    super('upstream_protocol_error', message);
+  }
+}
+
+/** The client went away; the request's work is cancelled. */
+export class ClientAbortedError extends ConveyorError {
+  constructor() {
+    super('client_aborted', 'the client closed the connection');
+  }
+}
+
+/** A tool's sandbox stopped it: CPU, memory, wall clock, output size. */
+export class SandboxLimitError extends ConveyorError {
+  constructor(readonly limit: string, message: string) {
+    super('sandbox_limit_exceeded', message);
+  }
+}
+
+/** The sandbox process itself failed (crashed, could not start, broke the IPC protocol). */
+export class SandboxError extends ConveyorError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('sandbox_error', message, options);
+  }
+}
+
+/** A plugin rejected a call while it was being decoded. */
+export class ToolRejectedError extends ConveyorError {
+  constructor(readonly tool: string, readonly reason: string) {
+    super('tool_rejected', `${tool} rejected the call: ${reason}`);
+  }
+}
+
+export class RoundLimitError extends ConveyorError {
+  constructor(limit: number) {
+    super('round_limit_exceeded', `the conversation needed more than ${limit} tool rounds`);
+  }
+}
+
+export class AuthenticationError extends ConveyorError {
+  constructor() {
+    super('invalid_api_key', 'missing or invalid API key (send "Authorization: Bearer <key>")');
+  }
+}
+
+export class MethodNotAllowedError extends ConveyorError {
+  constructor(method: string, path: string) {
+    super('method_not_allowed', `${method} is not allowed on ${path}`);
+  }
+}

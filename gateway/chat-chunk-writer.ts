@@ -1,0 +1,82 @@
+import type { SessionEvent, SessionResult } from './session.ts';
+import type { SseWriter } from './sse-writer.ts';
+import type { OpenAIErrorBody } from './error-response.ts';
+
+/**
+ * Turns Session events into OpenAI `chat.completion.chunk`s on an SSE stream.
+ *
+ * Tool execution travels as extension chunks: a standard chunk with `choices: []` (the shape of
+ * the usage chunk, which every OpenAI client already handles) plus a top-level `conveyor` object.
+ * Clients that do not know it see an empty chunk and move on.
+ */
+export class ChatChunkWriter {
+  private readonly created = Math.floor(Date.now() / 1000);
+
+  constructor(
+    private readonly sse: SseWriter,
+    private readonly id: string,
+    private readonly model: string,
+    private readonly options: { includeUsage: boolean; conveyorEvents: boolean },
+  ) {}
+
+  start(): void {
+    this.choice({ role: 'assistant', content: '' }, null);
+  }
+
+  event(e: SessionEvent): void {
+    switch (e.type) {
+      case 'content':
+        this.choice({ content: e.text }, null);
+        return;
+      case 'reasoning':
+        this.choice({ reasoning_content: e.text }, null);
+        return;
+      case 'round-start':
+        this.extension({ type: 'round.started', round: e.round });
+        return;
+      case 'round-end':
+        this.extension({ type: 'round.finished', round: e.round, finish_reason: e.finishReason });
+        return;
+      case 'tool-call':
+        this.extension({ type: 'tool_call.started', round: e.round, call_id: e.callId, name: e.name });
+        return;
+      case 'tool-progress':
+        if (e.progress.type === 'unit-done') {
+          this.extension({ type: 'tool_call.progress', call_id: e.callId, name: e.name, detail: e.progress.detail });
+        } else {
+          this.extension({ type: 'tool_call.output', call_id: e.callId, name: e.name, stream: e.progress.stream, text: e.progress.text });
+        }
+        return;
+      case 'tool-result':
+        this.extension({ type: 'tool_call.completed', round: e.round, call_id: e.callId, name: e.name, ok: e.ok, content: e.content });
+        return;
+    }
+  }
+
+  finish(result: SessionResult): void {
+    this.choice({}, result.finishReason);
+    if (this.options.includeUsage) this.sse.data({ ...this.envelope(), choices: [], usage: result.usage });
+    this.sse.data('[DONE]');
+    this.sse.end();
+  }
+
+  /** A failure after the stream began: OpenAI clients raise on a chunk carrying `error`. */
+  fail(body: OpenAIErrorBody): void {
+    this.sse.data(body);
+    this.sse.data('[DONE]');
+    this.sse.end();
+  }
+
+  private choice(delta: Record<string, unknown>, finishReason: string | null): void {
+    this.sse.data({ ...this.envelope(), choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] });
+  }
+
+  private extension(conveyor: Record<string, unknown>): void {
+    if (!this.options.conveyorEvents) return;
+    this.sse.data({ ...this.envelope(), choices: [], conveyor });
+  }
+
+  private envelope() {
+    return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model };
+  }
+}

@@ -1,0 +1,117 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { ClientAbortedError } from '../core/errors.ts';
+import { createParser } from '../parsers/index.ts';
+import type { ToolPlugin } from '../plugins/plugin-types.ts';
+import { chatRequestSchema } from './chat-request-schema.ts';
+import { ChatChunkWriter } from './chat-chunk-writer.ts';
+import type { GatewayConfig } from './config.ts';
+import { toErrorResponse } from './error-response.ts';
+import { readJsonBody } from './request-body.ts';
+import { runSession, type SessionEvent, type SessionResult } from './session.ts';
+import { SseWriter } from './sse-writer.ts';
+import { Timeline } from './timeline.ts';
+import type { TimelineStore } from './timeline-store.ts';
+import { sendJson } from './send-json.ts';
+
+export interface ChatRouteContext {
+  config: GatewayConfig;
+  tools: ReadonlyMap<string, ToolPlugin>;
+  timelines: TimelineStore;
+}
+
+export const REQUEST_ID_HEADER = 'x-conveyor-request-id';
+
+/** POST /v1/chat/completions: validate, open a Session, answer as SSE chunks or one JSON body. */
+export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const request = chatRequestSchema.parse(await readJsonBody(req, ctx.config.maxBodyBytes));
+  const id = `chatcmpl-${randomBytes(16).toString('hex')}`;
+  const timeline = new Timeline(id);
+  ctx.timelines.add(timeline);
+
+  // The request's one abort signal: the client going away cancels the decode and kills its tools.
+  const clientGone = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) clientGone.abort(new ClientAbortedError());
+  });
+
+  const partialExecution = request.partial_execution ?? ctx.config.partialExecution;
+  const { codeFence } = ctx.config;
+  const sessionBase = {
+    request,
+    upstream: ctx.config.upstream,
+    tools: ctx.tools,
+    createParser: (round: number) =>
+      createParser('code-fence', { ...codeFence, toolName: 'python', callIdPrefix: `call_r${round}_` }),
+    partialExecution,
+    maxRounds: request.max_tool_rounds ?? ctx.config.maxToolRounds,
+    timeline,
+    signal: clientGone.signal,
+  };
+  const headers = { [REQUEST_ID_HEADER]: id };
+
+  if (!request.stream) {
+    try {
+      const result = await runSession({ ...sessionBase, onEvent: () => {} });
+      timeline.mark('request-end', { detail: result.stopReason });
+      sendJson(res, 200, completionBody(id, request.model, result, partialExecution), headers);
+    } catch (err) {
+      timeline.mark('request-end', { detail: errorCode(err) });
+      throw err;
+    }
+    return;
+  }
+
+  // Headers go out with the first event, so a request that fails before any token (upstream
+  // down, bad model name) still gets a real HTTP error status instead of a 200 with an error chunk.
+  let writer: ChatChunkWriter | undefined;
+  const early: SessionEvent[] = [];
+  const open = (): ChatChunkWriter => {
+    if (writer) return writer;
+    writer = new ChatChunkWriter(new SseWriter(res, headers), id, request.model, {
+      includeUsage: request.stream_options?.include_usage === true,
+      conveyorEvents: request.conveyor_events !== false,
+    });
+    writer.start();
+    for (const e of early.splice(0)) writer.event(e);
+    return writer;
+  };
+  try {
+    const result = await runSession({
+      ...sessionBase,
+      onEvent: (e) => {
+        if (!writer && e.type === 'round-start') early.push(e);
+        else open().event(e);
+      },
+    });
+    timeline.mark('request-end', { detail: result.stopReason });
+    open().finish(result);
+  } catch (err) {
+    timeline.mark('request-end', { detail: errorCode(err) });
+    if (clientGone.signal.aborted) return;
+    if (!writer) throw err;
+    writer.fail(toErrorResponse(err).body);
+  }
+}
+
+function completionBody(id: string, model: string, result: SessionResult, partialExecution: boolean) {
+  return {
+    id,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [{ index: 0, message: { role: 'assistant', content: result.content }, logprobs: null, finish_reason: result.finishReason }],
+    usage: result.usage,
+    conveyor: {
+      request_id: id,
+      rounds: result.rounds,
+      stop_reason: result.stopReason,
+      partial_execution: partialExecution,
+      messages: result.messages,
+    },
+  };
+}
+
+function errorCode(err: unknown): string {
+  return (err as { code?: string })?.code ?? 'error';
+}

@@ -1,0 +1,50 @@
+import { z } from 'zod';
+
+const contentPart = z.looseObject({ type: z.string() });
+
+const toolCallSchema = z.looseObject({
+  id: z.string(),
+  type: z.literal('function'),
+  function: z.object({ name: z.string(), arguments: z.string() }),
+});
+
+export const chatMessageSchema = z.discriminatedUnion('role', [
+  z.looseObject({ role: z.literal('system'), content: z.union([z.string(), z.array(contentPart)]), name: z.string().optional() }),
+  z.looseObject({ role: z.literal('developer'), content: z.union([z.string(), z.array(contentPart)]), name: z.string().optional() }),
+  z.looseObject({ role: z.literal('user'), content: z.union([z.string(), z.array(contentPart)]), name: z.string().optional() }),
+  z.looseObject({
+    role: z.literal('assistant'),
+    content: z.union([z.string(), z.array(contentPart)]).nullable().optional(),
+    name: z.string().optional(),
+    tool_calls: z.array(toolCallSchema).optional(),
+  }),
+  z.looseObject({ role: z.literal('tool'), content: z.union([z.string(), z.array(contentPart)]), tool_call_id: z.string() }),
+]);
+
+export type ChatMessage = z.infer<typeof chatMessageSchema>;
+
+/**
+ * The OpenAI chat-completions body. Unknown fields pass through to the upstream untouched (a
+ * gateway must not drop sampling options it does not know); our own extensions are prefixed
+ * or documented in the README.
+ */
+export const chatRequestSchema = z.looseObject({
+  model: z.string().min(1),
+  messages: z.array(chatMessageSchema).min(1, 'messages must contain at least one message'),
+  stream: z.boolean().optional().default(false),
+  stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullable().optional(),
+  max_tokens: z.number().int().positive().nullable().optional(),
+  max_completion_tokens: z.number().int().positive().nullable().optional(),
+  n: z.literal(1, 'only n=1 is supported').nullable().optional(),
+  /** Extension: run tools while the model decodes (default: the server's setting). */
+  partial_execution: z.boolean().optional(),
+  /** Extension: upper bound on model→tool→model rounds for this request. */
+  max_tool_rounds: z.number().int().min(1).max(64).optional(),
+  /** Extension: set false to omit the `conveyor` tool events from the SSE stream. */
+  conveyor_events: z.boolean().optional(),
+});
+
+export type ChatRequest = z.infer<typeof chatRequestSchema>;
+
+/** Fields that are ours and must not be forwarded upstream. */
+export const EXTENSION_FIELDS = ['partial_execution', 'max_tool_rounds', 'conveyor_events'] as const;

@@ -1,0 +1,158 @@
+import type { Piece } from '../parsers/parser-events.ts';
+import type { ToolExecution, ToolPlugin, ToolProgress, ToolResult } from '../plugins/plugin-types.ts';
+import type { Timeline } from './timeline.ts';
+
+export interface CallOutcome {
+  callId: string;
+  name: string;
+  args: Record<string, unknown>;
+  result: ToolResult;
+}
+
+export interface DispatcherOptions {
+  tools: ReadonlyMap<string, ToolPlugin>;
+  /** Off = the sequential baseline: nothing reaches a tool until the round's decode has ended. */
+  partialExecution: boolean;
+  signal: AbortSignal;
+  timeline: Timeline;
+  round: number;
+  onProgress: (call: { callId: string; name: string }, progress: ToolProgress) => void;
+  /** A tool rejected a piece: the Session cuts the decode short. */
+  onReject: (call: { callId: string; name: string }, reason: string) => void;
+}
+
+interface CallState {
+  callId: string;
+  name: string;
+  plugin: ToolPlugin | undefined;
+  execution?: ToolExecution;
+  /** Pieces of one call reach its tool strictly in order; each waits for the previous verdict. */
+  chain: Promise<void>;
+  buffered: Piece[];
+  args?: Record<string, unknown>;
+  outcome?: Promise<CallOutcome>;
+  rejected?: string;
+}
+
+/**
+ * Routes one round's parser events to tool executions. The same code path serves partial
+ * execution on and off (DESIGN invariant 1): only *when* pieces are delivered differs.
+ */
+export class Dispatcher {
+  private readonly calls: CallState[] = [];
+  private decodeEnded = false;
+
+  constructor(private readonly opts: DispatcherOptions) {}
+
+  get callCount(): number {
+    return this.calls.length;
+  }
+
+  callStart(callId: string, name: string): void {
+    const call: CallState = { callId, name, plugin: this.opts.tools.get(name), chain: Promise.resolve(), buffered: [] };
+    this.calls.push(call);
+    if (this.opts.partialExecution) this.open(call);
+  }
+
+  piece(callId: string, piece: Piece): void {
+    const call = this.find(callId);
+    this.opts.timeline.mark('piece', { round: this.opts.round, callId, detail: describe(piece) });
+    if (!call) return;
+    if (this.opts.partialExecution) this.deliver(call, piece);
+    else call.buffered.push(piece);
+  }
+
+  callEnd(callId: string, args: Record<string, unknown>): void {
+    const call = this.find(callId);
+    this.opts.timeline.mark('call-end', { round: this.opts.round, callId });
+    if (!call) return;
+    call.args = args;
+    if (this.opts.partialExecution) this.finish(call);
+  }
+
+  /** The upstream decode of this round is over: the baseline starts its tools now. */
+  endDecode(): void {
+    if (this.decodeEnded) return;
+    this.decodeEnded = true;
+    for (const call of this.calls) {
+      call.args ??= {};
+      if (this.opts.partialExecution) {
+        if (!call.outcome) this.finish(call);
+        continue;
+      }
+      this.open(call);
+      for (const piece of call.buffered) this.deliver(call, piece);
+      call.buffered = [];
+      this.finish(call);
+    }
+  }
+
+  /** Resolves with every call's outcome, in call order, once all tools have answered. */
+  async settle(): Promise<CallOutcome[]> {
+    this.endDecode();
+    return Promise.all(this.calls.map((c) => c.outcome!));
+  }
+
+  abortAll(reason: string): void {
+    for (const call of this.calls) call.execution?.abort(reason);
+  }
+
+  private open(call: CallState): void {
+    if (!call.plugin || call.execution) return;
+    const { callId, name } = call;
+    this.opts.timeline.mark('tool-start', { round: this.opts.round, callId, detail: name });
+    call.execution = call.plugin.start({
+      callId,
+      signal: this.opts.signal,
+      emit: (progress) => {
+        if (progress.type === 'unit-done') {
+          this.opts.timeline.mark('unit-done', { round: this.opts.round, callId, detail: progress.detail });
+        }
+        this.opts.onProgress({ callId, name }, progress);
+      },
+    });
+  }
+
+  private deliver(call: CallState, piece: Piece): void {
+    const { execution, plugin } = call;
+    if (!execution || !plugin || (plugin.consumes !== piece.kind)) return;
+    call.chain = call.chain.then(async () => {
+      if (call.rejected) return;
+      const verdict = await execution.piece(piece);
+      if (verdict?.verdict === 'reject') {
+        call.rejected = verdict.reason;
+        this.opts.onReject({ callId: call.callId, name: call.name }, verdict.reason);
+      }
+    });
+  }
+
+  private finish(call: CallState): void {
+    const args = call.args ?? {};
+    const { callId, name } = call;
+    call.outcome = call.chain
+      .then(async (): Promise<ToolResult> => {
+        if (!call.plugin) return { ok: false, content: `error: unknown tool "${name}"` };
+        if (call.rejected) return { ok: false, content: `error: ${name} rejected the call: ${call.rejected}` };
+        return call.execution!.end(args);
+      })
+      .catch((err: unknown): ToolResult => ({ ok: false, content: `error: ${name} failed: ${errorMessage(err)}` }))
+      .then((result) => {
+        this.opts.timeline.mark('tool-end', { round: this.opts.round, callId, detail: result.ok ? 'ok' : 'error' });
+        return { callId, name, args, result };
+      });
+  }
+
+  private find(callId: string): CallState | undefined {
+    return this.calls.find((c) => c.callId === callId);
+  }
+}
+
+function describe(piece: Piece): string {
+  if (piece.kind === 'line') return `line ${piece.lineNo}`;
+  if (piece.kind === 'field') return `field ${piece.path.join('.')}`;
+  return `step ${piece.index}`;
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import { AuthenticationError, MethodNotAllowedError, ConveyorError, InvalidRequestError, NotFoundError, UpstreamError, UpstreamResponseError, ClientAbortedError, SandboxError, SandboxLimitError, ToolRejectedError, RoundLimitError } from '../core/errors.ts';
+
+export interface OpenAIErrorBody {
+  error: { message: string; type: string; param: string | null; code: string };
+}
+
+/** The one place where errors become HTTP statuses and OpenAI-shaped bodies. */
+export function toErrorResponse(err: unknown): { status: number; body: OpenAIErrorBody } {
+  if (err instanceof z.ZodError) return toErrorResponse(fromZod(err));
+  if (!(err instanceof ConveyorError)) {
+    return { status: 500, body: body('internal server error', 'server_error', null, 'internal_error') };
+  }
+  const param = err instanceof InvalidRequestError ? err.param : null;
+  return { status: statusOf(err), body: body(err.message, typeOf(err), param, err.code) };
+}
+
+function statusOf(err: ConveyorError): number {
+  if (err instanceof InvalidRequestError) return 400;
+  if (err instanceof NotFoundError) return 404;
+  if (err instanceof AuthenticationError) return 401;
+  if (err instanceof MethodNotAllowedError) return 405;
+  if (err instanceof UpstreamResponseError) return err.status >= 400 && err.status < 500 ? err.status : 502;
+  if (err.code.endsWith('_timeout') && err instanceof UpstreamError) return 504;
+  if (err instanceof UpstreamError) return 502;
+  if (err instanceof ClientAbortedError) return 499;
+  if (err instanceof ToolRejectedError || err instanceof RoundLimitError) return 422;
+  if (err instanceof SandboxError || err instanceof SandboxLimitError) return 500;
+  return 500;
+}
+
+function typeOf(err: ConveyorError): string {
+  if (err instanceof InvalidRequestError || err instanceof NotFoundError || err instanceof MethodNotAllowedError) return 'invalid_request_error';
+  if (err instanceof AuthenticationError) return 'authentication_error';
+  if (err instanceof UpstreamError) return 'upstream_error';
+  if (err instanceof ToolRejectedError || err instanceof RoundLimitError) return 'tool_error';
+  return 'server_error';
+}
+
+function body(message: string, type: string, param: string | null, code: string): OpenAIErrorBody {
+  return { error: { message, type, param, code } };
+}
+
+export function fromZod(err: z.ZodError): InvalidRequestError {
+  const issue = err.issues[0];
+  const path = issue?.path.join('.') ?? '';
+  const message = issue ? `${path ? `${path}: ` : ''}${issue.message}` : 'invalid request body';
+  return new InvalidRequestError(message, path || null);
+}

@@ -1,0 +1,119 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { timingSafeEqual } from 'node:crypto';
+import { AuthenticationError, MethodNotAllowedError, NotFoundError } from '../core/errors.ts';
+import { listModels } from '../llm-client/list-models.ts';
+import type { ToolPlugin } from '../plugins/plugin-types.ts';
+import { chatCompletionsRoute } from './chat-completions-route.ts';
+import { gatewayConfigSchema, type GatewayConfig, type GatewayConfigInput } from './config.ts';
+import { toErrorResponse } from './error-response.ts';
+import { sendJson } from './send-json.ts';
+import { TimelineStore } from './timeline-store.ts';
+
+export interface GatewayDeps {
+  tools: ReadonlyMap<string, ToolPlugin>;
+  /** Extra facts for GET /health, e.g. which sandbox protections are active. */
+  health?: () => Record<string, unknown>;
+}
+
+export interface GatewayHandle {
+  url: string;
+  port: number;
+  config: GatewayConfig;
+  timelines: TimelineStore;
+  server: Server;
+  close(): Promise<void>;
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse, params: Record<string, string>) => Promise<void> | void;
+
+/** Starts the OpenAI-compatible gateway. Pipeline per request: auth → route → handler; errors → one mapper. */
+export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps): Promise<GatewayHandle> {
+  const config = gatewayConfigSchema.parse(input);
+  const timelines = new TimelineStore();
+  const routeCtx = { config, tools: deps.tools, timelines };
+
+  const routes: Array<{ method: string; pattern: RegExp; handler: Handler }> = [
+    { method: 'POST', pattern: /^\/v1\/chat\/completions$/, handler: (req, res) => chatCompletionsRoute(routeCtx, req, res) },
+    { method: 'GET', pattern: /^\/v1\/models$/, handler: async (_req, res) => sendJson(res, 200, await models(config)) },
+    {
+      method: 'GET',
+      pattern: /^\/v1\/requests\/(?<id>[\w-]+)\/timeline$/,
+      handler: (_req, res, params) => {
+        const timeline = timelines.get(params.id ?? '');
+        if (!timeline) throw new NotFoundError(`no timeline for request ${params.id} (only recent requests are kept)`);
+        sendJson(res, 200, timeline.toJSON());
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/health$/,
+      handler: (_req, res) =>
+        sendJson(res, 200, {
+          status: 'ok',
+          upstream: config.upstream.baseUrl,
+          partial_execution: config.partialExecution,
+          tools: [...deps.tools.keys()],
+          ...deps.health?.(),
+        }),
+    },
+  ];
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      const { status, body } = toErrorResponse(err);
+      sendJson(res, status, body);
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = new URL(req.url ?? '/', 'http://gateway').pathname;
+    const matches = routes.filter((r) => r.pattern.test(path));
+    if (matches.length === 0) throw new NotFoundError(`no route for ${req.method} ${path}`);
+    const route = matches.find((r) => r.method === req.method);
+    if (!route) throw new MethodNotAllowedError(req.method ?? '?', path);
+    if (path !== '/health') authenticate(req, config.apiKeys);
+    await route.handler(req, res, route.pattern.exec(path)?.groups ?? {});
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    config,
+    timelines,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function authenticate(req: IncomingMessage, keys: readonly string[]): void {
+  if (keys.length === 0) return;
+  const given = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim() ?? '';
+  const givenBytes = Buffer.from(given);
+  const ok = keys.some((k) => {
+    const keyBytes = Buffer.from(k);
+    return keyBytes.length === givenBytes.length && timingSafeEqual(keyBytes, givenBytes);
+  });
+  if (!ok) throw new AuthenticationError();
+}
+
+async function models(config: GatewayConfig) {
+  if (config.upstream.model) {
+    return { object: 'list', data: [{ id: config.upstream.model, object: 'model', created: 0, owned_by: 'conveyor' }] };
+  }
+  return listModels({ baseUrl: config.upstream.baseUrl, apiKey: config.upstream.apiKey });
+}

@@ -1,0 +1,212 @@
+import { ClientAbortedError } from '../core/errors.ts';
+import { streamChatCompletion } from '../llm-client/stream-chat-completion.ts';
+import type { UpstreamTimeouts } from '../llm-client/stream-chat-completion.ts';
+import type { ToolCallParser } from '../parsers/parser-events.ts';
+import type { ToolPlugin, ToolProgress } from '../plugins/plugin-types.ts';
+import { EXTENSION_FIELDS, type ChatMessage, type ChatRequest } from './chat-request-schema.ts';
+import { Dispatcher, type CallOutcome } from './dispatcher.ts';
+import type { Timeline } from './timeline.ts';
+
+export interface UpstreamTarget {
+  baseUrl: string;
+  apiKey?: string;
+  /** When set, every upstream request names this model whatever the client asked for. */
+  model?: string;
+  timeouts?: Partial<UpstreamTimeouts>;
+}
+
+export type SessionEvent =
+  | { type: 'round-start'; round: number }
+  | { type: 'content'; text: string }
+  | { type: 'reasoning'; text: string }
+  | { type: 'tool-call'; round: number; callId: string; name: string }
+  | { type: 'tool-progress'; callId: string; name: string; progress: ToolProgress }
+  | { type: 'tool-result'; round: number; callId: string; name: string; ok: boolean; content: string }
+  | { type: 'round-end'; round: number; finishReason: string };
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+export type StopReason = 'answer' | 'length' | 'max_tool_rounds';
+
+export interface SessionResult {
+  /** Everything the client was sent as content, all rounds, in order. */
+  content: string;
+  finishReason: 'stop' | 'length';
+  stopReason: StopReason;
+  usage: Usage;
+  /** The messages this request appended to the conversation: assistant turns and tool observations. */
+  messages: ChatMessage[];
+  rounds: number;
+}
+
+export interface SessionOptions {
+  request: ChatRequest;
+  upstream: UpstreamTarget;
+  tools: ReadonlyMap<string, ToolPlugin>;
+  createParser: (round: number) => ToolCallParser;
+  partialExecution: boolean;
+  maxRounds: number;
+  timeline: Timeline;
+  /** The request's one abort signal, linked to the client connection. */
+  signal: AbortSignal;
+  onEvent: (event: SessionEvent) => void;
+}
+
+/**
+ * The request's scheduler: runs rounds of upstream decode → parser → Dispatcher → tools until the
+ * model answers without a tool call. Partial execution on or off goes through this same code.
+ */
+export async function runSession(opts: SessionOptions): Promise<SessionResult> {
+  const { timeline, onEvent } = opts;
+  const appended: ChatMessage[] = [];
+  const usage: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  let content = '';
+
+  for (let round = 1; ; round++) {
+    let firstText = true;
+    const out = await runRound(opts, round, [...opts.request.messages, ...appended], (text) => {
+      // Rounds are joined by a blank line so the client's markdown does not glue a closing fence
+      // to the next round's first word. This is the gateway's only addition to the model's text.
+      if (firstText && content !== '' && !content.endsWith('\n\n')) emitContent(content.endsWith('\n') ? '\n' : '\n\n');
+      firstText = false;
+      emitContent(text);
+    });
+    addUsage(usage, out.usage);
+    if (out.calls.length === 0) {
+      return { content, finishReason: out.finishReason === 'length' ? 'length' : 'stop', stopReason: out.finishReason === 'length' ? 'length' : 'answer', usage, messages: appended, rounds: round };
+    }
+    appended.push(assistantTurn(out.text, out.calls), ...out.calls.map(toolMessage));
+    if (out.finishReason === 'length') {
+      return { content, finishReason: 'length', stopReason: 'length', usage, messages: appended, rounds: round };
+    }
+    if (round >= opts.maxRounds) {
+      return { content, finishReason: 'length', stopReason: 'max_tool_rounds', usage, messages: appended, rounds: round };
+    }
+  }
+
+  function emitContent(text: string): void {
+    content += text;
+    onEvent({ type: 'content', text });
+  }
+}
+
+interface RoundOutput {
+  text: string;
+  calls: CallOutcome[];
+  finishReason: string;
+  usage?: Usage;
+}
+
+async function runRound(opts: SessionOptions, round: number, messages: ChatMessage[], emitText: (t: string) => void): Promise<RoundOutput> {
+  const { timeline, onEvent, signal } = opts;
+  // Linked to the request's signal: a reject verdict cuts only this round's decode short.
+  const rejectRound = new AbortController();
+  const roundSignal = AbortSignal.any([signal, rejectRound.signal]);
+  const dispatcher = new Dispatcher({
+    tools: opts.tools,
+    partialExecution: opts.partialExecution,
+    signal,
+    timeline,
+    round,
+    onProgress: (call, progress) => onEvent({ type: 'tool-progress', ...call, progress }),
+    onReject: (call, reason) => {
+      timeline.mark('abort', { round, callId: call.callId, detail: `rejected: ${reason}` });
+      rejectRound.abort(new Error(reason));
+    },
+  });
+  const parser = opts.createParser(round);
+  let text = '';
+  let finishReason = 'stop';
+  let usage: Usage | undefined;
+  let firstToken = true;
+
+  const handle = (events: ReturnType<ToolCallParser['push']>) => {
+    for (const event of events) {
+      switch (event.type) {
+        case 'text':
+          text += event.text;
+          emitText(event.text);
+          break;
+        case 'call-start':
+          timeline.mark('call-start', { round, callId: event.callId, detail: event.name });
+          dispatcher.callStart(event.callId, event.name);
+          onEvent({ type: 'tool-call', round, callId: event.callId, name: event.name });
+          break;
+        case 'call-piece':
+          dispatcher.piece(event.callId, event.piece);
+          break;
+        case 'call-end':
+          dispatcher.callEnd(event.callId, event.args);
+          break;
+        case 'malformed':
+          timeline.mark('error', { round, callId: event.callId, detail: `malformed call: ${event.reason}` });
+          break;
+      }
+    }
+  };
+
+  timeline.mark('round-start', { round });
+  onEvent({ type: 'round-start', round });
+  try {
+    for await (const part of streamChatCompletion({ ...opts.upstream, body: upstreamBody(opts, messages), signal: roundSignal })) {
+      if ((part.type === 'content' || part.type === 'reasoning') && firstToken) {
+        firstToken = false;
+        timeline.mark('first-token', { round });
+      }
+      if (part.type === 'content') handle(parser.push(part.text));
+      else if (part.type === 'reasoning') onEvent({ type: 'reasoning', text: part.text });
+      else if (part.type === 'finish') finishReason = part.reason;
+      else if (part.type === 'usage') usage = part.usage;
+    }
+  } catch (err) {
+    if (signal.aborted) {
+      dispatcher.abortAll('client aborted');
+      timeline.mark('abort', { round, detail: 'client aborted' });
+      throw new ClientAbortedError();
+    }
+    if (!rejectRound.signal.aborted) {
+      dispatcher.abortAll('upstream failed');
+      throw err;
+    }
+    finishReason = 'tool_rejected';
+  }
+  handle(parser.end());
+  timeline.mark('decode-end', { round, detail: finishReason });
+  dispatcher.endDecode();
+  const calls = await dispatcher.settle();
+  if (signal.aborted) throw new ClientAbortedError();
+  for (const c of calls) onEvent({ type: 'tool-result', round, callId: c.callId, name: c.name, ok: c.result.ok, content: c.result.content });
+  timeline.mark('round-end', { round, detail: finishReason });
+  onEvent({ type: 'round-end', round, finishReason });
+  return { text, calls, finishReason, usage };
+}
+
+function upstreamBody(opts: SessionOptions, messages: ChatMessage[]): Record<string, unknown> {
+  const body: Record<string, unknown> = { ...opts.request, messages };
+  for (const field of EXTENSION_FIELDS) delete body[field];
+  if (opts.upstream.model) body.model = opts.upstream.model;
+  return body;
+}
+
+function assistantTurn(text: string, calls: CallOutcome[]): ChatMessage {
+  return {
+    role: 'assistant',
+    content: text,
+    tool_calls: calls.map((c) => ({ id: c.callId, type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.args) } })),
+  };
+}
+
+function toolMessage(call: CallOutcome): ChatMessage {
+  return { role: 'tool', tool_call_id: call.callId, content: call.result.content };
+}
+
+function addUsage(total: Usage, add: Usage | undefined): void {
+  if (!add) return;
+  total.prompt_tokens += add.prompt_tokens;
+  total.completion_tokens += add.completion_tokens;
+  total.total_tokens += add.total_tokens;
+}

@@ -1,0 +1,19 @@
+import type { Timeline } from './timeline.ts';
+
+/** Keeps the most recent timelines (bounded: a busy gateway must not grow without limit). */
+export class TimelineStore {
+  private readonly byId = new Map<string, Timeline>();
+  constructor(private readonly capacity = 1000) {}
+
+  add(timeline: Timeline): void {
+    this.byId.set(timeline.requestId, timeline);
+    if (this.byId.size > this.capacity) {
+      const oldest = this.byId.keys().next().value;
+      if (oldest !== undefined) this.byId.delete(oldest);
+    }
+  }
+
+  get(id: string): Timeline | undefined {
+    return this.byId.get(id);
+  }
+}

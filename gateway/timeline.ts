@@ -1,0 +1,91 @@
+import { performance } from 'node:perf_hooks';
+
+export type TimelineEventType =
+  | 'request-start'
+  | 'round-start'
+  | 'upstream-headers'
+  | 'first-token'
+  | 'call-start'
+  | 'piece'
+  | 'tool-start'
+  | 'unit-done'
+  | 'call-end'
+  | 'decode-end'
+  | 'tool-end'
+  | 'round-end'
+  | 'abort'
+  | 'error'
+  | 'request-end';
+
+export interface TimelineEvent {
+  /** Milliseconds since the request started, from the monotonic clock. */
+  t: number;
+  type: TimelineEventType;
+  round?: number;
+  callId?: string;
+  detail?: string;
+}
+
+/** Per-round figures the benchmark needs: g = decode time, t = tool time (paper's notation). */
+export interface RoundSummary {
+  round: number;
+  /** Round start to the end of the upstream decode. */
+  generationMs: number;
+  /** Per call: first tool activity (start) to result. Zero when the round had no call. */
+  toolMs: number;
+  /** How long the round waited for tools after its decode ended: the latency partial execution hides. */
+  toolWaitAfterDecodeMs: number;
+}
+
+/**
+ * The monotonic record of one request. Every step of the Session marks it; the benchmark reads
+ * g_i and t_i from it and clients fetch it via GET /v1/requests/:id/timeline.
+ */
+export class Timeline {
+  readonly events: TimelineEvent[] = [];
+  private readonly origin = performance.now();
+  /** Wall-clock start, for humans correlating with logs. */
+  readonly startedAt = new Date().toISOString();
+
+  constructor(readonly requestId: string) {
+    this.mark('request-start');
+  }
+
+  mark(type: TimelineEventType, fields: Omit<TimelineEvent, 't' | 'type'> = {}): TimelineEvent {
+    const event: TimelineEvent = { t: round3(performance.now() - this.origin), type, ...fields };
+    this.events.push(event);
+    return event;
+  }
+
+  first(type: TimelineEventType, round?: number): TimelineEvent | undefined {
+    return this.events.find((e) => e.type === type && (round === undefined || e.round === round));
+  }
+
+  rounds(): RoundSummary[] {
+    const out: RoundSummary[] = [];
+    for (const start of this.events.filter((e) => e.type === 'round-start')) {
+      const r = start.round!;
+      const inRound = this.events.filter((e) => e.round === r);
+      const decodeEnd = inRound.find((e) => e.type === 'decode-end')?.t ?? start.t;
+      const toolStarts = inRound.filter((e) => e.type === 'tool-start').map((e) => e.t);
+      const toolEnds = inRound.filter((e) => e.type === 'tool-end').map((e) => e.t);
+      const firstTool = toolStarts.length ? Math.min(...toolStarts) : undefined;
+      const lastTool = toolEnds.length ? Math.max(...toolEnds) : undefined;
+      out.push({
+        round: r,
+        generationMs: round3(decodeEnd - start.t),
+        toolMs: firstTool !== undefined && lastTool !== undefined ? round3(lastTool - firstTool) : 0,
+        toolWaitAfterDecodeMs: lastTool !== undefined ? round3(Math.max(0, lastTool - decodeEnd)) : 0,
+      });
+    }
+    return out;
+  }
+
+  toJSON() {
+    return { id: this.requestId, started_at: this.startedAt, events: this.events, rounds: this.rounds() };
+  }
+}
+
+function round3(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
+}

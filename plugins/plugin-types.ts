@@ -1,0 +1,49 @@
+import type { Piece } from '../parsers/parser-events.ts';
+
+/**
+ * What the Dispatcher needs from a tool. The authoring kit (definePlugin) builds these; the
+ * built-in python plugin implements it directly.
+ */
+export interface ToolPlugin {
+  readonly name: string;
+  readonly description: string;
+  /** JSON Schema of the arguments object, sent upstream in `tools`. */
+  readonly parameters: Record<string, unknown>;
+  /** The piece kind this tool acts on as it arrives; 'call' = only the whole call. */
+  readonly consumes: Piece['kind'] | 'call';
+  /** Opens one execution for one call; called on `call-start` (so it may pre-warm). */
+  start(ctx: ToolCallContext): ToolExecution;
+}
+
+export interface ToolCallContext {
+  readonly callId: string;
+  /** Aborted when the request is cancelled; the execution must stop and release its process. */
+  readonly signal: AbortSignal;
+  /** Progress the tool reports while it runs (statement done, output chunk…), for the timeline and client. */
+  readonly emit: (event: ToolProgress) => void;
+}
+
+export type ToolProgress =
+  | { type: 'unit-done'; detail: string }
+  | { type: 'output'; stream: 'stdout' | 'stderr'; text: string };
+
+/** A verdict a tool may return for a piece: a reject cuts the decode short. */
+export type Verdict = { verdict: 'reject'; reason: string } | undefined;
+
+export interface ToolExecution {
+  /** A completed piece, delivered the moment the parser emits it (or after decode when partial execution is off). */
+  piece(piece: Piece): Verdict | Promise<Verdict>;
+  /** The call has been fully decoded; resolves with the observation the model will see. */
+  end(args: Record<string, unknown>): Promise<ToolResult>;
+  /** Stop now and release everything; idempotent. */
+  abort(reason: string): void;
+}
+
+export interface ToolResult {
+  /** False when the tool failed (exception, limit, crash); the content then describes the error. */
+  ok: boolean;
+  /** The observation text appended as the tool message. */
+  content: string;
+  /** Optional structured data for clients and benchmarks (not sent to the model). */
+  data?: Record<string, unknown>;
+}
