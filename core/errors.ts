@@ -117,3 +117,17 @@ export class MethodNotAllowedError extends ConveyorError {
     super('method_not_allowed', `${method} is not allowed on ${path}`);
   }
 }
+
+/** The optional whole-stream deadline (off by default, so long streams are never cut by it). */
+export class UpstreamTotalTimeoutError extends UpstreamError {
+  constructor(ms: number) {
+    super('upstream_total_timeout', `upstream stream did not finish within ${ms} ms`);
+  }
+}
+
+/** A simulator profile or scenario file is missing or does not match its schema. */
+export class SimConfigError extends ConveyorError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('sim_config_invalid', message, options);
+  }
+}

@@ -1,0 +1,113 @@
+import { z } from 'zod';
+import { UpstreamProtocolError, UpstreamResponseError } from '../core/errors.ts';
+import type { UpstreamPart } from './upstream-parts.ts';
+import { isUpstreamErrorObject, upstreamErrorMessage, upstreamErrorStatus } from './upstream-error-message.ts';
+
+// Loose objects everywhere: servers add fields (logprobs, stop_reason, token_ids, …) that we
+// pass over; only the fields we read are type-checked.
+const ToolCallDeltaSchema = z.looseObject({
+  index: z.number().int().nonnegative().optional(),
+  id: z.string().nullish(),
+  function: z.looseObject({ name: z.string().nullish(), arguments: z.string().nullish() }).nullish(),
+});
+
+const DeltaSchema = z.looseObject({
+  content: z.string().nullish(),
+  reasoning_content: z.string().nullish(),
+  reasoning: z.string().nullish(),
+  tool_calls: z.array(ToolCallDeltaSchema).nullish(),
+});
+
+const ChoiceSchema = z.looseObject({
+  delta: DeltaSchema.nullish(),
+  finish_reason: z.string().nullish(),
+});
+
+const UsageSchema = z.looseObject({
+  prompt_tokens: z.number().int().nonnegative(),
+  completion_tokens: z.number().int().nonnegative(),
+  total_tokens: z.number().int().nonnegative().optional(),
+});
+
+export const ChatCompletionChunkSchema = z.looseObject({
+  id: z.string().optional(),
+  model: z.string().optional(),
+  created: z.number().optional(),
+  choices: z.array(ChoiceSchema).default([]),
+  usage: UsageSchema.nullish(),
+});
+
+/** Turns the data of SSE events into parts; one decoder per stream (it remembers `start`). */
+export class ChatChunkDecoder {
+  #started = false;
+
+  constructor(private readonly requestedModel: string) {}
+
+  get started(): boolean {
+    return this.#started;
+  }
+
+  /** Parts carried by one event's data. Throws on an in-stream error object or a malformed chunk. */
+  decode(data: string, eventName?: string): UpstreamPart[] {
+    let json: unknown;
+    try {
+      json = JSON.parse(data);
+    } catch {
+      if (eventName === 'error') throw new UpstreamResponseError(500, data);
+      throw new UpstreamProtocolError(`upstream sent an SSE event that is not JSON: ${preview(data)}`);
+    }
+    if (eventName === 'error' || isUpstreamErrorObject(json)) {
+      const message = upstreamErrorMessage(json) ?? `upstream reported an error mid-stream: ${preview(data)}`;
+      // The HTTP status was already 200; the object's own code (vLLM puts one) says what it was.
+      throw new UpstreamResponseError(upstreamErrorStatus(json) ?? 500, message);
+    }
+    const parsed = ChatCompletionChunkSchema.safeParse(json);
+    if (!parsed.success) {
+      throw new UpstreamProtocolError(`upstream sent a malformed chunk (${z.prettifyError(parsed.error)}): ${preview(data)}`);
+    }
+    const chunk = parsed.data;
+    const parts: UpstreamPart[] = [];
+    if (!this.#started) {
+      this.#started = true;
+      parts.push({
+        type: 'start',
+        id: chunk.id ?? '',
+        model: chunk.model ?? this.requestedModel,
+        created: chunk.created ?? Math.floor(Date.now() / 1000),
+      });
+    }
+    for (const choice of chunk.choices) {
+      const delta = choice.delta;
+      // Some vLLM versions send the same text in both `reasoning` and `reasoning_content`; taking
+      // one of them keeps it from appearing twice.
+      const reasoning = delta?.reasoning_content ?? delta?.reasoning;
+      if (reasoning) parts.push({ type: 'reasoning', text: reasoning });
+      if (delta?.content) parts.push({ type: 'content', text: delta.content });
+      delta?.tool_calls?.forEach((call, position) => {
+        const part: UpstreamPart = { type: 'tool-call-delta', index: call.index ?? position };
+        if (call.id) part.id = call.id;
+        if (call.function?.name) part.name = call.function.name;
+        if (call.function?.arguments) part.arguments = call.function.arguments;
+        parts.push(part);
+      });
+      if (choice.finish_reason) parts.push({ type: 'finish', reason: choice.finish_reason });
+    }
+    if (chunk.usage) {
+      const { prompt_tokens, completion_tokens } = chunk.usage;
+      parts.push({
+        type: 'usage',
+        usage: { prompt_tokens, completion_tokens, total_tokens: chunk.usage.total_tokens ?? prompt_tokens + completion_tokens },
+      });
+    }
+    return parts;
+  }
+}
+
+/** Whether a part shows the model producing output (what the first-token timer waits for). */
+export function isGenerationPart(part: UpstreamPart): boolean {
+  return part.type === 'content' || part.type === 'reasoning' || part.type === 'tool-call-delta' || part.type === 'finish';
+}
+
+function preview(data: string): string {
+  return data.length > 200 ? `${data.slice(0, 200)}…` : data;
+}

@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { UpstreamProtocolError, UpstreamTotalTimeoutError } from '../core/errors.ts';
+import { abortReason, toUpstreamError } from './upstream-failure.ts';
+import { ListModelsOptionsSchema, parseUpstreamOptions, type ListModelsOptions } from './upstream-options.ts';
+import { readUpstreamResponseError } from './upstream-response-error.ts';
+import { upstreamTarget } from './upstream-target.ts';
+
+const ModelListSchema = z.looseObject({
+  object: z.string().default('list'),
+  data: z.array(z.looseObject({ id: z.string().min(1), owned_by: z.string().optional(), created: z.number().optional() })),
+});
+
+/** The upstream's answer as it sent it (unknown fields kept), so the gateway can forward it. */
+export type UpstreamModelList = z.output<typeof ModelListSchema>;
+export type UpstreamModel = UpstreamModelList['data'][number];
+
+/**
+ * GET {baseUrl}/models. Uses the connect and headers timeouts, `idleMs` between body reads and
+ * `totalMs` when set; failures are the same typed errors as `streamChatCompletion`.
+ */
+export async function listModels(options: ListModelsOptions): Promise<UpstreamModelList> {
+  const resolved = parseUpstreamOptions(ListModelsOptionsSchema, options);
+  const { signal, timeouts, baseUrl } = resolved;
+  if (signal?.aborted) throw abortReason(signal);
+  const controller = new AbortController();
+  const forwardAbort = (): void => controller.abort(signal?.reason);
+  signal?.addEventListener('abort', forwardAbort, { once: true });
+  let expired: UpstreamTotalTimeoutError | undefined;
+  const total =
+    timeouts.totalMs === undefined
+      ? undefined
+      : setTimeout(() => controller.abort((expired = new UpstreamTotalTimeoutError(timeouts.totalMs!))), timeouts.totalMs);
+  try {
+    const target = upstreamTarget(resolved, '/models');
+    const response = await target.dispatcher.request({
+      origin: target.origin,
+      path: target.path,
+      method: 'GET',
+      headers: { ...target.headers, accept: 'application/json' },
+      signal: controller.signal,
+      headersTimeout: timeouts.headersMs,
+      bodyTimeout: timeouts.idleMs,
+    });
+    if (response.statusCode < 200 || response.statusCode > 299) {
+      throw await readUpstreamResponseError(response.statusCode, response.body);
+    }
+    const text = await response.body.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new UpstreamProtocolError(`upstream /models answered with something that is not JSON`);
+    }
+    const parsed = ModelListSchema.safeParse(json);
+    if (!parsed.success) throw new UpstreamProtocolError(`upstream /models answer is malformed: ${z.prettifyError(parsed.error)}`);
+    return parsed.data;
+  } catch (error) {
+    if (signal?.aborted) throw abortReason(signal);
+    throw expired ?? toUpstreamError(error, { baseUrl, timeouts });
+  } finally {
+    clearTimeout(total);
+    signal?.removeEventListener('abort', forwardAbort);
+  }
+}

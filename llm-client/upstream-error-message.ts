@@ -1,0 +1,34 @@
+/**
+ * Pulls the human message out of the error bodies OpenAI-compatible servers send, both as a
+ * non-2xx response body and as an `error` object inside the stream:
+ * - OpenAI, SGLang, llama.cpp, newer vLLM: `{"error": {"message": "...", "code": 400}}`
+ * - older vLLM: `{"object": "error", "message": "...", "code": 400}` (also nested under `error`)
+ * - FastAPI validation: `{"detail": "..."}` or `{"detail": [{...}]}`
+ */
+export function upstreamErrorMessage(body: unknown): string | undefined {
+  if (!isRecord(body)) return undefined;
+  const { error } = body;
+  if (typeof error === 'string' && error.length > 0) return error;
+  if (isRecord(error)) return upstreamErrorMessage(error);
+  if (typeof body.message === 'string' && body.message.length > 0) return body.message;
+  if (typeof body.detail === 'string') return body.detail;
+  if (body.detail !== undefined) return JSON.stringify(body.detail);
+  return undefined;
+}
+
+/** The HTTP-like status an in-stream error object carries, when it carries a usable one. */
+export function upstreamErrorStatus(body: unknown): number | undefined {
+  if (!isRecord(body)) return undefined;
+  if (isRecord(body.error)) return upstreamErrorStatus(body.error);
+  const code = typeof body.code === 'string' ? Number(body.code) : body.code;
+  return typeof code === 'number' && Number.isInteger(code) && code >= 400 && code <= 599 ? code : undefined;
+}
+
+/** True when a parsed SSE data object is an error report rather than a chunk. */
+export function isUpstreamErrorObject(body: unknown): boolean {
+  return isRecord(body) && ((body.error !== undefined && body.error !== null) || body.object === 'error');
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

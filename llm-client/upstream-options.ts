@@ -1,0 +1,82 @@
+import type { Dispatcher } from 'undici';
+import { z } from 'zod';
+import { InvalidRequestError } from '../core/errors.ts';
+
+// setTimeout clamps anything above 2^31-1 ms to 1 ms, which would turn a "very long" timeout
+// into an immediate one.
+const milliseconds = z.number().int().positive().max(2 ** 31 - 1);
+
+/**
+ * One named timeout per phase (STYLE 7). There is deliberately no default total timeout: a
+ * long generation that keeps producing tokens must never be cut by a wall clock.
+ */
+export const UpstreamTimeoutsSchema = z
+  .object({
+    /** TCP (and TLS) connect. */
+    connectMs: milliseconds.default(10_000),
+    /** Request written -> response headers. */
+    headersMs: milliseconds.default(60_000),
+    /** Request start -> first generated token (covers queueing and prefill of long prompts). */
+    firstTokenMs: milliseconds.default(120_000),
+    /** Longest silence between two chunks once tokens flow. */
+    idleMs: milliseconds.default(60_000),
+    /** Optional deadline for the whole stream; off unless set. */
+    totalMs: milliseconds.optional(),
+  })
+  .strict();
+
+export type UpstreamTimeouts = z.output<typeof UpstreamTimeoutsSchema>;
+
+const baseUrl = z
+  .url({ protocol: /^https?$/ })
+  .transform((url) => url.replace(/\/+$/, ''));
+
+const abortSignal = z.custom<AbortSignal>((v) => v instanceof AbortSignal, 'must be an AbortSignal');
+
+// Duck-typed: undici's Dispatcher may come from another copy of undici (e.g. Node's bundled one).
+const dispatcher = z.custom<Dispatcher>(
+  (v) => typeof v === 'object' && v !== null && typeof (v as { dispatch?: unknown }).dispatch === 'function',
+  'must be an undici Dispatcher',
+);
+
+const connection = {
+  /** e.g. http://127.0.0.1:8000/v1 — the client appends /chat/completions or /models. */
+  baseUrl,
+  apiKey: z.string().min(1).optional(),
+  signal: abortSignal,
+  timeouts: UpstreamTimeoutsSchema.prefault({}),
+  /** Overrides the shared per-origin keep-alive pool (tests, proxies, custom TLS). */
+  dispatcher: dispatcher.optional(),
+};
+
+/**
+ * The OpenAI chat-completions request, checked only as far as the client relies on it; unknown
+ * fields pass through untouched. `n > 1` is refused because the parts carry no choice index.
+ */
+export const ChatRequestBodySchema = z.looseObject({
+  model: z.string().min(1),
+  messages: z.array(z.unknown()).min(1),
+  n: z.literal(1).nullish(),
+  stream_options: z.looseObject({}).nullish(),
+});
+
+export const StreamChatCompletionOptionsSchema = z.object({ ...connection, body: ChatRequestBodySchema });
+/** `body` is typed loosely on purpose: callers forward a client's request, checked here at run time. */
+export type StreamChatCompletionOptions = Omit<z.input<typeof StreamChatCompletionOptionsSchema>, 'body'> & {
+  body: Record<string, unknown>;
+};
+export type ResolvedStreamOptions = z.output<typeof StreamChatCompletionOptionsSchema>;
+
+// A model listing is short and not tied to a client's generation, so its signal is optional.
+export const ListModelsOptionsSchema = z.object({ ...connection, signal: abortSignal.optional() });
+export type ListModelsOptions = z.input<typeof ListModelsOptionsSchema>;
+export type ResolvedListModelsOptions = z.output<typeof ListModelsOptionsSchema>;
+
+/** Validates at the edge; a bad option is reported as a request error naming the field. */
+export function parseUpstreamOptions<S extends z.ZodType>(schema: S, options: unknown): z.output<S> {
+  const result = schema.safeParse(options);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const param = issue?.path.join('.') || null;
+  throw new InvalidRequestError(`invalid upstream request: ${z.prettifyError(result.error)}`, param);
+}

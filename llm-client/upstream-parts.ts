@@ -1,0 +1,31 @@
+/**
+ * The typed parts of one upstream chat-completion stream. Everything downstream of the client
+ * (parser, dispatcher, client writer, timeline) consumes these, never raw SSE bytes.
+ *
+ * Order guarantees: `start` comes first (with the first chunk), `end` comes last and only after
+ * a clean finish (`data: [DONE]` or a clean EOF); a failed stream throws instead of ending.
+ */
+export type UpstreamPart =
+  | { type: 'start'; id: string; model: string; created: number }
+  | { type: 'content'; text: string }
+  | { type: 'reasoning'; text: string }
+  | ToolCallDeltaPart
+  | { type: 'finish'; reason: string }
+  /** May arrive more than once (vLLM `continuous_usage_stats`); the last one is the total. */
+  | { type: 'usage'; usage: UpstreamUsage }
+  | { type: 'end' };
+
+/** One fragment of a native (`tools`) call. Fields are present only when the chunk carried them. */
+export interface ToolCallDeltaPart {
+  type: 'tool-call-delta';
+  index: number;
+  id?: string;
+  name?: string;
+  arguments?: string;
+}
+
+export interface UpstreamUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}

@@ -1,0 +1,170 @@
+import { z } from 'zod';
+import { InvalidRequestError } from '../core/errors.ts';
+import type { ParserEvent, ToolCallParser } from './parser-events.ts';
+import { fenceLanguage, isClosingFence, parseOpeningFence, removeIndent, type Fence } from './markdown-fence.ts';
+
+export const CodeFenceParserOptionsSchema = z
+  .object({
+    /** The tool each recognised block calls. */
+    toolName: z.string().min(1).default('python'),
+    /** Info-string languages (first word, compared case-insensitively) that make a block a call. */
+    languages: z.array(z.string().min(1)).default(['python', 'py', 'python3']),
+    /** Whether a fence with no info string is a call too. */
+    bareFence: z.boolean().default(false),
+    /** Call ids are this prefix plus a per-parser counter (1, 2, …), so they are deterministic. */
+    callIdPrefix: z.string().default('call_'),
+  })
+  .strict();
+
+export type CodeFenceParserOptions = z.input<typeof CodeFenceParserOptionsSchema>;
+
+type Block =
+  | { kind: 'prose' }
+  /** A fenced block that is not a call: until its closing fence, no line in it opens anything. */
+  | { kind: 'other'; fence: Fence }
+  | { kind: 'call'; fence: Fence; callId: string; lineNo: number; code: string };
+
+/**
+ * Recognises markdown code blocks in a given language as tool calls, the way CommonMark reads
+ * them, while the text streams in.
+ *
+ * Nothing is swallowed: every character comes out as `text` (the user sees the markdown), and
+ * the call events sit at the exact character where each becomes certain, which is always just
+ * after a "\n" (or at `end()`):
+ * - `call-start` after the opening fence line;
+ * - `call-piece` (kind `line`, with its "\n") after each code line, since only a complete line
+ *   can be told apart from a closing fence;
+ * - `call-end` after the closing fence line, or at `end()` for an unclosed block (CommonMark runs
+ *   it to the end of the document, so a truncated call fails as Python would fail on it).
+ * Because events only fall on line ends, text within a line is never held back; the one
+ * exception is a trailing lone high surrogate, kept until its pair arrives so no text event
+ * ever carries half a character.
+ */
+export function createCodeFenceParser(options: CodeFenceParserOptions = {}): ToolCallParser {
+  const parsed = CodeFenceParserOptionsSchema.safeParse(options);
+  if (!parsed.success) {
+    const param = parsed.error.issues[0]?.path.join('.') || null;
+    throw new InvalidRequestError(`invalid code-fence parser options: ${z.prettifyError(parsed.error)}`, param);
+  }
+  return new CodeFenceParser(parsed.data);
+}
+
+class CodeFenceParser implements ToolCallParser {
+  readonly #options: z.output<typeof CodeFenceParserOptionsSchema>;
+  readonly #languages: Set<string>;
+  #block: Block = { kind: 'prose' };
+  /** The current physical line so far, without its "\n". */
+  #line = '';
+  /** Text not yet emitted: only ever a trailing high surrogate. */
+  #held = '';
+  #calls = 0;
+  #ended = false;
+
+  constructor(options: z.output<typeof CodeFenceParserOptionsSchema>) {
+    this.#options = options;
+    this.#languages = new Set(options.languages.map((l) => l.toLowerCase()));
+  }
+
+  push(delta: string): ParserEvent[] {
+    if (this.#ended) throw new Error('push() after end()');
+    const out = new EventList();
+    let text = this.#held;
+    this.#held = '';
+    let from = 0;
+    for (let newline = delta.indexOf('\n'); newline !== -1; newline = delta.indexOf('\n', from)) {
+      this.#line += delta.slice(from, newline);
+      out.text(text + delta.slice(from, newline + 1));
+      text = '';
+      this.#lineEnded(out);
+      this.#line = '';
+      from = newline + 1;
+    }
+    const rest = delta.slice(from);
+    this.#line += rest;
+    text += rest;
+    if (text.length > 0 && isHighSurrogate(text.charCodeAt(text.length - 1))) {
+      this.#held = text.slice(-1);
+      text = text.slice(0, -1);
+    }
+    out.text(text);
+    return out.events;
+  }
+
+  end(): ParserEvent[] {
+    if (this.#ended) return [];
+    this.#ended = true;
+    const out = new EventList();
+    out.text(this.#held);
+    this.#held = '';
+    const block = this.#block;
+    if (block.kind === 'call') {
+      const line = this.#line;
+      if (line.length > 0 && !isClosingFence(line, block.fence)) this.#piece(out, block, removeIndent(line, block.fence.indent));
+      out.push({ type: 'call-end', callId: block.callId, args: { code: block.code } });
+    }
+    this.#block = { kind: 'prose' };
+    return out.events;
+  }
+
+  #lineEnded(out: EventList): void {
+    const line = this.#line;
+    const block = this.#block;
+    switch (block.kind) {
+      case 'prose': {
+        const fence = parseOpeningFence(line);
+        if (fence === undefined) return;
+        if (!this.#isCall(fence)) {
+          this.#block = { kind: 'other', fence };
+          return;
+        }
+        this.#calls += 1;
+        const callId = `${this.#options.callIdPrefix}${this.#calls}`;
+        this.#block = { kind: 'call', fence, callId, lineNo: 0, code: '' };
+        out.push({ type: 'call-start', callId, name: this.#options.toolName });
+        return;
+      }
+      case 'other':
+        if (isClosingFence(line, block.fence)) this.#block = { kind: 'prose' };
+        return;
+      case 'call':
+        if (isClosingFence(line, block.fence)) {
+          out.push({ type: 'call-end', callId: block.callId, args: { code: block.code } });
+          this.#block = { kind: 'prose' };
+        } else {
+          this.#piece(out, block, `${removeIndent(line, block.fence.indent)}\n`);
+        }
+        return;
+    }
+  }
+
+  #piece(out: EventList, block: Extract<Block, { kind: 'call' }>, text: string): void {
+    block.lineNo += 1;
+    block.code += text;
+    out.push({ type: 'call-piece', callId: block.callId, piece: { kind: 'line', text, lineNo: block.lineNo } });
+  }
+
+  #isCall(fence: Fence): boolean {
+    if (fence.info === '') return this.#options.bareFence;
+    return this.#languages.has(fenceLanguage(fence).toLowerCase());
+  }
+}
+
+/** Events of one push/end, with adjacent text merged and empty text dropped. */
+class EventList {
+  readonly events: ParserEvent[] = [];
+
+  text(text: string): void {
+    if (text.length === 0) return;
+    const last = this.events[this.events.length - 1];
+    if (last?.type === 'text') last.text += text;
+    else this.events.push({ type: 'text', text });
+  }
+
+  push(event: ParserEvent): void {
+    this.events.push(event);
+  }
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}

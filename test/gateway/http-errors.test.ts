@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
+import { startSim, type SimHandle } from '../../sim/sim-server.ts';
+import { E2E_PROFILE, SIM_MODEL } from '../support/e2e-profile.ts';
+import { getJson, postJson } from '../support/sse-client.ts';
+
+const hello = { model: SIM_MODEL, messages: [{ role: 'user', content: 'hi' }] };
+
+describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
+  let sim: SimHandle;
+  let gateway: GatewayHandle;
+  let locked: GatewayHandle;
+  let orphan: GatewayHandle;
+  beforeAll(async () => {
+    sim = await startSim({ profile: { ...E2E_PROFILE, decode: { baseMs: 2, perSeqMs: 0 } } });
+    gateway = await startGateway({ port: 0, upstream: { baseUrl: sim.url } }, { tools: new Map() });
+    locked = await startGateway({ port: 0, upstream: { baseUrl: sim.url }, apiKeys: ['s3cret'] }, { tools: new Map() });
+    // Nothing listens on port 9 (discard) on loopback: connection refused.
+    orphan = await startGateway({ port: 0, upstream: { baseUrl: 'http://127.0.0.1:9/v1' } }, { tools: new Map() });
+  });
+  afterAll(async () => {
+    await Promise.all([gateway?.close(), locked?.close(), orphan?.close()]);
+    await sim?.close();
+  });
+
+  const expectOpenAIError = (json: any, code: string) => {
+    expect(json).toEqual({ error: { message: expect.any(String), type: expect.any(String), param: expect.anything(), code } });
+  };
+
+  it('rejects malformed JSON', async () => {
+    const res = await postJson(gateway.url, '/v1/chat/completions', '{"model": ');
+    expect(res.status).toBe(400);
+    expectOpenAIError({ ...res.json, error: { ...res.json.error, param: res.json.error.param ?? 'none' } }, 'invalid_request');
+    expect(res.json.error.message).toMatch(/not valid JSON/);
+  });
+
+  it('names the offending field of an invalid body', async () => {
+    const res = await postJson(gateway.url, '/v1/chat/completions', { model: SIM_MODEL, messages: [{ role: 'wizard', content: 'x' }] });
+    expect(res.status).toBe(400);
+    expect(res.json.error.code).toBe('invalid_request');
+    expect(res.json.error.param).toBe('messages.0.role');
+  });
+
+  it('refuses n > 1 clearly', async () => {
+    const res = await postJson(gateway.url, '/v1/chat/completions', { ...hello, n: 2 });
+    expect(res.status).toBe(400);
+    expect(res.json.error.param).toBe('n');
+  });
+
+  it('answers unknown routes with 404 and wrong methods with 405', async () => {
+    expect((await getJson(gateway.url, '/v1/nope')).status).toBe(404);
+    const wrong = await getJson(gateway.url, '/v1/chat/completions');
+    expect(wrong.status).toBe(405);
+    expect(wrong.json.error.code).toBe('method_not_allowed');
+    expect((await getJson(gateway.url, '/v1/requests/unknown-id/timeline')).status).toBe(404);
+  });
+
+  it('requires a bearer key when keys are configured', async () => {
+    const anonymous = await postJson(locked.url, '/v1/chat/completions', hello);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.json.error.code).toBe('invalid_api_key');
+    const wrong = await postJson(locked.url, '/v1/chat/completions', hello, { authorization: 'Bearer nope' });
+    expect(wrong.status).toBe(401);
+    const right = await postJson(locked.url, '/v1/chat/completions', hello, { authorization: 'Bearer s3cret' });
+    expect(right.status).toBe(200);
+    expect((await getJson(locked.url, '/health')).status).toBe(200);
+  });
+
+  it('maps an unreachable upstream to 502 and keeps serving', async () => {
+    const res = await postJson(orphan.url, '/v1/chat/completions', { ...hello, stream: true });
+    expect(res.status).toBe(502);
+    expect(res.json.error.code).toBe('upstream_connection_error');
+    expect((await getJson(orphan.url, '/health')).status).toBe(200);
+  });
+
+  it('passes an upstream 4xx through with its message', async () => {
+    // vLLM answers an unknown model with 404 "The model `…` does not exist."
+    const res = await postJson(gateway.url, '/v1/chat/completions', { ...hello, model: 'no-such-model' });
+    expect(res.status).toBe(404);
+    expect(res.json.error.code).toBe('upstream_response_error');
+    expect(res.json.error.message).toContain('no-such-model');
+  });
+
+  it('still serves a good request after all of the above', async () => {
+    const res = await postJson(gateway.url, '/v1/chat/completions', hello);
+    expect(res.status).toBe(200);
+    expect(res.json.choices[0].message.content.length).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { UpstreamProtocolError, UpstreamResponseError } from '../../core/errors.ts';
+import { ChatChunkDecoder } from '../../llm-client/chat-chunk-decoder.ts';
+
+const chunk = (body: Record<string, unknown>) => JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 7, model: 'm', ...body });
+
+describe('ChatChunkDecoder', () => {
+  it('emits start once, with the first chunk', () => {
+    const decoder = new ChatChunkDecoder('asked');
+    expect(decoder.decode(chunk({ choices: [{ index: 0, delta: { role: 'assistant', content: '' } }] }))).toEqual([
+      { type: 'start', id: 'c1', model: 'm', created: 7 },
+    ]);
+    expect(decoder.decode(chunk({ choices: [{ index: 0, delta: { content: 'hi' } }] }))).toEqual([{ type: 'content', text: 'hi' }]);
+  });
+
+  it('orders reasoning, content, tool-call deltas, finish and usage within one chunk', () => {
+    const decoder = new ChatChunkDecoder('asked');
+    decoder.decode(chunk({ choices: [] }));
+    const parts = decoder.decode(
+      chunk({
+        choices: [
+          {
+            index: 0,
+            delta: {
+              reasoning: 'r',
+              content: 'c',
+              tool_calls: [
+                { index: 1, id: 'call_9', type: 'function', function: { name: 'search', arguments: '{"q"' } },
+                { index: 2, function: { arguments: '' } },
+              ],
+            },
+            finish_reason: 'tool_calls',
+          },
+        ],
+        usage: { prompt_tokens: 3, completion_tokens: 2 },
+      }),
+    );
+    expect(parts).toEqual([
+      { type: 'reasoning', text: 'r' },
+      { type: 'content', text: 'c' },
+      { type: 'tool-call-delta', index: 1, id: 'call_9', name: 'search', arguments: '{"q"' },
+      { type: 'tool-call-delta', index: 2 },
+      { type: 'finish', reason: 'tool_calls' },
+      { type: 'usage', usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } },
+    ]);
+  });
+
+  it('falls back to the requested model and passes unknown fields over', () => {
+    const parts = new ChatChunkDecoder('asked').decode(JSON.stringify({ choices: [], system_fingerprint: 'x', extra: { a: 1 } }));
+    expect(parts[0]).toMatchObject({ type: 'start', id: '', model: 'asked' });
+  });
+
+  it('turns an in-stream error object into UpstreamResponseError with its message and code', () => {
+    const decoder = new ChatChunkDecoder('m');
+    const newer = () => decoder.decode(JSON.stringify({ error: { message: 'boom', type: 'BadRequestError', code: 400 } }));
+    expect(newer).toThrow(UpstreamResponseError);
+    expect(newer).toThrow('boom');
+    try {
+      newer();
+    } catch (error) {
+      expect((error as UpstreamResponseError).status).toBe(400);
+    }
+    const older = () => decoder.decode(JSON.stringify({ object: 'error', message: 'old style', code: 'x' }));
+    expect(older).toThrow('old style');
+    try {
+      older();
+    } catch (error) {
+      expect((error as UpstreamResponseError).status).toBe(500);
+    }
+    expect(() => decoder.decode('overloaded', 'error')).toThrow(UpstreamResponseError);
+  });
+
+  it('rejects data that is not a chunk', () => {
+    const decoder = new ChatChunkDecoder('m');
+    expect(() => decoder.decode('{"choices":')).toThrow(UpstreamProtocolError);
+    expect(() => decoder.decode(JSON.stringify({ choices: [{ delta: { content: 5 } }] }))).toThrow(UpstreamProtocolError);
+    expect(() => decoder.decode('[1,2]')).toThrow(UpstreamProtocolError);
+  });
+});

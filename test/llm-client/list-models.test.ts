@@ -1,0 +1,64 @@
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { UpstreamHeadersTimeoutError, UpstreamProtocolError, UpstreamResponseError } from '../../core/errors.ts';
+import { closeUpstreamPools, listModels } from '../../llm-client/index.ts';
+import { startTestUpstream, type TestUpstream } from './upstream-test-server.ts';
+
+let upstream: TestUpstream | undefined;
+
+afterEach(async () => {
+  await upstream?.close();
+  upstream = undefined;
+});
+afterAll(closeUpstreamPools);
+
+const vllmModels = {
+  object: 'list',
+  data: [
+    {
+      id: 'Qwen/Qwen2.5-7B-Instruct',
+      object: 'model',
+      created: 1733846400,
+      owned_by: 'vllm',
+      root: 'Qwen/Qwen2.5-7B-Instruct',
+      parent: null,
+      max_model_len: 32768,
+      permission: [],
+    },
+  ],
+};
+
+describe('listModels', () => {
+  it('returns the upstream list as sent, unknown fields kept', async () => {
+    upstream = await startTestUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(vllmModels));
+    });
+    expect(await listModels({ baseUrl: upstream.baseUrl, apiKey: 'k' })).toEqual(vllmModels);
+    expect(upstream.requests[0]).toMatchObject({ method: 'GET', url: '/v1/models' });
+    expect(upstream.requests[0]?.headers.authorization).toBe('Bearer k');
+  });
+
+  it('maps an error body, a malformed answer and a silent server to typed errors', async () => {
+    let answer: (res: import('node:http').ServerResponse) => void = () => {};
+    upstream = await startTestUpstream((_req, res) => answer(res));
+    const { baseUrl } = upstream;
+
+    answer = (res) => res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":{"message":"bad key"}}');
+    await expect(listModels({ baseUrl })).rejects.toMatchObject({ status: 401, message: 'bad key' });
+    await expect(listModels({ baseUrl })).rejects.toBeInstanceOf(UpstreamResponseError);
+
+    answer = (res) => res.writeHead(200).end('{"data":"nope"}');
+    await expect(listModels({ baseUrl })).rejects.toBeInstanceOf(UpstreamProtocolError);
+
+    answer = () => {};
+    await expect(listModels({ baseUrl, timeouts: { headersMs: 100 } })).rejects.toBeInstanceOf(UpstreamHeadersTimeoutError);
+  });
+
+  it('surfaces an abort as the signal reason', async () => {
+    upstream = await startTestUpstream(() => {});
+    const controller = new AbortController();
+    const pending = listModels({ baseUrl: upstream.baseUrl, signal: controller.signal });
+    while (upstream.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+    controller.abort(new Error('stop'));
+    await expect(pending).rejects.toThrow('stop');
+  });
+});

@@ -1,0 +1,95 @@
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+export interface RecordedRequest {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: unknown;
+}
+
+export type UpstreamHandler = (req: IncomingMessage, res: ServerResponse, body: unknown) => void | Promise<void>;
+
+export interface TestUpstream {
+  /** e.g. http://127.0.0.1:40123/v1 */
+  baseUrl: string;
+  requests: RecordedRequest[];
+  /** TCP connections accepted so far. */
+  connections(): number;
+  /** Resolves when the socket that carried request `index` has closed. */
+  requestSocketClosed(index?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A real HTTP server on 127.0.0.1:0 that plays a scripted upstream. */
+export async function startTestUpstream(handler: UpstreamHandler): Promise<TestUpstream> {
+  const requests: RecordedRequest[] = [];
+  const requestSockets: Socket[] = [];
+  const closedSockets = new WeakMap<Socket, Promise<void>>();
+  let connections = 0;
+  const server = createServer((req, res) => {
+    requestSockets.push(req.socket);
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const body = text ? JSON.parse(text) : undefined;
+      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+      Promise.resolve(handler(req, res, body)).catch((error: unknown) => {
+        res.destroy(error instanceof Error ? error : new Error(String(error)));
+      });
+    });
+  });
+  server.on('connection', (socket: Socket) => {
+    connections += 1;
+    closedSockets.set(socket, once(socket, 'close').then(() => undefined));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    requests,
+    connections: () => connections,
+    requestSocketClosed: async (index = 0) => {
+      while (requestSockets[index] === undefined) await new Promise((r) => setTimeout(r, 5));
+      await closedSockets.get(requestSockets[index]);
+    },
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+export function sseHeaders(res: ServerResponse): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  res.flushHeaders();
+}
+
+/** Writes `bytes` in the given pieces, pausing between writes so they reach the client as separate reads. */
+export async function writeInPieces(res: ServerResponse, bytes: Buffer, cuts: number[]): Promise<void> {
+  let from = 0;
+  for (const cut of [...cuts, bytes.length]) {
+    if (cut <= from) continue;
+    res.write(bytes.subarray(from, cut));
+    from = cut;
+    await pause(5);
+  }
+}
+
+export function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Collects every part, or the error the stream ended with. */
+export async function collect<T>(stream: AsyncIterable<T>): Promise<{ parts: T[]; error?: unknown }> {
+  const parts: T[] = [];
+  try {
+    for await (const part of stream) parts.push(part);
+    return { parts };
+  } catch (error) {
+    return { parts, error };
+  }
+}
