@@ -1,0 +1,54 @@
+import { encodeText } from './mistral-tokenizer.ts';
+import { contentText, type ChatMessageLike } from './scenario-matcher.ts';
+
+// Each round resends the whole conversation, so the same message texts are tokenized again and
+// again; a small cache keeps a long tool output from blocking the event loop (and the engine's
+// step timer) on every round.
+const CACHE_LIMIT = 512;
+const tokenCountCache = new Map<string, number>();
+
+function countTokens(text: string): number {
+  const cached = tokenCountCache.get(text);
+  if (cached !== undefined) {
+    tokenCountCache.delete(text);
+    tokenCountCache.set(text, cached);
+    return cached;
+  }
+  const count = encodeText(text).length;
+  tokenCountCache.set(text, count);
+  if (tokenCountCache.size > CACHE_LIMIT) tokenCountCache.delete(tokenCountCache.keys().next().value!);
+  return count;
+}
+
+/**
+ * Prompt length in tokens, from a simplified Mistral-Instruct template:
+ * `<s>[INST] system\n\nuser [/INST]assistant</s>[INST] ... [/TOOL_RESULTS] tool [/TOOL_RESULTS]`.
+ * Only the count matters (prefill time and usage), so the template need not be byte-exact.
+ */
+export function countPromptTokens(messages: readonly ChatMessageLike[]): number {
+  let tokens = 1; // <s>
+  let pendingSystem = '';
+  for (const message of messages) {
+    const text = contentText(message.content);
+    switch (message.role) {
+      case 'system':
+      case 'developer':
+        pendingSystem += `${text}\n\n`;
+        break;
+      case 'user':
+        tokens += countTokens('[INST] ') + countTokens(pendingSystem + text) + countTokens(' [/INST]');
+        pendingSystem = '';
+        break;
+      case 'assistant':
+        tokens += countTokens(text) + 1; // </s>
+        if ('tool_calls' in message && message.tool_calls !== undefined) {
+          tokens += countTokens(`[TOOL_CALLS] ${JSON.stringify(message.tool_calls)}`);
+        }
+        break;
+      default:
+        tokens += countTokens('[TOOL_RESULTS] ') + countTokens(text) + countTokens(' [/TOOL_RESULTS]');
+    }
+  }
+  if (pendingSystem) tokens += countTokens(pendingSystem);
+  return tokens;
+}

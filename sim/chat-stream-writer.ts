@@ -1,0 +1,69 @@
+import type { ServerResponse } from 'node:http';
+import {
+  contentChunk,
+  roleChunk,
+  usage,
+  usageChunk,
+  type ChatCompletionChunk,
+  type CompletionIdentity,
+} from './chat-completion-shapes.ts';
+import type { TokenEvent } from './sequence.ts';
+
+export interface ChatStreamOptions {
+  promptTokens: number;
+  /** stream_options.include_usage: a final chunk with `choices: []` and the usage. */
+  includeUsage: boolean;
+  /** stream_options.continuous_usage_stats: usage on every chunk too. */
+  continuousUsage: boolean;
+}
+
+/**
+ * Writes one streamed chat completion as vLLM's serving_chat does: headers at once, then at the
+ * first token the role chunk and that token's chunk, one chunk per token after it (held-back
+ * bytes give `"content": ""`), finish_reason on the last token's chunk, the optional usage chunk,
+ * and `data: [DONE]`. A small push-based state machine fed by the engine loop.
+ */
+export class ChatStreamWriter {
+  private started = false;
+  private ended = false;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly ident: CompletionIdentity,
+    private readonly options: ChatStreamOptions,
+  ) {}
+
+  /** Whether [DONE] has been written (a close after this is not a disconnect). */
+  get finished(): boolean {
+    return this.ended;
+  }
+
+  open(): void {
+    // Starlette's StreamingResponse(media_type="text/event-stream") through uvicorn: no
+    // content-length, so the body is chunked; headers go out before the first token.
+    this.res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
+    this.res.flushHeaders();
+  }
+
+  token(event: TokenEvent): void {
+    if (this.ended) return;
+    if (!this.started) {
+      this.started = true;
+      this.send(this.withUsage(roleChunk(this.ident), 0));
+    }
+    this.send(this.withUsage(contentChunk(this.ident, event.text, event.finishReason), event.completionTokens));
+    if (event.finishReason === null) return;
+    if (this.options.includeUsage) this.send(usageChunk(this.ident, usage(this.options.promptTokens, event.completionTokens)));
+    this.res.end('data: [DONE]\n\n');
+    this.ended = true;
+  }
+
+  private withUsage(chunk: ChatCompletionChunk, completionTokens: number): ChatCompletionChunk {
+    if (!this.options.continuousUsage) return chunk;
+    return { ...chunk, usage: usage(this.options.promptTokens, completionTokens) };
+  }
+
+  private send(chunk: ChatCompletionChunk): void {
+    this.res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+  }
+}

@@ -1,0 +1,46 @@
+import { Command, InvalidArgumentError } from 'commander';
+import { ConveyorError } from '../core/errors.ts';
+import { DEFAULT_MODEL_NAME, DEFAULT_PROFILE, startSim } from './sim-server.ts';
+import { SCENARIOS_DIR } from './scenario-loader.ts';
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError('expected a port number 0-65535');
+  return port;
+}
+
+const program = new Command()
+  .name('sim')
+  .description('Continuous-batching LLM engine simulator speaking vLLM\'s OpenAI-compatible API')
+  .option('--host <host>', 'interface to listen on', '127.0.0.1')
+  .option('--port <port>', 'port (0 = any free port)', parsePort, 8000)
+  .option('--profile <name-or-path>', 'timing profile: a name in sim/profiles or a JSON file', DEFAULT_PROFILE)
+  .option('--scenarios <dir...>', 'scenario folder(s), tried in order', [SCENARIOS_DIR])
+  .option('--model <name>', 'served model name', DEFAULT_MODEL_NAME)
+  .action(async (opts: { host: string; port: number; profile: string; scenarios: string[]; model: string }) => {
+    const sim = await startSim({
+      host: opts.host,
+      port: opts.port,
+      profile: opts.profile,
+      scenarioDirs: opts.scenarios,
+      modelName: opts.model,
+    });
+    console.log(sim.url);
+    const shutdown = (signal: NodeJS.Signals) => {
+      console.error(`sim: ${signal}, shutting down`);
+      sim.close().then(
+        () => process.exit(0),
+        (err: unknown) => {
+          console.error(err);
+          process.exit(1);
+        },
+      );
+    };
+    process.once('SIGINT', shutdown);
+    process.once('SIGTERM', shutdown);
+  });
+
+program.parseAsync().catch((err: unknown) => {
+  console.error(err instanceof ConveyorError ? `sim: ${err.message}` : err);
+  process.exit(1);
+});

@@ -1,0 +1,184 @@
+import { monotonicClock, type EngineClock } from './engine-clock.ts';
+import { EngineStats, type SimCounters } from './engine-stats.ts';
+import { Sequence, type SequenceListener, type SequencePlan } from './sequence.ts';
+import type { TimingProfile } from './timing-profile.ts';
+
+export interface EngineLoopOptions {
+  profile: TimingProfile;
+  clock?: EngineClock;
+}
+
+/** The caller's grip on a submitted sequence. */
+export interface SequenceHandle {
+  readonly id: number;
+  /** Drops the sequence: at once if still queued, at the next step boundary if running. */
+  abort(): void;
+}
+
+/**
+ * Duration of one engine step: every sequence in the batch decodes one token, and the sequences
+ * admitted at this boundary are prefilled in the same step (their first token comes out at its
+ * end), as vLLM's scheduler does with chunked prefill mixing prefills into decode batches.
+ */
+export function stepDurationMs(profile: TimingProfile, batchSize: number, prefillTokens: number | null): number {
+  const decode = profile.decode.baseMs + profile.decode.perSeqMs * batchSize;
+  const prefill = prefillTokens === null ? 0 : profile.prefill.baseMs + profile.prefill.perTokenMs * prefillTokens;
+  return decode + prefill;
+}
+
+/**
+ * One continuous-batching engine: a single step loop shared by every request of a server.
+ * Requests queue, join the running batch only at step boundaries (up to maxNumSeqs), emit one
+ * token per step, and leave at the boundary after their last token or after an abort.
+ *
+ * Steps are scheduled against absolute target times (previous target + this step's duration),
+ * so timer lateness does not accumulate; only when the loop falls more than a whole step behind
+ * does it re-anchor on the current time (counted in `scheduleSlips`).
+ */
+export class EngineLoop {
+  readonly profile: TimingProfile;
+  readonly stats = new EngineStats();
+  private readonly clock: EngineClock;
+  private readonly waiting: Sequence[] = [];
+  private running: Sequence[] = [];
+  /** The sequences of the step in flight; empty when idle. */
+  private batch: Sequence[] = [];
+  private stepTarget: number | null = null;
+  private cancelTimer: (() => void) | null = null;
+  private nextId = 1;
+  private closed = false;
+
+  constructor(options: EngineLoopOptions) {
+    this.profile = options.profile;
+    this.clock = options.clock ?? monotonicClock;
+  }
+
+  get idle(): boolean {
+    return this.stepTarget === null;
+  }
+
+  submit(plan: SequencePlan, listener: SequenceListener): SequenceHandle {
+    if (this.closed) throw new Error('the engine loop is closed');
+    const seq = new Sequence(this.nextId++, plan, listener, this.clock.now());
+    this.stats.requestsReceived += 1;
+    this.waiting.push(seq);
+    if (this.idle) this.beginStep(this.clock.now());
+    else this.stats.maxWaiting = Math.max(this.stats.maxWaiting, this.waiting.length);
+    return { id: seq.id, abort: () => this.abort(seq) };
+  }
+
+  counters(): SimCounters {
+    return this.stats.snapshot(this.running.length, this.waiting.length);
+  }
+
+  /** Stops the loop; every unfinished sequence is aborted and its listener told so. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.cancelTimer?.();
+    this.cancelTimer = null;
+    this.stepTarget = null;
+    const unfinished = [...this.running, ...this.waiting].filter((s) => s.state !== 'finished');
+    this.running = [];
+    this.waiting.length = 0;
+    this.batch = [];
+    for (const seq of unfinished) {
+      seq.state = 'aborted';
+      this.stats.abortedSequences += 1;
+      seq.listener.onAborted?.();
+    }
+  }
+
+  private abort(seq: Sequence): void {
+    if (seq.state === 'finished' || seq.state === 'aborted') return;
+    if (seq.state === 'waiting') {
+      this.waiting.splice(this.waiting.indexOf(seq), 1);
+      seq.state = 'aborted';
+      this.stats.abortedSequences += 1;
+      return;
+    }
+    seq.abortRequested = true;
+  }
+
+  private endStep(): void {
+    this.cancelTimer = null;
+    const target = this.stepTarget;
+    if (target === null) return;
+    const now = this.clock.now();
+    for (const seq of this.batch) {
+      if (seq.abortRequested) continue;
+      this.emit(seq, now);
+    }
+    this.beginStep(target);
+  }
+
+  private emit(seq: Sequence, now: number): void {
+    const event = seq.nextToken();
+    this.stats.tokensGenerated += 1;
+    if (seq.lastTokenAt === null) {
+      seq.firstTokenAt = now;
+      this.stats.ttft.observe((now - seq.arrivedAt) / 1000);
+    } else {
+      this.stats.interTokenLatency.observe((now - seq.lastTokenAt) / 1000);
+    }
+    seq.lastTokenAt = now;
+    if (event.finishReason !== null) {
+      seq.state = 'finished';
+      this.stats.finished[event.finishReason] += 1;
+      this.stats.e2eLatency.observe((now - seq.arrivedAt) / 1000);
+    }
+    try {
+      seq.listener.onToken(event);
+    } catch {
+      // A broken listener (its socket died mid-write) must not stall everyone else's step.
+      this.abort(seq);
+    }
+  }
+
+  /** A step boundary: retire, admit, and launch the next step (or go idle). */
+  private beginStep(previousTarget: number): void {
+    const kept: Sequence[] = [];
+    for (const seq of this.running) {
+      if (seq.state === 'finished') continue;
+      if (seq.abortRequested) {
+        seq.state = 'aborted';
+        this.stats.abortedSequences += 1;
+        continue;
+      }
+      kept.push(seq);
+    }
+    this.running = kept;
+
+    let prefillTokens: number | null = null;
+    while (this.running.length < this.profile.maxNumSeqs && this.waiting.length > 0) {
+      const seq = this.waiting.shift()!;
+      seq.state = 'running';
+      this.running.push(seq);
+      this.stats.requestsStarted += 1;
+      this.stats.promptTokens += seq.plan.promptTokens;
+      prefillTokens = (prefillTokens ?? 0) + seq.plan.promptTokens;
+    }
+    this.stats.maxWaiting = Math.max(this.stats.maxWaiting, this.waiting.length);
+
+    if (this.running.length === 0) {
+      this.batch = [];
+      this.stepTarget = null;
+      return;
+    }
+    const duration = stepDurationMs(this.profile, this.running.length, prefillTokens);
+    const now = this.clock.now();
+    let target = previousTarget + duration;
+    if (target < now) {
+      target = now + duration;
+      this.stats.scheduleSlips += 1;
+    }
+    this.batch = [...this.running];
+    this.stats.steps += 1;
+    if (prefillTokens !== null) this.stats.prefillSteps += 1;
+    this.stats.occupancySum += this.batch.length;
+    this.stats.maxBatchOccupancy = Math.max(this.stats.maxBatchOccupancy, this.batch.length);
+    this.stats.busyMs += duration;
+    this.stepTarget = target;
+    this.cancelTimer = this.clock.runAt(target, () => this.endStep());
+  }
+}

@@ -1,0 +1,67 @@
+import type { ServerResponse } from 'node:http';
+import type { z } from 'zod';
+import { InvalidRequestError, NotFoundError } from '../core/errors.ts';
+import { sendJson } from './json-response.ts';
+
+/** vLLM's ErrorResponse: `{"error": {message, type, param, code}}`. */
+export interface VllmErrorBody {
+  error: { message: string; type: string; param: string | null; code: number };
+}
+
+export function sendVllmError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  type: string,
+  param: string | null = null,
+): void {
+  const body: VllmErrorBody = { error: { message, type, param, code: status } };
+  sendJson(res, status, body);
+}
+
+/**
+ * A 400 the way vLLM's RequestValidationError handler words it: "N validation error(s):" and one
+ * line per problem, with `param` the dotted location of the first one (`body.messages.0.role`).
+ */
+export function sendValidationError(res: ServerResponse, problems: readonly ValidationProblem[]): void {
+  const label = problems.length === 1 ? 'error' : 'errors';
+  const lines = problems.map((p) =>
+    p.loc === null ? `  ${p.msg}` : `  {'type': '${p.type}', 'loc': (${pyTuple(p.loc)}), 'msg': ${pyString(p.msg)}}`,
+  );
+  const message = `${problems.length} validation ${label}:\n${lines.join('\n')}`;
+  const first = problems[0];
+  const param = first?.loc ? first.loc.join('.') : null;
+  sendVllmError(res, 400, message, 'Bad Request', param);
+}
+
+export interface ValidationProblem {
+  type: string;
+  /** Location starting with 'body', or null for a problem with the request as a whole. */
+  loc: Array<string | number> | null;
+  msg: string;
+}
+
+export function zodProblems(error: z.ZodError): ValidationProblem[] {
+  return error.issues.map((issue) => ({
+    type: issue.code,
+    loc: ['body', ...issue.path.map((p) => (typeof p === 'number' ? p : String(p)))],
+    msg: issue.message,
+  }));
+}
+
+function pyString(s: string): string {
+  return `'${s.replaceAll('\\', '\\\\').replaceAll("'", "\\'").replaceAll('\n', '\\n')}'`;
+}
+
+function pyTuple(loc: ReadonlyArray<string | number>): string {
+  const items = loc.map((p) => (typeof p === 'number' ? String(p) : pyString(p)));
+  return items.length === 1 ? `${items[0]},` : items.join(', ');
+}
+
+/** Maps the typed errors a route throws to vLLM's status and `type` (serving_engine's names). */
+export function sendErrorFor(res: ServerResponse, err: unknown): void {
+  if (err instanceof InvalidRequestError) return sendVllmError(res, 400, err.message, 'BadRequestError', err.param);
+  if (err instanceof NotFoundError) return sendVllmError(res, 404, err.message, 'NotFoundError', 'model');
+  const message = err instanceof Error ? err.message : String(err);
+  sendVllmError(res, 500, message, 'InternalServerError');
+}

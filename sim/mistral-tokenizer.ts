@@ -1,0 +1,55 @@
+import tokenizer from 'mistral-tokenizer-js';
+
+/** Special token ids of the Mistral (Llama-style SentencePiece) vocabulary. */
+export const BOS_TOKEN_ID = 1;
+export const EOS_TOKEN_ID = 2;
+
+// SentencePiece writes a space as U+2581 inside token strings.
+const SPACE_MARK = '\u2581';
+const textEncoder = new TextEncoder();
+const bytesCache = new Map<number, Uint8Array>();
+
+function byteTokenId(byte: number): number {
+  const id = tokenizer.vocabByString.get(`<0x${byte.toString(16).toUpperCase().padStart(2, '0')}>`);
+  if (id === undefined) throw new Error(`Mistral vocabulary has no byte token for 0x${byte.toString(16)}`);
+  return id;
+}
+
+// A literal U+2581 in the text would encode to the space token and decode back as " ", so it is
+// spelled with byte-fallback tokens instead: the scenario text must survive the round trip exactly.
+const SPACE_MARK_IDS: readonly number[] = Array.from(textEncoder.encode(SPACE_MARK), byteTokenId);
+
+/** Token ids for `text` exactly as written: no BOS, no added leading space. */
+export function encodeText(text: string): number[] {
+  if (text.length === 0) return [];
+  if (!text.includes(SPACE_MARK)) return tokenizer.encode(text, false, false) ?? [];
+  const ids: number[] = [];
+  text.split(SPACE_MARK).forEach((part, i) => {
+    if (i > 0) ids.push(...SPACE_MARK_IDS);
+    if (part.length > 0) ids.push(...(tokenizer.encode(part, false, false) ?? []));
+  });
+  return ids;
+}
+
+/**
+ * The UTF-8 bytes a token stands for: one raw byte for a byte-fallback token (`<0x0A>`), the
+ * piece's text with U+2581 turned back into a space otherwise. A single token's bytes may be an
+ * incomplete UTF-8 character; see IncrementalDetokenizer.
+ */
+export function tokenBytes(tokenId: number): Uint8Array {
+  const cached = bytesCache.get(tokenId);
+  if (cached) return cached;
+  const piece = tokenizer.vocabById[tokenId];
+  if (piece === undefined) throw new RangeError(`token id ${tokenId} is outside the Mistral vocabulary`);
+  const byteMatch = /^<0x([0-9A-F]{2})>$/.exec(piece);
+  const bytes = byteMatch?.[1] !== undefined
+    ? Uint8Array.of(parseInt(byteMatch[1], 16))
+    : textEncoder.encode(piece.replaceAll(SPACE_MARK, ' '));
+  bytesCache.set(tokenId, bytes);
+  return bytes;
+}
+
+/** The vocabulary entry, for debugging and tests (`▁world`, `<0x0A>`). */
+export function tokenPiece(tokenId: number): string | undefined {
+  return tokenizer.vocabById[tokenId];
+}

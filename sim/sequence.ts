@@ -1,0 +1,86 @@
+import { IncrementalDetokenizer } from './incremental-detokenizer.ts';
+import { EOS_TOKEN_ID } from './mistral-tokenizer.ts';
+
+export type FinishReason = 'stop' | 'length';
+
+/** What one engine step produced for one sequence. */
+export interface TokenEvent {
+  tokenId: number;
+  /** Text delta; '' while a multi-byte character is incomplete and for the EOS token. */
+  text: string;
+  /** Tokens generated so far, this one included (EOS counts, as in vLLM's usage). */
+  completionTokens: number;
+  finishReason: FinishReason | null;
+}
+
+/** Receives a sequence's tokens; called synchronously from the engine loop. */
+export interface SequenceListener {
+  onToken(event: TokenEvent): void;
+  /** The sequence was dropped without finishing (client went away, or the engine closed). */
+  onAborted?(): void;
+}
+
+export interface SequencePlan {
+  promptTokens: number;
+  /** The whole answer as token ids; the engine appends EOS if max_tokens leaves room for it. */
+  outputTokenIds: readonly number[];
+  maxTokens: number;
+}
+
+export type SequenceState = 'waiting' | 'running' | 'finished' | 'aborted';
+
+/**
+ * One request inside the engine: a fixed token plan played back one token per step. The
+ * decode order is decided up front, so the same request always yields the same tokens.
+ */
+export class Sequence {
+  state: SequenceState = 'waiting';
+  /** Set by abort(); the engine removes the sequence at the next step boundary. */
+  abortRequested = false;
+  firstTokenAt: number | null = null;
+  lastTokenAt: number | null = null;
+  private readonly schedule: readonly number[];
+  private readonly finishReason: FinishReason;
+  private readonly detokenizer = new IncrementalDetokenizer();
+  private emitted = 0;
+
+  constructor(
+    readonly id: number,
+    readonly plan: SequencePlan,
+    readonly listener: SequenceListener,
+    readonly arrivedAt: number,
+  ) {
+    const ids = plan.outputTokenIds;
+    if (plan.maxTokens > ids.length) {
+      this.schedule = [...ids, EOS_TOKEN_ID];
+      this.finishReason = 'stop';
+    } else {
+      this.schedule = ids.slice(0, plan.maxTokens);
+      this.finishReason = 'length';
+    }
+  }
+
+  get done(): boolean {
+    return this.emitted >= this.schedule.length;
+  }
+
+  get generatedTokens(): number {
+    return this.emitted;
+  }
+
+  /** Context length the KV cache holds for this sequence now. */
+  get contextTokens(): number {
+    return this.plan.promptTokens + this.emitted;
+  }
+
+  /** Produces this step's token. Must not be called once `done`. */
+  nextToken(): TokenEvent {
+    const tokenId = this.schedule[this.emitted];
+    if (tokenId === undefined) throw new Error(`sequence ${this.id} has no token left to emit`);
+    this.emitted += 1;
+    const last = this.done;
+    // EOS is a special token: vLLM counts it but never shows it (skip_special_tokens).
+    const text = tokenId === EOS_TOKEN_ID && last && this.finishReason === 'stop' ? '' : this.detokenizer.push(tokenId);
+    return { tokenId, text, completionTokens: this.emitted, finishReason: last ? this.finishReason : null };
+  }
+}

@@ -1,0 +1,10 @@
+import type { EngineLoop } from './engine-loop.ts';
+import type { ScenarioSet } from './scenario-set.ts';
+
+/** What every route of one simulator server shares. */
+export interface SimContext {
+  engine: EngineLoop;
+  scenarios: ScenarioSet;
+  /** The served model name (vLLM's --served-model-name). */
+  modelName: string;
+}

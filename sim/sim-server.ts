@@ -1,0 +1,80 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { EngineLoop } from './engine-loop.ts';
+import type { SimCounters } from './engine-stats.ts';
+import { SCENARIOS_DIR } from './scenario-loader.ts';
+import type { Scenario } from './scenario-schema.ts';
+import { ScenarioSet } from './scenario-set.ts';
+import { createRequestListener } from './server-routes.ts';
+import { loadTimingProfile, type TimingProfile } from './timing-profile.ts';
+
+export type { SimCounters } from './engine-stats.ts';
+export type { Scenario } from './scenario-schema.ts';
+export type { TimingProfile } from './timing-profile.ts';
+
+export interface SimOptions {
+  /** Interface to listen on. Default '127.0.0.1'. */
+  host?: string;
+  /** Default 0: any free port (read it back from the handle). */
+  port?: number;
+  /** A shipped profile's name, a path to a profile JSON file, or a profile object. Default 'mistral-7b-rtx3090'. */
+  profile?: string | TimingProfile;
+  /** Folders of scenario JSON files, tried in order. Default: [sim/scenarios]. */
+  scenarioDirs?: string[];
+  /** Extra scenarios, tried before those of scenarioDirs. */
+  scenarios?: Scenario[];
+  /** Served model name, as in /v1/models and the responses. Default 'mistral-7b-instruct-sim'. */
+  modelName?: string;
+}
+
+export interface SimHandle {
+  /** Base URL for OpenAI clients, ending in /v1, e.g. http://127.0.0.1:PORT/v1. */
+  url: string;
+  port: number;
+  counters(): SimCounters;
+  /** Stops the engine loop (unfinished requests are cut off) and the HTTP server. */
+  close(): Promise<void>;
+}
+
+export const DEFAULT_PROFILE = 'mistral-7b-rtx3090';
+export const DEFAULT_MODEL_NAME = 'mistral-7b-instruct-sim';
+
+/**
+ * Starts a simulator server: one shared continuous-batching engine loop behind vLLM's
+ * OpenAI-compatible routes. Configuration problems reject with SimConfigError.
+ */
+export async function startSim(options: SimOptions = {}): Promise<SimHandle> {
+  const profile = loadTimingProfile(options.profile ?? DEFAULT_PROFILE);
+  const scenarios = ScenarioSet.load({ inMemory: options.scenarios, dirs: options.scenarioDirs ?? [SCENARIOS_DIR] });
+  const engine = new EngineLoop({ profile });
+  const server = createServer(createRequestListener({ engine, scenarios, modelName: options.modelName ?? DEFAULT_MODEL_NAME }));
+  const host = options.host ?? '127.0.0.1';
+  await listen(server, options.port ?? 0, host);
+  const port = (server.address() as AddressInfo).port;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+
+  let closing: Promise<void> | null = null;
+  return {
+    url: `http://${urlHost}:${port}/v1`,
+    port,
+    counters: () => engine.counters(),
+    close() {
+      closing ??= new Promise<void>((resolve, reject) => {
+        engine.close();
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}

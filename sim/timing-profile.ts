@@ -1,0 +1,55 @@
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { SimConfigError } from '../core/errors.ts';
+
+/** Folder of the shipped profiles; a bare name resolves to `<name>.json` here. */
+export const PROFILES_DIR = join(dirname(fileURLToPath(import.meta.url)), 'profiles');
+
+const nonNegativeMs = z.number().finite().nonnegative();
+
+export const timingProfileSchema = z.object({
+  name: z.string().min(1),
+  description: z.string().optional(),
+  /** Where the numbers come from: a profile without a provenance note is not accepted. */
+  source: z.string().min(1),
+  decode: z.object({ baseMs: nonNegativeMs, perSeqMs: nonNegativeMs }),
+  prefill: z.object({ baseMs: nonNegativeMs, perTokenMs: nonNegativeMs }),
+  maxNumSeqs: z.number().int().positive(),
+  maxModelLen: z.number().int().positive(),
+});
+
+/** How long the simulated engine takes per step; see sim/README.md "Profiles". */
+export type TimingProfile = z.infer<typeof timingProfileSchema>;
+
+export function parseTimingProfile(value: unknown, origin = 'profile'): TimingProfile {
+  const parsed = timingProfileSchema.safeParse(value);
+  if (!parsed.success) {
+    throw new SimConfigError(`${origin} is not a valid timing profile: ${z.prettifyError(parsed.error)}`);
+  }
+  return parsed.data;
+}
+
+/**
+ * Accepts a profile object, a shipped profile's name (`fast-test`), or a path to a JSON file
+ * (anything containing a slash or ending in `.json`, relative to the working directory).
+ */
+export function loadTimingProfile(ref: string | TimingProfile): TimingProfile {
+  if (typeof ref !== 'string') return parseTimingProfile(ref);
+  const looksLikePath = ref.includes('/') || ref.includes('\\') || ref.endsWith('.json');
+  const file = looksLikePath ? (isAbsolute(ref) ? ref : resolve(ref)) : join(PROFILES_DIR, `${ref}.json`);
+  let raw: string;
+  try {
+    raw = readFileSync(file, 'utf8');
+  } catch (cause) {
+    throw new SimConfigError(`timing profile "${ref}" not found (looked for ${file})`, { cause });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch (cause) {
+    throw new SimConfigError(`timing profile ${file} is not valid JSON`, { cause });
+  }
+  return parseTimingProfile(json, file);
+}

@@ -1,0 +1,42 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { postChat, allSseData, streamedText } from './sim-test-helpers.ts';
+
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+let child: ChildProcess | undefined;
+
+afterEach(() => {
+  if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  child = undefined;
+});
+
+async function startCli(): Promise<{ proc: ChildProcess; url: string }> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'sim/cli.ts', '--port', '0', '--profile', 'fast-test'], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child = proc;
+  const lines = createInterface({ input: proc.stdout! });
+  const [url] = (await once(lines, 'line')) as [string];
+  return { proc, url };
+}
+
+describe('sim/cli.ts', () => {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    it(`prints the URL, serves, and exits cleanly on ${signal}`, async () => {
+      const { proc, url } = await startCli();
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+      const res = await postChat(url, { messages: [{ role: 'user', content: 'hi' }], stream: true, max_tokens: 3 });
+      expect(streamedText(await allSseData(res)).length).toBeGreaterThan(0);
+
+      const exited = once(proc, 'exit');
+      proc.kill(signal);
+      const [code] = (await exited) as [number | null];
+      expect(code).toBe(0);
+    });
+  }
+});

@@ -1,0 +1,60 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { IncrementalDetokenizer } from '../../sim/incremental-detokenizer.ts';
+import { encodeText, tokenPiece } from '../../sim/mistral-tokenizer.ts';
+
+function deltas(text: string): string[] {
+  const detok = new IncrementalDetokenizer();
+  return encodeText(text).map((id) => detok.push(id));
+}
+
+// A delta carries only whole characters: no lone surrogate, no replacement character that the
+// input did not contain.
+function isWholeCharacters(delta: string): boolean {
+  return !/[\uD800-\uDFFF]/u.test(delta.replace(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g, '')) && !delta.includes('\uFFFD');
+}
+
+describe('IncrementalDetokenizer over the Mistral tokenizer', () => {
+  it('reproduces any text exactly when its deltas are concatenated, and never splits a character', () => {
+    const unicodeText = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 60 }),
+      fc.string({ unit: 'grapheme', maxLength: 40 }),
+      fc.string({ unit: fc.constantFrom(' ', '  ', '\n', '\t', '\u2581', 'é', '日本', '🎉', '𝔘', '\u{1F9EC}', 'a'), maxLength: 30 }),
+    );
+    fc.assert(
+      fc.property(unicodeText, (text) => {
+        fc.pre(!text.includes('\uFFFD'));
+        const parts = deltas(text);
+        expect(parts.join('')).toBe(text);
+        for (const part of parts) expect(isWholeCharacters(part)).toBe(true);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('keeps leading, doubled and trailing spaces (the ▁ marker) exactly', () => {
+    for (const text of [' leading', 'double  space', 'trailing ', '   ', 'tab\tand\nnewline', 'literal \u2581 mark']) {
+      expect(deltas(text).join('')).toBe(text);
+    }
+  });
+
+  it('holds the bytes of a byte-fallback character and emits it whole with its last byte', () => {
+    // U+1F9EC (DNA) has no vocabulary entry: it is spelled as four <0x..> byte tokens.
+    const ids = encodeText('\u{1F9EC}');
+    expect(ids.map((id) => tokenPiece(id))).toEqual(['<0xF0>', '<0x9F>', '<0xA7>', '<0xAC>']);
+    const detok = new IncrementalDetokenizer();
+    const out = ids.map((id) => [detok.push(id), detok.heldBytes]);
+    expect(out).toEqual([
+      ['', 1],
+      ['', 2],
+      ['', 3],
+      ['\u{1F9EC}', 0],
+    ]);
+  });
+
+  it('emits one vocabulary piece per token with ▁ turned into a space', () => {
+    const ids = encodeText('Hello world');
+    expect(ids.map((id) => tokenPiece(id))).toEqual(['Hello', '▁world']);
+    expect(deltas('Hello world')).toEqual(['Hello', ' world']);
+  });
+});

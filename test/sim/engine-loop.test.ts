@@ -1,0 +1,167 @@
+import { describe, expect, it } from 'vitest';
+import { EngineLoop, stepDurationMs } from '../../sim/engine-loop.ts';
+import { EOS_TOKEN_ID, encodeText } from '../../sim/mistral-tokenizer.ts';
+import type { TokenEvent } from '../../sim/sequence.ts';
+import type { TimingProfile } from '../../sim/timing-profile.ts';
+import { ManualClock } from './sim-test-helpers.ts';
+
+// Round numbers so the expected step times can be written down exactly.
+const profile: TimingProfile = {
+  name: 'unit',
+  source: 'test',
+  decode: { baseMs: 10, perSeqMs: 1 },
+  prefill: { baseMs: 5, perTokenMs: 0.5 },
+  maxNumSeqs: 2,
+  maxModelLen: 4096,
+};
+
+function recorder(clock: ManualClock) {
+  const events: Array<TokenEvent & { at: number }> = [];
+  let aborted = false;
+  return {
+    events,
+    get aborted() {
+      return aborted;
+    },
+    listener: {
+      onToken: (e: TokenEvent) => events.push({ ...e, at: clock.now() }),
+      onAborted: () => {
+        aborted = true;
+      },
+    },
+  };
+}
+
+describe('stepDurationMs', () => {
+  it('adds the per-sequence decode cost and, when sequences were admitted, their prefill', () => {
+    expect(stepDurationMs(profile, 1, null)).toBe(11);
+    expect(stepDurationMs(profile, 3, null)).toBe(13);
+    expect(stepDurationMs(profile, 2, 20)).toBe(10 + 2 + 5 + 10);
+  });
+});
+
+describe('EngineLoop', () => {
+  it('emits the first token at the end of the prefill step, then one token per decode step', () => {
+    const clock = new ManualClock();
+    const engine = new EngineLoop({ profile, clock });
+    const rec = recorder(clock);
+    engine.submit({ promptTokens: 20, outputTokenIds: [100, 200], maxTokens: 100 }, rec.listener);
+
+    clock.advanceTo(1000);
+    // prefill step: 10 + 1 + 5 + 0.5 * 20 = 26; decode steps: 11 each.
+    expect(rec.events.map((e) => e.at)).toEqual([26, 37, 48]);
+    expect(rec.events.map((e) => e.tokenId)).toEqual([100, 200, EOS_TOKEN_ID]);
+    expect(rec.events.map((e) => e.finishReason)).toEqual([null, null, 'stop']);
+    expect(engine.idle).toBe(true);
+    expect(engine.counters()).toMatchObject({ steps: 3, prefillSteps: 1, tokensGenerated: 3, requestsFinished: 1, running: 0 });
+  });
+
+  it('cuts the plan at max_tokens with finish_reason length', () => {
+    const clock = new ManualClock();
+    const engine = new EngineLoop({ profile, clock });
+    const rec = recorder(clock);
+    engine.submit({ promptTokens: 1, outputTokenIds: [100, 200, 300], maxTokens: 2 }, rec.listener);
+    clock.advanceTo(1000);
+    expect(rec.events.map((e) => [e.tokenId, e.finishReason, e.completionTokens])).toEqual([
+      [100, null, 1],
+      [200, 'length', 2],
+    ]);
+    expect(engine.counters().finishedLength).toBe(1);
+  });
+
+  it('schedules against absolute targets, so a late timer does not delay the following steps', () => {
+    const clock = new ManualClock();
+    const engine = new EngineLoop({ profile, clock });
+    const rec = recorder(clock);
+    engine.submit({ promptTokens: 0, outputTokenIds: [1000, 1001, 1002, 1003], maxTokens: 100 }, rec.listener);
+    // Prefill step 10 + 1 + 5 = 16, then 11 per step; every timer fires 4 ms late.
+    clock.fireNext(4);
+    expect(clock.now()).toBe(20);
+    expect(clock.pending()).toEqual([27]); // 16 + 11, not 20 + 11
+    clock.fireNext(4);
+    expect(clock.pending()).toEqual([38]);
+    expect(engine.counters().scheduleSlips).toBe(0);
+  });
+
+  it('re-anchors on the current time when it falls more than a whole step behind', () => {
+    const clock = new ManualClock();
+    const engine = new EngineLoop({ profile, clock });
+    engine.submit({ promptTokens: 0, outputTokenIds: [1000, 1001, 1002], maxTokens: 100 }, recorder(clock).listener);
+    clock.fireNext(30); // due at 16, runs at 46: the next target 27 is already past
+    expect(clock.pending()).toEqual([57]);
+    expect(engine.counters().scheduleSlips).toBe(1);
+  });
+
+  it('admits a request that arrives mid-step at the next boundary and batches it with the running one', () => {
+    const clock = new ManualClock();
+    const engine = new EngineLoop({ profile, clock });
+    const a = recorder(clock);
+    const b = recorder(clock);
+    engine.submit({ promptTokens: 0, outputTokenIds: [1000, 1001, 1002, 1003, 1004], maxTokens: 100 }, a.listener);
+    clock.advanceTo(20); // inside A's second step (16..27)
+    engine.submit({ promptTokens: 10, outputTokenIds: [2000], maxTokens: 100 }, b.listener);
+    expect(engine.counters()).toMatchObject({ running: 1, waiting: 1 });
+
+    clock.advanceTo(27);
+    expect(engine.counters()).toMatchObject({ running: 2, waiting: 0 });
+    // The shared step: 10 + 2 * 1 + prefill (5 + 0.5 * 10) = 22, so it ends at 49.
+    expect(clock.pending()).toEqual([49]);
+    clock.advanceTo(1000);
+    expect(b.events[0]!.at).toBe(49);
+    expect(a.events.map((e) => e.at)).toContain(49);
+    expect(engine.counters().maxBatchOccupancy).toBe(2);
+  });
+
+  it('queues requests beyond maxNumSeqs until a sequence leaves', () => {
+    const clock = new ManualClock();
+    const engine = new EngineLoop({ profile, clock });
+    const recs = [recorder(clock), recorder(clock), recorder(clock)];
+    const plan = { promptTokens: 0, outputTokenIds: [1000, 1001], maxTokens: 100 };
+    engine.submit(plan, recs[0]!.listener);
+    engine.submit(plan, recs[1]!.listener);
+    engine.submit(plan, recs[2]!.listener);
+    clock.fireNext();
+    clock.fireNext();
+    expect(engine.counters()).toMatchObject({ running: 2, waiting: 1, maxWaiting: 2 });
+    expect(recs[2]!.events).toHaveLength(0);
+    clock.advanceTo(10_000);
+    expect(recs.every((r) => r.events.at(-1)?.finishReason === 'stop')).toBe(true);
+    expect(engine.counters()).toMatchObject({ maxBatchOccupancy: 2, requestsFinished: 3, running: 0, waiting: 0 });
+  });
+
+  it('drops an aborted sequence at the next step boundary, without emitting its pending token', () => {
+    const clock = new ManualClock();
+    const engine = new EngineLoop({ profile, clock });
+    const rec = recorder(clock);
+    const handle = engine.submit({ promptTokens: 0, outputTokenIds: [1000, 1001, 1002], maxTokens: 100 }, rec.listener);
+    clock.fireNext();
+    handle.abort();
+    expect(engine.counters()).toMatchObject({ running: 1, abortedSequences: 0 });
+    clock.fireNext();
+    expect(rec.events).toHaveLength(1);
+    expect(engine.counters()).toMatchObject({ running: 0, abortedSequences: 1, requestsFinished: 0 });
+    expect(engine.idle).toBe(true);
+  });
+
+  it('removes an aborted queued request at once', () => {
+    const clock = new ManualClock();
+    const engine = new EngineLoop({ profile: { ...profile, maxNumSeqs: 1 }, clock });
+    engine.submit({ promptTokens: 0, outputTokenIds: [1000], maxTokens: 100 }, recorder(clock).listener);
+    clock.advanceTo(1); // mid-step: the next request must queue
+    const queued = engine.submit({ promptTokens: 0, outputTokenIds: [1000], maxTokens: 100 }, recorder(clock).listener);
+    expect(engine.counters().waiting).toBe(1);
+    queued.abort();
+    expect(engine.counters()).toMatchObject({ waiting: 0, abortedSequences: 1 });
+  });
+
+  it('close() aborts everything and tells the listeners', () => {
+    const clock = new ManualClock();
+    const engine = new EngineLoop({ profile, clock });
+    const rec = recorder(clock);
+    engine.submit({ promptTokens: 0, outputTokenIds: encodeText('hello there'), maxTokens: 100 }, rec.listener);
+    engine.close();
+    expect(rec.aborted).toBe(true);
+    expect(clock.pending()).toEqual([]);
+    expect(() => engine.submit({ promptTokens: 0, outputTokenIds: [], maxTokens: 1 }, rec.listener)).toThrow();
+  });
+});

@@ -1,0 +1,46 @@
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SimConfigError } from '../../core/errors.ts';
+import { startSim } from '../../sim/sim-server.ts';
+import { loadTimingProfile, PROFILES_DIR } from '../../sim/timing-profile.ts';
+
+let dir: string | undefined;
+afterEach(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+describe('timing profiles', () => {
+  it('ships valid profiles, each with a source note', () => {
+    const names = readdirSync(PROFILES_DIR).map((f) => f.replace(/\.json$/, ''));
+    expect(names).toEqual(expect.arrayContaining(['mistral-7b-rtx3090', 'fast-test']));
+    for (const name of names) {
+      const profile = loadTimingProfile(name);
+      expect(profile.name).toBe(name);
+      expect(profile.source.length).toBeGreaterThan(40);
+    }
+  });
+
+  it('models Mistral-7B fp16 on an RTX 3090 above the memory-bandwidth floor', () => {
+    const p = loadTimingProfile('mistral-7b-rtx3090');
+    // 14.5 GB of weights over 936 GB/s: no decode step can be faster than ~15.5 ms.
+    expect(p.decode.baseMs).toBeGreaterThanOrEqual(15.5);
+    expect(p.decode.baseMs).toBeLessThanOrEqual(25);
+  });
+
+  it('loads a profile from a path and rejects invalid ones with SimConfigError', () => {
+    dir = mkdtempSync(join(tmpdir(), 'sim-profile-'));
+    const good = { name: 'custom', source: 'test', decode: { baseMs: 1, perSeqMs: 0 }, prefill: { baseMs: 0, perTokenMs: 0 }, maxNumSeqs: 1, maxModelLen: 64 };
+    writeFileSync(join(dir, 'custom.json'), JSON.stringify(good));
+    expect(loadTimingProfile(join(dir, 'custom.json'))).toEqual(good);
+    writeFileSync(join(dir, 'bad.json'), JSON.stringify({ ...good, source: undefined, maxNumSeqs: 0 }));
+    expect(() => loadTimingProfile(join(dir!, 'bad.json'))).toThrow(SimConfigError);
+    expect(() => loadTimingProfile('no-such-profile')).toThrow(/not found/);
+  });
+
+  it('makes startSim reject on a bad profile instead of serving', async () => {
+    await expect(startSim({ profile: 'no-such-profile' })).rejects.toBeInstanceOf(SimConfigError);
+  });
+});

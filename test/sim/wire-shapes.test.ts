@@ -1,0 +1,221 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeText } from '../../sim/mistral-tokenizer.ts';
+import { startSim, type SimHandle } from '../../sim/sim-server.ts';
+import { allSseData, fixedReplyScenario, postChat, streamedText } from './sim-test-helpers.ts';
+
+// The emoji U+1F9EC is spelled with four byte-fallback tokens: three chunks carry "".
+const REPLY = 'Hello world! \u{1F9EC} done.';
+const messages = [{ role: 'user', content: 'say hello' }];
+
+let sim: SimHandle;
+let origin: string;
+
+beforeAll(async () => {
+  sim = await startSim({ profile: 'fast-test', scenarios: [fixedReplyScenario('hello', REPLY)] });
+  origin = sim.url.replace(/\/v1$/, '');
+});
+afterAll(() => sim.close());
+
+interface Chunk {
+  id: string;
+  object: string;
+  created: number;
+  model: string;
+  choices: Array<{ index: number; delta: Record<string, unknown>; logprobs: null; finish_reason: string | null; stop_reason?: null }>;
+  usage?: { prompt_tokens: number; total_tokens: number; completion_tokens: number };
+}
+
+describe('streaming chat completion', () => {
+  it('sends vLLM SSE headers, a role chunk, one chunk per token, the finish chunk, usage and [DONE]', async () => {
+    const res = await postChat(sim.url, { model: 'mistral-7b-instruct-sim', messages, stream: true, stream_options: { include_usage: true } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    expect(res.headers.get('content-length')).toBeNull();
+    const payloads = await allSseData(res);
+    expect(payloads.at(-1)).toBe('[DONE]');
+    const chunks = payloads.slice(0, -1).map((p) => JSON.parse(p) as Chunk);
+
+    const id = chunks[0]!.id;
+    expect(id).toMatch(/^chatcmpl-[0-9a-f]{32}$/);
+    for (const c of chunks) {
+      expect(c).toMatchObject({ id, object: 'chat.completion.chunk', model: 'mistral-7b-instruct-sim', created: chunks[0]!.created });
+      expect(Object.keys(c).slice(0, 5)).toEqual(['id', 'object', 'created', 'model', 'choices']);
+    }
+    expect(Math.abs(chunks[0]!.created - Date.now() / 1000)).toBeLessThan(60);
+    expect(chunks[0]!.choices).toEqual([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]);
+
+    const tokenChunks = chunks.slice(1, -1);
+    const replyTokens = encodeText(REPLY).length;
+    expect(tokenChunks).toHaveLength(replyTokens + 1); // + EOS
+    for (const c of tokenChunks.slice(0, -1)) {
+      expect(c.choices).toEqual([{ index: 0, delta: { content: expect.any(String) }, logprobs: null, finish_reason: null }]);
+    }
+    expect(tokenChunks.filter((c) => c.choices[0]!.delta.content === '').length).toBeGreaterThanOrEqual(3 + 1);
+    expect(tokenChunks.at(-1)!.choices).toEqual([
+      { index: 0, delta: { content: '' }, logprobs: null, finish_reason: 'stop', stop_reason: null },
+    ]);
+    expect(streamedText(payloads)).toBe(REPLY);
+
+    const usageChunk = chunks.at(-1)!;
+    expect(usageChunk.choices).toEqual([]);
+    expect(usageChunk.usage).toEqual({
+      prompt_tokens: expect.any(Number),
+      total_tokens: usageChunk.usage!.prompt_tokens + replyTokens + 1,
+      completion_tokens: replyTokens + 1,
+    });
+  });
+
+  it('ends with finish_reason length on the max_tokens-th token, and sends no usage chunk unless asked', async () => {
+    const payloads = await allSseData(await postChat(sim.url, { messages, stream: true, max_completion_tokens: 2 }));
+    const chunks = payloads.slice(0, -1).map((p) => JSON.parse(p) as Chunk);
+    expect(chunks).toHaveLength(3);
+    expect(chunks.at(-1)!.choices[0]).toMatchObject({ delta: { content: ' world' }, finish_reason: 'length', stop_reason: null });
+    expect(chunks.every((c) => c.usage === undefined)).toBe(true);
+  });
+
+  it('puts running usage on every chunk with continuous_usage_stats', async () => {
+    const payloads = await allSseData(
+      await postChat(sim.url, { messages, stream: true, max_tokens: 3, stream_options: { include_usage: true, continuous_usage_stats: true } }),
+    );
+    const chunks = payloads.slice(0, -1).map((p) => JSON.parse(p) as Chunk);
+    expect(chunks.map((c) => c.usage!.completion_tokens)).toEqual([0, 1, 2, 3, 3]);
+    expect(chunks.at(-1)!.choices).toEqual([]);
+  });
+});
+
+describe('non-streaming chat completion', () => {
+  it('returns the chat.completion object with every vLLM field', async () => {
+    const res = await postChat(sim.url, { messages, temperature: 0.2, tools: [{ type: 'function', function: { name: 'f' } }], seed: 1 });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/json');
+    const body = (await res.json()) as Record<string, unknown>;
+    const replyTokens = encodeText(REPLY).length;
+    expect(body).toEqual({
+      id: expect.stringMatching(/^chatcmpl-[0-9a-f]{32}$/),
+      object: 'chat.completion',
+      created: expect.any(Number),
+      model: 'mistral-7b-instruct-sim',
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: REPLY,
+            refusal: null,
+            annotations: null,
+            audio: null,
+            function_call: null,
+            tool_calls: [],
+            reasoning_content: null,
+          },
+          logprobs: null,
+          finish_reason: 'stop',
+          stop_reason: null,
+        },
+      ],
+      service_tier: null,
+      system_fingerprint: null,
+      usage: {
+        prompt_tokens: expect.any(Number),
+        total_tokens: expect.any(Number),
+        completion_tokens: replyTokens + 1,
+        prompt_tokens_details: null,
+      },
+      prompt_logprobs: null,
+      kv_transfer_params: null,
+    });
+  });
+
+  it('names a scenario alias model in the response', async () => {
+    const body = (await (await postChat(sim.url, { model: 'sim-hello', messages })).json()) as { model: string };
+    expect(body.model).toBe('sim-hello');
+  });
+});
+
+describe('errors', () => {
+  async function errorOf(res: Response) {
+    return { status: res.status, body: (await res.json()) as { error: { message: string; type: string; param: string | null; code: number } } };
+  }
+
+  it('answers a body that fails validation with 400 in vLLM\'s error shape', async () => {
+    const { status, body } = await errorOf(await postChat(sim.url, { messages: [{ role: 'robot', content: 'x' }] }));
+    expect(status).toBe(400);
+    expect(body.error).toMatchObject({ type: 'Bad Request', code: 400, param: 'body.messages.0.role' });
+    expect(body.error.message).toMatch(/^1 validation error:\n/);
+  });
+
+  it('rejects invalid JSON, a missing JSON content type, max_tokens 0 and stream_options without stream', async () => {
+    const badJson = await fetch(`${sim.url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{oops' });
+    expect((await errorOf(badJson)).status).toBe(400);
+    const text = await fetch(`${sim.url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{}' });
+    expect((await errorOf(text)).body.error.message).toContain("Only 'application/json' is allowed");
+    expect((await errorOf(await postChat(sim.url, { messages, max_tokens: 0 }))).status).toBe(400);
+    const opts = await errorOf(await postChat(sim.url, { messages, stream_options: { include_usage: true } }));
+    expect(opts.body.error.message).toContain('Stream options can only be defined when `stream=True`.');
+  });
+
+  it('answers an unknown model as vLLM does: 404 NotFoundError', async () => {
+    const { status, body } = await errorOf(await postChat(sim.url, { model: 'gpt-4o', messages }));
+    expect(status).toBe(404);
+    expect(body).toEqual({ error: { message: 'The model `gpt-4o` does not exist.', type: 'NotFoundError', param: 'model', code: 404 } });
+  });
+
+  it('answers an unknown scenario and a too-large max_tokens with 400 BadRequestError', async () => {
+    const unknown = await errorOf(await postChat(sim.url, { scenario: 'nope', messages }));
+    expect(unknown).toMatchObject({ status: 400, body: { error: { type: 'BadRequestError', param: 'scenario' } } });
+    const tooLong = await errorOf(await postChat(sim.url, { messages, max_tokens: 10_000_000 }));
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body.error.message).toContain("This model's maximum context length is 32768 tokens");
+  });
+
+  it('answers unknown routes with 404 and wrong methods with 405, in FastAPI\'s shape', async () => {
+    const missing = await fetch(`${origin}/v1/completions-nope`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({ detail: 'Not Found' });
+    const wrong = await fetch(`${sim.url}/chat/completions`);
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get('allow')).toBe('POST');
+    expect(await wrong.json()).toEqual({ detail: 'Method Not Allowed' });
+    expect((await fetch(`${sim.url}/models`, { method: 'POST' })).status).toBe(405);
+  });
+});
+
+describe('other routes', () => {
+  it('lists the served model and the scenario aliases in vLLM\'s ModelList shape', async () => {
+    const body = (await (await fetch(`${sim.url}/models`)).json()) as { object: string; data: Array<Record<string, unknown>> };
+    expect(body.object).toBe('list');
+    expect(body.data[0]).toMatchObject({
+      id: 'mistral-7b-instruct-sim',
+      object: 'model',
+      owned_by: 'vllm',
+      root: 'mistral-7b-instruct-sim',
+      parent: null,
+      max_model_len: 32768,
+      permission: [expect.objectContaining({ object: 'model_permission', allow_sampling: true, organization: '*' })],
+    });
+    expect(body.data.map((m) => m.id)).toEqual(['mistral-7b-instruct-sim', 'sim-hello', 'sim-sine-wave-stdlib', 'sim-sine-wave']);
+    expect(body.data[1]).toMatchObject({ parent: 'mistral-7b-instruct-sim', max_model_len: null });
+  });
+
+  it('answers /health with an empty 200', async () => {
+    const res = await fetch(`${origin}/health`);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('');
+  });
+
+  it('serves the counters as JSON and as Prometheus text with vLLM metric names', async () => {
+    const counters = (await (await fetch(`${origin}/sim/counters`)).json()) as Record<string, number>;
+    expect(counters).toMatchObject({ running: 0, waiting: 0 });
+    expect(counters.requestsFinished).toBeGreaterThan(0);
+    const res = await fetch(`${origin}/metrics`);
+    expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+    const text = await res.text();
+    expect(text).toContain('# TYPE vllm:num_requests_running gauge');
+    expect(text).toMatch(/^vllm:num_requests_running\{model_name="mistral-7b-instruct-sim"\} 0\.0$/m);
+    expect(text).toMatch(/^vllm:num_requests_waiting\{model_name="mistral-7b-instruct-sim"\} 0\.0$/m);
+    expect(text).toMatch(/^vllm:generation_tokens_total\{model_name="mistral-7b-instruct-sim"\} [1-9]\d*\.0$/m);
+    expect(text).toMatch(/^vllm:time_to_first_token_seconds_count\{model_name="mistral-7b-instruct-sim"\} [1-9]/m);
+    expect(text).toContain('vllm:request_success_total{model_name="mistral-7b-instruct-sim",finished_reason="stop"}');
+    expect(text).toContain('sim:aborted_sequences_total');
+  });
+});
