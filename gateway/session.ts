@@ -136,6 +136,12 @@ async function runRound(opts: SessionOptions, round: number, messages: ChatMessa
           dispatcher.callStart(event.callId, event.name);
           onEvent({ type: 'tool-call', round, callId: event.callId, name: event.name });
           break;
+        case 'reasoning':
+          onEvent({ type: 'reasoning', text: event.text });
+          break;
+        case 'call-args':
+          // Raw argument text for clients that execute calls themselves: forwarded in a later issue.
+          break;
         case 'call-piece':
           dispatcher.piece(event.callId, event.piece);
           break;

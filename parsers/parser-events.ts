@@ -17,8 +17,16 @@ export type Piece =
   | { kind: 'step'; index: number; tool: string; args: unknown[]; raw: string };
 
 export type ParserEvent =
+  /** Visible content, forwarded to the client unchanged. */
   | { type: 'text'; text: string }
+  /** Reasoning (`<think>…</think>`, harmony analysis channel): forwarded as reasoning, never as content. */
+  | { type: 'reasoning'; text: string }
   | { type: 'call-start'; callId: string; name: string }
+  /**
+   * A fragment of the call's arguments exactly as the model wrote them (never re-serialised);
+   * the concatenation of a call's fragments is its complete arguments text.
+   */
+  | { type: 'call-args'; callId: string; text: string }
   | { type: 'call-piece'; callId: string; piece: Piece }
   | { type: 'call-end'; callId: string; args: Record<string, unknown> }
   | { type: 'malformed'; callId?: string; reason: string };
@@ -28,14 +36,23 @@ export interface ToolCallParser {
   end(): ParserEvent[];
 }
 
-/** Merges adjacent text events, the normal form in which the split-invariance holds. */
+/**
+ * Merges adjacent text (and reasoning, and same-call argument) fragments: the normal form in
+ * which the split-invariance holds.
+ */
 export function coalesceText(events: readonly ParserEvent[]): ParserEvent[] {
   const out: ParserEvent[] = [];
   for (const e of events) {
     const last = out[out.length - 1];
-    if (e.type === 'text' && last?.type === 'text') {
-      out[out.length - 1] = { type: 'text', text: last.text + e.text };
-    } else if (e.type !== 'text' || e.text.length > 0) {
+    if (e.type === 'text' || e.type === 'reasoning') {
+      if (e.text.length === 0) continue;
+      if (last?.type === e.type) out[out.length - 1] = { ...last, text: last.text + e.text };
+      else out.push(e);
+    } else if (e.type === 'call-args') {
+      if (e.text.length === 0) continue;
+      if (last?.type === 'call-args' && last.callId === e.callId) out[out.length - 1] = { ...last, text: last.text + e.text };
+      else out.push(e);
+    } else {
       out.push(e);
     }
   }

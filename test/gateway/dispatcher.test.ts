@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest';
+import { Dispatcher } from '../../gateway/dispatcher.ts';
+import { Timeline } from '../../gateway/timeline.ts';
+import type { Piece } from '../../parsers/parser-events.ts';
+import type { ToolPlugin } from '../../plugins/plugin-types.ts';
+
+/** A line-consuming tool that records what reached it and when (relative to decode events). */
+function recordingTool(log: string[], opts: { rejectOn?: string } = {}): ToolPlugin {
+  return {
+    name: 'echo',
+    description: 'records lines',
+    parameters: { type: 'object' },
+    consumes: 'line',
+    start: ({ callId }) => {
+      log.push(`start ${callId}`);
+      const lines: string[] = [];
+      return {
+        piece: async (piece: Piece) => {
+          if (piece.kind !== 'line') return undefined;
+          await new Promise((r) => setTimeout(r, 1));
+          log.push(`piece ${piece.text.trim()}`);
+          lines.push(piece.text);
+          return piece.text.includes(opts.rejectOn ?? '\u0000') ? { verdict: 'reject', reason: 'bad line' } : undefined;
+        },
+        end: async () => {
+          log.push('end');
+          return { ok: true, content: lines.join('') };
+        },
+        abort: (reason) => log.push(`abort ${reason}`),
+      };
+    },
+  };
+}
+
+function dispatcher(partialExecution: boolean, log: string[], tool = recordingTool(log)) {
+  const rejects: string[] = [];
+  const d = new Dispatcher({
+    tools: new Map([[tool.name, tool]]),
+    partialExecution,
+    signal: new AbortController().signal,
+    timeline: new Timeline('test'),
+    round: 1,
+    onProgress: () => {},
+    onReject: (_call, reason) => rejects.push(reason),
+  });
+  return { d, rejects };
+}
+
+const line = (text: string, lineNo: number): Piece => ({ kind: 'line', text, lineNo });
+
+describe('Dispatcher', () => {
+  it('delivers pieces as they complete when partial execution is on', async () => {
+    const log: string[] = [];
+    const { d } = dispatcher(true, log);
+    d.callStart('c1', 'echo');
+    d.piece('c1', line('a = 1\n', 1));
+    await new Promise((r) => setTimeout(r, 20));
+    log.push('decode still running');
+    d.piece('c1', line('b = 2\n', 2));
+    d.callEnd('c1', { code: 'a = 1\nb = 2\n' });
+    log.push('decode ended');
+    d.endDecode();
+    const [outcome] = await d.settle();
+    expect(log).toEqual(['start c1', 'piece a = 1', 'decode still running', 'decode ended', 'piece b = 2', 'end']);
+    expect(outcome).toMatchObject({ callId: 'c1', name: 'echo', result: { ok: true, content: 'a = 1\nb = 2\n' } });
+  });
+
+  it('holds everything back until the decode ends when partial execution is off, with the same result', async () => {
+    const log: string[] = [];
+    const { d } = dispatcher(false, log);
+    d.callStart('c1', 'echo');
+    d.piece('c1', line('a = 1\n', 1));
+    await new Promise((r) => setTimeout(r, 20));
+    d.piece('c1', line('b = 2\n', 2));
+    d.callEnd('c1', { code: 'a = 1\nb = 2\n' });
+    log.push('decode ended');
+    d.endDecode();
+    const [outcome] = await d.settle();
+    expect(log).toEqual(['decode ended', 'start c1', 'piece a = 1', 'piece b = 2', 'end']);
+    expect(outcome?.result).toEqual({ ok: true, content: 'a = 1\nb = 2\n' });
+  });
+
+  it('reports a reject verdict once and stops feeding that call', async () => {
+    const log: string[] = [];
+    const { d, rejects } = dispatcher(true, log, recordingTool(log, { rejectOn: 'boom' }));
+    d.callStart('c1', 'echo');
+    d.piece('c1', line('boom\n', 1));
+    d.piece('c1', line('after\n', 2));
+    d.callEnd('c1', {});
+    const [outcome] = await d.settle();
+    expect(rejects).toEqual(['bad line']);
+    expect(log).not.toContain('piece after');
+    expect(outcome?.result.ok).toBe(false);
+    expect(outcome?.result.content).toContain('bad line');
+  });
+
+  it('turns an unknown tool and a throwing tool into tool errors, not exceptions', async () => {
+    const log: string[] = [];
+    const throwing: ToolPlugin = { ...recordingTool(log), name: 'crash', start: () => ({ piece: () => undefined, end: async () => { throw new Error('kaput'); }, abort: () => {} }) };
+    const d = new Dispatcher({
+      tools: new Map([['crash', throwing]]),
+      partialExecution: true,
+      signal: new AbortController().signal,
+      timeline: new Timeline('t'),
+      round: 1,
+      onProgress: () => {},
+      onReject: () => {},
+    });
+    d.callStart('c1', 'nope');
+    d.callEnd('c1', {});
+    d.callStart('c2', 'crash');
+    d.callEnd('c2', {});
+    const outcomes = await d.settle();
+    expect(outcomes.map((o) => o.result)).toEqual([
+      { ok: false, content: 'error: unknown tool "nope"' },
+      { ok: false, content: 'error: crash failed: kaput' },
+    ]);
+  });
+});
