@@ -7,8 +7,8 @@ import type { TimingProfile } from '../../sim/sim-server.ts';
 export const E2E_PROFILE: TimingProfile = {
   name: 'e2e',
   description: 'end-to-end tests',
-  source: 'Synthetic: 12 ms per step, between fast-test and a real 7B model.',
-  decode: { baseMs: 12, perSeqMs: 0.5 },
+  source: 'Synthetic: 6 ms per step, between fast-test and a real 7B model.',
+  decode: { baseMs: 6, perSeqMs: 0.25 },
   prefill: { baseMs: 1, perTokenMs: 0.01 },
   maxNumSeqs: 16,
   maxModelLen: 32768,

@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ConveyorHandle } from '../../gateway/start-conveyor.ts';
+import type { TimelineEvent } from '../../gateway/timeline.ts';
+import { SINE_STDLIB_REQUEST, eventually, startTestConveyor } from '../support/conveyor-fixture.ts';
+import { getJson, streamChat } from '../support/sse-client.ts';
+
+describe('a client that goes away mid-stream', () => {
+  let conveyor: ConveyorHandle;
+  beforeAll(async () => {
+    conveyor = await startTestConveyor();
+  });
+  afterAll(async () => {
+    await conveyor?.close();
+  });
+
+  it('cancels its upstream decode and kills its Python process', async () => {
+    const before = conveyor.sim!.counters();
+    const client = new AbortController();
+    let sawCellPids: number[] = [];
+    let requestId: string | undefined;
+    const streamed = streamChat(
+      conveyor.gateway.url,
+      SINE_STDLIB_REQUEST,
+      (chunk) => {
+        requestId = chunk.id;
+        // Leave once a statement has run: the cell is alive and the decode is mid-block.
+        if (chunk.conveyor?.type === 'tool_call.progress' && !client.signal.aborted) {
+          sawCellPids = conveyor.sandbox.cellPids();
+          client.abort();
+        }
+      },
+      client.signal,
+    );
+    await expect(streamed).rejects.toThrow();
+    expect(sawCellPids.length).toBeGreaterThan(0);
+
+    // The simulator saw the sequence leave its batch, and nothing is decoding any more.
+    await eventually(() => conveyor.sim!.counters().abortedSequences === before.abortedSequences + 1, 'the sim counts one aborted sequence');
+    await eventually(() => conveyor.sim!.counters().running === 0, 'the batch is empty');
+    // The cell's processes are gone, on the host's view of the process table.
+    await eventually(() => conveyor.sandbox.cellPids().length === 0, 'no cell process remains');
+    for (const pid of sawCellPids) expect(() => process.kill(pid, 0)).toThrow();
+
+    const timeline = await getJson(conveyor.gateway.url, `/v1/requests/${requestId}/timeline`);
+    const types = (timeline.json.events as TimelineEvent[]).map((e) => e.type);
+    expect(types).toContain('abort');
+    expect(types).not.toContain('decode-end');
+  });
+
+  it('leaves the gateway serving the next request', async () => {
+    const next = await streamChat(conveyor.gateway.url, SINE_STDLIB_REQUEST);
+    expect(next.done).toBe(true);
+    expect(next.content).toContain('samples=13 peak=1.000');
+  });
+});

@@ -1,0 +1,66 @@
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ConveyorHandle } from '../../gateway/start-conveyor.ts';
+import { SIM_MODEL, SINE_STDLIB_REQUEST, startTestConveyor } from '../support/conveyor-fixture.ts';
+
+describe('the official openai npm client against the gateway', () => {
+  let conveyor: ConveyorHandle;
+  let viaGateway: OpenAI;
+  let direct: OpenAI;
+  beforeAll(async () => {
+    conveyor = await startTestConveyor();
+    viaGateway = new OpenAI({ baseURL: `${conveyor.gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+    direct = new OpenAI({ baseURL: conveyor.sim!.url, apiKey: 'unused', maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await conveyor?.close();
+  });
+
+  const plain = { model: SIM_MODEL, messages: [{ role: 'user' as const, content: 'Tell me about continuous batching.' }] };
+
+  it('streams a completion without tools unchanged', async () => {
+    const collect = async (client: OpenAI) => {
+      const stream = await client.chat.completions.create({ ...plain, stream: true, stream_options: { include_usage: true } });
+      let content = '';
+      let finish: string | null = null;
+      let usage: OpenAI.CompletionUsage | undefined;
+      let role: string | undefined;
+      for await (const chunk of stream) {
+        expect(chunk.object).toBe('chat.completion.chunk');
+        const choice = chunk.choices[0];
+        if (choice?.delta.role) role = choice.delta.role;
+        content += choice?.delta.content ?? '';
+        finish = choice?.finish_reason ?? finish;
+        if (chunk.usage) usage = chunk.usage;
+      }
+      return { content, finish, usage, role };
+    };
+    const [ours, theirs] = [await collect(viaGateway), await collect(direct)];
+    expect(ours.content.length).toBeGreaterThan(0);
+    expect(ours.content).toBe(theirs.content);
+    expect(ours.finish).toBe('stop');
+    expect(ours.role).toBe('assistant');
+    expect(ours.usage?.completion_tokens).toBe(theirs.usage?.completion_tokens);
+  });
+
+  it('answers non-streamed with the same text as the upstream', async () => {
+    const [ours, theirs] = await Promise.all([viaGateway.chat.completions.create(plain), direct.chat.completions.create(plain)]);
+    expect(ours.choices[0]?.message.content).toBe(theirs.choices[0]?.message.content);
+    expect(ours.choices[0]?.finish_reason).toBe('stop');
+  });
+
+  it("ignores the gateway's tool events safely in its stream helper", async () => {
+    const runner = viaGateway.chat.completions.stream({ ...(SINE_STDLIB_REQUEST as typeof plain), stream: true });
+    const final = await runner.finalChatCompletion();
+    expect(final.choices[0]?.message.content).toContain('samples=13 peak=1.000');
+  });
+
+  it('lists the upstream models', async () => {
+    const models = await viaGateway.models.list();
+    expect(models.data.map((m) => m.id)).toContain(SIM_MODEL);
+  });
+
+  it('raises a typed error for a bad request', async () => {
+    await expect(viaGateway.chat.completions.create({ model: SIM_MODEL, messages: [] })).rejects.toMatchObject({ status: 400 });
+  });
+});
