@@ -1,0 +1,196 @@
+import { z } from 'zod';
+import type { ToolCallParser } from '../parser-events.ts';
+import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
+import type { EventList } from './event-list.ts';
+import { FormatParser, matchLiteral, skipWhitespace } from './format-parser.ts';
+import { JsonArguments } from './json-arguments.ts';
+
+export const DeepSeekParserOptionsSchema = CallOptionsSchema.strict();
+export type DeepSeekParserOptions = z.input<typeof DeepSeekParserOptionsSchema>;
+
+// Full-width bars (U+FF5C) and U+2581 "▁", as in DeepSeek's tokenizer.
+const CALLS_BEGIN = '<｜tool▁calls▁begin｜>';
+const CALLS_END = '<｜tool▁calls▁end｜>';
+const CALL_BEGIN = '<｜tool▁call▁begin｜>';
+const CALL_END = '<｜tool▁call▁end｜>';
+const SEP = '<｜tool▁sep｜>';
+const MAX_HEAD = 256;
+
+type State =
+  | { kind: 'prose' }
+  /** Between `<｜tool▁calls▁begin｜>` and `<｜tool▁calls▁end｜>`, outside a call: whitespace there is frame. */
+  | { kind: 'region'; ws: string }
+  /** V3: the call type ("function") before the separator. */
+  | { kind: 'type'; raw: string; head: string }
+  /** The name: V3 up to "\n", V3.1 up to the separator. */
+  | { kind: 'name'; raw: string; head: string }
+  /** V3: "```json" before the arguments. */
+  | { kind: 'fence-open'; raw: string; args: JsonArguments }
+  | { kind: 'args-before'; raw: string; args: JsonArguments }
+  | { kind: 'args'; raw: string; args: JsonArguments }
+  /** V3: "```" after the arguments. */
+  | { kind: 'fence-close'; raw: string; args: JsonArguments }
+  | { kind: 'call-end'; raw: string; args: JsonArguments };
+
+/**
+ * DeepSeek V3 / R1:
+ * `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{…}\n```<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>`
+ * and V3.1: `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}<｜tool▁call▁end｜>…`.
+ * The region tokens and the whitespace between calls are frame, never content; text before and
+ * after the region is content, unchanged. call-start once the name is complete; call-end at
+ * `<｜tool▁call▁end｜>` (or end() after complete arguments). A broken or truncated call yields
+ * `malformed` and then its raw text from `<｜tool▁call▁begin｜>` as text.
+ */
+export function createDeepSeekParser(version: 'v3' | 'v31', options: DeepSeekParserOptions = {}): ToolCallParser {
+  return new DeepSeekParser(version, parseFormatOptions(DeepSeekParserOptionsSchema, options, `deepseek_${version}`));
+}
+
+class DeepSeekParser extends FormatParser {
+  readonly #v3: boolean;
+  readonly #registry: CallRegistry;
+  #state: State = { kind: 'prose' };
+
+  constructor(version: 'v3' | 'v31', options: z.output<typeof DeepSeekParserOptionsSchema>) {
+    super();
+    this.#v3 = version === 'v3';
+    this.#registry = new CallRegistry(options);
+  }
+
+  protected step(buf: string, i: number, out: EventList): number {
+    const state = this.#state;
+    switch (state.kind) {
+      case 'prose': {
+        const found = this.scanFor(buf, i, [CALLS_BEGIN, CALL_BEGIN, CALLS_END], (t) => out.text(t));
+        if (!found) return buf.length;
+        if (found.marker === CALL_BEGIN) this.#state = this.#head(found.marker);
+        else this.#state = found.marker === CALLS_BEGIN ? { kind: 'region', ws: '' } : { kind: 'prose' };
+        return found.next;
+      }
+      case 'region': {
+        const j = skipWhitespace(buf, i);
+        state.ws += buf.slice(i, j);
+        if (j === buf.length) return j;
+        const call = matchLiteral(buf, j, CALL_BEGIN);
+        const end = matchLiteral(buf, j, CALLS_END);
+        if (call === 'full') {
+          this.#state = this.#head(CALL_BEGIN);
+          return j + CALL_BEGIN.length;
+        }
+        if (end === 'full') {
+          this.#state = { kind: 'prose' };
+          return j + CALLS_END.length;
+        }
+        if (call === 'partial' || end === 'partial') return this.hold(buf, j);
+        out.text(state.ws);
+        this.#state = { kind: 'prose' };
+        return j;
+      }
+      case 'type':
+      case 'name': {
+        const until = state.kind === 'type' || !this.#v3 ? SEP : '\n';
+        const found = this.scanFor(buf, i, [until, CALL_BEGIN], (t) => {
+          state.head += t;
+          state.raw += t;
+        });
+        if (!found) return buf.length;
+        // Judged only at the marker, so that the verdict does not depend on the split.
+        if (state.head.length > MAX_HEAD || found.marker === CALL_BEGIN) return this.#broken(state.raw, undefined, 'no tool name', found.next - found.marker.length, out);
+        state.raw += until;
+        if (state.kind === 'type') {
+          this.#state = { kind: 'name', raw: state.raw, head: '' };
+          return found.next;
+        }
+        const name = state.head.trim();
+        const rejection = this.#registry.rejection(name);
+        if (rejection !== undefined) return this.#broken(state.raw, undefined, rejection, found.next, out);
+        const callId = this.#registry.nextCallId();
+        out.push({ type: 'call-start', callId, name });
+        const args = new JsonArguments(callId, { lineField: this.#registry.lineField(name), maxFieldDepth: this.#registry.maxFieldDepth });
+        this.#state = this.#v3 ? { kind: 'fence-open', raw: state.raw, args } : { kind: 'args-before', raw: state.raw, args };
+        return found.next;
+      }
+      case 'fence-open': {
+        const j = skipWhitespace(buf, i);
+        state.raw += buf.slice(i, j);
+        if (j === buf.length) return j;
+        const json = matchLiteral(buf, j, '```json');
+        const bare = matchLiteral(buf, j, '```');
+        if (json === 'partial' || (bare === 'full' && json !== 'full' && j + 3 === buf.length)) return this.hold(buf, j);
+        const fence = json === 'full' ? '```json' : bare === 'full' ? '```' : '';
+        state.raw += fence;
+        this.#state = { kind: 'args-before', raw: state.raw, args: state.args };
+        return j + fence.length;
+      }
+      case 'args-before': {
+        const j = skipWhitespace(buf, i);
+        state.raw += buf.slice(i, j);
+        if (j === buf.length) return j;
+        this.#state = { kind: 'args', raw: state.raw, args: state.args };
+        return j;
+      }
+      case 'args': {
+        const stop = state.args.write(buf, i, buf.length, out);
+        state.raw += buf.slice(i, stop);
+        if (state.args.status === 'failed') return this.#broken(state.raw, state.args.callId, state.args.failure, stop, out);
+        if (state.args.status === 'complete') this.#state = { kind: this.#v3 ? 'fence-close' : 'call-end', raw: state.raw, args: state.args };
+        return stop;
+      }
+      case 'fence-close':
+      case 'call-end': {
+        const j = skipWhitespace(buf, i);
+        state.raw += buf.slice(i, j);
+        if (j === buf.length) return j;
+        const literal = state.kind === 'fence-close' ? '```' : CALL_END;
+        const match = matchLiteral(buf, j, literal);
+        if (match === 'partial') return this.hold(buf, j);
+        if (match === 'none') return this.#broken(state.raw, state.args.callId, `expected ${literal} after the arguments`, j, out);
+        state.raw += literal;
+        if (state.kind === 'fence-close') {
+          this.#state = { kind: 'call-end', raw: state.raw, args: state.args };
+        } else {
+          out.push({ type: 'call-end', callId: state.args.callId, args: state.args.args });
+          this.#state = { kind: 'region', ws: '' };
+        }
+        return j + literal.length;
+      }
+    }
+  }
+
+  protected finish(pending: string, out: EventList): void {
+    const state = this.#state;
+    this.#state = { kind: 'prose' };
+    switch (state.kind) {
+      case 'prose':
+        out.text(pending);
+        return;
+      case 'region':
+        return;
+      case 'type':
+      case 'name':
+        this.#broken(state.raw + pending, undefined, 'truncated call', 0, out);
+        return;
+      case 'fence-open':
+      case 'args-before':
+      case 'args':
+        state.args.end();
+        this.#broken(state.raw + pending, state.args.callId, state.args.failure, 0, out);
+        return;
+      case 'fence-close':
+      case 'call-end':
+        // Complete arguments; the end of the stream is the boundary.
+        out.push({ type: 'call-end', callId: state.args.callId, args: state.args.args });
+        return;
+    }
+  }
+
+  #head(raw: string): State {
+    return this.#v3 ? { kind: 'type', raw, head: '' } : { kind: 'name', raw, head: '' };
+  }
+
+  #broken(raw: string, callId: string | undefined, reason: string, resumeAt: number, out: EventList): number {
+    out.push(callId === undefined ? { type: 'malformed', reason } : { type: 'malformed', callId, reason });
+    out.text(raw);
+    this.#state = { kind: 'prose' };
+    return resumeAt;
+  }
+}

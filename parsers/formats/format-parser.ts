@@ -1,0 +1,83 @@
+import type { ParserEvent, ToolCallParser } from '../parser-events.ts';
+import { searchMarkers } from '../marker-search.ts';
+import { EventList, type Carry } from './event-list.ts';
+
+/**
+ * The push/end loop every tool-call format shares. A format is a state machine whose `step`
+ * consumes `buf` from `i` and returns where it stopped; when it cannot decide yet (a marker may
+ * be cut in two), it `hold`s the rest, which comes back in front of the next delta. Held text is
+ * always short (a partial marker or header), so each character is still scanned O(1) times.
+ */
+export abstract class FormatParser implements ToolCallParser {
+  #pending = '';
+  #carry: Carry | undefined;
+  #ended = false;
+
+  push(delta: string): ParserEvent[] {
+    if (this.#ended) throw new Error('push() after end()');
+    const out = new EventList(this.#carry);
+    const buf = this.#pending + delta;
+    this.#pending = '';
+    let i = 0;
+    while (i < buf.length) i = this.step(buf, i, out);
+    this.#carry = out.takeCarry();
+    return out.events;
+  }
+
+  end(): ParserEvent[] {
+    if (this.#ended) return [];
+    this.#ended = true;
+    const out = new EventList(this.#carry);
+    this.#carry = undefined;
+    const pending = this.#pending;
+    this.#pending = '';
+    this.finish(pending, out);
+    return out.events;
+  }
+
+  /** Consumes `buf` from `i` (at least one character, or a change of state); returns the new index. */
+  protected abstract step(buf: string, i: number, out: EventList): number;
+
+  /** The stream has ended; `pending` is what the current state held. */
+  protected abstract finish(pending: string, out: EventList): void;
+
+  /** Keeps `buf[i..]` for the next push; returns `buf.length`. */
+  protected hold(buf: string, i: number): number {
+    this.#pending = buf.slice(i);
+    return buf.length;
+  }
+
+  /**
+   * Emits `buf[i..]` up to the earliest complete marker through `emit`, and returns that marker
+   * and the index after it. Without one, emits all but a possible partial marker at the end,
+   * holds that, and returns undefined.
+   */
+  protected scanFor(buf: string, i: number, markers: readonly string[], emit: (text: string) => void): { marker: string; next: number } | undefined {
+    const rest = i === 0 ? buf : buf.slice(i);
+    const found = searchMarkers(rest, markers);
+    if (found.found) {
+      emit(rest.slice(0, found.index));
+      return { marker: found.marker, next: i + found.index + found.marker.length };
+    }
+    emit(rest.slice(0, found.holdFrom));
+    this.hold(buf, i + found.holdFrom);
+    return undefined;
+  }
+}
+
+/** Index of the first non-whitespace character of buf at or after i (buf.length if none). */
+export function skipWhitespace(buf: string, i: number): number {
+  while (i < buf.length) {
+    const c = buf.charCodeAt(i);
+    if (c !== 32 && c !== 10 && c !== 13 && c !== 9) break;
+    i += 1;
+  }
+  return i;
+}
+
+/** How `buf[i..]` stands against `literal`: it starts with it, is cut inside it, or differs. */
+export function matchLiteral(buf: string, i: number, literal: string): 'full' | 'partial' | 'none' {
+  const n = Math.min(literal.length, buf.length - i);
+  for (let k = 0; k < n; k++) if (buf.charCodeAt(i + k) !== literal.charCodeAt(k)) return 'none';
+  return n === literal.length ? 'full' : 'partial';
+}

@@ -1,0 +1,176 @@
+import { z } from 'zod';
+import type { ToolCallParser } from '../parser-events.ts';
+import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
+import type { EventList } from './event-list.ts';
+import { FormatParser, matchLiteral, skipWhitespace } from './format-parser.ts';
+import { ToolBody } from './tool-body.ts';
+
+export const FunctionaryV3ParserOptionsSchema = CallOptionsSchema.extend({
+  /** Tools whose body may be raw code rather than JSON (Functionary's code interpreter). */
+  codeTools: z.array(z.string().min(1)).default(['python']),
+}).strict();
+export type FunctionaryV3ParserOptions = z.input<typeof FunctionaryV3ParserOptionsSchema>;
+
+const SEGMENT = '>>>';
+const MAX_RECIPIENT = 128;
+
+type State =
+  /** The very start: the prompt usually ends with ">>>", so a recipient line may come first. */
+  | { kind: 'start' }
+  | { kind: 'recipient'; raw: string; name: string }
+  | { kind: 'content' }
+  | { kind: 'body'; raw: string; body: ToolBody }
+  /** Complete JSON arguments; the call ends at the next ">>>", other text, or end(). */
+  | { kind: 'after-call'; body: ToolBody; ws: string };
+
+/**
+ * Functionary v3 (v3.2 template): segments `>>>RECIPIENT\nBODY`, where recipient `all` is content
+ * for the user and any other name is a call whose body is JSON arguments (or raw code for
+ * `codeTools`). The prompt ends with ">>>", so the output starts with a recipient line (a leading
+ * ">>>" is accepted too); output that does not is plain content.
+ * ">>>" not followed by a name (`[\w.-]+`) and "\n" is text (`>>> print(x)` in prose stays prose).
+ * A JSON call ends at the next ">>>", at end(), or at other text after it (then content); whitespace
+ * before ">>>" is frame. A raw-code body runs to the next ">>>" or end().
+ */
+export function createFunctionaryV3Parser(options: FunctionaryV3ParserOptions = {}): ToolCallParser {
+  return new FunctionaryV3Parser(parseFormatOptions(FunctionaryV3ParserOptionsSchema, options, 'functionary_v3'));
+}
+
+class FunctionaryV3Parser extends FormatParser {
+  readonly #registry: CallRegistry;
+  readonly #codeTools: readonly string[];
+  #state: State = { kind: 'start' };
+
+  constructor(options: z.output<typeof FunctionaryV3ParserOptionsSchema>) {
+    super();
+    this.#registry = new CallRegistry(options);
+    this.#codeTools = options.codeTools;
+  }
+
+  protected step(buf: string, i: number, out: EventList): number {
+    const state = this.#state;
+    switch (state.kind) {
+      case 'start': {
+        const lead = matchLiteral(buf, i, SEGMENT);
+        if (lead === 'partial') return this.hold(buf, i);
+        this.#state = { kind: 'recipient', raw: lead === 'full' ? SEGMENT : '', name: '' };
+        return lead === 'full' ? i + SEGMENT.length : i;
+      }
+      case 'recipient': {
+        if (state.name.length === 0 && state.raw === SEGMENT && buf[i] === '>') {
+          // ">>>>" : the segment marker is the last three ">", the first is text.
+          out.text('>');
+          return i + 1;
+        }
+        // Bounded so that an overlong name fails at the same character however the text is split.
+        const room = MAX_RECIPIENT + 1 - state.name.length;
+        let j = i;
+        while (j < buf.length && j - i < room && isNameChar(buf.charCodeAt(j))) j++;
+        state.name += buf.slice(i, j);
+        state.raw += buf.slice(i, j);
+        if (j === buf.length && state.name.length <= MAX_RECIPIENT) return j;
+        if (state.name.length > MAX_RECIPIENT || buf[j] !== '\n' || state.name.length === 0) {
+          out.text(state.raw);
+          this.#state = { kind: 'content' };
+          return j;
+        }
+        if (state.name === 'all') {
+          this.#state = { kind: 'content' };
+          return j + 1;
+        }
+        const raw = `${state.raw}\n`;
+        const rejection = this.#registry.rejection(state.name);
+        if (rejection !== undefined) return this.#broken(raw, undefined, rejection, j + 1, out);
+        const callId = this.#registry.nextCallId();
+        out.push({ type: 'call-start', callId, name: state.name });
+        this.#state = { kind: 'body', raw, body: new ToolBody(callId, state.name, this.#registry, this.#codeTools) };
+        return j + 1;
+      }
+      case 'content': {
+        const found = this.scanFor(buf, i, [SEGMENT], (t) => out.text(t));
+        if (!found) return buf.length;
+        this.#state = { kind: 'recipient', raw: SEGMENT, name: '' };
+        return found.next;
+      }
+      case 'body': {
+        const body = state.body;
+        if (body.kind === 'before') {
+          const j = body.begin(buf, i, out);
+          state.raw += buf.slice(i, j);
+          return j;
+        }
+        const code = body.code;
+        if (code) {
+          const found = this.scanFor(buf, i, [SEGMENT], (t) => code.write(t, out));
+          if (!found) return buf.length;
+          code.finish(out);
+          this.#state = { kind: 'recipient', raw: SEGMENT, name: '' };
+          return found.next;
+        }
+        const args = body.json!;
+        const stop = args.write(buf, i, buf.length, out);
+        state.raw += buf.slice(i, stop);
+        if (args.status === 'failed') return this.#broken(state.raw, body.callId, args.failure, stop, out);
+        if (args.status === 'complete') this.#state = { kind: 'after-call', body, ws: '' };
+        return stop;
+      }
+      case 'after-call': {
+        const j = skipWhitespace(buf, i);
+        state.ws += buf.slice(i, j);
+        if (j === buf.length) return j;
+        const next = matchLiteral(buf, j, SEGMENT);
+        if (next === 'partial') return this.hold(buf, j);
+        out.push({ type: 'call-end', callId: state.body.callId, args: state.body.json!.args });
+        if (next === 'full') {
+          this.#state = { kind: 'recipient', raw: SEGMENT, name: '' };
+          return j + SEGMENT.length;
+        }
+        out.text(state.ws);
+        this.#state = { kind: 'content' };
+        return j;
+      }
+    }
+  }
+
+  protected finish(pending: string, out: EventList): void {
+    const state = this.#state;
+    this.#state = { kind: 'content' };
+    switch (state.kind) {
+      case 'start':
+      case 'content':
+        out.text(pending);
+        return;
+      case 'recipient':
+        out.text(state.raw + pending);
+        return;
+      case 'body': {
+        const code = state.body.code;
+        if (code) {
+          code.write(pending, out);
+          code.finish(out);
+          return;
+        }
+        const args = state.body.json;
+        if (args) args.end();
+        this.#broken(state.raw + pending, state.body.callId, args ? args.failure : 'truncated: no arguments', 0, out);
+        return;
+      }
+      case 'after-call':
+        out.push({ type: 'call-end', callId: state.body.callId, args: state.body.json!.args });
+        out.text(state.ws + pending);
+        return;
+    }
+  }
+
+  #broken(raw: string, callId: string | undefined, reason: string, resumeAt: number, out: EventList): number {
+    out.push(callId === undefined ? { type: 'malformed', reason } : { type: 'malformed', callId, reason });
+    out.text(raw);
+    this.#state = { kind: 'content' };
+    return resumeAt;
+  }
+}
+
+/** `\w` as Functionary's templates use it, plus "-" and "." which OpenAI tool names may hold. */
+function isNameChar(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 45 || c === 46;
+}

@@ -1,0 +1,123 @@
+import { z } from 'zod';
+import type { ToolCallParser } from '../parser-events.ts';
+import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
+import type { EventList } from './event-list.ts';
+import { FormatParser, matchLiteral, skipWhitespace } from './format-parser.ts';
+import { JsonCallObject, type CallObjectFailure } from './json-call-object.ts';
+
+export const HermesParserOptionsSchema = CallOptionsSchema.extend({
+  startMarker: z.string().min(1).default('<tool_call>'),
+  endMarker: z.string().min(1).default('</tool_call>'),
+}).strict();
+
+export type HermesParserOptions = z.input<typeof HermesParserOptionsSchema>;
+
+type State =
+  | { kind: 'prose' }
+  /** After the start marker, before the "{": `raw` is the frame so far. */
+  | { kind: 'opening'; raw: string }
+  | { kind: 'call'; raw: string; call: JsonCallObject }
+  /** The object has closed; waiting for the end marker (or the next start marker). */
+  | { kind: 'closing'; raw: string; call: JsonCallObject };
+
+/**
+ * Hermes / Qwen2.5 / Qwen3: `<tool_call>{"name": …, "arguments": {…}}</tool_call>`, repeated for
+ * parallel calls. Rules:
+ * - call-start when the name closes; a call ends only at `</tool_call>`, at the next `<tool_call>`,
+ *   or at `end()` — never because the object happens to close (`}}` junk after it must fail it);
+ * - `<tool_call>` not followed (after whitespace) by "{" is prose and goes out as text;
+ * - once "{" follows, a call that breaks (invalid JSON, no name, unknown tool, junk before the end
+ *   marker, or truncated by the end of the stream) yields `malformed` and then its whole raw text,
+ *   marker included, as text; parsing resumes at the character that broke it.
+ */
+export function createHermesParser(options: HermesParserOptions = {}): ToolCallParser {
+  return new HermesParser(parseFormatOptions(HermesParserOptionsSchema, options, 'hermes'));
+}
+
+class HermesParser extends FormatParser {
+  readonly #registry: CallRegistry;
+  readonly #start: string;
+  readonly #end: string;
+  #state: State = { kind: 'prose' };
+
+  constructor(options: z.output<typeof HermesParserOptionsSchema>) {
+    super();
+    this.#registry = new CallRegistry(options);
+    this.#start = options.startMarker;
+    this.#end = options.endMarker;
+  }
+
+  protected step(buf: string, i: number, out: EventList): number {
+    const state = this.#state;
+    switch (state.kind) {
+      case 'prose': {
+        const found = this.scanFor(buf, i, [this.#start], (t) => out.text(t));
+        if (!found) return buf.length;
+        this.#state = { kind: 'opening', raw: found.marker };
+        return found.next;
+      }
+      case 'opening': {
+        const j = skipWhitespace(buf, i);
+        state.raw += buf.slice(i, j);
+        if (j === buf.length) return j;
+        if (buf[j] !== '{') {
+          out.text(state.raw);
+          this.#state = { kind: 'prose' };
+          return j;
+        }
+        this.#state = { kind: 'call', raw: state.raw, call: new JsonCallObject(this.#registry, { argsKeys: ['arguments'], strict: false, startWhen: 'name' }) };
+        return j;
+      }
+      case 'call': {
+        const stop = state.call.write(buf, i, buf.length, out);
+        state.raw += buf.slice(i, stop);
+        if (state.call.status === 'failed') return this.#broken(state.raw, state.call, state.call.failure!, stop, out);
+        if (state.call.status === 'complete') this.#state = { kind: 'closing', raw: state.raw, call: state.call };
+        return stop;
+      }
+      case 'closing': {
+        const j = skipWhitespace(buf, i);
+        state.raw += buf.slice(i, j);
+        if (j === buf.length) return j;
+        const end = matchLiteral(buf, j, this.#end);
+        const next = matchLiteral(buf, j, this.#start);
+        if (end === 'full' || next === 'full') {
+          out.push({ type: 'call-end', callId: state.call.callId!, args: state.call.args });
+          this.#state = end === 'full' ? { kind: 'prose' } : { kind: 'opening', raw: this.#start };
+          return j + (end === 'full' ? this.#end.length : this.#start.length);
+        }
+        if (end === 'partial' || next === 'partial') return this.hold(buf, j);
+        return this.#broken(state.raw, state.call, { kind: 'malformed', reason: `expected ${this.#end} after the call` }, j, out);
+      }
+    }
+  }
+
+  protected finish(pending: string, out: EventList): void {
+    const state = this.#state;
+    this.#state = { kind: 'prose' };
+    switch (state.kind) {
+      case 'prose':
+        out.text(pending);
+        return;
+      case 'opening':
+        out.text(state.raw);
+        return;
+      case 'call':
+        state.call.end();
+        this.#broken(state.raw, state.call, state.call.failure!, 0, out);
+        return;
+      case 'closing':
+        // The object is complete and the stream's end is an explicit boundary; a cut end
+        // marker in `pending` belongs to the call's frame.
+        out.push({ type: 'call-end', callId: state.call.callId!, args: state.call.args });
+        return;
+    }
+  }
+
+  #broken(raw: string, call: JsonCallObject, failure: CallObjectFailure, resumeAt: number, out: EventList): number {
+    out.push(call.callId === undefined ? { type: 'malformed', reason: failure.reason } : { type: 'malformed', callId: call.callId, reason: failure.reason });
+    out.text(raw);
+    this.#state = { kind: 'prose' };
+    return resumeAt;
+  }
+}

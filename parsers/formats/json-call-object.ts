@@ -1,0 +1,196 @@
+import { IncrementalJsonScanner } from '../json/incremental-json-scanner.ts';
+import type { Piece } from '../parser-events.ts';
+import type { CallRegistry } from './call-options.ts';
+import type { EventList } from './event-list.ts';
+
+export interface CallObjectShape {
+  /** Keys that may hold the arguments object (`arguments`, Llama's `parameters`). */
+  argsKeys: readonly string[];
+  /**
+   * Strict: the object is a call only if every key is `name`, an args key or one of
+   * `extraKeys`; anything else makes it `not-call` (Llama JSON, which has no marker, so any `{`
+   * in prose is a candidate). Lenient: other keys are ignored (inside explicit markers).
+   */
+  strict: boolean;
+  extraKeys?: readonly string[];
+  /**
+   * When to emit call-start: as soon as the name closes (explicit markers), or only once the
+   * arguments object has also begun (Llama JSON: `{"name": "Ada", …}` in prose is not yet a call).
+   */
+  startWhen: 'name' | 'name-and-args';
+}
+
+export type CallObjectFailure = {
+  /** not-call: it was never a call (prose); rejected: a tool not in the whitelist; malformed: a broken call. */
+  kind: 'not-call' | 'rejected' | 'malformed';
+  reason: string;
+};
+
+type Queued = { args: string } | { piece: Piece; lineField?: string };
+
+/**
+ * One `{"name": …, "arguments": {…}}` object (hermes, Mistral, Llama JSON), scanned once as it
+ * streams. Keys may come in any order: until the name is known, the arguments' raw text and
+ * pieces are queued, then released in order right after call-start, so where each event lands
+ * depends only on the text, never on the split.
+ */
+export class JsonCallObject {
+  readonly #registry: CallRegistry;
+  readonly #shape: CallObjectShape;
+  readonly #scanner: IncrementalJsonScanner;
+  #status: 'pending' | 'complete' | 'failed' = 'pending';
+  #failure: CallObjectFailure | undefined;
+  #name: string | undefined;
+  #argsKey: string | undefined;
+  #argsOpen = false;
+  #args: Record<string, unknown> | undefined;
+  #callId: string | undefined;
+  #lineField: string | undefined;
+  #queue: Queued[] = [];
+
+  constructor(registry: CallRegistry, shape: CallObjectShape) {
+    this.#registry = registry;
+    this.#shape = shape;
+    const linePaths = shape.argsKeys.flatMap((key) => registry.lineFieldNames.map((field) => [key, field]));
+    this.#scanner = new IncrementalJsonScanner({ keyDepth: 1, openDepth: 1, maxFieldDepth: 1 + registry.maxFieldDepth, linePaths });
+  }
+
+  get status(): 'pending' | 'complete' | 'failed' {
+    return this.#status;
+  }
+
+  get failure(): CallObjectFailure | undefined {
+    return this.#failure;
+  }
+
+  /** Set once call-start has been emitted. */
+  get callId(): string | undefined {
+    return this.#callId;
+  }
+
+  get args(): Record<string, unknown> {
+    return this.#args ?? {};
+  }
+
+  /**
+   * Scans `text[from, to)` (the first character ever must be the object's "{"); returns where it
+   * stopped: `to`, just after the closing brace, or where the object stopped being a valid call.
+   */
+  write(text: string, from: number, to: number, out: EventList): number {
+    if (this.#status !== 'pending') return from;
+    const base = this.#scanner.offset - from;
+    const stop = this.#scanner.write(text, from, to);
+    let argsFrom = from;
+    for (const e of this.#scanner.takeEvents()) {
+      const at = e.at - base;
+      switch (e.type) {
+        case 'key': {
+          const key = e.path[0] as string;
+          if (key === 'name' ? this.#name !== undefined : this.#shape.argsKeys.includes(key) && this.#argsKey !== undefined) {
+            return this.#fail('malformed', `duplicate "${key}"`, at);
+          }
+          if (this.#shape.strict && key !== 'name' && !this.#shape.argsKeys.includes(key) && !this.#shape.extraKeys?.includes(key)) {
+            return this.#fail('not-call', `unexpected key "${key}"`, at);
+          }
+          break;
+        }
+        case 'open': {
+          const key = e.path[0];
+          if (e.path.length !== 1 || typeof key !== 'string' || !this.#shape.argsKeys.includes(key)) break;
+          if (e.kind !== 'object') return this.#fail(this.#shape.strict ? 'not-call' : 'malformed', `"${key}" must be a JSON object`, at);
+          this.#argsKey = key;
+          this.#argsOpen = true;
+          argsFrom = at;
+          if (!this.#maybeStart(out)) return at;
+          break;
+        }
+        case 'field': {
+          if (e.path.length === 1) {
+            if (e.path[0] === 'name') {
+              if (typeof e.value !== 'string') return this.#fail(this.#shape.strict ? 'not-call' : 'malformed', '"name" must be a string', at);
+              this.#name = e.value;
+              if (!this.#maybeStart(out)) return at;
+            } else if (e.path[0] === this.#argsKey) {
+              this.#emitArgs(text.slice(argsFrom, at), out);
+              this.#argsOpen = false;
+              this.#args = e.value as Record<string, unknown>;
+            }
+          } else if (e.path[0] === this.#argsKey) {
+            this.#emitArgs(text.slice(argsFrom, at), out);
+            argsFrom = at;
+            this.#emitPiece({ kind: 'field', path: e.path.slice(1), value: e.value }, undefined, out);
+          }
+          break;
+        }
+        case 'line': {
+          if (e.path[0] !== this.#argsKey) break;
+          this.#emitArgs(text.slice(argsFrom, at), out);
+          argsFrom = at;
+          this.#emitPiece({ kind: 'line', text: e.text, lineNo: e.lineNo }, e.path[1] as string, out);
+          break;
+        }
+        case 'done': {
+          const kind = this.#shape.strict ? 'not-call' : 'malformed';
+          if (this.#name === undefined) return this.#fail(kind, 'no "name"', at);
+          if (this.#args === undefined) return this.#fail(kind, `no "${this.#shape.argsKeys.join('" or "')}"`, at);
+          this.#status = 'complete';
+          break;
+        }
+        case 'error':
+          // Argument text up to the bad character goes out, however the text was split.
+          if (this.#argsOpen) this.#emitArgs(text.slice(argsFrom, at), out);
+          return this.#fail('malformed', `malformed JSON: ${e.reason}`, at);
+        default:
+          break;
+      }
+    }
+    if (this.#argsOpen) this.#emitArgs(text.slice(argsFrom, stop), out);
+    return stop;
+  }
+
+  /** The input has ended inside the object. */
+  end(): void {
+    if (this.#status !== 'pending') return;
+    this.#scanner.end();
+    this.#fail('malformed', 'truncated call', 0);
+  }
+
+  /** Emits call-start once the call is certain; false if the name is refused (then failed). */
+  #maybeStart(out: EventList): boolean {
+    if (this.#callId !== undefined || this.#name === undefined) return true;
+    if (this.#shape.startWhen === 'name-and-args' && this.#argsKey === undefined) return true;
+    const rejection = this.#registry.rejection(this.#name);
+    if (rejection !== undefined) {
+      this.#fail('rejected', rejection, 0);
+      return false;
+    }
+    const callId = this.#registry.nextCallId();
+    this.#callId = callId;
+    this.#lineField = this.#registry.lineField(this.#name);
+    out.push({ type: 'call-start', callId, name: this.#name });
+    for (const item of this.#queue) {
+      if ('args' in item) this.#emitArgs(item.args, out);
+      else this.#emitPiece(item.piece, item.lineField, out);
+    }
+    this.#queue = [];
+    return true;
+  }
+
+  #emitArgs(text: string, out: EventList): void {
+    if (text.length === 0) return;
+    if (this.#callId === undefined) this.#queue.push({ args: text });
+    else out.args(this.#callId, text);
+  }
+
+  #emitPiece(piece: Piece, lineField: string | undefined, out: EventList): void {
+    if (this.#callId === undefined) this.#queue.push({ piece, lineField });
+    else if (piece.kind !== 'line' || lineField === this.#lineField) out.push({ type: 'call-piece', callId: this.#callId, piece });
+  }
+
+  #fail(kind: CallObjectFailure['kind'], reason: string, at: number): number {
+    this.#status = 'failed';
+    this.#failure = { kind, reason };
+    this.#queue = [];
+    return at;
+  }
+}

@@ -1,0 +1,132 @@
+import { z } from 'zod';
+import type { ToolCallParser } from '../parser-events.ts';
+import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
+import type { EventList } from './event-list.ts';
+import { FormatParser, skipWhitespace } from './format-parser.ts';
+import { JsonCallObject } from './json-call-object.ts';
+
+export const Llama3JsonParserOptionsSchema = CallOptionsSchema.strict();
+export type Llama3JsonParserOptions = z.input<typeof Llama3JsonParserOptionsSchema>;
+
+const PYTHON_TAG = '<|python_tag|>';
+
+type State =
+  | { kind: 'prose' }
+  /** After `<|python_tag|>` (or after a call's ";"): whitespace, then "{" or it was prose. */
+  | { kind: 'lead'; raw: string }
+  | { kind: 'call'; raw: string; call: JsonCallObject }
+  /** A complete call; it ends at the next non-whitespace character or at end(). */
+  | { kind: 'after-call'; call: JsonCallObject; ws: string };
+
+/**
+ * Llama 3.1/3.2/3.3 JSON tool calls: `{"name": …, "parameters": {…}}` ("arguments" accepted too),
+ * anywhere in the text, several separated by ";", optionally after `<|python_tag|>`.
+ * With no marker, any "{" in prose is a candidate: it is held back only while it can still be a
+ * call — every key so far is "name", "parameters"/"arguments" or "type" — and released as text,
+ * with no event, the moment it cannot (another key, a syntax error, no name or arguments).
+ * call-start needs both the name and the start of the arguments object, so prose such as
+ * `{"name": "Ada", …}` never starts a call. A call ends at the first non-whitespace character
+ * after its object or at end(); whitespace and one ";" there are the separator before the next
+ * call, and go out as text if no call follows. `<|python_tag|>` not followed
+ * by "{" is text (raw Python after it is the `llama3-python` format's business).
+ */
+export function createLlama3JsonParser(options: Llama3JsonParserOptions = {}): ToolCallParser {
+  return new Llama3JsonParser(parseFormatOptions(Llama3JsonParserOptionsSchema, options, 'llama3_json'));
+}
+
+class Llama3JsonParser extends FormatParser {
+  readonly #registry: CallRegistry;
+  #state: State = { kind: 'prose' };
+
+  constructor(options: z.output<typeof Llama3JsonParserOptionsSchema>) {
+    super();
+    this.#registry = new CallRegistry(options);
+  }
+
+  protected step(buf: string, i: number, out: EventList): number {
+    const state = this.#state;
+    switch (state.kind) {
+      case 'prose': {
+        const found = this.scanFor(buf, i, [PYTHON_TAG, '{'], (t) => out.text(t));
+        if (!found) return buf.length;
+        if (found.marker === '{') {
+          this.#state = { kind: 'call', raw: '', call: this.#newCall() };
+          return found.next - 1;
+        }
+        this.#state = { kind: 'lead', raw: found.marker };
+        return found.next;
+      }
+      case 'lead': {
+        const j = skipWhitespace(buf, i);
+        state.raw += buf.slice(i, j);
+        if (j === buf.length) return j;
+        if (buf[j] === '{') {
+          this.#state = { kind: 'call', raw: state.raw, call: this.#newCall() };
+          return j;
+        }
+        out.text(state.raw);
+        this.#state = { kind: 'prose' };
+        return j;
+      }
+      case 'call': {
+        const stop = state.call.write(buf, i, buf.length, out);
+        state.raw += buf.slice(i, stop);
+        if (state.call.status === 'failed') {
+          const failure = state.call.failure!;
+          if (state.call.callId !== undefined || failure.kind === 'rejected') {
+            out.push(state.call.callId === undefined ? { type: 'malformed', reason: failure.reason } : { type: 'malformed', callId: state.call.callId, reason: failure.reason });
+          }
+          out.text(state.raw);
+          this.#state = { kind: 'prose' };
+          return stop;
+        }
+        if (state.call.status === 'complete') this.#state = { kind: 'after-call', call: state.call, ws: '' };
+        return stop;
+      }
+      case 'after-call': {
+        const j = skipWhitespace(buf, i);
+        state.ws += buf.slice(i, j);
+        if (j === buf.length) return j;
+        out.push({ type: 'call-end', callId: state.call.callId!, args: state.call.args });
+        // A separator (";" or whitespace) is the next call's frame, released as text if no call follows.
+        if (buf[j] === ';') {
+          this.#state = { kind: 'lead', raw: `${state.ws};` };
+          return j + 1;
+        }
+        if (buf[j] === '{') {
+          this.#state = { kind: 'call', raw: state.ws, call: this.#newCall() };
+          return j;
+        }
+        out.text(state.ws);
+        this.#state = { kind: 'prose' };
+        return j;
+      }
+    }
+  }
+
+  protected finish(pending: string, out: EventList): void {
+    const state = this.#state;
+    this.#state = { kind: 'prose' };
+    switch (state.kind) {
+      case 'prose':
+        out.text(pending);
+        return;
+      case 'lead':
+        out.text(state.raw);
+        return;
+      case 'call':
+        state.call.end();
+        if (state.call.callId !== undefined) out.push({ type: 'malformed', callId: state.call.callId, reason: state.call.failure!.reason });
+        out.text(state.raw);
+        return;
+      case 'after-call':
+        out.push({ type: 'call-end', callId: state.call.callId!, args: state.call.args });
+        out.text(state.ws);
+        return;
+    }
+  }
+
+  #newCall(): JsonCallObject {
+    return new JsonCallObject(this.#registry, { argsKeys: ['parameters', 'arguments'], strict: true, extraKeys: ['type'], startWhen: 'name-and-args' });
+  }
+}

@@ -1,0 +1,250 @@
+import { z } from 'zod';
+import type { ToolCallParser } from '../parser-events.ts';
+import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
+import type { EventList } from './event-list.ts';
+import { FormatParser, matchLiteral, skipWhitespace } from './format-parser.ts';
+import { JsonArguments } from './json-arguments.ts';
+import { JsonCallObject } from './json-call-object.ts';
+
+export const MistralParserOptionsSchema = CallOptionsSchema.strict();
+export type MistralParserOptions = z.input<typeof MistralParserOptionsSchema>;
+
+const TOOL_CALLS = '[TOOL_CALLS]';
+const ARGS = '[ARGS]';
+const CALL_ID = '[CALL_ID]';
+const MAX_NAME = 256;
+
+type Call = JsonCallObject | JsonArguments;
+
+type State =
+  | { kind: 'prose' }
+  /** After [TOOL_CALLS]: "[" (v0.3 list), "{" (one object) or a name (v11+) decides the shape. */
+  | { kind: 'opening'; raw: string }
+  /** v0.3 list: before an item ("{"), or "]" when `first`. */
+  | { kind: 'item'; raw: string; first: boolean }
+  | { kind: 'object'; raw: string; call: JsonCallObject; inList: boolean }
+  /** v0.3 list: after an item, "," or "]". */
+  | { kind: 'after-item'; raw: string; call: JsonCallObject }
+  /** v11+: the name, up to [ARGS] (optionally name[CALL_ID]id[ARGS]). */
+  | { kind: 'name'; raw: string; name: string }
+  | { kind: 'call-id'; raw: string; name: string; id: number }
+  | { kind: 'args-before'; raw: string; args: JsonArguments }
+  | { kind: 'args'; raw: string; args: JsonArguments }
+  /** A call with no end marker is complete; it ends at the next non-whitespace character or at end(). */
+  | { kind: 'after-call'; call: Call; ws: string };
+
+/**
+ * Mistral: `[TOOL_CALLS] [{"name": …, "arguments": {…}}, …]` (v0.3 tokenizers),
+ * `[TOOL_CALLS]name[ARGS]{…}` (v11+, repeated for parallel calls, with an optional
+ * `[CALL_ID]id` before `[ARGS]`), and a bare `[TOOL_CALLS]{…}` object.
+ * A list item ends at the "," or "]" after it; a call without an end marker ends at the first
+ * non-whitespace character after its JSON, or at end(). Text after the calls (e.g. after "]") is
+ * content. `[TOOL_CALLS]` followed by anything else is prose; a broken call yields `malformed`
+ * then its raw text (from the marker, or from the previous call's boundary) as text.
+ */
+export function createMistralParser(options: MistralParserOptions = {}): ToolCallParser {
+  return new MistralParser(parseFormatOptions(MistralParserOptionsSchema, options, 'mistral'));
+}
+
+class MistralParser extends FormatParser {
+  readonly #registry: CallRegistry;
+  #state: State = { kind: 'prose' };
+
+  constructor(options: z.output<typeof MistralParserOptionsSchema>) {
+    super();
+    this.#registry = new CallRegistry(options);
+  }
+
+  protected step(buf: string, i: number, out: EventList): number {
+    const state = this.#state;
+    switch (state.kind) {
+      case 'prose': {
+        const found = this.scanFor(buf, i, [TOOL_CALLS], (t) => out.text(t));
+        if (!found) return buf.length;
+        this.#state = { kind: 'opening', raw: found.marker };
+        return found.next;
+      }
+      case 'opening': {
+        const j = skipWhitespace(buf, i);
+        state.raw += buf.slice(i, j);
+        if (j === buf.length) return j;
+        const c = buf[j]!;
+        if (c === '[') {
+          this.#state = { kind: 'item', raw: state.raw + c, first: true };
+          return j + 1;
+        }
+        if (c === '{') {
+          this.#state = { kind: 'object', raw: state.raw, call: this.#newObject(), inList: false };
+          return j;
+        }
+        if (isNameChar(buf.charCodeAt(j))) {
+          this.#state = { kind: 'name', raw: state.raw, name: '' };
+          return j;
+        }
+        return this.#prose(state.raw, j, out);
+      }
+      case 'item': {
+        const j = skipWhitespace(buf, i);
+        state.raw += buf.slice(i, j);
+        if (j === buf.length) return j;
+        if (buf[j] === '{') {
+          this.#state = { kind: 'object', raw: state.raw, call: this.#newObject(), inList: true };
+          return j;
+        }
+        if (buf[j] === ']' && state.first) {
+          this.#state = { kind: 'prose' };
+          return j + 1;
+        }
+        return state.first ? this.#prose(state.raw, j, out) : this.#broken(state.raw, undefined, 'expected a call after ","', j, out);
+      }
+      case 'object': {
+        const stop = state.call.write(buf, i, buf.length, out);
+        state.raw += buf.slice(i, stop);
+        if (state.call.status === 'failed') return this.#broken(state.raw, state.call.callId, state.call.failure!.reason, stop, out);
+        if (state.call.status === 'complete') {
+          this.#state = state.inList ? { kind: 'after-item', raw: state.raw, call: state.call } : { kind: 'after-call', call: state.call, ws: '' };
+        }
+        return stop;
+      }
+      case 'after-item': {
+        const j = skipWhitespace(buf, i);
+        state.raw += buf.slice(i, j);
+        if (j === buf.length) return j;
+        if (buf[j] === ',' || buf[j] === ']') {
+          this.#end(state.call, out);
+          this.#state = buf[j] === ',' ? { kind: 'item', raw: '', first: false } : { kind: 'prose' };
+          return j + 1;
+        }
+        return this.#broken(state.raw, state.call.callId, 'expected "," or "]" after a call', j, out);
+      }
+      case 'name': {
+        // Bounded so that an overlong name fails at the same character however the text is split.
+        const room = MAX_NAME + 1 - state.name.length;
+        let j = i;
+        while (j < buf.length && j - i < room && isNameChar(buf.charCodeAt(j))) j++;
+        state.name += buf.slice(i, j);
+        state.raw += buf.slice(i, j);
+        if (state.name.length > MAX_NAME) return this.#prose(state.raw, j, out);
+        if (j === buf.length) return j;
+        const args = matchLiteral(buf, j, ARGS);
+        const callId = matchLiteral(buf, j, CALL_ID);
+        if (args === 'partial' || callId === 'partial') return this.hold(buf, j);
+        if (args === 'full') return this.#startArgs(state.raw + ARGS, state.name, j + ARGS.length, out);
+        if (callId === 'full') {
+          this.#state = { kind: 'call-id', raw: state.raw + CALL_ID, name: state.name, id: 0 };
+          return j + CALL_ID.length;
+        }
+        return this.#prose(state.raw, j, out);
+      }
+      case 'call-id': {
+        const room = MAX_NAME + 1 - state.id;
+        let j = i;
+        while (j < buf.length && j - i < room && buf[j] !== '[') j++;
+        state.raw += buf.slice(i, j);
+        state.id += j - i;
+        if (state.id > MAX_NAME) return this.#prose(state.raw, j, out);
+        if (j === buf.length) return j;
+        const args = matchLiteral(buf, j, ARGS);
+        if (args === 'partial') return this.hold(buf, j);
+        if (args === 'full') return this.#startArgs(state.raw + ARGS, state.name, j + ARGS.length, out);
+        return this.#prose(state.raw, j, out);
+      }
+      case 'args-before': {
+        const j = skipWhitespace(buf, i);
+        state.raw += buf.slice(i, j);
+        if (j === buf.length) return j;
+        this.#state = { kind: 'args', raw: state.raw, args: state.args };
+        return j;
+      }
+      case 'args': {
+        const stop = state.args.write(buf, i, buf.length, out);
+        state.raw += buf.slice(i, stop);
+        if (state.args.status === 'failed') return this.#broken(state.raw, state.args.callId, state.args.failure, stop, out);
+        if (state.args.status === 'complete') this.#state = { kind: 'after-call', call: state.args, ws: '' };
+        return stop;
+      }
+      case 'after-call': {
+        const j = skipWhitespace(buf, i);
+        state.ws += buf.slice(i, j);
+        if (j === buf.length) return j;
+        this.#end(state.call, out);
+        out.text(state.ws);
+        this.#state = { kind: 'prose' };
+        return j;
+      }
+    }
+  }
+
+  protected finish(pending: string, out: EventList): void {
+    const state = this.#state;
+    this.#state = { kind: 'prose' };
+    switch (state.kind) {
+      case 'prose':
+        out.text(pending);
+        return;
+      case 'opening':
+      case 'name':
+      case 'call-id':
+        out.text(state.raw + pending);
+        return;
+      case 'item':
+        if (state.first) out.text(state.raw);
+        else this.#broken(state.raw, undefined, 'truncated call list', 0, out);
+        return;
+      case 'object':
+        state.call.end();
+        this.#broken(state.raw, state.call.callId, state.call.failure!.reason, 0, out);
+        return;
+      case 'after-item':
+        // A complete object whose list was cut: the end of the stream is its boundary.
+        this.#end(state.call, out);
+        return;
+      case 'args-before':
+      case 'args':
+        state.args.end();
+        this.#broken(state.raw, state.args.callId, state.args.failure, 0, out);
+        return;
+      case 'after-call':
+        this.#end(state.call, out);
+        out.text(state.ws);
+        return;
+    }
+  }
+
+  #newObject(): JsonCallObject {
+    return new JsonCallObject(this.#registry, { argsKeys: ['arguments'], strict: false, extraKeys: ['id'], startWhen: 'name' });
+  }
+
+  #startArgs(raw: string, name: string, next: number, out: EventList): number {
+    const rejection = this.#registry.rejection(name);
+    if (rejection !== undefined) return this.#broken(raw, undefined, rejection, next, out);
+    const callId = this.#registry.nextCallId();
+    out.push({ type: 'call-start', callId, name });
+    const args = new JsonArguments(callId, { lineField: this.#registry.lineField(name), maxFieldDepth: this.#registry.maxFieldDepth });
+    this.#state = { kind: 'args-before', raw, args };
+    return next;
+  }
+
+  #end(call: Call, out: EventList): void {
+    out.push({ type: 'call-end', callId: call.callId!, args: call.args });
+  }
+
+  /** Never a call: the frame so far is prose. */
+  #prose(raw: string, resumeAt: number, out: EventList): number {
+    out.text(raw);
+    this.#state = { kind: 'prose' };
+    return resumeAt;
+  }
+
+  #broken(raw: string, callId: string | undefined, reason: string, resumeAt: number, out: EventList): number {
+    out.push(callId === undefined ? { type: 'malformed', reason } : { type: 'malformed', callId, reason });
+    out.text(raw);
+    this.#state = { kind: 'prose' };
+    return resumeAt;
+  }
+}
+
+/** Function names as OpenAI allows them (letters, digits, "_", "-"), plus "." for namespaces. */
+function isNameChar(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 45 || c === 46;
+}

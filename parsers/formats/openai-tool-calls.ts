@@ -1,0 +1,184 @@
+import { z } from 'zod';
+import type { ToolCallDeltaPart } from '../../llm-client/upstream-parts.ts';
+import type { ParserEvent, ToolCallParser } from '../parser-events.ts';
+import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
+import { EventList, type Carry } from './event-list.ts';
+import { JsonArguments } from './json-arguments.ts';
+
+export const OpenAIToolCallsOptionsSchema = CallOptionsSchema.extend({
+  /** Use the upstream's call ids (when it sends them) instead of callIdPrefix + counter. */
+  upstreamIds: z.boolean().default(false),
+}).strict();
+export type OpenAIToolCallsOptions = z.input<typeof OpenAIToolCallsOptionsSchema>;
+
+/** A tool-call fragment as an OpenAI-compatible server streams it in `delta.tool_calls`. */
+export type ToolCallDelta = Pick<ToolCallDeltaPart, 'index' | 'id' | 'name' | 'arguments'>;
+
+/** The same events as the text formats, for upstreams that parse tool calls server-side. */
+export interface OpenAIToolCallsParser extends ToolCallParser {
+  /** Content text, passed through unchanged. */
+  push(delta: string): ParserEvent[];
+  pushToolCallDelta(part: ToolCallDelta): ParserEvent[];
+  /** The upstream's finish_reason: every open call ends here. */
+  finish(reason: string): ParserEvent[];
+}
+
+interface Call {
+  index: number;
+  callId: string | undefined;
+  upstreamId: string | undefined;
+  name: string | undefined;
+  /** Argument text that arrived before the name. */
+  early: string;
+  args: JsonArguments | undefined;
+  /** Set once the call has ended, failed or been refused: later fragments are ignored. */
+  closed: boolean;
+}
+
+/**
+ * Adapts `delta.tool_calls` fragments ({index, id?, name?, arguments?}) to parser events:
+ * call-start when the name arrives (the name comes whole, as OpenAI, vLLM and SGLang send it;
+ * argument text before it is queued), call-args with each fragment exactly as received, field
+ * and line pieces through the incremental scanner, and call-end only at an explicit boundary —
+ * a fragment for the next index, finish(), or end() — never because the arguments parse.
+ * A call whose arguments are incomplete at that boundary (max_tokens) is `malformed`; so is
+ * non-whitespace after its closing brace, a fragment for a call that already ended, or (with a
+ * `tools` whitelist) an unknown name. Arguments that are empty or only whitespace mean `{}`.
+ */
+export function createOpenAIToolCallsParser(options: OpenAIToolCallsOptions = {}): OpenAIToolCallsParser {
+  return new OpenAIToolCalls(parseFormatOptions(OpenAIToolCallsOptionsSchema, options, 'openai-tool-calls'));
+}
+
+class OpenAIToolCalls implements OpenAIToolCallsParser {
+  readonly #registry: CallRegistry;
+  readonly #upstreamIds: boolean;
+  readonly #calls = new Map<number, Call>();
+  #current: Call | undefined;
+  #carry: Carry | undefined;
+  #ended = false;
+
+  constructor(options: z.output<typeof OpenAIToolCallsOptionsSchema>) {
+    this.#registry = new CallRegistry(options);
+    this.#upstreamIds = options.upstreamIds;
+  }
+
+  push(delta: string): ParserEvent[] {
+    return this.#run((out) => out.text(delta));
+  }
+
+  pushToolCallDelta(part: ToolCallDelta): ParserEvent[] {
+    return this.#run((out) => {
+      let call = this.#calls.get(part.index);
+      if (call !== this.#current && this.#current) this.#close(this.#current, out);
+      if (!call) {
+        call = { index: part.index, callId: undefined, upstreamId: undefined, name: undefined, early: '', args: undefined, closed: false };
+        this.#calls.set(part.index, call);
+      } else if (call.closed) {
+        // The call's own events are over (call-end or malformed), so this one names no call id.
+        if (call !== this.#current) out.push({ type: 'malformed', reason: `fragment for tool call ${part.index}, which has ended` });
+        this.#current = undefined;
+        return;
+      }
+      this.#current = call;
+      if (part.id !== undefined) call.upstreamId ??= part.id;
+      if (part.name !== undefined && call.name === undefined && part.name.length > 0) this.#start(call, part.name, out);
+      if (part.arguments !== undefined && !call.closed) {
+        if (call.args) this.#args(call, part.arguments, out);
+        else call.early += part.arguments;
+      }
+    });
+  }
+
+  finish(_reason: string): ParserEvent[] {
+    return this.#run((out) => this.#closeCurrent(out));
+  }
+
+  end(): ParserEvent[] {
+    if (this.#ended) return [];
+    const events = this.#run((out) => this.#closeCurrent(out), false);
+    this.#ended = true;
+    return events;
+  }
+
+  #run(body: (out: EventList) => void, keepCarry = true): ParserEvent[] {
+    if (this.#ended) throw new Error('push after end()');
+    const out = new EventList(this.#carry);
+    this.#carry = undefined;
+    body(out);
+    if (keepCarry) this.#carry = out.takeCarry();
+    return out.events;
+  }
+
+  #start(call: Call, name: string, out: EventList): void {
+    call.name = name;
+    const rejection = this.#registry.rejection(name);
+    if (rejection !== undefined) {
+      this.#malformed(call, rejection, out);
+      return;
+    }
+    call.callId = this.#upstreamIds && call.upstreamId ? call.upstreamId : this.#registry.nextCallId();
+    out.push({ type: 'call-start', callId: call.callId, name });
+    call.args = new JsonArguments(call.callId, { lineField: this.#registry.lineField(name), maxFieldDepth: this.#registry.maxFieldDepth });
+    if (call.early.length > 0) this.#args(call, call.early, out);
+    call.early = '';
+  }
+
+  #args(call: Call, text: string, out: EventList): void {
+    const args = call.args!;
+    let i = 0;
+    while (i < text.length) {
+      if (!args.started || args.status === 'complete') {
+        // Whitespace around the object is raw argument text, but not part of the JSON value.
+        let j = i;
+        while (j < text.length && isWhitespace(text.charCodeAt(j))) j++;
+        out.args(call.callId!, text.slice(i, j));
+        if (j === text.length) return;
+        if (args.status === 'complete') {
+          this.#malformed(call, 'text after the arguments object', out);
+          return;
+        }
+        i = j;
+      }
+      i = args.write(text, i, text.length, out);
+      if (args.status === 'failed') {
+        this.#malformed(call, args.failure, out);
+        return;
+      }
+    }
+  }
+
+  #closeCurrent(out: EventList): void {
+    if (this.#current) this.#close(this.#current, out);
+    this.#current = undefined;
+  }
+
+  #close(call: Call, out: EventList): void {
+    if (call.closed) return;
+    if (call.name === undefined) {
+      this.#malformed(call, 'tool call without a name', out);
+      return;
+    }
+    const args = call.args!;
+    if (!args.started) {
+      call.closed = true;
+      out.push({ type: 'call-end', callId: call.callId!, args: {} });
+      return;
+    }
+    if (args.status === 'pending') args.end();
+    if (args.status === 'complete') {
+      call.closed = true;
+      out.push({ type: 'call-end', callId: call.callId!, args: args.args });
+    } else {
+      this.#malformed(call, args.failure, out);
+    }
+  }
+
+  #malformed(call: Call, reason: string, out: EventList): void {
+    call.closed = true;
+    out.push(call.callId === undefined ? { type: 'malformed', reason } : { type: 'malformed', callId: call.callId, reason });
+  }
+}
+
+function isWhitespace(c: number): boolean {
+  return c === 32 || c === 10 || c === 13 || c === 9;
+}

@@ -1,0 +1,171 @@
+import { z } from 'zod';
+import { searchMarkers } from '../marker-search.ts';
+import type { ParserEvent, ToolCallParser } from '../parser-events.ts';
+import { EventOutput } from './event-output.ts';
+import { parseParserOptions } from './parser-options.ts';
+
+export const PythonTagParserOptionsSchema = z
+  .object({
+    /** The tool each call goes to. */
+    toolName: z.string().min(1).default('python'),
+    /** Call ids are this prefix plus a per-parser counter (1, 2, …), so they are deterministic. */
+    callIdPrefix: z.string().default('call_'),
+    /** The token that opens raw code. */
+    tag: z.string().min(1).default('<|python_tag|>'),
+    /** Tokens that end the code (Llama 3.1: end of message, expecting a tool result; end of turn). */
+    endTokens: z.array(z.string().min(1)).min(1).default(['<|eom_id|>', '<|eot_id|>']),
+  })
+  .strict();
+
+export type PythonTagParserOptions = z.input<typeof PythonTagParserOptionsSchema>;
+
+/**
+ * Llama 3.1/3.2/3.3 code interpreter output: `<|python_tag|>` then raw Python until
+ * `<|eom_id|>` / `<|eot_id|>` (or the end of the output: these are stop tokens an engine
+ * usually strips). The code after the tag, exactly, is one call to `toolName`:
+ * - `call-start` at the first character after the tag (and any whitespace) that is not `{`:
+ *   `<|python_tag|>{…}` is Llama's JSON tool call, which the llama3_json parser owns; here it
+ *   is not a call, and the tag and what follows are released as content unchanged;
+ * - a `line` piece per code line, at its "\n"; the last line (without "\n") at the end token
+ *   or `end()`; `call-args` carries the arguments as JSON, `{"code":"` then each line's
+ *   JSON-escaped text with its piece, `"}` at the end, so it concatenates to
+ *   `JSON.stringify({code})`;
+ * - `call-end` {code} at the end token (dropped, never content) or at `end()`.
+ * Built-in tool calls such as `brave_search.call(query="…")` are Python too and arrive as
+ * code. Everything outside the tag's code is content, unchanged.
+ */
+export function createPythonTagParser(options: PythonTagParserOptions = {}): ToolCallParser {
+  return new PythonTagParser(parseParserOptions(PythonTagParserOptionsSchema, options, 'python-tag'));
+}
+
+interface OpenCall {
+  callId: string;
+  code: string;
+  line: string;
+  lineNo: number;
+}
+
+class PythonTagParser implements ToolCallParser {
+  readonly #options: z.output<typeof PythonTagParserOptionsSchema>;
+  readonly #out = new EventOutput();
+  #mode: 'prose' | 'after-tag' | 'code' = 'prose';
+  /** Input not decided yet: a possible marker, or the whitespace after the tag. */
+  #held = '';
+  #call: OpenCall | undefined;
+  #calls = 0;
+  #ended = false;
+
+  constructor(options: z.output<typeof PythonTagParserOptionsSchema>) {
+    this.#options = options;
+  }
+
+  push(delta: string): ParserEvent[] {
+    if (this.#ended) throw new Error('push() after end()');
+    this.#run(delta, false);
+    return this.#out.take();
+  }
+
+  end(): ParserEvent[] {
+    if (this.#ended) return [];
+    this.#ended = true;
+    this.#run('', true);
+    if (this.#mode === 'after-tag') {
+      // Only whitespace followed the tag: still code, as the tag promised.
+      const code = this.#held;
+      this.#held = '';
+      this.#start();
+      this.#code(code, true);
+    }
+    if (this.#call !== undefined) this.#endCall();
+    return this.#out.take(true);
+  }
+
+  #run(delta: string, final: boolean): void {
+    let input = this.#held + delta;
+    this.#held = '';
+    while (input !== '') {
+      if (this.#mode === 'prose') input = this.#prose(input, final);
+      else if (this.#mode === 'after-tag') input = this.#afterTag(input);
+      else input = this.#code(input, final);
+    }
+  }
+
+  #prose(input: string, final: boolean): string {
+    const found = searchMarkers(input, [this.#options.tag]);
+    if (!found.found) {
+      const holdFrom = final ? input.length : found.holdFrom;
+      this.#out.text(input.slice(0, holdFrom));
+      this.#held = input.slice(holdFrom);
+      return '';
+    }
+    this.#out.text(input.slice(0, found.index));
+    this.#mode = 'after-tag';
+    return input.slice(found.index + found.marker.length);
+  }
+
+  /** `input` follows the tag (plus the whitespace held so far). */
+  #afterTag(input: string): string {
+    let i = 0;
+    while (i < input.length && isSpace(input[i]!)) i++;
+    if (i === input.length) {
+      this.#held = input;
+      return '';
+    }
+    if (input[i] === '{') {
+      this.#out.text(this.#options.tag + input.slice(0, i));
+      this.#mode = 'prose';
+      return input.slice(i);
+    }
+    this.#start();
+    return input;
+  }
+
+  #start(): void {
+    this.#calls += 1;
+    const callId = `${this.#options.callIdPrefix}${this.#calls}`;
+    this.#call = { callId, code: '', line: '', lineNo: 0 };
+    this.#mode = 'code';
+    this.#out.event({ type: 'call-start', callId, name: this.#options.toolName });
+    this.#out.event({ type: 'call-args', callId, text: '{"code":"' });
+  }
+
+  #code(input: string, final: boolean): string {
+    const found = searchMarkers(input, this.#options.endTokens);
+    const certain = found.found ? found.index : final ? input.length : found.holdFrom;
+    let from = 0;
+    for (let newline = input.indexOf('\n'); newline !== -1 && newline < certain; newline = input.indexOf('\n', from)) {
+      this.#line(input.slice(from, newline + 1));
+      from = newline + 1;
+    }
+    this.#call!.line += input.slice(from, certain);
+    if (!found.found) {
+      this.#held = input.slice(certain);
+      return '';
+    }
+    this.#endCall();
+    return input.slice(found.index + found.marker.length);
+  }
+
+  #line(rest: string): void {
+    const call = this.#call!;
+    const text = call.line + rest;
+    call.line = '';
+    call.lineNo += 1;
+    call.code += text;
+    this.#out.event({ type: 'call-piece', callId: call.callId, piece: { kind: 'line', text, lineNo: call.lineNo } });
+    this.#out.event({ type: 'call-args', callId: call.callId, text: JSON.stringify(text).slice(1, -1) });
+  }
+
+  #endCall(): void {
+    const call = this.#call!;
+    if (call.line !== '') this.#line('');
+    this.#out.event({ type: 'call-args', callId: call.callId, text: '"}' });
+    this.#out.event({ type: 'call-end', callId: call.callId, args: { code: call.code } });
+    this.#call = undefined;
+    this.#mode = 'prose';
+  }
+}
+
+function isSpace(c: string): boolean {
+  return c === ' ' || c === '\t' || c === '\n' || c === '\r';
+}

@@ -1,0 +1,182 @@
+import { PythonLexer, PythonSyntaxError, type PythonToken } from './python-literal-lexer.ts';
+
+type Frame =
+  | { kind: 'list' | 'tuple'; items: unknown[]; expectItem: boolean; sawComma: boolean }
+  | { kind: 'dict'; object: Record<string, unknown>; key: string; state: 'key' | 'colon' | 'value' | 'comma' };
+
+const CLOSER = { list: ']', tuple: ')', dict: '}' } as const;
+
+/**
+ * Builds one Python literal (what `ast.literal_eval` accepts, minus sets, bytes and complex
+ * numbers) from tokens, as its JSON value: tuples become arrays, dict keys become strings the
+ * way `json.dumps` writes them. Tokens are offered one by one; `offer` answers false for the
+ * first token that is not part of the value, which is how the caller learns the value closed:
+ * adjacent strings concatenate, so a string is complete only once a non-string token follows.
+ */
+export class PythonValueParser {
+  #stack: Frame[] = [];
+  #done = false;
+  #value: unknown;
+  #pendingString: string | undefined;
+  #sign: 1 | -1 | undefined;
+
+  /** Whether `token` belongs to the value; false means the value is complete (see `value`). */
+  offer(token: PythonToken): boolean {
+    if (this.#pendingString !== undefined) {
+      if (token.kind === 'string') {
+        this.#pendingString += token.value;
+        return true;
+      }
+      const text = this.#pendingString;
+      this.#pendingString = undefined;
+      this.#deliver(text);
+    }
+    if (this.#done) return false;
+    if (this.#sign !== undefined) {
+      if (token.kind !== 'number') throw new PythonSyntaxError('a sign must be followed by a number');
+      // `+ 0` turns -0 into 0, which is what JSON can carry.
+      const value = this.#sign * token.value + 0;
+      this.#sign = undefined;
+      this.#deliver(value);
+      return true;
+    }
+    const frame = this.#stack[this.#stack.length - 1];
+    if (frame === undefined || (frame.kind !== 'dict' && frame.expectItem) || (frame.kind === 'dict' && (frame.state === 'key' || frame.state === 'value'))) {
+      this.#valueToken(token, frame);
+      return true;
+    }
+    if (frame.kind === 'dict' && frame.state === 'colon') {
+      if (token.kind !== 'punct' || token.value !== ':') throw new PythonSyntaxError("expected ':' after a dict key");
+      frame.state = 'value';
+      return true;
+    }
+    // After an item: a comma or the closing bracket.
+    if (token.kind === 'punct' && token.value === ',') {
+      if (frame.kind === 'dict') frame.state = 'key';
+      else {
+        frame.expectItem = true;
+        frame.sawComma = true;
+      }
+      return true;
+    }
+    if (token.kind === 'punct' && token.value === CLOSER[frame.kind]) {
+      this.#close();
+      return true;
+    }
+    throw new PythonSyntaxError(`expected ',' or '${CLOSER[frame.kind]}' in a ${frame.kind}`);
+  }
+
+  /** The value, once complete. */
+  get value(): unknown {
+    return this.#value;
+  }
+
+  /** End of input: the value, or an error if it is incomplete. */
+  finish(): unknown {
+    if (this.#pendingString !== undefined) {
+      const text = this.#pendingString;
+      this.#pendingString = undefined;
+      this.#deliver(text);
+    }
+    if (!this.#done) throw new PythonSyntaxError('incomplete value');
+    return this.#value;
+  }
+
+  #valueToken(token: PythonToken, frame: Frame | undefined): void {
+    switch (token.kind) {
+      case 'string':
+        this.#pendingString = token.value;
+        return;
+      case 'number':
+        this.#deliver(token.value);
+        return;
+      case 'name':
+        if (token.value === 'True') this.#deliver(true);
+        else if (token.value === 'False') this.#deliver(false);
+        else if (token.value === 'None') this.#deliver(null);
+        else throw new PythonSyntaxError(`arguments must be literals, not the name ${token.value}`);
+        return;
+      case 'punct':
+        switch (token.value) {
+          case '[':
+            this.#stack.push({ kind: 'list', items: [], expectItem: true, sawComma: false });
+            return;
+          case '(':
+            this.#stack.push({ kind: 'tuple', items: [], expectItem: true, sawComma: false });
+            return;
+          case '{':
+            this.#stack.push({ kind: 'dict', object: {}, key: '', state: 'key' });
+            return;
+          case '-':
+          case '+':
+            this.#sign = token.value === '-' ? -1 : 1;
+            return;
+          default:
+            // An empty container, or a trailing comma: `[]`, `(1,)`, `{'a': 1,}`.
+            if (frame !== undefined && token.value === CLOSER[frame.kind] && (frame.kind !== 'dict' || frame.state === 'key')) {
+              this.#close();
+              return;
+            }
+            throw new PythonSyntaxError(`expected a value, got '${token.value}'`);
+        }
+    }
+  }
+
+  #close(): void {
+    const frame = this.#stack.pop()!;
+    if (frame.kind === 'dict') this.#deliver(frame.object);
+    else if (frame.kind === 'tuple' && frame.items.length === 1 && !frame.sawComma) this.#deliver(frame.items[0]);
+    else this.#deliver(frame.items);
+  }
+
+  #deliver(value: unknown): void {
+    const frame = this.#stack[this.#stack.length - 1];
+    if (frame === undefined) {
+      this.#done = true;
+      this.#value = value;
+    } else if (frame.kind !== 'dict') {
+      frame.items.push(value);
+      frame.expectItem = false;
+    } else if (frame.state === 'key') {
+      frame.key = dictKey(value);
+      frame.state = 'colon';
+    } else {
+      setOwn(frame.object, frame.key, value);
+      frame.state = 'comma';
+    }
+  }
+}
+
+/** Sets a property without the `__proto__` setter getting in the way. */
+export function setOwn(object: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** `json.dumps` turns keys that are not strings into strings; containers cannot be keys. */
+function dictKey(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return JSON.stringify(value);
+  throw new PythonSyntaxError('dict keys must be strings, numbers, booleans or None');
+}
+
+/** The Python literal `text` as JSON, or undefined if it is not exactly one literal. */
+export function parsePythonLiteral(text: string): { value: unknown } | undefined {
+  const parser = new PythonValueParser();
+  const lexer = new PythonLexer((token) => {
+    if (!parser.offer(token)) throw new PythonSyntaxError('text after the value');
+  });
+  try {
+    lexer.feed(text);
+    lexer.finish();
+    return { value: parser.finish() };
+  } catch (error) {
+    if (error instanceof PythonSyntaxError) return undefined;
+    throw error;
+  }
+}
+
+/** Positional call arguments `a, b` (the inside of a call's parentheses) as an array. */
+export function parsePythonArguments(text: string): unknown[] | undefined {
+  const parsed = parsePythonLiteral(`[${text}\n]`);
+  return parsed === undefined ? undefined : (parsed.value as unknown[]);
+}

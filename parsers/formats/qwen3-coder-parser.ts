@@ -1,0 +1,341 @@
+import { z } from 'zod';
+import { searchMarkers } from '../marker-search.ts';
+import type { ParserEvent, ToolCallParser } from '../parser-events.ts';
+import { EventOutput } from './event-output.ts';
+import { parseParserOptions } from './parser-options.ts';
+import { setOwn } from './python-value-parser.ts';
+import { convertParameter, parameterTypes, ToolDefinitionSchema } from './schema-typed-value.ts';
+import { XmlParameterValue } from './xml-parameter-value.ts';
+
+export const Qwen3CoderParserOptionsSchema = z
+  .object({
+    /** Call ids are this prefix plus a per-parser counter (1, 2, …), so they are deterministic. */
+    callIdPrefix: z.string().default('call_'),
+    /** The request's `tools` (OpenAI shape): parameter values are converted to their schema types (else text). */
+    toolDefinitions: z.array(ToolDefinitionSchema).optional(),
+    /**
+     * Tool name → parameter whose value is code ("*" matches any tool): each completed line of
+     * it is also a `line` piece while it streams.
+     */
+    lineFields: z.record(z.string().min(1), z.string().min(1)).default({ python: 'code' }),
+  })
+  .strict();
+
+export type Qwen3CoderParserOptions = z.input<typeof Qwen3CoderParserOptionsSchema>;
+
+const TOOL_CALL = '<tool_call>';
+const TOOL_CALL_END = '</tool_call>';
+const FUNCTION = '<function=';
+const FUNCTION_END = '</function>';
+const PARAMETER = '<parameter=';
+const PARAMETER_END = '</parameter>';
+const VALUE_ENDS = [PARAMETER_END, PARAMETER, FUNCTION_END, TOOL_CALL_END];
+const BODY_MARKERS = [PARAMETER, FUNCTION_END, TOOL_CALL_END];
+const BETWEEN_MARKERS = [FUNCTION, TOOL_CALL_END];
+
+type Mode = 'prose' | 'candidate' | 'function-name' | 'body' | 'parameter-name' | 'value' | 'between';
+
+interface OpenCall {
+  callId: string;
+  name: string;
+  args: Record<string, unknown>;
+  params: number;
+  lineNo: number;
+}
+
+/**
+ * Qwen3-Coder's XML tool calls (vLLM's `qwen3_coder` parser):
+ * `<tool_call>\n<function=name>\n<parameter=p>\nvalue\n</parameter>\n…</function>\n</tool_call>`.
+ *
+ * A call starts (`call-start`) at the `>` of `<function=name>`, if `<tool_call>` is followed by
+ * nothing but whitespace and that; otherwise `<tool_call>` was prose and is released as text.
+ * A parameter value is raw text up to `</parameter>` (or, as vLLM tolerates, the next
+ * `<parameter=`, `</function>` or `</tool_call>`), minus one leading and one trailing "\n".
+ * At that end marker come a `field` piece {path: [name], value} and a `call-args` fragment:
+ * values are converted with the tool's schema types when `toolDefinitions` are given (see
+ * convertParameter), else strings; `call-args` is JSON built one parameter at a time,
+ * `{"p":value` then `,"q":value` and `}` at the end, since the model's text is not JSON.
+ * The `lineFields` parameter of a tool (code) also yields a `line` piece per completed line
+ * while it streams; a line is certain once a character after its "\n" is (the value's last
+ * "\n" is not its own), and the lines concatenate to the final value.
+ * `call-end` comes at `</function>` (or `</tool_call>`); several functions may share a block.
+ * Whitespace inside the block is not content; a function body holding anything but
+ * parameters, or cut off by `end()`, is `malformed` (no `call-end`), after which the raw text
+ * since the last finished call is released as content and scanning resumes as prose.
+ */
+export function createQwen3CoderParser(options: Qwen3CoderParserOptions = {}): ToolCallParser {
+  return new Qwen3CoderParser(parseParserOptions(Qwen3CoderParserOptionsSchema, options, 'qwen3-coder'));
+}
+
+class Qwen3CoderParser implements ToolCallParser {
+  readonly #types;
+  readonly #lineFields: Record<string, string>;
+  readonly #prefix: string;
+  readonly #out = new EventOutput();
+  #mode: Mode = 'prose';
+  /** Input not decided yet (a possible marker), processed again with the next delta. */
+  #held = '';
+  /** Text consumed since the last finished call, released as content if the call fails. */
+  #raw = '';
+  #call: OpenCall | undefined;
+  /** The function or parameter name being read. */
+  #name = '';
+  #value: XmlParameterValue | undefined;
+  #calls = 0;
+  #ended = false;
+
+  constructor(options: z.output<typeof Qwen3CoderParserOptionsSchema>) {
+    this.#types = parameterTypes(options.toolDefinitions);
+    this.#lineFields = options.lineFields;
+    this.#prefix = options.callIdPrefix;
+  }
+
+  push(delta: string): ParserEvent[] {
+    if (this.#ended) throw new Error('push() after end()');
+    this.#run(delta, false);
+    return this.#out.take();
+  }
+
+  end(): ParserEvent[] {
+    if (this.#ended) return [];
+    this.#ended = true;
+    this.#run('', true);
+    switch (this.#mode) {
+      case 'prose':
+        break;
+      case 'between':
+        // Every call has ended; only the closing </tool_call> is missing.
+        this.#out.text(this.#raw);
+        break;
+      case 'candidate':
+        this.#fail('the output ended inside <tool_call> before a function name');
+        break;
+      default:
+        this.#fail(`the output ended inside ${this.#call ? `the call to ${this.#call.name}` : '<tool_call>'}`);
+    }
+    return this.#out.take(true);
+  }
+
+  #run(delta: string, final: boolean): void {
+    let input = this.#held + delta;
+    this.#held = '';
+    while (input !== '') {
+      const rest = this.#step(input, final);
+      if (rest === undefined) {
+        // Undecided: wait for more text (at the end, `end()` settles it).
+        if (!final) this.#held = input;
+        else this.#raw += input;
+        return;
+      }
+      input = rest;
+    }
+  }
+
+  /**
+   * Consumes a prefix of `input` and returns the rest; undefined means all of `input` is
+   * undecided (prose and values keep their own undecided tail in `#held` and return '').
+   */
+  #step(input: string, final: boolean): string | undefined {
+    switch (this.#mode) {
+      case 'prose': {
+        const found = searchMarkers(input, [TOOL_CALL]);
+        if (!found.found) {
+          const holdFrom = final ? input.length : found.holdFrom;
+          this.#out.text(input.slice(0, holdFrom));
+          this.#held = input.slice(holdFrom);
+          return '';
+        }
+        this.#out.text(input.slice(0, found.index));
+        this.#mode = 'candidate';
+        this.#raw = TOOL_CALL;
+        return input.slice(found.index + TOOL_CALL.length);
+      }
+      case 'candidate':
+        return this.#candidate(input);
+      case 'function-name':
+      case 'parameter-name':
+        return this.#readName(input);
+      case 'body':
+      case 'between': {
+        let i = 0;
+        while (i < input.length && isSpace(input[i]!)) i++;
+        if (i > 0) {
+          this.#raw += input.slice(0, i);
+          return input.slice(i);
+        }
+        const at = input;
+        const markers = this.#mode === 'body' ? BODY_MARKERS : BETWEEN_MARKERS;
+        const marker = markers.find((m) => at.startsWith(m));
+        if (marker !== undefined) {
+          this.#raw += marker;
+          this.#marker(marker);
+          return at.slice(marker.length);
+        }
+        if (markers.some((m) => m.startsWith(at))) return undefined;
+        if (this.#mode === 'body') {
+          // The reason names only the first character: how much more has arrived depends on the split.
+          this.#fail(`unexpected text inside <function=${this.#call!.name}> at ${JSON.stringify(at[0])}`);
+        } else {
+          // No </tool_call> after the last function: the block is over, and what follows is content.
+          this.#out.text(this.#raw);
+          this.#raw = '';
+          this.#mode = 'prose';
+        }
+        return at;
+      }
+      case 'value':
+        return this.#valueText(input, final);
+    }
+  }
+
+  /** After `<tool_call>`: whitespace, then `<function=name>` makes it a call; anything else, prose. */
+  #candidate(input: string): string | undefined {
+    let i = 0;
+    while (i < input.length && isSpace(input[i]!)) i++;
+    const at = input.slice(i);
+    if (at.startsWith(FUNCTION)) {
+      const after = at.slice(FUNCTION.length);
+      const close = after.indexOf('>');
+      const name = close === -1 ? after : after.slice(0, close);
+      if (isName(name) && close > 0) {
+        this.#raw += input.slice(0, i + FUNCTION.length + close + 1);
+        this.#startCall(name);
+        return after.slice(close + 1);
+      }
+      if (isName(name) && close === -1) return undefined;
+    } else if (FUNCTION.startsWith(at)) {
+      return undefined;
+    }
+    // A literal "<tool_call>" in prose: it is content, and so is what follows.
+    this.#out.text(TOOL_CALL);
+    this.#raw = '';
+    this.#mode = 'prose';
+    return input;
+  }
+
+  #readName(input: string): string | undefined {
+    const close = input.indexOf('>');
+    const part = close === -1 ? input : input.slice(0, close);
+    if (!isName(this.#name + part) || (close === 0 && this.#name === '')) {
+      const what = this.#mode === 'function-name' ? 'function' : 'parameter';
+      const bad = part.search(/[\s<]/);
+      const at = bad === -1 ? close : bad;
+      this.#raw += input.slice(0, at);
+      this.#fail(`invalid ${what} name ${JSON.stringify(this.#name + input.slice(0, at))}`);
+      return input.slice(at);
+    }
+    this.#name += part;
+    this.#raw += input.slice(0, close === -1 ? input.length : close + 1);
+    if (close === -1) return '';
+    const name = this.#name;
+    this.#name = '';
+    if (this.#mode === 'function-name') {
+      this.#startCall(name);
+    } else {
+      this.#mode = 'value';
+      this.#value = new XmlParameterValue(name, this.#isLineField(name));
+    }
+    return input.slice(close + 1);
+  }
+
+  #valueText(input: string, final: boolean): string {
+    const found = searchMarkers(input, VALUE_ENDS);
+    const certain = found.found ? found.index : final ? input.length : found.holdFrom;
+    this.#raw += input.slice(0, certain);
+    for (const line of this.#value!.append(input.slice(0, certain))) this.#line(line);
+    if (!found.found) {
+      this.#held = input.slice(certain);
+      return '';
+    }
+    this.#raw += found.marker;
+    this.#endParameter();
+    this.#marker(found.marker);
+    return input.slice(found.index + found.marker.length);
+  }
+
+  #isLineField(parameter: string): boolean {
+    const name = this.#call!.name;
+    const field = Object.hasOwn(this.#lineFields, name) ? this.#lineFields[name] : this.#lineFields['*'];
+    return field === parameter;
+  }
+
+  #line(text: string): void {
+    const call = this.#call!;
+    call.lineNo += 1;
+    this.#out.event({ type: 'call-piece', callId: call.callId, piece: { kind: 'line', text, lineNo: call.lineNo } });
+  }
+
+  #endParameter(): void {
+    const call = this.#call!;
+    const parameter = this.#value!;
+    this.#value = undefined;
+    const { value: raw, lastLine } = parameter.close();
+    if (lastLine !== undefined) this.#line(lastLine);
+    const value = convertParameter(raw, this.#types.get(call.name)?.get(parameter.name));
+    setOwn(call.args, parameter.name, value);
+    this.#out.event({ type: 'call-piece', callId: call.callId, piece: { kind: 'field', path: [parameter.name], value } });
+    this.#out.event({ type: 'call-args', callId: call.callId, text: `${call.params === 0 ? '{' : ','}${JSON.stringify(parameter.name)}:${JSON.stringify(value)}` });
+    call.params += 1;
+  }
+
+  /** A complete marker has been consumed in body, between or value mode. */
+  #marker(marker: string): void {
+    switch (marker) {
+      case PARAMETER:
+        this.#mode = 'parameter-name';
+        return;
+      case PARAMETER_END:
+        this.#mode = 'body';
+        return;
+      case FUNCTION:
+        this.#mode = 'function-name';
+        return;
+      case FUNCTION_END:
+        this.#endCall();
+        this.#mode = 'between';
+        return;
+      case TOOL_CALL_END:
+        if (this.#call !== undefined) this.#endCall();
+        this.#raw = '';
+        this.#mode = 'prose';
+        return;
+    }
+  }
+
+  #startCall(name: string): void {
+    this.#calls += 1;
+    const callId = `${this.#prefix}${this.#calls}`;
+    this.#call = { callId, name, args: {}, params: 0, lineNo: 0 };
+    this.#mode = 'body';
+    this.#out.event({ type: 'call-start', callId, name });
+  }
+
+  #endCall(): void {
+    const call = this.#call!;
+    this.#out.event({ type: 'call-args', callId: call.callId, text: call.params === 0 ? '{}' : '}' });
+    this.#out.event({ type: 'call-end', callId: call.callId, args: call.args });
+    this.#call = undefined;
+    this.#raw = '';
+  }
+
+  #fail(reason: string): void {
+    const callId = this.#call?.callId;
+    const message = `qwen3-coder: ${reason}`;
+    this.#out.event(callId === undefined ? { type: 'malformed', reason: message } : { type: 'malformed', callId, reason: message });
+    this.#out.text(this.#raw);
+    this.#raw = '';
+    this.#call = undefined;
+    this.#name = '';
+    this.#value = undefined;
+    this.#mode = 'prose';
+  }
+}
+
+function isSpace(c: string): boolean {
+  return c === ' ' || c === '\t' || c === '\n' || c === '\r';
+}
+
+/** Names are what stands between `=` and `>`; whitespace or `<` there means it is no tag. */
+function isName(text: string): boolean {
+  return !/[\s<]/.test(text);
+}

@@ -1,0 +1,140 @@
+import { z } from 'zod';
+import { searchMarkers } from '../marker-search.ts';
+import type { ParserEvent, ToolCallParser } from '../parser-events.ts';
+import { EventOutput } from './event-output.ts';
+import { parseParserOptions } from './parser-options.ts';
+
+export const ReasoningOptionsSchema = z
+  .object({
+    open: z.string().min(1).default('<think>'),
+    close: z.string().min(1).default('</think>'),
+    /**
+     * The prompt already opened the block (Qwen3 thinking templates, DeepSeek-R1): the output
+     * starts as reasoning. An `open` marker at its very start is dropped all the same.
+     */
+    startsInReasoning: z.boolean().default(false),
+  })
+  .strict();
+
+export type ReasoningOptions = z.input<typeof ReasoningOptionsSchema>;
+
+type State =
+  /** Nothing but whitespace yet: an `open` marker here starts the block. */
+  | 'start'
+  /** Pre-opened block, at its very first character (a repeated `open` is dropped). */
+  | 'pre-opened'
+  | 'reasoning'
+  /** After the block, or no block: everything goes to the inner parser. */
+  | 'content';
+
+/**
+ * Routes a reasoning block (`<think>…</think>`) to `reasoning` events and everything else to
+ * `inner`, whose events pass through unchanged.
+ *
+ * The block is recognised where reasoning models put it: at the start of the output (after
+ * whitespace, which is content), or from the first character with `startsInReasoning`. Only
+ * that one block: later `open` markers are the inner parser's text, so "<think>" inside a
+ * tool call argument or in prose is never taken for reasoning. The markers themselves are
+ * neither reasoning nor content. Reasoning cut off by `end()` (no `close`) is still reasoning.
+ *
+ * A tool call written inside the block stays reasoning and is never parsed, as in vLLM (whose
+ * reasoning parser runs before the tool parser): the model is thinking about the call, and
+ * the call that counts is the one it makes after `close`.
+ */
+export function withReasoning(inner: ToolCallParser, options: ReasoningOptions = {}): ToolCallParser {
+  return new ReasoningWrapper(inner, parseParserOptions(ReasoningOptionsSchema, options, 'reasoning'));
+}
+
+class ReasoningWrapper implements ToolCallParser {
+  readonly #inner: ToolCallParser;
+  readonly #options: z.output<typeof ReasoningOptionsSchema>;
+  readonly #out = new EventOutput();
+  #state: State;
+  /** Text that could still be (part of) a marker. */
+  #held = '';
+  #ended = false;
+
+  constructor(inner: ToolCallParser, options: z.output<typeof ReasoningOptionsSchema>) {
+    this.#inner = inner;
+    this.#options = options;
+    this.#state = options.startsInReasoning ? 'pre-opened' : 'start';
+  }
+
+  push(delta: string): ParserEvent[] {
+    if (this.#ended) throw new Error('push() after end()');
+    this.#run(delta, false);
+    return this.#out.take();
+  }
+
+  end(): ParserEvent[] {
+    if (this.#ended) return [];
+    this.#ended = true;
+    this.#run('', true);
+    for (const event of this.#inner.end()) this.#out.event(event);
+    return this.#out.take(true);
+  }
+
+  #run(delta: string, final: boolean): void {
+    let input = this.#held + delta;
+    this.#held = '';
+    const { close } = this.#options;
+    while (input !== '') {
+      switch (this.#state) {
+        case 'start': {
+          let i = 0;
+          while (i < input.length && isSpace(input[i]!)) i++;
+          this.#content(input.slice(0, i));
+          input = input.slice(i);
+          if (input === '') return;
+          input = this.#afterOpen(input, 'content', final);
+          break;
+        }
+        case 'pre-opened':
+          input = this.#afterOpen(input, 'reasoning', final);
+          break;
+        case 'reasoning': {
+          const found = searchMarkers(input, [close]);
+          const upTo = found.found ? found.index : final ? input.length : found.holdFrom;
+          this.#out.reasoning(input.slice(0, upTo));
+          if (!found.found) {
+            this.#held = input.slice(upTo);
+            return;
+          }
+          this.#state = 'content';
+          input = input.slice(found.index + close.length);
+          break;
+        }
+        case 'content':
+          this.#content(input);
+          return;
+      }
+    }
+  }
+
+  /**
+   * At a point where `open` may stand: consumes it and reasons on; else goes to `otherwise`
+   * without consuming anything. Returns the input left ('' while undecided, held).
+   */
+  #afterOpen(input: string, otherwise: State, final: boolean): string {
+    const { open } = this.#options;
+    if (input.startsWith(open)) {
+      this.#state = 'reasoning';
+      return input.slice(open.length);
+    }
+    if (open.startsWith(input) && !final) {
+      this.#held = input;
+      return '';
+    }
+    this.#state = otherwise;
+    return input;
+  }
+
+  #content(text: string): void {
+    if (text === '') return;
+    for (const event of this.#inner.push(text)) this.#out.event(event);
+  }
+}
+
+function isSpace(c: string): boolean {
+  return c === ' ' || c === '\t' || c === '\n' || c === '\r';
+}

@@ -1,0 +1,540 @@
+/**
+ * A push-based JSON scanner (RFC 8259) that reports each value the moment it closes.
+ *
+ * Every character is looked at exactly once, whatever the split into `write` calls, so the cost
+ * is O(n) over a whole stream: nothing is re-parsed, and partial JSON is never "auto-completed".
+ * Each event carries `at`, the absolute offset (characters since the scanner started) at which it
+ * became certain, so a caller can place it exactly in the raw text:
+ * - a string, `true`/`false`/`null`, an object or an array is certain after its last character;
+ * - a number only once the character after it arrives (`1` may still become `12`): `at` is the
+ *   offset of that delimiter, which is not consumed by the number; a top-level number is complete
+ *   only at `end()`;
+ * - a malformed document fails at the first character no valid JSON could have there, and `at`
+ *   is that character's offset.
+ * The scanner stops at the end of the top-level value (`done`) and consumes nothing after it, so
+ * a format parser can see where an arguments object ends and what follows.
+ */
+
+export type JsonPath = Array<string | number>;
+
+export type JsonScanEvent =
+  /** A key of an object at depth < `keyDepth` has closed; `path` ends with the key. */
+  | { type: 'key'; path: JsonPath; at: number }
+  /** A value at depth <= `openDepth` begins at `at` (its first character). */
+  | { type: 'open'; path: JsonPath; kind: 'object' | 'array' | 'string' | 'number' | 'literal'; at: number }
+  /** A value at 1 <= depth <= `maxFieldDepth` has closed. */
+  | { type: 'field'; path: JsonPath; value: unknown; at: number }
+  /** A completed line of a string at one of `linePaths` ("\n" included; absent only on the last line). */
+  | { type: 'line'; path: JsonPath; text: string; lineNo: number; at: number }
+  /** Decoded text of a string value so far (with `fragments`); where a fragment ends depends on the split. */
+  | { type: 'fragment'; path: JsonPath; text: string; at: number }
+  /** The top-level value is complete. */
+  | { type: 'done'; value: unknown; at: number }
+  | { type: 'error'; reason: string; at: number };
+
+export interface IncrementalJsonScannerOptions {
+  /** Emit `field` for values with 1 <= depth <= this (depth = path length). Default: every depth. */
+  maxFieldDepth?: number;
+  /** Also emit `field` for closed objects and arrays, not only for leaves. Default true. */
+  containerFields?: boolean;
+  /** Emit `key` for the keys of objects at depth < this. Default 0 (none). */
+  keyDepth?: number;
+  /** Emit `open` for values at depth <= this. Default -1 (none). */
+  openDepth?: number;
+  /** Strings at exactly these paths are also streamed as `line` events. */
+  linePaths?: readonly JsonPath[];
+  /** Stream every string value as `fragment` events too. Default false. */
+  fragments?: boolean;
+  /** Deeper nesting is reported as malformed (bounds the work per emitted path). Default 256. */
+  maxNesting?: number;
+}
+
+// States. Plain numbers rather than an enum: the hot loop switches on them.
+const VALUE = 0; // a value must start here (leading whitespace allowed)
+const VALUE_OR_ARRAY_END = 1;
+const KEY_OR_OBJECT_END = 2;
+const KEY = 3;
+const COLON = 4;
+const AFTER_VALUE = 5; // ',' or the enclosing container's closing bracket
+const STRING = 6;
+const ESCAPE = 7;
+const UNICODE = 8;
+const NUM_MINUS = 9;
+const NUM_ZERO = 10;
+const NUM_INT = 11;
+const NUM_DOT = 12;
+const NUM_FRAC = 13;
+const NUM_E = 14;
+const NUM_E_SIGN = 15;
+const NUM_EXP = 16;
+const LITERAL = 17;
+const DONE = 18;
+const FAILED = 19;
+
+interface Frame {
+  isArray: boolean;
+  container: Record<string, unknown> | unknown[];
+  /** The key whose value is being read (objects). */
+  key: string;
+}
+
+const ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+
+export class IncrementalJsonScanner {
+  readonly #maxFieldDepth: number;
+  readonly #containerFields: boolean;
+  readonly #keyDepth: number;
+  readonly #openDepth: number;
+  readonly #linePaths: readonly JsonPath[];
+  readonly #fragments: boolean;
+  readonly #maxNesting: number;
+
+  #state = VALUE;
+  /** Characters consumed so far. */
+  #offset = 0;
+  #events: JsonScanEvent[] = [];
+  readonly #stack: Frame[] = [];
+  /** Path of the value being read: one entry per open container. */
+  readonly #path: JsonPath = [];
+  #value: unknown = undefined;
+  #error: { reason: string; at: number } | undefined;
+
+  // The string being read (a key or a value), decoded.
+  #str = '';
+  #isKey = false;
+  #unicode = 0;
+  #unicodeDigits = 0;
+  #lineMode = false;
+  #line = '';
+  #lineNo = 0;
+  /** Length of #str already reported as fragments. */
+  #fragmentFrom = 0;
+  // The number being read, as written.
+  #num = '';
+  #literal = '';
+  #literalPos = 0;
+  #literalValue: unknown = null;
+
+  constructor(options: IncrementalJsonScannerOptions = {}) {
+    this.#maxFieldDepth = options.maxFieldDepth ?? Number.POSITIVE_INFINITY;
+    this.#containerFields = options.containerFields ?? true;
+    this.#keyDepth = options.keyDepth ?? 0;
+    this.#openDepth = options.openDepth ?? -1;
+    this.#linePaths = options.linePaths ?? [];
+    this.#fragments = options.fragments ?? false;
+    this.#maxNesting = options.maxNesting ?? 256;
+  }
+
+  /** Characters consumed so far; the top-level value ends here once `done`. */
+  get offset(): number {
+    return this.#offset;
+  }
+
+  get done(): boolean {
+    return this.#state === DONE;
+  }
+
+  get failed(): boolean {
+    return this.#state === FAILED;
+  }
+
+  /** The top-level value, once `done`. */
+  get value(): unknown {
+    return this.#value;
+  }
+
+  get error(): { reason: string; at: number } | undefined {
+    return this.#error;
+  }
+
+  /** Events since the last call, in order. */
+  takeEvents(): JsonScanEvent[] {
+    const events = this.#events;
+    this.#events = [];
+    return events;
+  }
+
+  /**
+   * Scans `text[from, to)` and returns the index where it stopped: `to`, or just after the
+   * top-level value (`done`), or at the first impossible character (`failed`). Consumes nothing
+   * once done or failed.
+   */
+  write(text: string, from = 0, to = text.length): number {
+    let i = from;
+    // Absolute offset of text[i] is base + i.
+    const base = this.#offset - from;
+    scan: while (i < to) {
+      let c = text.charCodeAt(i);
+      switch (this.#state) {
+        case STRING: {
+          const runFrom = i;
+          while (c !== 34 && c !== 92 && c >= 32) {
+            if (++i === to) break;
+            c = text.charCodeAt(i);
+          }
+          if (i > runFrom) this.#appendRun(text.slice(runFrom, i));
+          if (i === to) break scan;
+          if (c === 34) {
+            i += 1;
+            this.#endString(base + i);
+          } else if (c === 92) {
+            this.#state = ESCAPE;
+            i += 1;
+          } else {
+            return this.#fail('control character in string', base + i, i);
+          }
+          continue;
+        }
+        case ESCAPE: {
+          const ch = text[i]!;
+          if (ch === 'u') {
+            this.#state = UNICODE;
+            this.#unicode = 0;
+            this.#unicodeDigits = 0;
+          } else {
+            const decoded = ESCAPES[ch];
+            if (decoded === undefined) return this.#fail(`invalid escape "\\${ch}"`, base + i, i);
+            this.#state = STRING;
+            this.#appendDecoded(decoded, base + i + 1);
+          }
+          i += 1;
+          continue;
+        }
+        case UNICODE: {
+          const digit = hexValue(c);
+          if (digit < 0) return this.#fail('invalid \\u escape', base + i, i);
+          this.#unicode = this.#unicode * 16 + digit;
+          i += 1;
+          if (++this.#unicodeDigits === 4) {
+            this.#state = STRING;
+            // Surrogate pairs need no pairing here: two escaped halves concatenate into the pair.
+            this.#appendDecoded(String.fromCharCode(this.#unicode), base + i);
+          }
+          continue;
+        }
+        case VALUE:
+        case VALUE_OR_ARRAY_END: {
+          if (isWhitespace(c)) {
+            i += 1;
+            continue;
+          }
+          if (c === 93 && this.#state === VALUE_OR_ARRAY_END) {
+            i += 1;
+            this.#closeContainer(base + i);
+            continue;
+          }
+          if (!this.#startValue(c, base + i)) return this.#fail(unexpected(text[i]!, 'a value'), base + i, i);
+          if (this.failed) return i;
+          i += 1;
+          if ((this.#state as number) >= NUM_MINUS && (this.#state as number) <= NUM_INT) {
+            // Numbers are collected as runs of `text`: this one began at i - 1.
+            this.#num = '';
+            i = this.#scanNumber(text, i, to, base, i - 1);
+            if (this.failed) return i;
+          }
+          continue;
+        }
+        case KEY_OR_OBJECT_END:
+        case KEY: {
+          if (isWhitespace(c)) {
+            i += 1;
+            continue;
+          }
+          if (c === 125 && this.#state === KEY_OR_OBJECT_END) {
+            i += 1;
+            this.#closeContainer(base + i);
+            continue;
+          }
+          if (c !== 34) return this.#fail(unexpected(text[i]!, 'a key'), base + i, i);
+          this.#beginString(true);
+          i += 1;
+          continue;
+        }
+        case COLON: {
+          if (isWhitespace(c)) {
+            i += 1;
+            continue;
+          }
+          if (c !== 58) return this.#fail(unexpected(text[i]!, '":"'), base + i, i);
+          this.#state = VALUE;
+          i += 1;
+          continue;
+        }
+        case AFTER_VALUE: {
+          if (isWhitespace(c)) {
+            i += 1;
+            continue;
+          }
+          const frame = this.#stack[this.#stack.length - 1]!;
+          if (c === 44) {
+            this.#state = frame.isArray ? VALUE : KEY;
+            if (frame.isArray) this.#path[this.#path.length - 1] = (this.#path[this.#path.length - 1] as number) + 1;
+            i += 1;
+            continue;
+          }
+          if ((c === 93 && frame.isArray) || (c === 125 && !frame.isArray)) {
+            i += 1;
+            this.#closeContainer(base + i);
+            continue;
+          }
+          return this.#fail(unexpected(text[i]!, frame.isArray ? '"," or "]"' : '"," or "}"'), base + i, i);
+        }
+        case NUM_MINUS:
+        case NUM_ZERO:
+        case NUM_INT:
+        case NUM_DOT:
+        case NUM_FRAC:
+        case NUM_E:
+        case NUM_E_SIGN:
+        case NUM_EXP: {
+          i = this.#scanNumber(text, i, to, base, i);
+          if (this.failed) return i;
+          continue;
+        }
+        case LITERAL: {
+          if (text[i] !== this.#literal[this.#literalPos]) return this.#fail(unexpected(text[i]!, `"${this.#literal}"`), base + i, i);
+          i += 1;
+          if (++this.#literalPos === this.#literal.length) this.#endValue(this.#literalValue, base + i);
+          continue;
+        }
+        case DONE:
+        case FAILED:
+          break scan;
+      }
+    }
+    this.#offset = base + i;
+    if (this.#state === STRING || this.#state === ESCAPE || this.#state === UNICODE) this.#emitFragment(base + i, true);
+    return i;
+  }
+
+  /** The input has ended: completes a top-level number, or reports the document as truncated. */
+  end(): JsonScanEvent[] {
+    const state = this.#state;
+    if (state !== DONE && state !== FAILED) {
+      if (this.#stack.length === 0 && (state === NUM_ZERO || state === NUM_INT || state === NUM_FRAC || state === NUM_EXP)) {
+        this.#endValue(Number(this.#num), this.#offset);
+      } else {
+        this.#fail(state === VALUE && this.#stack.length === 0 ? 'no JSON value' : 'truncated JSON', this.#offset, 0);
+      }
+    }
+    return this.takeEvents();
+  }
+
+  /** Consumes number characters from text[i]; returns where it stopped (the delimiter, if any). */
+  #scanNumber(text: string, i: number, to: number, base: number, runFrom: number): number {
+    let state = this.#state;
+    while (i < to) {
+      const c = text.charCodeAt(i);
+      const digit = c >= 48 && c <= 57;
+      let next = -1;
+      switch (state) {
+        case NUM_MINUS:
+          next = c === 48 ? NUM_ZERO : digit ? NUM_INT : -1;
+          break;
+        case NUM_ZERO:
+          next = c === 46 ? NUM_DOT : c === 101 || c === 69 ? NUM_E : -2;
+          break;
+        case NUM_INT:
+          next = digit ? NUM_INT : c === 46 ? NUM_DOT : c === 101 || c === 69 ? NUM_E : -2;
+          break;
+        case NUM_DOT:
+          next = digit ? NUM_FRAC : -1;
+          break;
+        case NUM_FRAC:
+          next = digit ? NUM_FRAC : c === 101 || c === 69 ? NUM_E : -2;
+          break;
+        case NUM_E:
+          next = digit ? NUM_EXP : c === 43 || c === 45 ? NUM_E_SIGN : -1;
+          break;
+        case NUM_E_SIGN:
+          next = digit ? NUM_EXP : -1;
+          break;
+        case NUM_EXP:
+          next = digit ? NUM_EXP : -2;
+          break;
+      }
+      if (next === -1) return this.#fail(unexpected(text[i]!, 'a digit'), base + i, i);
+      if (next === -2) {
+        // The number ends before this character, which the enclosing state must then accept.
+        this.#num += text.slice(runFrom, i);
+        this.#endValue(Number(this.#num), base + i);
+        this.#num = '';
+        return i;
+      }
+      state = next;
+      i += 1;
+    }
+    this.#state = state;
+    this.#num += text.slice(runFrom, i);
+    return i;
+  }
+
+  /** Starts the value whose first character is `c`; false if no value starts so. */
+  #startValue(c: number, at: number): boolean {
+    let kind: 'object' | 'array' | 'string' | 'number' | 'literal';
+    if (c === 123 || c === 91) {
+      kind = c === 123 ? 'object' : 'array';
+    } else if (c === 34) {
+      kind = 'string';
+    } else if (c === 45 || (c >= 48 && c <= 57)) {
+      kind = 'number';
+    } else if (c === 116 || c === 102 || c === 110) {
+      kind = 'literal';
+    } else {
+      return false;
+    }
+    if (this.#path.length <= this.#openDepth) this.#events.push({ type: 'open', path: this.#path.slice(), kind, at });
+    switch (kind) {
+      case 'object':
+      case 'array': {
+        if (this.#stack.length >= this.#maxNesting) {
+          this.#fail(`nested deeper than ${this.#maxNesting}`, at, 0);
+          return true;
+        }
+        const isArray = kind === 'array';
+        this.#stack.push({ isArray, container: isArray ? [] : {}, key: '' });
+        this.#path.push(isArray ? 0 : '');
+        this.#state = isArray ? VALUE_OR_ARRAY_END : KEY_OR_OBJECT_END;
+        return true;
+      }
+      case 'string':
+        this.#beginString(false);
+        return true;
+      case 'number':
+        this.#state = c === 45 ? NUM_MINUS : c === 48 ? NUM_ZERO : NUM_INT;
+        return true;
+      case 'literal':
+        this.#literal = c === 116 ? 'true' : c === 102 ? 'false' : 'null';
+        this.#literalValue = c === 116 ? true : c === 102 ? false : null;
+        this.#literalPos = 1;
+        this.#state = LITERAL;
+        return true;
+    }
+  }
+
+  #beginString(isKey: boolean): void {
+    this.#state = STRING;
+    this.#isKey = isKey;
+    this.#str = '';
+    this.#fragmentFrom = 0;
+    this.#lineMode = !isKey && this.#linePaths.length > 0 && this.#linePaths.some((p) => pathEquals(p, this.#path));
+    this.#line = '';
+    this.#lineNo = 0;
+  }
+
+  #appendRun(run: string): void {
+    this.#str += run;
+    // Raw "\n" cannot occur in a JSON string, so a run never completes a line.
+    if (this.#lineMode) this.#line += run;
+  }
+
+  #appendDecoded(ch: string, at: number): void {
+    this.#str += ch;
+    if (!this.#lineMode) return;
+    this.#line += ch;
+    if (ch === '\n') {
+      this.#lineNo += 1;
+      this.#events.push({ type: 'line', path: this.#path.slice(), text: this.#line, lineNo: this.#lineNo, at });
+      this.#line = '';
+    }
+  }
+
+  #endString(at: number): void {
+    const str = this.#str;
+    this.#str = '';
+    if (this.#isKey) {
+      const frame = this.#stack[this.#stack.length - 1]!;
+      frame.key = str;
+      this.#path[this.#path.length - 1] = str;
+      if (this.#path.length - 1 < this.#keyDepth) this.#events.push({ type: 'key', path: this.#path.slice(), at });
+      this.#state = COLON;
+      return;
+    }
+    this.#emitFragment(at, false, str);
+    if (this.#lineMode && this.#line.length > 0) {
+      this.#lineNo += 1;
+      this.#events.push({ type: 'line', path: this.#path.slice(), text: this.#line, lineNo: this.#lineNo, at });
+    }
+    this.#lineMode = false;
+    this.#line = '';
+    this.#endValue(str, at);
+  }
+
+  #emitFragment(at: number, partial: boolean, str = this.#str): void {
+    if (!this.#fragments || this.#isKey) return;
+    let until = str.length;
+    // Never end a partial fragment between the halves of a surrogate pair.
+    if (partial && until > this.#fragmentFrom && isHighSurrogate(str.charCodeAt(until - 1))) until -= 1;
+    if (until <= this.#fragmentFrom) return;
+    this.#events.push({ type: 'fragment', path: this.#path.slice(), text: str.slice(this.#fragmentFrom, until), at });
+    this.#fragmentFrom = until;
+  }
+
+  /** A value (not a container) has closed at `at`. */
+  #endValue(value: unknown, at: number): void {
+    this.#place(value, at, false);
+  }
+
+  #closeContainer(at: number): void {
+    const frame = this.#stack.pop()!;
+    this.#path.pop();
+    this.#place(frame.container, at, true);
+  }
+
+  #place(value: unknown, at: number, isContainer: boolean): void {
+    const depth = this.#path.length;
+    if (depth === 0) {
+      this.#value = value;
+      this.#state = DONE;
+      this.#events.push({ type: 'done', value, at });
+      return;
+    }
+    if (depth <= this.#maxFieldDepth && (!isContainer || this.#containerFields)) {
+      this.#events.push({ type: 'field', path: this.#path.slice(), value, at });
+    }
+    const frame = this.#stack[this.#stack.length - 1]!;
+    if (frame.isArray) {
+      (frame.container as unknown[]).push(value);
+    } else if (frame.key === '__proto__') {
+      // As JSON.parse does: an own property, not the prototype.
+      Object.defineProperty(frame.container, '__proto__', { value, writable: true, enumerable: true, configurable: true });
+    } else {
+      (frame.container as Record<string, unknown>)[frame.key] = value;
+    }
+    this.#state = AFTER_VALUE;
+  }
+
+  /** Records the failure; returns `index` so that `write` can return it. */
+  #fail(reason: string, at: number, index: number): number {
+    this.#state = FAILED;
+    this.#error = { reason, at };
+    this.#offset = at;
+    this.#events.push({ type: 'error', reason, at });
+    return index;
+  }
+}
+
+function isWhitespace(c: number): boolean {
+  return c === 32 || c === 10 || c === 13 || c === 9;
+}
+
+function isHighSurrogate(c: number): boolean {
+  return c >= 0xd800 && c <= 0xdbff;
+}
+
+function hexValue(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 97 && c <= 102) return c - 87;
+  if (c >= 65 && c <= 70) return c - 55;
+  return -1;
+}
+
+function pathEquals(a: readonly (string | number)[], b: readonly (string | number)[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function unexpected(ch: string, expected: string): string {
+  return `unexpected ${JSON.stringify(ch)}, expected ${expected}`;
+}

@@ -1,0 +1,131 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createDeepSeekParser, type DeepSeekParserOptions } from '../../parsers/formats/deepseek-parser.ts';
+import { createParser } from '../../parsers/index.ts';
+import { coalesceText } from '../../parsers/parser-events.ts';
+import { args, callsOf, end, expectWellFormedCalls, feed, field, malformedOf, splitInvarianceProperties, start, text, textOf, whole } from './format-test-kit.ts';
+import { expectNoHalfCharacters, generatedCall, groupBy, groupings, prose, type GeneratedCall } from './json-call-arbitraries.ts';
+
+const CALLS_BEGIN = '<｜tool▁calls▁begin｜>';
+const CALLS_END = '<｜tool▁calls▁end｜>';
+const CALL_BEGIN = '<｜tool▁call▁begin｜>';
+const CALL_END = '<｜tool▁call▁end｜>';
+const SEP = '<｜tool▁sep｜>';
+
+type Version = 'v3' | 'v31';
+const make = (version: Version, options?: DeepSeekParserOptions) => () => createDeepSeekParser(version, options);
+const parse = (version: Version, input: string, options?: DeepSeekParserOptions) => {
+  const events = whole(make(version, options), input);
+  expectWellFormedCalls(events);
+  return events;
+};
+const renderCall = (version: Version, c: GeneratedCall) =>
+  version === 'v3' ? `${CALL_BEGIN}function${SEP}${c.name}\n\`\`\`json\n${c.argsText}\n\`\`\`${CALL_END}` : `${CALL_BEGIN}${c.name}${SEP}${c.argsText}${CALL_END}`;
+
+describe('deepseek parser: V3 (fenced arguments)', () => {
+  it('streams a call from its name line to <｜tool▁call▁end｜>', () => {
+    const input = `Let me check.${CALLS_BEGIN}${CALL_BEGIN}function${SEP}get_weather\n\`\`\`json\n{"city": "Tokyo", "unit": "celsius"}\n\`\`\`${CALL_END}${CALLS_END}`;
+    expect(parse('v3', input)).toEqual([
+      text('Let me check.'),
+      start('get_weather'),
+      args('{"city": "Tokyo"'),
+      field(['city'], 'Tokyo'),
+      args(', "unit": "celsius"'),
+      field(['unit'], 'celsius'),
+      args('}'),
+      end({ city: 'Tokyo', unit: 'celsius' }),
+    ]);
+  });
+
+  it('treats the whitespace between parallel calls as frame and text after the region as content', () => {
+    const input = `${CALLS_BEGIN}\n${renderCall('v3', { name: 'a', args: {}, argsText: '{}' })}\n${renderCall('v3', { name: 'b', args: { x: 1 }, argsText: '{"x":1}' })}\n${CALLS_END} Done.`;
+    const events = parse('v3', input);
+    expect(callsOf(events).map((c) => [c.callId, c.name, c.argsText])).toEqual([
+      ['call_1', 'a', '{}'],
+      ['call_2', 'b', '{"x":1}'],
+    ]);
+    expect(textOf(events)).toBe(' Done.');
+  });
+});
+
+describe('deepseek parser: V3.1 (bare arguments)', () => {
+  it('parses parallel calls verbatim and keeps the text before and after', () => {
+    const input = `some prefix text${CALLS_BEGIN}${CALL_BEGIN}foo${SEP}{"x":1}${CALL_END}${CALL_BEGIN}bar${SEP}{"y":2}${CALL_END}${CALLS_END} some suffix text`;
+    const events = parse('v31', input);
+    expect(callsOf(events).map((c) => [c.name, c.argsText])).toEqual([
+      ['foo', '{"x":1}'],
+      ['bar', '{"y":2}'],
+    ]);
+    expect(textOf(events)).toBe('some prefix text some suffix text');
+  });
+
+  it('streams python code as lines', () => {
+    const events = parse('v31', `${CALLS_BEGIN}${CALL_BEGIN}python${SEP}{"code": "import os\\nprint(os.getcwd())"}${CALL_END}${CALLS_END}`);
+    expect(events.filter((e) => e.type === 'call-piece').map((e) => e.type === 'call-piece' && e.piece.kind)).toEqual(['line', 'line', 'field']);
+  });
+});
+
+describe('deepseek parser: failures', () => {
+  it.each<[Version, string]>([
+    ['v3', `${CALLS_BEGIN}${CALL_BEGIN}function${SEP}get_weather\n\`\`\`json\n{"city": "Tok`],
+    ['v31', `${CALLS_BEGIN}${CALL_BEGIN}get_weather${SEP}{"city": "Tok`],
+    ['v31', `${CALLS_BEGIN}${CALL_BEGIN}get_wea`],
+  ])('%s: a call cut by max_tokens is malformed, the same streamed or whole, and its text is returned', (version, input) => {
+    const events = parse(version, input);
+    expect(callsOf(events)).toEqual([]);
+    expect(malformedOf(events)).toHaveLength(1);
+    expect(textOf(events)).toBe(input.slice(CALLS_BEGIN.length));
+    expect(coalesceText(feed(make(version), input.split('')))).toEqual(events);
+  });
+
+  it('fails junk before <｜tool▁call▁end｜>', () => {
+    const input = `${CALL_BEGIN}f${SEP}{"a": 1} oops${CALL_END}`;
+    const events = parse('v31', input);
+    expect(malformedOf(events)).toEqual([{ type: 'malformed', callId: 'call_1', reason: `expected ${CALL_END} after the arguments` }]);
+  });
+
+  it('refuses tools outside the whitelist', () => {
+    const events = parse('v31', `${CALL_BEGIN}nope${SEP}{}${CALL_END}`, { tools: ['f'] });
+    expect(malformedOf(events)).toEqual([{ type: 'malformed', reason: 'unknown tool "nope"' }]);
+  });
+
+  it('is registered as "deepseek-v3" and "deepseek-v31"', () => {
+    const input = `${CALL_BEGIN}f${SEP}{}${CALL_END}`;
+    expect(whole(() => createParser('deepseek-v31'), input)).toEqual([start('f'), args('{}'), end({})]);
+    expect(callsOf(whole(() => createParser('deepseek-v3'), renderCall('v3', { name: 'f', args: {}, argsText: '{}' })))).toHaveLength(1);
+  });
+});
+
+const safeProse = prose([CALLS_BEGIN.slice(0, 5), CALL_BEGIN.slice(0, 12), '<｜', '```json', SEP.slice(0, 4), '｜>']);
+const region = fc.record({ calls: fc.array(generatedCall, { minLength: 1, maxLength: 3 }), ws: fc.constantFrom('', '\n', ' \n') });
+
+describe.each<Version>(['v3', 'v31'])('deepseek parser %s: properties', (version) => {
+  const renderRegion = (r: { calls: GeneratedCall[]; ws: string }) => `${CALLS_BEGIN}${r.ws}${r.calls.map((c) => renderCall(version, c)).join(r.ws)}${r.ws}${CALLS_END}`;
+
+  it('recovers every call exactly, and all prose as text', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(safeProse.map((p) => ({ prose: p })), region), { maxLength: 5 }), groupings, (parts, sizes) => {
+        const input = parts.map((p) => ('prose' in p ? p.prose : renderRegion(p))).join('');
+        for (const events of [whole(make(version), input), feed(make(version), groupBy(input, sizes))]) {
+          expectWellFormedCalls(events);
+          expect(callsOf(events).map((c) => [c.name, c.args, c.argsText])).toEqual(parts.flatMap((p) => ('calls' in p ? p.calls.map((c) => [c.name, c.args, c.argsText]) : [])));
+          expect(textOf(events)).toBe(parts.map((p) => ('prose' in p ? p.prose : '')).join(''));
+          expect(malformedOf(events)).toEqual([]);
+          expectNoHalfCharacters(events, input);
+        }
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  const fragment = fc.oneof(
+    safeProse,
+    region.map(renderRegion),
+    fc.record({ r: region, cut: fc.nat() }).map(({ r, cut }) => {
+      const full = renderRegion(r);
+      return full.slice(0, cut % full.length);
+    }),
+    fc.constantFrom(CALLS_BEGIN, CALL_BEGIN, CALL_END, SEP, CALLS_END, '```', '{', '😀', '\uD83D'),
+  );
+  splitInvarianceProperties(make(version), fc.array(fragment, { maxLength: 6 }).map((f) => f.join('')), { runs: 80 });
+});

@@ -1,0 +1,188 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createFunctionaryV2Parser, type FunctionaryV2ParserOptions } from '../../parsers/formats/functionary-v2-parser.ts';
+import { createFunctionaryV3Parser, type FunctionaryV3ParserOptions } from '../../parsers/formats/functionary-v3-parser.ts';
+import { createParser } from '../../parsers/index.ts';
+import { coalesceText } from '../../parsers/parser-events.ts';
+import { args, callsOf, end, expectWellFormedCalls, feed, field, line, malformedOf, splitInvarianceProperties, start, text, textOf, whole } from './format-test-kit.ts';
+import { expectNoHalfCharacters, generatedCall, groupBy, groupings, prose, type GeneratedCall } from './json-call-arbitraries.ts';
+
+const v2 = (options?: FunctionaryV2ParserOptions) => () => createFunctionaryV2Parser(options);
+const v3 = (options?: FunctionaryV3ParserOptions) => () => createFunctionaryV3Parser(options);
+const parse = (make: ReturnType<typeof v2>, input: string) => {
+  const events = whole(make, input);
+  expectWellFormedCalls(events);
+  return events;
+};
+
+describe('functionary v2', () => {
+  it('parses a call whose header the prompt pre-filled, one field at a time', () => {
+    const input = 'search\n<|content|>{"query": "hello world in python", "site": "stackoverflow.com"}\n<|stop|>';
+    expect(parse(v2(), input)).toEqual([
+      start('search'),
+      args('{"query": "hello world in python"'),
+      field(['query'], 'hello world in python'),
+      args(', "site": "stackoverflow.com"'),
+      field(['site'], 'stackoverflow.com'),
+      args('}'),
+      end({ query: 'hello world in python', site: 'stackoverflow.com' }),
+    ]);
+  });
+
+  it('passes `all` messages through as content and ends each call at the next message', () => {
+    const input = [
+      '<|from|>assistant\n<|recipient|>all\n<|content|>Let me look that up.\n',
+      '<|from|>assistant\n<|recipient|>get_weather\n<|content|>{"city": "Hanoi"}\n',
+      '<|from|> assistant\n<|recipient|>get_time\n<|content|>{}\n<|stop|>',
+    ].join('');
+    const events = parse(v2(), input);
+    expect(callsOf(events).map((c) => [c.name, c.argsText])).toEqual([
+      ['get_weather', '{"city": "Hanoi"}'],
+      ['get_time', '{}'],
+    ]);
+    expect(textOf(events)).toBe('Let me look that up.');
+  });
+
+  it('runs raw python for the code interpreter, one line at a time', () => {
+    const events = parse(v2(), 'python\n<|content|>import math\nprint(math.pi)\n<|stop|>');
+    expect(events).toEqual([
+      start('python'),
+      args('{"code":"import math\\n'),
+      line('import math\n', 1),
+      args('print(math.pi)'),
+      line('print(math.pi)', 2),
+      args('"}'),
+      end({ code: 'import math\nprint(math.pi)' }),
+    ]);
+  });
+
+  it('treats output without a header as content, and fails broken and truncated calls', () => {
+    expect(parse(v2(), 'Hello there, how can I help?')).toEqual([text('Hello there, how can I help?')]);
+    for (const input of ['f\n<|content|>{"a": 1', 'f\n<|content|>{"a": 1} junk<|stop|>']) {
+      const events = parse(v2(), input);
+      expect(callsOf(events)).toEqual([]);
+      expect(malformedOf(events)).toHaveLength(1);
+      expect(coalesceText(feed(v2(), input.split('')))).toEqual(events);
+    }
+  });
+
+  it('is registered as "functionary-v2"', () => {
+    expect(whole(() => createParser('functionary-v2', { tools: ['f'] }), 'g\n<|content|>{}')).toEqual([
+      { type: 'malformed', reason: 'unknown tool "g"' },
+      text('g\n<|content|>{}'),
+    ]);
+  });
+});
+
+describe('functionary v3', () => {
+  it('splits content and calls at >>> recipients', () => {
+    const input = 'all\nLet me check both.>>>get_weather\n{"city": "Oslo"}\n>>>get_time\n{"tz": "CET"}';
+    const events = parse(v3(), input);
+    expect(events).toEqual([
+      text('Let me check both.'),
+      start('get_weather'),
+      args('{"city": "Oslo"'),
+      field(['city'], 'Oslo'),
+      args('}'),
+      end({ city: 'Oslo' }),
+      start('get_time', 'call_2'),
+      args('{"tz": "CET"', 'call_2'),
+      field(['tz'], 'CET', 'call_2'),
+      args('}', 'call_2'),
+      end({ tz: 'CET' }, 'call_2'),
+    ]);
+  });
+
+  it('accepts a leading >>> and raw python code', () => {
+    const events = parse(v3(), '>>>python\nx = 2\nprint(x * 21)\n>>>all\nDone.');
+    expect(callsOf(events)).toEqual([{ callId: 'call_1', name: 'python', args: { code: 'x = 2\nprint(x * 21)\n' }, argsText: '{"code":"x = 2\\nprint(x * 21)\\n"}' }]);
+    expect(textOf(events)).toBe('Done.');
+  });
+
+  it('keeps >>> in prose that is not a recipient line', () => {
+    const input = 'all\nIn the REPL type >>> print(1) and press enter.';
+    expect(parse(v3(), input)).toEqual([text('In the REPL type >>> print(1) and press enter.')]);
+    expect(parse(v3(), 'Plain answer.')).toEqual([text('Plain answer.')]);
+  });
+
+  it('fails truncated calls, the same streamed or whole', () => {
+    const input = 'get_weather\n{"city": "Os';
+    const events = parse(v3(), input);
+    expect(malformedOf(events)).toEqual([{ type: 'malformed', callId: 'call_1', reason: 'truncated arguments' }]);
+    expect(textOf(events)).toBe(input);
+    expect(coalesceText(feed(v3(), input.split('')))).toEqual(events);
+  });
+
+  it('is registered as "functionary-v3"', () => {
+    expect(callsOf(whole(() => createParser('functionary-v3'), 'f\n{}'))).toHaveLength(1);
+  });
+});
+
+// Bodies must not contain the format's own markers; a content body ends where the next header starts.
+const body = prose(['<|from', '<|stop', '>>', 'all', '|>']).filter((p) => !p.includes('>>>') && !p.includes('<|from|>') && !p.includes('<|stop|>'));
+const code = fc.constantFrom('x = 1\n', 'print("é😀")\n', 'for i in range(3):\n    print(i)\n', 'y = 2').map((c) => c);
+type Message = { content: string } | { call: GeneratedCall } | { code: string };
+const message: fc.Arbitrary<Message> = fc.oneof(body.map((b) => ({ content: b })), generatedCall.map((c) => ({ call: c })), fc.array(code, { minLength: 1, maxLength: 3 }).map((c) => ({ code: c.join('') })));
+const expectedCalls = (messages: Message[]) =>
+  messages.flatMap((m) => ('call' in m ? [[m.call.name, m.call.args]] : 'code' in m ? [['python', { code: m.code }]] : []));
+
+describe('functionary properties', () => {
+  const renderV2 = (messages: Message[], prefilled: boolean) =>
+    messages
+      .map((m, i) => {
+        const header = i === 0 && prefilled ? '' : '<|from|>assistant\n<|recipient|>';
+        if ('content' in m) return `${header}all\n<|content|>${m.content}`;
+        if ('code' in m) return `${header}python\n<|content|>${m.code}`;
+        return `${header}${m.call.name}\n<|content|>${m.call.argsText}`;
+      })
+      .join('\n');
+  const renderV3 = (messages: Message[], prefilled: boolean) =>
+    messages
+      .map((m, i) => {
+        const head = i === 0 && prefilled ? '' : '>>>';
+        if ('content' in m) return `${head}all\n${m.content}`;
+        if ('code' in m) return `${head}python\n${m.code}`;
+        return `${head}${m.call.name}\n${m.call.argsText}`;
+      })
+      .join('');
+
+  it('v2 and v3 recover every call and all content exactly', () => {
+    fc.assert(
+      fc.property(fc.array(message, { maxLength: 5 }), fc.boolean(), fc.constantFrom('', '\n<|stop|>'), groupings, (messages, prefilled, stop, sizes) => {
+        // Raw code runs to the next header, so a content body after it is not distinguishable; end with one.
+        const ms = messages.filter((m, i) => !('code' in m) || !('content' in (messages[i + 1] ?? {})) || true);
+        for (const [make, input] of [
+          [v2(), renderV2(ms, prefilled) + stop],
+          [v3(), renderV3(ms, prefilled)],
+        ] as const) {
+          for (const events of [whole(make, input), feed(make, groupBy(input, sizes))]) {
+            expectWellFormedCalls(events);
+            expect(callsOf(events).map((c) => [c.name, c.args])).toEqual(expectedCalls(ms));
+            expect(textOf(events)).toBe(ms.map((m) => ('content' in m ? m.content : '')).join(''));
+            expect(malformedOf(events)).toEqual([]);
+            expectNoHalfCharacters(events, input);
+          }
+        }
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  const wild = (render: (m: Message[], prefilled: boolean) => string, markers: string[]) =>
+    fc
+      .array(
+        fc.oneof(
+          fc.array(message, { minLength: 1, maxLength: 3 }).chain((ms) => fc.boolean().map((p) => render(ms, p))),
+          fc.record({ ms: fc.array(message, { minLength: 1, maxLength: 2 }), cut: fc.nat() }).map(({ ms, cut }) => {
+            const full = render(ms, false);
+            return full.slice(0, cut % full.length);
+          }),
+          body,
+          fc.constantFrom(...markers, '{', '}', '\n', '😀', '\uD83D'),
+        ),
+        { maxLength: 5 },
+      )
+      .map((f) => f.join(''));
+  describe('v2', () => splitInvarianceProperties(v2(), wild(renderV2, ['<|from|>', '<|recipient|>', '<|content|>', '<|stop|>', 'python\n']), { runs: 80 }));
+  describe('v3', () => splitInvarianceProperties(v3(), wild(renderV3, ['>>>', '>>>all\n', '>>>f\n', 'all\n']), { runs: 80 }));
+});

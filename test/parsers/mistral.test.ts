@@ -1,0 +1,163 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { InvalidRequestError } from '../../core/errors.ts';
+import { createMistralParser, type MistralParserOptions } from '../../parsers/formats/mistral-parser.ts';
+import { createParser } from '../../parsers/index.ts';
+import { args, callsOf, end, expectWellFormedCalls, feed, field, malformedOf, splitInvarianceProperties, start, text, textOf, whole } from './format-test-kit.ts';
+import { expectNoHalfCharacters, generatedCall, groupBy, groupings, prose, type GeneratedCall } from './json-call-arbitraries.ts';
+
+const make = (options?: MistralParserOptions) => () => createMistralParser(options);
+const parse = (input: string, options?: MistralParserOptions) => {
+  const events = whole(make(options), input);
+  expectWellFormedCalls(events);
+  return events;
+};
+const nameAndArgs = (events: ReturnType<typeof parse>) => callsOf(events).map((c) => [c.name, c.argsText]);
+
+describe('mistral parser: v0.3 lists', () => {
+  it('streams a single call, ended by the closing bracket', () => {
+    expect(parse('[TOOL_CALLS] [{"name": "add", "arguments": {"a": 2.5, "b": 7}}]')).toEqual([
+      start('add'),
+      args('{"a": 2.5'),
+      field(['a'], 2.5),
+      args(', "b": 7'),
+      field(['b'], 7),
+      args('}'),
+      end({ a: 2.5, b: 7 }),
+    ]);
+  });
+
+  it('ends each call of a parallel list at the comma that starts the next', () => {
+    const events = parse('Hello[TOOL_CALLS][{"name": "add", "arguments": {"a": 3.5}}, {"name": "get_current_weather", "arguments": {"city": "Porto"}, "id": "abc123def"}]');
+    expect(nameAndArgs(events)).toEqual([
+      ['add', '{"a": 3.5}'],
+      ['get_current_weather', '{"city": "Porto"}'],
+    ]);
+    const firstEnd = events.findIndex((e) => e.type === 'call-end');
+    expect(events[firstEnd + 1]).toEqual(start('get_current_weather', 'call_2'));
+    expect(textOf(events)).toBe('Hello');
+  });
+
+  it('takes the name from the object, not from inside the arguments', () => {
+    const events = parse('[TOOL_CALLS] [{"arguments": {"name": "Ada Lovelace"}, "name": "get_age"}]');
+    expect(callsOf(events)).toEqual([{ callId: 'call_1', name: 'get_age', args: { name: 'Ada Lovelace' }, argsText: '{"name": "Ada Lovelace"}' }]);
+  });
+
+  it('keeps text after the list as content', () => {
+    const events = parse('[TOOL_CALLS] [{"name": "f", "arguments": {}}]\nextra trailing data');
+    expect(nameAndArgs(events)).toEqual([['f', '{}']]);
+    expect(textOf(events)).toBe('\nextra trailing data');
+  });
+
+  it('accepts a bare object after [TOOL_CALLS]', () => {
+    expect(nameAndArgs(parse('[TOOL_CALLS] {"name": "f", "arguments": {"x": [1, 2]}}'))).toEqual([['f', '{"x": [1, 2]}']]);
+  });
+});
+
+describe('mistral parser: v11+ name[ARGS]', () => {
+  it('starts the call at [ARGS] and ends it at the next [TOOL_CALLS]', () => {
+    const events = parse('[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}[TOOL_CALLS]get_time[CALL_ID]a1b2c3d4e[ARGS]{"tz": "CET"}');
+    expect(events).toEqual([
+      start('get_weather'),
+      args('{"city": "Paris"'),
+      field(['city'], 'Paris'),
+      args('}'),
+      end({ city: 'Paris' }),
+      start('get_time', 'call_2'),
+      args('{"tz": "CET"', 'call_2'),
+      field(['tz'], 'CET', 'call_2'),
+      args('}', 'call_2'),
+      end({ tz: 'CET' }, 'call_2'),
+    ]);
+  });
+
+  it('streams the code of a python call as lines', () => {
+    const events = parse('[TOOL_CALLS]python[ARGS]{"code": "a = 1\\nprint(a)\\n"}');
+    expect(events.filter((e) => e.type === 'call-piece').map((e) => e.type === 'call-piece' && e.piece)).toEqual([
+      { kind: 'line', text: 'a = 1\n', lineNo: 1 },
+      { kind: 'line', text: 'print(a)\n', lineNo: 2 },
+      { kind: 'field', path: ['code'], value: 'a = 1\nprint(a)\n' },
+    ]);
+  });
+});
+
+describe('mistral parser: what is not a call', () => {
+  it('releases [TOOL_CALLS] followed by prose as text', () => {
+    for (const input of ['The [TOOL_CALLS] token starts calls.', '[TOOL_CALLS]Sorry, no tool fits.', '[TOOL_CALLS] [1, 2]', '[TOOL_CALLS] []']) {
+      const events = parse(input);
+      expect(events.filter((e) => e.type !== 'text')).toEqual([]);
+      expect(textOf(events)).toBe(input === '[TOOL_CALLS] []' ? '' : input);
+    }
+  });
+
+  it('reports truncated calls as malformed, the same streamed or whole, and returns their text', () => {
+    for (const input of ['[TOOL_CALLS] [{"name": "add", "arguments": {"a": 1', '[TOOL_CALLS]add[ARGS]{"a": 1', '[TOOL_CALLS]add[ARGS]']) {
+      const events = parse(input);
+      expect(callsOf(events)).toEqual([]);
+      expect(malformedOf(events)).toHaveLength(1);
+      expect(textOf(events)).toBe(input);
+      expect(feed(make(), input.split('')).filter((e) => e.type === 'malformed')).toEqual(malformedOf(events));
+    }
+  });
+
+  it('reports broken JSON and junk between list items', () => {
+    const events = parse('[TOOL_CALLS] [{"name": "a", "arguments": {}} {"name": "b", "arguments": {}}]');
+    expect(malformedOf(events)).toEqual([{ type: 'malformed', callId: 'call_1', reason: 'expected "," or "]" after a call' }]);
+  });
+
+  it('refuses tools outside the whitelist', () => {
+    const events = parse('[TOOL_CALLS]drop_db[ARGS]{}', { tools: ['add'] });
+    expect(malformedOf(events)).toEqual([{ type: 'malformed', reason: 'unknown tool "drop_db"' }]);
+    expect(textOf(events)).toBe('[TOOL_CALLS]drop_db[ARGS]{}');
+  });
+
+  it('is registered as "mistral" and validates its options', () => {
+    expect(() => createParser('mistral', { tools: [''] })).toThrow(InvalidRequestError);
+  });
+});
+
+type Group = { prose: string } | { calls: GeneratedCall[]; style: 'list' | 'v11' | 'object' };
+const render = (g: Exclude<Group, { prose: string }>) => {
+  const object = (c: GeneratedCall) => `{"name": ${JSON.stringify(c.name)}, "arguments": ${c.argsText}}`;
+  if (g.style === 'list') return `[TOOL_CALLS] [${g.calls.map(object).join(', ')}]`;
+  if (g.style === 'object') return `[TOOL_CALLS]${object(g.calls[0]!)}`;
+  return g.calls.map((c) => `[TOOL_CALLS]${c.name}[ARGS]${c.argsText}`).join('');
+};
+const safeProse = prose(['[TOOL_CALLS', '[TOOL_', '[TOOL_CALLS] nope', '[ARGS]', 'TOOL_CALLS]']);
+const group: fc.Arbitrary<Group> = fc.oneof(
+  safeProse.map((p) => ({ prose: p })),
+  fc.record({ calls: fc.array(generatedCall, { minLength: 1, maxLength: 3 }), style: fc.constantFrom('list' as const, 'v11' as const, 'object' as const) }),
+);
+// A call with no end marker (v11, object) ends at the next non-whitespace character, so prose
+// after it must not itself continue the JSON: a leading space keeps the example unambiguous.
+const doc = fc.array(group, { maxLength: 5 }).map((groups) => groups.map((g) => ('prose' in g ? { prose: ` ${g.prose}` } : g)));
+
+describe('mistral parser: properties', () => {
+  it('recovers every call exactly, and every other character as text', () => {
+    fc.assert(
+      fc.property(doc, groupings, (groups, sizes) => {
+        const input = groups.map((g) => ('prose' in g ? g.prose : render(g))).join('');
+        const calls = groups.flatMap((g) => ('calls' in g ? (g.style === 'object' ? g.calls.slice(0, 1) : g.calls) : []));
+        for (const events of [whole(make(), input), feed(make(), groupBy(input, sizes))]) {
+          expectWellFormedCalls(events);
+          expect(callsOf(events).map((c) => [c.name, c.args, c.argsText])).toEqual(calls.map((c) => [c.name, c.args, c.argsText]));
+          expect(textOf(events)).toBe(groups.map((g) => ('prose' in g ? g.prose : '')).join(''));
+          expect(malformedOf(events)).toEqual([]);
+          expectNoHalfCharacters(events, input);
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  const fragment = fc.oneof(
+    safeProse,
+    group.map((g) => ('prose' in g ? g.prose : render(g))),
+    fc.record({ g: group, cut: fc.nat() }).map(({ g, cut }) => {
+      const full = 'prose' in g ? g.prose : render(g);
+      return full.slice(0, cut % (full.length + 1));
+    }),
+    fc.constantFrom('[TOOL_CALLS]', '[TOOL_CALLS] [', '[ARGS]', ',', ']', '}', '😀', '\uD83D'),
+  );
+  splitInvarianceProperties(make(), fc.array(fragment, { maxLength: 6 }).map((f) => f.join('')), { runs: 120 });
+});

@@ -1,0 +1,128 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { InvalidRequestError } from '../../core/errors.ts';
+import { createPythonTagParser, type PythonTagParserOptions } from '../../parsers/formats/python-tag-parser.ts';
+import { createParser } from '../../parsers/index.ts';
+import { args, callsOf, end, expectWellFormedCalls, feed, group, line, splitInvarianceProperties, start, text, textOf, whole } from './format-test-kit.ts';
+
+const make = (options?: PythonTagParserOptions) => () => createPythonTagParser(options);
+const parse = (input: string, options?: PythonTagParserOptions) => {
+  const events = whole(make(options), input);
+  expectWellFormedCalls(events);
+  return events;
+};
+
+describe('python-tag parser (Llama 3.1 code interpreter)', () => {
+  it('turns the code after <|python_tag|> into a python call with one piece per line', () => {
+    const input = 'Let me compute that.<|python_tag|>import math\nr = 2\nprint(math.pi * r ** 2)<|eom_id|>';
+    expect(parse(input)).toEqual([
+      text('Let me compute that.'),
+      start('python'),
+      args('{"code":"'),
+      line('import math\n', 1),
+      args('import math\\n'),
+      line('r = 2\n', 2),
+      args('r = 2\\n'),
+      line('print(math.pi * r ** 2)', 3),
+      args('print(math.pi * r ** 2)"}'),
+      end({ code: 'import math\nr = 2\nprint(math.pi * r ** 2)' }),
+    ]);
+  });
+
+  it('emits each line as soon as its newline arrives', () => {
+    const parser = createPythonTagParser();
+    expect(parser.push('<|python_tag|>x = 1')).toEqual([start('python'), args('{"code":"')]);
+    expect(parser.push('\ny')).toEqual([line('x = 1\n', 1), args('x = 1\\n')]);
+    expect(parser.push(' = 2<|eo')).toEqual([]);
+    expect(parser.push('t_id|>')).toEqual([line('y = 2', 2), args('y = 2"}'), end({ code: 'x = 1\ny = 2' })]);
+  });
+
+  it('ends the call at end() when the engine stripped the stop token', () => {
+    const events = parse('<|python_tag|>print("héllo 😀")\n');
+    expect(callsOf(events)).toEqual([{ callId: 'call_1', name: 'python', args: { code: 'print("héllo 😀")\n' }, argsText: '{"code":"print(\\"héllo 😀\\")\\n"}' }]);
+  });
+
+  it('keeps text after the end token and handles several calls', () => {
+    const events = parse('<|python_tag|>a()<|eom_id|>Now the second:<|python_tag|>b()<|eom_id|>Done.', { callIdPrefix: 'r2_' });
+    expect(callsOf(events).map((c) => [c.callId, c.args.code])).toEqual([
+      ['r2_1', 'a()'],
+      ['r2_2', 'b()'],
+    ]);
+    expect(textOf(events)).toBe('Now the second:Done.');
+  });
+
+  it('passes built-in tool calls through as code', () => {
+    const events = parse('<|python_tag|>brave_search.call(query="Menlo Park weather")<|eom_id|>');
+    expect(callsOf(events)[0]!.args).toEqual({ code: 'brave_search.call(query="Menlo Park weather")' });
+  });
+
+  it('leaves JSON after the tag to the llama3_json parser: content, unchanged', () => {
+    const input = '<|python_tag|> {"name": "get_weather", "parameters": {"city": "Paris"}}';
+    expect(parse(input)).toEqual([text(input)]);
+  });
+
+  it('treats an empty or whitespace-only body as an empty call', () => {
+    expect(callsOf(parse('<|python_tag|><|eom_id|>'))[0]!.args).toEqual({ code: '' });
+    expect(callsOf(parse('<|python_tag|>\n'))[0]!.args).toEqual({ code: '\n' });
+  });
+
+  it('leaves prose without the tag and end tokens outside calls unchanged', () => {
+    const input = 'Use <|python for short; <|eom_id|> is a token.';
+    expect(parse(input)).toEqual([text(input)]);
+  });
+
+  it('honours custom tokens and tool name, and validates options', () => {
+    const events = parse('<code>print(1)</code>', { tag: '<code>', endTokens: ['</code>'], toolName: 'exec' });
+    expect(callsOf(events)).toMatchObject([{ name: 'exec', args: { code: 'print(1)' } }]);
+    expect(() => createPythonTagParser({ endTokens: [] })).toThrow(InvalidRequestError);
+    expect(callsOf(whole(() => createParser('python-tag'), '<|python_tag|>x'))).toHaveLength(1);
+  });
+});
+
+const fragments = [
+  '<|python_tag|>', '<|python_', 'tag|>', '<|eom_id|>', '<|eot_id|>', '<|eo', 'm_id|>', '{', ' ', '\n', 'import math\n', 'print(x)',
+  'x < y', '<', '|', 'text ', '😀', '你好', '\r\n', '\uD83D', '\uDE00',
+];
+const modelOutput = fc
+  .array(fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...fragments) }, { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 4 }) }), { maxLength: 30 })
+  .map((p) => p.join(''));
+
+describe('python-tag parser: properties', () => {
+  splitInvarianceProperties(make(), modelOutput, { runs: 150, malformed: false });
+
+  it('loses and repeats nothing: text and code, in order, are the output without its tokens', () => {
+    const tokens = ['<|python_tag|>', '<|eom_id|>', '<|eot_id|>'];
+    const strip = (t: string) => tokens.reduce((acc, token) => acc.replaceAll(token, ''), t);
+    fc.assert(
+      fc.property(modelOutput, fc.array(fc.integer({ min: 1, max: 8 }), { minLength: 1 }), (input, sizes) => {
+        // Inputs where removing a token spells another one would make the comparison itself ambiguous.
+        fc.pre(strip(strip(input)) === strip(input));
+        const events = feed(make(), group(input, sizes));
+        let seen = '';
+        let lines = '';
+        for (const e of events) {
+          if (e.type === 'text') seen += e.text;
+          if (e.type === 'call-piece' && e.piece.kind === 'line') {
+            seen += e.piece.text;
+            lines += e.piece.text;
+          }
+          if (e.type === 'call-end') {
+            expect(e.args.code).toBe(lines);
+            lines = '';
+          }
+        }
+        expect(strip(seen)).toBe(strip(input));
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('never changes text that holds no tag', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 40 }).filter((t) => !t.includes('<|python_tag|>')), (input) => {
+        expect(textOf(feed(make(), input.split('')))).toBe(input);
+      }),
+      { numRuns: 100 },
+    );
+  });
+});

@@ -1,0 +1,253 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { InvalidRequestError } from '../../core/errors.ts';
+import { createPythonicParser, type PythonicParserOptions } from '../../parsers/formats/pythonic-parser.ts';
+import { createParser } from '../../parsers/index.ts';
+import { args, callsOf, end, expectWellFormedCalls, feed, field, malformedOf, splitInvarianceProperties, start, text, textOf, whole } from './format-test-kit.ts';
+
+const make = (options?: PythonicParserOptions) => () => createPythonicParser(options);
+const parse = (input: string, options?: PythonicParserOptions) => {
+  const events = whole(make(options), input);
+  expectWellFormedCalls(events);
+  return events;
+};
+
+describe('pythonic parser: calls', () => {
+  it('parses a single call, emitting each argument at the delimiter that ends it', () => {
+    expect(parse("[get_weather(city='San Francisco', metric='celsius')]")).toEqual([
+      start('get_weather'),
+      field(['city'], 'San Francisco'),
+      args('{"city":"San Francisco"'),
+      field(['metric'], 'celsius'),
+      args(',"metric":"celsius"}'),
+      end({ city: 'San Francisco', metric: 'celsius' }),
+    ]);
+  });
+
+  it('makes each call of a parallel list its own call, ended at its own parenthesis', () => {
+    const events = parse("[get_weather(city='Paris'), get_time(tz=\"Europe/Paris\", hour24=True)]", { callIdPrefix: 'call_r1_' });
+    expect(callsOf(events)).toEqual([
+      { callId: 'call_r1_1', name: 'get_weather', args: { city: 'Paris' }, argsText: '{"city":"Paris"}' },
+      { callId: 'call_r1_2', name: 'get_time', args: { tz: 'Europe/Paris', hour24: true }, argsText: '{"tz":"Europe/Paris","hour24":true}' },
+    ]);
+    const endOfFirst = events.findIndex((e) => e.type === 'call-end');
+    const startOfSecond = events.findIndex((e) => e.type === 'call-start' && e.callId === 'call_r1_2');
+    expect(endOfFirst).toBeLessThan(startOfSecond);
+  });
+
+  it('keeps the text before and after the list as content, unchanged', () => {
+    const events = parse("Let me check. [get_weather(city='Oslo')] I'll report back.\n");
+    expect(events).toEqual([
+      text('Let me check. '),
+      start('get_weather'),
+      field(['city'], 'Oslo'),
+      args('{"city":"Oslo"}'),
+      end({ city: 'Oslo' }),
+      text(" I'll report back.\n"),
+    ]);
+  });
+
+  it('reads nested, escaped and unicode literals exactly as Python does', () => {
+    const input = String.raw`[f(s="caf\u00e9 \N" 'x\'y' "😀\t", d={'a': [1, {"b": None}], 2: True}, t=("x",), u=(3), r=r"C:\new\path", b=u'\x41\101\U0001F600', c="""line1
+line2""", e='a\
+b')]`;
+    const [call] = callsOf(parse(input.replace('\\N', '\\\\N')));
+    expect(call!.args).toEqual({
+      s: 'café \\N' + "x'y" + '😀\t',
+      d: { a: [1, { b: null }], '2': true },
+      t: ['x'],
+      u: 3,
+      r: 'C:\\new\\path',
+      b: 'AA😀',
+      c: 'line1\nline2',
+      e: 'ab',
+    });
+  });
+
+  it('carries empty and non-string values', () => {
+    const [call] = callsOf(parse('[f(a="", b=[], c={}, d=0, e=False, g=-1.5, h=1e3, i=0x1F, j=1_000, k=.5, l=(), m=None)]'));
+    expect(call!.args).toEqual({ a: '', b: [], c: {}, d: 0, e: false, g: -1.5, h: 1000, i: 31, j: 1000, k: 0.5, l: [], m: null });
+  });
+
+  it('accepts whitespace and newlines between tokens and trailing commas', () => {
+    const input = '[\n  search(\n    query = "llm serving",\n    top_k = 5,\n  ),\n  fetch(url="https://x.y"),\n]';
+    expect(callsOf(parse(input)).map((c) => c.args)).toEqual([{ query: 'llm serving', top_k: 5 }, { url: 'https://x.y' }]);
+  });
+
+  it('handles a call without arguments', () => {
+    expect(parse('[get_weather()]')).toEqual([start('get_weather'), args('{}'), end({})]);
+  });
+
+  it('emits a field as soon as its delimiter arrives, before the rest of the call', () => {
+    const parser = createPythonicParser();
+    expect(parser.push("[run(code='x = 1\\nprint(x)'")).toEqual([start('run')]);
+    expect(parser.push(', ')).toEqual([field(['code'], 'x = 1\nprint(x)'), args('{"code":"x = 1\\nprint(x)"')]);
+    expect(parser.push('timeout=3')).toEqual([]);
+    expect(parser.push(')')).toEqual([field(['timeout'], 3), args(',"timeout":3}'), end({ code: 'x = 1\nprint(x)', timeout: 3 })]);
+    expect(parser.push(']')).toEqual([]);
+    expect(parser.end()).toEqual([]);
+  });
+
+  it('drops the Llama 4 wrapper tokens around the list', () => {
+    const events = parse("Here's a call: <|python_start|>[get_weather(location='Tokyo', data=[1, 2, 3])]<|python_end|>");
+    expect(textOf(events)).toBe("Here's a call: ");
+    expect(callsOf(events)[0]!.args).toEqual({ location: 'Tokyo', data: [1, 2, 3] });
+  });
+
+  it('is registered as "pythonic" and validates its options', () => {
+    expect(callsOf(whole(() => createParser('pythonic'), '[f(x=1)]'))).toHaveLength(1);
+    expect(() => createPythonicParser({ bogus: 1 } as never)).toThrow(InvalidRequestError);
+  });
+});
+
+describe('pythonic parser: prose and failures', () => {
+  it.each([
+    'See [1] and [2, 3].',
+    'Read [the docs](https://example.com) first.',
+    'Compare [f(x), f(y)] with arr[i].',
+    'A list: [see (below)] and [a b(c=1)].',
+    'Unclosed [get',
+    'Unclosed [get_weather(city',
+  ])('releases prose brackets unchanged: %j', (input) => {
+    expect(parse(input)).toEqual([text(input)]);
+  });
+
+  it('reports a truncated call as malformed, streamed or whole, and releases its text', () => {
+    const input = 'Checking. [get_weather(city="Par';
+    const expected = [text('Checking. '), start('get_weather'), { type: 'malformed', callId: 'call_1', reason: expect.stringContaining('ended') }, text('[get_weather(city="Par')];
+    expect(parse(input)).toEqual(expected);
+    expect(whole(make(), input)).toEqual(whole(make(), input));
+    const perChar = feed(make(), input.split(''));
+    expect(malformedOf(perChar)).toHaveLength(1);
+    expect(callsOf(perChar)).toEqual([]);
+  });
+
+  it('keeps the calls finished before a truncation', () => {
+    const events = parse("[f(x=1), g(y='abc");
+    expect(callsOf(events).map((c) => c.name)).toEqual(['f']);
+    expect(malformedOf(events)).toEqual([{ type: 'malformed', callId: 'call_2', reason: expect.stringContaining('unterminated string') }]);
+    expect(textOf(events)).toBe(", g(y='abc");
+  });
+
+  it.each([
+    ['[f(x=1, 2)]', 'keyword arguments only'],
+    ['[f(x=y)]', 'literals'],
+    ['[f(x=1, x=2)]', 'repeated'],
+    ['[f(x=1 2)]', "expected ',' or ')'"],
+    ['[f(x={[1]: 2})]', 'dict keys'],
+    ['[f(x=b"raw")]', 'not plain literals'],
+    ['[f(x=1e999)]', 'out of range'],
+  ])('reports %j as malformed (%s)', (input, reason) => {
+    const events = parse(input);
+    expect(malformedOf(events)).toEqual([{ type: 'malformed', callId: 'call_1', reason: expect.stringContaining(reason) }]);
+    expect(callsOf(events)).toEqual([]);
+  });
+
+  it('resumes as prose at the character that broke a list', () => {
+    const events = parse('[f(x=1) oops] then [g(y=2)]');
+    expect(callsOf(events).map((c) => [c.name, c.args])).toEqual([
+      ['f', { x: 1 }],
+      ['g', { y: 2 }],
+    ]);
+    expect(malformedOf(events)).toEqual([{ type: 'malformed', reason: expect.stringContaining("expected ',' or ']'") }]);
+    expect(textOf(events)).toBe(' oops] then ');
+  });
+});
+
+// Python source for JSON values, in varied spellings, to check the round trip.
+const pyString = (s: string, quote: string): string => {
+  let out = '';
+  for (const ch of s) {
+    const code = ch.codePointAt(0)!;
+    if (ch === '\\') out += '\\\\';
+    else if (quote.includes(ch)) out += `\\${ch}`;
+    else if (ch === '\n') out += quote.length === 3 ? '\n' : '\\n';
+    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, '0')}`;
+    else if (code >= 0xd800 && code <= 0xdfff) out += `\\u${code.toString(16)}`;
+    else out += ch;
+  }
+  return `${quote}${out}${quote}`;
+};
+
+type Py = { src: string; value: unknown };
+
+const pyValue: fc.Memo<Py> = fc.memo((depth) => {
+  const leaf: fc.Arbitrary<Py> = fc.oneof(
+    fc.tuple(fc.string({ unit: 'binary', maxLength: 8 }), fc.constantFrom("'", '"', "'''", '"""')).map(([s, q]) => ({ src: pyString(s, q), value: s })),
+    fc.integer({ min: -1e6, max: 1e6 }).map((n) => ({ src: String(n), value: n + 0 })),
+    fc.double({ noNaN: true, noDefaultInfinity: true }).map((n) => {
+      const src = String(n);
+      return { src: /[.e]/.test(src) ? src : `${src}.0`, value: n + 0 };
+    }),
+    fc.constantFrom<Py>({ src: 'True', value: true }, { src: 'False', value: false }, { src: 'None', value: null }),
+  );
+  if (depth <= 1) return leaf;
+  return fc.oneof(
+    { weight: 3, arbitrary: leaf },
+    {
+      weight: 1,
+      arbitrary: fc.tuple(fc.array(pyValue(depth - 1), { maxLength: 3 }), fc.boolean()).map(([items, tuple]) => ({
+        src: tuple ? `(${items.map((i) => i.src).join(', ')}${items.length === 1 ? ',' : ''})` : `[${items.map((i) => i.src).join(', ')}]`,
+        value: items.map((i) => i.value),
+      })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.array(fc.tuple(fc.string({ maxLength: 4 }), pyValue(depth - 1)), { maxLength: 3 }).map((entries) => ({
+        src: `{${entries.map(([k, v]) => `${pyString(k, '"')}: ${v.src}`).join(', ')}}`,
+        value: Object.fromEntries(entries.map(([k, v]) => [k, v.value])),
+      })),
+    },
+  );
+});
+
+const evalPy = (source: string): unknown => {
+  const [call] = callsOf(whole(make(), `[f(v=${source})]`));
+  return call?.args.v;
+};
+
+const callList = fc
+  .array(
+    fc.record({
+      name: fc.constantFrom('get_weather', 'search', 'f', 'run_code'),
+      kwargs: fc.uniqueArray(fc.tuple(fc.constantFrom('city', 'q', 'n', 'code', 'opts', 'x'), pyValue(3).map((v) => v.src)), { maxLength: 3, selector: ([k]) => k }),
+    }),
+    { minLength: 1, maxLength: 3 },
+  )
+  .map((calls) => `[${calls.map((c) => `${c.name}(${c.kwargs.map(([k, v]) => `${k}=${v}`).join(', ')})`).join(', ')}]`);
+
+const fragments = [
+  '[', ']', '(', ')', '=', ',', ' ', '\n', 'get_weather', 'f', '(city=', "'Paris'", '"a\\"b"', "'''x\n'''", 'True', 'None', '1.5', '-2',
+  '{', '}', ':', '<|python_start|>', '<|python_', 'end|>', '<|python_end|>', 'text ', '😀', '你好', '\\', '"', "'", 'r"', '#',
+  '\uD83D', '\uDE00',
+];
+
+const modelOutput = fc.oneof(
+  fc.array(fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...fragments) }, { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 4 }) }), { maxLength: 30 }).map((p) => p.join('')),
+  fc.tuple(fc.constantFrom('', 'Sure. ', 'ok <|python_start|>'), callList, fc.constantFrom('', ' Done.', '<|python_end|>', ']'), fc.nat()).map(
+    // Sometimes cut the list off, as max_tokens would.
+    ([before, list, after, cut]) => (cut % 4 === 0 ? before + list.slice(0, cut % (list.length + 1)) : before + list + after),
+  ),
+);
+
+describe('pythonic parser: properties', () => {
+  splitInvarianceProperties(make(), modelOutput, { runs: 120 });
+
+  it('round-trips any literal to its JSON value', () => {
+    fc.assert(
+      fc.property(pyValue(3), ({ src, value }) => {
+        expect(evalPy(src)).toEqual(value);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('never changes text that holds no "[" or wrapper token', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 40 }).filter((t) => !t.includes('[') && !t.includes('<|python')), (input) => {
+        expect(textOf(feed(make(), input.split('')))).toBe(input);
+      }),
+      { numRuns: 100 },
+    );
+  });
+});

@@ -1,0 +1,215 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { InvalidRequestError } from '../../core/errors.ts';
+import { createQwen3CoderParser, type Qwen3CoderParserOptions } from '../../parsers/formats/qwen3-coder-parser.ts';
+import { createParser } from '../../parsers/index.ts';
+import { args, callsOf, end, expectWellFormedCalls, feed, field, line, malformedOf, splitInvarianceProperties, start, text, textOf, whole } from './format-test-kit.ts';
+
+const make = (options?: Qwen3CoderParserOptions) => () => createQwen3CoderParser(options);
+const parse = (input: string, options?: Qwen3CoderParserOptions) => {
+  const events = whole(make(options), input);
+  expectWellFormedCalls(events);
+  return events;
+};
+
+const call = (name: string, params: Record<string, string>) =>
+  `<tool_call>\n<function=${name}>\n${Object.entries(params)
+    .map(([k, v]) => `<parameter=${k}>\n${v}\n</parameter>\n`)
+    .join('')}</function>\n</tool_call>`;
+
+const tool = (name: string, properties: Record<string, unknown>) => ({ type: 'function' as const, function: { name, parameters: { type: 'object', properties } } });
+
+describe('qwen3-coder parser: calls', () => {
+  it('parses a call after content, one field per closed parameter', () => {
+    const input = `Sure! Let me check.${call('get_current_weather', { city: 'Dallas', state: 'TX' })}`;
+    expect(parse(input)).toEqual([
+      text('Sure! Let me check.'),
+      start('get_current_weather'),
+      field(['city'], 'Dallas'),
+      args('{"city":"Dallas"'),
+      field(['state'], 'TX'),
+      args(',"state":"TX"}'),
+      end({ city: 'Dallas', state: 'TX' }),
+    ]);
+  });
+
+  it('converts values with the tool schema, and keeps strings without one', () => {
+    const input = call('test_types', { int_param: '42', float_param: '3.14', bool_param: 'true', str_param: 'hello world', obj_param: '{"key": "value"}', arr: "[1, 'two', None]" });
+    const toolDefinitions = [
+      tool('test_types', {
+        int_param: { type: 'integer' },
+        float_param: { type: 'number' },
+        bool_param: { type: 'boolean' },
+        str_param: { type: 'string' },
+        obj_param: { type: 'object' },
+        arr: { type: 'array' },
+      }),
+    ];
+    expect(callsOf(parse(input, { toolDefinitions }))[0]!.args).toEqual({
+      int_param: 42,
+      float_param: 3.14,
+      bool_param: true,
+      str_param: 'hello world',
+      obj_param: { key: 'value' },
+      arr: [1, 'two', null],
+    });
+    expect(callsOf(parse(input))[0]!.args).toEqual({
+      int_param: '42',
+      float_param: '3.14',
+      bool_param: 'true',
+      str_param: 'hello world',
+      obj_param: '{"key": "value"}',
+      arr: "[1, 'two', None]",
+    });
+  });
+
+  it('keeps values that do not convert as text, and null only where the schema allows it', () => {
+    const toolDefinitions = [tool('f', { n: { type: 'integer' }, b: { type: 'boolean' }, s: { type: 'string' }, o: { type: ['string', 'null'] }, x: { type: 'number' } })];
+    const input = call('f', { n: 'forty', b: 'yes', s: 'null', o: 'null', x: 'null' });
+    expect(callsOf(parse(input, { toolDefinitions }))[0]!.args).toEqual({ n: 'forty', b: 'yes', s: 'null', o: null, x: null });
+  });
+
+  it('handles parallel calls, in separate blocks or one block', () => {
+    const input = `${call('a', { x: '1' })}\n${call('b', {})}<tool_call>\n<function=c>\n</function>\n<function=d>\n<parameter=y>\n2\n</parameter>\n</function>\n</tool_call>`;
+    const events = parse(input, { callIdPrefix: 'r1_' });
+    expect(callsOf(events).map((c) => [c.callId, c.name, c.args])).toEqual([
+      ['r1_1', 'a', { x: '1' }],
+      ['r1_2', 'b', {}],
+      ['r1_3', 'c', {}],
+      ['r1_4', 'd', { y: '2' }],
+    ]);
+    expect(textOf(events)).toBe('\n');
+  });
+
+  it('takes values as raw text: markup, escapes and unicode stay as written', () => {
+    const value = 'if a < b && c > d:\n    print("<tool_call> \\n 你好 😀")\n</para';
+    const events = parse(`${call('write_file', { path: 'x.py', content: value })} Done.`);
+    expect(callsOf(events)[0]!.args).toEqual({ path: 'x.py', content: value });
+    expect(textOf(events)).toBe(' Done.');
+  });
+
+  it('strips exactly one leading and one trailing newline, and keeps empty values', () => {
+    const input = '<tool_call>\n<function=f>\n<parameter=a>\n\n\nx\n\n</parameter>\n<parameter=b>\n</parameter>\n<parameter=c></parameter>\n</function>\n</tool_call>';
+    expect(callsOf(parse(input))[0]!.args).toEqual({ a: '\n\nx\n', b: '', c: '' });
+  });
+
+  it('tolerates a missing </parameter> before the next parameter or </function>, as vLLM does', () => {
+    const input = '<tool_call>\n<function=f>\n<parameter=a>\n1\n<parameter=b>\n2\n</function>\n</tool_call>';
+    expect(callsOf(parse(input))[0]!.args).toEqual({ a: '1', b: '2' });
+  });
+
+  it('streams the lines of a code parameter, each once a character follows its newline', () => {
+    const parser = createQwen3CoderParser();
+    expect(parser.push('<tool_call>\n<function=python>\n<parameter=code>\nimport os\n')).toEqual([start('python')]);
+    expect(parser.push('p')).toEqual([line('import os\n', 1)]);
+    expect(parser.push('rint(os.getcwd())\n</param')).toEqual([]);
+    expect(parser.push('eter>\n</function>\n</tool_call>')).toEqual([
+      line('print(os.getcwd())', 2),
+      field(['code'], 'import os\nprint(os.getcwd())'),
+      args('{"code":"import os\\nprint(os.getcwd())"}'),
+      end({ code: 'import os\nprint(os.getcwd())' }),
+    ]);
+    expect(parser.end()).toEqual([]);
+  });
+
+  it('streams lines for the configured tool and parameter only', () => {
+    const input = call('shell', { cmd: 'ls\npwd', code: 'x\ny' });
+    const lines = (options?: Qwen3CoderParserOptions) => parse(input, options).filter((e) => e.type === 'call-piece' && e.piece.kind === 'line');
+    expect(lines()).toEqual([]);
+    expect(lines({ lineFields: { shell: 'cmd' } })).toEqual([line('ls\n', 1), line('pwd', 2)]);
+    expect(lines({ lineFields: { '*': 'code' } })).toEqual([line('x\n', 1), line('y', 2)]);
+  });
+
+  it('is registered as "qwen3-coder" and validates its options', () => {
+    expect(callsOf(whole(() => createParser('qwen3-coder'), call('f', {})))).toHaveLength(1);
+    expect(() => createQwen3CoderParser({ toolDefinitions: [{ type: 'nope' }] } as never)).toThrow(InvalidRequestError);
+  });
+});
+
+describe('qwen3-coder parser: prose and failures', () => {
+  it.each([
+    'Wrap calls in <tool_call> tags.',
+    'A <tool_call> then <function=a b> is prose.',
+    '<tool_call>{"name": "hermes-style"}</tool_call>',
+    'Just </function> and </tool_call> and <parameter=x> text.',
+  ])('releases a literal marker that never becomes a call: %j', (input) => {
+    expect(parse(input)).toEqual([text(input)]);
+  });
+
+  it('reports a truncated call as malformed and releases its text, streamed or whole', () => {
+    const input = 'Checking.<tool_call>\n<function=get_weather>\n<parameter=city>\nPar';
+    const expected = [text('Checking.'), start('get_weather'), { type: 'malformed', callId: 'call_1', reason: expect.stringContaining('ended') }, text(input.slice(9))];
+    expect(parse(input)).toEqual(expected);
+    const perChar = feed(make(), input.split(''));
+    expect(malformedOf(perChar)).toHaveLength(1);
+    expect(textOf(perChar)).toBe(input);
+  });
+
+  it('reports a truncation before the function name without a call id', () => {
+    expect(parse('<tool_call>\n<function=get_')).toEqual([{ type: 'malformed', reason: expect.stringContaining('before a function name') }, text('<tool_call>\n<function=get_')]);
+  });
+
+  it('reports junk inside a function body, then resumes as prose there', () => {
+    const events = parse('<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\noops</function></tool_call>');
+    expect(malformedOf(events)).toEqual([{ type: 'malformed', callId: 'call_1', reason: expect.stringContaining('unexpected text') }]);
+    expect(callsOf(events)).toEqual([]);
+    expect(textOf(events)).toBe('<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\noops</function></tool_call>');
+  });
+
+  it('keeps calls finished before a failure, and what follows an unclosed block', () => {
+    const events = parse('<tool_call>\n<function=f>\n</function>\nThe end.');
+    expect(callsOf(events).map((c) => c.name)).toEqual(['f']);
+    expect(textOf(events)).toBe('\nThe end.');
+    expect(malformedOf(events)).toEqual([]);
+  });
+});
+
+const valueText = fc.oneof(
+  fc.string({ unit: fc.constantFrom('a', 'b', ' ', '\n', '"', '\\', '>', '/', '{', '}', '1', 'é', '😀', 'p', '='), maxLength: 12 }),
+  fc.constantFrom('a < b', '<div>', 'x </para y', '<parameter', '{"k": [1, true]}', 'null', '42', 'true'),
+);
+const params = fc.uniqueArray(fc.tuple(fc.constantFrom('code', 'city', 'n', 'flag', 'obj'), valueText), { maxLength: 3, selector: ([k]) => k });
+const wellFormed = fc
+  .array(fc.tuple(fc.constantFrom('python', 'get_weather', 'f'), params, fc.constantFrom('', 'Text. ', '\n')), { minLength: 1, maxLength: 3 })
+  .chain((calls) =>
+    fc.nat().map((cut) => {
+      const full = calls.map(([name, ps, before]) => before + call(name, Object.fromEntries(ps))).join('');
+      return cut % 4 === 0 ? full.slice(0, cut % (full.length + 1)) : full;
+    }),
+  );
+
+const fragments = [
+  '<tool_call>', '</tool_call>', '<function=f>', '<function=', '</function>', '<parameter=a>', '<parameter=', '</parameter>', '<tool_', 'call>',
+  '</para', 'meter>', '\n', ' ', 'x', '<', '>', '/', '😀', 'text ', '\uD83D', '\uDE00',
+];
+const modelOutput = fc.oneof(
+  fc.array(fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...fragments) }, { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 4 }) }), { maxLength: 30 }).map((p) => p.join('')),
+  wellFormed,
+);
+
+const toolDefinitions = [
+  tool('python', { code: { type: 'string' } }),
+  tool('get_weather', { city: { type: 'string' }, n: { type: 'integer' }, flag: { type: 'boolean' }, obj: { type: 'object' } }),
+  tool('f', { n: { type: 'number' }, obj: { type: 'array' } }),
+];
+
+describe('qwen3-coder parser: properties', () => {
+  splitInvarianceProperties(make(), modelOutput, { runs: 120 });
+
+  describe('with schema types', () => {
+    splitInvarianceProperties(make({ toolDefinitions }), modelOutput, { runs: 60 });
+  });
+
+  it('round-trips parameter values (one leading and trailing newline aside) and their lines', () => {
+    fc.assert(
+      fc.property(fc.constantFrom('python', 'f'), params, (name, ps) => {
+        const events = whole(make({ lineFields: { '*': 'code' } }), call(name, Object.fromEntries(ps)));
+        expect(callsOf(events).map((c) => c.args)).toEqual([Object.fromEntries(ps)]);
+        const code = ps.find(([k]) => k === 'code')?.[1];
+        const lines = events.flatMap((e) => (e.type === 'call-piece' && e.piece.kind === 'line' ? [e.piece.text] : []));
+        expect(lines.join('')).toBe(code ?? '');
+      }),
+      { numRuns: 150 },
+    );
+  });
+});
