@@ -19,11 +19,12 @@ const program = new Command()
   .option('--upstream <url>', 'a real OpenAI-compatible server instead of the simulator')
   .option('--model <name>', 'model name for a real upstream')
   .option('--quick', 'two runs per mode, no warm-up (smoke test)')
+  .option('--cold-imports', 'no pre-imports in the Python fork server: each script pays for its imports, as in the paper')
   .option('--out <dir>', 'where result files go', 'bench/results')
   .option('--name <name>', 'result file name suffix (default: the workload names)');
 
 program.parse();
-const opts = program.opts<{ runs: number; profile: string; upstream?: string; model?: string; quick?: boolean; out: string; name?: string }>();
+const opts = program.opts<{ runs: number; profile: string; upstream?: string; model?: string; quick?: boolean; coldImports?: boolean; out: string; name?: string }>();
 const names = program.processedArgs[0] as string[];
 const selected = names.includes('all') ? Object.values(WORKLOADS) : names.map((n) => WORKLOADS[n] ?? fail(`unknown workload "${n}"`));
 const runs = opts.quick ? 2 : opts.runs;
@@ -31,6 +32,7 @@ const runs = opts.quick ? 2 : opts.runs;
 const sim = opts.upstream ? undefined : await spawnSim(opts.profile);
 const conveyor = await startConveyor({
   gateway: { port: 0, upstream: { baseUrl: opts.upstream ?? sim!.url, model: opts.model } },
+  sandbox: opts.coldImports ? { preImports: [] } : {},
 });
 try {
   const python = conveyor.sandbox.python;
@@ -57,7 +59,7 @@ try {
     node: process.version,
     profile: opts.upstream ? 'n/a (real upstream)' : opts.profile,
     upstream: opts.upstream ?? 'simulator (separate process)',
-    python: `${python}${env.numpy ? ' with numpy+matplotlib' : ' (stdlib only)'}`,
+    python: `${python}${env.numpy ? ' with numpy+matplotlib' : ' (stdlib only)'}${opts.coldImports ? ', cold imports (no pre-imports)' : ', pre-imported in the fork server'}`,
     sandbox: conveyor.sandbox.protections(),
   };
   console.log(`\n${markdownReport(meta, reports)}`);

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command, Option } from 'commander';
+import { closeUpstreamPools } from '../llm-client/index.ts';
 import { startConveyor } from './start-conveyor.ts';
 
 const program = new Command()
@@ -62,6 +63,9 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     if (closing) process.exit(1);
     closing = true;
     console.log('\nshutting down…');
-    conveyor.close().then(() => process.exit(0), () => process.exit(1));
+    conveyor
+      .close()
+      .then(() => closeUpstreamPools())
+      .then(() => process.exit(0), () => process.exit(1));
   });
 }
