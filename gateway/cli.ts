@@ -1,71 +1,10 @@
-#!/usr/bin/env node
-import { Command, Option } from 'commander';
-import { closeUpstreamPools } from '../llm-client/index.ts';
-import { startConveyor } from './start-conveyor.ts';
+import { Command } from 'commander';
+import { registerParseCommand } from './commands/parse-command.ts';
+import { registerServeCommand } from './commands/serve-command.ts';
 
 const program = new Command()
   .name('conveyor')
-  .description('Tool-aware OpenAI-compatible gateway: runs model-written Python while the model is still writing it.')
-  .option('--host <host>', 'address to listen on', '127.0.0.1')
-  .option('--port <port>', 'port to listen on (0 = any free port)', (v) => Number.parseInt(v, 10), 8080)
-  .option('--upstream <url>', 'OpenAI-compatible upstream base URL, e.g. http://127.0.0.1:8000/v1 (default: the embedded simulator)')
-  .option('--model <name>', 'model name sent upstream for every request (default: the client\'s model)')
-  .addOption(new Option('--upstream-api-key <key>', 'API key for the upstream').env('CONVEYOR_UPSTREAM_API_KEY'))
-  .addOption(new Option('--api-key <key...>', 'accept only these bearer keys from clients').env('CONVEYOR_API_KEYS'))
-  .option('--no-partial-execution', 'sequential baseline: run tools only after each decode ends')
-  .option('--max-tool-rounds <n>', 'model→tool→model rounds per request', (v) => Number.parseInt(v, 10), 8)
-  .option('--sim-profile <name>', 'timing profile of the embedded simulator', 'mistral-7b-rtx3090')
-  .option('--python <path>', 'Python interpreter for the python tool (default: /usr/bin/python3, else python3)');
-
-program.parse();
-const opts = program.opts<{
-  host: string;
-  port: number;
-  upstream?: string;
-  model?: string;
-  upstreamApiKey?: string;
-  apiKey?: string[] | string;
-  partialExecution: boolean;
-  maxToolRounds: number;
-  simProfile: string;
-  python?: string;
-}>();
-
-const apiKeys = typeof opts.apiKey === 'string' ? opts.apiKey.split(',') : (opts.apiKey ?? []);
-const conveyor = await startConveyor({
-  gateway: {
-    host: opts.host,
-    port: opts.port,
-    upstream: { baseUrl: opts.upstream, model: opts.model, apiKey: opts.upstreamApiKey },
-    apiKeys,
-    partialExecution: opts.partialExecution,
-    maxToolRounds: opts.maxToolRounds,
-  },
-  sim: { profile: opts.simProfile },
-  sandbox: { python: opts.python },
-});
-
-const { url } = conveyor.gateway;
-const model = opts.model ?? (conveyor.sim ? 'mistral-7b-instruct-sim' : '<model>');
-const auth = apiKeys.length ? ` -H 'Authorization: Bearer ${apiKeys[0]}'` : '';
-console.log(`conveyor gateway listening on ${url}/v1`);
-console.log(`upstream: ${conveyor.sim ? `embedded simulator at ${conveyor.sim.url} (profile ${opts.simProfile})` : opts.upstream}`);
-console.log(`sandbox: ${JSON.stringify(conveyor.sandbox.protections())}`);
-console.log('\ntry:');
-console.log(
-  `  curl -N ${url}/v1/chat/completions -H 'Content-Type: application/json'${auth} \\\n` +
-    `    -d '{"model":"${model}","stream":true,"messages":[{"role":"user","content":"Plot a sine wave in Python."}]}'`,
-);
-
-let closing = false;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (closing) process.exit(1);
-    closing = true;
-    console.log('\nshutting down…');
-    conveyor
-      .close()
-      .then(() => closeUpstreamPools())
-      .then(() => process.exit(0), () => process.exit(1));
-  });
-}
+  .description('Tool-aware OpenAI-compatible gateway: runs tool calls while the model is still writing them.');
+registerServeCommand(program);
+registerParseCommand(program);
+await program.parseAsync();

@@ -1,0 +1,24 @@
+import { InvalidRequestError } from '../core/errors.ts';
+import { PARSER_FORMATS, type ParserFormat } from './index.ts';
+
+/** vLLM's `--tool-call-parser` names that differ from ours beyond `_` vs `-`. */
+const ALIASES: Record<string, ParserFormat> = {
+  openai: 'harmony',
+  'gpt-oss': 'harmony',
+  qwen: 'hermes',
+  'qwen2.5': 'hermes',
+  qwen3: 'hermes',
+  llama3: 'llama3-json',
+  'llama4-pythonic': 'pythonic',
+  markdown: 'code-fence',
+  llmcompiler: 'llmcompiler-plan',
+};
+
+/** Accepts our names and vLLM's (`llama3_json`, `deepseek_v3`, `qwen3_coder`, `openai`…). */
+export function resolveParserFormat(name: string): ParserFormat {
+  const normal = name.trim().toLowerCase().replaceAll('_', '-');
+  if ((PARSER_FORMATS as string[]).includes(normal)) return normal as ParserFormat;
+  const alias = ALIASES[normal];
+  if (alias) return alias;
+  throw new InvalidRequestError(`unknown tool-call format "${name}"; known: ${PARSER_FORMATS.join(', ')}`, 'format');
+}
