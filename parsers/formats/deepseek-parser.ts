@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ToolCallParser } from '../parser-events.ts';
 import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
 import type { EventList } from './event-list.ts';
-import { FormatParser, matchLiteral, skipWhitespace } from './format-parser.ts';
+import { FormatParser, matchLiteral, RawText, skipWhitespace } from './format-parser.ts';
 import { JsonArguments } from './json-arguments.ts';
 
 export const DeepSeekParserOptionsSchema = CallOptionsSchema.strict();
@@ -21,16 +21,16 @@ type State =
   /** Between `<｜tool▁calls▁begin｜>` and `<｜tool▁calls▁end｜>`, outside a call: whitespace there is frame. */
   | { kind: 'region'; ws: string }
   /** V3: the call type ("function") before the separator. */
-  | { kind: 'type'; raw: string; head: string }
+  | { kind: 'type'; raw: RawText; head: string }
   /** The name: V3 up to "\n", V3.1 up to the separator. */
-  | { kind: 'name'; raw: string; head: string }
+  | { kind: 'name'; raw: RawText; head: string }
   /** V3: "```json" before the arguments. */
-  | { kind: 'fence-open'; raw: string; args: JsonArguments }
-  | { kind: 'args-before'; raw: string; args: JsonArguments }
-  | { kind: 'args'; raw: string; args: JsonArguments }
+  | { kind: 'fence-open'; raw: RawText; args: JsonArguments }
+  | { kind: 'args-before'; raw: RawText; args: JsonArguments }
+  | { kind: 'args'; raw: RawText; args: JsonArguments }
   /** V3: "```" after the arguments. */
-  | { kind: 'fence-close'; raw: string; args: JsonArguments }
-  | { kind: 'call-end'; raw: string; args: JsonArguments };
+  | { kind: 'fence-close'; raw: RawText; args: JsonArguments }
+  | { kind: 'call-end'; raw: RawText; args: JsonArguments };
 
 /**
  * DeepSeek V3 / R1:
@@ -90,12 +90,12 @@ class DeepSeekParser extends FormatParser {
         const until = state.kind === 'type' || !this.#v3 ? SEP : '\n';
         const found = this.scanFor(buf, i, [until, CALL_BEGIN], (t) => {
           state.head += t;
-          state.raw += t;
+          state.raw.add(t);
         });
         if (!found) return buf.length;
         // Judged only at the marker, so that the verdict does not depend on the split.
         if (state.head.length > MAX_HEAD || found.marker === CALL_BEGIN) return this.#broken(state.raw, undefined, 'no tool name', found.next - found.marker.length, out);
-        state.raw += until;
+        state.raw.add(until);
         if (state.kind === 'type') {
           this.#state = { kind: 'name', raw: state.raw, head: '' };
           return found.next;
@@ -111,26 +111,26 @@ class DeepSeekParser extends FormatParser {
       }
       case 'fence-open': {
         const j = skipWhitespace(buf, i);
-        state.raw += buf.slice(i, j);
+        state.raw.add(buf.slice(i, j));
         if (j === buf.length) return j;
         const json = matchLiteral(buf, j, '```json');
         const bare = matchLiteral(buf, j, '```');
         if (json === 'partial' || (bare === 'full' && json !== 'full' && j + 3 === buf.length)) return this.hold(buf, j);
         const fence = json === 'full' ? '```json' : bare === 'full' ? '```' : '';
-        state.raw += fence;
+        state.raw.add(fence);
         this.#state = { kind: 'args-before', raw: state.raw, args: state.args };
         return j + fence.length;
       }
       case 'args-before': {
         const j = skipWhitespace(buf, i);
-        state.raw += buf.slice(i, j);
+        state.raw.add(buf.slice(i, j));
         if (j === buf.length) return j;
         this.#state = { kind: 'args', raw: state.raw, args: state.args };
         return j;
       }
       case 'args': {
         const stop = state.args.write(buf, i, buf.length, out);
-        state.raw += buf.slice(i, stop);
+        state.raw.add(buf.slice(i, stop));
         if (state.args.status === 'failed') return this.#broken(state.raw, state.args.callId, state.args.failure, stop, out);
         if (state.args.status === 'complete') this.#state = { kind: this.#v3 ? 'fence-close' : 'call-end', raw: state.raw, args: state.args };
         return stop;
@@ -138,13 +138,13 @@ class DeepSeekParser extends FormatParser {
       case 'fence-close':
       case 'call-end': {
         const j = skipWhitespace(buf, i);
-        state.raw += buf.slice(i, j);
+        state.raw.add(buf.slice(i, j));
         if (j === buf.length) return j;
         const literal = state.kind === 'fence-close' ? '```' : CALL_END;
         const match = matchLiteral(buf, j, literal);
         if (match === 'partial') return this.hold(buf, j);
         if (match === 'none') return this.#broken(state.raw, state.args.callId, `expected ${literal} after the arguments`, j, out);
-        state.raw += literal;
+        state.raw.add(literal);
         if (state.kind === 'fence-close') {
           this.#state = { kind: 'call-end', raw: state.raw, args: state.args };
         } else {
@@ -167,13 +167,15 @@ class DeepSeekParser extends FormatParser {
         return;
       case 'type':
       case 'name':
-        this.#broken(state.raw + pending, undefined, 'truncated call', 0, out);
+        state.raw.add(pending);
+        this.#broken(state.raw, undefined, 'truncated call', 0, out);
         return;
       case 'fence-open':
       case 'args-before':
       case 'args':
         state.args.end();
-        this.#broken(state.raw + pending, state.args.callId, state.args.failure, 0, out);
+        state.raw.add(pending);
+        this.#broken(state.raw, state.args.callId, state.args.failure, 0, out);
         return;
       case 'fence-close':
       case 'call-end':
@@ -184,12 +186,12 @@ class DeepSeekParser extends FormatParser {
   }
 
   #head(raw: string): State {
-    return this.#v3 ? { kind: 'type', raw, head: '' } : { kind: 'name', raw, head: '' };
+    return this.#v3 ? { kind: 'type', raw: new RawText(raw), head: '' } : { kind: 'name', raw: new RawText(raw), head: '' };
   }
 
-  #broken(raw: string, callId: string | undefined, reason: string, resumeAt: number, out: EventList): number {
+  #broken(raw: RawText, callId: string | undefined, reason: string, resumeAt: number, out: EventList): number {
     out.push(callId === undefined ? { type: 'malformed', reason } : { type: 'malformed', callId, reason });
-    out.text(raw);
+    out.text(raw.text);
     this.#state = { kind: 'prose' };
     return resumeAt;
   }

@@ -1,6 +1,6 @@
 import type { ParserEvent, ToolCallParser } from '../parser-events.ts';
 import { searchMarkers } from '../marker-search.ts';
-import { EventList, type Carry } from './event-list.ts';
+import { EventList } from './event-list.ts';
 
 /**
  * The push/end loop every tool-call format shares. A format is a state machine whose `step`
@@ -10,29 +10,28 @@ import { EventList, type Carry } from './event-list.ts';
  */
 export abstract class FormatParser implements ToolCallParser {
   #pending = '';
-  #carry: Carry | undefined;
+  /** Reused across pushes: between them it holds only the carried half character, if any. */
+  readonly #out = new EventList();
   #ended = false;
 
   push(delta: string): ParserEvent[] {
     if (this.#ended) throw new Error('push() after end()');
-    const out = new EventList(this.#carry);
-    const buf = this.#pending + delta;
+    const out = this.#out;
+    const buf = this.#pending.length === 0 ? delta : this.#pending + delta;
     this.#pending = '';
     let i = 0;
     while (i < buf.length) i = this.step(buf, i, out);
-    this.#carry = out.takeCarry();
-    return out.events;
+    return out.take(out.takeCarry());
   }
 
   end(): ParserEvent[] {
     if (this.#ended) return [];
     this.#ended = true;
-    const out = new EventList(this.#carry);
-    this.#carry = undefined;
+    const out = this.#out;
     const pending = this.#pending;
     this.#pending = '';
     this.finish(pending, out);
-    return out.events;
+    return out.take();
   }
 
   /** Consumes `buf` from `i` (at least one character, or a change of state); returns the new index. */
@@ -54,6 +53,19 @@ export abstract class FormatParser implements ToolCallParser {
    */
   protected scanFor(buf: string, i: number, markers: readonly string[], emit: (text: string) => void): { marker: string; next: number } | undefined {
     const rest = i === 0 ? buf : buf.slice(i);
+    // Fast path for most deltas of prose: where no marker's first character occurs, there is
+    // neither a marker nor the start of one.
+    let candidate = false;
+    for (const marker of markers) {
+      if (rest.indexOf(marker[0]!) !== -1) {
+        candidate = true;
+        break;
+      }
+    }
+    if (!candidate) {
+      emit(rest);
+      return undefined;
+    }
     const found = searchMarkers(rest, markers);
     if (found.found) {
       emit(rest.slice(0, found.index));
@@ -80,4 +92,26 @@ export function matchLiteral(buf: string, i: number, literal: string): 'full' | 
   const n = Math.min(literal.length, buf.length - i);
   for (let k = 0; k < n; k++) if (buf.charCodeAt(i + k) !== literal.charCodeAt(k)) return 'none';
   return n === literal.length ? 'full' : 'partial';
+}
+
+/**
+ * The raw text of a frame or call so far, released as text if it never becomes a valid call.
+ * Kept as parts: appending a delta is then an array push instead of a new cons string.
+ */
+export class RawText {
+  #parts: string[] = [];
+
+  constructor(first = '') {
+    this.add(first);
+  }
+
+  add(text: string): void {
+    if (text.length > 0) this.#parts.push(text);
+  }
+
+  get text(): string {
+    const text = this.#parts.join('');
+    this.#parts = text.length > 0 ? [text] : [];
+    return text;
+  }
 }

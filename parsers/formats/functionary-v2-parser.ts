@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ToolCallParser } from '../parser-events.ts';
 import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
 import type { EventList } from './event-list.ts';
-import { FormatParser, matchLiteral, skipWhitespace } from './format-parser.ts';
+import { FormatParser, matchLiteral, RawText, skipWhitespace } from './format-parser.ts';
 import { ToolBody } from './tool-body.ts';
 
 export const FunctionaryV2ParserOptionsSchema = CallOptionsSchema.extend({
@@ -22,13 +22,13 @@ const MAX_HEADER = 128;
 type State =
   | { kind: 'start' }
   /** After <|from|>: the role, up to <|recipient|>. */
-  | { kind: 'from'; raw: string; role: string }
-  | { kind: 'recipient'; raw: string; name: string }
-  | { kind: 'content-marker'; raw: string; name: string }
+  | { kind: 'from'; raw: RawText; role: string }
+  | { kind: 'recipient'; raw: RawText; name: string }
+  | { kind: 'content-marker'; raw: RawText; name: string }
   | { kind: 'content' }
-  | { kind: 'body'; raw: string; body: ToolBody }
+  | { kind: 'body'; raw: RawText; body: ToolBody }
   /** Complete JSON arguments: only whitespace may come before the next <|from|> or <|stop|>. */
-  | { kind: 'after-call'; raw: string; body: ToolBody };
+  | { kind: 'after-call'; raw: RawText; body: ToolBody };
 
 /**
  * Functionary v2: messages `<|from|>assistant\n<|recipient|>NAME\n<|content|>BODY`, ending at the
@@ -61,10 +61,10 @@ class FunctionaryV2Parser extends FormatParser {
         const recipient = matchLiteral(buf, i, RECIPIENT);
         if (from === 'partial' || recipient === 'partial') return this.hold(buf, i);
         if (from === 'full') {
-          this.#state = { kind: 'from', raw: FROM, role: '' };
+          this.#state = { kind: 'from', raw: new RawText(FROM), role: '' };
           return i + FROM.length;
         }
-        this.#state = { kind: 'recipient', raw: recipient === 'full' ? RECIPIENT : '', name: '' };
+        this.#state = { kind: 'recipient', raw: new RawText(recipient === 'full' ? RECIPIENT : ''), name: '' };
         return recipient === 'full' ? i + RECIPIENT.length : i;
       }
       case 'from': {
@@ -74,13 +74,14 @@ class FunctionaryV2Parser extends FormatParser {
         let j = i;
         while (j < buf.length && j - i < room && isRoleChar(buf.charCodeAt(j))) j++;
         state.role += buf.slice(i, j);
-        state.raw += buf.slice(i, j);
+        state.raw.add(buf.slice(i, j));
         if (state.role.length > MAX_HEADER) return this.#content(state.raw, j, out);
         if (j === buf.length) return j;
         const match = matchLiteral(buf, j, RECIPIENT);
         if (match === 'partial') return this.hold(buf, j);
         if (match === 'none') return this.#content(state.raw, j, out);
-        this.#state = { kind: 'recipient', raw: state.raw + RECIPIENT, name: '' };
+        state.raw.add(RECIPIENT);
+        this.#state = { kind: 'recipient', raw: state.raw, name: '' };
         return j + RECIPIENT.length;
       }
       case 'recipient': {
@@ -88,11 +89,12 @@ class FunctionaryV2Parser extends FormatParser {
         let j = i;
         while (j < buf.length && j - i < room && isNameChar(buf.charCodeAt(j))) j++;
         state.name += buf.slice(i, j);
-        state.raw += buf.slice(i, j);
+        state.raw.add(buf.slice(i, j));
         if (state.name.length > MAX_HEADER) return this.#content(state.raw, j, out);
         if (j === buf.length) return j;
         if (buf[j] !== '\n' || state.name.length === 0) return this.#content(state.raw, j, out);
-        this.#state = { kind: 'content-marker', raw: `${state.raw}\n`, name: state.name };
+        state.raw.add('\n');
+        this.#state = { kind: 'content-marker', raw: state.raw, name: state.name };
         return j + 1;
       }
       case 'content-marker': {
@@ -103,7 +105,8 @@ class FunctionaryV2Parser extends FormatParser {
           this.#state = { kind: 'content' };
           return i + CONTENT.length;
         }
-        const raw = state.raw + CONTENT;
+        state.raw.add(CONTENT);
+        const raw = state.raw;
         const rejection = this.#registry.rejection(state.name);
         if (rejection !== undefined) return this.#broken(raw, undefined, rejection, i + CONTENT.length, out);
         const callId = this.#registry.nextCallId();
@@ -121,7 +124,7 @@ class FunctionaryV2Parser extends FormatParser {
         const body = state.body;
         if (body.kind === 'before') {
           const j = body.begin(buf, i, out);
-          state.raw += buf.slice(i, j);
+          state.raw.add(buf.slice(i, j));
           return j;
         }
         const code = body.code;
@@ -134,14 +137,14 @@ class FunctionaryV2Parser extends FormatParser {
         }
         const args = body.json!;
         const stop = args.write(buf, i, buf.length, out);
-        state.raw += buf.slice(i, stop);
+        state.raw.add(buf.slice(i, stop));
         if (args.status === 'failed') return this.#broken(state.raw, body.callId, args.failure, stop, out);
         if (args.status === 'complete') this.#state = { kind: 'after-call', raw: state.raw, body };
         return stop;
       }
       case 'after-call': {
         const j = skipWhitespace(buf, i);
-        state.raw += buf.slice(i, j);
+        state.raw.add(buf.slice(i, j));
         if (j === buf.length) return j;
         const from = matchLiteral(buf, j, FROM);
         const stop = matchLiteral(buf, j, STOP);
@@ -165,7 +168,7 @@ class FunctionaryV2Parser extends FormatParser {
       case 'from':
       case 'recipient':
       case 'content-marker':
-        out.text(state.raw + pending);
+        out.text(state.raw.text + pending);
         return;
       case 'body': {
         const code = state.body.code;
@@ -176,7 +179,8 @@ class FunctionaryV2Parser extends FormatParser {
         }
         const args = state.body.json;
         if (args) args.end();
-        this.#broken(state.raw + pending, state.body.callId, args ? args.failure : 'truncated: no arguments', 0, out);
+        state.raw.add(pending);
+        this.#broken(state.raw, state.body.callId, args ? args.failure : 'truncated: no arguments', 0, out);
         return;
       }
       case 'after-call':
@@ -187,19 +191,19 @@ class FunctionaryV2Parser extends FormatParser {
 
   /** After a body's end marker: a new message's header, or (after <|stop|>) plain content. */
   #afterBody(marker: string): void {
-    this.#state = marker.endsWith(FROM) ? { kind: 'from', raw: marker, role: '' } : { kind: 'content' };
+    this.#state = marker.endsWith(FROM) ? { kind: 'from', raw: new RawText(marker), role: '' } : { kind: 'content' };
   }
 
   /** A header that did not parse: content. */
-  #content(raw: string, resumeAt: number, out: EventList): number {
-    out.text(raw);
+  #content(raw: RawText, resumeAt: number, out: EventList): number {
+    out.text(raw.text);
     this.#state = { kind: 'content' };
     return resumeAt;
   }
 
-  #broken(raw: string, callId: string | undefined, reason: string, resumeAt: number, out: EventList): number {
+  #broken(raw: RawText, callId: string | undefined, reason: string, resumeAt: number, out: EventList): number {
     out.push(callId === undefined ? { type: 'malformed', reason } : { type: 'malformed', callId, reason });
-    out.text(raw);
+    out.text(raw.text);
     this.#state = { kind: 'content' };
     return resumeAt;
   }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ToolCallParser } from '../parser-events.ts';
 import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
 import type { EventList } from './event-list.ts';
-import { FormatParser, matchLiteral, skipWhitespace } from './format-parser.ts';
+import { FormatParser, matchLiteral, RawText, skipWhitespace } from './format-parser.ts';
 import { ToolBody } from './tool-body.ts';
 
 export const FunctionaryV3ParserOptionsSchema = CallOptionsSchema.extend({
@@ -17,9 +17,10 @@ const MAX_RECIPIENT = 128;
 type State =
   /** The very start: the prompt usually ends with ">>>", so a recipient line may come first. */
   | { kind: 'start' }
-  | { kind: 'recipient'; raw: string; name: string }
+  /** `segment`: after ">>>" (rather than at the very start). */
+  | { kind: 'recipient'; raw: RawText; name: string; segment: boolean }
   | { kind: 'content' }
-  | { kind: 'body'; raw: string; body: ToolBody }
+  | { kind: 'body'; raw: RawText; body: ToolBody }
   /** Complete JSON arguments; the call ends at the next ">>>", other text, or end(). */
   | { kind: 'after-call'; body: ToolBody; ws: string };
 
@@ -53,11 +54,11 @@ class FunctionaryV3Parser extends FormatParser {
       case 'start': {
         const lead = matchLiteral(buf, i, SEGMENT);
         if (lead === 'partial') return this.hold(buf, i);
-        this.#state = { kind: 'recipient', raw: lead === 'full' ? SEGMENT : '', name: '' };
+        this.#state = { kind: 'recipient', raw: new RawText(lead === 'full' ? SEGMENT : ''), name: '', segment: lead === 'full' };
         return lead === 'full' ? i + SEGMENT.length : i;
       }
       case 'recipient': {
-        if (state.name.length === 0 && state.raw === SEGMENT && buf[i] === '>') {
+        if (state.name.length === 0 && state.segment && buf[i] === '>') {
           // ">>>>" : the segment marker is the last three ">", the first is text.
           out.text('>');
           return i + 1;
@@ -67,10 +68,10 @@ class FunctionaryV3Parser extends FormatParser {
         let j = i;
         while (j < buf.length && j - i < room && isNameChar(buf.charCodeAt(j))) j++;
         state.name += buf.slice(i, j);
-        state.raw += buf.slice(i, j);
+        state.raw.add(buf.slice(i, j));
         if (j === buf.length && state.name.length <= MAX_RECIPIENT) return j;
         if (state.name.length > MAX_RECIPIENT || buf[j] !== '\n' || state.name.length === 0) {
-          out.text(state.raw);
+          out.text(state.raw.text);
           this.#state = { kind: 'content' };
           return j;
         }
@@ -78,7 +79,8 @@ class FunctionaryV3Parser extends FormatParser {
           this.#state = { kind: 'content' };
           return j + 1;
         }
-        const raw = `${state.raw}\n`;
+        state.raw.add('\n');
+        const raw = state.raw;
         const rejection = this.#registry.rejection(state.name);
         if (rejection !== undefined) return this.#broken(raw, undefined, rejection, j + 1, out);
         const callId = this.#registry.nextCallId();
@@ -89,14 +91,14 @@ class FunctionaryV3Parser extends FormatParser {
       case 'content': {
         const found = this.scanFor(buf, i, [SEGMENT], (t) => out.text(t));
         if (!found) return buf.length;
-        this.#state = { kind: 'recipient', raw: SEGMENT, name: '' };
+        this.#state = { kind: 'recipient', raw: new RawText(SEGMENT), name: '', segment: true };
         return found.next;
       }
       case 'body': {
         const body = state.body;
         if (body.kind === 'before') {
           const j = body.begin(buf, i, out);
-          state.raw += buf.slice(i, j);
+          state.raw.add(buf.slice(i, j));
           return j;
         }
         const code = body.code;
@@ -104,12 +106,12 @@ class FunctionaryV3Parser extends FormatParser {
           const found = this.scanFor(buf, i, [SEGMENT], (t) => code.write(t, out));
           if (!found) return buf.length;
           code.finish(out);
-          this.#state = { kind: 'recipient', raw: SEGMENT, name: '' };
+          this.#state = { kind: 'recipient', raw: new RawText(SEGMENT), name: '', segment: true };
           return found.next;
         }
         const args = body.json!;
         const stop = args.write(buf, i, buf.length, out);
-        state.raw += buf.slice(i, stop);
+        state.raw.add(buf.slice(i, stop));
         if (args.status === 'failed') return this.#broken(state.raw, body.callId, args.failure, stop, out);
         if (args.status === 'complete') this.#state = { kind: 'after-call', body, ws: '' };
         return stop;
@@ -122,7 +124,7 @@ class FunctionaryV3Parser extends FormatParser {
         if (next === 'partial') return this.hold(buf, j);
         out.push({ type: 'call-end', callId: state.body.callId, args: state.body.json!.args });
         if (next === 'full') {
-          this.#state = { kind: 'recipient', raw: SEGMENT, name: '' };
+          this.#state = { kind: 'recipient', raw: new RawText(SEGMENT), name: '', segment: true };
           return j + SEGMENT.length;
         }
         out.text(state.ws);
@@ -141,7 +143,7 @@ class FunctionaryV3Parser extends FormatParser {
         out.text(pending);
         return;
       case 'recipient':
-        out.text(state.raw + pending);
+        out.text(state.raw.text + pending);
         return;
       case 'body': {
         const code = state.body.code;
@@ -152,7 +154,8 @@ class FunctionaryV3Parser extends FormatParser {
         }
         const args = state.body.json;
         if (args) args.end();
-        this.#broken(state.raw + pending, state.body.callId, args ? args.failure : 'truncated: no arguments', 0, out);
+        state.raw.add(pending);
+        this.#broken(state.raw, state.body.callId, args ? args.failure : 'truncated: no arguments', 0, out);
         return;
       }
       case 'after-call':
@@ -162,9 +165,9 @@ class FunctionaryV3Parser extends FormatParser {
     }
   }
 
-  #broken(raw: string, callId: string | undefined, reason: string, resumeAt: number, out: EventList): number {
+  #broken(raw: RawText, callId: string | undefined, reason: string, resumeAt: number, out: EventList): number {
     out.push(callId === undefined ? { type: 'malformed', reason } : { type: 'malformed', callId, reason });
-    out.text(raw);
+    out.text(raw.text);
     this.#state = { kind: 'content' };
     return resumeAt;
   }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ToolCallParser } from '../parser-events.ts';
 import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
 import type { EventList } from './event-list.ts';
-import { FormatParser, matchLiteral, skipWhitespace } from './format-parser.ts';
+import { FormatParser, matchLiteral, RawText, skipWhitespace } from './format-parser.ts';
 import { ToolBody } from './tool-body.ts';
 
 export const HarmonyParserOptionsSchema = CallOptionsSchema.extend({
@@ -27,9 +27,9 @@ type State =
   /** From <|start|> or <|channel|> up to <|message|>. */
   | { kind: 'header'; header: string }
   | { kind: 'text'; reasoning: boolean }
-  | { kind: 'body'; raw: string; body: ToolBody }
+  | { kind: 'body'; raw: RawText; body: ToolBody }
   /** Complete JSON arguments: only whitespace may come before <|call|> (or <|end|>, <|return|>). */
-  | { kind: 'after-call'; raw: string; body: ToolBody };
+  | { kind: 'after-call'; raw: RawText; body: ToolBody };
 
 /**
  * gpt-oss harmony: `<|channel|>analysis<|message|>…<|end|>` is reasoning;
@@ -89,7 +89,7 @@ class HarmonyParser extends FormatParser {
         const body = state.body;
         if (body.kind === 'before') {
           const j = body.begin(buf, i, out);
-          state.raw += buf.slice(i, j);
+          state.raw.add(buf.slice(i, j));
           return j;
         }
         const code = body.code;
@@ -102,14 +102,14 @@ class HarmonyParser extends FormatParser {
         }
         const args = body.json!;
         const stop = args.write(buf, i, buf.length, out);
-        state.raw += buf.slice(i, stop);
+        state.raw.add(buf.slice(i, stop));
         if (args.status === 'failed') return this.#broken(state.raw, body.callId, args.failure, stop, out);
         if (args.status === 'complete') this.#state = { kind: 'after-call', raw: state.raw, body };
         return stop;
       }
       case 'after-call': {
         const j = skipWhitespace(buf, i);
-        state.raw += buf.slice(i, j);
+        state.raw.add(buf.slice(i, j));
         if (j === buf.length) return j;
         let partial = false;
         for (const marker of MESSAGE_ENDS) {
@@ -150,7 +150,8 @@ class HarmonyParser extends FormatParser {
         }
         const args = state.body.json;
         if (args) args.end();
-        this.#broken(state.raw + pending, state.body.callId, args ? args.failure : 'truncated: no arguments', 0, out);
+        state.raw.add(pending);
+        this.#broken(state.raw, state.body.callId, args ? args.failure : 'truncated: no arguments', 0, out);
         return;
       }
       case 'after-call':
@@ -172,16 +173,16 @@ class HarmonyParser extends FormatParser {
     }
     const name = recipient.startsWith('functions.') ? recipient.slice('functions.'.length) : recipient;
     const rejection = this.#registry.rejection(name);
-    if (rejection !== undefined) return this.#broken(header, undefined, rejection, next, out);
+    if (rejection !== undefined) return this.#broken(new RawText(header), undefined, rejection, next, out);
     const callId = this.#registry.nextCallId();
     out.push({ type: 'call-start', callId, name });
-    this.#state = { kind: 'body', raw: header, body: new ToolBody(callId, name, this.#registry, this.#codeTools) };
+    this.#state = { kind: 'body', raw: new RawText(header), body: new ToolBody(callId, name, this.#registry, this.#codeTools) };
     return next;
   }
 
-  #broken(raw: string, callId: string | undefined, reason: string, resumeAt: number, out: EventList): number {
+  #broken(raw: RawText, callId: string | undefined, reason: string, resumeAt: number, out: EventList): number {
     out.push(callId === undefined ? { type: 'malformed', reason } : { type: 'malformed', callId, reason });
-    out.text(raw);
+    out.text(raw.text);
     this.#state = { kind: 'outside' };
     return resumeAt;
   }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ToolCallParser } from '../parser-events.ts';
 import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
 import type { EventList } from './event-list.ts';
-import { FormatParser, matchLiteral, skipWhitespace } from './format-parser.ts';
+import { FormatParser, matchLiteral, RawText, skipWhitespace } from './format-parser.ts';
 import { JsonCallObject, type CallObjectFailure } from './json-call-object.ts';
 
 export const HermesParserOptionsSchema = CallOptionsSchema.extend({
@@ -15,10 +15,10 @@ export type HermesParserOptions = z.input<typeof HermesParserOptionsSchema>;
 type State =
   | { kind: 'prose' }
   /** After the start marker, before the "{": `raw` is the frame so far. */
-  | { kind: 'opening'; raw: string }
-  | { kind: 'call'; raw: string; call: JsonCallObject }
+  | { kind: 'opening'; raw: RawText }
+  | { kind: 'call'; raw: RawText; call: JsonCallObject }
   /** The object has closed; waiting for the end marker (or the next start marker). */
-  | { kind: 'closing'; raw: string; call: JsonCallObject };
+  | { kind: 'closing'; raw: RawText; call: JsonCallObject };
 
 /**
  * Hermes / Qwen2.5 / Qwen3: `<tool_call>{"name": …, "arguments": {…}}</tool_call>`, repeated for
@@ -53,15 +53,15 @@ class HermesParser extends FormatParser {
       case 'prose': {
         const found = this.scanFor(buf, i, [this.#start], (t) => out.text(t));
         if (!found) return buf.length;
-        this.#state = { kind: 'opening', raw: found.marker };
+        this.#state = { kind: 'opening', raw: new RawText(found.marker) };
         return found.next;
       }
       case 'opening': {
         const j = skipWhitespace(buf, i);
-        state.raw += buf.slice(i, j);
+        state.raw.add(buf.slice(i, j));
         if (j === buf.length) return j;
         if (buf[j] !== '{') {
-          out.text(state.raw);
+          out.text(state.raw.text);
           this.#state = { kind: 'prose' };
           return j;
         }
@@ -70,20 +70,20 @@ class HermesParser extends FormatParser {
       }
       case 'call': {
         const stop = state.call.write(buf, i, buf.length, out);
-        state.raw += buf.slice(i, stop);
+        state.raw.add(buf.slice(i, stop));
         if (state.call.status === 'failed') return this.#broken(state.raw, state.call, state.call.failure!, stop, out);
         if (state.call.status === 'complete') this.#state = { kind: 'closing', raw: state.raw, call: state.call };
         return stop;
       }
       case 'closing': {
         const j = skipWhitespace(buf, i);
-        state.raw += buf.slice(i, j);
+        state.raw.add(buf.slice(i, j));
         if (j === buf.length) return j;
         const end = matchLiteral(buf, j, this.#end);
         const next = matchLiteral(buf, j, this.#start);
         if (end === 'full' || next === 'full') {
           out.push({ type: 'call-end', callId: state.call.callId!, args: state.call.args });
-          this.#state = end === 'full' ? { kind: 'prose' } : { kind: 'opening', raw: this.#start };
+          this.#state = end === 'full' ? { kind: 'prose' } : { kind: 'opening', raw: new RawText(this.#start) };
           return j + (end === 'full' ? this.#end.length : this.#start.length);
         }
         if (end === 'partial' || next === 'partial') return this.hold(buf, j);
@@ -100,7 +100,7 @@ class HermesParser extends FormatParser {
         out.text(pending);
         return;
       case 'opening':
-        out.text(state.raw);
+        out.text(state.raw.text);
         return;
       case 'call':
         state.call.end();
@@ -114,9 +114,9 @@ class HermesParser extends FormatParser {
     }
   }
 
-  #broken(raw: string, call: JsonCallObject, failure: CallObjectFailure, resumeAt: number, out: EventList): number {
+  #broken(raw: RawText, call: JsonCallObject, failure: CallObjectFailure, resumeAt: number, out: EventList): number {
     out.push(call.callId === undefined ? { type: 'malformed', reason: failure.reason } : { type: 'malformed', callId: call.callId, reason: failure.reason });
-    out.text(raw);
+    out.text(raw.text);
     this.#state = { kind: 'prose' };
     return resumeAt;
   }

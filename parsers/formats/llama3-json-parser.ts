@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ToolCallParser } from '../parser-events.ts';
 import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
 import type { EventList } from './event-list.ts';
-import { FormatParser, skipWhitespace } from './format-parser.ts';
+import { FormatParser, RawText, skipWhitespace } from './format-parser.ts';
 import { JsonCallObject } from './json-call-object.ts';
 
 export const Llama3JsonParserOptionsSchema = CallOptionsSchema.strict();
@@ -13,8 +13,8 @@ const PYTHON_TAG = '<|python_tag|>';
 type State =
   | { kind: 'prose' }
   /** After `<|python_tag|>` (or after a call's ";"): whitespace, then "{" or it was prose. */
-  | { kind: 'lead'; raw: string }
-  | { kind: 'call'; raw: string; call: JsonCallObject }
+  | { kind: 'lead'; raw: RawText }
+  | { kind: 'call'; raw: RawText; call: JsonCallObject }
   /** A complete call; it ends at the next non-whitespace character or at end(). */
   | { kind: 'after-call'; call: JsonCallObject; ws: string };
 
@@ -50,33 +50,33 @@ class Llama3JsonParser extends FormatParser {
         const found = this.scanFor(buf, i, [PYTHON_TAG, '{'], (t) => out.text(t));
         if (!found) return buf.length;
         if (found.marker === '{') {
-          this.#state = { kind: 'call', raw: '', call: this.#newCall() };
+          this.#state = { kind: 'call', raw: new RawText(), call: this.#newCall() };
           return found.next - 1;
         }
-        this.#state = { kind: 'lead', raw: found.marker };
+        this.#state = { kind: 'lead', raw: new RawText(found.marker) };
         return found.next;
       }
       case 'lead': {
         const j = skipWhitespace(buf, i);
-        state.raw += buf.slice(i, j);
+        state.raw.add(buf.slice(i, j));
         if (j === buf.length) return j;
         if (buf[j] === '{') {
           this.#state = { kind: 'call', raw: state.raw, call: this.#newCall() };
           return j;
         }
-        out.text(state.raw);
+        out.text(state.raw.text);
         this.#state = { kind: 'prose' };
         return j;
       }
       case 'call': {
         const stop = state.call.write(buf, i, buf.length, out);
-        state.raw += buf.slice(i, stop);
+        state.raw.add(buf.slice(i, stop));
         if (state.call.status === 'failed') {
           const failure = state.call.failure!;
           if (state.call.callId !== undefined || failure.kind === 'rejected') {
             out.push(state.call.callId === undefined ? { type: 'malformed', reason: failure.reason } : { type: 'malformed', callId: state.call.callId, reason: failure.reason });
           }
-          out.text(state.raw);
+          out.text(state.raw.text);
           this.#state = { kind: 'prose' };
           return stop;
         }
@@ -90,11 +90,11 @@ class Llama3JsonParser extends FormatParser {
         out.push({ type: 'call-end', callId: state.call.callId!, args: state.call.args });
         // A separator (";" or whitespace) is the next call's frame, released as text if no call follows.
         if (buf[j] === ';') {
-          this.#state = { kind: 'lead', raw: `${state.ws};` };
+          this.#state = { kind: 'lead', raw: new RawText(`${state.ws};`) };
           return j + 1;
         }
         if (buf[j] === '{') {
-          this.#state = { kind: 'call', raw: state.ws, call: this.#newCall() };
+          this.#state = { kind: 'call', raw: new RawText(state.ws), call: this.#newCall() };
           return j;
         }
         out.text(state.ws);
@@ -112,12 +112,12 @@ class Llama3JsonParser extends FormatParser {
         out.text(pending);
         return;
       case 'lead':
-        out.text(state.raw);
+        out.text(state.raw.text);
         return;
       case 'call':
         state.call.end();
         if (state.call.callId !== undefined) out.push({ type: 'malformed', callId: state.call.callId, reason: state.call.failure!.reason });
-        out.text(state.raw);
+        out.text(state.raw.text);
         return;
       case 'after-call':
         out.push({ type: 'call-end', callId: state.call.callId!, args: state.call.args });

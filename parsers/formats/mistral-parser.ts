@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ToolCallParser } from '../parser-events.ts';
 import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
 import type { EventList } from './event-list.ts';
-import { FormatParser, matchLiteral, skipWhitespace } from './format-parser.ts';
+import { FormatParser, matchLiteral, RawText, skipWhitespace } from './format-parser.ts';
 import { JsonArguments } from './json-arguments.ts';
 import { JsonCallObject } from './json-call-object.ts';
 
@@ -19,17 +19,17 @@ type Call = JsonCallObject | JsonArguments;
 type State =
   | { kind: 'prose' }
   /** After [TOOL_CALLS]: "[" (v0.3 list), "{" (one object) or a name (v11+) decides the shape. */
-  | { kind: 'opening'; raw: string }
+  | { kind: 'opening'; raw: RawText }
   /** v0.3 list: before an item ("{"), or "]" when `first`. */
-  | { kind: 'item'; raw: string; first: boolean }
-  | { kind: 'object'; raw: string; call: JsonCallObject; inList: boolean }
+  | { kind: 'item'; raw: RawText; first: boolean }
+  | { kind: 'object'; raw: RawText; call: JsonCallObject; inList: boolean }
   /** v0.3 list: after an item, "," or "]". */
-  | { kind: 'after-item'; raw: string; call: JsonCallObject }
+  | { kind: 'after-item'; raw: RawText; call: JsonCallObject }
   /** v11+: the name, up to [ARGS] (optionally name[CALL_ID]id[ARGS]). */
-  | { kind: 'name'; raw: string; name: string }
-  | { kind: 'call-id'; raw: string; name: string; id: number }
-  | { kind: 'args-before'; raw: string; args: JsonArguments }
-  | { kind: 'args'; raw: string; args: JsonArguments }
+  | { kind: 'name'; raw: RawText; name: string }
+  | { kind: 'call-id'; raw: RawText; name: string; id: number }
+  | { kind: 'args-before'; raw: RawText; args: JsonArguments }
+  | { kind: 'args'; raw: RawText; args: JsonArguments }
   /** A call with no end marker is complete; it ends at the next non-whitespace character or at end(). */
   | { kind: 'after-call'; call: Call; ws: string };
 
@@ -61,16 +61,17 @@ class MistralParser extends FormatParser {
       case 'prose': {
         const found = this.scanFor(buf, i, [TOOL_CALLS], (t) => out.text(t));
         if (!found) return buf.length;
-        this.#state = { kind: 'opening', raw: found.marker };
+        this.#state = { kind: 'opening', raw: new RawText(found.marker) };
         return found.next;
       }
       case 'opening': {
         const j = skipWhitespace(buf, i);
-        state.raw += buf.slice(i, j);
+        state.raw.add(buf.slice(i, j));
         if (j === buf.length) return j;
         const c = buf[j]!;
         if (c === '[') {
-          this.#state = { kind: 'item', raw: state.raw + c, first: true };
+          state.raw.add(c);
+          this.#state = { kind: 'item', raw: state.raw, first: true };
           return j + 1;
         }
         if (c === '{') {
@@ -85,7 +86,7 @@ class MistralParser extends FormatParser {
       }
       case 'item': {
         const j = skipWhitespace(buf, i);
-        state.raw += buf.slice(i, j);
+        state.raw.add(buf.slice(i, j));
         if (j === buf.length) return j;
         if (buf[j] === '{') {
           this.#state = { kind: 'object', raw: state.raw, call: this.#newObject(), inList: true };
@@ -99,7 +100,7 @@ class MistralParser extends FormatParser {
       }
       case 'object': {
         const stop = state.call.write(buf, i, buf.length, out);
-        state.raw += buf.slice(i, stop);
+        state.raw.add(buf.slice(i, stop));
         if (state.call.status === 'failed') return this.#broken(state.raw, state.call.callId, state.call.failure!.reason, stop, out);
         if (state.call.status === 'complete') {
           this.#state = state.inList ? { kind: 'after-item', raw: state.raw, call: state.call } : { kind: 'after-call', call: state.call, ws: '' };
@@ -108,11 +109,11 @@ class MistralParser extends FormatParser {
       }
       case 'after-item': {
         const j = skipWhitespace(buf, i);
-        state.raw += buf.slice(i, j);
+        state.raw.add(buf.slice(i, j));
         if (j === buf.length) return j;
         if (buf[j] === ',' || buf[j] === ']') {
           this.#end(state.call, out);
-          this.#state = buf[j] === ',' ? { kind: 'item', raw: '', first: false } : { kind: 'prose' };
+          this.#state = buf[j] === ',' ? { kind: 'item', raw: new RawText(), first: false } : { kind: 'prose' };
           return j + 1;
         }
         return this.#broken(state.raw, state.call.callId, 'expected "," or "]" after a call', j, out);
@@ -123,15 +124,19 @@ class MistralParser extends FormatParser {
         let j = i;
         while (j < buf.length && j - i < room && isNameChar(buf.charCodeAt(j))) j++;
         state.name += buf.slice(i, j);
-        state.raw += buf.slice(i, j);
+        state.raw.add(buf.slice(i, j));
         if (state.name.length > MAX_NAME) return this.#prose(state.raw, j, out);
         if (j === buf.length) return j;
         const args = matchLiteral(buf, j, ARGS);
         const callId = matchLiteral(buf, j, CALL_ID);
         if (args === 'partial' || callId === 'partial') return this.hold(buf, j);
-        if (args === 'full') return this.#startArgs(state.raw + ARGS, state.name, j + ARGS.length, out);
+        if (args === 'full') {
+          state.raw.add(ARGS);
+          return this.#startArgs(state.raw, state.name, j + ARGS.length, out);
+        }
         if (callId === 'full') {
-          this.#state = { kind: 'call-id', raw: state.raw + CALL_ID, name: state.name, id: 0 };
+          state.raw.add(CALL_ID);
+          this.#state = { kind: 'call-id', raw: state.raw, name: state.name, id: 0 };
           return j + CALL_ID.length;
         }
         return this.#prose(state.raw, j, out);
@@ -140,25 +145,28 @@ class MistralParser extends FormatParser {
         const room = MAX_NAME + 1 - state.id;
         let j = i;
         while (j < buf.length && j - i < room && buf[j] !== '[') j++;
-        state.raw += buf.slice(i, j);
+        state.raw.add(buf.slice(i, j));
         state.id += j - i;
         if (state.id > MAX_NAME) return this.#prose(state.raw, j, out);
         if (j === buf.length) return j;
         const args = matchLiteral(buf, j, ARGS);
         if (args === 'partial') return this.hold(buf, j);
-        if (args === 'full') return this.#startArgs(state.raw + ARGS, state.name, j + ARGS.length, out);
+        if (args === 'full') {
+          state.raw.add(ARGS);
+          return this.#startArgs(state.raw, state.name, j + ARGS.length, out);
+        }
         return this.#prose(state.raw, j, out);
       }
       case 'args-before': {
         const j = skipWhitespace(buf, i);
-        state.raw += buf.slice(i, j);
+        state.raw.add(buf.slice(i, j));
         if (j === buf.length) return j;
         this.#state = { kind: 'args', raw: state.raw, args: state.args };
         return j;
       }
       case 'args': {
         const stop = state.args.write(buf, i, buf.length, out);
-        state.raw += buf.slice(i, stop);
+        state.raw.add(buf.slice(i, stop));
         if (state.args.status === 'failed') return this.#broken(state.raw, state.args.callId, state.args.failure, stop, out);
         if (state.args.status === 'complete') this.#state = { kind: 'after-call', call: state.args, ws: '' };
         return stop;
@@ -185,10 +193,10 @@ class MistralParser extends FormatParser {
       case 'opening':
       case 'name':
       case 'call-id':
-        out.text(state.raw + pending);
+        out.text(state.raw.text + pending);
         return;
       case 'item':
-        if (state.first) out.text(state.raw);
+        if (state.first) out.text(state.raw.text);
         else this.#broken(state.raw, undefined, 'truncated call list', 0, out);
         return;
       case 'object':
@@ -215,7 +223,7 @@ class MistralParser extends FormatParser {
     return new JsonCallObject(this.#registry, { argsKeys: ['arguments'], strict: false, extraKeys: ['id'], startWhen: 'name' });
   }
 
-  #startArgs(raw: string, name: string, next: number, out: EventList): number {
+  #startArgs(raw: RawText, name: string, next: number, out: EventList): number {
     const rejection = this.#registry.rejection(name);
     if (rejection !== undefined) return this.#broken(raw, undefined, rejection, next, out);
     const callId = this.#registry.nextCallId();
@@ -230,15 +238,15 @@ class MistralParser extends FormatParser {
   }
 
   /** Never a call: the frame so far is prose. */
-  #prose(raw: string, resumeAt: number, out: EventList): number {
-    out.text(raw);
+  #prose(raw: RawText, resumeAt: number, out: EventList): number {
+    out.text(raw.text);
     this.#state = { kind: 'prose' };
     return resumeAt;
   }
 
-  #broken(raw: string, callId: string | undefined, reason: string, resumeAt: number, out: EventList): number {
+  #broken(raw: RawText, callId: string | undefined, reason: string, resumeAt: number, out: EventList): number {
     out.push(callId === undefined ? { type: 'malformed', reason } : { type: 'malformed', callId, reason });
-    out.text(raw);
+    out.text(raw.text);
     this.#state = { kind: 'prose' };
     return resumeAt;
   }

@@ -15,22 +15,10 @@
  * a format parser can see where an arguments object ends and what follows.
  */
 
-export type JsonPath = Array<string | number>;
+import type { JsonPath, JsonScanEvent } from './json-scan-event.ts';
+import { ESCAPES, hexValue, isWhitespace, nextNumberState, NUM_E, NUM_E_SIGN, NUM_EXP, NUM_DOT, NUM_FRAC, NUM_INT, NUM_MINUS, NUM_ZERO } from './json-lexical-grammar.ts';
 
-export type JsonScanEvent =
-  /** A key of an object at depth < `keyDepth` has closed; `path` ends with the key. */
-  | { type: 'key'; path: JsonPath; at: number }
-  /** A value at depth <= `openDepth` begins at `at` (its first character). */
-  | { type: 'open'; path: JsonPath; kind: 'object' | 'array' | 'string' | 'number' | 'literal'; at: number }
-  /** A value at 1 <= depth <= `maxFieldDepth` has closed. */
-  | { type: 'field'; path: JsonPath; value: unknown; at: number }
-  /** A completed line of a string at one of `linePaths` ("\n" included; absent only on the last line). */
-  | { type: 'line'; path: JsonPath; text: string; lineNo: number; at: number }
-  /** Decoded text of a string value so far (with `fragments`); where a fragment ends depends on the split. */
-  | { type: 'fragment'; path: JsonPath; text: string; at: number }
-  /** The top-level value is complete. */
-  | { type: 'done'; value: unknown; at: number }
-  | { type: 'error'; reason: string; at: number };
+export type { JsonPath, JsonScanEvent } from './json-scan-event.ts';
 
 export interface IncrementalJsonScannerOptions {
   /** Emit `field` for values with 1 <= depth <= this (depth = path length). Default: every depth. */
@@ -59,14 +47,7 @@ const AFTER_VALUE = 5; // ',' or the enclosing container's closing bracket
 const STRING = 6;
 const ESCAPE = 7;
 const UNICODE = 8;
-const NUM_MINUS = 9;
-const NUM_ZERO = 10;
-const NUM_INT = 11;
-const NUM_DOT = 12;
-const NUM_FRAC = 13;
-const NUM_E = 14;
-const NUM_E_SIGN = 15;
-const NUM_EXP = 16;
+// 9-16: the number states of json-lexical-grammar.ts.
 const LITERAL = 17;
 const DONE = 18;
 const FAILED = 19;
@@ -78,7 +59,8 @@ interface Frame {
   key: string;
 }
 
-const ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+const NO_EVENTS: readonly JsonScanEvent[] = Object.freeze([]);
+
 
 export class IncrementalJsonScanner {
   readonly #maxFieldDepth: number;
@@ -148,7 +130,9 @@ export class IncrementalJsonScanner {
   }
 
   /** Events since the last call, in order. */
-  takeEvents(): JsonScanEvent[] {
+  takeEvents(): readonly JsonScanEvent[] {
+    // Most writes inside a long string produce nothing: don't allocate for them.
+    if (this.#events.length === 0) return NO_EVENTS;
     const events = this.#events;
     this.#events = [];
     return events;
@@ -303,12 +287,12 @@ export class IncrementalJsonScanner {
       }
     }
     this.#offset = base + i;
-    if (this.#state === STRING || this.#state === ESCAPE || this.#state === UNICODE) this.#emitFragment(base + i, true);
+    if (this.#fragments && (this.#state === STRING || this.#state === ESCAPE || this.#state === UNICODE)) this.#emitFragment(base + i, true);
     return i;
   }
 
   /** The input has ended: completes a top-level number, or reports the document as truncated. */
-  end(): JsonScanEvent[] {
+  end(): readonly JsonScanEvent[] {
     const state = this.#state;
     if (state !== DONE && state !== FAILED) {
       if (this.#stack.length === 0 && (state === NUM_ZERO || state === NUM_INT || state === NUM_FRAC || state === NUM_EXP)) {
@@ -325,34 +309,7 @@ export class IncrementalJsonScanner {
     let state = this.#state;
     while (i < to) {
       const c = text.charCodeAt(i);
-      const digit = c >= 48 && c <= 57;
-      let next = -1;
-      switch (state) {
-        case NUM_MINUS:
-          next = c === 48 ? NUM_ZERO : digit ? NUM_INT : -1;
-          break;
-        case NUM_ZERO:
-          next = c === 46 ? NUM_DOT : c === 101 || c === 69 ? NUM_E : -2;
-          break;
-        case NUM_INT:
-          next = digit ? NUM_INT : c === 46 ? NUM_DOT : c === 101 || c === 69 ? NUM_E : -2;
-          break;
-        case NUM_DOT:
-          next = digit ? NUM_FRAC : -1;
-          break;
-        case NUM_FRAC:
-          next = digit ? NUM_FRAC : c === 101 || c === 69 ? NUM_E : -2;
-          break;
-        case NUM_E:
-          next = digit ? NUM_EXP : c === 43 || c === 45 ? NUM_E_SIGN : -1;
-          break;
-        case NUM_E_SIGN:
-          next = digit ? NUM_EXP : -1;
-          break;
-        case NUM_EXP:
-          next = digit ? NUM_EXP : -2;
-          break;
-      }
+      const next = nextNumberState(state, c);
       if (next === -1) return this.#fail(unexpected(text[i]!, 'a digit'), base + i, i);
       if (next === -2) {
         // The number ends before this character, which the enclosing state must then accept.
@@ -514,19 +471,8 @@ export class IncrementalJsonScanner {
   }
 }
 
-function isWhitespace(c: number): boolean {
-  return c === 32 || c === 10 || c === 13 || c === 9;
-}
-
 function isHighSurrogate(c: number): boolean {
   return c >= 0xd800 && c <= 0xdbff;
-}
-
-function hexValue(c: number): number {
-  if (c >= 48 && c <= 57) return c - 48;
-  if (c >= 97 && c <= 102) return c - 87;
-  if (c >= 65 && c <= 70) return c - 55;
-  return -1;
 }
 
 function pathEquals(a: readonly (string | number)[], b: readonly (string | number)[]): boolean {

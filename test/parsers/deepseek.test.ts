@@ -125,7 +125,7 @@ describe.each<Version>(['v3', 'v31'])('deepseek parser %s: properties', (version
       const full = renderRegion(r);
       return full.slice(0, cut % full.length);
     }),
-    fc.constantFrom(CALLS_BEGIN, CALL_BEGIN, CALL_END, SEP, CALLS_END, '```', '{', '😀', '\uD83D'),
+    fc.constantFrom(CALLS_BEGIN, CALL_BEGIN, CALL_END, SEP, CALLS_END, '```', '{', '😀', '\uD83D', `${CALL_BEGIN}${'n'.repeat(257)}`),
   );
   splitInvarianceProperties(make(version), fc.array(fragment, { maxLength: 6 }).map((f) => f.join('')), { runs: 80 });
 });

@@ -183,6 +183,6 @@ describe('functionary properties', () => {
         { maxLength: 5 },
       )
       .map((f) => f.join(''));
-  describe('v2', () => splitInvarianceProperties(v2(), wild(renderV2, ['<|from|>', '<|recipient|>', '<|content|>', '<|stop|>', 'python\n']), { runs: 80 }));
-  describe('v3', () => splitInvarianceProperties(v3(), wild(renderV3, ['>>>', '>>>all\n', '>>>f\n', 'all\n']), { runs: 80 }));
+  describe('v2', () => splitInvarianceProperties(v2(), wild(renderV2, ['<|from|>', '<|recipient|>', '<|content|>', '<|stop|>', 'python\n', `${'n'.repeat(129)}\n`, `<|from|>${' '.repeat(127)}`]), { runs: 80 }));
+  describe('v3', () => splitInvarianceProperties(v3(), wild(renderV3, ['>>>', '>>>all\n', '>>>f\n', 'all\n', '>>>>', `>>>${'n'.repeat(127)}`, `${'n'.repeat(129)}\n`]), { runs: 80 }));
 });

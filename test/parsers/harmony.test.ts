@@ -100,7 +100,7 @@ describe('harmony parser: properties', () => {
     fc.array(message, { minLength: 1, maxLength: 3 }).map(render),
     fc.record({ ms: fc.array(message, { minLength: 1, maxLength: 2 }), cut: fc.nat() }).map(({ ms, cut }) => render(ms).slice(0, cut % render(ms).length)),
     body,
-    fc.constantFrom('<|start|>', '<|channel|>', '<|message|>', '<|call|>', '<|end|>', ' to=functions.f', '{', '😀', '\uD83D'),
+    fc.constantFrom('<|start|>', '<|channel|>', '<|message|>', '<|call|>', '<|end|>', ' to=functions.f', '{', '😀', '\uD83D', `<|channel|>${'h'.repeat(510)}`),
   );
   splitInvarianceProperties(make(), fc.array(fragment, { maxLength: 5 }).map((f) => f.join('')), { runs: 100 });
 });

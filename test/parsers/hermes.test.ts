@@ -81,6 +81,20 @@ describe('hermes parser: calls', () => {
     expect(seen[1]).toContainEqual(line('import math\n', 1));
   });
 
+  it('releases queued lines and fields in order right after call-start when the arguments come first', () => {
+    const events = parse('<tool_call>{"arguments": {"code": "a = 1\\nb = 2"}, "name": "python"}</tool_call>');
+    expect(events).toEqual([
+      start('python'),
+      args('{"code": "a = 1\\n'),
+      line('a = 1\n', 1),
+      args('b = 2"'),
+      line('b = 2', 2),
+      field(['code'], 'a = 1\nb = 2'),
+      args('}'),
+      end({ code: 'a = 1\nb = 2' }),
+    ]);
+  });
+
   it('honours lineFields and maxFieldDepth', () => {
     const input = '<tool_call>{"name": "sh", "arguments": {"cmd": "ls\\npwd", "o": {"a": {"b": 1}}}}</tool_call>';
     const pieces = parse(input, { lineFields: { sh: 'cmd' }, maxFieldDepth: 1 }).filter((e) => e.type === 'call-piece');

@@ -157,7 +157,7 @@ describe('mistral parser: properties', () => {
       const full = 'prose' in g ? g.prose : render(g);
       return full.slice(0, cut % (full.length + 1));
     }),
-    fc.constantFrom('[TOOL_CALLS]', '[TOOL_CALLS] [', '[ARGS]', ',', ']', '}', '😀', '\uD83D'),
+    fc.constantFrom('[TOOL_CALLS]', '[TOOL_CALLS] [', '[ARGS]', '[CALL_ID]', ',', ']', '}', '😀', '\uD83D', `[TOOL_CALLS]${'n'.repeat(255)}`, `[TOOL_CALLS]${'n'.repeat(257)}[ARGS]{}`),
   );
   splitInvarianceProperties(make(), fc.array(fragment, { maxLength: 6 }).map((f) => f.join('')), { runs: 120 });
 });
