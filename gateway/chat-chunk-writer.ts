@@ -47,6 +47,12 @@ export class ChatChunkWriter {
           this.extension({ type: 'tool_call.output', call_id: e.callId, name: e.name, stream: e.progress.stream, text: e.progress.text });
         }
         return;
+      case 'client-call-start':
+        this.choice({ tool_calls: [{ index: e.index, id: e.callId, type: 'function', function: { name: e.name, arguments: '' } }] }, null);
+        return;
+      case 'client-call-args':
+        this.choice({ tool_calls: [{ index: e.index, function: { arguments: e.text } }] }, null);
+        return;
       case 'tool-result':
         this.extension({ type: 'tool_call.completed', round: e.round, call_id: e.callId, name: e.name, ok: e.ok, content: e.content });
         return;

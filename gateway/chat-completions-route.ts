@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { ClientAbortedError } from '../core/errors.ts';
-import { createParser } from '../parsers/index.ts';
 import type { ToolPlugin } from '../plugins/plugin-types.ts';
 import { chatRequestSchema } from './chat-request-schema.ts';
 import { ChatChunkWriter } from './chat-chunk-writer.ts';
@@ -13,6 +12,7 @@ import { SseWriter } from './sse-writer.ts';
 import { Timeline } from './timeline.ts';
 import type { TimelineStore } from './timeline-store.ts';
 import { sendJson } from './send-json.ts';
+import { buildParser, chooseParser, needsSpecialTokens } from './parser-selection.ts';
 
 export interface ChatRouteContext {
   config: GatewayConfig;
@@ -36,13 +36,13 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
   });
 
   const partialExecution = request.partial_execution ?? ctx.config.partialExecution;
-  const { codeFence } = ctx.config;
+  const choice = chooseParser(ctx.config, ctx.config.upstream.model ?? request.model, request.tool_parser);
   const sessionBase = {
     request,
     upstream: ctx.config.upstream,
+    upstreamOverrides: needsSpecialTokens(choice.format) && request.skip_special_tokens === undefined ? { skip_special_tokens: false } : {},
     tools: ctx.tools,
-    createParser: (round: number) =>
-      createParser('code-fence', { ...codeFence, toolName: 'python', callIdPrefix: `call_r${round}_` }),
+    createParser: (round: number) => buildParser(choice, ctx.config, round, request.tools),
     partialExecution,
     maxRounds: request.max_tool_rounds ?? ctx.config.maxToolRounds,
     timeline,
@@ -100,7 +100,7 @@ function completionBody(id: string, model: string, result: SessionResult, partia
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model,
-    choices: [{ index: 0, message: { role: 'assistant', content: result.content }, logprobs: null, finish_reason: result.finishReason }],
+    choices: [{ index: 0, message: assistantMessage(result), logprobs: null, finish_reason: result.finishReason }],
     usage: result.usage,
     conveyor: {
       request_id: id,
@@ -110,6 +110,11 @@ function completionBody(id: string, model: string, result: SessionResult, partia
       messages: result.messages,
     },
   };
+}
+
+function assistantMessage(result: SessionResult) {
+  if (result.clientToolCalls.length === 0) return { role: 'assistant', content: result.content };
+  return { role: 'assistant', content: result.content === '' ? null : result.content, tool_calls: result.clientToolCalls };
 }
 
 function errorCode(err: unknown): string {

@@ -42,9 +42,13 @@ export const chatRequestSchema = z.looseObject({
   max_tool_rounds: z.number().int().min(1).max(64).optional(),
   /** Extension: set false to omit the `conveyor` tool events from the SSE stream. */
   conveyor_events: z.boolean().optional(),
+  /** Extension: the model's tool-call format (ours or vLLM's --tool-call-parser name), overriding the model-name rules. */
+  tool_parser: z.string().min(1).optional(),
+  skip_special_tokens: z.boolean().optional(),
+  tools: z.array(z.looseObject({ type: z.string(), function: z.looseObject({ name: z.string() }).optional() })).optional(),
 });
 
 export type ChatRequest = z.infer<typeof chatRequestSchema>;
 
 /** Fields that are ours and must not be forwarded upstream. */
-export const EXTENSION_FIELDS = ['partial_execution', 'max_tool_rounds', 'conveyor_events'] as const;
+export const EXTENSION_FIELDS = ['partial_execution', 'max_tool_rounds', 'conveyor_events', 'tool_parser'] as const;

@@ -1,5 +1,20 @@
 import { z } from 'zod';
 
+/** Model-name patterns → tool-call format, mirroring the parsers vLLM pairs with these families. */
+export const DEFAULT_TOOL_PARSERS = [
+  { model: 'gpt-oss', format: 'harmony', reasoning: false },
+  { model: 'qwen3-coder', format: 'qwen3-coder', reasoning: false },
+  { model: 'qwen3', format: 'hermes', reasoning: true },
+  { model: 'qwen|hermes', format: 'hermes', reasoning: false },
+  { model: 'deepseek-r1', format: 'deepseek-v3', reasoning: true },
+  { model: 'deepseek-v3\\.1|deepseek-v31', format: 'deepseek-v31', reasoning: false },
+  { model: 'deepseek', format: 'deepseek-v3', reasoning: false },
+  { model: 'llama-?4', format: 'pythonic', reasoning: false },
+  { model: 'llama-?3', format: 'llama3-json', reasoning: false },
+  { model: 'functionary', format: 'functionary-v3', reasoning: false },
+  { model: 'mistral|mixtral|ministral|magistral|devstral|codestral', format: 'mistral', reasoning: false },
+];
+
 /** Gateway configuration: validated once at start-up, plain data afterwards. */
 export const gatewayConfigSchema = z.object({
   host: z.string().default('127.0.0.1'),
@@ -29,11 +44,22 @@ export const gatewayConfigSchema = z.object({
   maxBodyBytes: z.number().int().positive().default(4 * 1024 * 1024),
   codeFence: z
     .object({
+      /** ```python blocks in the model's prose are calls to the python tool, whatever the format. */
+      enabled: z.boolean().default(true),
       languages: z.array(z.string()).default(['python', 'py', 'python3']),
       /** Treat a fence without an info string as Python too. */
       bareFence: z.boolean().default(false),
     })
-    .default({ languages: ['python', 'py', 'python3'], bareFence: false }),
+    .prefault({}),
+  /**
+   * Which tool-call format a model writes, by model name (like vLLM's --tool-call-parser): the
+   * first rule whose case-insensitive regex matches the upstream model name wins.
+   */
+  toolParsers: z
+    .array(z.object({ model: z.string().min(1), format: z.string().min(1), reasoning: z.boolean().default(false) }))
+    .default(DEFAULT_TOOL_PARSERS),
+  /** Format for models no rule matches (code fences only). */
+  defaultToolParser: z.string().default('code-fence'),
 });
 
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;

@@ -32,6 +32,8 @@ interface CallState {
   args?: Record<string, unknown>;
   outcome?: Promise<CallOutcome>;
   rejected?: string;
+  /** The parser found the call malformed after it started: it never happened. */
+  cancelled?: boolean;
 }
 
 /**
@@ -44,10 +46,6 @@ export class Dispatcher {
 
   constructor(private readonly opts: DispatcherOptions) {}
 
-  get callCount(): number {
-    return this.calls.length;
-  }
-
   callStart(callId: string, name: string): void {
     const call: CallState = { callId, name, plugin: this.opts.tools.get(name), chain: Promise.resolve(), buffered: [] };
     this.calls.push(call);
@@ -56,8 +54,8 @@ export class Dispatcher {
 
   piece(callId: string, piece: Piece): void {
     const call = this.find(callId);
+    if (!call || call.cancelled) return;
     this.opts.timeline.mark('piece', { round: this.opts.round, callId, detail: describe(piece) });
-    if (!call) return;
     if (this.opts.partialExecution) this.deliver(call, piece);
     else call.buffered.push(piece);
   }
@@ -75,6 +73,7 @@ export class Dispatcher {
     if (this.decodeEnded) return;
     this.decodeEnded = true;
     for (const call of this.calls) {
+      if (call.cancelled) continue;
       call.args ??= {};
       if (this.opts.partialExecution) {
         if (!call.outcome) this.finish(call);
@@ -90,7 +89,19 @@ export class Dispatcher {
   /** Resolves with every call's outcome, in call order, once all tools have answered. */
   async settle(): Promise<CallOutcome[]> {
     this.endDecode();
-    return Promise.all(this.calls.map((c) => c.outcome!));
+    return Promise.all(this.calls.filter((c) => !c.cancelled).map((c) => c.outcome!));
+  }
+
+  /**
+   * The parser declared a started call malformed (its text is released as content): stop the tool
+   * and drop the call, so partial work on a call the model never completed leaves no observation.
+   */
+  cancel(callId: string, reason: string): void {
+    const call = this.find(callId);
+    if (!call || call.cancelled) return;
+    call.cancelled = true;
+    call.execution?.abort(reason);
+    this.opts.timeline.mark('abort', { round: this.opts.round, callId, detail: `malformed: ${reason}` });
   }
 
   abortAll(reason: string): void {

@@ -4,7 +4,9 @@ import type { UpstreamTimeouts } from '../llm-client/stream-chat-completion.ts';
 import type { ToolCallParser } from '../parsers/parser-events.ts';
 import type { ToolPlugin, ToolProgress } from '../plugins/plugin-types.ts';
 import { EXTENSION_FIELDS, type ChatMessage, type ChatRequest } from './chat-request-schema.ts';
+import { ClientCalls, type ClientToolCall } from './client-calls.ts';
 import { Dispatcher, type CallOutcome } from './dispatcher.ts';
+import { RoundParser } from './round-parser.ts';
 import type { Timeline } from './timeline.ts';
 
 export interface UpstreamTarget {
@@ -22,6 +24,9 @@ export type SessionEvent =
   | { type: 'tool-call'; round: number; callId: string; name: string }
   | { type: 'tool-progress'; callId: string; name: string; progress: ToolProgress }
   | { type: 'tool-result'; round: number; callId: string; name: string; ok: boolean; content: string }
+  /** A call the client executes itself: streamed as standard OpenAI `tool_calls` deltas. */
+  | { type: 'client-call-start'; index: number; callId: string; name: string }
+  | { type: 'client-call-args'; index: number; text: string }
   | { type: 'round-end'; round: number; finishReason: string };
 
 export interface Usage {
@@ -30,22 +35,26 @@ export interface Usage {
   total_tokens: number;
 }
 
-export type StopReason = 'answer' | 'length' | 'max_tool_rounds';
+export type StopReason = 'answer' | 'length' | 'max_tool_rounds' | 'client_tool_calls';
 
 export interface SessionResult {
   /** Everything the client was sent as content, all rounds, in order. */
   content: string;
-  finishReason: 'stop' | 'length';
+  finishReason: 'stop' | 'length' | 'tool_calls';
   stopReason: StopReason;
   usage: Usage;
   /** The messages this request appended to the conversation: assistant turns and tool observations. */
   messages: ChatMessage[];
+  /** Calls the client must execute (tools the gateway has no plugin for), as OpenAI `tool_calls`. */
+  clientToolCalls: ClientToolCall[];
   rounds: number;
 }
 
 export interface SessionOptions {
   request: ChatRequest;
   upstream: UpstreamTarget;
+  /** Merged into every upstream body (e.g. `skip_special_tokens: false` for special-token formats). */
+  upstreamOverrides?: Record<string, unknown>;
   tools: ReadonlyMap<string, ToolPlugin>;
   createParser: (round: number) => ToolCallParser;
   partialExecution: boolean;
@@ -61,10 +70,13 @@ export interface SessionOptions {
  * model answers without a tool call. Partial execution on or off goes through this same code.
  */
 export async function runSession(opts: SessionOptions): Promise<SessionResult> {
-  const { timeline, onEvent } = opts;
   const appended: ChatMessage[] = [];
   const usage: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
   let content = '';
+  const emitContent = (text: string) => {
+    content += text;
+    opts.onEvent({ type: 'content', text });
+  };
 
   for (let round = 1; ; round++) {
     let firstText = true;
@@ -76,27 +88,29 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
       emitContent(text);
     });
     addUsage(usage, out.usage);
-    if (out.calls.length === 0) {
-      return { content, finishReason: out.finishReason === 'length' ? 'length' : 'stop', stopReason: out.finishReason === 'length' ? 'length' : 'answer', usage, messages: appended, rounds: round };
+    const done = (finishReason: SessionResult['finishReason'], stopReason: StopReason): SessionResult => ({
+      content,
+      finishReason,
+      stopReason,
+      usage,
+      messages: appended,
+      clientToolCalls: out.clientCalls,
+      rounds: round,
+    });
+    if (out.calls.length === 0 && out.clientCalls.length === 0) {
+      return out.finishReason === 'length' ? done('length', 'length') : done('stop', 'answer');
     }
-    appended.push(assistantTurn(out.text, out.calls), ...out.calls.map(toolMessage));
-    if (out.finishReason === 'length') {
-      return { content, finishReason: 'length', stopReason: 'length', usage, messages: appended, rounds: round };
-    }
-    if (round >= opts.maxRounds) {
-      return { content, finishReason: 'length', stopReason: 'max_tool_rounds', usage, messages: appended, rounds: round };
-    }
-  }
-
-  function emitContent(text: string): void {
-    content += text;
-    onEvent({ type: 'content', text });
+    appended.push(assistantTurn(out.text, out.calls, out.clientCalls), ...out.calls.map(toolMessage));
+    if (out.clientCalls.length > 0) return done('tool_calls', 'client_tool_calls');
+    if (out.finishReason === 'length') return done('length', 'length');
+    if (round >= opts.maxRounds) return done('length', 'max_tool_rounds');
   }
 }
 
 interface RoundOutput {
   text: string;
   calls: CallOutcome[];
+  clientCalls: ClientToolCall[];
   finishReason: string;
   usage?: Usage;
 }
@@ -118,53 +132,24 @@ async function runRound(opts: SessionOptions, round: number, messages: ChatMessa
       rejectRound.abort(new Error(reason));
     },
   });
-  const parser = opts.createParser(round);
-  let text = '';
+  const clientCalls = new ClientCalls(onEvent);
+  const parser = new RoundParser({ round, parser: opts.createParser(round), tools: opts.tools, dispatcher, clientCalls, timeline, onEvent, emitText });
   let finishReason = 'stop';
   let usage: Usage | undefined;
   let firstToken = true;
 
-  const handle = (events: ReturnType<ToolCallParser['push']>) => {
-    for (const event of events) {
-      switch (event.type) {
-        case 'text':
-          text += event.text;
-          emitText(event.text);
-          break;
-        case 'call-start':
-          timeline.mark('call-start', { round, callId: event.callId, detail: event.name });
-          dispatcher.callStart(event.callId, event.name);
-          onEvent({ type: 'tool-call', round, callId: event.callId, name: event.name });
-          break;
-        case 'reasoning':
-          onEvent({ type: 'reasoning', text: event.text });
-          break;
-        case 'call-args':
-          // Raw argument text for clients that execute calls themselves: forwarded in a later issue.
-          break;
-        case 'call-piece':
-          dispatcher.piece(event.callId, event.piece);
-          break;
-        case 'call-end':
-          dispatcher.callEnd(event.callId, event.args);
-          break;
-        case 'malformed':
-          timeline.mark('error', { round, callId: event.callId, detail: `malformed call: ${event.reason}` });
-          break;
-      }
-    }
-  };
-
   timeline.mark('round-start', { round });
   onEvent({ type: 'round-start', round });
   try {
-    for await (const part of streamChatCompletion({ ...opts.upstream, body: upstreamBody(opts, messages), signal: roundSignal })) {
-      if ((part.type === 'content' || part.type === 'reasoning') && firstToken) {
+    const body = upstreamBody(opts, messages);
+    for await (const part of streamChatCompletion({ ...opts.upstream, body, signal: roundSignal })) {
+      if (firstToken && (part.type === 'content' || part.type === 'reasoning' || part.type === 'tool-call-delta')) {
         firstToken = false;
         timeline.mark('first-token', { round });
       }
-      if (part.type === 'content') handle(parser.push(part.text));
+      if (part.type === 'content') parser.text(part.text);
       else if (part.type === 'reasoning') onEvent({ type: 'reasoning', text: part.text });
+      else if (part.type === 'tool-call-delta') parser.toolCallDelta(part);
       else if (part.type === 'finish') finishReason = part.reason;
       else if (part.type === 'usage') usage = part.usage;
     }
@@ -180,29 +165,31 @@ async function runRound(opts: SessionOptions, round: number, messages: ChatMessa
     }
     finishReason = 'tool_rejected';
   }
-  handle(parser.end());
+  parser.end();
   timeline.mark('decode-end', { round, detail: finishReason });
-  dispatcher.endDecode();
   const calls = await dispatcher.settle();
   if (signal.aborted) throw new ClientAbortedError();
   for (const c of calls) onEvent({ type: 'tool-result', round, callId: c.callId, name: c.name, ok: c.result.ok, content: c.result.content });
   timeline.mark('round-end', { round, detail: finishReason });
   onEvent({ type: 'round-end', round, finishReason });
-  return { text, calls, finishReason, usage };
+  return { text: parser.visibleText, calls, clientCalls: clientCalls.completed(), finishReason, usage };
 }
 
 function upstreamBody(opts: SessionOptions, messages: ChatMessage[]): Record<string, unknown> {
-  const body: Record<string, unknown> = { ...opts.request, messages };
+  const body: Record<string, unknown> = { ...opts.request, ...opts.upstreamOverrides, messages };
   for (const field of EXTENSION_FIELDS) delete body[field];
   if (opts.upstream.model) body.model = opts.upstream.model;
   return body;
 }
 
-function assistantTurn(text: string, calls: CallOutcome[]): ChatMessage {
+function assistantTurn(text: string, calls: CallOutcome[], clientCalls: ClientToolCall[]): ChatMessage {
   return {
     role: 'assistant',
     content: text,
-    tool_calls: calls.map((c) => ({ id: c.callId, type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.args) } })),
+    tool_calls: [
+      ...calls.map((c) => ({ id: c.callId, type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.args) } })),
+      ...clientCalls.map((c) => ({ ...c })),
+    ],
   };
 }
 

@@ -1,0 +1,41 @@
+import { createParser, withReasoning, type ParserFormat, type ToolCallParser } from '../parsers/index.ts';
+import { resolveParserFormat } from '../parsers/format-names.ts';
+import { withCodeFences } from '../parsers/with-code-fences.ts';
+import type { GatewayConfig } from './config.ts';
+
+export interface ParserChoice {
+  format: ParserFormat;
+  /** Wrap in the `<think>…</think>` reasoning parser. */
+  reasoning: boolean;
+}
+
+/**
+ * Formats whose markers are special tokens: vLLM strips those from the text unless the request
+ * says `skip_special_tokens: false`, and the parser would then never see a call.
+ */
+const SPECIAL_TOKEN_FORMATS: ReadonlySet<ParserFormat> = new Set(['mistral', 'deepseek-v3', 'deepseek-v31', 'harmony', 'functionary-v2', 'functionary-v3', 'python-tag']);
+
+export function needsSpecialTokens(format: ParserFormat): boolean {
+  return SPECIAL_TOKEN_FORMATS.has(format);
+}
+
+/** The request's `tool_parser` wins; else the first `toolParsers` rule whose pattern matches the model. */
+export function chooseParser(config: GatewayConfig, model: string, override?: string): ParserChoice {
+  if (override) return { format: resolveParserFormat(override), reasoning: false };
+  const rule = config.toolParsers.find((r) => new RegExp(r.model, 'i').test(model));
+  return rule ? { format: resolveParserFormat(rule.format), reasoning: rule.reasoning } : { format: resolveParserFormat(config.defaultToolParser), reasoning: false };
+}
+
+/** A fresh parser for one round: the model's format, plus ```python fences in its prose when enabled. */
+export function buildParser(choice: ParserChoice, config: GatewayConfig, round: number, requestTools: unknown[] | undefined): ToolCallParser {
+  const prefix = `call_r${round}_`;
+  const fence = { languages: config.codeFence.languages, bareFence: config.codeFence.bareFence, toolName: 'python' };
+  if (choice.format === 'code-fence') {
+    const parser = createParser('code-fence', { ...fence, callIdPrefix: prefix });
+    return choice.reasoning ? withReasoning(parser) : parser;
+  }
+  const options = choice.format === 'qwen3-coder' ? { callIdPrefix: prefix, toolDefinitions: requestTools } : { callIdPrefix: prefix };
+  let parser = createParser(choice.format, options as never);
+  if (config.codeFence.enabled) parser = withCodeFences(parser, { ...fence, callIdPrefix: `${prefix}py` });
+  return choice.reasoning ? withReasoning(parser) : parser;
+}

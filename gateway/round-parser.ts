@@ -1,0 +1,88 @@
+import type { ToolCallDeltaPart } from '../llm-client/upstream-parts.ts';
+import { createOpenAIToolCallsParser, type OpenAIToolCallsParser } from '../parsers/index.ts';
+import type { ParserEvent, ToolCallParser } from '../parsers/parser-events.ts';
+import type { ToolPlugin } from '../plugins/plugin-types.ts';
+import type { ClientCalls } from './client-calls.ts';
+import type { Dispatcher } from './dispatcher.ts';
+import type { SessionEvent } from './session.ts';
+import type { Timeline } from './timeline.ts';
+
+export interface RoundParserOptions {
+  round: number;
+  parser: ToolCallParser;
+  tools: ReadonlyMap<string, ToolPlugin>;
+  dispatcher: Dispatcher;
+  clientCalls: ClientCalls;
+  timeline: Timeline;
+  onEvent: (event: SessionEvent) => void;
+  emitText: (text: string) => void;
+}
+
+/**
+ * One round's parsing: the model's text through its format parser, and — for upstreams that
+ * parse tool calls server-side — `delta.tool_calls` through the OpenAI adapter. Both yield the
+ * same events, routed here: calls to registered plugins go to the Dispatcher, any other call is
+ * the client's to execute.
+ */
+export class RoundParser {
+  /** The round's visible text: what goes into the assistant message. */
+  visibleText = '';
+  private toolCallParser: OpenAIToolCallsParser | undefined;
+
+  constructor(private readonly o: RoundParserOptions) {}
+
+  text(delta: string): void {
+    this.route(this.o.parser.push(delta));
+  }
+
+  toolCallDelta(part: ToolCallDeltaPart): void {
+    this.toolCallParser ??= createOpenAIToolCallsParser({ callIdPrefix: `call_r${this.o.round}_tc` });
+    this.route(this.toolCallParser.pushToolCallDelta(part));
+  }
+
+  end(): void {
+    this.route(this.o.parser.end());
+    if (this.toolCallParser) this.route(this.toolCallParser.end());
+  }
+
+  private route(events: ParserEvent[]): void {
+    const { round, dispatcher, clientCalls, timeline, onEvent } = this.o;
+    for (const event of events) {
+      switch (event.type) {
+        case 'text':
+          this.visibleText += event.text;
+          this.o.emitText(event.text);
+          break;
+        case 'reasoning':
+          onEvent({ type: 'reasoning', text: event.text });
+          break;
+        case 'call-start':
+          timeline.mark('call-start', { round, callId: event.callId, detail: event.name });
+          if (this.o.tools.has(event.name)) {
+            dispatcher.callStart(event.callId, event.name);
+            onEvent({ type: 'tool-call', round, callId: event.callId, name: event.name });
+          } else {
+            clientCalls.start(event.callId, event.name);
+          }
+          break;
+        case 'call-args':
+          clientCalls.args(event.callId, event.text);
+          break;
+        case 'call-piece':
+          dispatcher.piece(event.callId, event.piece);
+          break;
+        case 'call-end':
+          if (clientCalls.has(event.callId)) clientCalls.end(event.callId, event.args);
+          else dispatcher.callEnd(event.callId, event.args);
+          break;
+        case 'malformed':
+          timeline.mark('error', { round, callId: event.callId, detail: `malformed call: ${event.reason}` });
+          if (event.callId) {
+            clientCalls.malformed(event.callId);
+            dispatcher.cancel(event.callId, event.reason);
+          }
+          break;
+      }
+    }
+  }
+}

@@ -1,0 +1,25 @@
+import { createCodeFenceParser, type CodeFenceParserOptions } from './code-fence-parser.ts';
+import type { ParserEvent, ToolCallParser } from './parser-events.ts';
+
+/**
+ * Runs the code-fence parser over the visible text of another format's parser, so a model that
+ * makes JSON tool calls *and* writes ```python blocks gets both executed. Only `text` events are
+ * fed to the fence parser (a fence inside a tool call's arguments or in reasoning is not prose);
+ * every other event passes through in order. Both parsers are split-invariant and the fence
+ * parser only sees text, so the composition is too.
+ */
+export function withCodeFences(inner: ToolCallParser, options: CodeFenceParserOptions): ToolCallParser {
+  const fences = createCodeFenceParser(options);
+  const route = (events: ParserEvent[]): ParserEvent[] => {
+    const out: ParserEvent[] = [];
+    for (const e of events) {
+      if (e.type === 'text') out.push(...fences.push(e.text));
+      else out.push(e);
+    }
+    return out;
+  };
+  return {
+    push: (delta) => route(inner.push(delta)),
+    end: () => [...route(inner.end()), ...fences.end()],
+  };
+}
