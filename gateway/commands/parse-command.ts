@@ -28,6 +28,7 @@ export function registerParseCommand(program: Command): void {
     .option('--coalesce', 'merge adjacent text fragments (the split-invariant normal form)')
     .action((file: string | undefined, opts: ParseOptions) => {
       try {
+        resolveParserFormat(opts.format); // fail before waiting on stdin
         for (const line of parseToJsonLines(readInput(file, opts.chunks), opts)) process.stdout.write(`${line}\n`);
       } catch (err) {
         console.error(`conveyor parse: ${err instanceof Error ? err.message : String(err)}`);

@@ -1,0 +1,85 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseToJsonLines } from '../../gateway/commands/parse-command.ts';
+import { loadVectors, VECTOR_TOOL_PARSER, vectorTools, type ToolcallVector } from '../support/toolcall-vectors.ts';
+
+const run = promisify(execFile);
+const CLI = fileURLToPath(new URL('../../bin/conveyor.js', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'conveyor-parse-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+interface Event {
+  type: string;
+  callId?: string;
+  name?: string;
+  text?: string;
+  args?: Record<string, unknown>;
+}
+
+/** The real CLI in a child process, as a user runs it. */
+async function parseWithCli(v: ToolcallVector, extra: string[] = []): Promise<Event[]> {
+  const file = join(dir, `${v.id}.txt`);
+  writeFileSync(file, v.raw_text);
+  const tools = vectorTools(v);
+  const args = [CLI, 'parse', '--format', VECTOR_TOOL_PARSER[v.format]!, file, '--coalesce', ...extra];
+  if (tools) args.push('--options', JSON.stringify({ toolDefinitions: tools }));
+  const { stdout } = await run(process.execPath, args, { maxBuffer: 16 * 1024 * 1024 });
+  return stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Event);
+}
+
+const callsOf = (events: Event[]) => events.filter((e) => e.type === 'call-end').map((e) => e.args);
+const textOf = (events: Event[]) => events.filter((e) => e.type === 'text').map((e) => e.text).join('');
+
+/** Bounded parallelism: a few CLI processes at a time on a 2-core machine. */
+async function inBatches<T>(items: T[], size: number, fn: (item: T) => Promise<void>) {
+  for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(fn));
+}
+
+describe('conveyor parse (the CLI, in a child process)', () => {
+  const vectors = loadVectors();
+
+  // Every vector through the command's core in-process (fast), a few through a real child process.
+  const inProcess = (v: ToolcallVector): Event[] => {
+    const tools = vectorTools(v);
+    const lines = parseToJsonLines([v.raw_text], { format: VECTOR_TOOL_PARSER[v.format]!, coalesce: true, ...(tools ? { options: JSON.stringify({ toolDefinitions: tools }) } : {}) });
+    return lines.map((l) => JSON.parse(l) as Event);
+  };
+
+  it('prints the same events in a child process as in-process', async () => {
+    const sample = [vectors[0]!, vectors.find((v) => v.format === 'hermes')!, vectors.find((v) => v.format === 'qwen3_coder' && v.tools_schema)!];
+    await inBatches(sample, 3, async (v) => {
+      expect(await parseWithCli(v), v.id).toEqual(inProcess(v));
+    });
+  });
+
+  it('gives every vector its expected calls', () => {
+    for (const v of vectors) {
+      const whole = inProcess(v);
+      if (v.expected && v.format !== 'llmcompiler:plan') expect(callsOf(whole), v.id).toEqual(v.expected.map((c) => c.arguments));
+      if (v.expected_error !== undefined && v.format !== 'conveyor:python_code_block') {
+        expect(whole.some((e) => e.type === 'malformed'), v.id).toBe(true);
+      }
+      if (typeof v.expected_content === 'string' && v.expected?.length) expect(textOf(whole), v.id).toContain(v.expected_content.trim());
+    }
+  });
+
+  it('replays a recorded split from --chunks FILE, and one character per delta', async () => {
+    const v = loadVectors().find((x) => Array.isArray(x.stream_chunks))!;
+    const chunks = join(dir, 'chunks.json');
+    writeFileSync(chunks, JSON.stringify(v.stream_chunks));
+    const whole = await parseWithCli(v);
+    expect(await parseWithCli(v, ['--chunks', chunks])).toEqual(whole);
+    expect(await parseWithCli(v, ['--chunks', 'char'])).toEqual(whole);
+  });
+
+  it('fails clearly on an unknown format', async () => {
+    const err = await run(process.execPath, [CLI, 'parse', '--format', 'nope', '/dev/null']).catch((e: { code: number; stderr: string }) => e);
+    expect((err as { code: number }).code).toBe(2);
+    expect((err as { stderr: string }).stderr).toMatch(/unknown tool-call format "nope"/);
+  });
+});
