@@ -113,8 +113,9 @@ function completionBody(id: string, model: string, result: SessionResult, partia
 }
 
 function assistantMessage(result: SessionResult) {
-  if (result.clientToolCalls.length === 0) return { role: 'assistant', content: result.content };
-  return { role: 'assistant', content: result.content === '' ? null : result.content, tool_calls: result.clientToolCalls };
+  const reasoning = result.reasoning ? { reasoning_content: result.reasoning } : {};
+  if (result.clientToolCalls.length === 0) return { role: 'assistant', content: result.content, ...reasoning };
+  return { role: 'assistant', content: result.content === '' ? null : result.content, ...reasoning, tool_calls: result.clientToolCalls };
 }
 
 function errorCode(err: unknown): string {

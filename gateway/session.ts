@@ -40,6 +40,8 @@ export type StopReason = 'answer' | 'length' | 'max_tool_rounds' | 'client_tool_
 export interface SessionResult {
   /** Everything the client was sent as content, all rounds, in order. */
   content: string;
+  /** Reasoning text (upstream `reasoning_content` or a parsed `<think>` block), all rounds. */
+  reasoning: string;
   finishReason: 'stop' | 'length' | 'tool_calls';
   stopReason: StopReason;
   usage: Usage;
@@ -73,14 +75,22 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
   const appended: ChatMessage[] = [];
   const usage: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
   let content = '';
+  let reasoning = '';
   const emitContent = (text: string) => {
     content += text;
     opts.onEvent({ type: 'content', text });
   };
+  const sessionOpts: SessionOptions = {
+    ...opts,
+    onEvent: (event) => {
+      if (event.type === 'reasoning') reasoning += event.text;
+      opts.onEvent(event);
+    },
+  };
 
   for (let round = 1; ; round++) {
     let firstText = true;
-    const out = await runRound(opts, round, [...opts.request.messages, ...appended], (text) => {
+    const out = await runRound(sessionOpts, round, [...opts.request.messages, ...appended], (text) => {
       // Rounds are joined by a blank line so the client's markdown does not glue a closing fence
       // to the next round's first word. This is the gateway's only addition to the model's text.
       if (firstText && content !== '' && !content.endsWith('\n\n')) emitContent(content.endsWith('\n') ? '\n' : '\n\n');
@@ -90,6 +100,7 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
     addUsage(usage, out.usage);
     const done = (finishReason: SessionResult['finishReason'], stopReason: StopReason): SessionResult => ({
       content,
+      reasoning,
       finishReason,
       stopReason,
       usage,
