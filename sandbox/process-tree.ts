@@ -1,0 +1,93 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** One row of /proc as seen from this (the host's) PID namespace. */
+export interface ProcEntry {
+  pid: number;
+  ppid: number;
+  /** Single-letter state from /proc/PID/stat; 'Z' is a zombie (dead, not yet reaped). */
+  state: string;
+  comm: string;
+}
+
+/** Snapshot of every process visible in /proc. Processes that vanish mid-walk are skipped. */
+export function readProcessTable(): Map<number, ProcEntry> {
+  const table = new Map<number, ProcEntry>();
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return table;
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'latin1');
+    } catch {
+      continue;
+    }
+    // comm may contain spaces and parentheses: it ends at the last ')'.
+    const open = stat.indexOf('(');
+    const close = stat.lastIndexOf(')');
+    const rest = stat.slice(close + 2).split(' ');
+    const ppid = Number(rest[1]);
+    if (!Number.isFinite(ppid)) continue;
+    table.set(Number(name), { pid: Number(name), ppid, state: rest[0] ?? '?', comm: stat.slice(open + 1, close) });
+  }
+  return table;
+}
+
+/** Live (non-zombie) descendants of `root`, in breadth-first order; `root` itself excluded. */
+export function descendantPids(root: number, table: Map<number, ProcEntry> = readProcessTable()): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of table.values()) {
+    const list = children.get(entry.ppid);
+    if (list) list.push(entry.pid);
+    else children.set(entry.ppid, [entry.pid]);
+  }
+  const out: number[] = [];
+  const queue = [...(children.get(root) ?? [])];
+  const seen = new Set<number>();
+  while (queue.length > 0) {
+    const pid = queue.shift() as number;
+    if (seen.has(pid)) continue;
+    seen.add(pid);
+    if (table.get(pid)?.state !== 'Z') out.push(pid);
+    queue.push(...(children.get(pid) ?? []));
+  }
+  return out;
+}
+
+/**
+ * SIGKILLs `root` and everything below it. Everything is stopped first (a stopped process cannot
+ * fork, and a fork bomb keeps forking between a walk and the kills) and killed only once the tree
+ * stops growing, so no process gets re-parented out of reach. Returns false if the tree was
+ * still growing after `rounds` walks.
+ */
+export function killProcessTree(root: number, rounds = 50): boolean {
+  const frozen = new Set<number>();
+  let settled = false;
+  for (let i = 0; i < rounds && !settled; i++) {
+    const table = readProcessTable();
+    const found = descendantPids(root, table);
+    const rootEntry = table.get(root);
+    if (rootEntry && rootEntry.state !== 'Z') found.unshift(root);
+    settled = true;
+    for (const pid of found) {
+      if (frozen.has(pid)) continue;
+      settled = false;
+      frozen.add(pid);
+      signal(pid, 'SIGSTOP');
+    }
+  }
+  for (const pid of frozen) signal(pid, 'SIGKILL');
+  return settled;
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // already gone, or not ours to signal
+  }
+}

@@ -1,0 +1,372 @@
+import { performance } from 'node:perf_hooks';
+import { SandboxError, SandboxLimitError } from '../core/errors.ts';
+import type { CellMessage, ZygoteCommand } from './python-ipc.ts';
+import { CELL_OPEN_FILES, pythonLimitsSchema, type PythonSandboxLimits } from './python-sandbox-options.ts';
+import type { ZygoteProcess } from './python-zygote-process.ts';
+
+export type CellMode = 'incremental' | 'whole';
+
+export type CellProgress =
+  /** A top-level statement (lines startLine..endLine of the cell) finished without an exception. */
+  | { type: 'unit-done'; startLine: number; endLine: number }
+  /** Merged stdout+stderr text, in the order the cell wrote it. */
+  | { type: 'output'; text: string };
+
+export interface OpenCellOptions {
+  /** Caller's id (e.g. the tool call id); only used in messages, need not be unique. */
+  id: string;
+  /** Aborting it kills the cell at once. */
+  signal?: AbortSignal;
+  onProgress?: (progress: CellProgress) => void;
+  /** 'incremental' runs each statement as soon as it is complete; 'whole' runs the text at the end. */
+  mode?: CellMode;
+  /** Filename in tracebacks; keep it stable so observations do not depend on scheduling. */
+  filename?: string;
+  /** Tighter (or looser) limits for this cell than the sandbox's defaults. */
+  limits?: Partial<PythonSandboxLimits>;
+}
+
+export type KilledBy = 'wall-clock' | 'output' | 'abort' | 'memory' | 'cpu';
+
+export interface CellError {
+  type: string;
+  message: string;
+  lineno?: number;
+  /** The whole text failed to compile: the observation is only that error. */
+  compileError: boolean;
+}
+
+export interface CellResult {
+  ok: boolean;
+  /** What the model sees: the merged output a whole-file run would print (+ a note when stopped). */
+  observation: string;
+  unitsRun: number;
+  error?: CellError;
+  killedBy?: KilledBy;
+  durationMs: number;
+}
+
+/** What a cell needs from the sandbox that owns it. */
+export interface CellHost {
+  readonly limits: PythonSandboxLimits;
+  /** The zygote did not confirm a kill in time: kill and replace it. */
+  zygoteUnresponsive(zygote: ZygoteProcess): void;
+}
+
+const KILL_CONFIRM_MS = 2000;
+const SIGXCPU = 24;
+const SIGKILL = 9;
+const KILL_REASONS = new Set<KilledBy>(['wall-clock', 'output', 'abort', 'memory', 'cpu']);
+
+/** One execution in the sandbox. Push lines, then `finish()`; results always resolve, never reject. */
+export class PythonCell {
+  readonly id: string;
+  /** True once the cell stopped executing (first exception); later lines are kept only for the final compile check. */
+  stopped = false;
+  private readonly internalId: string;
+  private readonly options: OpenCellOptions;
+  private readonly host: CellHost;
+  private readonly limits: PythonSandboxLimits;
+  private readonly startedAt = performance.now();
+  private zygote: ZygoteProcess | null = null;
+  private queue: ZygoteCommand[] = [];
+  private ended = false;
+  private killedBy: KilledBy | null = null;
+  private done = false;
+  private readonly output: string[] = [];
+  private outputUnits = 0;
+  private unitsRun = 0;
+  private busySince: number | null = null;
+  private busyMs = 0;
+  private wallTimer: NodeJS.Timeout | null = null;
+  private confirmTimer: NodeJS.Timeout | null = null;
+  private detachExit: (() => void) | null = null;
+  private readonly result: Promise<CellResult>;
+  private resolveResult!: (result: CellResult) => void;
+  private readonly onAbort = (): void => this.kill('abort');
+
+  constructor(internalId: string, options: OpenCellOptions, host: CellHost) {
+    this.id = options.id;
+    this.internalId = internalId;
+    this.options = options;
+    this.host = host;
+    this.result = new Promise((r) => (this.resolveResult = r));
+    const limits = { ...host.limits, ...pythonLimitsSchema.parse(options.limits ?? {}) };
+    this.limits = limits;
+    this.queue.push({
+      t: 'open',
+      id: internalId,
+      mode: options.mode ?? 'incremental',
+      filename: options.filename ?? '<llm-cell>',
+      limits: {
+        cpuSeconds: limits.cpuSeconds,
+        memoryMb: limits.memoryMb,
+        fileSizeMb: limits.fileSizeMb,
+        maxProcesses: limits.maxProcesses,
+        outputBytes: limits.outputBytes,
+        openFiles: CELL_OPEN_FILES,
+      },
+    });
+    // Already aborted: complete at once; attach() then never opens the cell.
+    if (options.signal?.aborted) this.kill('abort');
+    else options.signal?.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  /** Sends source text; normally one physical line with its '\n' (the last line may lack it). */
+  pushLine(text: string): void {
+    if (this.ended) throw new SandboxError('pushLine after finish()');
+    if (this.done || text.length === 0) return;
+    this.send({ t: 'line', id: this.internalId, text });
+  }
+
+  /** Marks the end of the source; resolves when the cell has run everything (or was stopped). */
+  finish(): Promise<CellResult> {
+    if (!this.ended) {
+      this.ended = true;
+      if (!this.done) {
+        this.send({ t: 'end', id: this.internalId });
+        this.startFinalClock();
+      }
+    }
+    return this.result;
+  }
+
+  /** Stops the cell now: SIGKILL to every process it started. Idempotent. */
+  kill(reason: string): void {
+    if (this.done || this.killedBy !== null) return;
+    this.killedBy = KILL_REASONS.has(reason as KilledBy) ? (reason as KilledBy) : 'abort';
+    this.clearWallTimer();
+    if (this.zygote === null) {
+      this.complete(this.killedResult(this.killedBy));
+      return;
+    }
+    this.zygote.send({ t: 'kill', id: this.internalId, reason: this.killedBy });
+    const zygote = this.zygote;
+    this.confirmTimer = setTimeout(() => this.host.zygoteUnresponsive(zygote), KILL_CONFIRM_MS);
+  }
+
+  /** Called by the sandbox once a zygote is ready for this cell. */
+  attach(zygote: ZygoteProcess): void {
+    if (this.done) return;
+    this.zygote = zygote;
+    zygote.route(this.internalId, (m) => this.receive(m));
+    this.detachExit = zygote.onceExit((why) => this.fail(`the Python sandbox process died (${why})`));
+    for (const command of this.queue) zygote.send(command);
+    this.queue = [];
+    if (this.killedBy !== null) zygote.send({ t: 'kill', id: this.internalId, reason: this.killedBy });
+  }
+
+  /** The sandbox could not provide a zygote, or the zygote died under this cell. */
+  fail(message: string): void {
+    if (this.done) return;
+    if (this.killedBy !== null) {
+      this.complete(this.killedResult(this.killedBy));
+      return;
+    }
+    const error = new SandboxError(message);
+    this.complete({
+      ok: false,
+      observation: this.withNote(this.collectedOutput(), message),
+      unitsRun: this.unitsRun,
+      error: { type: error.name, message: error.message, compileError: false },
+      durationMs: this.elapsed(),
+    });
+  }
+
+  private send(command: ZygoteCommand): void {
+    if (this.zygote) this.zygote.send(command);
+    else this.queue.push(command);
+  }
+
+  private receive(message: CellMessage): void {
+    if (this.done) return;
+    switch (message.t) {
+      case 'output':
+        this.onOutput(message.text);
+        break;
+      case 'unit':
+        this.unitsRun += 1;
+        this.progress({ type: 'unit-done', startLine: message.a, endLine: message.b });
+        break;
+      case 'busy':
+        this.onBusy();
+        break;
+      case 'idle':
+        this.onIdle();
+        break;
+      case 'stopped':
+        this.stopped = true;
+        break;
+      case 'exit':
+        this.onExit(message);
+        break;
+      case 'started':
+        break;
+    }
+  }
+
+  private onOutput(text: string): void {
+    if (this.killedBy !== null) return;
+    // UTF-16 units never exceed the UTF-8 bytes they came from, so this backstop never fires
+    // before the zygote's exact byte cap does.
+    const room = this.limits.outputBytes - this.outputUnits;
+    if (text.length > room) {
+      text = text.slice(0, Math.max(0, room));
+      this.kill('output');
+    }
+    this.outputUnits += text.length;
+    if (text.length === 0) return;
+    this.output.push(text);
+    this.progress({ type: 'output', text });
+  }
+
+  /**
+   * While the model is still writing, only the time the cell reports as busy counts (waiting for
+   * the next line is not execution). From the end of the call on, every millisecond counts: a
+   * cell cannot stretch its budget past that by claiming to be idle.
+   */
+  private startFinalClock(): void {
+    if (this.killedBy !== null) return;
+    const now = performance.now();
+    const used = this.busyMs + (this.busySince === null ? 0 : now - this.busySince);
+    this.busySince = null;
+    this.clearWallTimer();
+    this.wallTimer = setTimeout(() => this.kill('wall-clock'), Math.max(0, this.limits.wallClockMs - used));
+  }
+
+  private onBusy(): void {
+    if (this.ended || this.busySince !== null || this.killedBy !== null) return;
+    this.busySince = performance.now();
+    const left = Math.max(0, this.limits.wallClockMs - this.busyMs);
+    this.wallTimer = setTimeout(() => this.kill('wall-clock'), left);
+  }
+
+  private onIdle(): void {
+    if (this.ended || this.busySince === null) return;
+    this.busyMs += performance.now() - this.busySince;
+    this.busySince = null;
+    this.clearWallTimer();
+  }
+
+  private clearWallTimer(): void {
+    if (this.wallTimer) clearTimeout(this.wallTimer);
+    this.wallTimer = null;
+  }
+
+  private onExit(message: Extract<CellMessage, { t: 'exit' }>): void {
+    const report = message.result;
+    const signal = message.status.signal;
+    // A kill we asked for decides the result even if the cell finished just before it landed:
+    // output after the kill request was not collected.
+    let killedBy: KilledBy | null = this.killedBy;
+    if (killedBy === null && message.killed === 'output') killedBy = 'output';
+    if (killedBy === null && signal !== null) {
+      if (KILL_REASONS.has(message.killed as KilledBy)) killedBy = message.killed as KilledBy;
+      else if (signal === SIGXCPU) killedBy = 'cpu';
+      else if (signal === SIGKILL) killedBy = message.cpuSeconds >= this.limits.cpuSeconds - 0.05 ? 'cpu' : 'memory';
+    }
+    if (killedBy !== null) {
+      this.complete(this.killedResult(killedBy));
+      return;
+    }
+    if (message.error !== undefined) {
+      this.killedBy = null;
+      this.fail(message.error);
+      return;
+    }
+    if (report === null && signal === null) {
+      // The cell ended itself without a report (os._exit): like a script that did the same.
+      const code = message.status.code ?? 0;
+      this.complete({
+        ok: code === 0,
+        observation: this.collectedOutput(),
+        unitsRun: this.unitsRun,
+        ...(code === 0 ? {} : { error: { type: 'SystemExit', message: `exit code ${code}`, compileError: false } }),
+        durationMs: this.elapsed(),
+      });
+      return;
+    }
+    if (report === null) {
+      const crash = new SandboxError(`the cell process died with signal ${signal}`);
+      this.complete({
+        ok: false,
+        observation: this.withNote(this.collectedOutput(), crash.message),
+        unitsRun: this.unitsRun,
+        error: { type: crash.name, message: crash.message, compileError: false },
+        durationMs: this.elapsed(),
+      });
+      return;
+    }
+    if (report.compileErrorText !== undefined) {
+      // A whole-file run prints nothing but the compile error; what already ran is discarded.
+      this.complete({
+        ok: false,
+        observation: report.compileErrorText,
+        unitsRun: this.unitsRun,
+        ...(report.error ? { error: report.error } : {}),
+        durationMs: this.elapsed(),
+      });
+      return;
+    }
+    this.complete({
+      ok: report.ok,
+      observation: this.collectedOutput(),
+      unitsRun: this.unitsRun,
+      ...(report.error ? { error: report.error } : {}),
+      durationMs: this.elapsed(),
+    });
+  }
+
+  private killedResult(killedBy: KilledBy): CellResult {
+    const limits = this.limits;
+    const notes: Record<KilledBy, [string, string]> = {
+      'wall-clock': ['wallClockMs', `execution stopped: the cell ran longer than ${limits.wallClockMs} ms`],
+      output: ['outputBytes', `execution stopped: the cell printed more than ${limits.outputBytes} bytes`],
+      abort: ['abort', 'execution aborted'],
+      memory: ['memoryMb', `execution stopped: the cell exceeded its memory limit (${limits.memoryMb} MB)`],
+      cpu: ['cpuSeconds', `execution stopped: the cell used more than ${limits.cpuSeconds} s of CPU time`],
+    };
+    const [limit, note] = notes[killedBy];
+    const error = new SandboxLimitError(limit, note);
+    return {
+      ok: false,
+      observation: this.withNote(this.collectedOutput(), note),
+      unitsRun: this.unitsRun,
+      error: { type: error.name, message: error.message, compileError: false },
+      killedBy,
+      durationMs: this.elapsed(),
+    };
+  }
+
+  private collectedOutput(): string {
+    return this.output.join('');
+  }
+
+  private withNote(output: string, note: string): string {
+    const sep = output.length === 0 || output.endsWith('\n') ? '' : '\n';
+    return `${output}${sep}[${note}]`;
+  }
+
+  private progress(progress: CellProgress): void {
+    try {
+      this.options.onProgress?.(progress);
+    } catch {
+      // a listener's bug must not break the cell's bookkeeping
+    }
+  }
+
+  private elapsed(): number {
+    return Math.round((performance.now() - this.startedAt) * 10) / 10;
+  }
+
+  private complete(result: CellResult): void {
+    if (this.done) return;
+    this.done = true;
+    this.clearWallTimer();
+    if (this.confirmTimer) clearTimeout(this.confirmTimer);
+    this.options.signal?.removeEventListener('abort', this.onAbort);
+    this.detachExit?.();
+    this.zygote?.unroute(this.internalId);
+    this.resolveResult(result);
+  }
+}

@@ -1,0 +1,215 @@
+import { execFile } from 'node:child_process';
+import { accessSync, chmodSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { SandboxError } from '../core/errors.ts';
+
+/** The isolation a zygote actually runs under (after detection). */
+export type SandboxMode = 'bwrap' | 'netns' | 'none';
+
+export const PYTHON_SOURCE_DIR = join(dirname(fileURLToPath(import.meta.url)), 'python');
+const NOBODY = 65534;
+/** Where the zygote's scripts appear inside bubblewrap. */
+const SCRIPTS_IN_SANDBOX = '/opt/conveyor-python';
+
+export interface InterpreterInfo {
+  executable: string;
+  version: string;
+  /** Directories the interpreter needs to see: prefixes and sys.path entries. */
+  paths: string[];
+}
+
+const interpreterInfoSchema = z.object({ executable: z.string().min(1), version: z.string(), paths: z.array(z.string()) });
+
+/** Asks the interpreter where it really lives (a pyenv shim resolves to the real binary here). */
+export function inspectInterpreter(python: string): Promise<InterpreterInfo> {
+  const script =
+    'import sys, json; print(json.dumps({"executable": sys.executable, "version": sys.version.split()[0],' +
+    ' "paths": [p for p in [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix] + sys.path if p]}))';
+  return new Promise((resolvePromise, reject) => {
+    execFile(python, ['-I', '-c', script], { timeout: 15_000 }, (error, stdout, stderr) => {
+      if (error) {
+        reject(new SandboxError(`cannot run the Python interpreter ${python}: ${stderr || error.message}`, { cause: error }));
+        return;
+      }
+      try {
+        resolvePromise(interpreterInfoSchema.parse(JSON.parse(stdout)));
+      } catch (cause) {
+        reject(new SandboxError(`unexpected answer from ${python}: ${stdout.slice(0, 200)}`, { cause }));
+      }
+    });
+  });
+}
+
+export function findExecutable(name: string): string | null {
+  for (const dir of (process.env['PATH'] ?? '/usr/bin:/bin').split(delimiter).concat(['/usr/bin', '/bin', '/usr/sbin'])) {
+    if (!dir) continue;
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // keep looking
+    }
+  }
+  return null;
+}
+
+/**
+ * Copies the zygote's scripts into a fresh world-readable directory: the zygote may run as
+ * nobody (bwrap as root), which cannot read a checkout under a private home directory.
+ */
+export function stageScripts(): { root: string; scripts: string; cells: string } {
+  const root = mkdtempSync(join(tmpdir(), 'conveyor-python-'));
+  chmodSync(root, 0o755);
+  const scripts = join(root, 'scripts');
+  mkdirSync(scripts, { mode: 0o755 });
+  for (const name of readdirSync(PYTHON_SOURCE_DIR)) {
+    if (!name.endsWith('.py')) continue;
+    copyFileSync(join(PYTHON_SOURCE_DIR, name), join(scripts, name));
+    chmodSync(join(scripts, name), 0o644);
+  }
+  // Cell working directories (non-bwrap modes): traversable, not listable, by the cell uid.
+  const cells = join(root, 'cells');
+  mkdirSync(cells, { mode: 0o711 });
+  chmodSync(cells, 0o711);
+  mkdirSync(join(root, 'home'), { mode: 0o700 });
+  return { root, scripts, cells };
+}
+
+export interface LaunchPlan {
+  mode: SandboxMode;
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  uid?: number;
+  gid?: number;
+}
+
+export interface LaunchContext {
+  interpreter: InterpreterInfo;
+  staging: { root: string; scripts: string; cells: string };
+  /** JSON config passed to zygote.py as argv[1]. */
+  config: string;
+}
+
+const isRoot = (): boolean => typeof process.getuid === 'function' && process.getuid() === 0;
+
+function baseEnv(home: string, tmp: string): Record<string, string> {
+  // Built from scratch: nothing of the gateway's environment (API keys…) reaches a cell.
+  return {
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    LANG: 'C.UTF-8',
+    LC_ALL: 'C.UTF-8',
+    HOME: home,
+    TMPDIR: tmp,
+    MPLCONFIGDIR: join(tmp, '.matplotlib'),
+    MPLBACKEND: 'Agg',
+    OPENBLAS_NUM_THREADS: '1',
+    OMP_NUM_THREADS: '1',
+    MKL_NUM_THREADS: '1',
+  };
+}
+
+export function planLaunch(mode: SandboxMode, ctx: LaunchContext): LaunchPlan {
+  const { interpreter, staging, config } = ctx;
+  if (mode === 'bwrap') {
+    const bwrap = findExecutable('bwrap');
+    if (!bwrap) throw new SandboxError('bwrap is not installed');
+    const args = [
+      '--unshare-all',
+      '--die-with-parent',
+      '--new-session',
+      ...systemBinds(),
+      ...interpreterBinds(interpreter),
+      '--proc', '/proc',
+      '--dev', '/dev',
+      '--tmpfs', '/tmp',
+      '--ro-bind', staging.scripts, SCRIPTS_IN_SANDBOX,
+      // bwrap's root is a tmpfs the sandbox uid owns: make it read-only, or one cell could plant
+      // files (say /etc/ld.so.preload) that every later cell would load.
+      '--remount-ro', '/',
+      '--chdir', '/tmp',
+      '--',
+      interpreter.executable, '-I', '-B', `${SCRIPTS_IN_SANDBOX}/zygote.py`, config,
+    ];
+    const plan: LaunchPlan = { mode, command: bwrap, args, env: baseEnv('/tmp', '/tmp') };
+    // As root, bwrap would keep every capability inside its user namespace; as nobody it keeps
+    // none, and RLIMIT_NPROC then applies to the cells.
+    if (isRoot()) {
+      plan.uid = NOBODY;
+      plan.gid = NOBODY;
+    }
+    return plan;
+  }
+  const python = [interpreter.executable, '-I', '-B', join(staging.scripts, 'zygote.py'), config];
+  const env = baseEnv(join(staging.root, 'home'), staging.cells);
+  env['MPLCONFIGDIR'] = join(staging.root, 'home', '.matplotlib');
+  if (mode === 'netns') {
+    const unshare = findExecutable('unshare');
+    if (!unshare) throw new SandboxError('unshare is not installed');
+    // Without root, `-r` maps us to root in a new user namespace so that `-n` is allowed.
+    const flags = isRoot() ? ['-n'] : ['-r', '-n'];
+    return { mode, command: unshare, args: [...flags, '--', ...python], env };
+  }
+  const [command, ...args] = python as [string, ...string[]];
+  return { mode, command, args, env };
+}
+
+/** Read-only views of the system parts Python, numpy and matplotlib need; nothing else of /etc. */
+function systemBinds(): string[] {
+  const args = ['--ro-bind', '/usr', '/usr'];
+  for (const name of ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32']) {
+    const path = `/${name}`;
+    let stat;
+    try {
+      stat = lstatSync(path);
+    } catch {
+      continue;
+    }
+    if (stat.isSymbolicLink()) args.push('--symlink', readlinkSync(path), path);
+    else if (stat.isDirectory()) args.push('--ro-bind', path, path);
+  }
+  // /etc/alternatives: libblas.so.3 for numpy; /etc/matplotlibrc: Debian's matplotlib refuses to
+  // import without it; fonts and ld.so.cache: faster, quieter startup.
+  for (const path of ['/etc/alternatives', '/etc/matplotlibrc', '/etc/fonts', '/etc/ld.so.cache', '/etc/localtime']) {
+    if (existsSync(path)) args.push('--ro-bind', path, path);
+  }
+  for (const name of safeReaddir('/etc')) {
+    if (/^python3(\.\d+)?$/.test(name)) args.push('--ro-bind', `/etc/${name}`, `/etc/${name}`);
+  }
+  return args;
+}
+
+function interpreterBinds(info: InterpreterInfo): string[] {
+  const wanted = [dirname(info.executable), ...info.paths]
+    .map((p) => resolve(p))
+    .filter((p) => existsSync(p) && !p.startsWith('/usr/') && p !== '/usr')
+    .sort((a, b) => a.length - b.length);
+  const bound: string[] = [];
+  for (const path of wanted) {
+    if (bound.some((b) => path === b || path.startsWith(`${b}/`))) continue;
+    bound.push(path);
+  }
+  return bound.flatMap((p) => ['--ro-bind', p, p]);
+}
+
+function safeReaddir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/** Modes to try, strongest first, for a requested option. */
+export function candidateModes(option: 'auto' | SandboxMode): SandboxMode[] {
+  if (option !== 'auto') return [option];
+  const modes: SandboxMode[] = [];
+  if (findExecutable('bwrap')) modes.push('bwrap');
+  if (findExecutable('unshare')) modes.push('netns');
+  modes.push('none');
+  return modes;
+}

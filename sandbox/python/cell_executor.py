@@ -1,0 +1,300 @@
+"""Runs one cell inside the forked child: incremental (statement by statement) or whole.
+
+The observation rule: the merged stdout+stderr of the incremental run must equal what a
+whole-file run of the same text prints. Both modes share every piece below (stdio, module,
+linecache, traceback printing), and in both the final verdict comes from compiling the whole
+text: if it does not compile, the observation is only that error, as `python script.py` would
+print it, and whatever the incremental run already did is discarded.
+"""
+import ast
+import builtins
+import codecs
+import linecache
+import sys
+import types
+import traceback
+
+import __future__
+from cell_runtime import RecursionBudget, interpreter_shutdown
+from statement_splitter import StatementSplitter
+
+_FUTURE_MASK = 0
+for _name in __future__.all_feature_names:
+    _FUTURE_MASK |= getattr(__future__, _name).compiler_flag
+
+
+class CellExecutor:
+    def __init__(self, filename, send, read_chunk):
+        self.filename = filename
+        self._send = send            # control message to the zygote (dict)
+        self._read_chunk = read_chunk  # blocking read of source text; b'' at end of stream
+        self._src = []               # physical lines exactly as received (normalized newlines)
+        self._cache_lines = []       # the same, each ending in '\n', for linecache
+        linecache.cache[filename] = (0, None, self._cache_lines, filename)
+        self._module = types.ModuleType('__main__')
+        self._module.__builtins__ = builtins
+        sys.modules['__main__'] = self._module
+        sys.argv = [filename]
+        self._future_flags = 0
+        self._compiled_units = 0
+        self.units_run = 0
+        self._stopped = False
+        self._unit_compile_error = None
+        self.error = None
+        self.exit_code = 0
+        self._busy = False
+
+    # ---- input -------------------------------------------------------------------------------
+
+    def _lines(self):
+        """Yields complete physical lines; then (None, last_partial_line) at the end of the stream.
+
+        '\\r\\n' and a lone '\\r' become '\\n' first: compile() of a str does exactly that, so line
+        numbers and string contents stay the same as in a whole-file compile."""
+        decoder = codecs.getincrementaldecoder('utf-8')('replace')
+        rest = ''
+        while True:
+            self._set_busy(False)
+            chunk = self._read_chunk()
+            text = decoder.decode(chunk, final=not chunk)
+            text = rest + text
+            rest = ''
+            if chunk and text.endswith('\r'):
+                text, rest = text[:-1], '\r'
+            text = text.replace('\r\n', '\n').replace('\r', '\n')
+            start = 0
+            while True:
+                nl = text.find('\n', start)
+                if nl < 0:
+                    break
+                yield text[start:nl + 1]
+                start = nl + 1
+            rest = text[start:] + rest
+            if not chunk:
+                yield None
+                yield rest
+                return
+
+    def _add_line(self, line):
+        self._src.append(line)
+        self._cache_lines.append(line if line.endswith('\n') else line + '\n')
+
+    def _set_busy(self, busy):
+        if busy != self._busy:
+            self._busy = busy
+            self._send({'t': 'busy' if busy else 'idle'})
+
+    # ---- modes -------------------------------------------------------------------------------
+
+    def run_incremental(self):
+        splitter = StatementSplitter(self.filename)
+        lines = self._lines()
+        for line in lines:
+            if line is None:
+                last = next(lines)
+                if last:
+                    self._add_line(last)
+                self._run_units(splitter.finish(last))
+                break
+            self._add_line(line)
+            self._run_units(splitter.feed(line))
+        return self._finish()
+
+    def run_whole(self):
+        lines = self._lines()
+        for line in lines:
+            if line is None:
+                last = next(lines)
+                if last:
+                    self._add_line(last)
+                break
+            self._add_line(line)
+        self._set_busy(True)
+        source = ''.join(self._src)
+        compile_error = self._whole_compile_error(source)
+        if compile_error is not None:
+            return compile_error
+        tree = compile(source, self.filename, 'exec', ast.PyCF_ONLY_AST, dont_inherit=True)
+        if tree.body:
+            code = compile(tree, self.filename, 'exec', dont_inherit=True)
+            self._exec_whole(code, _span(tree))
+        return self._finish(compiled=True)
+
+    def _exec_whole(self, code, span):
+        # Same stack depth as run_incremental -> _run_units -> _exec, so recursion limits bite
+        # at the same depth in both modes (F6).
+        self._exec(code, span)
+
+    # ---- execution ---------------------------------------------------------------------------
+
+    def _run_units(self, units):
+        for unit in units:
+            if self._stopped:
+                return
+            self._set_busy(True)
+            try:
+                code, span = self._compile_unit(unit)
+            except Exception as err:  # SyntaxError, ValueError (NUL byte), RecursionError…
+                self._unit_compile_error = err
+                self._stop()
+                return
+            if code is not None:
+                self._exec(code, span)
+
+    def _stop(self):
+        self._stopped = True
+        self._send({'t': 'stopped'})
+
+    def _compile_unit(self, unit):
+        source = '\n' * (unit.start - 1) + unit.text
+        tree = unit.tree
+        if tree is None:
+            tree = compile(source, self.filename, 'exec', ast.PyCF_ONLY_AST | self._future_flags,
+                           dont_inherit=True)
+        if not tree.body:
+            return None, None
+        span = _span(tree)
+        if self._compiled_units:
+            first = tree.body[0]
+            if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                    and isinstance(first.value.value, str)):
+                # compile() would take a leading string as the docstring and overwrite __doc__.
+                tree.body.insert(0, ast.Pass(lineno=first.lineno, col_offset=first.col_offset,
+                                             end_lineno=first.lineno, end_col_offset=first.col_offset))
+            if _needs_prefix_compile(tree):
+                # Cross-statement checks (global after use, late __future__) only exist in a
+                # whole-module compile; doing it only here keeps the cell linear (note §1.2).
+                end = unit.start - 1 + unit.text.count('\n') + (0 if unit.text.endswith('\n') else 1)
+                compile(''.join(self._src[:end]), self.filename, 'exec', dont_inherit=True)
+        code = compile(tree, self.filename, 'exec', self._future_flags, dont_inherit=True)
+        self._future_flags |= code.co_flags & _FUTURE_MASK
+        self._compiled_units += 1
+        return code, span
+
+    def _exec(self, code, span):
+        RecursionBudget.install(sys._getframe())
+        try:
+            exec(code, self._module.__dict__)
+        except BaseException as err:  # noqa: B902 — SystemExit and KeyboardInterrupt end the cell too
+            self._handle_exception(err)
+            self._stop()
+            return
+        self.units_run += 1
+        self._send({'t': 'unit', 'a': span[0], 'b': span[1]})
+
+    def _handle_exception(self, err):
+        tb = err.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename != self.filename:
+            tb = tb.tb_next
+        if isinstance(err, SystemExit):
+            code = err.code
+            if code is None:
+                self.exit_code = 0
+            elif isinstance(code, int):
+                self.exit_code = code
+            else:
+                self.exit_code = 1
+                try:
+                    print(code, file=sys.stderr)
+                except Exception:
+                    pass
+            if self.exit_code:
+                self.error = {'type': 'SystemExit', 'message': str(code), 'compileError': False}
+            return
+        # Python 3.11's default excepthook prints err.__traceback__, not its tb argument (F11).
+        err.__traceback__ = tb
+        lineno = None
+        walk = tb
+        while walk is not None:
+            if walk.tb_frame.f_code.co_filename == self.filename:
+                lineno = walk.tb_lineno
+            walk = walk.tb_next
+        try:
+            if sys.excepthook is sys.__excepthook__:
+                # The C hook of 3.11 reads source lines from disk, not linecache, so it would
+                # print no source for the cell; the traceback module prints what a script shows.
+                traceback.print_exception(type(err), err, tb, file=sys.stderr)
+            else:
+                sys.excepthook(type(err), err, tb)
+        except BaseException:
+            traceback.print_exception(type(err), err, tb, file=sys.stderr)
+        self.exit_code = 1
+        self.error = {'type': type(err).__name__, 'message': _safe_str(err), 'compileError': False}
+        if lineno is not None:
+            self.error['lineno'] = lineno
+
+    # ---- the end -----------------------------------------------------------------------------
+
+    def _whole_compile_error(self, source):
+        try:
+            compile(source, self.filename, 'exec', dont_inherit=True)
+        except Exception as err:
+            return self._compile_error_result(err)
+        return None
+
+    def _compile_error_result(self, err):
+        if isinstance(err, SyntaxError) and err.text is None and err.lineno:
+            # Compiler-stage errors ('return' outside function…) carry no source text for a
+            # string; a script run would show the line, so show it here too.
+            if 0 < err.lineno <= len(self._cache_lines):
+                err.text = self._cache_lines[err.lineno - 1]
+        text = ''.join(traceback.format_exception(type(err), err, None))
+        error = {'type': type(err).__name__, 'message': _safe_str(getattr(err, 'msg', None) or err),
+                 'compileError': True}
+        if getattr(err, 'lineno', None):
+            error['lineno'] = err.lineno
+        return {'ok': False, 'unitsRun': self.units_run, 'error': error, 'compileErrorText': text,
+                'exitCode': 1}
+
+    def _finish(self, compiled=False):
+        self._set_busy(True)
+        if not compiled:
+            compile_error = self._whole_compile_error(''.join(self._src))
+            if compile_error is not None:
+                return compile_error
+            if self._unit_compile_error is not None:
+                # Should not happen (the whole text compiles but one unit did not); show the
+                # unit's error rather than hide it.
+                print(''.join(traceback.format_exception(type(self._unit_compile_error),
+                                                         self._unit_compile_error, None)),
+                      end='', file=sys.stderr)
+                self.error = {'type': type(self._unit_compile_error).__name__,
+                              'message': _safe_str(self._unit_compile_error), 'compileError': True}
+                self.exit_code = 1
+        interpreter_shutdown()
+        result = {'ok': self.error is None, 'unitsRun': self.units_run, 'exitCode': self.exit_code}
+        if self.error is not None:
+            result['error'] = self.error
+        return result
+
+
+def _span(tree):
+    first = tree.body[0]
+    start = first.lineno
+    for deco in getattr(first, 'decorator_list', ()):
+        start = min(start, deco.lineno)
+    return start, tree.body[-1].end_lineno
+
+
+def _needs_prefix_compile(tree):
+    """True when the unit holds a module-level `global`/`nonlocal` or a `from __future__` import."""
+    todo = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            return True
+        if isinstance(node, ast.ImportFrom) and node.module == '__future__':
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.stmt, ast.excepthandler)) or type(child).__name__ == 'match_case':
+                todo.append(child)
+    return False
+
+
+def _safe_str(value):
+    try:
+        return str(value)
+    except BaseException:
+        return '<unprintable>'

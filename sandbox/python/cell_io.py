@@ -1,0 +1,202 @@
+"""The zygote's side of one cell's pipes: source text in, output and progress out, in order.
+
+The cell writes its merged stdout+stderr to one pipe and its progress messages to another. Each
+message carries `o`, the number of output bytes the cell had written when it sent the message,
+so the zygote can forward output and messages interleaved exactly as the cell produced them,
+however the two pipes happen to be read. (Bytes written straight to fd 1 or 2 below Python, e.g.
+by a subprocess, are not counted; around those the interleaving is only approximate. The final
+observation is the concatenated output either way.)
+"""
+import codecs
+import collections
+import json
+import os
+import selectors
+
+READ, WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
+CHUNK = 65536
+
+
+class CellIO:
+    def __init__(self, cell_id, lines_w, out_r, ctl_r, cap, selector, send, on_cap):
+        self.id = cell_id
+        self.lines_w, self.out_r, self.ctl_r = lines_w, out_r, ctl_r
+        for fd in (lines_w, out_r, ctl_r):
+            os.set_blocking(fd, False)
+        self._sel = selector
+        self._send = send          # message to Node
+        self._on_cap = on_cap      # called once when the output cap is reached
+        self._cap = cap
+        self._emitted = 0          # output bytes forwarded (or dropped past the cap)
+        self._read = 0             # output bytes read from the pipe
+        self._buf = b''            # read, not yet forwarded
+        self._pending = collections.deque()  # progress messages waiting for their output
+        self._ctl_buf = b''
+        self._text_in = b''
+        self._decoder = codecs.getincrementaldecoder('utf-8')('replace')
+        self.ended = False
+        self.result = None
+        self.capped = False
+
+    def register(self, data_for):
+        self._sel.register(self.out_r, READ, data_for('out'))
+        self._sel.register(self.ctl_r, READ, data_for('ctl'))
+        self._data_for = data_for
+
+    # ---- source text towards the cell -------------------------------------------------------
+
+    def push_text(self, text):
+        if self.lines_w is None:
+            return
+        self._text_in += text.encode('utf-8', 'replace')
+        self.flush_lines()
+
+    def end(self):
+        self.ended = True
+        self.flush_lines()
+
+    def flush_lines(self):
+        """Non-blocking: a cell busy in a long statement must not stall the other cells."""
+        if self.lines_w is None:
+            return
+        if self._text_in:
+            try:
+                written = os.write(self.lines_w, self._text_in)
+            except BlockingIOError:
+                written = 0
+            except OSError:  # the cell is gone or closed its end
+                self._text_in = b''
+                self._close('lines_w')
+                return
+            self._text_in = self._text_in[written:]
+        registered = self._registered(self.lines_w)
+        if self._text_in and not registered:
+            self._sel.register(self.lines_w, WRITE, self._data_for('lines'))
+        elif not self._text_in:
+            if registered:
+                self._sel.unregister(self.lines_w)
+            if self.ended:
+                self._close('lines_w')
+
+    # ---- output and progress from the cell --------------------------------------------------
+
+    def on_output(self):
+        self._read_output(CHUNK)
+        # Every message sent before the bytes just read is already in the control pipe.
+        self._read_ctl()
+        self._flush()
+
+    def on_ctl(self):
+        self._read_ctl()
+        self._flush()
+
+    def drain(self):
+        """After the cell exited (and its processes were killed): read both pipes to the end."""
+        while self.out_r is not None and self._read_output(CHUNK):
+            pass
+        while self.ctl_r is not None and self._read_ctl():
+            pass
+        self._flush(final=True)
+        tail = self._decoder.decode(b'', final=True)
+        if tail and not self.capped:
+            self._send({'t': 'output', 'id': self.id, 'text': tail})
+
+    def open_fds(self):
+        return [fd for fd in (self.out_r, self.ctl_r) if fd is not None]
+
+    def close(self):
+        for attr in ('lines_w', 'out_r', 'ctl_r'):
+            self._close(attr)
+
+    def _read_output(self, limit):
+        if self.out_r is None:
+            return False
+        try:
+            data = os.read(self.out_r, limit)
+        except BlockingIOError:
+            return False
+        if not data:
+            self._close('out_r')
+            return False
+        self._read += len(data)
+        self._buf += data
+        return True
+
+    def _read_ctl(self):
+        if self.ctl_r is None:
+            return False
+        try:
+            data = os.read(self.ctl_r, CHUNK)
+        except BlockingIOError:
+            return False
+        if not data:
+            self._close('ctl_r')
+            return False
+        self._ctl_buf += data
+        *lines, self._ctl_buf = self._ctl_buf.split(b'\n')
+        for line in lines:
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue  # a cell can write garbage into its own control pipe; ignore it
+            if not isinstance(message, dict):
+                continue
+            if message.get('t') in ('busy', 'idle', 'stopped'):
+                # State changes need no ordering against output; never hold them back.
+                self._forward(message)
+            else:
+                self._pending.append(message)
+        return True
+
+    def _flush(self, final=False):
+        while self._pending:
+            message = self._pending[0]
+            position = message.get('o') if isinstance(message.get('o'), int) else 0
+            while position > self._read and self._read_output(position - self._read):
+                pass  # counted bytes were written before the message: they are in the pipe
+            if position > self._read and not final and self.out_r is not None:
+                break
+            self._pending.popleft()
+            self._emit(min(max(position - self._emitted, 0), len(self._buf)))
+            self._forward(message)
+        self._emit(len(self._buf))
+
+    def _emit(self, count):
+        if count <= 0:
+            return
+        data, self._buf = self._buf[:count], self._buf[count:]
+        room = self._cap - self._emitted
+        self._emitted += len(data)
+        if room > 0:
+            text = self._decoder.decode(data[:room])
+            if text:
+                self._send({'t': 'output', 'id': self.id, 'text': text})
+        # Output that exactly fills the cap is fine; the first byte past it is the breach.
+        if len(data) > room and not self.capped:
+            self.capped = True
+            self._on_cap()
+
+    def _forward(self, message):
+        kind = message.get('t')
+        if kind == 'result':
+            self.result = message
+        elif kind == 'unit':
+            self._send({'t': 'unit', 'id': self.id, 'a': message.get('a'), 'b': message.get('b')})
+        elif kind in ('busy', 'idle', 'stopped'):
+            self._send({'t': kind, 'id': self.id})
+
+    def _registered(self, fd):
+        try:
+            self._sel.get_key(fd)
+            return True
+        except KeyError:
+            return False
+
+    def _close(self, attr):
+        fd = getattr(self, attr)
+        if fd is None:
+            return
+        if self._registered(fd):
+            self._sel.unregister(fd)
+        os.close(fd)
+        setattr(self, attr, None)

@@ -1,0 +1,104 @@
+"""The process-level surroundings of a cell: its stdio, recursion budget and interpreter exit.
+
+Shared by both execution modes, so that only the statement-by-statement part differs.
+"""
+import io
+import os
+import sys
+
+
+class _FdWriter(io.RawIOBase):
+    """Unbuffered writes to an fd that never lose a partial write (stdout and stderr share one pipe).
+
+    `written` counts every byte both streams wrote, so progress messages can say how much output
+    preceded them."""
+
+    written = 0
+
+    def __init__(self, fd):
+        self._fd = fd
+
+    def writable(self):
+        return True
+
+    def fileno(self):
+        return self._fd
+
+    def write(self, data):
+        view = memoryview(data).cast('B')
+        total = len(view)
+        while view:
+            count = os.write(self._fd, view)
+            _FdWriter.written += count
+            view = view[count:]
+        return total
+
+
+def install_stdio():
+    """fd 1 and fd 2 are the same pipe, and both text streams write through at once, so the pipe
+    holds stdout and stderr in exactly the order the program wrote them."""
+    sys.stdout = io.TextIOWrapper(_FdWriter(1), encoding='utf-8', errors='strict', write_through=True)
+    sys.stderr = io.TextIOWrapper(_FdWriter(2), encoding='utf-8', errors='backslashreplace',
+                                  write_through=True)
+    sys.stdin = io.TextIOWrapper(io.FileIO(0, 'r', closefd=False), encoding='utf-8')
+    sys.__stdout__, sys.__stderr__, sys.__stdin__ = sys.stdout, sys.stderr, sys.stdin
+
+
+class RecursionBudget:
+    """Gives cell code the recursion depth a script run has (F6).
+
+    A script's module frame is the first frame; a cell's sits below the zygote's and the
+    executor's frames. The real limit is raised by that depth, and sys.getrecursionlimit /
+    sys.setrecursionlimit are wrapped so the cell still sees and sets the usual numbers."""
+
+    offset = None
+
+    @classmethod
+    def install(cls, frame):
+        if cls.offset is not None:
+            return
+        depth = 0
+        while frame is not None:
+            depth += 1
+            frame = frame.f_back
+        if sys.version_info < (3, 12):
+            depth += 1  # before 3.12 the C-level entry of exec() also counts (measured)
+        cls.offset = depth
+        real_get, real_set = sys.getrecursionlimit, sys.setrecursionlimit
+
+        def getrecursionlimit():
+            return real_get() - depth
+
+        def setrecursionlimit(limit):
+            if not isinstance(limit, int) or limit < 1:
+                return real_set(limit)  # let CPython raise its own error
+            return real_set(limit + depth)
+
+        getrecursionlimit.__doc__ = real_get.__doc__
+        setrecursionlimit.__doc__ = real_set.__doc__
+        real_set(real_get() + depth)
+        sys.getrecursionlimit, sys.setrecursionlimit = getrecursionlimit, setrecursionlimit
+
+
+def interpreter_shutdown():
+    """What the interpreter does after the main module: join non-daemon threads, run atexit."""
+    threading = sys.modules.get('threading')
+    if threading is not None:
+        try:
+            threading._shutdown()
+        except BaseException:
+            pass
+    try:
+        import atexit
+        atexit._run_exitfuncs()
+    except BaseException:
+        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+
+
+def output_bytes_written():
+    return _FdWriter.written

@@ -1,0 +1,342 @@
+"""The warm fork server ("zygote") for Python cells (research note §2, §5).
+
+Started by Node with stdio ['ignore', 'pipe', 'pipe', 'pipe']: fd 3 is a socketpair carrying
+NDJSON both ways. Pre-imports numpy and matplotlib (Agg) once, freezes the heap, then forks one
+child per cell and multiplexes all live cells with a selector: source text for cell X is written
+to X's pipe; X's merged output and its progress come back as messages tagged with X's id.
+Never start threads here: fork() copies only the calling thread.
+"""
+import os
+import sys
+
+for _var in ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS', 'NUMEXPR_NUM_THREADS'):
+    os.environ.setdefault(_var, '1')  # before any import that may start a BLAS thread pool
+os.environ.setdefault('MPLBACKEND', 'Agg')
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import atexit  # noqa: E402
+import gc  # noqa: E402
+import importlib  # noqa: E402
+import io  # noqa: E402
+import json  # noqa: E402
+import selectors  # noqa: E402
+import signal  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+
+import cell_child  # noqa: E402
+import cell_executor  # noqa: E402,F401  (pre-loaded so that cells start warm)
+import cell_io  # noqa: E402
+import cell_workdir  # noqa: E402
+import process_tree  # noqa: E402
+import seccomp_filter  # noqa: E402
+
+CTL = 3
+READ = selectors.EVENT_READ
+
+
+class Cell:
+    def __init__(self, cell_id, pid, pidfd, io, cwd):
+        self.id = cell_id
+        self.pid = pid
+        self.pidfd = pidfd
+        self.io = io
+        self.cwd = cwd
+        self.killed = None
+
+
+class Zygote:
+    def __init__(self, config, seccomp):
+        self.config = config
+        self.seccomp = seccomp
+        self.pid = os.getpid()
+        self.sel = selectors.DefaultSelector()
+        self.cells = {}
+        self.by_pid = {}
+        self.inbuf = b''
+        self.drop_uid = os.geteuid() == 0 and _uid_mapped(cell_child.NOBODY)
+        self.uid_note = None
+        self.cell_root = tempfile.gettempdir()
+        self.needs_poll = False
+        self.last_sweep = 0.0
+        os.set_blocking(CTL, True)
+
+    def send(self, message):
+        data = (json.dumps(message) + '\n').encode()
+        view = memoryview(data)
+        while view:
+            view = view[os.write(CTL, view):]
+
+    # ---- startup probe -----------------------------------------------------------------------
+
+    def probe(self):
+        """Forks one throw-away cell with the full setup and reports what held inside it."""
+        report = self._probe_once()
+        if self.drop_uid and (report is None or not report.get('stdlibReadable', True)):
+            # `unshare -r` (uid 0 in a user namespace that maps no other uid), or an interpreter
+            # that only root can read (a pyenv under /root): cells keep the zygote's uid, and the
+            # protections report says so.
+            self.uid_note = ('the interpreter is not readable by uid %d' % cell_child.NOBODY
+                             if report is not None else 'cells cannot switch to uid %d' % cell_child.NOBODY)
+            self.drop_uid = False
+            report = self._probe_once()
+        return report
+
+    def _probe_once(self):
+        pid, pidfd, (lines_w, out_r, ctl_r), cwd = self._fork({'probe': True, 'limits': self.config['limits']})
+        os.close(lines_w)
+        deadline = time.monotonic() + 10
+        chunks = []
+        while time.monotonic() < deadline:
+            try:
+                data = os.read(ctl_r, 65536)
+            except BlockingIOError:
+                time.sleep(0.002)
+                continue
+            if not data:
+                break
+            chunks.append(data)
+        os.waitpid(pid, 0)
+        for fd in (ctl_r, out_r) + ((pidfd,) if pidfd is not None else ()):
+            os.close(fd)
+        cell_workdir.remove_workdir(cwd)
+        for line in b''.join(chunks).splitlines():
+            message = json.loads(line)
+            if message.get('probe'):
+                return message['probe']
+        return None
+
+    # ---- cells -------------------------------------------------------------------------------
+
+    def _fork(self, child_config):
+        cwd = cell_workdir.make_workdir(self.cell_root, cell_child.NOBODY if self.drop_uid else None)
+        lines_r, lines_w = os.pipe()
+        out_r, out_w = os.pipe()
+        ctl_r, ctl_w = os.pipe()
+        config = dict(child_config, cwd=cwd, dropUid=self.drop_uid)
+        pid = os.fork()
+        if pid == 0:
+            cell_child.run((lines_r, out_w, ctl_w), config, self.pid, self.seccomp)
+            os._exit(72)  # not reached
+        for fd in (lines_r, out_w, ctl_w):
+            os.close(fd)
+        for fd in (lines_w, out_r, ctl_r):
+            os.set_blocking(fd, False)
+        try:
+            pidfd = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            pidfd = None
+        return pid, pidfd, (lines_w, out_r, ctl_r), cwd
+
+    def open_cell(self, message):
+        cell_id = message['id']
+        limits = dict(self.config['limits'], **(message.get('limits') or {}))
+        try:
+            pid, pidfd, fds, cwd = self._fork({'mode': message.get('mode', 'incremental'),
+                                               'filename': message['filename'], 'limits': limits})
+        except OSError as err:
+            self.send({'t': 'exit', 'id': cell_id, 'result': None, 'killed': None,
+                       'status': {'code': None, 'signal': None}, 'cpuSeconds': 0,
+                       'error': 'could not start the cell: %s' % err})
+            return
+        holder = {}
+        io = cell_io.CellIO(cell_id, *fds, int(limits['outputBytes']), self.sel, self.send,
+                            lambda: self.kill_cell(holder['cell'], 'output'))
+        cell = Cell(cell_id, pid, pidfd, io, cwd)
+        holder['cell'] = cell
+        io.register(lambda kind: (kind, cell))
+        self.cells[cell_id] = cell
+        self.by_pid[pid] = cell
+        if pidfd is not None:
+            self.sel.register(pidfd, READ, ('pid', cell))
+        else:
+            self.needs_poll = True
+        self.send({'t': 'started', 'id': cell_id, 'pid': pid})
+
+    def kill_cell(self, cell, reason):
+        if cell.killed is None:
+            cell.killed = reason
+        if cell.pid not in self.by_pid:
+            return
+        try:
+            os.killpg(cell.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        live = set(self.by_pid)
+        process_tree.kill_all(lambda table: [cell.pid] + self._strays(table, live))
+
+    def _strays(self, table, live):
+        """Our children that are not cells: orphans of finished cells (we are their subreaper)."""
+        return [pid for pid, (ppid, _s) in table.items() if ppid == self.pid and pid not in live]
+
+    def sweep(self):
+        live = set(self.by_pid)
+        if not self._strays(process_tree.process_table(), live):
+            return
+        process_tree.kill_all(lambda t: self._strays(t, live))
+        for pid in self._strays(process_tree.process_table(), live):
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+
+    def on_exit(self, cell):
+        try:
+            pid, status, usage = os.wait4(cell.pid, os.WNOHANG)
+        except ChildProcessError:
+            pid, status, usage = cell.pid, 0, None
+        if pid == 0:
+            return
+        if cell.pidfd is not None:
+            self.sel.unregister(cell.pidfd)
+            os.close(cell.pidfd)
+            cell.pidfd = None
+        del self.by_pid[cell.pid]
+        # Whatever the cell left behind (background processes) dies with it; then both pipes
+        # reach their end.
+        self.sweep()
+        self._drain(cell)
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+        sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+        cpu = (usage.ru_utime + usage.ru_stime) if usage is not None else 0
+        self.send({'t': 'exit', 'id': cell.id, 'result': cell.io.result, 'killed': cell.killed,
+                   'status': {'code': code, 'signal': sig}, 'cpuSeconds': round(cpu, 3),
+                   'maxRssKb': usage.ru_maxrss if usage is not None else 0})
+        self.cells.pop(cell.id, None)
+        cell_workdir.remove_workdir(cell.cwd)
+
+    def _drain(self, cell):
+        deadline = time.monotonic() + 1.0
+        while True:
+            cell.io.drain()
+            if not cell.io.open_fds() or time.monotonic() > deadline:
+                break
+            time.sleep(0.005)  # a writer is still exiting
+        cell.io.close()
+
+    # ---- Node --------------------------------------------------------------------------------
+
+    def on_node(self):
+        data = os.read(CTL, 65536)
+        if not data:
+            self.shutdown()
+        self.inbuf += data
+        *lines, self.inbuf = self.inbuf.split(b'\n')
+        for line in lines:
+            if line.strip():
+                self.handle(json.loads(line))
+
+    def handle(self, message):
+        kind = message.get('t')
+        if kind == 'shutdown':
+            self.shutdown()
+        if kind == 'open':
+            self.open_cell(message)
+            return
+        cell = self.cells.get(message.get('id'))
+        if cell is None:
+            return
+        if kind == 'line':
+            cell.io.push_text(message['text'])
+        elif kind == 'end':
+            cell.io.end()
+        elif kind == 'kill':
+            self.kill_cell(cell, message.get('reason') or 'abort')
+
+    def shutdown(self):
+        live = set(self.by_pid)
+        process_tree.kill_all(lambda table: list(live) + self._strays(table, live))
+        for cell in list(self.cells.values()):
+            cell_workdir.remove_workdir(cell.cwd)
+        os._exit(0)
+
+    def loop(self):
+        while True:
+            timeout = 0.05 if self.needs_poll else 1.0
+            for key, _mask in self.sel.select(timeout):
+                kind, cell = key.data
+                if kind == 'node':
+                    self.on_node()
+                elif self.cells.get(cell.id) is not cell:
+                    continue
+                elif kind == 'out':
+                    cell.io.on_output()
+                elif kind == 'ctl':
+                    cell.io.on_ctl()
+                elif kind == 'lines':
+                    cell.io.flush_lines()
+                elif kind == 'pid':
+                    self.on_exit(cell)
+            if self.needs_poll:
+                for cell in list(self.cells.values()):
+                    if cell.pid in self.by_pid:
+                        self.on_exit(cell)
+            now = time.monotonic()
+            if now - self.last_sweep > 2.0:
+                self.last_sweep = now
+                self.sweep()
+
+
+def _uid_mapped(uid):
+    """Whether `uid` exists in our user namespace (`unshare -r` maps only our own uid, as 0)."""
+    try:
+        with open('/proc/self/uid_map') as f:
+            for line in f:
+                inside, _outside, count = (int(v) for v in line.split())
+                if inside <= uid < inside + count:
+                    return True
+    except (OSError, ValueError):
+        return False
+    return False
+
+
+def preimport(names, prewarm):
+    loaded, failed = [], []
+    for name in names:
+        try:
+            if name.split('.')[0] == 'matplotlib':
+                import matplotlib
+                matplotlib.use('Agg')
+            importlib.import_module(name)
+            loaded.append(name)
+        except BaseException as err:  # an optional library may be missing or broken
+            failed.append({'name': name, 'error': '%s: %s' % (type(err).__name__, err)})
+    if prewarm and 'matplotlib.pyplot' in loaded:
+        try:
+            import matplotlib.pyplot as plt
+            fig = plt.figure()
+            plt.plot([0, 1], [0, 1])
+            fig.savefig(io.BytesIO(), format='png')
+            plt.close(fig)
+        except Exception as err:
+            failed.append({'name': 'matplotlib prewarm', 'error': repr(err)})
+    return loaded, failed
+
+
+def main():
+    started = time.monotonic()
+    config = json.loads(sys.argv[1])
+    loaded, failed = preimport(config.get('preImports', []), config.get('prewarm', True))
+    try:
+        seccomp = seccomp_filter.build_filter()
+        seccomp_error = None
+    except Exception as err:
+        seccomp, seccomp_error = None, repr(err)
+    atexit._clear()  # cells run their own atexit handlers; never the zygote's
+    process_tree.set_child_subreaper()
+    zygote = Zygote(config, seccomp)
+    gc.collect()
+    gc.freeze()  # keeps the child's GC from dirtying every inherited page
+    probe = zygote.probe()
+    zygote.sel.register(CTL, READ, ('node', None))
+    zygote.send({'t': 'ready', 'pid': zygote.pid, 'python': sys.version.split()[0],
+                 'executable': sys.executable, 'preImports': {'loaded': loaded, 'failed': failed},
+                 'seccompAvailable': seccomp is not None, 'seccompError': seccomp_error,
+                 'uidDrop': zygote.drop_uid, 'uidNote': zygote.uid_note, 'euid': os.geteuid(), 'probe': probe,
+                 'netns': os.readlink('/proc/self/ns/net'),
+                 'startupMs': round((time.monotonic() - started) * 1000)})
+    zygote.loop()
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,205 @@
+import { existsSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SandboxError } from '../../core/errors.ts';
+import { descendantPids, readProcessTable } from '../../sandbox/process-tree.ts';
+import { startPythonSandbox, type PythonSandbox } from '../../sandbox/python-sandbox.ts';
+import { eventually, mergeOutput, ProgressRecorder, runScript, withoutCarets } from './python-test-helpers.ts';
+
+let sandbox: PythonSandbox;
+
+beforeAll(async () => {
+  sandbox = await startPythonSandbox();
+});
+
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+describe('incremental execution', () => {
+  it('runs the first statement and streams its output before later lines are sent', async () => {
+    const recorder = new ProgressRecorder();
+    const cell = sandbox.openCell({ id: 'stream', onProgress: recorder.listener });
+    cell.pushLine("print('first')\n");
+    await recorder.waitFor((p) => p.type === 'unit-done' && p.startLine === 1);
+    recorder.mark('line 2 sent');
+    cell.pushLine('for i in range(2):\n');
+    cell.pushLine('    print(i)\n');
+    recorder.mark('line 3 sent');
+    cell.pushLine("print('last')");
+    const result = await cell.finish();
+    expect(result.ok).toBe(true);
+    expect(result.observation).toBe('first\n0\n1\nlast\n');
+    expect(result.unitsRun).toBe(3);
+    expect(mergeOutput(recorder.events)).toEqual([
+      { type: 'output', text: 'first\n' },
+      { type: 'unit-done', startLine: 1, endLine: 1 },
+      { type: 'marker', label: 'line 2 sent' },
+      { type: 'marker', label: 'line 3 sent' },
+      { type: 'output', text: '0\n1\n' },
+      { type: 'unit-done', startLine: 2, endLine: 3 },
+      { type: 'output', text: 'last\n' },
+      { type: 'unit-done', startLine: 4, endLine: 4 },
+    ]);
+  });
+
+  it('a whole-file compile error discards the partial effects from the observation', async () => {
+    const recorder = new ProgressRecorder();
+    const cell = sandbox.openCell({ id: 'compile', onProgress: recorder.listener });
+    cell.pushLine("print('side effect')\n");
+    await recorder.waitFor((p) => p.type === 'unit-done');
+    cell.pushLine('x = (\n');
+    cell.pushLine('print(x)\n');
+    const result = await cell.finish();
+    // Streamed progress already showed the side effect; the observation must not.
+    expect(mergeOutput(recorder.events)[0]).toEqual({ type: 'output', text: 'side effect\n' });
+    expect(result.ok).toBe(false);
+    expect(result.observation).toBe('  File "<llm-cell>", line 2\n    x = (\n        ^\nSyntaxError: \'(\' was never closed\n');
+    expect(result.error).toEqual({ type: 'SyntaxError', message: "'(' was never closed", lineno: 2, compileError: true });
+    expect(result.unitsRun).toBe(1);
+  });
+
+  it('a runtime exception stops the cell; later statements never run', async () => {
+    const { result, events } = await runScript(sandbox, "print('a')\n1/0\nprint('b')\nimport sys; sys.stdout.write('never')\n");
+    expect(result.ok).toBe(false);
+    expect(result.unitsRun).toBe(1);
+    expect(result.error).toMatchObject({ type: 'ZeroDivisionError', lineno: 2, compileError: false });
+    expect(withoutCarets(result.observation)).toBe(
+      'a\nTraceback (most recent call last):\n  File "<llm-cell>", line 2, in <module>\n    1/0\nZeroDivisionError: division by zero\n',
+    );
+    expect(events.filter((e) => e.type === 'unit-done')).toEqual([{ type: 'unit-done', startLine: 1, endLine: 1 }]);
+  });
+
+  it('a later SyntaxError wins over an earlier runtime error, as in a whole-file run', async () => {
+    const { result } = await runScript(sandbox, "print('a')\n1/0\nprint('b'\n");
+    expect(result.error?.compileError).toBe(true);
+    expect(result.observation).toMatch(/^ {2}File "<llm-cell>", line 3\n/);
+    expect(result.observation).not.toContain('ZeroDivisionError');
+  });
+
+  it('stdout and stderr are merged in program order', async () => {
+    const source = "import sys\nprint('o1')\nprint('e1', file=sys.stderr)\nsys.stdout.write('o2 ')\nsys.stderr.write('e2\\n')\n";
+    const { result } = await runScript(sandbox, source);
+    expect(result.observation).toBe('o1\ne1\no2 e2\n');
+  });
+
+  it('"whole" mode runs everything at the end as one unit', async () => {
+    const { result, events } = await runScript(sandbox, 'x = 2\nprint(x * 21)\n', { mode: 'whole' });
+    expect(result).toMatchObject({ ok: true, observation: '42\n', unitsRun: 1 });
+    expect(mergeOutput(events)).toEqual([
+      { type: 'output', text: '42\n' },
+      { type: 'unit-done', startLine: 1, endLine: 2 },
+    ]);
+  });
+
+  it('empty source runs nothing and succeeds', async () => {
+    const { result } = await runScript(sandbox, '');
+    expect(result).toMatchObject({ ok: true, observation: '', unitsRun: 0 });
+  });
+});
+
+describe('concurrency and isolation between cells', () => {
+  it('runs three cells at once with independent namespaces', async () => {
+    const recorders = [0, 1, 2].map(() => new ProgressRecorder());
+    const cells = recorders.map((r, i) => sandbox.openCell({ id: `c${i}`, onProgress: r.listener }));
+    cells.forEach((cell, i) => cell.pushLine(`x = ${i * 10}\n`));
+    // All three have run their first statement before any receives its second line.
+    await Promise.all(recorders.map((r) => r.waitFor((p) => p.type === 'unit-done')));
+    cells.forEach((cell) => cell.pushLine('import os\n'));
+    cells.forEach((cell) => cell.pushLine("print(x, 'y' in globals(), os.getpid() > 0)\n"));
+    cells[0]?.pushLine('y = 1\n');
+    const results = await Promise.all(cells.map((c) => c.finish()));
+    expect(results.map((r) => r.observation)).toEqual(['0 False True\n', '10 False True\n', '20 False True\n']);
+  });
+
+  it('each cell gets its own process, working directory and RNG state', async () => {
+    const source =
+      "import os, random, sys\nprint(os.getpid(), os.getcwd(), random.random())\n" +
+      "np = sys.modules.get('numpy')\nprint(None if np is None else float(np.random.rand()))\n";
+    const [a, b] = await Promise.all([runScript(sandbox, source), runScript(sandbox, source)]);
+    const [pidA, cwdA, rndA] = a.result.observation.split('\n')[0]!.split(' ');
+    const [pidB, cwdB, rndB] = b.result.observation.split('\n')[0]!.split(' ');
+    expect(pidA).not.toBe(pidB);
+    expect(cwdA).not.toBe(cwdB);
+    expect(rndA).not.toBe(rndB);
+    const numpyA = a.result.observation.split('\n')[1];
+    const numpyB = b.result.observation.split('\n')[1];
+    if (sandbox.protections().preImports.loaded.includes('numpy')) {
+      expect(numpyA).not.toBe('None');
+      expect(numpyA).not.toBe(numpyB); // numpy's global RNG is reseeded in every forked cell
+    } else {
+      expect([numpyA, numpyB]).toEqual(['None', 'None']);
+    }
+  });
+
+  it('files written by one cell are invisible to the next', async () => {
+    await runScript(sandbox, "open('note.txt', 'w').write('x')\n");
+    const { result } = await runScript(sandbox, "import os\nprint(os.path.exists('note.txt'), os.listdir('.'))\n");
+    expect(result.observation).toBe('False []\n');
+  });
+});
+
+describe('failures stay with their cell', () => {
+  it('a crashing cell is a tool error for that call only', async () => {
+    const { result } = await runScript(sandbox, "print('before')\nimport os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n");
+    expect(result.ok).toBe(false);
+    expect(result.error?.type).toBe('SandboxError');
+    expect(result.observation).toBe('before\n[the cell process died with signal 11]');
+    const next = await runScript(sandbox, 'print(1)\n');
+    expect(next.result.observation).toBe('1\n');
+  });
+
+  it('os._exit ends the cell with what it printed so far', async () => {
+    const { result } = await runScript(sandbox, "import os\nprint('x', flush=True)\nos._exit(0)\nprint('y')\n");
+    expect(result.observation).toBe('x\n');
+  });
+
+  it('a killed zygote fails its running cells and is restarted for the next cell', async () => {
+    const recorder = new ProgressRecorder();
+    const cell = sandbox.openCell({ id: 'victim', onProgress: recorder.listener });
+    cell.pushLine("print('running')\n");
+    await recorder.waitFor((p) => p.type === 'output');
+    const zygotePid = sandbox.zygotePid();
+    expect(zygotePid).not.toBeNull();
+    process.kill(zygotePid as number, 'SIGKILL');
+    const result = await cell.finish();
+    expect(result.ok).toBe(false);
+    expect(result.error?.type).toBe('SandboxError');
+    const { result: next } = await runScript(sandbox, 'print(6 * 7)\n');
+    expect(next).toMatchObject({ ok: true, observation: '42\n' });
+    expect(sandbox.zygotePid()).not.toBe(zygotePid);
+  });
+
+  it('leaves no cell processes behind', async () => {
+    expect(await eventually(() => sandbox.cellPids().length === 0)).toBe(true);
+  });
+});
+
+describe('lifecycle', () => {
+  it('close() kills running cells and leaves no process behind', async () => {
+    const own = await startPythonSandbox({ preImports: [] });
+    const zygotePid = own.zygotePid() as number;
+    const recorder = new ProgressRecorder();
+    const cell = own.openCell({ id: 'long', onProgress: recorder.listener });
+    cell.pushLine("import subprocess, time\nsubprocess.Popen(['sleep', '60'])\n");
+    cell.pushLine('time.sleep(60)\n');
+    await recorder.waitFor((p) => p.type === 'unit-done' && p.startLine === 2);
+    // Everything `own` runs: bwrap (when used) down to the zygote, its cell and the cell's `sleep`.
+    const table = readProcessTable();
+    const ours = [...descendantPids(process.pid, table)].filter((pid) => {
+      for (let p: number | undefined = pid; p !== undefined && p !== process.pid; p = table.get(p)?.ppid) {
+        if (p === zygotePid) return true;
+      }
+      return descendantPids(pid, table).includes(zygotePid);
+    });
+    expect(ours.length).toBeGreaterThanOrEqual(3);
+    await own.close();
+    expect((await cell.finish()).error?.type).toBe('SandboxError');
+    const alive = (pid: number): boolean => existsSync(`/proc/${pid}`) && readProcessTable().get(pid)?.state !== 'Z';
+    expect(await eventually(() => ours.every((pid) => !alive(pid)))).toBe(true);
+    expect(() => own.openCell({ id: 'late' })).toThrow(SandboxError);
+  });
+
+  it('rejects with a SandboxError when no interpreter can be started', async () => {
+    await expect(startPythonSandbox({ python: '/nonexistent/python3' })).rejects.toBeInstanceOf(SandboxError);
+  });
+});
