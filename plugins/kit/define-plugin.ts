@@ -1,0 +1,91 @@
+import { z } from 'zod';
+import type { Piece } from '../../parsers/parser-events.ts';
+import type { ToolProgress, ToolResult, Verdict } from '../plugin-types.ts';
+
+/**
+ * Where a plugin's hooks run.
+ * - `inline`: in the gateway's event loop. Only for trusted, I/O-bound code that never runs what
+ *   the model wrote (an HTTP fetch, a schema check).
+ * - `thread`: a worker thread from a shared piscina pool. Trusted, CPU-bound code; not a
+ *   security boundary.
+ * - `isolate`: an isolated-vm isolate (Node >= 22, isolated-vm >= 6.2.0) for untrusted JS; falls
+ *   back to `process` where isolates are unavailable.
+ * - `process`: a child process (any language) over framed IPC, with rlimits; the strongest.
+ */
+export type PluginRuntime = 'inline' | 'thread' | 'isolate' | 'process';
+
+export interface PluginLimits {
+  /** Wall clock for the whole call, from start to result. */
+  timeoutMs?: number;
+  memoryMb?: number;
+}
+
+/** What every hook receives about the call it serves. */
+export interface PluginContext {
+  readonly callId: string;
+  /** Aborted when the request is cancelled or the call is rejected. */
+  readonly signal: AbortSignal;
+  /** Per-call scratch space shared by this call's hooks (e.g. an opened connection). */
+  readonly state: Record<string, unknown>;
+  /** Reports progress to the timeline and the client (`tool_call.progress` / `.output`). */
+  emit(progress: ToolProgress): void;
+}
+
+/** Returned by a piece hook to cut the decode short. */
+export function reject(reason: string): Verdict {
+  return { verdict: 'reject', reason };
+}
+
+export interface PluginHooks<Args> {
+  /** The call's name has been decoded: pre-warm (open a database, pre-connect). Must not commit anything. */
+  onStart?(ctx: PluginContext): void | Promise<void>;
+  /** One completed piece of the call (a `line`, a closed JSON `field`, a plan `step`). Return `reject(...)` to abort the decode. */
+  onPiece?(piece: Piece, ctx: PluginContext): Verdict | void | Promise<Verdict | void>;
+  /** The whole call is decoded and its arguments passed the schema: do the work (side effects are allowed only here). */
+  onEnd(args: Args, ctx: PluginContext): Promise<ToolResult | string> | ToolResult | string;
+  /** The request went away or the call was rejected: release what onStart/onPiece took. */
+  onAbort?(reason: string, ctx: PluginContext): void;
+}
+
+export interface PluginDefinition<S extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  /** Arguments schema: validates the decoded call and yields the JSON Schema sent upstream in `tools`. */
+  parameters: S;
+  /** The piece kind onPiece receives as it is decoded; `call` = only onEnd with the whole call. */
+  consumes: Piece['kind'] | 'call';
+  runtime?: PluginRuntime;
+  /** True if onEnd changes the world (writes, sends): then nothing may happen before the call is whole and valid. */
+  sideEffects?: boolean;
+  limits?: PluginLimits;
+  hooks: PluginHooks<z.output<S>>;
+}
+
+/**
+ * Declares a tool for partial execution. The result is plain data plus hooks; the gateway turns
+ * it into a running tool for the chosen runtime.
+ *
+ * @example
+ * export default definePlugin({
+ *   name: 'shout',
+ *   description: 'Upper-cases a text',
+ *   parameters: z.object({ text: z.string() }),
+ *   consumes: 'field',
+ *   hooks: {
+ *     onPiece: (piece) => (piece.kind === 'field' && piece.value === '' ? reject('empty text') : undefined),
+ *     onEnd: ({ text }) => text.toUpperCase(),
+ *   },
+ * });
+ */
+export function definePlugin<S extends z.ZodType>(definition: PluginDefinition<S>): PluginDefinition<S> {
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(definition.name)) {
+    throw new TypeError(`plugin name "${definition.name}" must be 1-64 letters, digits, "_" or "-" (OpenAI function-name rules)`);
+  }
+  return definition;
+}
+
+/** The JSON Schema of a plugin's arguments, as sent upstream in `tools[].function.parameters`. */
+export function parametersJsonSchema(definition: PluginDefinition): Record<string, unknown> {
+  const { $schema: _, ...schema } = z.toJSONSchema(definition.parameters, { io: 'input' }) as Record<string, unknown>;
+  return schema;
+}

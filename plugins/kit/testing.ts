@@ -1,0 +1,47 @@
+import type { Piece } from '../../parsers/parser-events.ts';
+import type { ToolPlugin, ToolProgress, ToolResult, Verdict } from '../plugin-types.ts';
+
+export interface ScriptedCall {
+  /** Pieces in decode order, as the parser would emit them. */
+  pieces?: Piece[];
+  /** The whole call's arguments, delivered after the pieces unless a piece was rejected. */
+  args: Record<string, unknown>;
+  callId?: string;
+}
+
+export interface ScriptedRun {
+  /** One entry per piece delivered: its verdict (undefined = carry on). */
+  verdicts: Verdict[];
+  /** Set when a piece was rejected: the call ends there, as the Session would end it. */
+  rejected?: string;
+  result?: ToolResult;
+  progress: ToolProgress[];
+}
+
+/**
+ * Feeds a scripted stream of pieces to a tool, the way the gateway does during a decode, and
+ * records what it answered. For plugin authors' tests.
+ *
+ * @example
+ * const run = await runScriptedCall(inlineTool(myPlugin), {
+ *   pieces: [{ kind: 'field', path: ['city'], value: 'Paris' }],
+ *   args: { city: 'Paris' },
+ * });
+ * expect(run.rejected).toMatch(/City, ST/);
+ */
+export async function runScriptedCall(tool: ToolPlugin, call: ScriptedCall, signal = new AbortController().signal): Promise<ScriptedRun> {
+  const progress: ToolProgress[] = [];
+  const execution = tool.start({ callId: call.callId ?? 'call_test', signal, emit: (p) => progress.push(p) });
+  const run: ScriptedRun = { verdicts: [], progress };
+  for (const piece of call.pieces ?? []) {
+    const verdict = await execution.piece(piece);
+    run.verdicts.push(verdict);
+    if (verdict?.verdict === 'reject') {
+      run.rejected = verdict.reason;
+      execution.abort(`rejected: ${verdict.reason}`);
+      return run;
+    }
+  }
+  run.result = await execution.end(call.args);
+  return run;
+}
