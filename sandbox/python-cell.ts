@@ -1,8 +1,11 @@
 import { performance } from 'node:perf_hooks';
-import { SandboxError, SandboxLimitError } from '../core/errors.ts';
+import { SandboxError } from '../core/errors.ts';
+import { exitResult, failedResult, KILL_REASONS, killedByOf, killedResult, type CellOutcome, type CellResult, type KilledBy } from './python-cell-result.ts';
 import type { CellMessage, ZygoteCommand } from './python-ipc.ts';
 import { CELL_OPEN_FILES, pythonLimitsSchema, type PythonSandboxLimits } from './python-sandbox-options.ts';
 import type { ZygoteProcess } from './python-zygote-process.ts';
+
+export type { CellError, CellResult, KilledBy } from './python-cell-result.ts';
 
 export type CellMode = 'incremental' | 'whole';
 
@@ -26,26 +29,6 @@ export interface OpenCellOptions {
   limits?: Partial<PythonSandboxLimits>;
 }
 
-export type KilledBy = 'wall-clock' | 'output' | 'abort' | 'memory' | 'cpu';
-
-export interface CellError {
-  type: string;
-  message: string;
-  lineno?: number;
-  /** The whole text failed to compile: the observation is only that error. */
-  compileError: boolean;
-}
-
-export interface CellResult {
-  ok: boolean;
-  /** What the model sees: the merged output a whole-file run would print (+ a note when stopped). */
-  observation: string;
-  unitsRun: number;
-  error?: CellError;
-  killedBy?: KilledBy;
-  durationMs: number;
-}
-
 /** What a cell needs from the sandbox that owns it. */
 export interface CellHost {
   readonly limits: PythonSandboxLimits;
@@ -54,9 +37,6 @@ export interface CellHost {
 }
 
 const KILL_CONFIRM_MS = 2000;
-const SIGXCPU = 24;
-const SIGKILL = 9;
-const KILL_REASONS = new Set<KilledBy>(['wall-clock', 'output', 'abort', 'memory', 'cpu']);
 
 /** One execution in the sandbox. Push lines, then `finish()`; results always resolve, never reject. */
 export class PythonCell {
@@ -125,7 +105,7 @@ export class PythonCell {
       this.ended = true;
       if (!this.done) {
         this.send({ t: 'end', id: this.internalId });
-        this.startFinalClock();
+        if (this.zygote !== null) this.startFinalClock();
       }
     }
     return this.result;
@@ -137,7 +117,7 @@ export class PythonCell {
     this.killedBy = KILL_REASONS.has(reason as KilledBy) ? (reason as KilledBy) : 'abort';
     this.clearWallTimer();
     if (this.zygote === null) {
-      this.complete(this.killedResult(this.killedBy));
+      this.complete(killedResult(this.killedBy, this.outcome()));
       return;
     }
     this.zygote.send({ t: 'kill', id: this.internalId, reason: this.killedBy });
@@ -153,24 +133,15 @@ export class PythonCell {
     this.detachExit = zygote.onceExit((why) => this.fail(`the Python sandbox process died (${why})`));
     for (const command of this.queue) zygote.send(command);
     this.queue = [];
-    if (this.killedBy !== null) zygote.send({ t: 'kill', id: this.internalId, reason: this.killedBy });
+    // Time spent waiting for a (re)starting zygote is not the cell's.
+    if (this.ended) this.startFinalClock();
   }
 
   /** The sandbox could not provide a zygote, or the zygote died under this cell. */
   fail(message: string): void {
     if (this.done) return;
-    if (this.killedBy !== null) {
-      this.complete(this.killedResult(this.killedBy));
-      return;
-    }
-    const error = new SandboxError(message);
-    this.complete({
-      ok: false,
-      observation: this.withNote(this.collectedOutput(), message),
-      unitsRun: this.unitsRun,
-      error: { type: error.name, message: error.message, compileError: false },
-      durationMs: this.elapsed(),
-    });
+    const outcome = this.outcome();
+    this.complete(this.killedBy !== null ? killedResult(this.killedBy, outcome) : failedResult(message, outcome));
   }
 
   private send(command: ZygoteCommand): void {
@@ -254,97 +225,20 @@ export class PythonCell {
   }
 
   private onExit(message: Extract<CellMessage, { t: 'exit' }>): void {
-    const report = message.result;
-    const signal = message.status.signal;
     // A kill we asked for decides the result even if the cell finished just before it landed:
     // output after the kill request was not collected.
-    let killedBy: KilledBy | null = this.killedBy;
-    if (killedBy === null && message.killed === 'output') killedBy = 'output';
-    if (killedBy === null && signal !== null) {
-      if (KILL_REASONS.has(message.killed as KilledBy)) killedBy = message.killed as KilledBy;
-      else if (signal === SIGXCPU) killedBy = 'cpu';
-      else if (signal === SIGKILL) killedBy = message.cpuSeconds >= this.limits.cpuSeconds - 0.05 ? 'cpu' : 'memory';
-    }
+    const killedBy = this.killedBy ?? killedByOf(message, this.limits);
     if (killedBy !== null) {
-      this.complete(this.killedResult(killedBy));
-      return;
-    }
-    if (message.error !== undefined) {
-      this.killedBy = null;
+      this.complete(killedResult(killedBy, this.outcome()));
+    } else if (message.error !== undefined) {
       this.fail(message.error);
-      return;
+    } else {
+      this.complete(exitResult(message, this.outcome()));
     }
-    if (report === null && signal === null) {
-      // The cell ended itself without a report (os._exit): like a script that did the same.
-      const code = message.status.code ?? 0;
-      this.complete({
-        ok: code === 0,
-        observation: this.collectedOutput(),
-        unitsRun: this.unitsRun,
-        ...(code === 0 ? {} : { error: { type: 'SystemExit', message: `exit code ${code}`, compileError: false } }),
-        durationMs: this.elapsed(),
-      });
-      return;
-    }
-    if (report === null) {
-      const crash = new SandboxError(`the cell process died with signal ${signal}`);
-      this.complete({
-        ok: false,
-        observation: this.withNote(this.collectedOutput(), crash.message),
-        unitsRun: this.unitsRun,
-        error: { type: crash.name, message: crash.message, compileError: false },
-        durationMs: this.elapsed(),
-      });
-      return;
-    }
-    if (report.compileErrorText !== undefined) {
-      // A whole-file run prints nothing but the compile error; what already ran is discarded.
-      this.complete({
-        ok: false,
-        observation: report.compileErrorText,
-        unitsRun: this.unitsRun,
-        ...(report.error ? { error: report.error } : {}),
-        durationMs: this.elapsed(),
-      });
-      return;
-    }
-    this.complete({
-      ok: report.ok,
-      observation: this.collectedOutput(),
-      unitsRun: this.unitsRun,
-      ...(report.error ? { error: report.error } : {}),
-      durationMs: this.elapsed(),
-    });
   }
 
-  private killedResult(killedBy: KilledBy): CellResult {
-    const limits = this.limits;
-    const notes: Record<KilledBy, [string, string]> = {
-      'wall-clock': ['wallClockMs', `execution stopped: the cell ran longer than ${limits.wallClockMs} ms`],
-      output: ['outputBytes', `execution stopped: the cell printed more than ${limits.outputBytes} bytes`],
-      abort: ['abort', 'execution aborted'],
-      memory: ['memoryMb', `execution stopped: the cell exceeded its memory limit (${limits.memoryMb} MB)`],
-      cpu: ['cpuSeconds', `execution stopped: the cell used more than ${limits.cpuSeconds} s of CPU time`],
-    };
-    const [limit, note] = notes[killedBy];
-    const error = new SandboxLimitError(limit, note);
-    return {
-      ok: false,
-      observation: this.withNote(this.collectedOutput(), note),
-      unitsRun: this.unitsRun,
-      error: { type: error.name, message: error.message, compileError: false },
-      killedBy,
-      durationMs: this.elapsed(),
-    };
-  }
-
-  private collectedOutput(): string {
-    return this.output.join('');
-  }
-
-  private withNote(output: string, note: string): string {
-    const sep = output.length === 0 || output.endsWith('\n') ? '' : '\n';
-    return `${output}${sep}[${note}]`;
+  private outcome(): CellOutcome {
+    return { output: this.output.join(''), unitsRun: this.unitsRun, durationMs: this.elapsed(), limits: this.limits };
   }
 
   private progress(progress: CellProgress): void {

@@ -74,6 +74,19 @@ def apply_limits(limits):
     resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
 
 
+def uid_mapped(uid):
+    """Whether `uid` exists in our user namespace (`unshare -r` maps only our own uid, as 0)."""
+    try:
+        with open('/proc/self/uid_map') as f:
+            for line in f:
+                inside, _outside, count = (int(v) for v in line.split())
+                if inside <= uid < inside + count:
+                    return True
+    except (OSError, ValueError):
+        return False
+    return False
+
+
 def drop_uid():
     """Root ignores RLIMIT_NPROC and can read everything: cells run as nobody instead."""
     os.setgroups([])

@@ -1,8 +1,10 @@
 """Finding and killing every process a cell started, from inside the zygote.
 
 Each cell and the zygote are child subreapers, so an orphaned grandchild is re-parented to its
-cell while the cell lives, and to the zygote after that; a walk over parent links in /proc then
-finds them all, including those that called setsid() to leave the cell's process group.
+cell while the cell lives, and to the zygote after that; following parent links therefore finds
+them all, including those that called setsid() to leave the cell's process group. Children are
+read from /proc/PID/task/TID/children when the kernel has it (cheap: only the tree is visited),
+else from a full /proc scan (costly outside a PID namespace, where /proc lists the whole host).
 """
 import ctypes
 import os
@@ -15,6 +17,8 @@ try:
     _libc = ctypes.CDLL(None, use_errno=True)
 except OSError:
     _libc = None
+
+_HAVE_CHILDREN_FILE = os.path.exists('/proc/self/task/%d/children' % os.getpid())
 
 
 def prctl(option, value):
@@ -31,50 +35,71 @@ def set_parent_death_signal(sig=signal.SIGKILL):
     return prctl(_PR_SET_PDEATHSIG, int(sig))
 
 
-def process_table():
-    """{pid: (ppid, state)} for every process visible in /proc."""
+def _stat(pid):
+    """(ppid, state) of a process, or None if it is gone."""
+    try:
+        with open('/proc/%d/stat' % pid, 'rb') as f:
+            stat = f.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b')') + 2:].split()
+    if len(fields) < 2:
+        return None
+    return int(fields[1]), fields[0].decode('ascii', 'replace')
+
+
+def _scan_children():
     table = {}
     for name in os.listdir('/proc'):
-        if not name.isdigit():
-            continue
-        try:
-            with open('/proc/%s/stat' % name, 'rb') as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b')') + 2:].split()
-        if len(fields) > 1:
-            table[int(name)] = (int(fields[1]), fields[0].decode('ascii', 'replace'))
+        if name.isdigit():
+            entry = _stat(int(name))
+            if entry is not None:
+                table.setdefault(entry[0], []).append(int(name))
     return table
 
 
-def descendants(roots, table):
-    """Live (non-zombie) processes below the given pids, roots included when alive."""
-    children = {}
-    for pid, (ppid, _state) in table.items():
-        children.setdefault(ppid, []).append(pid)
-    found, todo = [], list(roots)
-    seen = set()
+def children(pid, _table=None):
+    """Direct children of `pid` (zombies included)."""
+    if _HAVE_CHILDREN_FILE:
+        found = []
+        try:
+            tasks = os.listdir('/proc/%d/task' % pid)
+        except OSError:
+            return found
+        for tid in tasks:
+            try:
+                with open('/proc/%d/task/%s/children' % (pid, tid)) as f:
+                    found.extend(int(c) for c in f.read().split())
+            except OSError:
+                pass
+        return found
+    table = _table if _table is not None else _scan_children()
+    return list(table.get(pid, ()))
+
+
+def tree(roots):
+    """Live (non-zombie) processes in the trees below `roots`, roots included when alive."""
+    table = None if _HAVE_CHILDREN_FILE else _scan_children()
+    found, todo, seen = [], list(roots), set()
     while todo:
         pid = todo.pop()
         if pid in seen:
             continue
         seen.add(pid)
-        entry = table.get(pid)
+        entry = _stat(pid)
         if entry is not None and entry[1] != 'Z':
             found.append(pid)
-        todo.extend(children.get(pid, ()))
+        todo.extend(children(pid, table))
     return found
 
 
 def kill_all(roots_fn, rounds=200):
-    """SIGKILLs everything `roots_fn(table)` yields plus its descendants until nothing is left.
+    """SIGKILLs everything `roots_fn()` yields plus its descendants until nothing is left.
 
     Repeats because a fork bomb keeps forking between a walk and the kills; each round kills
     every process that could still fork, so it converges within a few rounds."""
     for _ in range(rounds):
-        table = process_table()
-        victims = descendants(roots_fn(table), table)
+        victims = tree(roots_fn())
         if not victims:
             return True
         for pid in victims:

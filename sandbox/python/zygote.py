@@ -16,8 +16,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import atexit  # noqa: E402
 import gc  # noqa: E402
-import importlib  # noqa: E402
-import io  # noqa: E402
 import json  # noqa: E402
 import selectors  # noqa: E402
 import signal  # noqa: E402
@@ -30,6 +28,7 @@ import cell_io  # noqa: E402
 import cell_workdir  # noqa: E402
 import process_tree  # noqa: E402
 import seccomp_filter  # noqa: E402
+import zygote_warmup  # noqa: E402
 
 CTL = 3
 READ = selectors.EVENT_READ
@@ -54,7 +53,7 @@ class Zygote:
         self.cells = {}
         self.by_pid = {}
         self.inbuf = b''
-        self.drop_uid = os.geteuid() == 0 and _uid_mapped(cell_child.NOBODY)
+        self.drop_uid = os.geteuid() == 0 and cell_child.uid_mapped(cell_child.NOBODY)
         self.uid_note = None
         self.cell_root = tempfile.gettempdir()
         self.needs_poll = False
@@ -96,6 +95,10 @@ class Zygote:
             if not data:
                 break
             chunks.append(data)
+        try:
+            os.kill(pid, signal.SIGKILL)  # normally gone already; never wait on a stuck probe
+        except OSError:
+            pass
         os.waitpid(pid, 0)
         for fd in (ctl_r, out_r) + ((pidfd,) if pidfd is not None else ()):
             os.close(fd)
@@ -163,18 +166,18 @@ class Zygote:
         except OSError:
             pass
         live = set(self.by_pid)
-        process_tree.kill_all(lambda table: [cell.pid] + self._strays(table, live))
+        process_tree.kill_all(lambda: [cell.pid] + self._strays(live))
 
-    def _strays(self, table, live):
+    def _strays(self, live):
         """Our children that are not cells: orphans of finished cells (we are their subreaper)."""
-        return [pid for pid, (ppid, _s) in table.items() if ppid == self.pid and pid not in live]
+        return [pid for pid in process_tree.children(self.pid) if pid not in live]
 
     def sweep(self):
         live = set(self.by_pid)
-        if not self._strays(process_tree.process_table(), live):
+        if not self._strays(live):
             return
-        process_tree.kill_all(lambda t: self._strays(t, live))
-        for pid in self._strays(process_tree.process_table(), live):
+        process_tree.kill_all(lambda: self._strays(live))
+        for pid in self._strays(live):
             try:
                 os.waitpid(pid, os.WNOHANG)
             except ChildProcessError:
@@ -245,7 +248,7 @@ class Zygote:
 
     def shutdown(self):
         live = set(self.by_pid)
-        process_tree.kill_all(lambda table: list(live) + self._strays(table, live))
+        process_tree.kill_all(lambda: list(live) + self._strays(live))
         for cell in list(self.cells.values()):
             cell_workdir.remove_workdir(cell.cwd)
         os._exit(0)
@@ -277,46 +280,10 @@ class Zygote:
                 self.sweep()
 
 
-def _uid_mapped(uid):
-    """Whether `uid` exists in our user namespace (`unshare -r` maps only our own uid, as 0)."""
-    try:
-        with open('/proc/self/uid_map') as f:
-            for line in f:
-                inside, _outside, count = (int(v) for v in line.split())
-                if inside <= uid < inside + count:
-                    return True
-    except (OSError, ValueError):
-        return False
-    return False
-
-
-def preimport(names, prewarm):
-    loaded, failed = [], []
-    for name in names:
-        try:
-            if name.split('.')[0] == 'matplotlib':
-                import matplotlib
-                matplotlib.use('Agg')
-            importlib.import_module(name)
-            loaded.append(name)
-        except BaseException as err:  # an optional library may be missing or broken
-            failed.append({'name': name, 'error': '%s: %s' % (type(err).__name__, err)})
-    if prewarm and 'matplotlib.pyplot' in loaded:
-        try:
-            import matplotlib.pyplot as plt
-            fig = plt.figure()
-            plt.plot([0, 1], [0, 1])
-            fig.savefig(io.BytesIO(), format='png')
-            plt.close(fig)
-        except Exception as err:
-            failed.append({'name': 'matplotlib prewarm', 'error': repr(err)})
-    return loaded, failed
-
-
 def main():
     started = time.monotonic()
     config = json.loads(sys.argv[1])
-    loaded, failed = preimport(config.get('preImports', []), config.get('prewarm', True))
+    loaded, failed = zygote_warmup.preimport(config.get('preImports', []), config.get('prewarm', True))
     try:
         seccomp = seccomp_filter.build_filter()
         seccomp_error = None

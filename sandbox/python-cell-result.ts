@@ -1,0 +1,117 @@
+import { SandboxError, SandboxLimitError } from '../core/errors.ts';
+import type { CellMessage } from './python-ipc.ts';
+import type { PythonSandboxLimits } from './python-sandbox-options.ts';
+
+export type KilledBy = 'wall-clock' | 'output' | 'abort' | 'memory' | 'cpu';
+
+export interface CellError {
+  type: string;
+  message: string;
+  lineno?: number;
+  /** The whole text failed to compile: the observation is only that error. */
+  compileError: boolean;
+}
+
+export interface CellResult {
+  ok: boolean;
+  /** What the model sees: the merged output a whole-file run would print (+ a note when stopped). */
+  observation: string;
+  unitsRun: number;
+  error?: CellError;
+  killedBy?: KilledBy;
+  durationMs: number;
+}
+
+/** What a cell had collected when it ended. */
+export interface CellOutcome {
+  output: string;
+  unitsRun: number;
+  durationMs: number;
+  limits: PythonSandboxLimits;
+}
+
+export const KILL_REASONS: ReadonlySet<KilledBy> = new Set<KilledBy>(['wall-clock', 'output', 'abort', 'memory', 'cpu']);
+const SIGXCPU = 24;
+const SIGKILL = 9;
+
+type ExitMessage = Extract<CellMessage, { t: 'exit' }>;
+
+/** Which limit (if any) ended a cell that Node did not kill itself. */
+export function killedByOf(message: ExitMessage, limits: PythonSandboxLimits): KilledBy | null {
+  if (message.killed === 'output') return 'output';
+  const signal = message.status.signal;
+  if (signal === null) return null;
+  if (KILL_REASONS.has(message.killed as KilledBy)) return message.killed as KilledBy;
+  if (signal === SIGXCPU) return 'cpu';
+  // A SIGKILL nobody asked for: the CPU hard limit, or the kernel's OOM killer.
+  if (signal === SIGKILL) return message.cpuSeconds >= limits.cpuSeconds - 0.05 ? 'cpu' : 'memory';
+  return null;
+}
+
+/** The result of a cell that was not killed: the observation rule lives here. */
+export function exitResult(message: ExitMessage, outcome: CellOutcome): CellResult {
+  const report = message.result;
+  const signal = message.status.signal;
+  const base = { unitsRun: outcome.unitsRun, durationMs: outcome.durationMs };
+  if (report === null && signal === null) {
+    // The cell ended itself without a report (os._exit): like a script that did the same.
+    const code = message.status.code ?? 0;
+    return {
+      ok: code === 0,
+      observation: outcome.output,
+      ...base,
+      ...(code === 0 ? {} : { error: { type: 'SystemExit', message: `exit code ${code}`, compileError: false } }),
+    };
+  }
+  if (report === null) {
+    const crash = new SandboxError(`the cell process died with signal ${signal}`);
+    return {
+      ok: false,
+      observation: withNote(outcome.output, crash.message),
+      ...base,
+      error: { type: crash.name, message: crash.message, compileError: false },
+    };
+  }
+  // A whole-file run of text that does not compile prints nothing but the compile error; what
+  // the incremental run already did is discarded from the observation.
+  const observation = report.compileErrorText ?? outcome.output;
+  return { ok: report.compileErrorText === undefined && report.ok, observation, ...base, ...(report.error ? { error: report.error } : {}) };
+}
+
+export function killedResult(killedBy: KilledBy, outcome: CellOutcome): CellResult {
+  const { limits } = outcome;
+  const notes: Record<KilledBy, [string, string]> = {
+    'wall-clock': ['wallClockMs', `execution stopped: the cell ran longer than ${limits.wallClockMs} ms`],
+    output: ['outputBytes', `execution stopped: the cell printed more than ${limits.outputBytes} bytes`],
+    abort: ['abort', 'execution aborted'],
+    memory: ['memoryMb', `execution stopped: the cell exceeded its memory limit (${limits.memoryMb} MB)`],
+    cpu: ['cpuSeconds', `execution stopped: the cell used more than ${limits.cpuSeconds} s of CPU time`],
+  };
+  const [limit, note] = notes[killedBy];
+  const error = new SandboxLimitError(limit, note);
+  return {
+    ok: false,
+    observation: withNote(outcome.output, note),
+    unitsRun: outcome.unitsRun,
+    error: { type: error.name, message: error.message, compileError: false },
+    killedBy,
+    durationMs: outcome.durationMs,
+  };
+}
+
+/** The sandbox itself failed under the cell (zygote died, could not start). */
+export function failedResult(message: string, outcome: CellOutcome): CellResult {
+  const error = new SandboxError(message);
+  return {
+    ok: false,
+    observation: withNote(outcome.output, message),
+    unitsRun: outcome.unitsRun,
+    error: { type: error.name, message: error.message, compileError: false },
+    durationMs: outcome.durationMs,
+  };
+}
+
+function withNote(output: string, note: string): string {
+  const sep = output.length === 0 || output.endsWith('\n') ? '' : '\n';
+  return `${output}${sep}[${note}]`;
+}
