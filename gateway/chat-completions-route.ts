@@ -45,6 +45,7 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
     createParser: (round: number) => buildParser(choice, ctx.config, round, request.tools),
     partialExecution,
     maxRounds: request.max_tool_rounds ?? ctx.config.maxToolRounds,
+    onToolReject: request.on_tool_reject ?? ctx.config.onToolReject,
     timeline,
     signal: clientGone.signal,
   };

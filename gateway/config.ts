@@ -39,6 +39,8 @@ export const gatewayConfigSchema = z.object({
   /** Server-wide default; a request may override it with `partial_execution`. */
   partialExecution: z.boolean().default(true),
   maxToolRounds: z.number().int().min(1).max(64).default(8),
+  /** A tool rejected a call mid-decode: re-prompt the model with the reason, or fail the request. */
+  onToolReject: z.enum(['reprompt', 'error']).default('reprompt'),
   /** Bearer keys accepted; empty = no authentication (loopback development). */
   apiKeys: z.array(z.string().min(1)).default([]),
   maxBodyBytes: z.number().int().positive().default(4 * 1024 * 1024),

@@ -1,4 +1,4 @@
-import { ClientAbortedError } from '../core/errors.ts';
+import { ClientAbortedError, ToolRejectedError } from '../core/errors.ts';
 import { streamChatCompletion } from '../llm-client/stream-chat-completion.ts';
 import type { UpstreamTimeouts } from '../llm-client/stream-chat-completion.ts';
 import type { ToolCallParser } from '../parsers/parser-events.ts';
@@ -61,6 +61,12 @@ export interface SessionOptions {
   createParser: (round: number) => ToolCallParser;
   partialExecution: boolean;
   maxRounds: number;
+  /**
+   * When a tool rejects a call mid-decode (the decode is cut short either way): `reprompt` feeds
+   * the rejection back to the model as the tool's observation for another round; `error` ends the
+   * request with a tool_rejected error.
+   */
+  onToolReject: 'reprompt' | 'error';
   timeline: Timeline;
   /** The request's one abort signal, linked to the client connection. */
   signal: AbortSignal;
@@ -131,6 +137,7 @@ async function runRound(opts: SessionOptions, round: number, messages: ChatMessa
   // Linked to the request's signal: a reject verdict cuts only this round's decode short.
   const rejectRound = new AbortController();
   const roundSignal = AbortSignal.any([signal, rejectRound.signal]);
+  let rejection: { name: string; reason: string } | undefined;
   const dispatcher = new Dispatcher({
     tools: opts.tools,
     partialExecution: opts.partialExecution,
@@ -139,6 +146,7 @@ async function runRound(opts: SessionOptions, round: number, messages: ChatMessa
     round,
     onProgress: (call, progress) => onEvent({ type: 'tool-progress', ...call, progress }),
     onReject: (call, reason) => {
+      rejection ??= { name: call.name, reason };
       timeline.mark('abort', { round, callId: call.callId, detail: `rejected: ${reason}` });
       rejectRound.abort(new Error(reason));
     },
@@ -176,10 +184,13 @@ async function runRound(opts: SessionOptions, round: number, messages: ChatMessa
     }
     finishReason = 'tool_rejected';
   }
-  parser.end();
+  // A rejected call was cut off by us, not by the model: flushing the parser would report it as
+  // truncated and release its raw text as content. The Dispatcher answers it with the rejection.
+  if (!rejection) parser.end();
   timeline.mark('decode-end', { round, detail: finishReason });
   const calls = await dispatcher.settle();
   if (signal.aborted) throw new ClientAbortedError();
+  if (rejection && opts.onToolReject === 'error') throw new ToolRejectedError(rejection.name, rejection.reason);
   for (const c of calls) onEvent({ type: 'tool-result', round, callId: c.callId, name: c.name, ok: c.result.ok, content: c.result.content });
   timeline.mark('round-end', { round, detail: finishReason });
   onEvent({ type: 'round-end', round, finishReason });
