@@ -3,6 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { ClientAbortedError } from '../core/errors.ts';
 import type { ToolPlugin } from '../plugins/plugin-types.ts';
 import { chatRequestSchema } from './chat-request-schema.ts';
+import { ClientToolValidator } from './client-tool-validator.ts';
+import { withPluginSchemas } from './request-tools.ts';
 import { ChatChunkWriter } from './chat-chunk-writer.ts';
 import type { GatewayConfig } from './config.ts';
 import { toErrorResponse } from './error-response.ts';
@@ -24,7 +26,7 @@ export const REQUEST_ID_HEADER = 'x-conveyor-request-id';
 
 /** POST /v1/chat/completions: validate, open a Session, answer as SSE chunks or one JSON body. */
 export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const request = chatRequestSchema.parse(await readJsonBody(req, ctx.config.maxBodyBytes));
+  const request = withPluginSchemas(chatRequestSchema.parse(await readJsonBody(req, ctx.config.maxBodyBytes)), ctx.tools);
   const id = `chatcmpl-${randomBytes(16).toString('hex')}`;
   const timeline = new Timeline(id);
   ctx.timelines.add(timeline);
@@ -46,6 +48,7 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
     partialExecution,
     maxRounds: request.max_tool_rounds ?? ctx.config.maxToolRounds,
     onToolReject: request.on_tool_reject ?? ctx.config.onToolReject,
+    clientToolValidator: request.validate_tool_arguments && request.tools ? new ClientToolValidator(request.tools) : undefined,
     timeline,
     signal: clientGone.signal,
   };

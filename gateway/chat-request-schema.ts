@@ -42,6 +42,8 @@ export const chatRequestSchema = z.looseObject({
   max_tool_rounds: z.number().int().min(1).max(64).optional(),
   /** Extension: what a mid-decode tool rejection does (default: the server's `onToolReject`). */
   on_tool_reject: z.enum(['reprompt', 'error']).optional(),
+  /** Extension: check the arguments of client-executed calls against their JSON Schema while they stream. */
+  validate_tool_arguments: z.boolean().optional(),
   /** Extension: set false to omit the `conveyor` tool events from the SSE stream. */
   conveyor_events: z.boolean().optional(),
   /** Extension: the model's tool-call format (ours or vLLM's --tool-call-parser name), overriding the model-name rules. */
@@ -53,4 +55,4 @@ export const chatRequestSchema = z.looseObject({
 export type ChatRequest = z.infer<typeof chatRequestSchema>;
 
 /** Fields that are ours and must not be forwarded upstream. */
-export const EXTENSION_FIELDS = ['partial_execution', 'max_tool_rounds', 'conveyor_events', 'tool_parser', 'on_tool_reject'] as const;
+export const EXTENSION_FIELDS = ['partial_execution', 'max_tool_rounds', 'conveyor_events', 'tool_parser', 'on_tool_reject', 'validate_tool_arguments'] as const;

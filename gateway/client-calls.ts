@@ -15,6 +15,7 @@ interface Pending {
   sawArgs: boolean;
   done: boolean;
   malformed: boolean;
+  rejected?: string;
 }
 
 /**
@@ -52,6 +53,20 @@ export class ClientCalls {
     call.done = true;
   }
 
+  name(callId: string): string | undefined {
+    return this.calls.get(callId)?.name;
+  }
+
+  /** Early validation failed: the call is not the client's to run; the model hears why instead. */
+  reject(callId: string, reason: string): void {
+    const call = this.calls.get(callId);
+    if (call) call.rejected ??= reason;
+  }
+
+  rejected(): Array<{ callId: string; name: string; reason: string }> {
+    return [...this.calls.entries()].flatMap(([callId, c]) => (c.rejected ? [{ callId, name: c.name, reason: c.rejected }] : []));
+  }
+
   malformed(callId: string): void {
     const call = this.calls.get(callId);
     if (call) call.malformed = true;
@@ -60,7 +75,7 @@ export class ClientCalls {
   /** The calls that completed validly, in the order the model made them. */
   completed(): ClientToolCall[] {
     return [...this.calls.entries()]
-      .filter(([, c]) => c.done && !c.malformed)
+      .filter(([, c]) => c.done && !c.malformed && !c.rejected)
       .map(([id, c]) => ({ id, type: 'function' as const, function: { name: c.name, arguments: c.argsText } }));
   }
 }

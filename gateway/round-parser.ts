@@ -3,6 +3,7 @@ import { createOpenAIToolCallsParser, type OpenAIToolCallsParser } from '../pars
 import type { ParserEvent, ToolCallParser } from '../parsers/parser-events.ts';
 import type { ToolPlugin } from '../plugins/plugin-types.ts';
 import type { ClientCalls } from './client-calls.ts';
+import type { ClientToolValidator } from './client-tool-validator.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import type { SessionEvent } from './session.ts';
 import type { Timeline } from './timeline.ts';
@@ -16,6 +17,9 @@ export interface RoundParserOptions {
   timeline: Timeline;
   onEvent: (event: SessionEvent) => void;
   emitText: (text: string) => void;
+  /** Early checks for client-executed calls, when the request asked for them. */
+  validator?: ClientToolValidator;
+  onClientReject: (call: { callId: string; name: string }, reason: string) => void;
 }
 
 /**
@@ -68,9 +72,19 @@ export class RoundParser {
         case 'call-args':
           clientCalls.args(event.callId, event.text);
           break;
-        case 'call-piece':
-          dispatcher.piece(event.callId, event.piece);
+        case 'call-piece': {
+          const clientTool = clientCalls.name(event.callId);
+          if (clientTool === undefined) {
+            dispatcher.piece(event.callId, event.piece);
+            break;
+          }
+          const reason = this.o.validator?.check(clientTool, event.piece);
+          if (reason) {
+            clientCalls.reject(event.callId, reason);
+            this.o.onClientReject({ callId: event.callId, name: clientTool }, reason);
+          }
           break;
+        }
         case 'call-end':
           if (clientCalls.has(event.callId)) clientCalls.end(event.callId, event.args);
           else dispatcher.callEnd(event.callId, event.args);

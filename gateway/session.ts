@@ -5,6 +5,7 @@ import type { ToolCallParser } from '../parsers/parser-events.ts';
 import type { ToolPlugin, ToolProgress } from '../plugins/plugin-types.ts';
 import { EXTENSION_FIELDS, type ChatMessage, type ChatRequest } from './chat-request-schema.ts';
 import { ClientCalls, type ClientToolCall } from './client-calls.ts';
+import type { ClientToolValidator } from './client-tool-validator.ts';
 import { Dispatcher, type CallOutcome } from './dispatcher.ts';
 import { RoundParser } from './round-parser.ts';
 import type { Timeline } from './timeline.ts';
@@ -67,6 +68,8 @@ export interface SessionOptions {
    * request with a tool_rejected error.
    */
   onToolReject: 'reprompt' | 'error';
+  /** Early JSON-Schema checks of calls the client executes (request `validate_tool_arguments`). */
+  clientToolValidator?: ClientToolValidator;
   timeline: Timeline;
   /** The request's one abort signal, linked to the client connection. */
   signal: AbortSignal;
@@ -145,14 +148,26 @@ async function runRound(opts: SessionOptions, round: number, messages: ChatMessa
     timeline,
     round,
     onProgress: (call, progress) => onEvent({ type: 'tool-progress', ...call, progress }),
-    onReject: (call, reason) => {
-      rejection ??= { name: call.name, reason };
-      timeline.mark('abort', { round, callId: call.callId, detail: `rejected: ${reason}` });
-      rejectRound.abort(new Error(reason));
-    },
+    onReject: (call, reason) => rejectCall(call, reason),
   });
+  function rejectCall(call: { callId: string; name: string }, reason: string): void {
+    rejection ??= { name: call.name, reason };
+    timeline.mark('abort', { round, callId: call.callId, detail: `rejected: ${reason}` });
+    rejectRound.abort(new Error(reason));
+  }
   const clientCalls = new ClientCalls(onEvent);
-  const parser = new RoundParser({ round, parser: opts.createParser(round), tools: opts.tools, dispatcher, clientCalls, timeline, onEvent, emitText });
+  const parser = new RoundParser({
+    round,
+    parser: opts.createParser(round),
+    tools: opts.tools,
+    dispatcher,
+    clientCalls,
+    timeline,
+    onEvent,
+    emitText,
+    validator: opts.clientToolValidator,
+    onClientReject: rejectCall,
+  });
   let finishReason = 'stop';
   let usage: Usage | undefined;
   let firstToken = true;
@@ -188,7 +203,12 @@ async function runRound(opts: SessionOptions, round: number, messages: ChatMessa
   // truncated and release its raw text as content. The Dispatcher answers it with the rejection.
   if (!rejection) parser.end();
   timeline.mark('decode-end', { round, detail: finishReason });
-  const calls = await dispatcher.settle();
+  // A client call that failed early validation is answered, like a rejected gateway call, with
+  // the reason, so a re-prompt shows the model what was wrong.
+  const calls = [
+    ...(await dispatcher.settle()),
+    ...clientCalls.rejected().map((c) => ({ callId: c.callId, name: c.name, args: {}, result: { ok: false, content: `error: ${c.name} rejected the call: ${c.reason}` } })),
+  ];
   if (signal.aborted) throw new ClientAbortedError();
   if (rejection && opts.onToolReject === 'error') throw new ToolRejectedError(rejection.name, rejection.reason);
   for (const c of calls) onEvent({ type: 'tool-result', round, callId: c.callId, name: c.name, ok: c.result.ok, content: c.result.content });

@@ -117,3 +117,17 @@ describe('Dispatcher', () => {
     ]);
   });
 });
+
+describe('withPluginSchemas', () => {
+  it('fills in a gateway tool listed by name and leaves client tools alone', async () => {
+    const { withPluginSchemas } = await import('../../gateway/request-tools.ts');
+    const log: string[] = [];
+    const tool = recordingTool(log);
+    const clientTool = { type: 'function', function: { name: 'mine', parameters: { type: 'object' } } };
+    const out = withPluginSchemas(
+      { model: 'm', messages: [{ role: 'user', content: 'x' }], stream: false, tools: [{ type: 'function', function: { name: 'echo' } }, clientTool] },
+      new Map([[tool.name, tool]]),
+    );
+    expect(out.tools).toEqual([{ type: 'function', function: { name: 'echo', description: 'records lines', parameters: { type: 'object' } } }, clientTool]);
+  });
+});

@@ -33,6 +33,7 @@ const CALL = `${PREFIX}, "topic": "${'the annual county fair and its many attrac
 describe('early abort: a tool rejects a call while it is still being decoded', () => {
   let sim: SimHandle;
   let gateway: GatewayHandle;
+  let clientSide: GatewayHandle;
   beforeAll(async () => {
     sim = await startSim({
       profile: E2E_PROFILE,
@@ -50,8 +51,10 @@ describe('early abort: a tool rejects a call while it is still being decoded', (
       { port: 0, upstream: { baseUrl: sim.url }, toolParsers: [{ model: '.', format: 'hermes', reasoning: false }] },
       { tools: new Map([['local_news', inlineTool(localNews)]]) },
     );
+    clientSide = await startGateway({ port: 0, upstream: { baseUrl: sim.url }, toolParsers: [{ model: '.', format: 'hermes', reasoning: false }] }, { tools: new Map() });
   });
   afterAll(async () => {
+    await clientSide?.close();
     await gateway?.close();
     await sim?.close();
   });
@@ -89,5 +92,33 @@ describe('early abort: a tool rejects a call while it is still being decoded', (
     const generated = sim.counters().tokensGenerated - before.tokensGenerated;
     expect(generated).toBeLessThanOrEqual(encodeText(`${PREFIX}`).length + 3);
     expect(generated).toBeLessThan(encodeText(CALL).length / 3);
+  });
+
+  describe('for a tool the client executes itself', () => {
+    const tools = [
+      {
+        type: 'function',
+        function: {
+          name: 'local_news',
+          parameters: { type: 'object', properties: { location: { type: 'string', pattern: '^[^,]+, [A-Z]{2}$' }, topic: { type: 'string' } } },
+        },
+      },
+    ];
+
+    it('streams the call back untouched by default', async () => {
+      const res = await postJson(clientSide.url, '/v1/chat/completions', { ...body, tools });
+      expect(res.json.choices[0].finish_reason).toBe('tool_calls');
+      expect(JSON.parse(res.json.choices[0].message.tool_calls[0].function.arguments).location).toBe('Springfield');
+    });
+
+    it('checks its arguments against the JSON Schema while they stream when asked, and re-prompts', async () => {
+      const before = sim.counters();
+      const res = await postJson(clientSide.url, '/v1/chat/completions', { ...body, tools, validate_tool_arguments: true });
+      expect(res.status).toBe(200);
+      expect(res.json.choices[0].finish_reason).toBe('stop');
+      expect(res.json.choices[0].message.content).toContain('Which state is Springfield in?');
+      expect(res.json.choices[0].message.content).toContain('argument "location" of local_news');
+      await eventually(() => sim.counters().abortedSequences === before.abortedSequences + 1, 'one aborted sequence');
+    });
   });
 });
