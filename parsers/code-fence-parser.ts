@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { InvalidRequestError } from '../core/errors.ts';
 import type { ParserEvent, ToolCallParser } from './parser-events.ts';
+import { EventList } from './formats/event-list.ts';
+import { knownString } from './known-string.ts';
 import { fenceLanguage, isClosingFence, parseOpeningFence, removeIndent, type Fence } from './markdown-fence.ts';
 
 export const CodeFenceParserOptionsSchema = z
@@ -59,6 +61,8 @@ class CodeFenceParser implements ToolCallParser {
   #held = '';
   #calls = 0;
   #ended = false;
+  /** Reused across pushes (each push takes its events): one object less to allocate per delta. */
+  readonly #out = new EventList();
 
   constructor(options: z.output<typeof CodeFenceParserOptionsSchema>) {
     this.#options = options;
@@ -67,7 +71,8 @@ class CodeFenceParser implements ToolCallParser {
 
   push(delta: string): ParserEvent[] {
     if (this.#ended) throw new Error('push() after end()');
-    const out = new EventList();
+    delta = knownString(delta);
+    const out = this.#out;
     let text = this.#held;
     this.#held = '';
     let from = 0;
@@ -79,7 +84,7 @@ class CodeFenceParser implements ToolCallParser {
       this.#line = '';
       from = newline + 1;
     }
-    const rest = delta.slice(from);
+    const rest = from === 0 ? delta : delta.slice(from);
     this.#line += rest;
     text += rest;
     if (text.length > 0 && isHighSurrogate(text.charCodeAt(text.length - 1))) {
@@ -87,13 +92,13 @@ class CodeFenceParser implements ToolCallParser {
       text = text.slice(0, -1);
     }
     out.text(text);
-    return out.events;
+    return out.take();
   }
 
   end(): ParserEvent[] {
     if (this.#ended) return [];
     this.#ended = true;
-    const out = new EventList();
+    const out = this.#out;
     out.text(this.#held);
     this.#held = '';
     const block = this.#block;
@@ -103,7 +108,7 @@ class CodeFenceParser implements ToolCallParser {
       out.push({ type: 'call-end', callId: block.callId, args: { code: block.code } });
     }
     this.#block = { kind: 'prose' };
-    return out.events;
+    return out.take();
   }
 
   #lineEnded(out: EventList): void {
@@ -146,22 +151,6 @@ class CodeFenceParser implements ToolCallParser {
   #isCall(fence: Fence): boolean {
     if (fence.info === '') return this.#options.bareFence;
     return this.#languages.has(fenceLanguage(fence).toLowerCase());
-  }
-}
-
-/** Events of one push/end, with adjacent text merged and empty text dropped. */
-class EventList {
-  readonly events: ParserEvent[] = [];
-
-  text(text: string): void {
-    if (text.length === 0) return;
-    const last = this.events[this.events.length - 1];
-    if (last?.type === 'text') last.text += text;
-    else this.events.push({ type: 'text', text });
-  }
-
-  push(event: ParserEvent): void {
-    this.events.push(event);
   }
 }
 

@@ -19,14 +19,23 @@ export function searchMarkers(text: string, markers: readonly string[]): MarkerS
   }
   if (best) return { found: true, ...best };
   let holdFrom = text.length;
-  for (const marker of markers) {
-    // The longest suffix of text that is a proper prefix of marker.
-    for (let len = Math.min(marker.length - 1, text.length); len > 0; len--) {
-      if (text.endsWith(marker.slice(0, len))) {
-        holdFrom = Math.min(holdFrom, text.length - len);
-        break;
-      }
-    }
-  }
+  for (const marker of markers) holdFrom = Math.min(holdFrom, partialMarkerStart(text, marker));
   return { found: false, holdFrom };
+}
+
+/**
+ * Where the longest suffix of `text` that is a proper prefix of `marker` begins (text.length if
+ * none). Compares characters in place: this runs on most deltas of some formats, and building a
+ * prefix string per candidate length to call endsWith on was their main cost (bench/parsers).
+ */
+function partialMarkerStart(text: string, marker: string): number {
+  const first = marker.charCodeAt(0);
+  // The earliest start is the longest candidate suffix.
+  for (let start = Math.max(0, text.length - (marker.length - 1)); start < text.length; start++) {
+    if (text.charCodeAt(start) !== first) continue;
+    let k = 1;
+    while (start + k < text.length && text.charCodeAt(start + k) === marker.charCodeAt(k)) k++;
+    if (start + k === text.length) return start;
+  }
+  return text.length;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { knownString } from '../known-string.ts';
 import type { ToolCallParser } from '../parser-events.ts';
 import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
 import type { EventList } from './event-list.ts';
@@ -57,6 +58,7 @@ class DeepSeekParser extends FormatParser {
   }
 
   protected step(buf: string, i: number, out: EventList): number {
+    buf = knownString(buf);
     const state = this.#state;
     switch (state.kind) {
       case 'prose': {

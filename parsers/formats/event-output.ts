@@ -29,6 +29,11 @@ export class EventOutput {
     else if (event.type !== 'call-args' || event.text !== '') this.#events.push(event.type === 'call-args' ? { ...event } : event);
   }
 
+  /** Nothing is pending: no events since the last take, and no half character held back. */
+  get idle(): boolean {
+    return this.#events.length === 0 && this.#held === undefined;
+  }
+
   /** The events so far; with `final`, nothing is held back. */
   take(final = false): ParserEvent[] {
     if (final) {

@@ -80,8 +80,18 @@ export class JsonCallObject {
     if (this.#status !== 'pending') return from;
     const base = this.#scanner.offset - from;
     const stop = this.#scanner.write(text, from, to);
+    // Most writes (inside a long string) produce no scanner events, only argument text: this
+    // method stays small for them (V8 inlines it), and the rest is #handleEvents.
+    if (this.#scanner.hasEvents) return this.#handleEvents(text, from, stop, base, out);
+    if (this.#argsOpen) this.#emitArgs(from === 0 && stop === text.length ? text : text.slice(from, stop), out);
+    return stop;
+  }
+
+  #handleEvents(text: string, from: number, stop: number, base: number, out: EventList): number {
     let argsFrom = from;
-    for (const e of this.#scanner.takeEvents()) {
+    const events = this.#scanner.takeEvents();
+    for (let k = 0; k < events.length; k++) {
+      const e = events[k]!;
       const at = e.at - base;
       switch (e.type) {
         case 'key': {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ToolCallDeltaPart } from '../../llm-client/upstream-parts.ts';
+import { knownString } from '../known-string.ts';
 import type { ParserEvent, ToolCallParser } from '../parser-events.ts';
 import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
 import { EventList, type Carry } from './event-list.ts';
@@ -62,51 +63,66 @@ class OpenAIToolCalls implements OpenAIToolCallsParser {
     this.#upstreamIds = options.upstreamIds;
   }
 
+  // Each entry point opens its EventList with #open and hands it over with #take, without a
+  // closure per call: this runs once per streamed fragment.
   push(delta: string): ParserEvent[] {
-    return this.#run((out) => out.text(delta));
+    const out = this.#open();
+    out.text(delta);
+    return this.#take(out);
   }
 
   pushToolCallDelta(part: ToolCallDelta): ParserEvent[] {
-    return this.#run((out) => {
-      let call = this.#calls.get(part.index);
-      if (call !== this.#current && this.#current) this.#close(this.#current, out);
-      if (!call) {
-        call = { index: part.index, callId: undefined, upstreamId: undefined, name: undefined, early: '', args: undefined, closed: false };
-        this.#calls.set(part.index, call);
-      } else if (call.closed) {
-        // The call's own events are over (call-end or malformed), so this one names no call id.
-        if (call !== this.#current) out.push({ type: 'malformed', reason: `fragment for tool call ${part.index}, which has ended` });
-        this.#current = undefined;
-        return;
-      }
-      this.#current = call;
-      if (part.id !== undefined) call.upstreamId ??= part.id;
-      if (part.name !== undefined && call.name === undefined && part.name.length > 0) this.#start(call, part.name, out);
-      if (part.arguments !== undefined && !call.closed) {
-        if (call.args) this.#args(call, part.arguments, out);
-        else call.early += part.arguments;
-      }
-    });
+    const out = this.#open();
+    this.#toolCallDelta(part, out);
+    return this.#take(out);
   }
 
   finish(_reason: string): ParserEvent[] {
-    return this.#run((out) => this.#closeCurrent(out));
+    const out = this.#open();
+    this.#closeCurrent(out);
+    return this.#take(out);
   }
 
   end(): ParserEvent[] {
     if (this.#ended) return [];
-    const events = this.#run((out) => this.#closeCurrent(out), false);
+    const out = this.#open();
+    this.#closeCurrent(out);
     this.#ended = true;
-    return events;
+    return out.events;
   }
 
-  #run(body: (out: EventList) => void, keepCarry = true): ParserEvent[] {
+  #open(): EventList {
     if (this.#ended) throw new Error('push after end()');
     const out = new EventList(this.#carry);
     this.#carry = undefined;
-    body(out);
-    if (keepCarry) this.#carry = out.takeCarry();
+    return out;
+  }
+
+  /** The push's events; a trailing half character is kept for the next one. */
+  #take(out: EventList): ParserEvent[] {
+    this.#carry = out.takeCarry();
     return out.events;
+  }
+
+  #toolCallDelta(part: ToolCallDelta, out: EventList): void {
+    let call = this.#calls.get(part.index);
+    if (call !== this.#current && this.#current) this.#close(this.#current, out);
+    if (!call) {
+      call = { index: part.index, callId: undefined, upstreamId: undefined, name: undefined, early: '', args: undefined, closed: false };
+      this.#calls.set(part.index, call);
+    } else if (call.closed) {
+      // The call's own events are over (call-end or malformed), so this one names no call id.
+      if (call !== this.#current) out.push({ type: 'malformed', reason: `fragment for tool call ${part.index}, which has ended` });
+      this.#current = undefined;
+      return;
+    }
+    this.#current = call;
+    if (part.id !== undefined) call.upstreamId ??= part.id;
+    if (part.name !== undefined && call.name === undefined && part.name.length > 0) this.#start(call, part.name, out);
+    if (part.arguments !== undefined && !call.closed) {
+      if (call.args) this.#args(call, part.arguments, out);
+      else call.early += part.arguments;
+    }
   }
 
   #start(call: Call, name: string, out: EventList): void {
@@ -124,6 +140,7 @@ class OpenAIToolCalls implements OpenAIToolCallsParser {
   }
 
   #args(call: Call, text: string, out: EventList): void {
+    text = knownString(text);
     const args = call.args!;
     let i = 0;
     while (i < text.length) {

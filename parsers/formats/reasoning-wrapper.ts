@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { searchMarkers } from '../marker-search.ts';
 import type { ParserEvent, ToolCallParser } from '../parser-events.ts';
 import { EventOutput } from './event-output.ts';
+import { FormatParser } from './format-parser.ts';
 import { parseParserOptions } from './parser-options.ts';
 
 export const ReasoningOptionsSchema = z
@@ -62,6 +63,16 @@ class ReasoningWrapper implements ToolCallParser {
 
   push(delta: string): ParserEvent[] {
     if (this.#ended) throw new Error('push() after end()');
+    if (this.#state === 'content' && delta !== '' && this.#held === '' && this.#out.idle) {
+      // After the block every delta goes to the inner parser, and its events come out as they
+      // are whenever #out would leave them so: skip the copy through #out. A FormatParser's
+      // events always are (its EventList merges, drops empties and carries a half character);
+      // checking that costs a megamorphic `.type` read per event, so it is done only for others.
+      const events = this.#inner.push(delta);
+      if (this.#inner instanceof FormatParser || isNormal(events)) return events;
+      for (const event of events) this.#out.event(event);
+      return this.#out.take();
+    }
     this.#run(delta, false);
     return this.#out.take();
   }
@@ -93,6 +104,11 @@ class ReasoningWrapper implements ToolCallParser {
           input = this.#afterOpen(input, 'reasoning', final);
           break;
         case 'reasoning': {
+          if (input.indexOf(close[0]!) === -1) {
+            // Most deltas of reasoning: no character that could begin the close marker.
+            this.#out.reasoning(input);
+            return;
+          }
           const found = searchMarkers(input, [close]);
           const upTo = found.found ? found.index : final ? input.length : found.holdFrom;
           this.#out.reasoning(input.slice(0, upTo));
@@ -133,6 +149,25 @@ class ReasoningWrapper implements ToolCallParser {
     if (text === '') return;
     for (const event of this.#inner.push(text)) this.#out.event(event);
   }
+}
+
+/**
+ * Whether EventOutput would pass `events` through unchanged: no adjacent fragments it would
+ * merge, no empty fragment it would drop, and no trailing half character it would hold back.
+ */
+function isNormal(events: readonly ParserEvent[]): boolean {
+  for (let k = 0; k < events.length; k++) {
+    const e = events[k]!;
+    if (e.type !== 'text' && e.type !== 'reasoning' && e.type !== 'call-args') continue;
+    if (e.text.length === 0) return false;
+    const next = events[k + 1];
+    if (next !== undefined && next.type === e.type && (e.type !== 'call-args' || (next as typeof e).callId === e.callId)) return false;
+    if (k === events.length - 1 && e.type !== 'call-args') {
+      const code = e.text.charCodeAt(e.text.length - 1);
+      if (code >= 0xd800 && code <= 0xdbff) return false;
+    }
+  }
+  return true;
 }
 
 function isSpace(c: string): boolean {

@@ -15,8 +15,9 @@
  * a format parser can see where an arguments object ends and what follows.
  */
 
+import { knownString } from '../known-string.ts';
 import type { JsonPath, JsonScanEvent } from './json-scan-event.ts';
-import { ESCAPES, hexValue, isWhitespace, nextNumberState, NUM_E, NUM_E_SIGN, NUM_EXP, NUM_DOT, NUM_FRAC, NUM_INT, NUM_MINUS, NUM_ZERO } from './json-lexical-grammar.ts';
+import { decodeEscape, hexValue, isWhitespace, nextNumberState, NUM_E, NUM_E_SIGN, NUM_EXP, NUM_DOT, NUM_FRAC, NUM_INT, NUM_MINUS, NUM_ZERO } from './json-lexical-grammar.ts';
 
 export type { JsonPath, JsonScanEvent } from './json-scan-event.ts';
 
@@ -81,7 +82,8 @@ export class IncrementalJsonScanner {
   #value: unknown = undefined;
   #error: { reason: string; at: number } | undefined;
 
-  // The string being read (a key or a value), decoded.
+  // The string being read (a key or a value), decoded. In line mode, only its completed lines:
+  // the current line is in #line, so each run is appended once, not twice.
   #str = '';
   #isKey = false;
   #unicode = 0;
@@ -129,6 +131,11 @@ export class IncrementalJsonScanner {
     return this.#error;
   }
 
+  /** Whether takeEvents() has anything: most writes inside a long string produce nothing. */
+  get hasEvents(): boolean {
+    return this.#events.length > 0;
+  }
+
   /** Events since the last call, in order. */
   takeEvents(): readonly JsonScanEvent[] {
     // Most writes inside a long string produce nothing: don't allocate for them.
@@ -144,6 +151,29 @@ export class IncrementalJsonScanner {
    * once done or failed.
    */
   write(text: string, from = 0, to = text.length): number {
+    // Fast path for the commonest write, a token inside a long string value (a code argument):
+    // a run with no quote, backslash or control character is appended without entering the
+    // state machine. Kept small so that V8 inlines it into the callers' loops.
+    if (this.#state === STRING && !this.#fragments) {
+      text = knownString(text);
+      let i = from;
+      while (i < to) {
+        const c = text.charCodeAt(i);
+        if (c === 34 || c === 92 || c < 32) break;
+        i += 1;
+      }
+      if (i > from) {
+        this.#appendRun(from === 0 && i === text.length ? text : text.slice(from, i));
+        this.#offset += i - from;
+      }
+      if (i === to) return to;
+      from = i;
+    }
+    return this.#scan(text, from, to);
+  }
+
+  #scan(text: string, from: number, to: number): number {
+    text = knownString(text);
     let i = from;
     // Absolute offset of text[i] is base + i.
     const base = this.#offset - from;
@@ -170,14 +200,13 @@ export class IncrementalJsonScanner {
           continue;
         }
         case ESCAPE: {
-          const ch = text[i]!;
-          if (ch === 'u') {
+          if (c === 117) {
             this.#state = UNICODE;
             this.#unicode = 0;
             this.#unicodeDigits = 0;
           } else {
-            const decoded = ESCAPES[ch];
-            if (decoded === undefined) return this.#fail(`invalid escape "\\${ch}"`, base + i, i);
+            const decoded = decodeEscape(c);
+            if (decoded === undefined) return this.#fail(`invalid escape "\\${text[i]!}"`, base + i, i);
             this.#state = STRING;
             this.#appendDecoded(decoded, base + i + 1);
           }
@@ -380,24 +409,32 @@ export class IncrementalJsonScanner {
   }
 
   #appendRun(run: string): void {
-    this.#str += run;
     // Raw "\n" cannot occur in a JSON string, so a run never completes a line.
     if (this.#lineMode) this.#line += run;
+    else this.#str += run;
   }
 
   #appendDecoded(ch: string, at: number): void {
-    this.#str += ch;
-    if (!this.#lineMode) return;
+    if (!this.#lineMode) {
+      this.#str += ch;
+      return;
+    }
     this.#line += ch;
     if (ch === '\n') {
       this.#lineNo += 1;
       this.#events.push({ type: 'line', path: this.#path.slice(), text: this.#line, lineNo: this.#lineNo, at });
+      this.#str += this.#line;
       this.#line = '';
     }
   }
 
+  /** The string read so far, decoded. */
+  #current(): string {
+    return this.#lineMode ? this.#str + this.#line : this.#str;
+  }
+
   #endString(at: number): void {
-    const str = this.#str;
+    const str = this.#current();
     this.#str = '';
     if (this.#isKey) {
       const frame = this.#stack[this.#stack.length - 1]!;
@@ -417,7 +454,7 @@ export class IncrementalJsonScanner {
     this.#endValue(str, at);
   }
 
-  #emitFragment(at: number, partial: boolean, str = this.#str): void {
+  #emitFragment(at: number, partial: boolean, str = this.#current()): void {
     if (!this.#fragments || this.#isKey) return;
     let until = str.length;
     // Never end a partial fragment between the halves of a surrogate pair.

@@ -11,8 +11,33 @@ export const NUM_E = 14;
 export const NUM_E_SIGN = 15;
 export const NUM_EXP = 16;
 
-/** The single-character escapes after "\\" and what they stand for ("\\u" is separate). */
-export const ESCAPES: Readonly<Record<string, string>> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+/**
+ * What the single-character escape "\\" + `c` stands for, or undefined if there is none ("\\u"
+ * is separate). A switch on the code rather than a lookup by a one-character string: escapes are
+ * a large share of the characters in code arguments.
+ */
+export function decodeEscape(c: number): string | undefined {
+  switch (c) {
+    case 110: // n
+      return '\n';
+    case 34: // "
+      return '"';
+    case 92: // \
+      return '\\';
+    case 116: // t
+      return '\t';
+    case 47: // /
+      return '/';
+    case 114: // r
+      return '\r';
+    case 98: // b
+      return '\b';
+    case 102: // f
+      return '\f';
+    default:
+      return undefined;
+  }
+}
 
 export function isWhitespace(c: number): boolean {
   return c === 32 || c === 10 || c === 13 || c === 9;

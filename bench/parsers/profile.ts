@@ -1,0 +1,31 @@
+/**
+ * Runs one case's parser in a loop, for a profiler:
+ *   node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx bench/parsers/profile.ts hermes [seconds]
+ * then open the .cpuprofile in Chrome DevTools (Performance) or speedscope.
+ */
+import * as current from '../../parsers/index.ts';
+import { buildCases } from './cases.ts';
+import { conveyorRun, prepare, type ParsersModule } from './drivers.ts';
+
+const [id = 'hermes', seconds = '5'] = process.argv.slice(2);
+const c = buildCases().find((x) => x.id === id);
+if (c === undefined) throw new Error(`no case "${id}"; known: ${buildCases().map((x) => x.id).join(', ')}`);
+const p = prepare(c);
+const run = conveyorRun(current as unknown as ParsersModule, p);
+// In a function, not at module top level: top-level code stays in V8's baseline tier.
+function loop(): { runs: number; events: number } {
+  const until = performance.now() + Number(seconds) * 1000;
+  let runs = 0;
+  let events = 0;
+  while (performance.now() < until) {
+    for (let i = 0; i < 100; i++) events += run();
+    runs += 100;
+  }
+  return { runs, events };
+}
+const cpu0 = process.cpuUsage();
+const { runs, events } = loop();
+const used = process.cpuUsage(cpu0);
+// CPU time, not wall time: on a shared box the wall clock also counts other jobs' turns.
+const ns = ((used.user + used.system) * 1000) / runs;
+console.log(`${id}: ${runs} runs, ${((p.bytes / ns) * 1e3).toFixed(1)} MB/s, ${(ns / p.tokens).toFixed(0)} ns/token of CPU time (${events} events)`);

@@ -1,0 +1,105 @@
+/**
+ * Parser throughput benchmark (issue 3): every format on a realistic ~3 KiB output, fed one
+ * Mistral token per delta, side by side with re-parsing the call with partial-json on each delta.
+ *
+ *   npx tsx bench/parsers/run.ts [--quick] [--only REGEX] [--baseline GIT_REF|DIR]
+ *
+ * --baseline also times another version of the parsers in the same processes, for before/after:
+ * a git ref (its parsers/ and core/ are extracted to a temporary directory) or a directory
+ * holding such a copy. Writes bench/results/<date>-parsers[-quick].{md,json} and prints the table.
+ */
+import { execFileSync, fork } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildCases } from './cases.ts';
+import type { CaseResult } from './measure-case.ts';
+import { markdownTable, runStats, STREAMS, summaryLines, TOKENS_PER_SECOND } from './report.ts';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+function option(args: readonly string[], name: string): string | undefined {
+  const at = args.indexOf(name);
+  return at >= 0 ? args[at + 1] : undefined;
+}
+
+/**
+ * A directory with the baseline's parsers/ and core/: `spec` itself if it is one, else the git
+ * ref `spec` extracted to a temporary directory (removed by the caller), with node_modules
+ * linked so that its imports (zod) resolve.
+ */
+function baselineDir(spec: string): { dir: string; temporary: boolean } {
+  if (existsSync(spec) && statSync(spec).isDirectory()) return { dir: spec, temporary: false };
+  const root = path.resolve(here, '..', '..');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'conveyor-parsers-baseline-'));
+  const archive = execFileSync('git', ['archive', spec, 'parsers', 'core'], { cwd: root, maxBuffer: 64 * 1024 * 1024 });
+  execFileSync('tar', ['-x', '-C', dir], { input: archive });
+  symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'));
+  return { dir, temporary: true };
+}
+
+function measureCase(index: number, args: readonly string[]): Promise<CaseResult> {
+  return new Promise((resolve, reject) => {
+    // Inherits tsx's loader flags (process.execArgv), so the child runs TypeScript too.
+    const child = fork(path.join(here, 'measure-case.ts'), [String(index), ...args], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    let result: CaseResult | undefined;
+    child.on('message', (m) => (result = m as CaseResult));
+    child.on('error', reject);
+    child.on('exit', (code) => (result && code === 0 ? resolve(result) : reject(new Error(`case ${index} exited with ${code}`))));
+  });
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const quick = args.includes('--quick');
+  const only = option(args, '--only');
+  const baselineSpec = option(args, '--baseline');
+  const baseline = baselineSpec === undefined ? undefined : baselineDir(baselineSpec);
+  const childArgs = [...(quick ? ['--quick'] : []), ...(baseline ? ['--baseline', baseline.dir] : [])];
+  const command = `npx tsx bench/parsers/run.ts ${args.join(' ')}`.trim();
+
+  const cases = buildCases();
+  const results: CaseResult[] = [];
+  try {
+    for (const [index, c] of cases.entries()) {
+      if (only !== undefined && !new RegExp(only).test(c.id)) continue;
+      const result = await measureCase(index, childArgs);
+      const s = runStats(result, 'conveyor')!;
+      console.error(`${c.id.padEnd(22)} ${s.mbPerS.median.toFixed(1).padStart(6)} MB/s  ${s.nsPerToken.toFixed(0).padStart(4)} ns/token`);
+      results.push(result);
+    }
+  } finally {
+    if (baseline?.temporary) rmSync(baseline.dir, { recursive: true, force: true });
+  }
+
+  const date = new Date().toISOString().slice(0, 10);
+  const machine = `${os.cpus()[0]?.model ?? 'unknown CPU'}, ${os.cpus().length} cores, Node ${process.version}`;
+  const md = [
+    `# Parser throughput, ${date}`,
+    '',
+    '```sh',
+    command,
+    '```',
+    '',
+    `${machine}. One token per delta (real Mistral tokenizer boundaries) unless the column says otherwise; ` +
+      `each format in its own process; CPU time of the process; median of ${quick ? 5 : 15} interleaved batches ` +
+      `after warm-up, with the slowest and fastest batch in brackets. MB = 10⁶ bytes of UTF-8. ` +
+      `"core at ${STREAMS}×${TOKENS_PER_SECOND} tok/s" = ns/token × ${STREAMS * TOKENS_PER_SECOND} tokens/s ÷ 10⁹. ` +
+      `partial-json: the call re-parsed from its start on every delta (see bench/parsers/README.md).`,
+    '',
+    markdownTable(results),
+    '',
+    ...summaryLines(results),
+    '',
+  ].join('\n');
+  const dir = path.join(here, '..', 'results');
+  mkdirSync(dir, { recursive: true });
+  const base = path.join(dir, `${date}-parsers${quick ? '-quick' : ''}`);
+  writeFileSync(`${base}.md`, md);
+  writeFileSync(`${base}.json`, `${JSON.stringify({ command, date, machine, streams: STREAMS, tokensPerSecond: TOKENS_PER_SECOND, cases: results }, null, 2)}\n`);
+  console.log(md);
+  console.error(`wrote ${path.relative(process.cwd(), base)}.{md,json}`);
+}
+
+await main();
