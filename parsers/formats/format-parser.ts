@@ -18,6 +18,7 @@ export abstract class FormatParser implements ToolCallParser {
   push(delta: string): ParserEvent[] {
     if (this.#ended) throw new Error('push() after end()');
     const out = this.#out;
+    if (this.#pending === '' && this.pushPlain(delta, out)) return out.take(out.takeCarry());
     // `+` rather than a conditional: adding "" returns delta itself, and the result is typed as a
     // string for the optimiser (see known-string.ts).
     const buf = this.#pending + delta;
@@ -39,6 +40,14 @@ export abstract class FormatParser implements ToolCallParser {
 
   /** Consumes `buf` from `i` (at least one character, or a change of state); returns the new index. */
   protected abstract step(buf: string, i: number, out: EventList): number;
+
+  /**
+   * A format may consume a whole delta on a fused fast path (the commonest case: a token inside
+   * a JSON string value) and return true; false leaves it to `step`, nothing consumed.
+   */
+  protected pushPlain(_delta: string, _out: EventList): boolean {
+    return false;
+  }
 
   /** The stream has ended; `pending` is what the current state held. */
   protected abstract finish(pending: string, out: EventList): void;

@@ -94,6 +94,13 @@ class HermesParser extends FormatParser {
     }
   }
 
+  protected override pushPlain(delta: string, out: EventList): boolean {
+    const state = this.#state;
+    if (state.kind !== 'call' || !state.call.writePlain(delta, out)) return false;
+    state.raw.add(delta);
+    return true;
+  }
+
   protected finish(pending: string, out: EventList): void {
     const state = this.#state;
     this.#state = { kind: 'prose' };

@@ -63,6 +63,16 @@ export class JsonArguments {
     return stop;
   }
 
+  /**
+   * All of `text`, if it is a plain run inside a string (see IncrementalJsonScanner.writePlain):
+   * then it produces no scanner event, only argument text. False if nothing was consumed.
+   */
+  writePlain(text: string, out: EventList): boolean {
+    if (this.#status !== 'pending' || !this.#scanner.writePlain(text)) return false;
+    out.args(this.callId, text);
+    return true;
+  }
+
   #handleEvents(text: string, from: number, stop: number, base: number, out: EventList): number {
     let emitted = from;
     const events = this.#scanner.takeEvents();

@@ -87,6 +87,16 @@ export class JsonCallObject {
     return stop;
   }
 
+  /**
+   * All of `text`, if it is a plain run inside a string (see IncrementalJsonScanner.writePlain):
+   * then it produces no scanner event, at most argument text. False if nothing was consumed.
+   */
+  writePlain(text: string, out: EventList): boolean {
+    if (this.#status !== 'pending' || !this.#scanner.writePlain(text)) return false;
+    if (this.#argsOpen) this.#emitArgs(text, out);
+    return true;
+  }
+
   #handleEvents(text: string, from: number, stop: number, base: number, out: EventList): number {
     let argsFrom = from;
     const events = this.#scanner.takeEvents();

@@ -185,6 +185,19 @@ class MistralParser extends FormatParser {
     }
   }
 
+  protected override pushPlain(delta: string, out: EventList): boolean {
+    const state = this.#state;
+    if (state.kind === 'object') {
+      if (!state.call.writePlain(delta, out)) return false;
+    } else if (state.kind === 'args') {
+      if (!state.args.writePlain(delta, out)) return false;
+    } else {
+      return false;
+    }
+    state.raw.add(delta);
+    return true;
+  }
+
   protected finish(pending: string, out: EventList): void {
     const state = this.#state;
     this.#state = { kind: 'prose' };
