@@ -131,3 +131,10 @@ export class SimConfigError extends ConveyorError {
     super('sim_config_invalid', message, options);
   }
 }
+
+/** A plugin runtime's pool has no free slot and its queue is full: the call is refused, not delayed. */
+export class SandboxQueueFullError extends ConveyorError {
+  constructor(readonly runtime: string, message: string) {
+    super('sandbox_queue_full', message);
+  }
+}

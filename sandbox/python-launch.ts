@@ -159,7 +159,7 @@ export function planLaunch(mode: SandboxMode, ctx: LaunchContext): LaunchPlan {
 }
 
 /** Read-only views of the system parts Python, numpy and matplotlib need; nothing else of /etc. */
-function systemBinds(): string[] {
+export function systemBinds(): string[] {
   const args = ['--ro-bind', '/usr', '/usr'];
   for (const name of ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32']) {
     const path = `/${name}`;

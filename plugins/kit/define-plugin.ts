@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Piece } from '../../parsers/parser-events.ts';
 import type { ToolProgress, ToolResult, Verdict } from '../plugin-types.ts';
+import type { GuestJs } from './guest-js.ts';
 
 /**
  * Where a plugin's hooks run.
@@ -17,7 +18,17 @@ export type PluginRuntime = 'inline' | 'thread' | 'isolate' | 'process';
 export interface PluginLimits {
   /** Wall clock for the whole call, from start to result. */
   timeoutMs?: number;
+  /**
+   * `process`: the child's data segment (RLIMIT_DATA) and V8 heap; `isolate`: each guest
+   * isolate's memoryLimit. `thread` uses the pool-wide worker heap limit instead.
+   */
   memoryMb?: number;
+  /** `process` only: CPU seconds (RLIMIT_CPU) of the plugin process. */
+  cpuSeconds?: number;
+  /** `process` only: largest file the plugin may write (RLIMIT_FSIZE). */
+  fileSizeMb?: number;
+  /** `process` only: processes and threads the call may run (RLIMIT_NPROC, where the sandbox can scope it: sandbox/runtimes/README.md). */
+  maxProcesses?: number;
 }
 
 /** What every hook receives about the call it serves. */
@@ -25,10 +36,19 @@ export interface PluginContext {
   readonly callId: string;
   /** Aborted when the request is cancelled or the call is rejected. */
   readonly signal: AbortSignal;
-  /** Per-call scratch space shared by this call's hooks (e.g. an opened connection). */
+  /**
+   * Per-call scratch space shared by this call's hooks (e.g. an opened connection). In runtime
+   * `thread` it travels with each hook to whichever worker runs it, so it must hold only
+   * structured-cloneable values (no sockets, functions or class instances).
+   */
   readonly state: Record<string, unknown>;
   /** Reports progress to the timeline and the client (`tool_call.progress` / `.output`). */
   emit(progress: ToolProgress): void;
+  /**
+   * Evaluates untrusted JS (runtime `isolate`, and `process` where isolates are unavailable);
+   * undefined in `inline` and `thread`, which are no boundary for untrusted code.
+   */
+  readonly guest?: GuestJs;
 }
 
 /** Returned by a piece hook to cut the decode short. */

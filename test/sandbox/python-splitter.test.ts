@@ -115,7 +115,7 @@ function pythonForHarness(): string {
 function split(cases: SplitCase[]): Promise<SplitUnit[][]> {
   const harness = join(fileURLToPath(new URL('.', import.meta.url)), 'split-harness.py');
   return new Promise((resolve, reject) => {
-    const child = execFile(pythonForHarness(), [harness], (error, stdout, stderr) => {
+    const child = execFile(pythonForHarness(), ['-B', harness], (error, stdout, stderr) => {
       if (error) reject(new Error(`${error.message}\n${stderr}`));
       else resolve(JSON.parse(stdout) as SplitUnit[][]);
     });

@@ -7,6 +7,7 @@ import json
 import os
 import sys
 
+sys.dont_write_bytecode = True  # never leave __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'sandbox', 'python'))
 
 from statement_splitter import StatementSplitter  # noqa: E402

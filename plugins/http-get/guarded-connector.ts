@@ -1,0 +1,52 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { buildConnector } from 'undici';
+
+/**
+ * Loopback, private, link-local, CGNAT, multicast and reserved ranges: a model-chosen URL must
+ * not reach the gateway's own host or its internal network (SSRF). IPv4-mapped IPv6 addresses
+ * are checked against the IPv4 rules by BlockList itself.
+ */
+const PRIVATE = new BlockList();
+for (const [net, prefix] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 3]] as const) {
+  PRIVATE.addSubnet(net, prefix, 'ipv4');
+}
+for (const [net, prefix] of [['::', 127], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) PRIVATE.addSubnet(net, prefix, 'ipv6');
+
+export function isPrivateAddress(address: string): boolean {
+  const family = isIP(address);
+  return family !== 0 && PRIVATE.check(address, family === 6 ? 'ipv6' : 'ipv4');
+}
+
+export class PrivateNetworkError extends Error {
+  readonly code = 'EPRIVATENETWORK';
+  constructor(host: string, address: string) {
+    super(`${host} is a private network address (${address}); http_get only fetches public hosts`);
+  }
+}
+
+/** dns.lookup that refuses names resolving to a private address (checked after resolution, so DNS tricks do not help). */
+const publicOnlyLookup = ((hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+  dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
+    if (err) return callback(err);
+    const blocked = addresses.find((a) => isPrivateAddress(a.address));
+    if (blocked) return callback(new PrivateNetworkError(hostname, blocked.address));
+    if (options.all) return callback(null, addresses);
+    const first = addresses[0]!;
+    callback(null, first.address, first.family);
+  });
+}) as unknown as LookupFunction;
+
+/**
+ * An undici connector (TCP, or TLS for https) with a connect timeout that, unless
+ * `allowPrivateNetwork`, will not connect to private addresses, by IP literal or by name.
+ */
+export function guardedConnector(options: { allowPrivateNetwork: boolean; connectTimeoutMs: number }): buildConnector.connector {
+  const connect = buildConnector({ timeout: options.connectTimeoutMs, ...(options.allowPrivateNetwork ? {} : { lookup: publicOnlyLookup }) });
+  if (options.allowPrivateNetwork) return connect;
+  return (target, callback) => {
+    // An IP literal never reaches lookup(), so it is checked here.
+    if (isPrivateAddress(target.hostname)) return callback(new PrivateNetworkError(target.hostname, target.hostname), null);
+    connect(target, callback);
+  };
+}

@@ -1,0 +1,157 @@
+import { existsSync } from 'node:fs';
+import { dirname, isAbsolute } from 'node:path';
+import type { ToolCallContext, ToolExecution, ToolPlugin } from '../plugin-types.ts';
+import { sandboxReadPaths, pluginHostArgv } from '../../sandbox/runtimes/node-recipe.ts';
+import { DEFAULT_PROCESS_LIMITS, GATEWAY_ROOT, NODE_DATA_HEADROOM_MB, type ProcessLimits } from '../../sandbox/runtimes/process-launch.ts';
+import type { ProcessRecipe } from '../../sandbox/runtimes/process-pool.ts';
+import { RemoteExecution, type RemoteLease } from '../../sandbox/runtimes/remote-execution.ts';
+import type { RuntimePools } from '../../sandbox/runtimes/runtime-pools.ts';
+import { ThreadExecution } from '../../sandbox/runtimes/thread-execution.ts';
+import { parametersJsonSchema, type PluginDefinition, type PluginRuntime } from './define-plugin.ts';
+import { inlineTool } from './inline-tool.ts';
+
+export interface ToolFromPluginOptions {
+  /**
+   * URL of the module whose default export is `definition` (pass `import.meta.url` from that
+   * module). Workers and plugin processes import it themselves: hooks are code, not data, so they
+   * cannot be sent. Required for `thread`, `isolate` and JS `process` plugins.
+   */
+  moduleUrl?: string | URL;
+  /**
+   * Runtime `process` only: run this command instead of Node, for a plugin written in another
+   * language. It must speak the plugin protocol on fd 3 (sandbox/runtimes/plugin-protocol.ts);
+   * `definition` then supplies only the name, description, schema, piece kind and limits.
+   */
+  command?: readonly string[];
+  /** The gateway's shared pools (createRuntimePools). Required for every runtime but `inline`. */
+  pools?: RuntimePools;
+  /** Extra host paths the sandboxed process may read (e.g. a database file's directory). */
+  readOnlyPaths?: readonly string[];
+}
+
+/** A ToolPlugin that runs in one of the kit's runtimes. */
+export interface RuntimeTool extends ToolPlugin {
+  /** The runtime the definition asked for (`isolate` may still run in `process`: see the result's data). */
+  readonly runtime: PluginRuntime;
+  /** Starts warm spare processes now (runtime `process`), so the first call does not wait for Node. */
+  warm(): void;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_GUEST_MEMORY_MB = 64;
+
+/**
+ * Turns a plugin definition into the tool the Dispatcher runs, in the definition's runtime:
+ * `inline` (the gateway's loop), `thread` (the shared piscina pool), `isolate` (a shared
+ * isolated-vm host process; the `process` runtime where isolated-vm is unavailable) or `process`
+ * (a fresh sandboxed process per call). Crashes, hangs and limits become a ToolResult with
+ * ok:false for that call only.
+ *
+ * @example
+ * // plugins/word-count/word-count-plugin.ts
+ * export default definePlugin({
+ *   name: 'word_count', description: 'Counts words', runtime: 'process',
+ *   parameters: z.object({ text: z.string() }), consumes: 'call',
+ *   hooks: { onEnd: ({ text }) => String(text.split(/\s+/).filter(Boolean).length) },
+ * });
+ * // gateway setup
+ * const pools = createRuntimePools();
+ * const tool = toolFromPlugin(wordCount, { moduleUrl: new URL('./plugins/word-count/word-count-plugin.ts', import.meta.url), pools });
+ */
+export function toolFromPlugin(definition: PluginDefinition, options: ToolFromPluginOptions = {}): RuntimeTool {
+  const runtime = definition.runtime ?? 'inline';
+  const base = {
+    name: definition.name,
+    description: definition.description,
+    parameters: parametersJsonSchema(definition),
+    consumes: definition.consumes,
+    runtime,
+  };
+  if (runtime === 'inline') return { ...inlineTool(definition), runtime, warm: () => undefined };
+  const pools = options.pools;
+  if (!pools) throw new TypeError(`plugin ${definition.name}: runtime "${runtime}" needs options.pools (createRuntimePools())`);
+  const moduleUrl = options.moduleUrl === undefined ? undefined : String(options.moduleUrl);
+  if (!moduleUrl && !(runtime === 'process' && options.command)) {
+    throw new TypeError(`plugin ${definition.name}: runtime "${runtime}" needs options.moduleUrl (the URL of the module that default-exports it)`);
+  }
+  const timeoutMs = definition.limits?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+
+  if (runtime === 'thread') {
+    return { ...base, warm: () => undefined, start: (ctx) => new ThreadExecution(pools.thread, definition, moduleUrl as string, ctx, timeoutMs) };
+  }
+
+  const recipe = processRecipe(definition, moduleUrl, options);
+  const processLease = (signal: AbortSignal): Promise<RemoteLease> => pools.process.acquire(recipe, signal);
+  const warm = (): void => {
+    void pools.process.ready().then(() => pools.process.warm(recipe), () => undefined);
+  };
+  if (runtime === 'process') {
+    return {
+      ...base,
+      warm,
+      start: (ctx: ToolCallContext): ToolExecution =>
+        new RemoteExecution(ctx, { definition, runtime: 'process', ...(moduleUrl && !options.command ? { module: moduleUrl } : {}), timeoutMs, acquire: processLease }),
+    };
+  }
+
+  // isolate: the shared host where isolated-vm works, else the process runtime (reported per result).
+  const readPaths = sandboxReadPaths(GATEWAY_ROOT, moduleUrl, options.readOnlyPaths);
+  const acquire = async (signal: AbortSignal): Promise<RemoteLease> => {
+    const support = await pools.isolate.ensure(readPaths);
+    if (support.available) return pools.isolate.acquire(readPaths, signal);
+    const lease = await processLease(signal);
+    return { proc: lease.proc, done: (reason, clean) => lease.done(reason, clean), data: { runtime: 'process', requestedRuntime: 'isolate', fallbackReason: support.reason } };
+  };
+  return {
+    ...base,
+    // Where isolates are off, the calls go to the process runtime: warm its spares then.
+    warm: () => {
+      void pools.isolate.ensure(readPaths).then((support) => (support.available ? undefined : warm()), () => undefined);
+    },
+    start: (ctx) =>
+      new RemoteExecution(ctx, {
+        definition,
+        runtime: 'isolate',
+        module: moduleUrl as string,
+        memoryMb: definition.limits?.memoryMb ?? DEFAULT_GUEST_MEMORY_MB,
+        timeoutMs,
+        acquire,
+      }),
+  };
+}
+
+function processRecipe(definition: PluginDefinition, moduleUrl: string | undefined, options: ToolFromPluginOptions): ProcessRecipe {
+  const own = definition.limits ?? {};
+  // An isolate plugin's memoryMb sizes each guest isolate; its fallback process needs Node's own heap.
+  const memoryMb = definition.runtime === 'isolate' ? Math.max(own.memoryMb ?? 0, DEFAULT_PROCESS_LIMITS.memoryMb) : own.memoryMb;
+  const limits: ProcessLimits = {
+    ...DEFAULT_PROCESS_LIMITS,
+    timeoutMs: own.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    ...(memoryMb !== undefined ? { memoryMb } : {}),
+    ...(own.cpuSeconds !== undefined ? { cpuSeconds: own.cpuSeconds } : {}),
+    ...(own.fileSizeMb !== undefined ? { fileSizeMb: own.fileSizeMb } : {}),
+    ...(own.maxProcesses !== undefined ? { maxProcesses: own.maxProcesses } : {}),
+  };
+  if (options.command) {
+    const argv = [...options.command];
+    // A script named by absolute path must be visible inside the sandbox.
+    const scriptDirs = argv.filter((a) => isAbsolute(a) && existsSync(a) && !a.startsWith('/usr/')).map((a) => dirname(a));
+    return {
+      key: `command\n${argv.join('\0')}\n${JSON.stringify(limits)}`,
+      argv,
+      readOnlyPaths: [...new Set([...scriptDirs, ...(options.readOnlyPaths ?? [])])],
+      limits,
+      dataMb: limits.memoryMb,
+      limitCpu: true,
+    };
+  }
+  const argv = pluginHostArgv({ guest: 'node-vm', heapMb: limits.memoryMb, preload: moduleUrl as string });
+  return {
+    key: `node\n${moduleUrl}\n${JSON.stringify(limits)}`,
+    argv,
+    readOnlyPaths: sandboxReadPaths(GATEWAY_ROOT, moduleUrl, options.readOnlyPaths),
+    limits,
+    dataMb: limits.memoryMb + NODE_DATA_HEADROOM_MB,
+    limitCpu: true,
+  };
+}

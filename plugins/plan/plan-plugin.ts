@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import { definePlugin, reject, type PluginContext } from '../kit/define-plugin.ts';
+import { formatPlanTranscript, PlanRun, type ToolResolver } from './plan-run.ts';
+
+export interface PlanToolOptions {
+  /** The tools steps may call (the gateway's registry, or a lookup into it). */
+  tools: ToolResolver;
+  /** Default `plan`, the LLMCompiler plan parser's default `toolName`. */
+  name?: string;
+  /** The step that ends a plan; default `join`. */
+  joinTool?: string;
+}
+
+const Step = z.object({ index: z.number().int().min(1), tool: z.string(), args: z.array(z.unknown()), raw: z.string() });
+const run = (ctx: PluginContext) => ctx.state['run'] as PlanRun;
+
+/**
+ * The `plan` tool for LLMCompiler-style plans: each `step` piece is dispatched to its tool as
+ * soon as its line is decoded and its `$n` dependencies have results; a step naming an unknown
+ * tool or a missing step rejects the plan at once. Runs inline: it only orchestrates, and the
+ * tools it calls run in their own runtimes.
+ *
+ * @example
+ * registry.set('plan', inlineTool(createPlanTool({ tools: (name) => registry.get(name) })));
+ */
+export function createPlanTool(options: PlanToolOptions) {
+  const joinTool = options.joinTool ?? 'join';
+  const name = options.name ?? 'plan';
+  return definePlugin({
+    name,
+    description: `Runs a plan of numbered tool calls ("1. search(\\"x\\")", "$1" refers to step 1's result), ending with ${joinTool}().`,
+    parameters: z.object({ steps: z.array(Step) }),
+    consumes: 'step',
+    runtime: 'inline',
+    hooks: {
+      onStart: (ctx) => void (ctx.state['run'] = new PlanRun({ tools: options.tools, joinTool, planTool: name }, ctx)),
+      onPiece(piece, ctx) {
+        if (piece.kind !== 'step') return;
+        const reason = run(ctx).add(piece);
+        return reason === undefined ? undefined : reject(reason);
+      },
+      async onEnd({ steps }, ctx) {
+        try {
+          const outcomes = await run(ctx).finish(steps);
+          const summary = outcomes.map((o) => ({ index: o.index, tool: o.tool, ok: o.result.ok, content: o.result.content }));
+          return { ok: outcomes.every((o) => o.result.ok), content: formatPlanTranscript(outcomes), data: { steps: summary } };
+        } catch (err) {
+          return { ok: false, content: `error: ${(err as Error).message}` };
+        }
+      },
+      onAbort: (reason, ctx) => run(ctx).abort(reason),
+    },
+  });
+}

@@ -1,0 +1,111 @@
+import { planStepDependencies, type PlanStep } from '../../parsers/formats/llmcompiler-plan-parser.ts';
+import type { ToolCallContext, ToolExecution, ToolPlugin, ToolResult } from '../plugin-types.ts';
+
+/** Finds the tool a plan step names. */
+export type ToolResolver = ReadonlyMap<string, ToolPlugin> | ((name: string) => ToolPlugin | undefined);
+
+/** A plan step as the parser emits it (`kind` is optional so the decoded `steps` argument fits too). */
+export type PlanStepInput = Omit<PlanStep, 'kind'> & { kind?: 'step' };
+
+export interface StepOutcome {
+  index: number;
+  tool: string;
+  raw: string;
+  result: ToolResult;
+}
+
+const REFERENCE = /\$\{(\d+)\}|\$(\d+)/g;
+
+/**
+ * One plan's execution: each step starts the moment it is added and the steps it references
+ * have results, so independent steps run in parallel while the model is still writing the plan.
+ * A step's positional arguments become the tool's arguments in the order of its JSON Schema
+ * `properties` (`search("x")` → `{ query: "x" }`); `$n` / `${n}` inside them are replaced by step
+ * n's observation text. A step whose dependency failed is skipped, with that as its error.
+ */
+export class PlanRun {
+  readonly #steps = new Map<number, { step: PlanStepInput; outcome: Promise<StepOutcome> }>();
+  readonly #running = new Set<ToolExecution>();
+  readonly #controller = new AbortController();
+  readonly #signal: AbortSignal;
+  readonly #resolve: (name: string) => ToolPlugin | undefined;
+
+  readonly #joinTool: string;
+
+  /** `planTool` is the plan tool's own name: a step may not start a nested plan. */
+  constructor(options: { tools: ToolResolver; joinTool: string; planTool: string }, private readonly ctx: Pick<ToolCallContext, 'callId' | 'signal' | 'emit'>) {
+    const { tools, planTool } = options;
+    this.#resolve = (name) => (name === planTool ? undefined : typeof tools === 'function' ? tools(name) : tools.get(name));
+    this.#joinTool = options.joinTool;
+    this.#signal = AbortSignal.any([ctx.signal, this.#controller.signal]);
+  }
+
+  /** Dispatches a step (a repeated index is ignored); returns why the plan is invalid, if it is. */
+  add(step: PlanStepInput): string | undefined {
+    if (this.#steps.has(step.index)) return undefined;
+    if (step.tool === this.#joinTool) return undefined;
+    const tool = this.#resolve(step.tool);
+    if (tool === undefined) return `step ${step.index}: unknown tool "${step.tool}"`;
+    const deps = planStepDependencies({ ...step, kind: 'step' }, this.#joinTool);
+    const missing = deps.find((n) => !this.#steps.has(n));
+    if (missing !== undefined) return `step ${step.index} refers to $${missing}, which is not a step of this plan`;
+    const names = Object.keys((tool.parameters['properties'] as Record<string, unknown> | undefined) ?? {});
+    if (step.args.length > names.length) return `step ${step.index}: ${step.tool} takes ${names.length} argument(s) (${names.join(', ')}), got ${step.args.length}`;
+
+    const outcome = Promise.all(deps.map((n) => this.#steps.get(n)!.outcome)).then(async (before): Promise<StepOutcome> => {
+      const failed = before.find((o) => !o.result.ok);
+      const result = failed
+        ? { ok: false, content: `error: skipped because step ${failed.index} failed` }
+        : await this.#run(tool, step, Object.fromEntries(step.args.map((arg, i) => [names[i]!, substitute(arg, before)])));
+      this.ctx.emit({ type: 'unit-done', detail: `step ${step.index} ${step.tool}: ${result.ok ? 'ok' : 'failed'}` });
+      return { index: step.index, tool: step.tool, raw: step.raw, result };
+    });
+    this.#steps.set(step.index, { step, outcome });
+    return undefined;
+  }
+
+  /** Adds the steps not seen as pieces, then awaits every step, in plan order. */
+  async finish(steps: readonly PlanStepInput[]): Promise<StepOutcome[]> {
+    for (const step of steps) {
+      const reason = this.add(step);
+      if (reason !== undefined) throw new Error(reason);
+    }
+    const ordered = [...this.#steps.entries()].sort(([a], [b]) => a - b);
+    return Promise.all(ordered.map(([, s]) => s.outcome));
+  }
+
+  abort(reason: string): void {
+    this.#controller.abort(new Error(reason));
+    for (const execution of this.#running) execution.abort(reason);
+  }
+
+  async #run(tool: ToolPlugin, step: PlanStepInput, args: Record<string, unknown>): Promise<ToolResult> {
+    if (this.#signal.aborted) return { ok: false, content: 'error: the plan was aborted' };
+    const execution = tool.start({ callId: `${this.ctx.callId}-step${step.index}`, signal: this.#signal, emit: () => {} });
+    this.#running.add(execution);
+    try {
+      return await execution.end(args);
+    } catch (err) {
+      return { ok: false, content: `error: ${step.tool} failed: ${(err as Error).message}` };
+    } finally {
+      this.#running.delete(execution);
+    }
+  }
+}
+
+/** Replaces `$n` / `${n}` in strings (deeply) with step n's observation. */
+function substitute(value: unknown, before: readonly StepOutcome[]): unknown {
+  if (typeof value === 'string') {
+    return value.replace(REFERENCE, (match, braced: string | undefined, bare: string | undefined) => {
+      const found = before.find((o) => o.index === Number(braced ?? bare));
+      return found ? found.result.content : match;
+    });
+  }
+  if (Array.isArray(value)) return value.map((v) => substitute(v, before));
+  return value;
+}
+
+/** The observation: each step's line as the model wrote it, then what its tool answered. */
+export function formatPlanTranscript(outcomes: readonly StepOutcome[]): string {
+  return outcomes.map((o) => `${o.raw.trim()}\nObservation: ${o.result.content}`).join('\n');
+}

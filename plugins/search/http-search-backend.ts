@@ -1,0 +1,81 @@
+import { request, type Dispatcher } from 'undici';
+import { z } from 'zod';
+import type { SearchBackend, SearchHit } from './search-backend.ts';
+
+export interface HttpSearchBackendOptions {
+  /**
+   * The search URL with `{query}` and optionally `{limit}` placeholders, filled URL-encoded, e.g.
+   * a SearXNG instance: `https://searx.example/search?q={query}&format=json`.
+   */
+  urlTemplate: string;
+  /** Whole request, connect to last byte. Default 10 000 ms. */
+  timeoutMs?: number;
+  /** Sent with every request (an API key header, for instance). */
+  headers?: Record<string, string>;
+  /** Largest response body read. Default 2 MiB. */
+  maxBytes?: number;
+  /** undici dispatcher (a Pool or an Agent with its own limits); default: undici's global one. */
+  dispatcher?: Dispatcher;
+}
+
+// The common JSON shapes of search APIs: SearXNG `{results:[{title,url,content}]}`, Google
+// Programmable Search `{items:[{title,link,snippet}]}`, or a bare array; extra keys are ignored.
+const ApiHit = z.object({
+  title: z.string().optional(),
+  name: z.string().optional(),
+  url: z.string().optional(),
+  link: z.string().optional(),
+  snippet: z.string().optional(),
+  content: z.string().optional(),
+  description: z.string().optional(),
+});
+const ApiResponse = z.union([z.array(ApiHit), z.object({ results: z.array(ApiHit) }), z.object({ items: z.array(ApiHit) })]);
+
+/**
+ * A search API over HTTP (fetched with undici): GET on the URL template, JSON answer mapped to
+ * `SearchHit`s. Non-2xx answers, bodies over `maxBytes`, unknown JSON shapes and timeouts throw.
+ */
+export class HttpSearchBackend implements SearchBackend {
+  readonly label: string;
+
+  constructor(private readonly options: HttpSearchBackendOptions) {
+    if (!options.urlTemplate.includes('{query}')) throw new TypeError('search urlTemplate needs a {query} placeholder');
+    this.label = new URL(options.urlTemplate.replace(/\{(query|limit)\}/g, '')).origin;
+  }
+
+  async search(query: string, limit: number, signal: AbortSignal): Promise<SearchHit[]> {
+    const url = this.options.urlTemplate.replaceAll('{query}', encodeURIComponent(query)).replaceAll('{limit}', String(limit));
+    const timeoutMs = this.options.timeoutMs ?? 10_000;
+    const maxBytes = this.options.maxBytes ?? 2 * 1024 * 1024;
+    const response = await request(url, {
+      method: 'GET',
+      headers: { accept: 'application/json', ...this.options.headers },
+      signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      ...(this.options.dispatcher ? { dispatcher: this.options.dispatcher } : {}),
+    });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of response.body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > maxBytes) {
+        response.body.destroy();
+        throw new Error(`search API answer is larger than ${maxBytes} bytes`);
+      }
+      chunks.push(chunk);
+    }
+    const text = Buffer.concat(chunks).toString('utf8');
+    if (response.statusCode < 200 || response.statusCode > 299) {
+      throw new Error(`search API answered HTTP ${response.statusCode}: ${text.slice(0, 200)}`);
+    }
+    const parsed = ApiResponse.safeParse(JSON.parse(text));
+    if (!parsed.success) throw new Error('search API answer is not a list of results ({results:[…]}, {items:[…]} or […])');
+    const hits = Array.isArray(parsed.data) ? parsed.data : 'results' in parsed.data ? parsed.data.results : parsed.data.items;
+    return hits.slice(0, limit).map((hit) => ({
+      title: hit.title ?? hit.name ?? '',
+      url: hit.url ?? hit.link ?? '',
+      snippet: (hit.snippet ?? hit.content ?? hit.description ?? '').replace(/\s+/g, ' ').trim(),
+    }));
+  }
+}

@@ -1,0 +1,86 @@
+import Database from 'better-sqlite3';
+import type { SearchBackend, SearchHit } from './search-backend.ts';
+
+/**
+ * The index layout, shared by the builder and the reader. `url` is stored but not indexed;
+ * porter stemming makes "printing" find "print"; diacritics fold so "resume" finds "résumé";
+ * "+" and "#" are word characters so "C++" and "C#" are not the letter "c".
+ */
+export const SEARCH_INDEX_SCHEMA = `
+  CREATE VIRTUAL TABLE docs USING fts5(title, url UNINDEXED, body, tokenize = "porter unicode61 remove_diacritics 2 tokenchars '+#'");
+  CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+`;
+
+/** bm25 column weights (title, url, body): a query term in a title counts eight body hits. */
+const RANK = 'bm25(docs, 8.0, 0.0, 1.0)';
+const SNIPPET = "snippet(docs, 2, '**', '**', '…', 24)";
+const MAX_TERMS = 32;
+
+/**
+ * Turns free text into an FTS5 query: each word becomes a quoted term (so `AND`, `"`, `*`,
+ * `NEAR` or a stray `(` in the model's query are words, never syntax errors), OR-ed together so
+ * bm25 ranks pages that match more and rarer terms first. Returns undefined when the text has no
+ * word at all.
+ */
+export function toFtsQuery(text: string): string | undefined {
+  const words = (text.normalize('NFKC').match(/[\p{L}\p{N}+#]+/gu) ?? []).filter((w) => /[\p{L}\p{N}]/u.test(w));
+  if (words.length === 0) return undefined;
+  return [...new Set(words.map((w) => w.toLowerCase()))]
+    .slice(0, MAX_TERMS)
+    .map((w) => `"${w}"`)
+    .join(' OR ');
+}
+
+/** A read-only handle on an index built by `buildSearchIndex`. */
+export class SqliteSearchIndex implements SearchBackend {
+  readonly label: string;
+  readonly #db: Database.Database;
+  readonly #query: Database.Statement<[string, number], SearchHit>;
+
+  /** Opens `file` read-only; throws if it is missing or is not a search index. */
+  constructor(readonly file: string) {
+    this.label = `sqlite:${file}`;
+    this.#db = new Database(file, { readonly: true, fileMustExist: true });
+    try {
+      this.#query = this.#db.prepare(`SELECT title, url, ${SNIPPET} AS snippet FROM docs WHERE docs MATCH ? ORDER BY ${RANK} LIMIT ?`);
+    } catch (err) {
+      this.#db.close();
+      throw new Error(`${file} is not a search index (${(err as Error).message})`);
+    }
+  }
+
+  /** Synchronous underneath (SQLite); FTS5 answers in milliseconds even for the full Python docs. */
+  async search(text: string, limit: number): Promise<SearchHit[]> {
+    return this.searchSync(text, limit);
+  }
+
+  searchSync(text: string, limit: number): SearchHit[] {
+    const query = toFtsQuery(text);
+    return query === undefined ? [] : this.#query.all(query, limit);
+  }
+
+  /** What the builder recorded: source, document count, build time. */
+  meta(): Record<string, string> {
+    const rows = this.#db.prepare<[], { key: string; value: string }>('SELECT key, value FROM meta').all();
+    return Object.fromEntries(rows.map((r) => [r.key, r.value]));
+  }
+
+  close(): void {
+    this.#db.close();
+  }
+}
+
+const opened = new Map<string, SqliteSearchIndex>();
+
+/**
+ * The process-wide handle on the index at `file`, opened on first use and then shared: the index
+ * is read-only, and a handle cannot travel between hooks in `ctx.state` (worker threads clone it).
+ */
+export function openSearchIndex(file: string): SqliteSearchIndex {
+  let index = opened.get(file);
+  if (index === undefined) {
+    index = new SqliteSearchIndex(file);
+    opened.set(file, index);
+  }
+  return index;
+}

@@ -1,0 +1,65 @@
+import type { z } from 'zod';
+
+/** What a JSON path leads to inside an arguments schema. */
+export type FieldSchema =
+  | { kind: 'schema'; schema: z.ZodType }
+  /** The object at this level is strict and has no such key. */
+  | { kind: 'unknown-key'; key: string }
+  /** The schema cannot tell in isolation (a union, a lazy schema…): the whole-call check decides. */
+  | { kind: 'unresolved' };
+
+interface Def {
+  type: string;
+  innerType?: z.ZodType;
+  shape?: Record<string, z.ZodType>;
+  catchall?: z.ZodType;
+  element?: z.ZodType;
+  items?: z.ZodType[];
+  rest?: z.ZodType | null;
+  valueType?: z.ZodType;
+  in?: z.ZodType;
+}
+
+const def = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
+
+/** Wrappers that do not change what a present value must look like. */
+const WRAPPERS = new Set(['optional', 'nullable', 'default', 'prefault', 'readonly', 'catch', 'nonoptional']);
+
+/**
+ * The schema a value at `path` must satisfy, walking zod 4 objects, arrays, tuples and records
+ * (through optional/default/… wrappers and the input side of transforms).
+ *
+ * @example
+ * fieldSchemaAt(z.object({ stops: z.array(z.object({ city: z.string() })) }), ['stops', 0, 'city']) // { kind: 'schema', schema: z.string() }
+ */
+export function fieldSchemaAt(root: z.ZodType, path: ReadonlyArray<string | number>): FieldSchema {
+  let schema = root;
+  for (const key of path) {
+    let d = def(schema);
+    while (WRAPPERS.has(d.type) || d.type === 'pipe') {
+      schema = (d.type === 'pipe' ? d.in : d.innerType) as z.ZodType;
+      d = def(schema);
+    }
+    let next: z.ZodType | undefined;
+    if (d.type === 'object' && typeof key === 'string') {
+      next = Object.hasOwn(d.shape ?? {}, key) ? d.shape![key] : d.catchall;
+      if (next === undefined) return { kind: 'unresolved' }; // z.object strips unknown keys: not an error
+      if (def(next).type === 'never') return { kind: 'unknown-key', key };
+    } else if (d.type === 'array' && typeof key === 'number') next = d.element;
+    else if (d.type === 'tuple' && typeof key === 'number') next = d.items?.[key] ?? d.rest ?? undefined;
+    else if (d.type === 'record' && typeof key === 'string') next = d.valueType;
+    if (next === undefined) return { kind: 'unresolved' };
+    schema = next;
+  }
+  return { kind: 'schema', schema };
+}
+
+/** `stops[0].city` for messages. */
+export function fieldLabel(path: ReadonlyArray<string | number>): string {
+  return path.map((key, i) => (typeof key === 'number' ? `[${key}]` : i === 0 ? key : `.${key}`)).join('');
+}
+
+/** `stops.*.city`: the key refinements are registered under (array indices are `*`). */
+export function refinementKey(path: ReadonlyArray<string | number>): string {
+  return path.map((key) => (typeof key === 'number' ? '*' : key)).join('.');
+}

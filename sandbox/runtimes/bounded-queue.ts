@@ -1,0 +1,65 @@
+import { SandboxQueueFullError } from '../../core/errors.ts';
+
+/**
+ * A counting semaphore with a bounded FIFO of waiters: at most `capacity` holders, at most
+ * `maxWaiting` queued; one more is refused at once (a clear tool error beats an unbounded wait).
+ */
+export class BoundedQueue {
+  private holders = 0;
+  private readonly waiters: Array<{ grant: () => void; refuse: (err: unknown) => void }> = [];
+
+  constructor(
+    private readonly runtime: string,
+    readonly capacity: number,
+    readonly maxWaiting: number,
+  ) {}
+
+  get active(): number {
+    return this.holders;
+  }
+
+  get waiting(): number {
+    return this.waiters.length;
+  }
+
+  /** Resolves with a release function once a slot is free; rejects if the queue is full or `signal` aborts first. */
+  acquire(signal?: AbortSignal): Promise<() => void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (this.holders < this.capacity) {
+      this.holders++;
+      return Promise.resolve(this.releaser());
+    }
+    if (this.waiters.length >= this.maxWaiting) {
+      return Promise.reject(
+        new SandboxQueueFullError(this.runtime, `the ${this.runtime} runtime is busy: ${this.capacity} running and ${this.waiters.length} queued`),
+      );
+    }
+    return new Promise((resolve, reject) => {
+      const waiter = {
+        grant: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(this.releaser());
+        },
+        refuse: reject,
+      };
+      const onAbort = (): void => {
+        const index = this.waiters.indexOf(waiter);
+        if (index >= 0) this.waiters.splice(index, 1);
+        reject(signal?.reason);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiters.push(waiter);
+    });
+  }
+
+  private releaser(): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiters.shift();
+      if (next) next.grant();
+      else this.holders--;
+    };
+  }
+}

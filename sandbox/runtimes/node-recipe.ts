@@ -1,0 +1,61 @@
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const PLUGIN_HOST_SCRIPT = join(here, 'plugin-host.ts');
+
+/** file: URL of tsx's loader, so a child can `--import` it whatever its working directory. */
+export function tsxLoaderUrl(): string {
+  return pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+}
+
+export interface PluginHostArgs {
+  guest: 'node-vm' | 'isolated-vm' | 'none';
+  /** V8 old-generation limit (the process's JS heap). */
+  heapMb: number;
+  /** Module imported before `ready`, so a warm spare has it loaded. */
+  preload?: string;
+  /** One process serves many calls (the isolate host). */
+  shared?: boolean;
+}
+
+/** argv of a JS plugin process: node + tsx + plugin-host.ts. */
+export function pluginHostArgv(args: PluginHostArgs): string[] {
+  return [
+    process.execPath,
+    // isolated-vm on Node >= 20 crashes with the shared-heap startup snapshot (isolated-vm#420).
+    ...(args.guest === 'isolated-vm' ? ['--no-node-snapshot'] : []),
+    `--max-old-space-size=${args.heapMb}`,
+    '--import',
+    tsxLoaderUrl(),
+    PLUGIN_HOST_SCRIPT,
+    `--guest=${args.guest}`,
+    ...(args.shared ? ['--shared'] : []),
+    ...(args.preload ? [`--preload=${args.preload}`] : []),
+  ];
+}
+
+/** The nearest directory at or above a file: URL that holds a package.json (what a sandbox must see to import it). */
+export function packageRootOf(moduleUrl: string): string | null {
+  if (!moduleUrl.startsWith('file:')) return null;
+  let dir = dirname(fileURLToPath(moduleUrl));
+  for (;;) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    const parent = dirname(dir);
+    if (parent === dir) return null;
+    dir = parent;
+  }
+}
+
+/**
+ * Host paths a JS plugin process must read: the gateway's package (plugin-host.ts, the kit,
+ * node_modules), Node's install prefix, the plugin's own package, and any extra grants. Sorted
+ * and deduplicated, so equal grants give equal keys (and share an isolate host).
+ */
+export function sandboxReadPaths(gatewayRoot: string, moduleUrl?: string, extra: readonly string[] = []): string[] {
+  const root = moduleUrl ? packageRootOf(moduleUrl) : null;
+  const prefix = dirname(dirname(process.execPath));
+  return [...new Set([gatewayRoot, prefix, ...(root ? [root] : []), ...extra])].sort();
+}

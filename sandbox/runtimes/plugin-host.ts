@@ -1,0 +1,157 @@
+/**
+ * Entry point of a JS plugin process (runtime `process`, and the shared isolate host). Started by
+ * the gateway as `node [--no-node-snapshot] --import <tsx> plugin-host.ts --guest=<engine>
+ * [--shared] [--preload=<module url>]`, inside the sandbox built by process-launch.ts. Speaks the
+ * plugin protocol (plugin-protocol.ts) on fd 3.
+ *
+ * Per-call state (the hook context, ctx.state) lives here, keyed by callId, from `start` until
+ * the `result` is sent or the call is aborted.
+ */
+import { Socket } from 'node:net';
+import type { GuestJs } from '../../plugins/kit/guest-js.ts';
+import type { PluginContext, PluginDefinition } from '../../plugins/kit/define-plugin.ts';
+import type { ToolProgress } from '../../plugins/plugin-types.ts';
+import { NdjsonLineSplitter } from '../python-ipc.ts';
+import { createIsolatedVmGuest, loadIsolatedVm } from './isolated-vm-guest.ts';
+import { hookFailure, loadPluginModule, runEndHook } from './load-plugin-module.ts';
+import { createNodeVmGuest } from './node-vm-guest.ts';
+import type { ChildMessage, HostMessage } from './plugin-protocol.ts';
+
+interface Call {
+  plugin: string;
+  ctx: PluginContext;
+  controller: AbortController;
+  definition: Promise<PluginDefinition>;
+  /** Hooks of one call run one after another, in the order the gateway sent them. */
+  chain: Promise<unknown>;
+  failure: string | null;
+}
+
+const flags = new Map(process.argv.slice(2).map((arg) => {
+  const [key, ...rest] = arg.replace(/^--/, '').split('=');
+  return [key as string, rest.join('=')];
+}));
+const requestedGuest = flags.get('guest') ?? 'node-vm';
+const DEFAULT_GUEST_MEMORY_MB = 64;
+
+const channel = new Socket({ fd: 3, readable: true, writable: true });
+const splitter = new NdjsonLineSplitter();
+const calls = new Map<string, Call>();
+let makeGuest: (memoryMb: number) => GuestJs | undefined = () => undefined;
+
+function send(message: ChildMessage): void {
+  if (!channel.destroyed) channel.write(`${JSON.stringify(message)}\n`);
+}
+
+async function main(): Promise<void> {
+  let guest: 'isolated-vm' | 'node-vm' | 'none' = 'none';
+  let guestError: string | undefined;
+  if (requestedGuest === 'isolated-vm') {
+    try {
+      const { ivm } = await loadIsolatedVm();
+      makeGuest = (memoryMb) => createIsolatedVmGuest(ivm, memoryMb);
+      guest = 'isolated-vm';
+    } catch (err) {
+      guestError = err instanceof Error ? err.message : String(err);
+    }
+  } else if (requestedGuest === 'node-vm') {
+    const nodeVm = createNodeVmGuest();
+    makeGuest = () => nodeVm;
+    guest = 'node-vm';
+  }
+  if (flags.has('shared')) {
+    // One host serves many calls: a stray throw from one plugin's timer must not end the others.
+    process.on('uncaughtException', (err) => process.stderr.write(`uncaught: ${err.stack ?? String(err)}\n`));
+    process.on('unhandledRejection', (err) => process.stderr.write(`unhandled rejection: ${String(err)}\n`));
+  }
+  const preload = flags.get('preload');
+  if (preload) await loadPluginModule(preload).catch(() => undefined);
+  channel.setEncoding('utf8');
+  channel.on('data', (chunk: string) => {
+    for (const line of splitter.push(chunk)) if (line.trim()) receive(JSON.parse(line) as HostMessage);
+  });
+  // The gateway closed the channel (or died): nothing is left to serve.
+  channel.on('close', () => process.exit(0));
+  channel.on('error', () => process.exit(0));
+  send({ t: 'ready', pid: process.pid, guest, ...(guestError ? { guestError } : {}) });
+}
+
+function receive(message: HostMessage): void {
+  switch (message.t) {
+    case 'load':
+      loadPluginModule(message.module).then(
+        (definition) => send({ t: 'loaded', module: message.module, plugin: definition.name }),
+        (err: unknown) => send({ t: 'loaded', module: message.module, error: String(err) }),
+      );
+      return;
+    case 'start':
+      return startCall(message);
+    case 'piece': {
+      const call = calls.get(message.callId);
+      if (!call) return send({ t: 'verdict', callId: message.callId, seq: message.seq });
+      call.chain = call.chain.then(async () => {
+        let reject: string | undefined;
+        if (call.failure === null) {
+          try {
+            const definition = await call.definition;
+            const verdict = await definition.hooks.onPiece?.(message.piece, call.ctx);
+            if (verdict?.verdict === 'reject') reject = verdict.reason;
+          } catch (err) {
+            call.failure = hookFailure(call.plugin, err).content;
+          }
+        }
+        send({ t: 'verdict', callId: message.callId, seq: message.seq, ...(reject !== undefined ? { reject } : {}) });
+      });
+      return;
+    }
+    case 'end': {
+      const call = calls.get(message.callId);
+      if (!call) return send({ t: 'result', callId: message.callId, ok: false, content: 'error: unknown call' });
+      call.chain = call.chain.then(async () => {
+        const definition = await call.definition.catch(() => null);
+        const result =
+          call.failure !== null || definition === null
+            ? { ok: false, content: call.failure ?? 'error: the plugin module did not load' }
+            : await runEndHook(definition, message.args, call.ctx);
+        calls.delete(message.callId);
+        send({ t: 'result', callId: message.callId, ...result });
+      });
+      return;
+    }
+    case 'abort': {
+      const call = calls.get(message.callId);
+      if (!call) return;
+      calls.delete(message.callId);
+      call.controller.abort(message.reason);
+      call.definition.then((d) => d.hooks.onAbort?.(message.reason, call.ctx)).catch(() => undefined);
+      return;
+    }
+  }
+}
+
+function startCall(message: Extract<HostMessage, { t: 'start' }>): void {
+  const controller = new AbortController();
+  const definition = message.module
+    ? loadPluginModule(message.module)
+    : Promise.reject(new Error('no plugin module given'));
+  const guest = makeGuest(message.memoryMb ?? DEFAULT_GUEST_MEMORY_MB);
+  const ctx: PluginContext = {
+    callId: message.toolCallId,
+    signal: controller.signal,
+    state: {},
+    emit: (progress: ToolProgress) => send({ t: 'progress', callId: message.callId, progress }),
+    ...(guest ? { guest } : {}),
+  };
+  const call: Call = { plugin: message.plugin, ctx, controller, definition, chain: Promise.resolve(), failure: null };
+  call.chain = definition.then(
+    async (d) => {
+      if (d.name !== message.plugin) throw new Error(`module exports plugin "${d.name}", expected "${message.plugin}"`);
+      await d.hooks.onStart?.(ctx);
+    },
+  ).catch((err: unknown) => {
+    call.failure = hookFailure(message.plugin, err).content;
+  });
+  calls.set(message.callId, call);
+}
+
+void main();

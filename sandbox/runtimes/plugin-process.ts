@@ -1,0 +1,228 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { constants } from 'node:os';
+import type { Duplex } from 'node:stream';
+import { SandboxError } from '../../core/errors.ts';
+import { NdjsonLineSplitter } from '../python-ipc.ts';
+import { killProcessTree } from '../process-tree.ts';
+import { childMessageSchema, type CallMessage, type ChildMessage, type HostMessage } from './plugin-protocol.ts';
+import type { ProcessLaunchPlan } from './process-launch.ts';
+
+type ReadyMessage = Extract<ChildMessage, { t: 'ready' }>;
+
+export interface PluginProcessOptions {
+  startupTimeoutMs: number;
+  /** stdout+stderr bytes before the process is killed. */
+  outputBytes: number;
+}
+
+/** How a plugin process ended, in words a tool error can carry. */
+export interface ProcessExit {
+  /** Set when the gateway killed it (timeout, abort, output limit, protocol error, call done). */
+  killedFor: string | null;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stderrTail: string;
+}
+
+const STDERR_TAIL = 4096;
+/** Longest protocol line accepted; a child that sends more without a newline is killed. */
+const MAX_LINE = 8 * 1024 * 1024;
+
+/**
+ * The gateway's side of one sandboxed plugin process: spawns it in its own session, waits for
+ * `ready`, routes messages by callId, and SIGKILLs its whole process tree when asked.
+ */
+export class PluginProcess {
+  readonly ready: ReadyMessage;
+  private readonly routes = new Map<string, (message: CallMessage) => void>();
+  private readonly loads = new Map<string, Array<(m: Extract<ChildMessage, { t: 'loaded' }>) => void>>();
+  private readonly exitListeners = new Set<(exit: ProcessExit) => void>();
+  private exit: ProcessExit | null = null;
+  private killedFor: string | null = null;
+
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly channel: Duplex,
+    ready: ReadyMessage,
+    private readonly output: { tail: string; bytes: number },
+  ) {
+    this.ready = ready;
+  }
+
+  static start(plan: ProcessLaunchPlan, options: PluginProcessOptions): Promise<PluginProcess> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(plan.command, plan.args, {
+        stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+        env: plan.env,
+        cwd: plan.cwd,
+        // Own session and process group: a kill of -pid reaches everything that did not setsid.
+        detached: true,
+        ...(plan.uid !== undefined ? { uid: plan.uid, gid: plan.gid } : {}),
+      });
+      const channel = child.stdio[3] as Duplex;
+      const output = { tail: '', bytes: 0 };
+      let proc: PluginProcess | null = null;
+      let settled = false;
+      const fail = (why: string): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        if (child.pid !== undefined) killProcessTree(child.pid);
+        reject(new SandboxError(`the plugin process did not start: ${why}${output.tail ? `\n${output.tail.trim()}` : ''}`));
+      };
+      const timer = setTimeout(() => fail(`no ready message within ${options.startupTimeoutMs} ms`), options.startupTimeoutMs);
+      const collect = (chunk: Buffer): void => {
+        output.bytes += chunk.length;
+        output.tail = (output.tail + chunk.toString('utf8')).slice(-STDERR_TAIL);
+        if (output.bytes > options.outputBytes) (proc ? proc.kill(`it printed more than ${options.outputBytes} bytes`) : fail('output limit'));
+      };
+      child.stdout?.on('data', collect);
+      child.stderr?.on('data', collect);
+      child.on('error', (err) => fail(err.message));
+      const splitter = new NdjsonLineSplitter();
+      let pending = 0;
+      channel.setEncoding('utf8');
+      channel.on('error', () => undefined);
+      channel.on('data', (chunk: string) => {
+        const nl = chunk.lastIndexOf('\n');
+        pending = nl < 0 ? pending + chunk.length : chunk.length - nl - 1;
+        if (pending > MAX_LINE) return proc ? proc.kill('protocol error: line too long') : fail('protocol error');
+        for (const line of splitter.push(chunk)) {
+          if (!line.trim()) continue;
+          const parsed = childMessageSchema.safeParse(safeJson(line));
+          if (!parsed.success) {
+            if (proc) proc.kill(`protocol error: ${line.slice(0, 200)}`);
+            else fail(`unexpected message: ${line.slice(0, 200)}`);
+            return;
+          }
+          if (proc) {
+            proc.receive(parsed.data);
+          } else if (parsed.data.t === 'ready') {
+            settled = true;
+            clearTimeout(timer);
+            proc = new PluginProcess(child, channel, parsed.data, output);
+            resolve(proc);
+          } else {
+            fail(`first message was ${parsed.data.t}, not ready`);
+          }
+        }
+      });
+      child.on('exit', (code, signal) => {
+        if (proc) proc.onExit(code, signal);
+        else fail(`exited with ${signal ? `signal ${signal}` : `code ${code}`}`);
+      });
+    });
+  }
+
+  get alive(): boolean {
+    return this.exit === null;
+  }
+
+  get pid(): number | null {
+    return this.child.pid ?? null;
+  }
+
+  route(callId: string, handler: (message: CallMessage) => void): void {
+    this.routes.set(callId, handler);
+  }
+
+  unroute(callId: string): void {
+    this.routes.delete(callId);
+  }
+
+  send(message: HostMessage): void {
+    if (this.alive && !this.channel.destroyed) this.channel.write(`${JSON.stringify(message)}\n`);
+  }
+
+  /** Imports a module ahead of the first call; resolves with the plugin name it exports. */
+  load(module: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const list = this.loads.get(module) ?? [];
+      list.push((m) => (m.error ? reject(new SandboxError(m.error)) : resolve(m.plugin ?? '')));
+      this.loads.set(module, list);
+      const off = this.onceExit((exit) => reject(new SandboxError(`the plugin process ended while loading: ${describeExit(exit).message}`)));
+      list.push(() => off());
+      this.send({ t: 'load', module });
+    });
+  }
+
+  /** Calls `listener` once when the process is gone (at once if it already is). */
+  onceExit(listener: (exit: ProcessExit) => void): () => void {
+    if (this.exit) {
+      listener(this.exit);
+      return () => undefined;
+    }
+    this.exitListeners.add(listener);
+    return () => this.exitListeners.delete(listener);
+  }
+
+  /** SIGKILLs the process, its process group and every descendant; idempotent. */
+  kill(reason: string): void {
+    this.killedFor ??= reason;
+    const pid = this.child.pid;
+    if (pid === undefined || !this.alive) return;
+    killProcessTree(pid);
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // the group is already empty
+    }
+  }
+
+  private receive(message: ChildMessage): void {
+    if (message.t === 'loaded') {
+      const waiters = this.loads.get(message.module) ?? [];
+      this.loads.delete(message.module);
+      for (const waiter of waiters) waiter(message);
+    } else if (message.t !== 'ready') {
+      this.routes.get(message.callId)?.(message);
+    }
+  }
+
+  private onExit(code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.exit) return;
+    const pid = this.child.pid;
+    // Stragglers that left the tree but kept the process group (no PID namespace here).
+    if (pid !== undefined) {
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {
+        // none left
+      }
+    }
+    this.exit = { killedFor: this.killedFor, code, signal, stderrTail: this.output.tail.trim() };
+    this.channel.destroy();
+    for (const listener of [...this.exitListeners]) listener(this.exit);
+    this.exitListeners.clear();
+    this.routes.clear();
+  }
+}
+
+/** Why a process is gone, in one line for a tool error, and which limit (if any) stopped it. */
+export function describeExit(exit: ProcessExit): { message: string; limit: 'memory' | 'cpu' | 'file-size' | 'output' | null } {
+  if (exit.killedFor) return { message: exit.killedFor, limit: /printed more than/.test(exit.killedFor) ? 'output' : null };
+  if (/heap out of memory|Allocation failed|Cannot allocate|MemoryError|out of memory/i.test(exit.stderrTail)) {
+    return { message: 'it ran out of memory (memory limit)', limit: 'memory' };
+  }
+  // bwrap and unshare exit with 128+N when the plugin process died of signal N.
+  const signal = exit.signal ?? (exit.code !== null && exit.code > 128 ? signalName(exit.code - 128) : null);
+  if (signal === 'SIGXCPU') return { message: 'it used up its CPU time (CPU limit)', limit: 'cpu' };
+  if (signal === 'SIGXFSZ') return { message: 'it wrote a file larger than its file size limit', limit: 'file-size' };
+  if (exit.code === 121) return { message: `the sandbox setup failed: ${exit.stderrTail.slice(-300)}`, limit: null };
+  const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+  const last = exit.stderrTail.split('\n').filter(Boolean).slice(-1)[0];
+  return { message: last ? `it ${how} (${last.slice(0, 300)})` : `it ${how}`, limit: null };
+}
+
+function signalName(num: number): NodeJS.Signals | null {
+  const entry = Object.entries(constants.signals).find(([, n]) => n === num);
+  return entry ? (entry[0] as NodeJS.Signals) : null;
+}
+
+function safeJson(line: string): unknown {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+}

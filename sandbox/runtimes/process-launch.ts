@@ -1,0 +1,214 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SandboxError } from '../../core/errors.ts';
+import { findExecutable, PYTHON_SOURCE_DIR, systemBinds, type SandboxMode } from '../python-launch.ts';
+
+/** Per-process limits of runtime `process` (the isolate host uses the same, minus CPU). */
+export interface ProcessLimits {
+  /** Wall clock for the whole call, from start to result (then the process tree is killed). */
+  timeoutMs: number;
+  /** RLIMIT_CPU (soft; SIGKILL one second later). */
+  cpuSeconds: number;
+  /** JS children: V8 heap (--max-old-space-size); RLIMIT_DATA gets NODE_DATA_HEADROOM_MB more. Other commands: RLIMIT_DATA. */
+  memoryMb: number;
+  /** RLIMIT_FSIZE. */
+  fileSizeMb: number;
+  /** RLIMIT_NPROC for the call's own uid (only when calls get their own uid, i.e. as root). */
+  maxProcesses: number;
+  /** RLIMIT_NOFILE. */
+  openFiles: number;
+  /** stdout+stderr bytes before the process is killed. */
+  outputBytes: number;
+  /** Size of the writable tmpfs at the working directory and at /tmp (bwrap only). */
+  diskMb: number;
+}
+
+export const DEFAULT_PROCESS_LIMITS: Readonly<ProcessLimits> = Object.freeze({
+  timeoutMs: 30_000,
+  cpuSeconds: 10,
+  memoryMb: 256,
+  fileSizeMb: 16,
+  maxProcesses: 64,
+  openFiles: 256,
+  outputBytes: 1024 * 1024,
+  diskMb: 64,
+});
+
+/** Node's own data segment (code space, threads' stacks, tsx) on top of its JS heap. */
+export const NODE_DATA_HEADROOM_MB = 256;
+
+/** How processes are wrapped on this machine (decided once, by probing: process-sandbox.ts). */
+export interface SandboxSetup {
+  mode: SandboxMode;
+  /** What applies rlimits: the Python launcher (also loads seccomp), util-linux prlimit, or nothing. */
+  launcher: 'python' | 'prlimit' | 'none';
+  python: string | null;
+  seccomp: boolean;
+  /** Run each process as its own unprivileged uid (possible only as root). */
+  uidDrop: boolean;
+}
+
+export interface ProcessSpec {
+  /** The command as it runs inside the sandbox (absolute paths). */
+  argv: string[];
+  /** Host paths the process may read (bound read-only under bwrap). */
+  readOnlyPaths: string[];
+  limits: ProcessLimits;
+  /** RLIMIT_DATA in MiB (memoryMb plus the runtime's own headroom). */
+  dataMb: number;
+  /** False for long-lived hosts, whose CPU time adds up over many calls. */
+  limitCpu: boolean;
+  uid: number | null;
+  /** Working directory on the host for modes without bwrap (bwrap gets a sized tmpfs). */
+  hostCwd: string;
+  extraEnv?: Record<string, string>;
+}
+
+export interface ProcessLaunchPlan {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+  uid?: number;
+  gid?: number;
+}
+
+/** Plugins yield the CPU to the gateway's event loop (streaming tokens to clients comes first). */
+const PLUGIN_NICE = 5;
+
+/** Where the working directory appears inside bwrap. */
+export const SANDBOX_CWD = '/home/plugin';
+export const LAUNCHER_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'exec_launcher.py');
+/** The gateway's package root: plugin-host.ts, the kit and node_modules live below it. */
+export const GATEWAY_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+const isRoot = (): boolean => typeof process.getuid === 'function' && process.getuid() === 0;
+
+export function planProcessLaunch(setup: SandboxSetup, spec: ProcessSpec): ProcessLaunchPlan {
+  const inner = [...launcherPrefix(setup, spec), ...spec.argv];
+  const bwrapped = setup.mode === 'bwrap';
+  // Built from scratch: nothing of the gateway's environment (API keys…) reaches a plugin.
+  const home = bwrapped ? SANDBOX_CWD : spec.hostCwd;
+  const env: Record<string, string> = {
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    LANG: 'C.UTF-8',
+    LC_ALL: 'C.UTF-8',
+    HOME: home,
+    TMPDIR: bwrapped ? '/tmp' : spec.hostCwd,
+    ...spec.extraEnv,
+  };
+  const ids = spec.uid !== null ? { uid: spec.uid, gid: spec.uid } : {};
+  if (setup.mode === 'bwrap') {
+    const bwrap = findExecutable('bwrap');
+    if (!bwrap) throw new SandboxError('bwrap is not installed');
+    const bytes = String(spec.limits.diskMb * 1024 * 1024);
+    const args = [
+      '--unshare-all',
+      '--die-with-parent',
+      '--new-session',
+      ...systemBinds(),
+      '--proc', '/proc',
+      '--dev', '/dev',
+      // Before the binds: a read-only path under /tmp (a Node install, a checkout) stays visible.
+      '--size', bytes, '--tmpfs', '/tmp',
+      ...readOnlyBinds([...spec.readOnlyPaths, ...launcherPaths(setup)]),
+      '--size', bytes, '--tmpfs', SANDBOX_CWD,
+      // bwrap's root is a tmpfs the sandbox uid owns: read-only, or a plugin could plant files.
+      '--remount-ro', '/',
+      '--chdir', SANDBOX_CWD,
+      '--',
+      ...inner,
+    ];
+    return { command: bwrap, args, env, cwd: spec.hostCwd, ...ids };
+  }
+  if (setup.mode === 'netns') {
+    const unshare = findExecutable('unshare');
+    if (!unshare) throw new SandboxError('unshare is not installed');
+    // A PID namespace too: when its first process dies the kernel kills every process in it, so
+    // nothing that double-forked away survives the call. As a non-root uid, -r is needed first.
+    const flags = [...(isRoot() && spec.uid === null ? [] : ['-r']), '-n', '-p', '-f', '--kill-child', '--mount-proc'];
+    return { command: unshare, args: [...flags, '--', ...inner], env, cwd: spec.hostCwd, ...ids };
+  }
+  const [command, ...args] = inner as [string, ...string[]];
+  return { command, args, env, cwd: spec.hostCwd, ...ids };
+}
+
+function launcherPrefix(setup: SandboxSetup, spec: ProcessSpec): string[] {
+  const { limits } = spec;
+  const mib = 1024 * 1024;
+  const rlimits: Record<string, [number, number]> = {
+    RLIMIT_DATA: [spec.dataMb * mib, spec.dataMb * mib],
+    RLIMIT_FSIZE: [limits.fileSizeMb * mib, limits.fileSizeMb * mib],
+    RLIMIT_NOFILE: [limits.openFiles, limits.openFiles],
+    RLIMIT_CORE: [0, 0],
+  };
+  if (spec.limitCpu) rlimits['RLIMIT_CPU'] = [limits.cpuSeconds, limits.cpuSeconds + 1];
+  if (processLimitApplies(setup, spec.uid)) rlimits['RLIMIT_NPROC'] = [limits.maxProcesses, limits.maxProcesses];
+  if (setup.launcher === 'python' && setup.python) {
+    const config = { rlimits, seccomp: setup.seccomp, seccompModuleDir: PYTHON_SOURCE_DIR, nice: PLUGIN_NICE, init: setup.mode === 'netns' };
+    return [setup.python, '-I', LAUNCHER_SCRIPT, JSON.stringify(config), '--'];
+  }
+  if (setup.launcher === 'prlimit') {
+    const prlimit = findExecutable('prlimit');
+    if (!prlimit) throw new SandboxError('prlimit is not installed');
+    const names: Record<string, string> = {
+      RLIMIT_DATA: 'data', RLIMIT_FSIZE: 'fsize', RLIMIT_NOFILE: 'nofile', RLIMIT_CORE: 'core', RLIMIT_CPU: 'cpu', RLIMIT_NPROC: 'nproc',
+    };
+    return [prlimit, ...Object.entries(rlimits).map(([k, [soft, hard]]) => `--${names[k]}=${soft}:${hard}`), '--'];
+  }
+  return [];
+}
+
+/** The launcher script and the seccomp filter it loads must be visible inside the sandbox too. */
+function launcherPaths(setup: SandboxSetup): string[] {
+  return setup.launcher === 'python' ? [dirname(LAUNCHER_SCRIPT), PYTHON_SOURCE_DIR] : [];
+}
+
+/**
+ * Whether RLIMIT_NPROC can bound a plugin's processes. The kernel counts the processes of the uid
+ * in the current user namespace (Linux >= 5.14): exact for a uid of the call's own, or inside a
+ * user namespace of the call's own (bwrap, unshare -r, as a non-root gateway). For a plugin that
+ * shares the gateway's uid without one it would count the gateway's processes too, so it is not set.
+ */
+export function processLimitApplies(setup: SandboxSetup, uid: number | null): boolean {
+  if (setup.launcher === 'none') return false;
+  return uid !== null || (setup.mode !== 'none' && !isRoot());
+}
+
+/** Read-only binds for the given host paths, hiding secrets that commonly sit in a checkout. */
+function readOnlyBinds(paths: string[]): string[] {
+  const unique = [...new Set(paths.map((p) => resolve(p)))]
+    .filter((p) => existsSync(p) && p !== '/usr' && !p.startsWith('/usr/'))
+    .sort((a, b) => a.length - b.length)
+    .filter((p, i, all) => !all.slice(0, i).some((q) => p.startsWith(`${q}/`)));
+  const args: string[] = [];
+  for (const path of unique) {
+    args.push('--ro-bind', path, path);
+    for (const name of safeReaddir(path)) {
+      if (name === '.git') args.push('--tmpfs', join(path, name));
+      else if (/^\.env(\..*)?$|^\.npmrc$|\.pem$|\.key$/.test(name)) args.push('--ro-bind', '/dev/null', join(path, name));
+    }
+  }
+  return args;
+}
+
+function safeReaddir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/** The launcher's interpreter: Debian's python3 (where python3-seccomp lives), under /usr. */
+export function launcherPython(): string | null {
+  if (existsSync('/usr/bin/python3')) return '/usr/bin/python3';
+  const found = findExecutable('python3');
+  return found && found.startsWith('/usr/') ? found : null;
+}
+
+/** Install prefix of this Node binary, when it lives outside /usr (it must be visible inside bwrap). */
+export function nodePrefix(): string {
+  return resolve(dirname(process.execPath), '..');
+}

@@ -1,0 +1,206 @@
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SandboxMode } from '../python-launch.ts';
+import { descendantPids } from '../process-tree.ts';
+import { BoundedQueue } from './bounded-queue.ts';
+import { PluginProcess } from './plugin-process.ts';
+import { planProcessLaunch, type ProcessLimits, type SandboxSetup } from './process-launch.ts';
+import { detectProcessSandbox, type ProcessProtections } from './process-sandbox.ts';
+import { claimUid, killUid, pidsOfUids, releaseUid } from './uid-processes.ts';
+
+export interface ProcessPoolOptions {
+  /** 'auto' tries bwrap, then a network+PID namespace (unshare), then none. Default: $CONVEYOR_SANDBOX, else 'auto'. */
+  sandbox?: 'auto' | SandboxMode;
+  /** Calls running at once (one process each). Default 8. */
+  maxProcesses?: number;
+  /** Calls waiting for a process; one more gets a tool error at once. Default 32. */
+  maxQueue?: number;
+  /** Warm processes kept ready per plugin, so a call does not wait for Node to start. Default 1. */
+  sparesPerPlugin?: number;
+  /** Warm processes kept ready in all. Default 4. */
+  maxSpares?: number;
+  /** As root, process n runs as uid uidBase+n (n ≥ 1; uidBase itself for probes and hosts). Default 1_900_000_000. */
+  uidBase?: number;
+  startupTimeoutMs?: number;
+}
+
+/** What to spawn for one plugin (one key = interchangeable processes). */
+export interface ProcessRecipe {
+  key: string;
+  argv: string[];
+  readOnlyPaths: string[];
+  limits: ProcessLimits;
+  dataMb: number;
+  limitCpu: boolean;
+  extraEnv?: Record<string, string>;
+}
+
+export interface ProcessLease {
+  readonly proc: PluginProcess;
+  /** Kills the process (one call per process) and frees its slot; idempotent. */
+  done(reason: string): void;
+}
+
+const UID_RANGE = 4096;
+
+/**
+ * The shared pool of runtime `process`: at most maxProcesses calls at once, each in a fresh
+ * sandboxed process that is killed when its call ends; a bounded queue in front; a few warm
+ * spares per plugin so call start does not pay for Node's startup.
+ */
+export class ProcessPool {
+  readonly options: Required<ProcessPoolOptions>;
+  private readonly slots: BoundedQueue;
+  private detection: Promise<{ setup: SandboxSetup; protections: ProcessProtections }> | null = null;
+  /** Warm processes per recipe key, started or still starting (null: the start failed). */
+  private readonly spares = new Map<string, Array<Promise<PluginProcess | null>>>();
+  private readonly live = new Set<PluginProcess>();
+  private readonly usedUids = new Set<number>();
+  private stagingRoot: string | null = null;
+  private closed = false;
+
+  constructor(options: ProcessPoolOptions = {}) {
+    this.options = {
+      sandbox: options.sandbox ?? sandboxFromEnv(),
+      maxProcesses: options.maxProcesses ?? 8,
+      maxQueue: options.maxQueue ?? 32,
+      sparesPerPlugin: options.sparesPerPlugin ?? 1,
+      maxSpares: options.maxSpares ?? 4,
+      uidBase: options.uidBase ?? 1_900_000_000,
+      startupTimeoutMs: options.startupTimeoutMs ?? 30_000,
+    };
+    this.slots = new BoundedQueue('process', this.options.maxProcesses, this.options.maxQueue);
+  }
+
+  /** Probes the sandbox once (≈0.1 s) and reports what holds. */
+  ready(): Promise<{ setup: SandboxSetup; protections: ProcessProtections }> {
+    this.detection ??= detectProcessSandbox({ mode: this.options.sandbox, probeUid: this.options.uidBase, uidDrop: true });
+    return this.detection;
+  }
+
+  /** Waits for a slot (bounded queue), then hands out a warm spare or a freshly started process. */
+  async acquire(recipe: ProcessRecipe, signal: AbortSignal): Promise<ProcessLease> {
+    const release = await this.slots.acquire(signal);
+    let proc: PluginProcess;
+    try {
+      proc = (await this.takeSpare(recipe.key)) ?? (await this.spawn(recipe));
+    } catch (err) {
+      release();
+      throw err;
+    }
+    this.warm(recipe);
+    let finished = false;
+    return {
+      proc,
+      done: (reason) => {
+        if (finished) return;
+        finished = true;
+        proc.kill(reason);
+        release();
+      },
+    };
+  }
+
+  /** Keeps up to sparesPerPlugin warm processes for this recipe (never more than maxSpares in all). */
+  warm(recipe: ProcessRecipe): void {
+    const list = this.spares.get(recipe.key) ?? [];
+    const total = [...this.spares.values()].reduce((n, l) => n + l.length, 0);
+    if (this.closed || list.length >= this.options.sparesPerPlugin || total >= this.options.maxSpares) return;
+    const spare = this.spawn(recipe).then(
+      (proc) => {
+        if (this.closed) proc.kill('pool closed');
+        return proc;
+      },
+      () => null,
+    );
+    list.push(spare);
+    this.spares.set(recipe.key, list);
+  }
+
+  /** Starts one sandboxed process (not counted against the call slots: used for spares and hosts too). */
+  async spawn(recipe: ProcessRecipe): Promise<PluginProcess> {
+    const { setup } = await this.ready();
+    const uid = setup.uidDrop ? this.allocateUid() : null;
+    this.stagingRoot ??= makeStagingRoot();
+    const hostCwd = mkdtempSync(join(this.stagingRoot, 'p-'));
+    chmodSync(hostCwd, 0o700);
+    if (uid !== null) chownSync(hostCwd, uid, uid);
+    const cleanup = (): void => {
+      if (uid !== null) {
+        killUid(uid);
+        this.usedUids.delete(uid);
+        releaseUid(uid);
+      }
+      rmSync(hostCwd, { recursive: true, force: true });
+    };
+    try {
+      const plan = planProcessLaunch(setup, { ...recipe, uid, hostCwd });
+      const proc = await PluginProcess.start(plan, { startupTimeoutMs: this.options.startupTimeoutMs, outputBytes: recipe.limits.outputBytes });
+      this.live.add(proc);
+      proc.onceExit(() => {
+        this.live.delete(proc);
+        cleanup();
+      });
+      return proc;
+    } catch (err) {
+      cleanup();
+      throw err;
+    }
+  }
+
+  /** Host pids of every live plugin process and its descendants (tests, diagnostics). */
+  livePids(): number[] {
+    const pids: number[] = [];
+    for (const proc of this.live) {
+      if (proc.pid !== null) pids.push(proc.pid, ...descendantPids(proc.pid));
+    }
+    pids.push(...pidsOfUids(this.usedUids));
+    return [...new Set(pids)];
+  }
+
+  get stats(): { running: number; queued: number; spares: number } {
+    return { running: this.slots.active, queued: this.slots.waiting, spares: [...this.spares.values()].reduce((n, l) => n + l.length, 0) };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    // Spares still starting would otherwise come up after close (and outlive their cleanup).
+    const starting = [...this.spares.values()].flat();
+    this.spares.clear();
+    await Promise.all(starting);
+    const exits = [...this.live].map((proc) => new Promise<void>((resolve) => proc.onceExit(() => resolve())));
+    for (const proc of this.live) proc.kill('the gateway is shutting down');
+    await Promise.all(exits);
+    if (this.stagingRoot) rmSync(this.stagingRoot, { recursive: true, force: true });
+  }
+
+  /** The oldest spare for this key (waiting for it if it is still starting: sooner than a new one). */
+  private async takeSpare(key: string): Promise<PluginProcess | null> {
+    const list = this.spares.get(key);
+    while (list && list.length > 0) {
+      const proc = await (list.shift() as Promise<PluginProcess | null>);
+      if (proc?.alive) return proc;
+    }
+    return null;
+  }
+
+  private allocateUid(): number {
+    const uid = claimUid(this.options.uidBase, UID_RANGE);
+    this.usedUids.add(uid);
+    return uid;
+  }
+}
+
+function makeStagingRoot(): string {
+  const root = mkdtempSync(join(tmpdir(), 'conveyor-plugins-'));
+  // Traversable, not listable: each process finds only its own directory.
+  chmodSync(root, 0o711);
+  mkdirSync(root, { recursive: true });
+  return root;
+}
+
+function sandboxFromEnv(): 'auto' | SandboxMode {
+  const value = process.env['CONVEYOR_SANDBOX'];
+  return value === 'bwrap' || value === 'netns' || value === 'none' ? value : 'auto';
+}

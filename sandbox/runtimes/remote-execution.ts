@@ -1,0 +1,183 @@
+import { z } from 'zod';
+import { ConveyorError } from '../../core/errors.ts';
+import type { Piece } from '../../parsers/parser-events.ts';
+import type { PluginDefinition } from '../../plugins/kit/define-plugin.ts';
+import type { ToolCallContext, ToolExecution, ToolResult, Verdict } from '../../plugins/plugin-types.ts';
+import { describeExit, type PluginProcess } from './plugin-process.ts';
+import type { CallMessage } from './plugin-protocol.ts';
+
+let wireCounter = 0;
+
+export interface RemoteLease {
+  readonly proc: PluginProcess;
+  /** The call is over (result, error or abort): kill its process, or leave a shared host. */
+  done(reason: string, clean: boolean): void;
+  /** Merged into every result of the call (e.g. that an isolate plugin ran in the process fallback). */
+  readonly data?: Record<string, unknown>;
+}
+
+export interface RemoteCallOptions {
+  definition: PluginDefinition;
+  runtime: 'process' | 'isolate';
+  /** Plugin module URL the child imports; absent for non-JS commands. */
+  module?: string;
+  /** Memory limit of each guest isolate (ctx.guest). */
+  memoryMb?: number;
+  timeoutMs: number;
+  acquire(signal: AbortSignal): Promise<RemoteLease>;
+  /** Extra data on every result (e.g. that an isolate plugin ran in the process fallback). */
+  data?: Record<string, unknown>;
+}
+
+/**
+ * One call of a plugin that runs in another process (runtime `process`, or the isolate host).
+ * Every way the call can go wrong — queue full, startup failure, crash, limit, timeout, protocol
+ * error — ends as a ToolResult with ok:false for this call alone; nothing here throws.
+ */
+export class RemoteExecution implements ToolExecution {
+  private readonly controller = new AbortController();
+  private readonly lease: Promise<RemoteLease | null>;
+  private readonly verdicts = new Map<number, (verdict: Verdict) => void>();
+  private resultWaiter: ((result: ToolResult) => void) | null = null;
+  private failure: ToolResult | null = null;
+  private finished = false;
+  private seq = 0;
+  private leaseData: Record<string, unknown> = {};
+  /** Unique on the wire: requests' own call ids may repeat, and a shared host serves them all. */
+  private readonly wireId: string;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly call: ToolCallContext, private readonly options: RemoteCallOptions) {
+    const { definition } = options;
+    this.wireId = `${call.callId}#${++wireCounter}`;
+    const onAbort = (): void => this.abort('request aborted');
+    if (call.signal.aborted) queueMicrotask(onAbort);
+    else call.signal.addEventListener('abort', onAbort, { once: true });
+    this.timer = setTimeout(() => this.fail(`timed out after ${options.timeoutMs} ms`, 'sandbox_limit_exceeded', 'timeout'), options.timeoutMs);
+    this.lease = options.acquire(this.controller.signal).then(
+      (lease) => {
+        if (this.finished) {
+          lease.done('call already over', true);
+          return null;
+        }
+        this.leaseData = lease.data ?? {};
+        lease.proc.route(this.wireId, (message) => this.receive(message));
+        lease.proc.onceExit((exit) => {
+          const { message, limit } = describeExit(exit);
+          this.fail(`stopped: ${message}`, limit ? 'sandbox_limit_exceeded' : 'sandbox_error', limit ?? undefined);
+        });
+        lease.proc.send({
+          t: 'start',
+          callId: this.wireId,
+          toolCallId: call.callId,
+          plugin: definition.name,
+          ...(options.module ? { module: options.module } : {}),
+          ...(options.memoryMb ? { memoryMb: options.memoryMb } : {}),
+        });
+        return lease;
+      },
+      (err: unknown) => {
+        if (!this.finished) this.fail(err instanceof Error ? err.message : String(err), err instanceof ConveyorError ? err.code : 'sandbox_error');
+        return null;
+      },
+    );
+  }
+
+  async piece(piece: Piece): Promise<Verdict> {
+    if (this.finished) return undefined;
+    const seq = ++this.seq;
+    const lease = await this.lease;
+    if (!lease || this.finished) return undefined;
+    return new Promise<Verdict>((resolve) => {
+      this.verdicts.set(seq, resolve);
+      lease.proc.send({ t: 'piece', callId: this.wireId, seq, piece });
+    });
+  }
+
+  async end(rawArgs: Record<string, unknown>): Promise<ToolResult> {
+    const { definition } = this.options;
+    const parsed = definition.parameters.safeParse(rawArgs);
+    if (!parsed.success) {
+      this.fail(`got invalid arguments: ${z.prettifyError(parsed.error)}`, 'invalid_arguments');
+      return this.failure as ToolResult;
+    }
+    const lease = await this.lease;
+    if (this.failure || !lease) return this.failure ?? this.errorResult('did not start', 'sandbox_error');
+    const result = await new Promise<ToolResult>((resolve) => {
+      this.resultWaiter = resolve;
+      // JS children re-validate (to get the schema's output); other commands get the parsed value.
+      const args = (this.options.module ? rawArgs : parsed.data) as Record<string, unknown>;
+      lease.proc.send({ t: 'end', callId: this.wireId, args });
+    });
+    this.finish('call finished', true);
+    return result;
+  }
+
+  abort(reason: string): void {
+    if (this.finished) return;
+    this.failure ??= this.errorResult(`was aborted: ${reason}`, 'aborted');
+    this.settleAll();
+    this.finish(reason, false);
+  }
+
+  private receive(message: CallMessage): void {
+    switch (message.t) {
+      case 'progress':
+        this.call.emit(message.progress);
+        return;
+      case 'verdict': {
+        const resolve = this.verdicts.get(message.seq);
+        this.verdicts.delete(message.seq);
+        resolve?.(message.reject !== undefined ? { verdict: 'reject', reason: message.reject } : undefined);
+        return;
+      }
+      case 'result': {
+        const waiter = this.resultWaiter;
+        this.resultWaiter = null;
+        const data = { ...message.data, ...this.options.data, ...this.leaseData };
+        waiter?.({ ok: message.ok, content: message.content, ...(Object.keys(data).length > 0 ? { data } : {}) });
+        return;
+      }
+    }
+  }
+
+  private fail(message: string, code: string, limit?: string): void {
+    if (this.finished) return;
+    this.failure = this.errorResult(message, code, limit);
+    this.settleAll();
+    this.finish(message, false);
+  }
+
+  private errorResult(message: string, code: string, limit?: string): ToolResult {
+    return {
+      ok: false,
+      content: `error: ${this.options.definition.name} ${message}`,
+      data: { code, runtime: this.options.runtime, ...(limit ? { limit } : {}), ...this.options.data, ...this.leaseData },
+    };
+  }
+
+  /** Pending verdicts resolve as "carry on"; a pending end resolves with the failure. */
+  private settleAll(): void {
+    for (const resolve of this.verdicts.values()) resolve(undefined);
+    this.verdicts.clear();
+    if (this.failure && this.resultWaiter) {
+      const waiter = this.resultWaiter;
+      this.resultWaiter = null;
+      waiter(this.failure);
+    }
+  }
+
+  private finish(reason: string, clean: boolean): void {
+    if (this.finished) return;
+    this.finished = true;
+    clearTimeout(this.timer);
+    this.controller.abort(reason);
+    void this.lease.then((lease) => {
+      if (!lease) return;
+      // A shared host keeps running: tell it to drop the call (onAbort, ctx.signal).
+      if (!clean) lease.proc.send({ t: 'abort', callId: this.wireId, reason });
+      lease.proc.unroute(this.wireId);
+      lease.done(reason, clean);
+    });
+  }
+}

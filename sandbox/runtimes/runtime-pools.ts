@@ -1,0 +1,90 @@
+import { IsolateHosts, type IsolateHostsOptions } from './isolate-hosts.ts';
+import type { IsolatedVmSupport } from './isolated-vm-support.ts';
+import { sandboxReadPaths } from './node-recipe.ts';
+import { GATEWAY_ROOT } from './process-launch.ts';
+import { ProcessPool, type ProcessPoolOptions } from './process-pool.ts';
+import type { ProcessProtections } from './process-sandbox.ts';
+import { ThreadPool, type ThreadPoolOptions } from './thread-pool.ts';
+
+export interface RuntimePoolsOptions {
+  thread?: ThreadPoolOptions;
+  process?: ProcessPoolOptions;
+  isolate?: IsolateHostsOptions;
+}
+
+/** What each runtime can do on this machine (GET /health). */
+export interface RuntimesReport {
+  inline: { available: true; boundary: 'none' };
+  thread: { available: true; boundary: 'none'; maxThreads: number; maxQueue: number; maxOldGenerationSizeMb: number };
+  process: { available: true; maxProcesses: number; maxQueue: number; protections: ProcessProtections };
+  isolate: {
+    available: boolean;
+    isolatedVm: string | null;
+    /** Why isolates are off here; isolate plugins then run in `process`. */
+    reason?: string;
+    fallback: 'process' | null;
+    maxCalls: number;
+    maxQueue: number;
+  };
+}
+
+/**
+ * The gateway's shared runtime pools: one piscina pool, one process pool, one isolate host per
+ * plugin package. Created once per gateway and handed to every toolFromPlugin; nothing starts
+ * until a call (or report()) needs it.
+ *
+ * @example
+ * const pools = createRuntimePools({ process: { maxProcesses: 8 } });
+ * const tool = toolFromPlugin(myPlugin, { moduleUrl: import.meta.url, pools });
+ * console.log(await pools.report());
+ * await pools.close();
+ */
+export class RuntimePools {
+  readonly thread: ThreadPool;
+  readonly process: ProcessPool;
+  readonly isolate: IsolateHosts;
+
+  constructor(options: RuntimePoolsOptions = {}) {
+    this.thread = new ThreadPool(options.thread);
+    this.process = new ProcessPool(options.process);
+    this.isolate = new IsolateHosts(this.process, options.isolate);
+  }
+
+  /** Probes the process sandbox (≈0.1 s, once) and, where isolated-vm may work, starts an isolate host. */
+  async report(): Promise<RuntimesReport> {
+    const { protections } = await this.process.ready();
+    const isolate: IsolatedVmSupport = await this.isolate.ensure(sandboxReadPaths(GATEWAY_ROOT));
+    return {
+      inline: { available: true, boundary: 'none' },
+      thread: { available: true, boundary: 'none', ...this.thread.options },
+      process: { available: true, maxProcesses: this.process.options.maxProcesses, maxQueue: this.process.options.maxQueue, protections },
+      isolate: {
+        available: isolate.available,
+        isolatedVm: isolate.version ?? null,
+        ...(isolate.reason ? { reason: isolate.reason } : {}),
+        fallback: isolate.available ? null : 'process',
+        maxCalls: this.isolate.options.maxCalls,
+        maxQueue: this.isolate.options.maxQueue,
+      },
+    };
+  }
+
+  /** Host pids of every live plugin process, spare and isolate host (tests, diagnostics). */
+  livePids(): number[] {
+    return [...new Set([...this.process.livePids(), ...this.isolate.livePids()])];
+  }
+
+  async close(): Promise<void> {
+    this.isolate.close();
+    await Promise.all([this.thread.close(), this.process.close()]);
+  }
+}
+
+export function createRuntimePools(options: RuntimePoolsOptions = {}): RuntimePools {
+  return new RuntimePools(options);
+}
+
+/** What each runtime can do here, for GET /health. */
+export function runtimesReport(pools: RuntimePools): Promise<RuntimesReport> {
+  return pools.report();
+}

@@ -1,0 +1,114 @@
+import { z } from 'zod';
+import { ConveyorError } from '../../core/errors.ts';
+import type { Piece } from '../../parsers/parser-events.ts';
+import type { PluginDefinition } from '../../plugins/kit/define-plugin.ts';
+import type { ToolCallContext, ToolExecution, ToolResult, Verdict } from '../../plugins/plugin-types.ts';
+import type { ThreadPool } from './thread-pool.ts';
+import type { ThreadTask, ThreadTaskResult } from './thread-worker.ts';
+
+/** Time the onAbort hook gets in a worker after a call is aborted. */
+const ABORT_HOOK_MS = 1000;
+
+/**
+ * One call of a `thread` plugin. Hooks run one after another as pool tasks; ctx.state is passed
+ * explicitly (cloned into each task and back), because consecutive hooks may run on different
+ * workers. Failures become a ToolResult with ok:false; nothing here throws.
+ */
+export class ThreadExecution implements ToolExecution {
+  private readonly controller = new AbortController();
+  private state: Record<string, unknown> = {};
+  private chain: Promise<unknown>;
+  private failure: ToolResult | null = null;
+  private finished = false;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly pool: ThreadPool,
+    private readonly definition: PluginDefinition,
+    private readonly module: string,
+    private readonly call: ToolCallContext,
+    timeoutMs: number,
+  ) {
+    const onAbort = (): void => this.abort('request aborted');
+    if (call.signal.aborted) queueMicrotask(onAbort);
+    else call.signal.addEventListener('abort', onAbort, { once: true });
+    this.timer = setTimeout(() => this.fail(`timed out after ${timeoutMs} ms`, 'sandbox_limit_exceeded'), timeoutMs);
+    this.chain = this.task('start').then((r) => r && this.absorb(r));
+  }
+
+  async piece(piece: Piece): Promise<Verdict> {
+    const step = this.chain.then(async () => {
+      if (this.failure) return undefined;
+      const r = await this.task('piece', { piece });
+      if (!r) return undefined;
+      this.absorb(r);
+      return r.reject !== undefined ? ({ verdict: 'reject', reason: r.reject } as const) : undefined;
+    });
+    this.chain = step;
+    return step;
+  }
+
+  async end(rawArgs: Record<string, unknown>): Promise<ToolResult> {
+    const parsed = this.definition.parameters.safeParse(rawArgs);
+    if (!parsed.success) this.fail(`got invalid arguments: ${z.prettifyError(parsed.error)}`, 'invalid_arguments');
+    await this.chain;
+    if (this.failure) return this.failure;
+    const r = await this.task('end', { args: rawArgs });
+    const result = this.failure ?? r?.result ?? this.errorResult('returned no result', 'sandbox_error');
+    this.settle();
+    return result;
+  }
+
+  abort(reason: string): void {
+    if (this.finished) return;
+    this.failure ??= this.errorResult(`was aborted: ${reason}`, 'aborted');
+    this.settle();
+    // Best effort: let the plugin release what onStart took, in a worker of its own.
+    void this.pool
+      .run({ ...this.base(), hook: 'abort', reason, state: this.state }, () => undefined, AbortSignal.timeout(ABORT_HOOK_MS))
+      .catch(() => undefined);
+  }
+
+  private async task(hook: ThreadTask['hook'], extra: Partial<ThreadTask> = {}): Promise<ThreadTaskResult | null> {
+    if (this.finished) return null;
+    try {
+      return await this.pool.run({ ...this.base(), hook, state: this.state, ...extra }, this.call.emit, this.controller.signal);
+    } catch (err) {
+      if (!this.finished) this.fail(describe(err), err instanceof ConveyorError ? err.code : 'sandbox_error');
+      return null;
+    }
+  }
+
+  private absorb(r: ThreadTaskResult): void {
+    this.state = r.state;
+    if (r.error && !this.failure) this.failure = { ok: false, content: r.error };
+  }
+
+  private base(): Pick<ThreadTask, 'module' | 'plugin' | 'callId'> {
+    return { module: this.module, plugin: this.definition.name, callId: this.call.callId };
+  }
+
+  private fail(message: string, code: string): void {
+    if (this.finished) return;
+    this.failure = this.errorResult(message, code);
+    this.settle();
+  }
+
+  private errorResult(message: string, code: string): ToolResult {
+    return { ok: false, content: `error: ${this.definition.name} ${message}`, data: { code, runtime: 'thread' } };
+  }
+
+  private settle(): void {
+    if (this.finished) return;
+    this.finished = true;
+    clearTimeout(this.timer);
+    this.controller.abort(this.failure?.content ?? 'call finished');
+  }
+}
+
+function describe(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code === 'ERR_WORKER_OUT_OF_MEMORY') return 'ran out of memory (worker heap limit)';
+  if (err instanceof Error && err.name === 'DataCloneError') return `kept a value in ctx.state that cannot be copied between threads (${err.message})`;
+  return `failed: ${err instanceof Error ? err.message : String(err)}`;
+}

@@ -1,0 +1,92 @@
+import { availableParallelism } from 'node:os';
+import { MessageChannel } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import { SandboxQueueFullError } from '../../core/errors.ts';
+import type { ToolProgress } from '../../plugins/plugin-types.ts';
+import { END_OF_PROGRESS, type ThreadTask, type ThreadTaskResult } from './thread-worker.ts';
+
+export interface ThreadPoolOptions {
+  /** Worker threads. Default: the machine's cores. */
+  maxThreads?: number;
+  /** Hook tasks waiting for a worker; one more is refused with a tool error. Default 64. */
+  maxQueue?: number;
+  /** V8 old-generation limit of each worker (ERR_WORKER_OUT_OF_MEMORY beyond it). Default 256. */
+  maxOldGenerationSizeMb?: number;
+  /** An idle worker above the minimum exits after this long. Default 30 s. */
+  idleTimeoutMs?: number;
+}
+
+/** How long a finished task's progress may trail its result (it normally arrives at once). */
+const PROGRESS_GRACE_MS = 1000;
+const ENTRY = new URL('./thread-worker-entry.mjs', import.meta.url).href;
+
+/**
+ * The gateway's one piscina pool for runtime `thread`: trusted, CPU-bound plugin code off the
+ * event loop, killable (an aborted task terminates its worker) and memory-bounded. A worker is
+ * not a security boundary: code in it can reach process.getBuiltinModule('fs').
+ */
+export class ThreadPool {
+  readonly options: Required<ThreadPoolOptions>;
+  private pool: Piscina | null = null;
+
+  constructor(options: ThreadPoolOptions = {}) {
+    this.options = {
+      maxThreads: options.maxThreads ?? availableParallelism(),
+      maxQueue: options.maxQueue ?? 64,
+      maxOldGenerationSizeMb: options.maxOldGenerationSizeMb ?? 256,
+      idleTimeoutMs: options.idleTimeoutMs ?? 30_000,
+    };
+  }
+
+  /** Runs one hook task; progress the hook emits goes to `emit` while it runs. */
+  async run(task: Omit<ThreadTask, 'port'>, emit: (progress: ToolProgress) => void, signal: AbortSignal): Promise<ThreadTaskResult> {
+    const pool = this.ensurePool();
+    if (pool.queueSize >= this.options.maxQueue) throw this.queueFull(pool);
+    const { port1, port2 } = new MessageChannel();
+    let drained: () => void = () => undefined;
+    const allProgress = new Promise<void>((resolve) => (drained = resolve));
+    port1.on('message', (message: ToolProgress | typeof END_OF_PROGRESS) => (message === END_OF_PROGRESS ? drained() : emit(message)));
+    try {
+      const result = (await pool.run({ ...task, port: port2 }, { transferList: [port2], signal })) as ThreadTaskResult;
+      // Deliver every progress event of the hook before its result.
+      await Promise.race([allProgress, new Promise((resolve) => setTimeout(resolve, PROGRESS_GRACE_MS))]);
+      return result;
+    } catch (err) {
+      if (err instanceof Error && /queue is at limit/i.test(err.message)) throw this.queueFull(pool);
+      throw err;
+    } finally {
+      port1.close();
+    }
+  }
+
+  get stats(): { threads: number; queued: number } {
+    return { threads: this.pool?.threads.length ?? 0, queued: this.pool?.queueSize ?? 0 };
+  }
+
+  async close(): Promise<void> {
+    const pool = this.pool;
+    this.pool = null;
+    await pool?.destroy();
+  }
+
+  private ensurePool(): Piscina {
+    this.pool ??= new Piscina({
+      filename: ENTRY,
+      // A full set of workers at all times: piscina 5 starts replacements for workers it lost (abort,
+      // OOM, exit) only up to minThreads, and with fewer workers left, queued tasks were stranded.
+      minThreads: this.options.maxThreads,
+      maxThreads: this.options.maxThreads,
+      maxQueue: this.options.maxQueue,
+      idleTimeout: this.options.idleTimeoutMs,
+      // Hooks may start async work (a pre-connect) that must progress between tasks; the default
+      // Atomics.wait between tasks would freeze the worker's event loop.
+      atomics: 'disabled',
+      resourceLimits: { maxOldGenerationSizeMb: this.options.maxOldGenerationSizeMb },
+    });
+    return this.pool;
+  }
+
+  private queueFull(pool: Piscina): SandboxQueueFullError {
+    return new SandboxQueueFullError('thread', `the thread runtime is busy: ${pool.threads.length} workers and ${pool.queueSize} tasks queued`);
+  }
+}

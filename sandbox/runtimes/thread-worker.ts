@@ -1,0 +1,69 @@
+import type { MessagePort } from 'node:worker_threads';
+import type { Piece } from '../../parsers/parser-events.ts';
+import type { PluginContext } from '../../plugins/kit/define-plugin.ts';
+import type { ToolResult } from '../../plugins/plugin-types.ts';
+import { hookFailure, loadPluginModule, runEndHook } from './load-plugin-module.ts';
+
+export const END_OF_PROGRESS = '__end_of_progress__';
+
+/** One hook of one call, run in whichever worker piscina picks. */
+export interface ThreadTask {
+  module: string;
+  plugin: string;
+  hook: 'start' | 'piece' | 'end' | 'abort';
+  callId: string;
+  /** ctx.state as the previous hook left it (structured clone). */
+  state: Record<string, unknown>;
+  piece?: Piece;
+  args?: Record<string, unknown>;
+  reason?: string;
+  /** Carries ctx.emit progress back to the gateway while the hook runs. */
+  port: MessagePort;
+}
+
+export interface ThreadTaskResult {
+  state: Record<string, unknown>;
+  reject?: string;
+  result?: ToolResult;
+  /** The hook threw (start/piece): the call ends with this error at `end`. */
+  error?: string;
+}
+
+/**
+ * Runs one hook. Hooks of one call may land on different workers, so nothing of the call stays
+ * here: its state travels with every task and comes back with the result.
+ */
+export default async function runThreadTask(task: ThreadTask): Promise<ThreadTaskResult> {
+  // Never aborted from here: an abort terminates this whole worker (piscina), which is the stop.
+  const stop = new AbortController();
+  const ctx: PluginContext = {
+    callId: task.callId,
+    signal: stop.signal,
+    state: task.state,
+    emit: (progress) => task.port.postMessage(progress),
+  };
+  try {
+    const definition = await loadPluginModule(task.module);
+    if (definition.name !== task.plugin) throw new Error(`module exports plugin "${definition.name}", expected "${task.plugin}"`);
+    switch (task.hook) {
+      case 'start':
+        await definition.hooks.onStart?.(ctx);
+        return { state: ctx.state };
+      case 'piece': {
+        const verdict = await definition.hooks.onPiece?.(task.piece as Piece, ctx);
+        return { state: ctx.state, ...(verdict?.verdict === 'reject' ? { reject: verdict.reason } : {}) };
+      }
+      case 'end':
+        return { state: ctx.state, result: await runEndHook(definition, task.args ?? {}, ctx) };
+      case 'abort':
+        definition.hooks.onAbort?.(task.reason ?? 'aborted', ctx);
+        return { state: ctx.state };
+    }
+  } catch (err) {
+    return { state: ctx.state, error: hookFailure(task.plugin, err).content };
+  } finally {
+    // Progress travels on its own port, which piscina's result may overtake: mark the end.
+    task.port.postMessage(END_OF_PROGRESS);
+    task.port.close();
+  }
+}

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import calculator from '../../plugins/calculator/calculator-plugin.ts';
+import { evaluateExact } from '../../plugins/calculator/exact-math.ts';
+import { inlineTool } from '../../plugins/kit/inline-tool.ts';
+import { runScriptedCall } from '../../plugins/kit/testing.ts';
+
+const tool = inlineTool(calculator);
+const call = (expression: string, streamed = true) =>
+  runScriptedCall(tool, { pieces: streamed ? [{ kind: 'field', path: ['expression'], value: expression }] : [], args: { expression } });
+
+describe('calculator plugin', () => {
+  it('declares a field-consuming thread tool with one expression argument', () => {
+    expect(calculator.runtime).toBe('thread');
+    expect(tool).toMatchObject({ name: 'calculator', consumes: 'field' });
+    expect(tool.parameters).toMatchObject({ properties: { expression: { type: 'string' } }, required: ['expression'] });
+  });
+
+  it('computes exactly: 200*701 is 140200, 0.1+0.2 is 0.3, 2^100 has all its digits', async () => {
+    expect((await call('200*701')).result).toMatchObject({ ok: true, content: '140200' });
+    expect((await call('0.1 + 0.2')).result?.content).toBe('0.3');
+    expect((await call('2^100')).result?.content).toBe('1267650600228229401496703205376');
+    expect((await call('1/3 * 3')).result?.content).toBe('1');
+    expect((await call('sqrt(2)')).result?.content).toBe('1.41421356237309504880168872420969807856967187537694807317668');
+    expect((await call('5 cm to mm')).result?.content).toBe('50 mm');
+    expect((await call('x = 7; x^2 - 1')).result?.content).toBe('48');
+  });
+
+  it('gives the same result whether or not the field was streamed', async () => {
+    for (const expression of ['12345678901234567890 * 98765432109876543210', 'gcd(462, 1071)', '10!']) {
+      expect((await call(expression, false)).result).toEqual((await call(expression, true)).result);
+    }
+  });
+
+  it('reports bad expressions as tool errors, never verdicts', async () => {
+    const run = await call('2 +');
+    expect(run.verdicts).toEqual([undefined]);
+    expect(run.result).toMatchObject({ ok: false, content: 'error: Unexpected end of expression (char 4)' });
+    expect((await call('foo(1)')).result?.content).toBe('error: Undefined function foo');
+    expect((await call('sqrt')).result?.content).toMatch(/^error: the expression is a function/);
+  });
+
+  it('refuses what would escape arithmetic: no JS, no parser or import from inside an expression', async () => {
+    for (const expression of ['evaluate("1+1")', 'parse("1")', 'import({x: 1})', 'createUnit("foo")', 'simplify("x+x")']) {
+      const result = (await call(expression)).result;
+      expect(result?.ok, expression).toBe(false);
+      expect(result?.content, expression).toMatch(/is not available in the calculator/);
+    }
+    expect(evaluateExact('constructor').ok).toBe(false);
+    expect(evaluateExact('[].constructor.constructor("return process")()').ok).toBe(false);
+    expect(evaluateExact('1'.repeat(3000))).toEqual({ ok: false, error: 'expression is longer than 2000 characters' });
+  });
+
+  it('keeps no variables between calls', async () => {
+    await call('y = 5');
+    expect((await call('y')).result?.content).toBe('error: Undefined symbol y');
+  });
+});

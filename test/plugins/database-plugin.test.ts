@@ -1,0 +1,128 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { databaseModuleOptions } from '../../plugins/database/database-options.ts';
+import databaseDefault, { createDatabasePlugin } from '../../plugins/database/database-plugin.ts';
+import { closeReadOnlyDatabases } from '../../plugins/database/read-only-query.ts';
+import type { DatabasePluginOptions } from '../../plugins/database/database-options.ts';
+import { inlineTool } from '../../plugins/kit/inline-tool.ts';
+import { runScriptedCall } from '../../plugins/kit/testing.ts';
+
+let dir: string;
+let file: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'conveyor-database-'));
+  file = path.join(dir, 'shop.sqlite');
+  const db = new Database(file);
+  db.exec(`
+    CREATE TABLE products(id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL, note TEXT, image BLOB);
+    INSERT INTO products VALUES (1, 'kettle', 24.5, NULL, x'010203'), (2, 'mug', 6, 'blue | white', NULL), (3, 'teapot', 31, 'two
+lines', NULL);
+  `);
+  db.close();
+});
+
+afterAll(async () => {
+  closeReadOnlyDatabases();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const query = (sql: string, options: Partial<DatabasePluginOptions> = {}, streamed = true) =>
+  runScriptedCall(inlineTool(createDatabasePlugin({ file, ...options })), {
+    pieces: streamed ? [{ kind: 'field', path: ['query'], value: sql }] : [],
+    args: { query: sql },
+  });
+
+const count = () => {
+  const db = new Database(file, { readonly: true });
+  const n = (db.prepare('SELECT count(*) AS n FROM products').get() as { n: number }).n;
+  db.close();
+  return n;
+};
+
+describe('database plugin', () => {
+  it('declares a field-consuming process tool (only a process kill stops a runaway query) with a time limit above the query limit', () => {
+    const definition = createDatabasePlugin({ file, timeLimitMs: 500 });
+    expect(definition).toMatchObject({ name: 'database', consumes: 'field', runtime: 'process', limits: { timeoutMs: 1500 } });
+    expect(databaseDefault.name).toBe('database');
+  });
+
+  it('returns the rows as a compact table, values exact', async () => {
+    const run = await query('SELECT id, name, price, note, image FROM products ORDER BY id');
+    expect(run.verdicts).toEqual([undefined]);
+    expect(run.result).toMatchObject({ ok: true });
+    expect(run.result?.content).toBe(
+      ['id | name | price | note | image', '1 | kettle | 24.5 | NULL | <blob 3 bytes>', '2 | mug | 6 | "blue | white" | NULL', '3 | teapot | 31 | "two\\nlines" | NULL', '(3 rows)'].join('\n'),
+    );
+    expect(run.result?.data).toMatchObject({ columns: ['id', 'name', 'price', 'note', 'image'], truncated: false });
+    expect((await query('SELECT 9007199254740993 AS big, 2 AS small')).result?.content).toBe('big | small\n9007199254740993 | 2\n(1 row)');
+  });
+
+  it('gives the same result whether or not the field was streamed', async () => {
+    const sql = 'SELECT name FROM products WHERE price > 10 ORDER BY name';
+    expect((await query(sql, {}, false)).result).toEqual((await query(sql)).result);
+  });
+
+  it('stops at the row limit and says so', async () => {
+    const run = await query('WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT x FROM n', { maxRows: 3 });
+    expect(run.result).toMatchObject({ ok: true, content: 'x\n1\n2\n3\n(first 3 rows; more were left out)', data: { truncated: true } });
+  });
+
+  it('stops a query that keeps producing rows past the time limit', async () => {
+    const run = await query('WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT x FROM n', { maxRows: 1e12, timeLimitMs: 1 });
+    expect(run.result).toMatchObject({ ok: false, content: 'error: the query ran longer than 1 ms' });
+  });
+
+  it('rejects any statement that would write at the query field, before anything runs', async () => {
+    for (const sql of [
+      "INSERT INTO products(name) VALUES ('x')",
+      "INSERT INTO products(name) VALUES ('x') RETURNING id",
+      'DELETE FROM products',
+      'DROP TABLE products',
+      'CREATE TABLE t(x)',
+      'PRAGMA user_version = 5',
+      `ATTACH DATABASE '${path.join(dir, 'other.sqlite')}' AS other`,
+    ]) {
+      const run = await query(sql);
+      expect(run.rejected, sql).toBe('only read-only queries that return rows (SELECT, WITH … SELECT, EXPLAIN) are allowed');
+      expect(run.result, sql).toBeUndefined();
+    }
+    expect(count()).toBe(3);
+    expect(existsSync(path.join(dir, 'other.sqlite'))).toBe(false);
+    // Delivered whole (no pieces): the same refusal, as a tool error.
+    expect((await query('DELETE FROM products', {}, false)).result).toMatchObject({ ok: false, content: expect.stringContaining('only read-only queries') });
+    expect(count()).toBe(3);
+  });
+
+  it('reports SQL errors as tool errors the model can act on', async () => {
+    expect((await query('SELECT * FROM nope')).result).toEqual({ ok: false, content: 'error: no such table: nope' });
+    expect((await query('SELEC 1')).result?.content).toMatch(/^error: near "SELEC": syntax error/);
+    expect((await query('SELECT 1; SELECT 2')).result?.content).toMatch(/more than one statement/);
+  });
+
+  it('never creates a missing database file', async () => {
+    const missing = path.join(dir, 'missing.sqlite');
+    const run = await runScriptedCall(inlineTool(createDatabasePlugin({ file: missing })), { pieces: [{ kind: 'field', path: ['query'], value: 'SELECT 1' }], args: { query: 'SELECT 1' } });
+    expect(run.result?.ok).toBe(false);
+    expect(run.result?.content).toMatch(/^error: cannot open the database/);
+    expect(existsSync(missing)).toBe(false);
+  });
+
+  it('configures the default module from its URL query, then the environment', () => {
+    const url = 'file:///app/plugins/database/database-plugin.ts?file=%2Fdata%2Fshop.sqlite&maxRows=10';
+    expect(databaseModuleOptions(url, { CONVEYOR_DATABASE_FILE: '/other.sqlite', CONVEYOR_DATABASE_TIME_LIMIT_MS: 'soon' })).toEqual({
+      file: '/data/shop.sqlite',
+      maxRows: 10,
+      timeLimitMs: undefined,
+    });
+    expect(databaseModuleOptions('file:///app/database-plugin.ts', { CONVEYOR_DATABASE_FILE: '/other.sqlite', CONVEYOR_DATABASE_TIME_LIMIT_MS: '500' })).toEqual({
+      file: '/other.sqlite',
+      maxRows: undefined,
+      timeLimitMs: 500,
+    });
+  });
+});

@@ -1,0 +1,134 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Piece } from '../../parsers/parser-events.ts';
+import { isPrivateAddress } from '../../plugins/http-get/guarded-connector.ts';
+import httpGetDefault, { createHttpGetPlugin } from '../../plugins/http-get/http-get-plugin.ts';
+import type { HttpGetOptions } from '../../plugins/http-get/http-get-options.ts';
+import { inlineTool } from '../../plugins/kit/inline-tool.ts';
+import { runScriptedCall } from '../../plugins/kit/testing.ts';
+
+let server: Server;
+let base: string;
+let handler: (req: IncomingMessage, res: ServerResponse) => void;
+const events: string[] = [];
+const sockets = new Set<Socket>();
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    events.push(`request ${req.method} ${req.url}`);
+    handler(req, res);
+  });
+  server.on('connection', (socket) => {
+    events.push('connection');
+    sockets.add(socket);
+    socket.on('close', () => events.push('socket closed'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterEach(() => {
+  events.length = 0;
+  for (const socket of sockets) socket.destroy();
+  sockets.clear();
+});
+
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+});
+
+const urlPiece = (url: string): Piece => ({ kind: 'field', path: ['url'], value: url });
+const local = (options: HttpGetOptions = {}) => inlineTool(createHttpGetPlugin({ allowPrivateNetwork: true, ...options }));
+const get = (url: string, options: HttpGetOptions = {}) => runScriptedCall(local(options), { pieces: [urlPiece(url)], args: { url } });
+const until = async (condition: () => boolean) => {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
+};
+
+describe('http_get plugin', () => {
+  it('is a side-effecting, field-consuming inline tool', () => {
+    expect(httpGetDefault).toMatchObject({ name: 'http_get', consumes: 'field', runtime: 'inline', sideEffects: true });
+  });
+
+  it('connects when the url is decoded but sends the GET only when the call ends, on that connection', async () => {
+    handler = (_req, res) => res.end('pong');
+    const execution = local().start({ callId: 'call_1', signal: new AbortController().signal, emit: () => {} });
+    expect(await execution.piece(urlPiece(`${base}/ping?x=1`))).toBeUndefined();
+    await until(() => events.includes('connection'));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(events).toEqual(['connection']); // connected, nothing sent
+    const result = await execution.end({ url: `${base}/ping?x=1` });
+    expect(events.slice(0, 2)).toEqual(['connection', 'request GET /ping?x=1']); // no second connection
+    expect(result).toMatchObject({ ok: true, content: `HTTP 200 (no content type) from ${base}/ping?x=1\npong`, data: { status: 200, bytes: 4, truncated: false } });
+  });
+
+  it('rejects a URL it will never fetch at the url field', async () => {
+    for (const [url, reason] of [
+      ['file:///etc/passwd', 'only http:// and https:// URLs can be fetched, not file:'],
+      ['ftp://example.org/x', 'only http:// and https:// URLs can be fetched, not ftp:'],
+      ['example.org/page', 'not a valid absolute URL: "example.org/page"'],
+      ['http://user:pw@example.org/', 'URLs with credentials are not fetched'],
+    ]) {
+      expect((await get(url!)).rejected, url).toBe(reason);
+    }
+    expect(events).toEqual([]);
+  });
+
+  it('closes the early connection without sending anything when the call is aborted', async () => {
+    const controller = new AbortController();
+    const execution = local().start({ callId: 'call_1', signal: controller.signal, emit: () => {} });
+    await execution.piece(urlPiece(`${base}/never`));
+    await until(() => events.includes('connection'));
+    controller.abort();
+    await until(() => events.includes('socket closed'));
+    expect(events).toEqual(['connection', 'socket closed']);
+  });
+
+  it('reduces HTML to text and decodes the declared charset', async () => {
+    handler = (_req, res) => {
+      res.setHeader('content-type', 'text/html; charset=iso-8859-1');
+      res.end(Buffer.from('<html><head><title>Caf\xe9</title><script>x()</script></head><body><p>cr\xe8me &amp; br\xfbl\xe9e</p></body></html>', 'latin1'));
+    };
+    const run = await get(`${base}/page`);
+    expect(run.result?.content).toBe(`HTTP 200 text/html; charset=iso-8859-1 from ${base}/page\nCafé\ncrème & brûlée`);
+  });
+
+  it('cuts the body at maxBytes and says so', async () => {
+    handler = (_req, res) => res.end('x'.repeat(100_000));
+    const run = await get(`${base}/big`, { maxBytes: 1000 });
+    expect(run.result).toMatchObject({ ok: true, data: { bytes: 1000, truncated: true } });
+    expect(run.result?.content.endsWith(`${'x'.repeat(1000)}\n[cut at 1000 bytes]`)).toBe(true);
+  });
+
+  it('follows redirects, but not to other schemes and not forever', async () => {
+    handler = (req, res) => {
+      const to: Record<string, string> = { '/a': '/b', '/b': '/final', '/loop': '/loop', '/evil': 'file:///etc/passwd' };
+      if (req.url && to[req.url]) {
+        res.writeHead(302, { location: to[req.url] });
+        res.end();
+      } else res.end(`at ${req.url}`);
+    };
+    expect((await get(`${base}/a`)).result).toMatchObject({ ok: true, content: `HTTP 200 (no content type) from ${base}/final\nat /final` });
+    expect((await get(`${base}/loop`, { maxRedirects: 2 })).result?.content).toBe(`error: GET ${base}/loop failed: more than 2 redirects`);
+    expect((await get(`${base}/evil`)).result?.content).toMatch(/redirected to a URL that is not fetched: only http/);
+  });
+
+  it('turns a server that never answers into a tool error at the time limit', async () => {
+    handler = () => {};
+    const run = await get(`${base}/slow`, { timeoutMs: 150 });
+    expect(run.result?.ok).toBe(false);
+    expect(run.result?.content).toMatch(new RegExp(`^error: GET ${base}/slow failed: `));
+  });
+
+  it('refuses loopback and private addresses by default, by IP and by name, without connecting', async () => {
+    const port = (server.address() as AddressInfo).port;
+    for (const url of [`${base}/`, `http://localhost:${port}/`, `http://[::1]:${port}/`]) {
+      const run = await runScriptedCall(inlineTool(createHttpGetPlugin()), { pieces: [urlPiece(url)], args: { url } });
+      expect(run.result?.ok, url).toBe(false);
+      expect(run.result?.content, url).toMatch(/is a private network address/);
+    }
+    expect(events).toEqual([]);
+    expect(['10.1.2.3', '172.20.0.1', '192.168.1.1', '169.254.169.254', '::ffff:127.0.0.1', 'fd00::1'].every(isPrivateAddress)).toBe(true);
+    expect(['93.184.215.14', '2606:4700::1111'].some(isPrivateAddress)).toBe(false);
+  });
+});

@@ -1,0 +1,185 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createLlmCompilerPlanParser } from '../../parsers/formats/llmcompiler-plan-parser.ts';
+import type { Piece } from '../../parsers/parser-events.ts';
+import calculator from '../../plugins/calculator/calculator-plugin.ts';
+import { definePlugin } from '../../plugins/kit/define-plugin.ts';
+import { inlineTool } from '../../plugins/kit/inline-tool.ts';
+import { runScriptedCall } from '../../plugins/kit/testing.ts';
+import { createPlanTool } from '../../plugins/plan/plan-plugin.ts';
+import type { ToolPlugin, ToolProgress } from '../../plugins/plugin-types.ts';
+import { sampleDocsSource } from '../../plugins/search/build-search-index.ts';
+import { buildSearchIndex } from '../../plugins/search/search-index-builder.ts';
+import { createSearchPlugin } from '../../plugins/search/search-plugin.ts';
+
+/** Runs plan text through the real LLMCompiler parser: the step pieces and the final arguments. */
+function parsePlan(text: string): { pieces: Piece[]; args: Record<string, unknown> } {
+  const parser = createLlmCompilerPlanParser();
+  const events = [...parser.push(text), ...parser.end()];
+  const pieces = events.flatMap((e) => (e.type === 'call-piece' ? [e.piece] : []));
+  const end = events.find((e) => e.type === 'call-end');
+  if (end?.type !== 'call-end') throw new Error('plan did not end');
+  return { pieces, args: end.args };
+}
+
+/** A tool that logs when it starts and finishes and waits for the test to let it finish. */
+function gatedTool(name: string, log: string[]) {
+  const gates = new Map<string, () => void>();
+  const tool = inlineTool(
+    definePlugin({
+      name,
+      description: 'test tool',
+      parameters: z.object({ query: z.string(), extra: z.string().optional() }),
+      consumes: 'call',
+      hooks: {
+        async onEnd({ query }, ctx) {
+          log.push(`start ${query}`);
+          await new Promise<void>((resolve) => gates.set(query, resolve));
+          ctx.signal.throwIfAborted();
+          log.push(`done ${query}`);
+          return `result(${query})`;
+        },
+        onAbort: (reason) => void log.push(`abort: ${reason}`),
+      },
+    }),
+  );
+  const release = (query: string) => gates.get(query)?.();
+  return { tool, release, started: (query: string) => gates.has(query) };
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('plan plugin: dispatch order', () => {
+  it('starts independent steps at once, in parallel, and a dependent step when its inputs are ready', async () => {
+    const log: string[] = [];
+    const lookup = gatedTool('lookup', log);
+    const plan = inlineTool(createPlanTool({ tools: new Map([['lookup', lookup.tool]]) }));
+    const progress: ToolProgress[] = [];
+    const execution = plan.start({ callId: 'call_1', signal: new AbortController().signal, emit: (p) => progress.push(p) });
+    const { pieces, args } = parsePlan('1. lookup("a")\n2. lookup("b")\n3. lookup("$1 and ${2}")\n4. join()\n');
+
+    expect(await execution.piece(pieces[0]!)).toBeUndefined();
+    expect(await execution.piece(pieces[1]!)).toBeUndefined();
+    await tick();
+    // Steps 1 and 2 both run before step 3's line has even arrived.
+    expect(log).toEqual(['start a', 'start b']);
+    expect(await execution.piece(pieces[2]!)).toBeUndefined();
+    expect(await execution.piece(pieces[3]!)).toBeUndefined();
+    await tick();
+    expect(log).toEqual(['start a', 'start b']); // step 3 waits for $1 and $2
+    lookup.release('b');
+    await tick();
+    expect(log).toEqual(['start a', 'start b', 'done b']);
+    lookup.release('a');
+    await tick();
+    expect(log).toEqual(['start a', 'start b', 'done b', 'done a', 'start result(a) and result(b)']);
+    const ending = execution.end(args);
+    lookup.release('result(a) and result(b)');
+    const result = await ending;
+    expect(result.ok).toBe(true);
+    expect(result.content).toBe(
+      [
+        '1. lookup("a")',
+        'Observation: result(a)',
+        '2. lookup("b")',
+        'Observation: result(b)',
+        '3. lookup("$1 and ${2}")',
+        'Observation: result(result(a) and result(b))',
+      ].join('\n'),
+    );
+    expect(progress).toEqual([
+      { type: 'unit-done', detail: 'step 2 lookup: ok' },
+      { type: 'unit-done', detail: 'step 1 lookup: ok' },
+      { type: 'unit-done', detail: 'step 3 lookup: ok' },
+    ]);
+  });
+
+  it('aborts the running steps when the plan is aborted', async () => {
+    const log: string[] = [];
+    const lookup = gatedTool('lookup', log);
+    const controller = new AbortController();
+    const plan = inlineTool(createPlanTool({ tools: new Map([['lookup', lookup.tool]]) }));
+    const execution = plan.start({ callId: 'call_1', signal: controller.signal, emit: () => {} });
+    await execution.piece(parsePlan('1. lookup("a")\n2. join()\n').pieces[0]!);
+    await tick();
+    controller.abort();
+    expect(log).toEqual(['start a', 'abort: request aborted']);
+  });
+});
+
+describe('plan plugin: invalid plans', () => {
+  const echo = inlineTool(definePlugin({ name: 'echo', description: 'echo', parameters: z.object({ text: z.string() }), consumes: 'call', hooks: { onEnd: ({ text }) => text } }));
+  const fail = inlineTool(definePlugin({ name: 'fail', description: 'fails', parameters: z.object({ text: z.string() }), consumes: 'call', hooks: { onEnd: () => ({ ok: false, content: 'error: boom' }) } }));
+  const tools = new Map<string, ToolPlugin>([['echo', echo], ['fail', fail]]);
+  const run = (text: string, streamed = true) => {
+    const { pieces, args } = parsePlan(text);
+    return runScriptedCall(inlineTool(createPlanTool({ tools })), { pieces: streamed ? pieces : [], args });
+  };
+
+  it('rejects a step naming an unknown tool at that step', async () => {
+    const result = await run('1. echo("a")\n2. browse("x")\n3. echo("b")\n4. join()\n');
+    expect(result.verdicts).toEqual([undefined, { verdict: 'reject', reason: 'step 2: unknown tool "browse"' }]);
+  });
+
+  it('rejects a reference to a step the plan does not have, too many arguments, and a nested plan', async () => {
+    expect((await run('1. echo("a")\n3. echo("$2")\n4. join()\n')).rejected).toBe('step 3 refers to $2, which is not a step of this plan');
+    expect((await run('1. echo("a", "b")\n2. join()\n')).rejected).toBe('step 1: echo takes 1 argument(s) (text), got 2');
+    expect((await run('1. plan("a")\n2. join()\n')).rejected).toBe('step 1: unknown tool "plan"');
+  });
+
+  it('reports the same problems as a tool error when the plan arrives whole', async () => {
+    expect((await run('1. echo("a")\n2. browse("x")\n3. join()\n', false)).result).toEqual({ ok: false, content: 'error: step 2: unknown tool "browse"' });
+  });
+
+  it('skips the steps that depend on a failed step, and runs the others', async () => {
+    const result = (await run('1. fail("x")\n2. echo("after $1")\n3. echo("independent")\n4. join()\n')).result;
+    expect(result?.ok).toBe(false);
+    expect(result?.data?.['steps']).toEqual([
+      { index: 1, tool: 'fail', ok: false, content: 'error: boom' },
+      { index: 2, tool: 'echo', ok: false, content: 'error: skipped because step 1 failed' },
+      { index: 3, tool: 'echo', ok: true, content: 'independent' },
+    ]);
+  });
+});
+
+describe('plan plugin over the built-in tools', () => {
+  let dir: string;
+  let indexFile: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'conveyor-plan-'));
+    indexFile = path.join(dir, 'sample.sqlite');
+    await buildSearchIndex({ out: indexFile, sources: [sampleDocsSource()] });
+  });
+
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('searches twice in parallel, computes, and substitutes a result into a later step', async () => {
+    const registry = new Map<string, ToolPlugin>([
+      ['search', inlineTool(createSearchPlugin({ backend: 'sqlite', indexFile, maxResults: 1 }))],
+      ['calculator', inlineTool(calculator)],
+    ]);
+    registry.set('plan', inlineTool(createPlanTool({ tools: (name) => registry.get(name) })));
+    const { pieces, args } = parsePlan(
+      [
+        'Thought: look both up, then do the sum.',
+        '1. search("hello world in Python")',
+        '2. search("hello world in Java")',
+        '3. calculator("200*701")',
+        '4. calculator("$3 + 1")',
+        '5. join()<END_OF_PLAN>',
+      ].join('\n'),
+    );
+    const run = await runScriptedCall(registry.get('plan')!, { pieces, args });
+    expect(run.result?.ok).toBe(true);
+    const steps = run.result?.data?.['steps'] as Array<{ content: string }>;
+    expect(steps[0]?.content).toMatch(/^1\. Hello, World! in Python\n/);
+    expect(steps[1]?.content).toMatch(/^1\. Hello, World! in Java\n/);
+    expect(steps.slice(2).map((s) => s.content)).toEqual(['140200', '140201']);
+  });
+});

@@ -1,0 +1,231 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Piece } from '../../parsers/parser-events.ts';
+import { inlineTool } from '../../plugins/kit/inline-tool.ts';
+import { runScriptedCall } from '../../plugins/kit/testing.ts';
+import { sampleDocsSource } from '../../plugins/search/build-search-index.ts';
+import { extractPageText } from '../../plugins/search/html-page-text.ts';
+import { buildSearchIndex } from '../../plugins/search/search-index-builder.ts';
+import { DEFAULT_SEARCH_INDEX_FILE, searchModuleOptions } from '../../plugins/search/search-options.ts';
+import searchDefault, { createSearchPlugin } from '../../plugins/search/search-plugin.ts';
+import { SqliteSearchIndex, toFtsQuery } from '../../plugins/search/sqlite-search-index.ts';
+
+let dir: string;
+let indexFile: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'conveyor-search-'));
+  indexFile = path.join(dir, 'sample.sqlite');
+  await buildSearchIndex({ out: indexFile, sources: [sampleDocsSource()] });
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const queryPiece = (query: string): Piece => ({ kind: 'field', path: ['query'], value: query });
+
+describe('extractPageText', () => {
+  it('keeps the main content, split at sections, without scripts, styles, chrome or permalinks', () => {
+    const page = extractPageText(`<html><head><title>os &mdash; Docs</title><style>p{}</style></head><body>
+      <nav>Home | Index</nav>
+      <div class="body" role="main">
+        <section id="module-os"><h1>os<a class="headerlink" href="#module-os">¶</a></h1><p>Portable <em>OS</em>&nbsp;interfaces.</p>
+          <script>var x = "not content";</script>
+          <section id="files"><h2>Files</h2><ul><li>open</li><li>close</li></ul></section>
+        </section>
+      </div>
+      <div class="footer">© footer outside main</div></body></html>`);
+    expect(page.title).toBe('os — Docs');
+    expect(page.h1).toBe('os');
+    expect(page.sections).toEqual([
+      { id: 'module-os', heading: 'os', text: 'os Portable OS interfaces.' },
+      { id: 'files', heading: 'Files', text: 'Files open close' },
+    ]);
+  });
+
+  it('uses the whole body minus nav/header/footer when the page marks no main content', () => {
+    const page = extractPageText('<body><header>Site</header><h1>Hi</h1><p>a<br>b</p><footer>f</footer></body>');
+    expect(page.sections).toEqual([{ id: undefined, heading: 'Hi', text: 'Hi a b' }]);
+  });
+});
+
+describe('toFtsQuery', () => {
+  it('quotes every word, so FTS5 syntax in the model text is just words', () => {
+    expect(toFtsQuery('NEAR(a AND "b") OR c*')).toBe('"near" OR "a" OR "and" OR "b" OR "or" OR "c"');
+    expect(toFtsQuery('Hello world in C++ and C#')).toBe('"hello" OR "world" OR "in" OR "c++" OR "and" OR "c#"');
+    expect(toFtsQuery('?! ++ --')).toBeUndefined();
+  });
+});
+
+describe('search index', () => {
+  it('indexes the sample pages and ranks the page for the language asked for first (bm25, snippet)', () => {
+    const index = new SqliteSearchIndex(indexFile);
+    try {
+      expect(index.meta()).toMatchObject({ pages: '20', documents: '20' });
+      for (const [query, title] of [
+        ['hello world in Python', 'Hello, World! in Python'],
+        ['Hello World in C++', 'Hello, World! in C++'],
+        ['hello world java', 'Hello, World! in Java'],
+        ['println! macro cargo', 'Hello, World! in Rust'],
+      ] as const) {
+        expect(index.searchSync(query, 3)[0]?.title, query).toBe(title);
+      }
+      const [hit] = index.searchSync('hello world in Python', 1);
+      expect(hit?.url).toBe('https://docs.example/hello-world/python.html');
+      expect(hit?.snippet).toContain('**Python**');
+      expect(hit?.snippet).not.toContain('window.gallery'); // scripts are not indexed
+      expect(index.searchSync('copyright', 5)).toEqual([]); // the footer is chrome
+    } finally {
+      index.close();
+    }
+  });
+});
+
+describe('search plugin (sqlite)', () => {
+  it('runs the query when the query field is decoded and returns the ranked hits at the end', async () => {
+    const tool = inlineTool(createSearchPlugin({ backend: 'sqlite', indexFile, maxResults: 3 }));
+    expect(tool.name).toBe('search');
+    expect(tool.consumes).toBe('field');
+    expect(tool.parameters).toMatchObject({ type: 'object', properties: { query: { type: 'string' } }, required: ['query'] });
+    const run = await runScriptedCall(tool, { pieces: [queryPiece('hello world in Java')], args: { query: 'hello world in Java' } });
+    expect(run.verdicts).toEqual([undefined]);
+    expect(run.result?.ok).toBe(true);
+    expect(run.result?.content.split('\n')[0]).toBe('1. Hello, World! in Java');
+    expect(run.result?.content).toContain('https://docs.example/hello-world/java.html');
+    expect(run.result?.data).toMatchObject({ early: true });
+    expect((run.result?.data?.['hits'] as unknown[]).length).toBe(3);
+  });
+
+  it('searches at the end when no piece was streamed (a call delivered whole)', async () => {
+    const run = await runScriptedCall(inlineTool(createSearchPlugin({ backend: 'sqlite', indexFile })), { args: { query: 'hello world in C++' } });
+    expect(run.result?.content.split('\n')[0]).toBe('1. Hello, World! in C++');
+    expect(run.result?.data).toMatchObject({ early: false });
+  });
+
+  it('says there are no results rather than failing', async () => {
+    const run = await runScriptedCall(inlineTool(createSearchPlugin({ backend: 'sqlite', indexFile })), {
+      pieces: [queryPiece('zzyzx quux')],
+      args: { query: 'zzyzx quux' },
+    });
+    expect(run.result).toMatchObject({ ok: true, content: 'No results for "zzyzx quux".' });
+  });
+
+  it('reports a missing index as a tool error that says how to build it', async () => {
+    const missing = path.join(dir, 'nope.sqlite');
+    const run = await runScriptedCall(inlineTool(createSearchPlugin({ backend: 'sqlite', indexFile: missing })), {
+      pieces: [queryPiece('x')],
+      args: { query: 'x' },
+    });
+    expect(run.result?.ok).toBe(false);
+    expect(run.result?.content).toContain(`no search index at ${missing}`);
+    expect(run.result?.content).toContain('npm run build:search-index');
+  });
+
+  it('rejects an empty query through the schema', async () => {
+    const run = await runScriptedCall(inlineTool(createSearchPlugin({ backend: 'sqlite', indexFile })), { args: { query: '' } });
+    expect(run.result?.ok).toBe(false);
+    expect(run.result?.content).toMatch(/invalid arguments for search/);
+  });
+});
+
+describe('search plugin (http backend)', () => {
+  let server: Server;
+  let base: string;
+  let handler: (req: IncomingMessage, res: ServerResponse) => void = () => {};
+
+  beforeAll(async () => {
+    server = createServer((req, res) => handler(req, res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('sends the query as soon as the field is decoded, before the call ends (SearXNG shape)', async () => {
+    const order: string[] = [];
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let received!: () => void;
+    const requestSeen = new Promise<void>((resolve) => (received = resolve));
+    handler = (req, res) => {
+      order.push(`request ${req.url}`);
+      received();
+      void released.then(() => {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ results: [{ title: 'Hello in Go', url: 'https://go.example/hello', content: 'fmt.Println  prints' }] }));
+      });
+    };
+    const tool = inlineTool(createSearchPlugin({ backend: 'http', urlTemplate: `${base}/search?q={query}&n={limit}&format=json`, maxResults: 4 }));
+    const execution = tool.start({ callId: 'call_1', signal: new AbortController().signal, emit: () => {} });
+    await execution.piece(queryPiece('hello world in Go'));
+    await requestSeen;
+    order.push('call end');
+    const ending = execution.end({ query: 'hello world in Go' });
+    release();
+    const result = await ending;
+    expect(order).toEqual(['request /search?q=hello%20world%20in%20Go&n=4&format=json', 'call end']);
+    expect(result).toMatchObject({ ok: true, content: '1. Hello in Go\n   https://go.example/hello\n   fmt.Println prints' });
+  });
+
+  it('maps the {items:[{title,link,snippet}]} shape too', async () => {
+    handler = (_req, res) => res.end(JSON.stringify({ items: [{ title: 'T', link: 'https://t.example/', snippet: 's' }] }));
+    const run = await runScriptedCall(inlineTool(createSearchPlugin({ backend: 'http', urlTemplate: `${base}/?q={query}` })), {
+      pieces: [queryPiece('t')],
+      args: { query: 't' },
+    });
+    expect(run.result).toMatchObject({ ok: true, content: '1. T\n   https://t.example/\n   s' });
+  });
+
+  it('turns an HTTP error, a foreign JSON shape and a timeout into tool errors', async () => {
+    const call = (options: { timeoutMs?: number } = {}) =>
+      runScriptedCall(inlineTool(createSearchPlugin({ backend: 'http', urlTemplate: `${base}/?q={query}`, ...options })), { args: { query: 'q' } });
+    handler = (_req, res) => {
+      res.statusCode = 503;
+      res.end('busy');
+    };
+    expect((await call()).result).toMatchObject({ ok: false, content: 'error: search failed: search API answered HTTP 503: busy' });
+    handler = (_req, res) => res.end('{"answer":42}');
+    expect((await call()).result?.content).toMatch(/not a list of results/);
+    handler = () => {}; // never answers
+    const timedOut = await call({ timeoutMs: 100 });
+    expect(timedOut.result?.ok).toBe(false);
+    expect(timedOut.result?.content).toMatch(/^error: search failed: /);
+  });
+});
+
+describe('search module defaults', () => {
+  it('is a field-consuming thread plugin over the default index unless a search URL is configured', () => {
+    expect(searchDefault).toMatchObject({ name: 'search', consumes: 'field' });
+    const moduleUrl = 'file:///app/plugins/search/search-plugin.ts';
+    expect(searchModuleOptions(moduleUrl, {})).toEqual({ backend: 'sqlite', indexFile: DEFAULT_SEARCH_INDEX_FILE });
+    expect(searchModuleOptions(`${moduleUrl}?index=%2Fidx.sqlite&maxResults=3`, { CONVEYOR_SEARCH_MAX_RESULTS: '8' })).toEqual({ backend: 'sqlite', indexFile: '/idx.sqlite', maxResults: 3 });
+    expect(searchModuleOptions(moduleUrl, { CONVEYOR_SEARCH_URL: 'https://s.example/?q={query}', CONVEYOR_SEARCH_MAX_RESULTS: '8' })).toEqual({
+      backend: 'http',
+      urlTemplate: 'https://s.example/?q={query}',
+      maxResults: 8,
+    });
+    expect(createSearchPlugin({ backend: 'sqlite' }).runtime).toBe('thread');
+    expect(createSearchPlugin({ backend: 'http', urlTemplate: 'https://s.example/?q={query}' }).runtime).toBe('inline');
+  });
+});
+
+describe('npm run build:search-index', () => {
+  it('builds an index file from --sample with the same builder', async () => {
+    const out = path.join(dir, 'cli.sqlite');
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'plugins/search/build-search-index.ts', '--sample', '--out', out]);
+    expect(stdout).toContain(`${out}: 20 sections from 20 pages`);
+    const index = new SqliteSearchIndex(out);
+    expect(index.searchSync('hello world in Python', 1)[0]?.title).toBe('Hello, World! in Python');
+    index.close();
+  });
+});

@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { Piece } from '../../parsers/parser-events.ts';
+import { inlineTool } from '../../plugins/kit/inline-tool.ts';
+import { runScriptedCall } from '../../plugins/kit/testing.ts';
+import { createValidatingTool } from '../../plugins/validate/create-validating-tool.ts';
+import { fieldSchemaAt } from '../../plugins/validate/field-schema.ts';
+import localNews from '../../plugins/validate/validate-plugin.ts';
+
+const field = (path: Array<string | number>, value: unknown): Piece => ({ kind: 'field', path, value });
+const tool = inlineTool(localNews);
+
+describe('validate: the local_news example', () => {
+  it('rejects at the location field, before later fields are seen', async () => {
+    const run = await runScriptedCall(tool, {
+      pieces: [field(['location'], 'Paris'), field(['topic'], 'weather')],
+      args: { location: 'Paris', topic: 'weather' },
+    });
+    expect(run.verdicts).toHaveLength(1);
+    expect(run.rejected).toBe('location: must be "City, ST" (e.g. "Austin, TX"), got "Paris"');
+    expect(run.result).toBeUndefined();
+  });
+
+  it('returns the validated arguments of a valid call (a client-side tool)', async () => {
+    const args = { location: 'San Luis Obispo, CA', topic: 'weather', limit: 3 };
+    const run = await runScriptedCall(tool, { pieces: [field(['location'], args.location), field(['topic'], 'weather'), field(['limit'], 3)], args });
+    expect(run.verdicts).toEqual([undefined, undefined, undefined]);
+    expect(run.result).toEqual({ ok: true, content: JSON.stringify(args), data: { args } });
+  });
+
+  it('rejects a field that fails its own schema at that field', async () => {
+    const run = await runScriptedCall(tool, { pieces: [field(['location'], 'Austin, TX'), field(['limit'], 500)], args: { location: 'Austin, TX', limit: 500 } });
+    expect(run.verdicts[0]).toBeUndefined();
+    expect(run.rejected).toMatch(/^limit: Too big: expected number to be <=20/);
+  });
+
+  it('applies the refinements at the end when no pieces were streamed, with the same reason', async () => {
+    const run = await runScriptedCall(tool, { args: { location: 'Paris' } });
+    expect(run.result).toEqual({ ok: false, content: 'error: location: must be "City, ST" (e.g. "Austin, TX"), got "Paris"' });
+  });
+});
+
+describe('createValidatingTool', () => {
+  const trip = createValidatingTool({
+    name: 'book_trip',
+    schema: z.strictObject({
+      traveller: z.object({ name: z.string().min(1), age: z.number().int().min(0) }),
+      stops: z.array(z.object({ city: z.string(), nights: z.number().int().positive().default(1) })).min(1),
+      note: z.string().optional(),
+    }),
+    refinements: { 'stops.*.city': (v) => (String(v).includes(',') ? undefined : 'must include the country, e.g. "Lyon, France"') },
+    run: (args) => `booked ${args.stops.length} stop(s) for ${args.traveller.name}`,
+  });
+  const book = inlineTool(trip);
+
+  it('checks nested fields and array elements as they close, naming the path', async () => {
+    const rejected = await runScriptedCall(book, {
+      pieces: [field(['traveller', 'name'], 'Ada'), field(['traveller', 'age'], -3)],
+      args: {},
+    });
+    expect(rejected.rejected).toMatch(/^traveller\.age: Too small: expected number to be >=0/);
+    const refined = await runScriptedCall(book, {
+      pieces: [field(['stops', 0, 'city'], 'Lyon, France'), field(['stops', 1, 'city'], 'Rome')],
+      args: {},
+    });
+    expect(refined.verdicts[0]).toBeUndefined();
+    expect(refined.rejected).toBe('stops[1].city: must include the country, e.g. "Lyon, France"');
+  });
+
+  it('rejects an unknown key of a strict object at once, and checks closed containers too', async () => {
+    expect((await runScriptedCall(book, { pieces: [field(['budget'], 100)], args: {} })).rejected).toBe("budget: unexpected field (expected one of the schema's properties)");
+    expect((await runScriptedCall(book, { pieces: [field(['stops'], [])], args: {} })).rejected).toMatch(/^stops: Too small: expected array to have >=1 items/);
+    expect((await runScriptedCall(book, { pieces: [field(['traveller'], { name: 'Ada' })], args: {} })).rejected).toMatch(/^traveller\.age: /);
+  });
+
+  it('runs the tool on a valid call', async () => {
+    const args = { traveller: { name: 'Ada', age: 36 }, stops: [{ city: 'Lyon, France', nights: 2 }] };
+    const run = await runScriptedCall(book, {
+      pieces: [field(['traveller', 'name'], 'Ada'), field(['traveller', 'age'], 36), field(['traveller'], args.traveller), field(['stops', 0, 'city'], 'Lyon, France'), field(['stops', 0, 'nights'], 2), field(['stops', 0], args.stops[0]), field(['stops'], args.stops)],
+      args,
+    });
+    expect(run.verdicts.every((v) => v === undefined)).toBe(true);
+    expect(run.result).toEqual({ ok: true, content: 'booked 1 stop(s) for Ada' });
+  });
+
+  it('works on a schema converted from a client-supplied JSON Schema', async () => {
+    const clientTool = inlineTool(
+      createValidatingTool({
+        name: 'get_weather',
+        schema: z.fromJSONSchema({ type: 'object', properties: { unit: { type: 'string', enum: ['c', 'f'] } }, required: ['unit'], additionalProperties: false }),
+      }),
+    );
+    expect((await runScriptedCall(clientTool, { pieces: [field(['unit'], 'kelvin')], args: {} })).rejected).toMatch(/^unit: Invalid option/);
+    expect((await runScriptedCall(clientTool, { pieces: [field(['city'], 'x')], args: {} })).rejected).toMatch(/^city: unexpected field/);
+    expect((await runScriptedCall(clientTool, { pieces: [field(['unit'], 'c')], args: { unit: 'c' } })).result).toMatchObject({ ok: true, content: '{"unit":"c"}' });
+  });
+
+  it('leaves what a field cannot decide alone (unions, stripped unknown keys) to the whole-call check', () => {
+    const schema = z.object({ a: z.union([z.object({ x: z.string() }), z.object({ y: z.number() })]), b: z.string().transform((s) => s.length) });
+    expect(fieldSchemaAt(schema, ['a', 'x'])).toEqual({ kind: 'unresolved' });
+    expect(fieldSchemaAt(schema, ['extra'])).toEqual({ kind: 'unresolved' });
+    expect(fieldSchemaAt(schema, ['b']).kind).toBe('schema');
+  });
+});

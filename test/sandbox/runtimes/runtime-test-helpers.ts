@@ -1,0 +1,35 @@
+import { pidsOfUids } from '../../../sandbox/runtimes/uid-processes.ts';
+import type { RuntimePools } from '../../../sandbox/runtimes/runtime-pools.ts';
+import { descendantPids, readProcessTable } from '../../../sandbox/process-tree.ts';
+
+export const fixture = (name: string): URL => new URL(`./fixtures/${name}`, import.meta.url);
+
+export async function eventually(condition: () => boolean, tries = 300, everyMs = 10): Promise<boolean> {
+  for (let i = 0; i < tries; i++) {
+    if (condition()) return true;
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  return condition();
+}
+
+/**
+ * Processes a runtime left behind: the pools' own bookkeeping, plus, seen from /proc, anything
+ * below this test process that a plugin could have started (sandbox wrappers, node, shells)
+ * and anything still running under the sandbox uids this pool handed out.
+ */
+export function leftovers(pools: RuntimePools, uids: number[] = [], keep: number[] = pools.isolate.livePids()): string[] {
+  const table = readProcessTable();
+  // The shared isolate host (started by report() where isolated-vm works) lives on by design.
+  const kept = new Set(keep.flatMap((pid) => [pid, ...descendantPids(pid, table)]));
+  const suspicious = new Set(['bwrap', 'unshare', 'python3', 'sh', 'node', 'prlimit', 'esbuild']);
+  const found = new Set<number>([...pools.livePids(), ...pidsOfUids(new Set(uids))]);
+  for (const pid of descendantPids(process.pid, table)) {
+    if (suspicious.has(table.get(pid)?.comm ?? '')) found.add(pid);
+  }
+  return [...found].filter((pid) => !kept.has(pid)).map((pid) => `${pid} ${table.get(pid)?.comm ?? '?'}`);
+}
+
+/** Sandbox uids a pool may hand out (root only): the first few above its base. */
+export function sandboxUids(pools: RuntimePools, count = 64): number[] {
+  return Array.from({ length: count }, (_, i) => pools.process.options.uidBase + 1 + i);
+}

@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toolFromPlugin } from '../../../plugins/kit/tool-from-plugin.ts';
+import { runScriptedCall } from '../../../plugins/kit/testing.ts';
+import { createRuntimePools, type RuntimePools } from '../../../sandbox/runtimes/runtime-pools.ts';
+import echo from './fixtures/echo-plugin.ts';
+import hostile from './fixtures/hostile-plugin.ts';
+import { fixture } from './runtime-test-helpers.ts';
+
+let pools: RuntimePools;
+
+beforeAll(() => {
+  pools = createRuntimePools({ thread: { maxThreads: 2, maxQueue: 8, maxOldGenerationSizeMb: 64 } });
+});
+
+afterAll(async () => {
+  await pools?.close();
+});
+
+const echoTool = () => toolFromPlugin({ ...echo, runtime: 'thread' }, { moduleUrl: fixture('echo-plugin.ts'), pools });
+const hostileTool = (timeoutMs = 1500) =>
+  toolFromPlugin({ ...hostile, runtime: 'thread', limits: { timeoutMs } }, { moduleUrl: fixture('hostile-plugin.ts'), pools });
+
+describe('thread runtime', () => {
+  it('runs the hooks in workers, carrying ctx.state from hook to hook', async () => {
+    const run = await runScriptedCall(echoTool(), {
+      pieces: [
+        { kind: 'field', path: ['text'], value: 'one' },
+        { kind: 'field', path: ['extra'], value: 2 },
+      ],
+      args: { text: 'one' },
+      callId: 'call_thread',
+    });
+    expect(run).toEqual({
+      verdicts: [undefined, undefined],
+      progress: [
+        { type: 'unit-done', detail: 'field text' },
+        { type: 'unit-done', detail: 'field extra' },
+      ],
+      result: { ok: true, content: 'ONE', data: { pieces: 2, startedBy: 'call_thread' } },
+    });
+  });
+
+  it('returns a reject verdict from a worker', async () => {
+    const run = await runScriptedCall(echoTool(), { pieces: [{ kind: 'field', path: ['text'], value: 'bad' }], args: { text: 'bad' } });
+    expect(run.rejected).toBe('the value "bad" is not allowed');
+  });
+
+  it('turns a hang, a heap blow-up and a worker exit into tool errors while another call completes', async () => {
+    const bystander = runScriptedCall(echoTool(), { args: { text: 'calm', delayMs: 1000 } });
+    const [loop, memory, crash] = await Promise.all([
+      runScriptedCall(hostileTool(), { args: { attack: 'infinite-loop' } }),
+      runScriptedCall(hostileTool(20_000), { args: { attack: 'memory-bomb' } }),
+      runScriptedCall(hostileTool(), { args: { attack: 'crash' } }),
+    ]);
+    expect(loop.result).toMatchObject({ ok: false, content: 'error: hostile timed out after 1500 ms', data: { code: 'sandbox_limit_exceeded' } });
+    expect(memory.result).toMatchObject({ ok: false, content: 'error: hostile ran out of memory (worker heap limit)' });
+    expect(crash.result?.ok).toBe(false);
+    expect((await bystander).result).toMatchObject({ ok: true, content: 'CALM' });
+    // The pool replaced the workers it lost and keeps serving.
+    const after = await runScriptedCall(echoTool(), { args: { text: 'after' } });
+    expect(after.result).toMatchObject({ ok: true, content: 'AFTER' });
+  });
+
+  it('stops a call when the request is aborted', async () => {
+    const controller = new AbortController();
+    const pending = runScriptedCall(hostileTool(20_000), { args: { attack: 'infinite-loop' } }, controller.signal);
+    setTimeout(() => controller.abort(), 100);
+    const run = await pending;
+    expect(run.result).toMatchObject({ ok: false, content: 'error: hostile was aborted: request aborted' });
+  });
+
+  it('refuses a call at once when the queue is full', async () => {
+    const small = createRuntimePools({ thread: { maxThreads: 1, maxQueue: 1 } });
+    try {
+      const tool = toolFromPlugin({ ...hostile, runtime: 'thread', limits: { timeoutMs: 300 } }, { moduleUrl: fixture('hostile-plugin.ts'), pools: small });
+      const calls = [0, 1, 2].map((i) => runScriptedCall(tool, { args: { attack: 'sleep' }, callId: `c${i}` }));
+      const results = await Promise.all(calls);
+      const refused = results.filter((r) => r.result?.data?.['code'] === 'sandbox_queue_full');
+      expect(refused.length).toBeGreaterThan(0);
+      expect(refused[0]?.result?.content).toMatch(/the thread runtime is busy/);
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('rejects a module whose default export is another plugin', async () => {
+    const tool = toolFromPlugin({ ...echo, name: 'not_echo', runtime: 'thread' }, { moduleUrl: fixture('echo-plugin.ts'), pools });
+    const run = await runScriptedCall(tool, { args: { text: 'x' } });
+    expect(run.result?.content).toMatch(/module exports plugin "echo_sample", expected "not_echo"/);
+  });
+});
