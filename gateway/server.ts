@@ -21,6 +21,8 @@ export interface GatewayHandle {
   port: number;
   config: GatewayConfig;
   timelines: TimelineStore;
+  /** The tools that run in the gateway, by name. */
+  tools: ReadonlyMap<string, ToolPlugin>;
   server: Server;
   close(): Promise<void>;
 }
@@ -91,6 +93,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     port,
     config,
     timelines,
+    tools: deps.tools,
     server,
     close: () =>
       new Promise<void>((resolve) => {

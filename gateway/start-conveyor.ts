@@ -1,6 +1,8 @@
 import { startSim, type SimHandle, type SimOptions } from '../sim/sim-server.ts';
-import { createPythonPlugin } from '../plugins/python/python-plugin.ts';
+import { createBuiltinTools } from '../plugins/builtin-tools.ts';
+import type { BuiltinPluginsConfigInput } from '../plugins/builtin-plugins-config.ts';
 import { startPythonSandbox, type PythonSandboxOptions } from '../sandbox/python-sandbox.ts';
+import { createRuntimePools, type RuntimePools, type RuntimePoolsOptions, type RuntimesReport } from '../sandbox/runtimes/runtime-pools.ts';
 import type { ToolPlugin } from '../plugins/plugin-types.ts';
 import type { GatewayConfigInput } from './config.ts';
 import { startGateway, type GatewayHandle } from './server.ts';
@@ -10,6 +12,12 @@ export interface ConveyorOptions {
   /** Options for the embedded simulator, used when no upstream baseUrl is given. */
   sim?: SimOptions;
   sandbox?: PythonSandboxOptions;
+  /** Which built-in tools run in the gateway, and their settings (all on by default). */
+  plugins?: BuiltinPluginsConfigInput;
+  /** Sizes of the shared plugin runtime pools (thread, process, isolate). */
+  runtimes?: RuntimePoolsOptions;
+  /** More tools to register beside the built-ins (same name = replaces the built-in). */
+  tools?: readonly ToolPlugin[];
 }
 
 export interface ConveyorHandle {
@@ -17,34 +25,48 @@ export interface ConveyorHandle {
   /** Present when the gateway runs on its embedded simulator. */
   sim?: SimHandle;
   sandbox: Awaited<ReturnType<typeof startPythonSandbox>>;
+  pools: RuntimePools;
+  /** What each plugin runtime can do here (probed once at start). */
+  runtimes: RuntimesReport;
   close(): Promise<void>;
 }
 
 /**
- * Wires the whole product: Python sandbox → python plugin → gateway, in front of a real upstream or
- * the embedded simulator on loopback. Used by `npm start`, the end-to-end tests and the benchmarks.
+ * Wires the whole product: the Python sandbox and the shared plugin runtime pools → the built-in
+ * tools → the gateway, in front of a real upstream or the embedded simulator on loopback. Used by
+ * `npm start`, the end-to-end tests and the benchmarks.
  */
 export async function startConveyor(options: ConveyorOptions = {}): Promise<ConveyorHandle> {
   const upstreamUrl = options.gateway?.upstream?.baseUrl;
-  const sim = upstreamUrl ? undefined : await startSim(options.sim);
-  const sandbox = await startPythonSandbox(options.sandbox);
-  const tools = new Map<string, ToolPlugin>([['python', createPythonPlugin(sandbox)]]);
+  const pools = createRuntimePools(options.runtimes);
+  let sim: SimHandle | undefined;
+  let sandbox: ConveyorHandle['sandbox'] | undefined;
   try {
+    sim = upstreamUrl ? undefined : await startSim(options.sim);
+    sandbox = await startPythonSandbox(options.sandbox);
+    const builtins = await createBuiltinTools({ config: options.plugins, pools, sandbox });
+    const tools = builtins.tools;
+    for (const tool of options.tools ?? []) tools.set(tool.name, tool);
+    const runtimes = await pools.report();
+    const protections = sandbox.protections();
     const gateway = await startGateway(
       { ...options.gateway, upstream: { ...options.gateway?.upstream, baseUrl: upstreamUrl ?? sim!.url } },
-      { tools, health: () => ({ sandbox: sandbox.protections(), ...(sim ? { simulator: sim.counters() } : {}) }) },
+      { tools, health: () => ({ sandbox: protections, runtimes, plugins: builtins.describe, ...(sim ? { simulator: sim.counters() } : {}) }) },
     );
+    const started = sandbox;
     return {
       gateway,
       sim,
       sandbox,
+      pools,
+      runtimes,
       close: async () => {
         await gateway.close();
-        await Promise.allSettled([sandbox.close(), sim?.close()]);
+        await Promise.allSettled([started.close(), pools.close(), sim?.close()]);
       },
     };
   } catch (err) {
-    await Promise.allSettled([sandbox.close(), sim?.close()]);
+    await Promise.allSettled([sandbox?.close(), pools.close(), sim?.close()]);
     throw err;
   }
 }

@@ -1,4 +1,6 @@
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { prettifyError, ZodError } from 'zod';
+import { builtinPluginsConfigSchema, type BuiltinPluginsConfigInput } from '../../plugins/builtin-plugins-config.ts';
 import { closeUpstreamPools } from '../../llm-client/index.ts';
 import { startConveyor } from '../start-conveyor.ts';
 
@@ -13,6 +15,7 @@ interface ServeOptions {
   maxToolRounds: number;
   simProfile: string;
   python?: string;
+  plugins?: string;
 }
 
 const int = (v: string) => Number.parseInt(v, 10);
@@ -32,6 +35,9 @@ export function registerServeCommand(program: Command): void {
     .option('--max-tool-rounds <n>', 'model→tool→model rounds per request', int, 8)
     .option('--sim-profile <name>', 'timing profile of the embedded simulator', 'mistral-7b-rtx3090')
     .option('--python <path>', 'Python interpreter for the python tool (default: /usr/bin/python3, else python3)')
+    .addOption(
+      new Option('--plugins <json>', 'built-in tools and their settings, e.g. \'{"database":{"file":"shop.sqlite"},"http_get":false}\' (plugins/README.md)').env('CONVEYOR_PLUGINS'),
+    )
     .action(serve);
 }
 
@@ -48,6 +54,7 @@ async function serve(opts: ServeOptions): Promise<void> {
     },
     sim: { profile: opts.simProfile },
     sandbox: { python: opts.python },
+    plugins: opts.plugins ? parsePluginsOption(opts.plugins) : undefined,
   });
 
   const { url } = conveyor.gateway;
@@ -56,6 +63,7 @@ async function serve(opts: ServeOptions): Promise<void> {
   console.log(`conveyor gateway listening on ${url}/v1`);
   console.log(`upstream: ${conveyor.sim ? `embedded simulator at ${conveyor.sim.url} (profile ${opts.simProfile})` : opts.upstream}`);
   console.log(`sandbox: ${JSON.stringify(conveyor.sandbox.protections())}`);
+  console.log(`tools: ${[...conveyor.gateway.tools.keys()].join(', ')} (isolates: ${conveyor.runtimes.isolate.available ? 'on' : `off, ${conveyor.runtimes.isolate.reason}`})`);
   console.log('\ntry:');
   console.log(
     `  curl -N ${url}/v1/chat/completions -H 'Content-Type: application/json'${auth} \\\n` +
@@ -73,5 +81,14 @@ async function serve(opts: ServeOptions): Promise<void> {
         .then(() => closeUpstreamPools())
         .then(() => process.exit(0), () => process.exit(1));
     });
+  }
+}
+
+function parsePluginsOption(text: string): BuiltinPluginsConfigInput {
+  try {
+    return builtinPluginsConfigSchema.parse(JSON.parse(text));
+  } catch (err) {
+    const detail = err instanceof ZodError ? prettifyError(err) : (err as Error).message;
+    throw new InvalidArgumentError(`--plugins: ${detail}`);
   }
 }

@@ -33,6 +33,11 @@ export class EventList {
     return this.#events ?? [];
   }
 
+  /** No event yet (nor a carried half character). */
+  get empty(): boolean {
+    return this.#events === undefined;
+  }
+
   /** Hands over the events so far and starts a new list (one per push, reusing this object). */
   take(carry?: Carry): ParserEvent[] {
     const events = this.#events ?? [];

@@ -18,7 +18,21 @@ export abstract class FormatParser implements ToolCallParser {
   push(delta: string): ParserEvent[] {
     if (this.#ended) throw new Error('push() after end()');
     const out = this.#out;
-    if (this.#pending === '' && this.pushPlain(delta, out)) return out.take(out.takeCarry());
+    if (this.#pending === '') {
+      const callId = this.pushPlain(delta);
+      if (callId !== undefined) {
+        // The commonest push: one token inside a string argument, at most one `call-args`
+        // fragment that is the delta itself. Built directly, without the event list, unless a
+        // half character is carried in or out (the list's business).
+        if (out.empty) {
+          if (callId === '' || delta.length === 0) return [];
+          const last = delta.charCodeAt(delta.length - 1);
+          if (last < 0xd800 || last > 0xdbff) return [{ type: 'call-args', callId, text: delta }];
+        }
+        if (callId !== '') out.args(callId, delta);
+        return out.take(out.takeCarry());
+      }
+    }
     // `+` rather than a conditional: adding "" returns delta itself, and the result is typed as a
     // string for the optimiser (see known-string.ts).
     const buf = this.#pending + delta;
@@ -43,10 +57,12 @@ export abstract class FormatParser implements ToolCallParser {
 
   /**
    * A format may consume a whole delta on a fused fast path (the commonest case: a token inside
-   * a JSON string value) and return true; false leaves it to `step`, nothing consumed.
+   * a JSON string value) that yields no event but, at most, the delta itself as `call-args`:
+   * it returns that call's id, or '' for no event. undefined leaves the delta to `step`, nothing
+   * consumed.
    */
-  protected pushPlain(_delta: string, _out: EventList): boolean {
-    return false;
+  protected pushPlain(_delta: string): string | undefined {
+    return undefined;
   }
 
   /** The stream has ended; `pending` is what the current state held. */

@@ -94,11 +94,12 @@ class HermesParser extends FormatParser {
     }
   }
 
-  protected override pushPlain(delta: string, out: EventList): boolean {
+  protected override pushPlain(delta: string): string | undefined {
     const state = this.#state;
-    if (state.kind !== 'call' || !state.call.writePlain(delta, out)) return false;
-    state.raw.add(delta);
-    return true;
+    if (state.kind !== 'call') return undefined;
+    const callId = state.call.writePlain(delta);
+    if (callId !== undefined) state.raw.add(delta);
+    return callId;
   }
 
   protected finish(pending: string, out: EventList): void {

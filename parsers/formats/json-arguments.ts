@@ -65,12 +65,12 @@ export class JsonArguments {
 
   /**
    * All of `text`, if it is a plain run inside a string (see IncrementalJsonScanner.writePlain):
-   * then it produces no scanner event, only argument text. False if nothing was consumed.
+   * then it produces no scanner event, only argument text: returns the call's id (the delta is
+   * its next `call-args` fragment). undefined if nothing was consumed.
    */
-  writePlain(text: string, out: EventList): boolean {
-    if (this.#status !== 'pending' || !this.#scanner.writePlain(text)) return false;
-    out.args(this.callId, text);
-    return true;
+  writePlain(text: string): string | undefined {
+    if (this.#status !== 'pending' || !this.#scanner.writePlain(text)) return undefined;
+    return this.callId;
   }
 
   #handleEvents(text: string, from: number, stop: number, base: number, out: EventList): number {

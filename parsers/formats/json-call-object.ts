@@ -89,12 +89,17 @@ export class JsonCallObject {
 
   /**
    * All of `text`, if it is a plain run inside a string (see IncrementalJsonScanner.writePlain):
-   * then it produces no scanner event, at most argument text. False if nothing was consumed.
+   * then it produces no scanner event, at most argument text: returns the call's id if `text` is
+   * its next `call-args` fragment, '' if it yields no event. undefined if nothing was consumed.
    */
-  writePlain(text: string, out: EventList): boolean {
-    if (this.#status !== 'pending' || !this.#scanner.writePlain(text)) return false;
-    if (this.#argsOpen) this.#emitArgs(text, out);
-    return true;
+  writePlain(text: string): string | undefined {
+    if (this.#status !== 'pending' || !this.#scanner.writePlain(text)) return undefined;
+    if (!this.#argsOpen) return '';
+    const callId = this.#callId;
+    if (callId !== undefined) return callId;
+    // Arguments before the name: queued until call-start.
+    if (text.length !== 0) this.#queue.push({ args: text });
+    return '';
   }
 
   #handleEvents(text: string, from: number, stop: number, base: number, out: EventList): number {

@@ -185,17 +185,14 @@ class MistralParser extends FormatParser {
     }
   }
 
-  protected override pushPlain(delta: string, out: EventList): boolean {
+  protected override pushPlain(delta: string): string | undefined {
     const state = this.#state;
-    if (state.kind === 'object') {
-      if (!state.call.writePlain(delta, out)) return false;
-    } else if (state.kind === 'args') {
-      if (!state.args.writePlain(delta, out)) return false;
-    } else {
-      return false;
-    }
-    state.raw.add(delta);
-    return true;
+    let callId: string | undefined;
+    if (state.kind === 'object') callId = state.call.writePlain(delta);
+    else if (state.kind === 'args') callId = state.args.writePlain(delta);
+    else return undefined;
+    if (callId !== undefined) state.raw.add(delta);
+    return callId;
   }
 
   protected finish(pending: string, out: EventList): void {

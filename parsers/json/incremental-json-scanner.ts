@@ -173,19 +173,67 @@ export class IncrementalJsonScanner {
   }
 
   /**
-   * The whole of `text`, if the scanner is inside a string value and `text` holds no quote,
-   * backslash or control character: appended, true. Otherwise nothing is consumed, false. The
-   * fused path for a delta inside a long string, cheaper than a `write` through the callers.
+   * The whole of `text`, if the scanner is inside a string (or just after its backslash) and
+   * `text` completes nothing there: no quote, control character, `\u` escape, nor a `\n` escape
+   * in a line-streamed string. Then it is appended (escapes decoded) and the result is true, with
+   * no event; otherwise nothing is consumed, false. The fused path for a delta inside a long
+   * string, cheaper than a `write` through the callers.
    */
   writePlain(text: string): boolean {
-    if (this.#state !== STRING || this.#fragments) return false;
+    const state = this.#state;
+    if ((state !== STRING && state !== ESCAPE) || this.#fragments) return false;
     text = knownString(text);
     const n = text.length;
-    for (let i = 0; i < n; i++) {
-      const c = text.charCodeAt(i);
-      if (c === 34 || c === 92 || c < 32) return false;
+    let i = 0;
+    if (state === STRING) {
+      for (; i < n; i++) {
+        const c = text.charCodeAt(i);
+        if (c === 34 || c === 92 || c < 32) break;
+      }
+      if (i === n) {
+        this.#appendRun(text);
+        this.#offset += n;
+        return true;
+      }
+      if (text.charCodeAt(i) !== 92) return false;
     }
-    this.#appendRun(text);
+    return this.#writeEscaped(text, i);
+  }
+
+  /** writePlain's rarer half: `text[from]` is a backslash, or the character after one. */
+  #writeEscaped(text: string, from: number): boolean {
+    text = knownString(text);
+    const n = text.length;
+    const lineMode = this.#lineMode;
+    // First make sure that nothing here needs the state machine, then decode: nothing is
+    // consumed unless all of it is.
+    let state = this.#state;
+    for (let i = from; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (state === ESCAPE) {
+        if ((c === 110 && lineMode) || decodeEscape(c) === undefined) return false;
+        state = STRING;
+      } else if (c === 92) {
+        state = ESCAPE;
+      } else if (c === 34 || c < 32) {
+        return false;
+      }
+    }
+    state = this.#state;
+    let runFrom = 0;
+    for (let i = from; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (state === ESCAPE) {
+        this.#appendRun(decodeEscape(c)!);
+        state = STRING;
+        runFrom = i + 1;
+      } else if (c === 92) {
+        if (i > runFrom) this.#appendRun(text.slice(runFrom, i));
+        state = ESCAPE;
+      }
+    }
+    if (state === STRING && n > runFrom) this.#appendRun(runFrom === 0 ? text : text.slice(runFrom, n));
+    this.#state = state;
     this.#offset += n;
     return true;
   }
@@ -427,7 +475,8 @@ export class IncrementalJsonScanner {
   }
 
   #appendRun(run: string): void {
-    // Raw "\n" cannot occur in a JSON string, so a run never completes a line.
+    // Raw "\n" cannot occur in a JSON string, so a run never completes a line (nor does a
+    // decoded escape that writePlain appends: never "\n" in line mode).
     if (this.#lineMode) this.#line += run;
     else this.#str += run;
   }

@@ -1,5 +1,7 @@
-import type { Piece } from '../../parsers/parser-events.ts';
-import type { ToolCallContext, ToolExecution, ToolPlugin, ToolResult, Verdict } from '../plugin-types.ts';
+import { z } from 'zod';
+import { definePlugin, type PluginContext, type PluginDefinition } from '../kit/define-plugin.ts';
+import { inlineTool } from '../kit/inline-tool.ts';
+import type { ToolPlugin, ToolResult } from '../plugin-types.ts';
 import type { CellResult, PythonCell, PythonSandbox } from '../../sandbox/python-sandbox.ts';
 
 export interface PythonPluginOptions {
@@ -13,72 +15,60 @@ const DESCRIPTION =
   'usually available; there is no network access. Use print() to show results; a script that fails ' +
   'to compile prints only the SyntaxError.';
 
+const cellOf = (ctx: PluginContext) => ctx.state['cell'] as PythonCell;
+
 /**
- * The built-in `python` tool: each `line` piece goes straight into a sandbox cell, which runs
- * every top-level statement as soon as it is complete, while the model is still writing the rest.
+ * The built-in `python` tool on the kit. It runs `inline` because its hooks only move lines: the
+ * code itself runs in the Python sandbox's own process boundary (a forked cell per call inside
+ * bubblewrap), which onStart opens while the model is still writing the first line.
+ */
+export function definePythonPlugin(sandbox: PythonSandbox, options: PythonPluginOptions = {}): PluginDefinition {
+  const filename = options.filename ?? '<llm-cell>';
+  return definePlugin({
+    name: 'python',
+    description: DESCRIPTION,
+    parameters: z.object({ code: z.string().describe('The Python source to run.') }),
+    consumes: 'line',
+    runtime: 'inline',
+    hooks: {
+      onStart(ctx) {
+        ctx.state['cell'] = sandbox.openCell({
+          id: ctx.callId,
+          signal: ctx.signal,
+          filename,
+          onProgress: (progress) => {
+            if (progress.type === 'unit-done') ctx.emit({ type: 'unit-done', detail: `lines ${progress.startLine}-${progress.endLine}` });
+            // stdout and stderr share one pipe so their order is exact; the merged text is labelled stdout.
+            else ctx.emit({ type: 'output', stream: 'stdout', text: progress.text });
+          },
+        });
+      },
+      onPiece(piece, ctx) {
+        // No early reject on a SyntaxError: the observation must not depend on partial execution.
+        if (piece.kind !== 'line') return;
+        ctx.state['sawPieces'] = true;
+        cellOf(ctx).pushLine(piece.text);
+      },
+      async onEnd({ code }, ctx) {
+        // No pieces streamed (partial execution off, or the call arrived whole): feed it all now.
+        if (!ctx.state['sawPieces']) for (const line of splitLines(code)) cellOf(ctx).pushLine(line);
+        return toToolResult(await cellOf(ctx).finish());
+      },
+      onAbort: (_reason, ctx) => cellOf(ctx)?.kill('abort'),
+    },
+  });
+}
+
+/**
+ * The `python` tool the Dispatcher runs: each `line` piece goes straight into a sandbox cell, which
+ * runs every top-level statement as soon as it is complete.
  *
  * @example
  * const sandbox = await startPythonSandbox();
  * const tools = new Map([['python', createPythonPlugin(sandbox)]]);
  */
 export function createPythonPlugin(sandbox: PythonSandbox, options: PythonPluginOptions = {}): ToolPlugin {
-  const filename = options.filename ?? '<llm-cell>';
-  return {
-    name: 'python',
-    description: DESCRIPTION,
-    parameters: {
-      type: 'object',
-      properties: { code: { type: 'string', description: 'The Python source to run.' } },
-      required: ['code'],
-    },
-    consumes: 'line',
-    start(ctx: ToolCallContext): ToolExecution {
-      return new PythonExecution(sandbox, ctx, filename);
-    },
-  };
-}
-
-class PythonExecution implements ToolExecution {
-  private readonly cell: PythonCell;
-  private sawPieces = false;
-
-  constructor(sandbox: PythonSandbox, ctx: ToolCallContext, filename: string) {
-    this.cell = sandbox.openCell({
-      id: ctx.callId,
-      signal: ctx.signal,
-      filename,
-      onProgress: (progress) => {
-        if (progress.type === 'unit-done') {
-          ctx.emit({ type: 'unit-done', detail: `lines ${progress.startLine}-${progress.endLine}` });
-        } else {
-          // stdout and stderr share one pipe so their order is exact; the merged text is labelled stdout.
-          ctx.emit({ type: 'output', stream: 'stdout', text: progress.text });
-        }
-      },
-    });
-  }
-
-  piece(piece: Piece): Verdict {
-    if (piece.kind !== 'line') return undefined;
-    this.sawPieces = true;
-    this.cell.pushLine(piece.text);
-    // No early reject on a SyntaxError: the observation must not depend on partial execution.
-    return undefined;
-  }
-
-  async end(args: Record<string, unknown>): Promise<ToolResult> {
-    if (!this.sawPieces) {
-      // No pieces were streamed (partial execution off, or a client-side call with final
-      // arguments only): feed the whole code now, line by line.
-      const code = typeof args['code'] === 'string' ? args['code'] : '';
-      for (const line of splitLines(code)) this.cell.pushLine(line);
-    }
-    return toToolResult(await this.cell.finish());
-  }
-
-  abort(_reason: string): void {
-    this.cell.kill('abort');
-  }
+  return inlineTool(definePythonPlugin(sandbox, options));
 }
 
 /** Splits on '\n' only, keeping it (U+2028 and '\r' are not line ends for this purpose). */

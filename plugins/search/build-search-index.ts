@@ -31,7 +31,7 @@ export function sampleDocsSource(): CorpusSource {
 
 async function main(argv: string[]): Promise<void> {
   const program = new Command('build-search-index')
-    .description(`Builds the search plugin's SQLite FTS5 index (default: the python3-doc pages in ${PYTHON_DOCS_DIR}).`)
+    .description(`Builds the search plugin's SQLite FTS5 index (default: the python3-doc pages in ${PYTHON_DOCS_DIR} and the sample pages).`)
     .option('--out <file>', 'index file to write', DEFAULT_SEARCH_INDEX_FILE)
     .option('--source <dir[=baseUrl]>', 'a folder of HTML pages (repeatable)', (v: string, all: string[]) => [...all, v], [] as string[])
     .option('--sample', 'index the sample "Hello, World!" pages (alone, unless --source or --python-docs is given too)')
@@ -43,8 +43,11 @@ async function main(argv: string[]): Promise<void> {
     const [dir, baseUrl] = spec.split(/=(.*)/s) as [string, string | undefined];
     return baseUrl ? { dir, baseUrl } : { dir };
   });
-  if (opts.sample) sources.push(sampleDocsSource());
-  if (opts.pythonDocs || sources.length === 0) {
+  // The default corpus is the Python docs plus the hello-world pages, so the Search workload's
+  // C++ and Java queries find their pages in the full index too.
+  const defaults = sources.length === 0 && !opts.sample && !opts.pythonDocs;
+  if (opts.sample || defaults) sources.push(sampleDocsSource());
+  if (opts.pythonDocs || defaults) {
     if (!existsSync(path.join(PYTHON_DOCS_DIR, 'index.html'))) {
       throw new Error(`${PYTHON_DOCS_DIR} is missing: install it (apt-get install python3-doc), or pass --sample / --source DIR`);
     }

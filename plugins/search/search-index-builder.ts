@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -54,7 +55,8 @@ export async function buildSearchIndex(options: BuildSearchIndexOptions): Promis
   if (pages.length === 0) throw new Error(`no HTML pages found in ${options.sources.map((s) => s.dir).join(', ')}`);
 
   await mkdir(path.dirname(options.out), { recursive: true });
-  const partial = `${options.out}.${process.pid}.partial`;
+  // Unique per build: gateways starting together (or test workers in one process) may build at once.
+  const partial = `${options.out}.${process.pid}.${randomUUID().slice(0, 8)}.partial`;
   await rm(partial, { force: true });
   const db = new Database(partial);
   let documents = 0;

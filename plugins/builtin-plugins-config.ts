@@ -1,0 +1,54 @@
+import { z } from 'zod';
+
+const positiveInt = z.number().int().positive();
+
+/**
+ * Which built-in tools the gateway registers, and their settings. Each is on by default; `false`
+ * turns one off. Validated once at start-up (`conveyor serve --plugins '{"http_get":false}'`).
+ */
+export const builtinPluginsConfigSchema = z
+  .object({
+    python: z.boolean().default(true),
+    search: z
+      .union([
+        z.literal(false),
+        z.strictObject({
+          /** SQLite FTS5 index file (default: the built python-docs index, else the sample pages). */
+          index: z.string().optional(),
+          /** A search API URL template with `{query}` (and `{limit}`): the HTTP backend instead of SQLite. */
+          url: z.url().optional(),
+          maxResults: positiveInt.max(50).optional(),
+        }),
+      ])
+      .default({}),
+    calculator: z.boolean().default(true),
+    database: z
+      .union([
+        z.literal(false),
+        z.strictObject({
+          /** SQLite file, opened read-only (default: a small demo `employees` database). */
+          file: z.string().optional(),
+          maxRows: positiveInt.optional(),
+          timeLimitMs: positiveInt.optional(),
+        }),
+      ])
+      .default({}),
+    /** The example validating tool: `location` must be "City, ST" (plugins/validate). */
+    local_news: z.boolean().default(true),
+    plan: z.boolean().default(true),
+    http_get: z
+      .union([
+        z.literal(false),
+        z.strictObject({
+          /** Let the tool reach loopback and private addresses (off: SSRF protection). */
+          allowPrivateNetwork: z.boolean().optional(),
+          maxBytes: positiveInt.optional(),
+          timeoutMs: positiveInt.optional(),
+        }),
+      ])
+      .default({}),
+  })
+  .strict();
+
+export type BuiltinPluginsConfig = z.output<typeof builtinPluginsConfigSchema>;
+export type BuiltinPluginsConfigInput = z.input<typeof builtinPluginsConfigSchema>;
