@@ -50,6 +50,10 @@ export function createMistralParser(options: MistralParserOptions = {}): ToolCal
 class MistralParser extends FormatParser {
   readonly #registry: CallRegistry;
   #state: State = { kind: 'prose' };
+  /** pushPlain's target in `#laneState`: the call being written, and its raw text. */
+  #laneState: State | undefined;
+  #lane: Call | undefined;
+  #laneRaw: RawText | undefined;
 
   constructor(options: z.output<typeof MistralParserOptionsSchema>) {
     super();
@@ -187,11 +191,17 @@ class MistralParser extends FormatParser {
 
   protected override pushPlain(delta: string): string | undefined {
     const state = this.#state;
-    let callId: string | undefined;
-    if (state.kind === 'object') callId = state.call.writePlain(delta);
-    else if (state.kind === 'args') callId = state.args.writePlain(delta);
-    else return undefined;
-    if (callId !== undefined) state.raw.add(delta);
+    // Where plain deltas go is looked up once per state: reading `kind` off ten state shapes is
+    // a megamorphic load, too dear for every token.
+    if (state !== this.#laneState) {
+      this.#laneState = state;
+      this.#lane = state.kind === 'object' ? state.call : state.kind === 'args' ? state.args : undefined;
+      this.#laneRaw = state.kind === 'object' || state.kind === 'args' ? state.raw : undefined;
+    }
+    const lane = this.#lane;
+    if (lane === undefined) return undefined;
+    const callId = lane.writePlain(delta);
+    if (callId !== undefined) this.#laneRaw!.add(delta);
     return callId;
   }
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { definePlugin, reject, type PluginContext } from '../kit/define-plugin.ts';
-import { formatPlanTranscript, PlanRun, type ToolResolver } from './plan-run.ts';
+import type { ToolResult } from '../plugin-types.ts';
+import { formatPlanTranscript, PlanRun, scalarValue, type ToolResolver } from './plan-run.ts';
 
 export interface PlanToolOptions {
   /** The tools steps may call (the gateway's registry, or a lookup into it). */
@@ -13,6 +14,11 @@ export interface PlanToolOptions {
 
 const Step = z.object({ index: z.number().int().min(1), tool: z.string(), args: z.array(z.unknown()), raw: z.string() });
 const run = (ctx: PluginContext) => ctx.state['run'] as PlanRun;
+/** A step's scalar `data.value` (what `$n` stands for), for clients reading `data.steps`. */
+const valueOf = (result: ToolResult) => {
+  const value = scalarValue(result);
+  return value === undefined ? {} : { value };
+};
 
 /**
  * The `plan` tool for LLMCompiler-style plans: each `step` piece is dispatched to its tool as
@@ -42,7 +48,7 @@ export function createPlanTool(options: PlanToolOptions) {
       async onEnd({ steps }, ctx) {
         try {
           const outcomes = await run(ctx).finish(steps);
-          const summary = outcomes.map((o) => ({ index: o.index, tool: o.tool, ok: o.result.ok, content: o.result.content }));
+          const summary = outcomes.map((o) => ({ index: o.index, tool: o.tool, ok: o.result.ok, content: o.result.content, ...valueOf(o.result) }));
           return { ok: outcomes.every((o) => o.result.ok), content: formatPlanTranscript(outcomes), data: { steps: summary } };
         } catch (err) {
           return { ok: false, content: `error: ${(err as Error).message}` };

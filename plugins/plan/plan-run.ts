@@ -21,7 +21,7 @@ const REFERENCE = /\$\{(\d+)\}|\$(\d+)/g;
  * have results, so independent steps run in parallel while the model is still writing the plan.
  * A step's positional arguments become the tool's arguments in the order of its JSON Schema
  * `properties` (`search("x")` → `{ query: "x" }`); `$n` / `${n}` inside them are replaced by step
- * n's observation text. A step whose dependency failed is skipped, with that as its error.
+ * n's value (`stepValue`). A step whose dependency failed is skipped, with that as its error.
  */
 export class PlanRun {
   readonly #steps = new Map<number, { step: PlanStepInput; outcome: Promise<StepOutcome> }>();
@@ -93,12 +93,29 @@ export class PlanRun {
   }
 }
 
-/** Replaces `$n` / `${n}` in strings (deeply) with step n's observation. */
+/**
+ * What `$n` stands for: the scalar `data.value` of step n's result when its tool gives one (a
+ * search's count of matching pages, a calculator's number), else its observation text. An
+ * observation is written for the model to read, so `calculator("$1 + $2")` could never parse
+ * two search result lists; a tool that has one number or word to hand on says so in `value`.
+ */
+export function stepValue(result: ToolResult): string {
+  return scalarValue(result) ?? result.content;
+}
+
+/** The result's `data.value` as text when it is a scalar (string, number, boolean, bigint). */
+export function scalarValue(result: ToolResult): string | undefined {
+  const value = result.data?.['value'];
+  const scalar = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint';
+  return scalar ? String(value) : undefined;
+}
+
+/** Replaces `$n` / `${n}` in strings (deeply) with step n's value. */
 function substitute(value: unknown, before: readonly StepOutcome[]): unknown {
   if (typeof value === 'string') {
     return value.replace(REFERENCE, (match, braced: string | undefined, bare: string | undefined) => {
       const found = before.find((o) => o.index === Number(braced ?? bare));
-      return found ? found.result.content : match;
+      return found ? stepValue(found.result) : match;
     });
   }
   if (Array.isArray(value)) return value.map((v) => substitute(v, before));

@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { PluginContext } from '../kit/define-plugin.ts';
-import type { SearchBackend, SearchHit } from './search-backend.ts';
+import { searchSyncAnswer, type SearchAnswer, type SearchBackend } from './search-backend.ts';
 
-type Early = { query: string; hits: SearchHit[] } | { query: string; error: string };
+type Early = { query: string; answer: SearchAnswer } | { query: string; error: string };
 
 /** Asynchronous searches started from onPiece, by a random key kept in ctx.state. */
-const pending = new Map<string, { query: string; hits: Promise<SearchHit[]> }>();
+const pending = new Map<string, { query: string; answer: Promise<SearchAnswer> }>();
 
 /**
  * Starts the search for `query` from onPiece. ctx.state must stay structured-cloneable (in
- * runtime `thread` it travels between workers with each hook), so a synchronous backend's hits
- * (SQLite) go into ctx.state as plain data, and only an asynchronous search's promise (HTTP,
+ * runtime `thread` it travels between workers with each hook), so a synchronous backend's answer
+ * (SQLite) goes into ctx.state as plain data, and only an asynchronous search's promise (HTTP,
  * an inline plugin) stays in this module.
  */
 export function startEarlySearch(ctx: PluginContext, query: string, backend: () => SearchBackend, limit: number): void {
@@ -18,30 +18,31 @@ export function startEarlySearch(ctx: PluginContext, query: string, backend: () 
   let chosen: SearchBackend;
   try {
     chosen = backend();
-    if (chosen.searchSync) {
-      ctx.state['early'] = { query, hits: chosen.searchSync(query, limit) } satisfies Early;
+    const answer = searchSyncAnswer(chosen, query, limit);
+    if (answer) {
+      ctx.state['early'] = { query, answer } satisfies Early;
       return;
     }
   } catch (err) {
     ctx.state['early'] = { query, error: (err as Error).message } satisfies Early;
     return;
   }
-  const hits = chosen.search(query, limit, ctx.signal);
-  hits.catch(() => {}); // reported by onEnd; an aborted call never gets there
+  const answer = chosen.search(query, limit, ctx.signal).then((hits): SearchAnswer => ({ hits }));
+  answer.catch(() => {}); // reported by onEnd; an aborted call never gets there
   const key = randomUUID();
-  pending.set(key, { query, hits });
+  pending.set(key, { query, answer });
   ctx.state['searchKey'] = key;
 }
 
 /** The search started for this call if it was for `query`, else undefined; forgets it either way. */
-export function takeEarlySearch(ctx: PluginContext, query: string): Promise<SearchHit[]> | undefined {
+export function takeEarlySearch(ctx: PluginContext, query: string): Promise<SearchAnswer> | undefined {
   const { early, started } = forgetEarlySearch(ctx);
-  if (early?.query === query) return 'error' in early ? Promise.reject(new Error(early.error)) : Promise.resolve(early.hits);
-  return started?.query === query ? started.hits : undefined;
+  if (early?.query === query) return 'error' in early ? Promise.reject(new Error(early.error)) : Promise.resolve(early.answer);
+  return started?.query === query ? started.answer : undefined;
 }
 
 /** Drops this call's early search (onAbort); returns what there was. */
-export function forgetEarlySearch(ctx: PluginContext): { early?: Early; started?: { query: string; hits: Promise<SearchHit[]> } } {
+export function forgetEarlySearch(ctx: PluginContext): { early?: Early; started?: { query: string; answer: Promise<SearchAnswer> } } {
   const early = ctx.state['early'] as Early | undefined;
   const key = ctx.state['searchKey'] as string | undefined;
   delete ctx.state['early'];

@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import { definePlugin } from '../kit/define-plugin.ts';
 import { forgetEarlySearch, startEarlySearch, takeEarlySearch } from './early-searches.ts';
-import { formatSearchHits } from './search-backend.ts';
+import { formatSearchHits, searchAnswer } from './search-backend.ts';
 import { lazySearchBackend, searchModuleOptions, type SearchPluginOptions } from './search-options.ts';
 
 /**
  * The `search` tool: the query runs the moment the `query` field is decoded; onEnd only awaits it.
+ * Its result's `data.value` is the number of pages that contain every word of the query (local
+ * index only: an HTTP search API reports no count), the scalar a plan step's `$n` stands for.
  *
  * @example
  * const tool = inlineTool(createSearchPlugin({ backend: 'sqlite', indexFile: 'dist/search-index/python-docs.sqlite' }));
@@ -13,7 +15,7 @@ import { lazySearchBackend, searchModuleOptions, type SearchPluginOptions } from
 export function createSearchPlugin(options: SearchPluginOptions) {
   const backend = lazySearchBackend(options);
   const limit = options.maxResults ?? 5;
-  const run = (query: string, signal: AbortSignal) => Promise.resolve().then(() => backend().search(query, limit, signal));
+  const run = (query: string, signal: AbortSignal) => Promise.resolve().then(() => searchAnswer(backend(), query, limit, signal));
   return definePlugin({
     name: 'search',
     description: 'Full-text search over the documentation corpus (the Python 3 documentation by default). Returns the best matching pages with a URL and a snippet; matched words are in **bold**.',
@@ -30,8 +32,9 @@ export function createSearchPlugin(options: SearchPluginOptions) {
       async onEnd({ query }, ctx) {
         const early = takeEarlySearch(ctx, query);
         try {
-          const hits = await (early ?? run(query, ctx.signal));
-          return { ok: true, content: formatSearchHits(query, hits), data: { hits, early: early !== undefined } };
+          const { hits, matches } = await (early ?? run(query, ctx.signal));
+          const data = { hits, early: early !== undefined, ...(matches === undefined ? {} : { value: matches }) };
+          return { ok: true, content: formatSearchHits(query, hits, matches), data };
         } catch (err) {
           return { ok: false, content: `error: search failed: ${(err as Error).message}` };
         }

@@ -15,20 +15,22 @@ export const SEARCH_INDEX_SCHEMA = `
 const RANK = 'bm25(docs, 8.0, 0.0, 1.0)';
 const SNIPPET = "snippet(docs, 2, '**', '**', '…', 24)";
 const MAX_TERMS = 32;
+/** A row is a page section; its page is its URL without the `#section` fragment. */
+const PAGE_OF_ROW = "CASE WHEN instr(url, '#') > 0 THEN substr(url, 1, instr(url, '#') - 1) ELSE url END";
 
 /**
  * Turns free text into an FTS5 query: each word becomes a quoted term (so `AND`, `"`, `*`,
  * `NEAR` or a stray `(` in the model's query are words, never syntax errors), OR-ed together so
- * bm25 ranks pages that match more and rarer terms first. Returns undefined when the text has no
- * word at all.
+ * bm25 ranks pages that match more and rarer terms first (`every`: AND-ed, for counting the
+ * pages that contain all of them). Returns undefined when the text has no word at all.
  */
-export function toFtsQuery(text: string): string | undefined {
+export function toFtsQuery(text: string, match: 'any' | 'every' = 'any'): string | undefined {
   const words = (text.normalize('NFKC').match(/[\p{L}\p{N}+#]+/gu) ?? []).filter((w) => /[\p{L}\p{N}]/u.test(w));
   if (words.length === 0) return undefined;
   return [...new Set(words.map((w) => w.toLowerCase()))]
     .slice(0, MAX_TERMS)
     .map((w) => `"${w}"`)
-    .join(' OR ');
+    .join(match === 'every' ? ' AND ' : ' OR ');
 }
 
 /** A read-only handle on an index built by `buildSearchIndex`. */
@@ -36,6 +38,7 @@ export class SqliteSearchIndex implements SearchBackend {
   readonly label: string;
   readonly #db: Database.Database;
   readonly #query: Database.Statement<[string, number], SearchHit>;
+  readonly #count: Database.Statement<[string], { pages: number }>;
 
   /** Opens `file` read-only; throws if it is missing or is not a search index. */
   constructor(readonly file: string) {
@@ -43,6 +46,7 @@ export class SqliteSearchIndex implements SearchBackend {
     this.#db = new Database(file, { readonly: true, fileMustExist: true });
     try {
       this.#query = this.#db.prepare(`SELECT title, url, ${SNIPPET} AS snippet FROM docs WHERE docs MATCH ? ORDER BY ${RANK} LIMIT ?`);
+      this.#count = this.#db.prepare(`SELECT count(DISTINCT ${PAGE_OF_ROW}) AS pages FROM docs WHERE docs MATCH ?`);
     } catch (err) {
       this.#db.close();
       throw new Error(`${file} is not a search index (${(err as Error).message})`);
@@ -57,6 +61,16 @@ export class SqliteSearchIndex implements SearchBackend {
   searchSync(text: string, limit: number): SearchHit[] {
     const query = toFtsQuery(text);
     return query === undefined ? [] : this.#query.all(query, limit);
+  }
+
+  /**
+   * How many pages have a section (its title included) that contains every word of `text`: a
+   * COUNT over the whole index, not capped by any result limit. The number the `search` tool
+   * reports as its result's `data.value`, so a plan step can compute with it (`$1 + $2`).
+   */
+  countSync(text: string): number {
+    const query = toFtsQuery(text, 'every');
+    return query === undefined ? 0 : this.#count.get(query)!.pages;
   }
 
   /** What the builder recorded: source, document count, build time. */

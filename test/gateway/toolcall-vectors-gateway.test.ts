@@ -22,6 +22,8 @@ describe('tool-call vectors through the gateway (simulator replays each raw text
   let conveyor: ConveyorHandle;
   beforeAll(async () => {
     conveyor = await startTestConveyor({
+      // The vectors' calls (search, plan steps, get_weather…) are the client's here: only python runs in the gateway.
+      plugins: { search: false, calculator: false, database: false, local_news: false, plan: false, http_get: false },
       sim: {
         profile: { name: 'vectors', description: 'fast', source: 'synthetic', decode: { baseMs: 1, perSeqMs: 0 }, prefill: { baseMs: 0, perTokenMs: 0 }, maxNumSeqs: 64, maxModelLen: 32768 },
         scenarios: vectors.map((v) => ({ name: `vec-${v.id}`, rules: [{ when: { explicit: true }, reply: v.raw_text }] })),

@@ -14,6 +14,7 @@ import type { ToolPlugin, ToolProgress } from '../../plugins/plugin-types.ts';
 import { sampleDocsSource } from '../../plugins/search/build-search-index.ts';
 import { buildSearchIndex } from '../../plugins/search/search-index-builder.ts';
 import { createSearchPlugin } from '../../plugins/search/search-plugin.ts';
+import { samplePagesWithEveryWord } from '../gateway/sample-pages-oracle.ts';
 
 /** Runs plan text through the real LLMCompiler parser: the step pieces and the final arguments. */
 function parsePlan(text: string): { pieces: Piece[]; args: Record<string, unknown> } {
@@ -110,6 +111,40 @@ describe('plan plugin: dispatch order', () => {
   });
 });
 
+describe('plan plugin: what $n stands for', () => {
+  /** Answers with a text for the model and, when given, a `data.value` for later steps. */
+  const answering = (name: string, data?: Record<string, unknown>) =>
+    inlineTool(
+      definePlugin({
+        name,
+        description: 'test tool',
+        parameters: z.object({ text: z.string() }),
+        consumes: 'call',
+        hooks: { onEnd: ({ text }) => ({ ok: true, content: `${name} read: ${text}`, ...(data ? { data } : {}) }) },
+      }),
+    );
+  const echo = inlineTool(definePlugin({ name: 'echo', description: 'echo', parameters: z.object({ text: z.string() }), consumes: 'call', hooks: { onEnd: ({ text }) => text } }));
+
+  it('is the step result\'s scalar data.value when it has one, else its observation text', async () => {
+    const tools = new Map<string, ToolPlugin>([
+      ['count', answering('count', { value: 7 })],
+      ['word', answering('word', { value: 'yes' })],
+      ['list', answering('list', { value: [1, 2] })],
+      ['plain', answering('plain')],
+      ['echo', echo],
+    ]);
+    const { pieces, args } = parsePlan(
+      ['1. count("a")', '2. word("b")', '3. list("c")', '4. plain("d")', '5. echo("$1 + ${1}, $2, $3, $4")', '6. join()'].join('\n'),
+    );
+    const run = await runScriptedCall(inlineTool(createPlanTool({ tools })), { pieces, args });
+    const steps = run.result?.data?.['steps'] as Array<{ content: string; value?: string }>;
+    expect(steps[4]?.content).toBe('7 + 7, yes, list read: c, plain read: d');
+    // data.steps carries the value each step handed on; the transcript shows what the model reads.
+    expect(steps.map((s) => s.value)).toEqual(['7', 'yes', undefined, undefined, undefined]);
+    expect(run.result?.content).toContain('1. count("a")\nObservation: count read: a\n');
+  });
+});
+
 describe('plan plugin: invalid plans', () => {
   const echo = inlineTool(definePlugin({ name: 'echo', description: 'echo', parameters: z.object({ text: z.string() }), consumes: 'call', hooks: { onEnd: ({ text }) => text } }));
   const fail = inlineTool(definePlugin({ name: 'fail', description: 'fails', parameters: z.object({ text: z.string() }), consumes: 'call', hooks: { onEnd: () => ({ ok: false, content: 'error: boom' }) } }));
@@ -181,5 +216,23 @@ describe('plan plugin over the built-in tools', () => {
     expect(steps[0]?.content).toMatch(/^1\. Hello, World! in Python\n/);
     expect(steps[1]?.content).toMatch(/^1\. Hello, World! in Java\n/);
     expect(steps.slice(2).map((s) => s.content)).toEqual(['140200', '140201']);
+  });
+
+  it('adds up two search counts: $n is the count of matching pages, not the result list', async () => {
+    const registry = new Map<string, ToolPlugin>([
+      ['search', inlineTool(createSearchPlugin({ backend: 'sqlite', indexFile, maxResults: 1 }))],
+      ['calculator', inlineTool(calculator)],
+    ]);
+    registry.set('plan', inlineTool(createPlanTool({ tools: (name) => registry.get(name) })));
+    const { pieces, args } = parsePlan(
+      ['1. search("hello world Python")', '2. search("hello world Java")', '3. calculator("$1 + $2")', '4. join()<END_OF_PLAN>'].join('\n'),
+    );
+    const run = await runScriptedCall(registry.get('plan')!, { pieces, args });
+    const python = samplePagesWithEveryWord(['hello', 'world', 'Python']).length;
+    const java = samplePagesWithEveryWord(['hello', 'world', 'Java']).length;
+    expect(run.result?.ok).toBe(true);
+    const steps = run.result?.data?.['steps'] as Array<{ content: string; value?: string }>;
+    expect(steps.map((s) => s.value)).toEqual([String(python), String(java), String(python + java)]);
+    expect(steps[2]?.content).toBe(String(python + java));
   });
 });

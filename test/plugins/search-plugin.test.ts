@@ -15,6 +15,7 @@ import { buildSearchIndex } from '../../plugins/search/search-index-builder.ts';
 import { DEFAULT_SEARCH_INDEX_FILE, searchModuleOptions } from '../../plugins/search/search-options.ts';
 import searchDefault, { createSearchPlugin } from '../../plugins/search/search-plugin.ts';
 import { SqliteSearchIndex, toFtsQuery } from '../../plugins/search/sqlite-search-index.ts';
+import { samplePagesWithEveryWord } from '../gateway/sample-pages-oracle.ts';
 
 let dir: string;
 let indexFile: string;
@@ -61,6 +62,7 @@ describe('toFtsQuery', () => {
     expect(toFtsQuery('NEAR(a AND "b") OR c*')).toBe('"near" OR "a" OR "and" OR "b" OR "or" OR "c"');
     expect(toFtsQuery('Hello world in C++ and C#')).toBe('"hello" OR "world" OR "in" OR "c++" OR "and" OR "c#"');
     expect(toFtsQuery('?! ++ --')).toBeUndefined();
+    expect(toFtsQuery('hello "world" C++', 'every')).toBe('"hello" AND "world" AND "c++"');
   });
 });
 
@@ -88,7 +90,41 @@ describe('search index', () => {
   });
 });
 
+describe('search index: counting matching pages', () => {
+  it('counts the pages that contain every word over the whole index, whatever the result limit', () => {
+    const index = new SqliteSearchIndex(indexFile);
+    try {
+      for (const words of [['hello', 'world', 'Python'], ['hello', 'world', 'Java'], ['hello', 'world'], ['JVM'], ['zzyzx']]) {
+        const query = words.join(' ');
+        expect(index.countSync(query), query).toBe(samplePagesWithEveryWord(words).length);
+      }
+      // Every page says hello world, more than a search returns: the count is not capped.
+      expect(index.countSync('hello world')).toBeGreaterThan(5);
+      expect(index.searchSync('hello world', 5)).toHaveLength(5);
+      expect(index.countSync('?!')).toBe(0);
+    } finally {
+      index.close();
+    }
+  });
+});
+
 describe('search plugin (sqlite)', () => {
+  it('reports the count of pages containing every word as data.value, and says it in the observation', async () => {
+    const tool = inlineTool(createSearchPlugin({ backend: 'sqlite', indexFile, maxResults: 1 }));
+    const pages = samplePagesWithEveryWord(['hello', 'world', 'Java']).length;
+    const streamed = await runScriptedCall(tool, { pieces: [queryPiece('hello world Java')], args: { query: 'hello world Java' } });
+    const whole = await runScriptedCall(tool, { args: { query: 'hello world Java' } });
+    expect(streamed.result?.data).toMatchObject({ value: pages, early: true });
+    expect(whole.result?.data).toMatchObject({ value: pages, early: false });
+    expect((streamed.result?.data?.['hits'] as unknown[]).length).toBe(1);
+    expect(streamed.result?.content.split('\n').at(-1)).toBe(`${pages} pages contain every word of "hello world Java".`);
+    expect(whole.result?.content).toBe(streamed.result?.content);
+
+    const one = await runScriptedCall(tool, { args: { query: 'hello world Python' } });
+    expect(one.result?.data?.['value']).toBe(samplePagesWithEveryWord(['hello', 'world', 'Python']).length);
+    expect(one.result?.content).toMatch(/\n1 page contains every word of "hello world Python"\.$/);
+  });
+
   it('runs the query when the query field is decoded and returns the ranked hits at the end', async () => {
     const tool = inlineTool(createSearchPlugin({ backend: 'sqlite', indexFile, maxResults: 3 }));
     expect(tool.name).toBe('search');
@@ -175,6 +211,8 @@ describe('search plugin (http backend)', () => {
     const result = await ending;
     expect(order).toEqual(['request /search?q=hello%20world%20in%20Go&n=4&format=json', 'call end']);
     expect(result).toMatchObject({ ok: true, content: '1. Hello in Go\n   https://go.example/hello\n   fmt.Println prints' });
+    // A search API gives no count over its corpus: no data.value, so a plan's $n gets the text.
+    expect(result.data).not.toHaveProperty('value');
   });
 
   it('maps the {items:[{title,link,snippet}]} shape too', async () => {
