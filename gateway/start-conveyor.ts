@@ -18,6 +18,8 @@ export interface ConveyorOptions {
   runtimes?: RuntimePoolsOptions;
   /** More tools to register beside the built-ins (same name = replaces the built-in). */
   tools?: readonly ToolPlugin[];
+  /** Wraps every tool before the gateway gets it (benchmarks add a tool timing profile; logging, tracing). */
+  decorateTool?: (tool: ToolPlugin) => ToolPlugin;
 }
 
 export interface ConveyorHandle {
@@ -47,6 +49,7 @@ export async function startConveyor(options: ConveyorOptions = {}): Promise<Conv
     const builtins = await createBuiltinTools({ config: options.plugins, pools, sandbox });
     const tools = builtins.tools;
     for (const tool of options.tools ?? []) tools.set(tool.name, tool);
+    if (options.decorateTool) for (const [name, tool] of tools) tools.set(name, options.decorateTool(tool));
     const runtimes = await pools.report();
     const protections = sandbox.protections();
     const gateway = await startGateway(

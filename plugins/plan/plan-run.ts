@@ -122,7 +122,12 @@ function substitute(value: unknown, before: readonly StepOutcome[]): unknown {
   return value;
 }
 
-/** The observation: each step's line as the model wrote it, then what its tool answered. */
+/**
+ * The observation: each step's call as the model wrote it, then what its tool answered. A step
+ * reads `Step 1: search("x")`, not `1. search("x")`: that is plan syntax, and a model that quotes
+ * its observation in the next round would otherwise write a new plan (the plan parser cannot
+ * tell a quoted step line from a step).
+ */
 export function formatPlanTranscript(outcomes: readonly StepOutcome[]): string {
-  return outcomes.map((o) => `${o.raw.trim()}\nObservation: ${o.result.content}`).join('\n');
+  return outcomes.map((o) => `Step ${o.index}: ${o.raw.trim().replace(/^\d+\.\s*/, '')}\nObservation: ${o.result.content}`).join('\n');
 }

@@ -83,14 +83,17 @@ describe('plan plugin: dispatch order', () => {
     expect(result.ok).toBe(true);
     expect(result.content).toBe(
       [
-        '1. lookup("a")',
+        'Step 1: lookup("a")',
         'Observation: result(a)',
-        '2. lookup("b")',
+        'Step 2: lookup("b")',
         'Observation: result(b)',
-        '3. lookup("$1 and ${2}")',
+        'Step 3: lookup("$1 and ${2}")',
         'Observation: result(result(a) and result(b))',
       ].join('\n'),
     );
+    // Quoted back by the model in its answer, the transcript is prose to the plan parser, not a new plan.
+    const reparser = createLlmCompilerPlanParser();
+    expect([...reparser.push(`${result.content}\n`), ...reparser.end()].filter((e) => e.type !== 'text')).toEqual([]);
     expect(progress).toEqual([
       { type: 'unit-done', detail: 'step 2 lookup: ok' },
       { type: 'unit-done', detail: 'step 1 lookup: ok' },
@@ -141,7 +144,7 @@ describe('plan plugin: what $n stands for', () => {
     expect(steps[4]?.content).toBe('7 + 7, yes, list read: c, plain read: d');
     // data.steps carries the value each step handed on; the transcript shows what the model reads.
     expect(steps.map((s) => s.value)).toEqual(['7', 'yes', undefined, undefined, undefined]);
-    expect(run.result?.content).toContain('1. count("a")\nObservation: count read: a\n');
+    expect(run.result?.content).toContain('Step 1: count("a")\nObservation: count read: a\n');
   });
 });
 
