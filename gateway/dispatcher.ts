@@ -30,6 +30,8 @@ interface CallState {
   chain: Promise<void>;
   buffered: Piece[];
   args?: Record<string, unknown>;
+  /** Top-level fields decoded so far: what the history shows of a call cut short before its end. */
+  decodedFields: Record<string, unknown>;
   outcome?: Promise<CallOutcome>;
   rejected?: string;
   /** The parser found the call malformed after it started: it never happened. */
@@ -47,7 +49,7 @@ export class Dispatcher {
   constructor(private readonly opts: DispatcherOptions) {}
 
   callStart(callId: string, name: string): void {
-    const call: CallState = { callId, name, plugin: this.opts.tools.get(name), chain: Promise.resolve(), buffered: [] };
+    const call: CallState = { callId, name, plugin: this.opts.tools.get(name), chain: Promise.resolve(), buffered: [], decodedFields: {} };
     this.calls.push(call);
     if (this.opts.partialExecution) this.open(call);
   }
@@ -56,6 +58,7 @@ export class Dispatcher {
     const call = this.find(callId);
     if (!call || call.cancelled) return;
     this.opts.timeline.mark('piece', { round: this.opts.round, callId, detail: describe(piece) });
+    if (piece.kind === 'field' && piece.path.length === 1) call.decodedFields[String(piece.path[0])] = piece.value;
     if (this.opts.partialExecution) this.deliver(call, piece);
     else call.buffered.push(piece);
   }
@@ -74,7 +77,8 @@ export class Dispatcher {
     this.decodeEnded = true;
     for (const call of this.calls) {
       if (call.cancelled) continue;
-      call.args ??= {};
+      // A call rejected (or cut by max_tokens) before its end: keep what the model did write.
+      call.args ??= call.decodedFields;
       if (this.opts.partialExecution) {
         if (!call.outcome) this.finish(call);
         continue;

@@ -77,7 +77,7 @@ export function toolFromPlugin(definition: PluginDefinition, options: ToolFromPl
   const timeoutMs = definition.limits?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
 
   if (runtime === 'thread') {
-    return { ...base, warm: () => undefined, start: (ctx) => new ThreadExecution(pools.thread, definition, moduleUrl as string, ctx, timeoutMs) };
+    return { ...base, warm: () => pools.thread.warm({ module: moduleUrl as string, name: definition.name }), start: (ctx) => new ThreadExecution(pools.thread, definition, moduleUrl as string, ctx, timeoutMs) };
   }
 
   const recipe = processRecipe(definition, moduleUrl, options);

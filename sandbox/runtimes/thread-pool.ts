@@ -59,6 +59,22 @@ export class ThreadPool {
     }
   }
 
+  /**
+   * Starts the workers now and has each import `plugin`'s module, so the first call waits neither
+   * for a worker (and its tsx) to boot nor for the module to load. Failures show at the first call.
+   */
+  warm(plugin?: { module: string; name: string }): void {
+    const pool = this.ensurePool();
+    if (!plugin) return;
+    for (let i = 0; i < this.options.maxThreads; i++) {
+      const { port1, port2 } = new MessageChannel();
+      pool
+        .run({ module: plugin.module, plugin: plugin.name, hook: 'load', callId: 'warm-up', state: {}, port: port2 }, { transferList: [port2] })
+        .catch(() => undefined)
+        .finally(() => port1.close());
+    }
+  }
+
   get stats(): { threads: number; queued: number } {
     return { threads: this.pool?.threads.length ?? 0, queued: this.pool?.queueSize ?? 0 };
   }

@@ -10,7 +10,8 @@ export const END_OF_PROGRESS = '__end_of_progress__';
 export interface ThreadTask {
   module: string;
   plugin: string;
-  hook: 'start' | 'piece' | 'end' | 'abort';
+  /** `load` only imports the plugin module (warming a worker before its first call). */
+  hook: 'load' | 'start' | 'piece' | 'end' | 'abort';
   callId: string;
   /** ctx.state as the previous hook left it (structured clone). */
   state: Record<string, unknown>;
@@ -46,6 +47,8 @@ export default async function runThreadTask(task: ThreadTask): Promise<ThreadTas
     const definition = await loadPluginModule(task.module);
     if (definition.name !== task.plugin) throw new Error(`module exports plugin "${definition.name}", expected "${task.plugin}"`);
     switch (task.hook) {
+      case 'load':
+        return { state: ctx.state };
       case 'start':
         await definition.hooks.onStart?.(ctx);
         return { state: ctx.state };

@@ -44,6 +44,8 @@ describe('Validation over real HTTP: an invalid argument rejected while it is de
     const [first, rejection, second, valid] = res.json.conveyor.messages as Message[];
     const rejectedId = first!.tool_calls![0]!.id;
     expect(first!.tool_calls![0]!.function.name).toBe('local_news');
+    // The history shows what the model wrote before the cut, not an empty call.
+    expect(JSON.parse(first!.tool_calls![0]!.function.arguments)).toEqual({ location: 'Paris' });
     expect(rejection).toMatchObject({ role: 'tool', tool_call_id: rejectedId });
     expect(rejection!.content).toBe('error: local_news rejected the call: location: must be "City, ST" (e.g. "Austin, TX"), got "Paris"');
     expect(second!.content).toContain('The location needs a US state code');
