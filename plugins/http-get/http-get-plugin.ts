@@ -22,7 +22,6 @@ export function createHttpGetPlugin(options: HttpGetOptions = {}) {
     description: 'Fetches a web page or API URL with HTTP GET and returns its status and text (HTML reduced to text, long bodies cut).',
     parameters: z.object({ url: z.string().describe('An absolute http:// or https:// URL.') }),
     consumes: 'field',
-    runtime: 'inline',
     sideEffects: true,
     limits: { timeoutMs: limits.timeoutMs + 1_000 },
     hooks: {

@@ -1,24 +1,15 @@
 import { z } from 'zod';
 import { definePlugin, reject, type PluginContext } from '../kit/define-plugin.ts';
 import type { ToolResult } from '../plugin-types.ts';
-import { formatPlanTranscript, PlanRun, scalarValue, type ToolResolver } from './plan-run.ts';
+import { formatPlanTranscript, PlanRun, scalarValue, type PlanToolOptions } from './plan-run.ts';
 
-export interface PlanToolOptions {
-  /** The tools steps may call (the gateway's registry, or a lookup into it). */
-  tools: ToolResolver;
-  /** Default `plan`, the LLMCompiler plan parser's default `toolName`. */
-  name?: string;
-  /** The step that ends a plan; default `join`. */
-  joinTool?: string;
-}
+export type { PlanToolOptions } from './plan-run.ts';
+
 
 const Step = z.object({ index: z.number().int().min(1), tool: z.string(), args: z.array(z.unknown()), raw: z.string() });
 const run = (ctx: PluginContext) => ctx.state['run'] as PlanRun;
 /** A step's scalar `data.value` (what `$n` stands for), for clients reading `data.steps`. */
-const valueOf = (result: ToolResult) => {
-  const value = scalarValue(result);
-  return value === undefined ? {} : { value };
-};
+const valueOf = (result: ToolResult) => (scalarValue(result) === undefined ? {} : { value: scalarValue(result) });
 
 /**
  * The `plan` tool for LLMCompiler-style plans: each `step` piece is dispatched to its tool as
@@ -37,7 +28,6 @@ export function createPlanTool(options: PlanToolOptions) {
     description: `Runs a plan of numbered tool calls ("1. search(\\"x\\")", "$1" refers to step 1's result), ending with ${joinTool}().`,
     parameters: z.object({ steps: z.array(Step) }),
     consumes: 'step',
-    runtime: 'inline',
     hooks: {
       onStart: (ctx) => void (ctx.state['run'] = new PlanRun({ tools: options.tools, joinTool, planTool: name }, ctx)),
       onPiece(piece, ctx) {

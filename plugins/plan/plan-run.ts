@@ -1,6 +1,15 @@
 import { planStepDependencies, type PlanStep } from '../../parsers/formats/llmcompiler-plan-parser.ts';
 import type { ToolCallContext, ToolExecution, ToolPlugin, ToolResult } from '../plugin-types.ts';
 
+export interface PlanToolOptions {
+  /** The tools steps may call (the gateway's registry, or a lookup into it). */
+  tools: ToolResolver;
+  /** Default `plan`, the LLMCompiler plan parser's default `toolName`. */
+  name?: string;
+  /** The step that ends a plan; default `join`. */
+  joinTool?: string;
+}
+
 /** Finds the tool a plan step names. */
 export type ToolResolver = ReadonlyMap<string, ToolPlugin> | ((name: string) => ToolPlugin | undefined);
 

@@ -1,19 +1,14 @@
 import { z } from 'zod';
 import { definePlugin, type PluginContext, type PluginDefinition } from '../kit/define-plugin.ts';
 import { inlineTool } from '../kit/inline-tool.ts';
-import type { ToolPlugin, ToolResult } from '../plugin-types.ts';
-import type { CellResult, PythonCell, PythonSandbox } from '../../sandbox/python-sandbox.ts';
+import type { ToolPlugin } from '../plugin-types.ts';
+import type { PythonCell, PythonSandbox } from '../../sandbox/python-sandbox.ts';
+import { splitLines, toToolProgress, toToolResult } from './cell-observation.ts';
 
-export interface PythonPluginOptions {
-  /** Filename shown in tracebacks. Constant by default, so results do not depend on call order. */
-  filename?: string;
-}
+/** `filename`: shown in tracebacks; constant by default, so results do not depend on call order. */
+export type PythonPluginOptions = { filename?: string };
 
-const DESCRIPTION =
-  'Run Python 3 code in a sandbox and return everything it prints (stdout and stderr, merged in order). ' +
-  'Each call starts a fresh interpreter: nothing persists between calls. numpy and matplotlib (Agg) are ' +
-  'usually available; there is no network access. Use print() to show results; a script that fails ' +
-  'to compile prints only the SyntaxError.';
+const DESCRIPTION = 'Run Python 3 code in a sandbox and return everything it prints (stdout and stderr, merged in order). Each call starts a fresh interpreter: nothing persists between calls. numpy and matplotlib (Agg) are usually available; there is no network access. Use print() to show results; a script that fails to compile prints only the SyntaxError.';
 
 const cellOf = (ctx: PluginContext) => ctx.state['cell'] as PythonCell;
 
@@ -23,24 +18,18 @@ const cellOf = (ctx: PluginContext) => ctx.state['cell'] as PythonCell;
  * bubblewrap), which onStart opens while the model is still writing the first line.
  */
 export function definePythonPlugin(sandbox: PythonSandbox, options: PythonPluginOptions = {}): PluginDefinition {
-  const filename = options.filename ?? '<llm-cell>';
   return definePlugin({
     name: 'python',
     description: DESCRIPTION,
     parameters: z.object({ code: z.string().describe('The Python source to run.') }),
     consumes: 'line',
-    runtime: 'inline',
     hooks: {
       onStart(ctx) {
         ctx.state['cell'] = sandbox.openCell({
           id: ctx.callId,
           signal: ctx.signal,
-          filename,
-          onProgress: (progress) => {
-            if (progress.type === 'unit-done') ctx.emit({ type: 'unit-done', detail: `lines ${progress.startLine}-${progress.endLine}` });
-            // stdout and stderr share one pipe so their order is exact; the merged text is labelled stdout.
-            else ctx.emit({ type: 'output', stream: 'stdout', text: progress.text });
-          },
+          filename: options.filename ?? '<llm-cell>',
+          onProgress: (progress) => ctx.emit(toToolProgress(progress)),
         });
       },
       onPiece(piece, ctx) {
@@ -69,29 +58,4 @@ export function definePythonPlugin(sandbox: PythonSandbox, options: PythonPlugin
  */
 export function createPythonPlugin(sandbox: PythonSandbox, options: PythonPluginOptions = {}): ToolPlugin {
   return inlineTool(definePythonPlugin(sandbox, options));
-}
-
-/** Splits on '\n' only, keeping it (U+2028 and '\r' are not line ends for this purpose). */
-function splitLines(code: string): string[] {
-  const lines: string[] = [];
-  let start = 0;
-  for (let nl = code.indexOf('\n'); nl >= 0; nl = code.indexOf('\n', start)) {
-    lines.push(code.slice(start, nl + 1));
-    start = nl + 1;
-  }
-  if (start < code.length) lines.push(code.slice(start));
-  return lines;
-}
-
-function toToolResult(result: CellResult): ToolResult {
-  return {
-    ok: result.ok,
-    content: result.observation,
-    data: {
-      unitsRun: result.unitsRun,
-      durationMs: result.durationMs,
-      ...(result.killedBy ? { killedBy: result.killedBy } : {}),
-      ...(result.error ? { error: result.error } : {}),
-    },
-  };
 }

@@ -47,7 +47,8 @@ const until = async (condition: () => boolean) => {
 
 describe('http_get plugin', () => {
   it('is a side-effecting, field-consuming inline tool', () => {
-    expect(httpGetDefault).toMatchObject({ name: 'http_get', consumes: 'field', runtime: 'inline', sideEffects: true });
+    expect(httpGetDefault).toMatchObject({ name: 'http_get', consumes: 'field', sideEffects: true });
+    expect(httpGetDefault.runtime ?? 'inline').toBe('inline'); // the kit's default runtime
   });
 
   it('connects when the url is decoded but sends the GET only when the call ends, on that connection', async () => {
