@@ -1,0 +1,32 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import cliProgress from 'cli-progress';
+import { runLoad } from './run-load.ts';
+
+const program = new Command()
+  .name('bench-load')
+  .description('Load benchmark: Poisson clients against the gateway and the batching simulator, partial execution on vs off interleaved.')
+  .option('--quick', 'one rate for a few seconds, no warm-up (smoke test, under 20 s)')
+  .option('--out <dir>', 'where result files go', 'bench/results');
+program.parse();
+const opts = program.opts<{ quick?: boolean; out: string }>();
+
+const bar = new cliProgress.SingleBar({ format: 'load |{bar}| {value}/{total} requests', hideCursor: true }, cliProgress.Presets.shades_classic);
+let started = false;
+const result = await runLoad({
+  quick: opts.quick,
+  onProgress: (done, total) => {
+    if (!started) bar.start(total, done);
+    started = true;
+    bar.update(done);
+  },
+});
+bar.stop();
+console.log(`\n${result.markdown}`);
+mkdirSync(opts.out, { recursive: true });
+const stem = join(opts.out, `${new Date().toISOString().slice(0, 10)}-load`);
+writeFileSync(`${stem}.md`, result.markdown);
+writeFileSync(`${stem}.json`, `${JSON.stringify(result.json, null, 2)}\n`);
+writeFileSync(`${stem}.svg`, result.svg);
+console.log(`results: ${stem}.md, ${stem}.json, ${stem}.svg`);
