@@ -1,4 +1,4 @@
-import type { RoundSummary } from '../gateway/timeline.ts';
+import type { RoundSummary, TimelineEvent } from '../gateway/timeline.ts';
 import { mean, summarize, type Summary } from './stats.ts';
 import { timedStream } from './stream-request.ts';
 import type { Workload, WorkloadEnv } from './workloads/workload.ts';
@@ -8,6 +8,8 @@ export interface RunRecord {
   totalMs: number;
   ttftMs: number;
   rounds: RoundSummary[];
+  /** Detection workloads: request start → rejection, and the earliest possible (field decoded). */
+  detection?: { detectedMs: number; boundMs: number };
 }
 
 export interface WorkloadReport {
@@ -28,6 +30,8 @@ export interface WorkloadReport {
   sequentialIdealMs: number;
   /** bound / mean(on): 1.0 = partial execution reached its theoretical bound. */
   boundAchieved: number;
+  /** What on/off/improvement/bound measure: end-to-end latency, or time to detect an invalid call. */
+  metric: 'latency' | 'detection';
   records: RunRecord[];
 }
 
@@ -41,28 +45,36 @@ export async function runAb(opts: {
   env: WorkloadEnv;
   runs: number;
   warmup?: number;
+  /**
+   * Send each on/off pair at the same moment (both in the sim's batch at once) instead of one
+   * after the other: half the wall time, and both modes meet exactly the same machine noise.
+   */
+  concurrentPairs?: boolean;
   onRun?: (record: RunRecord) => void;
 }): Promise<WorkloadReport> {
   const { gatewayUrl, workload, env } = opts;
   const once = async (mode: 'on' | 'off'): Promise<RunRecord> => {
     const body = { ...workload.request(env), partial_execution: mode === 'on' };
     const timed = await timedStream(gatewayUrl, body);
-    const timeline = (await (await fetch(`${gatewayUrl}/v1/requests/${timed.requestId}/timeline`)).json()) as { rounds: RoundSummary[] };
-    return { mode, totalMs: timed.totalMs, ttftMs: timed.ttftMs, rounds: timeline.rounds };
+    const timeline = (await (await fetch(`${gatewayUrl}/v1/requests/${timed.requestId}/timeline`)).json()) as { rounds: RoundSummary[]; events: TimelineEvent[] };
+    const detection = workload.detection?.(timeline.events);
+    return { mode, totalMs: timed.totalMs, ttftMs: timed.ttftMs, rounds: timeline.rounds, ...(detection ? { detection } : {}) };
   };
-  for (let i = 0; i < (opts.warmup ?? 1); i++) {
-    await once('on');
-    await once('off');
-  }
+  const pair = async (first: 'on' | 'off'): Promise<RunRecord[]> => {
+    const second = first === 'on' ? 'off' : 'on';
+    if (opts.concurrentPairs) return Promise.all([once(first), once(second)]);
+    return [await once(first), await once(second)];
+  };
+  for (let i = 0; i < (opts.warmup ?? 1); i++) await pair('on');
   const records: RunRecord[] = [];
   for (let i = 0; i < opts.runs; i++) {
     // Alternate which mode goes first so neither always follows the other.
-    for (const mode of i % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const)) {
-      const record = await once(mode);
+    for (const record of await pair(i % 2 === 0 ? 'on' : 'off')) {
       records.push(record);
       opts.onRun?.(record);
     }
   }
+  if (workload.detection) return detectionReport(workload, opts.runs, records);
   const on = records.filter((r) => r.mode === 'on');
   const off = records.filter((r) => r.mode === 'off');
   const roundCount = Math.max(...records.map((r) => r.rounds.length));
@@ -84,6 +96,36 @@ export async function runAb(opts: {
     boundMs,
     sequentialIdealMs,
     boundAchieved: boundMs / onSummary.mean,
+    metric: 'latency',
+    records,
+  };
+}
+
+/**
+ * Validation-style workloads: the figure is the time until the gateway rejects the invalid call.
+ * Its bound is the moment the invalid field was decoded (nothing can reject earlier).
+ */
+function detectionReport(workload: Workload, runs: number, records: RunRecord[]): WorkloadReport {
+  const detected = (mode: 'on' | 'off') => records.filter((r) => r.mode === mode && r.detection).map((r) => r.detection!.detectedMs);
+  const missing = records.filter((r) => !r.detection).length;
+  if (missing) throw new Error(`${workload.name}: ${missing} runs have no rejection in their timeline`);
+  const on = summarize(detected('on'));
+  const off = summarize(detected('off'));
+  const boundMs = mean(records.filter((r) => r.mode === 'on').map((r) => r.detection!.boundMs));
+  const roundCount = Math.max(...records.map((r) => r.rounds.length));
+  return {
+    workload: workload.name,
+    description: workload.description,
+    runs,
+    on,
+    off,
+    improvementPct: ((off.mean - on.mean) / off.mean) * 100,
+    generationMs: Array.from({ length: roundCount }, (_, i) => mean(records.filter((r) => r.mode === 'off').map((r) => r.rounds[i]?.generationMs ?? 0))),
+    toolMs: [],
+    boundMs,
+    sequentialIdealMs: off.mean,
+    boundAchieved: boundMs / on.mean,
+    metric: 'detection',
     records,
   };
 }

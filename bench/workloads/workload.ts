@@ -1,3 +1,5 @@
+import type { TimelineEvent } from '../../gateway/timeline.ts';
+
 export interface WorkloadEnv {
   /** Whether the sandbox's Python can import numpy and matplotlib. */
   numpy: boolean;
@@ -8,4 +10,17 @@ export interface Workload {
   description: string;
   /** The chat request sent for one run (partial_execution is set by the harness). */
   request(env: WorkloadEnv): Record<string, unknown>;
+  /**
+   * Workloads whose point is early detection (Validation): the time from request start to the
+   * moment the gateway rejected the call, and the earliest it could have (the invalid field
+   * decoded), read from the request's timeline. Without it the figure is end-to-end latency.
+   */
+  detection?: (events: readonly TimelineEvent[]) => { detectedMs: number; boundMs: number } | undefined;
+}
+
+export const SIM_MODEL = 'mistral-7b-instruct-sim';
+
+/** A one-question chat request for a sim scenario. */
+export function scenarioRequest(scenario: string, question: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { model: SIM_MODEL, scenario, messages: [{ role: 'user', content: question }], ...extra };
 }

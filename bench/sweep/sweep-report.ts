@@ -1,0 +1,65 @@
+import type { TimingProfile } from '../../sim/sim-server.ts';
+import { lineChart } from '../charts/svg-charts.ts';
+import type { SweepPoint } from './run-sweep.ts';
+import { idealSpeedup } from './sweep-plan.ts';
+
+/** The issue's target: every measured point within 10% of the predicted curve. */
+export const SWEEP_TOLERANCE_PCT = 10;
+
+const ms = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : '–');
+const x2 = (v: number) => (Number.isFinite(v) ? v.toFixed(3) : '–');
+const pct = (v: number) => (Number.isFinite(v) ? `${v.toFixed(1)}%` : '–');
+
+/** The sweep's Markdown: setup, one row per point, and whether every point met the target. */
+export function sweepMarkdown(r: { points: SweepPoint[]; overheadMs: number; runs: number; command: string; profile: TimingProfile }): string {
+  const worst = Math.max(...r.points.map((p) => Math.max(p.errorPct, p.onErrorPct, p.offErrorPct)));
+  const step = r.profile.decode.baseMs + r.profile.decode.perSeqMs;
+  const lines = [
+    `# t/g sweep (Conveyor Figure 8) — ${new Date().toISOString()}`,
+    '',
+    `Command: \`${r.command}\`  `,
+    `Node ${process.version}; embedded simulator, profile \`${r.profile.name}\` (${step} ms per decode step); ${r.runs} runs per mode per point, on/off alternating.  `,
+    `Fixed overhead O (everything outside round 1: HTTP, the answer round), measured in calibration runs: **${ms(r.overheadMs)} ms**.`,
+    '',
+    '| target t/g | t/g | g (ms) | g0 (ms) | t (ms) | off mean ± std | predicted off | on mean ± std | predicted on | speedup measured | speedup predicted | error | off err | on err | textbook bound | error vs bound |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const p of r.points) {
+    lines.push(
+      `| ${x2(p.targetRatio)} | ${x2(p.ratio)} | ${ms(p.g)} | ${ms(p.g0)} | ${ms(p.t)} | ${ms(p.off.mean)} ± ${ms(p.off.std)} | ${ms(p.predictedOffMs)} | ` +
+        `${ms(p.on.mean)} ± ${ms(p.on.std)} | ${ms(p.predictedOnMs)} | ${x2(p.measuredSpeedup)} | ${x2(p.predictedSpeedup)} | ${pct(p.errorPct)} | ${pct(p.offErrorPct)} | ${pct(p.onErrorPct)} | ` +
+        `${x2(idealSpeedup(p.ratio))} | ${pct((Math.abs(p.measuredSpeedup - idealSpeedup(p.ratio)) / idealSpeedup(p.ratio)) * 100)} |`,
+    );
+  }
+  lines.push(
+    '',
+    `Largest relative error (speedup, off or on latency): **${pct(worst)}** — ${worst <= SWEEP_TOLERANCE_PCT ? 'every point within' : 'NOT every point within'} the ${SWEEP_TOLERANCE_PCT}% target.`,
+    '',
+    'g = decode time of the tool-call round (round start → last token); g0 = decode time up to the close of the call\'s first field (`ms`),',
+    'when partial execution starts the tool; t = tool time in the sequential runs. All three are read from each request\'s timeline.',
+    'predicted off = g + t + O; predicted on = max(g, g0 + t) + O; speedup = off / on; error = |measured − predicted| / predicted.',
+    'textbook bound = (g + t) / max(g, t), i.e. g0 = 0 and O = 0: the tool could start with the first token and nothing else costs time.',
+    'Each run is predicted from its own g and g0; t is the mean tool time of the point\'s sequential runs.',
+    '',
+  );
+  return lines.join('\n');
+}
+
+/** Speedup against t/g on a log axis: measured points, the predicted curve, the textbook bound. */
+export function sweepSvg(points: SweepPoint[]): string {
+  const sorted = [...points].sort((a, b) => a.ratio - b.ratio);
+  const lo = Math.min(0.05, ...sorted.map((p) => p.ratio));
+  const hi = Math.max(20, ...sorted.map((p) => p.ratio));
+  const ideal = Array.from({ length: 61 }, (_, i) => lo * (hi / lo) ** (i / 60)).concat([1]);
+  return lineChart({
+    title: 'Partial execution speedup vs t/g (Conveyor Figure 8)',
+    xLabel: 't / g  (tool time / decode time of the call)',
+    yLabel: 'speedup = latency off / latency on',
+    logX: true,
+    series: [
+      { label: 'bound (g+t) / max(g,t)', style: 'line', points: ideal.map((x) => ({ x, y: idealSpeedup(x) })) },
+      { label: 'predicted, with g0 and O', style: 'line', points: sorted.map((p) => ({ x: p.ratio, y: p.predictedSpeedup })) },
+      { label: 'measured', style: 'points', points: sorted.map((p) => ({ x: p.ratio, y: p.measuredSpeedup })) },
+    ],
+  });
+}

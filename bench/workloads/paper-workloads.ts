@@ -1,0 +1,41 @@
+import { scenarioRequest, type Workload } from './workload.ts';
+
+/** Search: three searches for hello-world programs (Python, C++, Java) over the built-in search tool. */
+export const search: Workload = {
+  name: 'search',
+  description: 'Three searches (hello world in Python, C++, Java) in one round over the search tool, then an answer.',
+  request: () => scenarioRequest('search-hello-world', 'Find hello world programs in Python, C++ and Java.'),
+};
+
+/** Planning: an LLMCompiler plan: two searches, a calculator step on their results, join(). */
+export const planning: Workload = {
+  name: 'planning',
+  description: 'A 4-step LLMCompiler plan: two independent searches, a calculator step on their counts, join().',
+  request: () => scenarioRequest('planning', 'How many hello-world pages are there for Python and for Java together?', { tool_parser: 'llmcompiler-plan' }),
+};
+
+/** Validation: a local-news call whose location lacks the state; the figure is the time to detect it. */
+export const validation: Workload = {
+  name: 'validation',
+  description: 'local_news with "location": "Paris" (no state): time from request start to the rejection.',
+  request: () => scenarioRequest('validation', 'What is the local news in Paris?'),
+  detection(events) {
+    const rejected = events.find((e) => e.round === 1 && e.type === 'abort' && e.detail?.startsWith('rejected'));
+    const field = events.find((e) => e.round === 1 && e.type === 'piece' && e.detail === 'field location');
+    return rejected && field ? { detectedMs: rejected.t, boundMs: field.t } : undefined;
+  },
+};
+
+/** Database: select every row of a small SQLite file through the database tool. */
+export const database: Workload = {
+  name: 'database',
+  description: 'SELECT * FROM employees on the demo SQLite file (read-only, sandboxed process), then an answer.',
+  request: () => scenarioRequest('database', 'List all employees in the database.'),
+};
+
+/** Calculator: 200*701. */
+export const calculator: Workload = {
+  name: 'calculator',
+  description: 'calculator("200*701") (mathjs BigNumber in a worker thread), then an answer.',
+  request: () => scenarioRequest('calculator', 'What is 200*701?'),
+};

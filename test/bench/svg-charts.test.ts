@@ -1,0 +1,118 @@
+import { Parser } from 'htmlparser2';
+import { describe, expect, it } from 'vitest';
+import { barChart, cdfChart, lineChart } from '../../bench/charts/svg-charts.ts';
+
+/** Strict well-formedness walk: every tag closes in order, every `&` starts an entity, no stray `<`. */
+function assertWellFormedXml(svg: string): void {
+  const stack: string[] = [];
+  const tag = /<(\/?)([A-Za-z][\w:-]*)((?:\s+[\w:-]+="[^"<]*")*)\s*(\/?)>/y;
+  let i = svg.indexOf('<');
+  expect(svg.slice(0, i).trim()).toBe('');
+  while (i < svg.length) {
+    if (svg[i] === '<') {
+      tag.lastIndex = i;
+      const m = tag.exec(svg);
+      if (!m) throw new Error(`malformed tag at ${i}: ${svg.slice(i, i + 60)}`);
+      const [, close, name, , selfClose] = m;
+      if (close) {
+        expect(stack.pop(), `closing </${name}> at ${i}`).toBe(name);
+      } else if (!selfClose) stack.push(name!);
+      i = tag.lastIndex;
+    } else {
+      const next = svg.indexOf('<', i);
+      const text = svg.slice(i, next === -1 ? svg.length : next);
+      for (const amp of text.matchAll(/&/g)) expect(text.slice(amp.index).match(/^&(#\d+|#x[0-9a-f]+|amp|lt|gt|quot|apos);/i), `entity at ${i}`).not.toBeNull();
+      expect(text).not.toContain('>');
+      i = next === -1 ? svg.length : next;
+    }
+  }
+  expect(stack).toEqual([]);
+}
+
+/** The SVG as an XML parser sees it: root element name and all text content, entities decoded. */
+function parseXml(svg: string): { root: string; text: string; elements: string[] } {
+  const elements: string[] = [];
+  let text = '';
+  const parser = new Parser({ onopentag: (name) => elements.push(name), ontext: (t) => (text += t) }, { xmlMode: true, decodeEntities: true });
+  parser.write(svg);
+  parser.end();
+  return { root: elements[0] ?? '', text, elements };
+}
+
+const tricky = 'A&B <on> "quoted" \'x\'';
+
+describe('svg charts', () => {
+  it('the well-formedness walk itself rejects broken markup', () => {
+    expect(() => assertWellFormedXml('<svg><g></svg>')).toThrow();
+    expect(() => assertWellFormedXml('<svg><text>a & b</text></svg>')).toThrow();
+    expect(() => assertWellFormedXml('<svg><text x=1>a</text></svg>')).toThrow();
+    expect(() => assertWellFormedXml('<svg><text>a &amp; b</text><g/></svg>')).not.toThrow();
+  });
+
+  it('lineChart: well-formed SVG with title, axis labels and every series label (text escaped)', () => {
+    const svg = lineChart({
+      title: 'Speedup vs t/g',
+      xLabel: 't/g',
+      yLabel: 'speedup',
+      logX: true,
+      series: [
+        { label: 'bound', style: 'line', points: [0.05, 0.5, 1, 5, 20].map((x) => ({ x, y: (1 + x) / Math.max(1, x) })) },
+        { label: tricky, style: 'points', points: [{ x: 0.7, y: 1.6 }, { x: 3, y: 1.3 }, { x: 0, y: 1 }, { x: 2, y: NaN }] },
+      ],
+    });
+    assertWellFormedXml(svg);
+    const xml = parseXml(svg);
+    expect(xml.root).toBe('svg');
+    for (const label of ['Speedup vs t/g', 't/g', 'speedup', 'bound', tricky]) expect(xml.text).toContain(label);
+    expect(xml.elements).toContain('polyline');
+    // Two drawable markers: x = 0 cannot sit on a log axis and NaN cannot be drawn.
+    expect(xml.elements.filter((e) => e === 'circle').length - 1).toBe(2);
+  });
+
+  it('barChart: one bar per value, error whiskers, group and bar labels', () => {
+    const svg = barChart({
+      title: 'Latency by workload',
+      yLabel: 'ms',
+      groups: [
+        { label: 'codegen', bars: [{ label: 'partial off', value: 900, error: 30 }, { label: 'partial on', value: 700, error: 20 }, { label: 'bound', value: 650 }] },
+        { label: tricky, bars: [{ label: 'partial off', value: 400, error: 10 }, { label: 'partial on', value: 260 }] },
+      ],
+    });
+    assertWellFormedXml(svg);
+    const xml = parseXml(svg);
+    for (const label of ['Latency by workload', 'ms', 'codegen', tricky, 'partial off', 'partial on', 'bound']) expect(xml.text).toContain(label);
+    // 5 bars + 1 background + 3 legend swatches; whiskers only where an error was given.
+    expect(xml.elements.filter((e) => e === 'rect')).toHaveLength(9);
+    expect(xml.elements.filter((e) => e === 'path')).toHaveLength(3);
+  });
+
+  it('cdfChart: one step line per non-empty series, y axis from 0 to 1', () => {
+    const svg = cdfChart({
+      title: 'Latency CDF',
+      xLabel: 'latency (ms)',
+      series: [
+        { label: 'off', values: [900, 880, 950, 1010] },
+        { label: 'on', values: [700, 640, 720] },
+        { label: 'empty', values: [] },
+      ],
+    });
+    assertWellFormedXml(svg);
+    const xml = parseXml(svg);
+    for (const label of ['Latency CDF', 'latency (ms)', 'off', 'on', 'empty']) expect(xml.text).toContain(label);
+    expect(xml.elements.filter((e) => e === 'path')).toHaveLength(2);
+    expect(xml.text).toContain('0.5');
+  });
+
+  it('draws an empty chart (no series, or nothing drawable) without NaN coordinates', () => {
+    for (const svg of [
+      lineChart({ title: 'empty', xLabel: 'x', yLabel: 'y', series: [] }),
+      lineChart({ title: 'log', xLabel: 'x', yLabel: 'y', logX: true, series: [{ label: 's', style: 'line', points: [{ x: -1, y: 2 }] }] }),
+      barChart({ title: 'bars', yLabel: 'ms', groups: [] }),
+      cdfChart({ title: 'cdf', xLabel: 'ms', logX: true, series: [{ label: 's', values: [0, -3] }] }),
+    ]) {
+      assertWellFormedXml(svg);
+      expect(svg).not.toMatch(/NaN|Infinity/);
+      expect(parseXml(svg).text).toContain('no data');
+    }
+  });
+});
