@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { PluginContext } from '../kit/define-plugin.ts';
-import { searchSyncAnswer, type SearchAnswer, type SearchBackend } from './search-backend.ts';
+import { asyncAnswer, searchSyncAnswer, type SearchAnswer, type SearchBackend } from './search-backend.ts';
 
 type Early = { query: string; answer: SearchAnswer } | { query: string; error: string };
 
@@ -27,7 +27,7 @@ export function startEarlySearch(ctx: PluginContext, query: string, backend: () 
     ctx.state['early'] = { query, error: (err as Error).message } satisfies Early;
     return;
   }
-  const answer = chosen.search(query, limit, ctx.signal).then((hits): SearchAnswer => ({ hits }));
+  const answer = asyncAnswer(chosen, query, limit, ctx.signal);
   answer.catch(() => {}); // reported by onEnd; an aborted call never gets there
   const key = randomUUID();
   pending.set(key, { query, answer });

@@ -1,6 +1,6 @@
 import { request, type Dispatcher } from 'undici';
 import { z } from 'zod';
-import type { SearchBackend, SearchHit } from './search-backend.ts';
+import type { SearchAnswer, SearchBackend, SearchHit } from './search-backend.ts';
 
 export interface HttpSearchBackendOptions {
   /**
@@ -29,7 +29,11 @@ const ApiHit = z.object({
   content: z.string().optional(),
   description: z.string().optional(),
 });
-const ApiResponse = z.union([z.array(ApiHit), z.object({ results: z.array(ApiHit) }), z.object({ items: z.array(ApiHit) })]);
+const ApiResponse = z.union([
+  z.array(ApiHit),
+  z.object({ results: z.array(ApiHit), number_of_results: z.number().optional() }),
+  z.object({ items: z.array(ApiHit), searchInformation: z.object({ totalResults: z.coerce.number().optional() }).optional() }),
+]);
 
 /**
  * A search API over HTTP (fetched with undici): GET on the URL template, JSON answer mapped to
@@ -44,6 +48,11 @@ export class HttpSearchBackend implements SearchBackend {
   }
 
   async search(query: string, limit: number, signal: AbortSignal): Promise<SearchHit[]> {
+    return (await this.answer(query, limit, signal)).hits;
+  }
+
+  /** The hits, and the API's total count where it reports one (SearXNG `number_of_results`, Google `totalResults`). */
+  async answer(query: string, limit: number, signal: AbortSignal): Promise<SearchAnswer> {
     const url = this.options.urlTemplate.replaceAll('{query}', encodeURIComponent(query)).replaceAll('{limit}', String(limit));
     const timeoutMs = this.options.timeoutMs ?? 10_000;
     const maxBytes = this.options.maxBytes ?? 2 * 1024 * 1024;
@@ -71,11 +80,14 @@ export class HttpSearchBackend implements SearchBackend {
     }
     const parsed = ApiResponse.safeParse(JSON.parse(text));
     if (!parsed.success) throw new Error('search API answer is not a list of results ({results:[…]}, {items:[…]} or […])');
-    const hits = Array.isArray(parsed.data) ? parsed.data : 'results' in parsed.data ? parsed.data.results : parsed.data.items;
-    return hits.slice(0, limit).map((hit) => ({
+    const data = parsed.data;
+    const raw = Array.isArray(data) ? data : 'results' in data ? data.results : data.items;
+    const matches = Array.isArray(data) ? undefined : 'results' in data ? data.number_of_results : data.searchInformation?.totalResults;
+    const hits = raw.slice(0, limit).map((hit) => ({
       title: hit.title ?? hit.name ?? '',
       url: hit.url ?? hit.link ?? '',
       snippet: (hit.snippet ?? hit.content ?? hit.description ?? '').replace(/\s+/g, ' ').trim(),
     }));
+    return matches !== undefined && Number.isFinite(matches) ? { hits, matches } : { hits };
   }
 }

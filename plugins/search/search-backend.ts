@@ -18,6 +18,8 @@ export interface SearchBackend {
    * every word of the query, however many hits `limit` lets through.
    */
   countSync?(query: string): number;
+  /** Present when an asynchronous backend can also count (an HTTP API that reports its total). */
+  answer?(query: string, limit: number, signal: AbortSignal): Promise<SearchAnswer>;
 }
 
 /** What one search found: the ranked hits and, when the backend can count, the pages matching every word. */
@@ -45,7 +47,12 @@ export function searchSyncAnswer(backend: SearchBackend, query: string, limit: n
   return matches === undefined ? { hits } : { hits, matches };
 }
 
-/** One search on `backend`: synchronously where it can (hits and count), else over its async API (hits only). */
+/** One search on `backend`: synchronously where it can, else over its async API (with a count where the API gives one). */
 export async function searchAnswer(backend: SearchBackend, query: string, limit: number, signal: AbortSignal): Promise<SearchAnswer> {
-  return searchSyncAnswer(backend, query, limit) ?? { hits: await backend.search(query, limit, signal) };
+  return searchSyncAnswer(backend, query, limit) ?? asyncAnswer(backend, query, limit, signal);
+}
+
+/** An asynchronous backend's answer: with its count where it has one. */
+export async function asyncAnswer(backend: SearchBackend, query: string, limit: number, signal: AbortSignal): Promise<SearchAnswer> {
+  return backend.answer ? backend.answer(query, limit, signal) : { hits: await backend.search(query, limit, signal) };
 }

@@ -224,6 +224,20 @@ describe('search plugin (http backend)', () => {
     expect(run.result).toMatchObject({ ok: true, content: '1. T\n   https://t.example/\n   s' });
   });
 
+  it("reports the API's total count as data.value where it gives one (SearXNG, Google), early or not", async () => {
+    handler = (req, res) =>
+      res.end(
+        req.url?.startsWith('/g')
+          ? JSON.stringify({ items: [{ title: 'T', link: 'https://t.example/', snippet: 's' }], searchInformation: { totalResults: '17' } })
+          : JSON.stringify({ results: [{ title: 'T', url: 'https://t.example/', content: 's' }], number_of_results: 3 }),
+      );
+    const searx = await runScriptedCall(inlineTool(createSearchPlugin({ backend: 'http', urlTemplate: `${base}/s?q={query}` })), { pieces: [queryPiece('t')], args: { query: 't' } });
+    expect(searx.result?.data).toMatchObject({ value: 3, early: true });
+    expect(searx.result?.content).toContain('3 pages contain every word');
+    const google = await runScriptedCall(inlineTool(createSearchPlugin({ backend: 'http', urlTemplate: `${base}/g?q={query}` })), { args: { query: 't' } });
+    expect(google.result?.data).toMatchObject({ value: 17, early: false });
+  });
+
   it('turns an HTTP error, a foreign JSON shape and a timeout into tool errors', async () => {
     const call = (options: { timeoutMs?: number } = {}) =>
       runScriptedCall(inlineTool(createSearchPlugin({ backend: 'http', urlTemplate: `${base}/?q={query}`, ...options })), { args: { query: 'q' } });
