@@ -46,7 +46,10 @@ export const chatRequestSchema = z.looseObject({
   validate_tool_arguments: z.boolean().optional(),
   /** Extension: set false to omit the `conveyor` tool events from the SSE stream. */
   conveyor_events: z.boolean().optional(),
-  /** Extension: the model's tool-call format (ours or vLLM's --tool-call-parser name), overriding the model-name rules. */
+  /**
+   * Extension: the model's tool-call format (ours or vLLM's --tool-call-parser name), overriding the
+   * model-name rules; `none` = pass-through (all text forwarded as content, no calls recognised).
+   */
   tool_parser: z.string().min(1).optional(),
   skip_special_tokens: z.boolean().optional(),
   tools: z.array(z.looseObject({ type: z.string(), function: z.looseObject({ name: z.string() }).optional() })).optional(),

@@ -3,8 +3,15 @@ import { resolveParserFormat } from '../parsers/format-names.ts';
 import { withCodeFences } from '../parsers/with-code-fences.ts';
 import type { GatewayConfig } from './config.ts';
 
+/**
+ * `none`: pass-through. Every upstream text delta is forwarded as content, nothing is recognised
+ * as a tool call, nothing is dispatched — the baseline that measures what parsing costs, and an
+ * escape hatch for a model whose output a parser misreads.
+ */
+export const PASS_THROUGH = 'none';
+
 export interface ParserChoice {
-  format: ParserFormat;
+  format: ParserFormat | typeof PASS_THROUGH;
   /** Wrap in the `<think>…</think>` reasoning parser. */
   reasoning: boolean;
 }
@@ -13,21 +20,25 @@ export interface ParserChoice {
  * Formats whose markers are special tokens: vLLM strips those from the text unless the request
  * says `skip_special_tokens: false`, and the parser would then never see a call.
  */
-const SPECIAL_TOKEN_FORMATS: ReadonlySet<ParserFormat> = new Set(['mistral', 'deepseek-v3', 'deepseek-v31', 'harmony', 'functionary-v2', 'functionary-v3', 'python-tag']);
+const SPECIAL_TOKEN_FORMATS: ReadonlySet<ParserChoice['format']> = new Set(['mistral', 'deepseek-v3', 'deepseek-v31', 'harmony', 'functionary-v2', 'functionary-v3', 'python-tag']);
 
-export function needsSpecialTokens(format: ParserFormat): boolean {
+export function needsSpecialTokens(format: ParserChoice['format']): boolean {
   return SPECIAL_TOKEN_FORMATS.has(format);
 }
 
 /** The request's `tool_parser` wins; else the first `toolParsers` rule whose pattern matches the model. */
 export function chooseParser(config: GatewayConfig, model: string, override?: string): ParserChoice {
-  if (override) return { format: resolveParserFormat(override), reasoning: false };
+  if (override) return { format: resolveChoiceFormat(override), reasoning: false };
   const rule = config.toolParsers.find((r) => new RegExp(r.model, 'i').test(model));
-  return rule ? { format: resolveParserFormat(rule.format), reasoning: rule.reasoning } : { format: resolveParserFormat(config.defaultToolParser), reasoning: false };
+  if (!rule) return { format: resolveChoiceFormat(config.defaultToolParser), reasoning: false };
+  const format = resolveChoiceFormat(rule.format);
+  // Pass-through means the text is not looked at, `<think>` blocks included.
+  return { format, reasoning: format !== PASS_THROUGH && rule.reasoning };
 }
 
 /** A fresh parser for one round: the model's format, plus ```python fences in its prose when enabled. */
 export function buildParser(choice: ParserChoice, config: GatewayConfig, round: number, requestTools: unknown[] | undefined): ToolCallParser {
+  if (choice.format === PASS_THROUGH) return passThroughParser();
   const prefix = `call_r${round}_`;
   const fence = { languages: config.codeFence.languages, bareFence: config.codeFence.bareFence, toolName: 'python' };
   if (choice.format === 'code-fence') {
@@ -38,4 +49,16 @@ export function buildParser(choice: ParserChoice, config: GatewayConfig, round: 
   let parser = createParser(choice.format, options as never);
   if (config.codeFence.enabled) parser = withCodeFences(parser, { ...fence, callIdPrefix: `${prefix}py` });
   return choice.reasoning ? withReasoning(parser) : parser;
+}
+
+function resolveChoiceFormat(name: string): ParserChoice['format'] {
+  return name.trim().toLowerCase() === PASS_THROUGH ? PASS_THROUGH : resolveParserFormat(name);
+}
+
+/** Each delta is one text event, unchanged: split-invariant trivially, and no code fences either. */
+function passThroughParser(): ToolCallParser {
+  return {
+    push: (delta) => (delta === '' ? [] : [{ type: 'text', text: delta }]),
+    end: () => [],
+  };
 }

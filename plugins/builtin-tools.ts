@@ -83,7 +83,7 @@ export async function createBuiltinTools(options: { config?: BuiltinPluginsConfi
 }
 
 /** The built python-docs index where `npm run build:search-index` ran, else the sample pages (built here, ~0.3 s). */
-async function defaultSearchIndex(): Promise<string> {
+export async function defaultSearchIndex(): Promise<string> {
   if (existsSync(DEFAULT_SEARCH_INDEX_FILE)) return DEFAULT_SEARCH_INDEX_FILE;
   if (!existsSync(SAMPLE_SEARCH_INDEX_FILE)) await buildSearchIndex({ out: SAMPLE_SEARCH_INDEX_FILE, sources: [sampleDocsSource()] });
   return SAMPLE_SEARCH_INDEX_FILE;

@@ -1,0 +1,59 @@
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { spawnTarget, type ChildTarget } from './child-target.ts';
+
+const START_SERVER = fileURLToPath(new URL('../../node_modules/@portkey-ai/gateway/build/start-server.js', import.meta.url));
+const PRELOAD = fileURLToPath(new URL('./portkey-preload.mjs', import.meta.url));
+
+export interface PortkeyTarget extends ChildTarget {
+  /** Headers that route a request through Portkey's openai provider to `upstreamUrl`. */
+  headers: Record<string, string>;
+  version: string;
+}
+
+/**
+ * The peer gateway: @portkey-ai/gateway (a devDependency) in its own process, production mode
+ * (no log UI), forwarding to `upstreamUrl` with its openai provider and a custom host.
+ * Resolves `{ error }` instead of throwing when it cannot run here, so the benchmark goes on without it.
+ */
+export async function startPortkey(upstreamUrl: string): Promise<PortkeyTarget | { error: string }> {
+  if (!existsSync(START_SERVER)) return { error: 'not installed (npm install -D @portkey-ai/gateway)' };
+  try {
+    const port = await freePort();
+    const target = await spawnTarget({
+      name: 'portkey',
+      // It takes only --port=N (no 0 = any port) and always prints http://localhost:N.
+      args: ['--import', PRELOAD, START_SERVER, `--port=${port}`, '--headless'],
+      env: { ...process.env, NODE_ENV: 'production' },
+      urlLine: /http:\/\/localhost:(\d+)/,
+      timeoutMs: 20_000,
+    });
+    return {
+      ...target,
+      url: `http://127.0.0.1:${target.url}/v1`,
+      headers: { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': upstreamUrl, authorization: 'Bearer sim' },
+      version: await portkeyVersion(),
+    };
+  } catch (err) {
+    return { error: (err as Error).message };
+  }
+}
+
+async function portkeyVersion(): Promise<string> {
+  const { readFile } = await import('node:fs/promises');
+  const pkg = JSON.parse(await readFile(new URL('../../node_modules/@portkey-ai/gateway/package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+/** A port nobody listens on right now (Portkey cannot be told to pick one itself). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}

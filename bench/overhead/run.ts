@@ -1,0 +1,37 @@
+/**
+ * Gateway overhead benchmarks (issue 5):
+ *
+ *   npx tsx bench/overhead/run.ts [--quick] [--concurrency 1,100,500]   → bench/results/<date>-overhead[-quick].{md,json}
+ *   npx tsx bench/overhead/run.ts --parser-cpu [--quick]                → bench/results/<date>-parser-cpu[-quick].{md,json}
+ *
+ * Prints the Markdown table at the end, with the command at its top.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runParserCpu } from './parser-cpu.ts';
+import { runOverhead } from './run-overhead.ts';
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const at = args.indexOf('--concurrency');
+const concurrency = at >= 0 ? args[at + 1]?.split(',').map((v) => Number.parseInt(v, 10)) : undefined;
+if (concurrency?.some((c) => !Number.isInteger(c) || c < 1)) {
+  console.error('run: --concurrency takes positive integers, e.g. 1,100,500');
+  process.exit(2);
+}
+const command = `npx tsx bench/overhead/run.ts ${args.join(' ')}`.trim();
+const name = args.includes('--parser-cpu') ? 'parser-cpu' : 'overhead';
+
+const progress = (done: number, total: number) => process.stderr.write(`\r${name}: ${done}/${total}`);
+const started = performance.now();
+const result = name === 'parser-cpu' ? await runParserCpu({ quick, onProgress: progress }) : await runOverhead({ quick, concurrency, onProgress: progress });
+process.stderr.write(`\r${name}: done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+
+const markdown = `Command: \`${command}\`\n\n${result.markdown}`;
+const dir = 'bench/results';
+mkdirSync(dir, { recursive: true });
+const stem = join(dir, `${new Date().toISOString().slice(0, 10)}-${name}${quick ? '-quick' : ''}`);
+writeFileSync(`${stem}.md`, markdown);
+writeFileSync(`${stem}.json`, `${JSON.stringify({ command, ...(result.json as object) }, null, 2)}\n`);
+console.log(`\n${markdown}`);
+console.log(`results: ${stem}.md, ${stem}.json`);

@@ -1,0 +1,11 @@
+import cliProgress from 'cli-progress';
+
+/** One progress bar per section, on stderr, so the Markdown summary on stdout stays clean. */
+export function progressBar(label: string, total: number): cliProgress.SingleBar {
+  const bar = new cliProgress.SingleBar(
+    { format: `${label.padEnd(12)} |{bar}| {value}/{total} {detail}`, hideCursor: true, stream: process.stderr },
+    cliProgress.Presets.shades_classic,
+  );
+  bar.start(total, 0, { detail: '' });
+  return bar;
+}

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { runParserCpu } from '../../bench/overhead/parser-cpu.ts';
+import { processCpuMs } from '../../bench/overhead/proc-cpu.ts';
+import { runOverhead, STREAM_TOKENS } from '../../bench/overhead/run-overhead.ts';
+
+// Structure only: these run the real servers in their own processes, but never assert a timing.
+describe('gateway overhead benchmark', () => {
+  it('reads a process CPU time from /proc where there is one', () => {
+    const ms = processCpuMs(process.pid);
+    if (process.platform === 'linux') expect(ms).toBeGreaterThanOrEqual(0);
+    else expect(ms).toBeNaN();
+    expect(processCpuMs(2 ** 22 + 1)).toBeNaN();
+  });
+
+  it('measures direct, our gateway and Portkey (or says why not) at each concurrency level', async () => {
+    const progress: Array<[number, number]> = [];
+    const { markdown, json } = await runOverhead({ quick: true, concurrency: [2], onProgress: (done, total) => progress.push([done, total]) });
+
+    expect(progress.at(-1)?.[0]).toBe(progress.at(-1)?.[1]);
+    expect(json.levels.map((l) => l.concurrency)).toEqual([2]);
+    const level = json.levels[0]!;
+    const portkeyError = (json.meta.portkey as { error?: string }).error;
+    const names = portkeyError ? ['direct', 'conveyor'] : ['direct', 'conveyor', 'portkey'];
+    expect(Object.keys(level.targets).sort()).toEqual([...names].sort());
+    for (const name of names) {
+      const t = level.targets[name as keyof typeof level.targets]!;
+      expect(t.errors).toEqual([]);
+      expect(t.streams).toBe(level.rounds * level.streamsPerRound);
+      expect(t.shortStreams).toBe(0);
+      expect(t.tokens).toBeGreaterThanOrEqual(t.streams * STREAM_TOKENS);
+      for (const s of [t.ttftMs, t.itlMs]) expect(Object.keys(s).sort()).toEqual(['max', 'mean', 'min', 'n', 'p50', 'p99', 'std']);
+      expect(t.itlMs.n).toBe(t.streams * (STREAM_TOKENS - 1));
+    }
+    expect(Object.keys(level.added).sort()).toEqual(names.filter((n) => n !== 'direct').sort());
+    expect(Object.keys(level.added.conveyor!).sort()).toEqual(['itlP50Ms', 'itlP99Ms', 'ttftP50Ms', 'ttftP99Ms']);
+    expect(json.target.concurrency).toBe(2);
+    expect(typeof json.target.conveyorAddedTtftP50Ms).toBe('number');
+    expect(markdown).toContain('| 2 | conveyor |');
+    expect(markdown).toContain(portkeyError ? `Portkey could not run: ${portkeyError}` : '| 2 | portkey |');
+  }, 90_000);
+
+  it('measures gateway CPU per request with parsing and with tool_parser "none", in alternating rounds', async () => {
+    const { markdown, json } = await runParserCpu({ quick: true });
+
+    expect(json.rounds.map((r) => r.mode)).toEqual(['parse', 'none', 'none', 'parse']);
+    for (const mode of ['parse', 'none'] as const) {
+      expect(json.checks[mode].errors).toEqual([]);
+      expect(json.checks[mode].ok).toBe(json.checks[mode].requests);
+      expect(json.perRequestUs[mode].n).toBe(2);
+    }
+    for (const r of json.rounds) expect(r.cpuUs).toBeGreaterThan(0);
+    expect(Number.isFinite(json.differenceUs.mean)).toBe(true);
+    expect(Number.isFinite(json.shareOfGatewayCpuPct)).toBe(true);
+    expect(markdown).toContain('tool_parser: "none"');
+  }, 90_000);
+});
