@@ -80,6 +80,8 @@ export function ruleMatches(rule: ScenarioRule, facts: ConversationFacts, explic
 export function renderReply(template: string, facts: ConversationFacts): string {
   const values: Record<TemplateVariable, string> = {
     tool_output: facts.toolOutput,
+    // The conclusion of a long observation (a plan's last step, a search's count line), for replies that answer briefly.
+    tool_output_last_line: facts.toolOutput.trimEnd().split('\n').at(-1) ?? '',
     last_user: facts.lastUser,
     round: String(facts.round),
   };

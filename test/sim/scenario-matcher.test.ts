@@ -53,6 +53,11 @@ describe('ScenarioSet', () => {
     expect(reply.ruleIndex).toBe(1);
   });
 
+  it('renders {{tool_output_last_line}}: the last line of the last tool message', () => {
+    const brief = ScenarioSet.load({ inMemory: [{ name: 'b', rules: [{ when: { lastRole: 'tool' }, reply: 'So: {{tool_output_last_line}}' }] }] });
+    expect(brief.reply([user('sum it'), assistant('CALL plan'), tool('Step 1: x\nObservation: 2\nStep 2: y\nObservation: 42\n\n')]).text).toBe('So: Observation: 42');
+  });
+
   it('falls back to the documented default reply when no rule matches', () => {
     expect(set.reply([user('tell me a joke')])).toEqual({ text: DEFAULT_REPLY, scenario: null, ruleIndex: null });
     // Right user text, wrong last role: still no match.
