@@ -15,7 +15,7 @@ import type { ToolPlugin } from './plugin-types.ts';
 import { createPythonPlugin } from './python/python-plugin.ts';
 import { sampleDocsSource } from './search/build-search-index.ts';
 import { buildSearchIndex } from './search/search-index-builder.ts';
-import search from './search/search-plugin.ts';
+import search, { createSearchPlugin } from './search/search-plugin.ts';
 import { DEFAULT_SEARCH_INDEX_FILE } from './search/search-options.ts';
 import localNews from './validate/validate-plugin.ts';
 
@@ -55,8 +55,14 @@ export async function createBuiltinTools(options: { config?: BuiltinPluginsConfi
 
   if (config.search !== false) {
     const { url, maxResults } = config.search;
-    const index = url ? undefined : (config.search.index ?? (await defaultSearchIndex()));
-    add(toolFromPlugin(search, { moduleUrl: moduleUrl('./search/search-plugin.ts', { url, index, maxResults }), pools }), url ? { backend: url } : { index });
+    if (url) {
+      // An HTTP search is plain I/O: inline, as its definition says (in a worker pool the early
+      // search's promise would stay in whichever worker ran onPiece).
+      add(inlineTool(createSearchPlugin({ backend: 'http', urlTemplate: url, ...(maxResults ? { maxResults } : {}) })), { backend: url });
+    } else {
+      const index = config.search.index ?? (await defaultSearchIndex());
+      add(toolFromPlugin(search, { moduleUrl: moduleUrl('./search/search-plugin.ts', { index, maxResults }), pools }), { index });
+    }
   }
 
   if (config.calculator) add(toolFromPlugin(calculator, { moduleUrl: moduleUrl('./calculator/calculator-plugin.ts'), pools }));
