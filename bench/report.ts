@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { SectionResult } from './extra-sections.ts';
 import type { WorkloadReport } from './run-ab.ts';
 import type { ToolProfile } from './tool-profiles/tool-profiles.ts';
+import { workloadsChart } from './workloads-chart.ts';
 
 export interface BenchMeta {
   command: string;
@@ -12,6 +13,7 @@ export interface BenchMeta {
   toolProfile: ToolProfile;
   upstream: string;
   pairs: string;
+  workloads: string;
   python: string;
   search: string;
   sandbox: unknown;
@@ -41,7 +43,8 @@ function workloadsTable(meta: BenchMeta, reports: WorkloadReport[]): string[] {
     '',
     `Command: \`${meta.command}\`  `,
     `Node ${meta.node}; upstream: ${meta.upstream}; decode profile: ${meta.profile}; tool profile: ${meta.toolProfile.name} (${meta.toolProfile.description})  `,
-    `python: ${meta.python}; search: ${meta.search}; pairs: ${meta.pairs}`,
+    `python: ${meta.python}; search: ${meta.search}  `,
+    `pairs: ${meta.pairs}; workloads: ${meta.workloads}`,
     '',
     '| workload | runs | off mean ± std (ms) | on mean ± std (ms) | on p50 / p99 | off p50 / p99 | improvement | g_i (ms) | t_i (ms) | bound (ms) | bound / on |',
     '|---|---:|---:|---:|---:|---:|---:|---|---|---:|---:|',
@@ -65,14 +68,14 @@ function workloadsTable(meta: BenchMeta, reports: WorkloadReport[]): string[] {
 }
 
 /** Writes `<date>-<name>.{md,json}`, the workloads chart as `<date>-<name>.svg`, and each section's chart beside them. */
-export function writeBenchFiles(dir: string, name: string, run: BenchRun & { markdown: string; workloadsSvg?: string }): string[] {
+export function writeBenchFiles(dir: string, name: string, run: BenchRun & { markdown: string }): string[] {
   mkdirSync(dir, { recursive: true });
   const stem = join(dir, `${new Date().toISOString().slice(0, 10)}-${name}`);
   const files: Array<[string, string]> = [
     [`${stem}.md`, run.markdown],
     [`${stem}.json`, `${JSON.stringify({ meta: run.meta, reports: run.reports, sections: run.sections.map(({ svg: _, ...s }) => s), wallS: run.wallS }, null, 2)}\n`],
   ];
-  if (run.workloadsSvg) files.push([`${stem}.svg`, run.workloadsSvg]);
+  if (run.reports.length) files.push([`${stem}.svg`, workloadsChart(run.reports)]);
   for (const s of run.sections) if (s.svg) files.push([`${stem}-${s.name}.svg`, s.svg]);
   for (const [file, text] of files) writeFileSync(file, text);
   return files.map(([file]) => file);

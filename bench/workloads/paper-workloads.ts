@@ -5,6 +5,7 @@ export const search: Workload = {
   name: 'search',
   description: 'Three searches (hello world in Python, C++, Java) in one round over the search tool, then an answer.',
   request: () => scenarioRequest('search-hello-world', 'Find hello world programs in Python, C++ and Java.'),
+  sequentialPairs: true,
 };
 
 /** Planning: an LLMCompiler plan: two searches, a calculator step on their results, join(). */
@@ -12,6 +13,7 @@ export const planning: Workload = {
   name: 'planning',
   description: 'A 4-step LLMCompiler plan: two independent searches, a calculator step on their counts, join().',
   request: () => scenarioRequest('planning', 'How many hello-world pages are there for Python and for Java together?', { tool_parser: 'llmcompiler-plan' }),
+  sequentialPairs: true,
 };
 
 /** Validation: a local-news call whose location lacks the state; the figure is the time to detect it. */

@@ -1,0 +1,103 @@
+import { execFileSync } from 'node:child_process';
+import cliProgress from 'cli-progress';
+import { startConveyor, type ConveyorHandle } from '../gateway/start-conveyor.ts';
+import { defaultSearchIndex } from '../plugins/builtin-tools.ts';
+import type { BenchMeta } from './report.ts';
+import { runAb, type WorkloadReport } from './run-ab.ts';
+import { startSearchApiServer, type SearchApiServer } from './tool-profiles/search-api-server.ts';
+import type { ToolProfile } from './tool-profiles/tool-profiles.ts';
+import { withStartupLatency } from './tool-profiles/with-startup-latency.ts';
+import type { Workload } from './workloads/workload.ts';
+
+export interface WorkloadsOptions {
+  workloads: Workload[];
+  upstreamUrl: string;
+  model?: string;
+  toolProfile: ToolProfile;
+  runs: number;
+  warmup: number;
+  /** Every on/off pair one after the other (else at the same moment, unless the workload forbids it). */
+  sequentialPairs: boolean;
+  /** One workload after the other instead of all at once. */
+  serialWorkloads: boolean;
+  coldImports: boolean;
+}
+
+interface Stand {
+  conveyor: ConveyorHandle;
+  searchApi?: SearchApiServer;
+}
+
+/**
+ * Runs the paper's workloads. Each gets its own gateway (and search API stand-in), so workloads
+ * running at the same time never share a tool's queue; they share the one simulator, as requests
+ * of different users share a serving engine.
+ */
+export async function runWorkloads(o: WorkloadsOptions): Promise<{ reports: WorkloadReport[]; meta: Omit<BenchMeta, 'command' | 'profile' | 'upstream'> }> {
+  const stands = await Promise.all(o.workloads.map(() => startStand(o)));
+  try {
+    const python = stands[0]!.conveyor.sandbox.python;
+    const env = { numpy: canImport(python, 'numpy, matplotlib') };
+    const bars = new cliProgress.MultiBar({ format: '{workload} |{bar}| {value}/{total} runs {detail}', hideCursor: true, stream: process.stderr }, cliProgress.Presets.shades_classic);
+    const one = (workload: Workload, stand: Stand) => {
+      const bar = bars.create(o.runs * 2, 0, { workload: workload.name.padEnd(11), detail: '' });
+      return runAb({
+        gatewayUrl: stand.conveyor.gateway.url,
+        workload,
+        env,
+        runs: o.runs,
+        warmup: o.warmup,
+        concurrentPairs: !o.sequentialPairs && !workload.sequentialPairs,
+        onRun: (r) => bar.increment({ detail: `last ${r.mode}: ${r.totalMs.toFixed(0)} ms` }),
+      });
+    };
+    let reports: WorkloadReport[];
+    if (o.serialWorkloads) {
+      reports = [];
+      for (const [i, w] of o.workloads.entries()) reports.push(await one(w, stands[i]!));
+    } else {
+      reports = await Promise.all(o.workloads.map((w, i) => one(w, stands[i]!)));
+    }
+    bars.stop();
+    const search = o.toolProfile.search;
+    return {
+      reports,
+      meta: {
+        date: new Date().toISOString(),
+        node: process.version,
+        toolProfile: o.toolProfile,
+        pairs: o.sequentialPairs ? 'sequential' : 'each on/off pair sent at the same moment, except search and planning (they share their search API: sequential)',
+        workloads: o.serialWorkloads ? 'one after the other' : 'all at once, each with its own gateway, sharing the simulator',
+        python: `${python}${env.numpy ? ' with numpy+matplotlib' : ' (stdlib only)'}${o.coldImports ? ', cold imports' : ', pre-imported in the fork server'}`,
+        search: search ? `HTTP backend → search API stand-in (${search.latencyMs} ms, ${search.concurrency || 'unlimited'} at a time)` : 'in-process FTS5 index',
+        sandbox: stands[0]!.conveyor.sandbox.protections(),
+      },
+    };
+  } finally {
+    await Promise.allSettled(stands.map(async (s) => {
+      await s.conveyor.close();
+      await s.searchApi?.close();
+    }));
+  }
+}
+
+async function startStand(o: WorkloadsOptions): Promise<Stand> {
+  const profile = o.toolProfile;
+  const searchApi = profile.search ? await startSearchApiServer({ indexFile: await defaultSearchIndex(), ...profile.search }) : undefined;
+  const conveyor = await startConveyor({
+    gateway: { port: 0, upstream: { baseUrl: o.upstreamUrl, model: o.model } },
+    sandbox: o.coldImports ? { preImports: [] } : {},
+    plugins: searchApi ? { search: { url: searchApi.urlTemplate } } : {},
+    decorateTool: (tool) => (tool.name === 'python' ? withStartupLatency(tool, profile.python.startupMs) : tool),
+  });
+  return { conveyor, searchApi };
+}
+
+function canImport(python: string, modules: string): boolean {
+  try {
+    execFileSync(python, ['-c', `import ${modules}`], { stdio: 'ignore', timeout: 30_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
