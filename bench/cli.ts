@@ -64,7 +64,8 @@ if (workloads.length) {
 }
 
 const sections: SectionResult[] = await runExtraSections(EXTRA_SECTIONS.filter((s) => asked.includes(s)), { quick: Boolean(opts.quick) });
-const name = (opts.name ?? (asked.length === GROUPS['all']!.length ? 'all' : asked.join('-'))) + (opts.quick ? '-quick' : '');
+const group = Object.keys(GROUPS).find((g) => GROUPS[g]!.length === asked.length && GROUPS[g]!.every((n) => asked.includes(n)));
+const name = (opts.name ?? group ?? asked.join('-')) + (opts.quick ? '-quick' : '');
 const wallS = (performance.now() - started) / 1000;
 const markdown = markdownReport({ meta, reports, sections, wallS });
 console.log(`\n${markdown}`);

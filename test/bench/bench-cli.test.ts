@@ -1,0 +1,47 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const root = path.resolve(import.meta.dirname, '../..');
+
+describe('npm run bench -- workloads --quick', () => {
+  let out: string;
+  afterAll(async () => {
+    if (out) await rm(out, { recursive: true, force: true });
+  });
+
+  // Checks that the files and their fields exist, not the timings (those belong in bench/results).
+  it('drives the six workloads through real gateways and writes Markdown, JSON and SVG results', async () => {
+    out = await mkdtemp(path.join(tmpdir(), 'conveyor-bench-'));
+    await run(process.execPath, ['--import', 'tsx', 'bench/cli.ts', 'workloads', '--quick', '--profile', 'fast-test', '--out', out], { cwd: root, timeout: 240_000 });
+    const files = (await readdir(out)).sort();
+    expect(files).toHaveLength(3);
+    const stem = files[0]!.replace(/\.json$/, '');
+    expect(files).toEqual([`${stem}.json`, `${stem}.md`, `${stem}.svg`]);
+    expect(stem).toMatch(/^\d{4}-\d{2}-\d{2}-workloads-quick$/);
+
+    const json = JSON.parse(await readFile(path.join(out, `${stem}.json`), 'utf8'));
+    expect(json.meta).toMatchObject({ profile: 'fast-test', toolProfile: { name: 'paper' } });
+    const names = json.reports.map((r: { workload: string }) => r.workload);
+    expect(names).toEqual(['codegen', 'search', 'planning', 'validation', 'database', 'calculator']);
+    for (const r of json.reports) {
+      for (const key of ['on', 'off']) expect(Object.keys(r[key])).toEqual(expect.arrayContaining(['mean', 'std', 'p50', 'p99']));
+      expect(r).toHaveProperty('improvementPct');
+      expect(r).toHaveProperty('boundMs');
+      expect(r).toHaveProperty('boundAchieved');
+      expect(r.generationMs.length).toBeGreaterThan(0);
+      expect(r.records).toHaveLength(4);
+    }
+    expect(json.reports.find((r: { workload: string }) => r.workload === 'validation').metric).toBe('detection');
+
+    const md = await readFile(path.join(out, `${stem}.md`), 'utf8');
+    for (const name of names) expect(md).toContain(`| ${name}`);
+    const svg = await readFile(path.join(out, `${stem}.svg`), 'utf8');
+    expect(svg.startsWith('<svg')).toBe(true);
+    for (const name of names) expect(svg).toContain(name);
+  }, 300_000);
+});
