@@ -84,6 +84,8 @@ export function markdownTable(cases: readonly CaseResult[]): string {
 /** The sentences the issue asks to state: the target, and the cost at 1,000 streams × 50 tokens/s. */
 export function summaryLines(cases: readonly CaseResult[]): string[] {
   const target = cases.filter(isTargetFormat).map((c) => ({ c, s: runStats(c, 'conveyor')! }));
+  // `--only` may select none of the target rows.
+  if (target.length === 0) return [];
   const slowest = target.reduce((a, b) => (b.s.mbPerS.median < a.s.mbPerS.median ? b : a));
   const costliest = target.reduce((a, b) => (b.s.corePercent > a.s.corePercent ? b : a));
   const alts = cases.map((c) => runStats(c, 'partial-json')).filter((s): s is RunStats => s !== undefined);

@@ -1,10 +1,13 @@
 import { scenarioRequest, type Workload } from './workload.ts';
 
+/** Gateway tools listed by name: the gateway fills in their schemas, so a real model sees them too. */
+const tools = (...names: string[]) => ({ tools: names.map((name) => ({ type: 'function', function: { name } })) });
+
 /** Search: three searches for hello-world programs (Python, C++, Java) over the built-in search tool. */
 export const search: Workload = {
   name: 'search',
   description: 'Three searches (hello world in Python, C++, Java) in one round over the search tool, then an answer.',
-  request: () => scenarioRequest('search-hello-world', 'Find hello world programs in Python, C++ and Java.'),
+  request: () => scenarioRequest('search-hello-world', 'Find hello world programs in Python, C++ and Java.', tools('search')),
   sequentialPairs: true,
 };
 
@@ -20,7 +23,7 @@ export const planning: Workload = {
 export const validation: Workload = {
   name: 'validation',
   description: 'local_news with "location": "Paris" (no state): time from request start to the rejection.',
-  request: () => scenarioRequest('validation', 'What is the local news in Paris?'),
+  request: () => scenarioRequest('validation', 'What is the local news in Paris?', tools('local_news')),
   detection(events) {
     const rejected = events.find((e) => e.round === 1 && e.type === 'abort' && e.detail?.startsWith('rejected'));
     const field = events.find((e) => e.round === 1 && e.type === 'piece' && e.detail === 'field location');
@@ -32,12 +35,12 @@ export const validation: Workload = {
 export const database: Workload = {
   name: 'database',
   description: 'SELECT * FROM employees on the demo SQLite file (read-only, sandboxed process), then an answer.',
-  request: () => scenarioRequest('database', 'List all employees in the database.'),
+  request: () => scenarioRequest('database', 'List all employees in the database.', tools('database')),
 };
 
 /** Calculator: 200*701. */
 export const calculator: Workload = {
   name: 'calculator',
   description: 'calculator("200*701") (mathjs BigNumber in a worker thread), then an answer.',
-  request: () => scenarioRequest('calculator', 'What is 200*701?'),
+  request: () => scenarioRequest('calculator', 'What is 200*701?', tools('calculator')),
 };
