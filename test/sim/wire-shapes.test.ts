@@ -1,3 +1,5 @@
+import { readdirSync } from 'node:fs';
+import { SCENARIOS_DIR } from '../../sim/scenario-loader.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeText } from '../../sim/mistral-tokenizer.ts';
 import { startSim, type SimHandle } from '../../sim/sim-server.ts';
@@ -193,7 +195,10 @@ describe('other routes', () => {
       max_model_len: 32768,
       permission: [expect.objectContaining({ object: 'model_permission', allow_sampling: true, organization: '*' })],
     });
-    expect(body.data.map((m) => m.id)).toEqual(['mistral-7b-instruct-sim', 'sim-hello', 'sim-sine-wave-stdlib', 'sim-sine-wave']);
+    // The served model, the in-memory scenario, then one alias per shipped scenario file, in file-name order.
+    const shipped = readdirSync(SCENARIOS_DIR).filter((f) => f.endsWith('.json')).sort().map((f) => `sim-${f.replace(/\.json$/, '')}`);
+    expect(shipped).toContain('sim-sine-wave');
+    expect(body.data.map((m) => m.id)).toEqual(['mistral-7b-instruct-sim', 'sim-hello', ...shipped]);
     expect(body.data[1]).toMatchObject({ parent: 'mistral-7b-instruct-sim', max_model_len: null });
   });
 
