@@ -2,14 +2,17 @@
  * Parser throughput benchmark (issue 3): every format on a realistic ~3 KiB output, fed one
  * Mistral token per delta, side by side with re-parsing the call with partial-json on each delta.
  *
- *   npx tsx bench/parsers/run.ts [--quick] [--only REGEX] [--baseline GIT_REF|DIR]
+ *   npx tsx bench/parsers/run.ts [--quick] [--only REGEX] [--baseline GIT_REF|DIR] [--update]
  *
  * --baseline also times another version of the parsers in the same processes, for before/after:
  * a git ref (its parsers/ and core/ are extracted to a temporary directory) or a directory
  * holding such a copy. Writes bench/results/<date>-parsers[-quick].{md,json} and prints the table.
+ * --update (with --only) re-measures only those rows and replaces them in today's results,
+ * keeping the other rows and adding the command to the ones recorded: for re-running a row
+ * whose batches another job on this shared box disturbed.
  */
 import { execFileSync, fork } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -53,11 +56,13 @@ function measureCase(index: number, args: readonly string[]): Promise<CaseResult
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const quick = args.includes('--quick');
+  const update = args.includes('--update');
   const only = option(args, '--only');
   const baselineSpec = option(args, '--baseline');
   const baseline = baselineSpec === undefined ? undefined : baselineDir(baselineSpec);
   const childArgs = [...(quick ? ['--quick'] : []), ...(baseline ? ['--baseline', baseline.dir] : [])];
-  const command = `npx tsx bench/parsers/run.ts ${args.join(' ')}`.trim();
+  // Quoted where a shell would read the argument otherwise (`--only 'a|b'`), so it can be pasted.
+  let command = `npx tsx bench/parsers/run.ts ${args.map((a) => (/^[\w./:=-]+$/.test(a) ? a : `'${a}'`)).join(' ')}`.trim();
 
   const cases = buildCases();
   const results: CaseResult[] = [];
@@ -74,6 +79,18 @@ async function main(): Promise<void> {
   }
 
   const date = new Date().toISOString().slice(0, 10);
+  const dir = path.join(here, '..', 'results');
+  const base = path.join(dir, `${date}-parsers${quick ? '-quick' : ''}`);
+  if (update && existsSync(`${base}.json`)) {
+    const previous = JSON.parse(readFileSync(`${base}.json`, 'utf8')) as { command: string; cases: CaseResult[] };
+    const fresh = new Map(results.map((r) => [r.id, r]));
+    const merged = previous.cases.map((r) => fresh.get(r.id) ?? r);
+    for (const r of results) if (!previous.cases.some((p) => p.id === r.id)) merged.push(r);
+    const order = cases.map((c) => c.id);
+    merged.sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
+    results.splice(0, results.length, ...merged);
+    command = `${previous.command}\n${command}`;
+  }
   const machine = `${os.cpus()[0]?.model ?? 'unknown CPU'}, ${os.cpus().length} cores, Node ${process.version}`;
   const md = [
     `# Parser throughput, ${date}`,
@@ -93,9 +110,7 @@ async function main(): Promise<void> {
     ...summaryLines(results),
     '',
   ].join('\n');
-  const dir = path.join(here, '..', 'results');
   mkdirSync(dir, { recursive: true });
-  const base = path.join(dir, `${date}-parsers${quick ? '-quick' : ''}`);
   writeFileSync(`${base}.md`, md);
   writeFileSync(`${base}.json`, `${JSON.stringify({ command, date, machine, streams: STREAMS, tokensPerSecond: TOKENS_PER_SECOND, cases: results }, null, 2)}\n`);
   console.log(md);

@@ -35,11 +35,13 @@ export function parseFormatOptions<S extends z.ZodType>(schema: S, options: unkn
 export class CallRegistry {
   readonly #options: CallOptions;
   readonly #tools: Set<string> | undefined;
+  readonly #lineFieldNames: readonly string[];
   #calls = 0;
 
   constructor(options: CallOptions) {
     this.#options = options;
     this.#tools = options.tools ? new Set(options.tools) : undefined;
+    this.#lineFieldNames = [...new Set(Object.values(options.lineFields))];
   }
 
   get maxFieldDepth(): number {
@@ -47,8 +49,8 @@ export class CallRegistry {
   }
 
   /** Every argument name some tool streams as lines (the scanner must watch all of them). */
-  get lineFieldNames(): string[] {
-    return [...new Set(Object.values(this.#options.lineFields))];
+  get lineFieldNames(): readonly string[] {
+    return this.#lineFieldNames;
   }
 
   /** Why a call to `name` is refused, if it is. */

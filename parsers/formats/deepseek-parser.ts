@@ -16,6 +16,7 @@ const CALL_BEGIN = '<｜tool▁call▁begin｜>';
 const CALL_END = '<｜tool▁call▁end｜>';
 const SEP = '<｜tool▁sep｜>';
 const MAX_HEAD = 256;
+const PROSE_MARKERS = [CALLS_BEGIN, CALL_BEGIN, CALLS_END];
 
 type State =
   | { kind: 'prose' }
@@ -50,6 +51,9 @@ class DeepSeekParser extends FormatParser {
   readonly #v3: boolean;
   readonly #registry: CallRegistry;
   #state: State = { kind: 'prose' };
+  /** pushPlain's target: `#laneState` if it is an `args` state, else undefined. */
+  #laneState: State | undefined;
+  #lane: Extract<State, { kind: 'args' }> | undefined;
 
   constructor(version: 'v3' | 'v31', options: z.output<typeof DeepSeekParserOptionsSchema>) {
     super();
@@ -62,7 +66,7 @@ class DeepSeekParser extends FormatParser {
     const state = this.#state;
     switch (state.kind) {
       case 'prose': {
-        const found = this.scanFor(buf, i, [CALLS_BEGIN, CALL_BEGIN, CALLS_END], (t) => out.text(t));
+        const found = this.scanFor(buf, i, PROSE_MARKERS, undefined, out);
         if (!found) return buf.length;
         if (found.marker === CALL_BEGIN) this.#state = this.#head(found.marker);
         else this.#state = found.marker === CALLS_BEGIN ? { kind: 'region', ws: '' } : { kind: 'prose' };
@@ -156,6 +160,21 @@ class DeepSeekParser extends FormatParser {
         return j + literal.length;
       }
     }
+  }
+
+  protected override pushPlain(delta: string, out: EventList): string | undefined {
+    const state = this.#state;
+    // Where plain deltas go is looked up once per state, not per token (`kind` is read off
+    // many state shapes: a megamorphic load).
+    if (state !== this.#laneState) {
+      this.#laneState = state;
+      this.#lane = state.kind === 'args' ? state : undefined;
+    }
+    const lane = this.#lane;
+    if (lane === undefined) return undefined;
+    const callId = lane.args.writePlain(delta, out);
+    if (callId !== undefined) lane.raw.add(delta);
+    return callId;
   }
 
   protected finish(pending: string, out: EventList): void {

@@ -11,13 +11,20 @@ type ArgsEvent = Extract<ParserEvent, { type: 'call-args' }>;
  * fragments merged and empty ones dropped.
  *
  * This is on every delta's path, so it is written for V8:
- * - the array is created with its first event, as a one-element literal: pushing onto `[]`
- *   first grows it to 17 slots, a measurable part of a push inside a long string;
+ * - the first three events are kept in fields and the array is made at the end with exactly
+ *   its events: pushing onto `[]` first grows it to 17 slots, and onto a one-element literal to
+ *   19, a measurable part of a push that yields a few events (a line piece and the argument
+ *   text around it);
  * - the last event is remembered by kind (`#lastText`…) instead of read back from the array:
  *   events come in six shapes, and reading `.type` off all of them is a megamorphic load.
  */
 export class EventList {
-  #events: ParserEvent[] | undefined;
+  #count = 0;
+  #e0: ParserEvent | undefined;
+  #e1: ParserEvent | undefined;
+  #e2: ParserEvent | undefined;
+  /** All the events, once there are more than three. */
+  #more: ParserEvent[] | undefined;
   /** The last event, if it is a `text`, `reasoning` or `call-args` fragment (at most one is set). */
   #lastText: TextEvent | undefined;
   #lastReasoning: TextEvent | undefined;
@@ -28,21 +35,37 @@ export class EventList {
     this.#put(carry);
   }
 
-  /** The events so far (a new empty array if none). */
-  get events(): ParserEvent[] {
-    return this.#events ?? [];
-  }
-
   /** No event yet (nor a carried half character). */
   get empty(): boolean {
-    return this.#events === undefined;
+    return this.#count === 0;
+  }
+
+  /** The events so far (a new array). */
+  get events(): ParserEvent[] {
+    switch (this.#count) {
+      case 0:
+        return [];
+      case 1:
+        return [this.#e0!];
+      case 2:
+        return [this.#e0!, this.#e1!];
+      case 3:
+        return [this.#e0!, this.#e1!, this.#e2!];
+      default:
+        return this.#more!.slice(0, this.#count);
+    }
   }
 
   /** Hands over the events so far and starts a new list (one per push, reusing this object). */
   take(carry?: Carry): ParserEvent[] {
-    const events = this.#events ?? [];
-    this.#events = undefined;
-    this.#lastText = this.#lastReasoning = this.#lastArgs = undefined;
+    const count = this.#count;
+    const events = count <= 3 ? this.events : this.#more!;
+    if (count !== 0) {
+      this.#count = 0;
+      this.#e0 = this.#e1 = this.#e2 = undefined;
+      this.#more = undefined;
+      this.#lastText = this.#lastReasoning = this.#lastArgs = undefined;
+    }
     this.#put(carry);
     return events;
   }
@@ -84,8 +107,13 @@ export class EventList {
   }
 
   push(event: ParserEvent): void {
-    if (this.#events === undefined) this.#events = [event];
-    else this.#events.push(event);
+    const count = this.#count;
+    if (count === 0) this.#e0 = event;
+    else if (count === 1) this.#e1 = event;
+    else if (count === 2) this.#e2 = event;
+    else if (count === 3) this.#more = [this.#e0!, this.#e1!, this.#e2!, event];
+    else this.#more!.push(event);
+    this.#count = count + 1;
     this.#lastText = this.#lastReasoning = this.#lastArgs = undefined;
   }
 
@@ -103,9 +131,12 @@ export class EventList {
       last.text = last.text.slice(0, -1);
     } else {
       // The fragment was only the half character: it goes, and nothing before it can be extended.
-      const events = this.#events!;
-      if (events.length > 1) events.pop();
-      else this.#events = undefined;
+      const count = this.#count - 1;
+      this.#count = count;
+      if (count === 0) this.#e0 = undefined;
+      else if (count === 1) this.#e1 = undefined;
+      else if (count === 2) this.#e2 = undefined;
+      else this.#more!.pop();
       this.#lastText = this.#lastReasoning = this.#lastArgs = undefined;
     }
     return last.type === 'call-args' ? { type: 'call-args', callId: last.callId, text: carried } : { type: last.type, text: carried };

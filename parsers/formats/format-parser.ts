@@ -19,13 +19,13 @@ export abstract class FormatParser implements ToolCallParser {
     if (this.#ended) throw new Error('push() after end()');
     const out = this.#out;
     if (this.#pending === '') {
-      const callId = this.pushPlain(delta);
+      const callId = this.pushPlain(delta, out);
       if (callId !== undefined) {
-        // The commonest push: one token inside a string argument, at most one `call-args`
-        // fragment that is the delta itself. Built directly, without the event list, unless a
-        // half character is carried in or out (the list's business).
-        if (out.empty) {
-          if (callId === '' || delta.length === 0) return [];
+        // The commonest push: one token inside a string argument, which is just the next
+        // `call-args` fragment. Built directly, without the event list, unless a half character
+        // is carried in or out (the list's business).
+        if (callId !== '' && out.empty) {
+          if (delta.length === 0) return [];
           const last = delta.charCodeAt(delta.length - 1);
           if (last < 0xd800 || last > 0xdbff) return [{ type: 'call-args', callId, text: delta }];
         }
@@ -57,11 +57,11 @@ export abstract class FormatParser implements ToolCallParser {
 
   /**
    * A format may consume a whole delta on a fused fast path (the commonest case: a token inside
-   * a JSON string value) that yields no event but, at most, the delta itself as `call-args`:
-   * it returns that call's id, or '' for no event. undefined leaves the delta to `step`, nothing
-   * consumed.
+   * a JSON string value): it returns a call's id when the delta is just that call's next
+   * `call-args` fragment (emitted by `push`), or '' when it put the delta's events, if any, in
+   * `out`. undefined leaves the delta to `step`, nothing consumed.
    */
-  protected pushPlain(_delta: string): string | undefined {
+  protected pushPlain(_delta: string, _out: EventList): string | undefined {
     return undefined;
   }
 
@@ -75,32 +75,33 @@ export abstract class FormatParser implements ToolCallParser {
   }
 
   /**
-   * Emits `buf[i..]` up to the earliest complete marker through `emit`, and returns that marker
+   * Emits `buf[i..]` up to the earliest complete marker through `emit` (as text to `out` if
+   * `emit` is undefined: no closure to allocate on the commonest path), and returns that marker
    * and the index after it. Without one, emits all but a possible partial marker at the end,
    * holds that, and returns undefined.
    */
-  protected scanFor(buf: string, i: number, markers: readonly string[], emit: (text: string) => void): { marker: string; next: number } | undefined {
+  protected scanFor(buf: string, i: number, markers: readonly string[], emit: ((text: string) => void) | undefined, out?: EventList): { marker: string; next: number } | undefined {
     buf = knownString(buf);
     const rest = i === 0 ? buf : buf.slice(i);
     // Fast path for most deltas of prose: where no marker's first character occurs, there is
     // neither a marker nor the start of one.
     let candidate = false;
-    for (const marker of markers) {
-      if (rest.indexOf(marker[0]!) !== -1) {
+    for (let k = 0; k < markers.length; k++) {
+      if (rest.indexOf(markers[k]![0]!) !== -1) {
         candidate = true;
         break;
       }
     }
     if (!candidate) {
-      emit(rest);
+      if (emit === undefined) out!.text(rest);
+      else emit(rest);
       return undefined;
     }
     const found = searchMarkers(rest, markers);
-    if (found.found) {
-      emit(rest.slice(0, found.index));
-      return { marker: found.marker, next: i + found.index + found.marker.length };
-    }
-    emit(rest.slice(0, found.holdFrom));
+    const before = rest.slice(0, found.found ? found.index : found.holdFrom);
+    if (emit === undefined) out!.text(before);
+    else emit(before);
+    if (found.found) return { marker: found.marker, next: i + found.index + found.marker.length };
     this.hold(buf, i + found.holdFrom);
     return undefined;
   }

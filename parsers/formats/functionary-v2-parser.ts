@@ -4,6 +4,7 @@ import type { ToolCallParser } from '../parser-events.ts';
 import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
 import type { EventList } from './event-list.ts';
 import { FormatParser, matchLiteral, RawText, skipWhitespace } from './format-parser.ts';
+import type { JsonArguments } from './json-arguments.ts';
 import { ToolBody } from './tool-body.ts';
 
 export const FunctionaryV2ParserOptionsSchema = CallOptionsSchema.extend({
@@ -47,6 +48,10 @@ class FunctionaryV2Parser extends FormatParser {
   readonly #registry: CallRegistry;
   readonly #codeTools: readonly string[];
   #state: State = { kind: 'start' };
+  /** pushPlain's target in `#laneState` (a body state, once its JSON has begun), and its raw text. */
+  #laneState: State | undefined;
+  #lane: JsonArguments | undefined;
+  #laneRaw: RawText | undefined;
 
   constructor(options: z.output<typeof FunctionaryV2ParserOptionsSchema>) {
     super();
@@ -117,7 +122,7 @@ class FunctionaryV2Parser extends FormatParser {
         return i + CONTENT.length;
       }
       case 'content': {
-        const found = this.scanFor(buf, i, BODY_ENDS, (t) => out.text(t));
+        const found = this.scanFor(buf, i, BODY_ENDS, undefined, out);
         if (!found) return buf.length;
         this.#afterBody(found.marker);
         return found.next;
@@ -157,6 +162,23 @@ class FunctionaryV2Parser extends FormatParser {
         return j + (from === 'full' ? FROM.length : STOP.length);
       }
     }
+  }
+
+  protected override pushPlain(delta: string, out: EventList): string | undefined {
+    const state = this.#state;
+    // Where plain deltas go is looked up once per state, not per token (`kind` is read off
+    // several state shapes). A body is JSON only from its "{": until then nothing is cached.
+    if (state !== this.#laneState) {
+      if (state.kind !== 'body') return undefined;
+      const args = state.body.json;
+      if (args === undefined) return undefined;
+      this.#laneState = state;
+      this.#lane = args;
+      this.#laneRaw = state.raw;
+    }
+    const callId = this.#lane!.writePlain(delta, out);
+    if (callId !== undefined) this.#laneRaw!.add(delta);
+    return callId;
   }
 
   protected finish(pending: string, out: EventList): void {

@@ -4,6 +4,7 @@ import type { ToolCallParser } from '../parser-events.ts';
 import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
 import type { EventList } from './event-list.ts';
 import { FormatParser, matchLiteral, RawText, skipWhitespace } from './format-parser.ts';
+import type { JsonArguments } from './json-arguments.ts';
 import { ToolBody } from './tool-body.ts';
 
 export const FunctionaryV3ParserOptionsSchema = CallOptionsSchema.extend({
@@ -14,6 +15,7 @@ export type FunctionaryV3ParserOptions = z.input<typeof FunctionaryV3ParserOptio
 
 const SEGMENT = '>>>';
 const MAX_RECIPIENT = 128;
+const SEGMENTS = [SEGMENT];
 
 type State =
   /** The very start: the prompt usually ends with ">>>", so a recipient line may come first. */
@@ -42,6 +44,10 @@ class FunctionaryV3Parser extends FormatParser {
   readonly #registry: CallRegistry;
   readonly #codeTools: readonly string[];
   #state: State = { kind: 'start' };
+  /** pushPlain's target in `#laneState` (a body state, once its JSON has begun), and its raw text. */
+  #laneState: State | undefined;
+  #lane: JsonArguments | undefined;
+  #laneRaw: RawText | undefined;
 
   constructor(options: z.output<typeof FunctionaryV3ParserOptionsSchema>) {
     super();
@@ -91,7 +97,7 @@ class FunctionaryV3Parser extends FormatParser {
         return j + 1;
       }
       case 'content': {
-        const found = this.scanFor(buf, i, [SEGMENT], (t) => out.text(t));
+        const found = this.scanFor(buf, i, SEGMENTS, undefined, out);
         if (!found) return buf.length;
         this.#state = { kind: 'recipient', raw: new RawText(SEGMENT), name: '', segment: true };
         return found.next;
@@ -105,7 +111,7 @@ class FunctionaryV3Parser extends FormatParser {
         }
         const code = body.code;
         if (code) {
-          const found = this.scanFor(buf, i, [SEGMENT], (t) => code.write(t, out));
+          const found = this.scanFor(buf, i, SEGMENTS, (t) => code.write(t, out));
           if (!found) return buf.length;
           code.finish(out);
           this.#state = { kind: 'recipient', raw: new RawText(SEGMENT), name: '', segment: true };
@@ -134,6 +140,23 @@ class FunctionaryV3Parser extends FormatParser {
         return j;
       }
     }
+  }
+
+  protected override pushPlain(delta: string, out: EventList): string | undefined {
+    const state = this.#state;
+    // Where plain deltas go is looked up once per state, not per token (`kind` is read off
+    // several state shapes). A body is JSON only from its "{": until then nothing is cached.
+    if (state !== this.#laneState) {
+      if (state.kind !== 'body') return undefined;
+      const args = state.body.json;
+      if (args === undefined) return undefined;
+      this.#laneState = state;
+      this.#lane = args;
+      this.#laneRaw = state.raw;
+    }
+    const callId = this.#lane!.writePlain(delta, out);
+    if (callId !== undefined) this.#laneRaw!.add(delta);
+    return callId;
   }
 
   protected finish(pending: string, out: EventList): void {

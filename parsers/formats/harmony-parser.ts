@@ -4,6 +4,7 @@ import type { ToolCallParser } from '../parser-events.ts';
 import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
 import type { EventList } from './event-list.ts';
 import { FormatParser, matchLiteral, RawText, skipWhitespace } from './format-parser.ts';
+import type { JsonArguments } from './json-arguments.ts';
 import { ToolBody } from './tool-body.ts';
 
 export const HarmonyParserOptionsSchema = CallOptionsSchema.extend({
@@ -51,6 +52,10 @@ class HarmonyParser extends FormatParser {
   readonly #registry: CallRegistry;
   readonly #codeTools: readonly string[];
   #state: State = { kind: 'outside' };
+  /** pushPlain's target in `#laneState` (a body state, once its JSON has begun), and its raw text. */
+  #laneState: State | undefined;
+  #lane: JsonArguments | undefined;
+  #laneRaw: RawText | undefined;
 
   constructor(options: z.output<typeof HarmonyParserOptionsSchema>) {
     super();
@@ -63,7 +68,7 @@ class HarmonyParser extends FormatParser {
     const state = this.#state;
     switch (state.kind) {
       case 'outside': {
-        const found = this.scanFor(buf, i, MESSAGE_ENDS, (t) => out.text(t));
+        const found = this.scanFor(buf, i, MESSAGE_ENDS, undefined, out);
         if (!found) return buf.length;
         this.#afterMessage(found.marker);
         return found.next;
@@ -127,6 +132,23 @@ class HarmonyParser extends FormatParser {
         return this.#broken(state.raw, state.body.callId, `expected ${CALL} after the arguments`, j, out);
       }
     }
+  }
+
+  protected override pushPlain(delta: string, out: EventList): string | undefined {
+    const state = this.#state;
+    // Where plain deltas go is looked up once per state, not per token (`kind` is read off
+    // several state shapes). A body is JSON only from its "{": until then nothing is cached.
+    if (state !== this.#laneState) {
+      if (state.kind !== 'body') return undefined;
+      const args = state.body.json;
+      if (args === undefined) return undefined;
+      this.#laneState = state;
+      this.#lane = args;
+      this.#laneRaw = state.raw;
+    }
+    const callId = this.#lane!.writePlain(delta, out);
+    if (callId !== undefined) this.#laneRaw!.add(delta);
+    return callId;
   }
 
   protected finish(pending: string, out: EventList): void {

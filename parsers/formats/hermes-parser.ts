@@ -4,7 +4,7 @@ import type { ToolCallParser } from '../parser-events.ts';
 import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
 import type { EventList } from './event-list.ts';
 import { FormatParser, matchLiteral, RawText, skipWhitespace } from './format-parser.ts';
-import { JsonCallObject, type CallObjectFailure } from './json-call-object.ts';
+import { JsonCallObject, type CallObjectFailure, type CallObjectShape } from './json-call-object.ts';
 
 export const HermesParserOptionsSchema = CallOptionsSchema.extend({
   startMarker: z.string().min(1).default('<tool_call>'),
@@ -12,6 +12,8 @@ export const HermesParserOptionsSchema = CallOptionsSchema.extend({
 }).strict();
 
 export type HermesParserOptions = z.input<typeof HermesParserOptionsSchema>;
+
+const CALL_SHAPE: CallObjectShape = { argsKeys: ['arguments'], strict: false, startWhen: 'name' };
 
 type State =
   | { kind: 'prose' }
@@ -39,13 +41,19 @@ class HermesParser extends FormatParser {
   readonly #registry: CallRegistry;
   readonly #start: string;
   readonly #end: string;
+  /** `[startMarker]`, for scanFor: not a new array per delta of prose. */
+  readonly #startMarkers: readonly string[];
   #state: State = { kind: 'prose' };
+  /** pushPlain's target: `#laneState` if it is a call, else undefined. */
+  #laneState: State | undefined;
+  #lane: Extract<State, { kind: 'call' }> | undefined;
 
   constructor(options: z.output<typeof HermesParserOptionsSchema>) {
     super();
     this.#registry = new CallRegistry(options);
     this.#start = options.startMarker;
     this.#end = options.endMarker;
+    this.#startMarkers = [options.startMarker];
   }
 
   protected step(buf: string, i: number, out: EventList): number {
@@ -53,7 +61,7 @@ class HermesParser extends FormatParser {
     const state = this.#state;
     switch (state.kind) {
       case 'prose': {
-        const found = this.scanFor(buf, i, [this.#start], (t) => out.text(t));
+        const found = this.scanFor(buf, i, this.#startMarkers, undefined, out);
         if (!found) return buf.length;
         this.#state = { kind: 'opening', raw: new RawText(found.marker) };
         return found.next;
@@ -67,7 +75,7 @@ class HermesParser extends FormatParser {
           this.#state = { kind: 'prose' };
           return j;
         }
-        this.#state = { kind: 'call', raw: state.raw, call: new JsonCallObject(this.#registry, { argsKeys: ['arguments'], strict: false, startWhen: 'name' }) };
+        this.#state = { kind: 'call', raw: state.raw, call: new JsonCallObject(this.#registry, CALL_SHAPE) };
         return j;
       }
       case 'call': {
@@ -94,11 +102,18 @@ class HermesParser extends FormatParser {
     }
   }
 
-  protected override pushPlain(delta: string): string | undefined {
+  protected override pushPlain(delta: string, out: EventList): string | undefined {
     const state = this.#state;
-    if (state.kind !== 'call') return undefined;
-    const callId = state.call.writePlain(delta);
-    if (callId !== undefined) state.raw.add(delta);
+    // Where plain deltas go is looked up once per state, not per token (`kind` is read off
+    // several state shapes: a polymorphic load).
+    if (state !== this.#laneState) {
+      this.#laneState = state;
+      this.#lane = state.kind === 'call' ? state : undefined;
+    }
+    const lane = this.#lane;
+    if (lane === undefined) return undefined;
+    const callId = lane.call.writePlain(delta, out);
+    if (callId !== undefined) lane.raw.add(delta);
     return callId;
   }
 

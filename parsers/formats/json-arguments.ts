@@ -64,18 +64,23 @@ export class JsonArguments {
   }
 
   /**
-   * All of `text`, if it is a plain run inside a string (see IncrementalJsonScanner.writePlain):
-   * then it produces no scanner event, only argument text: returns the call's id (the delta is
-   * its next `call-args` fragment). undefined if nothing was consumed.
+   * All of `text`, if it stays inside a string (see IncrementalJsonScanner.writePlain): returns
+   * the call's id if `text` is just its next `call-args` fragment, '' if its events (line pieces
+   * and the argument text around them) went to `out`. undefined if nothing was consumed.
    */
-  writePlain(text: string): string | undefined {
-    if (this.#status !== 'pending' || !this.#scanner.writePlain(text)) return undefined;
-    return this.callId;
+  writePlain(text: string, out: EventList): string | undefined {
+    if (this.#status !== 'pending') return undefined;
+    const scanner = this.#scanner;
+    const base = scanner.offset;
+    if (!scanner.writePlain(text)) return undefined;
+    if (!scanner.hasEvents) return this.callId;
+    this.#handleEvents(text, 0, text.length, base, out);
+    return '';
   }
 
   #handleEvents(text: string, from: number, stop: number, base: number, out: EventList): number {
     let emitted = from;
-    const events = this.#scanner.takeEvents();
+    const events = this.#scanner.takeScanEvents();
     for (let k = 0; k < events.length; k++) {
       const e = events[k]!;
       const at = e.at - base;

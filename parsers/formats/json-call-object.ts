@@ -88,12 +88,19 @@ export class JsonCallObject {
   }
 
   /**
-   * All of `text`, if it is a plain run inside a string (see IncrementalJsonScanner.writePlain):
-   * then it produces no scanner event, at most argument text: returns the call's id if `text` is
-   * its next `call-args` fragment, '' if it yields no event. undefined if nothing was consumed.
+   * All of `text`, if it stays inside a string (see IncrementalJsonScanner.writePlain): returns
+   * the call's id if `text` is just its next `call-args` fragment, '' if its events (line pieces,
+   * argument text around them; or none) went to `out`. undefined if nothing was consumed.
    */
-  writePlain(text: string): string | undefined {
-    if (this.#status !== 'pending' || !this.#scanner.writePlain(text)) return undefined;
+  writePlain(text: string, out: EventList): string | undefined {
+    if (this.#status !== 'pending') return undefined;
+    const scanner = this.#scanner;
+    const base = scanner.offset;
+    if (!scanner.writePlain(text)) return undefined;
+    if (scanner.hasEvents) {
+      this.#handleEvents(text, 0, text.length, base, out);
+      return '';
+    }
     if (!this.#argsOpen) return '';
     const callId = this.#callId;
     if (callId !== undefined) return callId;
@@ -104,7 +111,7 @@ export class JsonCallObject {
 
   #handleEvents(text: string, from: number, stop: number, base: number, out: EventList): number {
     let argsFrom = from;
-    const events = this.#scanner.takeEvents();
+    const events = this.#scanner.takeScanEvents();
     for (let k = 0; k < events.length; k++) {
       const e = events[k]!;
       const at = e.at - base;

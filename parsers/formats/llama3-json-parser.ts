@@ -4,12 +4,14 @@ import type { ToolCallParser } from '../parser-events.ts';
 import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
 import type { EventList } from './event-list.ts';
 import { FormatParser, RawText, skipWhitespace } from './format-parser.ts';
-import { JsonCallObject } from './json-call-object.ts';
+import { JsonCallObject, type CallObjectShape } from './json-call-object.ts';
 
 export const Llama3JsonParserOptionsSchema = CallOptionsSchema.strict();
 export type Llama3JsonParserOptions = z.input<typeof Llama3JsonParserOptionsSchema>;
 
 const PYTHON_TAG = '<|python_tag|>';
+const PROSE_MARKERS = [PYTHON_TAG, '{'];
+const CALL_SHAPE: CallObjectShape = { argsKeys: ['parameters', 'arguments'], strict: true, extraKeys: ['type'], startWhen: 'name-and-args' };
 
 type State =
   | { kind: 'prose' }
@@ -38,6 +40,9 @@ export function createLlama3JsonParser(options: Llama3JsonParserOptions = {}): T
 class Llama3JsonParser extends FormatParser {
   readonly #registry: CallRegistry;
   #state: State = { kind: 'prose' };
+  /** pushPlain's target: `#laneState` if it is a call, else undefined. */
+  #laneState: State | undefined;
+  #lane: Extract<State, { kind: 'call' }> | undefined;
 
   constructor(options: z.output<typeof Llama3JsonParserOptionsSchema>) {
     super();
@@ -49,7 +54,7 @@ class Llama3JsonParser extends FormatParser {
     const state = this.#state;
     switch (state.kind) {
       case 'prose': {
-        const found = this.scanFor(buf, i, [PYTHON_TAG, '{'], (t) => out.text(t));
+        const found = this.scanFor(buf, i, PROSE_MARKERS, undefined, out);
         if (!found) return buf.length;
         if (found.marker === '{') {
           this.#state = { kind: 'call', raw: new RawText(), call: this.#newCall() };
@@ -106,11 +111,18 @@ class Llama3JsonParser extends FormatParser {
     }
   }
 
-  protected override pushPlain(delta: string): string | undefined {
+  protected override pushPlain(delta: string, out: EventList): string | undefined {
     const state = this.#state;
-    if (state.kind !== 'call') return undefined;
-    const callId = state.call.writePlain(delta);
-    if (callId !== undefined) state.raw.add(delta);
+    // Where plain deltas go is looked up once per state, not per token (`kind` is read off
+    // several state shapes: a polymorphic load).
+    if (state !== this.#laneState) {
+      this.#laneState = state;
+      this.#lane = state.kind === 'call' ? state : undefined;
+    }
+    const lane = this.#lane;
+    if (lane === undefined) return undefined;
+    const callId = lane.call.writePlain(delta, out);
+    if (callId !== undefined) lane.raw.add(delta);
     return callId;
   }
 
@@ -137,6 +149,6 @@ class Llama3JsonParser extends FormatParser {
   }
 
   #newCall(): JsonCallObject {
-    return new JsonCallObject(this.#registry, { argsKeys: ['parameters', 'arguments'], strict: true, extraKeys: ['type'], startWhen: 'name-and-args' });
+    return new JsonCallObject(this.#registry, CALL_SHAPE);
   }
 }

@@ -5,15 +5,17 @@ import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-opti
 import type { EventList } from './event-list.ts';
 import { FormatParser, matchLiteral, RawText, skipWhitespace } from './format-parser.ts';
 import { JsonArguments } from './json-arguments.ts';
-import { JsonCallObject } from './json-call-object.ts';
+import { JsonCallObject, type CallObjectShape } from './json-call-object.ts';
 
 export const MistralParserOptionsSchema = CallOptionsSchema.strict();
 export type MistralParserOptions = z.input<typeof MistralParserOptionsSchema>;
 
 const TOOL_CALLS = '[TOOL_CALLS]';
+const PROSE_MARKERS = [TOOL_CALLS];
 const ARGS = '[ARGS]';
 const CALL_ID = '[CALL_ID]';
 const MAX_NAME = 256;
+const CALL_SHAPE: CallObjectShape = { argsKeys: ['arguments'], strict: false, extraKeys: ['id'], startWhen: 'name' };
 
 type Call = JsonCallObject | JsonArguments;
 
@@ -65,7 +67,7 @@ class MistralParser extends FormatParser {
     const state = this.#state;
     switch (state.kind) {
       case 'prose': {
-        const found = this.scanFor(buf, i, [TOOL_CALLS], (t) => out.text(t));
+        const found = this.scanFor(buf, i, PROSE_MARKERS, undefined, out);
         if (!found) return buf.length;
         this.#state = { kind: 'opening', raw: new RawText(found.marker) };
         return found.next;
@@ -189,7 +191,7 @@ class MistralParser extends FormatParser {
     }
   }
 
-  protected override pushPlain(delta: string): string | undefined {
+  protected override pushPlain(delta: string, out: EventList): string | undefined {
     const state = this.#state;
     // Where plain deltas go is looked up once per state: reading `kind` off ten state shapes is
     // a megamorphic load, too dear for every token.
@@ -200,7 +202,7 @@ class MistralParser extends FormatParser {
     }
     const lane = this.#lane;
     if (lane === undefined) return undefined;
-    const callId = lane.writePlain(delta);
+    const callId = lane.writePlain(delta, out);
     if (callId !== undefined) this.#laneRaw!.add(delta);
     return callId;
   }
@@ -242,7 +244,7 @@ class MistralParser extends FormatParser {
   }
 
   #newObject(): JsonCallObject {
-    return new JsonCallObject(this.#registry, { argsKeys: ['arguments'], strict: false, extraKeys: ['id'], startWhen: 'name' });
+    return new JsonCallObject(this.#registry, CALL_SHAPE);
   }
 
   #startArgs(raw: RawText, name: string, next: number, out: EventList): number {

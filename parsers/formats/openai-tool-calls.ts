@@ -57,6 +57,8 @@ class OpenAIToolCalls implements OpenAIToolCallsParser {
   #current: Call | undefined;
   #carry: Carry | undefined;
   #ended = false;
+  /** #plainFragment's event list, reused (empty between fragments). */
+  readonly #plainOut = new EventList();
 
   constructor(options: z.output<typeof OpenAIToolCallsOptionsSchema>) {
     this.#registry = new CallRegistry(options);
@@ -72,6 +74,8 @@ class OpenAIToolCalls implements OpenAIToolCallsParser {
   }
 
   pushToolCallDelta(part: ToolCallDelta): ParserEvent[] {
+    const fast = this.#plainFragment(part);
+    if (fast !== undefined) return fast;
     const out = this.#open();
     this.#toolCallDelta(part, out);
     return this.#take(out);
@@ -89,6 +93,32 @@ class OpenAIToolCalls implements OpenAIToolCallsParser {
     this.#closeCurrent(out);
     this.#ended = true;
     return out.events;
+  }
+
+  /**
+   * The commonest fragment, one more token of the current call's arguments inside a string
+   * (IncrementalJsonScanner.writePlain), without a new EventList: its events, or undefined
+   * (nothing consumed) for the general path.
+   */
+  #plainFragment(part: ToolCallDelta): ParserEvent[] | undefined {
+    const call = this.#current;
+    const text = part.arguments;
+    if (this.#ended || call === undefined || text === undefined || this.#carry !== undefined || part.index !== call.index || call.closed) return undefined;
+    const args = call.args;
+    if (args === undefined || !args.started) return undefined;
+    const out = this.#plainOut;
+    const callId = args.writePlain(text, out);
+    if (callId === undefined) return undefined;
+    // As the general path does with the rest of the fragment (the name is already known).
+    if (part.id !== undefined) call.upstreamId ??= part.id;
+    if (callId !== '') {
+      if (text.length === 0) return [];
+      const last = text.charCodeAt(text.length - 1);
+      if (last < 0xd800 || last > 0xdbff) return [{ type: 'call-args', callId, text }];
+      out.args(callId, text);
+    }
+    this.#carry = out.takeCarry();
+    return out.take();
   }
 
   #open(): EventList {

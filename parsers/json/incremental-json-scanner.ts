@@ -75,7 +75,8 @@ export class IncrementalJsonScanner {
   #state = VALUE;
   /** Characters consumed so far. */
   #offset = 0;
-  #events: JsonScanEvent[] = [];
+  /** Created with its first event: a `[]` pushed onto grows to 17 slots first. */
+  #events: JsonScanEvent[] | undefined;
   readonly #stack: Frame[] = [];
   /** Path of the value being read: one entry per open container. */
   readonly #path: JsonPath = [];
@@ -89,6 +90,8 @@ export class IncrementalJsonScanner {
   #unicode = 0;
   #unicodeDigits = 0;
   #lineMode = false;
+  /** In line mode, the string's path: shared by its line events, which only read it. */
+  #linePath: JsonPath = [];
   #line = '';
   #lineNo = 0;
   /** Length of #str already reported as fragments. */
@@ -133,15 +136,25 @@ export class IncrementalJsonScanner {
 
   /** Whether takeEvents() has anything: most writes inside a long string produce nothing. */
   get hasEvents(): boolean {
-    return this.#events.length > 0;
+    return this.#events !== undefined;
   }
 
   /** Events since the last call, in order. */
   takeEvents(): readonly JsonScanEvent[] {
+    const events = this.takeScanEvents();
+    return events.length === 0 ? NO_EVENTS : events.map(exactShape);
+  }
+
+  /**
+   * takeEvents() for the format parsers' hot path: the same events, but each object also
+   * carries the other types' fields, undefined (see scanEvent), so a caller must read only the
+   * fields of each event's type.
+   */
+  takeScanEvents(): readonly JsonScanEvent[] {
     // Most writes inside a long string produce nothing: don't allocate for them.
-    if (this.#events.length === 0) return NO_EVENTS;
     const events = this.#events;
-    this.#events = [];
+    if (events === undefined) return NO_EVENTS;
+    this.#events = undefined;
     return events;
   }
 
@@ -174,9 +187,9 @@ export class IncrementalJsonScanner {
 
   /**
    * The whole of `text`, if the scanner is inside a string (or just after its backslash) and
-   * `text` completes nothing there: no quote, control character, `\u` escape, nor a `\n` escape
-   * in a line-streamed string. Then it is appended (escapes decoded) and the result is true, with
-   * no event; otherwise nothing is consumed, false. The fused path for a delta inside a long
+   * `text` does not end it: no quote, control character or `\u` escape. Then it is appended
+   * (escapes decoded, a line event for each `\n` of a line-streamed string) and the result is
+   * true; otherwise nothing is consumed, false. The fused path for a delta inside a long
    * string, cheaper than a `write` through the callers.
    */
   writePlain(text: string): boolean {
@@ -200,42 +213,59 @@ export class IncrementalJsonScanner {
     return this.#writeEscaped(text, i);
   }
 
-  /** writePlain's rarer half: `text[from]` is a backslash, or the character after one. */
+  /**
+   * writePlain's rarer half: `text[from]` is a backslash, or the character after one. Decodes
+   * in one pass; if something turns out to need the state machine, everything it did is undone
+   * (the strings are immutable, so that is a matter of putting back the old ones).
+   */
   #writeEscaped(text: string, from: number): boolean {
     text = knownString(text);
     const n = text.length;
-    const lineMode = this.#lineMode;
-    // First make sure that nothing here needs the state machine, then decode: nothing is
-    // consumed unless all of it is.
-    let state = this.#state;
-    for (let i = from; i < n; i++) {
-      const c = text.charCodeAt(i);
-      if (state === ESCAPE) {
-        if ((c === 110 && lineMode) || decodeEscape(c) === undefined) return false;
-        state = STRING;
-      } else if (c === 92) {
-        state = ESCAPE;
-      } else if (c === 34 || c < 32) {
-        return false;
-      }
+    const state0 = this.#state;
+    // The commonest case: a token that is just the backslash.
+    if (from === n - 1 && state0 === STRING) {
+      if (from > 0) this.#appendRun(text.slice(0, from));
+      this.#state = ESCAPE;
+      this.#offset += n;
+      return true;
     }
-    state = this.#state;
+    const str0 = this.#str;
+    const line0 = this.#line;
+    const lineNo0 = this.#lineNo;
+    const events0 = this.#events;
+    const eventCount0 = events0 === undefined ? 0 : events0.length;
+    const base = this.#offset;
+    let state = state0;
     let runFrom = 0;
     for (let i = from; i < n; i++) {
       const c = text.charCodeAt(i);
       if (state === ESCAPE) {
-        this.#appendRun(decodeEscape(c)!);
+        const decoded = decodeEscape(c);
+        if (decoded === undefined) return this.#undoEscaped(str0, line0, lineNo0, events0, eventCount0);
+        this.#appendDecoded(decoded, base + i + 1);
         state = STRING;
         runFrom = i + 1;
       } else if (c === 92) {
         if (i > runFrom) this.#appendRun(text.slice(runFrom, i));
         state = ESCAPE;
+      } else if (c === 34 || c < 32) {
+        return this.#undoEscaped(str0, line0, lineNo0, events0, eventCount0);
       }
     }
     if (state === STRING && n > runFrom) this.#appendRun(runFrom === 0 ? text : text.slice(runFrom, n));
     this.#state = state;
-    this.#offset += n;
+    this.#offset = base + n;
     return true;
+  }
+
+  /** Puts back what #writeEscaped changed (it sets #state and #offset only on success); false. */
+  #undoEscaped(str: string, line: string, lineNo: number, events: JsonScanEvent[] | undefined, eventCount: number): boolean {
+    this.#str = str;
+    this.#line = line;
+    this.#lineNo = lineNo;
+    if (events === undefined) this.#events = undefined;
+    else events.length = eventCount;
+    return false;
   }
 
   #scan(text: string, from: number, to: number): number {
@@ -435,7 +465,7 @@ export class IncrementalJsonScanner {
     } else {
       return false;
     }
-    if (this.#path.length <= this.#openDepth) this.#events.push({ type: 'open', path: this.#path.slice(), kind, at });
+    if (this.#path.length <= this.#openDepth) this.#emit(scanEvent('open', this.#path.slice(), at, undefined, undefined, undefined, kind, undefined));
     switch (kind) {
       case 'object':
       case 'array': {
@@ -469,14 +499,21 @@ export class IncrementalJsonScanner {
     this.#isKey = isKey;
     this.#str = '';
     this.#fragmentFrom = 0;
-    this.#lineMode = !isKey && this.#linePaths.length > 0 && this.#linePaths.some((p) => pathEquals(p, this.#path));
+    this.#lineMode = !isKey && this.#linePaths.length > 0 && this.#isLinePath();
+    if (this.#lineMode) this.#linePath = this.#path.slice();
     this.#line = '';
     this.#lineNo = 0;
   }
 
+  /** Whether the current path is one of `linePaths` (a loop: no closure per string). */
+  #isLinePath(): boolean {
+    const linePaths = this.#linePaths;
+    for (let k = 0; k < linePaths.length; k++) if (pathEquals(linePaths[k]!, this.#path)) return true;
+    return false;
+  }
+
   #appendRun(run: string): void {
-    // Raw "\n" cannot occur in a JSON string, so a run never completes a line (nor does a
-    // decoded escape that writePlain appends: never "\n" in line mode).
+    // Raw "\n" cannot occur in a JSON string, so a run never completes a line.
     if (this.#lineMode) this.#line += run;
     else this.#str += run;
   }
@@ -489,7 +526,7 @@ export class IncrementalJsonScanner {
     this.#line += ch;
     if (ch === '\n') {
       this.#lineNo += 1;
-      this.#events.push({ type: 'line', path: this.#path.slice(), text: this.#line, lineNo: this.#lineNo, at });
+      this.#emit(scanEvent('line', this.#linePath, at, undefined, this.#line, this.#lineNo, undefined, undefined));
       this.#str += this.#line;
       this.#line = '';
     }
@@ -507,14 +544,14 @@ export class IncrementalJsonScanner {
       const frame = this.#stack[this.#stack.length - 1]!;
       frame.key = str;
       this.#path[this.#path.length - 1] = str;
-      if (this.#path.length - 1 < this.#keyDepth) this.#events.push({ type: 'key', path: this.#path.slice(), at });
+      if (this.#path.length - 1 < this.#keyDepth) this.#emit(scanEvent('key', this.#path.slice(), at, undefined, undefined, undefined, undefined, undefined));
       this.#state = COLON;
       return;
     }
     this.#emitFragment(at, false, str);
     if (this.#lineMode && this.#line.length > 0) {
       this.#lineNo += 1;
-      this.#events.push({ type: 'line', path: this.#path.slice(), text: this.#line, lineNo: this.#lineNo, at });
+      this.#emit(scanEvent('line', this.#linePath, at, undefined, this.#line, this.#lineNo, undefined, undefined));
     }
     this.#lineMode = false;
     this.#line = '';
@@ -527,7 +564,7 @@ export class IncrementalJsonScanner {
     // Never end a partial fragment between the halves of a surrogate pair.
     if (partial && until > this.#fragmentFrom && isHighSurrogate(str.charCodeAt(until - 1))) until -= 1;
     if (until <= this.#fragmentFrom) return;
-    this.#events.push({ type: 'fragment', path: this.#path.slice(), text: str.slice(this.#fragmentFrom, until), at });
+    this.#emit(scanEvent('fragment', this.#path.slice(), at, undefined, str.slice(this.#fragmentFrom, until), undefined, undefined, undefined));
     this.#fragmentFrom = until;
   }
 
@@ -547,11 +584,11 @@ export class IncrementalJsonScanner {
     if (depth === 0) {
       this.#value = value;
       this.#state = DONE;
-      this.#events.push({ type: 'done', value, at });
+      this.#emit(scanEvent('done', undefined, at, value, undefined, undefined, undefined, undefined));
       return;
     }
     if (depth <= this.#maxFieldDepth && (!isContainer || this.#containerFields)) {
-      this.#events.push({ type: 'field', path: this.#path.slice(), value, at });
+      this.#emit(scanEvent('field', this.#path.slice(), at, value, undefined, undefined, undefined, undefined));
     }
     const frame = this.#stack[this.#stack.length - 1]!;
     if (frame.isArray) {
@@ -565,13 +602,56 @@ export class IncrementalJsonScanner {
     this.#state = AFTER_VALUE;
   }
 
+  #emit(event: JsonScanEvent): void {
+    if (this.#events === undefined) this.#events = [event];
+    else this.#events.push(event);
+  }
+
   /** Records the failure; returns `index` so that `write` can return it. */
   #fail(reason: string, at: number, index: number): number {
     this.#state = FAILED;
     this.#error = { reason, at };
     this.#offset = at;
-    this.#events.push({ type: 'error', reason, at });
+    this.#emit(scanEvent('error', undefined, at, undefined, undefined, undefined, undefined, reason));
     return index;
+  }
+}
+
+/**
+ * Every event is made with all the fields (those its type does not use are undefined), so that
+ * all have one shape: the format parsers' `switch (e.type)` and `e.at` stay monomorphic loads
+ * instead of megamorphic ones over seven shapes. takeEvents() hands out the exact shapes.
+ */
+function scanEvent(
+  type: JsonScanEvent['type'],
+  path: JsonPath | undefined,
+  at: number,
+  value: unknown,
+  text: string | undefined,
+  lineNo: number | undefined,
+  kind: 'object' | 'array' | 'string' | 'number' | 'literal' | undefined,
+  reason: string | undefined,
+): JsonScanEvent {
+  return { type, path, at, value, text, lineNo, kind, reason } as JsonScanEvent;
+}
+
+/** The event with only its type's fields, as JsonScanEvent declares it. */
+function exactShape(e: JsonScanEvent): JsonScanEvent {
+  switch (e.type) {
+    case 'key':
+      return { type: 'key', path: e.path, at: e.at };
+    case 'open':
+      return { type: 'open', path: e.path, kind: e.kind, at: e.at };
+    case 'field':
+      return { type: 'field', path: e.path, value: e.value, at: e.at };
+    case 'line':
+      return { type: 'line', path: e.path, text: e.text, lineNo: e.lineNo, at: e.at };
+    case 'fragment':
+      return { type: 'fragment', path: e.path, text: e.text, at: e.at };
+    case 'done':
+      return { type: 'done', value: e.value, at: e.at };
+    case 'error':
+      return { type: 'error', reason: e.reason, at: e.at };
   }
 }
 
