@@ -38,9 +38,17 @@ export async function runWorkloads(o: WorkloadsOptions): Promise<{ reports: Work
   try {
     const python = stands[0]!.conveyor.sandbox.python;
     const env = { numpy: canImport(python, 'numpy, matplotlib') };
-    const bars = new cliProgress.MultiBar({ format: '{workload} |{bar}| {value}/{total} runs {detail}', hideCursor: true, stream: process.stderr }, cliProgress.Presets.shades_classic);
+    // cli-progress's MultiBar renders a non-TTY stream wrongly (placeholders, totals): plain lines there.
+    const tty = process.stderr.isTTY === true;
+    const bars = tty ? new cliProgress.MultiBar({ format: '{workload} |{bar}| {value}/{total} runs {detail}', hideCursor: true, stream: process.stderr }, cliProgress.Presets.shades_classic) : undefined;
     const one = (workload: Workload, stand: Stand) => {
-      const bar = bars.create(o.runs * 2, 0, { workload: workload.name.padEnd(11), detail: '' });
+      let done = 0;
+      const bar = bars?.create(o.runs * 2, 0, { workload: workload.name.padEnd(11), detail: '' }) ?? {
+        increment: (payload: { detail: string }) => {
+          done++;
+          if (done % 10 === 0 || done === o.runs * 2) process.stderr.write(`${workload.name}: ${done}/${o.runs * 2} runs, ${payload.detail}\n`);
+        },
+      };
       return runAb({
         gatewayUrl: stand.conveyor.gateway.url,
         workload,
@@ -58,7 +66,7 @@ export async function runWorkloads(o: WorkloadsOptions): Promise<{ reports: Work
     } else {
       reports = await Promise.all(o.workloads.map((w, i) => one(w, stands[i]!)));
     }
-    bars.stop();
+    bars?.stop();
     const search = o.toolProfile.search;
     return {
       reports,
