@@ -3,6 +3,7 @@ import { knownString } from '../known-string.ts';
 import type { ToolCallParser } from '../parser-events.ts';
 import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
 import type { EventList } from './event-list.ts';
+import { PlainLane } from './plain-lane.ts';
 import { FormatParser, matchLiteral, RawText, skipWhitespace } from './format-parser.ts';
 import { JsonArguments } from './json-arguments.ts';
 
@@ -51,9 +52,7 @@ class DeepSeekParser extends FormatParser {
   readonly #v3: boolean;
   readonly #registry: CallRegistry;
   #state: State = { kind: 'prose' };
-  /** pushPlain's target: `#laneState` if it is an `args` state, else undefined. */
-  #laneState: State | undefined;
-  #lane: Extract<State, { kind: 'args' }> | undefined;
+  readonly #lane = new PlainLane<State>((s) => (s.kind === 'args' ? { writer: s.args, raw: s.raw } : undefined));
 
   constructor(version: 'v3' | 'v31', options: z.output<typeof DeepSeekParserOptionsSchema>) {
     super();
@@ -163,19 +162,9 @@ class DeepSeekParser extends FormatParser {
   }
 
   protected override pushPlain(delta: string, out: EventList): string | undefined {
-    const state = this.#state;
-    // Where plain deltas go is looked up once per state, not per token (`kind` is read off
-    // many state shapes: a megamorphic load).
-    if (state !== this.#laneState) {
-      this.#laneState = state;
-      this.#lane = state.kind === 'args' ? state : undefined;
-    }
-    const lane = this.#lane;
-    if (lane === undefined) return undefined;
-    const callId = lane.args.writePlain(delta, out);
-    if (callId !== undefined) lane.raw.add(delta);
-    return callId;
+    return this.#lane.write(this.#state, delta, out);
   }
+
 
   protected finish(pending: string, out: EventList): void {
     const state = this.#state;

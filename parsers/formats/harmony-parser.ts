@@ -4,7 +4,7 @@ import type { ToolCallParser } from '../parser-events.ts';
 import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
 import type { EventList } from './event-list.ts';
 import { FormatParser, matchLiteral, RawText, skipWhitespace } from './format-parser.ts';
-import type { JsonArguments } from './json-arguments.ts';
+import { PlainLane } from './plain-lane.ts';
 import { ToolBody } from './tool-body.ts';
 
 export const HarmonyParserOptionsSchema = CallOptionsSchema.extend({
@@ -52,10 +52,7 @@ class HarmonyParser extends FormatParser {
   readonly #registry: CallRegistry;
   readonly #codeTools: readonly string[];
   #state: State = { kind: 'outside' };
-  /** pushPlain's target in `#laneState` (a body state, once its JSON has begun), and its raw text. */
-  #laneState: State | undefined;
-  #lane: JsonArguments | undefined;
-  #laneRaw: RawText | undefined;
+  readonly #lane = new PlainLane<State>((s) => (s.kind === 'body' && s.body.json ? { writer: s.body.json, raw: s.raw } : undefined));
 
   constructor(options: z.output<typeof HarmonyParserOptionsSchema>) {
     super();
@@ -135,21 +132,9 @@ class HarmonyParser extends FormatParser {
   }
 
   protected override pushPlain(delta: string, out: EventList): string | undefined {
-    const state = this.#state;
-    // Where plain deltas go is looked up once per state, not per token (`kind` is read off
-    // several state shapes). A body is JSON only from its "{": until then nothing is cached.
-    if (state !== this.#laneState) {
-      if (state.kind !== 'body') return undefined;
-      const args = state.body.json;
-      if (args === undefined) return undefined;
-      this.#laneState = state;
-      this.#lane = args;
-      this.#laneRaw = state.raw;
-    }
-    const callId = this.#lane!.writePlain(delta, out);
-    if (callId !== undefined) this.#laneRaw!.add(delta);
-    return callId;
+    return this.#lane.write(this.#state, delta, out);
   }
+
 
   protected finish(pending: string, out: EventList): void {
     const state = this.#state;

@@ -3,6 +3,7 @@ import { knownString } from '../known-string.ts';
 import type { ToolCallParser } from '../parser-events.ts';
 import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
 import type { EventList } from './event-list.ts';
+import { PlainLane } from './plain-lane.ts';
 import { FormatParser, matchLiteral, RawText, skipWhitespace } from './format-parser.ts';
 import { JsonCallObject, type CallObjectFailure, type CallObjectShape } from './json-call-object.ts';
 
@@ -44,9 +45,7 @@ class HermesParser extends FormatParser {
   /** `[startMarker]`, for scanFor: not a new array per delta of prose. */
   readonly #startMarkers: readonly string[];
   #state: State = { kind: 'prose' };
-  /** pushPlain's target: `#laneState` if it is a call, else undefined. */
-  #laneState: State | undefined;
-  #lane: Extract<State, { kind: 'call' }> | undefined;
+  readonly #lane = new PlainLane<State>((s) => (s.kind === 'call' ? { writer: s.call, raw: s.raw } : undefined));
 
   constructor(options: z.output<typeof HermesParserOptionsSchema>) {
     super();
@@ -103,19 +102,9 @@ class HermesParser extends FormatParser {
   }
 
   protected override pushPlain(delta: string, out: EventList): string | undefined {
-    const state = this.#state;
-    // Where plain deltas go is looked up once per state, not per token (`kind` is read off
-    // several state shapes: a polymorphic load).
-    if (state !== this.#laneState) {
-      this.#laneState = state;
-      this.#lane = state.kind === 'call' ? state : undefined;
-    }
-    const lane = this.#lane;
-    if (lane === undefined) return undefined;
-    const callId = lane.call.writePlain(delta, out);
-    if (callId !== undefined) lane.raw.add(delta);
-    return callId;
+    return this.#lane.write(this.#state, delta, out);
   }
+
 
   protected finish(pending: string, out: EventList): void {
     const state = this.#state;

@@ -3,6 +3,7 @@ import { knownString } from '../known-string.ts';
 import type { ToolCallParser } from '../parser-events.ts';
 import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
 import type { EventList } from './event-list.ts';
+import { PlainLane } from './plain-lane.ts';
 import { FormatParser, matchLiteral, RawText, skipWhitespace } from './format-parser.ts';
 import { JsonArguments } from './json-arguments.ts';
 import { JsonCallObject, type CallObjectShape } from './json-call-object.ts';
@@ -52,10 +53,9 @@ export function createMistralParser(options: MistralParserOptions = {}): ToolCal
 class MistralParser extends FormatParser {
   readonly #registry: CallRegistry;
   #state: State = { kind: 'prose' };
-  /** pushPlain's target in `#laneState`: the call being written, and its raw text. */
-  #laneState: State | undefined;
-  #lane: Call | undefined;
-  #laneRaw: RawText | undefined;
+  readonly #lane = new PlainLane<State>((s) =>
+    s.kind === 'object' ? { writer: s.call, raw: s.raw } : s.kind === 'args' ? { writer: s.args, raw: s.raw } : undefined,
+  );
 
   constructor(options: z.output<typeof MistralParserOptionsSchema>) {
     super();
@@ -192,20 +192,9 @@ class MistralParser extends FormatParser {
   }
 
   protected override pushPlain(delta: string, out: EventList): string | undefined {
-    const state = this.#state;
-    // Where plain deltas go is looked up once per state: reading `kind` off ten state shapes is
-    // a megamorphic load, too dear for every token.
-    if (state !== this.#laneState) {
-      this.#laneState = state;
-      this.#lane = state.kind === 'object' ? state.call : state.kind === 'args' ? state.args : undefined;
-      this.#laneRaw = state.kind === 'object' || state.kind === 'args' ? state.raw : undefined;
-    }
-    const lane = this.#lane;
-    if (lane === undefined) return undefined;
-    const callId = lane.writePlain(delta, out);
-    if (callId !== undefined) this.#laneRaw!.add(delta);
-    return callId;
+    return this.#lane.write(this.#state, delta, out);
   }
+
 
   protected finish(pending: string, out: EventList): void {
     const state = this.#state;
