@@ -143,7 +143,6 @@ class FunctionaryV3Parser extends FormatParser {
     return this.#lane.write(this.#state, delta, out);
   }
 
-
   protected finish(pending: string, out: EventList): void {
     const state = this.#state;
     this.#state = { kind: 'content' };

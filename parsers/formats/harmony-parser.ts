@@ -135,7 +135,6 @@ class HarmonyParser extends FormatParser {
     return this.#lane.write(this.#state, delta, out);
   }
 
-
   protected finish(pending: string, out: EventList): void {
     const state = this.#state;
     this.#state = { kind: 'outside' };

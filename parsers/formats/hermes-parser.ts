@@ -105,7 +105,6 @@ class HermesParser extends FormatParser {
     return this.#lane.write(this.#state, delta, out);
   }
 
-
   protected finish(pending: string, out: EventList): void {
     const state = this.#state;
     this.#state = { kind: 'prose' };

@@ -114,7 +114,6 @@ class Llama3JsonParser extends FormatParser {
     return this.#lane.write(this.#state, delta, out);
   }
 
-
   protected finish(pending: string, out: EventList): void {
     const state = this.#state;
     this.#state = { kind: 'prose' };

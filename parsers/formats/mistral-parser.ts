@@ -195,7 +195,6 @@ class MistralParser extends FormatParser {
     return this.#lane.write(this.#state, delta, out);
   }
 
-
   protected finish(pending: string, out: EventList): void {
     const state = this.#state;
     this.#state = { kind: 'prose' };
