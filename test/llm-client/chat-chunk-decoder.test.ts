@@ -70,6 +70,24 @@ describe('ChatChunkDecoder', () => {
     expect(() => decoder.decode('overloaded', 'error')).toThrow(UpstreamResponseError);
   });
 
+  it('decodes plain token chunks (hand-checked fast path) exactly as the schema path does', () => {
+    const chunks = [
+      { id: 'c1', created: 7, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] },
+      { id: 'c1', choices: [{ index: 0, delta: { reasoning_content: 'think' }, finish_reason: null }] },
+      { id: 'c1', choices: [{ index: 0, delta: { content: ' hello', reasoning: null }, stop_reason: null }] },
+      { id: 'c1', choices: [{ index: 0, delta: null, finish_reason: 'stop' }] },
+      { id: 'c1', choices: [] },
+    ];
+    const fast = new ChatChunkDecoder('m');
+    const schema = new ChatChunkDecoder('m');
+    for (const chunk of chunks) {
+      // `tool_calls: []` takes the schema path and adds no parts: the same chunk, decoded the other way.
+      const viaSchema = { ...chunk, choices: chunk.choices.map((c) => ({ ...c, delta: c.delta === null ? null : { ...c.delta, tool_calls: [] } })) };
+      if (chunk.choices.length === 0) Object.assign(viaSchema, { usage: null, extra: 1 });
+      expect(fast.decode(JSON.stringify(chunk))).toEqual(schema.decode(JSON.stringify(viaSchema)));
+    }
+  });
+
   it('rejects data that is not a chunk', () => {
     const decoder = new ChatChunkDecoder('m');
     expect(() => decoder.decode('{"choices":')).toThrow(UpstreamProtocolError);
