@@ -34,7 +34,8 @@ interface Stand {
  * of different users share a serving engine.
  */
 export async function runWorkloads(o: WorkloadsOptions): Promise<{ reports: WorkloadReport[]; meta: Omit<BenchMeta, 'command' | 'profile' | 'upstream'> }> {
-  const stands = await Promise.all(o.workloads.map(() => startStand(o)));
+  const coldImports = o.coldImports || o.toolProfile.python.coldImports;
+  const stands = await Promise.all(o.workloads.map(() => startStand(o, coldImports)));
   try {
     const python = stands[0]!.conveyor.sandbox.python;
     const env = { numpy: canImport(python, 'numpy, matplotlib') };
@@ -76,7 +77,7 @@ export async function runWorkloads(o: WorkloadsOptions): Promise<{ reports: Work
         toolProfile: o.toolProfile,
         pairs: o.sequentialPairs ? 'sequential' : 'each on/off pair sent at the same moment, except search and planning (they share their search API: sequential)',
         workloads: o.serialWorkloads ? 'one after the other' : 'all at once, each with its own gateway, sharing the simulator',
-        python: `${python}${env.numpy ? ' with numpy+matplotlib' : ' (stdlib only)'}${o.coldImports ? ', cold imports' : ', pre-imported in the fork server'}`,
+        python: `${python}${env.numpy ? ' with numpy+matplotlib' : ' (stdlib only)'}${coldImports ? ', cold imports' : ', pre-imported in the fork server'}`,
         search: search ? `HTTP backend → search API stand-in (${search.latencyMs} ms, ${search.concurrency || 'unlimited'} at a time)` : 'in-process FTS5 index',
         sandbox: stands[0]!.conveyor.sandbox.protections(),
       },
@@ -89,12 +90,12 @@ export async function runWorkloads(o: WorkloadsOptions): Promise<{ reports: Work
   }
 }
 
-async function startStand(o: WorkloadsOptions): Promise<Stand> {
+async function startStand(o: WorkloadsOptions, coldImports: boolean): Promise<Stand> {
   const profile = o.toolProfile;
   const searchApi = profile.search ? await startSearchApiServer({ indexFile: await defaultSearchIndex(), ...profile.search }) : undefined;
   const conveyor = await startConveyor({
     gateway: { port: 0, upstream: { baseUrl: o.upstreamUrl, model: o.model } },
-    sandbox: o.coldImports ? { preImports: [] } : {},
+    sandbox: coldImports ? { preImports: [] } : {},
     plugins: searchApi ? { search: { url: searchApi.urlTemplate } } : {},
     decorateTool: (tool) => (tool.name === 'python' ? withStartupLatency(tool, profile.python.startupMs) : tool),
   });

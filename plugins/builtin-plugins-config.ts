@@ -35,6 +35,8 @@ export const builtinPluginsConfigSchema = z
       .default({}),
     /** The example validating tool: `location` must be "City, ST" (plugins/validate). */
     local_news: z.boolean().default(true),
+    /** Fills a template with values: a plan's last, answer-writing step. */
+    format: z.boolean().default(true),
     plan: z.boolean().default(true),
     http_get: z
       .union([

@@ -7,6 +7,7 @@ import { builtinPluginsConfigSchema, type BuiltinPluginsConfigInput } from './bu
 import { ensureSampleDatabase } from './database/sample-database.ts';
 import calculator from './calculator/calculator-plugin.ts';
 import database from './database/database-plugin.ts';
+import format from './format/format-plugin.ts';
 import { createHttpGetPlugin } from './http-get/http-get-plugin.ts';
 import { inlineTool } from './kit/inline-tool.ts';
 import { toolFromPlugin } from './kit/tool-from-plugin.ts';
@@ -82,6 +83,7 @@ export async function createBuiltinTools(options: { config?: BuiltinPluginsConfi
   }
 
   if (config.local_news) add(inlineTool(localNews));
+  if (config.format) add(inlineTool(format));
   if (config.http_get !== false) add(inlineTool(createHttpGetPlugin(config.http_get)), { allowPrivateNetwork: config.http_get.allowPrivateNetwork ?? false });
   // Last, so that its steps can name every tool above; it looks them up per call.
   if (config.plan) add(inlineTool(createPlanTool({ tools: (name) => tools.get(name) })));

@@ -77,11 +77,18 @@ export function ruleMatches(rule: ScenarioRule, facts: ConversationFacts, explic
   return true;
 }
 
+function lastObservation(toolOutput: string): string {
+  const at = toolOutput.lastIndexOf('Observation: ');
+  return (at < 0 ? toolOutput.trimEnd().split('\n').at(-1) ?? '' : toolOutput.slice(at + 'Observation: '.length).split('\n')[0]!).trim();
+}
+
 export function renderReply(template: string, facts: ConversationFacts): string {
   const values: Record<TemplateVariable, string> = {
     tool_output: facts.toolOutput,
     // The conclusion of a long observation (a plan's last step, a search's count line), for replies that answer briefly.
     tool_output_last_line: facts.toolOutput.trimEnd().split('\n').at(-1) ?? '',
+    // What the last "Observation:" of a plan transcript says (an LLMCompiler joiner quotes it).
+    tool_output_last_observation: lastObservation(facts.toolOutput),
     last_user: facts.lastUser,
     round: String(facts.round),
   };

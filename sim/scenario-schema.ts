@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** Variables a reply template may use; anything else in `{{...}}` is rejected at load time. */
-export const TEMPLATE_VARIABLES = ['tool_output', 'tool_output_last_line', 'last_user', 'round'] as const;
+export const TEMPLATE_VARIABLES = ['tool_output', 'tool_output_last_line', 'tool_output_last_observation', 'last_user', 'round'] as const;
 export type TemplateVariable = (typeof TEMPLATE_VARIABLES)[number];
 
 const TEMPLATE_RE = /\{\{\s*([A-Za-z0-9_]+)\s*\}\}/g;

@@ -11,10 +11,10 @@ export const search: Workload = {
   sequentialPairs: true,
 };
 
-/** Planning: an LLMCompiler plan: two searches, a calculator step on their results, join(). */
+/** Planning: an LLMCompiler plan: two searches, a calculator step on their results, a format step, join(). */
 export const planning: Workload = {
   name: 'planning',
-  description: 'A 4-step LLMCompiler plan: two independent searches, a calculator step on their counts, join().',
+  description: 'A 4-step LLMCompiler plan: two independent searches, a calculator step on their counts, a format step writing the answer, join().',
   request: () => scenarioRequest('planning', 'How many hello-world pages are there for Python and for Java together?', { tool_parser: 'llmcompiler-plan' }),
   sequentialPairs: true,
 };

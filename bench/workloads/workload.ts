@@ -11,15 +11,15 @@ export interface Workload {
   /** The chat request sent for one run (partial_execution is set by the harness). */
   request(env: WorkloadEnv): Record<string, unknown>;
   /**
-   * Workloads whose point is early detection (Validation): the time from request start to the
-   * moment the gateway rejected the call, and the earliest it could have (the invalid field
-   * decoded), read from the request's timeline. Without it the figure is end-to-end latency.
-   */
-  /**
    * Its tools share a rate-limited resource (the search API stand-in): an on and an off request
    * sent together would queue behind each other, so its pairs always run one after the other.
    */
   sequentialPairs?: boolean;
+  /**
+   * Workloads whose point is early detection (Validation): the time from request start to the
+   * moment the gateway rejected the call, and the earliest it could have (the invalid field
+   * decoded), read from the request's timeline. Without it the figure is end-to-end latency.
+   */
   detection?: (events: readonly TimelineEvent[]) => { detectedMs: number; boundMs: number } | undefined;
 }
 

@@ -81,16 +81,19 @@ describe('Planning over real HTTP: an LLMCompiler plan whose steps run while it 
     const [assistant, tool] = res.json.conveyor.messages as Array<{ role: string; content: string; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }> }>;
     const call = assistant!.tool_calls![0]!;
     expect(call.function.name).toBe('plan');
-    expect(JSON.parse(call.function.arguments).steps.map((s: { tool: string }) => s.tool)).toEqual(['search', 'search', 'calculator', 'join']);
+    expect(JSON.parse(call.function.arguments).steps.map((s: { tool: string }) => s.tool)).toEqual(['search', 'search', 'calculator', 'format', 'join']);
 
     // The calculator step got the two counts ($1, $2 = each search's data.value), not their texts.
     const python = samplePagesWithEveryWord(['hello', 'world', 'Python']).length;
     const java = samplePagesWithEveryWord(['hello', 'world', 'Java']).length;
     expect(tool!.content).toContain(`${python} ${python === 1 ? 'page contains' : 'pages contain'} every word of "hello world Python".`);
     expect(tool!.content).toContain(`${java} ${java === 1 ? 'page contains' : 'pages contain'} every word of "hello world Java".`);
-    expect(tool!.content).toMatch(new RegExp(`Step 3: calculator\\("\\$1 \\+ \\$2"\\)\\nObservation: ${python + java}$`));
+    expect(tool!.content).toContain(`Step 3: calculator("$1 + $2")\nObservation: ${python + java}\n`);
+    // The format step got the sum ($3) and wrote the sentence the joiner round answers with.
+    const sentence = `Python and Java have ${python + java} hello-world pages together.`;
+    expect(tool!.content).toMatch(new RegExp(`Step 4: format\\(.*\\)\\nObservation: ${sentence.replace(/[.]/g, '\\.')}$`));
     const answer = res.json.choices[0].message.content as string;
-    expect(answer).toContain(`together (the calculator step's result):\nObservation: ${python + java}`);
+    expect(answer.endsWith(sentence)).toBe(true);
     expect(res.json.conveyor.rounds).toBe(2);
 
     // In the timeline: steps 1 and 2 are dispatched, and both finish, before the plan's last line is decoded.
@@ -106,5 +109,6 @@ describe('Planning over real HTTP: an LLMCompiler plan whose steps run while it 
     expect(at('unit-done', 'step 2 search: ok')).toBeLessThan(planEnd);
     expect(at('piece', 'step 4')).toBeLessThan(planEnd);
     expect(at('unit-done', 'step 3 calculator: ok')).toBeGreaterThan(at('piece', 'step 3'));
+    expect(at('unit-done', 'step 4 format: ok')).toBeGreaterThan(at('unit-done', 'step 3 calculator: ok'));
   });
 });

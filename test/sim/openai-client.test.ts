@@ -48,7 +48,7 @@ describe('the official openai client against the simulator', () => {
       if (chunk.usage) usage = chunk.usage;
     }
     expect(finish).toBe('stop');
-    expect(text.startsWith('Sure! Here is a Python script')).toBe(true);
+    expect(text.startsWith('Here is a short script that plots a sine wave')).toBe(true);
     expect(text.endsWith('```')).toBe(true);
     expect(usage!.total_tokens).toBe(usage!.prompt_tokens + usage!.completion_tokens);
   });

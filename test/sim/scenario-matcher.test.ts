@@ -58,6 +58,13 @@ describe('ScenarioSet', () => {
     expect(brief.reply([user('sum it'), assistant('CALL plan'), tool('Step 1: x\nObservation: 2\nStep 2: y\nObservation: 42\n\n')]).text).toBe('So: Observation: 42');
   });
 
+  it('renders {{tool_output_last_observation}}: what the last "Observation:" says, else the last line', () => {
+    const brief = ScenarioSet.load({ inMemory: [{ name: 'b', rules: [{ when: { lastRole: 'tool' }, reply: 'So: {{tool_output_last_observation}}' }] }] });
+    const answer = (output: string) => brief.reply([user('sum it'), assistant('CALL plan'), tool(output)]).text;
+    expect(answer('Step 1: x\nObservation: 2\nStep 2: y\nObservation: 42 pages\nmore detail\n')).toBe('So: 42 pages');
+    expect(answer('no transcript here\nlast line\n')).toBe('So: last line');
+  });
+
   it('falls back to the documented default reply when no rule matches', () => {
     expect(set.reply([user('tell me a joke')])).toEqual({ text: DEFAULT_REPLY, scenario: null, ruleIndex: null });
     // Right user text, wrong last role: still no match.

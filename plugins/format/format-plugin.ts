@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { definePlugin } from '../kit/define-plugin.ts';
+import type { ToolResult } from '../plugin-types.ts';
+
+const PLACEHOLDER = /\{(\d*)\}/g;
+const value = (n: number) => z.union([z.string(), z.number(), z.boolean()]).optional().describe(`The value for {${n}} (or the ${n === 1 ? 'first' : n === 2 ? 'second' : 'third'} {}).`);
+
+/** Fills `{}` (left to right) or `{1}`..`{3}` in `template`; explains what is missing instead of guessing. */
+export function formatTemplate(template: string, values: readonly unknown[]): ToolResult {
+  let next = 0;
+  let missing: string | undefined;
+  const text = template.replace(PLACEHOLDER, (match, position: string) => {
+    const at = position === '' ? next++ : Number(position) - 1;
+    const found = values[at];
+    if (found === undefined || found === null) missing ??= match === '{}' ? `{} number ${at + 1}` : match;
+    return found === undefined || found === null ? match : String(found);
+  });
+  if (missing !== undefined) return { ok: false, content: `error: no value for ${missing} in ${JSON.stringify(template)}` };
+  return { ok: true, content: text, data: { value: text } };
+}
+
+/**
+ * The `format` tool: puts values into a sentence, the last step of a plan that hands the user a
+ * finished answer (`4. format("Python and Java have {} pages together.", $3)`). Pure string work,
+ * so it runs inline and answers at once.
+ *
+ * @example
+ * await runScriptedCall(inlineTool(format), { args: { template: '{} + {} = {}', value1: 1, value2: 2, value3: 3 } }) // result.content === '1 + 2 = 3'
+ */
+export default definePlugin({
+  name: 'format',
+  description: 'Fills a template\'s placeholders with values: "{}" takes the next value, "{1}".."{3}" a given one. Returns the text.',
+  parameters: z.object({
+    template: z.string().min(1).max(10_000).describe('The text with placeholders, e.g. "Python and Java have {} pages together."'),
+    value1: value(1),
+    value2: value(2),
+    value3: value(3),
+  }),
+  consumes: 'call',
+  hooks: {
+    onEnd: ({ template, value1, value2, value3 }) => formatTemplate(template, [value1, value2, value3]),
+  },
+});

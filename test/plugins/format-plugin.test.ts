@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import format, { formatTemplate } from '../../plugins/format/format-plugin.ts';
+import { inlineTool } from '../../plugins/kit/inline-tool.ts';
+import { runScriptedCall } from '../../plugins/kit/testing.ts';
+
+const tool = inlineTool(format);
+
+describe('format plugin', () => {
+  it('declares a whole-call inline tool whose first argument is the template (plan steps pass arguments by position)', () => {
+    expect(tool).toMatchObject({ name: 'format', consumes: 'call' });
+    expect(Object.keys(tool.parameters['properties'] as object)).toEqual(['template', 'value1', 'value2', 'value3']);
+    expect(tool.parameters).toMatchObject({ required: ['template'] });
+  });
+
+  it('fills {} left to right and {n} by position, with numbers and booleans as text', async () => {
+    const run = await runScriptedCall(tool, { args: { template: '{} + {} = {}', value1: 1, value2: 2, value3: '3' } });
+    expect(run.result).toEqual({ ok: true, content: '1 + 2 = 3', data: { value: '1 + 2 = 3' } });
+    expect(formatTemplate('{2} before {1}, {2} again', ['a', true]).content).toBe('true before a, true again');
+    expect(formatTemplate('no placeholders', []).content).toBe('no placeholders');
+  });
+
+  it('names the placeholder that has no value instead of leaving it in the answer', () => {
+    expect(formatTemplate('{} and {}', ['one'])).toEqual({ ok: false, content: 'error: no value for {} number 2 in "{} and {}"' });
+    expect(formatTemplate('{3}', ['a', 'b'])).toMatchObject({ ok: false, content: expect.stringContaining('{3}') });
+  });
+
+  it('rejects a call without a template at the schema', async () => {
+    const run = await runScriptedCall(tool, { args: { value1: 1 } });
+    expect(run.result?.ok).toBe(false);
+  });
+});
