@@ -37,10 +37,10 @@ export const TOOL_PROFILES: Record<string, ToolProfile> = {
       'searches against a remote web search API that also fetches the top result\'s page, two requests at a time per key.',
     source:
       'Assumed, not measured here (no Jupyter, no internet on this machine): a fresh Jupyter kernel is commonly ready in 1.5-3 s and then ' +
-      'imports numpy and matplotlib cold (measured here: ~0.25 s); a web search API answers in roughly 0.5-1.5 s, fetching the top page adds ' +
-      '0.5-1 s, and APIs limit concurrent requests per key. We take 2.5 s, 2 s and 2. The paper does not publish per-tool times; these are ' +
-      'round values inside those ranges, and the bench reports the g and t it measures with them.',
+      'imports numpy and matplotlib cold (measured here: ~0.25 s); a web search API answers in roughly 0.5-1.5 s, fetching and extracting ' +
+      'the top page adds 1-2 s, and APIs limit concurrent requests per key. We take 2.5 s, 3 s and 2. The paper does not publish per-tool ' +
+      'times; these are round values inside those ranges (bench/README.md says how they were picked), and the bench reports the g and t it measures with them.',
     python: { startupMs: 2500, coldImports: true },
-    search: { latencyMs: 2000, concurrency: 2 },
+    search: { latencyMs: 3000, concurrency: 2 },
   }),
 };
