@@ -2,15 +2,21 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
+export interface SimProcess {
+  /** OpenAI base URL, ending in /v1. */
+  url: string;
+  close(): Promise<void>;
+}
+
 /**
  * The simulator in its own process, so its engine loop never waits behind the gateway's event
- * loop: benchmark timings then reflect the gateway, not a shared CPU thread.
+ * loop: benchmark timings then reflect the gateway, not a shared CPU thread. `scenarios`: the
+ * scenario folders to load instead of the shipped sim/scenarios.
  */
-export async function spawnSim(profile: string): Promise<{ url: string; close(): Promise<void> }> {
+export async function spawnSim(profile: string, options: { scenarios?: readonly string[] } = {}): Promise<SimProcess> {
   const cli = fileURLToPath(new URL('../sim/cli.ts', import.meta.url));
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', cli, '--port', '0', '--profile', profile], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const args = ['--import', 'tsx', cli, '--port', '0', '--profile', profile, ...(options.scenarios ?? []).flatMap((dir) => ['--scenarios', dir])];
+  const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`simulator exited with code ${code}`)));
     createInterface({ input: child.stdout! }).once('line', (line) => resolve(line.trim()));

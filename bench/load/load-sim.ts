@@ -1,7 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { spawnSim, type SimProcess } from '../sim-process.ts';
 
 /** The load benchmark's engine and its one scenario, both committed next to this file. */
 export const LOAD_PROFILE = fileURLToPath(new URL('./load-profile.json', import.meta.url));
@@ -21,37 +20,13 @@ export const simCountersSchema = z.looseObject({
 });
 export type LoadSimCounters = z.infer<typeof simCountersSchema>;
 
-export interface LoadSim {
-  /** OpenAI base URL, ending in /v1. */
-  url: string;
+export interface LoadSim extends SimProcess {
   counters(): Promise<LoadSimCounters>;
-  close(): Promise<void>;
 }
 
-/**
- * The simulator in its own process (like bench/sim-process.ts, whose spawnSim takes no scenario
- * folder), so its engine loop never waits behind the gateway and the load clients.
- */
+/** The simulator in its own process with the load scenario, so its engine loop never waits behind the gateway and the load clients. */
 export async function spawnLoadSim(profile = LOAD_PROFILE): Promise<LoadSim> {
-  const cli = fileURLToPath(new URL('../../sim/cli.ts', import.meta.url));
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ['--import', 'tsx', cli, '--port', '0', '--profile', profile, '--scenarios', LOAD_SCENARIOS],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`simulator exited with code ${code}`)));
-    createInterface({ input: child.stdout! }).once('line', (line) => resolve(line.trim()));
-  });
-  const countersUrl = new URL('/sim/counters', url);
-  return {
-    url,
-    counters: async () => simCountersSchema.parse(await (await fetch(countersUrl)).json()),
-    close: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
+  const sim = await spawnSim(profile, { scenarios: [LOAD_SCENARIOS] });
+  const countersUrl = new URL('/sim/counters', sim.url);
+  return { ...sim, counters: async () => simCountersSchema.parse(await (await fetch(countersUrl)).json()) };
 }
