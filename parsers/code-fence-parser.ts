@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { InvalidRequestError } from '../core/errors.ts';
 import type { ParserEvent, ToolCallParser } from './parser-events.ts';
 import { EventList } from './formats/event-list.ts';
 import { knownString } from './known-string.ts';
+import { validateParserOptions } from './formats/parser-options.ts';
 import { fenceLanguage, isClosingFence, parseOpeningFence, removeIndent, type Fence } from './markdown-fence.ts';
 
 export const CodeFenceParserOptionsSchema = z
@@ -43,12 +43,7 @@ type Block =
  * ever carries half a character.
  */
 export function createCodeFenceParser(options: CodeFenceParserOptions = {}): ToolCallParser {
-  const parsed = CodeFenceParserOptionsSchema.safeParse(options);
-  if (!parsed.success) {
-    const param = parsed.error.issues[0]?.path.join('.') || null;
-    throw new InvalidRequestError(`invalid code-fence parser options: ${z.prettifyError(parsed.error)}`, param);
-  }
-  return new CodeFenceParser(parsed.data);
+  return new CodeFenceParser(validateParserOptions(CodeFenceParserOptionsSchema, options, 'code-fence'));
 }
 
 class CodeFenceParser implements ToolCallParser {

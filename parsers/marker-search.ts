@@ -1,3 +1,5 @@
+import { knownString } from './known-string.ts';
+
 export type MarkerSearch =
   /** A complete marker starts at `index`. */
   | { found: true; index: number; marker: string }
@@ -11,15 +13,25 @@ export type MarkerSearch =
  * When two markers start at the same index the longest wins (`<|python_tag|>` vs `<|p`).
  */
 export function searchMarkers(text: string, markers: readonly string[]): MarkerSearch {
-  let best: { index: number; marker: string } | undefined;
-  for (const marker of markers) {
-    const index = text.indexOf(marker);
-    if (index < 0) continue;
-    if (!best || index < best.index || (index === best.index && marker.length > best.marker.length)) best = { index, marker };
+  text = knownString(text);
+  // The best so far in two locals, not an object: this runs on every delta that may hold a marker.
+  let index = -1;
+  let marker = '';
+  for (let k = 0; k < markers.length; k++) {
+    const candidate = markers[k]!;
+    const at = text.indexOf(candidate);
+    if (at < 0) continue;
+    if (index < 0 || at < index || (at === index && candidate.length > marker.length)) {
+      index = at;
+      marker = candidate;
+    }
   }
-  if (best) return { found: true, ...best };
+  if (index >= 0) return { found: true, index, marker };
   let holdFrom = text.length;
-  for (const marker of markers) holdFrom = Math.min(holdFrom, partialMarkerStart(text, marker));
+  for (let k = 0; k < markers.length; k++) {
+    const start = partialMarkerStart(text, markers[k]!);
+    if (start < holdFrom) holdFrom = start;
+  }
   return { found: false, holdFrom };
 }
 
@@ -29,6 +41,7 @@ export function searchMarkers(text: string, markers: readonly string[]): MarkerS
  * prefix string per candidate length to call endsWith on was their main cost (bench/parsers).
  */
 function partialMarkerStart(text: string, marker: string): number {
+  marker = knownString(marker);
   const first = marker.charCodeAt(0);
   // The earliest start is the longest candidate suffix.
   for (let start = Math.max(0, text.length - (marker.length - 1)); start < text.length; start++) {
@@ -38,4 +51,47 @@ function partialMarkerStart(text: string, marker: string): number {
     if (start + k === text.length) return start;
   }
   return text.length;
+}
+
+/**
+ * A fixed list of markers, with what the per-delta search needs worked out once: the distinct
+ * characters the markers start with (one indexOf each, not one per marker: harmony's five end
+ * tokens all start with "<").
+ */
+export class MarkerSet {
+  readonly list: readonly string[];
+  /**
+   * Whether a marker occurs inside a proper prefix of another (`a` in `ab`): then text that is
+   * only the start of a marker may hold a whole one, and FormatParser.holdMarkerStart does not
+   * apply.
+   */
+  readonly nested: boolean;
+  readonly #firsts: readonly string[];
+
+  constructor(list: readonly string[]) {
+    this.list = list;
+    const firsts: string[] = [];
+    for (const marker of list) if (!firsts.includes(marker[0]!)) firsts.push(marker[0]!);
+    this.#firsts = firsts;
+    this.nested = list.some((outer) => list.some((inner) => outer.slice(0, -1).includes(inner)));
+  }
+
+  /** Whether a marker, or the start of one, may be in `text`; false is certain. */
+  mayStartIn(text: string): boolean {
+    text = knownString(text);
+    const firsts = this.#firsts;
+    for (let k = 0; k < firsts.length; k++) if (text.indexOf(firsts[k]!) !== -1) return true;
+    return false;
+  }
+
+  /** Whether `text` is a proper prefix of one of the markers (the start of one, not all of it). */
+  startsMarker(text: string): boolean {
+    text = knownString(text);
+    const list = this.list;
+    for (let k = 0; k < list.length; k++) {
+      const marker = list[k]!;
+      if (marker.length > text.length && marker.startsWith(text)) return true;
+    }
+    return false;
+  }
 }

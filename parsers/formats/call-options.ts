@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { InvalidRequestError } from '../../core/errors.ts';
+import { parseParserOptions } from './parser-options.ts';
 
 /** Options every tool-call format shares (each format's schema extends this one). */
 export const CallOptionsSchema = z
@@ -22,26 +22,66 @@ export const CallOptionsSchema = z
 export type CallOptions = z.output<typeof CallOptionsSchema>;
 
 /** Validates `options` against a format's schema, as an InvalidRequestError naming the field. */
-export function parseFormatOptions<S extends z.ZodType>(schema: S, options: unknown, format: string): z.output<S> {
-  const parsed = schema.safeParse(options ?? {});
-  if (!parsed.success) {
-    const param = parsed.error.issues[0]?.path.join('.') || null;
-    throw new InvalidRequestError(`invalid ${format} parser options: ${z.prettifyError(parsed.error)}`, param);
+export const parseFormatOptions = parseParserOptions;
+
+/**
+ * What a CallRegistry derives from its options, made once per options object (parsers are
+ * created per generation, mostly with the same options) and only read after that.
+ */
+class CallPolicy {
+  readonly tools: Set<string> | undefined;
+  /** Every argument name some tool streams as lines. */
+  readonly lineFieldNames: readonly string[];
+  readonly #lineFields: Record<string, string>;
+  readonly #lineFieldByName = new Map<string, string | undefined>();
+  readonly #linePathsByKeys = new Map<readonly string[], ReadonlyArray<[string, string]>>();
+
+  constructor(options: CallOptions) {
+    this.tools = options.tools ? new Set(options.tools) : undefined;
+    const names: string[] = [];
+    for (const name of Object.values(options.lineFields)) if (!names.includes(name)) names.push(name);
+    this.lineFieldNames = names;
+    this.#lineFields = options.lineFields;
   }
-  return parsed.data;
+
+  lineField(name: string): string | undefined {
+    const known = this.#lineFieldByName.get(name);
+    if (known !== undefined || this.#lineFieldByName.has(name)) return known;
+    const field = Object.hasOwn(this.#lineFields, name) ? this.#lineFields[name] : this.#lineFields['*'];
+    // Names come from model output: remember a bounded number, not every name ever seen.
+    if (this.#lineFieldByName.size < MAX_REMEMBERED_NAMES) this.#lineFieldByName.set(name, field);
+    return field;
+  }
+
+  linePaths(argsKeys: readonly string[]): ReadonlyArray<[string, string]> {
+    let paths = this.#linePathsByKeys.get(argsKeys);
+    if (paths === undefined) {
+      const made: Array<[string, string]> = [];
+      for (const key of argsKeys) for (const field of this.lineFieldNames) made.push([key, field]);
+      paths = made;
+      this.#linePathsByKeys.set(argsKeys, paths);
+    }
+    return paths;
+  }
 }
+
+const policies = new WeakMap<CallOptions, CallPolicy>();
+const MAX_REMEMBERED_NAMES = 256;
 
 /** Allocates call ids and applies the options that decide how a call by a given name is treated. */
 export class CallRegistry {
   readonly #options: CallOptions;
-  readonly #tools: Set<string> | undefined;
-  readonly #lineFieldNames: readonly string[];
+  readonly #policy: CallPolicy;
   #calls = 0;
 
   constructor(options: CallOptions) {
     this.#options = options;
-    this.#tools = options.tools ? new Set(options.tools) : undefined;
-    this.#lineFieldNames = [...new Set(Object.values(options.lineFields))];
+    let policy = policies.get(options);
+    if (policy === undefined) {
+      policy = new CallPolicy(options);
+      policies.set(options, policy);
+    }
+    this.#policy = policy;
   }
 
   get maxFieldDepth(): number {
@@ -50,18 +90,28 @@ export class CallRegistry {
 
   /** Every argument name some tool streams as lines (the scanner must watch all of them). */
   get lineFieldNames(): readonly string[] {
-    return this.#lineFieldNames;
+    return this.#policy.lineFieldNames;
+  }
+
+  /**
+   * `[key, field]` for each of `argsKeys` and each line field name: the paths of a call object
+   * (`{"name": …, "arguments": {…}}`) whose strings stream as lines. The same array for every
+   * call with these keys (the scanner only reads it).
+   */
+  linePaths(argsKeys: readonly string[]): ReadonlyArray<[string, string]> {
+    return this.#policy.linePaths(argsKeys);
   }
 
   /** Why a call to `name` is refused, if it is. */
   rejection(name: string): string | undefined {
     if (name.length === 0) return 'empty tool name';
-    if (this.#tools && !this.#tools.has(name)) return `unknown tool "${name}"`;
+    const tools = this.#policy.tools;
+    if (tools && !tools.has(name)) return `unknown tool "${name}"`;
     return undefined;
   }
 
   lineField(name: string): string | undefined {
-    return Object.hasOwn(this.#options.lineFields, name) ? this.#options.lineFields[name] : this.#options.lineFields['*'];
+    return this.#policy.lineField(name);
   }
 
   nextCallId(): string {

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { knownString } from '../known-string.ts';
+import { MarkerSet } from '../marker-search.ts';
 import type { ToolCallParser } from '../parser-events.ts';
 import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
 import type { EventList } from './event-list.ts';
-import { PlainLane } from './plain-lane.ts';
+import type { LaneTarget } from './plain-lane.ts';
 import { FormatParser, matchLiteral, RawText, skipWhitespace } from './format-parser.ts';
 import { JsonArguments } from './json-arguments.ts';
 
@@ -17,7 +18,14 @@ const CALL_BEGIN = '<｜tool▁call▁begin｜>';
 const CALL_END = '<｜tool▁call▁end｜>';
 const SEP = '<｜tool▁sep｜>';
 const MAX_HEAD = 256;
-const PROSE_MARKERS = [CALLS_BEGIN, CALL_BEGIN, CALLS_END];
+const PROSE_MARKERS = new MarkerSet([CALLS_BEGIN, CALL_BEGIN, CALLS_END]);
+/** Where a call's head part ends: its own end, or a new call (then the head was no name). */
+const TO_SEP = new MarkerSet([SEP, CALL_BEGIN]);
+const TO_NEWLINE = new MarkerSet(['\n', CALL_BEGIN]);
+/** What may come next in the calls region, after whitespace. */
+const IN_REGION = new MarkerSet([CALL_BEGIN, CALLS_END]);
+const FENCE_CLOSE = new MarkerSet(['```']);
+const AT_CALL_END = new MarkerSet([CALL_END]);
 
 type State =
   | { kind: 'prose' }
@@ -52,7 +60,6 @@ class DeepSeekParser extends FormatParser {
   readonly #v3: boolean;
   readonly #registry: CallRegistry;
   #state: State = { kind: 'prose' };
-  readonly #lane = new PlainLane<State>((s) => (s.kind === 'args' ? { writer: s.args, raw: s.raw } : undefined));
 
   constructor(version: 'v3' | 'v31', options: z.output<typeof DeepSeekParserOptionsSchema>) {
     super();
@@ -65,8 +72,9 @@ class DeepSeekParser extends FormatParser {
     const state = this.#state;
     switch (state.kind) {
       case 'prose': {
-        const found = this.scanFor(buf, i, PROSE_MARKERS, undefined, out);
-        if (!found) return buf.length;
+        const found = this.scanFor(buf, i, PROSE_MARKERS);
+        out.text(found.before);
+        if (found.marker === undefined) return buf.length;
         if (found.marker === CALL_BEGIN) this.#state = this.#head(found.marker);
         else this.#state = found.marker === CALLS_BEGIN ? { kind: 'region', ws: '' } : { kind: 'prose' };
         return found.next;
@@ -85,19 +93,19 @@ class DeepSeekParser extends FormatParser {
           this.#state = { kind: 'prose' };
           return j + CALLS_END.length;
         }
-        if (call === 'partial' || end === 'partial') return this.hold(buf, j);
+        if (call === 'partial' || end === 'partial') return this.holdMarkerStart(buf, j, IN_REGION);
         out.text(state.ws);
         this.#state = { kind: 'prose' };
         return j;
       }
       case 'type':
       case 'name': {
-        const until = state.kind === 'type' || !this.#v3 ? SEP : '\n';
-        const found = this.scanFor(buf, i, [until, CALL_BEGIN], (t) => {
-          state.head += t;
-          state.raw.add(t);
-        });
-        if (!found) return buf.length;
+        const markers = state.kind === 'type' || !this.#v3 ? TO_SEP : TO_NEWLINE;
+        const until = markers.list[0]!;
+        const found = this.scanFor(buf, i, markers);
+        state.head += found.before;
+        state.raw.add(found.before);
+        if (found.marker === undefined) return buf.length;
         // Judged only at the marker, so that the verdict does not depend on the split.
         if (state.head.length > MAX_HEAD || found.marker === CALL_BEGIN) return this.#broken(state.raw, undefined, 'no tool name', found.next - found.marker.length, out);
         state.raw.add(until);
@@ -147,7 +155,7 @@ class DeepSeekParser extends FormatParser {
         if (j === buf.length) return j;
         const literal = state.kind === 'fence-close' ? '```' : CALL_END;
         const match = matchLiteral(buf, j, literal);
-        if (match === 'partial') return this.hold(buf, j);
+        if (match === 'partial') return this.holdMarkerStart(buf, j, state.kind === 'fence-close' ? FENCE_CLOSE : AT_CALL_END);
         if (match === 'none') return this.#broken(state.raw, state.args.callId, `expected ${literal} after the arguments`, j, out);
         state.raw.add(literal);
         if (state.kind === 'fence-close') {
@@ -161,8 +169,12 @@ class DeepSeekParser extends FormatParser {
     }
   }
 
-  protected override pushPlain(delta: string, out: EventList): string | undefined {
-    return this.#lane.write(this.#state, delta, out);
+  protected override laneState(): State {
+    return this.#state;
+  }
+
+  protected override laneTarget(state: State): LaneTarget | undefined {
+    return state.kind === 'args' ? { writer: state.args, raw: state.raw } : undefined;
   }
 
   protected finish(pending: string, out: EventList): void {

@@ -1,7 +1,8 @@
 import type { ParserEvent, ToolCallParser } from '../parser-events.ts';
-import { searchMarkers } from '../marker-search.ts';
+import { searchMarkers, type MarkerSet } from '../marker-search.ts';
 import { knownString } from '../known-string.ts';
 import { EventList } from './event-list.ts';
+import type { LaneTarget, PlainWriter } from './plain-lane.ts';
 
 /**
  * The push/end loop every tool-call format shares. A format is a state machine whose `step`
@@ -14,24 +15,66 @@ export abstract class FormatParser implements ToolCallParser {
   /** Reused across pushes: between them it holds only the carried half character, if any. */
   readonly #out = new EventList();
   #ended = false;
+  /**
+   * The markers `#pending` is the start of, when a state held it as only that (holdMarkerStart):
+   * until it stops being the start of one, the next deltas just extend it.
+   */
+  #pendingStartOf: MarkerSet | undefined;
+  /** scanFor's answer, reused: it runs on most deltas of prose. */
+  readonly #scan: MarkerScan = { before: '', marker: undefined, next: 0 };
+  /**
+   * The plain lane: the state it was worked out for (see laneTarget), and where its deltas go.
+   * Worked out after each push that ran `step`, only when the state object changed: reading
+   * `kind` off a format's many state shapes is a polymorphic (often megamorphic) load, too dear
+   * for every token. A state with no target yet is not remembered (a body becomes JSON only at
+   * its "{", in the same state object).
+   */
+  #laneState: object | undefined;
+  #laneWriter: PlainWriter | undefined;
+  #laneRaw: RawText | undefined;
 
   push(delta: string): ParserEvent[] {
-    if (this.#ended) throw new Error('push() after end()');
+    // knownString's `"" + delta`, written out: on the path every token takes, the call costs a
+    // check that the imported binding is still that function.
+    delta = '' + delta;
     const out = this.#out;
-    if (this.#pending === '') {
-      const callId = this.pushPlain(delta, out);
+    const writer = this.#laneWriter;
+    if (writer !== undefined && this.#pending === '' && !this.#ended) {
+      const callId = writer.writePlain(delta, out);
       if (callId !== undefined) {
+        this.#laneRaw!.add(delta);
         // The commonest push: one token inside a string argument, which is just the next
         // `call-args` fragment. Built directly, without the event list, unless a half character
-        // is carried in or out (the list's business).
-        if (callId !== '' && out.empty) {
-          if (delta.length === 0) return [];
+        // is carried in or out (the list's business). Kept small: V8 inlines this path (and
+        // the writer's) into the caller only while it fits its budget.
+        if (callId.length !== 0 && delta.length !== 0 && out.empty) {
           const last = delta.charCodeAt(delta.length - 1);
           if (last < 0xd800 || last > 0xdbff) return [{ type: 'call-args', callId, text: delta }];
         }
-        if (callId !== '') out.args(callId, delta);
+        return this.#plainEvents(callId, delta, out);
+      }
+    }
+    return this.#pushSteps(delta, out);
+  }
+
+  /** The rest of a delta the lane consumed: its events are in `out`, or it is `callId`'s argument text. */
+  #plainEvents(callId: string, delta: string, out: EventList): ParserEvent[] {
+    if (callId !== '') out.args(callId, delta);
+    return out.take(out.takeCarry());
+  }
+
+  #pushSteps(delta: string, out: EventList): ParserEvent[] {
+    if (this.#ended) throw new Error('push() after end()');
+    const startOf = this.#pendingStartOf;
+    if (startOf !== undefined) {
+      // A special token spelled as several tokens (DeepSeek's run to nine): while the held text
+      // stays the start of a marker, step would only hold it again.
+      const held = this.#pending + delta;
+      if (startOf.startsMarker(held)) {
+        this.#pending = held;
         return out.take(out.takeCarry());
       }
+      this.#pendingStartOf = undefined;
     }
     // `+` rather than a conditional: adding "" returns delta itself, and the result is typed as a
     // string for the optimiser (see known-string.ts).
@@ -39,12 +82,23 @@ export abstract class FormatParser implements ToolCallParser {
     this.#pending = '';
     let i = 0;
     while (i < buf.length) i = this.step(buf, i, out);
+    this.#updateLane();
     return out.take(out.takeCarry());
+  }
+
+  #updateLane(): void {
+    const state = this.laneState();
+    if (state === this.#laneState && this.#laneWriter !== undefined) return;
+    const target = state === undefined ? undefined : this.laneTarget(state);
+    this.#laneState = target === undefined ? undefined : state;
+    this.#laneWriter = target?.writer;
+    this.#laneRaw = target?.raw;
   }
 
   end(): ParserEvent[] {
     if (this.#ended) return [];
     this.#ended = true;
+    this.#pendingStartOf = undefined;
     const out = this.#out;
     const pending = this.#pending;
     this.#pending = '';
@@ -56,12 +110,19 @@ export abstract class FormatParser implements ToolCallParser {
   protected abstract step(buf: string, i: number, out: EventList): number;
 
   /**
-   * A format may consume a whole delta on a fused fast path (the commonest case: a token inside
-   * a JSON string value): it returns a call's id when the delta is just that call's next
-   * `call-args` fragment (emitted by `push`), or '' when it put the delta's events, if any, in
-   * `out`. undefined leaves the delta to `step`, nothing consumed.
+   * The format's current state object, for the plain lane: a format whose states can write
+   * deltas straight into a call's JSON arguments (see laneTarget) returns it; others, undefined.
    */
-  protected pushPlain(_delta: string, _out: EventList): string | undefined {
+  protected laneState(): object | undefined {
+    return undefined;
+  }
+
+  /**
+   * Where deltas go in `state` while they stay inside a JSON string (the commonest case: a
+   * token of a code argument): the call's arguments, whose `writePlain` takes the whole delta
+   * or nothing, and the raw text it extends. undefined: every delta goes to `step`.
+   */
+  protected laneTarget(_state: object): LaneTarget | undefined {
     return undefined;
   }
 
@@ -70,41 +131,63 @@ export abstract class FormatParser implements ToolCallParser {
 
   /** Keeps `buf[i..]` for the next push; returns `buf.length`. */
   protected hold(buf: string, i: number): number {
+    buf = knownString(buf);
     this.#pending = buf.slice(i);
+    this.#pendingStartOf = undefined;
     return buf.length;
   }
 
   /**
-   * Emits `buf[i..]` up to the earliest complete marker through `emit` (as text to `out` if
-   * `emit` is undefined: no closure to allocate on the commonest path), and returns that marker
-   * and the index after it. Without one, emits all but a possible partial marker at the end,
-   * holds that, and returns undefined.
+   * hold() for text that is the start of one of `markers` (a proper prefix), in a state whose
+   * step, given only text that is still the start of one of them, would hold it again and do
+   * nothing else: the next deltas are then appended to it without running step. The caller
+   * vouches for that (its step does nothing before matching the markers but skip characters
+   * that no marker starts with).
    */
-  protected scanFor(buf: string, i: number, markers: readonly string[], emit: ((text: string) => void) | undefined, out?: EventList): { marker: string; next: number } | undefined {
+  protected holdMarkerStart(buf: string, i: number, markers: MarkerSet): number {
+    const next = this.hold(buf, i);
+    if (!markers.nested && this.#pending !== '') this.#pendingStartOf = markers;
+    return next;
+  }
+
+  /**
+   * Looks for the earliest of `markers` in `buf[i..]`: the text before it is `before`, the
+   * marker `marker` and the index after it `next`. Without one, `before` is all but a possible
+   * partial marker at the end, which is held (`marker` undefined, `next` = buf.length). The
+   * answer is one object per parser, overwritten by the next call: read it at once.
+   */
+  protected scanFor(buf: string, i: number, markers: MarkerSet): MarkerScan {
     buf = knownString(buf);
     const rest = i === 0 ? buf : buf.slice(i);
+    const scan = this.#scan;
+    scan.marker = undefined;
+    scan.next = buf.length;
     // Fast path for most deltas of prose: where no marker's first character occurs, there is
     // neither a marker nor the start of one.
-    let candidate = false;
-    for (let k = 0; k < markers.length; k++) {
-      if (rest.indexOf(markers[k]![0]!) !== -1) {
-        candidate = true;
-        break;
-      }
+    if (!markers.mayStartIn(rest)) {
+      scan.before = rest;
+      return scan;
     }
-    if (!candidate) {
-      if (emit === undefined) out!.text(rest);
-      else emit(rest);
-      return undefined;
+    const found = searchMarkers(rest, markers.list);
+    if (found.found) {
+      scan.before = rest.slice(0, found.index);
+      scan.marker = found.marker;
+      scan.next = i + found.index + found.marker.length;
+      return scan;
     }
-    const found = searchMarkers(rest, markers);
-    const before = rest.slice(0, found.found ? found.index : found.holdFrom);
-    if (emit === undefined) out!.text(before);
-    else emit(before);
-    if (found.found) return { marker: found.marker, next: i + found.index + found.marker.length };
-    this.hold(buf, i + found.holdFrom);
-    return undefined;
+    scan.before = rest.slice(0, found.holdFrom);
+    // What is held is the start of a marker, and the states that scan for markers do nothing
+    // else first: see holdMarkerStart.
+    this.holdMarkerStart(buf, i + found.holdFrom, markers);
+    return scan;
   }
+}
+
+/** What FormatParser.scanFor found (see there). */
+export interface MarkerScan {
+  before: string;
+  marker: string | undefined;
+  next: number;
 }
 
 /** Index of the first non-whitespace character of buf at or after i (buf.length if none). */
@@ -121,28 +204,51 @@ export function skipWhitespace(buf: string, i: number): number {
 /** How `buf[i..]` stands against `literal`: it starts with it, is cut inside it, or differs. */
 export function matchLiteral(buf: string, i: number, literal: string): 'full' | 'partial' | 'none' {
   buf = knownString(buf);
-  const n = Math.min(literal.length, buf.length - i);
-  for (let k = 0; k < n; k++) if (buf.charCodeAt(i + k) !== literal.charCodeAt(k)) return 'none';
-  return n === literal.length ? 'full' : 'partial';
+  literal = knownString(literal);
+  // Builtins rather than a loop of charCodeAt: `buf` comes in many string representations
+  // (cons, sliced, one- or two-byte), and a per-character method load on it goes megamorphic.
+  const rest = buf.length - i;
+  if (rest >= literal.length) return buf.startsWith(literal, i) ? 'full' : 'none';
+  return literal.startsWith(rest <= 0 ? '' : i === 0 ? buf : buf.slice(i)) ? 'partial' : 'none';
 }
 
 /**
  * The raw text of a frame or call so far, released as text if it never becomes a valid call.
- * One `+=` per delta: V8 makes that a cons string (one small young allocation), which measured
- * cheaper than pushing the delta onto a growing array (bench/parsers).
+ * Kept as its parts, joined only if it is ever read (a broken call), in fixed-size chunks: an
+ * add is a store, where `+=` made a cons string per delta and a growing array copied itself
+ * over and over (bench/parsers).
  */
 export class RawText {
-  #text: string;
+  /** Filled chunks, oldest first. */
+  readonly #full: string[][] = [];
+  #chunk: string[] = newChunk();
+  /** Parts used in #chunk. */
+  #count = 0;
 
   constructor(first = '') {
-    this.#text = first;
+    this.add(first);
   }
 
   add(text: string): void {
-    this.#text += text;
+    if (this.#count === RAW_CHUNK) {
+      this.#full.push(this.#chunk);
+      this.#chunk = newChunk();
+      this.#count = 0;
+    }
+    this.#chunk[this.#count++] = text;
   }
 
   get text(): string {
-    return this.#text;
+    let text = '';
+    for (const chunk of this.#full) text += chunk.join('');
+    return text + this.#chunk.slice(0, this.#count).join('');
   }
+}
+
+const RAW_CHUNK = 64;
+/** A chunk of strings: copying it is a plain array copy, and storing a string never changes its elements kind. */
+const EMPTY_CHUNK: readonly string[] = new Array<string>(RAW_CHUNK).fill('');
+
+function newChunk(): string[] {
+  return EMPTY_CHUNK.slice();
 }

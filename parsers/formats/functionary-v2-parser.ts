@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { knownString } from '../known-string.ts';
+import { MarkerSet } from '../marker-search.ts';
 import type { ToolCallParser } from '../parser-events.ts';
 import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
 import type { EventList } from './event-list.ts';
 import { FormatParser, matchLiteral, RawText, skipWhitespace } from './format-parser.ts';
-import { PlainLane } from './plain-lane.ts';
+import type { LaneTarget } from './plain-lane.ts';
 import { ToolBody } from './tool-body.ts';
 
 export const FunctionaryV2ParserOptionsSchema = CallOptionsSchema.extend({
@@ -18,7 +19,12 @@ const RECIPIENT = '<|recipient|>';
 const CONTENT = '<|content|>';
 const STOP = '<|stop|>';
 /** A message's body ends at the next message or at <|stop|>; the "\n" before them is frame. */
-const BODY_ENDS = [`\n${FROM}`, FROM, `\n${STOP}`, STOP];
+/** What a message may start with; what ends a call's arguments. */
+const HEADER_STARTS = new MarkerSet([FROM, RECIPIENT]);
+const AFTER_ARGS = new MarkerSet([FROM, STOP]);
+const TO_RECIPIENT = new MarkerSet([RECIPIENT]);
+const TO_CONTENT = new MarkerSet([CONTENT]);
+const BODY_ENDS = new MarkerSet([`\n${FROM}`, FROM, `\n${STOP}`, STOP]);
 const MAX_HEADER = 128;
 
 type State =
@@ -48,7 +54,6 @@ class FunctionaryV2Parser extends FormatParser {
   readonly #registry: CallRegistry;
   readonly #codeTools: readonly string[];
   #state: State = { kind: 'start' };
-  readonly #lane = new PlainLane<State>((s) => (s.kind === 'body' && s.body.json ? { writer: s.body.json, raw: s.raw } : undefined));
 
   constructor(options: z.output<typeof FunctionaryV2ParserOptionsSchema>) {
     super();
@@ -63,7 +68,7 @@ class FunctionaryV2Parser extends FormatParser {
       case 'start': {
         const from = matchLiteral(buf, i, FROM);
         const recipient = matchLiteral(buf, i, RECIPIENT);
-        if (from === 'partial' || recipient === 'partial') return this.hold(buf, i);
+        if (from === 'partial' || recipient === 'partial') return this.holdMarkerStart(buf, i, HEADER_STARTS);
         if (from === 'full') {
           this.#state = { kind: 'from', raw: new RawText(FROM), role: '' };
           return i + FROM.length;
@@ -82,7 +87,7 @@ class FunctionaryV2Parser extends FormatParser {
         if (state.role.length > MAX_HEADER) return this.#content(state.raw, j, out);
         if (j === buf.length) return j;
         const match = matchLiteral(buf, j, RECIPIENT);
-        if (match === 'partial') return this.hold(buf, j);
+        if (match === 'partial') return this.holdMarkerStart(buf, j, TO_RECIPIENT);
         if (match === 'none') return this.#content(state.raw, j, out);
         state.raw.add(RECIPIENT);
         this.#state = { kind: 'recipient', raw: state.raw, name: '' };
@@ -103,7 +108,7 @@ class FunctionaryV2Parser extends FormatParser {
       }
       case 'content-marker': {
         const match = matchLiteral(buf, i, CONTENT);
-        if (match === 'partial') return this.hold(buf, i);
+        if (match === 'partial') return this.holdMarkerStart(buf, i, TO_CONTENT);
         if (match === 'none') return this.#content(state.raw, i, out);
         if (state.name === 'all') {
           this.#state = { kind: 'content' };
@@ -119,8 +124,9 @@ class FunctionaryV2Parser extends FormatParser {
         return i + CONTENT.length;
       }
       case 'content': {
-        const found = this.scanFor(buf, i, BODY_ENDS, undefined, out);
-        if (!found) return buf.length;
+        const found = this.scanFor(buf, i, BODY_ENDS);
+        out.text(found.before);
+        if (found.marker === undefined) return buf.length;
         this.#afterBody(found.marker);
         return found.next;
       }
@@ -133,8 +139,9 @@ class FunctionaryV2Parser extends FormatParser {
         }
         const code = body.code;
         if (code) {
-          const found = this.scanFor(buf, i, BODY_ENDS, (t) => code.write(t, out));
-          if (!found) return buf.length;
+          const found = this.scanFor(buf, i, BODY_ENDS);
+          code.write(found.before, out);
+          if (found.marker === undefined) return buf.length;
           code.finish(out);
           this.#afterBody(found.marker);
           return found.next;
@@ -152,7 +159,7 @@ class FunctionaryV2Parser extends FormatParser {
         if (j === buf.length) return j;
         const from = matchLiteral(buf, j, FROM);
         const stop = matchLiteral(buf, j, STOP);
-        if (from === 'partial' || stop === 'partial') return this.hold(buf, j);
+        if (from === 'partial' || stop === 'partial') return this.holdMarkerStart(buf, j, AFTER_ARGS);
         if (from === 'none' && stop === 'none') return this.#broken(state.raw, state.body.callId, `expected ${FROM} or ${STOP} after the arguments`, j, out);
         out.push({ type: 'call-end', callId: state.body.callId, args: state.body.json!.args });
         this.#afterBody(from === 'full' ? FROM : STOP);
@@ -161,8 +168,12 @@ class FunctionaryV2Parser extends FormatParser {
     }
   }
 
-  protected override pushPlain(delta: string, out: EventList): string | undefined {
-    return this.#lane.write(this.#state, delta, out);
+  protected override laneState(): State {
+    return this.#state;
+  }
+
+  protected override laneTarget(state: State): LaneTarget | undefined {
+    return state.kind === 'body' && state.body.json ? { writer: state.body.json, raw: state.raw } : undefined;
   }
 
   protected finish(pending: string, out: EventList): void {

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { knownString } from '../known-string.ts';
+import { MarkerSet } from '../marker-search.ts';
 import type { ToolCallParser } from '../parser-events.ts';
 import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
 import type { EventList } from './event-list.ts';
 import { FormatParser, matchLiteral, RawText, skipWhitespace } from './format-parser.ts';
-import { PlainLane } from './plain-lane.ts';
+import type { LaneTarget } from './plain-lane.ts';
 import { ToolBody } from './tool-body.ts';
 
 export const FunctionaryV3ParserOptionsSchema = CallOptionsSchema.extend({
@@ -15,7 +16,7 @@ export type FunctionaryV3ParserOptions = z.input<typeof FunctionaryV3ParserOptio
 
 const SEGMENT = '>>>';
 const MAX_RECIPIENT = 128;
-const SEGMENTS = [SEGMENT];
+const SEGMENTS = new MarkerSet([SEGMENT]);
 
 type State =
   /** The very start: the prompt usually ends with ">>>", so a recipient line may come first. */
@@ -44,7 +45,6 @@ class FunctionaryV3Parser extends FormatParser {
   readonly #registry: CallRegistry;
   readonly #codeTools: readonly string[];
   #state: State = { kind: 'start' };
-  readonly #lane = new PlainLane<State>((s) => (s.kind === 'body' && s.body.json ? { writer: s.body.json, raw: s.raw } : undefined));
 
   constructor(options: z.output<typeof FunctionaryV3ParserOptionsSchema>) {
     super();
@@ -58,7 +58,7 @@ class FunctionaryV3Parser extends FormatParser {
     switch (state.kind) {
       case 'start': {
         const lead = matchLiteral(buf, i, SEGMENT);
-        if (lead === 'partial') return this.hold(buf, i);
+        if (lead === 'partial') return this.holdMarkerStart(buf, i, SEGMENTS);
         this.#state = { kind: 'recipient', raw: new RawText(lead === 'full' ? SEGMENT : ''), name: '', segment: lead === 'full' };
         return lead === 'full' ? i + SEGMENT.length : i;
       }
@@ -94,8 +94,9 @@ class FunctionaryV3Parser extends FormatParser {
         return j + 1;
       }
       case 'content': {
-        const found = this.scanFor(buf, i, SEGMENTS, undefined, out);
-        if (!found) return buf.length;
+        const found = this.scanFor(buf, i, SEGMENTS);
+        out.text(found.before);
+        if (found.marker === undefined) return buf.length;
         this.#state = { kind: 'recipient', raw: new RawText(SEGMENT), name: '', segment: true };
         return found.next;
       }
@@ -108,8 +109,9 @@ class FunctionaryV3Parser extends FormatParser {
         }
         const code = body.code;
         if (code) {
-          const found = this.scanFor(buf, i, SEGMENTS, (t) => code.write(t, out));
-          if (!found) return buf.length;
+          const found = this.scanFor(buf, i, SEGMENTS);
+          code.write(found.before, out);
+          if (found.marker === undefined) return buf.length;
           code.finish(out);
           this.#state = { kind: 'recipient', raw: new RawText(SEGMENT), name: '', segment: true };
           return found.next;
@@ -126,7 +128,7 @@ class FunctionaryV3Parser extends FormatParser {
         state.ws += buf.slice(i, j);
         if (j === buf.length) return j;
         const next = matchLiteral(buf, j, SEGMENT);
-        if (next === 'partial') return this.hold(buf, j);
+        if (next === 'partial') return this.holdMarkerStart(buf, j, SEGMENTS);
         out.push({ type: 'call-end', callId: state.body.callId, args: state.body.json!.args });
         if (next === 'full') {
           this.#state = { kind: 'recipient', raw: new RawText(SEGMENT), name: '', segment: true };
@@ -139,8 +141,12 @@ class FunctionaryV3Parser extends FormatParser {
     }
   }
 
-  protected override pushPlain(delta: string, out: EventList): string | undefined {
-    return this.#lane.write(this.#state, delta, out);
+  protected override laneState(): State {
+    return this.#state;
+  }
+
+  protected override laneTarget(state: State): LaneTarget | undefined {
+    return state.kind === 'body' && state.body.json ? { writer: state.body.json, raw: state.raw } : undefined;
   }
 
   protected finish(pending: string, out: EventList): void {

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { knownString } from '../known-string.ts';
+import { MarkerSet } from '../marker-search.ts';
 import type { ToolCallParser } from '../parser-events.ts';
 import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
 import type { EventList } from './event-list.ts';
 import { FormatParser, matchLiteral, RawText, skipWhitespace } from './format-parser.ts';
-import { PlainLane } from './plain-lane.ts';
+import type { LaneTarget } from './plain-lane.ts';
 import { ToolBody } from './tool-body.ts';
 
 export const HarmonyParserOptionsSchema = CallOptionsSchema.extend({
@@ -20,7 +21,8 @@ const END = '<|end|>';
 const CALL = '<|call|>';
 const RETURN = '<|return|>';
 /** A message ends at its end token, or (leniently) where the next message's header begins. */
-const MESSAGE_ENDS = [END, CALL, RETURN, START, CHANNEL];
+const MESSAGE_ENDS = new MarkerSet([END, CALL, RETURN, START, CHANNEL]);
+const TO_MESSAGE = new MarkerSet([MESSAGE]);
 const MAX_HEADER = 512;
 
 type State =
@@ -52,7 +54,6 @@ class HarmonyParser extends FormatParser {
   readonly #registry: CallRegistry;
   readonly #codeTools: readonly string[];
   #state: State = { kind: 'outside' };
-  readonly #lane = new PlainLane<State>((s) => (s.kind === 'body' && s.body.json ? { writer: s.body.json, raw: s.raw } : undefined));
 
   constructor(options: z.output<typeof HarmonyParserOptionsSchema>) {
     super();
@@ -65,16 +66,16 @@ class HarmonyParser extends FormatParser {
     const state = this.#state;
     switch (state.kind) {
       case 'outside': {
-        const found = this.scanFor(buf, i, MESSAGE_ENDS, undefined, out);
-        if (!found) return buf.length;
+        const found = this.scanFor(buf, i, MESSAGE_ENDS);
+        out.text(found.before);
+        if (found.marker === undefined) return buf.length;
         this.#afterMessage(found.marker);
         return found.next;
       }
       case 'header': {
-        const found = this.scanFor(buf, i, [MESSAGE], (t) => {
-          state.header += t;
-        });
-        if (!found) return buf.length;
+        const found = this.scanFor(buf, i, TO_MESSAGE);
+        state.header += found.before;
+        if (found.marker === undefined) return buf.length;
         // Judged only at <|message|>, so that the verdict does not depend on the split.
         if (state.header.length > MAX_HEADER) {
           out.text(state.header);
@@ -84,8 +85,10 @@ class HarmonyParser extends FormatParser {
         return this.#openMessage(state.header + MESSAGE, found.next, out);
       }
       case 'text': {
-        const found = this.scanFor(buf, i, MESSAGE_ENDS, (t) => (state.reasoning ? out.reasoning(t) : out.text(t)));
-        if (!found) return buf.length;
+        const found = this.scanFor(buf, i, MESSAGE_ENDS);
+        if (state.reasoning) out.reasoning(found.before);
+        else out.text(found.before);
+        if (found.marker === undefined) return buf.length;
         this.#afterMessage(found.marker);
         return found.next;
       }
@@ -98,8 +101,9 @@ class HarmonyParser extends FormatParser {
         }
         const code = body.code;
         if (code) {
-          const found = this.scanFor(buf, i, MESSAGE_ENDS, (t) => code.write(t, out));
-          if (!found) return buf.length;
+          const found = this.scanFor(buf, i, MESSAGE_ENDS);
+          code.write(found.before, out);
+          if (found.marker === undefined) return buf.length;
           code.finish(out);
           this.#afterMessage(found.marker);
           return found.next;
@@ -116,7 +120,7 @@ class HarmonyParser extends FormatParser {
         state.raw.add(buf.slice(i, j));
         if (j === buf.length) return j;
         let partial = false;
-        for (const marker of MESSAGE_ENDS) {
+        for (const marker of MESSAGE_ENDS.list) {
           const match = matchLiteral(buf, j, marker);
           if (match === 'full') {
             out.push({ type: 'call-end', callId: state.body.callId, args: state.body.json!.args });
@@ -125,14 +129,18 @@ class HarmonyParser extends FormatParser {
           }
           partial ||= match === 'partial';
         }
-        if (partial) return this.hold(buf, j);
+        if (partial) return this.holdMarkerStart(buf, j, MESSAGE_ENDS);
         return this.#broken(state.raw, state.body.callId, `expected ${CALL} after the arguments`, j, out);
       }
     }
   }
 
-  protected override pushPlain(delta: string, out: EventList): string | undefined {
-    return this.#lane.write(this.#state, delta, out);
+  protected override laneState(): State {
+    return this.#state;
+  }
+
+  protected override laneTarget(state: State): LaneTarget | undefined {
+    return state.kind === 'body' && state.body.json ? { writer: state.body.json, raw: state.raw } : undefined;
   }
 
   protected finish(pending: string, out: EventList): void {

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { knownString } from '../known-string.ts';
+import { MarkerSet } from '../marker-search.ts';
 import type { ToolCallParser } from '../parser-events.ts';
 import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
 import type { EventList } from './event-list.ts';
-import { PlainLane } from './plain-lane.ts';
+import type { LaneTarget } from './plain-lane.ts';
 import { FormatParser, matchLiteral, RawText, skipWhitespace } from './format-parser.ts';
 import { JsonCallObject, type CallObjectFailure, type CallObjectShape } from './json-call-object.ts';
 
@@ -43,16 +44,18 @@ class HermesParser extends FormatParser {
   readonly #start: string;
   readonly #end: string;
   /** `[startMarker]`, for scanFor: not a new array per delta of prose. */
-  readonly #startMarkers: readonly string[];
+  readonly #startMarkers: MarkerSet;
+  /** What may follow a complete call object: its end marker, or the next call's start marker. */
+  readonly #closingMarkers: MarkerSet;
   #state: State = { kind: 'prose' };
-  readonly #lane = new PlainLane<State>((s) => (s.kind === 'call' ? { writer: s.call, raw: s.raw } : undefined));
 
   constructor(options: z.output<typeof HermesParserOptionsSchema>) {
     super();
     this.#registry = new CallRegistry(options);
     this.#start = options.startMarker;
     this.#end = options.endMarker;
-    this.#startMarkers = [options.startMarker];
+    this.#startMarkers = new MarkerSet([options.startMarker]);
+    this.#closingMarkers = new MarkerSet([options.endMarker, options.startMarker]);
   }
 
   protected step(buf: string, i: number, out: EventList): number {
@@ -60,8 +63,9 @@ class HermesParser extends FormatParser {
     const state = this.#state;
     switch (state.kind) {
       case 'prose': {
-        const found = this.scanFor(buf, i, this.#startMarkers, undefined, out);
-        if (!found) return buf.length;
+        const found = this.scanFor(buf, i, this.#startMarkers);
+        out.text(found.before);
+        if (found.marker === undefined) return buf.length;
         this.#state = { kind: 'opening', raw: new RawText(found.marker) };
         return found.next;
       }
@@ -95,14 +99,18 @@ class HermesParser extends FormatParser {
           this.#state = end === 'full' ? { kind: 'prose' } : { kind: 'opening', raw: new RawText(this.#start) };
           return j + (end === 'full' ? this.#end.length : this.#start.length);
         }
-        if (end === 'partial' || next === 'partial') return this.hold(buf, j);
+        if (end === 'partial' || next === 'partial') return this.holdMarkerStart(buf, j, this.#closingMarkers);
         return this.#broken(state.raw, state.call, { kind: 'malformed', reason: `expected ${this.#end} after the call` }, j, out);
       }
     }
   }
 
-  protected override pushPlain(delta: string, out: EventList): string | undefined {
-    return this.#lane.write(this.#state, delta, out);
+  protected override laneState(): State {
+    return this.#state;
+  }
+
+  protected override laneTarget(state: State): LaneTarget | undefined {
+    return state.kind === 'call' ? { writer: state.call, raw: state.raw } : undefined;
   }
 
   protected finish(pending: string, out: EventList): void {

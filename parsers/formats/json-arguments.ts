@@ -69,12 +69,10 @@ export class JsonArguments {
    * and the argument text around them) went to `out`. undefined if nothing was consumed.
    */
   writePlain(text: string, out: EventList): string | undefined {
-    if (this.#status !== 'pending') return undefined;
     const scanner = this.#scanner;
-    const base = scanner.offset;
-    if (!scanner.writePlain(text)) return undefined;
+    if (this.#status !== 'pending' || !scanner.writePlain(text)) return undefined;
     if (!scanner.hasEvents) return this.callId;
-    this.#handleEvents(text, 0, text.length, base, out);
+    this.#handleEvents(text, 0, text.length, scanner.offset - text.length, out);
     return '';
   }
 

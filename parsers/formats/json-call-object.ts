@@ -47,12 +47,17 @@ export class JsonCallObject {
   #callId: string | undefined;
   #lineField: string | undefined;
   #queue: Queued[] = [];
+  /**
+   * What writePlain returns for plain text: the call's id while it is argument text of a started
+   * call, '' otherwise (queued, or not argument text), undefined once the object is not pending.
+   * Kept up to date at each change (#update) so that the per-token path reads one field.
+   */
+  #plainId: string | undefined = '';
 
   constructor(registry: CallRegistry, shape: CallObjectShape) {
     this.#registry = registry;
     this.#shape = shape;
-    const linePaths = shape.argsKeys.flatMap((key) => registry.lineFieldNames.map((field) => [key, field]));
-    this.#scanner = new IncrementalJsonScanner({ keyDepth: 1, openDepth: 1, maxFieldDepth: 1 + registry.maxFieldDepth, linePaths });
+    this.#scanner = new IncrementalJsonScanner({ keyDepth: 1, openDepth: 1, maxFieldDepth: 1 + registry.maxFieldDepth, linePaths: registry.linePaths(shape.argsKeys) });
   }
 
   get status(): 'pending' | 'complete' | 'failed' {
@@ -93,20 +98,16 @@ export class JsonCallObject {
    * argument text around them; or none) went to `out`. undefined if nothing was consumed.
    */
   writePlain(text: string, out: EventList): string | undefined {
-    if (this.#status !== 'pending') return undefined;
+    const plainId = this.#plainId;
     const scanner = this.#scanner;
-    const base = scanner.offset;
-    if (!scanner.writePlain(text)) return undefined;
+    if (plainId === undefined || !scanner.writePlain(text)) return undefined;
     if (scanner.hasEvents) {
-      this.#handleEvents(text, 0, text.length, base, out);
+      this.#handleEvents(text, 0, text.length, scanner.offset - text.length, out);
       return '';
     }
-    if (!this.#argsOpen) return '';
-    const callId = this.#callId;
-    if (callId !== undefined) return callId;
     // Arguments before the name: queued until call-start.
-    if (text.length !== 0) this.#queue.push({ args: text });
-    return '';
+    if (plainId === '' && this.#argsOpen && text.length !== 0) this.#queue.push({ args: text });
+    return plainId;
   }
 
   #handleEvents(text: string, from: number, stop: number, base: number, out: EventList): number {
@@ -132,6 +133,7 @@ export class JsonCallObject {
           if (e.kind !== 'object') return this.#fail(this.#shape.strict ? 'not-call' : 'malformed', `"${key}" must be a JSON object`, at);
           this.#argsKey = key;
           this.#argsOpen = true;
+          this.#update();
           argsFrom = at;
           if (!this.#maybeStart(out)) return at;
           break;
@@ -145,6 +147,7 @@ export class JsonCallObject {
             } else if (e.path[0] === this.#argsKey) {
               this.#emitArgs(text.slice(argsFrom, at), out);
               this.#argsOpen = false;
+              this.#update();
               this.#args = e.value as Record<string, unknown>;
             }
           } else if (e.path[0] === this.#argsKey) {
@@ -166,6 +169,7 @@ export class JsonCallObject {
           if (this.#name === undefined) return this.#fail(kind, 'no "name"', at);
           if (this.#args === undefined) return this.#fail(kind, `no "${this.#shape.argsKeys.join('" or "')}"`, at);
           this.#status = 'complete';
+          this.#update();
           break;
         }
         case 'error':
@@ -198,6 +202,7 @@ export class JsonCallObject {
     }
     const callId = this.#registry.nextCallId();
     this.#callId = callId;
+    this.#update();
     this.#lineField = this.#registry.lineField(this.#name);
     out.push({ type: 'call-start', callId, name: this.#name });
     for (const item of this.#queue) {
@@ -219,8 +224,13 @@ export class JsonCallObject {
     else if (piece.kind !== 'line' || lineField === this.#lineField) out.push({ type: 'call-piece', callId: this.#callId, piece });
   }
 
+  #update(): void {
+    this.#plainId = this.#status !== 'pending' ? undefined : this.#argsOpen ? (this.#callId ?? '') : '';
+  }
+
   #fail(kind: CallObjectFailure['kind'], reason: string, at: number): number {
     this.#status = 'failed';
+    this.#plainId = undefined;
     this.#failure = { kind, reason };
     this.#queue = [];
     return at;

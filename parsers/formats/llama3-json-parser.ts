@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { knownString } from '../known-string.ts';
+import { MarkerSet } from '../marker-search.ts';
 import type { ToolCallParser } from '../parser-events.ts';
 import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
 import type { EventList } from './event-list.ts';
-import { PlainLane } from './plain-lane.ts';
+import type { LaneTarget } from './plain-lane.ts';
 import { FormatParser, RawText, skipWhitespace } from './format-parser.ts';
 import { JsonCallObject, type CallObjectShape } from './json-call-object.ts';
 
@@ -11,7 +12,7 @@ export const Llama3JsonParserOptionsSchema = CallOptionsSchema.strict();
 export type Llama3JsonParserOptions = z.input<typeof Llama3JsonParserOptionsSchema>;
 
 const PYTHON_TAG = '<|python_tag|>';
-const PROSE_MARKERS = [PYTHON_TAG, '{'];
+const PROSE_MARKERS = new MarkerSet([PYTHON_TAG, '{']);
 const CALL_SHAPE: CallObjectShape = { argsKeys: ['parameters', 'arguments'], strict: true, extraKeys: ['type'], startWhen: 'name-and-args' };
 
 type State =
@@ -41,7 +42,6 @@ export function createLlama3JsonParser(options: Llama3JsonParserOptions = {}): T
 class Llama3JsonParser extends FormatParser {
   readonly #registry: CallRegistry;
   #state: State = { kind: 'prose' };
-  readonly #lane = new PlainLane<State>((s) => (s.kind === 'call' ? { writer: s.call, raw: s.raw } : undefined));
 
   constructor(options: z.output<typeof Llama3JsonParserOptionsSchema>) {
     super();
@@ -53,8 +53,9 @@ class Llama3JsonParser extends FormatParser {
     const state = this.#state;
     switch (state.kind) {
       case 'prose': {
-        const found = this.scanFor(buf, i, PROSE_MARKERS, undefined, out);
-        if (!found) return buf.length;
+        const found = this.scanFor(buf, i, PROSE_MARKERS);
+        out.text(found.before);
+        if (found.marker === undefined) return buf.length;
         if (found.marker === '{') {
           this.#state = { kind: 'call', raw: new RawText(), call: this.#newCall() };
           return found.next - 1;
@@ -110,8 +111,12 @@ class Llama3JsonParser extends FormatParser {
     }
   }
 
-  protected override pushPlain(delta: string, out: EventList): string | undefined {
-    return this.#lane.write(this.#state, delta, out);
+  protected override laneState(): State {
+    return this.#state;
+  }
+
+  protected override laneTarget(state: State): LaneTarget | undefined {
+    return state.kind === 'call' ? { writer: state.call, raw: state.raw } : undefined;
   }
 
   protected finish(pending: string, out: EventList): void {

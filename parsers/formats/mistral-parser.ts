@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { knownString } from '../known-string.ts';
+import { MarkerSet } from '../marker-search.ts';
 import type { ToolCallParser } from '../parser-events.ts';
 import { CallOptionsSchema, CallRegistry, parseFormatOptions } from './call-options.ts';
 import type { EventList } from './event-list.ts';
-import { PlainLane } from './plain-lane.ts';
+import type { LaneTarget } from './plain-lane.ts';
 import { FormatParser, matchLiteral, RawText, skipWhitespace } from './format-parser.ts';
 import { JsonArguments } from './json-arguments.ts';
 import { JsonCallObject, type CallObjectShape } from './json-call-object.ts';
@@ -12,9 +13,12 @@ export const MistralParserOptionsSchema = CallOptionsSchema.strict();
 export type MistralParserOptions = z.input<typeof MistralParserOptionsSchema>;
 
 const TOOL_CALLS = '[TOOL_CALLS]';
-const PROSE_MARKERS = [TOOL_CALLS];
+const PROSE_MARKERS = new MarkerSet([TOOL_CALLS]);
 const ARGS = '[ARGS]';
 const CALL_ID = '[CALL_ID]';
+/** What may follow a v11 call's name; what ends its call id. */
+const AFTER_NAME = new MarkerSet([ARGS, CALL_ID]);
+const TO_ARGS = new MarkerSet([ARGS]);
 const MAX_NAME = 256;
 const CALL_SHAPE: CallObjectShape = { argsKeys: ['arguments'], strict: false, extraKeys: ['id'], startWhen: 'name' };
 
@@ -53,9 +57,6 @@ export function createMistralParser(options: MistralParserOptions = {}): ToolCal
 class MistralParser extends FormatParser {
   readonly #registry: CallRegistry;
   #state: State = { kind: 'prose' };
-  readonly #lane = new PlainLane<State>((s) =>
-    s.kind === 'object' ? { writer: s.call, raw: s.raw } : s.kind === 'args' ? { writer: s.args, raw: s.raw } : undefined,
-  );
 
   constructor(options: z.output<typeof MistralParserOptionsSchema>) {
     super();
@@ -67,8 +68,9 @@ class MistralParser extends FormatParser {
     const state = this.#state;
     switch (state.kind) {
       case 'prose': {
-        const found = this.scanFor(buf, i, PROSE_MARKERS, undefined, out);
-        if (!found) return buf.length;
+        const found = this.scanFor(buf, i, PROSE_MARKERS);
+        out.text(found.before);
+        if (found.marker === undefined) return buf.length;
         this.#state = { kind: 'opening', raw: new RawText(found.marker) };
         return found.next;
       }
@@ -137,7 +139,7 @@ class MistralParser extends FormatParser {
         if (j === buf.length) return j;
         const args = matchLiteral(buf, j, ARGS);
         const callId = matchLiteral(buf, j, CALL_ID);
-        if (args === 'partial' || callId === 'partial') return this.hold(buf, j);
+        if (args === 'partial' || callId === 'partial') return this.holdMarkerStart(buf, j, AFTER_NAME);
         if (args === 'full') {
           state.raw.add(ARGS);
           return this.#startArgs(state.raw, state.name, j + ARGS.length, out);
@@ -158,7 +160,7 @@ class MistralParser extends FormatParser {
         if (state.id > MAX_NAME) return this.#prose(state.raw, j, out);
         if (j === buf.length) return j;
         const args = matchLiteral(buf, j, ARGS);
-        if (args === 'partial') return this.hold(buf, j);
+        if (args === 'partial') return this.holdMarkerStart(buf, j, TO_ARGS);
         if (args === 'full') {
           state.raw.add(ARGS);
           return this.#startArgs(state.raw, state.name, j + ARGS.length, out);
@@ -191,8 +193,12 @@ class MistralParser extends FormatParser {
     }
   }
 
-  protected override pushPlain(delta: string, out: EventList): string | undefined {
-    return this.#lane.write(this.#state, delta, out);
+  protected override laneState(): State {
+    return this.#state;
+  }
+
+  protected override laneTarget(state: State): LaneTarget | undefined {
+    return state.kind === 'object' ? { writer: state.call, raw: state.raw } : state.kind === 'args' ? { writer: state.args, raw: state.raw } : undefined;
   }
 
   protected finish(pending: string, out: EventList): void {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { knownString } from '../known-string.ts';
 import { searchMarkers } from '../marker-search.ts';
 import type { ParserEvent, ToolCallParser } from '../parser-events.ts';
 import { EventOutput } from './event-output.ts';
@@ -48,6 +49,8 @@ export function withReasoning(inner: ToolCallParser, options: ReasoningOptions =
 
 class ReasoningWrapper implements ToolCallParser {
   readonly #inner: ToolCallParser;
+  /** The inner parser is a FormatParser (see push): known once, not by a prototype walk per delta. */
+  readonly #innerIsFormatParser: boolean;
   readonly #options: z.output<typeof ReasoningOptionsSchema>;
   readonly #out = new EventOutput();
   #state: State;
@@ -57,19 +60,21 @@ class ReasoningWrapper implements ToolCallParser {
 
   constructor(inner: ToolCallParser, options: z.output<typeof ReasoningOptionsSchema>) {
     this.#inner = inner;
+    this.#innerIsFormatParser = inner instanceof FormatParser;
     this.#options = options;
     this.#state = options.startsInReasoning ? 'pre-opened' : 'start';
   }
 
   push(delta: string): ParserEvent[] {
     if (this.#ended) throw new Error('push() after end()');
-    if (this.#state === 'content' && delta !== '' && this.#held === '' && this.#out.idle) {
+    delta = knownString(delta);
+    if (this.#state === 'content' && delta.length !== 0 && this.#held === '' && this.#out.idle) {
       // After the block every delta goes to the inner parser, and its events come out as they
       // are whenever #out would leave them so: skip the copy through #out. A FormatParser's
       // events always are (its EventList merges, drops empties and carries a half character);
       // checking that costs a megamorphic `.type` read per event, so it is done only for others.
       const events = this.#inner.push(delta);
-      if (this.#inner instanceof FormatParser || isNormal(events)) return events;
+      if (this.#innerIsFormatParser || isNormal(events)) return events;
       for (const event of events) this.#out.event(event);
       return this.#out.take();
     }

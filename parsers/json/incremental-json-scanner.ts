@@ -108,7 +108,7 @@ export class IncrementalJsonScanner {
     this.#keyDepth = options.keyDepth ?? 0;
     this.#openDepth = options.openDepth ?? -1;
     this.#linePaths = options.linePaths ?? [];
-    this.#fragments = options.fragments ?? false;
+    this.#fragments = !!(options.fragments ?? false);
     this.#maxNesting = options.maxNesting ?? 256;
   }
 
@@ -167,7 +167,7 @@ export class IncrementalJsonScanner {
     // Fast path for the commonest write, a token inside a long string value (a code argument):
     // a run with no quote, backslash or control character is appended without entering the
     // state machine. Kept small so that V8 inlines it into the callers' loops.
-    if (this.#state === STRING && !this.#fragments) {
+    if (this.#state === STRING && this.#fragments === false) {
       text = knownString(text);
       let i = from;
       while (i < to) {
@@ -193,24 +193,21 @@ export class IncrementalJsonScanner {
    * string, cheaper than a `write` through the callers.
    */
   writePlain(text: string): boolean {
-    const state = this.#state;
-    if ((state !== STRING && state !== ESCAPE) || this.#fragments) return false;
-    text = knownString(text);
+    // `=== true` on the flags and on #writeEscaped's answer: a comparison V8 compiles to one
+    // instruction, where a plain truthiness test of a value it has no type for is a dozen.
+    if (this.#state !== STRING) return this.#state === ESCAPE && this.#writeEscaped(text, 0) === true;
+    text = '' + text; // knownString, written out (see FormatParser.push)
     const n = text.length;
-    let i = 0;
-    if (state === STRING) {
-      for (; i < n; i++) {
-        const c = text.charCodeAt(i);
-        if (c === 34 || c === 92 || c < 32) break;
-      }
-      if (i === n) {
-        this.#appendRun(text);
-        this.#offset += n;
-        return true;
-      }
-      if (text.charCodeAt(i) !== 92) return false;
+    for (let i = 0; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 34 || c === 92 || c < 32) return c === 92 && this.#writeEscaped(text, i) === true;
     }
-    return this.#writeEscaped(text, i);
+    if (this.#fragments === true) return false;
+    // Raw "\n" cannot occur in a JSON string, so a run never completes a line.
+    if (this.#lineMode === true) this.#line += text;
+    else this.#str += text;
+    this.#offset += n;
+    return true;
   }
 
   /**
@@ -219,6 +216,7 @@ export class IncrementalJsonScanner {
    * (the strings are immutable, so that is a matter of putting back the old ones).
    */
   #writeEscaped(text: string, from: number): boolean {
+    if (this.#fragments === true) return false;
     text = knownString(text);
     const n = text.length;
     const state0 = this.#state;
@@ -514,7 +512,7 @@ export class IncrementalJsonScanner {
 
   #appendRun(run: string): void {
     // Raw "\n" cannot occur in a JSON string, so a run never completes a line.
-    if (this.#lineMode) this.#line += run;
+    if (this.#lineMode === true) this.#line += run;
     else this.#str += run;
   }
 
