@@ -11,13 +11,21 @@ import type { OpenAIErrorBody } from './error-response.ts';
  */
 export class ChatChunkWriter {
   private readonly created = Math.floor(Date.now() / 1000);
+  /**
+   * `{"id":…,"object":…,"created":…,"model":…,` — the envelope every chunk starts with, serialised
+   * once. A chunk is this plus the rest of its object's JSON: the same bytes JSON.stringify gives
+   * for the whole object (keys in the same order), without rebuilding the envelope per token.
+   */
+  private readonly head: string;
 
   constructor(
     private readonly sse: SseWriter,
-    private readonly id: string,
-    private readonly model: string,
+    id: string,
+    model: string,
     private readonly options: { includeUsage: boolean; conveyorEvents: boolean },
-  ) {}
+  ) {
+    this.head = `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${this.created},"model":${JSON.stringify(model)},`;
+  }
 
   start(): void {
     this.choice({ role: 'assistant', content: '' }, null);
@@ -25,16 +33,18 @@ export class ChatChunkWriter {
 
   event(e: SessionEvent): void {
     switch (e.type) {
+      // One token each: written from a template, the text being the only part serialised.
       case 'content':
-        this.choice({ content: e.text }, null);
+        this.sse.data(`${this.head}"choices":[{"index":0,"delta":{"content":${JSON.stringify(e.text)}},"logprobs":null,"finish_reason":null}]}`);
         return;
       case 'reasoning':
-        this.choice({ reasoning_content: e.text }, null);
+        this.sse.data(`${this.head}"choices":[{"index":0,"delta":{"reasoning_content":${JSON.stringify(e.text)}},"logprobs":null,"finish_reason":null}]}`);
         return;
       case 'round-start':
         this.extension({ type: 'round.started', round: e.round });
         return;
       case 'round-end':
+        this.sse.batch();
         this.extension({ type: 'round.finished', round: e.round, finish_reason: e.finishReason });
         return;
       case 'tool-call':
@@ -54,35 +64,41 @@ export class ChatChunkWriter {
         this.choice({ tool_calls: [{ index: e.index, function: { arguments: e.text } }] }, null);
         return;
       case 'tool-result':
+        // A round ends in one burst of events (results, round end, then the next round's start or
+        // the finish): one packet for all of them.
+        this.sse.batch();
         this.extension({ type: 'tool_call.completed', round: e.round, call_id: e.callId, name: e.name, ok: e.ok, content: e.content });
         return;
     }
   }
 
   finish(result: SessionResult): void {
+    this.sse.batch();
     this.choice({}, result.finishReason);
-    if (this.options.includeUsage) this.sse.data({ ...this.envelope(), choices: [], usage: result.usage });
+    if (this.options.includeUsage) this.chunk({ choices: [], usage: result.usage });
     this.sse.data('[DONE]');
     this.sse.end();
   }
 
   /** A failure after the stream began: OpenAI clients raise on a chunk carrying `error`. */
   fail(body: OpenAIErrorBody): void {
+    this.sse.batch();
     this.sse.data(body);
     this.sse.data('[DONE]');
     this.sse.end();
   }
 
   private choice(delta: Record<string, unknown>, finishReason: string | null): void {
-    this.sse.data({ ...this.envelope(), choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] });
+    this.chunk({ choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] });
   }
 
   private extension(conveyor: Record<string, unknown>): void {
     if (!this.options.conveyorEvents) return;
-    this.sse.data({ ...this.envelope(), choices: [], conveyor });
+    this.chunk({ choices: [], conveyor });
   }
 
-  private envelope() {
-    return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model };
+  /** The envelope, then `fields` (their JSON without its opening brace). */
+  private chunk(fields: Record<string, unknown>): void {
+    this.sse.data(this.head + JSON.stringify(fields).slice(1));
   }
 }

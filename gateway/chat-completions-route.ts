@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { randomBytes } from 'node:crypto';
 import { ClientAbortedError } from '../core/errors.ts';
 import type { ToolPlugin } from '../plugins/plugin-types.ts';
 import { chatRequestSchema } from './chat-request-schema.ts';
@@ -9,6 +8,7 @@ import { ChatChunkWriter } from './chat-chunk-writer.ts';
 import type { GatewayConfig } from './config.ts';
 import { toErrorResponse } from './error-response.ts';
 import { readJsonBody } from './request-body.ts';
+import { newRequestId } from './request-id.ts';
 import { runSession, type SessionEvent, type SessionResult } from './session.ts';
 import { SseWriter } from './sse-writer.ts';
 import { Timeline } from './timeline.ts';
@@ -27,7 +27,7 @@ export const REQUEST_ID_HEADER = 'x-conveyor-request-id';
 /** POST /v1/chat/completions: validate, open a Session, answer as SSE chunks or one JSON body. */
 export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const request = withPluginSchemas(chatRequestSchema.parse(await readJsonBody(req, ctx.config.maxBodyBytes)), ctx.tools);
-  const id = `chatcmpl-${randomBytes(16).toString('hex')}`;
+  const id = newRequestId();
   const timeline = new Timeline(id);
   ctx.timelines.add(timeline);
 

@@ -26,10 +26,21 @@ export function needsSpecialTokens(format: ParserChoice['format']): boolean {
   return SPECIAL_TOKEN_FORMATS.has(format);
 }
 
+// The rules' patterns compiled once per config (plain data after start-up), not per request; each
+// on first use, so a bad pattern fails only the requests that reach it, as before.
+const compiledRules = new WeakMap<GatewayConfig['toolParsers'], Array<RegExp | undefined>>();
+
+function ruleMatches(rules: GatewayConfig['toolParsers'], index: number, model: string): boolean {
+  let patterns = compiledRules.get(rules);
+  if (!patterns) compiledRules.set(rules, (patterns = []));
+  const pattern = (patterns[index] ??= new RegExp(rules[index]!.model, 'i'));
+  return pattern.test(model);
+}
+
 /** The request's `tool_parser` wins; else the first `toolParsers` rule whose pattern matches the model. */
 export function chooseParser(config: GatewayConfig, model: string, override?: string): ParserChoice {
   if (override) return { format: resolveChoiceFormat(override), reasoning: false };
-  const rule = config.toolParsers.find((r) => new RegExp(r.model, 'i').test(model));
+  const rule = config.toolParsers.find((_, i) => ruleMatches(config.toolParsers, i, model));
   if (!rule) return { format: resolveChoiceFormat(config.defaultToolParser), reasoning: false };
   const format = resolveChoiceFormat(rule.format);
   // Pass-through means the text is not looked at, `<think>` blocks included.

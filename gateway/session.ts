@@ -1,6 +1,7 @@
 import { ClientAbortedError, ToolRejectedError } from '../core/errors.ts';
-import { streamChatCompletion } from '../llm-client/stream-chat-completion.ts';
+import { createChatCompletionPump, type ChatCompletionPump, type UpstreamStream } from '../llm-client/pump-chat-completion.ts';
 import type { UpstreamTimeouts } from '../llm-client/stream-chat-completion.ts';
+import type { UpstreamPart } from '../llm-client/upstream-parts.ts';
 import type { ToolCallParser } from '../parsers/parser-events.ts';
 import type { ToolPlugin, ToolProgress } from '../plugins/plugin-types.ts';
 import { EXTENSION_FIELDS, type ChatMessage, type ChatRequest } from './chat-request-schema.ts';
@@ -137,9 +138,9 @@ interface RoundOutput {
 
 async function runRound(opts: SessionOptions, round: number, messages: ChatMessage[], emitText: (t: string) => void): Promise<RoundOutput> {
   const { timeline, onEvent, signal } = opts;
-  // Linked to the request's signal: a reject verdict cuts only this round's decode short.
-  const rejectRound = new AbortController();
-  const roundSignal = AbortSignal.any([signal, rejectRound.signal]);
+  // A reject verdict cuts only this round's decode short (the stream's own abort); the request's
+  // signal still cancels everything.
+  let stream: UpstreamStream | undefined;
   let rejection: { name: string; reason: string } | undefined;
   const dispatcher = new Dispatcher({
     tools: opts.tools,
@@ -153,7 +154,7 @@ async function runRound(opts: SessionOptions, round: number, messages: ChatMessa
   function rejectCall(call: { callId: string; name: string }, reason: string): void {
     rejection ??= { name: call.name, reason };
     timeline.mark('abort', { round, callId: call.callId, detail: `rejected: ${reason}` });
-    rejectRound.abort(new Error(reason));
+    stream?.abort(new Error(reason));
   }
   const clientCalls = new ClientCalls(onEvent);
   const parser = new RoundParser({
@@ -171,29 +172,32 @@ async function runRound(opts: SessionOptions, round: number, messages: ChatMessa
   let finishReason = 'stop';
   let usage: Usage | undefined;
   let firstToken = true;
+  // Called synchronously from the socket read that carried the part: the token's whole way to
+  // the client (parser, SSE chunk, write) runs in that one call stack.
+  const onPart = (part: UpstreamPart): void => {
+    if (firstToken && (part.type === 'content' || part.type === 'reasoning' || part.type === 'tool-call-delta')) {
+      firstToken = false;
+      timeline.mark('first-token', { round });
+    }
+    if (part.type === 'content') parser.text(part.text);
+    else if (part.type === 'reasoning') onEvent({ type: 'reasoning', text: part.text });
+    else if (part.type === 'tool-call-delta') parser.toolCallDelta(part);
+    else if (part.type === 'finish') finishReason = part.reason;
+    else if (part.type === 'usage') usage = part.usage;
+  };
 
   timeline.mark('round-start', { round });
   onEvent({ type: 'round-start', round });
   try {
-    const body = upstreamBody(opts, messages);
-    for await (const part of streamChatCompletion({ ...opts.upstream, body, signal: roundSignal })) {
-      if (firstToken && (part.type === 'content' || part.type === 'reasoning' || part.type === 'tool-call-delta')) {
-        firstToken = false;
-        timeline.mark('first-token', { round });
-      }
-      if (part.type === 'content') parser.text(part.text);
-      else if (part.type === 'reasoning') onEvent({ type: 'reasoning', text: part.text });
-      else if (part.type === 'tool-call-delta') parser.toolCallDelta(part);
-      else if (part.type === 'finish') finishReason = part.reason;
-      else if (part.type === 'usage') usage = part.usage;
-    }
+    stream = pumpFor(opts.upstream)({ body: upstreamBody(opts, messages), signal }, onPart);
+    await stream.done;
   } catch (err) {
     if (signal.aborted) {
       dispatcher.abortAll('client aborted');
       timeline.mark('abort', { round, detail: 'client aborted' });
       throw new ClientAbortedError();
     }
-    if (!rejectRound.signal.aborted) {
+    if (!rejection) {
       dispatcher.abortAll('upstream failed');
       throw err;
     }
@@ -215,6 +219,18 @@ async function runRound(opts: SessionOptions, round: number, messages: ChatMessa
   timeline.mark('round-end', { round, detail: finishReason });
   onEvent({ type: 'round-end', round, finishReason });
   return { text: parser.visibleText, calls, clientCalls: clientCalls.completed(), finishReason, usage };
+}
+
+// One pump per upstream (the gateway's config object): its connection options are checked once.
+const pumps = new WeakMap<UpstreamTarget, ChatCompletionPump>();
+
+function pumpFor(upstream: UpstreamTarget): ChatCompletionPump {
+  let pump = pumps.get(upstream);
+  if (!pump) {
+    pump = createChatCompletionPump(upstream);
+    pumps.set(upstream, pump);
+  }
+  return pump;
 }
 
 function upstreamBody(opts: SessionOptions, messages: ChatMessage[]): Record<string, unknown> {

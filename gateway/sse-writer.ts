@@ -1,27 +1,39 @@
 import type { ServerResponse } from 'node:http';
 
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+} as const;
+
 /**
  * Server-sent events written to the spec: multi-line payloads split into several `data:` lines,
  * no compression, `X-Accel-Buffering: no` so nginx-style proxies do not hold tokens back, and
  * comment keep-alives while the model prefills or a tool runs (idle proxies drop silent streams).
+ *
+ * The status line and headers leave in the same packet as the first event: node:http prepends
+ * them to the first write, and every write of one tick leaves in one writev. Flushing them on
+ * their own cost a packet, and the client a read, ahead of the first token.
  */
 export class SseWriter {
   private keepAlive: NodeJS.Timeout | undefined;
   private closed = false;
+  /** The first write went through node:http (status line and headers with it). */
+  private started = false;
+  private batching = false;
 
   constructor(
     private readonly res: ServerResponse,
     headers: Record<string, string> = {},
     keepAliveMs = 15_000,
   ) {
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-      ...headers,
+    res.writeHead(200, { ...SSE_HEADERS, ...headers });
+    // Nothing written in this tick (a caller that opens the stream before it has an event):
+    // the headers still go out now.
+    process.nextTick(() => {
+      if (!this.started && !this.closed) res.flushHeaders();
     });
-    res.flushHeaders();
     this.keepAlive = setInterval(() => this.comment('keep-alive'), keepAliveMs);
     this.keepAlive.unref();
     res.once('close', () => this.stop());
@@ -31,20 +43,57 @@ export class SseWriter {
   data(payload: unknown): void {
     if (this.closed) return;
     const text = typeof payload === 'string' ? payload : JSON.stringify(payload);
+    // JSON text never holds a raw newline: one `data:` line, no split.
+    if (text.indexOf('\n') === -1) return this.write(`data: ${text}\n\n`);
     let frame = '';
     for (const line of text.split('\n')) frame += `data: ${line}\n`;
-    this.res.write(`${frame}\n`);
+    this.write(`${frame}\n`);
   }
 
   comment(text: string): void {
     if (this.closed) return;
-    this.res.write(`: ${text.replaceAll('\n', ' ')}\n\n`);
+    this.write(`: ${text.replaceAll('\n', ' ')}\n\n`);
   }
 
   end(): void {
     if (this.closed) return;
     this.stop();
     this.res.end();
+  }
+
+  /**
+   * The events written from here to the end of this tick leave in one packet (the end of a round:
+   * its last events, the finish chunk, [DONE] and the end of the body), not one write each.
+   */
+  batch(): void {
+    const socket = this.res.socket;
+    if (this.closed || this.batching || !socket) return;
+    this.batching = true;
+    socket.cork();
+    process.nextTick(() => {
+      this.batching = false;
+      // res.end() has flushed and fully uncorked the socket already.
+      if (!this.res.writableEnded) socket.uncork();
+    });
+  }
+
+  /**
+   * One event, one socket write. After the first write (which carries the headers), each event
+   * goes to the socket already framed as an HTTP/1.1 chunk — the same bytes node:http writes —
+   * instead of through ServerResponse.write, which queues size line, data and CRLF separately,
+   * corks the socket and flushes them as a writev on the next tick: on every token's path that
+   * cost ~7% of the gateway's CPU per token (bench/overhead). Only while node:http has chosen
+   * chunked encoding for this response and the socket is this response's own (`res.socket` is
+   * set only for the response whose turn it is on a keep-alive connection).
+   */
+  private write(frame: string): void {
+    const socket = this.res.socket;
+    if (this.started && this.res.chunkedEncoding && socket?.writable) {
+      socket.write(`${Buffer.byteLength(frame).toString(16)}\r\n${frame}\r\n`);
+      return;
+    }
+    this.started = true;
+    this.res.write(frame);
   }
 
   private stop(): void {

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import {
   UpstreamFirstTokenTimeoutError,
   UpstreamIdleTimeoutError,
@@ -10,12 +11,20 @@ import type { UpstreamTimeouts } from './upstream-options.ts';
  * The token-phase timers of one stream: first token (from request start), then idle gaps
  * between chunks, plus the optional total. Connect and headers timeouts are undici's own.
  * Fires `onExpire` at most once.
+ *
+ * The idle timer is re-armed lazily: a chunk only records when it arrived, and the timer, when it
+ * fires, checks that time and sleeps again for what is left. Clearing and creating a timer per
+ * chunk cost two timer-list operations and a Timeout object on every token's path.
  */
 export class StreamDeadlines {
   #phase: NodeJS.Timeout | undefined;
   #total: NodeJS.Timeout | undefined;
   #tokensFlowing = false;
+  #idleArmed = false;
+  #paused = false;
   #expired = false;
+  /** When the idle clock last restarted (performance.now()). */
+  #idleFrom = 0;
 
   constructor(
     private readonly timeouts: UpstreamTimeouts,
@@ -33,7 +42,9 @@ export class StreamDeadlines {
   /** A chunk arrived; `generated` when it carried output (a token, a tool-call fragment, a finish). */
   chunkArrived(generated: boolean): void {
     if (generated) this.#tokensFlowing = true;
-    if (this.#tokensFlowing) this.#armIdle();
+    if (!this.#tokensFlowing || this.#paused) return;
+    this.#idleFrom = performance.now();
+    if (!this.#idleArmed) this.#armIdle(this.timeouts.idleMs);
   }
 
   /**
@@ -41,24 +52,44 @@ export class StreamDeadlines {
    * blamed on the upstream: the idle clock stops here and restarts in `resume`.
    */
   pause(): void {
-    if (this.#tokensFlowing) clearTimeout(this.#phase);
+    if (!this.#tokensFlowing || this.#paused) return;
+    this.#paused = true;
+    this.#disarm();
   }
 
   resume(): void {
-    if (this.#tokensFlowing) this.#armIdle();
+    if (!this.#paused) return;
+    this.#paused = false;
+    this.#idleFrom = performance.now();
+    this.#armIdle(this.timeouts.idleMs);
   }
 
   clear(): void {
-    clearTimeout(this.#phase);
+    this.#disarm();
     clearTimeout(this.#total);
   }
 
-  #armIdle(): void {
+  #armIdle(ms: number): void {
     if (this.#expired) return;
-    const { idleMs } = this.timeouts;
     clearTimeout(this.#phase);
-    this.#phase = setTimeout(() => this.#expire(new UpstreamIdleTimeoutError(idleMs)), idleMs);
+    this.#idleArmed = true;
+    this.#phase = setTimeout(this.#idleCheck, ms);
   }
+
+  #disarm(): void {
+    clearTimeout(this.#phase);
+    this.#phase = undefined;
+    this.#idleArmed = false;
+  }
+
+  readonly #idleCheck = (): void => {
+    this.#idleArmed = false;
+    const { idleMs } = this.timeouts;
+    const silent = performance.now() - this.#idleFrom;
+    if (silent >= idleMs) this.#expire(new UpstreamIdleTimeoutError(idleMs));
+    // Whole milliseconds: Node keeps one timer list per distinct duration.
+    else this.#armIdle(Math.ceil(idleMs - silent));
+  };
 
   #expire(error: UpstreamError): void {
     if (this.#expired) return;

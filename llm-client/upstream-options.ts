@@ -61,6 +61,14 @@ export const ChatRequestBodySchema = z.looseObject({
 });
 
 export const StreamChatCompletionOptionsSchema = z.object({ ...connection, body: ChatRequestBodySchema });
+
+/** The connection half of the options: validated once per upstream, not per stream (`createChatCompletionPump`). */
+const { signal: _signal, ...connectionOnly } = connection;
+export const UpstreamConnectionSchema = z.object(connectionOnly);
+export type UpstreamConnectionOptions = z.input<typeof UpstreamConnectionSchema>;
+/** The per-stream half, with the same field paths in its errors as the whole options object. */
+export const StreamRequestSchema = z.object({ body: ChatRequestBodySchema, signal: abortSignal });
+export type StreamRequest = { body: Record<string, unknown>; signal: AbortSignal };
 /** `body` is typed loosely on purpose: callers forward a client's request, checked here at run time. */
 export type StreamChatCompletionOptions = Omit<z.input<typeof StreamChatCompletionOptionsSchema>, 'body'> & {
   body: Record<string, unknown>;

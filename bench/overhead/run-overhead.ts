@@ -182,7 +182,10 @@ async function burst(chat: ChatTarget, concurrency: number, perSlot: number, sim
   const t0 = performance.now();
 
   const slot = async (i: number) => {
-    await timedChatStream(chat, plainRequest(1 + Math.floor((i * STREAM_TOKENS) / concurrency)));
+    // Unrecorded, and only there to stagger the starts: a failure here (a keep-alive socket the
+    // server closed just as it was reused) must not keep the slot from its recorded streams,
+    // whose count ends the burst.
+    await timedChatStream(chat, plainRequest(1 + Math.floor((i * STREAM_TOKENS) / concurrency))).catch(() => undefined);
     for (let k = 0; k < perSlot; k++) {
       try {
         timings.push(await timedChatStream(chat, REQUEST));

@@ -11,15 +11,17 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
   let gateway: GatewayHandle;
   let locked: GatewayHandle;
   let orphan: GatewayHandle;
+  let small: GatewayHandle;
   beforeAll(async () => {
     sim = await startSim({ profile: { ...E2E_PROFILE, decode: { baseMs: 2, perSeqMs: 0 } } });
     gateway = await startGateway({ port: 0, upstream: { baseUrl: sim.url } }, { tools: new Map() });
     locked = await startGateway({ port: 0, upstream: { baseUrl: sim.url }, apiKeys: ['s3cret'] }, { tools: new Map() });
     // Nothing listens on port 9 (discard) on loopback: connection refused.
     orphan = await startGateway({ port: 0, upstream: { baseUrl: 'http://127.0.0.1:9/v1' } }, { tools: new Map() });
+    small = await startGateway({ port: 0, upstream: { baseUrl: sim.url }, maxBodyBytes: 1000 }, { tools: new Map() });
   });
   afterAll(async () => {
-    await Promise.all([gateway?.close(), locked?.close(), orphan?.close()]);
+    await Promise.all([gateway?.close(), locked?.close(), orphan?.close(), small?.close()]);
     await sim?.close();
   });
 
@@ -32,6 +34,15 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     expect(res.status).toBe(400);
     expectOpenAIError({ ...res.json, error: { ...res.json.error, param: res.json.error.param ?? 'none' } }, 'invalid_request');
     expect(res.json.error.message).toMatch(/not valid JSON/);
+  });
+
+  it('refuses a body over maxBodyBytes with 400, then serves the next request', async () => {
+    for (const size of [2_000, 200_000]) {
+      const res = await postJson(small.url, '/v1/chat/completions', { ...hello, messages: [{ role: 'user', content: 'a'.repeat(size) }] });
+      expect(res.status).toBe(400);
+      expect(res.json.error.message).toBe('request body exceeds 1000 bytes');
+    }
+    expect((await postJson(small.url, '/v1/chat/completions', hello)).status).toBe(200);
   });
 
   it('names the offending field of an invalid body', async () => {

@@ -1,0 +1,51 @@
+import { createParser, type EventSourceMessage, type EventSourceParser, type ParseError } from 'eventsource-parser';
+import { UpstreamProtocolError } from '../core/errors.ts';
+
+// A chat chunk is a few hundred bytes; 16 Mi characters of one unfinished event means the peer
+// is not speaking SSE, and buffering it further would only grow memory.
+const MAX_EVENT_CHARS = 16 * 1024 * 1024;
+const STREAMING = { stream: true } as const;
+
+/**
+ * Push-based server-sent events: bytes in, each complete event handed to `onEvent` at once, in
+ * the same call stack as the read that completed it (no queue, no promise per event). Handles
+ * events split across reads (including inside a multi-byte UTF-8 character), multi-line `data:`
+ * fields, CRLF and comment keep-alives. Comments are dropped: they prove the socket is alive, not
+ * that the model is making progress, so they must not feed any token timer.
+ */
+export class SseEventDecoder {
+  readonly #parser: EventSourceParser;
+  readonly #text = new TextDecoder('utf-8');
+  #failure: ParseError | undefined;
+
+  constructor(onEvent: (event: EventSourceMessage) => void) {
+    this.#parser = createParser({
+      maxBufferSize: MAX_EVENT_CHARS,
+      onEvent,
+      onError: (error) => {
+        // Unknown fields are ignored by the SSE spec; only an oversized event is fatal.
+        if (error.type === 'max-buffer-size-exceeded') this.#failure ??= error;
+      },
+    });
+  }
+
+  /** Feeds one read. Throws UpstreamProtocolError once an event outgrows the limit. */
+  feed(bytes: Uint8Array): void {
+    if (this.#failure === undefined) this.#parser.feed(this.#text.decode(bytes, STREAMING));
+    this.#check();
+  }
+
+  /**
+   * The byte stream ended. The SSE spec drops an event that EOF cuts short (no blank line after
+   * it); we dispatch it instead, so a server ending with "data: [DONE]" works and a truncated
+   * chunk surfaces as a JSON error rather than vanishing.
+   */
+  end(): void {
+    if (this.#failure === undefined) this.#parser.feed(`${this.#text.decode()}\n\n`);
+    this.#check();
+  }
+
+  #check(): void {
+    if (this.#failure) throw new UpstreamProtocolError(`upstream sent an unusable event stream: ${this.#failure.message}`);
+  }
+}

@@ -1,0 +1,73 @@
+import type { ServerResponse } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { ChatChunkWriter } from '../../gateway/chat-chunk-writer.ts';
+import type { SessionEvent, SessionResult } from '../../gateway/session.ts';
+import { SseWriter } from '../../gateway/sse-writer.ts';
+
+/** A ServerResponse that records what is written (the SSE bytes), nothing else. */
+function recordingResponse() {
+  const writes: string[] = [];
+  const res = {
+    writeHead: () => res,
+    flushHeaders: () => {},
+    once: () => res,
+    write: (text: string) => writes.push(text),
+    end: () => {},
+  };
+  return { res: res as unknown as ServerResponse, writes };
+}
+
+// The chunks as the writer built them before it serialised its envelope once (JSON.stringify of
+// the whole object): the wire format the template path must reproduce byte for byte.
+function expectedChunk(id: string, created: number, model: string, rest: Record<string, unknown>): string {
+  return `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, ...rest })}\n\n`;
+}
+const choice = (delta: Record<string, unknown>, finishReason: string | null = null) => ({
+  choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+});
+
+const TEXTS = ['Hello', ' wörld 👋', 'quote " backslash \\ slash /', 'line\nbreak\r\ttab', '\u2028\u2029 separators', 'lone \ud800 surrogate', '', '\u0000\u001f controls'];
+
+describe('ChatChunkWriter', () => {
+  it('writes the same bytes as serialising each whole chunk object, for any text and model name', () => {
+    for (const model of ['mistral-7b-instruct-sim', 'we"ird\\model\u2028']) {
+      const { res, writes } = recordingResponse();
+      const id = 'chatcmpl-0123456789abcdef0123456789abcdef';
+      const writer = new ChatChunkWriter(new SseWriter(res), id, model, { includeUsage: true, conveyorEvents: true });
+      const created = Math.floor(Date.now() / 1000);
+      writer.start();
+      const events: SessionEvent[] = [
+        { type: 'round-start', round: 1 },
+        ...TEXTS.map((text): SessionEvent => ({ type: 'content', text })),
+        ...TEXTS.map((text): SessionEvent => ({ type: 'reasoning', text })),
+        { type: 'client-call-start', index: 0, callId: 'call_1', name: 'get_weather' },
+        { type: 'client-call-args', index: 0, text: '{"city": "Par' },
+        { type: 'round-end', round: 1, finishReason: 'stop' },
+      ];
+      for (const e of events) writer.event(e);
+      const usage = { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 };
+      writer.finish({ finishReason: 'stop', usage } as SessionResult);
+
+      // `created` is whole seconds; a test running across a second boundary compares with the previous one.
+      const at = (c: number) => [
+        expectedChunk(id, c, model, choice({ role: 'assistant', content: '' })),
+        expectedChunk(id, c, model, { choices: [], conveyor: { type: 'round.started', round: 1 } }),
+        ...TEXTS.map((text) => expectedChunk(id, c, model, choice({ content: text }))),
+        ...TEXTS.map((text) => expectedChunk(id, c, model, choice({ reasoning_content: text }))),
+        expectedChunk(id, c, model, choice({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] })),
+        expectedChunk(id, c, model, choice({ tool_calls: [{ index: 0, function: { arguments: '{"city": "Par' } }] })),
+        expectedChunk(id, c, model, { choices: [], conveyor: { type: 'round.finished', round: 1, finish_reason: 'stop' } }),
+        expectedChunk(id, c, model, choice({}, 'stop')),
+        expectedChunk(id, c, model, { choices: [], usage }),
+        'data: [DONE]\n\n',
+      ];
+      expect([at(created), at(created - 1)]).toContainEqual(writes);
+    }
+  });
+
+  it('splits a multi-line payload into several data lines', () => {
+    const { res, writes } = recordingResponse();
+    new SseWriter(res).data('a\nb');
+    expect(writes).toEqual(['data: a\ndata: b\n\n']);
+  });
+});

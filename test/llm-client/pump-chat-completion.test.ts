@@ -1,0 +1,167 @@
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { ClientAbortedError, UpstreamIdleTimeoutError, UpstreamResponseError } from '../../core/errors.ts';
+import { closeUpstreamPools, pumpChatCompletion, streamChatCompletion, type UpstreamPart } from '../../llm-client/index.ts';
+import {
+  expectedPlainParts,
+  midStreamErrorStream,
+  MODEL,
+  plainContentStream,
+  reasoningStream,
+  reframedStream,
+  START,
+  toolCallStream,
+  vllmChunk,
+} from './fixtures/vllm-streams.ts';
+import { collect, pause, sseHeaders, startTestUpstream, writeInPieces, type TestUpstream } from './upstream-test-server.ts';
+
+const body = { model: MODEL, messages: [{ role: 'user', content: 'hi' }] };
+let upstream: TestUpstream | undefined;
+
+afterEach(async () => {
+  await upstream?.close();
+  upstream = undefined;
+});
+afterAll(closeUpstreamPools);
+
+async function serve(stream: string, cuts: number[] = []): Promise<TestUpstream> {
+  upstream = await startTestUpstream(async (_req, res) => {
+    sseHeaders(res);
+    await writeInPieces(res, Buffer.from(stream, 'utf8'), cuts);
+    res.end();
+  });
+  return upstream;
+}
+
+/** Every part pushed, and how `done` settled. */
+async function pump(server: TestUpstream, onPart?: (part: UpstreamPart, parts: UpstreamPart[]) => void, signal = new AbortController().signal) {
+  const parts: UpstreamPart[] = [];
+  const stream = pumpChatCompletion({ baseUrl: server.baseUrl, body, signal }, (part) => {
+    parts.push(part);
+    onPart?.(part, parts);
+  });
+  const error = await stream.done.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  return { parts, error, stream };
+}
+
+/** An upstream that decodes forever, one token every 10 ms, until its client goes away. */
+async function endlessUpstream(): Promise<TestUpstream> {
+  upstream = await startTestUpstream(async (_req, res) => {
+    sseHeaders(res);
+    for (let i = 0; !res.destroyed && !res.socket?.destroyed; i++) {
+      res.write(vllmChunk({ content: `t${i} ` }));
+      await pause(10);
+    }
+  });
+  return upstream;
+}
+
+describe('pumpChatCompletion (the push-based stream the gateway consumes)', () => {
+  it('pushes the same parts as the async iterable, whatever the reads, and resolves after `end`', async () => {
+    const cases: Array<[string, number[]]> = [
+      [plainContentStream, []],
+      [plainContentStream, [1, 7, 40, 41, 42, 200]],
+      [toolCallStream, []],
+      [reasoningStream, [3, 90]],
+      [reframedStream, [3, 40, 200, 260]],
+    ];
+    for (const [text, cuts] of cases) {
+      const server = await serve(text, cuts);
+      const pulled = await collect(streamChatCompletion({ baseUrl: server.baseUrl, body, signal: new AbortController().signal }));
+      const pushed = await pump(server);
+      expect(pushed.error).toBeUndefined();
+      expect(pushed.parts).toEqual(pulled.parts);
+      expect(pushed.parts.at(-1)).toEqual({ type: 'end' });
+      await upstream?.close();
+      upstream = undefined;
+    }
+    expect((await pump(await serve(plainContentStream))).parts).toEqual(expectedPlainParts);
+  });
+
+  it('rejects with a mid-stream error object after the parts before it', async () => {
+    const { parts, error } = await pump(await serve(midStreamErrorStream));
+    expect(parts).toEqual([START, { type: 'content', text: 'Par' }]);
+    expect(error).toBeInstanceOf(UpstreamResponseError);
+  });
+
+  it('ends with what onPart threw, unchanged, and closes the upstream socket', async () => {
+    const server = await endlessUpstream();
+    const thrown = new Error('consumer bug');
+    const { parts, error } = await pump(server, (part) => {
+      if (part.type === 'content' && part.text === 't1 ') throw thrown;
+    });
+    expect(error).toBe(thrown);
+    expect(parts.at(-1)).toEqual({ type: 'content', text: 't1 ' });
+    await server.requestSocketClosed(0);
+  });
+
+  it('abort() from inside onPart delivers nothing more, even parts of the same read, and closes the socket', async () => {
+    // Three tokens in one write: one read carries them all.
+    upstream = await startTestUpstream((_req, res) => {
+      sseHeaders(res);
+      res.write(vllmChunk({ content: 'a' }) + vllmChunk({ content: 'b' }) + vllmChunk({ content: 'c' }));
+    });
+    const reason = new Error('rejected at a');
+    let stream: ReturnType<typeof pumpChatCompletion> | undefined;
+    const parts: UpstreamPart[] = [];
+    stream = pumpChatCompletion({ baseUrl: upstream.baseUrl, body, signal: new AbortController().signal }, (part) => {
+      parts.push(part);
+      if (part.type === 'content') stream?.abort(reason);
+    });
+    await expect(stream.done).rejects.toBe(reason);
+    expect(stream.interrupted).toBe(true);
+    expect(parts).toEqual([START, { type: 'content', text: 'a' }]);
+    await upstream.requestSocketClosed(0);
+  });
+
+  it("rejects with the signal's reason when the caller aborts, and sends nothing when it already has", async () => {
+    const server = await endlessUpstream();
+    const controller = new AbortController();
+    const reason = new ClientAbortedError();
+    const { parts, error } = await pump(server, (_part, seen) => seen.length === 3 && controller.abort(reason), controller.signal);
+    expect(error).toBe(reason);
+    expect(parts).toHaveLength(3);
+    await server.requestSocketClosed(0);
+
+    const before = server.requests.length;
+    const { error: early } = await pump(server, undefined, AbortSignal.abort(reason));
+    expect(early).toBe(reason);
+    expect(server.requests.length).toBe(before);
+  });
+
+  it('holds parts back while paused and hands them over in order on resume', async () => {
+    upstream = await startTestUpstream(async (_req, res) => {
+      sseHeaders(res);
+      res.write(vllmChunk({ content: 'a' }));
+      await pause(20);
+      res.write(vllmChunk({ content: 'b' }) + vllmChunk({ content: 'c' }));
+      res.end('data: [DONE]\n\n');
+    });
+    const parts: UpstreamPart[] = [];
+    const stream = pumpChatCompletion({ baseUrl: upstream.baseUrl, body, signal: new AbortController().signal }, (part) => {
+      parts.push(part);
+      if (part.type === 'content' && part.text === 'a') stream.pause();
+    });
+    while (parts.length < 2) await pause(5);
+    await pause(100);
+    expect(parts).toEqual([START, { type: 'content', text: 'a' }]);
+    stream.resume();
+    await stream.done;
+    expect(parts.slice(2)).toEqual([{ type: 'content', text: 'b' }, { type: 'content', text: 'c' }, { type: 'end' }]);
+  });
+
+  it('times out an upstream that stalls between tokens', async () => {
+    upstream = await startTestUpstream((_req, res) => {
+      sseHeaders(res);
+      res.write(vllmChunk({ content: 'Hel' }));
+    });
+    const stream = pumpChatCompletion(
+      { baseUrl: upstream.baseUrl, body, signal: new AbortController().signal, timeouts: { idleMs: 150 } },
+      () => {},
+    );
+    await expect(stream.done).rejects.toBeInstanceOf(UpstreamIdleTimeoutError);
+    expect(stream.interrupted).toBe(true);
+  });
+});
