@@ -1,5 +1,5 @@
 import { ClientAbortedError } from '../core/errors.ts';
-import { startUpstreamStream, type UpstreamStream } from './pump-chat-completion.ts';
+import { startUpstreamStream, type UpstreamStream } from './upstream-stream.ts';
 import { parseUpstreamOptions, StreamChatCompletionOptionsSchema, type ResolvedStreamOptions, type StreamChatCompletionOptions } from './upstream-options.ts';
 import type { UpstreamPart } from './upstream-parts.ts';
 export type { StreamChatCompletionOptions, UpstreamTimeouts } from './upstream-options.ts';
