@@ -57,13 +57,25 @@ export abstract class FormatParser implements ToolCallParser {
     return this.#pushSteps(delta, out);
   }
 
+  /**
+   * push(text.slice(from)), without making the slice (see ReasoningWrapper): the same events.
+   * Always through `step`, which gives what the lane would.
+   */
+  pushFrom(text: string, from: number): ParserEvent[] {
+    text = knownString(text);
+    if (from === 0) return this.push(text);
+    if (this.#pending !== '') return this.push(text.slice(from));
+    return this.#pushSteps(text, this.#out, from);
+  }
+
   /** The rest of a delta the lane consumed: its events are in `out`, or it is `callId`'s argument text. */
   #plainEvents(callId: string, delta: string, out: EventList): ParserEvent[] {
     if (callId !== '') out.args(callId, delta);
     return out.take(out.takeCarry());
   }
 
-  #pushSteps(delta: string, out: EventList): ParserEvent[] {
+  /** Steps through `delta` from `from` (0 unless #pending is empty). */
+  #pushSteps(delta: string, out: EventList, from = 0): ParserEvent[] {
     if (this.#ended) throw new Error('push() after end()');
     const startOf = this.#pendingStartOf;
     if (startOf !== undefined) {
@@ -80,7 +92,7 @@ export abstract class FormatParser implements ToolCallParser {
     // string for the optimiser (see known-string.ts).
     const buf = this.#pending + delta;
     this.#pending = '';
-    let i = 0;
+    let i = from;
     while (i < buf.length) i = this.step(buf, i, out);
     this.#updateLane();
     return out.take(out.takeCarry());
@@ -230,12 +242,13 @@ export class RawText {
   }
 
   add(text: string): void {
-    if (this.#count === RAW_CHUNK) {
-      this.#full.push(this.#chunk);
-      this.#chunk = newChunk();
+    let chunk = this.#chunk;
+    if (this.#count === chunk.length) {
+      this.#full.push(chunk);
+      chunk = this.#chunk = newChunk();
       this.#count = 0;
     }
-    this.#chunk[this.#count++] = text;
+    chunk[this.#count++] = text;
   }
 
   get text(): string {

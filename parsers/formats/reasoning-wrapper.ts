@@ -57,6 +57,12 @@ class ReasoningWrapper implements ToolCallParser {
   /** Text that could still be (part of) a marker. */
   #held = '';
   #ended = false;
+  /**
+   * Deltas go straight to the inner parser (see push): after the block, with nothing held here
+   * or in #out. Worked out after each push that went the long way, so the per-token test is one
+   * field.
+   */
+  #direct = false;
 
   constructor(inner: ToolCallParser, options: z.output<typeof ReasoningOptionsSchema>) {
     this.#inner = inner;
@@ -66,9 +72,8 @@ class ReasoningWrapper implements ToolCallParser {
   }
 
   push(delta: string): ParserEvent[] {
-    if (this.#ended) throw new Error('push() after end()');
     delta = knownString(delta);
-    if (this.#state === 'content' && delta.length !== 0 && this.#held === '' && this.#out.idle) {
+    if (this.#direct && delta.length !== 0) {
       // After the block every delta goes to the inner parser, and its events come out as they
       // are whenever #out would leave them so: skip the copy through #out. A FormatParser's
       // events always are (its EventList merges, drops empties and carries a half character);
@@ -76,83 +81,115 @@ class ReasoningWrapper implements ToolCallParser {
       const events = this.#inner.push(delta);
       if (this.#innerIsFormatParser || isNormal(events)) return events;
       for (const event of events) this.#out.event(event);
-      return this.#out.take();
+      return this.#take();
     }
+    if (this.#ended) throw new Error('push() after end()');
     this.#run(delta, false);
-    return this.#out.take();
+    return this.#take();
+  }
+
+  #take(): ParserEvent[] {
+    const events = this.#out.take();
+    this.#direct = this.#state === 'content' && this.#held === '' && this.#out.idle;
+    return events;
   }
 
   end(): ParserEvent[] {
     if (this.#ended) return [];
     this.#ended = true;
+    this.#direct = false;
     this.#run('', true);
     for (const event of this.#inner.end()) this.#out.event(event);
     return this.#out.take(true);
   }
 
+  /**
+   * Routes `#held + delta`. What is left of it is `input[at..]`, moved along by index rather
+   * than by slicing: the content after the block goes to the inner parser as the original
+   * string and an offset (#contentFrom), never as a long slice.
+   */
   #run(delta: string, final: boolean): void {
-    let input = this.#held + delta;
+    const input = knownString(this.#held + delta);
     this.#held = '';
     const { close } = this.#options;
-    while (input !== '') {
+    let at = 0;
+    while (at < input.length) {
       switch (this.#state) {
         case 'start': {
-          let i = 0;
+          let i = at;
           while (i < input.length && isSpace(input[i]!)) i++;
-          this.#content(input.slice(0, i));
-          input = input.slice(i);
-          if (input === '') return;
-          input = this.#afterOpen(input, 'content', final);
+          this.#content(input.slice(at, i));
+          at = i;
+          if (at === input.length) return;
+          at = this.#afterOpen(input, at, 'content', final);
           break;
         }
         case 'pre-opened':
-          input = this.#afterOpen(input, 'reasoning', final);
+          at = this.#afterOpen(input, at, 'reasoning', final);
           break;
         case 'reasoning': {
-          if (input.indexOf(close[0]!) === -1) {
+          const rest = at === 0 ? input : input.slice(at);
+          if (rest.indexOf(close[0]!) === -1) {
             // Most deltas of reasoning: no character that could begin the close marker.
-            this.#out.reasoning(input);
+            this.#out.reasoning(rest);
             return;
           }
-          const found = searchMarkers(input, [close]);
-          const upTo = found.found ? found.index : final ? input.length : found.holdFrom;
-          this.#out.reasoning(input.slice(0, upTo));
+          const found = searchMarkers(rest, [close]);
+          const upTo = found.found ? found.index : final ? rest.length : found.holdFrom;
+          this.#out.reasoning(rest.slice(0, upTo));
           if (!found.found) {
-            this.#held = input.slice(upTo);
+            this.#held = rest.slice(upTo);
             return;
           }
           this.#state = 'content';
-          input = input.slice(found.index + close.length);
-          break;
+          this.#contentFrom(input, at + found.index + close.length);
+          return;
         }
         case 'content':
-          this.#content(input);
+          this.#contentFrom(input, at);
           return;
       }
     }
   }
 
   /**
-   * At a point where `open` may stand: consumes it and reasons on; else goes to `otherwise`
-   * without consuming anything. Returns the input left ('' while undecided, held).
+   * At `input[at]`, where `open` may stand: consumes it and reasons on; else goes to `otherwise`
+   * without consuming anything. Returns where the input left starts (its end while undecided,
+   * the rest held).
    */
-  #afterOpen(input: string, otherwise: State, final: boolean): string {
+  #afterOpen(input: string, at: number, otherwise: State, final: boolean): number {
     const { open } = this.#options;
-    if (input.startsWith(open)) {
+    if (input.startsWith(open, at)) {
       this.#state = 'reasoning';
-      return input.slice(open.length);
+      return at + open.length;
     }
-    if (open.startsWith(input) && !final) {
-      this.#held = input;
-      return '';
+    const rest = at === 0 ? input : input.slice(at);
+    if (open.startsWith(rest) && !final) {
+      this.#held = rest;
+      return input.length;
     }
     this.#state = otherwise;
-    return input;
+    return at;
   }
 
   #content(text: string): void {
     if (text === '') return;
     for (const event of this.#inner.push(text)) this.#out.event(event);
+  }
+
+  /**
+   * #content(text.slice(from)), without the slice where the inner parser takes an offset: a
+   * long slice (the rest of a whole output pushed at once) would be one more string shape at
+   * every per-character loop of the inner parser, and past four V8 reads characters through a
+   * generic lookup there for good (bench/parsers: "hermes + reasoning").
+   */
+  #contentFrom(text: string, from: number): void {
+    if (from >= text.length) return;
+    if (!this.#innerIsFormatParser) {
+      this.#content(text.slice(from));
+      return;
+    }
+    for (const event of (this.#inner as FormatParser).pushFrom(text, from)) this.#out.event(event);
   }
 }
 

@@ -16,72 +16,35 @@
  */
 
 import { knownString } from '../known-string.ts';
-import type { JsonPath, JsonScanEvent } from './json-scan-event.ts';
-import { decodeEscape, hexValue, isWhitespace, nextNumberState, NUM_E, NUM_E_SIGN, NUM_EXP, NUM_DOT, NUM_FRAC, NUM_INT, NUM_MINUS, NUM_ZERO } from './json-lexical-grammar.ts';
+import { decodeEscape, hexValue } from './json-lexical-grammar.ts';
+import { scanEvent, type JsonPath, type JsonScanEvent } from './json-scan-event.ts';
+import { JsonStructureScanner, type JsonStructureOptions } from './json-structure-scanner.ts';
 
 export type { JsonPath, JsonScanEvent } from './json-scan-event.ts';
 
-export interface IncrementalJsonScannerOptions {
-  /** Emit `field` for values with 1 <= depth <= this (depth = path length). Default: every depth. */
-  maxFieldDepth?: number;
-  /** Also emit `field` for closed objects and arrays, not only for leaves. Default true. */
-  containerFields?: boolean;
-  /** Emit `key` for the keys of objects at depth < this. Default 0 (none). */
-  keyDepth?: number;
-  /** Emit `open` for values at depth <= this. Default -1 (none). */
-  openDepth?: number;
+export interface IncrementalJsonScannerOptions extends JsonStructureOptions {
   /** Strings at exactly these paths are also streamed as `line` events. */
   linePaths?: readonly JsonPath[];
   /** Stream every string value as `fragment` events too. Default false. */
   fragments?: boolean;
-  /** Deeper nesting is reported as malformed (bounds the work per emitted path). Default 256. */
-  maxNesting?: number;
 }
 
-// States. Plain numbers rather than an enum: the hot loop switches on them.
-const VALUE = 0; // a value must start here (leading whitespace allowed)
-const VALUE_OR_ARRAY_END = 1;
-const KEY_OR_OBJECT_END = 2;
-const KEY = 3;
-const COLON = 4;
-const AFTER_VALUE = 5; // ',' or the enclosing container's closing bracket
-const STRING = 6;
-const ESCAPE = 7;
-const UNICODE = 8;
-// 9-16: the number states of json-lexical-grammar.ts.
-const LITERAL = 17;
-const DONE = 18;
-const FAILED = 19;
-
-interface Frame {
-  isArray: boolean;
-  container: Record<string, unknown> | unknown[];
-  /** The key whose value is being read (objects). */
-  key: string;
+/** The states, numbered as in json-structure-scanner.ts (see there); strings are this file's. */
+const enum S {
+  STRING = 6,
+  ESCAPE = 7,
+  UNICODE = 8,
+  DONE = 18,
+  FAILED = 19,
 }
 
-const NO_EVENTS: readonly JsonScanEvent[] = Object.freeze([]);
-
-
-export class IncrementalJsonScanner {
-  readonly #maxFieldDepth: number;
-  readonly #containerFields: boolean;
-  readonly #keyDepth: number;
-  readonly #openDepth: number;
+/**
+ * The scanner; JsonStructureScanner has everything outside strings, and this class the strings:
+ * their characters, escapes, lines and fragments, and the per-token fast paths into them.
+ */
+export class IncrementalJsonScanner extends JsonStructureScanner {
   readonly #linePaths: readonly JsonPath[];
   readonly #fragments: boolean;
-  readonly #maxNesting: number;
-
-  #state = VALUE;
-  /** Characters consumed so far. */
-  #offset = 0;
-  /** Created with its first event: a `[]` pushed onto grows to 17 slots first. */
-  #events: JsonScanEvent[] | undefined;
-  readonly #stack: Frame[] = [];
-  /** Path of the value being read: one entry per open container. */
-  readonly #path: JsonPath = [];
-  #value: unknown = undefined;
-  #error: { reason: string; at: number } | undefined;
 
   // The string being read (a key or a value), decoded. In line mode, only its completed lines:
   // the current line is in #line, so each run is appended once, not twice.
@@ -96,66 +59,11 @@ export class IncrementalJsonScanner {
   #lineNo = 0;
   /** Length of #str already reported as fragments. */
   #fragmentFrom = 0;
-  // The number being read, as written.
-  #num = '';
-  #literal = '';
-  #literalPos = 0;
-  #literalValue: unknown = null;
 
   constructor(options: IncrementalJsonScannerOptions = {}) {
-    this.#maxFieldDepth = options.maxFieldDepth ?? Number.POSITIVE_INFINITY;
-    this.#containerFields = options.containerFields ?? true;
-    this.#keyDepth = options.keyDepth ?? 0;
-    this.#openDepth = options.openDepth ?? -1;
+    super(options);
     this.#linePaths = options.linePaths ?? [];
     this.#fragments = !!(options.fragments ?? false);
-    this.#maxNesting = options.maxNesting ?? 256;
-  }
-
-  /** Characters consumed so far; the top-level value ends here once `done`. */
-  get offset(): number {
-    return this.#offset;
-  }
-
-  get done(): boolean {
-    return this.#state === DONE;
-  }
-
-  get failed(): boolean {
-    return this.#state === FAILED;
-  }
-
-  /** The top-level value, once `done`. */
-  get value(): unknown {
-    return this.#value;
-  }
-
-  get error(): { reason: string; at: number } | undefined {
-    return this.#error;
-  }
-
-  /** Whether takeEvents() has anything: most writes inside a long string produce nothing. */
-  get hasEvents(): boolean {
-    return this.#events !== undefined;
-  }
-
-  /** Events since the last call, in order. */
-  takeEvents(): readonly JsonScanEvent[] {
-    const events = this.takeScanEvents();
-    return events.length === 0 ? NO_EVENTS : events.map(exactShape);
-  }
-
-  /**
-   * takeEvents() for the format parsers' hot path: the same events, but each object also
-   * carries the other types' fields, undefined (see scanEvent), so a caller must read only the
-   * fields of each event's type.
-   */
-  takeScanEvents(): readonly JsonScanEvent[] {
-    // Most writes inside a long string produce nothing: don't allocate for them.
-    const events = this.#events;
-    if (events === undefined) return NO_EVENTS;
-    this.#events = undefined;
-    return events;
   }
 
   /**
@@ -167,7 +75,7 @@ export class IncrementalJsonScanner {
     // Fast path for the commonest write, a token inside a long string value (a code argument):
     // a run with no quote, backslash or control character is appended without entering the
     // state machine. Kept small so that V8 inlines it into the callers' loops.
-    if (this.#state === STRING && this.#fragments === false) {
+    if (this.state === S.STRING && this.#fragments === false) {
       text = knownString(text);
       let i = from;
       while (i < to) {
@@ -177,7 +85,7 @@ export class IncrementalJsonScanner {
       }
       if (i > from) {
         this.#appendRun(from === 0 && i === text.length ? text : text.slice(from, i));
-        this.#offset += i - from;
+        this.consumed += i - from;
       }
       if (i === to) return to;
       from = i;
@@ -195,7 +103,7 @@ export class IncrementalJsonScanner {
   writePlain(text: string): boolean {
     // `=== true` on the flags and on #writeEscaped's answer: a comparison V8 compiles to one
     // instruction, where a plain truthiness test of a value it has no type for is a dozen.
-    if (this.#state !== STRING) return this.#state === ESCAPE && this.#writeEscaped(text, 0) === true;
+    if (this.state !== S.STRING) return this.state === S.ESCAPE && this.#writeEscaped(text, 0) === true;
     text = '' + text; // knownString, written out (see FormatParser.push)
     const n = text.length;
     for (let i = 0; i < n; i++) {
@@ -206,7 +114,7 @@ export class IncrementalJsonScanner {
     // Raw "\n" cannot occur in a JSON string, so a run never completes a line.
     if (this.#lineMode === true) this.#line += text;
     else this.#str += text;
-    this.#offset += n;
+    this.consumed += n;
     return true;
   }
 
@@ -219,40 +127,40 @@ export class IncrementalJsonScanner {
     if (this.#fragments === true) return false;
     text = knownString(text);
     const n = text.length;
-    const state0 = this.#state;
+    const state0 = this.state;
     // The commonest case: a token that is just the backslash.
-    if (from === n - 1 && state0 === STRING) {
+    if (from === n - 1 && state0 === S.STRING) {
       if (from > 0) this.#appendRun(text.slice(0, from));
-      this.#state = ESCAPE;
-      this.#offset += n;
+      this.state = S.ESCAPE;
+      this.consumed += n;
       return true;
     }
     const str0 = this.#str;
     const line0 = this.#line;
     const lineNo0 = this.#lineNo;
-    const events0 = this.#events;
+    const events0 = this.events;
     const eventCount0 = events0 === undefined ? 0 : events0.length;
-    const base = this.#offset;
+    const base = this.consumed;
     let state = state0;
     let runFrom = 0;
     for (let i = from; i < n; i++) {
       const c = text.charCodeAt(i);
-      if (state === ESCAPE) {
+      if (state === S.ESCAPE) {
         const decoded = decodeEscape(c);
         if (decoded === undefined) return this.#undoEscaped(str0, line0, lineNo0, events0, eventCount0);
         this.#appendDecoded(decoded, base + i + 1);
-        state = STRING;
+        state = S.STRING;
         runFrom = i + 1;
       } else if (c === 92) {
         if (i > runFrom) this.#appendRun(text.slice(runFrom, i));
-        state = ESCAPE;
+        state = S.ESCAPE;
       } else if (c === 34 || c < 32) {
         return this.#undoEscaped(str0, line0, lineNo0, events0, eventCount0);
       }
     }
-    if (state === STRING && n > runFrom) this.#appendRun(runFrom === 0 ? text : text.slice(runFrom, n));
-    this.#state = state;
-    this.#offset = base + n;
+    if (state === S.STRING && n > runFrom) this.#appendRun(runFrom === 0 ? text : text.slice(runFrom, n));
+    this.state = state;
+    this.consumed = base + n;
     return true;
   }
 
@@ -261,7 +169,7 @@ export class IncrementalJsonScanner {
     this.#str = str;
     this.#line = line;
     this.#lineNo = lineNo;
-    if (events === undefined) this.#events = undefined;
+    if (events === undefined) this.events = undefined;
     else events.length = eventCount;
     return false;
   }
@@ -270,235 +178,69 @@ export class IncrementalJsonScanner {
     text = knownString(text);
     let i = from;
     // Absolute offset of text[i] is base + i.
-    const base = this.#offset - from;
-    scan: while (i < to) {
-      let c = text.charCodeAt(i);
-      switch (this.#state) {
-        case STRING: {
-          const runFrom = i;
-          while (c !== 34 && c !== 92 && c >= 32) {
-            if (++i === to) break;
-            c = text.charCodeAt(i);
-          }
-          if (i > runFrom) this.#appendRun(text.slice(runFrom, i));
-          if (i === to) break scan;
-          if (c === 34) {
-            i += 1;
-            this.#endString(base + i);
-          } else if (c === 92) {
-            this.#state = ESCAPE;
-            i += 1;
-          } else {
-            return this.#fail('control character in string', base + i, i);
-          }
-          continue;
-        }
-        case ESCAPE: {
-          if (c === 117) {
-            this.#state = UNICODE;
-            this.#unicode = 0;
-            this.#unicodeDigits = 0;
-          } else {
-            const decoded = decodeEscape(c);
-            if (decoded === undefined) return this.#fail(`invalid escape "\\${text[i]!}"`, base + i, i);
-            this.#state = STRING;
-            this.#appendDecoded(decoded, base + i + 1);
-          }
-          i += 1;
-          continue;
-        }
-        case UNICODE: {
-          const digit = hexValue(c);
-          if (digit < 0) return this.#fail('invalid \\u escape', base + i, i);
-          this.#unicode = this.#unicode * 16 + digit;
-          i += 1;
-          if (++this.#unicodeDigits === 4) {
-            this.#state = STRING;
-            // Surrogate pairs need no pairing here: two escaped halves concatenate into the pair.
-            this.#appendDecoded(String.fromCharCode(this.#unicode), base + i);
-          }
-          continue;
-        }
-        case VALUE:
-        case VALUE_OR_ARRAY_END: {
-          if (isWhitespace(c)) {
-            i += 1;
-            continue;
-          }
-          if (c === 93 && this.#state === VALUE_OR_ARRAY_END) {
-            i += 1;
-            this.#closeContainer(base + i);
-            continue;
-          }
-          if (!this.#startValue(c, base + i)) return this.#fail(unexpected(text[i]!, 'a value'), base + i, i);
-          if (this.failed) return i;
-          i += 1;
-          if ((this.#state as number) >= NUM_MINUS && (this.#state as number) <= NUM_INT) {
-            // Numbers are collected as runs of `text`: this one began at i - 1.
-            this.#num = '';
-            i = this.#scanNumber(text, i, to, base, i - 1);
-            if (this.failed) return i;
-          }
-          continue;
-        }
-        case KEY_OR_OBJECT_END:
-        case KEY: {
-          if (isWhitespace(c)) {
-            i += 1;
-            continue;
-          }
-          if (c === 125 && this.#state === KEY_OR_OBJECT_END) {
-            i += 1;
-            this.#closeContainer(base + i);
-            continue;
-          }
-          if (c !== 34) return this.#fail(unexpected(text[i]!, 'a key'), base + i, i);
-          this.#beginString(true);
-          i += 1;
-          continue;
-        }
-        case COLON: {
-          if (isWhitespace(c)) {
-            i += 1;
-            continue;
-          }
-          if (c !== 58) return this.#fail(unexpected(text[i]!, '":"'), base + i, i);
-          this.#state = VALUE;
-          i += 1;
-          continue;
-        }
-        case AFTER_VALUE: {
-          if (isWhitespace(c)) {
-            i += 1;
-            continue;
-          }
-          const frame = this.#stack[this.#stack.length - 1]!;
-          if (c === 44) {
-            this.#state = frame.isArray ? VALUE : KEY;
-            if (frame.isArray) this.#path[this.#path.length - 1] = (this.#path[this.#path.length - 1] as number) + 1;
-            i += 1;
-            continue;
-          }
-          if ((c === 93 && frame.isArray) || (c === 125 && !frame.isArray)) {
-            i += 1;
-            this.#closeContainer(base + i);
-            continue;
-          }
-          return this.#fail(unexpected(text[i]!, frame.isArray ? '"," or "]"' : '"," or "}"'), base + i, i);
-        }
-        case NUM_MINUS:
-        case NUM_ZERO:
-        case NUM_INT:
-        case NUM_DOT:
-        case NUM_FRAC:
-        case NUM_E:
-        case NUM_E_SIGN:
-        case NUM_EXP: {
-          i = this.#scanNumber(text, i, to, base, i);
-          if (this.failed) return i;
-          continue;
-        }
-        case LITERAL: {
-          if (text[i] !== this.#literal[this.#literalPos]) return this.#fail(unexpected(text[i]!, `"${this.#literal}"`), base + i, i);
-          i += 1;
-          if (++this.#literalPos === this.#literal.length) this.#endValue(this.#literalValue, base + i);
-          continue;
-        }
-        case DONE:
-        case FAILED:
-          break scan;
-      }
-    }
-    this.#offset = base + i;
-    if (this.#fragments && (this.#state === STRING || this.#state === ESCAPE || this.#state === UNICODE)) this.#emitFragment(base + i, true);
-    return i;
-  }
-
-  /** The input has ended: completes a top-level number, or reports the document as truncated. */
-  end(): readonly JsonScanEvent[] {
-    const state = this.#state;
-    if (state !== DONE && state !== FAILED) {
-      if (this.#stack.length === 0 && (state === NUM_ZERO || state === NUM_INT || state === NUM_FRAC || state === NUM_EXP)) {
-        this.#endValue(Number(this.#num), this.#offset);
-      } else {
-        this.#fail(state === VALUE && this.#stack.length === 0 ? 'no JSON value' : 'truncated JSON', this.#offset, 0);
-      }
-    }
-    return this.takeEvents();
-  }
-
-  /** Consumes number characters from text[i]; returns where it stopped (the delimiter, if any). */
-  #scanNumber(text: string, i: number, to: number, base: number, runFrom: number): number {
-    let state = this.#state;
+    const base = this.consumed - from;
     while (i < to) {
-      const c = text.charCodeAt(i);
-      const next = nextNumberState(state, c);
-      if (next === -1) return this.#fail(unexpected(text[i]!, 'a digit'), base + i, i);
-      if (next === -2) {
-        // The number ends before this character, which the enclosing state must then accept.
-        this.#num += text.slice(runFrom, i);
-        this.#endValue(Number(this.#num), base + i);
-        this.#num = '';
-        return i;
+      const state = this.state;
+      if (state === S.STRING) {
+        const runFrom = i;
+        let c = text.charCodeAt(i);
+        while (c !== 34 && c !== 92 && c >= 32) {
+          if (++i === to) break;
+          c = text.charCodeAt(i);
+        }
+        if (i > runFrom) this.#appendRun(text.slice(runFrom, i));
+        if (i === to) break;
+        if (c === 34) {
+          i += 1;
+          this.#endString(base + i);
+        } else if (c === 92) {
+          this.state = S.ESCAPE;
+          i += 1;
+        } else {
+          return this.fail('control character in string', base + i, i);
+        }
+      } else if (state === S.ESCAPE) {
+        const c = text.charCodeAt(i);
+        if (c === 117) {
+          this.state = S.UNICODE;
+          this.#unicode = 0;
+          this.#unicodeDigits = 0;
+        } else {
+          const decoded = decodeEscape(c);
+          if (decoded === undefined) return this.fail(`invalid escape "\\${text[i]!}"`, base + i, i);
+          this.state = S.STRING;
+          this.#appendDecoded(decoded, base + i + 1);
+        }
+        i += 1;
+      } else if (state === S.UNICODE) {
+        const digit = hexValue(text.charCodeAt(i));
+        if (digit < 0) return this.fail('invalid \\u escape', base + i, i);
+        this.#unicode = this.#unicode * 16 + digit;
+        i += 1;
+        if (++this.#unicodeDigits === 4) {
+          this.state = S.STRING;
+          // Surrogate pairs need no pairing here: two escaped halves concatenate into the pair.
+          this.#appendDecoded(String.fromCharCode(this.#unicode), base + i);
+        }
+      } else if (state === S.DONE) {
+        break;
+      } else {
+        i = this.scanStructure(text, i, to, base);
+        if (this.state === S.FAILED) return i;
       }
-      state = next;
-      i += 1;
     }
-    this.#state = state;
-    this.#num += text.slice(runFrom, i);
+    this.consumed = base + i;
+    if (this.#fragments && (this.state === S.STRING || this.state === S.ESCAPE || this.state === S.UNICODE)) this.#emitFragment(base + i, true);
     return i;
   }
 
-  /** Starts the value whose first character is `c`; false if no value starts so. */
-  #startValue(c: number, at: number): boolean {
-    let kind: 'object' | 'array' | 'string' | 'number' | 'literal';
-    if (c === 123 || c === 91) {
-      kind = c === 123 ? 'object' : 'array';
-    } else if (c === 34) {
-      kind = 'string';
-    } else if (c === 45 || (c >= 48 && c <= 57)) {
-      kind = 'number';
-    } else if (c === 116 || c === 102 || c === 110) {
-      kind = 'literal';
-    } else {
-      return false;
-    }
-    if (this.#path.length <= this.#openDepth) this.#emit(scanEvent('open', this.#path.slice(), at, undefined, undefined, undefined, kind, undefined));
-    switch (kind) {
-      case 'object':
-      case 'array': {
-        if (this.#stack.length >= this.#maxNesting) {
-          this.#fail(`nested deeper than ${this.#maxNesting}`, at, 0);
-          return true;
-        }
-        const isArray = kind === 'array';
-        this.#stack.push({ isArray, container: isArray ? [] : {}, key: '' });
-        this.#path.push(isArray ? 0 : '');
-        this.#state = isArray ? VALUE_OR_ARRAY_END : KEY_OR_OBJECT_END;
-        return true;
-      }
-      case 'string':
-        this.#beginString(false);
-        return true;
-      case 'number':
-        this.#state = c === 45 ? NUM_MINUS : c === 48 ? NUM_ZERO : NUM_INT;
-        return true;
-      case 'literal':
-        this.#literal = c === 116 ? 'true' : c === 102 ? 'false' : 'null';
-        this.#literalValue = c === 116 ? true : c === 102 ? false : null;
-        this.#literalPos = 1;
-        this.#state = LITERAL;
-        return true;
-    }
-  }
-
-  #beginString(isKey: boolean): void {
-    this.#state = STRING;
+  protected beginString(isKey: boolean): void {
+    this.state = S.STRING;
     this.#isKey = isKey;
     this.#str = '';
     this.#fragmentFrom = 0;
     this.#lineMode = !isKey && this.#linePaths.length > 0 && this.#isLinePath();
-    if (this.#lineMode) this.#linePath = this.#path.slice();
+    if (this.#lineMode) this.#linePath = this.path.slice();
     this.#line = '';
     this.#lineNo = 0;
   }
@@ -506,7 +248,7 @@ export class IncrementalJsonScanner {
   /** Whether the current path is one of `linePaths` (a loop: no closure per string). */
   #isLinePath(): boolean {
     const linePaths = this.#linePaths;
-    for (let k = 0; k < linePaths.length; k++) if (pathEquals(linePaths[k]!, this.#path)) return true;
+    for (let k = 0; k < linePaths.length; k++) if (pathEquals(linePaths[k]!, this.path)) return true;
     return false;
   }
 
@@ -524,7 +266,7 @@ export class IncrementalJsonScanner {
     this.#line += ch;
     if (ch === '\n') {
       this.#lineNo += 1;
-      this.#emit(scanEvent('line', this.#linePath, at, undefined, this.#line, this.#lineNo, undefined, undefined));
+      this.emit(scanEvent('line', this.#linePath, at, undefined, this.#line, this.#lineNo, undefined, undefined));
       this.#str += this.#line;
       this.#line = '';
     }
@@ -539,21 +281,17 @@ export class IncrementalJsonScanner {
     const str = this.#current();
     this.#str = '';
     if (this.#isKey) {
-      const frame = this.#stack[this.#stack.length - 1]!;
-      frame.key = str;
-      this.#path[this.#path.length - 1] = str;
-      if (this.#path.length - 1 < this.#keyDepth) this.#emit(scanEvent('key', this.#path.slice(), at, undefined, undefined, undefined, undefined, undefined));
-      this.#state = COLON;
+      this.endKey(str, at);
       return;
     }
     this.#emitFragment(at, false, str);
     if (this.#lineMode && this.#line.length > 0) {
       this.#lineNo += 1;
-      this.#emit(scanEvent('line', this.#linePath, at, undefined, this.#line, this.#lineNo, undefined, undefined));
+      this.emit(scanEvent('line', this.#linePath, at, undefined, this.#line, this.#lineNo, undefined, undefined));
     }
     this.#lineMode = false;
     this.#line = '';
-    this.#endValue(str, at);
+    this.endValue(str, at);
   }
 
   #emitFragment(at: number, partial: boolean, str = this.#current()): void {
@@ -562,94 +300,8 @@ export class IncrementalJsonScanner {
     // Never end a partial fragment between the halves of a surrogate pair.
     if (partial && until > this.#fragmentFrom && isHighSurrogate(str.charCodeAt(until - 1))) until -= 1;
     if (until <= this.#fragmentFrom) return;
-    this.#emit(scanEvent('fragment', this.#path.slice(), at, undefined, str.slice(this.#fragmentFrom, until), undefined, undefined, undefined));
+    this.emit(scanEvent('fragment', this.path.slice(), at, undefined, str.slice(this.#fragmentFrom, until), undefined, undefined, undefined));
     this.#fragmentFrom = until;
-  }
-
-  /** A value (not a container) has closed at `at`. */
-  #endValue(value: unknown, at: number): void {
-    this.#place(value, at, false);
-  }
-
-  #closeContainer(at: number): void {
-    const frame = this.#stack.pop()!;
-    this.#path.pop();
-    this.#place(frame.container, at, true);
-  }
-
-  #place(value: unknown, at: number, isContainer: boolean): void {
-    const depth = this.#path.length;
-    if (depth === 0) {
-      this.#value = value;
-      this.#state = DONE;
-      this.#emit(scanEvent('done', undefined, at, value, undefined, undefined, undefined, undefined));
-      return;
-    }
-    if (depth <= this.#maxFieldDepth && (!isContainer || this.#containerFields)) {
-      this.#emit(scanEvent('field', this.#path.slice(), at, value, undefined, undefined, undefined, undefined));
-    }
-    const frame = this.#stack[this.#stack.length - 1]!;
-    if (frame.isArray) {
-      (frame.container as unknown[]).push(value);
-    } else if (frame.key === '__proto__') {
-      // As JSON.parse does: an own property, not the prototype.
-      Object.defineProperty(frame.container, '__proto__', { value, writable: true, enumerable: true, configurable: true });
-    } else {
-      (frame.container as Record<string, unknown>)[frame.key] = value;
-    }
-    this.#state = AFTER_VALUE;
-  }
-
-  #emit(event: JsonScanEvent): void {
-    if (this.#events === undefined) this.#events = [event];
-    else this.#events.push(event);
-  }
-
-  /** Records the failure; returns `index` so that `write` can return it. */
-  #fail(reason: string, at: number, index: number): number {
-    this.#state = FAILED;
-    this.#error = { reason, at };
-    this.#offset = at;
-    this.#emit(scanEvent('error', undefined, at, undefined, undefined, undefined, undefined, reason));
-    return index;
-  }
-}
-
-/**
- * Every event is made with all the fields (those its type does not use are undefined), so that
- * all have one shape: the format parsers' `switch (e.type)` and `e.at` stay monomorphic loads
- * instead of megamorphic ones over seven shapes. takeEvents() hands out the exact shapes.
- */
-function scanEvent(
-  type: JsonScanEvent['type'],
-  path: JsonPath | undefined,
-  at: number,
-  value: unknown,
-  text: string | undefined,
-  lineNo: number | undefined,
-  kind: 'object' | 'array' | 'string' | 'number' | 'literal' | undefined,
-  reason: string | undefined,
-): JsonScanEvent {
-  return { type, path, at, value, text, lineNo, kind, reason } as JsonScanEvent;
-}
-
-/** The event with only its type's fields, as JsonScanEvent declares it. */
-function exactShape(e: JsonScanEvent): JsonScanEvent {
-  switch (e.type) {
-    case 'key':
-      return { type: 'key', path: e.path, at: e.at };
-    case 'open':
-      return { type: 'open', path: e.path, kind: e.kind, at: e.at };
-    case 'field':
-      return { type: 'field', path: e.path, value: e.value, at: e.at };
-    case 'line':
-      return { type: 'line', path: e.path, text: e.text, lineNo: e.lineNo, at: e.at };
-    case 'fragment':
-      return { type: 'fragment', path: e.path, text: e.text, at: e.at };
-    case 'done':
-      return { type: 'done', value: e.value, at: e.at };
-    case 'error':
-      return { type: 'error', reason: e.reason, at: e.at };
   }
 }
 
@@ -661,8 +313,4 @@ function pathEquals(a: readonly (string | number)[], b: readonly (string | numbe
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
-}
-
-function unexpected(ch: string, expected: string): string {
-  return `unexpected ${JSON.stringify(ch)}, expected ${expected}`;
 }

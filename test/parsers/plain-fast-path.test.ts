@@ -3,7 +3,7 @@ import { createOpenAIToolCallsParser, createParser, type ParserEvent, type ToolC
 import { coalesceText } from '../../parsers/parser-events.ts';
 import { feed, group, whole } from './format-test-kit.ts';
 
-// The per-token fast path (FormatParser.pushPlain → IncrementalJsonScanner.writePlain) takes a
+// The per-token fast path (FormatParser's plain lane → IncrementalJsonScanner.writePlain) takes a
 // delta only if all of it stays inside a string, and undoes its decoding when a later character
 // of the delta needs the state machine. These deltas sit right on those edges: each split must
 // give exactly the events of the whole text.
