@@ -25,6 +25,8 @@ export interface ProcessExit {
 }
 
 const STDERR_TAIL = 4096;
+/** How long an exited process's pipes may take to deliver their last bytes. */
+const EXIT_DRAIN_MS = 250;
 /** Longest protocol line accepted; a child that sends more without a newline is killed. */
 const MAX_LINE = 8 * 1024 * 1024;
 
@@ -107,9 +109,20 @@ export class PluginProcess {
           }
         }
       });
+      // 'exit' can come before the last stderr bytes are read, V8's "heap out of memory" among
+      // them, and the reason is read from that tail: wait for 'close' (every pipe ended), but only
+      // briefly, since a descendant that escaped the kill could hold a pipe open.
       child.on('exit', (code, signal) => {
-        if (proc) proc.onExit(code, signal);
-        else fail(`exited with ${signal ? `signal ${signal}` : `code ${code}`}`);
+        let done = false;
+        const finish = (): void => {
+          if (done) return;
+          done = true;
+          clearTimeout(grace);
+          if (proc) proc.onExit(code, signal);
+          else fail(`exited with ${signal ? `signal ${signal}` : `code ${code}`}`);
+        };
+        const grace = setTimeout(finish, EXIT_DRAIN_MS);
+        child.once('close', finish);
       });
     });
   }
