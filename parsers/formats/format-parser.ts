@@ -39,7 +39,8 @@ export abstract class FormatParser implements ToolCallParser {
     delta = '' + delta;
     const out = this.#out;
     const writer = this.#laneWriter;
-    if (writer !== undefined && this.#pending === '' && !this.#ended) {
+    // Set only while nothing is held and the stream is open (see #updateLane, end).
+    if (writer !== undefined) {
       const callId = writer.writePlain(delta, out);
       if (callId !== undefined) {
         this.#laneRaw!.add(delta);
@@ -99,6 +100,10 @@ export abstract class FormatParser implements ToolCallParser {
   }
 
   #updateLane(): void {
+    if (this.#pending !== '') {
+      this.#laneState = this.#laneWriter = this.#laneRaw = undefined;
+      return;
+    }
     const state = this.laneState();
     if (state === this.#laneState && this.#laneWriter !== undefined) return;
     const target = state === undefined ? undefined : this.laneTarget(state);
@@ -111,6 +116,7 @@ export abstract class FormatParser implements ToolCallParser {
     if (this.#ended) return [];
     this.#ended = true;
     this.#pendingStartOf = undefined;
+    this.#laneState = this.#laneWriter = this.#laneRaw = undefined;
     const out = this.#out;
     const pending = this.#pending;
     this.#pending = '';

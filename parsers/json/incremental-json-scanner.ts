@@ -135,6 +135,26 @@ export class IncrementalJsonScanner extends JsonStructureScanner {
       this.consumed += n;
       return true;
     }
+    // The next commonest: one escape, then plain text to the end of the token ("n" or "n    "
+    // after a lone backslash, `\"`): nothing after the escape can fail, so there is nothing to
+    // undo and no need to keep the old state.
+    const escaped = state0 === S.ESCAPE ? from : from + 1;
+    let rest = escaped + 1;
+    while (rest < n) {
+      const c = text.charCodeAt(rest);
+      if (c === 34 || c === 92 || c < 32) break;
+      rest += 1;
+    }
+    if (rest === n) {
+      const decoded = decodeEscape(text.charCodeAt(escaped));
+      if (decoded === undefined) return false;
+      if (from > 0) this.#appendRun(text.slice(0, from));
+      this.#appendDecoded(decoded, this.consumed + escaped + 1);
+      if (escaped + 1 < n) this.#appendRun(text.slice(escaped + 1));
+      this.state = S.STRING;
+      this.consumed += n;
+      return true;
+    }
     const str0 = this.#str;
     const line0 = this.#line;
     const lineNo0 = this.#lineNo;
