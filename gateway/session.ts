@@ -138,37 +138,56 @@ interface RoundOutput {
 
 async function runRound(opts: SessionOptions, round: number, messages: ChatMessage[], emitText: (t: string) => void): Promise<RoundOutput> {
   const { timeline, onEvent, signal } = opts;
+  timeline.mark('round-start', { round });
+  onEvent({ type: 'round-start', round });
+  // The request goes out first: the round's machinery below is built while the upstream queues
+  // and prefills, not ahead of it on the way to the first token. Parts only ever arrive from a
+  // later socket read, never from inside this call, so onPart can refer to what follows.
+  let stream: UpstreamStream;
+  try {
+    stream = pumpFor(opts.upstream)({ body: upstreamBody(opts, messages), signal }, (part) => onPart(part));
+  } catch (err) {
+    throw signal.aborted ? new ClientAbortedError() : err;
+  }
   // A reject verdict cuts only this round's decode short (the stream's own abort); the request's
   // signal still cancels everything.
-  let stream: UpstreamStream | undefined;
   let rejection: { name: string; reason: string } | undefined;
-  const dispatcher = new Dispatcher({
-    tools: opts.tools,
-    partialExecution: opts.partialExecution,
-    signal,
-    timeline,
-    round,
-    onProgress: (call, progress) => onEvent({ type: 'tool-progress', ...call, progress }),
-    onReject: (call, reason) => rejectCall(call, reason),
-  });
   function rejectCall(call: { callId: string; name: string }, reason: string): void {
     rejection ??= { name: call.name, reason };
     timeline.mark('abort', { round, callId: call.callId, detail: `rejected: ${reason}` });
-    stream?.abort(new Error(reason));
+    stream.abort(new Error(reason));
   }
-  const clientCalls = new ClientCalls(onEvent);
-  const parser = new RoundParser({
-    round,
-    parser: opts.createParser(round),
-    tools: opts.tools,
-    dispatcher,
-    clientCalls,
-    timeline,
-    onEvent,
-    emitText,
-    validator: opts.clientToolValidator,
-    onClientReject: rejectCall,
-  });
+  let parser: RoundParser;
+  let dispatcher: Dispatcher;
+  let clientCalls: ClientCalls;
+  try {
+    dispatcher = new Dispatcher({
+      tools: opts.tools,
+      partialExecution: opts.partialExecution,
+      signal,
+      timeline,
+      round,
+      onProgress: (call, progress) => onEvent({ type: 'tool-progress', ...call, progress }),
+      onReject: (call, reason) => rejectCall(call, reason),
+    });
+    clientCalls = new ClientCalls(onEvent);
+    parser = new RoundParser({
+      round,
+      parser: opts.createParser(round),
+      tools: opts.tools,
+      dispatcher,
+      clientCalls,
+      timeline,
+      onEvent,
+      emitText,
+      validator: opts.clientToolValidator,
+      onClientReject: rejectCall,
+    });
+  } catch (err) {
+    stream.abort(err);
+    stream.done.catch(() => {});
+    throw err;
+  }
   let finishReason = 'stop';
   let usage: Usage | undefined;
   let firstToken = true;
@@ -186,10 +205,7 @@ async function runRound(opts: SessionOptions, round: number, messages: ChatMessa
     else if (part.type === 'usage') usage = part.usage;
   };
 
-  timeline.mark('round-start', { round });
-  onEvent({ type: 'round-start', round });
   try {
-    stream = pumpFor(opts.upstream)({ body: upstreamBody(opts, messages), signal }, onPart);
     await stream.done;
   } catch (err) {
     if (signal.aborted) {

@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import type { EventSourceMessage } from 'eventsource-parser';
 import { ClientAbortedError, UpstreamProtocolError, type UpstreamError } from '../core/errors.ts';
 import { ChatChunkDecoder, isGenerationPart } from './chat-chunk-decoder.ts';
+import { deferDrain, type DeferredDrain } from './first-token-first.ts';
 import { SseEventDecoder } from './sse-event-decoder.ts';
 import { StreamDeadlines } from './stream-deadlines.ts';
 import { abortReason, toUpstreamError } from './upstream-failure.ts';
@@ -38,7 +39,7 @@ export function startUpstreamStream(options: ResolvedStreamOptions, onPart: (par
  * (onConnect … onError) is the one every undici version calls directly, Node's bundled copy
  * included; the controller-style interface goes through a wrapper per call.
  */
-class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler {
+class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler, DeferredDrain {
   readonly done: Promise<void>;
   interrupted = false;
   #resolve!: () => void;
@@ -50,8 +51,12 @@ class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler {
   #resumeRequest: (() => void) | undefined;
   #abortBeforeConnect: Error | undefined;
   #paused = false;
-  /** Events that arrived while the consumer had paused, in order. */
+  /** Events that arrived while the consumer had paused, or deferred (first-token-first.ts), in order. */
   #pending: EventSourceMessage[] = [];
+  /** A generation part has gone out: later events wait for the end of the I/O phase. */
+  #generating = false;
+  /** In first-token-first's queue. */
+  #deferred = false;
   #endOfBody = false;
   #sawDone = false;
   #errorStatus = 0;
@@ -203,9 +208,22 @@ class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler {
 
   readonly #onEvent = (event: EventSourceMessage): void => {
     if (this.#settled) return;
-    if (this.#paused || this.#pending.length > 0) this.#pending.push(event);
-    else this.#handleEvent(event);
+    if (this.#paused || this.#pending.length > 0 || this.#generating) {
+      this.#pending.push(event);
+      if (!this.#paused && !this.#deferred) {
+        this.#deferred = true;
+        deferDrain(this);
+      }
+    } else this.#handleEvent(event);
   };
+
+  /** first-token-first's pass: what was deferred goes out now, and the end if it was held behind it. Never throws. */
+  drainDeferred(): void {
+    this.#deferred = false;
+    if (this.#paused || this.#settled) return;
+    this.#drain();
+    if (!this.#paused && !this.#settled && this.#pending.length === 0 && this.#endOfBody) this.#finish();
+  }
 
   #handleEvent(event: EventSourceMessage): void {
     // Whatever follows [DONE] is read and dropped, so the socket ends cleanly and goes back to
@@ -216,7 +234,9 @@ class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler {
       return;
     }
     const parts = this.#decoder!.decode(event.data, event.event);
-    this.#deadlines.chunkArrived(parts.some(isGenerationPart));
+    const generation = parts.some(isGenerationPart);
+    this.#deadlines.chunkArrived(generation);
+    if (generation) this.#generating = true;
     for (const part of parts) {
       // Parts already decoded from one read must not outlive an abort or expiry.
       if (this.#settled) return;

@@ -1,0 +1,78 @@
+import type { Dispatcher } from 'undici';
+import { describe, expect, it } from 'vitest';
+import { pumpChatCompletion, type UpstreamPart } from '../../llm-client/index.ts';
+import { MODEL, vllmChunk } from './fixtures/vllm-streams.ts';
+
+/**
+ * Two streams whose socket reads the test plays by hand, through the dispatcher seam: the order
+ * of parts within one I/O phase is the behaviour under test, and real sockets give no control
+ * over which reads land in the same phase (the overhead benchmark measures the effect on real ones).
+ */
+function handStream(name: string, log: string[]) {
+  let handler: Dispatcher.DispatchHandler | undefined;
+  const dispatcher = {
+    dispatch(_options: unknown, h: Dispatcher.DispatchHandler) {
+      handler = h;
+      h.onConnect?.(() => {});
+      return true;
+    },
+  } as unknown as Dispatcher;
+  const stream = pumpChatCompletion(
+    { baseUrl: 'http://upstream.invalid/v1', body: { model: MODEL, messages: [{ role: 'user', content: 'hi' }] }, signal: new AbortController().signal, dispatcher },
+    (part: UpstreamPart) => {
+      if (part.type === 'content') log.push(`${name}:${part.text}`);
+      if (part.type === 'end') log.push(`${name}:end`);
+    },
+  );
+  const h = () => handler!;
+  h().onHeaders!(200, [Buffer.from('content-type'), Buffer.from('text/event-stream')], () => {}, '');
+  return {
+    stream,
+    read: (text: string) => h().onData!(Buffer.from(text)),
+    end: () => h().onComplete!([]),
+  };
+}
+
+const token = (text: string) => vllmChunk({ content: text });
+const nextPhase = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe('first tokens first', () => {
+  it('delivers a first token at once, and a generating stream’s later tokens after the I/O phase, in order', async () => {
+    const log: string[] = [];
+    const a = handStream('a', log);
+    a.read(vllmChunk({ role: 'assistant', content: '' }) + token('a1'));
+    expect(log).toEqual(['a:a1']);
+
+    // One phase: a's next tokens are read first, then b's first token.
+    a.read(token('a2'));
+    a.read(token('a3'));
+    const b = handStream('b', log);
+    b.read(token('b1'));
+    expect(log).toEqual(['a:a1', 'b:b1']);
+
+    await nextPhase();
+    expect(log).toEqual(['a:a1', 'b:b1', 'a:a2', 'a:a3']);
+  });
+
+  it('ends a stream only after the parts deferred ahead of its end', async () => {
+    const log: string[] = [];
+    const a = handStream('a', log);
+    a.read(token('a1'));
+    a.read(token('a2') + vllmChunk({ content: '' }, 'stop') + 'data: [DONE]\n\n');
+    a.end();
+    expect(log).toEqual(['a:a1']);
+    await a.stream.done;
+    expect(log).toEqual(['a:a1', 'a:a2', 'a:end']);
+  });
+
+  it('drops what was deferred when the stream is aborted before the pass', async () => {
+    const log: string[] = [];
+    const a = handStream('a', log);
+    a.read(token('a1'));
+    a.read(token('a2'));
+    a.stream.abort(new Error('rejected'));
+    await expect(a.stream.done).rejects.toThrow('rejected');
+    await nextPhase();
+    expect(log).toEqual(['a:a1']);
+  });
+});
