@@ -16,11 +16,15 @@ export function spawnOverheadSim(): Promise<ChildTarget> {
   });
 }
 
-/** Our gateway in its own process (gateway-entry.ts: the product as `npm start` wires it). */
-export function spawnOurGateway(upstreamUrl: string): Promise<ChildTarget> {
+/**
+ * Our gateway in its own process (gateway-entry.ts: the product as `npm start` wires it); from
+ * `root`, another checkout of this repository (`--baseline`), if given.
+ */
+export function spawnOurGateway(upstreamUrl: string, root?: string): Promise<ChildTarget> {
+  const entry = root === undefined ? here('./gateway-entry.ts') : `${root}/bench/overhead/gateway-entry.ts`;
   return spawnTarget({
-    name: 'conveyor',
-    args: ['--import', 'tsx', here('./gateway-entry.ts'), '--upstream', upstreamUrl],
+    name: root === undefined ? 'conveyor' : `conveyor (${root})`,
+    args: ['--import', 'tsx', entry, '--upstream', upstreamUrl],
     urlLine: /listening on (\S+\/v1)$/,
     ipc: true,
     timeoutMs: 60_000,

@@ -5,14 +5,16 @@ const signed = (v: number | undefined) => (v !== undefined && Number.isFinite(v)
 
 /** The Markdown report of runOverhead (the command line is prepended by whoever runs it). */
 export function overheadMarkdown(json: OverheadJson): string {
-  const meta = json.meta as { date: string; node: string; cpus: string; loadavg: number[]; profile: string; streamTokens: number; portkey: { version?: string; mode?: string; error?: string } };
+  const meta = json.meta as { date: string; node: string; cpus: string; loadavg: number[]; profile: string; streamTokens: number; baseline?: string | null; portkey: { version?: string; mode?: string; error?: string } };
   const portkey = meta.portkey.error ? `**Portkey could not run: ${meta.portkey.error}**` : `Portkey ${meta.portkey.version} (${meta.portkey.mode})`;
   const lines = [
     `# Gateway overhead — ${meta.date}`,
     '',
     `Node ${meta.node}; ${meta.cpus}; load average at the end ${meta.loadavg.join(' / ')}. Simulator profile \`${meta.profile}\`, ` +
       `${meta.streamTokens}-token plain-text streams (no tools). Targets: **direct** = the simulator; **conveyor** = our gateway ` +
-      `(\`startConveyor\`, default config, Mistral parser + code fences active); **portkey** = ${portkey}. Every server in its own process; ` +
+      `(\`startConveyor\`, default config, Mistral parser + code fences active); ` +
+      (meta.baseline ? `**baseline** = the same gateway as of \`${meta.baseline}\` (--baseline); ` : '') +
+      `**portkey** = ${portkey}. Every server in its own process; ` +
       'the client (undici, keep-alive) in the bench process. Each level keeps that many streams in flight (closed loop), their starts spread',
     'evenly over a stream\'s lifetime as in steady-state serving.',
     '',
@@ -20,7 +22,7 @@ export function overheadMarkdown(json: OverheadJson): string {
     '|---:|---|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const level of json.levels) {
-    for (const name of ['direct', 'conveyor', 'portkey'] as TargetName[]) {
+    for (const name of ['direct', 'conveyor', 'baseline', 'portkey'] as TargetName[]) {
       const t = level.targets[name];
       if (!t) continue;
       const added = name === 'direct' ? undefined : level.added[name];

@@ -1,7 +1,11 @@
 /**
  * Gateway overhead benchmarks (issue 5):
  *
- *   npx tsx bench/overhead/run.ts [--quick] [--concurrency 1,100,500]   → bench/results/<date>-overhead[-quick].{md,json}
+ *   npx tsx bench/overhead/run.ts [--quick] [--concurrency 1,100,500] [--baseline GIT_REF|DIR]
+ *                                                                      → bench/results/<date>-overhead[-quick].{md,json}
+ *
+ * --baseline also runs our gateway as of another commit (or from another checkout), as a fourth
+ * target in the same rounds: before/after figures from one run.
  *   npx tsx bench/overhead/run.ts --parser-cpu [--quick]                → bench/results/<date>-parser-cpu[-quick].{md,json}
  *
  * Prints the Markdown table at the end, with the command at its top.
@@ -9,6 +13,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runParserCpu } from './parser-cpu.ts';
+import { baseline as checkout } from '../git-baseline.ts';
 import { runOverhead } from './run-overhead.ts';
 
 const args = process.argv.slice(2);
@@ -19,12 +24,22 @@ if (concurrency?.some((c) => !Number.isInteger(c) || c < 1)) {
   console.error('run: --concurrency takes positive integers, e.g. 1,100,500');
   process.exit(2);
 }
+const baselineAt = args.indexOf('--baseline');
+const baselineSpec = baselineAt >= 0 ? args[baselineAt + 1] : undefined;
+if (baselineAt >= 0 && (baselineSpec === undefined || baselineSpec.startsWith('--'))) {
+  console.error('run: --baseline takes a git ref or a directory, e.g. --baseline HEAD~1');
+  process.exit(2);
+}
 const command = `npx tsx bench/overhead/run.ts ${args.join(' ')}`.trim();
 const name = args.includes('--parser-cpu') ? 'parser-cpu' : 'overhead';
 
 const progress = (done: number, total: number) => process.stderr.write(`\r${name}: ${done}/${total}`);
 const started = performance.now();
-const result = name === 'parser-cpu' ? await runParserCpu({ quick, onProgress: progress }) : await runOverhead({ quick, concurrency, onProgress: progress });
+const before = baselineSpec === undefined ? undefined : checkout(baselineSpec);
+const result = await (name === 'parser-cpu'
+  ? runParserCpu({ quick, onProgress: progress })
+  : runOverhead({ quick, concurrency, onProgress: progress, baseline: before })
+).finally(() => before?.dispose());
 process.stderr.write(`\r${name}: done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
 
 const markdown = `Command: \`${command}\`\n\n${result.markdown}`;

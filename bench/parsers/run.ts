@@ -11,11 +11,12 @@
  * keeping the other rows and adding the command to the ones recorded: for re-running a row
  * whose batches another job on this shared box disturbed.
  */
-import { execFileSync, fork } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { fork } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { baseline as checkout } from '../git-baseline.ts';
 import { buildCases } from './cases.ts';
 import type { CaseResult } from './measure-case.ts';
 import { markdownTable, runStats, STREAMS, summaryLines, TOKENS_PER_SECOND } from './report.ts';
@@ -25,21 +26,6 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 function option(args: readonly string[], name: string): string | undefined {
   const at = args.indexOf(name);
   return at >= 0 ? args[at + 1] : undefined;
-}
-
-/**
- * A directory with the baseline's parsers/ and core/: `spec` itself if it is one, else the git
- * ref `spec` extracted to a temporary directory (removed by the caller), with node_modules
- * linked so that its imports (zod) resolve.
- */
-function baselineDir(spec: string): { dir: string; temporary: boolean } {
-  if (existsSync(spec) && statSync(spec).isDirectory()) return { dir: spec, temporary: false };
-  const root = path.resolve(here, '..', '..');
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'conveyor-parsers-baseline-'));
-  const archive = execFileSync('git', ['archive', spec, 'parsers', 'core'], { cwd: root, maxBuffer: 64 * 1024 * 1024 });
-  execFileSync('tar', ['-x', '-C', dir], { input: archive });
-  symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'));
-  return { dir, temporary: true };
 }
 
 function measureCase(index: number, args: readonly string[]): Promise<CaseResult> {
@@ -59,7 +45,8 @@ async function main(): Promise<void> {
   const update = args.includes('--update');
   const only = option(args, '--only');
   const baselineSpec = option(args, '--baseline');
-  const baseline = baselineSpec === undefined ? undefined : baselineDir(baselineSpec);
+  // Only parsers/ and core/: the part of the tree the children import from the baseline.
+  const baseline = baselineSpec === undefined ? undefined : checkout(baselineSpec, ['parsers', 'core']);
   const childArgs = [...(quick ? ['--quick'] : []), ...(baseline ? ['--baseline', baseline.dir] : [])];
   // Quoted where a shell would read the argument otherwise (`--only 'a|b'`), so it can be pasted.
   let command = `npx tsx bench/parsers/run.ts ${args.map((a) => (/^[\w./:=-]+$/.test(a) ? a : `'${a}'`)).join(' ')}`.trim();
@@ -75,7 +62,7 @@ async function main(): Promise<void> {
       results.push(result);
     }
   } finally {
-    if (baseline?.temporary) rmSync(baseline.dir, { recursive: true, force: true });
+    baseline?.dispose();
   }
 
   const date = new Date().toISOString().slice(0, 10);

@@ -1,3 +1,5 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runParserCpu } from '../../bench/overhead/parser-cpu.ts';
 import { processCpuMs } from '../../bench/overhead/proc-cpu.ts';
@@ -37,6 +39,22 @@ describe('gateway overhead benchmark', () => {
     expect(typeof json.target.conveyorAddedTtftP50Ms).toBe('number');
     expect(markdown).toContain('| 2 | conveyor |');
     expect(markdown).toContain(portkeyError ? `Portkey could not run: ${portkeyError}` : '| 2 | portkey |');
+  }, 90_000);
+
+  it('times another version of our gateway in the same rounds with --baseline', async () => {
+    // A directory is a baseline as well as a git ref: this checkout against itself.
+    const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+    const { markdown, json } = await runOverhead({ quick: true, concurrency: [1], baseline: { dir: root, label: 'this checkout' } });
+
+    const level = json.levels[0]!;
+    const before = level.targets.baseline!;
+    expect(before.errors).toEqual([]);
+    expect(before.streams).toBe(level.targets.conveyor!.streams);
+    expect(before.shortStreams).toBe(0);
+    expect(Object.keys(level.added.baseline!).sort()).toEqual(['itlP50Ms', 'itlP99Ms', 'ttftP50Ms', 'ttftP99Ms']);
+    expect(json.meta.baseline).toBe('this checkout');
+    expect(markdown).toContain('| 1 | baseline |');
+    expect(markdown).toContain('**baseline** = the same gateway as of `this checkout`');
   }, 90_000);
 
   it('measures gateway CPU per request with parsing and with tool_parser "none", in alternating rounds', async () => {
