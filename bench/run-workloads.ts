@@ -37,7 +37,10 @@ export async function runWorkloads(o: WorkloadsOptions): Promise<{ reports: Work
   const coldImports = o.coldImports || o.toolProfile.python.coldImports;
   const stands = await Promise.all(o.workloads.map(() => startStand(o, coldImports)));
   try {
-    const python = stands[0]!.conveyor.sandbox.python;
+    const sandbox = stands[0]!.conveyor.sandbox;
+    // The stands enable the python tool (codegen needs it), so startConveyor has started its sandbox.
+    if (!sandbox) throw new Error('the workloads need the python tool, and its sandbox did not start');
+    const python = sandbox.python;
     const env = { numpy: canImport(python, 'numpy, matplotlib') };
     // cli-progress's MultiBar renders a non-TTY stream wrongly (placeholders, totals): plain lines there.
     const tty = process.stderr.isTTY === true;
@@ -79,7 +82,7 @@ export async function runWorkloads(o: WorkloadsOptions): Promise<{ reports: Work
         workloads: o.serialWorkloads ? 'one after the other' : 'all at once, each with its own gateway, sharing the simulator',
         python: `${python}${env.numpy ? ' with numpy+matplotlib' : ' (stdlib only)'}${coldImports ? ', cold imports' : ', pre-imported in the fork server'}`,
         search: search ? `HTTP backend → search API stand-in (${search.latencyMs} ms, ${search.concurrency || 'unlimited'} at a time)` : 'in-process FTS5 index',
-        sandbox: stands[0]!.conveyor.sandbox.protections(),
+        sandbox: sandbox.protections(),
       },
     };
   } finally {

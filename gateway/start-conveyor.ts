@@ -1,6 +1,6 @@
 import { startSim, type SimHandle, type SimOptions } from '../sim/sim-server.ts';
 import { createBuiltinTools } from '../plugins/builtin-tools.ts';
-import type { BuiltinPluginsConfigInput } from '../plugins/builtin-plugins-config.ts';
+import { builtinPluginsConfigSchema, type BuiltinPluginsConfigInput } from '../plugins/builtin-plugins-config.ts';
 import { startPythonSandbox, type PythonSandboxOptions } from '../sandbox/python-sandbox.ts';
 import { createRuntimePools, type RuntimePools, type RuntimePoolsOptions, type RuntimesReport } from '../sandbox/runtimes/runtime-pools.ts';
 import type { ToolPlugin } from '../plugins/plugin-types.ts';
@@ -26,7 +26,8 @@ export interface ConveyorHandle {
   gateway: GatewayHandle;
   /** Present when the gateway runs on its embedded simulator. */
   sim?: SimHandle;
-  sandbox: Awaited<ReturnType<typeof startPythonSandbox>>;
+  /** The Python sandbox; absent when the `python` tool is off (`plugins.python: false`): nothing else runs in it. */
+  sandbox?: Awaited<ReturnType<typeof startPythonSandbox>>;
   pools: RuntimePools;
   /** What each plugin runtime can do here (probed once at start). */
   runtimes: RuntimesReport;
@@ -45,13 +46,16 @@ export async function startConveyor(options: ConveyorOptions = {}): Promise<Conv
   let sandbox: ConveyorHandle['sandbox'] | undefined;
   try {
     sim = upstreamUrl ? undefined : await startSim(options.sim);
-    sandbox = await startPythonSandbox(options.sandbox);
-    const builtins = await createBuiltinTools({ config: options.plugins, pools, sandbox });
+    // Checked here as well as in createBuiltinTools: without the python tool no interpreter is
+    // needed, so a machine without one (or without a working sandbox) still serves the rest.
+    const plugins = builtinPluginsConfigSchema.parse(options.plugins ?? {});
+    if (plugins.python) sandbox = await startPythonSandbox(options.sandbox);
+    const builtins = await createBuiltinTools({ config: plugins, pools, sandbox });
     const tools = builtins.tools;
     for (const tool of options.tools ?? []) tools.set(tool.name, tool);
     if (options.decorateTool) for (const [name, tool] of tools) tools.set(name, options.decorateTool(tool));
     const runtimes = await pools.report();
-    const protections = sandbox.protections();
+    const protections = sandbox?.protections() ?? { mode: 'off', reason: 'the python tool is disabled (plugins.python: false)' };
     const gateway = await startGateway(
       { ...options.gateway, upstream: { ...options.gateway?.upstream, baseUrl: upstreamUrl ?? sim!.url } },
       { tools, health: () => ({ sandbox: protections, runtimes, plugins: builtins.describe, ...(sim ? { simulator: sim.counters() } : {}) }) },
@@ -65,7 +69,7 @@ export async function startConveyor(options: ConveyorOptions = {}): Promise<Conv
       runtimes,
       close: async () => {
         await gateway.close();
-        await Promise.allSettled([started.close(), pools.close(), sim?.close()]);
+        await Promise.allSettled([started?.close(), pools.close(), sim?.close()]);
       },
     };
   } catch (err) {

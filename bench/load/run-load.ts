@@ -90,7 +90,7 @@ export async function runLoad(o: LoadOptions = {}): Promise<{ markdown: string; 
         workload:
           'scenario load-sine-wave (bench/load/scenarios): the model writes a stdlib sine-wave script whose 13 sensor readings wait 100 ms each (t ≈ 1.3 s, early in the script), the python tool runs it, the model quotes the output',
         arrivals: `open-loop Poisson, ${durationS} s per rate, seed ${seed} (+ rate index), on/off in seeded random pairs${opts.quick ? '; quick: no warm-up' : '; one unmeasured warm-up pair first'}`,
-        python: `${conveyor.sandbox.python} (sandbox: ${conveyor.sandbox.protections().mode})`,
+        python: conveyor.sandbox ? `${conveyor.sandbox.python} (sandbox: ${conveyor.sandbox.protections().mode})` : 'off',
       };
       const series = phases.flatMap((p, i) =>
         (['off', 'on'] as const).map((mode) => ({

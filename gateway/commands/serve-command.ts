@@ -62,7 +62,7 @@ async function serve(opts: ServeOptions): Promise<void> {
   const auth = apiKeys.length ? ` -H 'Authorization: Bearer ${apiKeys[0]}'` : '';
   console.log(`conveyor gateway listening on ${url}/v1`);
   console.log(`upstream: ${conveyor.sim ? `embedded simulator at ${conveyor.sim.url} (profile ${opts.simProfile})` : opts.upstream}`);
-  console.log(`sandbox: ${JSON.stringify(conveyor.sandbox.protections())}`);
+  console.log(`sandbox: ${conveyor.sandbox ? JSON.stringify(conveyor.sandbox.protections()) : 'off (the python tool is disabled)'}`);
   console.log(`tools: ${[...conveyor.gateway.tools.keys()].join(', ')} (isolates: ${conveyor.runtimes.isolate.available ? 'on' : `off, ${conveyor.runtimes.isolate.reason}`})`);
   console.log('\ntry:');
   console.log(

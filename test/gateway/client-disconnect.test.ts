@@ -25,7 +25,7 @@ describe('a client that goes away mid-stream', () => {
         requestId = chunk.id;
         // Leave once a statement has run: the cell is alive and the decode is mid-block.
         if (chunk.conveyor?.type === 'tool_call.progress' && !client.signal.aborted) {
-          sawCellPids = conveyor.sandbox.cellPids();
+          sawCellPids = conveyor.sandbox!.cellPids();
           client.abort();
         }
       },
@@ -38,7 +38,7 @@ describe('a client that goes away mid-stream', () => {
     await eventually(() => conveyor.sim!.counters().abortedSequences === before.abortedSequences + 1, 'the sim counts one aborted sequence');
     await eventually(() => conveyor.sim!.counters().running === 0, 'the batch is empty');
     // The cell's processes are gone, on the host's view of the process table.
-    await eventually(() => conveyor.sandbox.cellPids().length === 0, 'no cell process remains');
+    await eventually(() => conveyor.sandbox!.cellPids().length === 0, 'no cell process remains');
     for (const pid of sawCellPids) expect(() => process.kill(pid, 0)).toThrow();
 
     const timeline = await getJson(conveyor.gateway.url, `/v1/requests/${requestId}/timeline`);
