@@ -12,7 +12,7 @@ import {
   toolCallStream,
   vllmChunk,
 } from './fixtures/vllm-streams.ts';
-import { collect, pause, sseHeaders, startTestUpstream, writeInPieces, type TestUpstream } from './upstream-test-server.ts';
+import { collect, pause, sseHeaders, startEndlessUpstream, startSseUpstream, startTestUpstream, type TestUpstream } from './upstream-test-server.ts';
 
 const body = { model: MODEL, messages: [{ role: 'user', content: 'hi' }] };
 let upstream: TestUpstream | undefined;
@@ -24,11 +24,7 @@ afterEach(async () => {
 afterAll(closeUpstreamPools);
 
 async function serve(stream: string, cuts: number[] = []): Promise<TestUpstream> {
-  upstream = await startTestUpstream(async (_req, res) => {
-    sseHeaders(res);
-    await writeInPieces(res, Buffer.from(stream, 'utf8'), cuts);
-    res.end();
-  });
+  upstream = await startSseUpstream(stream, cuts);
   return upstream;
 }
 
@@ -46,15 +42,8 @@ async function pump(server: TestUpstream, onPart?: (part: UpstreamPart, parts: U
   return { parts, error, stream };
 }
 
-/** An upstream that decodes forever, one token every 10 ms, until its client goes away. */
 async function endlessUpstream(): Promise<TestUpstream> {
-  upstream = await startTestUpstream(async (_req, res) => {
-    sseHeaders(res);
-    for (let i = 0; !res.destroyed && !res.socket?.destroyed; i++) {
-      res.write(vllmChunk({ content: `t${i} ` }));
-      await pause(10);
-    }
-  });
+  upstream = await startEndlessUpstream();
   return upstream;
 }
 

@@ -2,7 +2,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ClientAbortedError } from '../../core/errors.ts';
 import { closeUpstreamPools, streamChatCompletion } from '../../llm-client/index.ts';
 import { MODEL, START, vllmChunk } from './fixtures/vllm-streams.ts';
-import { pause, sseHeaders, startTestUpstream, type TestUpstream } from './upstream-test-server.ts';
+import { pause, sseHeaders, startEndlessUpstream, startTestUpstream, type TestUpstream } from './upstream-test-server.ts';
 
 const body = { model: MODEL, messages: [{ role: 'user', content: 'hi' }] };
 let upstream: TestUpstream | undefined;
@@ -13,15 +13,8 @@ afterEach(async () => {
 });
 afterAll(closeUpstreamPools);
 
-/** An upstream that decodes forever, one token every 10 ms, until its client goes away. */
 async function endlessUpstream(): Promise<TestUpstream> {
-  upstream = await startTestUpstream(async (_req, res) => {
-    sseHeaders(res);
-    for (let i = 0; !res.destroyed && !res.socket?.destroyed; i++) {
-      res.write(vllmChunk({ content: `t${i} ` }));
-      await pause(10);
-    }
-  });
+  upstream = await startEndlessUpstream();
   return upstream;
 }
 

@@ -21,7 +21,7 @@ import {
   toolCallStream,
   vllmChunk,
 } from './fixtures/vllm-streams.ts';
-import { collect, sseHeaders, startTestUpstream, writeInPieces, type TestUpstream } from './upstream-test-server.ts';
+import { collect, sseHeaders, startSseUpstream, startTestUpstream, type TestUpstream, writeInPieces } from './upstream-test-server.ts';
 
 const body = { model: MODEL, messages: [{ role: 'user', content: 'hi' }] };
 let upstream: TestUpstream | undefined;
@@ -33,11 +33,7 @@ afterEach(async () => {
 afterAll(closeUpstreamPools);
 
 async function serve(stream: string, cuts: number[] = []): Promise<TestUpstream> {
-  upstream = await startTestUpstream(async (_req, res) => {
-    sseHeaders(res);
-    await writeInPieces(res, Buffer.from(stream, 'utf8'), cuts);
-    res.end();
-  });
+  upstream = await startSseUpstream(stream, cuts);
   return upstream;
 }
 

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { vllmChunk } from './fixtures/vllm-streams.ts';
 
 export interface RecordedRequest {
   method: string;
@@ -61,6 +62,26 @@ export async function startTestUpstream(handler: UpstreamHandler): Promise<TestU
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** An upstream that answers every request with `stream` (SSE text), written in the given pieces. */
+export function startSseUpstream(stream: string, cuts: number[] = []): Promise<TestUpstream> {
+  return startTestUpstream(async (_req, res) => {
+    sseHeaders(res);
+    await writeInPieces(res, Buffer.from(stream, 'utf8'), cuts);
+    res.end();
+  });
+}
+
+/** An upstream that decodes forever, one token every 10 ms, until its client goes away. */
+export function startEndlessUpstream(): Promise<TestUpstream> {
+  return startTestUpstream(async (_req, res) => {
+    sseHeaders(res);
+    for (let i = 0; !res.destroyed && !res.socket?.destroyed; i++) {
+      res.write(vllmChunk({ content: `t${i} ` }));
+      await pause(10);
+    }
+  });
 }
 
 export function sseHeaders(res: ServerResponse): void {
