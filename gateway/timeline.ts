@@ -3,7 +3,6 @@ import { performance } from 'node:perf_hooks';
 export type TimelineEventType =
   | 'request-start'
   | 'round-start'
-  | 'upstream-headers'
   | 'first-token'
   | 'call-start'
   | 'piece'
