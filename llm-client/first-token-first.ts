@@ -20,7 +20,11 @@ export interface DeferredDrain {
 const queue: DeferredDrain[] = [];
 let scheduled = false;
 
-/** Runs `stream.drainDeferred()` after the current I/O phase; a stream queued already is not queued twice (it says so). */
+/**
+ * Runs `stream.drainDeferred()` after the current I/O phase. The caller queues a stream at most
+ * once per pass (PumpedStream keeps a flag), and its drainDeferred never throws: one stream's
+ * failure settles that stream and cannot cost the others their pass.
+ */
 export function deferDrain(stream: DeferredDrain): void {
   queue.push(stream);
   if (scheduled) return;
