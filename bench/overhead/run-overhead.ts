@@ -172,10 +172,13 @@ const plainRequest = (maxTokens: number) => REQUEST.replace(`"max_tokens":${STRE
 /**
  * `concurrency` streams in flight at all times (closed loop), with arrivals spread evenly over a
  * stream's lifetime, as in steady-state serving — not a thundering herd, whose TTFT would measure
- * admission queueing. Slot i first runs an unrecorded stream of 1 + i·200/c tokens (the simulator
- * emits one token per step for every sequence, so the slots' recorded streams then start i·200/c
- * steps apart); after its recorded streams a slot keeps the load up with unrecorded streams until
- * every slot is done. CPU and token counts cover the window up to the last recorded token.
+ * admission queueing. Slot i first runs an unrecorded stream of 200 + 1 + i·200/c tokens (the
+ * simulator emits one token per step for every sequence, so the slots' recorded streams then
+ * start i·200/c steps apart). The extra 200 tokens keep every recorded stream clear of the burst's
+ * own start, where all the slots connect and prefill at once: without them the first slots' TTFT
+ * measured that herd (the p99 outliers sat within 150 ms of the burst's start, direct and through
+ * a gateway alike). After its recorded streams a slot keeps the load up with unrecorded streams
+ * until every slot is done. CPU and token counts cover the window up to the last recorded token.
  */
 async function burst(chat: ChatTarget, concurrency: number, perSlot: number, sim: ChildTarget, server: ChildTarget): Promise<Sample> {
   const timings: StreamTiming[] = [];
@@ -196,7 +199,8 @@ async function burst(chat: ChatTarget, concurrency: number, perSlot: number, sim
     // Unrecorded, and only there to stagger the starts: a failure here (a keep-alive socket the
     // server closed just as it was reused) must not keep the slot from its recorded streams,
     // whose count ends the burst.
-    await timedChatStream(chat, plainRequest(1 + Math.floor((i * STREAM_TOKENS) / concurrency))).catch(() => undefined);
+    const lead = concurrency > 1 ? STREAM_TOKENS : 0;
+    await timedChatStream(chat, plainRequest(lead + 1 + Math.floor((i * STREAM_TOKENS) / concurrency))).catch(() => undefined);
     for (let k = 0; k < perSlot; k++) {
       try {
         timings.push(await timedChatStream(chat, REQUEST));
