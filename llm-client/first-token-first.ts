@@ -21,6 +21,10 @@ export interface DeferredDrain {
 
 const queue: DeferredDrain[] = [];
 let scheduled = false;
+/** Upstream requests handed to undici and not yet written (see requestDispatched). */
+let awaitingWrite = 0;
+/** This pass already stepped aside for them once. */
+let yielded = false;
 /**
  * One pass hands out at most this much work before it yields to the event loop: a request or a
  * first token read meanwhile waits at most this long, not for a whole decode step's chunks
@@ -41,7 +45,31 @@ export function deferDrain(stream: DeferredDrain): void {
   setImmediate(runQueue);
 }
 
+/**
+ * An upstream request was handed to undici; call the returned function once when undici writes
+ * it (onConnect) or the request ends first. undici writes a request on a reused keep-alive socket
+ * from a setImmediate of its own (it checks first that the idle socket was not closed under it),
+ * queued behind a pass that was already scheduled in this turn: until it is written, a pass
+ * steps aside for one turn, so that new request goes out first instead of after up to a
+ * whole slice of other streams' tokens.
+ */
+export function requestDispatched(): () => void {
+  awaitingWrite += 1;
+  let open = true;
+  return () => {
+    if (!open) return;
+    open = false;
+    awaitingWrite -= 1;
+  };
+}
+
 function runQueue(): void {
+  if (awaitingWrite > 0 && !yielded) {
+    yielded = true;
+    setImmediate(runQueue);
+    return;
+  }
+  yielded = false;
   const until = performance.now() + SLICE_MS;
   let done = 0;
   while (done < queue.length) {

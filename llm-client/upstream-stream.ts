@@ -2,7 +2,7 @@ import type { Dispatcher } from 'undici';
 import type { EventSourceMessage } from 'eventsource-parser';
 import { ClientAbortedError, UpstreamProtocolError, type UpstreamError } from '../core/errors.ts';
 import { ChatChunkDecoder, isGenerationPart } from './chat-chunk-decoder.ts';
-import { deferDrain, type DeferredDrain } from './first-token-first.ts';
+import { deferDrain, requestDispatched, type DeferredDrain } from './first-token-first.ts';
 import { SseEventDecoder } from './sse-event-decoder.ts';
 import { StreamDeadlines } from './stream-deadlines.ts';
 import { abortReason, toUpstreamError } from './upstream-failure.ts';
@@ -57,6 +57,8 @@ class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler, Deferr
   #generating = false;
   /** In first-token-first's queue. */
   #deferred = false;
+  /** Tells first-token-first that undici has written the request (or it never will). */
+  #written: (() => void) | undefined;
   #endOfBody = false;
   #sawDone = false;
   #errorStatus = 0;
@@ -99,6 +101,8 @@ class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler, Deferr
         stream_options: { ...this.options.body.stream_options, include_usage: true },
       };
       this.#deadlines.start();
+      // Before dispatch: undici may write (onConnect) inside it, on a socket not used before.
+      this.#written = requestDispatched();
       target.dispatcher.dispatch(
         {
           origin: target.origin,
@@ -143,6 +147,7 @@ class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler, Deferr
   // ---- undici's handler interface ----
 
   onConnect(abort: (err?: Error) => void): void {
+    this.#written?.();
     if (this.#settled) return abort(this.#abortBeforeConnect ?? new ClientAbortedError());
     this.#abortRequest = abort;
   }
@@ -297,6 +302,7 @@ class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler, Deferr
   #settle(...outcome: [] | [reason: unknown]): void {
     if (this.#settled) return;
     this.#settled = true;
+    this.#written?.();
     this.#pending.length = 0;
     this.#deadlines.clear();
     this.options.signal.removeEventListener('abort', this.#onSignalAbort);

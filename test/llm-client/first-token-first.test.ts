@@ -8,12 +8,13 @@ import { MODEL, vllmChunk } from './fixtures/vllm-streams.ts';
  * of parts within one I/O phase is the behaviour under test, and real sockets give no control
  * over which reads land in the same phase (the overhead benchmark measures the effect on real ones).
  */
-function handStream(name: string, log: string[]) {
+function handStream(name: string, log: string[], { writeLater = false } = {}) {
   let handler: Dispatcher.DispatchHandler | undefined;
   const dispatcher = {
     dispatch(_options: unknown, h: Dispatcher.DispatchHandler) {
       handler = h;
-      h.onConnect?.(() => {});
+      // undici calls onConnect as it writes the request: on a reused socket, from an immediate.
+      if (!writeLater) h.onConnect?.(() => {});
       return true;
     },
   } as unknown as Dispatcher;
@@ -25,9 +26,12 @@ function handStream(name: string, log: string[]) {
     },
   );
   const h = () => handler!;
-  h().onHeaders!(200, [Buffer.from('content-type'), Buffer.from('text/event-stream')], () => {}, '');
+  const write = () => h().onConnect?.(() => {});
+  // A stream written later is not answered in these tests.
+  if (!writeLater) h().onHeaders!(200, [Buffer.from('content-type'), Buffer.from('text/event-stream')], () => {}, '');
   return {
     stream,
+    write,
     read: (text: string) => h().onData!(Buffer.from(text)),
     end: () => h().onComplete!([]),
   };
@@ -74,5 +78,39 @@ describe('first tokens first', () => {
     await expect(a.stream.done).rejects.toThrow('rejected');
     await nextPhase();
     expect(log).toEqual(['a:a1']);
+  });
+
+  it('lets a request dispatched in the same phase be written before the pass, stepping aside one turn at most', async () => {
+    const log: string[] = [];
+    const a = handStream('a', log);
+    a.read(token('a1'));
+    a.read(token('a2'));
+    // A new request whose write undici has put off to an immediate queued behind the pass.
+    const b = handStream('b', log, { writeLater: true });
+    await nextPhase();
+    expect(log).toEqual(['a:a1']);
+    // Written or not, the pass runs in the next turn: the yield is bounded.
+    await nextPhase();
+    expect(log).toEqual(['a:a1', 'a:a2']);
+
+    // Once it is written, passes run without stepping aside.
+    b.write();
+    a.read(token('a3'));
+    await nextPhase();
+    expect(log).toEqual(['a:a1', 'a:a2', 'a:a3']);
+    b.stream.abort(new Error('done'));
+    await expect(b.stream.done).rejects.toThrow('done');
+  });
+
+  it('stops waiting for a request that ends before it is written', async () => {
+    const log: string[] = [];
+    const a = handStream('a', log);
+    a.read(token('a1'));
+    const b = handStream('b', log, { writeLater: true });
+    b.stream.abort(new Error('client left'));
+    await expect(b.stream.done).rejects.toThrow('client left');
+    a.read(token('a2'));
+    await nextPhase();
+    expect(log).toEqual(['a:a1', 'a:a2']);
   });
 });
