@@ -36,7 +36,12 @@ export class RoundParser {
   constructor(private readonly o: RoundParserOptions) {}
 
   text(delta: string): void {
-    this.route(this.o.parser.push(delta));
+    const parser = this.o.parser;
+    if (parser.pushFast === undefined) return this.route(parser.push(delta));
+    const events = parser.pushFast(delta);
+    // The id of the call whose next argument fragment is `delta`, as route handles a call-args event.
+    if (typeof events === 'string') this.o.clientCalls.args(events, delta);
+    else this.route(events);
   }
 
   toolCallDelta(part: ToolCallDeltaPart): void {

@@ -34,6 +34,14 @@ export type ParserEvent =
 export interface ToolCallParser {
   push(delta: string): ParserEvent[];
   end(): ParserEvent[];
+  /**
+   * push() without allocating for the commonest token: when `delta` is just the next fragment
+   * of the arguments being written, returns that call's id, standing for the events
+   * `[{ type: 'call-args', callId, text: delta }]`; otherwise returns what push would. Optional:
+   * a caller drives a parser without it through push alone. The gateway's per-token path uses it
+   * (a fresh array and event per token were about a fifth of a JSON format's time per token).
+   */
+  pushFast?(delta: string): string | ParserEvent[];
 }
 
 /**

@@ -20,6 +20,11 @@ export function withCodeFences(inner: ToolCallParser, options: CodeFenceParserOp
   };
   return {
     push: (delta) => route(inner.push(delta)),
+    // An argument fragment is not text: route would pass it through and the fences never see it.
+    pushFast: (delta) => {
+      const events = inner.pushFast ? inner.pushFast(delta) : inner.push(delta);
+      return typeof events === 'string' ? events : route(events);
+    },
     end: () => [...route(inner.end()), ...fences.end()],
   };
 }

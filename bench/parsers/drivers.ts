@@ -72,10 +72,16 @@ export function conveyorRun(impl: ParsersModule, p: Prepared, split: Split = 'to
   }
   const deltas = split === 'whole' ? [c.text] : split === 'chars4' ? (c.text.match(/[^]{1,4}/g) ?? []) : p.steps.map((s) => (s as { text: string }).text);
   const make = c.reasoning ? () => impl.withReasoning(impl.createParser(c.format, c.options)) : () => impl.createParser(c.format, c.options);
+  // As the gateway drives it (RoundParser.text): pushFast where the parser has it.
   return () => {
     const parser = make();
     let n = 0;
-    for (const d of deltas) n += parser.push(d).length;
+    if (parser.pushFast === undefined) for (const d of deltas) n += parser.push(d).length;
+    else
+      for (const d of deltas) {
+        const events = parser.pushFast(d);
+        n += typeof events === 'string' ? 1 : events.length;
+      }
     return n + parser.end().length;
   };
 }

@@ -34,6 +34,11 @@ export abstract class FormatParser implements ToolCallParser {
   #laneRaw: RawText | undefined;
 
   push(delta: string): ParserEvent[] {
+    const events = this.pushFast(delta);
+    return typeof events === 'string' ? [{ type: 'call-args', callId: events, text: '' + delta }] : events;
+  }
+
+  pushFast(delta: string): string | ParserEvent[] {
     // knownString's `"" + delta`, written out: on the path every token takes, the call costs a
     // check that the imported binding is still that function.
     delta = '' + delta;
@@ -45,12 +50,12 @@ export abstract class FormatParser implements ToolCallParser {
       if (callId !== undefined) {
         this.#laneRaw!.add(delta);
         // The commonest push: one token inside a string argument, which is just the next
-        // `call-args` fragment. Built directly, without the event list, unless a half character
-        // is carried in or out (the list's business). Kept small: V8 inlines this path (and
-        // the writer's) into the caller only while it fits its budget.
+        // `call-args` fragment: its call's id stands for it, without the event list, unless a
+        // half character is carried in or out (the list's business). Kept small: V8 inlines this
+        // path (and the writer's) into the caller only while it fits its budget.
         if (callId.length !== 0 && delta.length !== 0 && out.empty) {
           const last = delta.charCodeAt(delta.length - 1);
-          if (last < 0xd800 || last > 0xdbff) return [{ type: 'call-args', callId, text: delta }];
+          if (last < 0xd800 || last > 0xdbff) return callId;
         }
         return this.#plainEvents(callId, delta, out);
       }

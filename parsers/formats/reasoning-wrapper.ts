@@ -88,6 +88,13 @@ class ReasoningWrapper implements ToolCallParser {
     return this.#take();
   }
 
+  pushFast(delta: string): string | ParserEvent[] {
+    // After the block a FormatParser's events pass through unchanged (see push), so its fast
+    // answer does too.
+    if (this.#direct && this.#innerIsFormatParser && delta.length !== 0) return (this.#inner as FormatParser).pushFast(delta);
+    return this.push(delta);
+  }
+
   #take(): ParserEvent[] {
     const events = this.#out.take();
     this.#direct = this.#state === 'content' && this.#held === '' && this.#out.idle;

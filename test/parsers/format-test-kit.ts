@@ -2,8 +2,26 @@ import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import { coalesceText, type ParserEvent, type ToolCallParser } from '../../parsers/parser-events.ts';
 
-/** Feeds `deltas` to a fresh parser and returns every event, `end()` included. */
+/**
+ * Feeds `deltas` to a fresh parser and returns every event, `end()` included: through pushFast
+ * where the parser has it, as the gateway drives it, each call id it answers expanded to the
+ * call-args event it stands for.
+ */
 export function feed(make: () => ToolCallParser, deltas: readonly string[]): ParserEvent[] {
+  const parser = make();
+  if (parser.pushFast === undefined) return feedPush(() => parser, deltas);
+  const events: ParserEvent[] = [];
+  for (const delta of deltas) {
+    const out = parser.pushFast(delta);
+    if (typeof out === 'string') events.push({ type: 'call-args', callId: out, text: delta });
+    else events.push(...out);
+  }
+  events.push(...parser.end());
+  return events;
+}
+
+/** feed() through push alone. */
+export function feedPush(make: () => ToolCallParser, deltas: readonly string[]): ParserEvent[] {
   const parser = make();
   const events: ParserEvent[] = [];
   for (const delta of deltas) events.push(...parser.push(delta));

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { createOpenAIToolCallsParser, createParser, type ParserEvent, type ToolCallParser } from '../../parsers/index.ts';
+import { createOpenAIToolCallsParser, createParser, withReasoning, type ParserEvent, type ToolCallParser } from '../../parsers/index.ts';
 import { coalesceText } from '../../parsers/parser-events.ts';
-import { feed, group, whole } from './format-test-kit.ts';
+import { withCodeFences } from '../../parsers/with-code-fences.ts';
+import { feed, feedPush, group, whole } from './format-test-kit.ts';
 
 // The per-token fast path (FormatParser's plain lane → IncrementalJsonScanner.writePlain) takes a
 // delta only if all of it stays inside a string, and undoes its decoding when a later character
@@ -60,6 +61,29 @@ describe('the plain-text fast path inside JSON strings', () => {
       expect(expected.some((e) => e.type === 'call-end')).toBe(true);
       for (const deltas of edgeSplits(text)) expect(coalesceText(feed(make, deltas)), JSON.stringify(deltas)).toEqual(expected);
     });
+  }
+
+  // The gateway drives parsers through pushFast; push must stay its exact equivalent, event for
+  // event (not only once coalesced), alone and inside the wrappers the gateway puts around it.
+  for (const [name, make, text] of FORMATS) {
+    const wrapped: Array<[string, () => ToolCallParser, string]> = [
+      [name, make, text],
+      [`${name} + reasoning`, () => withReasoning(make()), `<think>plan <tool_call> a call</think>${text}`],
+      [`${name} + code fences`, () => withCodeFences(make(), { languages: ['python'], bareFence: false, toolName: 'python', callIdPrefix: 'py' }), `${text}\nThen:\n\`\`\`python\nprint(1)\n\`\`\`\n`],
+    ];
+    for (const [label, build, input] of wrapped) {
+      it(`${label}: pushFast answers exactly what push does, on every edge split`, () => {
+        expect(build().pushFast).toBeTypeOf('function');
+        let fast = 0;
+        for (const deltas of [...edgeSplits(input), group(input, [7, 3])]) {
+          const parser = build();
+          for (const d of deltas) if (typeof parser.pushFast!(d) === 'string') fast += 1;
+          expect(feed(build, deltas), JSON.stringify(deltas)).toEqual(feedPush(build, deltas));
+        }
+        // The splits do reach the allocation-free answer.
+        expect(fast).toBeGreaterThan(0);
+      });
+    }
   }
 
   it('never puts half a character in an event, whatever the split', () => {
