@@ -68,6 +68,15 @@ class CodeFenceParser implements ToolCallParser {
     if (this.#ended) throw new Error('push() after end()');
     delta = knownString(delta);
     const out = this.#out;
+    // The commonest delta: a token in the middle of a line, which is just more text of it. Its
+    // event built directly, without the list's merging and carrying (nothing to merge or carry).
+    if (this.#held === '' && delta.length !== 0 && out.empty && delta.indexOf('\n') === -1) {
+      const last = delta.charCodeAt(delta.length - 1);
+      if (!isHighSurrogate(last)) {
+        this.#line += delta;
+        return [{ type: 'text', text: delta }];
+      }
+    }
     let text = this.#held;
     this.#held = '';
     let from = 0;
