@@ -66,8 +66,11 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
     return;
   }
 
-  // Headers go out with the first event, so a request that fails before any token (upstream
-  // down, bad model name) still gets a real HTTP error status instead of a 200 with an error chunk.
+  // Headers go out once the upstream has accepted the request (its own 200 and event-stream
+  // headers, which vLLM sends before it prefills), so a request it refuses or cannot be reached
+  // for (upstream down, bad model name, prompt too long) still gets a real HTTP error status
+  // instead of a 200 with an error chunk; and the first token then finds the response open,
+  // its headers and role chunk already sent, instead of sending them on its own way out.
   let writer: ChatChunkWriter | undefined;
   const early: SessionEvent[] = [];
   const open = (): ChatChunkWriter => {
@@ -85,6 +88,7 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
       ...sessionBase,
       onEvent: (e) => {
         if (!writer && e.type === 'round-start') early.push(e);
+        else if (e.type === 'upstream-accepted') open();
         else open().event(e);
       },
     });

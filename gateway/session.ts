@@ -21,6 +21,8 @@ export interface UpstreamTarget {
 
 export type SessionEvent =
   | { type: 'round-start'; round: number }
+  /** The upstream has taken the round's request (200, event stream): tokens follow. */
+  | { type: 'upstream-accepted'; round: number }
   | { type: 'content'; text: string }
   | { type: 'reasoning'; text: string }
   | { type: 'tool-call'; round: number; callId: string; name: string }
@@ -140,12 +142,14 @@ async function runRound(opts: SessionOptions, round: number, messages: ChatMessa
   const { timeline, onEvent, signal } = opts;
   timeline.mark('round-start', { round });
   onEvent({ type: 'round-start', round });
-  // The request goes out first: the round's machinery below is built while the upstream queues
-  // and prefills, not ahead of it on the way to the first token. Parts only ever arrive from a
-  // later socket read, never from inside this call, so onPart can refer to what follows.
+  // The request goes out first, ahead of everything else this round needs. Parts only ever arrive
+  // from a later socket read, never from inside this call, so onPart can refer to what follows.
   let stream: UpstreamStream;
   try {
-    stream = pumpFor(opts.upstream)({ body: upstreamBody(opts, messages), signal }, (part) => onPart(part));
+    stream = pumpFor(opts.upstream)(
+      { body: upstreamBody(opts, messages), signal, onAccepted: () => onEvent({ type: 'upstream-accepted', round }) },
+      (part) => onPart(part),
+    );
   } catch (err) {
     throw signal.aborted ? new ClientAbortedError() : err;
   }
@@ -157,37 +161,54 @@ async function runRound(opts: SessionOptions, round: number, messages: ChatMessa
     timeline.mark('abort', { round, callId: call.callId, detail: `rejected: ${reason}` });
     stream.abort(new Error(reason));
   }
-  let parser: RoundParser;
-  let dispatcher: Dispatcher;
-  let clientCalls: ClientCalls;
-  try {
-    dispatcher = new Dispatcher({
-      tools: opts.tools,
-      partialExecution: opts.partialExecution,
-      signal,
-      timeline,
-      round,
-      onProgress: (call, progress) => onEvent({ type: 'tool-progress', ...call, progress }),
-      onReject: (call, reason) => rejectCall(call, reason),
-    });
-    clientCalls = new ClientCalls(onEvent);
-    parser = new RoundParser({
-      round,
-      parser: opts.createParser(round),
-      tools: opts.tools,
-      dispatcher,
-      clientCalls,
-      timeline,
-      onEvent,
-      emitText,
-      validator: opts.clientToolValidator,
-      onClientReject: rejectCall,
-    });
-  } catch (err) {
-    stream.abort(err);
-    stream.done.catch(() => {});
-    throw err;
-  }
+  // The round's machinery is built just after undici has written the request (undici writes from
+  // a setImmediate queued inside the dispatch above, so this one runs next) and while the upstream
+  // prefills: built here, synchronously, it held the request back by its own cost (~0.15 ms on an
+  // idle core). Whatever needs it earlier builds it then: onPart (a socket read, which can come
+  // before that immediate only if the round started inside one) or the end of the round.
+  let machinery: { dispatcher: Dispatcher; clientCalls: ClientCalls; parser: RoundParser } | undefined;
+  let buildError: { error: unknown } | undefined;
+  const build = (): NonNullable<typeof machinery> => {
+    if (machinery) return machinery;
+    if (buildError) throw buildError.error;
+    try {
+      const dispatcher = new Dispatcher({
+        tools: opts.tools,
+        partialExecution: opts.partialExecution,
+        signal,
+        timeline,
+        round,
+        onProgress: (call, progress) => onEvent({ type: 'tool-progress', ...call, progress }),
+        onReject: (call, reason) => rejectCall(call, reason),
+      });
+      const clientCalls = new ClientCalls(onEvent);
+      const parser = new RoundParser({
+        round,
+        parser: opts.createParser(round),
+        tools: opts.tools,
+        dispatcher,
+        clientCalls,
+        timeline,
+        onEvent,
+        emitText,
+        validator: opts.clientToolValidator,
+        onClientReject: rejectCall,
+      });
+      machinery = { dispatcher, clientCalls, parser };
+      return machinery;
+    } catch (error) {
+      buildError = { error };
+      stream.abort(error);
+      throw error;
+    }
+  };
+  setImmediate(() => {
+    try {
+      build();
+    } catch {
+      // The stream was aborted with the error; the round rethrows it below.
+    }
+  });
   let finishReason = 'stop';
   let usage: Usage | undefined;
   let firstToken = true;
@@ -198,9 +219,9 @@ async function runRound(opts: SessionOptions, round: number, messages: ChatMessa
       firstToken = false;
       timeline.mark('first-token', { round });
     }
-    if (part.type === 'content') parser.text(part.text);
+    if (part.type === 'content') (machinery ?? build()).parser.text(part.text);
     else if (part.type === 'reasoning') onEvent({ type: 'reasoning', text: part.text });
-    else if (part.type === 'tool-call-delta') parser.toolCallDelta(part);
+    else if (part.type === 'tool-call-delta') (machinery ?? build()).parser.toolCallDelta(part);
     else if (part.type === 'finish') finishReason = part.reason;
     else if (part.type === 'usage') usage = part.usage;
   };
@@ -208,17 +229,19 @@ async function runRound(opts: SessionOptions, round: number, messages: ChatMessa
   try {
     await stream.done;
   } catch (err) {
+    if (buildError) throw buildError.error;
     if (signal.aborted) {
-      dispatcher.abortAll('client aborted');
+      machinery?.dispatcher.abortAll('client aborted');
       timeline.mark('abort', { round, detail: 'client aborted' });
       throw new ClientAbortedError();
     }
     if (!rejection) {
-      dispatcher.abortAll('upstream failed');
+      machinery?.dispatcher.abortAll('upstream failed');
       throw err;
     }
     finishReason = 'tool_rejected';
   }
+  const { dispatcher, clientCalls, parser } = build();
   // A rejected call was cut off by us, not by the model: flushing the parser would report it as
   // truncated and release its raw text as content. The Dispatcher answers it with the rejection.
   if (!rejection) parser.end();
@@ -237,13 +260,14 @@ async function runRound(opts: SessionOptions, round: number, messages: ChatMessa
   return { text: parser.visibleText, calls, clientCalls: clientCalls.completed(), finishReason, usage };
 }
 
-// One pump per upstream (the gateway's config object): its connection options are checked once.
+// One pump per upstream (the gateway's config object): its connection options are checked once,
+// and request bodies not at all (chatRequestSchema has checked the client's body, which is stricter).
 const pumps = new WeakMap<UpstreamTarget, ChatCompletionPump>();
 
 function pumpFor(upstream: UpstreamTarget): ChatCompletionPump {
   let pump = pumps.get(upstream);
   if (!pump) {
-    pump = createChatCompletionPump(upstream);
+    pump = createChatCompletionPump(upstream, { requestsValidated: true });
     pumps.set(upstream, pump);
   }
   return pump;

@@ -5,6 +5,7 @@ import {
   UpstreamConnectionSchema,
   type StreamChatCompletionOptions,
   type StreamRequest,
+  type ResolvedStreamOptions,
   type UpstreamConnectionOptions,
 } from './upstream-options.ts';
 import type { UpstreamPart } from './upstream-parts.ts';
@@ -33,8 +34,13 @@ export type ChatCompletionPump = (request: StreamRequest, onPart: (part: Upstrea
  * `pumpChatCompletion` for many streams to one upstream: the connection options (URL, key,
  * timeouts, dispatcher) are validated once, here, instead of on every request's way to its first
  * token (the URL check alone cost more than the rest of the options together).
+ *
+ * `requestsValidated`: the caller has checked every body already, to rules at least as strict as
+ * `ChatRequestBodySchema` (the gateway's chat request schema is), so the per-stream check is skipped;
+ * a body is then sent as it is given, not as a copy.
  */
-export function createChatCompletionPump(connection: UpstreamConnectionOptions): ChatCompletionPump {
+export function createChatCompletionPump(connection: UpstreamConnectionOptions, options: { requestsValidated?: boolean } = {}): ChatCompletionPump {
   const resolved = parseUpstreamOptions(UpstreamConnectionSchema, connection);
+  if (options.requestsValidated) return (request, onPart) => startUpstreamStream({ ...resolved, ...request } as ResolvedStreamOptions, onPart);
   return (request, onPart) => startUpstreamStream({ ...resolved, ...parseUpstreamOptions(StreamRequestSchema, request) }, onPart);
 }

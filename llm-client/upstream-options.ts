@@ -60,15 +60,22 @@ export const ChatRequestBodySchema = z.looseObject({
   stream_options: z.looseObject({}).nullish(),
 });
 
-export const StreamChatCompletionOptionsSchema = z.object({ ...connection, body: ChatRequestBodySchema });
+/**
+ * Called once, before any part, when the upstream has answered 200 with an event stream: it has
+ * taken the request and tokens will follow (vLLM sends these headers before it prefills). A
+ * gateway can open its own response then instead of on the way to the first token.
+ */
+const onAccepted = z.custom<() => void>((v) => typeof v === 'function', 'must be a function').optional();
+
+export const StreamChatCompletionOptionsSchema = z.object({ ...connection, body: ChatRequestBodySchema, onAccepted });
 
 /** The connection half of the options: validated once per upstream, not per stream (`createChatCompletionPump`). */
 const { signal: _signal, ...connectionOnly } = connection;
 export const UpstreamConnectionSchema = z.object(connectionOnly);
 export type UpstreamConnectionOptions = z.input<typeof UpstreamConnectionSchema>;
 /** The per-stream half, with the same field paths in its errors as the whole options object. */
-export const StreamRequestSchema = z.object({ body: ChatRequestBodySchema, signal: abortSignal });
-export type StreamRequest = { body: Record<string, unknown>; signal: AbortSignal };
+export const StreamRequestSchema = z.object({ body: ChatRequestBodySchema, signal: abortSignal, onAccepted });
+export type StreamRequest = { body: Record<string, unknown>; signal: AbortSignal; onAccepted?: () => void };
 /** `body` is typed loosely on purpose: callers forward a client's request, checked here at run time. */
 export type StreamChatCompletionOptions = Omit<z.input<typeof StreamChatCompletionOptionsSchema>, 'body'> & {
   body: Record<string, unknown>;

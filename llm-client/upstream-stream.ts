@@ -167,7 +167,15 @@ class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler, Deferr
     }
     this.#decoder = new ChatChunkDecoder(this.options.body.model);
     this.#sse = new SseEventDecoder(this.#onEvent);
-    return !this.#paused;
+    if (this.options.onAccepted) {
+      try {
+        this.options.onAccepted();
+      } catch (error) {
+        this.#settle(error);
+        return false;
+      }
+    }
+    return !this.#paused && !this.#settled;
   }
 
   onData(chunk: Buffer): boolean {

@@ -1,10 +1,11 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { ClientAbortedError, UpstreamIdleTimeoutError, UpstreamResponseError } from '../../core/errors.ts';
-import { closeUpstreamPools, pumpChatCompletion, streamChatCompletion, type UpstreamPart } from '../../llm-client/index.ts';
+import { ClientAbortedError, InvalidRequestError, UpstreamIdleTimeoutError, UpstreamResponseError } from '../../core/errors.ts';
+import { closeUpstreamPools, createChatCompletionPump, pumpChatCompletion, streamChatCompletion, type UpstreamPart } from '../../llm-client/index.ts';
 import {
   expectedPlainParts,
   midStreamErrorStream,
   MODEL,
+  modelNotFoundBody,
   plainContentStream,
   reasoningStream,
   reframedStream,
@@ -141,6 +142,35 @@ describe('pumpChatCompletion (the push-based stream the gateway consumes)', () =
     expect(parts.slice(2)).toEqual([{ type: 'content', text: 'b' }, { type: 'content', text: 'c' }, { type: 'end' }]);
   });
 
+  it('says once, before any part, that the upstream accepted the request; not when it refused it', async () => {
+    const server = await serve(plainContentStream);
+    const seen: string[] = [];
+    const signal = new AbortController().signal;
+    await pumpChatCompletion({ baseUrl: server.baseUrl, body, signal, onAccepted: () => seen.push('accepted') }, (part) => seen.push(part.type)).done;
+    expect(seen).toEqual(['accepted', ...expectedPlainParts.map((p) => p.type)]);
+
+    upstream = await startTestUpstream((_req, res) => {
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify(modelNotFoundBody));
+    });
+    const refused: string[] = [];
+    const stream = pumpChatCompletion({ baseUrl: upstream.baseUrl, body, signal, onAccepted: () => refused.push('accepted') }, () => {});
+    await expect(stream.done).rejects.toBeInstanceOf(UpstreamResponseError);
+    expect(refused).toEqual([]);
+    await server.close();
+  });
+
+  it('ends with what onAccepted threw, delivering no part', async () => {
+    const server = await serve(plainContentStream);
+    const thrown = new Error('could not open the response');
+    const onAccepted = (): void => {
+      throw thrown;
+    };
+    const parts: UpstreamPart[] = [];
+    const stream = pumpChatCompletion({ baseUrl: server.baseUrl, body, signal: new AbortController().signal, onAccepted }, (part) => parts.push(part));
+    await expect(stream.done).rejects.toBe(thrown);
+    expect(parts).toEqual([]);
+  });
+
   it('times out an upstream that stalls between tokens', async () => {
     upstream = await startTestUpstream((_req, res) => {
       sseHeaders(res);
@@ -152,5 +182,34 @@ describe('pumpChatCompletion (the push-based stream the gateway consumes)', () =
     );
     await expect(stream.done).rejects.toBeInstanceOf(UpstreamIdleTimeoutError);
     expect(stream.interrupted).toBe(true);
+  });
+});
+
+describe('createChatCompletionPump (one upstream, many streams)', () => {
+  it('checks each request body, unless the caller says it has', async () => {
+    const server = await serve(plainContentStream);
+    const checked = createChatCompletionPump({ baseUrl: server.baseUrl });
+    const signal = new AbortController().signal;
+    expect(() => checked({ body: { model: MODEL, messages: [] }, signal }, () => {})).toThrow(InvalidRequestError);
+
+    const trusted = createChatCompletionPump({ baseUrl: server.baseUrl }, { requestsValidated: true });
+    const parts: UpstreamPart[] = [];
+    await trusted({ body: { ...body, extra_field: 1 }, signal }, (part) => parts.push(part)).done;
+    expect(parts).toEqual(expectedPlainParts);
+    expect(server.requests[0]!.body).toMatchObject({ ...body, extra_field: 1, stream: true, stream_options: { include_usage: true } });
+  });
+
+  it('reaches the same endpoint for each spelling of a base URL, query string kept', async () => {
+    const server = await serve(plainContentStream);
+    const signal = new AbortController().signal;
+    for (const baseUrl of [server.baseUrl, `${server.baseUrl}/`, `${server.baseUrl}//?api-version=2024-06-01`, server.baseUrl]) {
+      await createChatCompletionPump({ baseUrl })({ body, signal }, () => {}).done;
+    }
+    expect(server.requests.map((r) => r.url)).toEqual([
+      '/v1/chat/completions',
+      '/v1/chat/completions',
+      '/v1/chat/completions?api-version=2024-06-01',
+      '/v1/chat/completions',
+    ]);
   });
 });
