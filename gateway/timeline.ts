@@ -43,8 +43,8 @@ export interface RoundSummary {
 export class Timeline {
   readonly events: TimelineEvent[] = [];
   private readonly origin = performance.now();
-  /** Wall-clock start, for humans correlating with logs. */
-  readonly startedAt = new Date().toISOString();
+  /** Wall-clock start (ms since the epoch), for humans correlating with logs; formatted only when read. */
+  private readonly startedAtMs = Date.now();
 
   constructor(readonly requestId: string) {
     this.mark('request-start');
@@ -78,6 +78,11 @@ export class Timeline {
       });
     }
     return out;
+  }
+
+  /** Wall-clock start as an ISO 8601 string. */
+  get startedAt(): string {
+    return new Date(this.startedAtMs).toISOString();
   }
 
   toJSON() {

@@ -11,6 +11,9 @@ import type { ParserEvent, ToolCallParser } from './parser-events.ts';
 export function withCodeFences(inner: ToolCallParser, options: CodeFenceParserOptions): ToolCallParser {
   const fences = createCodeFenceParser(options);
   const route = (events: ParserEvent[]): ParserEvent[] => {
+    // Most pushes give nothing or one event: no list to build for them.
+    if (events.length === 0) return events;
+    if (events.length === 1) return events[0]!.type === 'text' ? fences.push(events[0]!.text) : events;
     const out: ParserEvent[] = [];
     for (const e of events) {
       if (e.type === 'text') out.push(...fences.push(e.text));

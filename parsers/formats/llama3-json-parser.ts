@@ -83,9 +83,17 @@ class Llama3JsonParser extends FormatParser {
           if (state.call.callId !== undefined || failure.kind === 'rejected') {
             out.push(state.call.callId === undefined ? { type: 'malformed', reason: failure.reason } : { type: 'malformed', callId: state.call.callId, reason: failure.reason });
           }
-          out.text(state.raw.text);
           this.#state = { kind: 'prose' };
-          return stop;
+          const raw = state.raw.text;
+          const next = state.call.callId === undefined ? nextCandidate(raw) : -1;
+          if (next === -1) {
+            out.text(raw);
+            return stop;
+          }
+          // A "{" inside the failed candidate can start a call of its own: in `{"Sure.{"name": …}`
+          // the prose's key string swallowed the call's brace. Its text is read again from there.
+          out.text(raw.slice(0, next));
+          return this.#reread(raw.slice(next) + buf.slice(stop), buf.length, out);
         }
         if (state.call.status === 'complete') this.#state = { kind: 'after-call', call: state.call, ws: '' };
         return stop;
@@ -141,7 +149,23 @@ class Llama3JsonParser extends FormatParser {
     }
   }
 
+  /** Steps through `text` (already seen, or the rest of this buffer) from the prose state; returns `end`. */
+  #reread(text: string, end: number, out: EventList): number {
+    let i = 0;
+    while (i < text.length) i = this.step(text, i, out);
+    return end;
+  }
+
   #newCall(): JsonCallObject {
     return new JsonCallObject(this.#registry, CALL_SHAPE);
   }
+}
+
+/** Where a call could start in a failed candidate's text, after the candidate's own "{": -1 if nowhere. */
+function nextCandidate(raw: string): number {
+  const own = raw.indexOf('{');
+  const brace = raw.indexOf('{', own + 1);
+  const tag = raw.indexOf(PYTHON_TAG, own + 1);
+  if (brace === -1) return tag;
+  return tag === -1 ? brace : Math.min(brace, tag);
 }

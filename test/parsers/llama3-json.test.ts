@@ -49,6 +49,18 @@ describe('llama3-json parser: calls', () => {
     expect(textOf(events)).toBe('');
   });
 
+  it("finds a call whose brace a failed candidate swallowed, in every split (fast-check's counterexample)", () => {
+    // The prose's `{"` opens a candidate whose key string runs to the call's own `{"`: the candidate
+    // fails at `name`, and the call is read again from its brace.
+    const input = '{"Sure, checking now.{"name": "get_weather", "parameters": {}}';
+    const expected = [text('{"Sure, checking now.'), start('get_weather'), args('{}'), end({})];
+    expect(parse(input)).toEqual(expected);
+    expect(coalesceText(feed(make(), [...input]))).toEqual(coalesceText(expected));
+    const tagged = parse('{"a <|python_tag|>{"name": "f", "parameters": {"x": 1}}');
+    expect(callsOf(tagged).map((c) => [c.name, c.args])).toEqual([['f', { x: 1 }]]);
+    expect(textOf(tagged)).toBe('{"a ');
+  });
+
   it('accepts <|python_tag|> before the JSON', () => {
     const events = parse('<|python_tag|>{"name": "python", "parameters": {"code": "x = 1\\nprint(x)"}}');
     expect(events.filter((e) => e.type === 'call-piece').map((e) => e.type === 'call-piece' && e.piece.kind)).toEqual(['line', 'line', 'field']);
