@@ -58,9 +58,26 @@ export class SqliteSearchIndex implements SearchBackend {
     return this.searchSync(text, limit);
   }
 
+  /**
+   * Sections that contain every word come first, then the rest by bm25. OR alone let a word that
+   * is on nearly every page ("Python" in the Python docs) count for nothing: "hello world Python"
+   * ranked asyncio's "Hello World with call_soon()" and every other language's hello-world page
+   * above Python's own.
+   */
   searchSync(text: string, limit: number): SearchHit[] {
-    const query = toFtsQuery(text);
-    return query === undefined ? [] : this.#query.all(query, limit);
+    const any = toFtsQuery(text);
+    if (any === undefined) return [];
+    const every = toFtsQuery(text, 'every')!;
+    if (every === any) return this.#query.all(any, limit);
+    const hits = this.#query.all(every, limit);
+    if (hits.length === limit) return hits;
+    const seen = new Set(hits.map((h) => h.url));
+    for (const hit of this.#query.iterate(any, limit + hits.length)) {
+      if (seen.has(hit.url)) continue;
+      hits.push(hit);
+      if (hits.length === limit) break;
+    }
+    return hits;
   }
 
   /**

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -84,6 +84,32 @@ describe('search index', () => {
       expect(hit?.snippet).toContain('**Python**');
       expect(hit?.snippet).not.toContain('window.gallery'); // scripts are not indexed
       expect(index.searchSync('copyright', 5)).toEqual([]); // the footer is chrome
+    } finally {
+      index.close();
+    }
+  });
+});
+
+describe('search index: every word first', () => {
+  it('ranks sections with every word of the query above sections with the rarer words only', async () => {
+    // A docs corpus where "Python" is on every page (so bm25 gives it almost no weight), with a
+    // short "Hello World" section that does not say Python: OR alone ranked it and the other
+    // languages' pages above Python's own.
+    const docs = path.join(dir, 'python-docs');
+    await mkdir(docs);
+    await writeFile(path.join(docs, 'asyncio.html'), '<h1>Hello World with call_soon()</h1><p>An example using call_soon to print hello world.</p>');
+    for (let i = 0; i < 40; i++) await writeFile(path.join(docs, `lib-${i}.html`), `<h1>Module ${i}</h1><p>Python library module ${i}, part of Python.</p>`);
+    const file = path.join(dir, 'python-docs.sqlite');
+    await buildSearchIndex({ out: file, sources: [sampleDocsSource(), { dir: docs }] });
+    const index = new SqliteSearchIndex(file);
+    try {
+      const titles = index.searchSync('hello world Python', 5).map((h) => h.title);
+      expect(titles[0]).toBe('Hello, World! in Python');
+      // Then the sections with only some of the words, by bm25, to fill the limit.
+      expect(titles).toHaveLength(5);
+      expect(titles).toContain('Hello World with call_soon()');
+      expect(new Set(titles).size).toBe(5);
+      expect(index.searchSync('Module 7', 3).map((h) => h.title)[0]).toBe('Module 7');
     } finally {
       index.close();
     }
