@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import { openSqlite, type SqliteDatabase, type SqliteStatement } from '../sqlite-driver.ts';
 import { DEFAULT_MAX_ROWS, DEFAULT_TIME_LIMIT_MS, type DatabasePluginOptions } from './database-options.ts';
 
 export interface QueryLimits {
@@ -13,17 +13,17 @@ export type QueryOutcome =
   /** `writes`: the statement would change the database (or its connection), not merely failed. */
   | { ok: false; error: string; writes: boolean };
 
-const handles = new Map<string, Database.Database>();
+const handles = new Map<string, SqliteDatabase>();
 
 /**
  * This process's (or worker's) read-only connection to `file`, opened on first use: SQLite
  * itself refuses writes (readonly, query_only), a missing file is an error rather than a new
  * empty database, and no JS function is registered on it, so a query cannot call back into JS.
  */
-export function openReadOnlyDatabase(file: string): Database.Database {
+export function openReadOnlyDatabase(file: string): SqliteDatabase {
   let db = handles.get(file);
   if (db === undefined || !db.open) {
-    db = new Database(file, { readonly: true, fileMustExist: true });
+    db = openSqlite(file, { readonly: true, fileMustExist: true });
     db.pragma('query_only = ON');
     db.defaultSafeIntegers(true);
     handles.set(file, db);
@@ -43,8 +43,8 @@ export function closeReadOnlyDatabases(): void {
  * `stmt.readonly`, i.e. SQLite's own verdict) is refused before it runs: INSERT … RETURNING,
  * ATTACH and PRAGMA assignments included.
  */
-export function runReadOnlyQuery(db: Database.Database, sql: string, limits: QueryLimits): QueryOutcome {
-  let stmt: Database.Statement;
+export function runReadOnlyQuery(db: SqliteDatabase, sql: string, limits: QueryLimits): QueryOutcome {
+  let stmt: SqliteStatement;
   try {
     stmt = db.prepare(sql);
   } catch (err) {
@@ -75,7 +75,7 @@ export function runReadOnlyQuery(db: Database.Database, sql: string, limits: Que
 /** Opens (or reuses) the configured file and runs `sql`; every failure is an outcome, never a throw. */
 export function queryDatabase(options: DatabasePluginOptions, sql: string): QueryOutcome {
   if (!options.file) return { ok: false, error: 'no database is configured (the module URL\'s ?file= or CONVEYOR_DATABASE_FILE)', writes: false };
-  let db: Database.Database;
+  let db: SqliteDatabase;
   try {
     db = openReadOnlyDatabase(options.file);
   } catch (err) {

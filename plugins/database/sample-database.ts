@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
+import { openSqlite } from '../sqlite-driver.ts';
 
 /** Where the gateway makes its demo database when no `database.file` is configured (git-ignored). */
 export const SAMPLE_DATABASE_FILE = fileURLToPath(new URL('../../dist/sample-data/employees.sqlite', import.meta.url));
@@ -28,7 +28,7 @@ export function ensureSampleDatabase(file = SAMPLE_DATABASE_FILE): string {
   if (existsSync(file)) return file;
   mkdirSync(path.dirname(file), { recursive: true });
   const temp = `${file}.${process.pid}.tmp`;
-  const db = new Database(temp);
+  const db = openSqlite(temp);
   try {
     db.exec('CREATE TABLE employees (id INTEGER PRIMARY KEY, name TEXT NOT NULL, department TEXT NOT NULL, city TEXT NOT NULL, salary INTEGER NOT NULL)');
     const insert = db.prepare('INSERT INTO employees (name, department, city, salary) VALUES (?, ?, ?, ?)');

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { dirname, isAbsolute } from 'node:path';
 import type { ToolCallContext, ToolExecution, ToolPlugin } from '../plugin-types.ts';
-import { sandboxReadPaths, pluginHostArgv } from '../../sandbox/runtimes/node-recipe.ts';
-import { DEFAULT_PROCESS_LIMITS, GATEWAY_ROOT, NODE_DATA_HEADROOM_MB, type ProcessLimits } from '../../sandbox/runtimes/process-launch.ts';
+import { PLUGIN_HOST_ISOLATES, pluginHostArgv, sandboxReadPaths } from '../../sandbox/runtimes/node-recipe.ts';
+import { DEFAULT_PROCESS_LIMITS, GATEWAY_ROOT, nodeDataHeadroomMb, type ProcessLimits } from '../../sandbox/runtimes/process-launch.ts';
 import type { ProcessRecipe } from '../../sandbox/runtimes/process-pool.ts';
 import { RemoteExecution, type RemoteLease } from '../../sandbox/runtimes/remote-execution.ts';
 import type { RuntimePools } from '../../sandbox/runtimes/runtime-pools.ts';
@@ -151,7 +151,7 @@ function processRecipe(definition: PluginDefinition, moduleUrl: string | undefin
     argv,
     readOnlyPaths: sandboxReadPaths(GATEWAY_ROOT, moduleUrl, options.readOnlyPaths),
     limits,
-    dataMb: limits.memoryMb + NODE_DATA_HEADROOM_MB,
+    dataMb: limits.memoryMb + nodeDataHeadroomMb(PLUGIN_HOST_ISOLATES),
     limitCpu: true,
   };
 }

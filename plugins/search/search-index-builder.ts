@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import Database from 'better-sqlite3';
+import { openSqlite } from '../sqlite-driver.ts';
 import { extractPageText, type PageText } from './html-page-text.ts';
 import { SEARCH_INDEX_SCHEMA } from './sqlite-search-index.ts';
 
@@ -58,7 +58,7 @@ export async function buildSearchIndex(options: BuildSearchIndexOptions): Promis
   // Unique per build: gateways starting together (or test workers in one process) may build at once.
   const partial = `${options.out}.${process.pid}.${randomUUID().slice(0, 8)}.partial`;
   await rm(partial, { force: true });
-  const db = new Database(partial);
+  const db = openSqlite(partial);
   let documents = 0;
   let textChars = 0;
   try {

@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import { openSqlite, type SqliteDatabase, type SqliteStatement } from '../sqlite-driver.ts';
 import type { SearchBackend, SearchHit } from './search-backend.ts';
 
 /**
@@ -36,14 +36,14 @@ export function toFtsQuery(text: string, match: 'any' | 'every' = 'any'): string
 /** A read-only handle on an index built by `buildSearchIndex`. */
 export class SqliteSearchIndex implements SearchBackend {
   readonly label: string;
-  readonly #db: Database.Database;
-  readonly #query: Database.Statement<[string, number], SearchHit>;
-  readonly #count: Database.Statement<[string], { pages: number }>;
+  readonly #db: SqliteDatabase;
+  readonly #query: SqliteStatement<[string, number], SearchHit>;
+  readonly #count: SqliteStatement<[string], { pages: number }>;
 
   /** Opens `file` read-only; throws if it is missing or is not a search index. */
   constructor(readonly file: string) {
     this.label = `sqlite:${file}`;
-    this.#db = new Database(file, { readonly: true, fileMustExist: true });
+    this.#db = openSqlite(file, { readonly: true, fileMustExist: true });
     try {
       this.#query = this.#db.prepare(`SELECT title, url, ${SNIPPET} AS snippet FROM docs WHERE docs MATCH ? ORDER BY ${RANK} LIMIT ?`);
       this.#count = this.#db.prepare(`SELECT count(DISTINCT ${PAGE_OF_ROW}) AS pages FROM docs WHERE docs MATCH ?`);

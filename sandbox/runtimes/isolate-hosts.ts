@@ -1,9 +1,9 @@
 import { SandboxError } from '../../core/errors.ts';
 import { BoundedQueue } from './bounded-queue.ts';
 import { checkIsolatedVm, type IsolatedVmSupport } from './isolated-vm-support.ts';
-import { pluginHostArgv } from './node-recipe.ts';
+import { PLUGIN_HOST_ISOLATES, pluginHostArgv } from './node-recipe.ts';
 import type { PluginProcess } from './plugin-process.ts';
-import { DEFAULT_PROCESS_LIMITS } from './process-launch.ts';
+import { DEFAULT_PROCESS_LIMITS, v8CodeRangeMb } from './process-launch.ts';
 import type { ProcessPool, ProcessRecipe } from './process-pool.ts';
 import type { RemoteLease } from './remote-execution.ts';
 
@@ -14,7 +14,10 @@ export interface IsolateHostsOptions {
   maxQueue?: number;
   /** The host's own JS heap (plugin hooks). Default 512. */
   heapMb?: number;
-  /** RLIMIT_DATA of the host: its heap plus every live isolate's. Default 4096. */
+  /**
+   * RLIMIT_DATA of the host: its heap plus every live isolate's. Default 4096, plus V8's code range
+   * for the host's own isolates and each call's (`v8CodeRangeMb`: 510 MiB each on Node 24, else 0).
+   */
   dataMb?: number;
 }
 
@@ -42,11 +45,12 @@ export class IsolateHosts {
   private lastHostError: string | null = null;
 
   constructor(private readonly processes: ProcessPool, options: IsolateHostsOptions = {}) {
+    const maxCalls = options.maxCalls ?? 32;
     this.options = {
-      maxCalls: options.maxCalls ?? 32,
+      maxCalls,
       maxQueue: options.maxQueue ?? 64,
       heapMb: options.heapMb ?? 512,
-      dataMb: options.dataMb ?? 4096,
+      dataMb: options.dataMb ?? 4096 + (maxCalls + PLUGIN_HOST_ISOLATES) * v8CodeRangeMb(),
     };
   }
 

@@ -21,6 +21,9 @@ export interface PluginHostArgs {
   shared?: boolean;
 }
 
+/** V8 isolates in a plugin process: its main thread and tsx's module-hooks thread. */
+export const PLUGIN_HOST_ISOLATES = 2;
+
 /** argv of a JS plugin process: node + tsx + plugin-host.ts. */
 export function pluginHostArgv(args: PluginHostArgs): string[] {
   return [

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SandboxError } from '../../core/errors.ts';
@@ -10,7 +10,7 @@ export interface ProcessLimits {
   timeoutMs: number;
   /** RLIMIT_CPU (soft; SIGKILL one second later). */
   cpuSeconds: number;
-  /** JS children: V8 heap (--max-old-space-size); RLIMIT_DATA gets NODE_DATA_HEADROOM_MB more. Other commands: RLIMIT_DATA. */
+  /** JS children: V8 heap (--max-old-space-size); RLIMIT_DATA gets `nodeDataHeadroomMb()` more. Other commands: RLIMIT_DATA. */
   memoryMb: number;
   /** RLIMIT_FSIZE. */
   fileSizeMb: number;
@@ -35,8 +35,47 @@ export const DEFAULT_PROCESS_LIMITS: Readonly<ProcessLimits> = Object.freeze({
   diskMb: 64,
 });
 
-/** Node's own data segment (code space, threads' stacks, tsx) on top of its JS heap. */
-export const NODE_DATA_HEADROOM_MB = 256;
+/** Node's own data (code space, threads' stacks, tsx) on top of its JS heap. */
+const NODE_OWN_DATA_MB = 256;
+let codeRangeMb: number | undefined;
+
+/**
+ * RLIMIT_DATA a Node child with `isolates` V8 isolates (its main thread, tsx's module-hooks
+ * thread, workers) needs beyond its JS heap: its own data, plus each isolate's code range where
+ * the build maps it writable and executable up front. Node 24 on x64 reserves 510 MiB that way
+ * per isolate; the kernel counts it against RLIMIT_DATA although it is never touched, so a fixed
+ * 256 MiB killed every child at start ("Failed to reserve virtual memory for CodeRange") and the
+ * sandbox probe fell back to no limits at all. Node 20 and 22 reserve none. The children run this
+ * process's Node binary, so this process's own mappings give the size. Read once.
+ */
+export function nodeDataHeadroomMb(isolates: number): number {
+  return NODE_OWN_DATA_MB + isolates * v8CodeRangeMb();
+}
+
+/** What one V8 isolate of this Node maps writable and executable at its start, MiB (0 on Node 20 and 22). */
+export function v8CodeRangeMb(): number {
+  codeRangeMb ??= Math.ceil(largestWritableExecutableMapping() / (1024 * 1024));
+  return codeRangeMb;
+}
+
+/** The largest private mapping of this process that is writable and executable (/proc/self/maps): one isolate's code range. */
+function largestWritableExecutableMapping(): number {
+  let maps: string;
+  try {
+    maps = readFileSync('/proc/self/maps', 'utf8');
+  } catch {
+    return 0;
+  }
+  let largest = 0;
+  for (const line of maps.split('\n')) {
+    // "start-end perms offset dev inode path", e.g. "7f00…-7f20… rwxp 00000000 00:00 0"
+    const space = line.indexOf(' ');
+    if (line.slice(space + 1, space + 5) !== 'rwxp') continue;
+    const dash = line.indexOf('-');
+    largest = Math.max(largest, parseInt(line.slice(dash + 1, space), 16) - parseInt(line.slice(0, dash), 16));
+  }
+  return largest;
+}
 
 /** How processes are wrapped on this machine (decided once, by probing: process-sandbox.ts). */
 export interface SandboxSetup {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { candidateModes, findExecutable, type SandboxMode } from '../python-launch.ts';
 import { killProcessTree } from '../process-tree.ts';
-import { DEFAULT_PROCESS_LIMITS, GATEWAY_ROOT, launcherPython, NODE_DATA_HEADROOM_MB, nodePrefix, planProcessLaunch, processLimitApplies, type SandboxSetup } from './process-launch.ts';
+import { DEFAULT_PROCESS_LIMITS, GATEWAY_ROOT, launcherPython, nodeDataHeadroomMb, nodePrefix, planProcessLaunch, processLimitApplies, type SandboxSetup } from './process-launch.ts';
 
 /** What protects the host from a plugin process, as measured by a probe process at startup (GET /health). */
 export interface ProcessProtections {
@@ -138,7 +138,7 @@ function runProbe(setup: SandboxSetup, uid: number | null): Promise<Probe> {
     argv: [process.execPath, '-e', PROBE_SCRIPT, GATEWAY_ROOT],
     readOnlyPaths: [GATEWAY_ROOT, nodePrefix()],
     limits: { ...DEFAULT_PROCESS_LIMITS, maxProcesses: 256 },
-    dataMb: DEFAULT_PROCESS_LIMITS.memoryMb + NODE_DATA_HEADROOM_MB,
+    dataMb: DEFAULT_PROCESS_LIMITS.memoryMb + nodeDataHeadroomMb(1), // node -e: one isolate
     limitCpu: true,
     uid,
     hostCwd,

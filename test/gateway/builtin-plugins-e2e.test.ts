@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import { openSqlite } from '../../plugins/sqlite-driver.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConveyorHandle } from '../../gateway/start-conveyor.ts';
 import type { TimelineEvent } from '../../gateway/timeline.ts';
@@ -132,7 +132,7 @@ describe('built-in plugins end to end: gateway + simulator + real tools', () => 
   // Independent workloads share the engine's batch, as concurrent clients would.
   describe.concurrent('one request each', () => {
     it('database: every row of employees reaches the answer', async ({ expect }) => {
-      const db = new Database(SAMPLE_DATABASE_FILE, { readonly: true });
+      const db = openSqlite(SAMPLE_DATABASE_FILE, { readonly: true });
       const names = db.prepare<[], { name: string }>('SELECT name FROM employees').all().map((r) => r.name);
       db.close();
       expect(names.length).toBeGreaterThan(0);
@@ -149,7 +149,7 @@ describe('built-in plugins end to end: gateway + simulator + real tools', () => 
 
     it('database: a DELETE is rejected at the query field and nothing is deleted', async ({ expect }) => {
       const count = () => {
-        const db = new Database(SAMPLE_DATABASE_FILE, { readonly: true });
+        const db = openSqlite(SAMPLE_DATABASE_FILE, { readonly: true });
         const n = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM employees').get()!.n;
         db.close();
         return n;

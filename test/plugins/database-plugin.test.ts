@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import { openSqlite } from '../../plugins/sqlite-driver.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseModuleOptions } from '../../plugins/database/database-options.ts';
 import databaseDefault, { createDatabasePlugin } from '../../plugins/database/database-plugin.ts';
@@ -17,7 +17,7 @@ let file: string;
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'conveyor-database-'));
   file = path.join(dir, 'shop.sqlite');
-  const db = new Database(file);
+  const db = openSqlite(file);
   db.exec(`
     CREATE TABLE products(id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL, note TEXT, image BLOB);
     INSERT INTO products VALUES (1, 'kettle', 24.5, NULL, x'010203'), (2, 'mug', 6, 'blue | white', NULL), (3, 'teapot', 31, 'two
@@ -38,7 +38,7 @@ const query = (sql: string, options: Partial<DatabasePluginOptions> = {}, stream
   });
 
 const count = () => {
-  const db = new Database(file, { readonly: true });
+  const db = openSqlite(file, { readonly: true });
   const n = (db.prepare('SELECT count(*) AS n FROM products').get() as { n: number }).n;
   db.close();
   return n;
