@@ -23,7 +23,10 @@ export interface PluginLimits {
    * isolate's memoryLimit. `thread` uses the pool-wide worker heap limit instead.
    */
   memoryMb?: number;
-  /** `process` only: CPU seconds (RLIMIT_CPU) of the plugin process. */
+  /**
+   * `process` only: CPU seconds the plugin's own work may use (RLIMIT_CPU). A JS plugin's process
+   * gets 2 s more for its start-up (Node, tsx, loading the plugin), which is not charged to it.
+   */
   cpuSeconds?: number;
   /** `process` only: largest file the plugin may write (RLIMIT_FSIZE). */
   fileSizeMb?: number;

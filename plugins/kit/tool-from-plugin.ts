@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, isAbsolute } from 'node:path';
 import type { ToolCallContext, ToolExecution, ToolPlugin } from '../plugin-types.ts';
-import { PLUGIN_HOST_ISOLATES, pluginHostArgv, sandboxReadPaths } from '../../sandbox/runtimes/node-recipe.ts';
+import { PLUGIN_HOST_ISOLATES, PLUGIN_HOST_STARTUP_CPU_S, pluginHostArgv, sandboxReadPaths } from '../../sandbox/runtimes/node-recipe.ts';
 import { DEFAULT_PROCESS_LIMITS, GATEWAY_ROOT, nodeDataHeadroomMb, type ProcessLimits } from '../../sandbox/runtimes/process-launch.ts';
 import type { ProcessRecipe } from '../../sandbox/runtimes/process-pool.ts';
 import { RemoteExecution, type RemoteLease } from '../../sandbox/runtimes/remote-execution.ts';
@@ -142,7 +142,7 @@ function processRecipe(definition: PluginDefinition, moduleUrl: string | undefin
       readOnlyPaths: [...new Set([...scriptDirs, ...(options.readOnlyPaths ?? [])])],
       limits,
       dataMb: limits.memoryMb,
-      limitCpu: true,
+      cpuSeconds: limits.cpuSeconds,
     };
   }
   const argv = pluginHostArgv({ guest: 'node-vm', heapMb: limits.memoryMb, preload: moduleUrl as string });
@@ -152,6 +152,6 @@ function processRecipe(definition: PluginDefinition, moduleUrl: string | undefin
     readOnlyPaths: sandboxReadPaths(GATEWAY_ROOT, moduleUrl, options.readOnlyPaths),
     limits,
     dataMb: limits.memoryMb + nodeDataHeadroomMb(PLUGIN_HOST_ISOLATES),
-    limitCpu: true,
+    cpuSeconds: limits.cpuSeconds + PLUGIN_HOST_STARTUP_CPU_S,
   };
 }

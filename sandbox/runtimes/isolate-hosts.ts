@@ -145,7 +145,7 @@ export class IsolateHosts {
       limits: { ...DEFAULT_PROCESS_LIMITS, memoryMb: this.options.heapMb, outputBytes: 64 * 1024 * 1024, maxProcesses: 256 },
       dataMb: this.options.dataMb,
       // CPU time adds up over the host's life; each isolate has its own CPU timeout instead.
-      limitCpu: false,
+      cpuSeconds: null,
     };
   }
 

@@ -24,6 +24,14 @@ export interface PluginHostArgs {
 /** V8 isolates in a plugin process: its main thread and tsx's module-hooks thread. */
 export const PLUGIN_HOST_ISOLATES = 2;
 
+/**
+ * CPU seconds a plugin process spends before its first call: Node, tsx's loader thread, and the
+ * host, kit and plugin modules transpiled afresh (a sandbox's /tmp starts empty, so tsx's cache is
+ * always cold there). Measured at 0.9–1.0 s on the 2-core CI machine; RLIMIT_CPU gets this much on
+ * top of the plugin's own cpuSeconds, which would otherwise be spent before the plugin ran at all.
+ */
+export const PLUGIN_HOST_STARTUP_CPU_S = 2;
+
 /** argv of a JS plugin process: node + tsx + plugin-host.ts. */
 export function pluginHostArgv(args: PluginHostArgs): string[] {
   return [

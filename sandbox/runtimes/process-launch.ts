@@ -96,8 +96,11 @@ export interface ProcessSpec {
   limits: ProcessLimits;
   /** RLIMIT_DATA in MiB (memoryMb plus the runtime's own headroom). */
   dataMb: number;
-  /** False for long-lived hosts, whose CPU time adds up over many calls. */
-  limitCpu: boolean;
+  /**
+   * RLIMIT_CPU in seconds (limits.cpuSeconds plus the runtime's own start-up); null for
+   * long-lived hosts, whose CPU time adds up over many calls.
+   */
+  cpuSeconds: number | null;
   uid: number | null;
   /** Working directory on the host for modes without bwrap (bwrap gets a sized tmpfs). */
   hostCwd: string;
@@ -182,7 +185,7 @@ function launcherPrefix(setup: SandboxSetup, spec: ProcessSpec): string[] {
     RLIMIT_NOFILE: [limits.openFiles, limits.openFiles],
     RLIMIT_CORE: [0, 0],
   };
-  if (spec.limitCpu) rlimits['RLIMIT_CPU'] = [limits.cpuSeconds, limits.cpuSeconds + 1];
+  if (spec.cpuSeconds !== null) rlimits['RLIMIT_CPU'] = [spec.cpuSeconds, spec.cpuSeconds + 1];
   if (processLimitApplies(setup, spec.uid)) rlimits['RLIMIT_NPROC'] = [limits.maxProcesses, limits.maxProcesses];
   if (setup.launcher === 'python' && setup.python) {
     const config = { rlimits, seccomp: setup.seccomp, seccompModuleDir: PYTHON_SOURCE_DIR, nice: PLUGIN_NICE, init: setup.mode === 'netns' };

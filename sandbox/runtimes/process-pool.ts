@@ -32,7 +32,7 @@ export interface ProcessRecipe {
   readOnlyPaths: string[];
   limits: ProcessLimits;
   dataMb: number;
-  limitCpu: boolean;
+  cpuSeconds: number | null;
   extraEnv?: Record<string, string>;
 }
 

@@ -139,7 +139,7 @@ function runProbe(setup: SandboxSetup, uid: number | null): Promise<Probe> {
     readOnlyPaths: [GATEWAY_ROOT, nodePrefix()],
     limits: { ...DEFAULT_PROCESS_LIMITS, maxProcesses: 256 },
     dataMb: DEFAULT_PROCESS_LIMITS.memoryMb + nodeDataHeadroomMb(1), // node -e: one isolate
-    limitCpu: true,
+    cpuSeconds: DEFAULT_PROCESS_LIMITS.cpuSeconds,
     uid,
     hostCwd,
   });

@@ -41,7 +41,7 @@ describe('RLIMIT_DATA for a Node child', () => {
           readOnlyPaths: [],
           limits: DEFAULT_PROCESS_LIMITS,
           dataMb: DEFAULT_PROCESS_LIMITS.memoryMb + nodeDataHeadroomMb(2),
-          limitCpu: true,
+          cpuSeconds: 10,
           uid: null,
           hostCwd,
         },
