@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { SectionResult } from './extra-sections.ts';
 import type { WorkloadReport } from './run-ab.ts';
 import type { ToolProfile } from './tool-profiles/tool-profiles.ts';
-import { workloadsChart } from './workloads-chart.ts';
+import { workloadTimelinesChart, workloadsChart } from './workloads-chart.ts';
 
 export interface BenchMeta {
   command: string;
@@ -67,7 +67,10 @@ function workloadsTable(meta: BenchMeta, reports: WorkloadReport[]): string[] {
   return lines;
 }
 
-/** Writes `<date>-<name>.{md,json}`, the workloads chart as `<date>-<name>.svg`, and each section's chart beside them. */
+/**
+ * Writes `<date>-<name>.{md,json}`, the workloads chart as `<date>-<name>.svg` and their median
+ * requests' timelines as `<date>-<name>-timelines.svg`, and each section's chart beside them.
+ */
 export function writeBenchFiles(dir: string, name: string, run: BenchRun & { markdown: string }): string[] {
   mkdirSync(dir, { recursive: true });
   const stem = join(dir, `${new Date().toISOString().slice(0, 10)}-${name}`);
@@ -75,7 +78,7 @@ export function writeBenchFiles(dir: string, name: string, run: BenchRun & { mar
     [`${stem}.md`, run.markdown],
     [`${stem}.json`, `${JSON.stringify({ meta: run.meta, reports: run.reports, sections: run.sections.map(({ svg: _, ...s }) => s), wallS: run.wallS }, null, 2)}\n`],
   ];
-  if (run.reports.length) files.push([`${stem}.svg`, workloadsChart(run.reports)]);
+  if (run.reports.length) files.push([`${stem}.svg`, workloadsChart(run.reports)], [`${stem}-timelines.svg`, workloadTimelinesChart(run.reports)]);
   for (const s of run.sections) if (s.svg) files.push([`${stem}-${s.name}.svg`, s.svg]);
   for (const [file, text] of files) writeFileSync(file, text);
   return files.map(([file]) => file);

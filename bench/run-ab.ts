@@ -12,6 +12,9 @@ export interface RunRecord {
   detection?: { detectedMs: number; boundMs: number };
 }
 
+/** One request's timeline events; kept for the typical run of each mode, not for every run. */
+type Examples = Record<'on' | 'off', readonly TimelineEvent[]>;
+
 export interface WorkloadReport {
   workload: string;
   description: string;
@@ -33,6 +36,8 @@ export interface WorkloadReport {
   /** What on/off/improvement/bound measure: end-to-end latency, or time to detect an invalid call. */
   metric: 'latency' | 'detection';
   records: RunRecord[];
+  /** The timeline of each mode's median run (the timelines chart draws them). */
+  examples: Examples;
 }
 
 /**
@@ -53,12 +58,15 @@ export async function runAb(opts: {
   onRun?: (record: RunRecord) => void;
 }): Promise<WorkloadReport> {
   const { gatewayUrl, workload, env } = opts;
+  const events = new Map<RunRecord, readonly TimelineEvent[]>();
   const once = async (mode: 'on' | 'off'): Promise<RunRecord> => {
     const body = { ...workload.request(env), partial_execution: mode === 'on' };
     const timed = await timedStream(gatewayUrl, body);
     const timeline = (await (await fetch(`${gatewayUrl}/v1/requests/${timed.requestId}/timeline`)).json()) as { rounds: RoundSummary[]; events: TimelineEvent[] };
     const detection = workload.detection?.(timeline.events);
-    return { mode, totalMs: timed.totalMs, ttftMs: timed.ttftMs, rounds: timeline.rounds, ...(detection ? { detection } : {}) };
+    const record: RunRecord = { mode, totalMs: timed.totalMs, ttftMs: timed.ttftMs, rounds: timeline.rounds, ...(detection ? { detection } : {}) };
+    events.set(record, timeline.events);
+    return record;
   };
   const pair = async (first: 'on' | 'off'): Promise<RunRecord[]> => {
     const second = first === 'on' ? 'off' : 'on';
@@ -74,7 +82,8 @@ export async function runAb(opts: {
       opts.onRun?.(record);
     }
   }
-  if (workload.detection) return detectionReport(workload, opts.runs, records);
+  const examples = medianExamples(records, events);
+  if (workload.detection) return detectionReport(workload, opts.runs, records, examples);
   const on = records.filter((r) => r.mode === 'on');
   const off = records.filter((r) => r.mode === 'off');
   const roundCount = Math.max(...records.map((r) => r.rounds.length));
@@ -98,14 +107,25 @@ export async function runAb(opts: {
     boundAchieved: boundMs / onSummary.mean,
     metric: 'latency',
     records,
+    examples,
   };
+}
+
+/** Per mode, the events of the run whose latency is that mode's median (the lower one of an even count). */
+function medianExamples(records: readonly RunRecord[], events: ReadonlyMap<RunRecord, readonly TimelineEvent[]>): Examples {
+  const pick = (mode: 'on' | 'off') => {
+    const runs = records.filter((r) => r.mode === mode).sort((a, b) => a.totalMs - b.totalMs);
+    const median = runs[Math.ceil(runs.length / 2) - 1];
+    return median ? (events.get(median) ?? []) : [];
+  };
+  return { on: pick('on'), off: pick('off') };
 }
 
 /**
  * Validation-style workloads: the figure is the time until the gateway rejects the invalid call.
  * Its bound is the moment the invalid field was decoded (nothing can reject earlier).
  */
-function detectionReport(workload: Workload, runs: number, records: RunRecord[]): WorkloadReport {
+function detectionReport(workload: Workload, runs: number, records: RunRecord[], examples: Examples): WorkloadReport {
   const detected = (mode: 'on' | 'off') => records.filter((r) => r.mode === mode && r.detection).map((r) => r.detection!.detectedMs);
   const missing = records.filter((r) => !r.detection).length;
   if (missing) throw new Error(`${workload.name}: ${missing} runs have no rejection in their timeline`);
@@ -127,5 +147,6 @@ function detectionReport(workload: Workload, runs: number, records: RunRecord[])
     boundAchieved: boundMs / on.mean,
     metric: 'detection',
     records,
+    examples,
   };
 }

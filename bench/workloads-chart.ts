@@ -1,4 +1,5 @@
 import { barChart } from './charts/svg-charts.ts';
+import { timelineChart } from './charts/timeline-chart.ts';
 import type { WorkloadReport } from './run-ab.ts';
 
 /** The paper's Figure 6 for our run: per workload, latency off vs on vs the bound, with std error bars. */
@@ -12,6 +13,20 @@ export function workloadsChart(reports: readonly WorkloadReport[]): string {
         { label: 'partial execution off', value: r.off.mean, error: r.off.std },
         { label: 'partial execution on', value: r.on.mean, error: r.on.std },
         { label: 'theoretical bound', value: r.boundMs },
+      ],
+    })),
+  });
+}
+
+/** The paper's Figures 4 and 7 for our run: each workload's median request, off above on. */
+export function workloadTimelinesChart(reports: readonly WorkloadReport[]): string {
+  return timelineChart({
+    title: 'Where the time goes: the median request of each workload, partial execution off and on',
+    panels: reports.map((r) => ({
+      label: r.workload,
+      requests: [
+        { label: 'off (sequential)', events: r.examples.off },
+        { label: 'on (partial)', events: r.examples.on },
       ],
     })),
   });

@@ -19,9 +19,9 @@ describe('npm run bench -- workloads --quick', () => {
     out = await mkdtemp(path.join(tmpdir(), 'conveyor-bench-'));
     await run(process.execPath, ['--import', 'tsx', 'bench/cli.ts', 'workloads', '--quick', '--profile', 'fast-test', '--out', out], { cwd: root, timeout: 240_000 });
     const files = (await readdir(out)).sort();
-    expect(files).toHaveLength(3);
-    const stem = files[0]!.replace(/\.json$/, '');
-    expect(files).toEqual([`${stem}.json`, `${stem}.md`, `${stem}.svg`]);
+    expect(files).toHaveLength(4);
+    const stem = files.find((f) => f.endsWith('.json'))!.replace(/\.json$/, '');
+    expect(files).toEqual([`${stem}-timelines.svg`, `${stem}.json`, `${stem}.md`, `${stem}.svg`].sort());
     expect(stem).toMatch(/^\d{4}-\d{2}-\d{2}-workloads-quick$/);
 
     const json = JSON.parse(await readFile(path.join(out, `${stem}.json`), 'utf8'));
@@ -35,6 +35,8 @@ describe('npm run bench -- workloads --quick', () => {
       expect(r).toHaveProperty('boundAchieved');
       expect(r.generationMs.length).toBeGreaterThan(0);
       expect(r.records).toHaveLength(4);
+      // The median run of each mode, whole: from its arrival to its end.
+      for (const mode of ['on', 'off']) expect(r.examples[mode].map((e: { type: string }) => e.type)).toEqual(expect.arrayContaining(['request-start', 'round-start', 'request-end']));
     }
     expect(json.reports.find((r: { workload: string }) => r.workload === 'validation').metric).toBe('detection');
 
@@ -43,5 +45,9 @@ describe('npm run bench -- workloads --quick', () => {
     const svg = await readFile(path.join(out, `${stem}.svg`), 'utf8');
     expect(svg.startsWith('<svg')).toBe(true);
     for (const name of names) expect(svg).toContain(name);
+    const timelines = await readFile(path.join(out, `${stem}-timelines.svg`), 'utf8');
+    expect(timelines.startsWith('<svg')).toBe(true);
+    for (const name of names) expect(timelines).toContain(`>${name}</text>`);
+    expect(timelines.match(/>on \(partial\)</g)).toHaveLength(names.length);
   }, 300_000);
 });

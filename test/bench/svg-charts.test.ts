@@ -1,6 +1,8 @@
 import { Parser } from 'htmlparser2';
 import { describe, expect, it } from 'vitest';
 import { barChart, cdfChart, lineChart } from '../../bench/charts/svg-charts.ts';
+import { requestLanes, timelineChart } from '../../bench/charts/timeline-chart.ts';
+import type { TimelineEvent } from '../../gateway/timeline.ts';
 
 /** Strict well-formedness walk: every tag closes in order, every `&` starts an entity, no stray `<`. */
 function assertWellFormedXml(svg: string): void {
@@ -114,5 +116,80 @@ describe('svg charts', () => {
       expect(svg).not.toMatch(/NaN|Infinity/);
       expect(parseXml(svg).text).toContain('no data');
     }
+  });
+});
+
+/** A two-round request whose python tool starts at its first statement, mid-decode. */
+const partialRun: TimelineEvent[] = [
+  { t: 0, type: 'request-start' },
+  { t: 1, type: 'round-start', round: 1 },
+  { t: 21, type: 'first-token', round: 1 },
+  { t: 120, type: 'call-start', round: 1, callId: 'c1', detail: 'python' },
+  { t: 300, type: 'piece', round: 1, callId: 'c1', detail: 'line 1' },
+  { t: 301, type: 'tool-start', round: 1, callId: 'c1', detail: 'python' },
+  { t: 500, type: 'piece', round: 1, callId: 'c1', detail: 'line 2' },
+  { t: 800, type: 'decode-end', round: 1, detail: 'stop' },
+  { t: 900, type: 'tool-end', round: 1, callId: 'c1', detail: 'ok' },
+  { t: 901, type: 'round-end', round: 1, detail: 'stop' },
+  { t: 902, type: 'round-start', round: 2 },
+  { t: 930, type: 'first-token', round: 2 },
+  { t: 1200, type: 'decode-end', round: 2, detail: 'stop' },
+  { t: 1201, type: 'round-end', round: 2, detail: 'stop' },
+  { t: 1210, type: 'request-end', detail: 'stop' },
+];
+
+describe('timelineChart', () => {
+  it('reads the lanes of a request: first-token waits, decodes, pieces, tool bars, the end', () => {
+    const lanes = requestLanes('on', partialRun);
+    expect(lanes.waits.map((b) => [b.start, b.end])).toEqual([[1, 21], [902, 930]]);
+    expect(lanes.decodes.map((b) => [b.start, b.end])).toEqual([[21, 800], [930, 1200]]);
+    expect(lanes.pieces).toEqual([300, 500]);
+    expect(lanes.toolRows.map((row) => row.map((b) => [b.start, b.end, b.label]))).toEqual([[[301, 900, 'python']]]);
+    expect(lanes.rejects).toEqual([]);
+    expect(lanes.endMs).toBe(1210);
+  });
+
+  it('packs overlapping calls into separate rows and ends a rejected call at its rejection', () => {
+    const events: TimelineEvent[] = [
+      { t: 0, type: 'round-start', round: 1 },
+      { t: 10, type: 'first-token', round: 1 },
+      { t: 100, type: 'tool-start', round: 1, callId: 'a', detail: 'search' },
+      { t: 150, type: 'piece', round: 1, callId: 'a', detail: 'query' },
+      { t: 200, type: 'tool-start', round: 1, callId: 'b', detail: 'search' },
+      { t: 300, type: 'tool-end', round: 1, callId: 'a', detail: 'ok' },
+      { t: 350, type: 'tool-start', round: 1, callId: 'c', detail: 'local_news' },
+      { t: 360, type: 'abort', round: 1, callId: 'c', detail: 'rejected: location must be "City, ST"' },
+      { t: 400, type: 'tool-end', round: 1, callId: 'b', detail: 'ok' },
+      { t: 420, type: 'decode-end', round: 1, detail: 'abort' },
+      { t: 430, type: 'request-end', detail: 'stop' },
+    ];
+    const lanes = requestLanes('off', events);
+    expect(lanes.toolRows.map((row) => row.map((b) => `${b.label}@${b.start}-${b.end}`))).toEqual([
+      ['search@100-300', 'local_news@350-360'],
+      ['search@200-400'],
+    ]);
+    expect(lanes.rejects).toEqual([360]);
+    // The first search opened at its call's start and was fed when its query closed; the others had no piece.
+    expect(lanes.toolRows.flat().map((b) => `${b.label}@${b.inputAt}`)).toEqual(['search@150', 'local_news@350', 'search@200']);
+  });
+
+  it('draws one panel per workload, both requests on one axis, as well-formed SVG', () => {
+    const sequential = partialRun.map((e) => (e.type === 'tool-start' ? { ...e, t: 801 } : e));
+    const svg = timelineChart({
+      title: 'Where the time goes',
+      panels: [
+        { label: 'codegen', requests: [{ label: 'off (sequential)', events: sequential }, { label: 'on (partial)', events: partialRun }] },
+        { label: tricky, requests: [{ label: 'off (sequential)', events: [] }, { label: 'on (partial)', events: [] }] },
+      ],
+    });
+    assertWellFormedXml(svg);
+    expect(svg).not.toMatch(/NaN|Infinity/);
+    const xml = parseXml(svg);
+    expect(xml.root).toBe('svg');
+    for (const label of ['Where the time goes', 'codegen', tricky, 'off (sequential)', 'on (partial)', 'tool running', '1210 ms']) expect(xml.text).toContain(label);
+    // Background + 4 legend swatches + per drawn request (2): 2 waits + 2 decodes + 1 tool bar.
+    expect(xml.elements.filter((e) => e === 'rect')).toHaveLength(1 + 4 + 2 * 5);
+    expect(svg).toContain('python: 801–900 ms (99 ms)');
+    expect(svg).toContain('python: 301–900 ms (599 ms)');
   });
 });
