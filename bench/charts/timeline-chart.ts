@@ -6,8 +6,8 @@ import { esc, f, linearScale, tickLabel } from './svg-frame.ts';
  * execution off and one with it on, drawn on one time axis. A lane for the model (each round's
  * wait for its first token, then its decode, with a tick where a piece went to a tool) and lanes
  * for the tools (one bar per call, from the moment the tool was opened, pale until its first
- * input arrived, to its result), so the overlap that
- * partial execution buys, or its absence, can be seen at a glance.
+ * input arrived, to its result), so the overlap that partial execution buys, or its absence, can
+ * be seen at a glance.
  */
 
 export interface TimelinePanel {
@@ -122,15 +122,13 @@ function drawPanel(out: string[], panel: TimelinePanel, top: number): number {
     const height = lanes * (LANE + LANE_GAP);
     rows.push(`<text x="12" y="${f(y + LANE - 3)}">${esc(r.label)}</text>`);
     rows.push(`<text x="${LEFT - 8}" y="${f(y + LANE - 3)}" text-anchor="end" fill="#555555">model</text>`);
+    rows.push(`<text x="${LEFT - 8}" y="${f(y + LANE + LANE_GAP + LANE - 3)}" text-anchor="end" fill="#555555">tools</text>`);
     for (const b of r.waits) rows.push(rect(x.map, b, y, COLORS.wait));
     for (const b of r.decodes) rows.push(rect(x.map, b, y, COLORS.decode));
     for (const t of r.pieces) rows.push(`<line x1="${f(x.map(t))}" x2="${f(x.map(t))}" y1="${f(y + 3)}" y2="${f(y + LANE - 3)}" stroke="${COLORS.piece}" stroke-width="1"/>`);
     r.toolRows.forEach((row, i) => {
-      const ry = y + (i + 1) * (LANE + LANE_GAP);
-      if (i === 0) rows.push(`<text x="${LEFT - 8}" y="${f(ry + LANE - 3)}" text-anchor="end" fill="#555555">tools</text>`);
-      for (const b of row) rows.push(toolRect(x.map, b, ry));
+      for (const b of row) rows.push(toolRect(x.map, b, y + (i + 1) * (LANE + LANE_GAP)));
     });
-    if (r.toolRows.length === 0) rows.push(`<text x="${LEFT - 8}" y="${f(y + LANE + LANE_GAP + LANE - 3)}" text-anchor="end" fill="#555555">tools</text>`);
     for (const t of r.rejects) rows.push(`<line x1="${f(x.map(t))}" x2="${f(x.map(t))}" y1="${f(y - 2)}" y2="${f(y + height - LANE_GAP + 2)}" stroke="${COLORS.reject}" stroke-width="2"><title>rejected at ${t.toFixed(0)} ms</title></line>`);
     const endX = x.map(r.endMs);
     rows.push(`<line x1="${f(endX)}" x2="${f(endX)}" y1="${f(y - 2)}" y2="${f(y + height - LANE_GAP + 2)}" stroke="#333333" stroke-dasharray="3 2"/>`);
