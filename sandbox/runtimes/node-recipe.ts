@@ -25,10 +25,11 @@ export interface PluginHostArgs {
 export const PLUGIN_HOST_ISOLATES = 2;
 
 /**
- * CPU seconds a plugin process spends before its first call: Node, tsx's loader thread, and the
- * host, kit and plugin modules transpiled afresh (a sandbox's /tmp starts empty, so tsx's cache is
- * always cold there). Measured at 0.9–1.0 s on the 2-core CI machine; RLIMIT_CPU gets this much on
- * top of the plugin's own cpuSeconds, which would otherwise be spent before the plugin ran at all.
+ * CPU seconds a plugin process spends before its first call: Node, tsx's hooks thread (≈0.3 s)
+ * and every module of the host, the kit, zod and the plugin loaded through those hooks (a warm
+ * tsx cache barely changes it). Measured at 0.9–1.0 s on the 2-core CI machine; RLIMIT_CPU gets
+ * this much on top of the plugin's own cpuSeconds, which would otherwise be spent before the
+ * plugin ran at all.
  */
 export const PLUGIN_HOST_STARTUP_CPU_S = 2;
 
