@@ -78,7 +78,7 @@ export async function runWorkloads(o: WorkloadsOptions): Promise<{ reports: Work
         date: new Date().toISOString(),
         node: process.version,
         toolProfile: o.toolProfile,
-        pairs: o.sequentialPairs ? 'sequential' : 'each on/off pair sent at the same moment, except search and planning (they share their search API: sequential)',
+        pairs: o.sequentialPairs ? 'sequential' : 'each on/off pair sent at the same moment, except search and planning (they share their search API) and database (one warm spare process): sequential',
         workloads: o.serialWorkloads ? 'one after the other' : 'all at once, each with its own gateway, sharing the simulator',
         python: `${python}${env.numpy ? ' with numpy+matplotlib' : ' (stdlib only)'}${coldImports ? ', cold imports' : ', pre-imported in the fork server'}`,
         search: search ? `HTTP backend → search API stand-in (${search.latencyMs} ms, ${search.concurrency || 'unlimited'} at a time)` : 'in-process FTS5 index',

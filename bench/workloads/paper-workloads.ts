@@ -36,6 +36,10 @@ export const database: Workload = {
   name: 'database',
   description: 'SELECT * FROM employees on the demo SQLite file (read-only, sandboxed process), then an answer.',
   request: () => scenarioRequest('database', 'List all employees in the database.', tools('database')),
+  // The tool keeps one warm spare process. A pair sent together would race for it, and the on
+  // request, which opens its tool when the call starts, would always win: the off request would pay
+  // a fresh process's start-up (≈0.5 s on two busy cores) and the gain would be overstated.
+  sequentialPairs: true,
 };
 
 /** Calculator: 200*701. */
