@@ -14,8 +14,10 @@ export class ConveyorError extends Error {
 
 /** The client sent something we cannot accept. `param` names the offending field. */
 export class InvalidRequestError extends ConveyorError {
-  constructor(message: string, readonly param: string | null = null) {
+  readonly param: string | null;
+  constructor(message: string, param: string | null = null) {
     super('invalid_request', message);
+    this.param = param;
   }
 }
 
@@ -54,8 +56,10 @@ export class UpstreamIdleTimeoutError extends UpstreamError {
 
 /** The upstream answered with an HTTP error or sent an error object in its stream. */
 export class UpstreamResponseError extends UpstreamError {
-  constructor(readonly status: number, message: string) {
+  readonly status: number;
+  constructor(status: number, message: string) {
     super('upstream_response_error', message);
+    this.status = status;
   }
 }
 
@@ -81,8 +85,10 @@ export class ClientAbortedError extends ConveyorError {
 
 /** A tool's sandbox stopped it: CPU, memory, wall clock, output size. */
 export class SandboxLimitError extends ConveyorError {
-  constructor(readonly limit: string, message: string) {
+  readonly limit: string;
+  constructor(limit: string, message: string) {
     super('sandbox_limit_exceeded', message);
+    this.limit = limit;
   }
 }
 
@@ -95,8 +101,12 @@ export class SandboxError extends ConveyorError {
 
 /** A plugin rejected a call while it was being decoded. */
 export class ToolRejectedError extends ConveyorError {
-  constructor(readonly tool: string, readonly reason: string) {
+  readonly tool: string;
+  readonly reason: string;
+  constructor(tool: string, reason: string) {
     super('tool_rejected', `${tool} rejected the call: ${reason}`);
+    this.tool = tool;
+    this.reason = reason;
   }
 }
 
@@ -134,7 +144,9 @@ export class SimConfigError extends ConveyorError {
 
 /** A plugin runtime's pool has no free slot and its queue is full: the call is refused, not delayed. */
 export class SandboxQueueFullError extends ConveyorError {
-  constructor(readonly runtime: string, message: string) {
+  readonly runtime: string;
+  constructor(runtime: string, message: string) {
     super('sandbox_queue_full', message);
+    this.runtime = runtime;
   }
 }

@@ -10,6 +10,8 @@ import type { OpenAIErrorBody } from './error-response.ts';
  * Clients that do not know it see an empty chunk and move on.
  */
 export class ChatChunkWriter {
+  private readonly sse: SseWriter;
+  private readonly options: { includeUsage: boolean; conveyorEvents: boolean };
   private readonly created = Math.floor(Date.now() / 1000);
   /**
    * `{"id":…,"object":…,"created":…,"model":…,` — the envelope every chunk starts with, serialised
@@ -19,11 +21,13 @@ export class ChatChunkWriter {
   private readonly head: string;
 
   constructor(
-    private readonly sse: SseWriter,
+    sse: SseWriter,
     id: string,
     model: string,
-    private readonly options: { includeUsage: boolean; conveyorEvents: boolean },
+    options: { includeUsage: boolean; conveyorEvents: boolean },
   ) {
+    this.sse = sse;
+    this.options = options;
     this.head = `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${this.created},"model":${JSON.stringify(model)},`;
   }
 

@@ -24,8 +24,11 @@ interface Pending {
  * concatenated `tool_calls[].function.arguments` deltas equal the final arguments exactly.
  */
 export class ClientCalls {
+  private readonly emit: Emit;
   private readonly calls = new Map<string, Pending>();
-  constructor(private readonly emit: Emit) {}
+  constructor(emit: Emit) {
+    this.emit = emit;
+  }
 
   has(callId: string): boolean {
     return this.calls.has(callId);

@@ -43,10 +43,13 @@ interface CallState {
  * execution on and off (DESIGN invariant 1): only *when* pieces are delivered differs.
  */
 export class Dispatcher {
+  private readonly opts: DispatcherOptions;
   private readonly calls: CallState[] = [];
   private decodeEnded = false;
 
-  constructor(private readonly opts: DispatcherOptions) {}
+  constructor(opts: DispatcherOptions) {
+    this.opts = opts;
+  }
 
   callStart(callId: string, name: string): void {
     const call: CallState = { callId, name, plugin: this.opts.tools.get(name), chain: Promise.resolve(), buffered: [], decodedFields: {} };

@@ -29,11 +29,14 @@ export interface RoundParserOptions {
  * the client's to execute.
  */
 export class RoundParser {
+  private readonly o: RoundParserOptions;
   /** The round's visible text: what goes into the assistant message. */
   visibleText = '';
   private toolCallParser: OpenAIToolCallsParser | undefined;
 
-  constructor(private readonly o: RoundParserOptions) {}
+  constructor(o: RoundParserOptions) {
+    this.o = o;
+  }
 
   text(delta: string): void {
     const parser = this.o.parser;

@@ -17,6 +17,7 @@ const SSE_HEADERS = {
  * their own cost a packet, and the client a read, ahead of the first token.
  */
 export class SseWriter {
+  private readonly res: ServerResponse;
   private keepAlive: NodeJS.Timeout | undefined;
   private closed = false;
   /** The first write went through node:http (status line and headers with it). */
@@ -24,10 +25,11 @@ export class SseWriter {
   private batching = false;
 
   constructor(
-    private readonly res: ServerResponse,
+    res: ServerResponse,
     headers: Record<string, string> = {},
     keepAliveMs = 15_000,
   ) {
+    this.res = res;
     res.writeHead(200, { ...SSE_HEADERS, ...headers });
     // Nothing written in this tick (a caller that opens the stream before it has an event):
     // the headers still go out now.

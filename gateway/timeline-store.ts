@@ -2,8 +2,11 @@ import type { Timeline } from './timeline.ts';
 
 /** Keeps the most recent timelines (bounded: a busy gateway must not grow without limit). */
 export class TimelineStore {
+  private readonly capacity: number;
   private readonly byId = new Map<string, Timeline>();
-  constructor(private readonly capacity = 1000) {}
+  constructor(capacity = 1000) {
+    this.capacity = capacity;
+  }
 
   add(timeline: Timeline): void {
     this.byId.set(timeline.requestId, timeline);

@@ -41,12 +41,14 @@ export interface RoundSummary {
  * g_i and t_i from it and clients fetch it via GET /v1/requests/:id/timeline.
  */
 export class Timeline {
+  readonly requestId: string;
   readonly events: TimelineEvent[] = [];
   private readonly origin = performance.now();
   /** Wall-clock start (ms since the epoch), for humans correlating with logs; formatted only when read. */
   private readonly startedAtMs = Date.now();
 
-  constructor(readonly requestId: string) {
+  constructor(requestId: string) {
+    this.requestId = requestId;
     this.mark('request-start');
   }
 

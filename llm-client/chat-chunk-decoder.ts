@@ -75,9 +75,12 @@ function isTokenChunk(json: unknown): json is ChatCompletionChunk {
 
 /** Turns the data of SSE events into parts; one decoder per stream (it remembers `start`). */
 export class ChatChunkDecoder {
+  private readonly requestedModel: string;
   #started = false;
 
-  constructor(private readonly requestedModel: string) {}
+  constructor(requestedModel: string) {
+    this.requestedModel = requestedModel;
+  }
 
   get started(): boolean {
     return this.#started;

@@ -17,6 +17,8 @@ import type { UpstreamTimeouts } from './upstream-options.ts';
  * chunk cost two timer-list operations and a Timeout object on every token's path.
  */
 export class StreamDeadlines {
+  private readonly timeouts: UpstreamTimeouts;
+  private readonly onExpire: (error: UpstreamError) => void;
   #phase: NodeJS.Timeout | undefined;
   #total: NodeJS.Timeout | undefined;
   #tokensFlowing = false;
@@ -26,10 +28,10 @@ export class StreamDeadlines {
   /** When the idle clock last restarted (performance.now()). */
   #idleFrom = 0;
 
-  constructor(
-    private readonly timeouts: UpstreamTimeouts,
-    private readonly onExpire: (error: UpstreamError) => void,
-  ) {}
+  constructor(timeouts: UpstreamTimeouts, onExpire: (error: UpstreamError) => void) {
+    this.timeouts = timeouts;
+    this.onExpire = onExpire;
+  }
 
   start(): void {
     const { firstTokenMs, totalMs } = this.timeouts;

@@ -40,6 +40,8 @@ export function startUpstreamStream(options: ResolvedStreamOptions, onPart: (par
  * included; the controller-style interface goes through a wrapper per call.
  */
 class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler, DeferredDrain {
+  private readonly options: ResolvedStreamOptions;
+  private readonly onPart: (part: UpstreamPart) => void;
   readonly done: Promise<void>;
   interrupted = false;
   #resolve!: () => void;
@@ -70,10 +72,9 @@ class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler, Deferr
   #sse: SseEventDecoder | undefined;
   readonly #deadlines: StreamDeadlines;
 
-  constructor(
-    private readonly options: ResolvedStreamOptions,
-    private readonly onPart: (part: UpstreamPart) => void,
-  ) {
+  constructor(options: ResolvedStreamOptions, onPart: (part: UpstreamPart) => void) {
+    this.options = options;
+    this.onPart = onPart;
     this.done = new Promise<void>((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;

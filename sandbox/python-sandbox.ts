@@ -77,6 +77,10 @@ function zygoteConfig(options: ResolvedPythonSandboxOptions): string {
 }
 
 class PythonSandboxHandle implements PythonSandbox {
+  private readonly options: ResolvedPythonSandboxOptions;
+  private readonly plan: LaunchPlan;
+  private readonly report: SandboxProtections;
+  private readonly stagingRoot: string;
   readonly limits: PythonSandboxLimits;
   readonly python: string;
   private zygote: ZygoteProcess | null;
@@ -86,12 +90,16 @@ class PythonSandboxHandle implements PythonSandbox {
   private readonly cleanupOnExit = (): void => rmSync(this.stagingRoot, { recursive: true, force: true });
 
   constructor(
-    private readonly options: ResolvedPythonSandboxOptions,
-    private readonly plan: LaunchPlan,
+    options: ResolvedPythonSandboxOptions,
+    plan: LaunchPlan,
     zygote: ZygoteProcess,
-    private readonly report: SandboxProtections,
-    private readonly stagingRoot: string,
+    report: SandboxProtections,
+    stagingRoot: string,
   ) {
+    this.options = options;
+    this.plan = plan;
+    this.report = report;
+    this.stagingRoot = stagingRoot;
     this.limits = options.limits;
     this.python = zygote.ready.executable;
     this.zygote = null;

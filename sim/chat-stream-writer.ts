@@ -24,14 +24,17 @@ export interface ChatStreamOptions {
  * and `data: [DONE]`. A small push-based state machine fed by the engine loop.
  */
 export class ChatStreamWriter {
+  private readonly res: ServerResponse;
+  private readonly ident: CompletionIdentity;
+  private readonly options: ChatStreamOptions;
   private started = false;
   private ended = false;
 
-  constructor(
-    private readonly res: ServerResponse,
-    private readonly ident: CompletionIdentity,
-    private readonly options: ChatStreamOptions,
-  ) {}
+  constructor(res: ServerResponse, ident: CompletionIdentity, options: ChatStreamOptions) {
+    this.res = res;
+    this.ident = ident;
+    this.options = options;
+  }
 
   /** Whether [DONE] has been written (a close after this is not a disconnect). */
   get finished(): boolean {

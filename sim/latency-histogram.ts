@@ -3,11 +3,13 @@
  * it mirrors, so dashboards built for vLLM read the simulator unchanged.
  */
 export class LatencyHistogram {
+  readonly bounds: readonly number[];
   readonly counts: number[];
   count = 0;
   sum = 0;
 
-  constructor(readonly bounds: readonly number[]) {
+  constructor(bounds: readonly number[]) {
+    this.bounds = bounds;
     this.counts = bounds.map(() => 0);
   }
 

@@ -3,8 +3,10 @@ import { InvalidRequestError } from '../core/errors.ts';
 
 /** The body passed the size limit; answered with 413. */
 export class BodyTooLargeError extends InvalidRequestError {
-  constructor(readonly limit: number) {
+  readonly limit: number;
+  constructor(limit: number) {
     super(`request body is larger than ${limit} bytes`);
+    this.limit = limit;
   }
 }
 

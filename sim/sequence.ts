@@ -34,6 +34,10 @@ export type SequenceState = 'waiting' | 'running' | 'finished' | 'aborted';
  * decode order is decided up front, so the same request always yields the same tokens.
  */
 export class Sequence {
+  readonly id: number;
+  readonly plan: SequencePlan;
+  readonly listener: SequenceListener;
+  readonly arrivedAt: number;
   state: SequenceState = 'waiting';
   /** Set by abort(); the engine removes the sequence at the next step boundary. */
   abortRequested = false;
@@ -44,12 +48,11 @@ export class Sequence {
   private readonly detokenizer = new IncrementalDetokenizer();
   private emitted = 0;
 
-  constructor(
-    readonly id: number,
-    readonly plan: SequencePlan,
-    readonly listener: SequenceListener,
-    readonly arrivedAt: number,
-  ) {
+  constructor(id: number, plan: SequencePlan, listener: SequenceListener, arrivedAt: number) {
+    this.id = id;
+    this.plan = plan;
+    this.listener = listener;
+    this.arrivedAt = arrivedAt;
     const ids = plan.outputTokenIds;
     if (plan.maxTokens > ids.length) {
       this.schedule = [...ids, EOS_TOKEN_ID];

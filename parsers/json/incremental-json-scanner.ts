@@ -30,13 +30,13 @@ export interface IncrementalJsonScannerOptions extends JsonStructureOptions {
 }
 
 /** The states, numbered as in json-structure-scanner.ts (see there); strings are this file's. */
-const enum S {
-  STRING = 6,
-  ESCAPE = 7,
-  UNICODE = 8,
-  DONE = 18,
-  FAILED = 19,
-}
+const S = {
+  STRING: 6,
+  ESCAPE: 7,
+  UNICODE: 8,
+  DONE: 18,
+  FAILED: 19,
+} as const;
 
 /**
  * The scanner; JsonStructureScanner has everything outside strings, and this class the strings:

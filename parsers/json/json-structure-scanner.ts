@@ -16,26 +16,27 @@ export interface JsonStructureOptions {
 
 /**
  * The scanner's states, one number line across its files: 0-5 and 17-19 here, 6-8 inside a
- * string (incremental-json-scanner.ts, which declares the same enum), 9-16 in a number
- * (json-lexical-grammar.ts). A const enum, so that each use compiles to a number literal where
- * a module-level constant was a load and a type check at every use.
+ * string (incremental-json-scanner.ts, which declares the same object), 9-16 in a number
+ * (json-lexical-grammar.ts). An object, not the const enum it was: enums are not erasable
+ * syntax, so Node's own type stripping refuses them (tsconfig: erasableSyntaxOnly). bench/parsers
+ * showed no difference from the enum's inlined literals beyond the 2-core box's noise.
  */
-const enum S {
+const S = {
   /** A value must start here (leading whitespace allowed). */
-  VALUE = 0,
-  VALUE_OR_ARRAY_END = 1,
-  KEY_OR_OBJECT_END = 2,
-  KEY = 3,
-  COLON = 4,
+  VALUE: 0,
+  VALUE_OR_ARRAY_END: 1,
+  KEY_OR_OBJECT_END: 2,
+  KEY: 3,
+  COLON: 4,
   /** "," or the enclosing container's closing bracket. */
-  AFTER_VALUE = 5,
-  STRING = 6,
-  ESCAPE = 7,
-  UNICODE = 8,
-  LITERAL = 17,
-  DONE = 18,
-  FAILED = 19,
-}
+  AFTER_VALUE: 5,
+  STRING: 6,
+  ESCAPE: 7,
+  UNICODE: 8,
+  LITERAL: 17,
+  DONE: 18,
+  FAILED: 19,
+} as const;
 
 interface Frame {
   isArray: boolean;

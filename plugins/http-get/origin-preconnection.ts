@@ -8,11 +8,13 @@ import type { buildConnector } from 'undici';
  * written on the socket until the Client sends the request.
  */
 export class OriginPreconnection {
+  private readonly connect: buildConnector.connector;
   readonly origin: string;
   readonly #socket: Promise<Socket | undefined>;
   #used = false;
 
-  constructor(url: URL, private readonly connect: buildConnector.connector) {
+  constructor(url: URL, connect: buildConnector.connector) {
+    this.connect = connect;
     this.origin = url.origin;
     // undici passes IPv6 hosts without their brackets.
     const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;

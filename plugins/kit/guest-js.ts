@@ -44,8 +44,10 @@ export interface GuestRunOptions {
 
 /** Why a guest evaluation failed; `kind` is stable. */
 export class GuestError extends Error {
-  constructor(readonly kind: 'exception' | 'timeout' | 'memory' | 'unclonable', message: string) {
+  readonly kind: 'exception' | 'timeout' | 'memory' | 'unclonable';
+  constructor(kind: 'exception' | 'timeout' | 'memory' | 'unclonable', message: string) {
     super(message);
     this.name = 'GuestError';
+    this.kind = kind;
   }
 }

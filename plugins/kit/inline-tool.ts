@@ -18,11 +18,13 @@ export function inlineTool(definition: PluginDefinition): ToolPlugin {
 }
 
 class InlineExecution implements ToolExecution {
+  private readonly definition: PluginDefinition;
   private readonly ctx: PluginContext;
   private readonly started: Promise<void>;
   private aborted = false;
 
-  constructor(private readonly definition: PluginDefinition, call: ToolCallContext) {
+  constructor(definition: PluginDefinition, call: ToolCallContext) {
+    this.definition = definition;
     this.ctx = { callId: call.callId, signal: call.signal, state: {}, emit: call.emit };
     // A failing pre-warm must not surface as an unhandled rejection; onEnd reports it.
     this.started = Promise.resolve().then(() => definition.hooks.onStart?.(this.ctx));

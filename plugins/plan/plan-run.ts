@@ -33,6 +33,7 @@ const REFERENCE = /\$\{(\d+)\}|\$(\d+)/g;
  * n's value (`stepValue`). A step whose dependency failed is skipped, with that as its error.
  */
 export class PlanRun {
+  private readonly ctx: Pick<ToolCallContext, 'callId' | 'signal' | 'emit'>;
   readonly #steps = new Map<number, { step: PlanStepInput; outcome: Promise<StepOutcome> }>();
   readonly #running = new Set<ToolExecution>();
   readonly #controller = new AbortController();
@@ -42,7 +43,8 @@ export class PlanRun {
   readonly #joinTool: string;
 
   /** `planTool` is the plan tool's own name: a step may not start a nested plan. */
-  constructor(options: { tools: ToolResolver; joinTool: string; planTool: string }, private readonly ctx: Pick<ToolCallContext, 'callId' | 'signal' | 'emit'>) {
+  constructor(options: { tools: ToolResolver; joinTool: string; planTool: string }, ctx: Pick<ToolCallContext, 'callId' | 'signal' | 'emit'>) {
+    this.ctx = ctx;
     const { tools, planTool } = options;
     this.#resolve = (name) => (name === planTool ? undefined : typeof tools === 'function' ? tools(name) : tools.get(name));
     this.#joinTool = options.joinTool;

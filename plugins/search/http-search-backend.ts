@@ -40,9 +40,11 @@ const ApiResponse = z.union([
  * `SearchHit`s. Non-2xx answers, bodies over `maxBytes`, unknown JSON shapes and timeouts throw.
  */
 export class HttpSearchBackend implements SearchBackend {
+  private readonly options: HttpSearchBackendOptions;
   readonly label: string;
 
-  constructor(private readonly options: HttpSearchBackendOptions) {
+  constructor(options: HttpSearchBackendOptions) {
+    this.options = options;
     if (!options.urlTemplate.includes('{query}')) throw new TypeError('search urlTemplate needs a {query} placeholder');
     this.label = new URL(options.urlTemplate.replace(/\{(query|limit)\}/g, '')).origin;
   }

@@ -35,13 +35,15 @@ export function toFtsQuery(text: string, match: 'any' | 'every' = 'any'): string
 
 /** A read-only handle on an index built by `buildSearchIndex`. */
 export class SqliteSearchIndex implements SearchBackend {
+  readonly file: string;
   readonly label: string;
   readonly #db: SqliteDatabase;
   readonly #query: SqliteStatement<[string, number], SearchHit>;
   readonly #count: SqliteStatement<[string], { pages: number }>;
 
   /** Opens `file` read-only; throws if it is missing or is not a search index. */
-  constructor(readonly file: string) {
+  constructor(file: string) {
+    this.file = file;
     this.label = `sqlite:${file}`;
     this.#db = openSqlite(file, { readonly: true, fileMustExist: true });
     try {

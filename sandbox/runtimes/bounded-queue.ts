@@ -5,14 +5,17 @@ import { SandboxQueueFullError } from '../../core/errors.ts';
  * `maxWaiting` queued; one more is refused at once (a clear tool error beats an unbounded wait).
  */
 export class BoundedQueue {
+  private readonly runtime: string;
+  readonly capacity: number;
+  readonly maxWaiting: number;
   private holders = 0;
   private readonly waiters: Array<{ grant: () => void; refuse: (err: unknown) => void }> = [];
 
-  constructor(
-    private readonly runtime: string,
-    readonly capacity: number,
-    readonly maxWaiting: number,
-  ) {}
+  constructor(runtime: string, capacity: number, maxWaiting: number) {
+    this.runtime = runtime;
+    this.capacity = capacity;
+    this.maxWaiting = maxWaiting;
+  }
 
   get active(): number {
     return this.holders;

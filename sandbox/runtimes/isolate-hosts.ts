@@ -39,12 +39,14 @@ const PING_MS = 2000;
  * this host only (and the calls on it), never the gateway: that is why it is a separate process.
  */
 export class IsolateHosts {
+  private readonly processes: ProcessPool;
   readonly options: Required<IsolateHostsOptions>;
   private readonly groups = new Map<string, HostGroup>();
   private readonly checked: IsolatedVmSupport = checkIsolatedVm();
   private lastHostError: string | null = null;
 
-  constructor(private readonly processes: ProcessPool, options: IsolateHostsOptions = {}) {
+  constructor(processes: ProcessPool, options: IsolateHostsOptions = {}) {
+    this.processes = processes;
     const maxCalls = options.maxCalls ?? 32;
     this.options = {
       maxCalls,

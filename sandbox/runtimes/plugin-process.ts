@@ -35,6 +35,9 @@ const MAX_LINE = 8 * 1024 * 1024;
  * `ready`, routes messages by callId, and SIGKILLs its whole process tree when asked.
  */
 export class PluginProcess {
+  private readonly child: ChildProcess;
+  private readonly channel: Duplex;
+  private readonly output: { tail: string; bytes: number };
   readonly ready: ReadyMessage;
   private readonly routes = new Map<string, (message: CallMessage) => void>();
   private readonly loads = new Map<string, Array<(m: Extract<ChildMessage, { t: 'loaded' }>) => void>>();
@@ -43,11 +46,14 @@ export class PluginProcess {
   private killedFor: string | null = null;
 
   private constructor(
-    private readonly child: ChildProcess,
-    private readonly channel: Duplex,
+    child: ChildProcess,
+    channel: Duplex,
     ready: ReadyMessage,
-    private readonly output: { tail: string; bytes: number },
+    output: { tail: string; bytes: number },
   ) {
+    this.child = child;
+    this.channel = channel;
+    this.output = output;
     this.ready = ready;
   }
 

@@ -35,6 +35,8 @@ export interface RemoteCallOptions {
  * error — ends as a ToolResult with ok:false for this call alone; nothing here throws.
  */
 export class RemoteExecution implements ToolExecution {
+  private readonly call: ToolCallContext;
+  private readonly options: RemoteCallOptions;
   private readonly controller = new AbortController();
   private readonly lease: Promise<RemoteLease | null>;
   private readonly verdicts = new Map<number, (verdict: Verdict) => void>();
@@ -47,7 +49,9 @@ export class RemoteExecution implements ToolExecution {
   private readonly wireId: string;
   private readonly timer: NodeJS.Timeout;
 
-  constructor(private readonly call: ToolCallContext, private readonly options: RemoteCallOptions) {
+  constructor(call: ToolCallContext, options: RemoteCallOptions) {
+    this.call = call;
+    this.options = options;
     const { definition } = options;
     this.wireId = `${call.callId}#${++wireCounter}`;
     const onAbort = (): void => this.abort('request aborted');

@@ -15,6 +15,10 @@ const ABORT_HOOK_MS = 1000;
  * workers. Failures become a ToolResult with ok:false; nothing here throws.
  */
 export class ThreadExecution implements ToolExecution {
+  private readonly pool: ThreadPool;
+  private readonly definition: PluginDefinition;
+  private readonly module: string;
+  private readonly call: ToolCallContext;
   private readonly controller = new AbortController();
   private state: Record<string, unknown> = {};
   private chain: Promise<unknown>;
@@ -23,12 +27,16 @@ export class ThreadExecution implements ToolExecution {
   private readonly timer: NodeJS.Timeout;
 
   constructor(
-    private readonly pool: ThreadPool,
-    private readonly definition: PluginDefinition,
-    private readonly module: string,
-    private readonly call: ToolCallContext,
+    pool: ThreadPool,
+    definition: PluginDefinition,
+    module: string,
+    call: ToolCallContext,
     timeoutMs: number,
   ) {
+    this.pool = pool;
+    this.definition = definition;
+    this.module = module;
+    this.call = call;
     const onAbort = (): void => this.abort('request aborted');
     if (call.signal.aborted) queueMicrotask(onAbort);
     else call.signal.addEventListener('abort', onAbort, { once: true });
