@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { PluginContext, PluginDefinition } from '../../plugins/kit/define-plugin.ts';
 import type { ToolResult } from '../../plugins/plugin-types.ts';
+import { nativeTypeScript } from './node-recipe.ts';
 
 const cache = new Map<string, Promise<PluginDefinition>>();
 
@@ -11,10 +12,39 @@ const cache = new Map<string, Promise<PluginDefinition>>();
 export function loadPluginModule(url: string): Promise<PluginDefinition> {
   let loading = cache.get(url);
   if (!loading) {
-    loading = import(url).then((mod: { default?: unknown }) => asDefinition(mod.default, url));
+    loading = importModule(url).then((mod: { default?: unknown }) => asDefinition(mod.default, url));
     cache.set(url, loading);
   }
   return loading;
+}
+
+/**
+ * Errors of Node's own type stripping that tsx does not have: syntax that needs a transform
+ * (enums, namespaces, parameter properties), TypeScript under node_modules, .tsx/.cts files,
+ * `./x.js` naming `./x.ts`, and a type imported without `import type` (a SyntaxError at link time).
+ */
+const TSX_CAN_LOAD = new Set([
+  'ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX',
+  'ERR_UNSUPPORTED_NODE_MODULES_TYPE_STRIPPING',
+  'ERR_UNKNOWN_FILE_EXTENSION',
+  'ERR_MODULE_NOT_FOUND',
+]);
+
+/**
+ * Where Node strips types itself (node-recipe.ts: nativeTypeScript), processes and workers start
+ * without tsx, and a plugin module Node cannot run as it is is loaded again through tsx, in a
+ * namespace of its own (tsImport) so no half-linked module of the first try is reused.
+ */
+async function importModule(url: string): Promise<{ default?: unknown }> {
+  if (!nativeTypeScript()) return import(url);
+  try {
+    return await import(url);
+  } catch (err) {
+    const code = (err as { code?: unknown } | null)?.code;
+    if (!(err instanceof SyntaxError) && !(typeof code === 'string' && TSX_CAN_LOAD.has(code))) throw err;
+    const { tsImport } = await import('tsx/esm/api');
+    return tsImport(url, import.meta.url) as Promise<{ default?: unknown }>;
+  }
 }
 
 function asDefinition(value: unknown, url: string): PluginDefinition {

@@ -11,6 +11,17 @@ export function tsxLoaderUrl(): string {
   return pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 }
 
+/**
+ * This Node runs .ts files itself (type stripping: on by default from Node 22.18 and 23.6). A
+ * plugin process then starts without tsx: tsx's module-hooks thread and every module loaded
+ * through it cost a JS plugin process about 0.25–0.7 s of CPU before its first call. The gateway's
+ * own code is erasable TypeScript (tsconfig `erasableSyntaxOnly`); a plugin module that is not
+ * falls back to tsx in the plugin process (load-plugin-module.ts).
+ */
+export function nativeTypeScript(): boolean {
+  return Boolean((process.features as { typescript?: string | false }).typescript);
+}
+
 export interface PluginHostArgs {
   guest: 'node-vm' | 'isolated-vm' | 'none';
   /** V8 old-generation limit (the process's JS heap). */
@@ -21,27 +32,32 @@ export interface PluginHostArgs {
   shared?: boolean;
 }
 
-/** V8 isolates in a plugin process: its main thread and tsx's module-hooks thread. */
+/**
+ * V8 isolates in a plugin process: its main thread and tsx's module-hooks thread (on Node 20, or
+ * once a plugin module needs tsx).
+ */
 export const PLUGIN_HOST_ISOLATES = 2;
 
 /**
- * CPU seconds a plugin process spends before its first call: Node, tsx's hooks thread (≈0.3 s)
- * and every module of the host, the kit, zod and the plugin loaded through those hooks (a warm
- * tsx cache barely changes it). Measured at 0.9–1.0 s on the 2-core CI machine; RLIMIT_CPU gets
- * this much on top of the plugin's own cpuSeconds, which would otherwise be spent before the
- * plugin ran at all.
+ * CPU seconds a plugin process spends before its first call. On Node 20: Node, tsx's hooks
+ * thread (≈0.3 s) and every module of the host, the kit, zod and the plugin loaded through those
+ * hooks (a warm tsx cache barely changes it), measured at 0.9–1.0 s on the 2-core CI machine.
+ * With native type stripping (Node 22/24) about 0.2 s, unless the plugin module needs tsx.
+ * RLIMIT_CPU gets this much on top of the plugin's own cpuSeconds, which would otherwise be spent
+ * before the plugin ran at all.
  */
 export const PLUGIN_HOST_STARTUP_CPU_S = 2;
 
-/** argv of a JS plugin process: node + tsx + plugin-host.ts. */
+/** argv of a JS plugin process: node + plugin-host.ts, through tsx where Node cannot strip types. */
 export function pluginHostArgv(args: PluginHostArgs): string[] {
   return [
     process.execPath,
     // isolated-vm on Node >= 20 crashes with the shared-heap startup snapshot (isolated-vm#420).
     ...(args.guest === 'isolated-vm' ? ['--no-node-snapshot'] : []),
     `--max-old-space-size=${args.heapMb}`,
-    '--import',
-    tsxLoaderUrl(),
+    // The flag is a no-op where stripping is on by default, and makes the child match a parent
+    // that turned it on by flag (Node 22.6–22.17).
+    ...(nativeTypeScript() ? ['--experimental-strip-types'] : ['--import', tsxLoaderUrl()]),
     PLUGIN_HOST_SCRIPT,
     `--guest=${args.guest}`,
     ...(args.shared ? ['--shared'] : []),

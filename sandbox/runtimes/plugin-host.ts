@@ -1,8 +1,8 @@
 /**
  * Entry point of a JS plugin process (runtime `process`, and the shared isolate host). Started by
- * the gateway as `node [--no-node-snapshot] --import <tsx> plugin-host.ts --guest=<engine>
- * [--shared] [--preload=<module url>]`, inside the sandbox built by process-launch.ts. Speaks the
- * plugin protocol (plugin-protocol.ts) on fd 3.
+ * the gateway as `node [--no-node-snapshot] (--experimental-strip-types | --import <tsx>)
+ * plugin-host.ts --guest=<engine> [--shared] [--preload=<module url>]` (node-recipe.ts), inside
+ * the sandbox built by process-launch.ts. Speaks the plugin protocol (plugin-protocol.ts) on fd 3.
  *
  * Per-call state (the hook context, ctx.state) lives here, keyed by callId, from `start` until
  * the `result` is sent or the call is aborted.

@@ -1,8 +1,11 @@
 // Piscina loads this file in each worker thread. Plain JS on purpose: a worker gets no loader
-// from its parent (vitest or tsx), so it registers tsx itself before importing TypeScript.
-import { register } from 'tsx/esm/api';
-
-register();
+// from its parent (vitest or tsx), so where Node cannot strip types itself (Node 20) it registers
+// tsx before importing TypeScript. With native stripping it does not: tsx's hooks thread would
+// cost each worker about 0.3 s of CPU (node-recipe.ts: nativeTypeScript).
+if (!process.features.typescript) {
+  const { register } = await import('tsx/esm/api');
+  register();
+}
 const { default: runThreadTask } = await import('./thread-worker.ts');
 
 export default runThreadTask;

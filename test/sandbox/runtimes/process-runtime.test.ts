@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toolFromPlugin } from '../../../plugins/kit/tool-from-plugin.ts';
 import { runScriptedCall } from '../../../plugins/kit/testing.ts';
 import type { ToolResult } from '../../../plugins/plugin-types.ts';
+import { nativeTypeScript, tsxLoaderUrl } from '../../../sandbox/runtimes/node-recipe.ts';
 import { createRuntimePools, type RuntimePools } from '../../../sandbox/runtimes/runtime-pools.ts';
 import type { ProcessProtections } from '../../../sandbox/runtimes/process-sandbox.ts';
 import echo from './fixtures/echo-plugin.ts';
@@ -77,6 +78,17 @@ describe('a sample plugin in its own process', () => {
       progress: [{ type: 'unit-done', detail: 'field text' }],
       result: { ok: true, content: 'HELLO', data: { pieces: 1, startedBy: 'call_echo' } },
     });
+  });
+
+  it('starts without tsx where Node strips types itself, and still loads a module that needs a transform', async () => {
+    // Only the gateway side needs the definition; the child imports the module by URL.
+    const definition = { ...echo, name: 'transform_sample', consumes: 'call' as const };
+    const tool = toolFromPlugin(definition, { moduleUrl: fixture('transform-plugin.ts'), pools });
+    const run = await runScriptedCall(tool, { args: { text: 'enum' } });
+    expect(run.result).toMatchObject({ ok: true, content: 'ENUM!' });
+    const execArgv = (run.result?.data as { execArgv: string[] }).execArgv;
+    expect(execArgv.includes('--experimental-strip-types')).toBe(nativeTypeScript());
+    expect(execArgv.includes(tsxLoaderUrl())).toBe(!nativeTypeScript());
   });
 
   it('runs a plugin written in another language (Python) over the same protocol', async () => {

@@ -83,6 +83,12 @@ describe('thread runtime', () => {
     }
   });
 
+  it('loads a module that needs a TypeScript transform (enum, parameter property) in a worker', async () => {
+    const definition = { ...echo, name: 'transform_sample', consumes: 'call' as const, runtime: 'thread' as const };
+    const run = await runScriptedCall(toolFromPlugin(definition, { moduleUrl: fixture('transform-plugin.ts'), pools }), { args: { text: 'enum' } });
+    expect(run.result).toMatchObject({ ok: true, content: 'ENUM!' });
+  });
+
   it('rejects a module whose default export is another plugin', async () => {
     const tool = toolFromPlugin({ ...echo, name: 'not_echo', runtime: 'thread' }, { moduleUrl: fixture('echo-plugin.ts'), pools });
     const run = await runScriptedCall(tool, { args: { text: 'x' } });

@@ -1,0 +1,122 @@
+/**
+ * What a JS plugin process costs before its first call (runtime `process` starts one per call,
+ * and a warm spare after each): spawn → the `ready` message, wall time and the process's CPU,
+ * with each way this Node can load the plugin host — through tsx (`--import tsx`, the only way on
+ * Node 20) and with Node's own type stripping (Node 22.18+/24) — in alternating rounds.
+ *
+ *   npx tsx bench/plugin-start/run.ts [--runs N]   → bench/results/<date>-plugin-start-node<major>.{md,json}
+ *
+ * The processes start outside the sandbox (bwrap, uid, rlimits: the same for both ways), so the
+ * numbers are the loader's and the modules'.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { nativeTypeScript, PLUGIN_HOST_SCRIPT, tsxLoaderUrl } from '../../sandbox/runtimes/node-recipe.ts';
+import { summarize, type Summary } from '../stats.ts';
+
+const LOADERS = {
+  tsx: ['--import', tsxLoaderUrl()],
+  'type stripping': ['--experimental-strip-types'],
+} as const;
+type Loader = keyof typeof LOADERS;
+
+const PLUGINS = {
+  'none (host only)': undefined,
+  word_count: 'plugins/kit/examples/word-count-plugin.ts',
+  database: 'plugins/database/database-plugin.ts',
+} as const;
+
+const CLOCK_TICK_MS = 10;
+
+interface Start {
+  wallMs: number;
+  cpuMs: number;
+}
+
+/** CPU (user + system, all threads) of a live process, from /proc: 10 ms ticks. */
+function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS;
+}
+
+function startHost(loader: Loader, plugin: string | undefined): Promise<Start> {
+  const argv = ['--max-old-space-size=128', ...LOADERS[loader], PLUGIN_HOST_SCRIPT, '--guest=node-vm'];
+  if (plugin) argv.push(`--preload=${pathToFileURL(plugin).href}`);
+  const started = performance.now();
+  const child = spawn(process.execPath, argv, { stdio: ['ignore', 'ignore', 'pipe', 'pipe'] });
+  const channel = child.stdio[3]!;
+  let stderr = '';
+  child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+  return new Promise((resolve, reject) => {
+    const early = (code: number | null) => reject(new Error(`plugin host exited (${code}) before ready: ${stderr.slice(-500)}`));
+    child.once('exit', early);
+    let line = '';
+    channel.on('data', (b: Buffer) => {
+      line += b.toString();
+      if (!line.includes('\n')) return;
+      const wallMs = performance.now() - started;
+      if (!line.startsWith('{"t":"ready"')) return reject(new Error(`unexpected first message: ${line.slice(0, 200)}`));
+      const cpuMs = cpuMsOf(child.pid!);
+      child.off('exit', early);
+      child.once('exit', () => resolve({ wallMs, cpuMs }));
+      channel.destroy();
+    });
+  });
+}
+
+const args = process.argv.slice(2);
+const runs = Number.parseInt(args[args.indexOf('--runs') + 1] ?? '', 10) || 10;
+const loaders: Loader[] = nativeTypeScript() ? ['tsx', 'type stripping'] : ['tsx'];
+const samples = new Map<string, Start[]>();
+for (let round = 0; round < runs; round++) {
+  for (const [name, plugin] of Object.entries(PLUGINS)) {
+    // A B, B A, …: whatever else the machine does falls on both alike.
+    const order = round % 2 === 0 ? loaders : [...loaders].reverse();
+    for (const loader of order) {
+      const key = `${name}\t${loader}`;
+      samples.set(key, [...(samples.get(key) ?? []), await startHost(loader, plugin)]);
+    }
+  }
+  process.stderr.write(`\rplugin-start: ${round + 1}/${runs}`);
+}
+process.stderr.write('\n');
+
+const rows: Array<{ plugin: string; loader: Loader; wallMs: Summary; cpuMs: Summary }> = [];
+for (const [key, starts] of samples) {
+  const [plugin, loader] = key.split('\t') as [string, Loader];
+  rows.push({ plugin, loader, wallMs: summarize(starts.map((s) => s.wallMs)), cpuMs: summarize(starts.map((s) => s.cpuMs)) });
+}
+const fmt = (v: number) => v.toFixed(0);
+const command = `npx tsx bench/plugin-start/run.ts ${args.join(' ')}`.trim();
+const major = process.versions.node.split('.')[0];
+const lines = [
+  `Command: \`${command}\` (Node ${process.version})`,
+  '',
+  `# JS plugin process start-up — ${new Date().toISOString()}`,
+  '',
+  `Node ${process.version}; ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}; ${runs} starts per row, rows alternating. Spawn → \`ready\` on fd 3 (plugin-host.ts with the plugin module preloaded, as a warm spare does), outside the sandbox. CPU: user + system of the process, all threads, from /proc (10 ms ticks).`,
+  '',
+  '| plugin module | loader | wall p50 / max (ms) | CPU p50 / max (ms) |',
+  '|---|---|---:|---:|',
+  ...rows.map((r) => `| ${r.plugin} | ${r.loader} | ${fmt(r.wallMs.p50)} / ${fmt(r.wallMs.max)} | ${fmt(r.cpuMs.p50)} / ${fmt(r.cpuMs.max)} |`),
+  '',
+];
+if (loaders.length === 2) {
+  for (const plugin of Object.keys(PLUGINS)) {
+    const [a, b] = loaders.map((l) => rows.find((r) => r.plugin === plugin && r.loader === l)!);
+    lines.push(`- ${plugin}: type stripping takes ${(b!.wallMs.p50 / a!.wallMs.p50).toFixed(2)}× the wall time and ${(b!.cpuMs.p50 / a!.cpuMs.p50).toFixed(2)}× the CPU of tsx (p50).`);
+  }
+} else {
+  lines.push(`- This Node (${process.version}) cannot strip types itself: plugin processes start through tsx.`);
+}
+const markdown = `${lines.join('\n')}\n`;
+const dir = 'bench/results';
+mkdirSync(dir, { recursive: true });
+const stem = join(dir, `${new Date().toISOString().slice(0, 10)}-plugin-start-node${major}`);
+writeFileSync(`${stem}.md`, markdown);
+writeFileSync(`${stem}.json`, `${JSON.stringify({ command, node: process.version, cpu: os.cpus()[0]?.model.trim(), runs, rows }, null, 2)}\n`);
+console.log(markdown);
+console.log(`results: ${stem}.md, ${stem}.json`);
