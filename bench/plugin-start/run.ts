@@ -7,13 +7,15 @@
  *   npx tsx bench/plugin-start/run.ts [--runs N]   → bench/results/<date>-plugin-start-node<major>.{md,json}
  *
  * The processes start outside the sandbox (bwrap, uid, rlimits: the same for both ways), so the
- * numbers are the loader's and the modules'.
+ * numbers are the loader's and the modules'. Then what a caller sees: cold calls (no warm spare)
+ * of a plugin through a real, sandboxed process pool, in child processes that run the pool with
+ * and without `--no-experimental-strip-types` (cold-calls.ts), alternating.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { nativeTypeScript, PLUGIN_HOST_SCRIPT, tsxLoaderUrl } from '../../sandbox/runtimes/node-recipe.ts';
 import { summarize, type Summary } from '../stats.ts';
 
@@ -84,6 +86,25 @@ for (let round = 0; round < runs; round++) {
 }
 process.stderr.write('\n');
 
+/** Cold calls through a sandboxed pool, with each loader, in rounds of `perRound` calls. */
+function coldCalls(loader: Loader): { sandbox: string; ms: number[] } {
+  const script = fileURLToPath(new URL('./cold-calls.ts', import.meta.url));
+  const flags = loader === 'tsx' && nativeTypeScript() ? ['--no-experimental-strip-types'] : [];
+  const out = execFileSync(process.execPath, [...flags, '--import', tsxLoaderUrl(), script, '--count', '2'], { encoding: 'utf8' });
+  return JSON.parse(out.trim().split('\n').at(-1)!) as { sandbox: string; ms: number[] };
+}
+const cold = new Map<Loader, number[]>();
+let sandbox = '';
+for (let round = 0; round < Math.ceil(runs / 2); round++) {
+  for (const loader of round % 2 === 0 ? loaders : [...loaders].reverse()) {
+    const result = coldCalls(loader);
+    sandbox = result.sandbox;
+    cold.set(loader, [...(cold.get(loader) ?? []), ...result.ms]);
+  }
+  process.stderr.write(`\rplugin-start: cold calls ${round + 1}/${Math.ceil(runs / 2)}`);
+}
+process.stderr.write('\n');
+
 const rows: Array<{ plugin: string; loader: Loader; wallMs: Summary; cpuMs: Summary }> = [];
 for (const [key, starts] of samples) {
   const [plugin, loader] = key.split('\t') as [string, Loader];
@@ -112,11 +133,23 @@ if (loaders.length === 2) {
 } else {
   lines.push(`- This Node (${process.version}) cannot strip types itself: plugin processes start through tsx.`);
 }
+const coldRows = loaders.map((loader) => ({ loader, ms: summarize(cold.get(loader) ?? []) }));
+lines.push(
+  '',
+  `## Cold calls through the sandboxed pool`,
+  '',
+  `The word_count example plugin, ${coldRows[0]?.ms.n} calls per loader, each in a new process (no warm spare), sandbox mode \`${sandbox}\`: call start → result, as the caller waits.`,
+  '',
+  '| loader | p50 / max (ms) |',
+  '|---|---:|',
+  ...coldRows.map((r) => `| ${r.loader} | ${fmt(r.ms.p50)} / ${fmt(r.ms.max)} |`),
+);
+if (coldRows.length === 2) lines.push('', `- Type stripping takes ${(coldRows[1]!.ms.p50 / coldRows[0]!.ms.p50).toFixed(2)}× the time of tsx (p50).`);
 const markdown = `${lines.join('\n')}\n`;
 const dir = 'bench/results';
 mkdirSync(dir, { recursive: true });
 const stem = join(dir, `${new Date().toISOString().slice(0, 10)}-plugin-start-node${major}`);
 writeFileSync(`${stem}.md`, markdown);
-writeFileSync(`${stem}.json`, `${JSON.stringify({ command, node: process.version, cpu: os.cpus()[0]?.model.trim(), runs, rows }, null, 2)}\n`);
+writeFileSync(`${stem}.json`, `${JSON.stringify({ command, node: process.version, cpu: os.cpus()[0]?.model.trim(), runs, rows, coldCalls: { sandbox, rows: coldRows } }, null, 2)}\n`);
 console.log(markdown);
 console.log(`results: ${stem}.md, ${stem}.json`);
