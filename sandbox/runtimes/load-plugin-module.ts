@@ -22,9 +22,13 @@ export function loadPluginModule(url: string): Promise<PluginDefinition> {
  * Errors of Node's own type stripping that tsx does not have: syntax that needs a transform
  * (enums, namespaces, parameter properties), TypeScript under node_modules, .tsx/.cts files,
  * `./x.js` naming `./x.ts`, and a type imported without `import type` (a SyntaxError at link time).
+ * A SyntaxError the module's own top level throws (a bad JSON.parse) also gets the second try and
+ * fails again the same way; its top level then runs twice, which a plugin module should afford
+ * anyway (every process and worker imports it afresh).
  */
 const TSX_CAN_LOAD = new Set([
   'ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX',
+  'ERR_INVALID_TYPESCRIPT_SYNTAX',
   'ERR_UNSUPPORTED_NODE_MODULES_TYPE_STRIPPING',
   'ERR_UNKNOWN_FILE_EXTENSION',
   'ERR_MODULE_NOT_FOUND',
