@@ -70,7 +70,12 @@ function startHost(loader: Loader, plugin: string | undefined): Promise<Start> {
 }
 
 const args = process.argv.slice(2);
-const runs = Number.parseInt(args[args.indexOf('--runs') + 1] ?? '', 10) || 10;
+const runsAt = args.indexOf('--runs');
+const runs = runsAt >= 0 ? Number.parseInt(args[runsAt + 1] ?? '', 10) : 10;
+if (!Number.isInteger(runs) || runs < 1) {
+  console.error('plugin-start: --runs takes a positive integer');
+  process.exit(2);
+}
 const loaders: Loader[] = nativeTypeScript() ? ['tsx', 'type stripping'] : ['tsx'];
 const samples = new Map<string, Start[]>();
 for (let round = 0; round < runs; round++) {
@@ -86,7 +91,7 @@ for (let round = 0; round < runs; round++) {
 }
 process.stderr.write('\n');
 
-/** Cold calls through a sandboxed pool, with each loader, in rounds of `perRound` calls. */
+/** Two cold calls through a sandboxed pool, in a child process whose Node loads plugin processes with `loader`. */
 function coldCalls(loader: Loader): { sandbox: string; ms: number[] } {
   const script = fileURLToPath(new URL('./cold-calls.ts', import.meta.url));
   const flags = loader === 'tsx' && nativeTypeScript() ? ['--no-experimental-strip-types'] : [];
