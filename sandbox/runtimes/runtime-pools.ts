@@ -1,6 +1,6 @@
 import { IsolateHosts, type IsolateHostsOptions } from './isolate-hosts.ts';
 import type { IsolatedVmSupport } from './isolated-vm-support.ts';
-import { sandboxReadPaths } from './node-recipe.ts';
+import { nativeTypeScript, sandboxReadPaths } from './node-recipe.ts';
 import { GATEWAY_ROOT } from './process-launch.ts';
 import { ProcessPool, type ProcessPoolOptions } from './process-pool.ts';
 import type { ProcessProtections } from './process-sandbox.ts';
@@ -16,7 +16,14 @@ export interface RuntimePoolsOptions {
 export interface RuntimesReport {
   inline: { available: true; boundary: 'none' };
   thread: { available: true; boundary: 'none'; maxThreads: number; maxQueue: number; maxOldGenerationSizeMb: number };
-  process: { available: true; maxProcesses: number; maxQueue: number; protections: ProcessProtections };
+  process: {
+    available: true;
+    maxProcesses: number;
+    maxQueue: number;
+    /** How a JS plugin process loads TypeScript: Node's own type stripping, or tsx (Node 20). */
+    typescript: 'node' | 'tsx';
+    protections: ProcessProtections;
+  };
   isolate: {
     available: boolean;
     isolatedVm: string | null;
@@ -57,7 +64,13 @@ export class RuntimePools {
     return {
       inline: { available: true, boundary: 'none' },
       thread: { available: true, boundary: 'none', ...this.thread.options },
-      process: { available: true, maxProcesses: this.process.options.maxProcesses, maxQueue: this.process.options.maxQueue, protections },
+      process: {
+        available: true,
+        maxProcesses: this.process.options.maxProcesses,
+        maxQueue: this.process.options.maxQueue,
+        typescript: nativeTypeScript() ? 'node' : 'tsx',
+        protections,
+      },
       isolate: {
         available: isolate.available,
         isolatedVm: isolate.version ?? null,

@@ -62,6 +62,7 @@ describe('protections report', () => {
     }
     const report = await pools.report();
     expect(report.process.protections).toEqual(protections);
+    expect(report.process.typescript).toBe(nativeTypeScript() ? 'node' : 'tsx');
   });
 });
 
