@@ -2,22 +2,10 @@ import { encodeText } from './mistral-tokenizer.ts';
 import { contentText, type ChatMessageLike } from './scenario-matcher.ts';
 
 // Each round resends the whole conversation, so the same message texts are tokenized again and
-// again; a small cache keeps a long tool output from blocking the event loop (and the engine's
-// step timer) on every round.
-const CACHE_LIMIT = 512;
-const tokenCountCache = new Map<string, number>();
-
+// again: encodeText's cache keeps a long tool output from blocking the event loop (and the
+// engine's step timer) on every round.
 function countTokens(text: string): number {
-  const cached = tokenCountCache.get(text);
-  if (cached !== undefined) {
-    tokenCountCache.delete(text);
-    tokenCountCache.set(text, cached);
-    return cached;
-  }
-  const count = encodeText(text).length;
-  tokenCountCache.set(text, count);
-  if (tokenCountCache.size > CACHE_LIMIT) tokenCountCache.delete(tokenCountCache.keys().next().value!);
-  return count;
+  return encodeText(text).length;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import tokenizer from 'mistral-tokenizer-js';
 
 /** Special token ids of the Mistral (Llama-style SentencePiece) vocabulary. */
@@ -19,9 +20,27 @@ function byteTokenId(byte: number): number {
 // spelled with byte-fallback tokens instead: the scenario text must survive the round trip exactly.
 const SPACE_MARK_IDS: readonly number[] = Array.from(textEncoder.encode(SPACE_MARK), byteTokenId);
 
-/** Token ids for `text` exactly as written: no BOS, no added leading space. */
-export function encodeText(text: string): number[] {
+/**
+ * Encoded texts, bounded by their total tokens. The same texts come back on every request: a
+ * scenario's reply, and each round's prompt, which resends the conversation. The BPE encoder
+ * (mistral-tokenizer-js) takes 4–7 ms of CPU for a 477-token reply on the 2-core CI machine,
+ * and at 100 concurrent streams re-encoding the reply per request was most of the simulator's
+ * CPU, taken from the gateway it serves (bench/overhead shares two cores between them).
+ */
+const encoded = new LRUCache<string, readonly number[]>({ maxSize: 1_000_000, sizeCalculation: (ids) => Math.max(1, ids.length) });
+
+/** Token ids for `text` exactly as written: no BOS, no added leading space. Shared: do not mutate. */
+export function encodeText(text: string): readonly number[] {
   if (text.length === 0) return [];
+  let ids = encoded.get(text);
+  if (ids === undefined) {
+    ids = encodeUncached(text);
+    encoded.set(text, ids);
+  }
+  return ids;
+}
+
+function encodeUncached(text: string): number[] {
   if (!text.includes(SPACE_MARK)) return tokenizer.encode(text, false, false) ?? [];
   const ids: number[] = [];
   text.split(SPACE_MARK).forEach((part, i) => {

@@ -58,3 +58,13 @@ describe('IncrementalDetokenizer over the Mistral tokenizer', () => {
     expect(deltas('Hello world')).toEqual(['Hello', ' world']);
   });
 });
+
+describe('encodeText', () => {
+  it('encodes a text once and hands the same ids to every later request for it', () => {
+    const text = `A reply every request of a scenario streams again (${Math.random()}).`;
+    const first = encodeText(text);
+    expect(first.length).toBeGreaterThan(10);
+    expect(encodeText(text)).toBe(first);
+    expect(encodeText(`${text} `)).not.toBe(first);
+  });
+});
