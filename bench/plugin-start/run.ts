@@ -12,11 +12,12 @@
  * and without `--no-experimental-strip-types` (cold-calls.ts), alternating.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { nativeTypeScript, PLUGIN_HOST_SCRIPT, tsxLoaderUrl } from '../../sandbox/runtimes/node-recipe.ts';
+import { processCpuMs } from '../overhead/proc-cpu.ts';
 import { summarize, type Summary } from '../stats.ts';
 
 const LOADERS = {
@@ -31,17 +32,9 @@ const PLUGINS = {
   database: 'plugins/database/database-plugin.ts',
 } as const;
 
-const CLOCK_TICK_MS = 10;
-
 interface Start {
   wallMs: number;
   cpuMs: number;
-}
-
-/** CPU (user + system, all threads) of a live process, from /proc: 10 ms ticks. */
-function cpuMsOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS;
 }
 
 function startHost(loader: Loader, plugin: string | undefined): Promise<Start> {
@@ -61,7 +54,7 @@ function startHost(loader: Loader, plugin: string | undefined): Promise<Start> {
       if (!line.includes('\n')) return;
       const wallMs = performance.now() - started;
       if (!line.startsWith('{"t":"ready"')) return reject(new Error(`unexpected first message: ${line.slice(0, 200)}`));
-      const cpuMs = cpuMsOf(child.pid!);
+      const cpuMs = processCpuMs(child.pid!);
       child.off('exit', early);
       child.once('exit', () => resolve({ wallMs, cpuMs }));
       channel.destroy();
