@@ -22,8 +22,9 @@ export interface SequenceHandle {
  */
 export function stepDurationMs(profile: TimingProfile, batchSize: number, prefillTokens: number | null): number {
   const decode = profile.decode.baseMs + profile.decode.perSeqMs * batchSize;
-  const prefill = prefillTokens === null ? 0 : profile.prefill.baseMs + profile.prefill.perTokenMs * prefillTokens;
-  return decode + prefill;
+  if (prefillTokens === null) return decode;
+  const { baseMs, perTokenMs, freeTokens = 0 } = profile.prefill;
+  return decode + baseMs + perTokenMs * Math.max(0, prefillTokens - freeTokens);
 }
 
 /**

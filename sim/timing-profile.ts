@@ -15,7 +15,15 @@ export const timingProfileSchema = z.object({
   /** Where the numbers come from: a profile without a provenance note is not accepted. */
   source: z.string().min(1),
   decode: z.object({ baseMs: nonNegativeMs, perSeqMs: nonNegativeMs }),
-  prefill: z.object({ baseMs: nonNegativeMs, perTokenMs: nonNegativeMs }),
+  prefill: z.object({
+    baseMs: nonNegativeMs,
+    perTokenMs: nonNegativeMs,
+    /**
+     * Prompt tokens a step prefills at no extra cost (default 0): below the GPU's roofline knee a
+     * mixed step is bound by the weight read its decode pays anyway. Measured by bench/calibrate.
+     */
+    freeTokens: z.number().int().nonnegative().optional(),
+  }),
   maxNumSeqs: z.number().int().positive(),
   maxModelLen: z.number().int().positive(),
 });

@@ -38,6 +38,13 @@ describe('stepDurationMs', () => {
     expect(stepDurationMs(profile, 3, null)).toBe(13);
     expect(stepDurationMs(profile, 2, 20)).toBe(10 + 2 + 5 + 10);
   });
+
+  it('charges prompt tokens only past prefill.freeTokens (the roofline knee of measured profiles)', () => {
+    const knee = { ...profile, prefill: { baseMs: 0, perTokenMs: 0.5, freeTokens: 16 } };
+    expect(stepDurationMs(knee, 1, 10)).toBe(11);
+    expect(stepDurationMs(knee, 1, 16)).toBe(11);
+    expect(stepDurationMs(knee, 1, 20)).toBe(11 + 2);
+  });
 });
 
 describe('EngineLoop', () => {

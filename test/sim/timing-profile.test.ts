@@ -30,6 +30,18 @@ describe('timing profiles', () => {
     expect(p.decode.baseMs).toBeLessThanOrEqual(25);
   });
 
+  it('ships GPU-measured profiles whose batch-1 step sits above the weight-read floor of their card', () => {
+    // 14.5 GB of bf16 weights over the copy bandwidth measured with them (bench/results/2026-11-26-step-time-*).
+    for (const [name, floorMs] of [['mistral-7b-h200', 3.42], ['mistral-7b-h100', 4.79]] as const) {
+      const p = loadTimingProfile(name);
+      const batch1 = p.decode.baseMs + p.decode.perSeqMs;
+      expect(batch1).toBeGreaterThan(floorMs);
+      expect(batch1).toBeLessThan(2 * floorMs);
+      expect(p.prefill.freeTokens).toBeGreaterThan(0);
+      expect(p.source).toMatch(/bench\/calibrate\/step_time\.py/);
+    }
+  });
+
   it('loads a profile from a path and rejects invalid ones with SimConfigError', () => {
     dir = mkdtempSync(join(tmpdir(), 'sim-profile-'));
     const good = { name: 'custom', source: 'test', decode: { baseMs: 1, perSeqMs: 0 }, prefill: { baseMs: 0, perTokenMs: 0 }, maxNumSeqs: 1, maxModelLen: 64 };

@@ -1,0 +1,140 @@
+"""A Mistral-7B-shaped decoder in plain PyTorch, for timing steps (bench/calibrate/step_time.py):
+fused QKV and gate/up projections, GQA attention over a preallocated KV cache, greedy sampling.
+The weights are random: a step's time does not depend on their values."""
+
+import torch
+import torch.nn.functional as F
+
+MISTRAL_7B = dict(layers=32, hidden=4096, heads=32, kv_heads=8, head_dim=128, ffn=14336, vocab=32000)
+TORCH_VERSION = tuple(int(part) for part in torch.__version__.split("+")[0].split(".")[:2])
+TINY = dict(layers=2, hidden=64, heads=4, kv_heads=2, head_dim=16, ffn=128, vocab=100)
+
+
+class Decoder:
+    """The forward pass of a Llama/Mistral block stack, weights as plain tensors."""
+
+    def __init__(self, shape, device, dtype, max_batch, max_context, max_prompt):
+        self.s = shape
+        h, hd = shape["hidden"], shape["head_dim"]
+        qkv_out = (shape["heads"] + 2 * shape["kv_heads"]) * hd
+
+        def weight(*size):
+            return torch.empty(*size, device=device, dtype=dtype).normal_(0, 0.02)
+
+        self.embed = weight(shape["vocab"], h)
+        self.lm_head = weight(shape["vocab"], h)
+        self.final_norm = torch.ones(h, device=device, dtype=dtype)
+        self.layers = [
+            dict(
+                norm1=torch.ones(h, device=device, dtype=dtype),
+                qkv=weight(qkv_out, h),
+                o=weight(h, shape["heads"] * hd),
+                norm2=torch.ones(h, device=device, dtype=dtype),
+                gate_up=weight(2 * shape["ffn"], h),
+                down=weight(h, shape["ffn"]),
+                k_cache=torch.zeros(max_batch, shape["kv_heads"], max_context, hd, device=device, dtype=dtype),
+                v_cache=torch.zeros(max_batch, shape["kv_heads"], max_context, hd, device=device, dtype=dtype),
+            )
+            for _ in range(shape["layers"])
+        ]
+        inv_freq = 1.0 / (1e6 ** (torch.arange(0, hd, 2, device=device, dtype=torch.float32) / hd))
+        # A prompt's KV is written into the same storage, seen as one long sequence.
+        assert max_prompt <= max_batch * max_context, "the KV cache is too small for the longest prompt"
+        angles = torch.outer(torch.arange(max(max_context, max_prompt), device=device, dtype=torch.float32), inv_freq)
+        self.cos, self.sin = angles.cos().to(dtype), angles.sin().to(dtype)
+
+    def parameter_bytes(self):
+        tensors = [self.embed, self.lm_head] + [
+            w for layer in self.layers for k, w in layer.items() if not k.endswith("_cache")
+        ]
+        return sum(t.numel() * t.element_size() for t in tensors)
+
+    def decode(self, tokens, context):
+        """One decode step for len(tokens) sequences that each hold `context` tokens of KV cache."""
+        s, batch = self.s, tokens.shape[0]
+        position = torch.full((batch,), context - 1, device=tokens.device, dtype=torch.long)
+        cos, sin = self.cos[position].unsqueeze(-2), self.sin[position].unsqueeze(-2)
+
+        def attend(layer, q, k, v):
+            layer["k_cache"][:batch, :, context - 1] = k
+            layer["v_cache"][:batch, :, context - 1] = v
+            # GQA decode as attention of `group` queries per KV head: K and V are read once.
+            q = q.view(batch, s["kv_heads"], s["heads"] // s["kv_heads"], s["head_dim"])
+            keys, values = layer["k_cache"][:batch, :, :context], layer["v_cache"][:batch, :, :context]
+            return attention(q, keys, values, causal=False).reshape(batch, -1)
+
+        return self._forward(self.embed[tokens], cos, sin, attend)
+
+    def prefill(self, tokens):
+        """One prefill step for a single prompt; logits for its last token only, as vLLM does."""
+        length = tokens.shape[0]
+        positions = torch.arange(length, device=tokens.device)
+        cos, sin = self.cos[positions].unsqueeze(-2), self.sin[positions].unsqueeze(-2)
+
+        def attend(layer, q, k, v):
+            # A prompt's KV goes into the cache storage as one long sequence.
+            layer["k_cache"].view(-1)[: k.numel()].view_as(k).copy_(k)
+            layer["v_cache"].view(-1)[: v.numel()].view_as(v).copy_(v)
+            q, k, v = (t.transpose(0, 1).unsqueeze(0) for t in (q, k, v))
+            return attention(q, k, v, causal=True)[0].transpose(0, 1).reshape(length, -1)
+
+        return self._forward(self.embed[tokens], cos, sin, attend, last_only=True)
+
+    def _forward(self, x, cos, sin, attend, last_only=False):
+        s, rows = self.s, x.shape[0]
+        q_width, kv_width = s["heads"] * s["head_dim"], s["kv_heads"] * s["head_dim"]
+        h = KERNELS["rms_norm"](x, self.layers[0]["norm1"])
+        for i, layer in enumerate(self.layers):
+            qkv = F.linear(h, layer["qkv"])
+            # Q and K side by side in the fused projection: one rotary pass for both.
+            qk = KERNELS["rope"](qkv[:, : q_width + kv_width].view(rows, -1, s["head_dim"]), cos, sin)
+            q, k = qk[:, : s["heads"]], qk[:, s["heads"] :]
+            v = qkv[:, q_width + kv_width :].view(rows, s["kv_heads"], s["head_dim"])
+            x, h = KERNELS["add_rms_norm"](x, F.linear(attend(layer, q, k, v), layer["o"]), layer["norm2"])
+            mlp = F.linear(KERNELS["silu_mul"](F.linear(h, layer["gate_up"])), layer["down"])
+            next_norm = self.layers[i + 1]["norm1"] if i + 1 < len(self.layers) else self.final_norm
+            x, h = KERNELS["add_rms_norm"](x, mlp, next_norm)
+        if last_only:
+            h = h[-1:]
+        return F.linear(h, self.lm_head).argmax(-1)
+
+
+def rms_norm(x, w):
+    return (x.float() * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + 1e-5)).to(x.dtype) * w
+
+
+def add_rms_norm(x, delta, w):
+    """The residual add and the next block's norm, which vLLM runs as one fused kernel."""
+    x = x + delta
+    return x, rms_norm(x, w)
+
+
+def rope(x, cos, sin):
+    x1, x2 = x[..., ::2], x[..., 1::2]
+    return torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), -1).flatten(-2)
+
+
+def silu_mul(gate_up):
+    gate, up = gate_up.chunk(2, -1)
+    return F.silu(gate) * up
+
+
+# The elementwise steps between the matrix products; --compile replaces them with fused Triton
+# kernels (torch.compile), the way vLLM's custom kernels fuse them.
+KERNELS = dict(rms_norm=rms_norm, add_rms_norm=add_rms_norm, rope=rope, silu_mul=silu_mul)
+
+
+def attention(q, k, v, causal):
+    """Scaled dot-product attention; K/V may have fewer heads than Q (GQA)."""
+    if k.shape[1] != q.shape[1]:
+        repeat = q.shape[1] // k.shape[1]
+        if TORCH_VERSION >= (2, 5):
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
+        k, v = k.repeat_interleave(repeat, 1), v.repeat_interleave(repeat, 1)
+    if hasattr(F, "scaled_dot_product_attention"):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    # torch < 2.0 (Debian's CPU build, used by --smoke only).
+    scores = (q @ k.transpose(-1, -2)).float() / q.shape[-1] ** 0.5
+    if causal:
+        scores = scores.masked_fill(torch.ones_like(scores, dtype=torch.bool).triu(1), float("-inf"))
+    return (scores.softmax(-1).to(q.dtype)) @ v

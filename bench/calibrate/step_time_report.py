@@ -1,0 +1,121 @@
+"""Turns measured step times (step_time.py's JSON) into fits, a proposed simulator profile and a
+Markdown table. Needs no GPU and no torch, so a result can be refitted anywhere:
+
+    python3 bench/calibrate/step_time_report.py RESULT.json [--profile-context 1024]
+
+rewrites RESULT.json's `fits` and `proposed_profile` and writes RESULT.md beside it.
+"""
+
+import argparse
+import json
+import statistics
+
+
+def linear_fit(xs, ys):
+    """Least squares y = a + b·x, with the largest residual relative to y."""
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    a = my - b * mx
+    worst = max(abs(a + b * x - y) / y for x, y in zip(xs, ys))
+    return dict(intercept=a, slope=b, max_rel_error=worst)
+
+
+def analyse(result, profile_context):
+    """Adds `fits` and `proposed_profile` (sim/profiles' decode and prefill fields) to a result."""
+    decode, prefill = result["decode"], result["prefill"]
+    contexts = sorted({r["context"] for r in decode})
+    if profile_context not in contexts:
+        profile_context = contexts[-1]
+    fits = {}
+    for context in contexts:
+        rows = [r for r in decode if r["context"] == context]
+        fits[f"decode_context_{context}"] = linear_fit([r["batch"] for r in rows], [r["median_ms"] for r in rows])
+    # The simulator adds prefill on top of the step's decode cost; a real mixed step reads the
+    # weights once, so a prompt's share is what it costs beyond a one-sequence decode step.
+    smallest = min(decode, key=lambda r: (r["context"], r["batch"]))["median_ms"]
+    # Short prompts ride on the weight read a decode step pays anyway (memory-bound, no marginal
+    # cost): fit the longer half, where the step is compute-bound and grows linearly.
+    longer = sorted(prefill, key=lambda r: r["tokens"])[len(prefill) // 2 :]
+    marginal = linear_fit([r["tokens"] for r in longer], [max(r["median_ms"] - smallest, 1e-6) for r in longer])
+    fits["prefill_marginal"] = marginal
+    chosen = fits[f"decode_context_{profile_context}"]
+    # A negative intercept is the knee of the roofline: that many tokens cost nothing extra.
+    free_tokens = round(-marginal["intercept"] / marginal["slope"]) if marginal["intercept"] < 0 else 0
+    result["fits"] = fits
+    result["proposed_profile"] = dict(
+        decode=dict(baseMs=round(max(chosen["intercept"], 0), 2), perSeqMs=round(max(chosen["slope"], 0), 4)),
+        prefill=dict(
+            baseMs=round(max(marginal["intercept"], 0), 2),
+            perTokenMs=round(max(marginal["slope"], 0), 4),
+            freeTokens=free_tokens,
+        ),
+        fitted_at_context=profile_context,
+    )
+    return result
+
+
+def markdown(r):
+    batches = sorted({d["batch"] for d in r["decode"]})
+    contexts = sorted({d["context"] for d in r["decode"]})
+    lines = [
+        f"# Step time of a Mistral-7B-shaped decoder on {r['device']}",
+        "",
+        f"`{r['command']}` at {r['measured_at']}; torch {r['torch']}, CUDA {r['cuda']}, {r['dtype']}, "
+        f"CUDA graphs: {r['cuda_graphs']}; elementwise steps: {r['elementwise']}; "
+        f"{r['weight_bytes'] / 1e9:.2f} GB of weights.",
+        "",
+    ]
+    if r["copy_bandwidth_bytes_per_s"]:
+        lines += [
+            f"Copy bandwidth {r['copy_bandwidth_bytes_per_s'] / 1e12:.2f} TB/s (read + write) ⇒ weight-read floor "
+            f"{r['weight_read_floor_ms']:.2f} ms per step.",
+            "",
+        ]
+    lines += [f"Decode step, median ms of {r['decode'][0]['n']} steps:", ""]
+    lines += ["| batch | " + " | ".join(f"context {c}" for c in contexts) + " |"]
+    lines += ["| ---: | " + " | ".join("---:" for _ in contexts) + " |"]
+    for b in batches:
+        cells = [
+            next(f"{d['median_ms']:.3f}" for d in r["decode"] if d["batch"] == b and d["context"] == c)
+            for c in contexts
+        ]
+        lines.append(f"| {b} | " + " | ".join(cells) + " |")
+    if r["decode_batch1_eager"]:
+        lines += [
+            "",
+            "Batch 1 without a CUDA graph (Python launching every kernel): "
+            f"{r['decode_batch1_eager']['median_ms']:.3f} ms.",
+        ]
+    lines += ["", "Prefill of one prompt (batch 1):", "", "| tokens | median ms |", "| ---: | ---: |"]
+    lines += [f"| {p['tokens']} | {p['median_ms']:.3f} |" for p in r["prefill"]]
+    lines += ["", "Fits (least squares; max error relative to the measured median):", ""]
+    for name, fit in r["fits"].items():
+        lines.append(
+            f"- {name}: {fit['intercept']:.3f} + {fit['slope']:.5f} × x, max error {fit['max_rel_error'] * 100:.1f}%"
+        )
+    lines += ["", "Proposed profile: `" + json.dumps(r["proposed_profile"]) + "`", ""]
+    return "\n".join(lines)
+
+
+def write(result, stem):
+    with open(stem + ".json", "w") as f:
+        json.dump(result, f, indent=2)
+        f.write("\n")
+    with open(stem + ".md", "w") as f:
+        f.write(markdown(result))
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Refit a step_time.py result and rewrite its Markdown.")
+    parser.add_argument("result", help="a step-time JSON file written by step_time.py")
+    parser.add_argument("--profile-context", type=int, default=1024)
+    args = parser.parse_args()
+    with open(args.result) as f:
+        result = json.load(f)
+    stem = args.result[: -len(".json")] if args.result.endswith(".json") else args.result
+    write(analyse(result, args.profile_context), stem)
+    print(json.dumps(result["proposed_profile"]))
+
+
+if __name__ == "__main__":
+    main()
