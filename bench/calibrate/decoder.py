@@ -51,36 +51,50 @@ class Decoder:
 
     def decode(self, tokens, context):
         """One decode step for len(tokens) sequences that each hold `context` tokens of KV cache."""
-        s, batch = self.s, tokens.shape[0]
-        position = torch.full((batch,), context - 1, device=tokens.device, dtype=torch.long)
-        cos, sin = self.cos[position].unsqueeze(-2), self.sin[position].unsqueeze(-2)
-
-        def attend(layer, q, k, v):
-            layer["k_cache"][:batch, :, context - 1] = k
-            layer["v_cache"][:batch, :, context - 1] = v
-            # GQA decode as attention of `group` queries per KV head: K and V are read once.
-            q = q.view(batch, s["kv_heads"], s["heads"] // s["kv_heads"], s["head_dim"])
-            keys, values = layer["k_cache"][:batch, :, :context], layer["v_cache"][:batch, :, :context]
-            return attention(q, keys, values, causal=False).reshape(batch, -1)
-
-        return self._forward(self.embed[tokens], cos, sin, attend)
+        cos, sin = self._rotary(torch.full_like(tokens, context - 1))
+        return self._forward(self.embed[tokens], cos, sin, lambda *qkv: self._decode_attention(*qkv, context))
 
     def prefill(self, tokens):
         """One prefill step for a single prompt; logits for its last token only, as vLLM does."""
-        length = tokens.shape[0]
-        positions = torch.arange(length, device=tokens.device)
-        cos, sin = self.cos[positions].unsqueeze(-2), self.sin[positions].unsqueeze(-2)
+        cos, sin = self._rotary(torch.arange(tokens.shape[0], device=tokens.device))
+        return self._forward(self.embed[tokens], cos, sin, self._prefill_attention, logit_rows=slice(-1, None))
+
+    def mixed(self, decode_tokens, context, prompt_tokens):
+        """One step that decodes len(decode_tokens) sequences and prefills one prompt, as vLLM's
+        chunked prefill mixes them: the projections run over all rows at once."""
+        batch, length = decode_tokens.shape[0], prompt_tokens.shape[0]
+        device = decode_tokens.device
+        positions = torch.cat((torch.full_like(decode_tokens, context - 1), torch.arange(length, device=device)))
+        cos, sin = self._rotary(positions)
 
         def attend(layer, q, k, v):
-            # A prompt's KV goes into the cache storage as one long sequence.
-            layer["k_cache"].view(-1)[: k.numel()].view_as(k).copy_(k)
-            layer["v_cache"].view(-1)[: v.numel()].view_as(v).copy_(v)
-            q, k, v = (t.transpose(0, 1).unsqueeze(0) for t in (q, k, v))
-            return attention(q, k, v, causal=True)[0].transpose(0, 1).reshape(length, -1)
+            head = self._decode_attention(layer, q[:batch], k[:batch], v[:batch], context)
+            return torch.cat((head, self._prefill_attention(layer, q[batch:], k[batch:], v[batch:])))
 
-        return self._forward(self.embed[tokens], cos, sin, attend, last_only=True)
+        rows = torch.cat((torch.arange(batch, device=device), torch.full((1,), batch + length - 1, device=device)))
+        return self._forward(self.embed[torch.cat((decode_tokens, prompt_tokens))], cos, sin, attend, logit_rows=rows)
 
-    def _forward(self, x, cos, sin, attend, last_only=False):
+    def _rotary(self, positions):
+        return self.cos[positions].unsqueeze(-2), self.sin[positions].unsqueeze(-2)
+
+    def _decode_attention(self, layer, q, k, v, context):
+        s, batch = self.s, q.shape[0]
+        layer["k_cache"][:batch, :, context - 1] = k
+        layer["v_cache"][:batch, :, context - 1] = v
+        # GQA decode as attention of `group` queries per KV head: K and V are read once.
+        q = q.reshape(batch, s["kv_heads"], s["heads"] // s["kv_heads"], s["head_dim"])
+        keys, values = layer["k_cache"][:batch, :, :context], layer["v_cache"][:batch, :, :context]
+        return attention(q, keys, values, causal=False).reshape(batch, -1)
+
+    def _prefill_attention(self, layer, q, k, v):
+        length = q.shape[0]
+        # A prompt's KV goes into the cache storage as one long sequence (its timing, not its place).
+        layer["k_cache"].view(-1)[-k.numel() :].view_as(k).copy_(k)
+        layer["v_cache"].view(-1)[-v.numel() :].view_as(v).copy_(v)
+        q, k, v = (t.transpose(0, 1).unsqueeze(0) for t in (q, k, v))
+        return attention(q, k, v, causal=True)[0].transpose(0, 1).reshape(length, -1)
+
+    def _forward(self, x, cos, sin, attend, logit_rows=None):
         s, rows = self.s, x.shape[0]
         q_width, kv_width = s["heads"] * s["head_dim"], s["kv_heads"] * s["head_dim"]
         h = KERNELS["rms_norm"](x, self.layers[0]["norm1"])
@@ -94,8 +108,8 @@ class Decoder:
             mlp = F.linear(KERNELS["silu_mul"](F.linear(h, layer["gate_up"])), layer["down"])
             next_norm = self.layers[i + 1]["norm1"] if i + 1 < len(self.layers) else self.final_norm
             x, h = KERNELS["add_rms_norm"](x, mlp, next_norm)
-        if last_only:
-            h = h[-1:]
+        if logit_rows is not None:
+            h = h[logit_rows]
         return F.linear(h, self.lm_head).argmax(-1)
 
 

@@ -88,6 +88,8 @@ def main():
     parser.add_argument("--batches", default="1,2,4,8,16,32,64,128,256")
     parser.add_argument("--contexts", default="512,1024,2048", help="KV-cache tokens per sequence")
     parser.add_argument("--prompts", default="16,64,256,512,1024,2048,4096", help="prefill lengths")
+    parser.add_argument("--mixed-batches", default="1,16,64", help="decode batches of the mixed steps")
+    parser.add_argument("--mixed-prompts", default="128,512,2048", help="prompt lengths of the mixed steps")
     parser.add_argument("--profile-context", type=int, default=1024, help="context the proposed profile is fitted at")
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--compile", action="store_true", help="fuse the elementwise steps with torch.compile")
@@ -128,6 +130,20 @@ def main():
         samples = time_step(lambda: model.prefill(tokens), device, 3, max(5, args.repeats // 3), use_graph)
         prefill.append(dict(tokens=length, **summary(samples)))
         print(f"prefill {length:5d} tokens: {prefill[-1]['median_ms']:.3f} ms", flush=True)
+    # Decode and a prompt in one step, to check the simulator's additive step model against.
+    mixed = []
+    mixed_context = args.profile_context if args.profile_context in contexts else contexts[-1]
+    mixed_batches = batches[:2] if args.smoke else [int(b) for b in args.mixed_batches.split(",")]
+    mixed_prompts = prompts[-2:] if args.smoke else [int(p) for p in args.mixed_prompts.split(",")]
+    for batch in mixed_batches:
+        for length in mixed_prompts:
+            decode_tokens = torch.randint(0, shape["vocab"], (batch,), device=device)
+            prompt = torch.randint(0, shape["vocab"], (min(length, max(prompts)),), device=device)
+            samples = time_step(
+                lambda: model.mixed(decode_tokens, mixed_context, prompt), device, 3, max(5, args.repeats // 3), use_graph
+            )
+            mixed.append(dict(batch=batch, context=mixed_context, tokens=prompt.shape[0], **summary(samples)))
+            print(f"mixed batch {batch:4d} + prompt {prompt.shape[0]:5d}: {mixed[-1]['median_ms']:.3f} ms", flush=True)
 
     gpu = torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor() or "cpu"
     bandwidth = copy_bandwidth(device, dtype)
@@ -148,6 +164,7 @@ def main():
         decode=decode,
         decode_batch1_eager=eager,
         prefill=prefill,
+        mixed=mixed,
         seconds=round(time.time() - began, 1),
     )
     analyse(result, args.profile_context)

@@ -32,26 +32,48 @@ def analyse(result, profile_context):
         fits[f"decode_context_{context}"] = linear_fit([r["batch"] for r in rows], [r["median_ms"] for r in rows])
     # The simulator adds prefill on top of the step's decode cost; a real mixed step reads the
     # weights once, so a prompt's share is what it costs beyond a one-sequence decode step.
-    smallest = min(decode, key=lambda r: (r["context"], r["batch"]))["median_ms"]
-    # Short prompts ride on the weight read a decode step pays anyway (memory-bound, no marginal
-    # cost): fit the longer half, where the step is compute-bound and grows linearly.
+    one_seq = min(decode, key=lambda r: (r["context"], r["batch"]))["median_ms"]
     longer = sorted(prefill, key=lambda r: r["tokens"])[len(prefill) // 2 :]
-    marginal = linear_fit([r["tokens"] for r in longer], [max(r["median_ms"] - smallest, 1e-6) for r in longer])
-    fits["prefill_marginal"] = marginal
+    fits["prefill_marginal"] = linear_fit([r["tokens"] for r in longer], [max(r["median_ms"] - one_seq, 1e-6) for r in longer])
     chosen = fits[f"decode_context_{profile_context}"]
-    # A negative intercept is the knee of the roofline: that many tokens cost nothing extra.
-    free_tokens = round(-marginal["intercept"] / marginal["slope"]) if marginal["intercept"] < 0 else 0
+    per_token, free_tokens, worst = knee_fit(prefill, chosen["intercept"] + chosen["slope"], fits["prefill_marginal"]["slope"])
+    fits["prefill_knee"] = dict(per_token_ms=per_token, free_tokens=free_tokens, max_rel_error=worst)
     result["fits"] = fits
     result["proposed_profile"] = dict(
         decode=dict(baseMs=round(max(chosen["intercept"], 0), 2), perSeqMs=round(max(chosen["slope"], 0), 4)),
-        prefill=dict(
-            baseMs=round(max(marginal["intercept"], 0), 2),
-            perTokenMs=round(max(marginal["slope"], 0), 4),
-            freeTokens=free_tokens,
-        ),
+        prefill=dict(baseMs=0, perTokenMs=per_token, freeTokens=free_tokens),
         fitted_at_context=profile_context,
     )
+    for row in result.get("mixed", []):
+        # As the simulator charges it: the admitted sequence decodes in the same step.
+        row["predicted_ms"] = predicted_step_ms(result["proposed_profile"], row["batch"] + 1, row["tokens"])
     return result
+
+
+def knee_fit(prefill, one_seq_ms, slope_guess):
+    """perTokenMs and freeTokens for `one_seq_ms + perTokenMs × max(0, tokens − freeTokens)`, the
+    prefill step as the simulator charges it, with the smallest largest relative error over every
+    measured prompt length. Short prompts ride on the weight read a decode step pays anyway (the
+    roofline knee); GEMMs grow efficient gradually, so a least-squares line through the long
+    prompts alone overcharges nothing but undercharges prompts of a few hundred tokens."""
+    longest = max(r["tokens"] for r in prefill)
+    slope_guess = max(slope_guess, 1e-6)
+    best = None
+    for free in range(0, longest // 4 + 1, max(1, longest // 1024)):
+        for step in range(50, 151):
+            per_token = round(slope_guess * step / 100, 5)
+            worst = max(
+                abs((one_seq_ms + per_token * max(0, r["tokens"] - free)) / r["median_ms"] - 1) for r in prefill
+            )
+            if best is None or worst < best[2]:
+                best = (per_token, free, worst)
+    return best
+
+
+def predicted_step_ms(profile, batch, prompt_tokens):
+    """sim/engine-loop.ts stepDurationMs, for checking a profile against measured mixed steps."""
+    d, p = profile["decode"], profile["prefill"]
+    return d["baseMs"] + d["perSeqMs"] * batch + p["baseMs"] + p["perTokenMs"] * max(0, prompt_tokens - p["freeTokens"])
 
 
 def markdown(r):
@@ -88,8 +110,28 @@ def markdown(r):
         ]
     lines += ["", "Prefill of one prompt (batch 1):", "", "| tokens | median ms |", "| ---: | ---: |"]
     lines += [f"| {p['tokens']} | {p['median_ms']:.3f} |" for p in r["prefill"]]
-    lines += ["", "Fits (least squares; max error relative to the measured median):", ""]
+    if r.get("mixed"):
+        lines += [
+            "",
+            f"Mixed steps (decode batch + one prompt, context {r['mixed'][0]['context']}) against the proposed "
+            "profile's prediction (the admitted sequence counted in the batch, as the simulator does):",
+            "",
+            "| batch | prompt tokens | measured ms | predicted ms | error |",
+            "| ---: | ---: | ---: | ---: | ---: |",
+        ]
+        lines += [
+            f"| {m['batch']} | {m['tokens']} | {m['median_ms']:.3f} | {m['predicted_ms']:.3f} | "
+            f"{(m['predicted_ms'] / m['median_ms'] - 1) * 100:+.1f}% |"
+            for m in r["mixed"]
+        ]
+    lines += ["", "Fits (least squares unless named; max error relative to the measured median):", ""]
     for name, fit in r["fits"].items():
+        if name == "prefill_knee":
+            lines.append(
+                f"- prefill step (minimax): batch-1 decode + {fit['per_token_ms']} × max(0, tokens − "
+                f"{fit['free_tokens']}), max error {fit['max_rel_error'] * 100:.1f}%"
+            )
+            continue
         lines.append(
             f"- {name}: {fit['intercept']:.3f} + {fit['slope']:.5f} × x, max error {fit['max_rel_error'] * 100:.1f}%"
         )
