@@ -4,6 +4,7 @@ import { markdownReport, writeBenchFiles, type BenchMeta } from './report.ts';
 import type { WorkloadReport } from './run-ab.ts';
 import { runWorkloads } from './run-workloads.ts';
 import { spawnSim } from './sim-process.ts';
+import { shippedProfileNames } from '../sim/timing-profile.ts';
 import { TOOL_PROFILES } from './tool-profiles/tool-profiles.ts';
 import { codegen } from './workloads/codegen.ts';
 import { calculator, database, planning, search, validation } from './workloads/paper-workloads.ts';
@@ -17,7 +18,7 @@ const program = new Command()
   .description('Latency benchmark: the real gateway over loopback, partial execution on vs off, side by side in one run.')
   .argument('[names...]', `what to run: ${[...Object.keys(WORKLOADS), ...EXTRA_SECTIONS].join(', ')}, or the groups workloads, all`, ['all'])
   .option('--runs <n>', 'measured runs per mode (on and off) per workload', positiveInt, 10)
-  .option('--profile <name>', 'simulator decode profile (sim/profiles)', 'mistral-7b-rtx3090')
+  .option('--profile <name>', `simulator decode profile: ${shippedProfileNames().join(', ')} (sim/profiles), or a JSON file`, 'mistral-7b-rtx3090')
   .option('--tool-profile <name>', `tool timings: ${Object.keys(TOOL_PROFILES).join(', ')} (bench/tool-profiles)`, 'paper')
   .option('--upstream <url>', 'a real OpenAI-compatible server instead of the simulator (its model must call the tools)')
   .option('--model <name>', 'model name for a real upstream')

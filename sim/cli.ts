@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { ConveyorError } from '../core/errors.ts';
 import { DEFAULT_MODEL_NAME, DEFAULT_PROFILE, startSim } from './sim-server.ts';
 import { SCENARIOS_DIR } from './scenario-loader.ts';
+import { shippedProfileNames } from './timing-profile.ts';
 
 function parsePort(value: string): number {
   const port = Number(value);
@@ -14,7 +15,7 @@ const program = new Command()
   .description('Continuous-batching LLM engine simulator speaking vLLM\'s OpenAI-compatible API')
   .option('--host <host>', 'interface to listen on', '127.0.0.1')
   .option('--port <port>', 'port (0 = any free port)', parsePort, 8000)
-  .option('--profile <name-or-path>', 'timing profile: a name in sim/profiles or a JSON file', DEFAULT_PROFILE)
+  .option('--profile <name-or-path>', `timing profile: ${shippedProfileNames().join(', ')} (sim/profiles), or a JSON file`, DEFAULT_PROFILE)
   .option('--scenarios <dir...>', 'scenario folder(s), tried in order', [SCENARIOS_DIR])
   .option('--model <name>', 'served model name', DEFAULT_MODEL_NAME)
   .action(async (opts: { host: string; port: number; profile: string; scenarios: string[]; model: string }) => {

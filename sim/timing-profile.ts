@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
@@ -6,6 +6,14 @@ import { SimConfigError } from '../core/errors.ts';
 
 /** Folder of the shipped profiles; a bare name resolves to `<name>.json` here. */
 export const PROFILES_DIR = join(dirname(fileURLToPath(import.meta.url)), 'profiles');
+
+/** Names of the shipped profiles, for help texts. */
+export function shippedProfileNames(): string[] {
+  return readdirSync(PROFILES_DIR)
+    .filter((file) => file.endsWith('.json'))
+    .map((file) => file.slice(0, -'.json'.length))
+    .sort();
+}
 
 const nonNegativeMs = z.number().finite().nonnegative();
 

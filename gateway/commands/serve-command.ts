@@ -3,6 +3,8 @@ import { prettifyError, ZodError } from 'zod';
 import { builtinPluginsConfigSchema, type BuiltinPluginsConfigInput } from '../../plugins/builtin-plugins-config.ts';
 import { closeUpstreamPools } from '../../llm-client/index.ts';
 import { startConveyor } from '../start-conveyor.ts';
+import { DEFAULT_PROFILE } from '../../sim/sim-server.ts';
+import { shippedProfileNames } from '../../sim/timing-profile.ts';
 
 interface ServeOptions {
   host: string;
@@ -33,7 +35,7 @@ export function registerServeCommand(program: Command): void {
     .addOption(new Option('--api-key <key...>', 'accept only these bearer keys from clients').env('CONVEYOR_API_KEYS'))
     .option('--no-partial-execution', 'sequential baseline: run tools only after each decode ends')
     .option('--max-tool-rounds <n>', 'model→tool→model rounds per request', int, 8)
-    .option('--sim-profile <name>', 'timing profile of the embedded simulator', 'mistral-7b-rtx3090')
+    .option('--sim-profile <name>', `timing profile of the embedded simulator: ${shippedProfileNames().join(', ')}, or a JSON file`, DEFAULT_PROFILE)
     .option('--python <path>', 'Python interpreter for the python tool (default: /usr/bin/python3, else python3)')
     .addOption(
       new Option('--plugins <json>', 'built-in tools and their settings, e.g. \'{"database":{"file":"shop.sqlite"},"http_get":false}\' (plugins/README.md)').env('CONVEYOR_PLUGINS'),
