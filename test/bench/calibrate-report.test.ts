@@ -1,0 +1,69 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseTimingProfile } from '../../sim/timing-profile.ts';
+
+const run = promisify(execFile);
+const root = path.resolve(import.meta.dirname, '../..');
+
+// A GPU run as bench/calibrate/step_time.py writes it, made from a known step model, so the
+// report must recover that model (the timing itself needs a GPU and lives in bench/results).
+function syntheticResult() {
+  const decodeMs = (batch: number, context: number) => 5 + (context / 1024) * 0.04 * batch;
+  const oneSeq = decodeMs(1, 1024);
+  const prefillMs = (tokens: number) => oneSeq + 0.025 * Math.max(0, tokens - 100);
+  const row = (median: number) => ({ median_ms: median, mean_ms: median, min_ms: median, max_ms: median, n: 30 });
+  const batches = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+  return {
+    measured_at: '2026-11-26T00:00:00+00:00',
+    command: 'python3 bench/calibrate/step_time.py --compile --out DIR',
+    device: 'synthetic',
+    torch: 'n/a',
+    cuda: null,
+    dtype: 'bfloat16',
+    weight_bytes: 14.5e9,
+    copy_bandwidth_bytes_per_s: 4.2e12,
+    weight_read_floor_ms: 3.45,
+    cuda_graphs: true,
+    elementwise: 'torch.compile (fused Triton kernels)',
+    decode: [512, 1024].flatMap((context) => batches.map((batch) => ({ batch, context, ...row(decodeMs(batch, context)) }))),
+    decode_batch1_eager: row(15),
+    prefill: [16, 64, 256, 512, 1024, 2048, 4096].map((tokens) => ({ tokens, ...row(prefillMs(tokens)) })),
+    // A mixed step 10% dearer than the additive model, as measured on the H200.
+    mixed: [1, 16].map((batch) => ({ batch, context: 1024, tokens: 512, ...row(1.1 * (decodeMs(batch + 1, 1024) + 0.025 * 412)) })),
+  };
+}
+
+describe('bench/calibrate/step_time_report.py', () => {
+  let dir: string;
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('fits decode and the prefill knee, proposes a valid profile and checks mixed steps against it', async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'conveyor-calibrate-'));
+    const file = path.join(dir, 'step-time-compiled.json');
+    await writeFile(file, JSON.stringify(syntheticResult()));
+    await run('python3', ['bench/calibrate/step_time_report.py', file, '--profile-context', '1024'], { cwd: root, timeout: 60_000 });
+
+    const result = JSON.parse(await readFile(file, 'utf8'));
+    const proposed = result.proposed_profile;
+    expect(proposed.fitted_at_context).toBe(1024);
+    expect(proposed.decode.baseMs).toBeCloseTo(5, 2);
+    expect(proposed.decode.perSeqMs).toBeCloseTo(0.04, 4);
+    expect(proposed.prefill).toEqual({ baseMs: 0, perTokenMs: 0.025, freeTokens: 100 });
+    expect(result.fits.prefill_knee.max_rel_error).toBeLessThan(1e-9);
+    for (const mixed of result.mixed) expect(mixed.predicted_ms / mixed.median_ms).toBeCloseTo(1 / 1.1, 6);
+
+    const { fitted_at_context: _, ...fields } = proposed;
+    expect(() => parseTimingProfile({ name: 'calibrated', source: 'synthetic', maxNumSeqs: 256, maxModelLen: 32768, ...fields })).not.toThrow();
+
+    const markdown = await readFile(path.join(dir, 'step-time-compiled.md'), 'utf8');
+    expect(markdown).toContain('| 256 | 10.120 | 15.240 |');
+    expect(markdown).toMatch(/\| 1 \| 512 \| [\d.]+ \| [\d.]+ \| -9\.1% \|/);
+    expect(markdown).toContain('Proposed profile: `{"decode": {"baseMs": 5.0, "perSeqMs": 0.04}');
+  });
+});
