@@ -81,7 +81,7 @@ def copy_bandwidth(device, dtype):
     return 2 * src.numel() * src.element_size() / (ms / 1e3)
 
 
-def main():
+def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True, help="folder for step-time.json and step-time.md")
     parser.add_argument("--smoke", action="store_true", help="tiny model on the CPU, to check the script")
@@ -94,64 +94,92 @@ def main():
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--compile", action="store_true", help="fuse the elementwise steps with torch.compile")
     args = parser.parse_args()
+    for name in ("batches", "contexts", "prompts", "mixed_batches", "mixed_prompts"):
+        setattr(args, name, [int(v) for v in getattr(args, name).split(",")])
+    if args.smoke:
+        args.batches, args.contexts, args.prompts, args.repeats = args.batches[:3], [16, 32], [8, 16, 32], 3
+        args.mixed_batches, args.mixed_prompts = args.batches[:2], args.prompts[-2:]
+    return args
 
+
+class Bench:
+    """Times the model's steps on one device; each method prints a line per measurement."""
+
+    def __init__(self, model, vocab, device, repeats):
+        self.model, self.vocab, self.device, self.repeats = model, vocab, device, repeats
+        self.use_graph = device.type == "cuda"
+
+    def tokens(self, count):
+        return torch.randint(0, self.vocab, (count,), device=self.device)
+
+    def time(self, fn, repeats=None, use_graph=None):
+        use_graph = self.use_graph if use_graph is None else use_graph
+        return summary(time_step(fn, self.device, 3, repeats or self.repeats, use_graph))
+
+    def decode(self, batches, contexts):
+        rows = []
+        for context in contexts:
+            for batch in batches:
+                tokens = self.tokens(batch)
+                rows.append(dict(batch=batch, context=context, **self.time(lambda: self.model.decode(tokens, context))))
+                print(f"decode batch {batch:4d} context {context:5d}: {rows[-1]['median_ms']:.3f} ms", flush=True)
+        return rows
+
+    def decode_without_graph(self, context):
+        """What Python launching every kernel costs: the reason engines replay CUDA graphs."""
+        if not self.use_graph:
+            return None
+        tokens = self.tokens(1)
+        row = self.time(lambda: self.model.decode(tokens, context), use_graph=False)
+        print(f"decode batch 1 without a CUDA graph: {row['median_ms']:.3f} ms", flush=True)
+        return row
+
+    def prefill(self, prompts):
+        rows = []
+        for length in prompts:
+            tokens = self.tokens(length)
+            rows.append(dict(tokens=length, **self.time(lambda: self.model.prefill(tokens), max(5, self.repeats // 3))))
+            print(f"prefill {length:5d} tokens: {rows[-1]['median_ms']:.3f} ms", flush=True)
+        return rows
+
+    def mixed(self, batches, prompts, context):
+        """Decode and a prompt in one step, to check the simulator's additive step model against."""
+        rows = []
+        for batch in batches:
+            for length in prompts:
+                decode_tokens, prompt = self.tokens(batch), self.tokens(length)
+                row = self.time(lambda: self.model.mixed(decode_tokens, context, prompt), max(5, self.repeats // 3))
+                rows.append(dict(batch=batch, context=context, tokens=length, **row))
+                print(f"mixed batch {batch:4d} + prompt {length:5d}: {row['median_ms']:.3f} ms", flush=True)
+        return rows
+
+
+def main():
+    args = parse_args()
     device = torch.device("cpu" if args.smoke else "cuda")
     dtype = torch.float32 if args.smoke else torch.bfloat16
     shape = TINY if args.smoke else MISTRAL_7B
-    batches = [int(b) for b in args.batches.split(",")]
-    contexts = [int(c) for c in args.contexts.split(",")]
-    prompts = [int(p) for p in args.prompts.split(",")]
-    if args.smoke:
-        batches, contexts, prompts, args.repeats = batches[:3], [16, 32], [8, 16, 32], 3
     if args.compile:
         torch._dynamo.config.cache_size_limit = 64
         for name, fn in KERNELS.items():
             KERNELS[name] = torch.compile(fn, dynamic=True)
     torch.manual_seed(0)
     began = time.time()
-    model = Decoder(shape, device, dtype, max(batches), max(contexts), max(prompts))
-    use_graph = device.type == "cuda"
+    longest_prompt = max(args.prompts + args.mixed_prompts)
+    model = Decoder(shape, device, dtype, max(args.batches + args.mixed_batches), max(args.contexts), longest_prompt)
+    bench = Bench(model, shape["vocab"], device, args.repeats)
+    mixed_context = args.profile_context if args.profile_context in args.contexts else args.contexts[-1]
+    decode = bench.decode(args.batches, args.contexts)
+    without_graph = bench.decode_without_graph(args.contexts[0])
+    prefill = bench.prefill(args.prompts)
+    mixed = bench.mixed(args.mixed_batches, args.mixed_prompts, mixed_context)
 
-    decode = []
-    for context in contexts:
-        for batch in batches:
-            tokens = torch.randint(0, shape["vocab"], (batch,), device=device)
-            samples = time_step(lambda: model.decode(tokens, context), device, 3, args.repeats, use_graph)
-            decode.append(dict(batch=batch, context=context, **summary(samples)))
-            print(f"decode batch {batch:4d} context {context:5d}: {decode[-1]['median_ms']:.3f} ms", flush=True)
-    eager = None
-    if use_graph:
-        tokens = torch.randint(0, shape["vocab"], (1,), device=device)
-        eager = summary(time_step(lambda: model.decode(tokens, contexts[0]), device, 3, args.repeats, False))
-        print(f"decode batch 1 without a CUDA graph: {eager['median_ms']:.3f} ms", flush=True)
-    prefill = []
-    for length in prompts:
-        tokens = torch.randint(0, shape["vocab"], (length,), device=device)
-        samples = time_step(lambda: model.prefill(tokens), device, 3, max(5, args.repeats // 3), use_graph)
-        prefill.append(dict(tokens=length, **summary(samples)))
-        print(f"prefill {length:5d} tokens: {prefill[-1]['median_ms']:.3f} ms", flush=True)
-    # Decode and a prompt in one step, to check the simulator's additive step model against.
-    mixed = []
-    mixed_context = args.profile_context if args.profile_context in contexts else contexts[-1]
-    mixed_batches = batches[:2] if args.smoke else [int(b) for b in args.mixed_batches.split(",")]
-    mixed_prompts = prompts[-2:] if args.smoke else [int(p) for p in args.mixed_prompts.split(",")]
-    for batch in mixed_batches:
-        for length in mixed_prompts:
-            decode_tokens = torch.randint(0, shape["vocab"], (batch,), device=device)
-            prompt = torch.randint(0, shape["vocab"], (min(length, max(prompts)),), device=device)
-            samples = time_step(
-                lambda: model.mixed(decode_tokens, mixed_context, prompt), device, 3, max(5, args.repeats // 3), use_graph
-            )
-            mixed.append(dict(batch=batch, context=mixed_context, tokens=prompt.shape[0], **summary(samples)))
-            print(f"mixed batch {batch:4d} + prompt {prompt.shape[0]:5d}: {mixed[-1]['median_ms']:.3f} ms", flush=True)
-
-    gpu = torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor() or "cpu"
     bandwidth = copy_bandwidth(device, dtype)
     weight_bytes = model.parameter_bytes()
     result = dict(
         measured_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         command="python3 bench/calibrate/step_time.py " + " ".join(sys.argv[1:]),
-        device=gpu,
+        device=torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor() or "cpu",
         torch=torch.__version__,
         cuda=torch.version.cuda,
         dtype=str(dtype).replace("torch.", ""),
@@ -159,10 +187,10 @@ def main():
         weight_bytes=weight_bytes,
         copy_bandwidth_bytes_per_s=bandwidth,
         weight_read_floor_ms=weight_bytes / bandwidth * 1e3 if bandwidth else None,
-        cuda_graphs=use_graph,
+        cuda_graphs=bench.use_graph,
         elementwise="torch.compile (fused Triton kernels)" if args.compile else "eager PyTorch ops",
         decode=decode,
-        decode_batch1_eager=eager,
+        decode_batch1_eager=without_graph,
         prefill=prefill,
         mixed=mixed,
         seconds=round(time.time() - began, 1),
@@ -171,5 +199,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     write(result, os.path.join(args.out, "step-time-compiled" if args.compile else "step-time"))
     print(json.dumps(result["proposed_profile"]), f"in {result['seconds']} s", flush=True)
+
+
 if __name__ == "__main__":
     main()
