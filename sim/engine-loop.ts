@@ -16,12 +16,19 @@ export interface SequenceHandle {
 }
 
 /**
- * Duration of one engine step: every sequence in the batch decodes one token, and the sequences
- * admitted at this boundary are prefilled in the same step (their first token comes out at its
- * end), as vLLM's scheduler does with chunked prefill mixing prefills into decode batches.
+ * Duration of one engine step: every sequence in the batch decodes one token, reading the KV cache
+ * of the `contextTokens` that the sequences already running hold, and the sequences admitted at this
+ * boundary are prefilled in the same step (their first token comes out at its end), as vLLM's
+ * scheduler does with chunked prefill mixing prefills into decode batches.
  */
-export function stepDurationMs(profile: TimingProfile, batchSize: number, prefillTokens: number | null): number {
-  const decode = profile.decode.baseMs + profile.decode.perSeqMs * batchSize;
+export function stepDurationMs(
+  profile: TimingProfile,
+  batchSize: number,
+  prefillTokens: number | null,
+  contextTokens = 0,
+): number {
+  const { baseMs: decodeBaseMs, perSeqMs, perContextTokenMs = 0 } = profile.decode;
+  const decode = decodeBaseMs + perSeqMs * batchSize + perContextTokenMs * contextTokens;
   if (prefillTokens === null) return decode;
   const { baseMs, perTokenMs, freeTokens = 0 } = profile.prefill;
   return decode + baseMs + perTokenMs * Math.max(0, prefillTokens - freeTokens);
@@ -149,6 +156,9 @@ export class EngineLoop {
       kept.push(seq);
     }
     this.running = kept;
+    // Admitted sequences' prompts are charged as prefill, not as context read by the decode.
+    let contextTokens = 0;
+    for (const seq of kept) contextTokens += seq.contextTokens;
 
     let prefillTokens: number | null = null;
     while (this.running.length < this.profile.maxNumSeqs && this.waiting.length > 0) {
@@ -166,7 +176,7 @@ export class EngineLoop {
       this.stepTarget = null;
       return;
     }
-    const duration = stepDurationMs(this.profile, this.running.length, prefillTokens);
+    const duration = stepDurationMs(this.profile, this.running.length, prefillTokens, contextTokens);
     const now = this.clock.now();
     let target = previousTarget + duration;
     if (target < now) {

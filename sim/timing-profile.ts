@@ -22,7 +22,15 @@ export const timingProfileSchema = z.object({
   description: z.string().optional(),
   /** Where the numbers come from: a profile without a provenance note is not accepted. */
   source: z.string().min(1),
-  decode: z.object({ baseMs: nonNegativeMs, perSeqMs: nonNegativeMs }),
+  decode: z.object({
+    baseMs: nonNegativeMs,
+    perSeqMs: nonNegativeMs,
+    /**
+     * Per token of context the running sequences hold (prompt + tokens so far; default 0): the KV
+     * cache a step reads. Measured by bench/calibrate.
+     */
+    perContextTokenMs: nonNegativeMs.optional(),
+  }),
   prefill: z.object({
     baseMs: nonNegativeMs,
     perTokenMs: nonNegativeMs,

@@ -90,7 +90,7 @@ def parse_args():
     parser.add_argument("--prompts", default="16,64,256,512,1024,2048,4096", help="prefill lengths")
     parser.add_argument("--mixed-batches", default="1,16,64", help="decode batches of the mixed steps")
     parser.add_argument("--mixed-prompts", default="128,512,2048", help="prompt lengths of the mixed steps")
-    parser.add_argument("--profile-context", type=int, default=1024, help="context the proposed profile is fitted at")
+    parser.add_argument("--mixed-context", type=int, default=1024, help="context of the mixed steps' decode batch")
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--compile", action="store_true", help="fuse the elementwise steps with torch.compile")
     args = parser.parse_args()
@@ -168,7 +168,7 @@ def main():
     longest_prompt = max(args.prompts + args.mixed_prompts)
     model = Decoder(shape, device, dtype, max(args.batches + args.mixed_batches), max(args.contexts), longest_prompt)
     bench = Bench(model, shape["vocab"], device, args.repeats)
-    mixed_context = args.profile_context if args.profile_context in args.contexts else args.contexts[-1]
+    mixed_context = args.mixed_context if args.mixed_context in args.contexts else args.contexts[-1]
     decode = bench.decode(args.batches, args.contexts)
     without_graph = bench.decode_without_graph(args.contexts[0])
     prefill = bench.prefill(args.prompts)
@@ -195,7 +195,7 @@ def main():
         mixed=mixed,
         seconds=round(time.time() - began, 1),
     )
-    analyse(result, args.profile_context)
+    analyse(result)
     os.makedirs(args.out, exist_ok=True)
     write(result, os.path.join(args.out, "step-time-compiled" if args.compile else "step-time"))
     print(json.dumps(result["proposed_profile"]), f"in {result['seconds']} s", flush=True)

@@ -1,7 +1,7 @@
 """Turns measured step times (step_time.py's JSON) into fits, a proposed simulator profile and a
 Markdown table. Needs no GPU and no torch, so a result can be refitted anywhere:
 
-    python3 bench/calibrate/step_time_report.py RESULT.json [--profile-context 1024]
+    python3 bench/calibrate/step_time_report.py RESULT.json
 
 rewrites RESULT.json's `fits` and `proposed_profile` and writes RESULT.md beside it.
 """
@@ -20,33 +20,59 @@ def linear_fit(xs, ys):
     return dict(intercept=a, slope=b, max_rel_error=worst)
 
 
-def analyse(result, profile_context):
+def least_squares(rows, ys):
+    """Coefficients c minimising Σ (c·row − y)², by the normal equations (a handful of unknowns)."""
+    n = len(rows[0])
+    m = [[sum(r[i] * r[j] for r in rows) for j in range(n)] + [sum(r[i] * y for r, y in zip(rows, ys))] for i in range(n)]
+    for i in range(n):
+        pivot = max(range(i, n), key=lambda k: abs(m[k][i]))
+        m[i], m[pivot] = m[pivot], m[i]
+        for k in range(n):
+            if k != i:
+                factor = m[k][i] / m[i][i]
+                m[k] = [a - factor * b for a, b in zip(m[k], m[i])]
+    return [m[i][n] / m[i][i] for i in range(n)]
+
+
+def analyse(result):
     """Adds `fits` and `proposed_profile` (sim/profiles' decode and prefill fields) to a result."""
     decode, prefill = result["decode"], result["prefill"]
-    contexts = sorted({r["context"] for r in decode})
-    if profile_context not in contexts:
-        profile_context = contexts[-1]
     fits = {}
-    for context in contexts:
+    for context in sorted({r["context"] for r in decode}):
         rows = [r for r in decode if r["context"] == context]
         fits[f"decode_context_{context}"] = linear_fit([r["batch"] for r in rows], [r["median_ms"] for r in rows])
+    # The simulator's step: base + perSeqMs × batch + perContextTokenMs × the context the batch holds
+    # (the KV cache it reads), one plane through every measured batch and context.
+    base, per_seq, per_context = least_squares(
+        [(1, r["batch"], r["batch"] * r["context"]) for r in decode], [r["median_ms"] for r in decode]
+    )
+    worst = max(
+        abs((base + per_seq * r["batch"] + per_context * r["batch"] * r["context"]) / r["median_ms"] - 1) for r in decode
+    )
+    fits["decode_model"] = dict(base_ms=base, per_seq_ms=per_seq, per_context_token_ms=per_context, max_rel_error=worst)
     # The simulator adds prefill on top of the step's decode cost; a real mixed step reads the
     # weights once, so a prompt's share is what it costs beyond a one-sequence decode step.
     one_seq = min(decode, key=lambda r: (r["context"], r["batch"]))["median_ms"]
     longer = sorted(prefill, key=lambda r: r["tokens"])[len(prefill) // 2 :]
     fits["prefill_marginal"] = linear_fit([r["tokens"] for r in longer], [max(r["median_ms"] - one_seq, 1e-6) for r in longer])
-    chosen = fits[f"decode_context_{profile_context}"]
-    per_token, free_tokens, worst = knee_fit(prefill, chosen["intercept"] + chosen["slope"], fits["prefill_marginal"]["slope"])
+    # A sequence prefilled alone holds no context yet: the step is base + perSeqMs + its prefill.
+    per_token, free_tokens, worst = knee_fit(prefill, base + per_seq, fits["prefill_marginal"]["slope"])
     fits["prefill_knee"] = dict(per_token_ms=per_token, free_tokens=free_tokens, max_rel_error=worst)
     result["fits"] = fits
     result["proposed_profile"] = dict(
-        decode=dict(baseMs=round(max(chosen["intercept"], 0), 2), perSeqMs=round(max(chosen["slope"], 0), 4)),
+        decode=dict(
+            baseMs=round(max(base, 0), 2),
+            perSeqMs=round(max(per_seq, 0), 4),
+            perContextTokenMs=float(f"{max(per_context, 0):.3g}"),
+        ),
         prefill=dict(baseMs=0, perTokenMs=per_token, freeTokens=free_tokens),
-        fitted_at_context=profile_context,
     )
     for row in result.get("mixed", []):
-        # As the simulator charges it: the admitted sequence decodes in the same step.
-        row["predicted_ms"] = predicted_step_ms(result["proposed_profile"], row["batch"] + 1, row["tokens"])
+        # As the simulator charges it: the admitted sequence decodes in the same step, the others
+        # read their context.
+        row["predicted_ms"] = predicted_step_ms(
+            result["proposed_profile"], row["batch"] + 1, row["batch"] * row["context"], row["tokens"]
+        )
     return result
 
 
@@ -70,10 +96,11 @@ def knee_fit(prefill, one_seq_ms, slope_guess):
     return best
 
 
-def predicted_step_ms(profile, batch, prompt_tokens):
+def predicted_step_ms(profile, batch, context_tokens, prompt_tokens):
     """sim/engine-loop.ts stepDurationMs, for checking a profile against measured mixed steps."""
     d, p = profile["decode"], profile["prefill"]
-    return d["baseMs"] + d["perSeqMs"] * batch + p["baseMs"] + p["perTokenMs"] * max(0, prompt_tokens - p["freeTokens"])
+    decode = d["baseMs"] + d["perSeqMs"] * batch + d["perContextTokenMs"] * context_tokens
+    return decode + p["baseMs"] + p["perTokenMs"] * max(0, prompt_tokens - p["freeTokens"])
 
 
 def markdown(r):
@@ -126,6 +153,12 @@ def markdown(r):
         ]
     lines += ["", "Fits (least squares unless named; max error relative to the measured median):", ""]
     for name, fit in r["fits"].items():
+        if name == "decode_model":
+            lines.append(
+                f"- decode step (every batch and context): {fit['base_ms']:.3f} + {fit['per_seq_ms']:.5f} × batch + "
+                f"{fit['per_context_token_ms'] * 1e6:.2f} ns × batch × context, max error {fit['max_rel_error'] * 100:.1f}%"
+            )
+            continue
         if name == "prefill_knee":
             lines.append(
                 f"- prefill step (minimax): batch-1 decode + {fit['per_token_ms']} × max(0, tokens − "
@@ -150,12 +183,11 @@ def write(result, stem):
 def main():
     parser = argparse.ArgumentParser(description="Refit a step_time.py result and rewrite its Markdown.")
     parser.add_argument("result", help="a step-time JSON file written by step_time.py")
-    parser.add_argument("--profile-context", type=int, default=1024)
     args = parser.parse_args()
     with open(args.result) as f:
         result = json.load(f)
     stem = args.result[: -len(".json")] if args.result.endswith(".json") else args.result
-    write(analyse(result, args.profile_context), stem)
+    write(analyse(result), stem)
     print(json.dumps(result["proposed_profile"]))
 
 

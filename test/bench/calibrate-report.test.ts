@@ -12,8 +12,8 @@ const root = path.resolve(import.meta.dirname, '../..');
 // A GPU run as bench/calibrate/step_time.py writes it, made from a known step model, so the
 // report must recover that model (the timing itself needs a GPU and lives in bench/results).
 function syntheticResult() {
-  const decodeMs = (batch: number, context: number) => 5 + (context / 1024) * 0.04 * batch;
-  const oneSeq = decodeMs(1, 1024);
+  const decodeMs = (batch: number, context: number) => 5 + 0.01 * batch + 0.00003 * batch * context;
+  const oneSeq = decodeMs(1, 0);
   const prefillMs = (tokens: number) => oneSeq + 0.025 * Math.max(0, tokens - 100);
   const row = (median: number) => ({ median_ms: median, mean_ms: median, min_ms: median, max_ms: median, n: 30 });
   const batches = [1, 2, 4, 8, 16, 32, 64, 128, 256];
@@ -33,7 +33,7 @@ function syntheticResult() {
     decode_batch1_eager: row(15),
     prefill: [16, 64, 256, 512, 1024, 2048, 4096].map((tokens) => ({ tokens, ...row(prefillMs(tokens)) })),
     // A mixed step 10% dearer than the additive model, as measured on the H200.
-    mixed: [1, 16].map((batch) => ({ batch, context: 1024, tokens: 512, ...row(1.1 * (decodeMs(batch + 1, 1024) + 0.025 * 412)) })),
+    mixed: [1, 16].map((batch) => ({ batch, context: 1024, tokens: 512, ...row(1.1 * (decodeMs(batch, 1024) + 0.01 + 0.025 * 412)) })),
   };
 }
 
@@ -43,27 +43,26 @@ describe('bench/calibrate/step_time_report.py', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('fits decode and the prefill knee, proposes a valid profile and checks mixed steps against it', async () => {
+  it('fits the decode plane and the prefill knee, proposes a valid profile and checks mixed steps against it', async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'conveyor-calibrate-'));
     const file = path.join(dir, 'step-time-compiled.json');
     await writeFile(file, JSON.stringify(syntheticResult()));
-    await run('python3', ['bench/calibrate/step_time_report.py', file, '--profile-context', '1024'], { cwd: root, timeout: 60_000 });
+    await run('python3', ['bench/calibrate/step_time_report.py', file], { cwd: root, timeout: 60_000 });
 
     const result = JSON.parse(await readFile(file, 'utf8'));
     const proposed = result.proposed_profile;
-    expect(proposed.fitted_at_context).toBe(1024);
-    expect(proposed.decode.baseMs).toBeCloseTo(5, 2);
-    expect(proposed.decode.perSeqMs).toBeCloseTo(0.04, 4);
+    expect(proposed.decode).toEqual({ baseMs: 5, perSeqMs: 0.01, perContextTokenMs: 0.00003 });
+    expect(result.fits.decode_model.max_rel_error).toBeLessThan(1e-9);
     expect(proposed.prefill).toEqual({ baseMs: 0, perTokenMs: 0.025, freeTokens: 100 });
     expect(result.fits.prefill_knee.max_rel_error).toBeLessThan(1e-9);
     for (const mixed of result.mixed) expect(mixed.predicted_ms / mixed.median_ms).toBeCloseTo(1 / 1.1, 6);
 
-    const { fitted_at_context: _, ...fields } = proposed;
-    expect(() => parseTimingProfile({ name: 'calibrated', source: 'synthetic', maxNumSeqs: 256, maxModelLen: 32768, ...fields })).not.toThrow();
+    expect(() => parseTimingProfile({ name: 'calibrated', source: 'synthetic', maxNumSeqs: 256, maxModelLen: 32768, ...proposed })).not.toThrow();
 
     const markdown = await readFile(path.join(dir, 'step-time-compiled.md'), 'utf8');
-    expect(markdown).toContain('| 256 | 10.120 | 15.240 |');
+    expect(markdown).toContain('| 256 | 11.492 | 15.424 |');
+    expect(markdown).toContain('5.000 + 0.01000 × batch + 30.00 ns × batch × context, max error 0.0%');
     expect(markdown).toMatch(/\| 1 \| 512 \| [\d.]+ \| [\d.]+ \| -9\.1% \|/);
-    expect(markdown).toContain('Proposed profile: `{"decode": {"baseMs": 5.0, "perSeqMs": 0.04}');
+    expect(markdown).toContain('Proposed profile: `{"decode": {"baseMs": 5.0, "perSeqMs": 0.01, "perContextTokenMs": 3e-05}');
   });
 });

@@ -45,6 +45,12 @@ describe('stepDurationMs', () => {
     expect(stepDurationMs(knee, 1, 16)).toBe(11);
     expect(stepDurationMs(knee, 1, 20)).toBe(11 + 2);
   });
+
+  it('charges the KV cache the running sequences hold when the profile prices context', () => {
+    const withContext = { ...profile, decode: { ...profile.decode, perContextTokenMs: 0.01 } };
+    expect(stepDurationMs(withContext, 2, null, 1000)).toBe(10 + 2 + 10);
+    expect(stepDurationMs(profile, 2, null, 1000)).toBe(12);
+  });
 });
 
 describe('EngineLoop', () => {
@@ -61,6 +67,16 @@ describe('EngineLoop', () => {
     expect(rec.events.map((e) => e.finishReason)).toEqual([null, null, 'stop']);
     expect(engine.idle).toBe(true);
     expect(engine.counters()).toMatchObject({ steps: 3, prefillSteps: 1, tokensGenerated: 3, requestsFinished: 1, running: 0 });
+  });
+
+  it('prices each step by the context its running sequences hold, not the prompts it admits', () => {
+    const clock = new ManualClock();
+    const engine = new EngineLoop({ profile: { ...profile, decode: { ...profile.decode, perContextTokenMs: 0.5 } }, clock });
+    const rec = recorder(clock);
+    engine.submit({ promptTokens: 20, outputTokenIds: [100, 200], maxTokens: 100 }, rec.listener);
+    clock.advanceTo(1000);
+    // prefill step: 26 as without context; then 11 + 0.5 × 21 (prompt + 1 token) and 11 + 0.5 × 22.
+    expect(rec.events.map((e) => e.at)).toEqual([26, 47.5, 69.5]);
   });
 
   it('cuts the plan at max_tokens with finish_reason length', () => {

@@ -38,6 +38,10 @@ describe('timing profiles', () => {
       expect(batch1).toBeGreaterThan(floorMs);
       expect(batch1).toBeLessThan(2 * floorMs);
       expect(p.prefill.freeTokens).toBeGreaterThan(0);
+      // Mistral-7B's KV cache is 128 KiB per token: the context term must be a plausible HBM read rate.
+      const kvBytesPerSecond = (128 * 1024) / (p.decode.perContextTokenMs! / 1000);
+      expect(kvBytesPerSecond).toBeGreaterThan(2e12);
+      expect(kvBytesPerSecond).toBeLessThan(6e12);
       expect(p.source).toMatch(/bench\/calibrate\/step_time\.py/);
     }
   });
