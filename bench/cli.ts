@@ -4,7 +4,7 @@ import { markdownReport, writeBenchFiles, type BenchMeta } from './report.ts';
 import type { WorkloadReport } from './run-ab.ts';
 import { runWorkloads } from './run-workloads.ts';
 import { spawnSim } from './sim-process.ts';
-import { shippedProfileNames } from '../sim/timing-profile.ts';
+import { loadTimingProfile, shippedProfileNames } from '../sim/timing-profile.ts';
 import { TOOL_PROFILES } from './tool-profiles/tool-profiles.ts';
 import { codegen } from './workloads/codegen.ts';
 import { calculator, database, planning, search, validation } from './workloads/paper-workloads.ts';
@@ -38,6 +38,14 @@ const asked = [...new Set((program.processedArgs[0] as string[]).flatMap((n) => 
 for (const n of asked) if (!WORKLOADS[n] && !EXTRA_SECTIONS.includes(n as ExtraSection)) fail(`unknown name "${n}"`);
 const workloads = asked.filter((n) => WORKLOADS[n]).map((n) => WORKLOADS[n]!);
 const toolProfile = TOOL_PROFILES[opts.toolProfile] ?? fail(`unknown tool profile "${opts.toolProfile}"`);
+// Checked here, before any server starts, so a typo reads as one line rather than a child's exit.
+if (!opts.upstream) {
+  try {
+    loadTimingProfile(opts.profile);
+  } catch (err) {
+    fail((err as Error).message);
+  }
+}
 const started = performance.now();
 const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim();
 

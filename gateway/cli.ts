@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { ConveyorError } from '../core/errors.ts';
 import { registerParseCommand } from './commands/parse-command.ts';
 import { registerServeCommand } from './commands/serve-command.ts';
 
@@ -7,4 +8,16 @@ const program = new Command()
   .description('Tool-aware OpenAI-compatible gateway: runs tool calls while the model is still writing them.');
 registerServeCommand(program);
 registerParseCommand(program);
-await program.parseAsync();
+await program.parseAsync().catch((err: unknown) => {
+  // A mistake the user can fix (a bad profile or config, a port in use) gets one line, no stack;
+  // startConveyor has already closed whatever it had started. Anything else is a bug: rethrown.
+  if (err instanceof ConveyorError || isSystemError(err)) {
+    console.error(`conveyor: ${err.message}`);
+    process.exit(1);
+  }
+  throw err;
+});
+
+function isSystemError(err: unknown): err is NodeJS.ErrnoException {
+  return err instanceof Error && typeof (err as NodeJS.ErrnoException).syscall === 'string';
+}

@@ -50,4 +50,14 @@ describe('npm run bench -- workloads --quick', () => {
     for (const name of names) expect(timelines).toContain(`>${name}</text>`);
     expect(timelines.match(/>on \(partial\)</g)).toHaveLength(names.length);
   }, 300_000);
+
+  it('refuses an unknown simulator profile in one line before starting anything', async () => {
+    const failed = await run(process.execPath, ['--import', 'tsx', 'bench/cli.ts', 'calculator', '--profile', 'no-such-profile'], { cwd: root, timeout: 60_000 }).then(
+      () => null,
+      (err: { code: number; stderr: string }) => err,
+    );
+    expect(failed?.code).toBe(2);
+    expect(failed?.stderr.trim()).toMatch(/^bench: timing profile "no-such-profile" not found/);
+    expect(failed?.stderr).not.toContain('simulator exited');
+  });
 });

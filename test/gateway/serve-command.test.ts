@@ -1,7 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { descendantPids, readProcessTable } from '../../sandbox/process-tree.ts';
@@ -52,5 +53,25 @@ describe('conveyor serve (the main job) in its own process', () => {
       return sandboxPids.filter((pid) => !['Z', 'X', undefined].includes(table.get(pid)?.state));
     };
     await eventually(() => alive().length === 0, `the gateway's sandbox processes ${sandboxPids.join(', ')} are gone`);
+  }, 60_000);
+
+  it('reports a mistake the user can fix in one line and exit status 1, without a stack trace', async () => {
+    const { proc, url } = await serve();
+    const port = new URL(url).port;
+    const attempts = [
+      { args: ['--sim-profile', 'no-such-profile'], message: 'conveyor: timing profile "no-such-profile" not found' },
+      { args: ['--port', port, '--sim-profile', 'fast-test'], message: 'conveyor: listen EADDRINUSE' },
+    ];
+    for (const { args, message } of attempts) {
+      const failed = await promisify(execFile)(process.execPath, [CLI, 'serve', '--port', '0', ...args], { timeout: 30_000 }).then(
+        () => null,
+        (err: { code: number; stderr: string }) => err,
+      );
+      expect(failed?.code).toBe(1);
+      expect(failed?.stderr).toContain(message);
+      expect(failed?.stderr).not.toMatch(/^\s+at /m);
+    }
+    proc.kill('SIGTERM');
+    await once(proc, 'exit');
   }, 60_000);
 });
