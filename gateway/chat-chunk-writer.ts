@@ -76,6 +76,11 @@ export class ChatChunkWriter {
     }
   }
 
+  /** Runs `run`; the chunks its events produce leave in one write (SseWriter.group). */
+  group(run: () => void): void {
+    this.sse.group(run);
+  }
+
   finish(result: SessionResult): void {
     this.sse.batch();
     this.choice({}, result.finishReason);

@@ -91,6 +91,7 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
         else if (e.type === 'upstream-accepted') open();
         else open().event(e);
       },
+      batchDelivery: (deliver) => (writer ? writer.group(deliver) : deliver()),
     });
     timeline.mark('request-end', { detail: result.stopReason });
     open().finish(result);

@@ -77,6 +77,8 @@ export interface SessionOptions {
   /** The request's one abort signal, linked to the client connection. */
   signal: AbortSignal;
   onEvent: (event: SessionEvent) => void;
+  /** Wraps the hand-over of several tokens read at once, so their events can leave in one write (llm-client's `batchDelivery`). */
+  batchDelivery?: (deliver: () => void) => void;
 }
 
 /**
@@ -147,7 +149,7 @@ async function runRound(opts: SessionOptions, round: number, messages: ChatMessa
   let stream: UpstreamStream;
   try {
     stream = pumpFor(opts.upstream)(
-      { body: upstreamBody(opts, messages), signal, onAccepted: () => onEvent({ type: 'upstream-accepted', round }) },
+      { body: upstreamBody(opts, messages), signal, onAccepted: () => onEvent({ type: 'upstream-accepted', round }), batchDelivery: opts.batchDelivery },
       (part) => onPart(part),
     );
   } catch (err) {

@@ -23,6 +23,8 @@ export class SseWriter {
   /** The first write went through node:http (status line and headers with it). */
   private started = false;
   private batching = false;
+  /** Frames written inside `group`, sent together at its end; undefined outside one. */
+  private held: string | undefined;
 
   constructor(
     res: ServerResponse,
@@ -59,8 +61,29 @@ export class SseWriter {
 
   end(): void {
     if (this.closed) return;
+    if (this.held) this.send(this.held);
+    this.held = '';
     this.stop();
     this.res.end();
+  }
+
+  /**
+   * Runs `run`; the events it writes leave in one socket write (one HTTP chunk) when it returns
+   * instead of one write each. For tokens that queued up while the event loop was busy: a
+   * gateway a decode step behind would otherwise spend a write syscall (the costliest part of a
+   * token's way through it, and on loopback the receiver's TCP work too) on each of a stream's
+   * waiting tokens, and fall further behind. Nested calls join the outer group.
+   */
+  group(run: () => void): void {
+    if (this.held !== undefined) return run();
+    this.held = '';
+    try {
+      run();
+    } finally {
+      const frames = this.held;
+      this.held = undefined;
+      if (frames) this.send(frames);
+    }
   }
 
   /**
@@ -79,16 +102,21 @@ export class SseWriter {
     });
   }
 
+  private write(frame: string): void {
+    if (this.held !== undefined) this.held += frame;
+    else this.send(frame);
+  }
+
   /**
-   * One event, one socket write. After the first write (which carries the headers), each event
-   * goes to the socket already framed as an HTTP/1.1 chunk — the same bytes node:http writes —
+   * One event (or a group's events), one socket write. After the first write (which carries the
+   * headers), the frames go to the socket already framed as an HTTP/1.1 chunk — the same bytes node:http writes —
    * instead of through ServerResponse.write, which queues size line, data and CRLF separately,
    * corks the socket and flushes them as a writev on the next tick: on every token's path that
    * cost ~7% of the gateway's CPU per token (bench/overhead). Only while node:http has chosen
    * chunked encoding for this response and the socket is this response's own (`res.socket` is
    * set only for the response whose turn it is on a keep-alive connection).
    */
-  private write(frame: string): void {
+  private send(frame: string): void {
     const socket = this.res.socket;
     if (this.started && this.res.chunkedEncoding && socket?.writable) {
       socket.write(`${Buffer.byteLength(frame).toString(16)}\r\n${frame}\r\n`);

@@ -67,15 +67,28 @@ export const ChatRequestBodySchema = z.looseObject({
  */
 const onAccepted = z.custom<() => void>((v) => typeof v === 'function', 'must be a function').optional();
 
-export const StreamChatCompletionOptionsSchema = z.object({ ...connection, body: ChatRequestBodySchema, onAccepted });
+/**
+ * Wraps the hand-over of several parts at once: events that queued up while the event loop was
+ * busy elsewhere (a process serving many streams falls a decode step behind). The consumer calls
+ * `deliver()` exactly once, synchronously, and may send what the parts produce in one write
+ * instead of one per part. Not called for a single event.
+ */
+const batchDelivery = z.custom<(deliver: () => void) => void>((v) => typeof v === 'function', 'must be a function').optional();
+
+export const StreamChatCompletionOptionsSchema = z.object({ ...connection, body: ChatRequestBodySchema, onAccepted, batchDelivery });
 
 /** The connection half of the options: validated once per upstream, not per stream (`createChatCompletionPump`). */
 const { signal: _signal, ...connectionOnly } = connection;
 export const UpstreamConnectionSchema = z.object(connectionOnly);
 export type UpstreamConnectionOptions = z.input<typeof UpstreamConnectionSchema>;
 /** The per-stream half, with the same field paths in its errors as the whole options object. */
-export const StreamRequestSchema = z.object({ body: ChatRequestBodySchema, signal: abortSignal, onAccepted });
-export type StreamRequest = { body: Record<string, unknown>; signal: AbortSignal; onAccepted?: () => void };
+export const StreamRequestSchema = z.object({ body: ChatRequestBodySchema, signal: abortSignal, onAccepted, batchDelivery });
+export type StreamRequest = {
+  body: Record<string, unknown>;
+  signal: AbortSignal;
+  onAccepted?: () => void;
+  batchDelivery?: (deliver: () => void) => void;
+};
 /** `body` is typed loosely on purpose: callers forward a client's request, checked here at run time. */
 export type StreamChatCompletionOptions = Omit<z.input<typeof StreamChatCompletionOptionsSchema>, 'body'> & {
   body: Record<string, unknown>;

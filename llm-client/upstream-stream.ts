@@ -267,8 +267,21 @@ class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler, Deferr
     }
   }
 
-  /** Hands over the events held back while paused, until the consumer pauses again. */
+  /**
+   * Hands over the events held back (paused, or deferred by first-token-first), until the
+   * consumer pauses again. Several at once go through the consumer's `batchDelivery`.
+   */
   #drain(): void {
+    const batch = this.options.batchDelivery;
+    if (this.#pending.length < 2 || !batch) return this.#drainEach();
+    try {
+      batch(this.#drainEach);
+    } catch (error) {
+      this.#fail(error);
+    }
+  }
+
+  readonly #drainEach = (): void => {
     let i = 0;
     try {
       while (i < this.#pending.length && !this.#paused && !this.#settled) this.#handleEvent(this.#pending[i++]!);
@@ -276,7 +289,7 @@ class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler, Deferr
       this.#fail(error);
     }
     this.#pending.splice(0, i);
-  }
+  };
 
   #finish(): void {
     if (this.#settled) return;

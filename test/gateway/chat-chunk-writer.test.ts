@@ -71,3 +71,37 @@ describe('ChatChunkWriter', () => {
     expect(writes).toEqual(['data: a\ndata: b\n\n']);
   });
 });
+
+describe('SseWriter.group', () => {
+  it('sends the events written inside it in one write when it returns, in order', () => {
+    const { res, writes } = recordingResponse();
+    const sse = new SseWriter(res);
+    sse.data('first');
+    sse.group(() => {
+      sse.data('a');
+      sse.group(() => sse.data('b')); // joins the outer group
+      sse.comment('keep-alive');
+      expect(writes).toEqual(['data: first\n\n']);
+    });
+    sse.data('after');
+    expect(writes).toEqual(['data: first\n\n', 'data: a\n\ndata: b\n\n: keep-alive\n\n', 'data: after\n\n']);
+  });
+
+  it('writes nothing for an empty group, and flushes a group the stream ends inside of before the end', () => {
+    const { res, writes } = recordingResponse();
+    const ended: string[] = [];
+    (res as unknown as { end: () => void }).end = () => ended.push(`end after ${writes.length} writes`);
+    const sse = new SseWriter(res);
+    sse.group(() => {});
+    expect(writes).toEqual([]);
+    sse.group(() => {
+      sse.data('last');
+      sse.data('[DONE]');
+      sse.end();
+      sse.data('dropped');
+    });
+    expect(writes).toEqual(['data: last\n\ndata: [DONE]\n\n']);
+    expect(ended).toEqual(['end after 1 writes']);
+  });
+});
+

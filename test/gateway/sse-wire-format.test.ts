@@ -2,6 +2,8 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
 import { startSim, type SimHandle } from '../../sim/sim-server.ts';
+import { DONE, MODEL, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
+import { pause, sseHeaders, startTestUpstream } from '../llm-client/upstream-test-server.ts';
 import { E2E_PROFILE, SIM_MODEL } from '../support/e2e-profile.ts';
 import { streamChat } from '../support/sse-client.ts';
 
@@ -111,14 +113,40 @@ describe('SSE on the wire (HTTP/1.1 chunked framing written by the gateway)', ()
     const bodies = [ask('first question', 12), ask('second question', 7)];
     const responses = parseResponses(await pipelined(gateway.url, bodies), bodies.length);
     for (const [i, response] of responses.entries()) {
-      // One SSE event per chunk, never split or merged.
-      for (const chunk of response.chunks) expect(chunk).toMatch(/^data: [^\n]*\n\n$/);
+      // Whole SSE events per chunk, never split (tokens that waited together leave together).
+      for (const chunk of response.chunks) expect(chunk).toMatch(/^(data: [^\n]*\n\n)+$/);
       const data = sseData(response.chunks);
       expect(data.at(-1)).toBe('[DONE]');
       // The same answer as a plain client gets for the same request on its own connection.
       const alone = await streamChat(gateway.url, bodies[i] as Record<string, unknown>);
       expect(contentOf(data)).toBe(alone.content);
       expect(alone.content.length).toBeGreaterThan(0);
+    }
+  });
+
+  it('sends tokens that reached the gateway together in one chunk, each a whole event, in order', async () => {
+    const upstream = await startTestUpstream(async (_req, res) => {
+      sseHeaders(res);
+      res.write(vllmChunk({ role: 'assistant', content: '' }));
+      await pause(10);
+      res.write(vllmChunk({ content: 't0 ' }));
+      await pause(20);
+      // Five tokens in one read, as when the gateway is a decode step or more behind.
+      res.write([1, 2, 3, 4, 5].map((i) => vllmChunk({ content: `t${i} ` })).join(''));
+      await pause(20);
+      res.end(vllmChunk({ content: '' }, 'stop') + DONE);
+    });
+    const behind = await startGateway({ port: 0, upstream: { baseUrl: upstream.baseUrl } }, { tools: new Map() });
+    try {
+      const [response] = parseResponses(await pipelined(behind.url, [{ model: MODEL, stream: true, messages: [{ role: 'user', content: 'hi' }] }]), 1);
+      const tokens = response!.chunks.map((chunk) => contentOf(sseData([chunk])));
+      expect(tokens).toContain('t1 t2 t3 t4 t5 ');
+      expect(contentOf(sseData(response!.chunks))).toBe('t0 t1 t2 t3 t4 t5 ');
+      // t0 was the stream's only token in its read: a chunk of its own.
+      expect(tokens).toContain('t0 ');
+    } finally {
+      await behind.close();
+      await upstream.close();
     }
   });
 });

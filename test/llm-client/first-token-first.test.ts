@@ -8,7 +8,7 @@ import { MODEL, vllmChunk } from './fixtures/vllm-streams.ts';
  * of parts within one I/O phase is the behaviour under test, and real sockets give no control
  * over which reads land in the same phase (the overhead benchmark measures the effect on real ones).
  */
-function handStream(name: string, log: string[], { writeLater = false } = {}) {
+function handStream(name: string, log: string[], { writeLater = false, batchDelivery }: { writeLater?: boolean; batchDelivery?: (deliver: () => void) => void } = {}) {
   let handler: Dispatcher.DispatchHandler | undefined;
   const dispatcher = {
     dispatch(_options: unknown, h: Dispatcher.DispatchHandler) {
@@ -19,7 +19,7 @@ function handStream(name: string, log: string[], { writeLater = false } = {}) {
     },
   } as unknown as Dispatcher;
   const stream = pumpChatCompletion(
-    { baseUrl: 'http://upstream.invalid/v1', body: { model: MODEL, messages: [{ role: 'user', content: 'hi' }] }, signal: new AbortController().signal, dispatcher },
+    { baseUrl: 'http://upstream.invalid/v1', body: { model: MODEL, messages: [{ role: 'user', content: 'hi' }] }, signal: new AbortController().signal, dispatcher, batchDelivery },
     (part: UpstreamPart) => {
       if (part.type === 'content') log.push(`${name}:${part.text}`);
       if (part.type === 'end') log.push(`${name}:end`);
@@ -112,5 +112,44 @@ describe('first tokens first', () => {
     a.read(token('a2'));
     await nextPhase();
     expect(log).toEqual(['a:a1', 'a:a2']);
+  });
+
+  it('hands several deferred parts over inside one batchDelivery call, and a single one without it', async () => {
+    const log: string[] = [];
+    const batchDelivery = (deliver: () => void) => {
+      log.push('batch{');
+      deliver();
+      log.push('}');
+    };
+    const a = handStream('a', log, { batchDelivery });
+    a.read(token('a1'));
+    a.read(token('a2') + token('a3'));
+    a.read(token('a4'));
+    await nextPhase();
+    expect(log).toEqual(['a:a1', 'batch{', 'a:a2', 'a:a3', 'a:a4', '}']);
+
+    a.read(token('a5'));
+    await nextPhase();
+    expect(log.slice(6)).toEqual(['a:a5']);
+    a.stream.abort(new Error('done'));
+    await expect(a.stream.done).rejects.toThrow('done');
+  });
+
+  it('fails only its own stream when batchDelivery throws', async () => {
+    const log: string[] = [];
+    const a = handStream('a', log, {
+      batchDelivery: () => {
+        throw new Error('consumer bug');
+      },
+    });
+    const b = handStream('b', log);
+    a.read(token('a1'));
+    b.read(token('b1'));
+    a.read(token('a2') + token('a3'));
+    b.read(token('b2') + token('b3'));
+    await expect(a.stream.done).rejects.toThrow('consumer bug');
+    expect(log).toEqual(['a:a1', 'b:b1', 'b:b2', 'b:b3']);
+    b.stream.abort(new Error('done'));
+    await expect(b.stream.done).rejects.toThrow('done');
   });
 });
