@@ -1,22 +1,18 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { suiteTempDir } from '../support/temp-dir.ts';
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../..');
 
 describe('npm run bench -- workloads --quick', () => {
-  let out: string;
-  afterAll(async () => {
-    if (out) await rm(out, { recursive: true, force: true });
-  });
+  const out = suiteTempDir('conveyor-bench-');
 
   // Checks that the files and their fields exist, not the timings (those belong in bench/results).
   it('drives the six workloads through real gateways and writes Markdown, JSON and SVG results', async () => {
-    out = await mkdtemp(path.join(tmpdir(), 'conveyor-bench-'));
     await run(process.execPath, ['--import', 'tsx', 'bench/cli.ts', 'workloads', '--quick', '--profile', 'fast-test', '--out', out], { cwd: root, timeout: 240_000 });
     const files = (await readdir(out)).sort();
     expect(files).toHaveLength(4);

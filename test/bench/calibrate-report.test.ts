@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseTimingProfile } from '../../sim/timing-profile.ts';
+import { suiteTempDir } from '../support/temp-dir.ts';
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../..');
@@ -38,13 +38,9 @@ function syntheticResult() {
 }
 
 describe('bench/calibrate/step_time_report.py', () => {
-  let dir: string;
-  afterAll(async () => {
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  const dir = suiteTempDir('conveyor-calibrate-');
 
   it('fits the decode plane and the prefill knee, proposes a valid profile and checks mixed steps against it', async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'conveyor-calibrate-'));
     const file = path.join(dir, 'step-time-compiled.json');
     await writeFile(file, JSON.stringify(syntheticResult()));
     await run('python3', ['bench/calibrate/step_time_report.py', file], { cwd: root, timeout: 60_000 });

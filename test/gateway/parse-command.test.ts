@@ -1,17 +1,16 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseToJsonLines } from '../../gateway/commands/parse-command.ts';
+import { suiteTempDir } from '../support/temp-dir.ts';
 import { loadVectors, VECTOR_TOOL_PARSER, vectorTools, type ToolcallVector } from '../support/toolcall-vectors.ts';
 
 const run = promisify(execFile);
 const CLI = fileURLToPath(new URL('../../bin/conveyor.js', import.meta.url));
-const dir = mkdtempSync(join(tmpdir(), 'conveyor-parse-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = suiteTempDir('conveyor-parse-');
 
 interface Event {
   type: string;

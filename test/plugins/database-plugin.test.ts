@@ -1,6 +1,4 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { openSqlite } from '../../plugins/sqlite-driver.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,13 +8,12 @@ import { closeReadOnlyDatabases } from '../../plugins/database/read-only-query.t
 import type { DatabasePluginOptions } from '../../plugins/database/database-options.ts';
 import { inlineTool } from '../../plugins/kit/inline-tool.ts';
 import { runScriptedCall } from '../../plugins/kit/testing.ts';
+import { suiteTempDir } from '../support/temp-dir.ts';
 
-let dir: string;
-let file: string;
+const dir = suiteTempDir('conveyor-database-');
+const file = path.join(dir, 'shop.sqlite');
 
-beforeAll(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'conveyor-database-'));
-  file = path.join(dir, 'shop.sqlite');
+beforeAll(() => {
   const db = openSqlite(file);
   db.exec(`
     CREATE TABLE products(id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL, note TEXT, image BLOB);
@@ -26,10 +23,7 @@ lines', NULL);
   db.close();
 });
 
-afterAll(async () => {
-  closeReadOnlyDatabases();
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(closeReadOnlyDatabases);
 
 const query = (sql: string, options: Partial<DatabasePluginOptions> = {}, streamed = true) =>
   runScriptedCall(inlineTool(createDatabasePlugin({ file, ...options })), {

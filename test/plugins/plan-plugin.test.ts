@@ -1,7 +1,5 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createLlmCompilerPlanParser } from '../../parsers/formats/llmcompiler-plan-parser.ts';
 import type { Piece } from '../../parsers/parser-events.ts';
@@ -15,6 +13,7 @@ import { sampleDocsSource } from '../../plugins/search/build-search-index.ts';
 import { buildSearchIndex } from '../../plugins/search/search-index-builder.ts';
 import { createSearchPlugin } from '../../plugins/search/search-plugin.ts';
 import { samplePagesWithEveryWord } from '../gateway/sample-pages-oracle.ts';
+import { suiteTempDir } from '../support/temp-dir.ts';
 
 /** Runs plan text through the real LLMCompiler parser: the step pieces and the final arguments. */
 function parsePlan(text: string): { pieces: Piece[]; args: Record<string, unknown> } {
@@ -184,17 +183,10 @@ describe('plan plugin: invalid plans', () => {
 });
 
 describe('plan plugin over the built-in tools', () => {
-  let dir: string;
-  let indexFile: string;
+  const indexFile = path.join(suiteTempDir('conveyor-plan-'), 'sample.sqlite');
 
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'conveyor-plan-'));
-    indexFile = path.join(dir, 'sample.sqlite');
     await buildSearchIndex({ out: indexFile, sources: [sampleDocsSource()] });
-  });
-
-  afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
   });
 
   it('searches twice in parallel, computes, and substitutes a result into a later step', async () => {

@@ -1,8 +1,7 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,18 +15,13 @@ import { DEFAULT_SEARCH_INDEX_FILE, searchModuleOptions } from '../../plugins/se
 import searchDefault, { createSearchPlugin } from '../../plugins/search/search-plugin.ts';
 import { SqliteSearchIndex, toFtsQuery } from '../../plugins/search/sqlite-search-index.ts';
 import { samplePagesWithEveryWord } from '../gateway/sample-pages-oracle.ts';
+import { suiteTempDir } from '../support/temp-dir.ts';
 
-let dir: string;
-let indexFile: string;
+const dir = suiteTempDir('conveyor-search-');
+const indexFile = path.join(dir, 'sample.sqlite');
 
 beforeAll(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'conveyor-search-'));
-  indexFile = path.join(dir, 'sample.sqlite');
   await buildSearchIndex({ out: indexFile, sources: [sampleDocsSource()] });
-});
-
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
 });
 
 const queryPiece = (query: string): Piece => ({ kind: 'field', path: ['query'], value: query });
