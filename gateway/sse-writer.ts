@@ -109,10 +109,10 @@ export class SseWriter {
 
   /**
    * One event (or a group's events), one socket write. After the first write (which carries the
-   * headers), the frames go to the socket already framed as an HTTP/1.1 chunk — the same bytes node:http writes —
-   * instead of through ServerResponse.write, which queues size line, data and CRLF separately,
-   * corks the socket and flushes them as a writev on the next tick: on every token's path that
-   * cost ~7% of the gateway's CPU per token (bench/overhead). Only while node:http has chosen
+   * headers), the frames go to the socket already framed as one HTTP/1.1 chunk — the same bytes
+   * node:http writes — instead of through ServerResponse.write, which queues size line, data and
+   * CRLF separately, corks the socket and flushes them as a writev on the next tick: on every
+   * token's path that cost ~7% of the gateway's CPU per token (bench/overhead). Only while node:http has chosen
    * chunked encoding for this response and the socket is this response's own (`res.socket` is
    * set only for the response whose turn it is on a keep-alive connection).
    */
