@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ClientAbortedError } from '../core/errors.ts';
 import type { ToolPlugin } from '../plugins/plugin-types.ts';
-import { chatRequestSchema } from './chat-request-schema.ts';
+import { chatRequestSchema, type ChatRequest } from './chat-request-schema.ts';
 import { ClientToolValidator } from './client-tool-validator.ts';
 import { withPluginSchemas } from './request-tools.ts';
 import { ChatChunkWriter } from './chat-chunk-writer.ts';
@@ -27,10 +27,19 @@ export const REQUEST_ID_HEADER = 'x-conveyor-request-id';
 /** POST /v1/chat/completions: validate, open a Session, answer as SSE chunks or one JSON body. */
 export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const request = withPluginSchemas(chatRequestSchema.parse(await readJsonBody(req, ctx.config.maxBodyBytes)), ctx.tools);
-  const id = newRequestId();
-  const timeline = new Timeline(id);
+  const timeline = new Timeline(newRequestId());
   ctx.timelines.add(timeline);
+  try {
+    await answer(ctx, request, timeline, res);
+  } finally {
+    // A request refused before its session began (an unknown tool_parser, a tool schema that does
+    // not compile) still ends its timeline, so a follower of its events is not left waiting.
+    if (!timeline.ended) timeline.mark('request-end', { detail: 'error' });
+  }
+}
 
+async function answer(ctx: ChatRouteContext, request: ChatRequest, timeline: Timeline, res: ServerResponse): Promise<void> {
+  const id = timeline.requestId;
   // The request's one abort signal: the client going away cancels the decode and kills its tools.
   const clientGone = new AbortController();
   res.once('close', () => {

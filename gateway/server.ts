@@ -1,13 +1,14 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { timingSafeEqual } from 'node:crypto';
-import { AuthenticationError, MethodNotAllowedError, NotFoundError } from '../core/errors.ts';
+import { MethodNotAllowedError, NotFoundError } from '../core/errors.ts';
+import { authenticate } from './client-auth.ts';
 import { listModels } from '../llm-client/list-models.ts';
 import type { ToolPlugin } from '../plugins/plugin-types.ts';
 import { chatCompletionsRoute } from './chat-completions-route.ts';
 import { gatewayConfigSchema, type GatewayConfig, type GatewayConfigInput } from './config.ts';
 import { toErrorResponse } from './error-response.ts';
 import { sendJson } from './send-json.ts';
+import { RequestEventsSocket } from './request-events-socket.ts';
 import { TimelineStore } from './timeline-store.ts';
 
 export interface GatewayDeps {
@@ -82,6 +83,8 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     await route.handler(req, res, route.pattern.exec(path)?.groups ?? {});
   }
 
+  const events = new RequestEventsSocket(server, { timelines, apiKeys: config.apiKeys });
+
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, resolve);
@@ -97,22 +100,13 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     server,
     close: () =>
       new Promise<void>((resolve) => {
+        events.close();
         server.close(() => resolve());
         server.closeAllConnections();
       }),
   };
 }
 
-function authenticate(req: IncomingMessage, keys: readonly string[]): void {
-  if (keys.length === 0) return;
-  const given = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim() ?? '';
-  const givenBytes = Buffer.from(given);
-  const ok = keys.some((k) => {
-    const keyBytes = Buffer.from(k);
-    return keyBytes.length === givenBytes.length && timingSafeEqual(keyBytes, givenBytes);
-  });
-  if (!ok) throw new AuthenticationError();
-}
 
 async function models(config: GatewayConfig) {
   if (config.upstream.model) {

@@ -46,6 +46,9 @@ export class Timeline {
   private readonly origin = performance.now();
   /** Wall-clock start (ms since the epoch), for humans correlating with logs; formatted only when read. */
   private readonly startedAtMs = Date.now();
+  /** Followers of this request's events as they happen (GET /v1/requests/:id/events); usually none. */
+  private listeners: Array<(event: TimelineEvent) => void> = [];
+  #ended = false;
 
   constructor(requestId: string) {
     this.requestId = requestId;
@@ -55,7 +58,27 @@ export class Timeline {
   mark(type: TimelineEventType, fields: Omit<TimelineEvent, 't' | 'type'> = {}): TimelineEvent {
     const event: TimelineEvent = { t: round3(performance.now() - this.origin), type, ...fields };
     this.events.push(event);
+    if (type === 'request-end') this.#ended = true;
+    for (const listener of this.listeners) {
+      // A follower's failure is its own: the request goes on.
+      try {
+        listener(event);
+      } catch {}
+    }
     return event;
+  }
+
+  /** `request-end` has been marked: no event follows. */
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  /** Calls `listener` with every event marked from now on, until the returned function is called. */
+  subscribe(listener: (event: TimelineEvent) => void): () => void {
+    this.listeners = [...this.listeners, listener];
+    return () => {
+      this.listeners = this.listeners.filter((l) => l !== listener);
+    };
   }
 
   first(type: TimelineEventType, round?: number): TimelineEvent | undefined {

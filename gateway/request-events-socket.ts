@@ -1,0 +1,77 @@
+import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { NotFoundError } from '../core/errors.ts';
+import { authenticate } from './client-auth.ts';
+import { toErrorResponse } from './error-response.ts';
+import type { Timeline, TimelineEvent } from './timeline.ts';
+import type { TimelineStore } from './timeline-store.ts';
+
+const EVENTS_PATH = /^\/v1\/requests\/(?<id>[\w-]+)\/events$/;
+
+/** Sent once, when the request's `request-end` has gone out: the socket then closes with 1000. */
+const ENDED = 'request ended';
+
+/**
+ * `GET /v1/requests/:id/events` as a WebSocket: a request's timeline as it happens. Each message
+ * is one timeline event as JSON (`{t, type, round?, callId?, detail?}`, the shape of
+ * `GET /v1/requests/:id/timeline`'s `events`): first every event the request has had, then each
+ * new one the moment it is marked, until `request-end`, after which the server closes (1000).
+ * A trace viewer can follow tool calls start and finish while the model still decodes, without
+ * reading the chat stream. Same API keys as the HTTP routes; an unknown id is a 404 on the
+ * upgrade, in the OpenAI error shape.
+ */
+export class RequestEventsSocket {
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 1024 });
+  private readonly timelines: TimelineStore;
+  private readonly apiKeys: readonly string[];
+
+  constructor(server: Server, options: { timelines: TimelineStore; apiKeys: readonly string[] }) {
+    this.timelines = options.timelines;
+    this.apiKeys = options.apiKeys;
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
+  }
+
+  /** Closes every follower's socket (the gateway is shutting down). */
+  close(): void {
+    for (const client of this.wss.clients) client.terminate();
+    this.wss.close();
+  }
+
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on('error', () => socket.destroy());
+    try {
+      const path = new URL(req.url ?? '/', 'http://gateway').pathname;
+      const id = EVENTS_PATH.exec(path)?.groups?.id;
+      if (id === undefined) throw new NotFoundError(`no WebSocket route for ${path}`);
+      authenticate(req, this.apiKeys);
+      const timeline = this.timelines.get(id);
+      if (!timeline) throw new NotFoundError(`no timeline for request ${id} (only recent requests are kept)`);
+      this.wss.handleUpgrade(req, socket, head, (ws) => follow(ws, timeline));
+    } catch (err) {
+      const { status, body } = toErrorResponse(err);
+      const json = JSON.stringify(body);
+      socket.end(
+        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(json)}\r\nconnection: close\r\n\r\n${json}`,
+      );
+    }
+  }
+}
+
+function follow(ws: WebSocket, timeline: Timeline): void {
+  const send = (event: TimelineEvent) => ws.send(JSON.stringify(event));
+  for (const event of timeline.events) send(event);
+  if (timeline.ended) {
+    ws.close(1000, ENDED);
+    return;
+  }
+  const unsubscribe = timeline.subscribe((event) => {
+    send(event);
+    if (event.type === 'request-end') {
+      unsubscribe();
+      ws.close(1000, ENDED);
+    }
+  });
+  ws.on('close', unsubscribe);
+  ws.on('error', unsubscribe);
+}

@@ -1,0 +1,112 @@
+import { once } from 'node:events';
+import type { IncomingMessage } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import type { ConveyorHandle } from '../../gateway/start-conveyor.ts';
+import { startGateway } from '../../gateway/server.ts';
+import type { TimelineEvent } from '../../gateway/timeline.ts';
+import { getJson } from '../support/sse-client.ts';
+import { SINE_STDLIB_REQUEST, startTestConveyor } from '../support/conveyor-fixture.ts';
+
+const wsUrl = (httpUrl: string, id: string) => `${httpUrl.replace(/^http/, 'ws')}/v1/requests/${id}/events`;
+
+/** Every message until the server closes, with the close code and reason. */
+async function follow(url: string, onEvent: (e: TimelineEvent) => void = () => {}): Promise<{ events: TimelineEvent[]; code: number; reason: string }> {
+  const ws = new WebSocket(url);
+  const events: TimelineEvent[] = [];
+  ws.on('message', (data) => {
+    const event = JSON.parse(String(data)) as TimelineEvent;
+    events.push(event);
+    onEvent(event);
+  });
+  const [code, reason] = (await once(ws, 'close')) as [number, Buffer];
+  return { events, code, reason: String(reason) };
+}
+
+/** The upgrade's refusal: its HTTP status and JSON body. */
+async function refusal(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: { error: { code: string; message: string } } }> {
+  const ws = new WebSocket(url, { headers });
+  // Terminating a refused socket reports "closed before the connection was established".
+  ws.on('error', () => {});
+  const [, res] = (await once(ws, 'unexpected-response')) as [unknown, IncomingMessage];
+  let text = '';
+  for await (const chunk of res) text += String(chunk);
+  ws.terminate();
+  return { status: res.statusCode ?? 0, body: JSON.parse(text) };
+}
+
+describe('GET /v1/requests/:id/events (WebSocket)', () => {
+  let conveyor: ConveyorHandle;
+  beforeAll(async () => {
+    conveyor = await startTestConveyor();
+  });
+  afterAll(async () => {
+    await conveyor?.close();
+  });
+
+  it('replays what the request has had, then sends each event as it happens, and closes after request-end', async () => {
+    const log: string[] = [];
+    const res = await fetch(`${conveyor.gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...SINE_STDLIB_REQUEST, stream: true }),
+    });
+    const id = res.headers.get('x-conveyor-request-id')!;
+    expect(id).toMatch(/^chatcmpl-/);
+    const followed = follow(wsUrl(conveyor.gateway.url, id), (e) => log.push(`ws:${e.type}`));
+    const body = await res.text();
+    log.push('client:done');
+    const { events, code, reason } = await followed;
+
+    expect(body).toContain('data: [DONE]');
+    expect(code).toBe(1000);
+    expect(reason).toBe('request ended');
+    expect(events[0]?.type).toBe('request-start');
+    expect(events.at(-1)?.type).toBe('request-end');
+    // Live, not a replay at the end: the python tool's results reached the follower while the
+    // client was still reading the model's second round.
+    expect(log.indexOf('ws:tool-end')).toBeGreaterThanOrEqual(0);
+    expect(log.indexOf('ws:tool-end')).toBeLessThan(log.indexOf('client:done'));
+    // Nothing lost or duplicated between the replay and the live part.
+    const timeline = (await getJson(conveyor.gateway.url, `/v1/requests/${id}/timeline`)).json as { events: TimelineEvent[] };
+    expect(events).toEqual(timeline.events);
+  });
+
+  it('replays a finished request whole and closes', async () => {
+    const res = await fetch(`${conveyor.gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: SINE_STDLIB_REQUEST.model, max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    const id = res.headers.get('x-conveyor-request-id')!;
+    await res.json();
+    const { events, code } = await follow(wsUrl(conveyor.gateway.url, id));
+    expect(code).toBe(1000);
+    expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(['request-start', 'round-start', 'first-token', 'round-end', 'request-end']));
+    expect(events.at(-1)?.type).toBe('request-end');
+  });
+
+  it('refuses an unknown request id and other paths with a 404 in the OpenAI error shape', async () => {
+    const unknown = await refusal(wsUrl(conveyor.gateway.url, 'chatcmpl-nope'));
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.message).toContain('chatcmpl-nope');
+    const elsewhere = await refusal(`${conveyor.gateway.url.replace(/^http/, 'ws')}/v1/chat/completions`);
+    expect(elsewhere.status).toBe(404);
+    // The gateway serves on after refusing upgrades.
+    expect((await getJson(conveyor.gateway.url, '/health')).status).toBe(200);
+  });
+});
+
+describe('request events with API keys', () => {
+  it('asks for the same bearer key as the HTTP routes', async () => {
+    const gateway = await startGateway({ port: 0, upstream: { baseUrl: 'http://127.0.0.1:9/v1' }, apiKeys: ['k-1'] }, { tools: new Map() });
+    try {
+      const url = wsUrl(gateway.url, 'chatcmpl-none');
+      expect((await refusal(url)).status).toBe(401);
+      // With the key the request is checked next: this one does not exist.
+      expect((await refusal(url, { authorization: 'Bearer k-1' })).status).toBe(404);
+    } finally {
+      await gateway.close();
+    }
+  });
+});
