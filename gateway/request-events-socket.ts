@@ -23,13 +23,18 @@ const ENDED = 'request ended';
  */
 export class RequestEventsSocket {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 1024 });
+  private readonly server: Server;
   private readonly timelines: TimelineStore;
   private readonly apiKeys: readonly string[];
 
   constructor(server: Server, options: { timelines: TimelineStore; apiKeys: readonly string[] }) {
+    this.server = server;
     this.timelines = options.timelines;
     this.apiKeys = options.apiKeys;
-    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      if ((req.headers.upgrade ?? '').toLowerCase() === 'websocket') this.upgrade(req, socket, head);
+      else this.declineUpgrade(req, socket, head);
+    });
   }
 
   /** Closes every follower's socket (the gateway is shutting down). */
@@ -56,7 +61,37 @@ export class RequestEventsSocket {
       );
     }
   }
+
+  /**
+   * Any other upgrade (`curl --http2` asks for h2c on every plain-http request) is ignored, as
+   * RFC 9110 lets a server do: with an `upgrade` listener, node:http hands every upgrade request
+   * here instead of to the routes, so the request goes back to the server as plain HTTP/1.1 —
+   * its head rewritten without the upgrade headers, put back in front of what the socket has
+   * read, and the socket handed to the server as a new connection.
+   */
+  private declineUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const lines = [`${req.method} ${req.url} HTTP/${req.httpVersion}`];
+    for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+      const name = req.rawHeaders[i]!;
+      const value = req.rawHeaders[i + 1]!;
+      const lower = name.toLowerCase();
+      if (lower === 'upgrade' || lower === 'http2-settings') continue;
+      if (lower === 'connection') {
+        const kept = value
+          .split(',')
+          .map((token) => token.trim())
+          .filter((token) => token !== '' && !UPGRADE_TOKENS.has(token.toLowerCase()));
+        if (kept.length > 0) lines.push(`${name}: ${kept.join(', ')}`);
+        continue;
+      }
+      lines.push(`${name}: ${value}`);
+    }
+    socket.unshift(Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), head]));
+    this.server.emit('connection', socket);
+  }
 }
+
+const UPGRADE_TOKENS = new Set(['upgrade', 'http2-settings']);
 
 function follow(ws: WebSocket, timeline: Timeline): void {
   const send = (event: TimelineEvent) => ws.send(JSON.stringify(event));

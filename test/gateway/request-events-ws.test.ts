@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import type { IncomingMessage } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { ConveyorHandle } from '../../gateway/start-conveyor.ts';
@@ -33,6 +34,25 @@ async function refusal(url: string, headers: Record<string, string> = {}): Promi
   for await (const chunk of res) text += String(chunk);
   ws.terminate();
   return { status: res.statusCode ?? 0, body: JSON.parse(text) };
+}
+
+/** The next HTTP/1.1 response on `socket` (content-length bodies only): status and body. */
+function nextResponse(socket: Socket): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    let buffered = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      const end = buffered.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const head = buffered.subarray(0, end).toString('latin1');
+      const length = Number(/content-length:\s*(\d+)/i.exec(head)?.[1] ?? NaN);
+      if (buffered.length < end + 4 + length) return;
+      socket.off('data', onData);
+      resolve({ status: Number(head.split(' ')[1]), body: buffered.subarray(end + 4, end + 4 + length).toString('utf8') });
+    };
+    socket.on('data', onData);
+    socket.once('error', reject);
+  });
 }
 
 describe('GET /v1/requests/:id/events (WebSocket)', () => {
@@ -94,6 +114,28 @@ describe('GET /v1/requests/:id/events (WebSocket)', () => {
     expect(elsewhere.status).toBe(404);
     // The gateway serves on after refusing upgrades.
     expect((await getJson(conveyor.gateway.url, '/health')).status).toBe(200);
+  });
+
+  it('serves a request asking for h2c (as curl --http2 does) as plain HTTP/1.1, body and keep-alive included', async () => {
+    const { hostname, port } = new URL(conveyor.gateway.url);
+    const socket = connect(Number(port), hostname);
+    try {
+      const body = JSON.stringify({ model: SINE_STDLIB_REQUEST.model, max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] });
+      socket.write(
+        `POST /v1/chat/completions HTTP/1.1\r\nHost: ${hostname}\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n` +
+          `HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+      const chat = await nextResponse(socket);
+      expect(chat.status).toBe(200);
+      expect(JSON.parse(chat.body)).toMatchObject({ object: 'chat.completion', choices: [{ finish_reason: 'length' }] });
+      // The same connection serves on.
+      socket.write(`GET /health HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`);
+      const health = await nextResponse(socket);
+      expect(health.status).toBe(200);
+      expect(JSON.parse(health.body).status).toBe('ok');
+    } finally {
+      socket.destroy();
+    }
   });
 });
 
