@@ -9,7 +9,7 @@ import type { TimelineStore } from './timeline-store.ts';
 
 const EVENTS_PATH = /^\/v1\/requests\/(?<id>[\w-]+)\/events$/;
 
-/** Sent once, when the request's `request-end` has gone out: the socket then closes with 1000. */
+/** The close reason (code 1000) once the request's `request-end` has been sent. */
 const ENDED = 'request ended';
 
 /**
