@@ -150,3 +150,10 @@ export class SandboxQueueFullError extends ConveyorError {
     this.runtime = runtime;
   }
 }
+
+/** The gateway's configuration (CLI flags, `startGateway` options) is not valid: reported at start-up. */
+export class GatewayConfigError extends ConveyorError {
+  constructor(message: string) {
+    super('gateway_config_invalid', message);
+  }
+}

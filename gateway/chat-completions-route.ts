@@ -9,7 +9,7 @@ import type { GatewayConfig } from './config.ts';
 import { toErrorResponse } from './error-response.ts';
 import { readJsonBody } from './request-body.ts';
 import { newRequestId } from './request-id.ts';
-import { runSession, type SessionEvent, type SessionResult } from './session.ts';
+import { runSession, type SessionEvent, type SessionResult, type UpstreamTarget } from './session.ts';
 import { SseWriter } from './sse-writer.ts';
 import { Timeline } from './timeline.ts';
 import type { TimelineStore } from './timeline-store.ts';
@@ -18,6 +18,8 @@ import { buildParser, chooseParser, needsSpecialTokens } from './parser-selectio
 
 export interface ChatRouteContext {
   config: GatewayConfig;
+  /** The configured upstream, its stream pump built once at start-up. */
+  upstream: UpstreamTarget;
   tools: ReadonlyMap<string, ToolPlugin>;
   timelines: TimelineStore;
 }
@@ -50,7 +52,7 @@ async function answer(ctx: ChatRouteContext, request: ChatRequest, timeline: Tim
   const choice = chooseParser(ctx.config, ctx.config.upstream.model ?? request.model, request.tool_parser);
   const sessionBase = {
     request,
-    upstream: ctx.config.upstream,
+    upstream: ctx.upstream,
     upstreamOverrides: needsSpecialTokens(choice.format) && request.skip_special_tokens === undefined ? { skip_special_tokens: false } : {},
     tools: ctx.tools,
     createParser: (round: number) => buildParser(choice, ctx.config, round, request.tools),

@@ -20,8 +20,11 @@ export const gatewayConfigSchema = z.object({
   host: z.string().default('127.0.0.1'),
   port: z.number().int().min(0).max(65535).default(8080),
   upstream: z.object({
-    /** OpenAI-compatible base URL, ending in /v1 (vLLM, SGLang, llama.cpp server, the sim). */
-    baseUrl: z.url(),
+    /**
+     * OpenAI-compatible base URL, ending in /v1 (vLLM, SGLang, llama.cpp server, the sim), or a
+     * list of them: replicas serving the same model, balanced with failover (README "Replicas").
+     */
+    baseUrl: z.union([z.url(), z.array(z.url()).min(1)]).refine((v) => typeof v === 'string' || new Set(v).size === v.length, 'a replica is listed twice'),
     apiKey: z.string().optional(),
     /** Model name sent upstream for every request (default: the client's `model`). */
     model: z.string().optional(),

@@ -1,8 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { MethodNotAllowedError, NotFoundError } from '../core/errors.ts';
+import { prettifyError } from 'zod';
+import { GatewayConfigError, MethodNotAllowedError, NotFoundError } from '../core/errors.ts';
 import { authenticate } from './client-auth.ts';
 import { listModels } from '../llm-client/list-models.ts';
+import { createChatCompletionPump } from '../llm-client/pump-chat-completion.ts';
+import type { ReplicaState } from '../llm-client/upstream-replicas.ts';
 import type { ToolPlugin } from '../plugins/plugin-types.ts';
 import { chatCompletionsRoute } from './chat-completions-route.ts';
 import { gatewayConfigSchema, type GatewayConfig, type GatewayConfigInput } from './config.ts';
@@ -32,9 +35,13 @@ type Handler = (req: IncomingMessage, res: ServerResponse, params: Record<string
 
 /** Starts the OpenAI-compatible gateway. Pipeline per request: auth → route → handler; errors → one mapper. */
 export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps): Promise<GatewayHandle> {
-  const config = gatewayConfigSchema.parse(input);
+  const parsed = gatewayConfigSchema.safeParse(input);
+  if (!parsed.success) throw new GatewayConfigError(`invalid gateway configuration: ${prettifyError(parsed.error)}`);
+  const config = parsed.data;
   const timelines = new TimelineStore();
-  const routeCtx = { config, tools: deps.tools, timelines };
+  // Request bodies reach the pump checked by chatRequestSchema, which is stricter than its own check.
+  const upstream = { pump: createChatCompletionPump(config.upstream, { requestsValidated: true }), model: config.upstream.model };
+  const routeCtx = { config, upstream, tools: deps.tools, timelines };
 
   const routes: Array<{ method: string; pattern: RegExp; handler: Handler }> = [
     { method: 'POST', pattern: /^\/v1\/chat\/completions$/, handler: (req, res) => chatCompletionsRoute(routeCtx, req, res) },
@@ -55,6 +62,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
         sendJson(res, 200, {
           status: 'ok',
           upstream: config.upstream.baseUrl,
+          ...(upstream.pump.replicas ? { upstream_replicas: upstream.pump.replicas.states().map(replicaHealth) } : {}),
           partial_execution: config.partialExecution,
           tools: [...deps.tools.keys()],
           ...deps.health?.(),
@@ -112,5 +120,29 @@ async function models(config: GatewayConfig) {
   if (config.upstream.model) {
     return { object: 'list', data: [{ id: config.upstream.model, object: 'model', created: 0, owned_by: 'conveyor' }] };
   }
-  return listModels({ baseUrl: config.upstream.baseUrl, apiKey: config.upstream.apiKey });
+  // Replicas serve the same model: the first that answers speaks for all of them.
+  const { baseUrl, apiKey, timeouts } = config.upstream;
+  const urls = typeof baseUrl === 'string' ? [baseUrl] : baseUrl;
+  let failure: unknown;
+  for (const url of urls) {
+    try {
+      return await listModels({ baseUrl: url, apiKey, timeouts });
+    } catch (err) {
+      failure = err;
+    }
+  }
+  throw failure;
+}
+
+/** snake_case, like the rest of /health. */
+function replicaHealth(r: ReplicaState) {
+  return {
+    base_url: r.baseUrl,
+    healthy: r.healthy,
+    in_flight: r.inFlight,
+    resting_for_ms: r.restingForMs,
+    consecutive_failures: r.consecutiveFailures,
+    accepted: r.accepted,
+    failures: r.failures,
+  };
 }

@@ -1,6 +1,6 @@
 import { ClientAbortedError, ToolRejectedError } from '../core/errors.ts';
-import { createChatCompletionPump, type ChatCompletionPump, type UpstreamStream } from '../llm-client/pump-chat-completion.ts';
-import type { UpstreamTimeouts } from '../llm-client/stream-chat-completion.ts';
+import type { ChatCompletionPump, UpstreamStream } from '../llm-client/pump-chat-completion.ts';
+import type { ReplicaAffinity } from '../llm-client/upstream-replicas.ts';
 import type { UpstreamPart } from '../llm-client/upstream-parts.ts';
 import type { ToolCallParser } from '../parsers/parser-events.ts';
 import type { ToolPlugin, ToolProgress } from '../plugins/plugin-types.ts';
@@ -12,11 +12,10 @@ import { RoundParser } from './round-parser.ts';
 import type { Timeline } from './timeline.ts';
 
 export interface UpstreamTarget {
-  baseUrl: string;
-  apiKey?: string;
+  /** Streams to the upstream (or its replicas), its connection options checked once (`createChatCompletionPump`). */
+  pump: ChatCompletionPump;
   /** When set, every upstream request names this model whatever the client asked for. */
   model?: string;
-  timeouts?: Partial<UpstreamTimeouts>;
 }
 
 export type SessionEvent =
@@ -94,6 +93,9 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
     content += text;
     opts.onEvent({ type: 'content', text });
   };
+  // With several upstream replicas, every round returns to the one that served the first: it
+  // holds the conversation so far in its prefix cache.
+  const affinity: ReplicaAffinity = {};
   const sessionOpts: SessionOptions = {
     ...opts,
     onEvent: (event) => {
@@ -104,7 +106,7 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
 
   for (let round = 1; ; round++) {
     let firstText = true;
-    const out = await runRound(sessionOpts, round, [...opts.request.messages, ...appended], (text) => {
+    const out = await runRound(sessionOpts, round, affinity, [...opts.request.messages, ...appended], (text) => {
       // Rounds are joined by a blank line so the client's markdown does not glue a closing fence
       // to the next round's first word. This is the gateway's only addition to the model's text.
       if (firstText && content !== '' && !content.endsWith('\n\n')) emitContent(content.endsWith('\n') ? '\n' : '\n\n');
@@ -140,7 +142,13 @@ interface RoundOutput {
   usage?: Usage;
 }
 
-async function runRound(opts: SessionOptions, round: number, messages: ChatMessage[], emitText: (t: string) => void): Promise<RoundOutput> {
+async function runRound(
+  opts: SessionOptions,
+  round: number,
+  affinity: ReplicaAffinity,
+  messages: ChatMessage[],
+  emitText: (t: string) => void,
+): Promise<RoundOutput> {
   const { timeline, onEvent, signal } = opts;
   timeline.mark('round-start', { round });
   onEvent({ type: 'round-start', round });
@@ -148,8 +156,17 @@ async function runRound(opts: SessionOptions, round: number, messages: ChatMessa
   // from a later socket read, never from inside this call, so onPart can refer to what follows.
   let stream: UpstreamStream;
   try {
-    stream = pumpFor(opts.upstream)(
-      { body: upstreamBody(opts, messages), signal, onAccepted: () => onEvent({ type: 'upstream-accepted', round }), batchDelivery: opts.batchDelivery },
+    stream = opts.upstream.pump(
+      {
+        body: upstreamBody(opts, messages),
+        signal,
+        onAccepted: ({ baseUrl }) => {
+          timeline.mark('upstream-accepted', { round, detail: baseUrl });
+          onEvent({ type: 'upstream-accepted', round });
+        },
+        batchDelivery: opts.batchDelivery,
+        affinity,
+      },
       (part) => onPart(part),
     );
   } catch (err) {
@@ -260,19 +277,6 @@ async function runRound(opts: SessionOptions, round: number, messages: ChatMessa
   timeline.mark('round-end', { round, detail: finishReason });
   onEvent({ type: 'round-end', round, finishReason });
   return { text: parser.visibleText, calls, clientCalls: clientCalls.completed(), finishReason, usage };
-}
-
-// One pump per upstream (the gateway's config object): its connection options are checked once,
-// and request bodies not at all (chatRequestSchema has checked the client's body, which is stricter).
-const pumps = new WeakMap<UpstreamTarget, ChatCompletionPump>();
-
-function pumpFor(upstream: UpstreamTarget): ChatCompletionPump {
-  let pump = pumps.get(upstream);
-  if (!pump) {
-    pump = createChatCompletionPump(upstream, { requestsValidated: true });
-    pumps.set(upstream, pump);
-  }
-  return pump;
 }
 
 function upstreamBody(opts: SessionOptions, messages: ChatMessage[]): Record<string, unknown> {

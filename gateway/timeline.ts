@@ -3,6 +3,8 @@ import { performance } from 'node:perf_hooks';
 export type TimelineEventType =
   | 'request-start'
   | 'round-start'
+  /** The upstream took the round's request; `detail` names it (the replica chosen, when there are several). */
+  | 'upstream-accepted'
   | 'first-token'
   | 'call-start'
   | 'piece'

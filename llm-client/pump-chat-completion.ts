@@ -9,6 +9,8 @@ import {
   type UpstreamConnectionOptions,
 } from './upstream-options.ts';
 import type { UpstreamPart } from './upstream-parts.ts';
+import { startFailoverStream } from './failover-stream.ts';
+import { UpstreamReplicas } from './upstream-replicas.ts';
 import { startUpstreamStream, type UpstreamStream } from './upstream-stream.ts';
 export type { UpstreamStream } from './upstream-stream.ts';
 
@@ -28,19 +30,37 @@ export function pumpChatCompletion(options: StreamChatCompletionOptions, onPart:
 }
 
 /** Starts one stream to a fixed upstream; `request` is validated per call, like `pumpChatCompletion`'s options. */
-export type ChatCompletionPump = (request: StreamRequest, onPart: (part: UpstreamPart) => void) => UpstreamStream;
+export interface ChatCompletionPump {
+  (request: StreamRequest, onPart: (part: UpstreamPart) => void): UpstreamStream;
+  /** Present when the upstream has several replicas: their load and health (`/health`). */
+  readonly replicas?: UpstreamReplicas;
+}
 
 /**
  * `pumpChatCompletion` for many streams to one upstream: the connection options (URL, key,
  * timeouts, dispatcher) are validated once, here, instead of on every request's way to its first
  * token (the URL check alone cost more than the rest of the options together).
  *
+ * Several base URLs are replicas of one model: each stream goes to one of them, and moves to
+ * another if its replica fails before accepting it (upstream-replicas.ts, failover-stream.ts).
+ *
  * `requestsValidated`: the caller has checked every body already, to rules at least as strict as
  * `ChatRequestBodySchema` (the gateway's chat request schema is), so the per-stream check is skipped;
  * a body is then sent as it is given, not as a copy.
  */
 export function createChatCompletionPump(connection: UpstreamConnectionOptions, options: { requestsValidated?: boolean } = {}): ChatCompletionPump {
-  const resolved = parseUpstreamOptions(UpstreamConnectionSchema, connection);
-  if (options.requestsValidated) return (request, onPart) => startUpstreamStream({ ...resolved, ...request } as ResolvedStreamOptions, onPart);
-  return (request, onPart) => startUpstreamStream({ ...resolved, ...parseUpstreamOptions(StreamRequestSchema, request) }, onPart);
+  const { baseUrl, replicaRestMs, maxReplicaRestMs, ...rest } = parseUpstreamOptions(UpstreamConnectionSchema, connection);
+  const check = options.requestsValidated
+    ? (request: StreamRequest) => request
+    : (request: StreamRequest) => parseUpstreamOptions(StreamRequestSchema, request) as StreamRequest;
+  if (typeof baseUrl === 'string' || baseUrl.length === 1) {
+    const resolved = { ...rest, baseUrl: typeof baseUrl === 'string' ? baseUrl : baseUrl[0]! };
+    return (request, onPart) => startUpstreamStream({ ...resolved, ...check(request) } as ResolvedStreamOptions, onPart);
+  }
+  const replicas = new UpstreamReplicas(baseUrl, { restMs: replicaRestMs, maxRestMs: maxReplicaRestMs });
+  const pump = (request: StreamRequest, onPart: (part: UpstreamPart) => void) => {
+    const checked = check(request);
+    return startFailoverStream(replicas, { ...rest, ...checked, baseUrl: baseUrl[0]! } as ResolvedStreamOptions, checked.affinity, onPart);
+  };
+  return Object.assign(pump, { replicas });
 }

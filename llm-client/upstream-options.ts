@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { InvalidRequestError } from '../core/errors.ts';
+import type { ReplicaAffinity } from './upstream-replicas.ts';
 
 // setTimeout clamps anything above 2^31-1 ms to 1 ms, which would turn a "very long" timeout
 // into an immediate one.
@@ -63,9 +64,10 @@ export const ChatRequestBodySchema = z.looseObject({
 /**
  * Called once, before any part, when the upstream has answered 200 with an event stream: it has
  * taken the request and tokens will follow (vLLM sends these headers before it prefills). A
- * gateway can open its own response then instead of on the way to the first token.
+ * gateway can open its own response then instead of on the way to the first token. `baseUrl` is the
+ * upstream that took it: with several replicas, the one chosen.
  */
-const onAccepted = z.custom<() => void>((v) => typeof v === 'function', 'must be a function').optional();
+const onAccepted = z.custom<(upstream: { baseUrl: string }) => void>((v) => typeof v === 'function', 'must be a function').optional();
 
 /**
  * Wraps the hand-over of several parts at once: events that queued up while the event loop was
@@ -77,17 +79,35 @@ const batchDelivery = z.custom<(deliver: () => void) => void>((v) => typeof v ==
 
 export const StreamChatCompletionOptionsSchema = z.object({ ...connection, body: ChatRequestBodySchema, onAccepted, batchDelivery });
 
-/** The connection half of the options: validated once per upstream, not per stream (`createChatCompletionPump`). */
-const { signal: _signal, ...connectionOnly } = connection;
-export const UpstreamConnectionSchema = z.object(connectionOnly);
+/**
+ * The connection half of the options: validated once per upstream, not per stream
+ * (`createChatCompletionPump`). `baseUrl` may list several replicas of the same model.
+ */
+const { signal: _signal, baseUrl: _baseUrl, ...connectionOnly } = connection;
+export const UpstreamConnectionSchema = z.object({
+  ...connectionOnly,
+  baseUrl: z.union([baseUrl, z.array(baseUrl).min(1)]),
+  /** How long a replica that failed rests before it is tried again (doubles per failure in a row). */
+  replicaRestMs: milliseconds.default(2_000),
+  maxReplicaRestMs: milliseconds.default(30_000),
+});
 export type UpstreamConnectionOptions = z.input<typeof UpstreamConnectionSchema>;
+
+/** One conversation's replica (upstream-replicas.ts): mutated by the pump, so a plain object. */
+const affinity = z.custom<ReplicaAffinity>((v) => typeof v === 'object' && v !== null, 'must be an object').optional();
+
 /** The per-stream half, with the same field paths in its errors as the whole options object. */
-export const StreamRequestSchema = z.object({ body: ChatRequestBodySchema, signal: abortSignal, onAccepted, batchDelivery });
+export const StreamRequestSchema = z.object({ body: ChatRequestBodySchema, signal: abortSignal, onAccepted, batchDelivery, affinity });
 export type StreamRequest = {
   body: Record<string, unknown>;
   signal: AbortSignal;
-  onAccepted?: () => void;
+  onAccepted?: (upstream: { baseUrl: string }) => void;
   batchDelivery?: (deliver: () => void) => void;
+  /**
+   * The conversation this stream continues, when the upstream has several replicas: its rounds
+   * return to the replica that holds its prefix in cache. Ignored with a single upstream.
+   */
+  affinity?: ReplicaAffinity;
 };
 /** `body` is typed loosely on purpose: callers forward a client's request, checked here at run time. */
 export type StreamChatCompletionOptions = Omit<z.input<typeof StreamChatCompletionOptionsSchema>, 'body'> & {

@@ -170,7 +170,7 @@ class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler, Deferr
     this.#sse = new SseEventDecoder(this.#onEvent);
     if (this.options.onAccepted) {
       try {
-        this.options.onAccepted();
+        this.options.onAccepted({ baseUrl: this.options.baseUrl });
       } catch (error) {
         this.#settle(error);
         return false;

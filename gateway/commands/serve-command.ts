@@ -9,7 +9,7 @@ import { shippedProfileNames } from '../../sim/timing-profile.ts';
 interface ServeOptions {
   host: string;
   port: number;
-  upstream?: string;
+  upstream?: string[];
   model?: string;
   upstreamApiKey?: string;
   apiKey?: string[] | string;
@@ -29,7 +29,10 @@ export function registerServeCommand(program: Command): void {
     .description('run the gateway (default: in front of the embedded simulator)')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0 = any free port)', int, 8080)
-    .option('--upstream <url>', 'OpenAI-compatible upstream base URL, e.g. http://127.0.0.1:8000/v1 (default: the embedded simulator)')
+    .option(
+      '--upstream <url...>',
+      'OpenAI-compatible upstream base URL, e.g. http://127.0.0.1:8000/v1 (default: the embedded simulator); several (repeated or comma-separated) are replicas of one model',
+    )
     .option('--model <name>', "model name sent upstream for every request (default: the client's model)")
     .addOption(new Option('--upstream-api-key <key>', 'API key for the upstream').env('CONVEYOR_UPSTREAM_API_KEY'))
     .addOption(new Option('--api-key <key...>', 'accept only these bearer keys from clients').env('CONVEYOR_API_KEYS'))
@@ -45,11 +48,13 @@ export function registerServeCommand(program: Command): void {
 
 async function serve(opts: ServeOptions): Promise<void> {
   const apiKeys = typeof opts.apiKey === 'string' ? opts.apiKey.split(',') : (opts.apiKey ?? []);
+  const upstreams = opts.upstream?.flatMap((u) => u.split(',')).filter((u) => u !== '');
+  const baseUrl = upstreams === undefined || upstreams.length === 0 ? undefined : upstreams.length === 1 ? upstreams[0] : upstreams;
   const conveyor = await startConveyor({
     gateway: {
       host: opts.host,
       port: opts.port,
-      upstream: { baseUrl: opts.upstream, model: opts.model, apiKey: opts.upstreamApiKey },
+      upstream: { baseUrl, model: opts.model, apiKey: opts.upstreamApiKey },
       apiKeys,
       partialExecution: opts.partialExecution,
       maxToolRounds: opts.maxToolRounds,
@@ -63,7 +68,7 @@ async function serve(opts: ServeOptions): Promise<void> {
   const model = opts.model ?? (conveyor.sim ? 'mistral-7b-instruct-sim' : '<model>');
   const auth = apiKeys.length ? ` -H 'Authorization: Bearer ${apiKeys[0]}'` : '';
   console.log(`conveyor gateway listening on ${url}/v1`);
-  console.log(`upstream: ${conveyor.sim ? `embedded simulator at ${conveyor.sim.url} (profile ${opts.simProfile})` : opts.upstream}`);
+  console.log(`upstream: ${conveyor.sim ? `embedded simulator at ${conveyor.sim.url} (profile ${opts.simProfile})` : upstreams!.join(', ')}${upstreams && upstreams.length > 1 ? ' (replicas)' : ''}`);
   console.log(`sandbox: ${conveyor.sandbox ? JSON.stringify(conveyor.sandbox.protections()) : 'off (the python tool is disabled)'}`);
   console.log(`tools: ${[...conveyor.gateway.tools.keys()].join(', ')} (isolates: ${conveyor.runtimes.isolate.available ? 'on' : `off, ${conveyor.runtimes.isolate.reason}`})`);
   console.log('\ntry:');

@@ -61,6 +61,8 @@ describe('conveyor serve (the main job) in its own process', () => {
     const attempts = [
       { args: ['--sim-profile', 'no-such-profile'], message: 'conveyor: timing profile "no-such-profile" not found' },
       { args: ['--port', port, '--sim-profile', 'fast-test'], message: 'conveyor: listen EADDRINUSE' },
+      { args: ['--upstream', 'http://127.0.0.1:9/v1,not-a-url'], message: 'conveyor: invalid gateway configuration' },
+      { args: ['--upstream', 'http://127.0.0.1:9/v1', 'http://127.0.0.1:9/v1'], message: 'a replica is listed twice' },
     ];
     for (const { args, message } of attempts) {
       const failed = await promisify(execFile)(process.execPath, [CLI, 'serve', '--port', '0', ...args], { timeout: 30_000 }).then(

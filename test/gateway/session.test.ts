@@ -1,5 +1,5 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { closeUpstreamPools } from '../../llm-client/index.ts';
+import { closeUpstreamPools, createChatCompletionPump } from '../../llm-client/index.ts';
 import { chatRequestSchema } from '../../gateway/chat-request-schema.ts';
 import { runSession, type SessionEvent, type SessionOptions } from '../../gateway/session.ts';
 import { Timeline } from '../../gateway/timeline.ts';
@@ -19,7 +19,7 @@ const passThrough = (): ToolCallParser => ({ push: (delta) => (delta === '' ? []
 function options(baseUrl: string, createParser: SessionOptions['createParser'], events: SessionEvent[] = []): SessionOptions {
   return {
     request: chatRequestSchema.parse({ model: MODEL, stream: true, messages: [{ role: 'user', content: 'hi' }] }),
-    upstream: { baseUrl },
+    upstream: { pump: createChatCompletionPump({ baseUrl }, { requestsValidated: true }) },
     tools: new Map(),
     createParser,
     partialExecution: true,

@@ -1,0 +1,127 @@
+import {
+  UpstreamConnectionError,
+  UpstreamConnectTimeoutError,
+  UpstreamHeadersTimeoutError,
+  UpstreamResponseError,
+} from '../core/errors.ts';
+import type { ResolvedStreamOptions } from './upstream-options.ts';
+import type { UpstreamPart } from './upstream-parts.ts';
+import type { Replica, ReplicaAffinity, UpstreamReplicas } from './upstream-replicas.ts';
+import { startUpstreamStream, type UpstreamStream } from './upstream-stream.ts';
+
+/**
+ * How a failed attempt counts: `rest` — the replica itself is down or drowning (refused or reset
+ * connection, connect or headers timeout, 502/503/504), so it rests and another one is tried;
+ * `busy` — it is only full (429), so another one is tried but it does not rest; `final` — any other
+ * replica would answer the same (400 bad request, 404 unknown model, 500) or the caller stopped it.
+ */
+export function classifyReplicaFailure(error: unknown): 'rest' | 'busy' | 'final' {
+  if (error instanceof UpstreamConnectionError || error instanceof UpstreamConnectTimeoutError || error instanceof UpstreamHeadersTimeoutError) {
+    return 'rest';
+  }
+  if (error instanceof UpstreamResponseError) {
+    if (error.status === 429) return 'busy';
+    if (error.status === 502 || error.status === 503 || error.status === 504) return 'rest';
+  }
+  return 'final';
+}
+
+/**
+ * One chat completion over a set of replicas: it goes to the replica `replicas.pick` names and,
+ * if that one fails before it has accepted the request (so no part has reached the consumer yet),
+ * to the next, until one accepts or each has been tried once. Once a replica has accepted, a
+ * failure ends the stream as it would with a single upstream: tokens already delivered cannot be
+ * taken back.
+ */
+export function startFailoverStream(
+  replicas: UpstreamReplicas,
+  options: ResolvedStreamOptions,
+  affinity: ReplicaAffinity | undefined,
+  onPart: (part: UpstreamPart) => void,
+): UpstreamStream {
+  const stream = new FailoverStream(replicas, options, affinity, onPart);
+  stream.next();
+  return stream;
+}
+
+class FailoverStream implements UpstreamStream {
+  readonly done: Promise<void>;
+  #resolve!: () => void;
+  #reject!: (reason: unknown) => void;
+  readonly #tried = new Set<Replica>();
+  #attempt: UpstreamStream | undefined;
+  #accepted = false;
+  #paused = false;
+
+  private readonly replicas: UpstreamReplicas;
+  private readonly options: ResolvedStreamOptions;
+  private readonly affinity: ReplicaAffinity | undefined;
+  private readonly onPart: (part: UpstreamPart) => void;
+
+  constructor(replicas: UpstreamReplicas, options: ResolvedStreamOptions, affinity: ReplicaAffinity | undefined, onPart: (part: UpstreamPart) => void) {
+    this.replicas = replicas;
+    this.options = options;
+    this.affinity = affinity;
+    this.onPart = onPart;
+    this.done = new Promise<void>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+  }
+
+  get interrupted(): boolean {
+    return this.#attempt?.interrupted ?? false;
+  }
+
+  abort(reason: unknown): void {
+    this.#attempt?.abort(reason);
+  }
+
+  pause(): void {
+    this.#paused = true;
+    this.#attempt?.pause();
+  }
+
+  resume(): void {
+    this.#paused = false;
+    this.#attempt?.resume();
+  }
+
+  next(): void {
+    // Never undefined: the first pick has every replica to choose from, and #failed retries only
+    // while some replica is untried.
+    const replica = this.replicas.pick(this.affinity, this.#tried)!;
+    this.#tried.add(replica);
+    replica.inFlight += 1;
+    const attempt = startUpstreamStream(
+      { ...this.options, baseUrl: replica.baseUrl, onAccepted: () => this.#onAccepted(replica) },
+      this.onPart,
+    );
+    this.#attempt = attempt;
+    if (this.#paused) attempt.pause();
+    attempt.done.then(
+      () => {
+        replica.inFlight -= 1;
+        this.#resolve();
+      },
+      (error: unknown) => {
+        replica.inFlight -= 1;
+        this.#failed(replica, attempt, error);
+      },
+    );
+  }
+
+  #onAccepted(replica: Replica): void {
+    this.#accepted = true;
+    this.replicas.succeeded(replica);
+    if (this.affinity) this.affinity.baseUrl = replica.baseUrl;
+    this.options.onAccepted?.({ baseUrl: replica.baseUrl });
+  }
+
+  #failed(replica: Replica, attempt: UpstreamStream, error: unknown): void {
+    const kind = this.#accepted || attempt.interrupted || this.options.signal.aborted ? 'final' : classifyReplicaFailure(error);
+    if (kind === 'rest') this.replicas.failed(replica);
+    if (kind === 'final' || this.#tried.size === this.replicas.replicas.length) return this.#reject(error);
+    this.next();
+  }
+}

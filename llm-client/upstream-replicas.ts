@@ -1,0 +1,125 @@
+/**
+ * Which of several replicas of one model (the same weights behind different base URLs) takes the
+ * next stream, and which are resting after a failure.
+ *
+ * A conversation's rounds go back to the replica that served its previous round (`ReplicaAffinity`):
+ * each round's prompt is the previous one plus the model's turn and the tools' observations, so that
+ * replica's prefix cache already holds almost all of it and its prefill is nearly free. New
+ * conversations go to the replica with the fewest streams in flight from this process.
+ *
+ * Health is passive: a replica that refused a connection, timed out, or answered 502/503/504 rests
+ * for a while (doubling with each failure in a row, up to a ceiling), and the next request that
+ * finds it rested tries it again. No probe traffic is sent.
+ */
+
+/** One conversation's hold on a replica: the caller keeps one per conversation, the pump fills it in. */
+export interface ReplicaAffinity {
+  /** The replica that accepted the conversation's latest round. */
+  baseUrl?: string;
+}
+
+export interface ReplicaHealthOptions {
+  /** Rest after the first failure in a row; each further failure doubles it. */
+  restMs?: number;
+  /** The longest rest. */
+  maxRestMs?: number;
+  /** Monotonic milliseconds (tests pass a fake). */
+  now?: () => number;
+}
+
+/** What `/health` shows of one replica. */
+export interface ReplicaState {
+  baseUrl: string;
+  healthy: boolean;
+  inFlight: number;
+  /** Milliseconds of rest left; 0 when healthy. */
+  restingForMs: number;
+  consecutiveFailures: number;
+  /** Streams it accepted, and failures counted against it, since start. */
+  accepted: number;
+  failures: number;
+}
+
+export class Replica {
+  readonly baseUrl: string;
+  inFlight = 0;
+  consecutiveFailures = 0;
+  restingUntil = 0;
+  accepted = 0;
+  failures = 0;
+
+  constructor(baseUrl: string) {
+    this.baseUrl = baseUrl;
+  }
+}
+
+export class UpstreamReplicas {
+  readonly replicas: readonly Replica[];
+  readonly #restMs: number;
+  readonly #maxRestMs: number;
+  readonly #now: () => number;
+  /** Where the search for the least loaded starts, so ties rotate instead of piling on the first. */
+  #cursor = 0;
+
+  constructor(baseUrls: readonly string[], options: ReplicaHealthOptions = {}) {
+    if (baseUrls.length === 0) throw new TypeError('UpstreamReplicas needs at least one base URL');
+    if (new Set(baseUrls).size !== baseUrls.length) throw new TypeError(`a replica is listed twice: ${baseUrls.join(', ')}`);
+    this.replicas = baseUrls.map((url) => new Replica(url));
+    this.#restMs = options.restMs ?? 2_000;
+    this.#maxRestMs = options.maxRestMs ?? 30_000;
+    this.#now = options.now ?? (() => performance.now());
+  }
+
+  /**
+   * The replica for a conversation's next attempt, never one in `tried`: its own replica if that is
+   * healthy, else the healthy one with the fewest streams in flight. When every untried replica is
+   * resting, the one whose rest ends first (a request is never refused for want of a healthy
+   * replica: the outage may be over). `undefined` once every replica has been tried.
+   */
+  pick(affinity: ReplicaAffinity | undefined, tried: ReadonlySet<Replica>): Replica | undefined {
+    const now = this.#now();
+    const n = this.replicas.length;
+    let best: Replica | undefined;
+    let soonest: Replica | undefined;
+    for (let k = 0; k < n; k++) {
+      const replica = this.replicas[(this.#cursor + k) % n]!;
+      if (tried.has(replica)) continue;
+      if (replica.restingUntil > now) {
+        if (soonest === undefined || replica.restingUntil < soonest.restingUntil) soonest = replica;
+        continue;
+      }
+      if (replica.baseUrl === affinity?.baseUrl) return replica;
+      if (best === undefined || replica.inFlight < best.inFlight) best = replica;
+    }
+    this.#cursor = (this.#cursor + 1) % n;
+    return best ?? soonest;
+  }
+
+  /** The replica took a stream (200, event stream): its failures in a row are over. */
+  succeeded(replica: Replica): void {
+    replica.accepted += 1;
+    replica.consecutiveFailures = 0;
+    replica.restingUntil = 0;
+  }
+
+  /** The replica failed in a way another replica may not (see `isReplicaFailure`): it rests. */
+  failed(replica: Replica): void {
+    replica.failures += 1;
+    replica.consecutiveFailures += 1;
+    const rest = Math.min(this.#maxRestMs, this.#restMs * 2 ** (replica.consecutiveFailures - 1));
+    replica.restingUntil = this.#now() + rest;
+  }
+
+  states(): ReplicaState[] {
+    const now = this.#now();
+    return this.replicas.map((r) => ({
+      baseUrl: r.baseUrl,
+      healthy: r.restingUntil <= now,
+      inFlight: r.inFlight,
+      restingForMs: Math.max(0, Math.ceil(r.restingUntil - now)),
+      consecutiveFailures: r.consecutiveFailures,
+      accepted: r.accepted,
+      failures: r.failures,
+    }));
+  }
+}

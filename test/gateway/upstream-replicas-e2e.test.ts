@@ -1,0 +1,95 @@
+import { z } from 'zod';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
+import type { TimelineEvent } from '../../gateway/timeline.ts';
+import { definePlugin } from '../../plugins/kit/define-plugin.ts';
+import { inlineTool } from '../../plugins/kit/inline-tool.ts';
+import { startSim, type SimHandle } from '../../sim/sim-server.ts';
+import type { Scenario } from '../../sim/scenario-schema.ts';
+import { E2E_PROFILE, SIM_MODEL } from '../support/e2e-profile.ts';
+import { getJson, postJson } from '../support/sse-client.ts';
+
+const lookup = definePlugin({
+  name: 'lookup',
+  description: 'Looks a key up',
+  parameters: z.object({ key: z.string() }),
+  consumes: 'field',
+  hooks: { onEnd: ({ key }) => `value-of-${key}` },
+});
+
+/** Three rounds: two tool calls, then the answer. */
+const threeRounds: Scenario = {
+  name: 'three-rounds',
+  rules: [
+    { when: { explicit: true, round: 1 }, reply: '[TOOL_CALLS][{"name": "lookup", "arguments": {"key": "a"}}]' },
+    { when: { explicit: true, round: 2 }, reply: '[TOOL_CALLS][{"name": "lookup", "arguments": {"key": "b"}}]' },
+    { when: { explicit: true, round: 3 }, reply: 'Found {{tool_output}}.' },
+  ],
+};
+
+const body = { model: SIM_MODEL, scenario: 'three-rounds', messages: [{ role: 'user', content: 'Look a and b up.' }] };
+
+describe('a gateway in front of several replicas of one model', () => {
+  let sims: SimHandle[] = [];
+  let gateway: GatewayHandle;
+
+  beforeAll(async () => {
+    sims = await Promise.all([0, 1].map(() => startSim({ profile: E2E_PROFILE, scenarios: [threeRounds] })));
+    gateway = await startGateway({ port: 0, upstream: { baseUrl: sims.map((s) => s.url) } }, { tools: new Map([['lookup', inlineTool(lookup)]]) });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await Promise.all(sims.map((s) => s.close()));
+  });
+
+  async function acceptedBy(requestId: string | null): Promise<string[]> {
+    const timeline = await getJson(gateway.url, `/v1/requests/${requestId}/timeline`);
+    return (timeline.json.events as TimelineEvent[]).filter((e) => e.type === 'upstream-accepted').map((e) => e.detail!);
+  }
+
+  it('spreads conversations over the replicas and keeps each conversation’s rounds on one of them', async () => {
+    const before = sims.map((s) => s.counters().requestsReceived);
+    const responses = await Promise.all(Array.from({ length: 6 }, () => postJson(gateway.url, '/v1/chat/completions', body)));
+    const servedBy = new Set<string>();
+    for (const res of responses) {
+      expect(res.status).toBe(200);
+      expect(res.json.choices[0].message.content).toContain('Found value-of-b.');
+      const rounds = await acceptedBy(res.headers.get('x-conveyor-request-id'));
+      expect(rounds).toHaveLength(3);
+      expect(new Set(rounds).size).toBe(1);
+      servedBy.add(rounds[0]!);
+    }
+    expect(servedBy).toEqual(new Set(sims.map((s) => s.url)));
+    const received = sims.map((s, i) => s.counters().requestsReceived - before[i]!);
+    expect(received.reduce((a, b) => a + b)).toBe(18);
+    for (const n of received) expect(n % 3).toBe(0);
+  });
+
+  it('shows each replica’s load and health on /health', async () => {
+    const health = await getJson(gateway.url, '/health');
+    expect(health.json.upstream).toEqual(sims.map((s) => s.url));
+    expect(health.json.upstream_replicas).toHaveLength(2);
+    for (const replica of health.json.upstream_replicas) {
+      expect(replica).toMatchObject({ healthy: true, in_flight: 0, consecutive_failures: 0 });
+      expect(replica.accepted).toBeGreaterThan(0);
+    }
+  });
+
+  it('keeps answering when a replica goes down: its requests move to the other, no client sees an error', async () => {
+    const [gone, left] = sims as [SimHandle, SimHandle];
+    await gone.close();
+    const responses = await Promise.all(Array.from({ length: 4 }, () => postJson(gateway.url, '/v1/chat/completions', body)));
+    for (const res of responses) {
+      expect(res.status).toBe(200);
+      expect(await acceptedBy(res.headers.get('x-conveyor-request-id'))).toEqual([left.url, left.url, left.url]);
+    }
+    const health = await getJson(gateway.url, '/health');
+    const down = health.json.upstream_replicas.find((r: { base_url: string }) => r.base_url === gone.url);
+    expect(down).toMatchObject({ healthy: false });
+    expect(down.failures).toBeGreaterThan(0);
+
+    const models = await getJson(gateway.url, '/v1/models');
+    expect(models.status).toBe(200);
+    expect(models.json.data[0].id).toBe(SIM_MODEL);
+  });
+});

@@ -1,0 +1,157 @@
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { ClientAbortedError, UpstreamConnectionError, UpstreamResponseError } from '../../core/errors.ts';
+import { closeUpstreamPools, createChatCompletionPump, type ChatCompletionPump, type ReplicaAffinity, type UpstreamPart } from '../../llm-client/index.ts';
+import { expectedPlainParts, MODEL, modelNotFoundBody, plainContentStream, vllmChunk } from './fixtures/vllm-streams.ts';
+import { sseHeaders, startSseUpstream, startTestUpstream, type TestUpstream } from './upstream-test-server.ts';
+
+const body = { model: MODEL, messages: [{ role: 'user', content: 'hi' }] };
+const servers: TestUpstream[] = [];
+
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+afterAll(closeUpstreamPools);
+
+async function track(server: Promise<TestUpstream>): Promise<TestUpstream> {
+  servers.push(await server);
+  return servers.at(-1)!;
+}
+
+const live = () => track(startSseUpstream(plainContentStream));
+
+/** Answers every request with `status` and an OpenAI error body. */
+const failing = (status: number) =>
+  track(
+    startTestUpstream((_req, res) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ ...modelNotFoundBody, code: status }));
+    }),
+  );
+
+/** A base URL on which nothing listens: connections are refused. */
+async function deadUrl(): Promise<string> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return `http://127.0.0.1:${port}/v1`;
+}
+
+async function run(pump: ChatCompletionPump, affinity?: ReplicaAffinity, signal = new AbortController().signal) {
+  const parts: UpstreamPart[] = [];
+  let accepted = 0;
+  const stream = pump({ body, signal, affinity, onAccepted: () => accepted++ }, (part) => parts.push(part));
+  const error = await stream.done.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  return { parts, error, accepted };
+}
+
+const stateOf = (pump: ChatCompletionPump, baseUrl: string) => pump.replicas!.states().find((s) => s.baseUrl === baseUrl)!;
+
+describe('a pump over several replicas: failover before the upstream accepts', () => {
+  it('moves a stream off a replica that refuses connections, unseen by the consumer, and rests that replica', async () => {
+    const good = await live();
+    const dead = await deadUrl();
+    const pump = createChatCompletionPump({ baseUrl: [dead, good.baseUrl] });
+    const affinity: ReplicaAffinity = { baseUrl: dead };
+
+    const first = await run(pump, affinity);
+    expect(first.error).toBeUndefined();
+    expect(first.parts).toEqual(expectedPlainParts);
+    expect(first.accepted).toBe(1);
+    expect(affinity.baseUrl).toBe(good.baseUrl);
+    expect(stateOf(pump, dead)).toMatchObject({ healthy: false, failures: 1, inFlight: 0 });
+    expect(stateOf(pump, good.baseUrl)).toMatchObject({ healthy: true, accepted: 1, inFlight: 0 });
+
+    // While it rests, new conversations do not even try it.
+    for (let i = 0; i < 3; i++) expect((await run(pump)).error).toBeUndefined();
+    expect(good.requests).toHaveLength(4);
+    expect(stateOf(pump, dead).failures).toBe(1);
+  });
+
+  it('moves on after 503 (resting the replica) and after 429 (only busy: it stays healthy)', async () => {
+    for (const [status, healthy] of [
+      [503, false],
+      [429, true],
+    ] as const) {
+      const bad = await failing(status);
+      const good = await live();
+      const pump = createChatCompletionPump({ baseUrl: [bad.baseUrl, good.baseUrl] });
+      const result = await run(pump, { baseUrl: bad.baseUrl });
+      expect(result.error).toBeUndefined();
+      expect(result.parts).toEqual(expectedPlainParts);
+      expect([bad.requests.length, good.requests.length]).toEqual([1, 1]);
+      expect(stateOf(pump, bad.baseUrl).healthy).toBe(healthy);
+    }
+  });
+
+  it('does not retry what every replica would answer the same (404 unknown model): the error is the first replica’s', async () => {
+    const bad = await failing(404);
+    const good = await live();
+    const pump = createChatCompletionPump({ baseUrl: [bad.baseUrl, good.baseUrl] });
+    const { error, parts } = await run(pump, { baseUrl: bad.baseUrl });
+    expect(error).toBeInstanceOf(UpstreamResponseError);
+    expect((error as UpstreamResponseError).status).toBe(404);
+    expect(parts).toEqual([]);
+    expect(good.requests).toHaveLength(0);
+    expect(stateOf(pump, bad.baseUrl).healthy).toBe(true);
+  });
+
+  it('never moves a stream its replica has accepted: a failure after the first token ends it', async () => {
+    const breaking = await track(
+      startTestUpstream((_req, res) => {
+        sseHeaders(res);
+        res.write(vllmChunk({ content: 'Par' }));
+        setTimeout(() => res.socket?.destroy(), 20);
+      }),
+    );
+    const good = await live();
+    const pump = createChatCompletionPump({ baseUrl: [breaking.baseUrl, good.baseUrl] });
+    const { error, parts, accepted } = await run(pump, { baseUrl: breaking.baseUrl });
+    expect(error).toBeInstanceOf(UpstreamConnectionError);
+    expect(accepted).toBe(1);
+    expect(parts.filter((p) => p.type === 'content')).toEqual([{ type: 'content', text: 'Par' }]);
+    expect(good.requests).toHaveLength(0);
+  });
+
+  it('fails with the last replica’s error once every replica has failed, each tried once', async () => {
+    const dead = await deadUrl();
+    const bad = await failing(502);
+    const pump = createChatCompletionPump({ baseUrl: [dead, bad.baseUrl] });
+    const { error } = await run(pump, { baseUrl: dead });
+    expect(error).toBeInstanceOf(UpstreamResponseError);
+    expect((error as UpstreamResponseError).status).toBe(502);
+    expect(bad.requests).toHaveLength(1);
+    expect(pump.replicas!.states().map((s) => s.healthy)).toEqual([false, false]);
+
+    // All resting: a request still goes out (the one back first, then the other) rather than being refused.
+    const again = await run(pump);
+    expect((again.error as UpstreamResponseError).status).toBe(502);
+    expect(bad.requests).toHaveLength(2);
+    expect(pump.replicas!.states().map((s) => s.consecutiveFailures)).toEqual([2, 2]);
+  });
+
+  it('stops when the caller aborts before any replica has answered, without trying another', async () => {
+    const silent = await track(startTestUpstream(() => {}));
+    const good = await live();
+    const pump = createChatCompletionPump({ baseUrl: [silent.baseUrl, good.baseUrl] });
+    const controller = new AbortController();
+    const reason = new ClientAbortedError();
+    const pending = run(pump, { baseUrl: silent.baseUrl }, controller.signal);
+    while (silent.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+    controller.abort(reason);
+    const { error } = await pending;
+    expect(error).toBe(reason);
+    expect(good.requests).toHaveLength(0);
+    await silent.requestSocketClosed(0);
+  });
+
+  it('sends one URL through the plain pump: no replica bookkeeping', () => {
+    expect(createChatCompletionPump({ baseUrl: 'http://127.0.0.1:9/v1' }).replicas).toBeUndefined();
+    expect(createChatCompletionPump({ baseUrl: ['http://127.0.0.1:9/v1'] }).replicas).toBeUndefined();
+  });
+});

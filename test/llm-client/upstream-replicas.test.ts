@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { UpstreamReplicas, type Replica } from '../../llm-client/upstream-replicas.ts';
+
+const URLS = ['http://a/v1', 'http://b/v1', 'http://c/v1'];
+
+function setUp(urls = URLS) {
+  const clock = { now: 0 };
+  const set = new UpstreamReplicas(urls, { restMs: 100, maxRestMs: 350, now: () => clock.now });
+  const byUrl = (url: string) => set.replicas.find((r) => r.baseUrl === url)!;
+  return { set, clock, byUrl };
+}
+
+const none = new Set<Replica>();
+
+describe('UpstreamReplicas: which replica takes the next stream', () => {
+  it('spreads new conversations over the replicas, least in flight first', () => {
+    const { set, byUrl } = setUp();
+    const picked = [0, 1, 2].map(() => {
+      const r = set.pick(undefined, none)!;
+      r.inFlight += 1;
+      return r.baseUrl;
+    });
+    expect(new Set(picked).size).toBe(3);
+
+    byUrl('http://a/v1').inFlight = 5;
+    byUrl('http://b/v1').inFlight = 1;
+    byUrl('http://c/v1').inFlight = 3;
+    for (let i = 0; i < 4; i++) expect(set.pick(undefined, none)!.baseUrl).toBe('http://b/v1');
+  });
+
+  it('rotates among replicas equally loaded instead of piling on the first', () => {
+    const { set } = setUp();
+    const seen = new Set<string>();
+    for (let i = 0; i < 3; i++) seen.add(set.pick(undefined, none)!.baseUrl);
+    expect(seen.size).toBe(3);
+  });
+
+  it("keeps a conversation on its replica even when another is less loaded, while that replica is healthy", () => {
+    const { set, byUrl } = setUp();
+    byUrl('http://c/v1').inFlight = 7;
+    const affinity = { baseUrl: 'http://c/v1' };
+    expect(set.pick(affinity, none)!.baseUrl).toBe('http://c/v1');
+    set.failed(byUrl('http://c/v1'));
+    expect(set.pick(affinity, none)!.baseUrl).not.toBe('http://c/v1');
+  });
+
+  it('rests a failed replica, doubling the rest per failure in a row up to the ceiling, and forgets after a success', () => {
+    const { set, clock, byUrl } = setUp(['http://a/v1', 'http://b/v1']);
+    const a = byUrl('http://a/v1');
+    const rests: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      set.failed(a);
+      rests.push(set.states()[0]!.restingForMs);
+    }
+    expect(rests).toEqual([100, 200, 350, 350]);
+    expect(set.pick(undefined, none)!.baseUrl).toBe('http://b/v1');
+    expect(set.pick(undefined, none)!.baseUrl).toBe('http://b/v1');
+
+    clock.now += 350;
+    expect(set.states()[0]).toMatchObject({ healthy: true, consecutiveFailures: 4, failures: 4 });
+    set.succeeded(a);
+    set.failed(a);
+    expect(set.states()[0]).toMatchObject({ healthy: false, restingForMs: 100, consecutiveFailures: 1, failures: 5, accepted: 1 });
+  });
+
+  it('still offers a resting replica when every untried one rests (the one back soonest), and none once all were tried', () => {
+    const { set, byUrl } = setUp();
+    set.failed(byUrl('http://a/v1'));
+    set.failed(byUrl('http://a/v1'));
+    set.failed(byUrl('http://b/v1'));
+    set.failed(byUrl('http://c/v1'));
+    set.failed(byUrl('http://c/v1'));
+    set.failed(byUrl('http://c/v1'));
+    expect(set.pick(undefined, none)!.baseUrl).toBe('http://b/v1');
+
+    const tried = new Set<Replica>([byUrl('http://b/v1')]);
+    expect(set.pick(undefined, tried)!.baseUrl).toBe('http://a/v1');
+    tried.add(byUrl('http://a/v1'));
+    expect(set.pick(undefined, tried)!.baseUrl).toBe('http://c/v1');
+    tried.add(byUrl('http://c/v1'));
+    expect(set.pick(undefined, tried)).toBeUndefined();
+  });
+
+  it('refuses an empty or repeated list', () => {
+    expect(() => new UpstreamReplicas([])).toThrow(/at least one/);
+    expect(() => new UpstreamReplicas(['http://a/v1', 'http://a/v1'])).toThrow(/twice/);
+  });
+});
