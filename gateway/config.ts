@@ -28,6 +28,11 @@ export const gatewayConfigSchema = z.object({
     apiKey: z.string().optional(),
     /** Model name sent upstream for every request (default: the client's `model`). */
     model: z.string().optional(),
+    /**
+     * With several replicas, a conversation's later rounds return to the replica of its first
+     * (prefix cache reuse); false = every round goes to the least loaded replica.
+     */
+    conversationAffinity: z.boolean().default(true),
     timeouts: z
       .object({
         connectMs: z.number().int().positive(),

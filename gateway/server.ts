@@ -40,7 +40,11 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
   const config = parsed.data;
   const timelines = new TimelineStore();
   // Request bodies reach the pump checked by chatRequestSchema, which is stricter than its own check.
-  const upstream = { pump: createChatCompletionPump(config.upstream, { requestsValidated: true }), model: config.upstream.model };
+  const upstream = {
+    pump: createChatCompletionPump(config.upstream, { requestsValidated: true }),
+    model: config.upstream.model,
+    conversationAffinity: config.upstream.conversationAffinity,
+  };
   const routeCtx = { config, upstream, tools: deps.tools, timelines };
 
   const routes: Array<{ method: string; pattern: RegExp; handler: Handler }> = [

@@ -16,6 +16,8 @@ export interface UpstreamTarget {
   pump: ChatCompletionPump;
   /** When set, every upstream request names this model whatever the client asked for. */
   model?: string;
+  /** Replicas only: false sends every round to the least loaded replica instead of the conversation's own. */
+  conversationAffinity?: boolean;
 }
 
 export type SessionEvent =
@@ -95,7 +97,7 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
   };
   // With several upstream replicas, every round returns to the one that served the first: it
   // holds the conversation so far in its prefix cache.
-  const affinity: ReplicaAffinity = {};
+  const affinity: ReplicaAffinity | undefined = opts.upstream.conversationAffinity === false ? undefined : {};
   const sessionOpts: SessionOptions = {
     ...opts,
     onEvent: (event) => {
@@ -145,7 +147,7 @@ interface RoundOutput {
 async function runRound(
   opts: SessionOptions,
   round: number,
-  affinity: ReplicaAffinity,
+  affinity: ReplicaAffinity | undefined,
   messages: ChatMessage[],
   emitText: (t: string) => void,
 ): Promise<RoundOutput> {

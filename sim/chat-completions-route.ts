@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidRequestError, NotFoundError } from '../core/errors.ts';
 import { chatCompletion, newCompletionIdentity, usage } from './chat-completion-shapes.ts';
-import { countPromptTokens } from './chat-prompt.ts';
+import { promptTokenIds } from './chat-prompt.ts';
 import { chatCompletionRequestSchema, type ChatCompletionRequest } from './chat-request-schema.ts';
 import { ChatStreamWriter } from './chat-stream-writer.ts';
 import { sendErrorFor, sendValidationError, sendVllmError, zodProblems } from './error-response.ts';
@@ -82,9 +82,11 @@ function maxTokensFor(ctx: SimContext, body: ChatCompletionRequest, promptTokens
 
 function startCompletion(ctx: SimContext, body: ChatCompletionRequest, res: ServerResponse): void {
   const selected = selectScenario(ctx, body);
-  const promptTokens = countPromptTokens(body.messages);
+  const prompt = promptTokenIds(body.messages);
+  const promptTokens = prompt.length;
   const plan: SequencePlan = {
     promptTokens,
+    promptTokenIds: prompt,
     outputTokenIds: encodeText(ctx.scenarios.reply(body.messages, selected).text),
     maxTokens: maxTokensFor(ctx, body, promptTokens),
   };

@@ -1,20 +1,21 @@
-import { encodeText } from './mistral-tokenizer.ts';
+import { BOS_TOKEN_ID, EOS_TOKEN_ID, encodeText } from './mistral-tokenizer.ts';
 import { contentText, type ChatMessageLike } from './scenario-matcher.ts';
 
-// Each round resends the whole conversation, so the same message texts are tokenized again and
-// again: encodeText's cache keeps a long tool output from blocking the event loop (and the
-// engine's step timer) on every round.
-function countTokens(text: string): number {
-  return encodeText(text).length;
-}
-
 /**
- * Prompt length in tokens, from a simplified Mistral-Instruct template:
+ * The prompt's token ids, from a simplified Mistral-Instruct template:
  * `<s>[INST] system\n\nuser [/INST]assistant</s>[INST] ... [/TOOL_RESULTS] tool [/TOOL_RESULTS]`.
- * Only the count matters (prefill time and usage), so the template need not be byte-exact.
+ * Its length is the prefill and the usage; its ids key the prefix cache, so a conversation resent
+ * with one more turn shares every token before that turn. The template need not be byte-exact.
+ *
+ * Each round resends the whole conversation, so the same message texts are tokenized again and
+ * again: encodeText's cache keeps a long tool output from blocking the event loop (and the
+ * engine's step timer) on every round.
  */
-export function countPromptTokens(messages: readonly ChatMessageLike[]): number {
-  let tokens = 1; // <s>
+export function promptTokenIds(messages: readonly ChatMessageLike[]): number[] {
+  const ids: number[] = [BOS_TOKEN_ID];
+  const add = (text: string) => {
+    for (const id of encodeText(text)) ids.push(id);
+  };
   let pendingSystem = '';
   for (const message of messages) {
     const text = contentText(message.content);
@@ -24,19 +25,22 @@ export function countPromptTokens(messages: readonly ChatMessageLike[]): number 
         pendingSystem += `${text}\n\n`;
         break;
       case 'user':
-        tokens += countTokens('[INST] ') + countTokens(pendingSystem + text) + countTokens(' [/INST]');
+        add('[INST] ');
+        add(pendingSystem + text);
+        add(' [/INST]');
         pendingSystem = '';
         break;
       case 'assistant':
-        tokens += countTokens(text) + 1; // </s>
-        if ('tool_calls' in message && message.tool_calls !== undefined) {
-          tokens += countTokens(`[TOOL_CALLS] ${JSON.stringify(message.tool_calls)}`);
-        }
+        add(text);
+        ids.push(EOS_TOKEN_ID);
+        if ('tool_calls' in message && message.tool_calls !== undefined) add(`[TOOL_CALLS] ${JSON.stringify(message.tool_calls)}`);
         break;
       default:
-        tokens += countTokens('[TOOL_RESULTS] ') + countTokens(text) + countTokens(' [/TOOL_RESULTS]');
+        add('[TOOL_RESULTS] ');
+        add(text);
+        add(' [/TOOL_RESULTS]');
     }
   }
-  if (pendingSystem) tokens += countTokens(pendingSystem);
-  return tokens;
+  if (pendingSystem) add(pendingSystem);
+  return ids;
 }

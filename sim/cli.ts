@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { ConveyorError } from '../core/errors.ts';
-import { DEFAULT_MODEL_NAME, DEFAULT_PROFILE, startSim } from './sim-server.ts';
+import { DEFAULT_MODEL_NAME, DEFAULT_PREFIX_CACHE_TOKENS, DEFAULT_PROFILE, startSim } from './sim-server.ts';
 import { SCENARIOS_DIR } from './scenario-loader.ts';
 import { shippedProfileNames } from './timing-profile.ts';
 
@@ -8,6 +8,12 @@ function parsePort(value: string): number {
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError('expected a port number 0-65535');
   return port;
+}
+
+function parseCount(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected a whole number ≥ 0');
+  return n;
 }
 
 const program = new Command()
@@ -18,13 +24,15 @@ const program = new Command()
   .option('--profile <name-or-path>', `timing profile: ${shippedProfileNames().join(', ')} (sim/profiles), or a JSON file`, DEFAULT_PROFILE)
   .option('--scenarios <dir...>', 'scenario folder(s), tried in order', [SCENARIOS_DIR])
   .option('--model <name>', 'served model name', DEFAULT_MODEL_NAME)
-  .action(async (opts: { host: string; port: number; profile: string; scenarios: string[]; model: string }) => {
+  .option('--prefix-cache-tokens <n>', 'tokens the automatic prefix cache holds (0 = off)', parseCount, DEFAULT_PREFIX_CACHE_TOKENS)
+  .action(async (opts: { host: string; port: number; profile: string; scenarios: string[]; model: string; prefixCacheTokens: number }) => {
     const sim = await startSim({
       host: opts.host,
       port: opts.port,
       profile: opts.profile,
       scenarioDirs: opts.scenarios,
       modelName: opts.model,
+      prefixCacheTokens: opts.prefixCacheTokens,
     });
     console.log(sim.url);
     const shutdown = (signal: NodeJS.Signals) => {

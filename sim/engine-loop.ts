@@ -1,11 +1,14 @@
 import { monotonicClock, type EngineClock } from './engine-clock.ts';
 import { EngineStats, type SimCounters } from './engine-stats.ts';
 import { Sequence, type SequenceListener, type SequencePlan } from './sequence.ts';
+import type { PrefixCache } from './prefix-cache.ts';
 import type { TimingProfile } from './timing-profile.ts';
 
 export interface EngineLoopOptions {
   profile: TimingProfile;
   clock?: EngineClock;
+  /** Automatic prefix caching, as vLLM V1 does by default; absent = every prompt prefilled whole. */
+  prefixCache?: PrefixCache;
 }
 
 /** The caller's grip on a submitted sequence. */
@@ -47,6 +50,7 @@ export class EngineLoop {
   readonly profile: TimingProfile;
   readonly stats = new EngineStats();
   private readonly clock: EngineClock;
+  private readonly prefixCache: PrefixCache | undefined;
   private readonly waiting: Sequence[] = [];
   private running: Sequence[] = [];
   /** The sequences of the step in flight; empty when idle. */
@@ -59,6 +63,7 @@ export class EngineLoop {
   constructor(options: EngineLoopOptions) {
     this.profile = options.profile;
     this.clock = options.clock ?? monotonicClock;
+    this.prefixCache = options.prefixCache;
   }
 
   get idle(): boolean {
@@ -73,6 +78,11 @@ export class EngineLoop {
     if (this.idle) this.beginStep(this.clock.now());
     else this.stats.maxWaiting = Math.max(this.stats.maxWaiting, this.waiting.length);
     return { id: seq.id, abort: () => this.abort(seq) };
+  }
+
+  /** Forgets every cached prefix (vLLM's POST /reset_prefix_cache). */
+  resetPrefixCache(): void {
+    this.prefixCache?.clear();
   }
 
   counters(): SimCounters {
@@ -166,8 +176,13 @@ export class EngineLoop {
       seq.state = 'running';
       this.running.push(seq);
       this.stats.requestsStarted += 1;
+      const cached = seq.plan.promptTokenIds && this.prefixCache ? this.prefixCache.admit(seq.plan.promptTokenIds) : 0;
       this.stats.promptTokens += seq.plan.promptTokens;
-      prefillTokens = (prefillTokens ?? 0) + seq.plan.promptTokens;
+      if (this.prefixCache) {
+        this.stats.prefixCacheQueries += seq.plan.promptTokens;
+        this.stats.prefixCacheHits += cached;
+      }
+      prefillTokens = (prefillTokens ?? 0) + seq.plan.promptTokens - cached;
     }
     this.stats.maxWaiting = Math.max(this.stats.maxWaiting, this.waiting.length);
 

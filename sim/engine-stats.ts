@@ -13,8 +13,11 @@ export interface SimCounters {
   /** Steps that also prefilled newly admitted sequences. */
   prefillSteps: number;
   tokensGenerated: number;
-  /** Prompt tokens prefilled, summed over admitted sequences. */
+  /** Prompt tokens of admitted sequences (vLLM counts cached ones too). */
   promptTokens: number;
+  /** Prompt tokens looked up in the prefix cache, and those found there (not prefilled). */
+  prefixCacheQueries: number;
+  prefixCacheHits: number;
   /** Valid requests handed to the engine (queued or running). */
   requestsReceived: number;
   /** Sequences admitted into the running batch (their prefill began). */
@@ -49,6 +52,8 @@ export class EngineStats {
   prefillSteps = 0;
   tokensGenerated = 0;
   promptTokens = 0;
+  prefixCacheQueries = 0;
+  prefixCacheHits = 0;
   requestsReceived = 0;
   requestsStarted = 0;
   finished: Record<FinishReason, number> = { stop: 0, length: 0 };
@@ -65,6 +70,8 @@ export class EngineStats {
       prefillSteps: this.prefillSteps,
       tokensGenerated: this.tokensGenerated,
       promptTokens: this.promptTokens,
+      prefixCacheQueries: this.prefixCacheQueries,
+      prefixCacheHits: this.prefixCacheHits,
       requestsReceived: this.requestsReceived,
       requestsStarted: this.requestsStarted,
       requestsFinished: this.finished.stop + this.finished.length,

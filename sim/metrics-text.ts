@@ -28,6 +28,8 @@ export function renderMetrics(engine: EngineLoop, modelName: string): string {
   metric('vllm:num_requests_waiting', 'gauge', 'Number of requests waiting to be processed.', [[label, c.waiting]]);
   metric('vllm:num_preemptions_total', 'counter', 'Cumulative number of preemption from the engine.', [[label, 0]]);
   metric('vllm:prompt_tokens_total', 'counter', 'Number of prefill tokens processed.', [[label, c.promptTokens]]);
+  metric('vllm:prefix_cache_queries_total', 'counter', 'Prefix cache queries, in terms of number of queried tokens.', [[label, c.prefixCacheQueries]]);
+  metric('vllm:prefix_cache_hits_total', 'counter', 'Prefix cache hits, in terms of number of cached tokens.', [[label, c.prefixCacheHits]]);
   metric('vllm:generation_tokens_total', 'counter', 'Number of generation tokens processed.', [[label, c.tokensGenerated]]);
   metric('vllm:request_success_total', 'counter', 'Count of successfully processed requests.', [
     [`${label},finished_reason="stop"`, c.finishedStop],

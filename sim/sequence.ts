@@ -22,6 +22,8 @@ export interface SequenceListener {
 
 export interface SequencePlan {
   promptTokens: number;
+  /** The prompt itself, for the prefix cache; without it nothing is looked up or cached. */
+  promptTokenIds?: readonly number[];
   /** The whole answer as token ids; the engine appends EOS if max_tokens leaves room for it. */
   outputTokenIds: readonly number[];
   maxTokens: number;

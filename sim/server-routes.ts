@@ -16,6 +16,14 @@ const ROUTES: Record<string, Partial<Record<string, Handler>>> = {
   '/health': { GET: (_ctx, _req, res) => void res.writeHead(200, { 'content-length': '0' }).end() },
   '/metrics': { GET: serveMetrics },
   '/sim/counters': { GET: (ctx, _req, res) => sendJson(res, 200, ctx.engine.counters()) },
+  // vLLM's (dev-mode) route: benchmarks empty the cache between phases.
+  '/reset_prefix_cache': {
+    POST: (ctx, req, res) => {
+      req.resume();
+      ctx.engine.resetPrefixCache();
+      res.writeHead(200, { 'content-length': '0' }).end();
+    },
+  },
 };
 
 /** The node:http request listener: route → handler, FastAPI's 404/405 bodies otherwise. */

@@ -14,6 +14,7 @@ interface ServeOptions {
   upstreamApiKey?: string;
   apiKey?: string[] | string;
   partialExecution: boolean;
+  conversationAffinity: boolean;
   maxToolRounds: number;
   simProfile: string;
   python?: string;
@@ -33,6 +34,7 @@ export function registerServeCommand(program: Command): void {
       '--upstream <url...>',
       'OpenAI-compatible upstream base URL, e.g. http://127.0.0.1:8000/v1 (default: the embedded simulator); several (repeated or comma-separated) are replicas of one model',
     )
+    .option('--no-conversation-affinity', "with several upstreams: send every round to the least loaded replica, not back to the conversation's own")
     .option('--model <name>', "model name sent upstream for every request (default: the client's model)")
     .addOption(new Option('--upstream-api-key <key>', 'API key for the upstream').env('CONVEYOR_UPSTREAM_API_KEY'))
     .addOption(new Option('--api-key <key...>', 'accept only these bearer keys from clients').env('CONVEYOR_API_KEYS'))
@@ -54,7 +56,7 @@ async function serve(opts: ServeOptions): Promise<void> {
     gateway: {
       host: opts.host,
       port: opts.port,
-      upstream: { baseUrl, model: opts.model, apiKey: opts.upstreamApiKey },
+      upstream: { baseUrl, model: opts.model, apiKey: opts.upstreamApiKey, conversationAffinity: opts.conversationAffinity },
       apiKeys,
       partialExecution: opts.partialExecution,
       maxToolRounds: opts.maxToolRounds,

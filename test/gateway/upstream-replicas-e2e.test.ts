@@ -32,18 +32,22 @@ const body = { model: SIM_MODEL, scenario: 'three-rounds', messages: [{ role: 'u
 describe('a gateway in front of several replicas of one model', () => {
   let sims: SimHandle[] = [];
   let gateway: GatewayHandle;
+  let spreading: GatewayHandle;
 
   beforeAll(async () => {
     sims = await Promise.all([0, 1].map(() => startSim({ profile: E2E_PROFILE, scenarios: [threeRounds] })));
-    gateway = await startGateway({ port: 0, upstream: { baseUrl: sims.map((s) => s.url) } }, { tools: new Map([['lookup', inlineTool(lookup)]]) });
+    const tools = new Map([['lookup', inlineTool(lookup)]]);
+    gateway = await startGateway({ port: 0, upstream: { baseUrl: sims.map((s) => s.url) } }, { tools });
+    spreading = await startGateway({ port: 0, upstream: { baseUrl: sims.map((s) => s.url), conversationAffinity: false } }, { tools });
   });
   afterAll(async () => {
+    await spreading?.close();
     await gateway?.close();
     await Promise.all(sims.map((s) => s.close()));
   });
 
-  async function acceptedBy(requestId: string | null): Promise<string[]> {
-    const timeline = await getJson(gateway.url, `/v1/requests/${requestId}/timeline`);
+  async function acceptedBy(requestId: string | null, via = gateway): Promise<string[]> {
+    const timeline = await getJson(via.url, `/v1/requests/${requestId}/timeline`);
     return (timeline.json.events as TimelineEvent[]).filter((e) => e.type === 'upstream-accepted').map((e) => e.detail!);
   }
 
@@ -63,6 +67,23 @@ describe('a gateway in front of several replicas of one model', () => {
     const received = sims.map((s, i) => s.counters().requestsReceived - before[i]!);
     expect(received.reduce((a, b) => a + b)).toBe(18);
     for (const n of received) expect(n % 3).toBe(0);
+  });
+
+  it("finds a conversation's earlier rounds in its replica's prefix cache; spread over replicas, it mostly does not", async () => {
+    const hits = () => sims.reduce((sum, s) => sum + s.counters().prefixCacheHits, 0);
+    const conversation = async (via: GatewayHandle, topic: string) => {
+      const before = hits();
+      const unique = { ...body, messages: [{ role: 'user', content: `${topic}: ${'look every key up, one at a time, and report. '.repeat(8)}` }] };
+      const res = await postJson(via.url, '/v1/chat/completions', unique);
+      expect(res.status).toBe(200);
+      return { rounds: await acceptedBy(res.headers.get('x-conveyor-request-id'), via), hits: hits() - before };
+    };
+    const kept = await conversation(gateway, 'Zebras');
+    const spread = await conversation(spreading, 'Yaks');
+    expect(new Set(kept.rounds).size).toBe(1);
+    // One conversation alone: the least loaded replica alternates, so rounds 1 and 3 share one.
+    expect(new Set(spread.rounds).size).toBe(2);
+    expect(kept.hits).toBeGreaterThan(spread.hits);
   });
 
   it('shows each replica’s load and health on /health', async () => {
