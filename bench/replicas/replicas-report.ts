@@ -1,0 +1,35 @@
+import type { AffinityMode, ModeResult, ReplicasResult } from './run-replicas.ts';
+
+const ms = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : '–');
+const pct = (v: number) => (Number.isFinite(v) ? `${(v * 100).toFixed(1)}%` : '–');
+const ratio = (a: number, b: number) => (Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? `${(a / b).toFixed(2)}×` : '–');
+
+/** The side-by-side table: conversations kept on their replica vs spread round by round. */
+export function replicasMarkdown(meta: ReplicasResult['meta'], modes: Record<AffinityMode, ModeResult>, wallS: number): string {
+  const { kept, spread } = modes;
+  const row = (label: string, k: number, s: number, fmt: (v: number) => string, showRatio = true) =>
+    `| ${label} | ${fmt(k)} | ${fmt(s)} | ${showRatio ? ratio(k, s) : ''} |`;
+  return [
+    '## Replicas: conversation affinity vs least-loaded per round',
+    '',
+    `${meta.replicas} simulator replicas (profile \`${meta.profile}\`, prefix caching on) behind two gateways; ` +
+      `${kept.conversations} + ${spread.conversations} three-round tool conversations, each over its own document ` +
+      `(~${meta.docTokens} tokens; ${meta.promptTokensPerConversation} prompt tokens per conversation over its rounds), ` +
+      `Poisson arrivals at ${meta.ratePerS}/s, passes alternating kept / spread. Wall time ${wallS.toFixed(1)} s.`,
+    '',
+    '| | kept on its replica | spread (least loaded per round) | kept / spread |',
+    '|---|---|---|---|',
+    row('conversations on one replica', kept.oneReplicaShare, spread.oneReplicaShare, pct, false),
+    `| rounds per replica | ${kept.replicaShares.map(pct).join(' / ')} | ${spread.replicaShares.map(pct).join(' / ')} | |`,
+    row('prefix cache hit rate (prompt tokens)', kept.cacheHitRate, spread.cacheHitRate, pct),
+    row('prompt tokens prefilled per conversation', kept.prefilledTokensPerConversation, spread.prefilledTokensPerConversation, (v) => v.toFixed(0)),
+    row('round 1 TTFT p50, ms (same for both)', kept.firstRoundTtftMs.p50, spread.firstRoundTtftMs.p50, ms),
+    row('rounds 2–3 TTFT mean, ms', kept.laterRoundTtftMs.mean, spread.laterRoundTtftMs.mean, ms),
+    row('rounds 2–3 TTFT p50, ms', kept.laterRoundTtftMs.p50, spread.laterRoundTtftMs.p50, ms),
+    row('rounds 2–3 TTFT p99, ms', kept.laterRoundTtftMs.p99, spread.laterRoundTtftMs.p99, ms),
+    row('conversation latency mean, ms', kept.e2eMs.mean, spread.e2eMs.mean, ms),
+    row('conversation latency p50, ms', kept.e2eMs.p50, spread.e2eMs.p50, ms),
+    row('conversation latency p99, ms', kept.e2eMs.p99, spread.e2eMs.p99, ms),
+    '',
+  ].join('\n');
+}

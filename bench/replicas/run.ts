@@ -1,0 +1,45 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Command, InvalidArgumentError } from 'commander';
+import { progressBar } from '../progress.ts';
+import { runReplicas } from './run-replicas.ts';
+
+const positiveInt = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a whole number ≥ 1');
+  return n;
+};
+
+const program = new Command()
+  .name('bench-replicas')
+  .description('Two simulator replicas behind the gateway: conversations kept on their replica vs spread round by round, side by side.')
+  .option('--quick', 'a few short conversations (smoke test)')
+  .option('--profile <name>', 'timing profile of both replicas', 'mistral-7b-h100')
+  .option('--doc-tokens <n>', 'approximate tokens of the document each conversation carries', positiveInt)
+  .option('--conversations <n>', 'conversations per pass', positiveInt)
+  .option('--passes <n>', 'passes, alternating kept and spread', positiveInt)
+  .option('--rate <n>', 'new conversations per second (Poisson arrivals)', (v) => {
+    const n = Number(v);
+    if (!(n > 0)) throw new InvalidArgumentError('expected a rate > 0');
+    return n;
+  })
+  .option('--out <dir>', 'where result files go', 'bench/results');
+program.parse();
+const opts = program.opts<{ quick?: boolean; profile: string; docTokens?: number; conversations?: number; passes?: number; rate?: number; out: string }>();
+
+const bar = progressBar('replicas', 1);
+const result = await runReplicas({
+  ...opts,
+  ratePerS: opts.rate,
+  onProgress: (done, total) => {
+    bar.setTotal(total);
+    bar.update(done);
+  },
+});
+bar.stop();
+console.log(`\n${result.markdown}`);
+mkdirSync(opts.out, { recursive: true });
+const stem = join(opts.out, `${new Date().toISOString().slice(0, 10)}-replicas`);
+writeFileSync(`${stem}.md`, `${result.markdown}\nCommand: \`npx tsx bench/replicas/run.ts ${process.argv.slice(2).join(' ')}\`\n`);
+writeFileSync(`${stem}.json`, `${JSON.stringify(result.json, null, 2)}\n`);
+console.log(`results: ${stem}.md, ${stem}.json`);
