@@ -1,6 +1,5 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { SectionResult } from './extra-sections.ts';
+import { jsonText, writeResultFiles } from './result-files.ts';
 import type { WorkloadReport } from './run-ab.ts';
 import type { ToolProfile } from './tool-profiles/tool-profiles.ts';
 import { workloadTimelinesChart, workloadsChart } from './workloads-chart.ts';
@@ -72,14 +71,14 @@ function workloadsTable(meta: BenchMeta, reports: WorkloadReport[]): string[] {
  * requests' timelines as `<date>-<name>-timelines.svg`, and each section's chart beside them.
  */
 export function writeBenchFiles(dir: string, name: string, run: BenchRun & { markdown: string }): string[] {
-  mkdirSync(dir, { recursive: true });
-  const stem = join(dir, `${new Date().toISOString().slice(0, 10)}-${name}`);
-  const files: Array<[string, string]> = [
-    [`${stem}.md`, run.markdown],
-    [`${stem}.json`, `${JSON.stringify({ meta: run.meta, reports: run.reports, sections: run.sections.map(({ svg: _, ...s }) => s), wallS: run.wallS }, null, 2)}\n`],
-  ];
-  if (run.reports.length) files.push([`${stem}.svg`, workloadsChart(run.reports)], [`${stem}-timelines.svg`, workloadTimelinesChart(run.reports)]);
-  for (const s of run.sections) if (s.svg) files.push([`${stem}-${s.name}.svg`, s.svg]);
-  for (const [file, text] of files) writeFileSync(file, text);
-  return files.map(([file]) => file);
+  const files: Record<string, string> = {
+    '.md': run.markdown,
+    '.json': jsonText({ meta: run.meta, reports: run.reports, sections: run.sections.map(({ svg: _, ...s }) => s), wallS: run.wallS }),
+  };
+  if (run.reports.length) {
+    files['.svg'] = workloadsChart(run.reports);
+    files['-timelines.svg'] = workloadTimelinesChart(run.reports);
+  }
+  for (const s of run.sections) if (s.svg) files[`-${s.name}.svg`] = s.svg;
+  return writeResultFiles(dir, name, files);
 }

@@ -1,7 +1,6 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Command } from 'commander';
 import cliProgress from 'cli-progress';
+import { jsonText, writeResultFiles } from '../result-files.ts';
 import { runLoad } from './run-load.ts';
 
 const program = new Command()
@@ -24,9 +23,5 @@ const result = await runLoad({
 });
 bar.stop();
 console.log(`\n${result.markdown}`);
-mkdirSync(opts.out, { recursive: true });
-const stem = join(opts.out, `${new Date().toISOString().slice(0, 10)}-load`);
-writeFileSync(`${stem}.md`, result.markdown);
-writeFileSync(`${stem}.json`, `${JSON.stringify(result.json, null, 2)}\n`);
-writeFileSync(`${stem}.svg`, result.svg);
-console.log(`results: ${stem}.md, ${stem}.json, ${stem}.svg`);
+const files = writeResultFiles(opts.out, 'load', { '.md': result.markdown, '.json': jsonText(result.json), '.svg': result.svg });
+console.log(`results: ${files.join(', ')}`);

@@ -10,8 +10,7 @@
  *
  * Prints the Markdown table at the end, with the command at its top.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { jsonText, writeResultFiles } from '../result-files.ts';
 import { runParserCpu } from './parser-cpu.ts';
 import { baseline as checkout } from '../git-baseline.ts';
 import { runOverhead } from './run-overhead.ts';
@@ -43,10 +42,6 @@ const result = await (name === 'parser-cpu'
 process.stderr.write(`\r${name}: done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
 
 const markdown = `Command: \`${command}\`\n\n${result.markdown}`;
-const dir = 'bench/results';
-mkdirSync(dir, { recursive: true });
-const stem = join(dir, `${new Date().toISOString().slice(0, 10)}-${name}${quick ? '-quick' : ''}`);
-writeFileSync(`${stem}.md`, markdown);
-writeFileSync(`${stem}.json`, `${JSON.stringify({ command, ...(result.json as object) }, null, 2)}\n`);
+const files = writeResultFiles('bench/results', `${name}${quick ? '-quick' : ''}`, { '.md': markdown, '.json': jsonText({ command, ...(result.json as object) }) });
 console.log(`\n${markdown}`);
-console.log(`results: ${stem}.md, ${stem}.json`);
+console.log(`results: ${files.join(', ')}`);

@@ -12,12 +12,11 @@
  * and without `--no-experimental-strip-types` (cold-calls.ts), alternating.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { nativeTypeScript, PLUGIN_HOST_SCRIPT, tsxLoaderUrl } from '../../sandbox/runtimes/node-recipe.ts';
 import { processCpuMs } from '../overhead/proc-cpu.ts';
+import { jsonText, writeResultFiles } from '../result-files.ts';
 import { summarize, type Summary } from '../stats.ts';
 
 const LOADERS = {
@@ -144,10 +143,9 @@ lines.push(
 );
 if (coldRows.length === 2) lines.push('', `- Type stripping takes ${(coldRows[1]!.ms.p50 / coldRows[0]!.ms.p50).toFixed(2)}× the time of tsx (p50).`);
 const markdown = `${lines.join('\n')}\n`;
-const dir = 'bench/results';
-mkdirSync(dir, { recursive: true });
-const stem = join(dir, `${new Date().toISOString().slice(0, 10)}-plugin-start-node${major}`);
-writeFileSync(`${stem}.md`, markdown);
-writeFileSync(`${stem}.json`, `${JSON.stringify({ command, node: process.version, cpu: os.cpus()[0]?.model.trim(), runs, rows, coldCalls: { sandbox, rows: coldRows } }, null, 2)}\n`);
+const files = writeResultFiles('bench/results', `plugin-start-node${major}`, {
+  '.md': markdown,
+  '.json': jsonText({ command, node: process.version, cpu: os.cpus()[0]?.model.trim(), runs, rows, coldCalls: { sandbox, rows: coldRows } }),
+});
 console.log(markdown);
-console.log(`results: ${stem}.md, ${stem}.json`);
+console.log(`results: ${files.join(', ')}`);

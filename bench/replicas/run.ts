@@ -1,7 +1,6 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { progressBar } from '../progress.ts';
+import { jsonText, writeResultFiles } from '../result-files.ts';
 import { runReplicas } from './run-replicas.ts';
 
 const positiveInt = (v: string) => {
@@ -38,8 +37,9 @@ const result = await runReplicas({
 });
 bar.stop();
 console.log(`\n${result.markdown}`);
-mkdirSync(opts.out, { recursive: true });
-const stem = join(opts.out, `${new Date().toISOString().slice(0, 10)}-replicas`);
-writeFileSync(`${stem}.md`, `${result.markdown}\nCommand: \`npx tsx bench/replicas/run.ts ${process.argv.slice(2).join(' ')}\`\n`);
-writeFileSync(`${stem}.json`, `${JSON.stringify(result.json, null, 2)}\n`);
-console.log(`results: ${stem}.md, ${stem}.json`);
+const command = `npx tsx bench/replicas/run.ts ${process.argv.slice(2).join(' ')}`.trim();
+const files = writeResultFiles(opts.out, 'replicas', {
+  '.md': `${result.markdown}\nCommand: \`${command}\`\n`,
+  '.json': jsonText({ command, ...(result.json as object) }),
+});
+console.log(`results: ${files.join(', ')}`);

@@ -1,7 +1,6 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import cliProgress from 'cli-progress';
 import { Command } from 'commander';
+import { jsonText, writeResultFiles } from '../result-files.ts';
 import { runSweep } from './run-sweep.ts';
 import { SWEEP_PROFILE } from './sweep-scenarios.ts';
 
@@ -29,10 +28,10 @@ const result = await runSweep({
 bar.stop();
 
 console.log(`\n${result.markdown}`);
-mkdirSync(opts.out, { recursive: true });
-const stem = join(opts.out, `${new Date().toISOString().slice(0, 10)}-sweep${opts.quick ? '-quick' : ''}`);
 const meta = { command, date: new Date().toISOString(), node: process.version, profile: SWEEP_PROFILE, upstream: 'embedded simulator' };
-writeFileSync(`${stem}.json`, `${JSON.stringify({ meta, overheadMs: result.overheadMs, runs: result.runs, points: result.points }, null, 2)}\n`);
-writeFileSync(`${stem}.md`, result.markdown);
-writeFileSync(`${stem}.svg`, result.svg);
-console.log(`results: ${stem}.md, ${stem}.json, ${stem}.svg`);
+const files = writeResultFiles(opts.out, `sweep${opts.quick ? '-quick' : ''}`, {
+  '.md': result.markdown,
+  '.json': jsonText({ meta, overheadMs: result.overheadMs, runs: result.runs, points: result.points }),
+  '.svg': result.svg,
+});
+console.log(`results: ${files.join(', ')}`);

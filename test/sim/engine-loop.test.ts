@@ -3,6 +3,7 @@ import { EngineLoop, stepDurationMs } from '../../sim/engine-loop.ts';
 import { EOS_TOKEN_ID, encodeText } from '../../sim/mistral-tokenizer.ts';
 import type { TokenEvent } from '../../sim/sequence.ts';
 import type { TimingProfile } from '../../sim/timing-profile.ts';
+import { PrefixCache } from '../../sim/prefix-cache.ts';
 import { ManualClock } from './sim-test-helpers.ts';
 
 // Round numbers so the expected step times can be written down exactly.
@@ -186,5 +187,23 @@ describe('EngineLoop', () => {
     expect(rec.aborted).toBe(true);
     expect(clock.pending()).toEqual([]);
     expect(() => engine.submit({ promptTokens: 0, outputTokenIds: [], maxTokens: 1 }, rec.listener)).toThrow();
+  });
+});
+
+describe('EngineLoop with a prefix cache', () => {
+  it('prefills only the tokens the cache does not hold, and counts queries and hits as vLLM does', () => {
+    const clock = new ManualClock();
+    const engine = new EngineLoop({ profile, clock, prefixCache: new PrefixCache(10_000) });
+    const firstTokens: number[] = [];
+    const prompt = Array.from({ length: 100 }, (_, i) => 1000 + i);
+    const plan = { promptTokens: 100, promptTokenIds: prompt, outputTokenIds: [100], maxTokens: 1 };
+    const listener = { onToken: (e: TokenEvent) => e.completionTokens === 1 && firstTokens.push(clock.now()) };
+    engine.submit(plan, listener);
+    clock.advanceTo(1000);
+    engine.submit(plan, listener);
+    clock.advanceTo(2000);
+    // Cold: 10 + 1 + 5 + 0.5 × 100 = 66 ms. Warm: 96 tokens cached, 4 prefilled: 10 + 1 + 5 + 2 = 18 ms.
+    expect(firstTokens).toEqual([66, 1018]);
+    expect(engine.counters()).toMatchObject({ promptTokens: 200, prefixCacheQueries: 200, prefixCacheHits: 96 });
   });
 });

@@ -1,11 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { promptTokenIds } from '../../sim/chat-prompt.ts';
-import { EngineLoop } from '../../sim/engine-loop.ts';
 import { BLOCK_TOKENS, PrefixCache } from '../../sim/prefix-cache.ts';
-import type { TokenEvent } from '../../sim/sequence.ts';
-import type { TimingProfile } from '../../sim/timing-profile.ts';
 import { startSim } from '../../sim/sim-server.ts';
-import { ManualClock, postChat } from './sim-test-helpers.ts';
+import { postChat } from './sim-test-helpers.ts';
 
 const ids = (n: number, from = 1000) => Array.from({ length: n }, (_, i) => from + i);
 
@@ -50,32 +47,6 @@ describe('PrefixCache (vLLM automatic prefix caching, in 16-token blocks)', () =
     const cache = new PrefixCache(10_000);
     cache.admit(first);
     expect(cache.admit(second)).toBe(first.length - (first.length % BLOCK_TOKENS));
-  });
-});
-
-describe('EngineLoop with a prefix cache', () => {
-  const profile: TimingProfile = {
-    name: 'unit',
-    source: 'test',
-    decode: { baseMs: 10, perSeqMs: 1 },
-    prefill: { baseMs: 5, perTokenMs: 0.5 },
-    maxNumSeqs: 2,
-    maxModelLen: 4096,
-  };
-
-  it('prefills only the tokens the cache does not hold, and counts queries and hits as vLLM does', () => {
-    const clock = new ManualClock();
-    const engine = new EngineLoop({ profile, clock, prefixCache: new PrefixCache(10_000) });
-    const firstTokens: number[] = [];
-    const plan = { promptTokens: 100, promptTokenIds: ids(100), outputTokenIds: [100], maxTokens: 1 };
-    const listener = { onToken: (e: TokenEvent) => e.completionTokens === 1 && firstTokens.push(clock.now()) };
-    engine.submit(plan, listener);
-    clock.advanceTo(1000);
-    engine.submit(plan, listener);
-    clock.advanceTo(2000);
-    // Cold: 10 + 1 + 5 + 0.5 × 100 = 66 ms. Warm: 96 tokens cached, 4 prefilled: 10 + 1 + 5 + 2 = 18 ms.
-    expect(firstTokens).toEqual([66, 1018]);
-    expect(engine.counters()).toMatchObject({ promptTokens: 200, prefixCacheQueries: 200, prefixCacheHits: 96 });
   });
 });
 

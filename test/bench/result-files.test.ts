@@ -1,0 +1,23 @@
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { writeResultFiles } from '../../bench/result-files.ts';
+import { suiteTempDir } from '../support/temp-dir.ts';
+
+const dir = suiteTempDir('result-files-');
+
+describe('writeResultFiles', () => {
+  it('never overwrites an earlier run of the same name: the next one gets -2, -3, …', () => {
+    const date = new Date().toISOString().slice(0, 10);
+    const runs = [1, 2, 3].map((n) => writeResultFiles(dir, 'load', { '.md': `run ${n}`, '-load.svg': `<svg>${n}</svg>` }));
+    expect(runs.map((files) => files.map((f) => basename(f)))).toEqual([
+      [`${date}-load.md`, `${date}-load-load.svg`],
+      [`${date}-load-2.md`, `${date}-load-2-load.svg`],
+      [`${date}-load-3.md`, `${date}-load-3-load.svg`],
+    ]);
+    expect(readFileSync(runs[0]![0]!, 'utf8')).toBe('run 1');
+    expect(readFileSync(runs[2]![1]!, 'utf8')).toBe('<svg>3</svg>');
+    // Another name is not held up by them.
+    expect(basename(writeResultFiles(dir, 'sweep', { '.md': 'x' })[0]!)).toBe(`${date}-sweep.md`);
+  });
+});
