@@ -6,6 +6,7 @@ import { ClientToolValidator } from './client-tool-validator.ts';
 import { withPluginSchemas } from './request-tools.ts';
 import { ChatChunkWriter } from './chat-chunk-writer.ts';
 import type { GatewayConfig } from './config.ts';
+import type { GatewayMetrics } from './gateway-metrics.ts';
 import { toErrorResponse } from './error-response.ts';
 import { readJsonBody } from './request-body.ts';
 import { newRequestId } from './request-id.ts';
@@ -20,6 +21,7 @@ export interface ChatRouteContext {
   config: GatewayConfig;
   /** The configured upstream, its stream pump built once at start-up. */
   upstream: UpstreamTarget;
+  metrics: GatewayMetrics;
   tools: ReadonlyMap<string, ToolPlugin>;
   timelines: TimelineStore;
 }
@@ -28,15 +30,23 @@ export const REQUEST_ID_HEADER = 'x-conveyor-request-id';
 
 /** POST /v1/chat/completions: validate, open a Session, answer as SSE chunks or one JSON body. */
 export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const request = withPluginSchemas(chatRequestSchema.parse(await readJsonBody(req, ctx.config.maxBodyBytes)), ctx.tools);
+  let request: ChatRequest;
+  try {
+    request = withPluginSchemas(chatRequestSchema.parse(await readJsonBody(req, ctx.config.maxBodyBytes)), ctx.tools);
+  } catch (err) {
+    ctx.metrics.requestRefused(toErrorResponse(err).body.error.code);
+    throw err;
+  }
   const timeline = new Timeline(newRequestId());
   ctx.timelines.add(timeline);
+  ctx.metrics.requestStarted();
   try {
     await answer(ctx, request, timeline, res);
   } finally {
     // A request refused before its session began (an unknown tool_parser, a tool schema that does
     // not compile) still ends its timeline, so a follower of its events is not left waiting.
     if (!timeline.ended) timeline.mark('request-end', { detail: 'error' });
+    ctx.metrics.requestEnded(timeline);
   }
 }
 

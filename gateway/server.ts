@@ -9,6 +9,7 @@ import type { ReplicaState } from '../llm-client/upstream-replicas.ts';
 import type { ToolPlugin } from '../plugins/plugin-types.ts';
 import { chatCompletionsRoute } from './chat-completions-route.ts';
 import { gatewayConfigSchema, type GatewayConfig, type GatewayConfigInput } from './config.ts';
+import { GatewayMetrics } from './gateway-metrics.ts';
 import { toErrorResponse } from './error-response.ts';
 import { sendJson } from './send-json.ts';
 import { RequestEventsSocket } from './request-events-socket.ts';
@@ -45,7 +46,8 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     model: config.upstream.model,
     conversationAffinity: config.upstream.conversationAffinity,
   };
-  const routeCtx = { config, upstream, tools: deps.tools, timelines };
+  const metrics = new GatewayMetrics(upstream.pump.replicas);
+  const routeCtx = { config, upstream, metrics, tools: deps.tools, timelines };
 
   const routes: Array<{ method: string; pattern: RegExp; handler: Handler }> = [
     { method: 'POST', pattern: /^\/v1\/chat\/completions$/, handler: (req, res) => chatCompletionsRoute(routeCtx, req, res) },
@@ -57,6 +59,14 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
         const timeline = timelines.get(params.id ?? '');
         if (!timeline) throw new NotFoundError(`no timeline for request ${params.id} (only recent requests are kept)`);
         sendJson(res, 200, timeline.toJSON());
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/metrics$/,
+      handler: async (_req, res) => {
+        const body = await metrics.registry.metrics();
+        res.writeHead(200, { 'content-type': metrics.registry.contentType, 'content-length': Buffer.byteLength(body) }).end(body);
       },
     },
     {
@@ -91,7 +101,8 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     if (matches.length === 0) throw new NotFoundError(`no route for ${req.method} ${path}`);
     const route = matches.find((r) => r.method === req.method);
     if (!route) throw new MethodNotAllowedError(req.method ?? '?', path);
-    if (path !== '/health') authenticate(req, config.apiKeys);
+    // Probes and scrapers come without the clients' keys (vLLM's /health and /metrics are open too).
+    if (path !== '/health' && path !== '/metrics') authenticate(req, config.apiKeys);
     await route.handler(req, res, route.pattern.exec(path)?.groups ?? {});
   }
 

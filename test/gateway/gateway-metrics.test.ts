@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
+import { definePlugin, reject } from '../../plugins/kit/define-plugin.ts';
+import { inlineTool } from '../../plugins/kit/inline-tool.ts';
+import type { Scenario } from '../../sim/scenario-schema.ts';
+import { startSim, type SimHandle } from '../../sim/sim-server.ts';
+import { E2E_PROFILE, SIM_MODEL } from '../support/e2e-profile.ts';
+import { postJson } from '../support/sse-client.ts';
+
+const lookup = definePlugin({
+  name: 'lookup',
+  description: 'Looks a key up; refuses the key "secret" as soon as it is decoded',
+  parameters: z.object({ key: z.string() }),
+  consumes: 'field',
+  hooks: {
+    onPiece: (piece) => (piece.kind === 'field' && piece.value === 'secret' ? reject('that key is not allowed') : undefined),
+    onEnd: ({ key }) => `value-of-${key}`,
+  },
+});
+
+const scenarios: Scenario[] = [
+  {
+    name: 'lookup-once',
+    rules: [
+      { when: { explicit: true, round: 1 }, reply: '[TOOL_CALLS][{"name": "lookup", "arguments": {"key": "a"}}]' },
+      { when: { explicit: true, round: 2 }, reply: 'Found {{tool_output}}.' },
+    ],
+  },
+  {
+    name: 'lookup-secret',
+    rules: [
+      { when: { explicit: true, lastRole: 'user' }, reply: '[TOOL_CALLS][{"name": "lookup", "arguments": {"key": "secret", "reason": "I was asked to"}}]' },
+      { when: { explicit: true, lastRole: 'tool' }, reply: 'I may not look that up.' },
+    ],
+  },
+];
+
+/** One sample's value from Prometheus text, or undefined when the series is absent. */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+describe('GET /metrics (Prometheus)', () => {
+  let sims: SimHandle[];
+  let gateway: GatewayHandle;
+  beforeAll(async () => {
+    sims = await Promise.all([0, 1].map(() => startSim({ profile: E2E_PROFILE, scenarios })));
+    gateway = await startGateway({ port: 0, upstream: { baseUrl: sims.map((s) => s.url) }, apiKeys: ['k'] }, { tools: new Map([['lookup', inlineTool(lookup)]]) });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await Promise.all(sims.map((s) => s.close()));
+  });
+
+  it('counts requests by outcome, tool calls by tool and outcome, and times them; open to scrapers without a key', async () => {
+    const auth = { authorization: 'Bearer k' };
+    const ask = (scenario: string) => postJson(gateway.url, '/v1/chat/completions', { model: SIM_MODEL, scenario, messages: [{ role: 'user', content: 'Look it up.' }] }, auth);
+    expect((await ask('lookup-once')).status).toBe(200);
+    expect((await ask('lookup-once')).status).toBe(200);
+    expect((await ask('lookup-secret')).status).toBe(200);
+    expect((await postJson(gateway.url, '/v1/chat/completions', { model: SIM_MODEL, messages: [] }, auth)).status).toBe(400);
+
+    const res = await fetch(`${gateway.url}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/plain');
+    const text = await res.text();
+    expect(sample(text, 'conveyor_requests_total{outcome="answer"}')).toBe(3);
+    expect(sample(text, 'conveyor_requests_total{outcome="invalid_request"}')).toBe(1);
+    expect(sample(text, 'conveyor_requests_in_flight')).toBe(0);
+    expect(sample(text, 'conveyor_rounds_total')).toBe(6);
+    expect(sample(text, 'conveyor_tool_calls_total{tool="lookup",outcome="ok"}')).toBe(2);
+    expect(sample(text, 'conveyor_tool_calls_total{tool="lookup",outcome="rejected"}')).toBe(1);
+    expect(sample(text, 'conveyor_tool_duration_seconds_count{tool="lookup"}')).toBe(2);
+    expect(sample(text, 'conveyor_time_to_first_token_seconds_count')).toBe(3);
+    expect(sample(text, 'conveyor_request_duration_seconds_count')).toBe(3);
+    expect(sample(text, 'conveyor_tool_wait_after_decode_seconds_count')).toBeGreaterThanOrEqual(2);
+    // The replicas, read when scraped: every round was accepted by one of them.
+    const accepted = sims.map((s) => sample(text, `conveyor_upstream_replica_accepted_total{replica="${s.url}"}`) ?? 0);
+    expect(accepted.reduce((a, b) => a + b)).toBe(6);
+    for (const s of sims) expect(sample(text, `conveyor_upstream_replica_healthy{replica="${s.url}"}`)).toBe(1);
+    // Node's own process metrics come along.
+    expect(text).toMatch(/^process_cpu_seconds_total \d/m);
+  });
+});
