@@ -51,6 +51,7 @@ class FailoverStream implements UpstreamStream {
   readonly #tried = new Set<Replica>();
   #attempt: UpstreamStream | undefined;
   #accepted = false;
+  #aborted = false;
   #paused = false;
 
   private readonly replicas: UpstreamReplicas;
@@ -74,6 +75,8 @@ class FailoverStream implements UpstreamStream {
   }
 
   abort(reason: unknown): void {
+    // Also stops a failover that an attempt's failure has already queued.
+    this.#aborted = true;
     this.#attempt?.abort(reason);
   }
 
@@ -119,7 +122,8 @@ class FailoverStream implements UpstreamStream {
   }
 
   #failed(replica: Replica, attempt: UpstreamStream, error: unknown): void {
-    const kind = this.#accepted || attempt.interrupted || this.options.signal.aborted ? 'final' : classifyReplicaFailure(error);
+    const stopped = this.#accepted || this.#aborted || attempt.interrupted || this.options.signal.aborted;
+    const kind = stopped ? 'final' : classifyReplicaFailure(error);
     if (kind === 'rest') this.replicas.failed(replica);
     if (kind === 'final' || this.#tried.size === this.replicas.replicas.length) return this.#reject(error);
     this.next();
