@@ -157,3 +157,10 @@ export class GatewayConfigError extends ConveyorError {
     super('gateway_config_invalid', message);
   }
 }
+
+/** The gateway is draining for shutdown: requests in flight finish, new ones are turned away. */
+export class ShuttingDownError extends ConveyorError {
+  constructor() {
+    super('gateway_shutting_down', 'the gateway is shutting down; retry on another instance');
+  }
+}

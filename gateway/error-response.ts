@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AuthenticationError, MethodNotAllowedError, ConveyorError, InvalidRequestError, NotFoundError, UpstreamError, UpstreamResponseError, ClientAbortedError, SandboxError, SandboxLimitError, ToolRejectedError, RoundLimitError } from '../core/errors.ts';
+import { AuthenticationError, MethodNotAllowedError, ConveyorError, InvalidRequestError, NotFoundError, UpstreamError, UpstreamResponseError, ClientAbortedError, SandboxError, SandboxLimitError, ShuttingDownError, ToolRejectedError, RoundLimitError } from '../core/errors.ts';
 
 export interface OpenAIErrorBody {
   error: { message: string; type: string; param: string | null; code: string };
@@ -24,6 +24,7 @@ function statusOf(err: ConveyorError): number {
   if (err.code.endsWith('_timeout') && err instanceof UpstreamError) return 504;
   if (err instanceof UpstreamError) return 502;
   if (err instanceof ClientAbortedError) return 499;
+  if (err instanceof ShuttingDownError) return 503;
   if (err instanceof ToolRejectedError || err instanceof RoundLimitError) return 422;
   if (err instanceof SandboxError || err instanceof SandboxLimitError) return 500;
   return 500;

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { prettifyError } from 'zod';
-import { GatewayConfigError, MethodNotAllowedError, NotFoundError } from '../core/errors.ts';
+import { GatewayConfigError, MethodNotAllowedError, NotFoundError, ShuttingDownError } from '../core/errors.ts';
 import { authenticate } from './client-auth.ts';
 import { listModels } from '../llm-client/list-models.ts';
 import { createChatCompletionPump } from '../llm-client/pump-chat-completion.ts';
@@ -29,7 +29,12 @@ export interface GatewayHandle {
   /** The tools that run in the gateway, by name. */
   tools: ReadonlyMap<string, ToolPlugin>;
   server: Server;
-  close(): Promise<void>;
+  /**
+   * Stops listening, then lets the requests in flight finish for up to `graceMs` (default 0: cut
+   * at once) while any new request on an open connection is answered 503; then closes every
+   * connection and follower socket.
+   */
+  close(options?: { graceMs?: number }): Promise<void>;
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse, params: Record<string, string>) => Promise<void> | void;
@@ -84,8 +89,18 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     },
   ];
 
+  // Requests being answered, for a graceful shutdown; `drained` is waiting for the last one.
+  let active = 0;
+  let draining = false;
+  let drained: (() => void) | undefined;
   const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
+    active += 1;
+    res.once('close', () => {
+      active -= 1;
+      if (active === 0) drained?.();
+    });
+    if (draining) res.shouldKeepAlive = false;
+    (draining ? Promise.reject(new ShuttingDownError()) : handle(req, res)).catch((err: unknown) => {
       if (res.headersSent) {
         res.destroy();
         return;
@@ -121,12 +136,22 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     timelines,
     tools: deps.tools,
     server,
-    close: () =>
-      new Promise<void>((resolve) => {
-        events.close();
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: async ({ graceMs = 0 } = {}) => {
+      draining = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      if (active > 0 && graceMs > 0) {
+        let timer: NodeJS.Timeout | undefined;
+        await new Promise<void>((resolve) => {
+          drained = resolve;
+          timer = setTimeout(resolve, graceMs);
+        });
+        clearTimeout(timer);
+      }
+      events.close();
+      server.closeAllConnections();
+      await closed;
+    },
   };
 }
 

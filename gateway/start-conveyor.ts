@@ -31,7 +31,8 @@ export interface ConveyorHandle {
   pools: RuntimePools;
   /** What each plugin runtime can do here (probed once at start). */
   runtimes: RuntimesReport;
-  close(): Promise<void>;
+  /** Closes the gateway (letting requests in flight finish for up to `graceMs`, see GatewayHandle.close), then the rest. */
+  close(options?: { graceMs?: number }): Promise<void>;
 }
 
 /**
@@ -67,8 +68,8 @@ export async function startConveyor(options: ConveyorOptions = {}): Promise<Conv
       sandbox,
       pools,
       runtimes,
-      close: async () => {
-        await gateway.close();
+      close: async (closeOptions) => {
+        await gateway.close(closeOptions);
         await Promise.allSettled([started?.close(), pools.close(), sim?.close()]);
       },
     };

@@ -16,12 +16,18 @@ interface ServeOptions {
   partialExecution: boolean;
   conversationAffinity: boolean;
   maxToolRounds: number;
+  shutdownGrace: number;
   simProfile: string;
   python?: string;
   plugins?: string;
 }
 
 const int = (v: string) => Number.parseInt(v, 10);
+const seconds = (v: string) => {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError('expected seconds ≥ 0');
+  return n;
+};
 
 /** `conveyor serve` (the default command, `npm start`): the gateway, on the simulator unless --upstream is given. */
 export function registerServeCommand(program: Command): void {
@@ -40,6 +46,7 @@ export function registerServeCommand(program: Command): void {
     .addOption(new Option('--api-key <key...>', 'accept only these bearer keys from clients').env('CONVEYOR_API_KEYS'))
     .option('--no-partial-execution', 'sequential baseline: run tools only after each decode ends')
     .option('--max-tool-rounds <n>', 'model→tool→model rounds per request', int, 8)
+    .option('--shutdown-grace <seconds>', 'on SIGTERM/SIGINT, how long requests in flight may finish before they are cut (a second signal cuts at once)', seconds, 30)
     .option('--sim-profile <name>', `timing profile of the embedded simulator: ${shippedProfileNames().join(', ')}, or a JSON file`, DEFAULT_PROFILE)
     .option('--python <path>', 'Python interpreter for the python tool (default: /usr/bin/python3, else python3)')
     .addOption(
@@ -84,9 +91,9 @@ async function serve(opts: ServeOptions): Promise<void> {
     process.on(signal, () => {
       if (closing) process.exit(1);
       closing = true;
-      console.log('\nshutting down…');
+      console.log(`\nshutting down: requests in flight have ${opts.shutdownGrace} s to finish (${signal} again to stop now)…`);
       conveyor
-        .close()
+        .close({ graceMs: opts.shutdownGrace * 1000 })
         .then(() => closeUpstreamPools())
         .then(() => process.exit(0), () => process.exit(1));
     });

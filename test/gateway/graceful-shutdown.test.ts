@@ -1,0 +1,82 @@
+import { connect } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
+import { startSim, type SimHandle } from '../../sim/sim-server.ts';
+import { startEndlessUpstream, type TestUpstream } from '../llm-client/upstream-test-server.ts';
+import { E2E_PROFILE, SIM_MODEL } from '../support/e2e-profile.ts';
+import { streamChat } from '../support/sse-client.ts';
+
+const REPLY = 'A long answer, one token at a time, so that the stream is still open when the gateway is told to stop. '.repeat(4).trim();
+const body = { model: SIM_MODEL, scenario: 'long', stream: true, messages: [{ role: 'user', content: 'Tell me.' }] };
+
+let gateway: GatewayHandle | undefined;
+let sim: SimHandle | undefined;
+let endless: TestUpstream | undefined;
+afterEach(async () => {
+  await gateway?.close();
+  await sim?.close();
+  await endless?.close();
+  gateway = sim = endless = undefined;
+});
+
+/** The raw bytes of one keep-alive connection, so a second request can follow on it at a chosen moment. */
+function rawConnection(port: number) {
+  const socket = connect(port, '127.0.0.1');
+  let text = '';
+  const waiters: Array<{ test: (t: string) => boolean; resolve: () => void }> = [];
+  socket.on('data', (b: Buffer) => {
+    text += b.toString('utf8');
+    for (const w of waiters.splice(0)) (w.test(text) ? w.resolve : () => waiters.push(w))();
+  });
+  const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  return {
+    send: (request: string) => socket.write(request),
+    until: (test: (t: string) => boolean) => new Promise<void>((resolve) => (test(text) ? resolve() : waiters.push({ test, resolve }))),
+    ended,
+    text: () => text,
+  };
+}
+
+describe('graceful shutdown: close({ graceMs })', () => {
+  it('lets the stream in flight finish, answers a new request on its connection 503, and refuses new connections', async () => {
+    sim = await startSim({ profile: E2E_PROFILE, scenarios: [{ name: 'long', rules: [{ when: { explicit: true }, reply: REPLY }] }] });
+    gateway = await startGateway({ port: 0, upstream: { baseUrl: sim.url } }, { tools: new Map() });
+    const conn = rawConnection(gateway.port);
+    const json = JSON.stringify(body);
+    conn.send(`POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`);
+    await conn.until((t) => t.includes('"content":"A"'));
+
+    // Closing starts while the stream is at its first token; the stream then finishes on its own.
+    const closing = gateway.close({ graceMs: 20_000 });
+    conn.send('GET /health HTTP/1.1\r\nHost: gw\r\n\r\n');
+    await expect(fetch(`${gateway.url}/health`)).rejects.toThrow();
+    await closing;
+    await conn.ended;
+
+    const [first, second] = conn.text().split(/(?=HTTP\/1\.1 )/);
+    expect(first).toMatch(/^HTTP\/1\.1 200/);
+    expect(first).toContain('data: [DONE]');
+    // Every token made it: the streamed deltas add up to the whole reply.
+    const content = [...first!.matchAll(/"content":"((?:[^"\\]|\\.)*)"/g)].map((m) => JSON.parse(`"${m[1]}"`)).join('');
+    expect(content).toBe(REPLY);
+    expect(second).toMatch(/^HTTP\/1\.1 503/);
+    expect(second!.toLowerCase()).toContain('connection: close');
+  });
+
+  it('cuts what is still running when the grace period ends', async () => {
+    endless = await startEndlessUpstream();
+    gateway = await startGateway({ port: 0, upstream: { baseUrl: endless.baseUrl } }, { tools: new Map() });
+    let firstChunk!: () => void;
+    const gotChunk = new Promise<void>((resolve) => (firstChunk = resolve));
+    const streaming = streamChat(gateway.url, { model: 'm', messages: [{ role: 'user', content: 'go on forever' }] }, (c) => c.choices[0]?.delta.content && firstChunk()).catch(
+      (err: unknown) => err,
+    );
+    await gotChunk;
+    await gateway.close({ graceMs: 200 });
+    gateway = undefined;
+    const outcome = await streaming;
+    // Cut mid-stream: the client's read fails, or ends without [DONE].
+    expect(outcome instanceof Error || (outcome as { done: boolean }).done === false).toBe(true);
+    await endless.requestSocketClosed(0);
+  });
+});
