@@ -11,6 +11,7 @@ import type { Workload } from './workloads/workload.ts';
 
 export interface WorkloadsOptions {
   workloads: Workload[];
+  /** One base URL, or several separated by commas: replicas of one model (the gateway balances them). */
   upstreamUrl: string;
   model?: string;
   toolProfile: ToolProfile;
@@ -97,7 +98,7 @@ async function startStand(o: WorkloadsOptions, coldImports: boolean): Promise<St
   const profile = o.toolProfile;
   const searchApi = profile.search ? await startSearchApiServer({ indexFile: await defaultSearchIndex(), ...profile.search }) : undefined;
   const conveyor = await startConveyor({
-    gateway: { port: 0, upstream: { baseUrl: o.upstreamUrl, model: o.model } },
+    gateway: { port: 0, upstream: { baseUrl: o.upstreamUrl.includes(',') ? o.upstreamUrl.split(',') : o.upstreamUrl, model: o.model } },
     sandbox: coldImports ? { preImports: [] } : {},
     plugins: searchApi ? { search: { url: searchApi.urlTemplate } } : {},
     decorateTool: (tool) => (tool.name === 'python' ? withStartupLatency(tool, profile.python.startupMs) : tool),
