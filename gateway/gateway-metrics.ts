@@ -8,7 +8,20 @@ const SHORT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 
 const LONG_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300];
 
 /**
- * The gateway's Prometheus metrics (GET /metrics), one registry per gateway. Request and tool
+ * Node's process metrics, once per process: collectDefaultMetrics installs a GC observer and an
+ * event-loop monitor that nothing removes, so every gateway in the process shares them.
+ */
+let processRegistry: Registry | undefined;
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+/**
+ * The gateway's Prometheus metrics (GET /metrics), one registry per gateway plus the process's. Request and tool
  * figures are read from each request's timeline once it has ended, never on the per-token path.
  */
 export class GatewayMetrics {
@@ -25,7 +38,7 @@ export class GatewayMetrics {
 
   constructor(replicas?: UpstreamReplicas) {
     const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry });
+    processMetrics();
     this.#inFlight = new Gauge({ name: 'conveyor_requests_in_flight', help: 'Chat completion requests being answered.', registers });
     this.#requests = new Counter({
       name: 'conveyor_requests_total',
@@ -66,6 +79,11 @@ export class GatewayMetrics {
   /** A request refused before it began (bad JSON, a body that fails the schema): counted, not timed. */
   requestRefused(code: string): void {
     this.#requests.inc({ outcome: code });
+  }
+
+  /** The Prometheus text for a scrape: this gateway's metrics, then the process's. */
+  async render(): Promise<string> {
+    return `${await this.registry.metrics()}\n${await processMetrics().metrics()}`;
   }
 
   requestStarted(): void {

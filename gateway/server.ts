@@ -70,7 +70,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
       method: 'GET',
       pattern: /^\/metrics$/,
       handler: async (_req, res) => {
-        const body = await metrics.registry.metrics();
+        const body = await metrics.render();
         res.writeHead(200, { 'content-type': metrics.registry.contentType, 'content-length': Buffer.byteLength(body) }).end(body);
       },
     },
