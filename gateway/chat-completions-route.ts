@@ -15,7 +15,7 @@ import { SseWriter } from './sse-writer.ts';
 import { Timeline } from './timeline.ts';
 import type { TimelineStore } from './timeline-store.ts';
 import { sendJson } from './send-json.ts';
-import { buildParser, chooseParser, needsSpecialTokens } from './parser-selection.ts';
+import { buildParser, chooseParser, needsSpecialTokens, PASS_THROUGH, type ParserChoice } from './parser-selection.ts';
 
 export interface ChatRouteContext {
   config: GatewayConfig;
@@ -27,6 +27,8 @@ export interface ChatRouteContext {
 }
 
 export const REQUEST_ID_HEADER = 'x-conveyor-request-id';
+
+const NO_TOOLS: ReadonlyMap<string, ToolPlugin> = new Map();
 
 /** POST /v1/chat/completions: validate, open a Session, answer as SSE chunks or one JSON body. */
 export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -59,12 +61,17 @@ async function answer(ctx: ChatRouteContext, request: ChatRequest, timeline: Tim
   });
 
   const partialExecution = request.partial_execution ?? ctx.config.partialExecution;
-  const choice = chooseParser(ctx.config, ctx.config.upstream.model ?? request.model, request.tool_parser);
+  // tool_choice "none": the model is not to call anything, so nothing it writes is taken for a call
+  // (vLLM parses none then either) and no gateway tool runs; its text is the answer. A <think>
+  // block is still reasoning.
+  const noCalls = request.tool_choice === 'none';
+  const parsed = chooseParser(ctx.config, ctx.config.upstream.model ?? request.model, request.tool_parser);
+  const choice: ParserChoice = noCalls ? { ...parsed, format: PASS_THROUGH } : parsed;
   const sessionBase = {
     request,
     upstream: ctx.upstream,
     upstreamOverrides: needsSpecialTokens(choice.format) && request.skip_special_tokens === undefined ? { skip_special_tokens: false } : {},
-    tools: ctx.tools,
+    tools: noCalls ? NO_TOOLS : ctx.tools,
     createParser: (round: number) => buildParser(choice, ctx.config, round, request.tools),
     partialExecution,
     maxRounds: request.max_tool_rounds ?? ctx.config.maxToolRounds,

@@ -23,6 +23,14 @@ export const chatMessageSchema = z.discriminatedUnion('role', [
 
 export type ChatMessage = z.infer<typeof chatMessageSchema>;
 
+/** OpenAI's `tool_choice`: a mode, or one function the model must call. */
+const toolChoiceSchema = z.union([
+  z.enum(['none', 'auto', 'required']),
+  z.looseObject({ type: z.literal('function'), function: z.looseObject({ name: z.string().min(1) }) }),
+]);
+
+export type ToolChoice = z.infer<typeof toolChoiceSchema>;
+
 /**
  * The OpenAI chat-completions body. Unknown fields pass through to the upstream untouched (a
  * gateway must not drop sampling options it does not know); our own extensions are prefixed
@@ -53,6 +61,20 @@ export const chatRequestSchema = z.looseObject({
   tool_parser: z.string().min(1).optional(),
   skip_special_tokens: z.boolean().optional(),
   tools: z.array(z.looseObject({ type: z.string(), function: z.looseObject({ name: z.string() }).optional() })).optional(),
+  /** `none`: no call is recognised or run; `required` or a named function: the first round only (see README). */
+  tool_choice: toolChoiceSchema.nullable().optional(),
+  /** `false`: at most one call per round; the decode is cut where a second call begins. */
+  parallel_tool_calls: z.boolean().nullable().optional(),
+}).superRefine((request, ctx) => {
+  // As OpenAI and vLLM answer: a choice that forces a call must name something the request offers.
+  const choice = request.tool_choice;
+  if (choice == null || choice === 'none' || choice === 'auto') return;
+  const names = (request.tools ?? []).map((tool) => tool.function?.name);
+  if (names.length === 0) {
+    ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: `tool_choice ${JSON.stringify(choice)} needs tools, and the request lists none` });
+  } else if (typeof choice === 'object' && !names.includes(choice.function.name)) {
+    ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: `tool_choice names "${choice.function.name}", which is not in tools (${names.join(', ')})` });
+  }
 });
 
 export type ChatRequest = z.infer<typeof chatRequestSchema>;

@@ -12,7 +12,7 @@ export const PASS_THROUGH = 'none';
 
 export interface ParserChoice {
   format: ParserFormat | typeof PASS_THROUGH;
-  /** Wrap in the `<think>…</think>` reasoning parser. */
+  /** Wrap in the `<think>…</think>` reasoning parser (never set with `tool_parser: "none"`; kept with `tool_choice: "none"`). */
   reasoning: boolean;
 }
 
@@ -49,7 +49,7 @@ export function chooseParser(config: GatewayConfig, model: string, override?: st
 
 /** A fresh parser for one round: the model's format, plus ```python fences in its prose when enabled. */
 export function buildParser(choice: ParserChoice, config: GatewayConfig, round: number, requestTools: unknown[] | undefined): ToolCallParser {
-  if (choice.format === PASS_THROUGH) return passThroughParser();
+  if (choice.format === PASS_THROUGH) return choice.reasoning ? withReasoning(passThroughParser()) : passThroughParser();
   const prefix = `call_r${round}_`;
   const fence = { languages: config.codeFence.languages, bareFence: config.codeFence.bareFence, toolName: 'python' };
   if (choice.format === 'code-fence') {

@@ -20,6 +20,11 @@ export interface RoundParserOptions {
   /** Early checks for client-executed calls, when the request asked for them. */
   validator?: ClientToolValidator;
   onClientReject: (call: { callId: string; name: string }, reason: string) => void;
+  /**
+   * Set for `parallel_tool_calls: false`: called where the round's second call begins. That call
+   * and everything after it is dropped; the caller cuts the decode.
+   */
+  onSecondCall?: (call: { callId: string; name: string }) => void;
 }
 
 /**
@@ -33,12 +38,17 @@ export class RoundParser {
   /** The round's visible text: what goes into the assistant message. */
   visibleText = '';
   private toolCallParser: OpenAIToolCallsParser | undefined;
+  /** Calls begun this round, less those the parser then found malformed (they never happened). */
+  private readonly callsStarted = new Set<string>();
+  /** The round was cut at a second call: nothing more is read. */
+  private stopped = false;
 
   constructor(o: RoundParserOptions) {
     this.o = o;
   }
 
   text(delta: string): void {
+    if (this.stopped) return;
     const parser = this.o.parser;
     if (parser.pushFast === undefined) return this.route(parser.push(delta));
     const events = parser.pushFast(delta);
@@ -48,11 +58,14 @@ export class RoundParser {
   }
 
   toolCallDelta(part: ToolCallDeltaPart): void {
+    if (this.stopped) return;
     this.toolCallParser ??= createOpenAIToolCallsParser({ callIdPrefix: `call_r${this.o.round}_tc` });
     this.route(this.toolCallParser.pushToolCallDelta(part));
   }
 
   end(): void {
+    // A call cut off by the stop is unfinished on purpose: flushing would release its raw text as content.
+    if (this.stopped) return;
     this.route(this.o.parser.end());
     if (this.toolCallParser) this.route(this.toolCallParser.end());
   }
@@ -60,6 +73,7 @@ export class RoundParser {
   private route(events: ParserEvent[]): void {
     const { round, dispatcher, clientCalls, timeline, onEvent } = this.o;
     for (const event of events) {
+      if (this.stopped) return;
       switch (event.type) {
         case 'text':
           this.visibleText += event.text;
@@ -69,6 +83,12 @@ export class RoundParser {
           onEvent({ type: 'reasoning', text: event.text });
           break;
         case 'call-start':
+          if (this.o.onSecondCall && this.callsStarted.size > 0) {
+            this.stopped = true;
+            this.o.onSecondCall({ callId: event.callId, name: event.name });
+            return;
+          }
+          this.callsStarted.add(event.callId);
           timeline.mark('call-start', { round, callId: event.callId, detail: event.name });
           if (this.o.tools.has(event.name)) {
             dispatcher.callStart(event.callId, event.name);
@@ -100,6 +120,7 @@ export class RoundParser {
         case 'malformed':
           timeline.mark('error', { round, callId: event.callId, detail: `malformed call: ${event.reason}` });
           if (event.callId) {
+            this.callsStarted.delete(event.callId);
             clientCalls.malformed(event.callId);
             dispatcher.cancel(event.callId, event.reason);
           }

@@ -4,7 +4,7 @@ import type { ReplicaAffinity } from '../llm-client/upstream-replicas.ts';
 import type { UpstreamPart } from '../llm-client/upstream-parts.ts';
 import type { ToolCallParser } from '../parsers/parser-events.ts';
 import type { ToolPlugin, ToolProgress } from '../plugins/plugin-types.ts';
-import { EXTENSION_FIELDS, type ChatMessage, type ChatRequest } from './chat-request-schema.ts';
+import { EXTENSION_FIELDS, type ChatMessage, type ChatRequest, type ToolChoice } from './chat-request-schema.ts';
 import { ClientCalls, type ClientToolCall } from './client-calls.ts';
 import type { ClientToolValidator } from './client-tool-validator.ts';
 import { Dispatcher, type CallOutcome } from './dispatcher.ts';
@@ -160,7 +160,7 @@ async function runRound(
   try {
     stream = opts.upstream.pump(
       {
-        body: upstreamBody(opts, messages),
+        body: upstreamBody(opts, round, messages),
         signal,
         onAccepted: ({ baseUrl }) => {
           timeline.mark('upstream-accepted', { round, detail: baseUrl });
@@ -181,6 +181,14 @@ async function runRound(
     rejection ??= { name: call.name, reason };
     timeline.mark('abort', { round, callId: call.callId, detail: `rejected: ${reason}` });
     stream.abort(new Error(reason));
+  }
+  // parallel_tool_calls: false. vLLM drops the calls after the first once they are decoded; the
+  // parser sees the second begin, so its decode is not paid for at all.
+  let cutAtSecondCall = false;
+  function cutSecondCall(call: { name: string }): void {
+    cutAtSecondCall = true;
+    timeline.mark('abort', { round, detail: `parallel_tool_calls is false: cut where a second call (${call.name}) began` });
+    stream.abort(new Error('parallel_tool_calls is false'));
   }
   // The round's machinery is built just after undici has written the request (undici writes from
   // a setImmediate queued inside the dispatch above, so this one runs next) and while the upstream
@@ -214,6 +222,7 @@ async function runRound(
         emitText,
         validator: opts.clientToolValidator,
         onClientReject: rejectCall,
+        onSecondCall: opts.request.parallel_tool_calls === false ? cutSecondCall : undefined,
       });
       machinery = { dispatcher, clientCalls, parser };
       return machinery;
@@ -256,11 +265,11 @@ async function runRound(
       timeline.mark('abort', { round, detail: 'client aborted' });
       throw new ClientAbortedError();
     }
-    if (!rejection) {
+    if (!rejection && !cutAtSecondCall) {
       machinery?.dispatcher.abortAll('upstream failed');
       throw err;
     }
-    finishReason = 'tool_rejected';
+    finishReason = rejection ? 'tool_rejected' : 'tool_calls';
   }
   const { dispatcher, clientCalls, parser } = build();
   // A rejected call was cut off by us, not by the model: flushing the parser would report it as
@@ -281,11 +290,19 @@ async function runRound(
   return { text: parser.visibleText, calls, clientCalls: clientCalls.completed(), finishReason, usage };
 }
 
-function upstreamBody(opts: SessionOptions, messages: ChatMessage[]): Record<string, unknown> {
+function upstreamBody(opts: SessionOptions, round: number, messages: ChatMessage[]): Record<string, unknown> {
   const body: Record<string, unknown> = { ...opts.request, ...opts.upstreamOverrides, messages };
   for (const field of EXTENSION_FIELDS) delete body[field];
   if (opts.upstream.model) body.model = opts.upstream.model;
+  // A choice that forces a call holds for the first round: every later round follows a call's
+  // observation, and forcing another there would loop until max_tool_rounds (OpenAI's Agents SDK
+  // resets it the same way, `reset_tool_choice`).
+  if (round > 1 && forcesCall(opts.request.tool_choice)) body.tool_choice = 'auto';
   return body;
+}
+
+function forcesCall(choice: ToolChoice | null | undefined): boolean {
+  return choice === 'required' || (typeof choice === 'object' && choice !== null);
 }
 
 function assistantTurn(text: string, calls: CallOutcome[], clientCalls: ClientToolCall[]): ChatMessage {
