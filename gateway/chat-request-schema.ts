@@ -44,6 +44,8 @@ export const chatRequestSchema = z.looseObject({
   max_tokens: z.number().int().positive().nullable().optional(),
   max_completion_tokens: z.number().int().positive().nullable().optional(),
   n: z.literal(1, 'only n=1 is supported').nullable().optional(),
+  // Refused rather than forwarded and dropped: the upstream would compute them for nothing.
+  logprobs: z.literal(false, 'logprobs are not supported: the gateway re-frames the text around tool calls and does not pass per-token log probabilities on').nullable().optional(),
   /** Extension: run tools while the model decodes (default: the server's setting). */
   partial_execution: z.boolean().optional(),
   /** Extension: upper bound on model→tool→model rounds for this request. */

@@ -58,6 +58,14 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     expect(res.json.error.param).toBe('n');
   });
 
+  it('refuses logprobs: true clearly instead of answering without them, and takes logprobs: false', async () => {
+    const res = await postJson(gateway.url, '/v1/chat/completions', { ...hello, logprobs: true, top_logprobs: 2 });
+    expect(res.status).toBe(400);
+    expect(res.json.error.param).toBe('logprobs');
+    expect(res.json.error.message).toContain('logprobs are not supported');
+    expect((await postJson(gateway.url, '/v1/chat/completions', { ...hello, logprobs: false })).status).toBe(200);
+  });
+
   it('answers unknown routes with 404 and wrong methods with 405', async () => {
     expect((await getJson(gateway.url, '/v1/nope')).status).toBe(404);
     const wrong = await getJson(gateway.url, '/v1/chat/completions');
