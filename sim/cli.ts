@@ -16,6 +16,12 @@ function parseCount(value: string): number {
   return n;
 }
 
+function parsePositive(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a whole number ≥ 1');
+  return n;
+}
+
 const program = new Command()
   .name('sim')
   .description('Continuous-batching LLM engine simulator speaking vLLM\'s OpenAI-compatible API')
@@ -25,7 +31,8 @@ const program = new Command()
   .option('--scenarios <dir...>', 'scenario folder(s), tried in order', [SCENARIOS_DIR])
   .option('--model <name>', 'served model name', DEFAULT_MODEL_NAME)
   .option('--prefix-cache-tokens <n>', 'tokens the automatic prefix cache holds (0 = off)', parseCount, DEFAULT_PREFIX_CACHE_TOKENS)
-  .action(async (opts: { host: string; port: number; profile: string; scenarios: string[]; model: string; prefixCacheTokens: number }) => {
+  .option('--max-num-batched-tokens <n>', "tokens one engine step may process, decodes and prefill chunks (default: the profile's)", parsePositive)
+  .action(async (opts: { host: string; port: number; profile: string; scenarios: string[]; model: string; prefixCacheTokens: number; maxNumBatchedTokens?: number }) => {
     const sim = await startSim({
       host: opts.host,
       port: opts.port,
@@ -33,6 +40,7 @@ const program = new Command()
       scenarioDirs: opts.scenarios,
       modelName: opts.model,
       prefixCacheTokens: opts.prefixCacheTokens,
+      maxNumBatchedTokens: opts.maxNumBatchedTokens,
     });
     console.log(sim.url);
     const shutdown = (signal: NodeJS.Signals) => {

@@ -19,10 +19,10 @@ export interface SequenceHandle {
 }
 
 /**
- * Duration of one engine step: every sequence in the batch decodes one token, reading the KV cache
- * of the `contextTokens` that the sequences already running hold, and the sequences admitted at this
- * boundary are prefilled in the same step (their first token comes out at its end), as vLLM's
- * scheduler does with chunked prefill mixing prefills into decode batches.
+ * Duration of one engine step: `batchSize` sequences each produce one token, those decoding reading
+ * the KV cache of the `contextTokens` they hold, and `prefillTokens` prompt tokens are prefilled in
+ * the same step (a prompt whose last chunk this is has its first token at its end), as vLLM's
+ * scheduler mixes prefill chunks into decode batches.
  */
 export function stepDurationMs(
   profile: TimingProfile,
@@ -153,7 +153,12 @@ export class EngineLoop {
     }
   }
 
-  /** A step boundary: retire, admit, and launch the next step (or go idle). */
+  /**
+   * A step boundary: retire, fill the step's token budget as vLLM V1's scheduler does (the running
+   * sequences first, one token each for those decoding and the next chunk for those still
+   * prefilling; then the waiting ones, admitted while seats and budget remain), and launch the
+   * step (or go idle).
+   */
   private beginStep(previousTarget: number): void {
     const kept: Sequence[] = [];
     for (const seq of this.running) {
@@ -166,12 +171,30 @@ export class EngineLoop {
       kept.push(seq);
     }
     this.running = kept;
-    // Admitted sequences' prompts are charged as prefill, not as context read by the decode.
+    let budget = this.profile.maxNumBatchedTokens ?? Number.POSITIVE_INFINITY;
+    /** The sequences that emit a token at the end of this step. */
+    const emitting: Sequence[] = [];
+    // Only decoding sequences read their KV cache here; prompts are charged as prefill.
     let contextTokens = 0;
-    for (const seq of kept) contextTokens += seq.contextTokens;
-
     let prefillTokens: number | null = null;
-    while (this.running.length < this.profile.maxNumSeqs && this.waiting.length > 0) {
+    const prefill = (seq: Sequence): void => {
+      const chunk = Math.min(seq.prefillLeft, budget);
+      if (chunk === 0 && seq.prefillLeft > 0) return;
+      seq.prefillLeft -= chunk;
+      budget -= chunk;
+      prefillTokens = (prefillTokens ?? 0) + chunk;
+      if (seq.prefillLeft === 0) emitting.push(seq);
+    };
+    for (const seq of kept) {
+      if (seq.prefillLeft > 0) {
+        prefill(seq);
+      } else if (budget >= 1) {
+        budget -= 1;
+        contextTokens += seq.contextTokens;
+        emitting.push(seq);
+      }
+    }
+    while (this.running.length < this.profile.maxNumSeqs && this.waiting.length > 0 && budget > 0) {
       const seq = this.waiting.shift()!;
       seq.state = 'running';
       this.running.push(seq);
@@ -182,7 +205,9 @@ export class EngineLoop {
         this.stats.prefixCacheQueries += seq.plan.promptTokens;
         this.stats.prefixCacheHits += cached;
       }
-      prefillTokens = (prefillTokens ?? 0) + seq.plan.promptTokens - cached;
+      // The cache never covers a whole prompt: its last token's logits give the first output token.
+      seq.prefillLeft = seq.plan.promptTokens - cached;
+      prefill(seq);
     }
     this.stats.maxWaiting = Math.max(this.stats.maxWaiting, this.waiting.length);
 
@@ -191,14 +216,14 @@ export class EngineLoop {
       this.stepTarget = null;
       return;
     }
-    const duration = stepDurationMs(this.profile, this.running.length, prefillTokens, contextTokens);
+    const duration = stepDurationMs(this.profile, emitting.length, prefillTokens, contextTokens);
     const now = this.clock.now();
     let target = previousTarget + duration;
     if (target < now) {
       target = now + duration;
       this.stats.scheduleSlips += 1;
     }
-    this.batch = [...this.running];
+    this.batch = emitting;
     this.stats.steps += 1;
     if (prefillTokens !== null) this.stats.prefillSteps += 1;
     this.stats.occupancySum += this.batch.length;

@@ -45,6 +45,8 @@ export class Sequence {
   abortRequested = false;
   firstTokenAt: number | null = null;
   lastTokenAt: number | null = null;
+  /** Prompt tokens still to prefill (set at admission, less the cached prefix); 0 = decoding. */
+  prefillLeft = 0;
   private readonly schedule: readonly number[];
   private readonly finishReason: FinishReason;
   private readonly detokenizer = new IncrementalDetokenizer();

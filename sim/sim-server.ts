@@ -7,7 +7,7 @@ import { SCENARIOS_DIR } from './scenario-loader.ts';
 import type { Scenario } from './scenario-schema.ts';
 import { ScenarioSet } from './scenario-set.ts';
 import { createRequestListener } from './server-routes.ts';
-import { loadTimingProfile, type TimingProfile } from './timing-profile.ts';
+import { loadTimingProfile, parseTimingProfile, type TimingProfile } from './timing-profile.ts';
 
 export type { SimCounters } from './engine-stats.ts';
 export type { Scenario } from './scenario-schema.ts';
@@ -31,6 +31,8 @@ export interface SimOptions {
    * cache: ~450k tokens for Mistral-7B on an 80 GB GPU). 0 turns it off. Default 262,144.
    */
   prefixCacheTokens?: number;
+  /** Overrides the profile's `maxNumBatchedTokens` (vLLM's `--max-num-batched-tokens`): the tokens one step may process. */
+  maxNumBatchedTokens?: number;
 }
 
 export const DEFAULT_PREFIX_CACHE_TOKENS = 262_144;
@@ -52,7 +54,8 @@ export const DEFAULT_MODEL_NAME = 'mistral-7b-instruct-sim';
  * OpenAI-compatible routes. Configuration problems reject with SimConfigError.
  */
 export async function startSim(options: SimOptions = {}): Promise<SimHandle> {
-  const profile = loadTimingProfile(options.profile ?? DEFAULT_PROFILE);
+  const loaded = loadTimingProfile(options.profile ?? DEFAULT_PROFILE);
+  const profile = options.maxNumBatchedTokens === undefined ? loaded : parseTimingProfile({ ...loaded, maxNumBatchedTokens: options.maxNumBatchedTokens }, '--max-num-batched-tokens');
   const scenarios = ScenarioSet.load({ inMemory: options.scenarios, dirs: options.scenarioDirs ?? [SCENARIOS_DIR] });
   const cacheTokens = options.prefixCacheTokens ?? DEFAULT_PREFIX_CACHE_TOKENS;
   const engine = new EngineLoop({ profile, prefixCache: cacheTokens > 0 ? new PrefixCache(cacheTokens) : undefined });

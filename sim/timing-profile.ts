@@ -41,6 +41,11 @@ export const timingProfileSchema = z.object({
     freeTokens: z.number().int().nonnegative().optional(),
   }),
   maxNumSeqs: z.number().int().positive(),
+  /**
+   * vLLM's `--max-num-batched-tokens`: the tokens one step may process, one per decoding sequence
+   * plus prefill chunks (chunked prefill). Absent = no budget: a step prefills every prompt it admits whole.
+   */
+  maxNumBatchedTokens: z.number().int().positive().optional(),
   maxModelLen: z.number().int().positive(),
 });
 

@@ -207,3 +207,38 @@ describe('EngineLoop with a prefix cache', () => {
     expect(engine.counters()).toMatchObject({ promptTokens: 200, prefixCacheQueries: 200, prefixCacheHits: 96 });
   });
 });
+
+describe('EngineLoop with a token budget per step (chunked prefill, maxNumBatchedTokens)', () => {
+  const budgeted: TimingProfile = { ...profile, maxNumSeqs: 4, maxNumBatchedTokens: 40 };
+
+  it('prefills a long prompt in chunks over several steps while the running sequence keeps decoding', () => {
+    const clock = new ManualClock();
+    const engine = new EngineLoop({ profile: budgeted, clock });
+    const a = recorder(clock);
+    const b = recorder(clock);
+    engine.submit({ promptTokens: 0, outputTokenIds: [1000, 1001, 1002, 1003, 1004, 1005], maxTokens: 100 }, a.listener);
+    clock.advanceTo(1); // inside A's first step (0..16: 10 + 1 + prefill 5)
+    engine.submit({ promptTokens: 100, outputTokenIds: [2000], maxTokens: 100 }, b.listener);
+    clock.advanceTo(1000);
+    // From 16 A decodes one token a step (1 of the 40-token budget) and B's 100-token prompt takes
+    // 39 + 39 + 22 tokens: steps of 10 + 1 + 5 + 19.5 = 35.5, 35.5, then 10 + 2 + 5 + 11 = 28 with
+    // B's first token. Without a budget B would have its first token after one step of 66.
+    expect(b.events[0]!.at).toBe(16 + 35.5 + 35.5 + 28);
+    expect(a.events.map((e) => e.at).slice(0, 4)).toEqual([16, 51.5, 87, 115]);
+    expect(engine.counters()).toMatchObject({ prefillSteps: 4, promptTokens: 100 });
+  });
+
+  it('admits waiting requests only while the step has budget left, in arrival order', () => {
+    const clock = new ManualClock();
+    const engine = new EngineLoop({ profile: budgeted, clock });
+    const firstAt: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      engine.submit({ promptTokens: 30, outputTokenIds: [3000 + i], maxTokens: 1 }, { onToken: () => firstAt.push(clock.now()) });
+    }
+    clock.advanceTo(1000);
+    // Step 1 (started by the first request alone): its 30 tokens, 10 + 1 + 5 + 15 = 31.
+    // Step 2: the second's 30 and 10 of the third (budget 40), only the second emits: 10 + 1 + 5 + 20 = 36.
+    // Step 3: the third's last 20: 10 + 1 + 5 + 10 = 26.
+    expect(firstAt).toEqual([31, 31 + 36, 31 + 36 + 26]);
+  });
+});

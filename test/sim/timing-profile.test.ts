@@ -58,5 +58,33 @@ describe('timing profiles', () => {
 
   it('makes startSim reject on a bad profile instead of serving', async () => {
     await expect(startSim({ profile: 'no-such-profile' })).rejects.toBeInstanceOf(SimConfigError);
+    await expect(startSim({ profile: 'fast-test', maxNumBatchedTokens: 0 })).rejects.toBeInstanceOf(SimConfigError);
+  });
+
+  it("takes vLLM's default token budget per step for the GPU each profile models", () => {
+    // vLLM V1, OpenAI server: 8,192 on GPUs with >= 70 GiB other than the A100, 2,048 elsewhere.
+    expect(['mistral-7b-h100', 'mistral-7b-h200', 'mistral-7b-rtx3090'].map((name) => loadTimingProfile(name).maxNumBatchedTokens)).toEqual([8192, 8192, 2048]);
+  });
+
+  it('prefills a long prompt in budget-sized chunks when the server is given maxNumBatchedTokens', async () => {
+    const prefillSteps = async (maxNumBatchedTokens?: number) => {
+      const sim = await startSim({ profile: 'fast-test', maxNumBatchedTokens, prefixCacheTokens: 0 });
+      try {
+        const res = await fetch(`${sim.url}/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'mistral-7b-instruct-sim', max_tokens: 1, messages: [{ role: 'user', content: 'A long question. '.repeat(60) }] }),
+        });
+        const body = (await res.json()) as { usage: { prompt_tokens: number } };
+        return { steps: sim.counters().prefillSteps, promptTokens: body.usage.prompt_tokens };
+      } finally {
+        await sim.close();
+      }
+    };
+    const whole = await prefillSteps();
+    const chunked = await prefillSteps(64);
+    expect(whole.steps).toBe(1);
+    expect(chunked.promptTokens).toBe(whole.promptTokens);
+    expect(chunked.steps).toBe(Math.ceil(whole.promptTokens / 64));
   });
 });
