@@ -4,11 +4,12 @@ import type { ReplicaAffinity } from '../llm-client/upstream-replicas.ts';
 import type { UpstreamPart } from '../llm-client/upstream-parts.ts';
 import type { ToolCallParser } from '../parsers/parser-events.ts';
 import type { ToolPlugin, ToolProgress } from '../plugins/plugin-types.ts';
-import { EXTENSION_FIELDS, type ChatMessage, type ChatRequest, type ToolChoice } from './chat-request-schema.ts';
+import type { ChatMessage, ChatRequest } from './chat-request-schema.ts';
 import { ClientCalls, type ClientToolCall } from './client-calls.ts';
 import type { ClientToolValidator } from './client-tool-validator.ts';
 import { Dispatcher, type CallOutcome } from './dispatcher.ts';
 import { RoundParser } from './round-parser.ts';
+import { upstreamBody } from './upstream-body.ts';
 import type { Timeline } from './timeline.ts';
 
 export interface UpstreamTarget {
@@ -160,7 +161,7 @@ async function runRound(
   try {
     stream = opts.upstream.pump(
       {
-        body: upstreamBody(opts, round, messages),
+        body: upstreamBody({ request: opts.request, overrides: opts.upstreamOverrides, model: opts.upstream.model, round, messages }),
         signal,
         onAccepted: ({ baseUrl }) => {
           timeline.mark('upstream-accepted', { round, detail: baseUrl });
@@ -288,21 +289,6 @@ async function runRound(
   timeline.mark('round-end', { round, detail: finishReason });
   onEvent({ type: 'round-end', round, finishReason });
   return { text: parser.visibleText, calls, clientCalls: clientCalls.completed(), finishReason, usage };
-}
-
-function upstreamBody(opts: SessionOptions, round: number, messages: ChatMessage[]): Record<string, unknown> {
-  const body: Record<string, unknown> = { ...opts.request, ...opts.upstreamOverrides, messages };
-  for (const field of EXTENSION_FIELDS) delete body[field];
-  if (opts.upstream.model) body.model = opts.upstream.model;
-  // A choice that forces a call holds for the first round: every later round follows a call's
-  // observation, and forcing another there would loop until max_tool_rounds (OpenAI's Agents SDK
-  // resets it the same way, `reset_tool_choice`).
-  if (round > 1 && forcesCall(opts.request.tool_choice)) body.tool_choice = 'auto';
-  return body;
-}
-
-function forcesCall(choice: ToolChoice | null | undefined): boolean {
-  return choice === 'required' || (typeof choice === 'object' && choice !== null);
 }
 
 function assistantTurn(text: string, calls: CallOutcome[], clientCalls: ClientToolCall[]): ChatMessage {

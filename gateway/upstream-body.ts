@@ -1,0 +1,29 @@
+import { EXTENSION_FIELDS, type ChatMessage, type ChatRequest, type ToolChoice } from './chat-request-schema.ts';
+
+export interface UpstreamBodyInput {
+  /** The client's request, validated. */
+  request: ChatRequest;
+  /** Merged over the request (e.g. `skip_special_tokens: false` for special-token formats). */
+  overrides?: Record<string, unknown>;
+  /** When set, replaces the model the client named. */
+  model?: string;
+  round: number;
+  /** The conversation so far: the client's messages, then this request's assistant turns and observations. */
+  messages: ChatMessage[];
+}
+
+/** The body one round sends upstream: the client's request, less our extensions, over this round's conversation. */
+export function upstreamBody({ request, overrides, model, round, messages }: UpstreamBodyInput): Record<string, unknown> {
+  const body: Record<string, unknown> = { ...request, ...overrides, messages };
+  for (const field of EXTENSION_FIELDS) delete body[field];
+  if (model) body.model = model;
+  // A choice that forces a call holds for the first round: every later round follows a call's
+  // observation, and forcing another there would loop until max_tool_rounds (OpenAI's Agents SDK
+  // resets it the same way, `reset_tool_choice`).
+  if (round > 1 && forcesCall(request.tool_choice)) body.tool_choice = 'auto';
+  return body;
+}
+
+function forcesCall(choice: ToolChoice | null | undefined): boolean {
+  return choice === 'required' || (typeof choice === 'object' && choice !== null);
+}
