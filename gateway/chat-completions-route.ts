@@ -5,6 +5,7 @@ import { chatRequestSchema, type ChatRequest } from './chat-request-schema.ts';
 import { ClientToolValidator } from './client-tool-validator.ts';
 import { withPluginSchemas } from './request-tools.ts';
 import { ChatChunkWriter } from './chat-chunk-writer.ts';
+import type { AccessLog } from './access-log.ts';
 import type { GatewayConfig } from './config.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import { toErrorResponse } from './error-response.ts';
@@ -22,6 +23,7 @@ export interface ChatRouteContext {
   /** The configured upstream, its stream pump built once at start-up. */
   upstream: UpstreamTarget;
   metrics: GatewayMetrics;
+  accessLog: AccessLog;
   tools: ReadonlyMap<string, ToolPlugin>;
   timelines: TimelineStore;
 }
@@ -42,8 +44,12 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
   const timeline = new Timeline(newRequestId());
   ctx.timelines.add(timeline);
   ctx.metrics.requestStarted();
+  // On every answer, errors included, so a client can quote it and an operator find its timeline.
+  res.setHeader(REQUEST_ID_HEADER, timeline.requestId);
+  const partialExecution = request.partial_execution ?? ctx.config.partialExecution;
+  ctx.accessLog.describe(res, { timeline, model: request.model, stream: request.stream, partialExecution });
   try {
-    await answer(ctx, request, timeline, res);
+    await answer(ctx, request, timeline, partialExecution, res);
   } finally {
     // A request refused before its session began (an unknown tool_parser, a tool schema that does
     // not compile) still ends its timeline, so a follower of its events is not left waiting.
@@ -52,7 +58,7 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
   }
 }
 
-async function answer(ctx: ChatRouteContext, request: ChatRequest, timeline: Timeline, res: ServerResponse): Promise<void> {
+async function answer(ctx: ChatRouteContext, request: ChatRequest, timeline: Timeline, partialExecution: boolean, res: ServerResponse): Promise<void> {
   const id = timeline.requestId;
   // The request's one abort signal: the client going away cancels the decode and kills its tools.
   const clientGone = new AbortController();
@@ -60,7 +66,6 @@ async function answer(ctx: ChatRouteContext, request: ChatRequest, timeline: Tim
     if (!res.writableFinished) clientGone.abort(new ClientAbortedError());
   });
 
-  const partialExecution = request.partial_execution ?? ctx.config.partialExecution;
   // tool_choice "none": the model is not to call anything, so nothing it writes is taken for a call
   // (vLLM parses none then either) and no gateway tool runs; its text is the answer. A <think>
   // block is still reasoning.
@@ -80,13 +85,12 @@ async function answer(ctx: ChatRouteContext, request: ChatRequest, timeline: Tim
     timeline,
     signal: clientGone.signal,
   };
-  const headers = { [REQUEST_ID_HEADER]: id };
 
   if (!request.stream) {
     try {
       const result = await runSession({ ...sessionBase, onEvent: () => {} });
       timeline.mark('request-end', { detail: result.stopReason });
-      sendJson(res, 200, completionBody(id, request.model, result, partialExecution), headers);
+      sendJson(res, 200, completionBody(id, request.model, result, partialExecution));
     } catch (err) {
       timeline.mark('request-end', { detail: errorCode(err) });
       throw err;
@@ -103,7 +107,7 @@ async function answer(ctx: ChatRouteContext, request: ChatRequest, timeline: Tim
   const early: SessionEvent[] = [];
   const open = (): ChatChunkWriter => {
     if (writer) return writer;
-    writer = new ChatChunkWriter(new SseWriter(res, headers), id, request.model, {
+    writer = new ChatChunkWriter(new SseWriter(res), id, request.model, {
       includeUsage: request.stream_options?.include_usage === true,
       conveyorEvents: request.conveyor_events !== false,
     });
@@ -127,6 +131,7 @@ async function answer(ctx: ChatRouteContext, request: ChatRequest, timeline: Tim
     timeline.mark('request-end', { detail: errorCode(err) });
     if (clientGone.signal.aborted) return;
     if (!writer) throw err;
+    ctx.accessLog.unexpected(err, { request_id: id });
     writer.fail(toErrorResponse(err).body);
   }
 }

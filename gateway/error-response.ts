@@ -5,6 +5,11 @@ export interface OpenAIErrorBody {
   error: { message: string; type: string; param: string | null; code: string };
 }
 
+/** An error the gateway meant to raise (ours, or a body the schema refused), not a bug answered as `internal_error`. */
+export function isExpectedError(err: unknown): boolean {
+  return err instanceof ConveyorError || err instanceof z.ZodError;
+}
+
 /** The one place where errors become HTTP statuses and OpenAI-shaped bodies. */
 export function toErrorResponse(err: unknown): { status: number; body: OpenAIErrorBody } {
   if (err instanceof z.ZodError) return toErrorResponse(fromZod(err));

@@ -1,7 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { prettifyError } from 'zod';
 import { GatewayConfigError, MethodNotAllowedError, NotFoundError, ShuttingDownError } from '../core/errors.ts';
+import { AccessLog, silentLogger, type Logger } from './access-log.ts';
 import { authenticate } from './client-auth.ts';
 import { listModels } from '../llm-client/list-models.ts';
 import { createChatCompletionPump } from '../llm-client/pump-chat-completion.ts';
@@ -19,6 +21,8 @@ export interface GatewayDeps {
   tools: ReadonlyMap<string, ToolPlugin>;
   /** Extra facts for GET /health, e.g. which sandbox protections are active. */
   health?: () => Record<string, unknown>;
+  /** Access lines and unexpected errors (pino); none given, nothing is logged (`conveyor serve` logs at info). */
+  logger?: Logger;
 }
 
 export interface GatewayHandle {
@@ -52,7 +56,8 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     conversationAffinity: config.upstream.conversationAffinity,
   };
   const metrics = new GatewayMetrics(upstream.pump.replicas);
-  const routeCtx = { config, upstream, metrics, tools: deps.tools, timelines };
+  const accessLog = new AccessLog(deps.logger ?? silentLogger);
+  const routeCtx = { config, upstream, metrics, accessLog, tools: deps.tools, timelines };
 
   const routes: Array<{ method: string; pattern: RegExp; handler: Handler }> = [
     { method: 'POST', pattern: /^\/v1\/chat\/completions$/, handler: (req, res) => chatCompletionsRoute(routeCtx, req, res) },
@@ -94,24 +99,30 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
   let draining = false;
   let drained: (() => void) | undefined;
   const server = createServer((req, res) => {
+    const started = performance.now();
+    const method = req.method ?? '?';
+    const path = new URL(req.url ?? '/', 'http://gateway').pathname;
+    let errorCode: string | undefined;
     active += 1;
     res.once('close', () => {
       active -= 1;
       if (active === 0) drained?.();
+      accessLog.ended(method, path, res, performance.now() - started, errorCode);
     });
     if (draining) res.shouldKeepAlive = false;
-    (draining ? Promise.reject(new ShuttingDownError()) : handle(req, res)).catch((err: unknown) => {
+    (draining ? Promise.reject(new ShuttingDownError()) : handle(req, res, path)).catch((err: unknown) => {
+      const { status, body } = toErrorResponse(err);
+      errorCode = body.error.code;
+      accessLog.unexpected(err, { method, path });
       if (res.headersSent) {
         res.destroy();
         return;
       }
-      const { status, body } = toErrorResponse(err);
       sendJson(res, status, body);
     });
   });
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = new URL(req.url ?? '/', 'http://gateway').pathname;
+  async function handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     const matches = routes.filter((r) => r.pattern.test(path));
     if (matches.length === 0) throw new NotFoundError(`no route for ${req.method} ${path}`);
     const route = matches.find((r) => r.method === req.method);

@@ -4,6 +4,7 @@ import { builtinPluginsConfigSchema, type BuiltinPluginsConfigInput } from '../p
 import { startPythonSandbox, type PythonSandboxOptions } from '../sandbox/python-sandbox.ts';
 import { createRuntimePools, type RuntimePools, type RuntimePoolsOptions, type RuntimesReport } from '../sandbox/runtimes/runtime-pools.ts';
 import type { ToolPlugin } from '../plugins/plugin-types.ts';
+import type { Logger } from './access-log.ts';
 import type { GatewayConfigInput } from './config.ts';
 import { startGateway, type GatewayHandle } from './server.ts';
 
@@ -20,6 +21,8 @@ export interface ConveyorOptions {
   tools?: readonly ToolPlugin[];
   /** Wraps every tool before the gateway gets it (benchmarks add a tool timing profile; logging, tracing). */
   decorateTool?: (tool: ToolPlugin) => ToolPlugin;
+  /** The gateway's access lines and unexpected errors (pino); none given, nothing is logged. */
+  logger?: Logger;
 }
 
 export interface ConveyorHandle {
@@ -59,7 +62,7 @@ export async function startConveyor(options: ConveyorOptions = {}): Promise<Conv
     const protections = sandbox?.protections() ?? { mode: 'off', reason: 'the python tool is disabled (plugins.python: false)' };
     const gateway = await startGateway(
       { ...options.gateway, upstream: { ...options.gateway?.upstream, baseUrl: upstreamUrl ?? sim!.url } },
-      { tools, health: () => ({ sandbox: protections, runtimes, plugins: builtins.describe, ...(sim ? { simulator: sim.counters() } : {}) }) },
+      { tools, logger: options.logger, health: () => ({ sandbox: protections, runtimes, plugins: builtins.describe, ...(sim ? { simulator: sim.counters() } : {}) }) },
     );
     const started = sandbox;
     return {

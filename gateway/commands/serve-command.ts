@@ -1,4 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import { pino } from 'pino';
 import { prettifyError, ZodError } from 'zod';
 import { builtinPluginsConfigSchema, type BuiltinPluginsConfigInput } from '../../plugins/builtin-plugins-config.ts';
 import { closeUpstreamPools } from '../../llm-client/index.ts';
@@ -20,6 +21,7 @@ interface ServeOptions {
   simProfile: string;
   python?: string;
   plugins?: string;
+  logLevel: string;
 }
 
 const int = (v: string) => Number.parseInt(v, 10);
@@ -52,6 +54,12 @@ export function registerServeCommand(program: Command): void {
     .addOption(
       new Option('--plugins <json>', 'built-in tools and their settings, e.g. \'{"database":{"file":"shop.sqlite"},"http_get":false}\' (plugins/README.md)').env('CONVEYOR_PLUGINS'),
     )
+    .addOption(
+      new Option('--log-level <level>', 'JSON lines on stdout: one per request at info, unexpected errors with their stack at error; /health and /metrics at debug')
+        .choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+        .default('info')
+        .env('CONVEYOR_LOG_LEVEL'),
+    )
     .action(serve);
 }
 
@@ -71,6 +79,7 @@ async function serve(opts: ServeOptions): Promise<void> {
     sim: { profile: opts.simProfile },
     sandbox: { python: opts.python },
     plugins: opts.plugins ? parsePluginsOption(opts.plugins) : undefined,
+    logger: pino({ level: opts.logLevel }),
   });
 
   const { url } = conveyor.gateway;

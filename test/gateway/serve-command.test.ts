@@ -17,29 +17,48 @@ afterEach(() => {
 });
 
 /** `conveyor serve` as `npm start` runs it (bin/conveyor.js: tsx on Node 20, Node's own type stripping on 22/24). */
-async function serve(): Promise<{ proc: ChildProcess; url: string }> {
+async function serve(): Promise<{ proc: ChildProcess; url: string; logLines: unknown[] }> {
   const proc = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--sim-profile', 'fast-test'], { stdio: ['ignore', 'pipe', 'pipe'] });
   child = proc;
   let stderr = '';
   proc.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
   const lines = createInterface({ input: proc.stdout! });
+  const logLines: unknown[] = [];
   const url = await new Promise<string>((resolve, reject) => {
     lines.on('line', (line) => {
+      if (line.startsWith('{')) logLines.push(JSON.parse(line));
       const match = /listening on (\S+\/v1)$/.exec(line);
       if (match) resolve(match[1]!);
     });
     proc.once('exit', (code) => reject(new Error(`conveyor serve exited (${code}): ${stderr.slice(-1000)}`)));
   });
-  return { proc, url };
+  return { proc, url, logLines };
 }
 
 describe('conveyor serve (the main job) in its own process', () => {
   it('serves the official openai client, runs the python tool in its sandbox, and leaves nothing behind on SIGTERM', async () => {
-    const { proc, url } = await serve();
+    const { proc, url, logLines } = await serve();
     const client = new OpenAI({ baseURL: url, apiKey: 'unused', maxRetries: 0 });
-    const runner = client.chat.completions.stream({ ...SINE_STDLIB_REQUEST, stream: true } as OpenAI.ChatCompletionCreateParamsStreaming);
-    const final = await runner.finalChatCompletion();
-    expect(final.choices[0]?.message.content).toContain('samples=13 peak=1.000');
+    const { data: runner, response } = await client.chat.completions
+      .create({ ...SINE_STDLIB_REQUEST, stream: true } as OpenAI.ChatCompletionCreateParamsStreaming)
+      .withResponse();
+    let content = '';
+    for await (const chunk of runner) content += chunk.choices[0]?.delta.content ?? '';
+    expect(content).toContain('samples=13 peak=1.000');
+    // Its access line: one JSON line on stdout, naming the request the response header named.
+    const requestId = response.headers.get('x-conveyor-request-id');
+    await eventually(() => logLines.some((l) => (l as { request_id?: string }).request_id === requestId), 'the access line is written');
+    expect(logLines.find((l) => (l as { request_id?: string }).request_id === requestId)).toMatchObject({
+      level: 30,
+      msg: 'request',
+      method: 'POST',
+      path: '/v1/chat/completions',
+      status: 200,
+      stream: true,
+      outcome: 'answer',
+      rounds: 2,
+      tool_calls: 1,
+    });
     // The sandbox's processes (Python fork server, warm spares) are the gateway's descendants.
     const sandboxPids = descendantPids(proc.pid!);
     expect(sandboxPids.length).toBeGreaterThan(0);

@@ -1,0 +1,99 @@
+import type { ServerResponse } from 'node:http';
+import { pino, type Logger } from 'pino';
+import { isExpectedError } from './error-response.ts';
+import type { Timeline } from './timeline.ts';
+
+export type { Logger } from 'pino';
+
+/** What an embedding that passes no logger gets: nothing is formatted or written. */
+export const silentLogger: Logger = pino({ enabled: false });
+
+/** What the chat route knows about a completion, for its access line. */
+export interface CompletionFacts {
+  timeline: Timeline;
+  model: string;
+  stream: boolean;
+  partialExecution: boolean;
+}
+
+/** Paths polled by probes and scrapers: logged at debug, not info, so they do not bury the traffic. */
+const QUIET_PATHS = new Set(['/health', '/metrics']);
+
+/**
+ * One line per HTTP request when its response closes: method, path, status, duration, the error code
+ * the client got; for a chat completion also how it ended, its first token, rounds, tool calls and the
+ * upstreams that served it, read from its timeline (as the metrics are). Nothing the client or the
+ * model wrote is logged.
+ */
+export class AccessLog {
+  readonly log: Logger;
+  readonly #completions = new WeakMap<ServerResponse, CompletionFacts>();
+
+  constructor(log: Logger) {
+    this.log = log;
+  }
+
+  /** The chat route names the completion a response carries. */
+  describe(res: ServerResponse, facts: CompletionFacts): void {
+    if (this.log.isLevelEnabled('info')) this.#completions.set(res, facts);
+  }
+
+  /** `errorCode`: the OpenAI error code the gateway answered with, when it answered with one. */
+  ended(method: string, path: string, res: ServerResponse, durationMs: number, errorCode: string | undefined): void {
+    const level = QUIET_PATHS.has(path) ? 'debug' : 'info';
+    if (!this.log.isLevelEnabled(level)) return;
+    const completion = this.#completions.get(res);
+    this.log[level](
+      {
+        method,
+        path,
+        status: res.statusCode,
+        duration_ms: round1(durationMs),
+        ...(errorCode === undefined ? {} : { error: errorCode }),
+        ...(completion ? summarize(completion) : {}),
+        ...(res.writableFinished ? {} : { client_gone: true }),
+      },
+      'request',
+    );
+  }
+
+  /**
+   * An error the gateway did not expect (a bug, not a refused request or a failing upstream, which
+   * the access line names by code) is logged with its stack: the client only sees `internal_error`.
+   */
+  unexpected(err: unknown, context: Record<string, unknown>): void {
+    if (!isExpectedError(err)) this.log.error({ ...context, err }, 'unexpected error');
+  }
+}
+
+function summarize({ timeline, model, stream, partialExecution }: CompletionFacts): Record<string, unknown> {
+  let rounds = 0;
+  let toolCalls = 0;
+  let rejected = 0;
+  let firstToken: number | undefined;
+  const upstreams = new Set<string>();
+  for (const e of timeline.events) {
+    if (e.type === 'round-start') rounds += 1;
+    else if (e.type === 'tool-start') toolCalls += 1;
+    else if (e.type === 'abort' && e.detail?.startsWith('rejected')) rejected += 1;
+    else if (e.type === 'first-token') firstToken ??= e.t;
+    else if (e.type === 'upstream-accepted' && e.detail) upstreams.add(e.detail);
+  }
+  const end = timeline.ended ? timeline.events.at(-1) : undefined;
+  return {
+    request_id: timeline.requestId,
+    model,
+    stream,
+    partial_execution: partialExecution,
+    outcome: end?.detail ?? 'unfinished',
+    ...(firstToken === undefined ? {} : { ttft_ms: round1(firstToken) }),
+    rounds,
+    tool_calls: toolCalls,
+    ...(rejected > 0 ? { rejected_calls: rejected } : {}),
+    upstreams: [...upstreams],
+  };
+}
+
+function round1(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}

@@ -1,0 +1,116 @@
+import { pino } from 'pino';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { startGateway, type GatewayDeps, type GatewayHandle } from '../../gateway/server.ts';
+import { closeUpstreamPools } from '../../llm-client/index.ts';
+import type { ToolPlugin } from '../../plugins/plugin-types.ts';
+import { DONE, MODEL, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
+import { sseHeaders, startTestUpstream, type TestUpstream } from '../llm-client/upstream-test-server.ts';
+import { getJson, postJson, streamChat } from '../support/sse-client.ts';
+
+type Line = Record<string, unknown>;
+
+let upstream: TestUpstream | undefined;
+let gateway: GatewayHandle | undefined;
+afterEach(async () => {
+  await gateway?.close();
+  await upstream?.close();
+  gateway = upstream = undefined;
+});
+afterAll(closeUpstreamPools);
+
+const echo: ToolPlugin = {
+  name: 'echo',
+  description: 'Echoes its text.',
+  parameters: { type: 'object', properties: { text: { type: 'string' } } },
+  consumes: 'call',
+  start: () => ({ piece: () => undefined, end: async (args) => ({ ok: true, content: String(args.text) }), abort: () => {} }),
+};
+
+/** A real gateway whose pino logger writes into `lines`, over an upstream that calls `echo` once, then answers. */
+async function loggedGateway(level: string, deps: Partial<GatewayDeps> = {}): Promise<{ gw: GatewayHandle; lines: Line[] }> {
+  const lines: Line[] = [];
+  const logger = pino({ level }, { write: (text: string) => lines.push(JSON.parse(text) as Line) });
+  upstream = await startTestUpstream((_req, res) => {
+    const first = upstream!.requests.length % 2 === 1;
+    sseHeaders(res);
+    const content = first ? '<tool_call>\n{"name": "echo", "arguments": {"text": "hi"}}\n</tool_call>' : 'It said hi.';
+    res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content }), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
+  });
+  gateway = await startGateway({ port: 0, upstream: { baseUrl: upstream.baseUrl } }, { tools: new Map([['echo', echo]]), logger, ...deps });
+  return { gw: gateway, lines };
+}
+
+const ask = { model: MODEL, tools: [{ type: 'function', function: { name: 'echo' } }], messages: [{ role: 'user', content: 'say hi' }] };
+
+describe('the access log', () => {
+  it('writes one line per completion: status, outcome, first token, rounds, tool calls and upstream', async () => {
+    const { gw, lines } = await loggedGateway('info');
+    const streamed = await streamChat(gw.url, ask);
+    expect(streamed.content).toContain('It said hi.');
+    await expect.poll(() => lines.length).toBe(1);
+    const line = lines[0]!;
+    expect(line).toMatchObject({
+      level: 30,
+      msg: 'request',
+      method: 'POST',
+      path: '/v1/chat/completions',
+      status: 200,
+      request_id: streamed.requestId,
+      model: MODEL,
+      stream: true,
+      partial_execution: true,
+      outcome: 'answer',
+      rounds: 2,
+      tool_calls: 1,
+      upstreams: [upstream!.baseUrl],
+    });
+    expect(line.ttft_ms).toBeGreaterThan(0);
+    expect(line.duration_ms).toBeGreaterThanOrEqual(line.ttft_ms as number);
+    expect(JSON.stringify(line)).not.toContain('say hi');
+  });
+
+  it('names the error code of a refused body and of an upstream that is down, whose answer carries its request id', async () => {
+    const { gw, lines } = await loggedGateway('info');
+    expect((await postJson(gw.url, '/v1/chat/completions', { model: MODEL, messages: [] })).status).toBe(400);
+    await upstream!.close();
+    const down = await postJson(gw.url, '/v1/chat/completions', ask);
+    expect(down.status).toBe(502);
+    await expect.poll(() => lines.length).toBe(2);
+    expect(lines[0]).toMatchObject({ status: 400, error: 'invalid_request' });
+    expect(lines[0]).not.toHaveProperty('request_id');
+    const requestId = down.headers.get('x-conveyor-request-id');
+    expect(requestId).toMatch(/^chatcmpl-/);
+    expect(lines[1]).toMatchObject({ status: 502, error: down.json.error.code, request_id: requestId, outcome: down.json.error.code, rounds: 1, tool_calls: 0 });
+    upstream = undefined;
+  });
+
+  it('logs probes and scrapes at debug only', async () => {
+    const info = await loggedGateway('info');
+    await getJson(info.gw.url, '/health');
+    await streamChat(info.gw.url, ask);
+    await expect.poll(() => info.lines.length).toBe(1);
+    expect(info.lines.map((l) => l.path)).toEqual(['/v1/chat/completions']);
+    await gateway!.close();
+    await upstream!.close();
+
+    const debug = await loggedGateway('debug');
+    await getJson(debug.gw.url, '/health');
+    await expect.poll(() => debug.lines.length).toBe(1);
+    expect(debug.lines[0]).toMatchObject({ level: 20, path: '/health', status: 200 });
+  });
+
+  it('logs an error the gateway did not expect with its stack, while the client gets internal_error', async () => {
+    const { gw, lines } = await loggedGateway('info', {
+      health: () => {
+        throw new Error('the health probe broke');
+      },
+    });
+    const res = await getJson(gw.url, '/health');
+    expect(res.status).toBe(500);
+    expect(res.json.error.code).toBe('internal_error');
+    expect(JSON.stringify(res.json)).not.toContain('health probe broke');
+    await expect.poll(() => lines.length).toBe(1);
+    expect(lines[0]).toMatchObject({ level: 50, msg: 'unexpected error', method: 'GET', path: '/health' });
+    expect((lines[0]!.err as { stack: string }).stack).toContain('the health probe broke');
+  });
+});
