@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { pino, type Logger } from 'pino';
+import type { ReplicaHealthEvent } from '../llm-client/upstream-replicas.ts';
 import { isExpectedError } from './error-response.ts';
 import type { Timeline } from './timeline.ts';
 
@@ -55,6 +56,16 @@ export class AccessLog {
       },
       'request',
     );
+  }
+
+  /** A replica starts to rest after a failure (warn), or takes streams again (info). */
+  replicaHealth(event: ReplicaHealthEvent): void {
+    if (event.type === 'resting') {
+      const reason = event.error instanceof Error ? event.error.message : String(event.error);
+      this.log.warn({ replica: event.baseUrl, rest_ms: event.restMs, consecutive_failures: event.consecutiveFailures, reason }, 'upstream replica resting');
+    } else {
+      this.log.info({ replica: event.baseUrl, after_failures: event.consecutiveFailures }, 'upstream replica back');
+    }
   }
 
   /**

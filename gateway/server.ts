@@ -49,14 +49,14 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
   if (!parsed.success) throw new GatewayConfigError(`invalid gateway configuration: ${prettifyError(parsed.error)}`);
   const config = parsed.data;
   const timelines = new TimelineStore();
+  const accessLog = new AccessLog(deps.logger ?? silentLogger);
   // Request bodies reach the pump checked by chatRequestSchema, which is stricter than its own check.
   const upstream = {
-    pump: createChatCompletionPump(config.upstream, { requestsValidated: true }),
+    pump: createChatCompletionPump(config.upstream, { requestsValidated: true, onReplicaHealthChange: (event) => accessLog.replicaHealth(event) }),
     model: config.upstream.model,
     conversationAffinity: config.upstream.conversationAffinity,
   };
   const metrics = new GatewayMetrics(upstream.pump.replicas);
-  const accessLog = new AccessLog(deps.logger ?? silentLogger);
   const routeCtx = { config, upstream, metrics, accessLog, tools: deps.tools, timelines };
 
   const routes: Array<{ method: string; pattern: RegExp; handler: Handler }> = [

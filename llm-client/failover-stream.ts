@@ -124,7 +124,7 @@ class FailoverStream implements UpstreamStream {
   #failed(replica: Replica, attempt: UpstreamStream, error: unknown): void {
     const stopped = this.#accepted || this.#aborted || attempt.interrupted || this.options.signal.aborted;
     const kind = stopped ? 'final' : classifyReplicaFailure(error);
-    if (kind === 'rest') this.replicas.failed(replica);
+    if (kind === 'rest') this.replicas.failed(replica, error);
     if (kind === 'final' || this.#tried.size === this.replicas.replicas.length) return this.#reject(error);
     this.next();
   }

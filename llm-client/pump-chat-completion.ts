@@ -10,7 +10,7 @@ import {
 } from './upstream-options.ts';
 import type { UpstreamPart } from './upstream-parts.ts';
 import { startFailoverStream } from './failover-stream.ts';
-import { UpstreamReplicas } from './upstream-replicas.ts';
+import { UpstreamReplicas, type ReplicaHealthEvent } from './upstream-replicas.ts';
 import { startUpstreamStream, type UpstreamStream } from './upstream-stream.ts';
 export type { UpstreamStream } from './upstream-stream.ts';
 
@@ -48,7 +48,10 @@ export interface ChatCompletionPump {
  * `ChatRequestBodySchema` (the gateway's chat request schema is), so the per-stream check is skipped;
  * a body is then sent as it is given, not as a copy.
  */
-export function createChatCompletionPump(connection: UpstreamConnectionOptions, options: { requestsValidated?: boolean } = {}): ChatCompletionPump {
+export function createChatCompletionPump(
+  connection: UpstreamConnectionOptions,
+  options: { requestsValidated?: boolean; onReplicaHealthChange?: (event: ReplicaHealthEvent) => void } = {},
+): ChatCompletionPump {
   const { baseUrl, replicaRestMs, maxReplicaRestMs, ...rest } = parseUpstreamOptions(UpstreamConnectionSchema, connection);
   const check = options.requestsValidated
     ? (request: StreamRequest) => request
@@ -57,7 +60,7 @@ export function createChatCompletionPump(connection: UpstreamConnectionOptions, 
     const resolved = { ...rest, baseUrl: typeof baseUrl === 'string' ? baseUrl : baseUrl[0]! };
     return (request, onPart) => startUpstreamStream({ ...resolved, ...check(request) } as ResolvedStreamOptions, onPart);
   }
-  const replicas = new UpstreamReplicas(baseUrl, { restMs: replicaRestMs, maxRestMs: maxReplicaRestMs });
+  const replicas = new UpstreamReplicas(baseUrl, { restMs: replicaRestMs, maxRestMs: maxReplicaRestMs, onHealthChange: options.onReplicaHealthChange });
   const pump = (request: StreamRequest, onPart: (part: UpstreamPart) => void) => {
     const checked = check(request);
     return startFailoverStream(replicas, { ...rest, ...checked, baseUrl: baseUrl[0]! } as ResolvedStreamOptions, checked.affinity, onPart);

@@ -25,7 +25,13 @@ export interface ReplicaHealthOptions {
   maxRestMs?: number;
   /** Monotonic milliseconds (tests pass a fake). */
   now?: () => number;
+  /** Told when a replica starts to rest and when it takes a stream again after failures (the gateway logs both). */
+  onHealthChange?: (event: ReplicaHealthEvent) => void;
 }
+
+export type ReplicaHealthEvent =
+  | { type: 'resting'; baseUrl: string; restMs: number; consecutiveFailures: number; error: unknown }
+  | { type: 'recovered'; baseUrl: string; consecutiveFailures: number };
 
 /** What `/health` shows of one replica. */
 export interface ReplicaState {
@@ -58,6 +64,7 @@ export class UpstreamReplicas {
   readonly #restMs: number;
   readonly #maxRestMs: number;
   readonly #now: () => number;
+  readonly #onHealthChange: ((event: ReplicaHealthEvent) => void) | undefined;
   /** Where the search for the least loaded starts, so ties rotate instead of piling on the first. */
   #cursor = 0;
 
@@ -68,6 +75,7 @@ export class UpstreamReplicas {
     this.#restMs = options.restMs ?? 2_000;
     this.#maxRestMs = options.maxRestMs ?? 30_000;
     this.#now = options.now ?? (() => performance.now());
+    this.#onHealthChange = options.onHealthChange;
   }
 
   /**
@@ -98,16 +106,20 @@ export class UpstreamReplicas {
   /** The replica took a stream (200, event stream): its failures in a row are over. */
   succeeded(replica: Replica): void {
     replica.accepted += 1;
+    if (replica.consecutiveFailures > 0) {
+      this.#onHealthChange?.({ type: 'recovered', baseUrl: replica.baseUrl, consecutiveFailures: replica.consecutiveFailures });
+    }
     replica.consecutiveFailures = 0;
     replica.restingUntil = 0;
   }
 
   /** The replica failed in a way another replica may not (see `isReplicaFailure`): it rests. */
-  failed(replica: Replica): void {
+  failed(replica: Replica, error?: unknown): void {
     replica.failures += 1;
     replica.consecutiveFailures += 1;
     const rest = Math.min(this.#maxRestMs, this.#restMs * 2 ** (replica.consecutiveFailures - 1));
     replica.restingUntil = this.#now() + rest;
+    this.#onHealthChange?.({ type: 'resting', baseUrl: replica.baseUrl, restMs: rest, consecutiveFailures: replica.consecutiveFailures, error });
   }
 
   states(): ReplicaState[] {

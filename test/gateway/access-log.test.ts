@@ -84,6 +84,24 @@ describe('the access log', () => {
     upstream = undefined;
   });
 
+  it('warns when an upstream replica fails and rests; the request moves on to the other', async () => {
+    const dead = await startTestUpstream(() => {});
+    await dead.close();
+    const lines: Line[] = [];
+    const logger = pino({ level: 'info' }, { write: (text: string) => lines.push(JSON.parse(text) as Line) });
+    upstream = await startTestUpstream((_req, res) => {
+      sseHeaders(res);
+      res.end([vllmChunk({ content: 'ok' }), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
+    });
+    gateway = await startGateway({ port: 0, upstream: { baseUrl: [dead.baseUrl, upstream.baseUrl] } }, { tools: new Map(), logger });
+    const streamed = await streamChat(gateway.url, { model: MODEL, messages: [{ role: 'user', content: 'hi' }] });
+    expect(streamed.content).toBe('ok');
+    await expect.poll(() => lines.length).toBe(2);
+    expect(lines[0]).toMatchObject({ level: 40, msg: 'upstream replica resting', replica: dead.baseUrl, rest_ms: 2000, consecutive_failures: 1 });
+    expect(lines[0]!.reason).toEqual(expect.any(String));
+    expect(lines[1]).toMatchObject({ status: 200, outcome: 'answer', upstreams: [upstream.baseUrl] });
+  });
+
   it('logs probes and scrapes at debug only', async () => {
     const info = await loggedGateway('info');
     await getJson(info.gw.url, '/health');

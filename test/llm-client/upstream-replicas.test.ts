@@ -63,6 +63,23 @@ describe('UpstreamReplicas: which replica takes the next stream', () => {
     expect(set.states()[0]).toMatchObject({ healthy: false, restingForMs: 100, consecutiveFailures: 1, failures: 5, accepted: 1 });
   });
 
+  it('tells its listener when a replica starts to rest, with the error, and when it takes a stream again', () => {
+    const events: unknown[] = [];
+    const set = new UpstreamReplicas(URLS, { restMs: 100, now: () => 0, onHealthChange: (e) => events.push(e) });
+    const [a, b] = set.replicas as [Replica, Replica];
+    const refused = new Error('connect ECONNREFUSED');
+    set.succeeded(b);
+    set.failed(a, refused);
+    set.failed(a, refused);
+    set.succeeded(a);
+    set.succeeded(a);
+    expect(events).toEqual([
+      { type: 'resting', baseUrl: 'http://a/v1', restMs: 100, consecutiveFailures: 1, error: refused },
+      { type: 'resting', baseUrl: 'http://a/v1', restMs: 200, consecutiveFailures: 2, error: refused },
+      { type: 'recovered', baseUrl: 'http://a/v1', consecutiveFailures: 2 },
+    ]);
+  });
+
   it('still offers a resting replica when every untried one rests (the one back soonest), and none once all were tried', () => {
     const { set, byUrl } = setUp();
     set.failed(byUrl('http://a/v1'));
