@@ -31,7 +31,7 @@ interface StreamChoice {
   delta: { role?: 'assistant'; content?: string };
   logprobs: null;
   finish_reason: FinishReason | null;
-  stop_reason?: null;
+  stop_reason?: string | null;
 }
 
 export interface ChatCompletionChunk {
@@ -48,10 +48,10 @@ export function roleChunk(ident: CompletionIdentity): ChatCompletionChunk {
   return chunk(ident, [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]);
 }
 
-/** One token's delta; the last one carries finish_reason and (explicitly set) stop_reason null. */
-export function contentChunk(ident: CompletionIdentity, text: string, finishReason: FinishReason | null): ChatCompletionChunk {
+/** One token's delta; the last one carries finish_reason and stop_reason (the matched `stop` string, else null). */
+export function contentChunk(ident: CompletionIdentity, text: string, finishReason: FinishReason | null, stopReason?: string): ChatCompletionChunk {
   const choice: StreamChoice = { index: 0, delta: { content: text }, logprobs: null, finish_reason: finishReason };
-  if (finishReason !== null) choice.stop_reason = null;
+  if (finishReason !== null) choice.stop_reason = stopReason ?? null;
   return chunk(ident, [choice]);
 }
 
@@ -65,7 +65,7 @@ function chunk(ident: CompletionIdentity, choices: StreamChoice[]): ChatCompleti
 }
 
 /** The non-streaming `chat.completion` object, every nullable field present as vLLM sends it. */
-export function chatCompletion(ident: CompletionIdentity, text: string, finishReason: FinishReason, totals: Usage) {
+export function chatCompletion(ident: CompletionIdentity, text: string, finishReason: FinishReason, totals: Usage, stopReason?: string) {
   return {
     id: ident.id,
     object: 'chat.completion' as const,
@@ -86,7 +86,7 @@ export function chatCompletion(ident: CompletionIdentity, text: string, finishRe
         },
         logprobs: null,
         finish_reason: finishReason,
-        stop_reason: null,
+        stop_reason: stopReason ?? null,
       },
     ],
     service_tier: null,

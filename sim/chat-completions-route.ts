@@ -11,6 +11,7 @@ import { BodyTooLargeError, readBody } from './request-body.ts';
 import type { LoadedScenario } from './scenario-loader.ts';
 import type { SequencePlan } from './sequence.ts';
 import type { SimContext } from './sim-context.ts';
+import { findStopPoint } from './stop-strings.ts';
 
 const BODY_LIMIT_BYTES = 32 * 1024 * 1024;
 
@@ -84,11 +85,14 @@ function startCompletion(ctx: SimContext, body: ChatCompletionRequest, res: Serv
   const selected = selectScenario(ctx, body);
   const prompt = promptTokenIds(body.messages);
   const promptTokens = prompt.length;
+  const outputTokenIds = encodeText(ctx.scenarios.reply(body.messages, selected).text);
+  const stops = typeof body.stop === 'string' ? [body.stop] : (body.stop ?? []);
   const plan: SequencePlan = {
     promptTokens,
     promptTokenIds: prompt,
-    outputTokenIds: encodeText(ctx.scenarios.reply(body.messages, selected).text),
+    outputTokenIds,
     maxTokens: maxTokensFor(ctx, body, promptTokens),
+    stop: findStopPoint(outputTokenIds, stops, body.include_stop_str_in_output === true),
   };
   const ident = newCompletionIdentity(body.model ?? ctx.modelName);
 
@@ -113,7 +117,7 @@ function startCompletion(ctx: SimContext, body: ChatCompletionRequest, res: Serv
     onToken(event) {
       text += event.text;
       if (event.finishReason !== null) {
-        sendJson(res, 200, chatCompletion(ident, text, event.finishReason, usage(promptTokens, event.completionTokens)));
+        sendJson(res, 200, chatCompletion(ident, text, event.finishReason, usage(promptTokens, event.completionTokens), event.stopReason));
       }
     },
     onAborted: () => res.destroy(),

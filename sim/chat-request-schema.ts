@@ -27,6 +27,9 @@ export const chatCompletionRequestSchema = z
     max_completion_tokens: positiveTokens.nullish(),
     n: z.number().int().min(1).nullish(),
     temperature: z.number().nullish(),
+    stop: z.union([z.string(), z.array(z.string())]).nullish(),
+    /** vLLM extension: keep the matched stop string at the end of the text. */
+    include_stop_str_in_output: z.boolean().nullish(),
     top_p: z.number().nullish(),
     /** Simulator extension: pick a scenario by name (same as model `sim-<name>`). */
     scenario: z.string().min(1).optional(),

@@ -54,7 +54,7 @@ export class ChatStreamWriter {
       this.started = true;
       this.send(this.withUsage(roleChunk(this.ident), 0));
     }
-    this.send(this.withUsage(contentChunk(this.ident, event.text, event.finishReason), event.completionTokens));
+    this.send(this.withUsage(contentChunk(this.ident, event.text, event.finishReason, event.stopReason), event.completionTokens));
     if (event.finishReason === null) return;
     if (this.options.includeUsage) this.send(usageChunk(this.ident, usage(this.options.promptTokens, event.completionTokens)));
     this.res.end('data: [DONE]\n\n');

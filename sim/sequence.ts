@@ -1,5 +1,6 @@
 import { IncrementalDetokenizer } from './incremental-detokenizer.ts';
 import { EOS_TOKEN_ID } from './mistral-tokenizer.ts';
+import type { StopPoint } from './stop-strings.ts';
 
 export type FinishReason = 'stop' | 'length';
 
@@ -11,6 +12,8 @@ export interface TokenEvent {
   /** Tokens generated so far, this one included (EOS counts, as in vLLM's usage). */
   completionTokens: number;
   finishReason: FinishReason | null;
+  /** On the last event of a sequence that a `stop` string ended: that string (vLLM's `stop_reason`). */
+  stopReason?: string;
 }
 
 /** Receives a sequence's tokens; called synchronously from the engine loop. */
@@ -27,6 +30,8 @@ export interface SequencePlan {
   /** The whole answer as token ids; the engine appends EOS if max_tokens leaves room for it. */
   outputTokenIds: readonly number[];
   maxTokens: number;
+  /** Where a request's `stop` string cuts the answer (`findStopPoint`); it applies if max_tokens lets the answer get there. */
+  stop?: StopPoint;
 }
 
 export type SequenceState = 'waiting' | 'running' | 'finished' | 'aborted';
@@ -49,8 +54,10 @@ export class Sequence {
   prefillLeft = 0;
   private readonly schedule: readonly number[];
   private readonly finishReason: FinishReason;
+  private readonly stop: StopPoint | undefined;
   private readonly detokenizer = new IncrementalDetokenizer();
   private emitted = 0;
+  private textChars = 0;
 
   constructor(id: number, plan: SequencePlan, listener: SequenceListener, arrivedAt: number) {
     this.id = id;
@@ -58,7 +65,11 @@ export class Sequence {
     this.listener = listener;
     this.arrivedAt = arrivedAt;
     const ids = plan.outputTokenIds;
-    if (plan.maxTokens > ids.length) {
+    if (plan.stop && plan.stop.tokens <= plan.maxTokens) {
+      this.stop = plan.stop;
+      this.schedule = ids.slice(0, plan.stop.tokens);
+      this.finishReason = 'stop';
+    } else if (plan.maxTokens > ids.length) {
       this.schedule = [...ids, EOS_TOKEN_ID];
       this.finishReason = 'stop';
     } else {
@@ -87,7 +98,13 @@ export class Sequence {
     this.emitted += 1;
     const last = this.done;
     // EOS is a special token: vLLM counts it but never shows it (skip_special_tokens).
-    const text = tokenId === EOS_TOKEN_ID && last && this.finishReason === 'stop' ? '' : this.detokenizer.push(tokenId);
+    let text = tokenId === EOS_TOKEN_ID && last && this.finishReason === 'stop' && !this.stop ? '' : this.detokenizer.push(tokenId);
+    if (this.stop) {
+      // The text stops where the stop string begins (or ends, with include_stop_str_in_output).
+      text = text.slice(0, Math.max(0, this.stop.textChars - this.textChars));
+      this.textChars += text.length;
+      if (last) return { tokenId, text, completionTokens: this.emitted, finishReason: 'stop', stopReason: this.stop.stop };
+    }
     return { tokenId, text, completionTokens: this.emitted, finishReason: last ? this.finishReason : null };
   }
 }

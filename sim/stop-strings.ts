@@ -1,0 +1,37 @@
+import { IncrementalDetokenizer } from './incremental-detokenizer.ts';
+
+/** Where a reply stops on one of the request's `stop` strings, as vLLM's stop checker finds it. */
+export interface StopPoint {
+  /** Tokens generated: up to and including the one whose text completed the stop string. */
+  tokens: number;
+  /** Characters of text the client gets: before the stop string, or through it with `include_stop_str_in_output`. */
+  textChars: number;
+  /** The stop string that matched (vLLM's `stop_reason`). */
+  stop: string;
+}
+
+/**
+ * vLLM checks the stop strings after every token, in the text that token added (plus the tail a
+ * string could straddle); the first token that completes one ends the sequence, and the text is cut
+ * where that string begins. Empty strings never match.
+ */
+export function findStopPoint(outputTokenIds: readonly number[], stops: readonly string[], includeStop: boolean): StopPoint | undefined {
+  const wanted = stops.filter((s) => s !== '');
+  if (wanted.length === 0) return undefined;
+  const longest = Math.max(...wanted.map((s) => s.length));
+  const detokenizer = new IncrementalDetokenizer();
+  let text = '';
+  for (let i = 0; i < outputTokenIds.length; i++) {
+    const added = detokenizer.push(outputTokenIds[i]!);
+    if (added === '') continue;
+    const from = Math.max(0, text.length - longest + 1);
+    text += added;
+    let best: { at: number; stop: string } | undefined;
+    for (const stop of wanted) {
+      const at = text.indexOf(stop, from);
+      if (at >= 0 && (best === undefined || at < best.at)) best = { at, stop };
+    }
+    if (best) return { tokens: i + 1, textChars: includeStop ? best.at + best.stop.length : best.at, stop: best.stop };
+  }
+  return undefined;
+}
