@@ -107,9 +107,12 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
     },
   };
 
+  // max_tokens bounds the whole answer, all rounds together: each round may use what is left.
+  const budget = opts.request.max_completion_tokens ?? opts.request.max_tokens ?? undefined;
   for (let round = 1; ; round++) {
     let firstText = true;
-    const out = await runRound(sessionOpts, round, affinity, [...opts.request.messages, ...appended], (text) => {
+    const tokensLeft = budget === undefined ? undefined : budget - usage.completion_tokens;
+    const out = await runRound(sessionOpts, round, affinity, [...opts.request.messages, ...appended], tokensLeft, (text) => {
       // Rounds are joined by a blank line so the client's markdown does not glue a closing fence
       // to the next round's first word. This is the gateway's only addition to the model's text.
       if (firstText && content !== '' && !content.endsWith('\n\n')) emitContent(content.endsWith('\n') ? '\n' : '\n\n');
@@ -134,6 +137,7 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
     if (out.clientCalls.length > 0) return done('tool_calls', 'client_tool_calls');
     if (out.finishReason === 'length') return done('length', 'length');
     if (round >= opts.maxRounds) return done('length', 'max_tool_rounds');
+    if (budget !== undefined && usage.completion_tokens >= budget) return done('length', 'length');
   }
 }
 
@@ -150,6 +154,7 @@ async function runRound(
   round: number,
   affinity: ReplicaAffinity | undefined,
   messages: ChatMessage[],
+  maxTokens: number | undefined,
   emitText: (t: string) => void,
 ): Promise<RoundOutput> {
   const { timeline, onEvent, signal } = opts;
@@ -161,7 +166,7 @@ async function runRound(
   try {
     stream = opts.upstream.pump(
       {
-        body: upstreamBody({ request: opts.request, overrides: opts.upstreamOverrides, model: opts.upstream.model, round, messages }),
+        body: upstreamBody({ request: opts.request, overrides: opts.upstreamOverrides, model: opts.upstream.model, round, messages, maxTokens }),
         signal,
         onAccepted: ({ baseUrl }) => {
           timeline.mark('upstream-accepted', { round, detail: baseUrl });

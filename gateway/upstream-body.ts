@@ -10,13 +10,19 @@ export interface UpstreamBodyInput {
   round: number;
   /** The conversation so far: the client's messages, then this request's assistant turns and observations. */
   messages: ChatMessage[];
+  /** What is left of the client's max_tokens (or max_completion_tokens) after the rounds before. */
+  maxTokens?: number;
 }
 
 /** The body one round sends upstream: the client's request, less our extensions, over this round's conversation. */
-export function upstreamBody({ request, overrides, model, round, messages }: UpstreamBodyInput): Record<string, unknown> {
+export function upstreamBody({ request, overrides, model, round, messages, maxTokens }: UpstreamBodyInput): Record<string, unknown> {
   const body: Record<string, unknown> = { ...request, ...overrides, messages };
   for (const field of EXTENSION_FIELDS) delete body[field];
   if (model) body.model = model;
+  if (maxTokens !== undefined) {
+    if (request.max_tokens != null) body.max_tokens = maxTokens;
+    if (request.max_completion_tokens != null) body.max_completion_tokens = maxTokens;
+  }
   // A choice that forces a call holds for the first round: every later round follows a call's
   // observation, and forcing another there would loop until max_tool_rounds (OpenAI's Agents SDK
   // resets it the same way, `reset_tool_choice`).

@@ -1,0 +1,58 @@
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
+import { closeUpstreamPools } from '../../llm-client/index.ts';
+import type { ToolPlugin } from '../../plugins/plugin-types.ts';
+import { DONE, MODEL, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
+import { sseHeaders, startTestUpstream, type TestUpstream } from '../llm-client/upstream-test-server.ts';
+import { postJson } from '../support/sse-client.ts';
+
+let upstream: TestUpstream | undefined;
+let gateway: GatewayHandle | undefined;
+afterEach(async () => {
+  await gateway?.close();
+  await upstream?.close();
+  gateway = upstream = undefined;
+});
+afterAll(closeUpstreamPools);
+
+const note: ToolPlugin = {
+  name: 'note',
+  description: 'Takes a note.',
+  parameters: { type: 'object', properties: { text: { type: 'string' } } },
+  consumes: 'call',
+  start: () => ({ piece: () => undefined, end: async () => ({ ok: true, content: 'noted' }), abort: () => {} }),
+};
+
+const CALL = '<tool_call>\n{"name": "note", "arguments": {"text": "x"}}\n</tool_call>';
+
+/** Each round calls `note` and reports 30 completion tokens, as vLLM's usage chunk does. */
+async function gatewayOverCallingModel(): Promise<GatewayHandle> {
+  upstream = await startTestUpstream((_req, res) => {
+    sseHeaders(res);
+    const usage = `data: ${JSON.stringify({ id: 'u', object: 'chat.completion.chunk', created: 0, model: MODEL, choices: [], usage: { prompt_tokens: 10, completion_tokens: 30, total_tokens: 40 } })}\n\n`;
+    res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content: CALL }), vllmChunk({ content: '' }, 'stop'), usage, DONE].join(''));
+  });
+  gateway = await startGateway({ port: 0, upstream: { baseUrl: upstream.baseUrl } }, { tools: new Map([['note', note]]) });
+  return gateway;
+}
+
+const sent = (field: string) => upstream!.requests.map((r) => (r.body as Record<string, unknown>)[field]);
+
+describe('max_tokens across tool rounds', () => {
+  it.each(['max_tokens', 'max_completion_tokens'])('%s bounds the whole answer: each round gets what the rounds before left', async (field) => {
+    const gw = await gatewayOverCallingModel();
+    const res = await postJson(gw.url, '/v1/chat/completions', { model: MODEL, [field]: 100, messages: [{ role: 'user', content: 'take notes' }] });
+    expect(res.status).toBe(200);
+    expect(sent(field)).toEqual([100, 70, 40, 10]);
+    expect(res.json.choices[0].finish_reason).toBe('length');
+    expect(res.json.conveyor).toMatchObject({ stop_reason: 'length', rounds: 4 });
+    expect(res.json.usage.completion_tokens).toBe(120);
+  });
+
+  it('leaves rounds unbounded without one, until max_tool_rounds', async () => {
+    const gw = await gatewayOverCallingModel();
+    const res = await postJson(gw.url, '/v1/chat/completions', { model: MODEL, max_tool_rounds: 3, messages: [{ role: 'user', content: 'take notes' }] });
+    expect(sent('max_tokens')).toEqual([undefined, undefined, undefined]);
+    expect(res.json.conveyor).toMatchObject({ stop_reason: 'max_tool_rounds', rounds: 3 });
+  });
+});
