@@ -21,6 +21,17 @@ export class InvalidRequestError extends ConveyorError {
   }
 }
 
+/**
+ * A body that is not declared `application/json`. Refused before it is read, as vLLM does: a web
+ * page can send a text/plain POST to a local gateway without the browser asking first (no CORS
+ * preflight), so accepting any type would let any site the user visits run the gateway's tools.
+ */
+export class UnsupportedMediaTypeError extends ConveyorError {
+  constructor(received: string | undefined) {
+    super('unsupported_media_type', `Content-Type must be application/json (got ${received ? `"${received}"` : 'none'})`);
+  }
+}
+
 export class NotFoundError extends ConveyorError {
   constructor(message: string) {
     super('not_found', message);

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { InvalidRequestError } from '../core/errors.ts';
+import { InvalidRequestError, UnsupportedMediaTypeError } from '../core/errors.ts';
 
 /**
  * Reads a JSON body with a size cap, so one huge request cannot exhaust the gateway's memory.
@@ -7,6 +7,12 @@ import { InvalidRequestError } from '../core/errors.ts';
  * iterator's machinery cost more than the read itself on the way to the first token.
  */
 export function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<unknown> {
+  const type = req.headers['content-type'];
+  if (type?.split(';', 1)[0]!.trim().toLowerCase() !== 'application/json') {
+    // Dropped unread, so the refusal still reaches the client.
+    req.resume();
+    return Promise.reject(new UnsupportedMediaTypeError(type));
+  }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -45,6 +45,24 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     expect((await postJson(small.url, '/v1/chat/completions', hello)).status).toBe(200);
   });
 
+  it('refuses a body not sent as application/json with 415, so a web page cannot post one without a CORS preflight', async () => {
+    const counters = sim.counters().requestsReceived;
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', undefined]) {
+      const res = await fetch(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: type ? { 'content-type': type } : {},
+        body: type ? JSON.stringify(hello) : new Blob([JSON.stringify(hello)]),
+      });
+      expect(res.status).toBe(415);
+      const json = await res.json();
+      expect(json.error).toMatchObject({ type: 'invalid_request_error', code: 'unsupported_media_type' });
+      expect(json.error.message).toContain('application/json');
+    }
+    expect(sim.counters().requestsReceived).toBe(counters);
+    const res = await postJson(gateway.url, '/v1/chat/completions', hello, { 'content-type': 'application/json; charset=utf-8' });
+    expect(res.status).toBe(200);
+  });
+
   it('names the offending field of an invalid body', async () => {
     const res = await postJson(gateway.url, '/v1/chat/completions', { model: SIM_MODEL, messages: [{ role: 'wizard', content: 'x' }] });
     expect(res.status).toBe(400);
