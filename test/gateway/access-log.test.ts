@@ -1,43 +1,35 @@
 import { pino } from 'pino';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { startGateway, type GatewayDeps, type GatewayHandle } from '../../gateway/server.ts';
-import { closeUpstreamPools } from '../../llm-client/index.ts';
-import type { ToolPlugin } from '../../plugins/plugin-types.ts';
+import { describe, expect, it } from 'vitest';
+import type { GatewayDeps, GatewayHandle } from '../../gateway/server.ts';
 import { DONE, MODEL, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
-import { sseHeaders, startTestUpstream, type TestUpstream } from '../llm-client/upstream-test-server.ts';
+import { sseHeaders, startTestUpstream } from '../llm-client/upstream-test-server.ts';
+import { answeringTool, SCRIPTED, scriptedGateway, toolMap } from '../support/scripted-gateway.ts';
 import { getJson, postJson, streamChat } from '../support/sse-client.ts';
 
 type Line = Record<string, unknown>;
 
-let upstream: TestUpstream | undefined;
-let gateway: GatewayHandle | undefined;
-afterEach(async () => {
-  await gateway?.close();
-  await upstream?.close();
-  gateway = upstream = undefined;
-});
-afterAll(closeUpstreamPools);
+const scripted = scriptedGateway();
+const echo = answeringTool('echo', (args) => String(args.text));
 
-const echo: ToolPlugin = {
-  name: 'echo',
-  description: 'Echoes its text.',
-  parameters: { type: 'object', properties: { text: { type: 'string' } } },
-  consumes: 'call',
-  start: () => ({ piece: () => undefined, end: async (args) => ({ ok: true, content: String(args.text) }), abort: () => {} }),
-};
-
-/** A real gateway whose pino logger writes into `lines`, over an upstream that calls `echo` once, then answers. */
-async function loggedGateway(level: string, deps: Partial<GatewayDeps> = {}): Promise<{ gw: GatewayHandle; lines: Line[] }> {
+/** A pino logger whose JSON lines land in `lines`. */
+function collectingLogger(level: string) {
   const lines: Line[] = [];
-  const logger = pino({ level }, { write: (text: string) => lines.push(JSON.parse(text) as Line) });
-  upstream = await startTestUpstream((_req, res) => {
-    const first = upstream!.requests.length % 2 === 1;
-    sseHeaders(res);
-    const content = first ? '<tool_call>\n{"name": "echo", "arguments": {"text": "hi"}}\n</tool_call>' : 'It said hi.';
-    res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content }), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
-  });
-  gateway = await startGateway({ port: 0, upstream: { baseUrl: upstream.baseUrl } }, { tools: new Map([['echo', echo]]), logger, ...deps });
-  return { gw: gateway, lines };
+  return { lines, logger: pino({ level }, { write: (text: string) => lines.push(JSON.parse(text) as Line) }) };
+}
+
+/** A real gateway logging into `lines`, over an upstream that calls `echo` once, then answers. */
+async function loggedGateway(level: string, deps: Partial<GatewayDeps> = {}): Promise<{ gw: GatewayHandle; lines: Line[] }> {
+  const { lines, logger } = collectingLogger(level);
+  const gw = await scripted.start(
+    (_req, res) => {
+      const first = scripted.upstream.requests.length % 2 === 1;
+      sseHeaders(res);
+      const content = first ? '<tool_call>\n{"name": "echo", "arguments": {"text": "hi"}}\n</tool_call>' : 'It said hi.';
+      res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content }), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
+    },
+    { tools: toolMap(echo), logger, ...deps },
+  );
+  return { gw, lines };
 }
 
 const ask = { model: MODEL, tools: [{ type: 'function', function: { name: 'echo' } }], messages: [{ role: 'user', content: 'say hi' }] };
@@ -62,7 +54,7 @@ describe('the access log', () => {
       outcome: 'answer',
       rounds: 2,
       tool_calls: 1,
-      upstreams: [upstream!.baseUrl],
+      upstreams: [scripted.upstream.baseUrl],
     });
     expect(line.ttft_ms).toBeGreaterThan(0);
     expect(line.duration_ms).toBeGreaterThanOrEqual(line.ttft_ms as number);
@@ -72,7 +64,7 @@ describe('the access log', () => {
   it('names the error code of a refused body and of an upstream that is down, whose answer carries its request id', async () => {
     const { gw, lines } = await loggedGateway('info');
     expect((await postJson(gw.url, '/v1/chat/completions', { model: MODEL, messages: [] })).status).toBe(400);
-    await upstream!.close();
+    await scripted.upstream.close();
     const down = await postJson(gw.url, '/v1/chat/completions', ask);
     expect(down.status).toBe(502);
     await expect.poll(() => lines.length).toBe(2);
@@ -81,25 +73,26 @@ describe('the access log', () => {
     const requestId = down.headers.get('x-conveyor-request-id');
     expect(requestId).toMatch(/^chatcmpl-/);
     expect(lines[1]).toMatchObject({ status: 502, error: down.json.error.code, request_id: requestId, outcome: down.json.error.code, rounds: 1, tool_calls: 0 });
-    upstream = undefined;
   });
 
   it('warns when an upstream replica fails and rests; the request moves on to the other', async () => {
     const dead = await startTestUpstream(() => {});
     await dead.close();
-    const lines: Line[] = [];
-    const logger = pino({ level: 'info' }, { write: (text: string) => lines.push(JSON.parse(text) as Line) });
-    upstream = await startTestUpstream((_req, res) => {
-      sseHeaders(res);
-      res.end([vllmChunk({ content: 'ok' }), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
-    });
-    gateway = await startGateway({ port: 0, upstream: { baseUrl: [dead.baseUrl, upstream.baseUrl] } }, { tools: new Map(), logger });
+    const { lines, logger } = collectingLogger('info');
+    const gateway = await scripted.start(
+      (_req, res) => {
+        sseHeaders(res);
+        res.end([vllmChunk({ content: 'ok' }), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
+      },
+      { logger },
+      { upstream: { baseUrl: [dead.baseUrl, SCRIPTED] } },
+    );
     const streamed = await streamChat(gateway.url, { model: MODEL, messages: [{ role: 'user', content: 'hi' }] });
     expect(streamed.content).toBe('ok');
     await expect.poll(() => lines.length).toBe(2);
     expect(lines[0]).toMatchObject({ level: 40, msg: 'upstream replica resting', replica: dead.baseUrl, rest_ms: 2000, consecutive_failures: 1 });
     expect(lines[0]!.reason).toEqual(expect.any(String));
-    expect(lines[1]).toMatchObject({ status: 200, outcome: 'answer', upstreams: [upstream.baseUrl] });
+    expect(lines[1]).toMatchObject({ status: 200, outcome: 'answer', upstreams: [scripted.upstream.baseUrl] });
   });
 
   it('logs probes and scrapes at debug only', async () => {
@@ -108,8 +101,6 @@ describe('the access log', () => {
     await streamChat(info.gw.url, ask);
     await expect.poll(() => info.lines.length).toBe(1);
     expect(info.lines.map((l) => l.path)).toEqual(['/v1/chat/completions']);
-    await gateway!.close();
-    await upstream!.close();
 
     const debug = await loggedGateway('debug');
     await getJson(debug.gw.url, '/health');

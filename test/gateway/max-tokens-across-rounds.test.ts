@@ -1,42 +1,25 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
-import { closeUpstreamPools } from '../../llm-client/index.ts';
-import type { ToolPlugin } from '../../plugins/plugin-types.ts';
+import { describe, expect, it } from 'vitest';
+import type { GatewayHandle } from '../../gateway/server.ts';
 import { DONE, MODEL, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
-import { sseHeaders, startTestUpstream, type TestUpstream } from '../llm-client/upstream-test-server.ts';
+import { sseHeaders } from '../llm-client/upstream-test-server.ts';
+import { answeringTool, scriptedGateway, toolMap } from '../support/scripted-gateway.ts';
 import { postJson } from '../support/sse-client.ts';
 
-let upstream: TestUpstream | undefined;
-let gateway: GatewayHandle | undefined;
-afterEach(async () => {
-  await gateway?.close();
-  await upstream?.close();
-  gateway = upstream = undefined;
-});
-afterAll(closeUpstreamPools);
-
-const note: ToolPlugin = {
-  name: 'note',
-  description: 'Takes a note.',
-  parameters: { type: 'object', properties: { text: { type: 'string' } } },
-  consumes: 'call',
-  start: () => ({ piece: () => undefined, end: async () => ({ ok: true, content: 'noted' }), abort: () => {} }),
-};
+const scripted = scriptedGateway();
+const note = answeringTool('note', () => 'noted');
 
 const CALL = '<tool_call>\n{"name": "note", "arguments": {"text": "x"}}\n</tool_call>';
 
 /** Each round calls `note` and reports 30 completion tokens, as vLLM's usage chunk does. */
-async function gatewayOverCallingModel(): Promise<GatewayHandle> {
-  upstream = await startTestUpstream((_req, res) => {
+function gatewayOverCallingModel(): Promise<GatewayHandle> {
+  return scripted.start((_req, res) => {
     sseHeaders(res);
     const usage = `data: ${JSON.stringify({ id: 'u', object: 'chat.completion.chunk', created: 0, model: MODEL, choices: [], usage: { prompt_tokens: 10, completion_tokens: 30, total_tokens: 40 } })}\n\n`;
     res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content: CALL }), vllmChunk({ content: '' }, 'stop'), usage, DONE].join(''));
-  });
-  gateway = await startGateway({ port: 0, upstream: { baseUrl: upstream.baseUrl } }, { tools: new Map([['note', note]]) });
-  return gateway;
+  }, { tools: toolMap(note) });
 }
 
-const sent = (field: string) => upstream!.requests.map((r) => (r.body as Record<string, unknown>)[field]);
+const sent = (field: string) => scripted.upstream.requests.map((r) => (r.body as Record<string, unknown>)[field]);
 
 describe('max_tokens across tool rounds', () => {
   it.each(['max_tokens', 'max_completion_tokens'])('%s bounds the whole answer: each round gets what the rounds before left', async (field) => {

@@ -1,26 +1,14 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
-import { closeUpstreamPools } from '../../llm-client/index.ts';
+import { describe, expect, it } from 'vitest';
 import { DONE, MODEL, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
-import { sseHeaders, startTestUpstream, type TestUpstream } from '../llm-client/upstream-test-server.ts';
+import { sseHeaders, type UpstreamHandler } from '../llm-client/upstream-test-server.ts';
+import { scriptedGateway } from '../support/scripted-gateway.ts';
 import { streamChat } from '../support/sse-client.ts';
 
-let upstream: TestUpstream | undefined;
-let gateway: GatewayHandle | undefined;
-afterEach(async () => {
-  await gateway?.close();
-  await upstream?.close();
-  gateway = upstream = undefined;
-});
-afterAll(closeUpstreamPools);
+const scripted = scriptedGateway();
 
 const hello = { model: MODEL, messages: [{ role: 'user', content: 'hi' }], tool_parser: 'none' };
 
-async function gatewayOver(handler: Parameters<typeof startTestUpstream>[0]): Promise<GatewayHandle> {
-  upstream = await startTestUpstream(handler);
-  gateway = await startGateway({ port: 0, upstream: { baseUrl: upstream.baseUrl } }, { tools: new Map() });
-  return gateway;
-}
+const gatewayOver = (handler: UpstreamHandler) => scripted.start(handler);
 
 describe('the client response opens when the upstream accepts the request', () => {
   it('sends the client its headers and role chunk before the upstream has sent a token', async () => {

@@ -1,10 +1,10 @@
 import OpenAI from 'openai';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
-import { closeUpstreamPools } from '../../llm-client/index.ts';
+import { describe, expect, it } from 'vitest';
+import type { GatewayHandle } from '../../gateway/server.ts';
 import type { ToolPlugin } from '../../plugins/plugin-types.ts';
 import { DONE, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
-import { pause, sseHeaders, startTestUpstream, type TestUpstream } from '../llm-client/upstream-test-server.ts';
+import { pause, sseHeaders } from '../llm-client/upstream-test-server.ts';
+import { answeringTool, scriptedGateway, toolMap } from '../support/scripted-gateway.ts';
 import { postJson, streamChat, type ChatChunk } from '../support/sse-client.ts';
 
 // Qwen models write hermes calls; Qwen3 also thinks first (config's default rules).
@@ -14,40 +14,23 @@ const QWEN3 = 'Qwen/Qwen3-8B';
 const hermesCall = (name: string, args: Record<string, string>) =>
   `<tool_call>\n{"name": "${name}", "arguments": {${Object.entries(args).map(([k, v]) => `"${k}": "${v}"`).join(', ')}}}\n</tool_call>\n`;
 
-/** A gateway tool: answers `found <q>`, and counts its calls. */
+/** A gateway tool: answers `found <q>`, and records each q. */
 function lookupTool(calls: string[]): ToolPlugin {
-  return {
-    name: 'lookup',
-    description: 'Looks a word up.',
-    parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
-    consumes: 'call',
-    start: () => ({
-      piece: () => undefined,
-      end: async (args) => {
-        calls.push(String(args.q));
-        return { ok: true, content: `found ${String(args.q)}` };
-      },
-      abort: () => {},
-    }),
-  };
+  return answeringTool('lookup', (args) => {
+    calls.push(String(args.q));
+    return `found ${String(args.q)}`;
+  });
 }
 
 const LOOKUP = { type: 'function', function: { name: 'lookup' } };
 const WEATHER = { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
 
-let upstream: TestUpstream | undefined;
-let gateway: GatewayHandle | undefined;
-afterEach(async () => {
-  await gateway?.close();
-  await upstream?.close();
-  gateway = upstream = undefined;
-});
-afterAll(closeUpstreamPools);
+const scripted = scriptedGateway();
 
 /** A scripted upstream (reply i answers request i, in a cycle) behind a real gateway with the given tools. */
-async function gatewayOver(replies: string[], tools: ToolPlugin[] = []): Promise<GatewayHandle> {
-  upstream = await startTestUpstream(async (_req, res) => {
-    const reply = replies[(upstream!.requests.length - 1) % replies.length]!;
+function gatewayOver(replies: string[], tools: ToolPlugin[] = []): Promise<GatewayHandle> {
+  return scripted.start(async (_req, res) => {
+    const reply = replies[(scripted.upstream.requests.length - 1) % replies.length]!;
     sseHeaders(res);
     res.write(vllmChunk({ role: 'assistant', content: '' }));
     // A few tokens per write, as a decoding server sends them.
@@ -56,13 +39,11 @@ async function gatewayOver(replies: string[], tools: ToolPlugin[] = []): Promise
       await pause(1);
     }
     res.end(vllmChunk({ content: '' }, 'stop') + DONE);
-  });
-  gateway = await startGateway({ port: 0, upstream: { baseUrl: upstream.baseUrl } }, { tools: new Map(tools.map((t) => [t.name, t])) });
-  return gateway;
+  }, { tools: toolMap(...tools) });
 }
 
-const sentToolChoices = () => upstream!.requests.map((r) => (r.body as { tool_choice?: unknown }).tool_choice);
-const toolMessages = (index: number) => (upstream!.requests[index]!.body as { messages: Array<{ role: string; content: string }> }).messages.filter((m) => m.role === 'tool');
+const sentToolChoices = () => scripted.upstream.requests.map((r) => (r.body as { tool_choice?: unknown }).tool_choice);
+const toolMessages = (index: number) => (scripted.upstream.requests[index]!.body as { messages: Array<{ role: string; content: string }> }).messages.filter((m) => m.role === 'tool');
 
 describe('tool_choice that forces a call', () => {
   it.each([
@@ -98,7 +79,7 @@ describe('tool_choice that forces a call', () => {
     expect(res.status).toBe(400);
     expect(res.json.error).toMatchObject({ type: 'invalid_request_error', param: 'tool_choice', code: 'invalid_request' });
     expect(res.json.error.message).toContain(message);
-    expect(upstream!.requests).toHaveLength(0);
+    expect(scripted.upstream.requests).toHaveLength(0);
   });
 });
 
@@ -144,11 +125,11 @@ describe('parallel_tool_calls: false', () => {
     const one = await ask(false);
     expect(one.choices[0]!.finish_reason).toBe('tool_calls');
     expect(one.choices[0]!.message.tool_calls?.map((c) => (c as { function: { arguments: string } }).function.arguments)).toEqual(['{"city": "Paris"}']);
-    expect((upstream!.requests[1]!.body as { parallel_tool_calls?: boolean }).parallel_tool_calls).toBe(false);
+    expect((scripted.upstream.requests[1]!.body as { parallel_tool_calls?: boolean }).parallel_tool_calls).toBe(false);
   });
 
   it('cuts the decode where the second call begins: a model that would never stop is not waited for', async () => {
-    upstream = await startTestUpstream(async (_req, res) => {
+    const gateway = await scripted.start(async (_req, res) => {
       sseHeaders(res);
       res.write(vllmChunk({ role: 'assistant', content: '' }));
       res.write(vllmChunk({ content: hermesCall('get_weather', { city: 'Paris' }) }));
@@ -159,14 +140,13 @@ describe('parallel_tool_calls: false', () => {
         await pause(10);
       }
     });
-    gateway = await startGateway({ port: 0, upstream: { baseUrl: upstream.baseUrl } }, { tools: new Map() });
     const streamed = await streamChat(gateway.url, { model: QWEN, tools: [WEATHER], parallel_tool_calls: false, messages: [{ role: 'user', content: 'weather?' }] });
     expect(streamed.done).toBe(true);
     const deltas = toolCallDeltas(streamed.chunks);
     expect(new Set(deltas.map((d) => d.index))).toEqual(new Set([0]));
     expect(deltas.map((d) => d.function?.arguments ?? '').join('')).toBe('{"city": "Paris"}');
     expect(streamed.chunks.flatMap((c) => c.choices.map((ch) => ch.finish_reason)).filter(Boolean)).toEqual(['tool_calls']);
-    await upstream.requestSocketClosed(0);
+    await scripted.upstream.requestSocketClosed(0);
   });
 
   it.each([true, false])('runs one gateway call per round, the same with partial execution %s', async (partial) => {
