@@ -32,6 +32,16 @@ export class UnsupportedMediaTypeError extends ConveyorError {
   }
 }
 
+/** A keyless gateway on loopback was addressed by a name that is not a loopback one (gateway/host-check.ts). */
+export class HostNotAllowedError extends ConveyorError {
+  constructor(host: string, listenHost: string) {
+    super(
+      'host_not_allowed',
+      `Host "${host}" is not allowed: this gateway listens on ${listenHost} without API keys, so it answers only requests addressed to a loopback name (DNS rebinding protection). Allow the name with --allowed-host, or require keys with --api-key.`,
+    );
+  }
+}
+
 export class NotFoundError extends ConveyorError {
   constructor(message: string) {
     super('not_found', message);

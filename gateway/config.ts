@@ -51,6 +51,11 @@ export const gatewayConfigSchema = z.object({
   onToolReject: z.enum(['reprompt', 'error']).default('reprompt'),
   /** Bearer keys accepted; empty = no authentication (loopback development). */
   apiKeys: z.array(z.string().min(1)).default([]),
+  /**
+   * Keyless on loopback, only requests whose `Host` is a loopback name are served (DNS rebinding
+   * protection, gateway/host-check.ts); these names are allowed too (e.g. a local proxy's).
+   */
+  allowedHosts: z.array(z.string().min(1)).default([]),
   maxBodyBytes: z.number().int().positive().default(4 * 1024 * 1024),
   codeFence: z
     .object({

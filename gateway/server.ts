@@ -5,6 +5,7 @@ import { prettifyError } from 'zod';
 import { GatewayConfigError, MethodNotAllowedError, NotFoundError, ShuttingDownError } from '../core/errors.ts';
 import { AccessLog, silentLogger, type Logger } from './access-log.ts';
 import { authenticate } from './client-auth.ts';
+import { hostCheck } from './host-check.ts';
 import { listModels } from '../llm-client/list-models.ts';
 import { createChatCompletionPump } from '../llm-client/pump-chat-completion.ts';
 import type { ReplicaState } from '../llm-client/upstream-replicas.ts';
@@ -122,7 +123,9 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     });
   });
 
+  const checkHost = hostCheck(config.host, config.apiKeys, config.allowedHosts);
   async function handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    checkHost?.(req);
     const matches = routes.filter((r) => r.pattern.test(path));
     if (matches.length === 0) throw new NotFoundError(`no route for ${req.method} ${path}`);
     const route = matches.find((r) => r.method === req.method);

@@ -22,6 +22,7 @@ interface ServeOptions {
   python?: string;
   plugins?: string;
   logLevel: string;
+  allowedHost?: string[];
 }
 
 const int = (v: string) => Number.parseInt(v, 10);
@@ -46,6 +47,7 @@ export function registerServeCommand(program: Command): void {
     .option('--model <name>', "model name sent upstream for every request (default: the client's model)")
     .addOption(new Option('--upstream-api-key <key>', 'API key for the upstream').env('CONVEYOR_UPSTREAM_API_KEY'))
     .addOption(new Option('--api-key <key...>', 'accept only these bearer keys from clients').env('CONVEYOR_API_KEYS'))
+    .option('--allowed-host <name...>', 'without --api-key on a loopback address, names besides loopback ones that requests may be addressed to (Host), e.g. a local proxy\'s')
     .option('--no-partial-execution', 'sequential baseline: run tools only after each decode ends')
     .option('--max-tool-rounds <n>', 'model→tool→model rounds per request', int, 8)
     .option('--shutdown-grace <seconds>', 'on SIGTERM/SIGINT, how long requests in flight may finish before they are cut (a second signal cuts at once)', seconds, 30)
@@ -73,6 +75,7 @@ async function serve(opts: ServeOptions): Promise<void> {
       port: opts.port,
       upstream: { baseUrl, model: opts.model, apiKey: opts.upstreamApiKey, conversationAffinity: opts.conversationAffinity },
       apiKeys,
+      allowedHosts: opts.allowedHost ?? [],
       partialExecution: opts.partialExecution,
       maxToolRounds: opts.maxToolRounds,
     },

@@ -43,12 +43,12 @@ describe('graceful shutdown: close({ graceMs })', () => {
     gateway = await startGateway({ port: 0, upstream: { baseUrl: sim.url } }, { tools: new Map() });
     const conn = rawConnection(gateway.port);
     const json = JSON.stringify(body);
-    conn.send(`POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`);
+    conn.send(`POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`);
     await conn.until((t) => t.includes('"content":"A"'));
 
     // Closing starts while the stream is at its first token; the stream then finishes on its own.
     const closing = gateway.close({ graceMs: 20_000 });
-    conn.send('GET /health HTTP/1.1\r\nHost: gw\r\n\r\n');
+    conn.send('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
     await expect(fetch(`${gateway.url}/health`)).rejects.toThrow();
     await closing;
     await conn.ended;
