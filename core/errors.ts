@@ -42,6 +42,16 @@ export class HostNotAllowedError extends ConveyorError {
   }
 }
 
+/** A browser preflight from an origin the gateway does not allow (gateway/cors.ts). */
+export class OriginNotAllowedError extends ConveyorError {
+  constructor(origin: string) {
+    super(
+      'origin_not_allowed',
+      `Origin "${origin}" is not allowed: web pages may call this gateway only from the origins given with --allowed-origin (config allowedOrigins).`,
+    );
+  }
+}
+
 export class NotFoundError extends ConveyorError {
   constructor(message: string) {
     super('not_found', message);

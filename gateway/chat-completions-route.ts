@@ -10,7 +10,7 @@ import type { GatewayConfig } from './config.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import { toErrorResponse } from './error-response.ts';
 import { readJsonBody } from './request-body.ts';
-import { newRequestId } from './request-id.ts';
+import { newRequestId, REQUEST_ID_HEADER } from './request-id.ts';
 import { runSession, type SessionEvent, type SessionResult, type UpstreamTarget } from './session.ts';
 import { SseWriter } from './sse-writer.ts';
 import { Timeline } from './timeline.ts';
@@ -27,8 +27,6 @@ export interface ChatRouteContext {
   tools: ReadonlyMap<string, ToolPlugin>;
   timelines: TimelineStore;
 }
-
-export const REQUEST_ID_HEADER = 'x-conveyor-request-id';
 
 const NO_TOOLS: ReadonlyMap<string, ToolPlugin> = new Map();
 

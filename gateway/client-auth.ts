@@ -2,14 +2,29 @@ import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { AuthenticationError } from '../core/errors.ts';
 
-/** Checks the request's `Authorization: Bearer <key>` against the configured keys (none: open). */
-export function authenticate(req: IncomingMessage, keys: readonly string[]): void {
+/**
+ * A browser's WebSocket cannot send an Authorization header, only subprotocols: a key offered as
+ * the subprotocol `openai-insecure-api-key.<key>` counts, as OpenAI's Realtime API takes it.
+ */
+export const KEY_SUBPROTOCOL_PREFIX = 'openai-insecure-api-key.';
+
+/**
+ * Checks the request's `Authorization: Bearer <key>` against the configured keys (none: open);
+ * with `subprotocolKey`, a WebSocket upgrade's key subprotocol is accepted too.
+ */
+export function authenticate(req: IncomingMessage, keys: readonly string[], options: { subprotocolKey?: boolean } = {}): void {
   if (keys.length === 0) return;
-  const given = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim() ?? '';
+  const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim();
+  const given = bearer ?? (options.subprotocolKey ? subprotocolKey(req) : undefined) ?? '';
   const givenBytes = Buffer.from(given);
   const ok = keys.some((k) => {
     const keyBytes = Buffer.from(k);
     return keyBytes.length === givenBytes.length && timingSafeEqual(keyBytes, givenBytes);
   });
   if (!ok) throw new AuthenticationError();
+}
+
+function subprotocolKey(req: IncomingMessage): string | undefined {
+  const offered = req.headers['sec-websocket-protocol']?.split(',') ?? [];
+  return offered.map((p) => p.trim()).find((p) => p.startsWith(KEY_SUBPROTOCOL_PREFIX))?.slice(KEY_SUBPROTOCOL_PREFIX.length);
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { normaliseOrigin } from './cors.ts';
 
 /** Model-name patterns → tool-call format, mirroring the parsers vLLM pairs with these families. */
 export const DEFAULT_TOOL_PARSERS = [
@@ -56,6 +57,22 @@ export const gatewayConfigSchema = z.object({
    * protection, gateway/host-check.ts); these names are allowed too (e.g. a local proxy's).
    */
   allowedHosts: z.array(z.string().min(1)).default([]),
+  /**
+   * Web pages on these origins (`https://app.example:3000`) may call the gateway from the browser
+   * (CORS, gateway/cors.ts); `*` allows any page, and needs `apiKeys`. Empty: no page may.
+   */
+  allowedOrigins: z
+    .array(
+      z.string().transform((value, ctx) => {
+        const origin = normaliseOrigin(value);
+        if (origin === undefined) {
+          ctx.addIssue({ code: 'custom', message: `"${value}" is not an origin: scheme, host and port only, e.g. http://localhost:3000, or *` });
+          return z.NEVER;
+        }
+        return origin;
+      }),
+    )
+    .default([]),
   maxBodyBytes: z.number().int().positive().default(4 * 1024 * 1024),
   codeFence: z
     .object({
@@ -75,6 +92,14 @@ export const gatewayConfigSchema = z.object({
     .default(DEFAULT_TOOL_PARSERS),
   /** Format for models no rule matches (code fences only). */
   defaultToolParser: z.string().default('code-fence'),
+}).superRefine((config, ctx) => {
+  if (config.allowedOrigins.includes('*') && config.apiKeys.length === 0) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['allowedOrigins'],
+      message: 'allowing every origin (*) needs apiKeys: without keys, any web page its user opens could run the gateway\'s tools',
+    });
+  }
 });
 
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AuthenticationError, MethodNotAllowedError, ConveyorError, InvalidRequestError, NotFoundError, UpstreamError, UpstreamResponseError, ClientAbortedError, SandboxError, SandboxLimitError, ShuttingDownError, ToolRejectedError, RoundLimitError, UnsupportedMediaTypeError, HostNotAllowedError } from '../core/errors.ts';
+import { AuthenticationError, MethodNotAllowedError, ConveyorError, InvalidRequestError, NotFoundError, UpstreamError, UpstreamResponseError, ClientAbortedError, SandboxError, SandboxLimitError, ShuttingDownError, ToolRejectedError, RoundLimitError, UnsupportedMediaTypeError, HostNotAllowedError, OriginNotAllowedError } from '../core/errors.ts';
 
 export interface OpenAIErrorBody {
   error: { message: string; type: string; param: string | null; code: string };
@@ -24,7 +24,7 @@ function statusOf(err: ConveyorError): number {
   if (err instanceof InvalidRequestError) return 400;
   if (err instanceof NotFoundError) return 404;
   if (err instanceof UnsupportedMediaTypeError) return 415;
-  if (err instanceof HostNotAllowedError) return 403;
+  if (err instanceof HostNotAllowedError || err instanceof OriginNotAllowedError) return 403;
   if (err instanceof AuthenticationError) return 401;
   if (err instanceof MethodNotAllowedError) return 405;
   if (err instanceof UpstreamResponseError) return err.status >= 400 && err.status < 500 ? err.status : 502;
@@ -38,7 +38,7 @@ function statusOf(err: ConveyorError): number {
 }
 
 function typeOf(err: ConveyorError): string {
-  if (err instanceof InvalidRequestError || err instanceof NotFoundError || err instanceof MethodNotAllowedError || err instanceof UnsupportedMediaTypeError || err instanceof HostNotAllowedError) {
+  if (err instanceof InvalidRequestError || err instanceof NotFoundError || err instanceof MethodNotAllowedError || err instanceof UnsupportedMediaTypeError || err instanceof HostNotAllowedError || err instanceof OriginNotAllowedError) {
     return 'invalid_request_error';
   }
   if (err instanceof AuthenticationError) return 'authentication_error';

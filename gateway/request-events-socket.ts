@@ -2,7 +2,7 @@ import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { NotFoundError } from '../core/errors.ts';
-import { authenticate } from './client-auth.ts';
+import { authenticate, KEY_SUBPROTOCOL_PREFIX } from './client-auth.ts';
 import { toErrorResponse } from './error-response.ts';
 import type { Timeline, TimelineEvent } from './timeline.ts';
 import type { TimelineStore } from './timeline-store.ts';
@@ -18,19 +18,23 @@ const ENDED = 'request ended';
  * `GET /v1/requests/:id/timeline`'s `events`): first every event the request has had, then each
  * new one the moment it is marked, until `request-end`, after which the server closes (1000).
  * A trace viewer can follow tool calls start and finish while the model still decodes, without
- * reading the chat stream. Same API keys as the HTTP routes; an unknown id is a 404 on the
- * upgrade, in the OpenAI error shape.
+ * reading the chat stream. Same API keys as the HTTP routes (from a browser, which cannot set
+ * headers on a WebSocket, as the subprotocol `openai-insecure-api-key.<key>`); an unknown id is a
+ * 404 on the upgrade, in the OpenAI error shape.
  */
 export class RequestEventsSocket {
-  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 1024 });
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 1024, handleProtocols: chooseSubprotocol });
   private readonly server: Server;
   private readonly timelines: TimelineStore;
   private readonly apiKeys: readonly string[];
+  private readonly guard: (req: IncomingMessage) => void;
 
-  constructor(server: Server, options: { timelines: TimelineStore; apiKeys: readonly string[] }) {
+  /** `guard` runs first on every upgrade and throws to refuse it (Host and Origin checks). */
+  constructor(server: Server, options: { timelines: TimelineStore; apiKeys: readonly string[]; guard?: (req: IncomingMessage) => void }) {
     this.server = server;
     this.timelines = options.timelines;
     this.apiKeys = options.apiKeys;
+    this.guard = options.guard ?? (() => {});
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       if ((req.headers.upgrade ?? '').toLowerCase() === 'websocket') this.upgrade(req, socket, head);
       else this.declineUpgrade(req, socket, head);
@@ -46,10 +50,11 @@ export class RequestEventsSocket {
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', () => socket.destroy());
     try {
+      this.guard(req);
       const path = new URL(req.url ?? '/', 'http://gateway').pathname;
       const id = EVENTS_PATH.exec(path)?.groups?.id;
       if (id === undefined) throw new NotFoundError(`no WebSocket route for ${path}`);
-      authenticate(req, this.apiKeys);
+      authenticate(req, this.apiKeys, { subprotocolKey: true });
       const timeline = this.timelines.get(id);
       if (!timeline) throw new NotFoundError(`no timeline for request ${id} (only recent requests are kept)`);
       this.wss.handleUpgrade(req, socket, head, (ws) => follow(ws, timeline));
@@ -92,6 +97,16 @@ export class RequestEventsSocket {
 }
 
 const UPGRADE_TOKENS = new Set(['upgrade', 'http2-settings']);
+
+/**
+ * A browser drops a connection whose handshake names none of the subprotocols it offered, so one
+ * is chosen: the first that is not the key (`['conveyor.events', 'openai-insecure-api-key.<key>']`
+ * gets `conveyor.events`), or the key's when it was offered alone.
+ */
+function chooseSubprotocol(offered: Set<string>): string | false {
+  const protocols = [...offered];
+  return protocols.find((p) => !p.startsWith(KEY_SUBPROTOCOL_PREFIX)) ?? protocols[0] ?? false;
+}
 
 function follow(ws: WebSocket, timeline: Timeline): void {
   const send = (event: TimelineEvent) => ws.send(JSON.stringify(event));

@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
 
+/** The response header that names a chat request's timeline (`GET /v1/requests/:id/timeline`). */
+export const REQUEST_ID_HEADER = 'x-conveyor-request-id';
+
 const ID_BYTES = 16;
 const POOL_IDS = 256;
 let pool = Buffer.alloc(0);

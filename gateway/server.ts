@@ -2,9 +2,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { prettifyError } from 'zod';
-import { GatewayConfigError, MethodNotAllowedError, NotFoundError, ShuttingDownError } from '../core/errors.ts';
+import { GatewayConfigError, MethodNotAllowedError, NotFoundError, OriginNotAllowedError, ShuttingDownError } from '../core/errors.ts';
 import { AccessLog, silentLogger, type Logger } from './access-log.ts';
 import { authenticate } from './client-auth.ts';
+import { CorsPolicy } from './cors.ts';
 import { hostCheck } from './host-check.ts';
 import { listModels } from '../llm-client/list-models.ts';
 import { createChatCompletionPump } from '../llm-client/pump-chat-completion.ts';
@@ -124,8 +125,10 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
   });
 
   const checkHost = hostCheck(config.host, config.apiKeys, config.allowedHosts);
+  const cors = new CorsPolicy(config.allowedOrigins);
   async function handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     checkHost?.(req);
+    if (cors.handle(req, res)) return;
     const matches = routes.filter((r) => r.pattern.test(path));
     if (matches.length === 0) throw new NotFoundError(`no route for ${req.method} ${path}`);
     const route = matches.find((r) => r.method === req.method);
@@ -135,7 +138,17 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     await route.handler(req, res, route.pattern.exec(path)?.groups ?? {});
   }
 
-  const events = new RequestEventsSocket(server, { timelines, apiKeys: config.apiKeys });
+  // A browser opens a WebSocket from any page without asking the server first (no preflight):
+  // its Origin must be an allowed one.
+  const events = new RequestEventsSocket(server, {
+    timelines,
+    apiKeys: config.apiKeys,
+    guard: (req) => {
+      checkHost?.(req);
+      const origin = req.headers.origin;
+      if (origin !== undefined && !cors.allows(origin)) throw new OriginNotAllowedError(origin);
+    },
+  });
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

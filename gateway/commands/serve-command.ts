@@ -23,6 +23,7 @@ interface ServeOptions {
   plugins?: string;
   logLevel: string;
   allowedHost?: string[];
+  allowedOrigin?: string[];
 }
 
 const int = (v: string) => Number.parseInt(v, 10);
@@ -48,6 +49,7 @@ export function registerServeCommand(program: Command): void {
     .addOption(new Option('--upstream-api-key <key>', 'API key for the upstream').env('CONVEYOR_UPSTREAM_API_KEY'))
     .addOption(new Option('--api-key <key...>', 'accept only these bearer keys from clients').env('CONVEYOR_API_KEYS'))
     .option('--allowed-host <name...>', 'without --api-key on a loopback address, names besides loopback ones that requests may be addressed to (Host), e.g. a local proxy\'s')
+    .option('--allowed-origin <origin...>', 'web pages on these origins may call the gateway from the browser (CORS), e.g. http://localhost:3000; * allows any page and needs --api-key')
     .option('--no-partial-execution', 'sequential baseline: run tools only after each decode ends')
     .option('--max-tool-rounds <n>', 'model→tool→model rounds per request', int, 8)
     .option('--shutdown-grace <seconds>', 'on SIGTERM/SIGINT, how long requests in flight may finish before they are cut (a second signal cuts at once)', seconds, 30)
@@ -76,6 +78,7 @@ async function serve(opts: ServeOptions): Promise<void> {
       upstream: { baseUrl, model: opts.model, apiKey: opts.upstreamApiKey, conversationAffinity: opts.conversationAffinity },
       apiKeys,
       allowedHosts: opts.allowedHost ?? [],
+      allowedOrigins: opts.allowedOrigin?.flatMap((o) => o.split(',')).filter((o) => o !== '') ?? [],
       partialExecution: opts.partialExecution,
       maxToolRounds: opts.maxToolRounds,
     },

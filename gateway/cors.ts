@@ -1,0 +1,76 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { OriginNotAllowedError } from '../core/errors.ts';
+import { REQUEST_ID_HEADER } from './request-id.ts';
+
+/** How long a browser may reuse a preflight's answer (seconds); Chrome caps it at 7200. */
+const PREFLIGHT_MAX_AGE_S = '600';
+
+/**
+ * Cross-origin access for web pages that call the gateway from the browser (a chat UI on another
+ * port, a trace viewer). Off by default, unlike vLLM, which allows every origin: this gateway runs
+ * tools, so only the origins named in `allowedOrigins` get CORS headers; `*` allows any (only with
+ * API keys, checked in the config). Requests without an `Origin` (every non-browser client) are
+ * untouched.
+ */
+export class CorsPolicy {
+  private readonly anyOrigin: boolean;
+  private readonly origins: ReadonlySet<string>;
+
+  constructor(allowedOrigins: readonly string[]) {
+    this.anyOrigin = allowedOrigins.includes('*');
+    this.origins = new Set(allowedOrigins);
+  }
+
+  allows(origin: string): boolean {
+    return this.anyOrigin || this.origins.has(origin);
+  }
+
+  /**
+   * Adds the CORS headers an allowed origin's response needs (errors included, so the page can
+   * read them). Returns true when `req` was a preflight and has been answered; a preflight from
+   * any other origin throws OriginNotAllowedError.
+   */
+  handle(req: IncomingMessage, res: ServerResponse): boolean {
+    const origin = req.headers.origin;
+    if (origin === undefined) return false;
+    const preflight = req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
+    if (!this.allows(origin)) {
+      if (preflight) throw new OriginNotAllowedError(origin);
+      // A simple request (a GET) is served, but the browser keeps its answer from the page.
+      return false;
+    }
+    res.setHeader('access-control-allow-origin', origin);
+    res.setHeader('vary', 'Origin');
+    if (!preflight) {
+      res.setHeader('access-control-expose-headers', REQUEST_ID_HEADER);
+      return false;
+    }
+    const headers: Record<string, string> = {
+      'access-control-allow-methods': 'GET, POST',
+      'access-control-max-age': PREFLIGHT_MAX_AGE_S,
+      'content-length': '0',
+    };
+    // Whatever headers the page's client sends (the openai SDK adds x-stainless-*): the key is
+    // what guards the gateway, not the header names.
+    const asked = req.headers['access-control-request-headers'];
+    if (asked !== undefined) headers['access-control-allow-headers'] = asked;
+    // Chrome's Private Network Access: a public page reaching a loopback or private address.
+    if (req.headers['access-control-request-private-network'] === 'true') headers['access-control-allow-private-network'] = 'true';
+    res.writeHead(204, headers).end();
+    return true;
+  }
+}
+
+/** `https://app.example:3000/` → `https://app.example:3000`; undefined for anything but an http(s) origin or `*`. */
+export function normaliseOrigin(value: string): string | undefined {
+  if (value === '*') return value;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
+  if (url.pathname !== '/' || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') return undefined;
+  return url.origin;
+}
