@@ -83,6 +83,37 @@ function followFromPage(page: Page, wsUrl: string, protocols: string[] = []): Pr
   );
 }
 
+/** Runs in the page: the official openai client, as a browser app uses it, streaming one answer. */
+async function openaiClientFromPage(page: Page, gatewayUrl: string): Promise<{ content?: string; finish?: string | null; error?: string }> {
+  // Served by the page's own server (test/support/browser.ts) from node_modules/openai.
+  await page.addScriptTag({ type: 'module', content: "import OpenAI from '/openai/index.mjs'; window.OpenAI = OpenAI;" });
+  await page.waitForFunction(() => 'OpenAI' in window);
+  return page.evaluate(
+    async ({ url, key, model }) => {
+      try {
+        const OpenAI = (window as unknown as { OpenAI: typeof import('openai').default }).OpenAI;
+        const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: key, dangerouslyAllowBrowser: true, maxRetries: 0 });
+        const stream = await client.chat.completions.create({
+          model,
+          stream: true,
+          tools: [{ type: 'function', function: { name: 'echo' } }],
+          messages: [{ role: 'user', content: 'echo something' }],
+        });
+        let content = '';
+        let finish: string | null = null;
+        for await (const chunk of stream) {
+          content += chunk.choices[0]?.delta?.content ?? '';
+          finish = chunk.choices[0]?.finish_reason ?? finish;
+        }
+        return { content, finish };
+      } catch (err) {
+        return { error: String(err) };
+      }
+    },
+    { url: gatewayUrl, key: KEY, model: MODEL },
+  );
+}
+
 const JSON_WITH_KEY = { 'content-type': 'application/json', authorization: `Bearer ${KEY}`, 'x-stainless-os': 'Linux' };
 
 describe.skipIf(chromiumPath === undefined && !browserRequired)('a real browser (Chromium) calling the gateway from a web page', () => {
@@ -122,6 +153,20 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('a real browser 
       expect(await followFromPage(page, events, ['conveyor.events', `openai-insecure-api-key.${KEY}`])).toBe('request-start');
       expect(await followFromPage(page, events, ['conveyor.events', 'openai-insecure-api-key.wrong'])).toBe('refused');
       expect(await followFromPage(page, events)).toBe('refused');
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('the official openai client in the page (its x-stainless-* headers pass the preflight) streams the answer', async () => {
+    const { gw, echoed } = await echoGateway({ allowedOrigins: [allowed.origin], apiKeys: [KEY] });
+    const page = await pageOn(allowed.origin);
+    try {
+      const result = await openaiClientFromPage(page, gw.url);
+      expect(result.error).toBeUndefined();
+      expect(result.content).toContain('The tool said: from the page.');
+      expect(result.finish).toBe('stop');
+      expect(echoed).toEqual(['from the page']);
     } finally {
       await page.close();
     }
