@@ -184,8 +184,8 @@ export class SandboxQueueFullError extends ConveyorError {
 
 /** The gateway's configuration (CLI flags, `startGateway` options) is not valid: reported at start-up. */
 export class GatewayConfigError extends ConveyorError {
-  constructor(message: string) {
-    super('gateway_config_invalid', message);
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('gateway_config_invalid', message, options);
   }
 }
 

@@ -7,6 +7,7 @@ import type { ToolPlugin } from '../plugins/plugin-types.ts';
 import type { Logger } from './access-log.ts';
 import type { GatewayConfigInput } from './config.ts';
 import { startGateway, type GatewayHandle } from './server.ts';
+import { toolsFromModules } from './tool-modules.ts';
 
 export interface ConveyorOptions {
   gateway?: Omit<Partial<GatewayConfigInput>, 'upstream'> & { upstream?: Partial<GatewayConfigInput['upstream']> };
@@ -19,6 +20,11 @@ export interface ConveyorOptions {
   runtimes?: RuntimePoolsOptions;
   /** More tools to register beside the built-ins (same name = replaces the built-in). */
   tools?: readonly ToolPlugin[];
+  /**
+   * Plugin modules to run as tools, like `tools` (`conveyor serve --tool`): paths relative to the
+   * working directory, or `file:` URLs, each default-exporting a `definePlugin(...)`.
+   */
+  toolModules?: readonly string[];
   /** Wraps every tool before the gateway gets it (benchmarks add a tool timing profile; logging, tracing). */
   decorateTool?: (tool: ToolPlugin) => ToolPlugin;
   /** The gateway's access lines and unexpected errors (pino); none given, nothing is logged. */
@@ -49,6 +55,8 @@ export async function startConveyor(options: ConveyorOptions = {}): Promise<Conv
   let sim: SimHandle | undefined;
   let sandbox: ConveyorHandle['sandbox'] | undefined;
   try {
+    // First: a tool author's mistake in a module should not wait for the simulator and the sandbox.
+    const moduleTools = await toolsFromModules(options.toolModules ?? [], pools);
     sim = upstreamUrl ? undefined : await startSim(options.sim);
     // Checked here as well as in createBuiltinTools: without the python tool no interpreter is
     // needed, so a machine without one (or without a working sandbox) still serves the rest.
@@ -56,7 +64,7 @@ export async function startConveyor(options: ConveyorOptions = {}): Promise<Conv
     if (plugins.python) sandbox = await startPythonSandbox(options.sandbox);
     const builtins = await createBuiltinTools({ config: plugins, pools, sandbox });
     const tools = builtins.tools;
-    for (const tool of options.tools ?? []) tools.set(tool.name, tool);
+    for (const tool of [...(options.tools ?? []), ...moduleTools]) tools.set(tool.name, tool);
     if (options.decorateTool) for (const [name, tool] of tools) tools.set(name, options.decorateTool(tool));
     const runtimes = await pools.report();
     const protections = sandbox?.protections() ?? { mode: 'off', reason: 'the python tool is disabled (plugins.python: false)' };

@@ -24,6 +24,7 @@ interface ServeOptions {
   logLevel: string;
   allowedHost?: string[];
   allowedOrigin?: string[];
+  tool?: string[];
 }
 
 const int = (v: string) => Number.parseInt(v, 10);
@@ -55,6 +56,7 @@ export function registerServeCommand(program: Command): void {
     .option('--shutdown-grace <seconds>', 'on SIGTERM/SIGINT, how long requests in flight may finish before they are cut (a second signal cuts at once)', seconds, 30)
     .option('--sim-profile <name>', `timing profile of the embedded simulator: ${shippedProfileNames().join(', ')}, or a JSON file`, DEFAULT_PROFILE)
     .option('--python <path>', 'Python interpreter for the python tool (default: /usr/bin/python3, else python3)')
+    .option('--tool <module...>', 'plugin modules to run as tools, each default-exporting definePlugin(...) (plugins/README.md); paths relative to the working directory')
     .addOption(
       new Option('--plugins <json>', 'built-in tools and their settings, e.g. \'{"database":{"file":"shop.sqlite"},"http_get":false}\' (plugins/README.md)').env('CONVEYOR_PLUGINS'),
     )
@@ -85,6 +87,7 @@ async function serve(opts: ServeOptions): Promise<void> {
     sim: { profile: opts.simProfile },
     sandbox: { python: opts.python },
     plugins: opts.plugins ? parsePluginsOption(opts.plugins) : undefined,
+    toolModules: opts.tool?.flatMap((t) => t.split(',')).filter((t) => t !== ''),
     logger: pino({ level: opts.logLevel }),
   });
 

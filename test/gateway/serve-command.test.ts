@@ -7,6 +7,11 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { descendantPids, readProcessTable } from '../../sandbox/process-tree.ts';
 import { eventually, SINE_STDLIB_REQUEST } from '../support/conveyor-fixture.ts';
+import { DONE, MODEL, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
+import { sseHeaders, startTestUpstream } from '../llm-client/upstream-test-server.ts';
+
+const NOT_A_PLUGIN = fileURLToPath(new URL('../../core/errors.ts', import.meta.url));
+const WORD_COUNT_PLUGIN = fileURLToPath(new URL('../../plugins/kit/examples/word-count-plugin.ts', import.meta.url));
 
 const CLI = fileURLToPath(new URL('../../bin/conveyor.js', import.meta.url));
 let child: ChildProcess | undefined;
@@ -17,8 +22,8 @@ afterEach(() => {
 });
 
 /** `conveyor serve` as `npm start` runs it (bin/conveyor.js: tsx on Node 20, Node's own type stripping on 22/24). */
-async function serve(): Promise<{ proc: ChildProcess; url: string; logLines: unknown[] }> {
-  const proc = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--sim-profile', 'fast-test'], { stdio: ['ignore', 'pipe', 'pipe'] });
+async function serve(args: string[] = ['--sim-profile', 'fast-test']): Promise<{ proc: ChildProcess; url: string; logLines: unknown[] }> {
+  const proc = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   child = proc;
   let stderr = '';
   proc.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
@@ -74,6 +79,34 @@ describe('conveyor serve (the main job) in its own process', () => {
     await eventually(() => alive().length === 0, `the gateway's sandbox processes ${sandboxPids.join(', ')} are gone`);
   }, 60_000);
 
+  it('runs a tool author\'s plugin module given with --tool, in its own runtime, in front of a real upstream', async () => {
+    // The model calls word_count (Hermes format, for a Qwen model name), then repeats what the tool said.
+    const upstream = await startTestUpstream((_req, res, body) => {
+      const observation = (body as { messages: Array<{ role: string; content: string }> }).messages.find((m) => m.role === 'tool');
+      const content = observation ? `The tool said: ${observation.content}.` : '<tool_call>\n{"name": "word_count", "arguments": {"text": "one two three"}}\n</tool_call>';
+      sseHeaders(res);
+      res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content }), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
+    });
+    try {
+      const { proc, url } = await serve(['--upstream', upstream.baseUrl, '--tool', WORD_COUNT_PLUGIN]);
+      const client = new OpenAI({ baseURL: url, apiKey: 'unused', maxRetries: 0 });
+      const answer = await client.chat.completions.create({
+        model: MODEL,
+        tools: [{ type: 'function', function: { name: 'word_count' } }],
+        messages: [{ role: 'user', content: 'How many words in "one two three"?' }],
+      });
+      expect(answer.choices[0]?.message.content).toContain('The tool said: 3 words.');
+      // The module's description and JSON Schema went upstream for the tool named by name alone.
+      const sent = upstream.requests[0]?.body as { tools: Array<{ function: { description: string; parameters: { properties: object } } }> };
+      expect(sent.tools[0]?.function.description).toMatch(/Counts the words/);
+      expect(sent.tools[0]?.function.parameters.properties).toHaveProperty('text');
+      proc.kill('SIGTERM');
+      await once(proc, 'exit');
+    } finally {
+      await upstream.close();
+    }
+  }, 60_000);
+
   it('reports a mistake the user can fix in one line and exit status 1, without a stack trace', async () => {
     const { proc, url } = await serve();
     const port = new URL(url).port;
@@ -82,6 +115,8 @@ describe('conveyor serve (the main job) in its own process', () => {
       { args: ['--port', port, '--sim-profile', 'fast-test'], message: 'conveyor: listen EADDRINUSE' },
       { args: ['--upstream', 'http://127.0.0.1:9/v1,not-a-url'], message: 'conveyor: invalid gateway configuration' },
       { args: ['--upstream', 'http://127.0.0.1:9/v1', 'http://127.0.0.1:9/v1'], message: 'a replica is listed twice' },
+      { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', 'no-such-plugin.ts'], message: 'conveyor: tool module no-such-plugin.ts: no such file' },
+      { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', NOT_A_PLUGIN], message: 'has no default export made with definePlugin' },
     ];
     for (const { args, message } of attempts) {
       const failed = await promisify(execFile)(process.execPath, [CLI, 'serve', '--port', '0', ...args], { timeout: 30_000 }).then(

@@ -1,0 +1,32 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { GatewayConfigError } from '../core/errors.ts';
+import { toolFromPlugin, type RuntimeTool } from '../plugins/kit/tool-from-plugin.ts';
+import { loadPluginModule } from '../sandbox/runtimes/load-plugin-module.ts';
+import type { RuntimePools } from '../sandbox/runtimes/runtime-pools.ts';
+
+/**
+ * The tools of plugin modules a tool author names (`conveyor serve --tool ./my-plugin.ts`): each
+ * module's default export is a `definePlugin(...)`, run in the runtime it declares. Paths are
+ * relative to the working directory (or `file:` URLs). A module that is missing or exports no
+ * plugin stops the start-up with a GatewayConfigError naming it.
+ */
+export async function toolsFromModules(modules: readonly string[], pools: RuntimePools): Promise<RuntimeTool[]> {
+  const tools: RuntimeTool[] = [];
+  for (const module of modules) {
+    const url = module.startsWith('file:') ? module : pathToFileURL(resolve(module)).href;
+    if (!existsSync(fileURLToPath(url))) throw new GatewayConfigError(`tool module ${module}: no such file`);
+    let tool: RuntimeTool;
+    try {
+      tool = toolFromPlugin(await loadPluginModule(url), { moduleUrl: url, pools });
+    } catch (err) {
+      throw new GatewayConfigError(`tool module ${module}: ${(err as Error).message}`, { cause: err });
+    }
+    if (tools.some((t) => t.name === tool.name)) throw new GatewayConfigError(`tool module ${module}: a tool named ${tool.name} is already loaded`);
+    // A process plugin's first call should not wait for Node to start.
+    tool.warm();
+    tools.push(tool);
+  }
+  return tools;
+}
