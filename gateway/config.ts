@@ -16,35 +16,41 @@ export const DEFAULT_TOOL_PARSERS = [
   { model: 'mistral|mixtral|ministral|magistral|devstral|codestral', format: 'mistral', reasoning: false },
 ];
 
-/** Gateway configuration: validated once at start-up, plain data afterwards. */
-export const gatewayConfigSchema = z.object({
+/** The upstream part of the gateway's configuration. */
+const upstreamConfigSchema = z.strictObject({
+  /**
+   * OpenAI-compatible base URL, ending in /v1 (vLLM, SGLang, llama.cpp server, the sim), or a
+   * list of them: replicas serving the same model, balanced with failover (README "Replicas").
+   */
+  baseUrl: z.union([z.url(), z.array(z.url()).min(1)]).refine((v) => typeof v === 'string' || new Set(v).size === v.length, 'a replica is listed twice'),
+  apiKey: z.string().optional(),
+  /** Model name sent upstream for every request (default: the client's `model`). */
+  model: z.string().optional(),
+  /**
+   * With several replicas, a conversation's later rounds return to the replica of its first
+   * (prefix cache reuse); false = every round goes to the least loaded replica.
+   */
+  conversationAffinity: z.boolean().default(true),
+  timeouts: z
+    .strictObject({
+      connectMs: z.number().int().positive(),
+      headersMs: z.number().int().positive(),
+      firstTokenMs: z.number().int().positive(),
+      idleMs: z.number().int().positive(),
+      totalMs: z.number().int().positive(),
+    })
+    .partial()
+    .default({}),
+});
+
+/**
+ * The gateway's fields; strict at every level, so a misspelt key (in code or a --config file) is
+ * an error, not a setting silently ignored.
+ */
+const gatewayConfigFields = z.strictObject({
   host: z.string().default('127.0.0.1'),
   port: z.number().int().min(0).max(65535).default(8080),
-  upstream: z.object({
-    /**
-     * OpenAI-compatible base URL, ending in /v1 (vLLM, SGLang, llama.cpp server, the sim), or a
-     * list of them: replicas serving the same model, balanced with failover (README "Replicas").
-     */
-    baseUrl: z.union([z.url(), z.array(z.url()).min(1)]).refine((v) => typeof v === 'string' || new Set(v).size === v.length, 'a replica is listed twice'),
-    apiKey: z.string().optional(),
-    /** Model name sent upstream for every request (default: the client's `model`). */
-    model: z.string().optional(),
-    /**
-     * With several replicas, a conversation's later rounds return to the replica of its first
-     * (prefix cache reuse); false = every round goes to the least loaded replica.
-     */
-    conversationAffinity: z.boolean().default(true),
-    timeouts: z
-      .object({
-        connectMs: z.number().int().positive(),
-        headersMs: z.number().int().positive(),
-        firstTokenMs: z.number().int().positive(),
-        idleMs: z.number().int().positive(),
-        totalMs: z.number().int().positive(),
-      })
-      .partial()
-      .default({}),
-  }),
+  upstream: upstreamConfigSchema,
   /** Server-wide default; a request may override it with `partial_execution`. */
   partialExecution: z.boolean().default(true),
   maxToolRounds: z.number().int().min(1).max(64).default(8),
@@ -75,7 +81,7 @@ export const gatewayConfigSchema = z.object({
     .default([]),
   maxBodyBytes: z.number().int().positive().default(4 * 1024 * 1024),
   codeFence: z
-    .object({
+    .strictObject({
       /** ```python blocks in the model's prose are calls to the python tool, whatever the format. */
       enabled: z.boolean().default(true),
       languages: z.array(z.string()).default(['python', 'py', 'python3']),
@@ -88,11 +94,14 @@ export const gatewayConfigSchema = z.object({
    * first rule whose case-insensitive regex matches the upstream model name wins.
    */
   toolParsers: z
-    .array(z.object({ model: z.string().min(1), format: z.string().min(1), reasoning: z.boolean().default(false) }))
+    .array(z.strictObject({ model: z.string().min(1), format: z.string().min(1), reasoning: z.boolean().default(false) }))
     .default(DEFAULT_TOOL_PARSERS),
   /** Format for models no rule matches (code fences only). */
   defaultToolParser: z.string().default('code-fence'),
-}).superRefine((config, ctx) => {
+});
+
+/** Gateway configuration: validated once at start-up, plain data afterwards. */
+export const gatewayConfigSchema = gatewayConfigFields.superRefine((config, ctx) => {
   if (config.allowedOrigins.includes('*') && config.apiKeys.length === 0) {
     ctx.addIssue({
       code: 'custom',
@@ -101,6 +110,13 @@ export const gatewayConfigSchema = z.object({
     });
   }
 });
+
+/**
+ * The gateway section of a `conveyor serve --config` file: every field optional, the upstream's
+ * too (without a baseUrl the embedded simulator is the upstream). Checked only: the file's own
+ * values go on, and the defaults are filled in once, by gatewayConfigSchema.
+ */
+export const gatewayConfigSectionSchema = gatewayConfigFields.partial().extend({ upstream: upstreamConfigSchema.partial().optional() });
 
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
 export type GatewayConfigInput = z.input<typeof gatewayConfigSchema>;

@@ -7,7 +7,7 @@ const positiveInt = z.number().int().positive();
  * turns one off. Validated once at start-up (`conveyor serve --plugins '{"http_get":false}'`).
  */
 export const builtinPluginsConfigSchema = z
-  .object({
+  .strictObject({
     python: z.boolean().default(true),
     search: z
       .union([

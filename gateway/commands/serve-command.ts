@@ -3,11 +3,13 @@ import { pino } from 'pino';
 import { prettifyError, ZodError } from 'zod';
 import { builtinPluginsConfigSchema, type BuiltinPluginsConfigInput } from '../../plugins/builtin-plugins-config.ts';
 import { closeUpstreamPools } from '../../llm-client/index.ts';
+import { readConfigFile } from '../config-file.ts';
 import { startConveyor } from '../start-conveyor.ts';
 import { DEFAULT_PROFILE } from '../../sim/sim-server.ts';
 import { shippedProfileNames } from '../../sim/timing-profile.ts';
 
 interface ServeOptions {
+  config?: string;
   host: string;
   port: number;
   upstream?: string[];
@@ -39,6 +41,7 @@ export function registerServeCommand(program: Command): void {
   program
     .command('serve', { isDefault: true })
     .description('run the gateway (default: in front of the embedded simulator)')
+    .addOption(new Option('--config <file>', 'JSON settings (README "Config file"); the options given here win over it').env('CONVEYOR_CONFIG'))
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0 = any free port)', int, 8080)
     .option(
@@ -69,33 +72,54 @@ export function registerServeCommand(program: Command): void {
     .action(serve);
 }
 
-async function serve(opts: ServeOptions): Promise<void> {
-  const apiKeys = typeof opts.apiKey === 'string' ? opts.apiKey.split(',') : (opts.apiKey ?? []);
-  const upstreams = opts.upstream?.flatMap((u) => u.split(',')).filter((u) => u !== '');
-  const baseUrl = upstreams === undefined || upstreams.length === 0 ? undefined : upstreams.length === 1 ? upstreams[0] : upstreams;
-  const conveyor = await startConveyor({
-    gateway: {
-      host: opts.host,
-      port: opts.port,
-      upstream: { baseUrl, model: opts.model, apiKey: opts.upstreamApiKey, conversationAffinity: opts.conversationAffinity },
-      apiKeys,
-      allowedHosts: opts.allowedHost ?? [],
-      allowedOrigins: opts.allowedOrigin?.flatMap((o) => o.split(',')).filter((o) => o !== '') ?? [],
-      partialExecution: opts.partialExecution,
-      maxToolRounds: opts.maxToolRounds,
-    },
-    sim: { profile: opts.simProfile },
-    sandbox: { python: opts.python },
-    plugins: opts.plugins ? parsePluginsOption(opts.plugins) : undefined,
-    toolModules: opts.tool?.flatMap((t) => t.split(',')).filter((t) => t !== ''),
-    logger: pino({ level: opts.logLevel }),
-  });
+async function serve(opts: ServeOptions, command: Command): Promise<void> {
+  const file = opts.config ? readConfigFile(opts.config) : {};
+  // An option counts over the file only when it was given (on the command line or in its
+  // environment variable), not when it holds its default.
+  const given = <K extends keyof ServeOptions>(key: K): ServeOptions[K] | undefined => {
+    const source = command.getOptionValueSource(key);
+    return source === undefined || source === 'default' ? undefined : opts[key];
+  };
+  const list = (value: string[] | string | undefined) =>
+    value === undefined ? undefined : (typeof value === 'string' ? [value] : value).flatMap((v) => v.split(',')).filter((v) => v !== '');
+  const upstreams = list(given('upstream'));
+  const flags = {
+    gateway: defined({
+      host: given('host'),
+      port: given('port'),
+      apiKeys: list(given('apiKey')),
+      allowedHosts: given('allowedHost'),
+      allowedOrigins: list(given('allowedOrigin')),
+      partialExecution: given('partialExecution'),
+      maxToolRounds: given('maxToolRounds'),
+    }),
+    upstream: defined({
+      baseUrl: upstreams === undefined || upstreams.length === 0 ? undefined : upstreams.length === 1 ? upstreams[0] : upstreams,
+      model: given('model'),
+      apiKey: given('upstreamApiKey'),
+      conversationAffinity: given('conversationAffinity'),
+    }),
+  };
+  const plugins = given('plugins');
+  const options = {
+    gateway: { ...file.gateway, ...flags.gateway, upstream: { ...file.gateway?.upstream, ...flags.upstream } },
+    sim: { ...file.sim, ...defined({ profile: given('simProfile') }) },
+    sandbox: { ...file.sandbox, ...defined({ python: given('python') }) },
+    plugins: plugins ? parsePluginsOption(plugins) : file.plugins,
+    runtimes: file.runtimes,
+    toolModules: list(given('tool')) ?? file.toolModules,
+  };
+  const shutdownGrace = given('shutdownGrace') ?? file.shutdownGraceSeconds ?? opts.shutdownGrace;
+  const conveyor = await startConveyor({ ...options, logger: pino({ level: given('logLevel') ?? file.logLevel ?? opts.logLevel }) });
 
   const { url } = conveyor.gateway;
-  const model = opts.model ?? (conveyor.sim ? 'mistral-7b-instruct-sim' : '<model>');
+  const upstream = conveyor.gateway.config.upstream;
+  const model = upstream.model ?? (conveyor.sim ? (options.sim.modelName ?? 'mistral-7b-instruct-sim') : '<model>');
+  const apiKeys = conveyor.gateway.config.apiKeys;
   const auth = apiKeys.length ? ` -H 'Authorization: Bearer ${apiKeys[0]}'` : '';
   console.log(`conveyor gateway listening on ${url}/v1`);
-  console.log(`upstream: ${conveyor.sim ? `embedded simulator at ${conveyor.sim.url} (profile ${opts.simProfile})` : upstreams!.join(', ')}${upstreams && upstreams.length > 1 ? ' (replicas)' : ''}`);
+  const replicas = typeof upstream.baseUrl === 'string' ? [upstream.baseUrl] : upstream.baseUrl;
+  console.log(`upstream: ${conveyor.sim ? `embedded simulator at ${conveyor.sim.url} (profile ${options.sim.profile ?? DEFAULT_PROFILE})` : replicas.join(', ')}${replicas.length > 1 ? ' (replicas)' : ''}`);
   console.log(`sandbox: ${conveyor.sandbox ? JSON.stringify(conveyor.sandbox.protections()) : 'off (the python tool is disabled)'}`);
   console.log(`tools: ${[...conveyor.gateway.tools.keys()].join(', ')} (isolates: ${conveyor.runtimes.isolate.available ? 'on' : `off, ${conveyor.runtimes.isolate.reason}`})`);
   console.log('\ntry:');
@@ -109,13 +133,18 @@ async function serve(opts: ServeOptions): Promise<void> {
     process.on(signal, () => {
       if (closing) process.exit(1);
       closing = true;
-      console.log(`\nshutting down: requests in flight have ${opts.shutdownGrace} s to finish (${signal} again to stop now)…`);
+      console.log(`\nshutting down: requests in flight have ${shutdownGrace} s to finish (${signal} again to stop now)…`);
       conveyor
-        .close({ graceMs: opts.shutdownGrace * 1000 })
+        .close({ graceMs: shutdownGrace * 1000 })
         .then(() => closeUpstreamPools())
         .then(() => process.exit(0), () => process.exit(1));
     });
   }
+}
+
+/** `value` without its undefined fields, so that spreading it over a file's section keeps the file's. */
+function defined<T extends Record<string, unknown>>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 function parsePluginsOption(text: string): BuiltinPluginsConfigInput {

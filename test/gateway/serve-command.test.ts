@@ -1,4 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -8,7 +10,18 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { descendantPids, readProcessTable } from '../../sandbox/process-tree.ts';
 import { eventually, SINE_STDLIB_REQUEST } from '../support/conveyor-fixture.ts';
 import { DONE, MODEL, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
-import { sseHeaders, startTestUpstream } from '../llm-client/upstream-test-server.ts';
+import { sseHeaders, startTestUpstream, type UpstreamHandler } from '../llm-client/upstream-test-server.ts';
+import { suiteTempDir } from '../support/temp-dir.ts';
+
+const configDir = suiteTempDir('conveyor-serve-');
+
+/** A model that calls word_count (Hermes format, for a Qwen model name), then repeats what the tool said. */
+const wordCountModel: UpstreamHandler = (_req, res, body) => {
+  const observation = (body as { messages: Array<{ role: string; content: string }> }).messages.find((m) => m.role === 'tool');
+  const content = observation ? `The tool said: ${observation.content}.` : '<tool_call>\n{"name": "word_count", "arguments": {"text": "one two three"}}\n</tool_call>';
+  sseHeaders(res);
+  res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content }), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
+};
 
 const NOT_A_PLUGIN = fileURLToPath(new URL('../../core/errors.ts', import.meta.url));
 const WORD_COUNT_PLUGIN = fileURLToPath(new URL('../../plugins/kit/examples/word-count-plugin.ts', import.meta.url));
@@ -80,13 +93,7 @@ describe('conveyor serve (the main job) in its own process', () => {
   }, 60_000);
 
   it('runs a tool author\'s plugin module given with --tool, in its own runtime, in front of a real upstream', async () => {
-    // The model calls word_count (Hermes format, for a Qwen model name), then repeats what the tool said.
-    const upstream = await startTestUpstream((_req, res, body) => {
-      const observation = (body as { messages: Array<{ role: string; content: string }> }).messages.find((m) => m.role === 'tool');
-      const content = observation ? `The tool said: ${observation.content}.` : '<tool_call>\n{"name": "word_count", "arguments": {"text": "one two three"}}\n</tool_call>';
-      sseHeaders(res);
-      res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content }), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
-    });
+    const upstream = await startTestUpstream(wordCountModel);
     try {
       const { proc, url } = await serve(['--upstream', upstream.baseUrl, '--tool', WORD_COUNT_PLUGIN]);
       const client = new OpenAI({ baseURL: url, apiKey: 'unused', maxRetries: 0 });
@@ -107,6 +114,39 @@ describe('conveyor serve (the main job) in its own process', () => {
     }
   }, 60_000);
 
+  it('takes its settings from --config FILE, paths relative to the file, with the options given on the command line winning', async () => {
+    const upstream = await startTestUpstream(wordCountModel);
+    try {
+      const folder = path.join(configDir, 'etc');
+      mkdirSync(folder, { recursive: true });
+      const file = path.join(folder, 'conveyor.json');
+      writeFileSync(
+        file,
+        JSON.stringify({
+          gateway: { upstream: { baseUrl: upstream.baseUrl, model: 'file-model' }, maxToolRounds: 3 },
+          toolModules: [path.relative(folder, WORD_COUNT_PLUGIN)],
+          logLevel: 'silent',
+        }),
+      );
+      const { proc, url, logLines } = await serve(['--config', file, '--model', MODEL]);
+      const client = new OpenAI({ baseURL: url, apiKey: 'unused', maxRetries: 0 });
+      const answer = await client.chat.completions.create({
+        model: 'what-the-client-says',
+        tools: [{ type: 'function', function: { name: 'word_count' } }],
+        messages: [{ role: 'user', content: 'How many words in "one two three"?' }],
+      });
+      expect(answer.choices[0]?.message.content).toContain('The tool said: 3 words.');
+      // --model beat the file's; the file's tool module ran; its log level silenced the access line.
+      expect(upstream.requests.map((r) => (r.body as { model: string }).model)).toEqual([MODEL, MODEL]);
+      const exited = once(proc, 'exit');
+      proc.kill('SIGTERM');
+      await exited;
+      expect(logLines).toEqual([]);
+    } finally {
+      await upstream.close();
+    }
+  }, 60_000);
+
   it('reports a mistake the user can fix in one line and exit status 1, without a stack trace', async () => {
     const { proc, url } = await serve();
     const port = new URL(url).port;
@@ -117,6 +157,7 @@ describe('conveyor serve (the main job) in its own process', () => {
       { args: ['--upstream', 'http://127.0.0.1:9/v1', 'http://127.0.0.1:9/v1'], message: 'a replica is listed twice' },
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', 'no-such-plugin.ts'], message: 'conveyor: tool module no-such-plugin.ts: no such file' },
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', NOT_A_PLUGIN], message: 'has no default export made with definePlugin' },
+      { args: ['--config', 'no-such-config.json'], message: 'conveyor: config file no-such-config.json: ENOENT' },
     ];
     for (const { args, message } of attempts) {
       const failed = await promisify(execFile)(process.execPath, [CLI, 'serve', '--port', '0', ...args], { timeout: 30_000 }).then(

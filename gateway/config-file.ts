@@ -1,0 +1,93 @@
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { prettifyError, z } from 'zod';
+import { GatewayConfigError } from '../core/errors.ts';
+import { builtinPluginsConfigSchema } from '../plugins/builtin-plugins-config.ts';
+import { pythonSandboxOptionsSchema } from '../sandbox/python-sandbox-options.ts';
+import { gatewayConfigSectionSchema } from './config.ts';
+import type { ConveyorOptions } from './start-conveyor.ts';
+
+const positiveInt = z.number().int().positive();
+const count = z.number().int().min(0);
+
+/** The embedded simulator's settings a file may set (sim/sim-server.ts SimOptions). */
+const simSectionSchema = z
+  .strictObject({
+    /** A shipped profile's name or a profile JSON file. */
+    profile: z.string().min(1),
+    scenarioDirs: z.array(z.string().min(1)),
+    modelName: z.string().min(1),
+    prefixCacheTokens: count,
+    maxNumBatchedTokens: positiveInt,
+  })
+  .partial();
+
+/** Sizes of the plugin runtime pools (sandbox/runtimes: thread-pool, process-pool, isolate-hosts). */
+const runtimesSectionSchema = z
+  .strictObject({
+    thread: z.strictObject({ maxThreads: positiveInt, maxQueue: count, maxOldGenerationSizeMb: positiveInt, idleTimeoutMs: positiveInt }).partial(),
+    process: z.strictObject({ maxProcesses: positiveInt, maxQueue: count, sparesPerPlugin: count, maxSpares: count }).partial(),
+    isolate: z.strictObject({ maxCalls: positiveInt, maxQueue: count, heapMb: positiveInt, dataMb: positiveInt }).partial(),
+  })
+  .partial();
+
+/**
+ * A `conveyor serve --config FILE` file: JSON with the sections of startConveyor's options, plus
+ * the two settings of the serve command itself. Every key is checked; a misspelt one is an error.
+ */
+export const conveyorConfigFileSchema = z
+  .strictObject({
+    gateway: gatewayConfigSectionSchema,
+    sim: simSectionSchema,
+    sandbox: pythonSandboxOptionsSchema,
+    plugins: builtinPluginsConfigSchema,
+    runtimes: runtimesSectionSchema,
+    toolModules: z.array(z.string().min(1)),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    shutdownGraceSeconds: z.number().min(0),
+  })
+  .partial();
+
+export type ConveyorConfigFile = Pick<ConveyorOptions, 'gateway' | 'sim' | 'sandbox' | 'plugins' | 'runtimes' | 'toolModules'> & {
+  logLevel?: z.infer<typeof conveyorConfigFileSchema>['logLevel'];
+  shutdownGraceSeconds?: number;
+};
+
+/**
+ * Reads and checks a config file. What it holds goes on as written (defaults are filled in later,
+ * in one place each), except that relative paths are made relative to the file's own folder, not
+ * the working directory, so a file means the same wherever the gateway is started from.
+ */
+export function readConfigFile(path: string): ConveyorConfigFile {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new GatewayConfigError(`config file ${path}: ${(err as Error).message}`, { cause: err });
+  }
+  const checked = conveyorConfigFileSchema.safeParse(raw);
+  if (!checked.success) throw new GatewayConfigError(`config file ${path}: ${prettifyError(checked.error)}`);
+  return withPathsFrom(dirname(resolve(path)), raw as ConveyorConfigFile);
+}
+
+function withPathsFrom(folder: string, file: ConveyorConfigFile): ConveyorConfigFile {
+  const at = (p: string) => (isAbsolute(p) || p.startsWith('file:') ? p : resolve(folder, p));
+  // A profile is a shipped name unless it names a JSON file.
+  const profile = typeof file.sim?.profile === 'string' && file.sim.profile.endsWith('.json') ? at(file.sim.profile) : file.sim?.profile;
+  const plugins = file.plugins;
+  return {
+    ...file,
+    ...(file.toolModules ? { toolModules: file.toolModules.map(at) } : {}),
+    ...(file.sim ? { sim: { ...file.sim, ...(profile !== undefined ? { profile } : {}), ...(file.sim.scenarioDirs ? { scenarioDirs: file.sim.scenarioDirs.map(at) } : {}) } } : {}),
+    ...(file.sandbox?.python?.includes('/') ? { sandbox: { ...file.sandbox, python: at(file.sandbox.python) } } : {}),
+    ...(plugins
+      ? {
+          plugins: {
+            ...plugins,
+            ...(plugins.database && plugins.database.file ? { database: { ...plugins.database, file: at(plugins.database.file) } } : {}),
+            ...(plugins.search && plugins.search.index ? { search: { ...plugins.search, index: at(plugins.search.index) } } : {}),
+          },
+        }
+      : {}),
+  };
+}

@@ -1,0 +1,85 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { GatewayConfigError } from '../../core/errors.ts';
+import { readConfigFile } from '../../gateway/config-file.ts';
+import { suiteTempDir } from '../support/temp-dir.ts';
+
+const dir = suiteTempDir('conveyor-config-');
+let n = 0;
+
+/** Writes `content` (JSON unless a string) to a fresh file in `folder` and returns its path. */
+function configFile(content: unknown, folder = dir): string {
+  mkdirSync(folder, { recursive: true });
+  const file = path.join(folder, `conveyor-${++n}.json`);
+  writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));
+  return file;
+}
+
+describe('conveyor serve --config FILE', () => {
+  it('reads every section as written, without filling in defaults', () => {
+    const content = {
+      gateway: { port: 9090, onToolReject: 'error', upstream: { timeouts: { firstTokenMs: 120_000 } }, toolParsers: [{ model: 'my-finetune', format: 'hermes' }] },
+      sim: { profile: 'mistral-7b-h100', prefixCacheTokens: 0 },
+      sandbox: { limits: { memoryMb: 512 } },
+      plugins: { http_get: false },
+      runtimes: { process: { maxProcesses: 4 } },
+      logLevel: 'warn',
+      shutdownGraceSeconds: 5,
+    };
+    expect(readConfigFile(configFile(content))).toEqual(content);
+  });
+
+  it('makes relative paths relative to the file, not to the working directory', () => {
+    const folder = path.join(dir, 'etc');
+    const file = configFile(
+      {
+        toolModules: ['plugins/word-count.ts', '/abs/other.ts'],
+        sim: { profile: 'profiles/my-gpu.json', scenarioDirs: ['scenarios'] },
+        plugins: { database: { file: 'shop.sqlite' }, search: { index: 'index.sqlite' } },
+        sandbox: { python: 'venv/bin/python3' },
+      },
+      folder,
+    );
+    expect(readConfigFile(file)).toEqual({
+      toolModules: [path.join(folder, 'plugins/word-count.ts'), '/abs/other.ts'],
+      sim: { profile: path.join(folder, 'profiles/my-gpu.json'), scenarioDirs: [path.join(folder, 'scenarios')] },
+      plugins: { database: { file: path.join(folder, 'shop.sqlite') }, search: { index: path.join(folder, 'index.sqlite') } },
+      sandbox: { python: path.join(folder, 'venv/bin/python3') },
+    });
+    // A shipped profile's name and a bare interpreter name stay names.
+    expect(readConfigFile(configFile({ sim: { profile: 'fast-test' }, sandbox: { python: 'python3' } }, folder))).toEqual({
+      sim: { profile: 'fast-test' },
+      sandbox: { python: 'python3' },
+    });
+  });
+
+  it('refuses a misspelt key at any depth, naming the file and where', () => {
+    for (const [content, where] of [
+      [{ gatway: {} }, 'gatway'],
+      [{ gateway: { maxToolRound: 4 } }, 'maxToolRound'],
+      [{ gateway: { upstream: { timeout: {} } } }, 'timeout'],
+      [{ gateway: { codeFence: { language: ['py'] } } }, 'language'],
+      [{ plugins: { pyhton: false } }, 'pyhton'],
+      [{ runtimes: { process: { maxProcess: 2 } } }, 'maxProcess'],
+    ] as const) {
+      const file = configFile(content);
+      expect(() => readConfigFile(file)).toThrow(GatewayConfigError);
+      expect(() => readConfigFile(file)).toThrow(new RegExp(`config file ${file}: .*${where}`, 's'));
+    }
+  });
+
+  it('accepts the example in the README', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const example = /\*\*Config file\.\*\*[\s\S]*?```json\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(example).toBeDefined();
+    expect(readConfigFile(configFile(example!)).gateway?.onToolReject).toBe('error');
+  });
+
+  it('refuses wrong values and what is not JSON', () => {
+    expect(() => readConfigFile(configFile({ gateway: { port: 'eighty' } }))).toThrow(/gateway\.port/);
+    expect(() => readConfigFile(configFile({ logLevel: 'loud' }))).toThrow(/logLevel/);
+    expect(() => readConfigFile(configFile('{"gateway": {'))).toThrow(/config file .*JSON/);
+    expect(() => readConfigFile(path.join(dir, 'missing.json'))).toThrow(/config file .*missing\.json: ENOENT/);
+  });
+});
