@@ -80,6 +80,8 @@ const gatewayConfigFields = z.strictObject({
     )
     .default([]),
   maxBodyBytes: z.number().int().positive().default(4 * 1024 * 1024),
+  /** GET / serves the playground page (gateway/playground/); false: a 404 there. */
+  playground: z.boolean().default(true),
   codeFence: z
     .strictObject({
       /** ```python blocks in the model's prose are calls to the python tool, whatever the format. */

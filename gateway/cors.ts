@@ -61,6 +61,23 @@ export class CorsPolicy {
   }
 }
 
+/**
+ * A page served by this gateway itself (the playground): its Origin names the host the request
+ * was sent to. Safe to allow: a rebound name fails the Host check before this, and with API
+ * keys the page needs the key.
+ */
+export function isSameOrigin(origin: string, host: string | undefined): boolean {
+  if (host === undefined) return false;
+  try {
+    const url = new URL(origin);
+    // https too: behind a TLS-terminating proxy that passes the Host on.
+    const scheme = url.protocol === 'https:' ? 'https' : 'http';
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.host === new URL(`${scheme}://${host}`).host;
+  } catch {
+    return false;
+  }
+}
+
 /** `https://app.example:3000/` → `https://app.example:3000`; undefined for anything but an http(s) origin or `*`. */
 export function normaliseOrigin(value: string): string | undefined {
   if (value === '*') return value;

@@ -5,8 +5,9 @@ import { prettifyError } from 'zod';
 import { GatewayConfigError, MethodNotAllowedError, NotFoundError, OriginNotAllowedError, ShuttingDownError } from '../core/errors.ts';
 import { AccessLog, silentLogger, type Logger } from './access-log.ts';
 import { authenticate } from './client-auth.ts';
-import { CorsPolicy } from './cors.ts';
+import { CorsPolicy, isSameOrigin } from './cors.ts';
 import { hostCheck } from './host-check.ts';
+import { PLAYGROUND_PATHS, playgroundRoute } from './playground-route.ts';
 import { listModels } from '../llm-client/list-models.ts';
 import { createChatCompletionPump } from '../llm-client/pump-chat-completion.ts';
 import type { ReplicaState } from '../llm-client/upstream-replicas.ts';
@@ -81,6 +82,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
         res.writeHead(200, { 'content-type': metrics.registry.contentType, 'content-length': Buffer.byteLength(body) }).end(body);
       },
     },
+    ...(config.playground ? [{ method: 'GET', pattern: /^\/(playground\/playground\.(js|css))?$/, handler: servePlayground(playgroundRoute()) }] : []),
     {
       method: 'GET',
       pattern: /^\/health$/,
@@ -133,20 +135,21 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     if (matches.length === 0) throw new NotFoundError(`no route for ${req.method} ${path}`);
     const route = matches.find((r) => r.method === req.method);
     if (!route) throw new MethodNotAllowedError(req.method ?? '?', path);
-    // Probes and scrapers come without the clients' keys (vLLM's /health and /metrics are open too).
-    if (path !== '/health' && path !== '/metrics') authenticate(req, config.apiKeys);
+    // Probes and scrapers come without the clients' keys (vLLM's /health and /metrics are open
+    // too); the playground page holds no secrets and asks for the key itself.
+    if (path !== '/health' && path !== '/metrics' && !PLAYGROUND_PATHS.has(path)) authenticate(req, config.apiKeys);
     await route.handler(req, res, route.pattern.exec(path)?.groups ?? {});
   }
 
   // A browser opens a WebSocket from any page without asking the server first (no preflight):
-  // its Origin must be an allowed one.
+  // its Origin must be this gateway's own (the playground) or an allowed one.
   const events = new RequestEventsSocket(server, {
     timelines,
     apiKeys: config.apiKeys,
     guard: (req) => {
       checkHost?.(req);
       const origin = req.headers.origin;
-      if (origin !== undefined && !cors.allows(origin)) throw new OriginNotAllowedError(origin);
+      if (origin !== undefined && !cors.allows(origin) && !isSameOrigin(origin, req.headers.host)) throw new OriginNotAllowedError(origin);
     },
   });
 
@@ -199,6 +202,10 @@ async function models(config: GatewayConfig) {
     }
   }
   throw failure;
+}
+
+function servePlayground(serve: ReturnType<typeof playgroundRoute>): Handler {
+  return (req, res) => serve(new URL(req.url ?? '/', 'http://gateway').pathname, res);
 }
 
 /** snake_case, like the rest of /health. */

@@ -27,6 +27,7 @@ interface ServeOptions {
   allowedHost?: string[];
   allowedOrigin?: string[];
   tool?: string[];
+  playground: boolean;
 }
 
 const int = (v: string) => Number.parseInt(v, 10);
@@ -54,6 +55,7 @@ export function registerServeCommand(program: Command): void {
     .addOption(new Option('--api-key <key...>', 'accept only these bearer keys from clients').env('CONVEYOR_API_KEYS'))
     .option('--allowed-host <name...>', 'without --api-key on a loopback address, names besides loopback ones that requests may be addressed to (Host), e.g. a local proxy\'s')
     .option('--allowed-origin <origin...>', 'web pages on these origins may call the gateway from the browser (CORS), e.g. http://localhost:3000; * allows any page and needs --api-key')
+    .option('--no-playground', 'do not serve the playground page at /')
     .option('--no-partial-execution', 'sequential baseline: run tools only after each decode ends')
     .option('--max-tool-rounds <n>', 'model→tool→model rounds per request', int, 8)
     .option('--shutdown-grace <seconds>', 'on SIGTERM/SIGINT, how long requests in flight may finish before they are cut (a second signal cuts at once)', seconds, 30)
@@ -92,6 +94,7 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
       allowedOrigins: list(given('allowedOrigin')),
       partialExecution: given('partialExecution'),
       maxToolRounds: given('maxToolRounds'),
+      playground: given('playground'),
     }),
     upstream: defined({
       baseUrl: upstreams === undefined || upstreams.length === 0 ? undefined : upstreams.length === 1 ? upstreams[0] : upstreams,
@@ -121,6 +124,7 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
   const replicas = typeof upstream.baseUrl === 'string' ? [upstream.baseUrl] : upstream.baseUrl;
   console.log(`upstream: ${conveyor.sim ? `embedded simulator at ${conveyor.sim.url} (profile ${options.sim.profile ?? DEFAULT_PROFILE})` : replicas.join(', ')}${replicas.length > 1 ? ' (replicas)' : ''}`);
   console.log(`sandbox: ${conveyor.sandbox ? JSON.stringify(conveyor.sandbox.protections()) : 'off (the python tool is disabled)'}`);
+  if (conveyor.gateway.config.playground) console.log(`playground: ${url}/ (chat with tool events and a live timeline)`);
   console.log(`tools: ${[...conveyor.gateway.tools.keys()].join(', ')} (isolates: ${conveyor.runtimes.isolate.available ? 'on' : `off, ${conveyor.runtimes.isolate.reason}`})`);
   console.log('\ntry:');
   console.log(

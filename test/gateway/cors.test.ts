@@ -153,6 +153,9 @@ describe('the events WebSocket from a browser page', () => {
     expect(await upgradeStatus(url, {})).toBe(101);
     expect(await upgradeStatus(url, { origin: APP })).toBe(101);
     expect(await upgradeStatus(url, { origin: 'https://evil.example' })).toBe(403);
+    // The gateway's own pages (the playground) are same-origin.
+    expect(await upgradeStatus(url, { origin: `http://127.0.0.1:${gw.port}` })).toBe(101);
+    expect(await upgradeStatus(url, { origin: `http://127.0.0.1:${gw.port + 1}` })).toBe(403);
     expect(await upgradeStatus(url, { host: 'rebound.example' })).toBe(403);
   });
 

@@ -1,0 +1,357 @@
+// The playground page (GET /): a chat against this gateway's own /v1 API that shows what partial
+// execution does: tool events as they happen, and a timeline where each tool call's bar starts
+// inside the decode that is still writing the call. Plain browser JavaScript, no build step;
+// everything the model or a tool wrote goes into the page as text, never as HTML.
+
+/** Prompts the built-in simulator has scenarios for (the benchmark's workloads); any model can take them. */
+const EXAMPLES = [
+  { label: 'Python: sine wave', prompt: 'Plot a sine wave in Python using only the standard library.' },
+  { label: 'Search ×3', prompt: 'Find hello world programs in Python, C++ and Java.', tools: ['search'] },
+  { label: 'Plan', prompt: 'How many hello-world pages are there for Python and for Java together?', extra: { tool_parser: 'llmcompiler-plan' } },
+  { label: 'Validation (rejected)', prompt: 'What is the local news in Paris?', tools: ['local_news'] },
+  { label: 'Database', prompt: 'List all employees in the database.', tools: ['database'] },
+  { label: 'Calculator', prompt: 'What is 200*701?', tools: ['calculator'] },
+];
+
+const $ = (id) => document.getElementById(id);
+const ui = {
+  settings: $('settings'), model: $('model'), partial: $('partial'), key: $('key'), examples: $('examples'), conversation: $('conversation'),
+  events: $('events'), timeline: $('timeline'), stats: $('stats'), form: $('ask'), prompt: $('prompt'),
+  send: $('send'), stop: $('stop'), clear: $('clear'), status: $('status'),
+};
+
+/** The conversation so far, as sent upstream: user turns and the assistant's visible answers. */
+let history = [];
+/** The example last picked: its tools and extra fields go with the next request. */
+let picked;
+let running;
+
+function headers() {
+  const key = ui.key.value.trim();
+  return { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) };
+}
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function setStatus(text, isError = false) {
+  ui.status.textContent = text;
+  ui.status.classList.toggle('error', isError);
+}
+
+async function loadModels() {
+  sessionStorage.setItem('conveyor-key', ui.key.value.trim());
+  const res = await fetch('/v1/models', { headers: headers() });
+  const body = await res.json().catch(() => ({}));
+  if (!res.ok) {
+    setStatus(`GET /v1/models: ${body.error?.message ?? res.status}${res.status === 401 ? ' (enter the API key above)' : ''}`, true);
+    return;
+  }
+  ui.model.replaceChildren(...body.data.map((m) => el('option', undefined, m.id)));
+  setStatus('');
+}
+
+function showExamples() {
+  for (const example of EXAMPLES) {
+    const button = el('button', undefined, example.label);
+    button.type = 'button';
+    button.addEventListener('click', () => {
+      picked = example;
+      ui.prompt.value = example.prompt;
+      ui.prompt.focus();
+    });
+    ui.examples.append(button);
+  }
+}
+
+/**
+ * One request's timeline, drawn from the server's own record of it: the events WebSocket
+ * (GET /v1/requests/:id/events) replays what the request has had, then sends each event as it
+ * happens, with the server's monotonic times. A decode bar runs from the round's start to the end
+ * of the upstream decode; a tool bar from the tool's first activity to its result.
+ */
+class Timeline {
+  constructor() {
+    this.rounds = new Map(); // round → span
+    this.calls = new Map(); // callId → span
+    this.spans = [];
+    this.firstToken = undefined;
+    this.end = undefined;
+    this.clockStart = performance.now();
+  }
+
+  /** Follows request `id`; the key, if any, as the subprotocol a browser WebSocket can carry. */
+  follow(id, key) {
+    const url = `${location.origin.replace(/^http/, 'ws')}/v1/requests/${encodeURIComponent(id)}/events`;
+    this.socket = new WebSocket(url, key ? ['conveyor.events', `openai-insecure-api-key.${key}`] : []);
+    this.socket.onmessage = (message) => this.serverEvent(JSON.parse(message.data));
+    this.socket.onerror = () => setStatus('the timeline could not follow this request (events WebSocket refused)', true);
+  }
+
+  close() {
+    this.socket?.close();
+  }
+
+  /** Seconds on the server's clock: the last event's, advanced by the local clock while running. */
+  now() {
+    return this.end ?? (performance.now() - this.clockStart) / 1000;
+  }
+
+  span(label, kind, start, round) {
+    const span = { label, kind, start, end: undefined, round };
+    this.spans.push(span);
+    return span;
+  }
+
+  serverEvent(e) {
+    const t = e.t / 1000;
+    // Keep the local clock in step with the server's, so live bars grow at the right place.
+    this.clockStart = Math.min(this.clockStart, performance.now() - e.t);
+    switch (e.type) {
+      case 'round-start':
+        this.rounds.set(e.round, this.span(`round ${e.round} · decode`, 'decode', t, e.round));
+        break;
+      case 'first-token':
+        this.firstToken ??= t;
+        break;
+      case 'decode-end': {
+        const decode = this.rounds.get(e.round);
+        if (decode) decode.end = t;
+        break;
+      }
+      case 'tool-start':
+        this.calls.set(e.callId, this.span(`${e.detail} · ${e.callId}`, 'tool', t, e.round));
+        break;
+      case 'tool-end': {
+        const call = this.calls.get(e.callId);
+        if (call) {
+          call.end = t;
+          if (e.detail !== 'ok') call.kind = 'failed';
+        }
+        break;
+      }
+      case 'abort': {
+        // A call rejected while it was being decoded: the decode was cut here.
+        if (!e.callId) break;
+        const call = this.calls.get(e.callId) ?? this.span(`rejected · ${e.callId}`, 'failed', t, e.round);
+        call.kind = 'failed';
+        call.end ??= t;
+        break;
+      }
+      case 'request-end':
+        this.end = t;
+        this.close();
+        break;
+    }
+  }
+
+  /** Tool seconds spent while the decode of the call's own round was still running. */
+  overlap() {
+    let hidden = 0;
+    let total = 0;
+    for (const call of this.calls.values()) {
+      const end = call.end ?? this.now();
+      total += end - call.start;
+      const decode = this.rounds.get(call.round);
+      if (decode) hidden += Math.max(0, Math.min(end, decode.end ?? this.now()) - call.start);
+    }
+    return { hidden, total };
+  }
+
+  draw() {
+    const total = Math.max(this.now(), 0.001);
+    const rows = this.spans.map((span) => {
+      const row = el('div', 'row');
+      const track = el('div', 'track');
+      const bar = el('div', `bar ${span.kind}`);
+      const end = span.end ?? total;
+      bar.style.left = `${(100 * span.start) / total}%`;
+      bar.style.width = `${Math.max(0.4, (100 * (end - span.start)) / total)}%`;
+      bar.title = `${span.start.toFixed(3)}–${end.toFixed(3)} s`;
+      track.append(bar);
+      row.append(el('span', 'label', span.label), track);
+      return row;
+    });
+    ui.timeline.replaceChildren(...rows);
+    const { hidden, total: toolTotal } = this.overlap();
+    ui.stats.textContent = [
+      this.firstToken !== undefined ? `first token ${(this.firstToken * 1000).toFixed(0)} ms` : undefined,
+      `${this.end !== undefined ? 'total' : 'elapsed'} ${total.toFixed(2)} s`,
+      `${this.rounds.size} round${this.rounds.size === 1 ? '' : 's'}`,
+      this.calls.size ? `tool time ${toolTotal.toFixed(2)} s, ${hidden.toFixed(2)} s of it during the decode` : undefined,
+    ]
+      .filter(Boolean)
+      .join(' · ');
+  }
+}
+
+/** One answer being streamed: its bubble and the tool events of its chat stream. */
+class Run {
+  constructor() {
+    this.started = performance.now();
+    this.abort = new AbortController();
+    this.text = '';
+    this.timeline = new Timeline();
+    this.bubble = el('div', 'turn assistant');
+    this.content = el('pre', 'content');
+    this.bubble.append(el('div', 'who', 'assistant'), this.content);
+    ui.conversation.append(this.bubble);
+    ui.events.replaceChildren();
+  }
+
+  event(text, kind = '') {
+    const item = el('li', kind);
+    item.append(el('time', undefined, `${((performance.now() - this.started) / 1000).toFixed(3)} s`), el('span', undefined, text));
+    ui.events.append(item);
+    item.scrollIntoView({ block: 'nearest' });
+  }
+
+  /** One parsed chunk of the stream: text for the bubble, `conveyor` events for the list. */
+  chunk(chunk) {
+    if (chunk.error) throw new Error(chunk.error.message);
+    const delta = chunk.choices?.[0]?.delta;
+    if (delta?.content) {
+      this.text += delta.content;
+      // Follow the answer as it grows, unless the reader has scrolled up.
+      const box = ui.conversation;
+      const following = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
+      this.content.textContent = this.text;
+      if (following) box.scrollTop = box.scrollHeight;
+    }
+    for (const call of delta?.tool_calls ?? []) if (call.function?.name) this.event(`client tool call: ${call.function.name} (your code runs it)`, 'client');
+    const e = chunk.conveyor;
+    if (!e) return;
+    switch (e.type) {
+      case 'round.started':
+        this.event(`round ${e.round} started`);
+        break;
+      case 'round.finished':
+        this.event(`round ${e.round} finished (${e.finish_reason})`);
+        break;
+      case 'tool_call.started':
+        this.event(`${e.name} call recognised`, 'tool');
+        break;
+      case 'tool_call.progress':
+        this.event(`${e.name}: ${e.detail}`, 'progress');
+        break;
+      case 'tool_call.output':
+        this.event(`${e.name} ${e.stream}: ${e.text.trimEnd()}`, 'output');
+        break;
+      case 'tool_call.completed':
+        this.event(`${e.name} ${e.ok ? 'done' : 'failed'}: ${String(e.content).slice(0, 200)}`, e.ok ? 'done' : 'failed');
+        break;
+    }
+  }
+}
+
+/** Reads the SSE stream and hands each `data:` payload to `run`. */
+async function readStream(res, run) {
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let buffered = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    buffered += decoder.decode(value, { stream: true });
+    let end;
+    while ((end = buffered.indexOf('\n\n')) >= 0) {
+      const event = buffered.slice(0, end);
+      buffered = buffered.slice(end + 2);
+      for (const line of event.split('\n')) {
+        if (!line.startsWith('data: ')) continue;
+        const data = line.slice(6);
+        if (data === '[DONE]') return;
+        run.chunk(JSON.parse(data));
+      }
+    }
+  }
+}
+
+async function send(prompt) {
+  const turn = el('div', 'turn user');
+  turn.append(el('div', 'who', 'you'), el('pre', 'content', prompt));
+  ui.conversation.append(turn);
+  history.push({ role: 'user', content: prompt });
+  const example = picked?.prompt === prompt ? picked : undefined;
+  const run = (running = new Run());
+  const frame = () => {
+    run.timeline.draw();
+    // Until the server's request-end arrives (it trails the stream's [DONE] a little), or not at all.
+    const waiting = run.timeline.end === undefined && (run.finishedAt === undefined || performance.now() - run.finishedAt < 3000);
+    if (running === run || waiting) requestAnimationFrame(frame);
+  };
+  requestAnimationFrame(frame);
+  ui.send.disabled = true;
+  ui.stop.disabled = false;
+  setStatus('streaming…');
+  try {
+    const res = await fetch('/v1/chat/completions', {
+      method: 'POST',
+      headers: headers(),
+      signal: run.abort.signal,
+      body: JSON.stringify({
+        model: ui.model.value,
+        stream: true,
+        partial_execution: ui.partial.checked,
+        messages: history,
+        ...(example?.tools ? { tools: example.tools.map((name) => ({ type: 'function', function: { name } })) } : {}),
+        ...example?.extra,
+      }),
+    });
+    if (!res.ok) {
+      const body = await res.json().catch(() => ({}));
+      throw new Error(body.error?.message ?? `HTTP ${res.status}`);
+    }
+    run.bubble.dataset.requestId = res.headers.get('x-conveyor-request-id') ?? '';
+    run.timeline.follow(run.bubble.dataset.requestId, ui.key.value.trim());
+    await readStream(res, run);
+    history.push({ role: 'assistant', content: run.text });
+    setStatus(`done · request ${run.bubble.dataset.requestId} · its timeline: /v1/requests/${run.bubble.dataset.requestId}/timeline`);
+  } catch (err) {
+    history.pop();
+    setStatus(err.name === 'AbortError' ? 'stopped' : `error: ${err.message}`, err.name !== 'AbortError');
+    run.bubble.classList.add('failed');
+  } finally {
+    running = undefined;
+    run.finishedAt = performance.now();
+    run.bubble.classList.add('finished');
+    ui.send.disabled = false;
+    ui.stop.disabled = true;
+  }
+}
+
+ui.form.addEventListener('submit', (event) => {
+  event.preventDefault();
+  const prompt = ui.prompt.value.trim();
+  if (!prompt || running) return;
+  ui.prompt.value = '';
+  void send(prompt);
+});
+ui.prompt.addEventListener('keydown', (event) => {
+  if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) ui.form.requestSubmit();
+});
+ui.stop.addEventListener('click', () => running?.abort.abort());
+ui.clear.addEventListener('click', () => {
+  running?.abort.abort();
+  running?.timeline.close();
+  history = [];
+  ui.conversation.replaceChildren();
+  ui.events.replaceChildren();
+  ui.timeline.replaceChildren();
+  ui.stats.textContent = '';
+  setStatus('');
+});
+ui.key.addEventListener('change', () => void loadModels());
+ui.settings.addEventListener('submit', (event) => {
+  event.preventDefault();
+  void loadModels();
+});
+
+// The key typed in lives as long as the tab (sessionStorage), not on disk.
+ui.key.value = sessionStorage.getItem('conveyor-key') ?? '';
+showExamples();
+void loadModels();

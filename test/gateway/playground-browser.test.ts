@@ -1,0 +1,86 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ConveyorHandle } from '../../gateway/start-conveyor.ts';
+import { browserRequired, chromiumPath, launchBrowser } from '../support/browser.ts';
+import { SIM_MODEL, startTestConveyor } from '../support/conveyor-fixture.ts';
+
+/** A bar's `start–end s` title as numbers. */
+function interval(title: string): { start: number; end: number } {
+  const [start, end] = title.replace(' s', '').split('–').map(Number);
+  return { start: start!, end: end! };
+}
+
+/** The timeline's rows once the server's request-end has been drawn: label → interval. */
+async function timelineRows(page: Page): Promise<Map<string, { start: number; end: number }>> {
+  await page.waitForFunction(() => document.getElementById('stats')?.textContent?.includes('total'));
+  const rows = await page.$$eval('#timeline .row', (rows) => rows.map((r) => [r.querySelector('.label')!.textContent!, (r.querySelector('.bar') as HTMLElement).title] as const));
+  return new Map(rows.map(([label, title]) => [label.replace(/ · call_\w+$/, ''), interval(title)]));
+}
+
+async function askSineWave(page: Page): Promise<void> {
+  await page.click('text=Python: sine wave');
+  await page.click('#send');
+  await page.waitForSelector('.turn.assistant.finished', { timeout: 60_000 });
+}
+
+describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground page in a real browser (Chromium)', () => {
+  let browser: Browser;
+  let conveyor: ConveyorHandle;
+  beforeAll(async () => {
+    [browser, conveyor] = await Promise.all([launchBrowser(), startTestConveyor()]);
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await conveyor?.close();
+  });
+
+  it('streams an answer whose Python ran while it was written, and draws the tool bar inside the decode', async () => {
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (err) => errors.push(err.message));
+    page.on('console', (message) => message.type() === 'error' && errors.push(message.text()));
+    try {
+      await page.goto(`${conveyor.gateway.url}/`);
+      await page.waitForSelector(`#model option:text-is("${SIM_MODEL}")`, { state: 'attached' });
+      await askSineWave(page);
+      // Round 2 quotes the script's output; the events list had it from the tool, live.
+      expect(await page.textContent('.turn.assistant .content')).toContain('samples=13 peak=1.000');
+      expect(await page.$$eval('#events li', (items) => items.map((i) => i.textContent))).toContainEqual(expect.stringContaining('python stdout: samples=13 peak=1.000'));
+      const rows = await timelineRows(page);
+      expect([...rows.keys()]).toEqual(['round 1 · decode', 'python', 'round 2 · decode']);
+      // Partial execution: the tool started long before round 1's decode ended.
+      expect(rows.get('python')!.start).toBeLessThan(rows.get('round 1 · decode')!.end);
+      expect(await page.textContent('#stats')).toMatch(/tool time [\d.]+ s, [\d.]+ s of it during the decode/);
+
+      // The sequential baseline, same page: the tool starts once the decode has ended.
+      await page.uncheck('#partial');
+      await page.click('#clear');
+      await askSineWave(page);
+      const baseline = await timelineRows(page);
+      expect(baseline.get('python')!.start).toBeGreaterThanOrEqual(baseline.get('round 1 · decode')!.end);
+      expect(await page.textContent('.turn.assistant .content')).toContain('samples=13 peak=1.000');
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  }, 90_000);
+
+  it('asks for the API key when the gateway needs one, then uses it for the chat and the events socket', async () => {
+    const keyed = await startTestConveyor({ gateway: { apiKeys: ['pg-key'] } });
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${keyed.gateway.url}/`);
+      await page.waitForFunction(() => document.getElementById('status')?.textContent?.includes('enter the API key'));
+      await page.fill('#key', 'pg-key');
+      await page.press('#key', 'Enter');
+      await page.waitForSelector(`#model option:text-is("${SIM_MODEL}")`, { state: 'attached' });
+      await askSineWave(page);
+      expect(await page.textContent('.turn.assistant .content')).toContain('samples=13 peak=1.000');
+      // The timeline came over the events WebSocket, authenticated by the key subprotocol.
+      expect([...(await timelineRows(page)).keys()]).toContain('python');
+    } finally {
+      await page.close();
+      await keyed.close();
+    }
+  }, 90_000);
+});
