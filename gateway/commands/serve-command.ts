@@ -124,13 +124,13 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
   const replicas = typeof upstream.baseUrl === 'string' ? [upstream.baseUrl] : upstream.baseUrl;
   console.log(`upstream: ${conveyor.sim ? `embedded simulator at ${conveyor.sim.url} (profile ${options.sim.profile ?? DEFAULT_PROFILE})` : replicas.join(', ')}${replicas.length > 1 ? ' (replicas)' : ''}`);
   console.log(`sandbox: ${conveyor.sandbox ? JSON.stringify(conveyor.sandbox.protections()) : 'off (the python tool is disabled)'}`);
-  if (conveyor.gateway.config.playground) console.log(`playground: ${url}/ (chat with tool events and a live timeline)`);
   console.log(`tools: ${[...conveyor.gateway.tools.keys()].join(', ')} (isolates: ${conveyor.runtimes.isolate.available ? 'on' : `off, ${conveyor.runtimes.isolate.reason}`})`);
   console.log('\ntry:');
   console.log(
     `  curl -N ${url}/v1/chat/completions -H 'Content-Type: application/json'${auth} \\\n` +
       `    -d '{"model":"${model}","stream":true,"messages":[{"role":"user","content":"Plot a sine wave in Python."}]}'`,
   );
+  if (conveyor.gateway.config.playground) console.log(`or open ${url}/ in a browser: the playground, with tool events and a live timeline`);
 
   let closing = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
