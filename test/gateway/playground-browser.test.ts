@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConveyorHandle } from '../../gateway/start-conveyor.ts';
 import { browserRequired, chromiumPath, launchBrowser } from '../support/browser.ts';
-import { SIM_MODEL, startTestConveyor } from '../support/conveyor-fixture.ts';
+import { eventually, SIM_MODEL, startTestConveyor } from '../support/conveyor-fixture.ts';
 
 /** A bar's `start–end s` title as numbers. */
 function interval(title: string): { start: number; end: number } {
@@ -60,6 +60,29 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       expect(baseline.get('python')!.start).toBeGreaterThanOrEqual(baseline.get('round 1 · decode')!.end);
       expect(await page.textContent('.turn.assistant .content')).toContain('samples=13 peak=1.000');
       expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  }, 90_000);
+
+  it('Stop cancels the request at the gateway: the decode is aborted and the page says stopped', async () => {
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${conveyor.gateway.url}/`);
+      await page.waitForSelector(`#model option:text-is("${SIM_MODEL}")`, { state: 'attached' });
+      await page.click('text=Python: sine wave');
+      await page.click('#send');
+      await page.waitForFunction(() => (document.querySelector('.turn.assistant .content')?.textContent ?? '').length > 0);
+      await page.click('#stop');
+      await page.waitForSelector('.turn.assistant.finished');
+      expect(await page.textContent('#status')).toBe('stopped');
+      const id = await page.getAttribute('.turn.assistant', 'data-request-id');
+      // The gateway hears of it when the connection closes, a moment after the page.
+      type Events = Array<{ type: string; detail?: string }>;
+      const events = async (): Promise<Events> => (await (await fetch(`${conveyor.gateway.url}/v1/requests/${id}/timeline`)).json()).events;
+      await eventually(async () => (await events()).some((e) => e.type === 'request-end'), 'the stopped request ends at the gateway');
+      expect(await events()).toContainEqual(expect.objectContaining({ type: 'abort', detail: 'client aborted' }));
+      expect((await events()).filter((e) => e.type === 'round-start')).toHaveLength(1);
     } finally {
       await page.close();
     }
