@@ -6,6 +6,7 @@ const FILES = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/playground/playground.js': { file: 'playground.js', type: 'text/javascript; charset=utf-8' },
   '/playground/playground.css': { file: 'playground.css', type: 'text/css; charset=utf-8' },
+  '/playground/favicon.svg': { file: 'favicon.svg', type: 'image/svg+xml' },
 } as const;
 
 export type PlaygroundPath = keyof typeof FILES;
@@ -15,13 +16,15 @@ export type PlaygroundPath = keyof typeof FILES;
  * shows what models and tools wrote (as text), and must never run it.
  */
 const SECURITY_HEADERS = {
-  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-cache',
 };
 
 export const PLAYGROUND_PATHS: ReadonlySet<string> = new Set(Object.keys(FILES));
+/** The route's pattern: exactly those paths. */
+export const PLAYGROUND_PATTERN = new RegExp(`^(${[...PLAYGROUND_PATHS].map((p) => p.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|')})$`);
 
 /**
  * GET / (and its script and style): the playground, a chat page on this gateway's own API that

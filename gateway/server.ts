@@ -7,7 +7,7 @@ import { AccessLog, silentLogger, type Logger } from './access-log.ts';
 import { authenticate } from './client-auth.ts';
 import { CorsPolicy, isSameOrigin } from './cors.ts';
 import { hostCheck } from './host-check.ts';
-import { PLAYGROUND_PATHS, playgroundRoute } from './playground-route.ts';
+import { PLAYGROUND_PATHS, PLAYGROUND_PATTERN, playgroundRoute } from './playground-route.ts';
 import { listModels } from '../llm-client/list-models.ts';
 import { createChatCompletionPump } from '../llm-client/pump-chat-completion.ts';
 import type { ReplicaState } from '../llm-client/upstream-replicas.ts';
@@ -82,7 +82,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
         res.writeHead(200, { 'content-type': metrics.registry.contentType, 'content-length': Buffer.byteLength(body) }).end(body);
       },
     },
-    ...(config.playground ? [{ method: 'GET', pattern: /^\/(playground\/playground\.(js|css))?$/, handler: servePlayground(playgroundRoute()) }] : []),
+    ...(config.playground ? [{ method: 'GET', pattern: PLAYGROUND_PATTERN, handler: servePlayground(playgroundRoute()) }] : []),
     {
       method: 'GET',
       pattern: /^\/health$/,
