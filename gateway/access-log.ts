@@ -3,6 +3,7 @@ import { pino, type Logger } from 'pino';
 import type { ReplicaHealthEvent } from '../llm-client/upstream-replicas.ts';
 import { isExpectedError } from './error-response.ts';
 import type { Timeline } from './timeline.ts';
+import { PLAYGROUND_PATHS } from './playground-route.ts';
 
 export type { Logger } from 'pino';
 
@@ -17,8 +18,11 @@ export interface CompletionFacts {
   partialExecution: boolean;
 }
 
-/** Paths polled by probes and scrapers: logged at debug, not info, so they do not bury the traffic. */
-const QUIET_PATHS = new Set(['/health', '/metrics']);
+/**
+ * Paths polled by probes and scrapers, and the playground's static files: logged at debug, not
+ * info, so they do not bury the API traffic.
+ */
+const QUIET_PATHS = new Set(['/health', '/metrics', ...PLAYGROUND_PATHS]);
 
 /**
  * One line per HTTP request when its response closes: method, path, status, duration, the error code

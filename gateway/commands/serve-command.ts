@@ -90,7 +90,7 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
       host: given('host'),
       port: given('port'),
       apiKeys: list(given('apiKey')),
-      allowedHosts: given('allowedHost'),
+      allowedHosts: list(given('allowedHost')),
       allowedOrigins: list(given('allowedOrigin')),
       partialExecution: given('partialExecution'),
       maxToolRounds: given('maxToolRounds'),

@@ -95,9 +95,10 @@ describe('the access log', () => {
     expect(lines[1]).toMatchObject({ status: 200, outcome: 'answer', upstreams: [scripted.upstream.baseUrl] });
   });
 
-  it('logs probes and scrapes at debug only', async () => {
+  it('logs probes, scrapes and the playground\'s files at debug only', async () => {
     const info = await loggedGateway('info');
     await getJson(info.gw.url, '/health');
+    for (const path of ['/', '/playground/playground.js']) expect((await fetch(`${info.gw.url}${path}`)).status).toBe(200);
     await streamChat(info.gw.url, ask);
     await expect.poll(() => info.lines.length).toBe(1);
     expect(info.lines.map((l) => l.path)).toEqual(['/v1/chat/completions']);
