@@ -81,6 +81,8 @@ class Timeline {
     this.spans = [];
     this.firstToken = undefined;
     this.end = undefined;
+    /** The stream's usage chunk (all rounds), once it has come. */
+    this.usage = undefined;
     this.clockStart = performance.now();
   }
 
@@ -182,6 +184,7 @@ class Timeline {
       this.firstToken !== undefined ? `first token ${(this.firstToken * 1000).toFixed(0)} ms` : undefined,
       `${this.end !== undefined ? 'total' : 'elapsed'} ${total.toFixed(2)} s`,
       `${this.rounds.size} round${this.rounds.size === 1 ? '' : 's'}`,
+      this.usage ? `${this.usage.prompt_tokens} prompt + ${this.usage.completion_tokens} completion tokens` : undefined,
       this.calls.size ? `tool time ${toolTotal.toFixed(2)} s, ${hidden.toFixed(2)} s of it during the decode` : undefined,
     ]
       .filter(Boolean)
@@ -213,6 +216,7 @@ class Run {
   /** One parsed chunk of the stream: text for the bubble, `conveyor` events for the list. */
   chunk(chunk) {
     if (chunk.error) throw new Error(chunk.error.message);
+    if (chunk.usage) this.timeline.usage = chunk.usage;
     const delta = chunk.choices?.[0]?.delta;
     if (delta?.content) {
       this.text += delta.content;
@@ -296,6 +300,7 @@ async function send(prompt) {
       body: JSON.stringify({
         model: ui.model.value,
         stream: true,
+        stream_options: { include_usage: true },
         partial_execution: ui.partial.checked,
         messages: history,
         ...(example?.tools ? { tools: example.tools.map((name) => ({ type: 'function', function: { name } })) } : {}),

@@ -50,7 +50,7 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       expect([...rows.keys()]).toEqual(['round 1 · decode', 'python', 'round 2 · decode']);
       // Partial execution: the tool started long before round 1's decode ended.
       expect(rows.get('python')!.start).toBeLessThan(rows.get('round 1 · decode')!.end);
-      expect(await page.textContent('#stats')).toMatch(/tool time [\d.]+ s, [\d.]+ s of it during the decode/);
+      expect(await page.textContent('#stats')).toMatch(/\d+ prompt \+ \d+ completion tokens · tool time [\d.]+ s, [\d.]+ s of it during the decode/);
 
       // The sequential baseline, same page: the tool starts once the decode has ended.
       await page.uncheck('#partial');
