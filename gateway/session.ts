@@ -108,10 +108,13 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
   };
 
   // max_tokens bounds the whole answer, all rounds together: each round may use what is left.
+  // A round the gateway cut short has no usage from the upstream; its streamed deltas count then
+  // (one token each from vLLM: a lower bound), so rejects cannot decode past the budget.
   const budget = opts.request.max_completion_tokens ?? opts.request.max_tokens ?? undefined;
+  let spent = 0;
   for (let round = 1; ; round++) {
     let firstText = true;
-    const tokensLeft = budget === undefined ? undefined : budget - usage.completion_tokens;
+    const tokensLeft = budget === undefined ? undefined : budget - spent;
     const out = await runRound(sessionOpts, round, affinity, [...opts.request.messages, ...appended], tokensLeft, (text) => {
       // Rounds are joined by a blank line so the client's markdown does not glue a closing fence
       // to the next round's first word. This is the gateway's only addition to the model's text.
@@ -120,6 +123,7 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
       emitContent(text);
     });
     addUsage(usage, out.usage);
+    spent += out.usage?.completion_tokens ?? out.deltas;
     const done = (finishReason: SessionResult['finishReason'], stopReason: StopReason): SessionResult => ({
       content,
       reasoning,
@@ -137,7 +141,7 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
     if (out.clientCalls.length > 0) return done('tool_calls', 'client_tool_calls');
     if (out.finishReason === 'length') return done('length', 'length');
     if (round >= opts.maxRounds) return done('length', 'max_tool_rounds');
-    if (budget !== undefined && usage.completion_tokens >= budget) return done('length', 'length');
+    if (budget !== undefined && spent >= budget) return done('length', 'length');
   }
 }
 
@@ -147,6 +151,8 @@ interface RoundOutput {
   clientCalls: ClientToolCall[];
   finishReason: string;
   usage?: Usage;
+  /** Text and tool-call deltas the upstream streamed in this round. */
+  deltas: number;
 }
 
 async function runRound(
@@ -247,13 +253,17 @@ async function runRound(
   });
   let finishReason = 'stop';
   let usage: Usage | undefined;
+  let deltas = 0;
   let firstToken = true;
   // Called synchronously from the socket read that carried the part: the token's whole way to
   // the client (parser, SSE chunk, write) runs in that one call stack.
   const onPart = (part: UpstreamPart): void => {
-    if (firstToken && (part.type === 'content' || part.type === 'reasoning' || part.type === 'tool-call-delta')) {
-      firstToken = false;
-      timeline.mark('first-token', { round });
+    if (part.type === 'content' || part.type === 'reasoning' || part.type === 'tool-call-delta') {
+      deltas++;
+      if (firstToken) {
+        firstToken = false;
+        timeline.mark('first-token', { round });
+      }
     }
     if (part.type === 'content') (machinery ?? build()).parser.text(part.text);
     else if (part.type === 'reasoning') onEvent({ type: 'reasoning', text: part.text });
@@ -293,7 +303,7 @@ async function runRound(
   for (const c of calls) onEvent({ type: 'tool-result', round, callId: c.callId, name: c.name, ok: c.result.ok, content: c.result.content });
   timeline.mark('round-end', { round, detail: finishReason });
   onEvent({ type: 'round-end', round, finishReason });
-  return { text: parser.visibleText, calls, clientCalls: clientCalls.completed(), finishReason, usage };
+  return { text: parser.visibleText, calls, clientCalls: clientCalls.completed(), finishReason, usage, deltas };
 }
 
 function assistantTurn(text: string, calls: CallOutcome[], clientCalls: ClientToolCall[]): ChatMessage {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { GatewayHandle } from '../../gateway/server.ts';
 import { DONE, MODEL, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
 import { sseHeaders } from '../llm-client/upstream-test-server.ts';
+import type { ToolPlugin } from '../../plugins/plugin-types.ts';
 import { answeringTool, scriptedGateway, toolMap } from '../support/scripted-gateway.ts';
 import { postJson } from '../support/sse-client.ts';
 
@@ -37,5 +38,35 @@ describe('max_tokens across tool rounds', () => {
     const res = await postJson(gw.url, '/v1/chat/completions', { model: MODEL, max_tool_rounds: 3, messages: [{ role: 'user', content: 'take notes' }] });
     expect(sent('max_tokens')).toEqual([undefined, undefined, undefined]);
     expect(res.json.conveyor).toMatchObject({ stop_reason: 'max_tool_rounds', rounds: 3 });
+  });
+
+  it('counts the deltas of a round the gateway cut short, which has no usage, against the budget', async () => {
+    // Rejects any city at its field, cutting the decode there.
+    const strict: ToolPlugin = {
+      name: 'weather',
+      description: 'weather (a test tool)',
+      parameters: { type: 'object' },
+      consumes: 'field',
+      start: () => ({ piece: () => ({ verdict: 'reject', reason: 'no such city' }), end: async () => ({ ok: true, content: 'sunny' }), abort: () => {} }),
+    };
+    const gw = await scripted.start(
+      (_req, res) => {
+        sseHeaders(res);
+        if (scripted.upstream.requests.length === 1) {
+          // Seven deltas up to the end of the field, then the rest would follow: the gateway cuts first.
+          const deltas = ['<tool_call>', '\n{"name": ', '"weather", ', '"arguments": ', '{"city": ', '"Atlantis', '"'];
+          res.write([vllmChunk({ role: 'assistant', content: '' }), ...deltas.map((content) => vllmChunk({ content }))].join(''));
+          return; // left open: no usage ever comes
+        }
+        const usage = `data: ${JSON.stringify({ id: 'u', object: 'chat.completion.chunk', created: 0, model: MODEL, choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })}\n\n`;
+        res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content: 'There is no Atlantis.' }), vllmChunk({ content: '' }, 'stop'), usage, DONE].join(''));
+      },
+      { tools: toolMap(strict) },
+    );
+    const res = await postJson(gw.url, '/v1/chat/completions', { model: MODEL, max_tokens: 100, messages: [{ role: 'user', content: 'weather in Atlantis?' }] });
+    expect(res.json.conveyor).toMatchObject({ stop_reason: 'answer', rounds: 2 });
+    expect(sent('max_tokens')).toEqual([100, 93]);
+    // The reported usage stays what the upstream reported.
+    expect(res.json.usage.completion_tokens).toBe(5);
   });
 });
