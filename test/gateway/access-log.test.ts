@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { GatewayDeps, GatewayHandle } from '../../gateway/server.ts';
 import { DONE, MODEL, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
 import { sseHeaders, startTestUpstream } from '../llm-client/upstream-test-server.ts';
-import { answeringTool, SCRIPTED, scriptedGateway, toolMap } from '../support/scripted-gateway.ts';
+import { answeringTool, callThenAnswer, SCRIPTED, scriptedGateway, toolMap } from '../support/scripted-gateway.ts';
 import { getJson, postJson, streamChat } from '../support/sse-client.ts';
 
 type Line = Record<string, unknown>;
@@ -21,12 +21,7 @@ function collectingLogger(level: string) {
 async function loggedGateway(level: string, deps: Partial<GatewayDeps> = {}): Promise<{ gw: GatewayHandle; lines: Line[] }> {
   const { lines, logger } = collectingLogger(level);
   const gw = await scripted.start(
-    (_req, res) => {
-      const first = scripted.upstream.requests.length % 2 === 1;
-      sseHeaders(res);
-      const content = first ? '<tool_call>\n{"name": "echo", "arguments": {"text": "hi"}}\n</tool_call>' : 'It said hi.';
-      res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content }), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
-    },
+    callThenAnswer({ name: 'echo', arguments: { text: 'hi' } }, () => 'It said hi.'),
     { tools: toolMap(echo), logger, ...deps },
   );
   return { gw, lines };

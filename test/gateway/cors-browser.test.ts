@@ -1,10 +1,9 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayHandle } from '../../gateway/server.ts';
-import { DONE, MODEL, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
-import { sseHeaders } from '../llm-client/upstream-test-server.ts';
+import { MODEL } from '../llm-client/fixtures/vllm-streams.ts';
 import { browserRequired, chromiumPath, launchBrowser, servePage } from '../support/browser.ts';
-import { answeringTool, scriptedGateway, toolMap } from '../support/scripted-gateway.ts';
+import { answeringTool, callThenAnswer, scriptedGateway, toolMap } from '../support/scripted-gateway.ts';
 
 const scripted = scriptedGateway();
 const KEY = 'page-key';
@@ -25,12 +24,7 @@ async function echoGateway(config: Parameters<typeof scripted.start>[2]): Promis
     return String(args.text);
   });
   const gw = await scripted.start(
-    (_req, res) => {
-      const first = scripted.upstream.requests.length % 2 === 1;
-      sseHeaders(res);
-      const content = first ? '<tool_call>\n{"name": "echo", "arguments": {"text": "from the page"}}\n</tool_call>' : 'The tool said: from the page.';
-      res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content }), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
-    },
+    callThenAnswer({ name: 'echo', arguments: { text: 'from the page' } }, (observation) => `The tool said: ${observation}.`),
     { tools: toolMap(echo) },
     config,
   );

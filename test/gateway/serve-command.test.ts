@@ -9,19 +9,15 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { descendantPids, readProcessTable } from '../../sandbox/process-tree.ts';
 import { eventually, SINE_STDLIB_REQUEST } from '../support/conveyor-fixture.ts';
-import { DONE, MODEL, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
-import { sseHeaders, startTestUpstream, type UpstreamHandler } from '../llm-client/upstream-test-server.ts';
+import { MODEL } from '../llm-client/fixtures/vllm-streams.ts';
+import { startTestUpstream } from '../llm-client/upstream-test-server.ts';
+import { callThenAnswer } from '../support/scripted-gateway.ts';
 import { suiteTempDir } from '../support/temp-dir.ts';
 
 const configDir = suiteTempDir('conveyor-serve-');
 
-/** A model that calls word_count (Hermes format, for a Qwen model name), then repeats what the tool said. */
-const wordCountModel: UpstreamHandler = (_req, res, body) => {
-  const observation = (body as { messages: Array<{ role: string; content: string }> }).messages.find((m) => m.role === 'tool');
-  const content = observation ? `The tool said: ${observation.content}.` : '<tool_call>\n{"name": "word_count", "arguments": {"text": "one two three"}}\n</tool_call>';
-  sseHeaders(res);
-  res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content }), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
-};
+/** A model that calls word_count, then repeats what the tool said. */
+const wordCountModel = callThenAnswer({ name: 'word_count', arguments: { text: 'one two three' } }, (observation) => `The tool said: ${observation}.`);
 
 const NOT_A_PLUGIN = fileURLToPath(new URL('../../core/errors.ts', import.meta.url));
 const WORD_COUNT_PLUGIN = fileURLToPath(new URL('../../plugins/kit/examples/word-count-plugin.ts', import.meta.url));

@@ -3,7 +3,8 @@ import type { GatewayConfigInput } from '../../gateway/config.ts';
 import { startGateway, type GatewayDeps, type GatewayHandle } from '../../gateway/server.ts';
 import { closeUpstreamPools } from '../../llm-client/index.ts';
 import type { ToolPlugin } from '../../plugins/plugin-types.ts';
-import { startTestUpstream, type TestUpstream, type UpstreamHandler } from '../llm-client/upstream-test-server.ts';
+import { DONE, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
+import { sseHeaders, startTestUpstream, type TestUpstream, type UpstreamHandler } from '../llm-client/upstream-test-server.ts';
 
 export interface ScriptedGateway {
   /** Starts a scripted upstream and a real gateway in front of it; both are closed after the test. */
@@ -60,4 +61,18 @@ export function answeringTool(name: string, answer: (args: Record<string, unknow
 /** The tools map `start` takes in its deps. */
 export function toolMap(...tools: ToolPlugin[]): Map<string, ToolPlugin> {
   return new Map(tools.map((t) => [t.name, t]));
+}
+
+/**
+ * A model that calls one tool, then answers: a conversation with no tool observation yet gets
+ * `call` (Hermes markup, which the gateway reads for a Qwen model name such as MODEL), one that
+ * has one gets `answer(observation)`.
+ */
+export function callThenAnswer(call: { name: string; arguments: Record<string, unknown> }, answer: (observation: string) => string): UpstreamHandler {
+  return (_req, res, body) => {
+    const observation = (body as { messages: Array<{ role: string; content: string }> }).messages.find((m) => m.role === 'tool');
+    const content = observation ? answer(observation.content) : `<tool_call>\n${JSON.stringify(call)}\n</tool_call>`;
+    sseHeaders(res);
+    res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content }), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
+  };
 }
