@@ -5,6 +5,7 @@ import { GatewayConfigError } from '../core/errors.ts';
 import { builtinPluginsConfigSchema } from '../plugins/builtin-plugins-config.ts';
 import { pythonSandboxOptionsSchema } from '../sandbox/python-sandbox-options.ts';
 import { gatewayConfigSectionSchema } from './config.ts';
+import { TOOL_CALL_PARSERS } from '../sim/sim-server.ts';
 import type { ConveyorOptions } from './start-conveyor.ts';
 
 const positiveInt = z.number().int().positive();
@@ -19,6 +20,7 @@ const simSectionSchema = z
     modelName: z.string().min(1),
     prefixCacheTokens: count,
     maxNumBatchedTokens: positiveInt,
+    toolCallParser: z.enum(TOOL_CALL_PARSERS),
   })
   .partial();
 

@@ -1,5 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import type { MessageToolCall, ReplyDelta } from './mistral-tool-calls.ts';
 import type { FinishReason } from './sequence.ts';
+
+/** A finish reason as sent: the engine's, or `tool_calls` when the server's tool parser found calls. */
+export type SentFinishReason = FinishReason | 'tool_calls';
 
 // Object shapes and key order as vLLM's pydantic models serialize them (protocol.py: streamed
 // chunks dumped with exclude_unset, the usage chunk with exclude_none, full responses as is).
@@ -28,9 +32,9 @@ export function usage(promptTokens: number, completionTokens: number): Usage {
 
 interface StreamChoice {
   index: number;
-  delta: { role?: 'assistant'; content?: string };
+  delta: { role?: 'assistant' } & ReplyDelta;
   logprobs: null;
-  finish_reason: FinishReason | null;
+  finish_reason: SentFinishReason | null;
   stop_reason?: string | null;
 }
 
@@ -48,9 +52,13 @@ export function roleChunk(ident: CompletionIdentity): ChatCompletionChunk {
   return chunk(ident, [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]);
 }
 
-/** One token's delta; the last one carries finish_reason and stop_reason (the matched `stop` string, else null). */
-export function contentChunk(ident: CompletionIdentity, text: string, finishReason: FinishReason | null, stopReason?: string): ChatCompletionChunk {
-  const choice: StreamChoice = { index: 0, delta: { content: text }, logprobs: null, finish_reason: finishReason };
+/**
+ * One token's delta (`{content}`, or with a tool parser `{tool_calls}`, both, or `{}` on a last
+ * token that adds nothing); the last one carries finish_reason and stop_reason (the matched
+ * `stop` string, else null).
+ */
+export function deltaChunk(ident: CompletionIdentity, delta: ReplyDelta, finishReason: SentFinishReason | null, stopReason?: string): ChatCompletionChunk {
+  const choice: StreamChoice = { index: 0, delta, logprobs: null, finish_reason: finishReason };
   if (finishReason !== null) choice.stop_reason = stopReason ?? null;
   return chunk(ident, [choice]);
 }
@@ -64,8 +72,12 @@ function chunk(ident: CompletionIdentity, choices: StreamChoice[]): ChatCompleti
   return { id: ident.id, object: 'chat.completion.chunk', created: ident.created, model: ident.model, choices };
 }
 
-/** The non-streaming `chat.completion` object, every nullable field present as vLLM sends it. */
-export function chatCompletion(ident: CompletionIdentity, text: string, finishReason: FinishReason, totals: Usage, stopReason?: string) {
+/**
+ * The non-streaming `chat.completion` object, every nullable field present as vLLM sends it.
+ * `message.tool_calls` holds what a server-side tool parser found (then `content` is the text
+ * before the calls, or null).
+ */
+export function chatCompletion(ident: CompletionIdentity, message: { content: string | null; toolCalls?: MessageToolCall[] }, finishReason: SentFinishReason, totals: Usage, stopReason?: string) {
   return {
     id: ident.id,
     object: 'chat.completion' as const,
@@ -76,12 +88,12 @@ export function chatCompletion(ident: CompletionIdentity, text: string, finishRe
         index: 0,
         message: {
           role: 'assistant' as const,
-          content: text,
+          content: message.content,
           refusal: null,
           annotations: null,
           audio: null,
           function_call: null,
-          tool_calls: [] as never[],
+          tool_calls: message.toolCalls ?? [],
           reasoning_content: null,
         },
         logprobs: null,

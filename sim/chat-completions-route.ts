@@ -7,6 +7,7 @@ import { ChatStreamWriter } from './chat-stream-writer.ts';
 import { sendErrorFor, sendValidationError, sendVllmError, zodProblems } from './error-response.ts';
 import { sendJson } from './json-response.ts';
 import { encodeText } from './mistral-tokenizer.ts';
+import { layoutToolCalls, messageToolCalls, ToolCallsStream } from './mistral-tool-calls.ts';
 import { BodyTooLargeError, readBody } from './request-body.ts';
 import type { LoadedScenario } from './scenario-loader.ts';
 import type { SequencePlan } from './sequence.ts';
@@ -81,11 +82,17 @@ function maxTokensFor(ctx: SimContext, body: ChatCompletionRequest, promptTokens
   return requested;
 }
 
+function toolCallsStream(reply: string): ToolCallsStream | undefined {
+  const layout = layoutToolCalls(reply);
+  return layout && new ToolCallsStream(layout);
+}
+
 function startCompletion(ctx: SimContext, body: ChatCompletionRequest, res: ServerResponse): void {
   const selected = selectScenario(ctx, body);
   const prompt = promptTokenIds(body.messages);
   const promptTokens = prompt.length;
-  const outputTokenIds = encodeText(ctx.scenarios.reply(body.messages, selected).text);
+  const reply = ctx.scenarios.reply(body.messages, selected).text;
+  const outputTokenIds = encodeText(reply);
   const stops = typeof body.stop === 'string' ? [body.stop] : (body.stop ?? []);
   const plan: SequencePlan = {
     promptTokens,
@@ -95,6 +102,9 @@ function startCompletion(ctx: SimContext, body: ChatCompletionRequest, res: Serv
     stop: findStopPoint(outputTokenIds, stops, body.include_stop_str_in_output === true),
   };
   const ident = newCompletionIdentity(body.model ?? ctx.modelName);
+  // vLLM runs its tool parser for `tool_choice: "auto"`, the default once `tools` are given.
+  // "required" and a named function (structured output there) are parsed the same way here.
+  const parsesToolCalls = ctx.toolCallParser !== undefined && (body.tools?.length ?? 0) > 0 && body.tool_choice !== 'none';
 
   if (body.stream) {
     // vLLM's StreamOptions.include_usage defaults to true once stream_options is given.
@@ -103,6 +113,7 @@ function startCompletion(ctx: SimContext, body: ChatCompletionRequest, res: Serv
       promptTokens,
       includeUsage,
       continuousUsage: includeUsage && body.stream_options?.continuous_usage_stats === true,
+      toolCalls: parsesToolCalls ? toolCallsStream(reply) : undefined,
     });
     writer.open();
     const handle = ctx.engine.submit(plan, { onToken: (e) => writer.token(e), onAborted: () => res.destroy() });
@@ -116,9 +127,12 @@ function startCompletion(ctx: SimContext, body: ChatCompletionRequest, res: Serv
   const handle = ctx.engine.submit(plan, {
     onToken(event) {
       text += event.text;
-      if (event.finishReason !== null) {
-        sendJson(res, 200, chatCompletion(ident, text, event.finishReason, usage(promptTokens, event.completionTokens), event.stopReason));
-      }
+      if (event.finishReason === null) return;
+      // Parsed from the text as generated: a reply cut inside its calls is no valid list, and vLLM returns it as content.
+      const found = parsesToolCalls ? messageToolCalls(text) : undefined;
+      const totals = usage(promptTokens, event.completionTokens);
+      if (found) sendJson(res, 200, chatCompletion(ident, found, 'tool_calls', totals, event.stopReason));
+      else sendJson(res, 200, chatCompletion(ident, { content: text }, event.finishReason, totals, event.stopReason));
     },
     onAborted: () => res.destroy(),
   });

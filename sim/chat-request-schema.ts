@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
-// Loose objects: like vLLM (pydantic extra="allow"), fields the simulator does not use (tools,
-// temperature, seed, ...) are accepted and ignored. Only what the simulator reads is typed.
+// Loose objects: like vLLM (pydantic extra="allow"), fields the simulator does not use
+// (temperature, seed, ...) are accepted and ignored. Only what the simulator reads is typed.
 const messageSchema = z.looseObject({
   role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']),
   content: z.union([z.string(), z.array(z.looseObject({ type: z.string() })), z.null()]).optional(),
@@ -31,6 +31,9 @@ export const chatCompletionRequestSchema = z
     /** vLLM extension: keep the matched stop string at the end of the text. */
     include_stop_str_in_output: z.boolean().nullish(),
     top_p: z.number().nullish(),
+    /** Only looked at by a server with a tool parser (`--tool-call-parser`): whether it parses the reply. */
+    tools: z.array(z.unknown()).nullish(),
+    tool_choice: z.union([z.string(), z.looseObject({})]).nullish(),
     /** Simulator extension: pick a scenario by name (same as model `sim-<name>`). */
     scenario: z.string().min(1).optional(),
   })

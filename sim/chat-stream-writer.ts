@@ -1,12 +1,13 @@
 import type { ServerResponse } from 'node:http';
 import {
-  contentChunk,
+  deltaChunk,
   roleChunk,
   usage,
   usageChunk,
   type ChatCompletionChunk,
   type CompletionIdentity,
 } from './chat-completion-shapes.ts';
+import type { ToolCallsStream } from './mistral-tool-calls.ts';
 import type { TokenEvent } from './sequence.ts';
 
 export interface ChatStreamOptions {
@@ -15,6 +16,8 @@ export interface ChatStreamOptions {
   includeUsage: boolean;
   /** stream_options.continuous_usage_stats: usage on every chunk too. */
   continuousUsage: boolean;
+  /** The server's tool parser at work on this reply (`--tool-call-parser`): tokens become `tool_calls` deltas. */
+  toolCalls?: ToolCallsStream;
 }
 
 /**
@@ -54,7 +57,13 @@ export class ChatStreamWriter {
       this.started = true;
       this.send(this.withUsage(roleChunk(this.ident), 0));
     }
-    this.send(this.withUsage(contentChunk(this.ident, event.text, event.finishReason, event.stopReason), event.completionTokens));
+    const toolCalls = this.options.toolCalls;
+    const delta = toolCalls ? toolCalls.push(event.text) : { content: event.text };
+    // A token the tool parser turns into nothing (a bracket, a key) gets no chunk, as in vLLM;
+    // the last token always does, with the finish reason.
+    if (delta === undefined && event.finishReason === null) return;
+    const finishReason = event.finishReason !== null && toolCalls?.called ? 'tool_calls' : event.finishReason;
+    this.send(this.withUsage(deltaChunk(this.ident, delta ?? {}, finishReason, event.stopReason), event.completionTokens));
     if (event.finishReason === null) return;
     if (this.options.includeUsage) this.send(usageChunk(this.ident, usage(this.options.promptTokens, event.completionTokens)));
     this.res.end('data: [DONE]\n\n');

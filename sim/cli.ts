@@ -1,6 +1,6 @@
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConveyorError } from '../core/errors.ts';
-import { DEFAULT_MODEL_NAME, DEFAULT_PREFIX_CACHE_TOKENS, DEFAULT_PROFILE, startSim } from './sim-server.ts';
+import { DEFAULT_MODEL_NAME, DEFAULT_PREFIX_CACHE_TOKENS, DEFAULT_PROFILE, startSim, TOOL_CALL_PARSERS, type ToolCallParserName } from './sim-server.ts';
 import { SCENARIOS_DIR } from './scenario-loader.ts';
 import { shippedProfileNames } from './timing-profile.ts';
 
@@ -22,6 +22,18 @@ function parsePositive(value: string): number {
   return n;
 }
 
+interface SimCliOptions {
+  host: string;
+  port: number;
+  profile: string;
+  scenarios: string[];
+  model: string;
+  prefixCacheTokens: number;
+  maxNumBatchedTokens?: number;
+  enableAutoToolChoice?: boolean;
+  toolCallParser?: ToolCallParserName;
+}
+
 const program = new Command()
   .name('sim')
   .description('Continuous-batching LLM engine simulator speaking vLLM\'s OpenAI-compatible API')
@@ -32,7 +44,11 @@ const program = new Command()
   .option('--model <name>', 'served model name', DEFAULT_MODEL_NAME)
   .option('--prefix-cache-tokens <n>', 'tokens the automatic prefix cache holds (0 = off)', parseCount, DEFAULT_PREFIX_CACHE_TOKENS)
   .option('--max-num-batched-tokens <n>', "tokens one engine step may process, decodes and prefill chunks (default: the profile's)", parsePositive)
-  .action(async (opts: { host: string; port: number; profile: string; scenarios: string[]; model: string; prefixCacheTokens: number; maxNumBatchedTokens?: number }) => {
+  .option('--enable-auto-tool-choice', "parse the replies' tool calls into `tool_calls` (needs --tool-call-parser), as vLLM does")
+  .addOption(new Option('--tool-call-parser <name>', 'the tool-call format --enable-auto-tool-choice parses').choices(TOOL_CALL_PARSERS))
+  .action(async (opts: SimCliOptions) => {
+    // vLLM refuses to start this way too.
+    if (opts.enableAutoToolChoice && !opts.toolCallParser) program.error('sim: --enable-auto-tool-choice needs --tool-call-parser');
     const sim = await startSim({
       host: opts.host,
       port: opts.port,
@@ -41,6 +57,7 @@ const program = new Command()
       modelName: opts.model,
       prefixCacheTokens: opts.prefixCacheTokens,
       maxNumBatchedTokens: opts.maxNumBatchedTokens,
+      toolCallParser: opts.enableAutoToolChoice ? opts.toolCallParser : undefined,
     });
     console.log(sim.url);
     const shutdown = (signal: NodeJS.Signals) => {

@@ -1,3 +1,4 @@
+import type { ToolCallParserName } from './sim-server.ts';
 import type { EngineLoop } from './engine-loop.ts';
 import type { ScenarioSet } from './scenario-set.ts';
 
@@ -7,4 +8,6 @@ export interface SimContext {
   scenarios: ScenarioSet;
   /** The served model name (vLLM's --served-model-name). */
   modelName: string;
+  /** vLLM's `--enable-auto-tool-choice --tool-call-parser <name>`: replies' tool calls leave as `tool_calls`. */
+  toolCallParser?: ToolCallParserName;
 }

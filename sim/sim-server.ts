@@ -33,7 +33,18 @@ export interface SimOptions {
   prefixCacheTokens?: number;
   /** Overrides the profile's `maxNumBatchedTokens` (vLLM's `--max-num-batched-tokens`): the tokens one step may process. */
   maxNumBatchedTokens?: number;
+  /**
+   * vLLM's `--enable-auto-tool-choice --tool-call-parser mistral`: for a request with `tools` (and
+   * `tool_choice` other than "none"), a reply's `[TOOL_CALLS]` list is sent as `tool_calls`
+   * (streamed: `delta.tool_calls`, arguments as they are written) with finish reason `tool_calls`.
+   * Default: off, the text as written (vLLM without those flags).
+   */
+  toolCallParser?: ToolCallParserName;
 }
+
+/** The server-side tool parsers the simulator has (vLLM's `--tool-call-parser` names). */
+export const TOOL_CALL_PARSERS = ['mistral'] as const;
+export type ToolCallParserName = (typeof TOOL_CALL_PARSERS)[number];
 
 export const DEFAULT_PREFIX_CACHE_TOKENS = 262_144;
 
@@ -59,7 +70,7 @@ export async function startSim(options: SimOptions = {}): Promise<SimHandle> {
   const scenarios = ScenarioSet.load({ inMemory: options.scenarios, dirs: options.scenarioDirs ?? [SCENARIOS_DIR] });
   const cacheTokens = options.prefixCacheTokens ?? DEFAULT_PREFIX_CACHE_TOKENS;
   const engine = new EngineLoop({ profile, prefixCache: cacheTokens > 0 ? new PrefixCache(cacheTokens) : undefined });
-  const server = createServer(createRequestListener({ engine, scenarios, modelName: options.modelName ?? DEFAULT_MODEL_NAME }));
+  const server = createServer(createRequestListener({ engine, scenarios, modelName: options.modelName ?? DEFAULT_MODEL_NAME, toolCallParser: options.toolCallParser }));
   const host = options.host ?? '127.0.0.1';
   await listen(server, options.port ?? 0, host);
   const port = (server.address() as AddressInfo).port;

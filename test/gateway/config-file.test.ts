@@ -20,7 +20,7 @@ describe('conveyor serve --config FILE', () => {
   it('reads every section as written, without filling in defaults', () => {
     const content = {
       gateway: { port: 9090, onToolReject: 'error', upstream: { timeouts: { firstTokenMs: 120_000 } }, toolParsers: [{ model: 'my-finetune', format: 'hermes' }] },
-      sim: { profile: 'mistral-7b-h100', prefixCacheTokens: 0 },
+      sim: { profile: 'mistral-7b-h100', prefixCacheTokens: 0, toolCallParser: 'mistral' },
       sandbox: { limits: { memoryMb: 512 } },
       plugins: { http_get: false },
       runtimes: { process: { maxProcesses: 4 } },
@@ -79,6 +79,7 @@ describe('conveyor serve --config FILE', () => {
   it('refuses wrong values and what is not JSON', () => {
     expect(() => readConfigFile(configFile({ gateway: { port: 'eighty' } }))).toThrow(/gateway\.port/);
     expect(() => readConfigFile(configFile({ logLevel: 'loud' }))).toThrow(/logLevel/);
+    expect(() => readConfigFile(configFile({ sim: { toolCallParser: 'hermes' } }))).toThrow(/sim\.toolCallParser/);
     expect(() => readConfigFile(configFile('{"gateway": {'))).toThrow(/config file .*JSON/);
     expect(() => readConfigFile(path.join(dir, 'missing.json'))).toThrow(/config file .*missing\.json: ENOENT/);
   });

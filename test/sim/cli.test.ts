@@ -14,8 +14,8 @@ afterEach(() => {
   child = undefined;
 });
 
-async function startCli(): Promise<{ proc: ChildProcess; url: string }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'sim/cli.ts', '--port', '0', '--profile', 'fast-test'], {
+async function startCli(args: string[] = []): Promise<{ proc: ChildProcess; url: string }> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'sim/cli.ts', '--port', '0', '--profile', 'fast-test', ...args], {
     cwd: repoRoot,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -39,4 +39,25 @@ describe('sim/cli.ts', () => {
       expect(code).toBe(0);
     });
   }
+
+  it('--enable-auto-tool-choice --tool-call-parser mistral: tool calls leave as tool_calls', async () => {
+    const { url } = await startCli(['--enable-auto-tool-choice', '--tool-call-parser', 'mistral']);
+    const res = await postChat(url, {
+      messages: [{ role: 'user', content: 'What is 200*701?' }],
+      tools: [{ type: 'function', function: { name: 'calculator' } }],
+    });
+    const choice = ((await res.json()) as { choices: Array<{ finish_reason: string; message: { tool_calls: Array<{ function: unknown }> } }> }).choices[0]!;
+    expect(choice.finish_reason).toBe('tool_calls');
+    expect(choice.message.tool_calls.map((c) => c.function)).toEqual([{ name: 'calculator', arguments: '{"expression": "200*701"}' }]);
+  });
+
+  it('refuses --enable-auto-tool-choice without --tool-call-parser, as vLLM does', async () => {
+    const proc = spawn(process.execPath, ['--import', 'tsx', 'sim/cli.ts', '--port', '0', '--enable-auto-tool-choice'], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = proc;
+    let stderr = '';
+    proc.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+    const [code] = (await once(proc, 'exit')) as [number | null];
+    expect(code).not.toBe(0);
+    expect(stderr).toContain('--enable-auto-tool-choice needs --tool-call-parser');
+  });
 });
