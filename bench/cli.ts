@@ -1,10 +1,11 @@
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { runExtraSections, EXTRA_SECTIONS, type ExtraSection, type SectionResult } from './extra-sections.ts';
 import { markdownReport, writeBenchFiles, type BenchMeta } from './report.ts';
 import type { WorkloadReport } from './run-ab.ts';
 import { runWorkloads } from './run-workloads.ts';
 import { spawnSim } from './sim-process.ts';
 import { loadTimingProfile, shippedProfileNames } from '../sim/timing-profile.ts';
+import { TOOL_CALL_PARSERS, type ToolCallParserName } from '../sim/sim-server.ts';
 import { TOOL_PROFILES } from './tool-profiles/tool-profiles.ts';
 import { codegen } from './workloads/codegen.ts';
 import { calculator, database, planning, search, validation } from './workloads/paper-workloads.ts';
@@ -22,6 +23,7 @@ const program = new Command()
   .option('--tool-profile <name>', `tool timings: ${Object.keys(TOOL_PROFILES).join(', ')} (bench/tool-profiles)`, 'paper')
   .option('--upstream <url>', 'a real OpenAI-compatible server instead of the simulator (its model must call the tools); comma-separated: replicas of one model')
   .option('--model <name>', 'model name for a real upstream')
+  .addOption(new Option('--sim-tool-call-parser <name>', "the simulator parses tool calls itself, as vLLM with --enable-auto-tool-choice --tool-call-parser: calls reach the gateway as delta.tool_calls").choices(TOOL_CALL_PARSERS))
   .option('--quick', 'two runs per mode, no warm-up, quick variants of the other sections (smoke test)')
   .option('--sequential-pairs', 'send each on/off pair one after the other instead of at the same moment')
   .option('--serial-workloads', 'run the workloads one after the other instead of all at once')
@@ -31,7 +33,7 @@ const program = new Command()
 
 program.parse();
 const opts = program.opts<{
-  runs: number; profile: string; toolProfile: string; upstream?: string; model?: string; quick?: boolean;
+  runs: number; profile: string; toolProfile: string; upstream?: string; model?: string; quick?: boolean; simToolCallParser?: ToolCallParserName;
   sequentialPairs?: boolean; serialWorkloads?: boolean; coldImports?: boolean; out: string; name?: string;
 }>();
 const asked = [...new Set((program.processedArgs[0] as string[]).flatMap((n) => GROUPS[n] ?? [n]))];
@@ -52,7 +54,7 @@ const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim();
 let reports: WorkloadReport[] = [];
 let meta: BenchMeta | undefined;
 if (workloads.length) {
-  const sim = opts.upstream ? undefined : await spawnSim(opts.profile);
+  const sim = opts.upstream ? undefined : await spawnSim(opts.profile, { toolCallParser: opts.simToolCallParser });
   try {
     const run = await runWorkloads({
       workloads,
@@ -66,7 +68,8 @@ if (workloads.length) {
       coldImports: Boolean(opts.coldImports),
     });
     reports = run.reports;
-    meta = { ...run.meta, command, profile: opts.upstream ? 'n/a (real upstream)' : opts.profile, upstream: opts.upstream ?? 'simulator (separate process)' };
+    const simulator = `simulator (separate process${opts.simToolCallParser ? `, --tool-call-parser ${opts.simToolCallParser}` : ''})`;
+    meta = { ...run.meta, command, profile: opts.upstream ? 'n/a (real upstream)' : opts.profile, upstream: opts.upstream ?? simulator };
   } finally {
     await sim?.close();
   }

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import type { ToolCallParserName } from '../sim/sim-server.ts';
 
 export interface SimProcess {
   /** OpenAI base URL, ending in /v1. */
@@ -11,11 +12,13 @@ export interface SimProcess {
 /**
  * The simulator in its own process, so its engine loop never waits behind the gateway's event
  * loop: benchmark timings then reflect the gateway, not a shared CPU thread. `scenarios`: the
- * scenario folders to load instead of the shipped sim/scenarios.
+ * scenario folders to load instead of the shipped sim/scenarios; `toolCallParser`: vLLM's server-side
+ * tool parsing (sim/README.md).
  */
-export async function spawnSim(profile: string, options: { scenarios?: readonly string[] } = {}): Promise<SimProcess> {
+export async function spawnSim(profile: string, options: { scenarios?: readonly string[]; toolCallParser?: ToolCallParserName } = {}): Promise<SimProcess> {
   const cli = fileURLToPath(new URL('../sim/cli.ts', import.meta.url));
   const args = ['--import', 'tsx', cli, '--port', '0', '--profile', profile, ...(options.scenarios ?? []).flatMap((dir) => ['--scenarios', dir])];
+  if (options.toolCallParser) args.push('--enable-auto-tool-choice', '--tool-call-parser', options.toolCallParser);
   const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`simulator exited with code ${code}`)));

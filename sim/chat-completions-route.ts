@@ -12,7 +12,7 @@ import { BodyTooLargeError, readBody } from './request-body.ts';
 import type { LoadedScenario } from './scenario-loader.ts';
 import type { SequencePlan } from './sequence.ts';
 import type { SimContext } from './sim-context.ts';
-import { findStopPoint } from './stop-strings.ts';
+import { findStopPoint, stopHoldBackChars } from './stop-strings.ts';
 
 const BODY_LIMIT_BYTES = 32 * 1024 * 1024;
 
@@ -100,6 +100,7 @@ function startCompletion(ctx: SimContext, body: ChatCompletionRequest, res: Serv
     outputTokenIds,
     maxTokens: maxTokensFor(ctx, body, promptTokens),
     stop: findStopPoint(outputTokenIds, stops, body.include_stop_str_in_output === true),
+    holdBackChars: stopHoldBackChars(stops, body.include_stop_str_in_output === true),
   };
   const ident = newCompletionIdentity(body.model ?? ctx.modelName);
   // vLLM runs its tool parser for `tool_choice: "auto"`, the default once `tools` are given.

@@ -32,6 +32,8 @@ export interface SequencePlan {
   maxTokens: number;
   /** Where a request's `stop` string cuts the answer (`findStopPoint`); it applies if max_tokens lets the answer get there. */
   stop?: StopPoint;
+  /** Characters of text held back until later tokens or the end (`stopHoldBackChars`). */
+  holdBackChars?: number;
 }
 
 export type SequenceState = 'waiting' | 'running' | 'finished' | 'aborted';
@@ -58,6 +60,8 @@ export class Sequence {
   private readonly detokenizer = new IncrementalDetokenizer();
   private emitted = 0;
   private textChars = 0;
+  /** Generated text not sent yet (the stop strings' hold-back). */
+  private held = '';
 
   constructor(id: number, plan: SequencePlan, listener: SequenceListener, arrivedAt: number) {
     this.id = id;
@@ -99,12 +103,35 @@ export class Sequence {
     const last = this.done;
     // EOS is a special token: vLLM counts it but never shows it (skip_special_tokens).
     let text = tokenId === EOS_TOKEN_ID && last && this.finishReason === 'stop' && !this.stop ? '' : this.detokenizer.push(tokenId);
-    if (this.stop) {
-      // The text stops where the stop string begins (or ends, with include_stop_str_in_output).
-      text = text.slice(0, Math.max(0, this.stop.textChars - this.textChars));
-      this.textChars += text.length;
-      if (last) return { tokenId, text, completionTokens: this.emitted, finishReason: 'stop', stopReason: this.stop.stop };
-    }
+    if (this.plan.holdBackChars) text = this.release(text, last);
+    else if (this.stop) text = this.cutAtStop(text);
+    if (this.stop && last) return { tokenId, text, completionTokens: this.emitted, finishReason: 'stop', stopReason: this.stop.stop };
     return { tokenId, text, completionTokens: this.emitted, finishReason: last ? this.finishReason : null };
   }
+
+  /** The text stops where the stop string begins (or ends, with include_stop_str_in_output). */
+  private cutAtStop(text: string): string {
+    const kept = text.slice(0, Math.max(0, this.stop!.textChars - this.textChars));
+    this.textChars += kept.length;
+    return kept;
+  }
+
+  /**
+   * With a hold-back, what this token sends: the text held before it and its own, less the last
+   * `holdBackChars` characters; at the end all of it, up to where the stop string begins. The
+   * hold-back is as long as any unfinished stop string can be, so no part of one ever leaves early.
+   */
+  private release(text: string, last: boolean): string {
+    const held = this.held + text;
+    let cut = !last ? Math.max(0, held.length - this.plan.holdBackChars!) : this.stop ? this.stop.textChars - this.textChars : held.length;
+    // Never between the two halves of a surrogate pair: a lone half is not text.
+    if (!last && cut > 0 && cut < held.length && isHighSurrogate(held.charCodeAt(cut - 1))) cut--;
+    this.held = last ? '' : held.slice(cut);
+    this.textChars += cut;
+    return held.slice(0, cut);
+  }
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
 }

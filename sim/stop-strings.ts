@@ -35,3 +35,14 @@ export function findStopPoint(outputTokenIds: readonly number[], stops: readonly
   }
   return undefined;
 }
+
+/**
+ * vLLM's `stop_buffer_length`: while a request has stop strings that are not to be shown, the
+ * stream holds back the text's last (longest string − 1) characters, so that no part of a stop
+ * string reaches the client before the server knows whether it completes. Released when the
+ * sequence finishes.
+ */
+export function stopHoldBackChars(stops: readonly string[], includeStop: boolean): number {
+  if (includeStop || stops.length === 0) return 0;
+  return Math.max(0, Math.max(...stops.map((s) => s.length)) - 1);
+}

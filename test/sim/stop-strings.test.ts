@@ -67,4 +67,28 @@ describe('the simulator honours `stop` as vLLM does', () => {
     const whole = await (await ask({ stop: ['Final Answer:'] })).json();
     expect(whole.choices[0]).toMatchObject({ message: { content: REPLY }, finish_reason: 'stop', stop_reason: null });
   });
+
+  it('holds back the last (longest stop string − 1) characters while streaming, as vLLM does, and releases them at the end', async () => {
+    const ids = encodeText(REPLY);
+    const streamed = async (extra: Record<string, unknown>) => {
+      const chunks = (await allSseData(await ask({ stream: true, ...extra }))).slice(0, -1).map((p) => JSON.parse(p));
+      // One chunk per token after the role chunk.
+      return chunks.slice(1).map((c) => c.choices[0].delta.content as string);
+    };
+    const sentAfter = (contents: string[]) => contents.map((_, i) => contents.slice(0, i + 1).join('').length);
+
+    // 'Observation:' is 12 characters: 11 stay behind until the stop string completes.
+    const cut = await streamed({ stop: ['Observation:', 'Done.'] });
+    expect(cut.join('')).toBe('Thought: I should search.\nAction: search("hello world")\n');
+    sentAfter(cut).slice(0, -1).forEach((sent, i) => expect(sent).toBe(Math.max(0, textOf(ids, i + 1).length - 11)));
+
+    // A string that never appears: everything arrives, the last 12 characters with the last token.
+    const whole = await streamed({ stop: 'Final Answer:' });
+    expect(whole.join('')).toBe(REPLY);
+    expect(sentAfter(whole).at(-2)).toBe(REPLY.length - 12);
+
+    // Shown stop strings need no hold-back: each token's text leaves with it.
+    const shown = await streamed({ stop: 'Observation:', include_stop_str_in_output: true });
+    sentAfter(shown).slice(0, -1).forEach((sent, i) => expect(sent).toBe(textOf(ids, i + 1).length));
+  });
 });
