@@ -83,6 +83,12 @@ export class ChatChunkWriter {
 
   finish(result: SessionResult): void {
     this.sse.batch();
+    // Without it a streaming client could not put the gateway's tool rounds (their calls'
+    // arguments above all) into its history: the turns to append, the answer's own included.
+    if (result.messages.length > 0) {
+      const answer = result.answer === undefined ? [] : [{ role: 'assistant', content: result.answer }];
+      this.extension({ type: 'response.messages', messages: [...result.messages, ...answer] });
+    }
     this.choice({}, result.finishReason);
     if (this.options.includeUsage) this.chunk({ choices: [], usage: result.usage });
     this.sse.data('[DONE]');

@@ -30,11 +30,14 @@ export interface ChatRouteContext {
 
 const NO_TOOLS: ReadonlyMap<string, ToolPlugin> = new Map();
 
+/** "model: required" rather than zod's "expected string, received undefined" for a field left out. */
+const missingField = (issue: { code?: string; input?: unknown }) => (issue.code === 'invalid_type' && issue.input === undefined ? 'required' : undefined);
+
 /** POST /v1/chat/completions: validate, open a Session, answer as SSE chunks or one JSON body. */
 export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   let request: ChatRequest;
   try {
-    request = withPluginSchemas(chatRequestSchema.parse(await readJsonBody(req, ctx.config.maxBodyBytes)), ctx.tools);
+    request = withPluginSchemas(chatRequestSchema.parse(await readJsonBody(req, ctx.config.maxBodyBytes), { error: missingField }), ctx.tools);
   } catch (err) {
     ctx.metrics.requestRefused(toErrorResponse(err).body.error.code);
     throw err;

@@ -53,6 +53,8 @@ export interface SessionResult {
   usage: Usage;
   /** The messages this request appended to the conversation: assistant turns and tool observations. */
   messages: ChatMessage[];
+  /** The last round's text when that round answered (called nothing): the conversation's next assistant turn. */
+  answer?: string;
   /** Calls the client must execute (tools the gateway has no plugin for), as OpenAI `tool_calls`. */
   clientToolCalls: ClientToolCall[];
   rounds: number;
@@ -124,6 +126,7 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
     });
     addUsage(usage, out.usage);
     spent += out.usage?.completion_tokens ?? out.deltas;
+    const answered = out.calls.length === 0 && out.clientCalls.length === 0;
     const done = (finishReason: SessionResult['finishReason'], stopReason: StopReason): SessionResult => ({
       content,
       reasoning,
@@ -131,10 +134,11 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
       stopReason,
       usage,
       messages: appended,
+      ...(answered ? { answer: out.text } : {}),
       clientToolCalls: out.clientCalls,
       rounds: round,
     });
-    if (out.calls.length === 0 && out.clientCalls.length === 0) {
+    if (answered) {
       return out.finishReason === 'length' ? done('length', 'length') : done('stop', 'answer');
     }
     appended.push(assistantTurn(out.text, out.calls, out.clientCalls), ...out.calls.map(toolMessage));

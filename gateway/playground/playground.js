@@ -198,6 +198,8 @@ class Run {
     this.started = performance.now();
     this.abort = new AbortController();
     this.text = '';
+    /** The turns the response adds to the conversation (its `response.messages` event, sent when tools ran). */
+    this.turns = undefined;
     this.timeline = new Timeline();
     this.bubble = el('div', 'turn assistant');
     this.content = el('pre', 'content');
@@ -247,6 +249,9 @@ class Run {
         break;
       case 'tool_call.completed':
         this.event(`${e.name} ${e.ok ? 'done' : 'failed'}: ${String(e.content).slice(0, 200)}`, e.ok ? 'done' : 'failed');
+        break;
+      case 'response.messages':
+        this.turns = e.messages;
         break;
     }
   }
@@ -314,7 +319,8 @@ async function send(prompt) {
     run.bubble.dataset.requestId = res.headers.get('x-conveyor-request-id') ?? '';
     run.timeline.follow(run.bubble.dataset.requestId, ui.key.value.trim());
     await readStream(res, run);
-    history.push({ role: 'assistant', content: run.text });
+    // With the tool rounds' calls and observations, so a follow-up question can build on them.
+    history.push(...(run.turns ?? [{ role: 'assistant', content: run.text }]));
     setStatus(`done · request ${run.bubble.dataset.requestId} · its timeline: /v1/requests/${run.bubble.dataset.requestId}/timeline`);
   } catch (err) {
     history.pop();

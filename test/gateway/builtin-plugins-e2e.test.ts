@@ -12,7 +12,7 @@ import { sampleDocsSource } from '../../plugins/search/build-search-index.ts';
 import { buildSearchIndex } from '../../plugins/search/search-index-builder.ts';
 import type { Scenario } from '../../sim/scenario-schema.ts';
 import { SIM_MODEL, startTestConveyor } from '../support/conveyor-fixture.ts';
-import { getJson, postJson } from '../support/sse-client.ts';
+import { getJson, postJson, streamChat } from '../support/sse-client.ts';
 import { samplePagesWithEveryWord } from './sample-pages-oracle.ts';
 
 interface Message {
@@ -183,6 +183,14 @@ describe('built-in plugins end to end: gateway + simulator + real tools', () => 
       expect(JSON.parse(assistant!.tool_calls![0]!.function.arguments)).toEqual({ expression: '200*701' });
       expect(tool!.content).toBe(String(200 * 701));
       expect(res.json.choices[0].message.content).toContain(String(200 * 701));
+
+      // Streamed, the same turns and then the answer's arrive once, in a response.messages event before the finish chunk.
+      const streamed = await streamChat(conveyor.gateway.url, ask('calculator', 'What is 200*701?'));
+      const at = streamed.chunks.findIndex((c) => c.conveyor?.type === 'response.messages');
+      expect(streamed.events.filter((e) => e.type === 'response.messages')).toHaveLength(1);
+      expect(streamed.chunks[at]!.conveyor!.messages).toEqual([...res.json.conveyor.messages, { role: 'assistant', content: res.json.choices[0].message.content }]);
+      expect(streamed.chunks.slice(at + 1).find((c) => c.choices.length > 0)?.choices[0]!.finish_reason).toBe('stop');
+      expect(streamed.content).toBe(res.json.choices[0].message.content);
     });
 
     it('http_get: fetches the loopback page when the private network is allowed; its text reaches round 2', async ({ expect }) => {

@@ -46,7 +46,11 @@ describe('ChatChunkWriter', () => {
       ];
       for (const e of events) writer.event(e);
       const usage = { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 };
-      writer.finish({ finishReason: 'stop', usage } as SessionResult);
+      const messages = [
+        { role: 'assistant', content: '', tool_calls: [{ id: 'call_r1_1', type: 'function', function: { name: 'calculator', arguments: '{"expression": "2*3"}' } }] },
+        { role: 'tool', tool_call_id: 'call_r1_1', content: '6' },
+      ];
+      writer.finish({ finishReason: 'stop', usage, messages, answer: 'It is 6.' } as SessionResult);
 
       // `created` is whole seconds; a test running across a second boundary compares with the previous one.
       const at = (c: number) => [
@@ -57,6 +61,7 @@ describe('ChatChunkWriter', () => {
         expectedChunk(id, c, model, choice({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] })),
         expectedChunk(id, c, model, choice({ tool_calls: [{ index: 0, function: { arguments: '{"city": "Par' } }] })),
         expectedChunk(id, c, model, { choices: [], conveyor: { type: 'round.finished', round: 1, finish_reason: 'stop' } }),
+        expectedChunk(id, c, model, { choices: [], conveyor: { type: 'response.messages', messages: [...messages, { role: 'assistant', content: 'It is 6.' }] } }),
         expectedChunk(id, c, model, choice({}, 'stop')),
         expectedChunk(id, c, model, { choices: [], usage }),
         'data: [DONE]\n\n',

@@ -94,5 +94,16 @@ describe('CodeGen over real HTTP: gateway + simulator + Python sandbox', () => {
     expect(whole.json.object).toBe('chat.completion');
     expect(whole.json.choices[0].finish_reason).toBe('stop');
     expect(whole.json.usage.completion_tokens).toBeGreaterThan(0);
+
+    // The turns to append to the history: round 1's text with its python call, the script's
+    // output, then round 2's answer on its own; the streamed content is both rounds' text joined.
+    const turns = streamed.events.find((e) => e.type === 'response.messages')!.messages as Array<{ role: string; content: string }>;
+    expect(turns.map((m) => m.role)).toEqual(['assistant', 'tool', 'assistant']);
+    expect(turns.slice(0, 2)).toEqual(whole.json.conveyor.messages);
+    expect(turns[0]!.content).toContain('```python\nimport math\n');
+    expect(turns[2]!.content).toMatch(/^The script ran\. Its output was:/);
+    const first = turns[0]!.content;
+    const joiner = first.endsWith('\n\n') ? '' : first.endsWith('\n') ? '\n' : '\n\n';
+    expect(streamed.content).toBe(first + joiner + turns[2]!.content);
   });
 });

@@ -70,6 +70,12 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     expect(res.json.error.param).toBe('messages.0.role');
   });
 
+  it('says which required field is missing', async () => {
+    const res = await postJson(gateway.url, '/v1/chat/completions', { messages: [{ role: 'user', content: 'x' }] });
+    expect(res.status).toBe(400);
+    expect(res.json.error).toMatchObject({ message: 'model: required', param: 'model', code: 'invalid_request' });
+  });
+
   it('refuses n > 1 clearly', async () => {
     const res = await postJson(gateway.url, '/v1/chat/completions', { ...hello, n: 2 });
     expect(res.status).toBe(400);

@@ -52,6 +52,17 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       expect(rows.get('python')!.start).toBeLessThan(rows.get('round 1 · decode')!.end);
       expect(await page.textContent('#stats')).toMatch(/\d+ prompt \+ \d+ completion tokens · tool time [\d.]+ s, [\d.]+ s of it during the decode/);
 
+      // A follow-up carries the tool round in its history: the call, its output, then the answer.
+      const followUp = page.waitForRequest((req) => req.method() === 'POST' && req.url().endsWith('/v1/chat/completions'));
+      await page.fill('#prompt', 'Thanks! What was the peak?');
+      await page.click('#send');
+      const history = ((await followUp).postDataJSON() as { messages: Array<{ role: string; content: string | null; tool_calls?: Array<{ function: { name: string } }> }> }).messages;
+      expect(history.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'user']);
+      expect(history[1]!.tool_calls!.map((c) => c.function.name)).toEqual(['python']);
+      expect(history[2]!.content).toContain('samples=13 peak=1.000');
+      expect(history[3]!.content).toMatch(/^The script ran\./);
+      await page.waitForSelector('.turn.assistant.finished >> nth=1', { timeout: 60_000 });
+
       // The sequential baseline, same page: the tool starts once the decode has ended.
       await page.uncheck('#partial');
       await page.click('#clear');
