@@ -61,9 +61,10 @@ describe('timing profiles', () => {
     await expect(startSim({ profile: 'fast-test', maxNumBatchedTokens: 0 })).rejects.toBeInstanceOf(SimConfigError);
   });
 
-  it("takes vLLM's default token budget per step for the GPU each profile models", () => {
-    // vLLM V1, OpenAI server: 8,192 on GPUs with >= 70 GiB other than the A100, 2,048 elsewhere.
-    expect(['mistral-7b-h100', 'mistral-7b-h200', 'mistral-7b-rtx3090'].map((name) => loadTimingProfile(name).maxNumBatchedTokens)).toEqual([8192, 8192, 2048]);
+  it("takes vLLM's default token budget per step and batch size for the GPU each profile models", () => {
+    // vLLM V1, OpenAI server: 8,192 tokens and 1,024 sequences on GPUs with >= 70 GiB other than the A100, 2,048 and 256 elsewhere.
+    const defaults = ['mistral-7b-h100', 'mistral-7b-h200', 'mistral-7b-rtx3090'].map((name) => loadTimingProfile(name)).map((p) => [p.maxNumBatchedTokens, p.maxNumSeqs]);
+    expect(defaults).toEqual([[8192, 1024], [8192, 1024], [2048, 256]]);
   });
 
   it('prefills a long prompt in budget-sized chunks when the server is given maxNumBatchedTokens', async () => {
