@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ClientAbortedError } from '../core/errors.ts';
 import type { ToolPlugin } from '../plugins/plugin-types.ts';
 import { chatRequestSchema, type ChatRequest } from './chat-request-schema.ts';
+import { withMistralToolCallIds } from './mistral-tool-call-ids.ts';
 import { ClientToolValidator } from './client-tool-validator.ts';
 import { withPluginSchemas } from './request-tools.ts';
 import { ChatChunkWriter } from './chat-chunk-writer.ts';
@@ -81,6 +82,8 @@ async function answer(ctx: ChatRouteContext, request: ChatRequest, timeline: Tim
     request,
     upstream: ctx.upstream,
     upstreamOverrides: needsSpecialTokens(choice.format) && request.skip_special_tokens === undefined ? { skip_special_tokens: false } : {},
+    // By the model's format, not this request's choice: a history with calls reaches the template even under tool_choice "none".
+    upstreamMessages: parsed.format === 'mistral' ? withMistralToolCallIds : undefined,
     tools: noCalls ? NO_TOOLS : ctx.tools,
     createParser: (round: number) => buildParser(choice, ctx.config, round, request.tools),
     partialExecution,

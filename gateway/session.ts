@@ -65,6 +65,8 @@ export interface SessionOptions {
   upstream: UpstreamTarget;
   /** Merged into every upstream body (e.g. `skip_special_tokens: false` for special-token formats). */
   upstreamOverrides?: Record<string, unknown>;
+  /** How the conversation is written for the upstream (a Mistral-format model wants nine-character tool-call ids). */
+  upstreamMessages?: (messages: ChatMessage[]) => ChatMessage[];
   tools: ReadonlyMap<string, ToolPlugin>;
   createParser: (round: number) => ToolCallParser;
   partialExecution: boolean;
@@ -176,7 +178,14 @@ async function runRound(
   try {
     stream = opts.upstream.pump(
       {
-        body: upstreamBody({ request: opts.request, overrides: opts.upstreamOverrides, model: opts.upstream.model, round, messages, maxTokens }),
+        body: upstreamBody({
+          request: opts.request,
+          overrides: opts.upstreamOverrides,
+          model: opts.upstream.model,
+          round,
+          messages: opts.upstreamMessages ? opts.upstreamMessages(messages) : messages,
+          maxTokens,
+        }),
         signal,
         onAccepted: ({ baseUrl }) => {
           timeline.mark('upstream-accepted', { round, detail: baseUrl });
