@@ -85,6 +85,7 @@ async function answer(ctx: ChatRouteContext, request: ChatRequest, timeline: Tim
     // By the model's format, not this request's choice: a history with calls reaches the template even under tool_choice "none".
     upstreamMessages: parsed.format === 'mistral' ? withMistralToolCallIds : undefined,
     tools: noCalls ? NO_TOOLS : ctx.tools,
+    observations: ctx.config.observations,
     createParser: (round: number) => buildParser(choice, ctx.config, round, request.tools),
     partialExecution,
     maxRounds: request.max_tool_rounds ?? ctx.config.maxToolRounds,

@@ -100,6 +100,14 @@ const gatewayConfigFields = z.strictObject({
     .default(DEFAULT_TOOL_PARSERS),
   /** Format for models no rule matches (code fences only). */
   defaultToolParser: z.string().default('code-fence'),
+  /**
+   * How tool results go back to the model: `tool`, OpenAI's shape (the assistant turn with its
+   * `tool_calls`, then one `tool` message per call); or `user`, for a model whose chat template has
+   * no tool role and refuses such a conversation (Mistral-7B-Instruct-v0.2, Gemma, Llama 2 chat):
+   * the assistant's text as it wrote it, then one user message with the results. Calls the client
+   * executes always use `tool` messages (their results come back by id).
+   */
+  observations: z.enum(['tool', 'user']).default('tool'),
 });
 
 /** Gateway configuration: validated once at start-up, plain data afterwards. */

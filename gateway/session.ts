@@ -8,6 +8,7 @@ import type { ChatMessage, ChatRequest } from './chat-request-schema.ts';
 import { ClientCalls, type ClientToolCall } from './client-calls.ts';
 import type { ClientToolValidator } from './client-tool-validator.ts';
 import { Dispatcher, type CallOutcome } from './dispatcher.ts';
+import { roundMessages } from './round-messages.ts';
 import { RoundParser } from './round-parser.ts';
 import { upstreamBody } from './upstream-body.ts';
 import type { Timeline } from './timeline.ts';
@@ -68,6 +69,8 @@ export interface SessionOptions {
   /** How the conversation is written for the upstream (a Mistral-format model wants nine-character tool-call ids). */
   upstreamMessages?: (messages: ChatMessage[]) => ChatMessage[];
   tools: ReadonlyMap<string, ToolPlugin>;
+  /** How tool results go back to the model (GatewayConfig `observations`); default `tool`. */
+  observations?: 'tool' | 'user';
   createParser: (round: number) => ToolCallParser;
   partialExecution: boolean;
   maxRounds: number;
@@ -143,7 +146,7 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
     if (answered) {
       return out.finishReason === 'length' ? done('length', 'length') : done('stop', 'answer');
     }
-    appended.push(assistantTurn(out.text, out.calls, out.clientCalls), ...out.calls.map(toolMessage));
+    appended.push(...roundMessages(out.text, out.calls, out.clientCalls, opts.observations ?? 'tool'));
     if (out.clientCalls.length > 0) return done('tool_calls', 'client_tool_calls');
     if (out.finishReason === 'length') return done('length', 'length');
     if (round >= opts.maxRounds) return done('length', 'max_tool_rounds');
@@ -317,21 +320,6 @@ async function runRound(
   timeline.mark('round-end', { round, detail: finishReason });
   onEvent({ type: 'round-end', round, finishReason });
   return { text: parser.visibleText, calls, clientCalls: clientCalls.completed(), finishReason, usage, deltas };
-}
-
-function assistantTurn(text: string, calls: CallOutcome[], clientCalls: ClientToolCall[]): ChatMessage {
-  return {
-    role: 'assistant',
-    content: text,
-    tool_calls: [
-      ...calls.map((c) => ({ id: c.callId, type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.args) } })),
-      ...clientCalls.map((c) => ({ ...c })),
-    ],
-  };
-}
-
-function toolMessage(call: CallOutcome): ChatMessage {
-  return { role: 'tool', tool_call_id: call.callId, content: call.result.content };
 }
 
 function addUsage(total: Usage, add: Usage | undefined): void {
