@@ -7,6 +7,8 @@ import torch.nn.functional as F
 
 MISTRAL_7B = dict(layers=32, hidden=4096, heads=32, kv_heads=8, head_dim=128, ffn=14336, vocab=32000)
 TORCH_VERSION = tuple(int(part) for part in torch.__version__.split("+")[0].split(".")[:2])
+# Left free beside the KV cache for the steps' activations and the captured graphs.
+KV_HEADROOM_BYTES = 4 * 1024**3
 TINY = dict(layers=2, hidden=64, heads=4, kv_heads=2, head_dim=16, ffn=128, vocab=100)
 
 
@@ -32,14 +34,24 @@ class Decoder:
                 norm2=torch.ones(h, device=device, dtype=dtype),
                 gate_up=weight(2 * shape["ffn"], h),
                 down=weight(h, shape["ffn"]),
-                k_cache=torch.zeros(max_batch, shape["kv_heads"], max_context, hd, device=device, dtype=dtype),
-                v_cache=torch.zeros(max_batch, shape["kv_heads"], max_context, hd, device=device, dtype=dtype),
             )
             for _ in range(shape["layers"])
         ]
-        inv_freq = 1.0 / (1e6 ** (torch.arange(0, hd, 2, device=device, dtype=torch.float32) / hd))
+        # The KV cache is one flat pool per layer, seen as [batch, kv_heads, context, head_dim] for
+        # each step, as large as the measurements need or as the GPU holds after the weights (an
+        # 80 GB H100 holds ~500k tokens of it, not 256 sequences of 2,048): a point that does not
+        # fit is skipped, as vLLM would not run that batch either.
+        self.kv_tokens = max(max_batch * max_context, max_prompt)
+        token_bytes = 2 * shape["layers"] * shape["kv_heads"] * hd * torch.finfo(dtype).bits // 8
+        if device.type == "cuda":
+            free, _ = torch.cuda.mem_get_info(device)
+            self.kv_tokens = min(self.kv_tokens, (free - KV_HEADROOM_BYTES) // token_bytes)
         # A prompt's KV is written into the same storage, seen as one long sequence.
-        assert max_prompt <= max_batch * max_context, "the KV cache is too small for the longest prompt"
+        assert max_prompt <= self.kv_tokens, "the KV cache is too small for the longest prompt"
+        for layer in self.layers:
+            for name in ("k_cache", "v_cache"):
+                layer[name] = torch.zeros(self.kv_tokens * shape["kv_heads"] * hd, device=device, dtype=dtype)
+        inv_freq = 1.0 / (1e6 ** (torch.arange(0, hd, 2, device=device, dtype=torch.float32) / hd))
         angles = torch.outer(torch.arange(max(max_context, max_prompt), device=device, dtype=torch.float32), inv_freq)
         self.cos, self.sin = angles.cos().to(dtype), angles.sin().to(dtype)
 
@@ -48,6 +60,9 @@ class Decoder:
             w for layer in self.layers for k, w in layer.items() if not k.endswith("_cache")
         ]
         return sum(t.numel() * t.element_size() for t in tensors)
+
+    def fits(self, batch, context):
+        return batch * context <= self.kv_tokens
 
     def decode(self, tokens, context):
         """One decode step for len(tokens) sequences that each hold `context` tokens of KV cache."""
@@ -79,18 +94,21 @@ class Decoder:
 
     def _decode_attention(self, layer, q, k, v, context):
         s, batch = self.s, q.shape[0]
-        layer["k_cache"][:batch, :, context - 1] = k
-        layer["v_cache"][:batch, :, context - 1] = v
+        keys, values = (
+            layer[name][: batch * s["kv_heads"] * context * s["head_dim"]].view(batch, s["kv_heads"], context, s["head_dim"])
+            for name in ("k_cache", "v_cache")
+        )
+        keys[:, :, context - 1] = k
+        values[:, :, context - 1] = v
         # GQA decode as attention of `group` queries per KV head: K and V are read once.
         q = q.reshape(batch, s["kv_heads"], s["heads"] // s["kv_heads"], s["head_dim"])
-        keys, values = layer["k_cache"][:batch, :, :context], layer["v_cache"][:batch, :, :context]
         return attention(q, keys, values, causal=False).reshape(batch, -1)
 
     def _prefill_attention(self, layer, q, k, v):
         length = q.shape[0]
         # A prompt's KV goes into the cache storage as one long sequence (its timing, not its place).
-        layer["k_cache"].view(-1)[-k.numel() :].view_as(k).copy_(k)
-        layer["v_cache"].view(-1)[-v.numel() :].view_as(v).copy_(v)
+        layer["k_cache"][-k.numel() :].view_as(k).copy_(k)
+        layer["v_cache"][-v.numel() :].view_as(v).copy_(v)
         q, k, v = (t.transpose(0, 1).unsqueeze(0) for t in (q, k, v))
         return attention(q, k, v, causal=True)[0].transpose(0, 1).reshape(length, -1)
 

@@ -125,10 +125,13 @@ def markdown(r):
     lines += ["| ---: | " + " | ".join("---:" for _ in contexts) + " |"]
     for b in batches:
         cells = [
-            next(f"{d['median_ms']:.3f}" for d in r["decode"] if d["batch"] == b and d["context"] == c)
+            next((f"{d['median_ms']:.3f}" for d in r["decode"] if d["batch"] == b and d["context"] == c), "–")
             for c in contexts
         ]
         lines.append(f"| {b} | " + " | ".join(cells) + " |")
+    if len(r["decode"]) < len(batches) * len(contexts):
+        held = f"the {r['kv_cache_tokens']:,} tokens" if r.get("kv_cache_tokens") else "what"
+        lines += ["", f"–: not measured; that batch's KV cache is larger than {held} the GPU held beside the weights."]
     if r["decode_batch1_eager"]:
         lines += [
             "",

@@ -29,7 +29,11 @@ function syntheticResult() {
     weight_read_floor_ms: 3.45,
     cuda_graphs: true,
     elementwise: 'torch.compile (fused Triton kernels)',
-    decode: [512, 1024].flatMap((context) => batches.map((batch) => ({ batch, context, ...row(decodeMs(batch, context)) }))),
+    // 256 sequences of 2,048 tokens skipped, as on an 80 GB H100, where their KV cache does not fit.
+    kv_cache_tokens: 500_401,
+    decode: [512, 1024, 2048].flatMap((context) =>
+      batches.filter((batch) => batch * context <= 500_401).map((batch) => ({ batch, context, ...row(decodeMs(batch, context)) })),
+    ),
     decode_batch1_eager: row(15),
     prefill: [16, 64, 256, 512, 1024, 2048, 4096].map((tokens) => ({ tokens, ...row(prefillMs(tokens)) })),
     // A mixed step 10% dearer than the additive model, as measured on the H200.
@@ -56,7 +60,8 @@ describe('bench/calibrate/step_time_report.py', () => {
     expect(() => parseTimingProfile({ name: 'calibrated', source: 'synthetic', maxNumSeqs: 256, maxModelLen: 32768, ...proposed })).not.toThrow();
 
     const markdown = await readFile(path.join(dir, 'step-time-compiled.md'), 'utf8');
-    expect(markdown).toContain('| 256 | 11.492 | 15.424 |');
+    expect(markdown).toContain('| 256 | 11.492 | 15.424 | – |');
+    expect(markdown).toContain("–: not measured; that batch's KV cache is larger than the 500,401 tokens the GPU held");
     expect(markdown).toContain('5.000 + 0.01000 × batch + 30.00 ns × batch × context, max error 0.0%');
     expect(markdown).toMatch(/\| 1 \| 512 \| [\d.]+ \| [\d.]+ \| -9\.1% \|/);
     expect(markdown).toContain('Proposed profile: `{"decode": {"baseMs": 5.0, "perSeqMs": 0.01, "perContextTokenMs": 3e-05}');
