@@ -190,18 +190,15 @@ async function models(config: GatewayConfig) {
   if (config.upstream.model) {
     return { object: 'list', data: [{ id: config.upstream.model, object: 'model', created: 0, owned_by: 'conveyor' }] };
   }
-  // Replicas serve the same model: the first that answers speaks for all of them.
+  // Replicas serve the same model: all are asked at once and the first to answer speaks for
+  // them, so a replica that hangs until its timeout does not hold the list up.
   const { baseUrl, apiKey, timeouts } = config.upstream;
   const urls = typeof baseUrl === 'string' ? [baseUrl] : baseUrl;
-  let failure: unknown;
-  for (const url of urls) {
-    try {
-      return await listModels({ baseUrl: url, apiKey, timeouts });
-    } catch (err) {
-      failure = err;
-    }
+  try {
+    return await Promise.any(urls.map((url) => listModels({ baseUrl: url, apiKey, timeouts })));
+  } catch (err) {
+    throw err instanceof AggregateError ? err.errors[0] : err;
   }
-  throw failure;
 }
 
 function servePlayground(serve: ReturnType<typeof playgroundRoute>): Handler {

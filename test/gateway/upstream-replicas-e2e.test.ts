@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
@@ -112,5 +113,30 @@ describe('a gateway in front of several replicas of one model', () => {
     const models = await getJson(gateway.url, '/v1/models');
     expect(models.status).toBe(200);
     expect(models.json.data[0].id).toBe(SIM_MODEL);
+  });
+});
+
+describe('/v1/models in front of several replicas', () => {
+  it('answers from the replica that answers first, not after one that hangs', async () => {
+    // A replica that takes connections and never answers (a wedged server), listed first.
+    const sockets = new Set<Socket>();
+    const hung = createServer((socket) => sockets.add(socket));
+    await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
+    const hungUrl = `http://127.0.0.1:${(hung.address() as AddressInfo).port}/v1`;
+    const sim = await startSim({ profile: E2E_PROFILE });
+    const gateway = await startGateway({ port: 0, upstream: { baseUrl: [hungUrl, sim.url], timeouts: { headersMs: 60_000 } } }, { tools: new Map() });
+    try {
+      const models = await getJson(gateway.url, '/v1/models');
+      expect(models.status).toBe(200);
+      expect(models.json.data[0].id).toBe(SIM_MODEL);
+      // The hung replica was asked too and is still being waited on.
+      expect(sockets.size).toBe(1);
+      expect([...sockets][0]!.destroyed).toBe(false);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      hung.close();
+      await gateway.close();
+      await sim.close();
+    }
   });
 });
