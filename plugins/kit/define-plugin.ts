@@ -16,7 +16,13 @@ import type { GuestJs } from './guest-js.ts';
 export type PluginRuntime = 'inline' | 'thread' | 'isolate' | 'process';
 
 export interface PluginLimits {
-  /** Wall clock for the whole call, from start to result. */
+  /**
+   * The call's time limit. While the model is still writing the call, only the time the hooks
+   * are at work counts (a task running or queued, a verdict awaited; not the wait for the next
+   * piece), so a slow decode never times a call out; from the end of the call to its result,
+   * every millisecond counts. `inline` bounds onEnd alone (its other hooks run on the gateway's
+   * loop and cannot be stopped).
+   */
   timeoutMs?: number;
   /**
    * `process`: the child's data segment (RLIMIT_DATA) and V8 heap; `isolate`: each guest

@@ -7,6 +7,8 @@ export interface ScriptedCall {
   /** The whole call's arguments, delivered after the pieces unless a piece was rejected. */
   args: Record<string, unknown>;
   callId?: string;
+  /** The model's pace: milliseconds before each piece and before the end (default 0). */
+  gapMs?: number;
 }
 
 export interface ScriptedRun {
@@ -33,7 +35,9 @@ export async function runScriptedCall(tool: ToolPlugin, call: ScriptedCall, sign
   const progress: ToolProgress[] = [];
   const execution = tool.start({ callId: call.callId ?? 'call_test', signal, emit: (p) => progress.push(p) });
   const run: ScriptedRun = { verdicts: [], progress };
+  const gap = () => (call.gapMs ? new Promise((resolve) => setTimeout(resolve, call.gapMs)) : undefined);
   for (const piece of call.pieces ?? []) {
+    await gap();
     const verdict = await execution.piece(piece);
     run.verdicts.push(verdict);
     if (verdict?.verdict === 'reject') {
@@ -42,6 +46,7 @@ export async function runScriptedCall(tool: ToolPlugin, call: ScriptedCall, sign
       return run;
     }
   }
+  await gap();
   run.result = await execution.end(call.args);
   return run;
 }

@@ -3,6 +3,7 @@ import { ConveyorError } from '../../core/errors.ts';
 import type { Piece } from '../../parsers/parser-events.ts';
 import type { PluginDefinition } from '../../plugins/kit/define-plugin.ts';
 import type { ToolCallContext, ToolExecution, ToolResult, Verdict } from '../../plugins/plugin-types.ts';
+import { CallClock } from './call-clock.ts';
 import { describeExit, type PluginProcess } from './plugin-process.ts';
 import type { CallMessage } from './plugin-protocol.ts';
 
@@ -47,7 +48,7 @@ export class RemoteExecution implements ToolExecution {
   private leaseData: Record<string, unknown> = {};
   /** Unique on the wire: requests' own call ids may repeat, and a shared host serves them all. */
   private readonly wireId: string;
-  private readonly timer: NodeJS.Timeout;
+  private readonly clock: CallClock;
 
   constructor(call: ToolCallContext, options: RemoteCallOptions) {
     this.call = call;
@@ -57,9 +58,11 @@ export class RemoteExecution implements ToolExecution {
     const onAbort = (): void => this.abort('request aborted');
     if (call.signal.aborted) queueMicrotask(onAbort);
     else call.signal.addEventListener('abort', onAbort, { once: true });
-    this.timer = setTimeout(() => this.fail(`timed out after ${options.timeoutMs} ms`, 'sandbox_limit_exceeded', 'timeout'), options.timeoutMs);
+    this.clock = new CallClock(options.timeoutMs, () => this.fail(`timed out after ${options.timeoutMs} ms`, 'sandbox_limit_exceeded', 'timeout'));
+    const acquired = this.clock.work();
     this.lease = options.acquire(this.controller.signal).then(
       (lease) => {
+        acquired();
         if (this.finished) {
           lease.done('call already over', true);
           return null;
@@ -81,6 +84,7 @@ export class RemoteExecution implements ToolExecution {
         return lease;
       },
       (err: unknown) => {
+        acquired();
         if (!this.finished) this.fail(err instanceof Error ? err.message : String(err), err instanceof ConveyorError ? err.code : 'sandbox_error');
         return null;
       },
@@ -92,8 +96,12 @@ export class RemoteExecution implements ToolExecution {
     const seq = ++this.seq;
     const lease = await this.lease;
     if (!lease || this.finished) return undefined;
+    const over = this.clock.work();
     return new Promise<Verdict>((resolve) => {
-      this.verdicts.set(seq, resolve);
+      this.verdicts.set(seq, (verdict) => {
+        over();
+        resolve(verdict);
+      });
       lease.proc.send({ t: 'piece', callId: this.wireId, seq, piece });
     });
   }
@@ -105,6 +113,7 @@ export class RemoteExecution implements ToolExecution {
       this.fail(`got invalid arguments: ${z.prettifyError(parsed.error)}`, 'invalid_arguments');
       return this.failure as ToolResult;
     }
+    this.clock.finalStretch();
     const lease = await this.lease;
     if (this.failure || !lease) return this.failure ?? this.errorResult('did not start', 'sandbox_error');
     const result = await new Promise<ToolResult>((resolve) => {
@@ -174,7 +183,7 @@ export class RemoteExecution implements ToolExecution {
   private finish(reason: string, clean: boolean): void {
     if (this.finished) return;
     this.finished = true;
-    clearTimeout(this.timer);
+    this.clock.stop();
     this.controller.abort(reason);
     void this.lease.then((lease) => {
       if (!lease) return;

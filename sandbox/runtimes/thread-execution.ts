@@ -3,6 +3,7 @@ import { ConveyorError } from '../../core/errors.ts';
 import type { Piece } from '../../parsers/parser-events.ts';
 import type { PluginDefinition } from '../../plugins/kit/define-plugin.ts';
 import type { ToolCallContext, ToolExecution, ToolResult, Verdict } from '../../plugins/plugin-types.ts';
+import { CallClock } from './call-clock.ts';
 import type { ThreadPool } from './thread-pool.ts';
 import type { ThreadTask, ThreadTaskResult } from './thread-worker.ts';
 
@@ -24,7 +25,7 @@ export class ThreadExecution implements ToolExecution {
   private chain: Promise<unknown>;
   private failure: ToolResult | null = null;
   private finished = false;
-  private readonly timer: NodeJS.Timeout;
+  private readonly clock: CallClock;
 
   constructor(
     pool: ThreadPool,
@@ -40,7 +41,7 @@ export class ThreadExecution implements ToolExecution {
     const onAbort = (): void => this.abort('request aborted');
     if (call.signal.aborted) queueMicrotask(onAbort);
     else call.signal.addEventListener('abort', onAbort, { once: true });
-    this.timer = setTimeout(() => this.fail(`timed out after ${timeoutMs} ms`, 'sandbox_limit_exceeded'), timeoutMs);
+    this.clock = new CallClock(timeoutMs, () => this.fail(`timed out after ${timeoutMs} ms`, 'sandbox_limit_exceeded'));
     this.chain = this.task('start').then((r) => r && this.absorb(r));
   }
 
@@ -59,6 +60,7 @@ export class ThreadExecution implements ToolExecution {
   async end(rawArgs: Record<string, unknown>): Promise<ToolResult> {
     const parsed = this.definition.parameters.safeParse(rawArgs);
     if (!parsed.success) this.fail(`got invalid arguments: ${z.prettifyError(parsed.error)}`, 'invalid_arguments');
+    this.clock.finalStretch();
     await this.chain;
     if (this.failure) return this.failure;
     const r = await this.task('end', { args: rawArgs });
@@ -79,11 +81,14 @@ export class ThreadExecution implements ToolExecution {
 
   private async task(hook: ThreadTask['hook'], extra: Partial<ThreadTask> = {}): Promise<ThreadTaskResult | null> {
     if (this.finished) return null;
+    const over = this.clock.work();
     try {
       return await this.pool.run({ ...this.base(), hook, state: this.state, ...extra }, this.call.emit, this.controller.signal);
     } catch (err) {
       if (!this.finished) this.fail(describe(err), err instanceof ConveyorError ? err.code : 'sandbox_error');
       return null;
+    } finally {
+      over();
     }
   }
 
@@ -109,7 +114,7 @@ export class ThreadExecution implements ToolExecution {
   private settle(): void {
     if (this.finished) return;
     this.finished = true;
-    clearTimeout(this.timer);
+    this.clock.stop();
     this.controller.abort(this.failure?.content ?? 'call finished');
   }
 }

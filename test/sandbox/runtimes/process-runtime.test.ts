@@ -81,6 +81,14 @@ describe('a sample plugin in its own process', () => {
     });
   });
 
+  it('does not count the time the model takes between pieces against the time limit', async () => {
+    const tool = toolFromPlugin({ ...echo, limits: { timeoutMs: 4000 } }, { moduleUrl: fixture('echo-plugin.ts'), pools });
+    const pieces = ['a', 'b', 'c'].map((value) => ({ kind: 'field' as const, path: ['text'], value }));
+    // 6 s of decode against a 4 s limit: the child waits on the model, not the other way round.
+    const run = await runScriptedCall(tool, { pieces, args: { text: 'slow model' }, gapMs: 1500 });
+    expect(run.result).toMatchObject({ ok: true, content: 'SLOW MODEL' });
+  }, 20_000);
+
   it('starts without tsx where Node strips types itself, and still loads a module that needs a transform', async () => {
     // Only the gateway side needs the definition; the child imports the module by URL.
     const definition = { ...echo, name: 'transform_sample', consumes: 'call' as const };

@@ -61,6 +61,17 @@ describe('thread runtime', () => {
     expect(after.result).toMatchObject({ ok: true, content: 'AFTER' });
   });
 
+  it('does not count the model\'s pace against the time limit: only hook work, then everything after the end', async () => {
+    const tool = toolFromPlugin({ ...echo, runtime: 'thread', limits: { timeoutMs: 1500 } }, { moduleUrl: fixture('echo-plugin.ts'), pools });
+    const pieces = ['a', 'b', 'c'].map((value) => ({ kind: 'field' as const, path: ['text'], value }));
+    // 2.8 s of decode, past the 1.5 s limit: a sequential decode would have called it at the end.
+    const slow = await runScriptedCall(tool, { pieces, args: { text: 'slow model' }, gapMs: 700 });
+    expect(slow.result).toMatchObject({ ok: true, content: 'SLOW MODEL' });
+    // After the end every millisecond counts.
+    const late = await runScriptedCall(tool, { pieces, args: { text: 'late', delayMs: 2000 } });
+    expect(late.result).toMatchObject({ ok: false, content: 'error: echo_sample timed out after 1500 ms', data: { code: 'sandbox_limit_exceeded' } });
+  });
+
   it('stops a call when the request is aborted', async () => {
     const controller = new AbortController();
     const pending = runScriptedCall(hostileTool(20_000), { args: { attack: 'infinite-loop' } }, controller.signal);
