@@ -28,6 +28,10 @@ const ENTRY = new URL('./thread-worker-entry.mjs', import.meta.url).href;
 export class ThreadPool {
   readonly options: Required<ThreadPoolOptions>;
   private pool: Piscina | null = null;
+  /** Module URLs every worker imports as it starts. */
+  private readonly preload: string[] = [];
+  private starting = false;
+  private closed = false;
 
   constructor(options: ThreadPoolOptions = {}) {
     this.options = {
@@ -60,12 +64,25 @@ export class ThreadPool {
   }
 
   /**
-   * Starts the workers now and has each import `plugin`'s module, so the first call waits neither
-   * for a worker (and its tsx) to boot nor for the module to load. Failures show at the first call.
+   * Has every worker import `plugin`'s module before its first call. The plugins warmed before the
+   * pool starts (all warms in the same turn of the event loop: the gateway's start-up) are loaded
+   * by each worker as it starts, so workers that replace ones lost to an abort, a timeout or a
+   * crash come warm too; a plugin warmed after that is loaded by one task per worker, best effort.
+   * Failures show at the first call.
    */
   warm(plugin?: { module: string; name: string }): void {
-    const pool = this.ensurePool();
-    if (!plugin) return;
+    if (plugin && !this.preload.includes(plugin.module)) {
+      if (!this.pool) this.preload.push(plugin.module);
+      else this.loadOnWorkers(this.pool, plugin);
+    }
+    if (this.starting || this.pool) return;
+    this.starting = true;
+    setImmediate(() => {
+      if (!this.closed) this.ensurePool();
+    });
+  }
+
+  private loadOnWorkers(pool: Piscina, plugin: { module: string; name: string }): void {
     for (let i = 0; i < this.options.maxThreads; i++) {
       const { port1, port2 } = new MessageChannel();
       pool
@@ -80,6 +97,7 @@ export class ThreadPool {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     const pool = this.pool;
     this.pool = null;
     await pool?.destroy();
@@ -88,6 +106,7 @@ export class ThreadPool {
   private ensurePool(): Piscina {
     this.pool ??= new Piscina({
       filename: ENTRY,
+      workerData: { preload: this.preload },
       // A full set of workers at all times: piscina 5 starts replacements for workers it lost (abort,
       // OOM, exit) only up to minThreads, and with fewer workers left, queued tasks were stranded.
       minThreads: this.options.maxThreads,

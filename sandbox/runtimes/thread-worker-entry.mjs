@@ -6,6 +6,10 @@ if (!process.features.typescript) {
   const { register } = await import('tsx/esm/api');
   register();
 }
-const { default: runThreadTask } = await import('./thread-worker.ts');
+const { default: runThreadTask, preloadPluginModules } = await import('./thread-worker.ts');
+// Before piscina counts this worker ready: the pool's plugins, so that no first call pays for
+// their import, a worker started to replace one lost to an abort or a timeout included.
+const { workerData } = await import('node:worker_threads');
+await preloadPluginModules(workerData?.preload ?? []);
 
 export default runThreadTask;

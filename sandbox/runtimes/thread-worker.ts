@@ -30,6 +30,11 @@ export interface ThreadTaskResult {
   error?: string;
 }
 
+/** Imports plugin modules ahead of their calls; a module that fails to load fails at its first call instead. */
+export async function preloadPluginModules(modules: readonly string[]): Promise<void> {
+  await Promise.all(modules.map((module) => loadPluginModule(module).catch(() => undefined)));
+}
+
 /**
  * Runs one hook. Hooks of one call may land on different workers, so nothing of the call stays
  * here: its state travels with every task and comes back with the result.

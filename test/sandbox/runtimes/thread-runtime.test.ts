@@ -1,9 +1,11 @@
+import { BroadcastChannel } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toolFromPlugin } from '../../../plugins/kit/tool-from-plugin.ts';
 import { runScriptedCall } from '../../../plugins/kit/testing.ts';
 import { createRuntimePools, type RuntimePools } from '../../../sandbox/runtimes/runtime-pools.ts';
 import echo from './fixtures/echo-plugin.ts';
 import hostile from './fixtures/hostile-plugin.ts';
+import importMarker, { IMPORTS_CHANNEL } from './fixtures/import-marker-plugin.ts';
 import { fixture } from './runtime-test-helpers.ts';
 
 let pools: RuntimePools;
@@ -94,6 +96,36 @@ describe('thread runtime', () => {
     }
   });
 
+  it('warms every worker before the first call, and a worker that replaces an aborted one too', async () => {
+    const own = createRuntimePools({ thread: { maxThreads: 2 } });
+    // Thread ids of the workers that imported the plugin (this test's own import is thread 0).
+    const imports: number[] = [];
+    const channel = new BroadcastChannel(IMPORTS_CHANNEL);
+    channel.onmessage = (event) => {
+      const id = (event as { data: number }).data;
+      if (id !== 0) imports.push(id);
+    };
+    try {
+      const tool = toolFromPlugin(importMarker, { moduleUrl: fixture('import-marker-plugin.ts'), pools: own });
+      tool.warm();
+      await until(() => imports.length >= 2);
+      const ranOn = await Promise.all([0, 1].map(() => runScriptedCall(tool, { args: { delayMs: 300 } })));
+      expect(new Set(ranOn.map((r) => Number(r.result?.content)))).toEqual(new Set(imports));
+      expect(imports).toHaveLength(2);
+
+      // An aborted call takes its worker down; the one piscina starts in its place imports the plugin at once.
+      const controller = new AbortController();
+      const aborted = runScriptedCall(tool, { args: { delayMs: 60_000 } }, controller.signal);
+      setTimeout(() => controller.abort(), 200);
+      expect((await aborted).result?.ok).toBe(false);
+      await until(() => imports.length >= 3);
+      expect(new Set(imports).size).toBe(3);
+    } finally {
+      channel.close();
+      await own.close();
+    }
+  });
+
   it('loads a module that needs a TypeScript transform (enum, parameter property) in a worker', async () => {
     const definition = { ...echo, name: 'transform_sample', consumes: 'call' as const, runtime: 'thread' as const };
     const run = await runScriptedCall(toolFromPlugin(definition, { moduleUrl: fixture('transform-plugin.ts'), pools }), { args: { text: 'enum' } });
@@ -106,3 +138,11 @@ describe('thread runtime', () => {
     expect(run.result?.content).toMatch(/module exports plugin "echo_sample", expected "not_echo"/);
   });
 });
+
+async function until(condition: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting for the condition');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
