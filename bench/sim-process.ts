@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { ToolCallParserName } from '../sim/sim-server.ts';
+import { reapOnExit } from './child-reaper.ts';
 
 export interface SimProcess {
   /** OpenAI base URL, ending in /v1. */
@@ -20,6 +21,7 @@ export async function spawnSim(profile: string, options: { scenarios?: readonly 
   const args = ['--import', 'tsx', cli, '--port', '0', '--profile', profile, ...(options.scenarios ?? []).flatMap((dir) => ['--scenarios', dir])];
   if (options.toolCallParser) args.push('--enable-auto-tool-choice', '--tool-call-parser', options.toolCallParser);
   const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  reapOnExit(child);
   const url = await new Promise<string>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`simulator exited with code ${code}`)));
     createInterface({ input: child.stdout! }).once('line', (line) => resolve(line.trim()));

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { reapOnExit } from '../child-reaper.ts';
 import { processCpuMs } from './proc-cpu.ts';
 
 /** A server under test, running in its own process. */
@@ -33,6 +34,7 @@ export async function spawnTarget(o: SpawnOptions): Promise<ChildTarget> {
     stdio: ['ignore', 'pipe', 'pipe', ...(o.ipc ? (['ipc'] as const) : [])],
     env: o.env ?? process.env,
   });
+  reapOnExit(child);
   let stderr = '';
   child.stderr!.on('data', (b: Buffer) => (stderr = (stderr + b.toString()).slice(-2000)));
   const url = await new Promise<string>((resolve, reject) => {

@@ -1,0 +1,50 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { descendantPids, readProcessTable } from '../../sandbox/process-tree.ts';
+import { suiteTempDir } from '../support/temp-dir.ts';
+
+const root = path.resolve(import.meta.dirname, '../..');
+
+function alive(pid: number): boolean {
+  const state = readProcessTable().get(pid)?.state;
+  return state !== undefined && state !== 'Z';
+}
+
+async function until<T>(what: string, probe: () => T | undefined, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+describe('a benchmark stopped by a signal', () => {
+  const out = suiteTempDir('conveyor-bench-reaper-');
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    it(`takes its simulator and plugin processes with it (${signal})`, async () => {
+      const bench = spawn(process.execPath, ['--import', 'tsx', 'bench/cli.ts', 'database', '--runs', '50', '--profile', 'fast-test', '--out', out], {
+        cwd: root,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let stderr = '';
+      bench.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+      const exited = new Promise<number | null>((resolve) => bench.once('exit', (code) => resolve(code)));
+      try {
+        // Running pairs: the simulator and the database plugin's process are up.
+        await until('the first runs', () => (/database: \d+\/\d+ runs/.test(stderr) ? true : undefined), 120_000);
+        const children = descendantPids(bench.pid!);
+        expect(children.length).toBeGreaterThanOrEqual(2);
+        bench.kill(signal);
+        expect(await exited).toBe(signal === 'SIGTERM' ? 143 : 130);
+        await until('its children to end', () => (children.some(alive) ? undefined : true), 10_000);
+      } finally {
+        if (bench.exitCode === null) bench.kill('SIGKILL');
+      }
+    }, 180_000);
+  }
+});
