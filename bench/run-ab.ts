@@ -55,6 +55,8 @@ export async function runAb(opts: {
    * after the other: half the wall time, and both modes meet exactly the same machine noise.
    */
   concurrentPairs?: boolean;
+  /** Awaited between the warm-up pairs and the measured ones. */
+  afterWarmup?: () => Promise<void>;
   onRun?: (record: RunRecord) => void;
 }): Promise<WorkloadReport> {
   const { gatewayUrl, workload, env } = opts;
@@ -74,6 +76,7 @@ export async function runAb(opts: {
     return [await once(first), await once(second)];
   };
   for (let i = 0; i < (opts.warmup ?? 1); i++) await pair('on');
+  await opts.afterWarmup?.();
   const records: RunRecord[] = [];
   for (let i = 0; i < opts.runs; i++) {
     // Alternate which mode goes first so neither always follows the other.
