@@ -8,12 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConveyorHandle } from '../../gateway/start-conveyor.ts';
 import type { TimelineEvent } from '../../gateway/timeline.ts';
 import { SAMPLE_DATABASE_FILE } from '../../plugins/database/sample-database.ts';
-import { sampleDocsSource } from '../../plugins/search/build-search-index.ts';
-import { buildSearchIndex } from '../../plugins/search/search-index-builder.ts';
 import type { Scenario } from '../../sim/scenario-schema.ts';
 import { SIM_MODEL, startTestConveyor } from '../support/conveyor-fixture.ts';
 import { getJson, postJson, streamChat } from '../support/sse-client.ts';
 import { samplePagesWithEveryWord } from './sample-pages-oracle.ts';
+import { buildSampleSearchIndex } from '../support/sample-search-index.ts';
 
 interface Message {
   role: string;
@@ -53,14 +52,13 @@ describe('built-in plugins end to end: gateway + simulator + real tools', () => 
 
   beforeAll(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'conveyor-builtins-e2e-'));
-    const index = path.join(dir, 'sample-docs.sqlite');
     pageServer = createServer((req, res) => {
       requested.set(req.url!, (requested.get(req.url!) ?? 0) + 1);
       res.setHeader('content-type', 'text/html; charset=utf-8');
       res.end(PAGE);
     });
-    await Promise.all([
-      buildSearchIndex({ out: index, sources: [sampleDocsSource()] }),
+    const [index] = await Promise.all([
+      buildSampleSearchIndex(dir),
       new Promise<void>((resolve) => pageServer.listen(0, '127.0.0.1', resolve)),
     ]);
     origin = `http://127.0.0.1:${(pageServer.address() as AddressInfo).port}`;

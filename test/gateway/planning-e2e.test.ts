@@ -6,12 +6,11 @@ import type { ConveyorHandle } from '../../gateway/start-conveyor.ts';
 import type { TimelineEvent } from '../../gateway/timeline.ts';
 import { inlineTool } from '../../plugins/kit/inline-tool.ts';
 import type { ToolPlugin, ToolResult } from '../../plugins/plugin-types.ts';
-import { sampleDocsSource } from '../../plugins/search/build-search-index.ts';
-import { buildSearchIndex } from '../../plugins/search/search-index-builder.ts';
 import { createSearchPlugin } from '../../plugins/search/search-plugin.ts';
 import { SIM_MODEL, startTestConveyor } from '../support/conveyor-fixture.ts';
 import { getJson, postJson } from '../support/sse-client.ts';
 import { samplePagesWithEveryWord } from './sample-pages-oracle.ts';
+import { buildSampleSearchIndex } from '../support/sample-search-index.ts';
 
 /** How long the first search waits for a second one before giving up (then the order assertions fail). */
 const PAIR_WAIT_MS = 3000;
@@ -56,8 +55,7 @@ describe('Planning over real HTTP: an LLMCompiler plan whose steps run while it 
 
   beforeAll(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'conveyor-planning-e2e-'));
-    const index = path.join(dir, 'sample-docs.sqlite');
-    await buildSearchIndex({ out: index, sources: [sampleDocsSource()] });
+    const index = await buildSampleSearchIndex(dir);
     conveyor = await startTestConveyor({ plugins: { search: false }, tools: [pairedSearch(index, log)] });
   });
 

@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSearchApiServer, type SearchApiServer } from '../../bench/tool-profiles/search-api-server.ts';
-import { buildSearchIndex } from '../../plugins/search/search-index-builder.ts';
-import { sampleDocsSource } from '../../plugins/search/build-search-index.ts';
 import type { ConveyorHandle } from '../../gateway/start-conveyor.ts';
 import { SIM_MODEL, startTestConveyor } from '../support/conveyor-fixture.ts';
 import { postJson } from '../support/sse-client.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { buildSampleSearchIndex } from '../support/sample-search-index.ts';
 
 const request = (partial: boolean) => ({
   model: SIM_MODEL,
@@ -22,8 +21,7 @@ describe('search over an HTTP search API, through the gateway', () => {
   let conveyor: ConveyorHandle;
   beforeAll(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'conveyor-search-http-'));
-    const index = path.join(dir, 'sample.sqlite');
-    await buildSearchIndex({ out: index, sources: [sampleDocsSource()] });
+    const index = await buildSampleSearchIndex(dir);
     api = await startSearchApiServer({ indexFile: index, latencyMs: 50, concurrency: 1 });
     conveyor = await startTestConveyor({ plugins: { search: { url: api.urlTemplate } } });
   });

@@ -4,10 +4,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConveyorHandle } from '../../gateway/start-conveyor.ts';
 import type { TimelineEvent } from '../../gateway/timeline.ts';
-import { sampleDocsSource } from '../../plugins/search/build-search-index.ts';
-import { buildSearchIndex } from '../../plugins/search/search-index-builder.ts';
 import { eventually, SIM_MODEL, startTestConveyor } from '../support/conveyor-fixture.ts';
 import { getJson, postJson } from '../support/sse-client.ts';
+import { buildSampleSearchIndex } from '../support/sample-search-index.ts';
 
 interface Message {
   role: string;
@@ -29,8 +28,7 @@ describe('an upstream with its own tool parser: calls arrive as delta.tool_calls
 
   beforeAll(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'conveyor-upstream-parser-'));
-    const index = path.join(dir, 'sample-docs.sqlite');
-    await buildSearchIndex({ out: index, sources: [sampleDocsSource()] });
+    const index = await buildSampleSearchIndex(dir);
     conveyor = await startTestConveyor({
       sim: { toolCallParser: 'mistral' },
       plugins: { search: { index, maxResults: 2 }, python: false, database: false, plan: false, calculator: false, http_get: false },

@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createLlmCompilerPlanParser } from '../../parsers/formats/llmcompiler-plan-parser.ts';
@@ -9,11 +8,10 @@ import { inlineTool } from '../../plugins/kit/inline-tool.ts';
 import { runScriptedCall } from '../../plugins/kit/testing.ts';
 import { createPlanTool } from '../../plugins/plan/plan-plugin.ts';
 import type { ToolPlugin, ToolProgress } from '../../plugins/plugin-types.ts';
-import { sampleDocsSource } from '../../plugins/search/build-search-index.ts';
-import { buildSearchIndex } from '../../plugins/search/search-index-builder.ts';
 import { createSearchPlugin } from '../../plugins/search/search-plugin.ts';
 import { samplePagesWithEveryWord } from '../gateway/sample-pages-oracle.ts';
 import { suiteTempDir } from '../support/temp-dir.ts';
+import { buildSampleSearchIndex } from '../support/sample-search-index.ts';
 
 /** Runs plan text through the real LLMCompiler parser: the step pieces and the final arguments. */
 function parsePlan(text: string): { pieces: Piece[]; args: Record<string, unknown> } {
@@ -183,10 +181,11 @@ describe('plan plugin: invalid plans', () => {
 });
 
 describe('plan plugin over the built-in tools', () => {
-  const indexFile = path.join(suiteTempDir('conveyor-plan-'), 'sample.sqlite');
+  const dir = suiteTempDir('conveyor-plan-');
+  let indexFile: string;
 
   beforeAll(async () => {
-    await buildSearchIndex({ out: indexFile, sources: [sampleDocsSource()] });
+    indexFile = await buildSampleSearchIndex(dir);
   });
 
   it('searches twice in parallel, computes, and substitutes a result into a later step', async () => {
