@@ -28,6 +28,7 @@ export default definePlugin({
   runtime: 'thread',
   limits: { timeoutMs: 5_000, memoryMb: 256 },
   hooks: {
+    onLoad: warmExactMath,
     onStart: warmExactMath,
     onPiece(piece, ctx) {
       if (piece.kind !== 'field' || piece.path.join('.') !== 'expression' || typeof piece.value !== 'string') return;

@@ -66,6 +66,12 @@ export function reject(reason: string): Verdict {
 }
 
 export interface PluginHooks<Args> {
+  /**
+   * Once in each worker or plugin process that will run calls, before its first (thread,
+   * isolate and process runtimes; as a thread worker starts, when the pool knows the plugin):
+   * load libraries and compile what every call needs, so no call waits for it. Nothing per call.
+   */
+  onLoad?(): void | Promise<void>;
   /** The call's name has been decoded: pre-warm (open a database, pre-connect). Must not commit anything. */
   onStart?(ctx: PluginContext): void | Promise<void>;
   /** One completed piece of the call (a `line`, a closed JSON `field`, a plan `step`). Return `reject(...)` to abort the decode. */

@@ -18,6 +18,24 @@ export function loadPluginModule(url: string): Promise<PluginDefinition> {
   return loading;
 }
 
+const ready = new Map<string, Promise<PluginDefinition>>();
+
+/**
+ * The plugin as the runtime that runs its calls (a worker, a plugin process) needs it: imported,
+ * and its onLoad hook run once in this process or thread. A throwing onLoad fails every call.
+ */
+export function loadPluginForCalls(url: string): Promise<PluginDefinition> {
+  let loading = ready.get(url);
+  if (!loading) {
+    loading = loadPluginModule(url).then(async (definition) => {
+      await definition.hooks.onLoad?.();
+      return definition;
+    });
+    ready.set(url, loading);
+  }
+  return loading;
+}
+
 /**
  * Errors of Node's own type stripping that tsx does not have: syntax that needs a transform
  * (enums, namespaces, parameter properties), TypeScript under node_modules, .tsx/.cts files,

@@ -13,7 +13,7 @@ import type { PluginContext, PluginDefinition } from '../../plugins/kit/define-p
 import type { ToolProgress } from '../../plugins/plugin-types.ts';
 import { NdjsonLineSplitter } from '../python-ipc.ts';
 import { createIsolatedVmGuest, loadIsolatedVm } from './isolated-vm-guest.ts';
-import { hookFailure, loadPluginModule, runEndHook } from './load-plugin-module.ts';
+import { hookFailure, loadPluginForCalls, runEndHook } from './load-plugin-module.ts';
 import { createNodeVmGuest } from './node-vm-guest.ts';
 import type { ChildMessage, HostMessage } from './plugin-protocol.ts';
 
@@ -65,7 +65,7 @@ async function main(): Promise<void> {
     process.on('unhandledRejection', (err) => process.stderr.write(`unhandled rejection: ${String(err)}\n`));
   }
   const preload = flags.get('preload');
-  if (preload) await loadPluginModule(preload).catch(() => undefined);
+  if (preload) await loadPluginForCalls(preload).catch(() => undefined);
   channel.setEncoding('utf8');
   channel.on('data', (chunk: string) => {
     for (const line of splitter.push(chunk)) if (line.trim()) receive(JSON.parse(line) as HostMessage);
@@ -79,7 +79,7 @@ async function main(): Promise<void> {
 function receive(message: HostMessage): void {
   switch (message.t) {
     case 'load':
-      loadPluginModule(message.module).then(
+      loadPluginForCalls(message.module).then(
         (definition) => send({ t: 'loaded', module: message.module, plugin: definition.name }),
         (err: unknown) => send({ t: 'loaded', module: message.module, error: String(err) }),
       );
@@ -132,7 +132,7 @@ function receive(message: HostMessage): void {
 function startCall(message: Extract<HostMessage, { t: 'start' }>): void {
   const controller = new AbortController();
   const definition = message.module
-    ? loadPluginModule(message.module)
+    ? loadPluginForCalls(message.module)
     : Promise.reject(new Error('no plugin module given'));
   const guest = makeGuest(message.memoryMb ?? DEFAULT_GUEST_MEMORY_MB);
   const ctx: PluginContext = {

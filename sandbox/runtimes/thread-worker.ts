@@ -2,7 +2,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type { Piece } from '../../parsers/parser-events.ts';
 import type { PluginContext } from '../../plugins/kit/define-plugin.ts';
 import type { ToolResult } from '../../plugins/plugin-types.ts';
-import { hookFailure, loadPluginModule, runEndHook } from './load-plugin-module.ts';
+import { hookFailure, loadPluginForCalls, runEndHook } from './load-plugin-module.ts';
 
 export const END_OF_PROGRESS = '__end_of_progress__';
 
@@ -32,7 +32,7 @@ export interface ThreadTaskResult {
 
 /** Imports plugin modules ahead of their calls; a module that fails to load fails at its first call instead. */
 export async function preloadPluginModules(modules: readonly string[]): Promise<void> {
-  await Promise.all(modules.map((module) => loadPluginModule(module).catch(() => undefined)));
+  await Promise.all(modules.map((module) => loadPluginForCalls(module).catch(() => undefined)));
 }
 
 /**
@@ -49,7 +49,7 @@ export default async function runThreadTask(task: ThreadTask): Promise<ThreadTas
     emit: (progress) => task.port.postMessage(progress),
   };
   try {
-    const definition = await loadPluginModule(task.module);
+    const definition = await loadPluginForCalls(task.module);
     if (definition.name !== task.plugin) throw new Error(`module exports plugin "${definition.name}", expected "${task.plugin}"`);
     switch (task.hook) {
       case 'load':

@@ -11,6 +11,7 @@ import { createRuntimePools, type RuntimePools } from '../../../sandbox/runtimes
 import type { ProcessProtections } from '../../../sandbox/runtimes/process-sandbox.ts';
 import echo from './fixtures/echo-plugin.ts';
 import hostile from './fixtures/hostile-plugin.ts';
+import onloadCount from './fixtures/onload-plugin.ts';
 import { eventually, fixture, leftovers, sandboxUids } from './runtime-test-helpers.ts';
 
 const SECRET_NAME = 'CONVEYOR_TEST_GATEWAY_SECRET';
@@ -79,6 +80,12 @@ describe('a sample plugin in its own process', () => {
       progress: [{ type: 'unit-done', detail: 'field text' }],
       result: { ok: true, content: 'HELLO', data: { pieces: 1, startedBy: 'call_echo' } },
     });
+  });
+
+  it('runs the plugin\'s onLoad once in the child before the call', async () => {
+    const tool = toolFromPlugin(onloadCount, { moduleUrl: fixture('onload-plugin.ts'), pools });
+    const runs = [await runScriptedCall(tool, { args: {} }), await runScriptedCall(tool, { args: {} })];
+    expect(runs.map((r) => r.result?.content)).toEqual(['1', '1']);
   });
 
   it('does not count the time the model takes between pieces against the time limit', async () => {

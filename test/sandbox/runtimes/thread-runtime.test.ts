@@ -96,19 +96,22 @@ describe('thread runtime', () => {
     }
   });
 
-  it('warms every worker before the first call, and a worker that replaces an aborted one too', async () => {
+  it('warms every worker before the first call (import and onLoad), and a worker that replaces an aborted one too', async () => {
     const own = createRuntimePools({ thread: { maxThreads: 2 } });
-    // Thread ids of the workers that imported the plugin (this test's own import is thread 0).
+    // Thread ids of the workers that imported the plugin (this test's own import is thread 0) and ran its onLoad.
     const imports: number[] = [];
+    const onLoads: string[] = [];
     const channel = new BroadcastChannel(IMPORTS_CHANNEL);
     channel.onmessage = (event) => {
-      const id = (event as { data: number }).data;
-      if (id !== 0) imports.push(id);
+      const data = (event as { data: number | string }).data;
+      if (typeof data === 'string') onLoads.push(data);
+      else if (data !== 0) imports.push(data);
     };
     try {
       const tool = toolFromPlugin(importMarker, { moduleUrl: fixture('import-marker-plugin.ts'), pools: own });
       tool.warm();
-      await until(() => imports.length >= 2);
+      await until(() => onLoads.length >= 2);
+      expect(onLoads.sort()).toEqual(imports.map((id) => `onLoad ${id}`).sort());
       const ranOn = await Promise.all([0, 1].map(() => runScriptedCall(tool, { args: { delayMs: 300 } })));
       expect(new Set(ranOn.map((r) => Number(r.result?.content)))).toEqual(new Set(imports));
       expect(imports).toHaveLength(2);
@@ -118,8 +121,9 @@ describe('thread runtime', () => {
       const aborted = runScriptedCall(tool, { args: { delayMs: 60_000 } }, controller.signal);
       setTimeout(() => controller.abort(), 200);
       expect((await aborted).result?.ok).toBe(false);
-      await until(() => imports.length >= 3);
+      await until(() => onLoads.length >= 3);
       expect(new Set(imports).size).toBe(3);
+      expect(onLoads).toContain(`onLoad ${imports[2]}`);
     } finally {
       channel.close();
       await own.close();
