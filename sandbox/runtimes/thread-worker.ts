@@ -30,9 +30,21 @@ export interface ThreadTaskResult {
   error?: string;
 }
 
-/** Imports plugin modules ahead of their calls; a module that fails to load fails at its first call instead. */
+/** How long a starting worker waits for its preloads before it takes tasks anyway. */
+const PRELOAD_LIMIT_MS = 30_000;
+
+/**
+ * Imports plugin modules (and runs their onLoad) ahead of their calls. A module that fails to load
+ * fails at its first call instead; one whose onLoad never settles holds the worker back no longer
+ * than PRELOAD_LIMIT_MS, after which its calls wait on it under their own time limit.
+ */
 export async function preloadPluginModules(modules: readonly string[]): Promise<void> {
-  await Promise.all(modules.map((module) => loadPluginForCalls(module).catch(() => undefined)));
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.all(modules.map((module) => loadPluginForCalls(module).catch(() => undefined))),
+    new Promise((resolve) => (timer = setTimeout(resolve, PRELOAD_LIMIT_MS))),
+  ]);
+  clearTimeout(timer);
 }
 
 /**
