@@ -67,9 +67,10 @@ export function reject(reason: string): Verdict {
 
 export interface PluginHooks<Args> {
   /**
-   * Once in each worker or plugin process that will run calls, before its first (thread,
-   * isolate and process runtimes; as a thread worker starts, when the pool knows the plugin):
-   * load libraries and compile what every call needs, so no call waits for it. Nothing per call.
+   * Once where the calls will run, before the first: in each worker or plugin process (a thread
+   * worker as it starts), or in the gateway for `inline` (when the tool is made). Load libraries
+   * and compile what every call needs, so no call waits for it; nothing per call. If it throws,
+   * each call fails with that error.
    */
   onLoad?(): void | Promise<void>;
   /** The call's name has been decoded: pre-warm (open a database, pre-connect). Must not commit anything. */

@@ -8,6 +8,7 @@ import { parametersJsonSchema, type PluginContext, type PluginDefinition } from 
  * wrap the same hooks behind a worker, isolate or process boundary.
  */
 export function inlineTool(definition: PluginDefinition): ToolPlugin {
+  void loadInline(definition).catch(() => {});
   return {
     name: definition.name,
     description: definition.description,
@@ -15,6 +16,20 @@ export function inlineTool(definition: PluginDefinition): ToolPlugin {
     consumes: definition.consumes,
     start: (ctx) => new InlineExecution(definition, ctx),
   };
+}
+
+const loaded = new WeakMap<PluginDefinition, Promise<void>>();
+const NOTHING_TO_LOAD = Promise.resolve();
+
+/** The plugin's onLoad, once per definition in the gateway's process; its calls start after it. */
+function loadInline(definition: PluginDefinition): Promise<void> {
+  if (!definition.hooks.onLoad) return NOTHING_TO_LOAD;
+  let loading = loaded.get(definition);
+  if (!loading) {
+    loading = Promise.resolve().then(() => definition.hooks.onLoad?.());
+    loaded.set(definition, loading);
+  }
+  return loading;
 }
 
 class InlineExecution implements ToolExecution {
@@ -27,7 +42,7 @@ class InlineExecution implements ToolExecution {
     this.definition = definition;
     this.ctx = { callId: call.callId, signal: call.signal, state: {}, emit: call.emit };
     // A failing pre-warm must not surface as an unhandled rejection; onEnd reports it.
-    this.started = Promise.resolve().then(() => definition.hooks.onStart?.(this.ctx));
+    this.started = loadInline(definition).then(() => definition.hooks.onStart?.(this.ctx));
     this.started.catch(() => {});
     call.signal.addEventListener('abort', () => this.abort('request aborted'), { once: true });
   }

@@ -3,6 +3,7 @@ import { toolFromPlugin } from '../../../plugins/kit/tool-from-plugin.ts';
 import { runScriptedCall, type ScriptedCall, type ScriptedRun } from '../../../plugins/kit/testing.ts';
 import { createRuntimePools, type RuntimePools } from '../../../sandbox/runtimes/runtime-pools.ts';
 import echo from '../../sandbox/runtimes/fixtures/echo-plugin.ts';
+import onloadCount from '../../sandbox/runtimes/fixtures/onload-plugin.ts';
 
 const moduleUrl = new URL('../../sandbox/runtimes/fixtures/echo-plugin.ts', import.meta.url);
 const pythonPlugin = new URL('../../sandbox/runtimes/fixtures/echo_plugin.py', import.meta.url).pathname;
@@ -44,6 +45,16 @@ describe('toolFromPlugin', () => {
     };
     for (const [runtime, tool] of Object.entries(tools)) {
       expect(comparable(await runScriptedCall(tool, script)), runtime).toEqual(expected);
+    }
+  });
+
+  it('runs onLoad once where the calls run, before the first, in every runtime', async () => {
+    const onloadUrl = new URL('../../sandbox/runtimes/fixtures/onload-plugin.ts', import.meta.url);
+    for (const runtime of ['inline', 'thread', 'process', 'isolate'] as const) {
+      const tool = toolFromPlugin({ ...onloadCount, runtime }, { moduleUrl: onloadUrl, pools });
+      // Each answer is the number of onLoad runs in the process or worker that ran it.
+      const answers = [await runScriptedCall(tool, { args: {} }), await runScriptedCall(tool, { args: {} })].map((r) => r.result?.content);
+      expect(answers, runtime).toEqual(['1', '1']);
     }
   });
 
