@@ -16,7 +16,7 @@ export function overheadMarkdown(json: OverheadJson): string {
       (meta.baseline ? `**baseline** = the same gateway as of \`${meta.baseline}\` (--baseline); ` : '') +
       `**portkey** = ${portkey}. Every server in its own process; ` +
       'the client (undici, keep-alive) in the bench process. Each level keeps that many streams in flight (closed loop), their starts spread',
-    'evenly over a stream\'s lifetime as in steady-state serving.',
+    'evenly over a stream\'s lifetime as in steady-state serving. Measuring starts once every server has settled after its start-up (under 10% of a core over 500 ms).',
     '',
     '| streams | target | TTFT p50 / p99 (ms) | ITL p50 / p99 (ms) | added TTFT p50 / p99 (ms) | added ITL p50 / p99 (ms) | gateway CPU per 1k tokens (ms) | sim CPU per 1k tokens (ms) | streams (errors, short) |',
     '|---:|---|---:|---:|---:|---:|---:|---:|---:|',

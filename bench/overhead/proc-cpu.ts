@@ -20,3 +20,21 @@ export function processCpuMs(pid: number): number {
   const stime = Number(fields[12]);
   return ((utime + stime) * 1000) / TICKS_PER_SECOND;
 }
+
+/**
+ * Waits until a process uses less than `maxShare` of a core over `windowMs`, or `timeoutMs` has
+ * passed; returns how long it waited. A server keeps working for a while after it says it is
+ * listening (our gateway: worker threads loading plugins, about 2 s of CPU); measured from the
+ * start, that work would be charged to the first level's tokens.
+ */
+export async function untilQuiet(cpuMs: () => number, options: { windowMs?: number; maxShare?: number; timeoutMs?: number } = {}): Promise<number> {
+  const { windowMs = 500, maxShare = 0.1, timeoutMs = 20_000 } = options;
+  const start = performance.now();
+  for (;;) {
+    const before = cpuMs();
+    if (Number.isNaN(before)) return 0;
+    await new Promise((resolve) => setTimeout(resolve, windowMs));
+    const waited = performance.now() - start;
+    if (cpuMs() - before <= maxShare * windowMs || waited >= timeoutMs) return waited;
+  }
+}

@@ -5,6 +5,7 @@ import { summarize, type Summary } from '../stats.ts';
 import { OVERHEAD_PROFILE, SIM_MODEL, spawnOurGateway, spawnOverheadSim } from './bench-servers.ts';
 import type { ChildTarget } from './child-target.ts';
 import { overheadMarkdown } from './overhead-report.ts';
+import { untilQuiet } from './proc-cpu.ts';
 import { startPortkey } from './portkey-process.ts';
 import { timedChatStream, type ChatTarget, type StreamTiming } from './timed-chat-stream.ts';
 
@@ -115,6 +116,9 @@ export async function runOverhead(o: OverheadOptions = {}): Promise<{ markdown: 
       await burst(t.chat, 10, 1, sim, t.process);
       tick();
     }
+    // The servers' start-up work (our gateway's thread workers load their plugins, ~2 s of CPU
+    // after "listening") must not land in the first level's CPU per token.
+    await Promise.all(servers.map((server) => untilQuiet(() => server.cpuMs())));
     const results: LevelResult[] = [];
     for (const p of plan) {
       const samples = new Map<TargetName, Sample[]>(targets.map((t) => [t.name, []]));
