@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { constants } from 'node:os';
 
 /**
  * The servers a benchmark starts (simulators, gateways, peer gateways) are its own child processes:
@@ -7,7 +8,6 @@ import type { ChildProcess } from 'node:child_process';
  */
 const live = new Set<ChildProcess>();
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-const SIGNAL_NUMBERS = { SIGINT: 2, SIGTERM: 15, SIGHUP: 1 } as const;
 let installed = false;
 
 /** Ends `child` along with this process; it leaves the set when it exits. */
@@ -24,7 +24,7 @@ export function reapOnExit(child: ChildProcess): void {
     process.once(signal, () => {
       for (const c of live) c.kill('SIGTERM');
       // The conventional status of a process ended by that signal.
-      process.exit(128 + SIGNAL_NUMBERS[signal]);
+      process.exit(128 + constants.signals[signal]);
     });
   }
 }
