@@ -55,6 +55,16 @@ class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler, Deferr
   #paused = false;
   /** Events that arrived while the consumer had paused, or deferred (first-token-first.ts), in order. */
   #pending: EventSourceMessage[] = [];
+  /**
+   * Reads that came once the stream was generating, not yet fed to the SSE decoder: a later
+   * token's bytes wait for first-token-first's pass undecoded, so the I/O phase that also reads
+   * other streams' first tokens and new requests spends only undici's own work on them.
+   */
+  #pendingBytes: Buffer[] = [];
+  /** The body ended while bytes were held: the SSE decoder's end comes after them, in #drain. */
+  #endHeld = false;
+  /** #drain is feeding held bytes: the events they give join #pending without another pass. */
+  #feeding = false;
   /** A generation part has gone out: later events wait for the end of the I/O phase. */
   #generating = false;
   /** In first-token-first's queue. */
@@ -187,6 +197,11 @@ class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler, Deferr
       if (this.#errorBytes >= MAX_ERROR_BODY_BYTES) this.#fail(upstreamResponseError(this.#errorStatus, this.#errorChunks));
       return !this.#settled;
     }
+    if (this.#generating) {
+      this.#pendingBytes.push(chunk);
+      this.#deferIfFlowing();
+      return !this.#paused;
+    }
     try {
       this.#sse!.feed(chunk);
     } catch (error) {
@@ -200,6 +215,10 @@ class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler, Deferr
     if (this.#settled) return;
     if (this.#errorStatus !== 0) return this.#fail(upstreamResponseError(this.#errorStatus, this.#errorChunks));
     this.#endOfBody = true;
+    if (this.#pendingBytes.length > 0) {
+      this.#endHeld = true;
+      return;
+    }
     try {
       this.#sse!.end();
     } catch (error) {
@@ -224,19 +243,22 @@ class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler, Deferr
     if (this.#settled) return;
     if (this.#paused || this.#pending.length > 0 || this.#generating) {
       this.#pending.push(event);
-      if (!this.#paused && !this.#deferred) {
-        this.#deferred = true;
-        deferDrain(this);
-      }
+      if (!this.#feeding) this.#deferIfFlowing();
     } else this.#handleEvent(event);
   };
+
+  #deferIfFlowing(): void {
+    if (this.#paused || this.#deferred) return;
+    this.#deferred = true;
+    deferDrain(this);
+  }
 
   /** first-token-first's pass: what was deferred goes out now, and the end if it was held behind it. Never throws. */
   drainDeferred(): void {
     this.#deferred = false;
     if (this.#paused || this.#settled) return;
     this.#drain();
-    if (!this.#paused && !this.#settled && this.#pending.length === 0 && this.#endOfBody) this.#finish();
+    if (!this.#paused && !this.#settled && this.#pending.length === 0 && this.#pendingBytes.length === 0 && this.#endOfBody) this.#finish();
   }
 
   #handleEvent(event: EventSourceMessage): void {
@@ -272,6 +294,7 @@ class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler, Deferr
    * consumer pauses again. Several at once go through the consumer's `batchDelivery`.
    */
   #drain(): void {
+    if (this.#pendingBytes.length > 0 && !this.#decodeHeld()) return;
     const batch = this.options.batchDelivery;
     if (this.#pending.length < 2 || !batch) return this.#drainEach();
     try {
@@ -279,6 +302,26 @@ class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler, Deferr
     } catch (error) {
       this.#fail(error);
     }
+  }
+
+  /** Feeds the held reads (and the held end of the body) to the SSE decoder; false when that failed the stream. */
+  #decodeHeld(): boolean {
+    const bytes = this.#pendingBytes;
+    this.#pendingBytes = [];
+    this.#feeding = true;
+    try {
+      for (const chunk of bytes) this.#sse!.feed(chunk);
+      if (this.#endHeld) {
+        this.#endHeld = false;
+        this.#sse!.end();
+      }
+    } catch (error) {
+      this.#fail(error);
+      return false;
+    } finally {
+      this.#feeding = false;
+    }
+    return true;
   }
 
   readonly #drainEach = (): void => {
@@ -313,6 +356,7 @@ class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler, Deferr
     if (this.#sawDone) {
       this.#endOfBody = true;
       this.#pending.length = 0;
+      this.#pendingBytes.length = 0;
       this.#closeRequest();
       return this.#finish();
     }
@@ -326,6 +370,7 @@ class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler, Deferr
     this.#settled = true;
     this.#written?.();
     this.#pending.length = 0;
+    this.#pendingBytes.length = 0;
     this.#deadlines.clear();
     this.options.signal.removeEventListener('abort', this.#onSignalAbort);
     this.#closeRequest();

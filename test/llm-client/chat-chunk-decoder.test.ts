@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { UpstreamProtocolError, UpstreamResponseError } from '../../core/errors.ts';
 import { ChatChunkDecoder } from '../../llm-client/chat-chunk-decoder.ts';
@@ -93,5 +94,40 @@ describe('ChatChunkDecoder', () => {
     expect(() => decoder.decode('{"choices":')).toThrow(UpstreamProtocolError);
     expect(() => decoder.decode(JSON.stringify({ choices: [{ delta: { content: 5 } }] }))).toThrow(UpstreamProtocolError);
     expect(() => decoder.decode('[1,2]')).toThrow(UpstreamProtocolError);
+  });
+
+  describe('vLLM token chunks (decoded from their content string alone)', () => {
+    // vLLM's serialisation: the fields it leaves unset are left out, logprobs and finish_reason kept.
+    const vllmToken = (content: string, rest = ',"logprobs":null,"finish_reason":null') =>
+      `{"id":"chatcmpl-5f","object":"chat.completion.chunk","created":1795724989,"model":"mistral-7b","choices":[{"index":0,"delta":{"content":${JSON.stringify(content)}}${rest}}]}`;
+    const started = () => {
+      const decoder = new ChatChunkDecoder('asked');
+      decoder.decode(vllmToken('', ',"logprobs":null,"finish_reason":null').replace('{"content":""}', '{"role":"assistant","content":""}'));
+      return decoder;
+    };
+
+    it('gives what the whole parse gives, for any text', () => {
+      fc.assert(
+        fc.property(fc.string({ unit: 'binary' }), (text) => {
+          const data = vllmToken(text);
+          const whole = new ChatChunkDecoder('asked').decode(data).filter((p) => p.type !== 'start');
+          expect(started().decode(data)).toEqual(whole);
+        }),
+      );
+    });
+
+    it('leaves every other shape to the whole parse', () => {
+      const decoder = started();
+      expect(decoder.decode(vllmToken('x', ',"logprobs":null,"finish_reason":"stop","stop_reason":null'))).toEqual([
+        { type: 'content', text: 'x' },
+        { type: 'finish', reason: 'stop' },
+      ]);
+      // A middle that is more than one string: the same start and end around other fields.
+      const smuggled = vllmToken('a').replace('"a"}', '"a","tool_calls":[{"index":0,"function":{"name":"f"}}]}');
+      expect(decoder.decode(smuggled)).toEqual([{ type: 'content', text: 'a' }, { type: 'tool-call-delta', index: 0, name: 'f' }]);
+      // Another stream's id (a proxy that joined two streams) is not this stream's start.
+      expect(decoder.decode(vllmToken('b').replace('chatcmpl-5f', 'chatcmpl-60'))).toEqual([{ type: 'content', text: 'b' }]);
+      expect(() => decoder.decode(vllmToken('c').replace('"c"', '"c'))).toThrow(UpstreamProtocolError);
+    });
   });
 });

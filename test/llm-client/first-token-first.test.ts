@@ -69,6 +69,20 @@ describe('first tokens first', () => {
     expect(log).toEqual(['a:a1', 'a:a2', 'a:end']);
   });
 
+  it('decodes a generating stream’s later reads in the pass: an event cut across reads and a last event without its blank line come out in order', async () => {
+    const log: string[] = [];
+    const a = handStream('a', log);
+    a.read(token('a1'));
+    const a2 = token('a2');
+    a.read(a2.slice(0, 9));
+    a.read(a2.slice(9) + token('a3'));
+    a.read(vllmChunk({ content: 'a4' }, 'stop').trimEnd());
+    a.end();
+    expect(log).toEqual(['a:a1']);
+    await a.stream.done;
+    expect(log).toEqual(['a:a1', 'a:a2', 'a:a3', 'a:a4', 'a:end']);
+  });
+
   it('drops what was deferred when the stream is aborted before the pass', async () => {
     const log: string[] = [];
     const a = handStream('a', log);
