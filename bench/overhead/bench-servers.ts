@@ -7,11 +7,14 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 export const OVERHEAD_PROFILE = here('./overhead-profile.json');
 export const SIM_MODEL = 'mistral-7b-instruct-sim';
 
-/** The simulator in its own process, with the overhead scenarios (bench/overhead/scenarios). */
-export function spawnOverheadSim(): Promise<ChildTarget> {
+/**
+ * The simulator in its own process, with the overhead scenarios (bench/overhead/scenarios), on
+ * `profile` (a shipped profile's name or a JSON file; default OVERHEAD_PROFILE).
+ */
+export function spawnOverheadSim(profile: string = OVERHEAD_PROFILE): Promise<ChildTarget> {
   return spawnTarget({
     name: 'sim',
-    args: ['--import', 'tsx', here('../../sim/cli.ts'), '--port', '0', '--profile', OVERHEAD_PROFILE, '--scenarios', here('./scenarios')],
+    args: ['--import', 'tsx', here('../../sim/cli.ts'), '--port', '0', '--profile', profile, '--scenarios', here('./scenarios')],
     urlLine: /^(http:\/\/\S+\/v1)$/,
   });
 }

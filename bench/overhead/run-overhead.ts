@@ -20,6 +20,12 @@ export interface OverheadOptions {
   onProgress?: (done: number, total: number) => void;
   /** Also time our gateway as another version of it has it (`--baseline`): a checkout of this repository. */
   baseline?: { dir: string; label: string };
+  /**
+   * The simulator's timing profile (`--profile`): a shipped profile's name or a JSON file. Default
+   * `bench/overhead/overhead-profile.json`; a GPU-calibrated one (`mistral-7b-h100`) gives the
+   * token rate a real model server would send at each concurrency.
+   */
+  profile?: string;
 }
 
 export interface TargetStats {
@@ -87,7 +93,7 @@ const REQUEST = JSON.stringify({
 export async function runOverhead(o: OverheadOptions = {}): Promise<{ markdown: string; json: OverheadJson }> {
   const quick = o.quick ?? false;
   const levels = o.concurrency ?? (quick ? [1, 10] : [1, 100, 500]);
-  const sim = await spawnOverheadSim();
+  const sim = await spawnOverheadSim(o.profile);
   const servers: ChildTarget[] = [sim];
   try {
     const [ours, before, portkey] = await Promise.all([
@@ -142,7 +148,7 @@ export async function runOverhead(o: OverheadOptions = {}): Promise<{ markdown: 
         node: process.version,
         cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? '?'}`,
         loadavg: os.loadavg().map((v) => Number(v.toFixed(2))),
-        profile: OVERHEAD_PROFILE.replace(/^.*\/bench\//, 'bench/'),
+        profile: o.profile ?? OVERHEAD_PROFILE.replace(/^.*\/bench\//, 'bench/'),
         streamTokens: STREAM_TOKENS,
         portkey: 'error' in portkey ? { error: portkey.error } : { version: portkey.version, mode: 'NODE_ENV=production --headless, openai provider + x-portkey-custom-host' },
         quick,

@@ -1,3 +1,5 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -44,7 +46,10 @@ describe('gateway overhead benchmark', () => {
   it('times another version of our gateway in the same rounds with --baseline', async () => {
     // A directory is a baseline as well as a git ref: this checkout against itself.
     const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-    const { markdown, json } = await runOverhead({ quick: true, concurrency: [1], baseline: { dir: root, label: 'this checkout' } });
+    // And on a profile of its own (--profile), a faster one than the default, to keep the test short.
+    const profile = path.join(mkdtempSync(path.join(os.tmpdir(), 'overhead-profile-')), 'quick.json');
+    writeFileSync(profile, JSON.stringify({ name: 'quick', description: 'test', source: 'test', decode: { baseMs: 1, perSeqMs: 0.01 }, prefill: { baseMs: 0.5, perTokenMs: 0.001 }, maxNumSeqs: 8, maxModelLen: 32768 }));
+    const { markdown, json } = await runOverhead({ quick: true, concurrency: [1], baseline: { dir: root, label: 'this checkout' }, profile });
 
     const level = json.levels[0]!;
     const before = level.targets.baseline!;
@@ -55,7 +60,13 @@ describe('gateway overhead benchmark', () => {
     expect(json.meta.baseline).toBe('this checkout');
     expect(markdown).toContain('| 1 | baseline |');
     expect(markdown).toContain('**baseline** = the same gateway as of `this checkout`');
+    expect(json.meta.profile).toBe(profile);
+    expect(markdown).toContain(`Simulator profile \`${profile}\``);
   }, 90_000);
+
+  it('runs the simulator on the profile it is given, and stops with its error when there is none', async () => {
+    await expect(runOverhead({ quick: true, concurrency: [1], profile: 'no-such-profile' })).rejects.toThrow(/timing profile "no-such-profile" not found/);
+  }, 60_000);
 
   it('measures gateway CPU per request with parsing and with tool_parser "none", in alternating rounds', async () => {
     const { markdown, json } = await runParserCpu({ quick: true });
