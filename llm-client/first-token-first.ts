@@ -7,9 +7,9 @@
  * gateway that turned every chunk into a client write as it was read would put the whole step's
  * work (parse, route, serialise, write: tens of microseconds a chunk) ahead of that first token,
  * and time to first token would grow with the number of streams in flight. Instead, a stream that
- * has produced its first token hands its later parts here; they go out in one pass right after
- * the I/O phase (setImmediate), in the order they were read, while first tokens and new requests
- * read in the same phase are served at once. Inter-token latency pays at most the rest of that
+ * has produced its first token hands its later reads here, still undecoded; they are decoded and
+ * go out in one pass right after the I/O phase (setImmediate), in the order they were read, while
+ * first tokens and new requests read in the same phase are served at once. Inter-token latency pays at most the rest of that
  * phase; nothing is reordered within a stream.
  */
 import { performance } from 'node:perf_hooks';
