@@ -153,6 +153,7 @@ export class ChatChunkDecoder {
     }
     return parts;
   }
+
   /**
    * A vLLM chunk for one token is the stream's constant start, the content as a JSON string, and
    * a constant end: decoded by parsing that string alone instead of the whole object (on every

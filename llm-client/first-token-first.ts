@@ -9,8 +9,8 @@
  * and time to first token would grow with the number of streams in flight. Instead, a stream that
  * has produced its first token hands its later reads here, still undecoded; they are decoded and
  * go out in one pass right after the I/O phase (setImmediate), in the order they were read, while
- * first tokens and new requests read in the same phase are served at once. Inter-token latency pays at most the rest of that
- * phase; nothing is reordered within a stream.
+ * first tokens and new requests read in the same phase are served at once. Inter-token latency
+ * pays at most the rest of that phase; nothing is reordered within a stream.
  */
 import { performance } from 'node:perf_hooks';
 
