@@ -61,8 +61,6 @@ class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler, Deferr
    * other streams' first tokens and new requests spends only undici's own work on them.
    */
   #pendingBytes: Buffer[] = [];
-  /** The body ended while bytes were held: the SSE decoder's end comes after them, in #drain. */
-  #endHeld = false;
   /** #drain is feeding held bytes: the events they give join #pending without another pass. */
   #feeding = false;
   /** A generation part has gone out: later events wait for the end of the I/O phase. */
@@ -215,10 +213,8 @@ class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler, Deferr
     if (this.#settled) return;
     if (this.#errorStatus !== 0) return this.#fail(upstreamResponseError(this.#errorStatus, this.#errorChunks));
     this.#endOfBody = true;
-    if (this.#pendingBytes.length > 0) {
-      this.#endHeld = true;
-      return;
-    }
+    // Behind held bytes, the SSE decoder's end comes after them (#decodeHeld).
+    if (this.#pendingBytes.length > 0) return;
     try {
       this.#sse!.end();
     } catch (error) {
@@ -304,17 +300,17 @@ class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler, Deferr
     }
   }
 
-  /** Feeds the held reads (and the held end of the body) to the SSE decoder; false when that failed the stream. */
+  /**
+   * Feeds the held reads to the SSE decoder, then its end if the body ended meanwhile (onComplete
+   * left it for here); false when that failed the stream.
+   */
   #decodeHeld(): boolean {
     const bytes = this.#pendingBytes;
     this.#pendingBytes = [];
     this.#feeding = true;
     try {
       for (const chunk of bytes) this.#sse!.feed(chunk);
-      if (this.#endHeld) {
-        this.#endHeld = false;
-        this.#sse!.end();
-      }
+      if (this.#endOfBody) this.#sse!.end();
     } catch (error) {
       this.#fail(error);
       return false;

@@ -23,9 +23,9 @@ export function processCpuMs(pid: number): number {
 
 /**
  * Waits until a process uses less than `maxShare` of a core over `windowMs`, or `timeoutMs` has
- * passed. A server keeps working for a while after it says it is
- * listening (our gateway: worker threads loading plugins, about 2 s of CPU); measured from the
- * start, that work would be charged to the first level's tokens.
+ * passed. A server keeps working for a while after it says it is listening (our gateway: worker
+ * threads loading plugins, about 2 s of CPU); measured from the start, that work would be charged
+ * to the first level's tokens.
  */
 export async function untilQuiet(cpuMs: () => number, options: { windowMs?: number; maxShare?: number; timeoutMs?: number } = {}): Promise<void> {
   const { windowMs = 500, maxShare = 0.1, timeoutMs = 20_000 } = options;
