@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { UpstreamProtocolError, UpstreamResponseError } from '../core/errors.ts';
 import type { UpstreamPart } from './upstream-parts.ts';
 import { isUpstreamErrorObject, upstreamErrorMessage, upstreamErrorStatus } from './upstream-error-message.ts';
+import { TOKEN_CHUNK_END, tokenEventHead, tokenEventTexts } from './token-event-bytes.ts';
 
 // Loose objects everywhere: servers add fields (logprobs, stop_reason, token_ids, …) that we
 // pass over; only the fields we read are type-checked.
@@ -73,9 +74,6 @@ function isTokenChunk(json: unknown): json is ChatCompletionChunk {
   return true;
 }
 
-/** What follows the content string in vLLM's chunk for one token, byte for byte. */
-const TOKEN_CHUNK_END = '},"logprobs":null,"finish_reason":null}]}';
-
 /**
  * The text before the content string in vLLM's chunk for one token of this stream: the same for
  * every token, since id, created and model do not change within a stream.
@@ -91,6 +89,8 @@ export class ChatChunkDecoder {
   #started = false;
   /** tokenChunkStart of this stream's first chunk, once it has been seen. */
   #tokenStart: string | undefined;
+  /** The same as the bytes of an SSE event (token-event-bytes.ts), built on first use. */
+  #tokenHead: Buffer | undefined;
 
   constructor(requestedModel: string) {
     this.requestedModel = requestedModel;
@@ -152,6 +152,17 @@ export class ChatChunkDecoder {
       });
     }
     return parts;
+  }
+
+  /**
+   * The content of each event of a read made only of this stream's vLLM token events, read from
+   * its bytes (token-event-bytes.ts); undefined for any other read, which then goes through the
+   * SSE decoder and `decode`. The read must start at an event boundary.
+   */
+  tokenTexts(read: Buffer): string[] | undefined {
+    if (this.#tokenStart === undefined) return undefined;
+    this.#tokenHead ??= tokenEventHead(this.#tokenStart);
+    return tokenEventTexts(read, this.#tokenHead);
   }
 
   /**

@@ -5,6 +5,7 @@ import { UpstreamProtocolError } from '../core/errors.ts';
 // is not speaking SSE, and buffering it further would only grow memory.
 const MAX_EVENT_CHARS = 16 * 1024 * 1024;
 const STREAMING = { stream: true } as const;
+const LF = 0x0a;
 
 /**
  * Push-based server-sent events: bytes in, each complete event handed to `onEvent` at once, in
@@ -17,6 +18,7 @@ export class SseEventDecoder {
   readonly #parser: EventSourceParser;
   readonly #text = new TextDecoder('utf-8');
   #failure: ParseError | undefined;
+  #atEventBoundary = true;
 
   constructor(onEvent: (event: EventSourceMessage) => void) {
     this.#parser = createParser({
@@ -29,8 +31,19 @@ export class SseEventDecoder {
     });
   }
 
+  /**
+   * Nothing is buffered: the last read ended with a blank line ("\n\n"), so every event it began
+   * has been dispatched and no line or UTF-8 character is left half read. The next read may then
+   * be taken apart by other means (token-event-bytes.ts) without feeding it here.
+   */
+  get atEventBoundary(): boolean {
+    return this.#atEventBoundary;
+  }
+
   /** Feeds one read. Throws UpstreamProtocolError once an event outgrows the limit. */
   feed(bytes: Uint8Array): void {
+    const last = bytes.length - 1;
+    this.#atEventBoundary = last > 0 && bytes[last] === LF && bytes[last - 1] === LF;
     if (this.#failure === undefined) this.#parser.feed(this.#text.decode(bytes, STREAMING));
     this.#check();
   }

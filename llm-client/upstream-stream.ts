@@ -53,8 +53,11 @@ class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler, Deferr
   #resumeRequest: (() => void) | undefined;
   #abortBeforeConnect: Error | undefined;
   #paused = false;
-  /** Events that arrived while the consumer had paused, or deferred (first-token-first.ts), in order. */
-  #pending: EventSourceMessage[] = [];
+  /**
+   * Events that arrived while the consumer had paused, or deferred (first-token-first.ts), in
+   * order; a string is a token event's content, read from the bytes (token-event-bytes.ts).
+   */
+  #pending: (EventSourceMessage | string)[] = [];
   /**
    * Reads that came once the stream was generating, not yet fed to the SSE decoder: a later
    * token's bytes wait for first-token-first's pass undecoded, so the I/O phase that also reads
@@ -257,15 +260,16 @@ class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler, Deferr
     if (!this.#paused && !this.#settled && this.#pending.length === 0 && this.#pendingBytes.length === 0 && this.#endOfBody) this.#finish();
   }
 
-  #handleEvent(event: EventSourceMessage): void {
+  #handleEvent(event: EventSourceMessage | string): void {
     // Whatever follows [DONE] is read and dropped, so the socket ends cleanly and goes back to
     // the keep-alive pool instead of being destroyed.
     if (this.#sawDone) return;
-    if (event.data === '[DONE]') {
+    let parts: UpstreamPart[];
+    if (typeof event === 'string') parts = event === '' ? [] : [{ type: 'content', text: event }];
+    else if (event.data === '[DONE]') {
       this.#sawDone = true;
       return;
-    }
-    const parts = this.#decoder!.decode(event.data, event.event);
+    } else parts = this.#decoder!.decode(event.data, event.event);
     const generation = parts.some(isGenerationPart);
     this.#deadlines.chunkArrived(generation);
     if (generation) this.#generating = true;
@@ -309,7 +313,12 @@ class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler, Deferr
     this.#pendingBytes = [];
     this.#feeding = true;
     try {
-      for (const chunk of bytes) this.#sse!.feed(chunk);
+      for (const chunk of bytes) {
+        // Most reads of a generating vLLM stream are whole token events: read from the bytes.
+        const texts = this.#sse!.atEventBoundary ? this.#decoder!.tokenTexts(chunk) : undefined;
+        if (texts === undefined) this.#sse!.feed(chunk);
+        else for (const text of texts) this.#pending.push(text);
+      }
       if (this.#endOfBody) this.#sse!.end();
     } catch (error) {
       this.#fail(error);

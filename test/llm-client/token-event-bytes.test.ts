@@ -1,0 +1,97 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ChatChunkDecoder } from '../../llm-client/chat-chunk-decoder.ts';
+import { SseEventDecoder } from '../../llm-client/sse-event-decoder.ts';
+import type { UpstreamPart } from '../../llm-client/upstream-parts.ts';
+
+// vLLM's serialisation of one token's chunk, as the simulator and vLLM write it.
+const START = '{"id":"chatcmpl-5f","object":"chat.completion.chunk","created":1795724989,"model":"mistral-7b","choices":[{"index":0,"delta":';
+const tokenEvent = (content: string) => `data: ${START}{"content":${JSON.stringify(content)}},"logprobs":null,"finish_reason":null}]}\n\n`;
+const FIRST = `data: ${START}{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}\n\n`;
+
+/** A decoder that has seen the stream's first chunk, as PumpedStream's is once a stream generates. */
+function started(): ChatChunkDecoder {
+  const decoder = new ChatChunkDecoder('asked');
+  const sse = new SseEventDecoder((event) => decoder.decode(event.data, event.event));
+  sse.feed(Buffer.from(FIRST));
+  return decoder;
+}
+
+/** The content parts the SSE decoder and the whole decode give for the same bytes. */
+function slowPath(read: Buffer): UpstreamPart[] {
+  const decoder = started();
+  const parts: UpstreamPart[] = [];
+  const sse = new SseEventDecoder((event) => parts.push(...decoder.decode(event.data, event.event)));
+  sse.feed(read);
+  return parts;
+}
+
+const asParts = (texts: string[]): UpstreamPart[] => texts.filter((text) => text !== '').map((text) => ({ type: 'content', text }));
+
+describe('token events read from bytes (ChatChunkDecoder.tokenTexts)', () => {
+  it('reads a read of whole token events as the SSE decoder and the whole parse do, for any texts', () => {
+    fc.assert(
+      fc.property(fc.array(fc.string({ unit: 'binary' }), { minLength: 1, maxLength: 4 }), (contents) => {
+        const read = Buffer.from(contents.map(tokenEvent).join(''));
+        const texts = started().tokenTexts(read);
+        expect(texts).toEqual(contents);
+        expect(asParts(texts!)).toEqual(slowPath(read));
+      }),
+    );
+  });
+
+  it('gives the same text as TextDecoder for invalid UTF-8 in the content', () => {
+    const [before, after] = tokenEvent('\u0000').split('"\\u0000"') as [string, string];
+    const read = Buffer.concat([Buffer.from(`${before}"`), Buffer.from([0x61, 0xc3, 0xe2, 0x82, 0xff, 0x62]), Buffer.from(`"${after}`)]);
+    expect(asParts(started().tokenTexts(read)!)).toEqual(slowPath(read));
+  });
+
+  it('leaves every other read to the SSE decoder', () => {
+    const decoder = started();
+    const whole = tokenEvent('a');
+    const others = [
+      // cut short, inside or after the event
+      whole.slice(0, 60),
+      whole.slice(0, -1),
+      whole + tokenEvent('b').slice(0, 30),
+      // vLLM's last token carries its finish reason; usage; [DONE]; a keep-alive comment
+      whole.replace('"finish_reason":null', '"finish_reason":"stop","stop_reason":null'),
+      `data: ${START.replace(/"choices":.*/, '"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1}}')}\n\n`,
+      'data: [DONE]\n\n',
+      `: ping\n\n${whole}`,
+      // CRLF framing, an event name, no space after "data:", another stream's id
+      whole.replace(/\n\n$/, '\r\n\r\n'),
+      `event: error\n${whole}`,
+      whole.replace('data: ', 'data:'),
+      whole.replace('chatcmpl-5f', 'chatcmpl-60'),
+      // the same start and end around more than one string
+      whole.replace('"a"}', '"a","tool_calls":[{"index":0,"function":{"name":"f"}}]}'),
+      whole.replace('"a"}', '"a}'),
+    ];
+    for (const other of others) expect(decoder.tokenTexts(Buffer.from(other)), other).toBeUndefined();
+  });
+
+  it('reads nothing before the stream has given its first chunk', () => {
+    expect(new ChatChunkDecoder('asked').tokenTexts(Buffer.from(tokenEvent('a')))).toBeUndefined();
+  });
+});
+
+describe('SseEventDecoder.atEventBoundary', () => {
+  it('holds only after a read that ends with a blank line', () => {
+    const sse = new SseEventDecoder(() => undefined);
+    expect(sse.atEventBoundary).toBe(true);
+    const event = tokenEvent('a');
+    for (const [read, boundary] of [
+      [event.slice(0, 20), false],
+      [event.slice(20, -1), false],
+      ['\n', false],
+      [event, true],
+      [`${event}data: x\n`, false],
+      ['\n\n', true],
+      ['', false],
+    ] as const) {
+      sse.feed(Buffer.from(read));
+      expect(sse.atEventBoundary, JSON.stringify(read)).toBe(boundary);
+    }
+  });
+});
