@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { ChunkedBodyWriter } from '../core/chunked-body-writer.ts';
 
 const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -18,10 +19,9 @@ const SSE_HEADERS = {
  */
 export class SseWriter {
   private readonly res: ServerResponse;
+  private readonly body: ChunkedBodyWriter;
   private keepAlive: NodeJS.Timeout | undefined;
   private closed = false;
-  /** The first write went through node:http (status line and headers with it). */
-  private started = false;
   private batching = false;
   /** Frames written inside `group`, sent together at its end; undefined outside one. */
   private held: string | undefined;
@@ -32,11 +32,12 @@ export class SseWriter {
     keepAliveMs = 15_000,
   ) {
     this.res = res;
+    this.body = new ChunkedBodyWriter(res);
     res.writeHead(200, { ...SSE_HEADERS, ...headers });
     // Nothing written in this tick (a caller that opens the stream before it has an event):
     // the headers still go out now.
     process.nextTick(() => {
-      if (!this.started && !this.closed) res.flushHeaders();
+      if (!this.body.started && !this.closed) res.flushHeaders();
     });
     this.keepAlive = setInterval(() => this.comment('keep-alive'), keepAliveMs);
     this.keepAlive.unref();
@@ -107,23 +108,9 @@ export class SseWriter {
     else this.send(frame);
   }
 
-  /**
-   * One event (or a group's events), one socket write. After the first write (which carries the
-   * headers), the frames go to the socket already framed as one HTTP/1.1 chunk — the same bytes
-   * node:http writes — instead of through ServerResponse.write, which queues size line, data and
-   * CRLF separately, corks the socket and flushes them as a writev on the next tick: on every
-   * token's path that cost ~7% of the gateway's CPU per token (bench/overhead). Only while node:http has chosen
-   * chunked encoding for this response and the socket is this response's own (`res.socket` is
-   * set only for the response whose turn it is on a keep-alive connection).
-   */
+  /** One event (or a group's events), one socket write (ChunkedBodyWriter). */
   private send(frame: string): void {
-    const socket = this.res.socket;
-    if (this.started && this.res.chunkedEncoding && socket?.writable) {
-      socket.write(`${Buffer.byteLength(frame).toString(16)}\r\n${frame}\r\n`);
-      return;
-    }
-    this.started = true;
-    this.res.write(frame);
+    this.body.write(frame);
   }
 
   private stop(): void {

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { ChunkedBodyWriter } from '../core/chunked-body-writer.ts';
 import {
   deltaChunk,
   roleChunk,
@@ -28,6 +29,7 @@ export interface ChatStreamOptions {
  */
 export class ChatStreamWriter {
   private readonly res: ServerResponse;
+  private readonly body: ChunkedBodyWriter;
   private readonly ident: CompletionIdentity;
   private readonly options: ChatStreamOptions;
   private started = false;
@@ -35,6 +37,7 @@ export class ChatStreamWriter {
 
   constructor(res: ServerResponse, ident: CompletionIdentity, options: ChatStreamOptions) {
     this.res = res;
+    this.body = new ChunkedBodyWriter(res);
     this.ident = ident;
     this.options = options;
   }
@@ -76,6 +79,6 @@ export class ChatStreamWriter {
   }
 
   private send(chunk: ChatCompletionChunk): void {
-    this.res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+    this.body.write(`data: ${JSON.stringify(chunk)}\n\n`);
   }
 }

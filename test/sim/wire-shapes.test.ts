@@ -3,6 +3,7 @@ import { SCENARIOS_DIR } from '../../sim/scenario-loader.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeText } from '../../sim/mistral-tokenizer.ts';
 import { startSim, type SimHandle } from '../../sim/sim-server.ts';
+import { parseResponses, pipelined } from '../support/raw-http.ts';
 import { allSseData, fixedReplyScenario, postChat, streamedText } from './sim-test-helpers.ts';
 
 // The emoji U+1F9EC is spelled with four byte-fallback tokens: three chunks carry "".
@@ -82,6 +83,19 @@ describe('streaming chat completion', () => {
     const chunks = payloads.slice(0, -1).map((p) => JSON.parse(p) as Chunk);
     expect(chunks.map((c) => c.usage!.completion_tokens)).toEqual([0, 1, 2, 3, 3]);
     expect(chunks.at(-1)!.choices).toEqual([]);
+  });
+  it('frames every event as one well-formed HTTP/1.1 chunk, also for pipelined requests on one connection', async () => {
+    const ask = (max_tokens: number) => ({ model: 'mistral-7b-instruct-sim', messages, stream: true, max_tokens });
+    const responses = parseResponses(await pipelined(sim.url, [ask(9), ask(4)]), 2);
+    for (const [i, response] of responses.entries()) {
+      // One event per chunk, but the first token's, which leaves with the role chunk as in vLLM.
+      for (const chunk of response.chunks) expect(chunk).toMatch(/^(data: [^\n]*\n\n){1,2}$/);
+      const data = response.chunks.join('').split('\n\n').filter(Boolean).map((e) => e.slice('data: '.length));
+      expect(data.at(-1)).toBe('[DONE]');
+      const text = data.slice(0, -1).map((d) => (JSON.parse(d) as Chunk).choices[0]?.delta['content'] ?? '').join('');
+      expect(text).toBe(REPLY.slice(0, text.length));
+      expect(data.length - 1).toBe(1 + [9, 4][i]!);
+    }
   });
 });
 
