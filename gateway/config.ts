@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { UpstreamUrlsSchema } from '../llm-client/upstream-url.ts';
 import { normaliseOrigin } from './cors.ts';
 
 /** Model-name patterns → tool-call format, mirroring the parsers vLLM pairs with these families. */
@@ -20,9 +21,9 @@ export const DEFAULT_TOOL_PARSERS = [
 const upstreamConfigSchema = z.strictObject({
   /**
    * OpenAI-compatible base URL, ending in /v1 (vLLM, SGLang, llama.cpp server, the sim), or a
-   * list of them: replicas serving the same model, balanced with failover (README "Replicas").
+   * Unix domain socket in nginx's form, unix:/run/vllm.sock:/v1 (vLLM's --uds), or a list of them: replicas serving the same model, balanced with failover (README "Replicas").
    */
-  baseUrl: z.union([z.url(), z.array(z.url()).min(1)]).refine((v) => typeof v === 'string' || new Set(v).size === v.length, 'a replica is listed twice'),
+  baseUrl: UpstreamUrlsSchema.refine((v) => typeof v === 'string' || new Set(v).size === v.length, 'a replica is listed twice'),
   apiKey: z.string().optional(),
   /** Model name sent upstream for every request (default: the client's `model`). */
   model: z.string().optional(),

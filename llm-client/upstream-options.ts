@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { InvalidRequestError } from '../core/errors.ts';
 import type { ReplicaAffinity } from './upstream-replicas.ts';
+import { UpstreamUrlSchema, UpstreamUrlsSchema } from './upstream-url.ts';
 
 // setTimeout clamps anything above 2^31-1 ms to 1 ms, which would turn a "very long" timeout
 // into an immediate one.
@@ -28,9 +29,7 @@ export const UpstreamTimeoutsSchema = z
 
 export type UpstreamTimeouts = z.output<typeof UpstreamTimeoutsSchema>;
 
-const baseUrl = z
-  .url({ protocol: /^https?$/ })
-  .transform((url) => url.replace(/\/+$/, ''));
+const baseUrl = UpstreamUrlSchema;
 
 const abortSignal = z.custom<AbortSignal>((v) => v instanceof AbortSignal, 'must be an AbortSignal');
 
@@ -41,7 +40,7 @@ const dispatcher = z.custom<Dispatcher>(
 );
 
 const connection = {
-  /** e.g. http://127.0.0.1:8000/v1 — the client appends /chat/completions or /models. */
+  /** e.g. http://127.0.0.1:8000/v1 or unix:/run/vllm.sock:/v1 — the client appends /chat/completions or /models. */
   baseUrl,
   apiKey: z.string().min(1).optional(),
   signal: abortSignal,
@@ -86,7 +85,7 @@ export const StreamChatCompletionOptionsSchema = z.object({ ...connection, body:
 const { signal: _signal, baseUrl: _baseUrl, ...connectionOnly } = connection;
 export const UpstreamConnectionSchema = z.object({
   ...connectionOnly,
-  baseUrl: z.union([baseUrl, z.array(baseUrl).min(1)]),
+  baseUrl: UpstreamUrlsSchema,
   /** How long a replica that failed rests before it is tried again (doubles per failure in a row). */
   replicaRestMs: milliseconds.default(2_000),
   maxReplicaRestMs: milliseconds.default(30_000),

@@ -1,16 +1,17 @@
 import { Pool } from 'undici';
+import type { UpstreamUrl } from './upstream-url.ts';
 
 /**
- * One keep-alive pool per upstream origin (and connect timeout, which undici fixes per pool), so
- * consecutive rounds of a conversation reuse warm sockets instead of reconnecting each time.
+ * One keep-alive pool per upstream origin or socket (and connect timeout, which undici fixes per
+ * pool), so consecutive rounds of a conversation reuse warm sockets instead of reconnecting.
  */
 const pools = new Map<string, Pool>();
 
-export function upstreamPool(origin: string, connectMs: number): Pool {
-  const key = `${origin} ${connectMs}`;
+export function upstreamPool({ origin, socketPath }: Pick<UpstreamUrl, 'origin' | 'socketPath'>, connectMs: number): Pool {
+  const key = `${origin} ${socketPath ?? ''} ${connectMs}`;
   let pool = pools.get(key);
   if (pool === undefined || pool.closed || pool.destroyed) {
-    pool = new Pool(origin, { connect: { timeout: connectMs } });
+    pool = new Pool(origin, { connect: { timeout: connectMs, ...(socketPath === undefined ? {} : { socketPath }) } });
     pools.set(key, pool);
   }
   return pool;

@@ -25,6 +25,7 @@ function parsePositive(value: string): number {
 interface SimCliOptions {
   host: string;
   port: number;
+  uds?: string;
   profile: string;
   scenarios: string[];
   model: string;
@@ -39,6 +40,7 @@ const program = new Command()
   .description('Continuous-batching LLM engine simulator speaking vLLM\'s OpenAI-compatible API')
   .option('--host <host>', 'interface to listen on', '127.0.0.1')
   .option('--port <port>', 'port (0 = any free port)', parsePort, 8000)
+  .option('--uds <path>', 'listen on this Unix domain socket instead of host and port, as vLLM does; the URL printed is unix:PATH:/v1')
   .option('--profile <name-or-path>', `timing profile: ${shippedProfileNames().join(', ')} (sim/profiles), or a JSON file`, DEFAULT_PROFILE)
   .option('--scenarios <dir...>', 'scenario folder(s), tried in order', [SCENARIOS_DIR])
   .option('--model <name>', 'served model name', DEFAULT_MODEL_NAME)
@@ -52,6 +54,7 @@ const program = new Command()
     const sim = await startSim({
       host: opts.host,
       port: opts.port,
+      uds: opts.uds,
       profile: opts.profile,
       scenarioDirs: opts.scenarios,
       modelName: opts.model,

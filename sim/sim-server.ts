@@ -1,3 +1,4 @@
+import { lstatSync, unlinkSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EngineLoop } from './engine-loop.ts';
@@ -18,6 +19,11 @@ export interface SimOptions {
   host?: string;
   /** Default 0: any free port (read it back from the handle). */
   port?: number;
+  /**
+   * A Unix domain socket path to listen on instead of host and port, as vLLM's `--uds`; the
+   * handle's url is then `unix:PATH:/v1`. A socket file left by an earlier run is replaced.
+   */
+  uds?: string;
   /** A shipped profile's name, a path to a profile JSON file, or a profile object. Default 'mistral-7b-rtx3090'. */
   profile?: string | TimingProfile;
   /** Folders of scenario JSON files, tried in order. Default: [sim/scenarios]. */
@@ -49,8 +55,9 @@ export type ToolCallParserName = (typeof TOOL_CALL_PARSERS)[number];
 export const DEFAULT_PREFIX_CACHE_TOKENS = 262_144;
 
 export interface SimHandle {
-  /** Base URL for OpenAI clients, ending in /v1, e.g. http://127.0.0.1:PORT/v1. */
+  /** Base URL for OpenAI clients, ending in /v1, e.g. http://127.0.0.1:PORT/v1 (unix:PATH:/v1 with `uds`). */
   url: string;
+  /** The TCP port; 0 on a Unix domain socket. */
   port: number;
   counters(): SimCounters;
   /** Stops the engine loop (unfinished requests are cut off) and the HTTP server. */
@@ -72,13 +79,21 @@ export async function startSim(options: SimOptions = {}): Promise<SimHandle> {
   const engine = new EngineLoop({ profile, prefixCache: cacheTokens > 0 ? new PrefixCache(cacheTokens) : undefined });
   const server = createServer(createRequestListener({ engine, scenarios, modelName: options.modelName ?? DEFAULT_MODEL_NAME, toolCallParser: options.toolCallParser }));
   const host = options.host ?? '127.0.0.1';
-  await listen(server, options.port ?? 0, host);
-  const port = (server.address() as AddressInfo).port;
-  const urlHost = host.includes(':') ? `[${host}]` : host;
+  let url: string;
+  let port = 0;
+  if (options.uds !== undefined) {
+    removeStaleSocket(options.uds);
+    await listen(server, options.uds);
+    url = `unix:${options.uds}:/v1`;
+  } else {
+    await listen(server, options.port ?? 0, host);
+    port = (server.address() as AddressInfo).port;
+    url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/v1`;
+  }
 
   let closing: Promise<void> | null = null;
   return {
-    url: `http://${urlHost}:${port}/v1`,
+    url,
     port,
     counters: () => engine.counters(),
     close() {
@@ -92,12 +107,24 @@ export async function startSim(options: SimOptions = {}): Promise<SimHandle> {
   };
 }
 
-function listen(server: Server, port: number, host: string): Promise<void> {
+/** Listens on a TCP port of `host`, or on a Unix domain socket when `host` is undefined and `where` a path. */
+function listen(server: Server, where: number | string, host?: string): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => {
+    const listening = () => {
       server.off('error', reject);
       resolve();
-    });
+    };
+    if (typeof where === 'string') server.listen(where, listening);
+    else server.listen(where, host, listening);
   });
+}
+
+/** A socket file outlives a process that was killed; anything else at the path is left alone (listen then fails). */
+function removeStaleSocket(path: string): void {
+  try {
+    if (lstatSync(path).isSocket()) unlinkSync(path);
+  } catch {
+    // Nothing there.
+  }
 }

@@ -1,9 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { request } from 'node:http';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { suiteTempDir } from '../support/temp-dir.ts';
 import { postChat, allSseData, streamedText } from './sim-test-helpers.ts';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -26,6 +29,7 @@ async function startCli(args: string[] = []): Promise<{ proc: ChildProcess; url:
 }
 
 describe('sim/cli.ts', () => {
+  const udsDir = suiteTempDir('sim-uds-');
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     it(`prints the URL, serves, and exits cleanly on ${signal}`, async () => {
       const { proc, url } = await startCli();
@@ -39,6 +43,24 @@ describe('sim/cli.ts', () => {
       expect(code).toBe(0);
     });
   }
+
+  it('--uds PATH: listens on a Unix domain socket, as vLLM does, prints unix:PATH:/v1 and removes the socket on exit', async () => {
+    const socket = join(udsDir, 'sim.sock');
+    const { proc, url } = await startCli(['--uds', socket]);
+    expect(url).toBe(`unix:${socket}:/v1`);
+    const models = await new Promise<{ status?: number; body: string }>((resolve, reject) => {
+      request({ socketPath: socket, path: '/v1/models' }, (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => resolve({ status: res.statusCode, body }));
+      }).on('error', reject).end();
+    });
+    expect(models.status).toBe(200);
+    expect(models.body).toContain('"object":"list"');
+    const exited = once(proc, 'exit');
+    proc.kill('SIGTERM');
+    await exited;
+    expect(existsSync(socket)).toBe(false);
+  });
 
   it('--enable-auto-tool-choice --tool-call-parser mistral: tool calls leave as tool_calls', async () => {
     const { url } = await startCli(['--enable-auto-tool-choice', '--tool-call-parser', 'mistral']);
