@@ -20,8 +20,9 @@ export const DEFAULT_TOOL_PARSERS = [
 /** The upstream part of the gateway's configuration. */
 const upstreamConfigSchema = z.strictObject({
   /**
-   * OpenAI-compatible base URL, ending in /v1 (vLLM, SGLang, llama.cpp server, the sim), or a
-   * Unix domain socket in nginx's form, unix:/run/vllm.sock:/v1 (vLLM's --uds), or a list of them: replicas serving the same model, balanced with failover (README "Replicas").
+   * OpenAI-compatible base URL, ending in /v1 (vLLM, SGLang, llama.cpp server, the sim), or a Unix
+   * domain socket in nginx's form, unix:/run/vllm.sock:/v1 (vLLM's --uds); or a list of them:
+   * replicas serving the same model, balanced with failover (README "Replicas").
    */
   baseUrl: UpstreamUrlsSchema.refine((v) => typeof v === 'string' || new Set(v).size === v.length, 'a replica is listed twice'),
   apiKey: z.string().optional(),

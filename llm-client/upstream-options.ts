@@ -29,8 +29,6 @@ export const UpstreamTimeoutsSchema = z
 
 export type UpstreamTimeouts = z.output<typeof UpstreamTimeoutsSchema>;
 
-const baseUrl = UpstreamUrlSchema;
-
 const abortSignal = z.custom<AbortSignal>((v) => v instanceof AbortSignal, 'must be an AbortSignal');
 
 // Duck-typed: undici's Dispatcher may come from another copy of undici (e.g. Node's bundled one).
@@ -41,7 +39,7 @@ const dispatcher = z.custom<Dispatcher>(
 
 const connection = {
   /** e.g. http://127.0.0.1:8000/v1 or unix:/run/vllm.sock:/v1 — the client appends /chat/completions or /models. */
-  baseUrl,
+  baseUrl: UpstreamUrlSchema,
   apiKey: z.string().min(1).optional(),
   signal: abortSignal,
   timeouts: UpstreamTimeoutsSchema.prefault({}),
