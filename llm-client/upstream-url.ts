@@ -48,32 +48,37 @@ export function parseUpstreamUrl(baseUrl: string): UpstreamUrl {
   return { origin: url.origin, pathname: url.pathname.replace(/\/+$/, ''), search: url.search };
 }
 
+/** What is wrong with `url` as an upstream base URL, or undefined when nothing is. */
+function urlProblem(url: string): string | undefined {
+  try {
+    parseUpstreamUrl(url);
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+const withoutTrailingSlashes = (url: string) => url.replace(/\/+$/, '');
+
 /** An upstream base URL as configured (parseUpstreamUrl's forms), trailing slashes dropped. */
 export const UpstreamUrlSchema = z
   .string()
-  .superRefine((value, ctx) => {
-    try {
-      parseUpstreamUrl(value);
-    } catch (error) {
-      ctx.addIssue({ code: 'custom', message: (error as Error).message });
-    }
+  .superRefine((url, ctx) => {
+    const message = urlProblem(url);
+    if (message !== undefined) ctx.addIssue({ code: 'custom', message });
   })
-  .transform((url) => url.replace(/\/+$/, ''));
+  .transform(withoutTrailingSlashes);
 
 /**
  * One base URL, or several (replicas of one model), as UpstreamUrlSchema; unlike a union of the
  * two, a bad URL's own message reaches the user, with its index in a list.
  */
-export const UpstreamUrlsSchema = z.union([z.string(), z.array(z.string()).min(1)]).transform((value, ctx) => {
-  const urls = typeof value === 'string' ? [value] : value;
-  for (const [index, url] of urls.entries()) {
-    try {
-      parseUpstreamUrl(url);
-    } catch (error) {
-      ctx.addIssue({ code: 'custom', message: (error as Error).message, path: typeof value === 'string' ? [] : [index] });
-      return z.NEVER;
+export const UpstreamUrlsSchema = z
+  .union([z.string(), z.array(z.string()).min(1)])
+  .superRefine((value, ctx) => {
+    for (const [index, url] of (typeof value === 'string' ? [value] : value).entries()) {
+      const message = urlProblem(url);
+      if (message !== undefined) ctx.addIssue({ code: 'custom', message, path: typeof value === 'string' ? [] : [index] });
     }
-  }
-  const trimmed = urls.map((url) => url.replace(/\/+$/, ''));
-  return typeof value === 'string' ? trimmed[0]! : trimmed;
-});
+  })
+  .transform((value) => (typeof value === 'string' ? withoutTrailingSlashes(value) : value.map(withoutTrailingSlashes)));

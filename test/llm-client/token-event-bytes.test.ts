@@ -3,11 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { ChatChunkDecoder } from '../../llm-client/chat-chunk-decoder.ts';
 import { SseEventDecoder } from '../../llm-client/sse-event-decoder.ts';
 import type { UpstreamPart } from '../../llm-client/upstream-parts.ts';
+import { vllmChunk } from './fixtures/vllm-streams.ts';
 
-// vLLM's serialisation of one token's chunk, as the simulator and vLLM write it.
-const START = '{"id":"chatcmpl-5f","object":"chat.completion.chunk","created":1795724989,"model":"mistral-7b","choices":[{"index":0,"delta":';
-const tokenEvent = (content: string) => `data: ${START}{"content":${JSON.stringify(content)}},"logprobs":null,"finish_reason":null}]}\n\n`;
-const FIRST = `data: ${START}{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}\n\n`;
+// Token events as vLLM writes them (the recorded-style fixtures every llm-client test uses).
+const tokenEvent = (content: string) => vllmChunk({ content });
+const FIRST = vllmChunk({ role: 'assistant', content: '' });
 
 /** A decoder that has seen the stream's first chunk, as PumpedStream's is once a stream generates. */
 function started(): ChatChunkDecoder {
@@ -56,14 +56,14 @@ describe('token events read from bytes (ChatChunkDecoder.tokenTexts)', () => {
       whole + tokenEvent('b').slice(0, 30),
       // vLLM's last token carries its finish reason; usage; [DONE]; a keep-alive comment
       whole.replace('"finish_reason":null', '"finish_reason":"stop","stop_reason":null'),
-      `data: ${START.replace(/"choices":.*/, '"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1}}')}\n\n`,
+      whole.replace(/"choices":.*/, '"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1}}\n\n'),
       'data: [DONE]\n\n',
       `: ping\n\n${whole}`,
       // CRLF framing, an event name, no space after "data:", another stream's id
       whole.replace(/\n\n$/, '\r\n\r\n'),
       `event: error\n${whole}`,
       whole.replace('data: ', 'data:'),
-      whole.replace('chatcmpl-5f', 'chatcmpl-60'),
+      whole.replace(/chatcmpl-\w+/, 'chatcmpl-60'),
       // the same start and end around more than one string
       whole.replace('"a"}', '"a","tool_calls":[{"index":0,"function":{"name":"f"}}]}'),
       whole.replace('"a"}', '"a}'),
