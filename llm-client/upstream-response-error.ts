@@ -9,14 +9,32 @@ export async function readUpstreamResponseError(
   status: number,
   body: AsyncIterable<Uint8Array>,
 ): Promise<UpstreamResponseError> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    chunks.push(chunk);
-    size += chunk.byteLength;
-    if (size >= MAX_ERROR_BODY_BYTES) break;
+  const errorBody = new ErrorBody(status);
+  for await (const chunk of body) if (errorBody.add(chunk)) break;
+  return errorBody.error();
+}
+
+/** A non-2xx body taken read by read (undici pushes it), kept up to MAX_ERROR_BODY_BYTES. */
+export class ErrorBody {
+  readonly status: number;
+  readonly #chunks: Uint8Array[] = [];
+  #size = 0;
+
+  constructor(status: number) {
+    this.status = status;
   }
-  return upstreamResponseError(status, chunks);
+
+  /** Keeps one read; true once the bound is reached and the rest need not be read. */
+  add(chunk: Uint8Array): boolean {
+    this.#chunks.push(chunk);
+    this.#size += chunk.byteLength;
+    return this.#size >= MAX_ERROR_BODY_BYTES;
+  }
+
+  /** The error for what was read so far. */
+  error(): UpstreamResponseError {
+    return upstreamResponseError(this.status, this.#chunks);
+  }
 }
 
 /** The error for a non-2xx answer whose body (or its first MAX_ERROR_BODY_BYTES) is `chunks`. */

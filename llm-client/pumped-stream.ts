@@ -1,0 +1,328 @@
+import type { Dispatcher } from 'undici';
+import type { EventSourceMessage } from 'eventsource-parser';
+import { ClientAbortedError, UpstreamProtocolError, type UpstreamError } from '../core/errors.ts';
+import { ChatChunkDecoder, isGenerationPart } from './chat-chunk-decoder.ts';
+import { chatCompletionRequest } from './chat-completion-request.ts';
+import { deferDrain, requestDispatched, type DeferredDrain } from './first-token-first.ts';
+import { HeldEvents, type HeldEvent } from './held-events.ts';
+import { rawHeaderValue } from './raw-headers.ts';
+import { SseEventDecoder } from './sse-event-decoder.ts';
+import { StreamDeadlines } from './stream-deadlines.ts';
+import { abortReason, toUpstreamError } from './upstream-failure.ts';
+import type { ResolvedStreamOptions } from './upstream-options.ts';
+import type { UpstreamPart } from './upstream-parts.ts';
+import { ErrorBody } from './upstream-response-error.ts';
+import type { UpstreamStream } from './upstream-stream.ts';
+
+/**
+ * The stream and its undici dispatch handler in one object. undici's classic handler interface
+ * (onConnect … onError) is the one every undici version calls directly, Node's bundled copy
+ * included; the controller-style interface goes through a wrapper per call.
+ */
+export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler, DeferredDrain {
+  private readonly options: ResolvedStreamOptions;
+  private readonly onPart: (part: UpstreamPart) => void;
+  readonly done: Promise<void>;
+  interrupted = false;
+  #resolve!: () => void;
+  #reject!: (reason: unknown) => void;
+  #settled = false;
+  /** undici's request finished (completed or errored): nothing left to abort. */
+  #requestOver = false;
+  #abortRequest: ((err?: Error) => void) | undefined;
+  #resumeRequest: (() => void) | undefined;
+  #abortBeforeConnect: Error | undefined;
+  #paused = false;
+  readonly #held = new HeldEvents();
+  /** A generation part has gone out: later events wait for the end of the I/O phase. */
+  #generating = false;
+  /** In first-token-first's queue. */
+  #deferred = false;
+  /** Tells first-token-first that undici has written the request (or it never will). */
+  #written: (() => void) | undefined;
+  #endOfBody = false;
+  #sawDone = false;
+  /** The body of a non-2xx answer, read for its message. */
+  #errorBody: ErrorBody | undefined;
+  #expired: UpstreamError | undefined;
+  // Built when an event stream starts (onHeaders): the request goes out without waiting for them.
+  #decoder: ChatChunkDecoder | undefined;
+  #sse: SseEventDecoder | undefined;
+  readonly #deadlines: StreamDeadlines;
+
+  constructor(options: ResolvedStreamOptions, onPart: (part: UpstreamPart) => void) {
+    this.options = options;
+    this.onPart = onPart;
+    this.done = new Promise<void>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+    this.#deadlines = new StreamDeadlines(options.timeouts, (error) => {
+      this.#expired = error;
+      this.#fail(error);
+    });
+  }
+
+  start(): void {
+    const { signal } = this.options;
+    if (signal.aborted) {
+      this.interrupted = true;
+      this.#settle(abortReason(signal));
+      return;
+    }
+    // STYLE 6: the caller's one signal reaches the socket.
+    signal.addEventListener('abort', this.#onSignalAbort, { once: true });
+    try {
+      const { dispatcher, request } = chatCompletionRequest(this.options);
+      this.#deadlines.start();
+      // Before dispatch: undici may write (onConnect) inside it, on a socket not used before.
+      this.#written = requestDispatched();
+      dispatcher.dispatch(request, this);
+    } catch (error) {
+      this.#fail(error);
+    }
+  }
+
+  abort(reason: unknown): void {
+    if (this.#settled) return;
+    this.interrupted = true;
+    this.#settle(reason);
+  }
+
+  pause(): void {
+    if (this.#paused || this.#settled) return;
+    this.#paused = true;
+    this.#deadlines.pause();
+  }
+
+  resume(): void {
+    if (!this.#paused || this.#settled) return;
+    this.#paused = false;
+    this.#drain();
+    if (this.#paused || this.#settled) return;
+    this.#deadlines.resume();
+    if (this.#endOfBody) this.#finish();
+    else this.#resumeRequest?.();
+  }
+
+  // ---- undici's handler interface ----
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.#written?.();
+    if (this.#settled) return abort(this.#abortBeforeConnect ?? new ClientAbortedError());
+    this.#abortRequest = abort;
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[] | string[] | null, resume: () => void): boolean {
+    if (this.#settled) return false;
+    if (statusCode < 200) return true;
+    this.#resumeRequest = resume;
+    if (statusCode > 299) {
+      this.#errorBody = new ErrorBody(statusCode);
+      return true;
+    }
+    const contentType = rawHeaderValue(rawHeaders, 'content-type');
+    if (!contentType.toLowerCase().includes('text/event-stream')) {
+      this.#fail(new UpstreamProtocolError(`upstream answered ${contentType || 'no content type'}, not text/event-stream`));
+      return false;
+    }
+    this.#decoder = new ChatChunkDecoder(this.options.body.model);
+    this.#sse = new SseEventDecoder(this.#onEvent);
+    if (this.options.onAccepted) {
+      try {
+        this.options.onAccepted({ baseUrl: this.options.baseUrl });
+      } catch (error) {
+        this.#settle(error);
+        return false;
+      }
+    }
+    return !this.#paused && !this.#settled;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.#settled) return false;
+    if (this.#errorBody) {
+      if (this.#errorBody.add(chunk)) this.#fail(this.#errorBody.error());
+      return !this.#settled;
+    }
+    if (this.#generating) {
+      this.#held.holdRead(chunk);
+      this.#deferIfFlowing();
+      return !this.#paused;
+    }
+    try {
+      this.#sse!.feed(chunk);
+    } catch (error) {
+      this.#fail(error);
+    }
+    return !this.#settled && !this.#paused;
+  }
+
+  onComplete(): void {
+    this.#requestOver = true;
+    if (this.#settled) return;
+    if (this.#errorBody) return this.#fail(this.#errorBody.error());
+    this.#endOfBody = true;
+    // Behind held reads, the SSE decoder's end comes after them (#drain).
+    if (this.#held.hasReads) return;
+    try {
+      this.#sse!.end();
+    } catch (error) {
+      return this.#fail(error);
+    }
+    if (!this.#paused && this.#held.events.length === 0) this.#finish();
+  }
+
+  onError(error: Error): void {
+    this.#requestOver = true;
+    this.#fail(error);
+  }
+
+  // ---- the stream ----
+
+  readonly #onSignalAbort = (): void => {
+    this.interrupted = true;
+    this.#settle(abortReason(this.options.signal));
+  };
+
+  readonly #onEvent = (event: EventSourceMessage): void => {
+    if (this.#settled) return;
+    const held = this.#held;
+    if (this.#paused || held.events.length > 0 || this.#generating) {
+      held.events.push(event);
+      if (!held.decoding) this.#deferIfFlowing();
+    } else this.#handleEvent(event);
+  };
+
+  #deferIfFlowing(): void {
+    if (this.#paused || this.#deferred) return;
+    this.#deferred = true;
+    deferDrain(this);
+  }
+
+  /** first-token-first's pass: what was deferred goes out now, and the end if it was held behind it. Never throws. */
+  drainDeferred(): void {
+    this.#deferred = false;
+    if (this.#paused || this.#settled) return;
+    this.#drain();
+    if (!this.#paused && !this.#settled && this.#held.isEmpty && this.#endOfBody) this.#finish();
+  }
+
+  #handleEvent(event: HeldEvent): void {
+    // Whatever follows [DONE] is read and dropped, so the socket ends cleanly and goes back to
+    // the keep-alive pool instead of being destroyed.
+    if (this.#sawDone) return;
+    let parts: UpstreamPart[];
+    if (typeof event === 'string') parts = event === '' ? [] : [{ type: 'content', text: event }];
+    else if (event.data === '[DONE]') {
+      this.#sawDone = true;
+      return;
+    } else parts = this.#decoder!.decode(event.data, event.event);
+    const generation = parts.some(isGenerationPart);
+    this.#deadlines.chunkArrived(generation);
+    if (generation) this.#generating = true;
+    for (const part of parts) {
+      // Parts already decoded from one read must not outlive an abort or expiry.
+      if (this.#settled) return;
+      this.#deliver(part);
+    }
+  }
+
+  /** What `onPart` throws is the consumer's own failure: it ends the stream unchanged. */
+  #deliver(part: UpstreamPart): void {
+    try {
+      this.onPart(part);
+    } catch (error) {
+      this.#settle(error);
+    }
+  }
+
+  /**
+   * Hands over the events held back (paused, or deferred by first-token-first), until the
+   * consumer pauses again; held reads are decoded first, and the SSE decoder's end after them if
+   * the body ended meanwhile (onComplete left it for here). Several events at once go through the
+   * consumer's `batchDelivery`.
+   */
+  #drain(): void {
+    const held = this.#held;
+    if (held.hasReads) {
+      try {
+        held.decodeReads(this.#sse!, this.#decoder!, this.#endOfBody);
+      } catch (error) {
+        return this.#fail(error);
+      }
+    }
+    const batch = this.options.batchDelivery;
+    if (held.events.length < 2 || !batch) return this.#drainEach();
+    try {
+      batch(this.#drainEach);
+    } catch (error) {
+      this.#fail(error);
+    }
+  }
+
+  readonly #drainEach = (): void => {
+    const events = this.#held.events;
+    let i = 0;
+    try {
+      while (i < events.length && !this.#paused && !this.#settled) this.#handleEvent(events[i++]!);
+    } catch (error) {
+      this.#fail(error);
+    }
+    events.splice(0, i);
+  };
+
+  #finish(): void {
+    if (this.#settled) return;
+    if (!this.#decoder?.started) {
+      this.#settle(new UpstreamProtocolError('upstream ended the stream without sending any chunk'));
+      return;
+    }
+    this.#deliver({ type: 'end' });
+    this.#settle();
+  }
+
+  /** A failure of the upstream, the network or the decoding. */
+  #fail(error: unknown): void {
+    if (this.#settled) return;
+    const { signal, baseUrl, timeouts } = this.options;
+    if (signal.aborted) {
+      this.interrupted = true;
+      return this.#settle(abortReason(signal));
+    }
+    // After [DONE] the answer is complete; a server that then stalls or resets costs only the socket.
+    if (this.#sawDone) {
+      this.#endOfBody = true;
+      this.#held.clear();
+      this.#closeRequest();
+      return this.#finish();
+    }
+    if (this.#expired) this.interrupted = true;
+    this.#settle(this.#expired ?? toUpstreamError(error, { baseUrl, timeouts }));
+  }
+
+  /** Ends the stream: resolves without `reason`, rejects with it. */
+  #settle(...outcome: [] | [reason: unknown]): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#written?.();
+    this.#held.clear();
+    this.#deadlines.clear();
+    this.options.signal.removeEventListener('abort', this.#onSignalAbort);
+    this.#closeRequest();
+    if (outcome.length === 0) this.#resolve();
+    else this.#reject(outcome[0]);
+  }
+
+  /**
+   * An unfinished response cannot be reused: aborting makes undici destroy the socket, which is
+   * how the server learns it should stop decoding.
+   */
+  #closeRequest(): void {
+    if (this.#requestOver) return;
+    this.#requestOver = true;
+    const reason = new ClientAbortedError();
+    if (this.#abortRequest) this.#abortRequest(reason);
+    else this.#abortBeforeConnect = reason;
+  }
+}
