@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { handleChatCompletions } from './chat-completions-route.ts';
+import { handleCompletions } from './completions-route.ts';
 import { sendErrorFor } from './error-response.ts';
 import { sendJson } from './json-response.ts';
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics } from './metrics-text.ts';
@@ -11,6 +12,7 @@ type Handler = (ctx: SimContext, req: IncomingMessage, res: ServerResponse) => v
 
 const ROUTES: Record<string, Partial<Record<string, Handler>>> = {
   '/v1/chat/completions': { POST: handleChatCompletions },
+  '/v1/completions': { POST: handleCompletions },
   '/v1/models': { GET: listModels },
   // vLLM answers /health with an empty 200.
   '/health': { GET: (_ctx, _req, res) => void res.writeHead(200, { 'content-length': '0' }).end() },

@@ -1,0 +1,59 @@
+import type { ServerResponse } from 'node:http';
+import { ChunkedBodyWriter } from '../core/chunked-body-writer.ts';
+import { usage, type CompletionIdentity } from './chat-completion-shapes.ts';
+import { textChunk, textUsageChunk } from './completion-shapes.ts';
+import type { TokenEvent } from './sequence.ts';
+
+export interface CompletionStreamOptions {
+  promptTokens: number;
+  /** stream_options.include_usage: a final chunk with `choices: []` and the usage. */
+  includeUsage: boolean;
+  /** stream_options.continuous_usage_stats: usage on every chunk instead of null. */
+  continuousUsage: boolean;
+}
+
+/**
+ * Writes one streamed text completion as vLLM's serving_completion does: headers at once, one
+ * chunk per token (no role chunk, unlike chat; held-back bytes give `"text": ""`), finish_reason on the last token's chunk, the
+ * optional usage chunk, and `data: [DONE]`.
+ */
+export class CompletionStreamWriter {
+  readonly #res: ServerResponse;
+  readonly #body: ChunkedBodyWriter;
+  readonly #ident: CompletionIdentity;
+  readonly #options: CompletionStreamOptions;
+  #ended = false;
+
+  constructor(res: ServerResponse, ident: CompletionIdentity, options: CompletionStreamOptions) {
+    this.#res = res;
+    this.#body = new ChunkedBodyWriter(res);
+    this.#ident = ident;
+    this.#options = options;
+  }
+
+  /** Whether [DONE] has been written (a close after this is not a disconnect). */
+  get finished(): boolean {
+    return this.#ended;
+  }
+
+  open(): void {
+    this.#res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
+    this.#res.flushHeaders();
+  }
+
+  token(event: TokenEvent): void {
+    if (this.#ended) return;
+    const { promptTokens, includeUsage, continuousUsage } = this.#options;
+    const last = event.finishReason !== null;
+    const totals = continuousUsage ? usage(promptTokens, event.completionTokens) : null;
+    this.#send(textChunk(this.#ident, event.text, event.finishReason, last ? (event.stopReason ?? null) : null, totals));
+    if (!last) return;
+    if (includeUsage) this.#send(textUsageChunk(this.#ident, usage(promptTokens, event.completionTokens)));
+    this.#res.end('data: [DONE]\n\n');
+    this.#ended = true;
+  }
+
+  #send(chunk: object): void {
+    this.#body.write(`data: ${JSON.stringify(chunk)}\n\n`);
+  }
+}

@@ -1,0 +1,80 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { usage } from './chat-completion-shapes.ts';
+import { completionRequestSchema, DEFAULT_COMPLETION_MAX_TOKENS, type CompletionRequest } from './completion-request-schema.ts';
+import { newTextCompletionIdentity, textCompletion } from './completion-shapes.ts';
+import { CompletionStreamWriter } from './completion-stream-writer.ts';
+import { sendErrorFor } from './error-response.ts';
+import { readJsonRequest } from './json-request.ts';
+import { sendJson } from './json-response.ts';
+import { BOS_TOKEN_ID, encodeText, tokenBytes } from './mistral-tokenizer.ts';
+import { selectScenario, sequencePlan } from './request-plan.ts';
+import type { SimContext } from './sim-context.ts';
+
+/**
+ * POST /v1/completions, vLLM's legacy text endpoint: the prompt is raw text (or token ids), not a
+ * conversation. The reply is picked as for a chat whose one user message is the prompt, and
+ * played through the same engine loop, so it batches with the chat streams.
+ */
+export async function handleCompletions(ctx: SimContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const body = await readJsonRequest(req, res, completionRequestSchema);
+  if (body === undefined) return;
+  try {
+    startCompletion(ctx, body, res);
+  } catch (err) {
+    sendErrorFor(res, err);
+  }
+}
+
+function promptOf(body: CompletionRequest): { text: string; tokenIds: readonly number[] } {
+  const prompt = body.prompt;
+  if (typeof prompt === 'string' || typeof prompt[0] === 'string') {
+    const text = typeof prompt === 'string' ? prompt : (prompt[0] as string);
+    // A text prompt is tokenized with BOS first, as vLLM's tokenizer does for Mistral.
+    return { text, tokenIds: [BOS_TOKEN_ID, ...encodeText(text)] };
+  }
+  const tokenIds = prompt as number[];
+  const text = Buffer.concat(tokenIds.map((id) => tokenBytes(id))).toString('utf8');
+  return { text, tokenIds };
+}
+
+function startCompletion(ctx: SimContext, body: CompletionRequest, res: ServerResponse): void {
+  const selected = selectScenario(ctx, body);
+  const prompt = promptOf(body);
+  const reply = ctx.scenarios.reply([{ role: 'user', content: prompt.text }], selected).text;
+  const plan = sequencePlan(ctx, body, {
+    promptTokenIds: prompt.tokenIds,
+    outputTokenIds: encodeText(reply),
+    inputField: 'prompt',
+    defaultMaxTokens: DEFAULT_COMPLETION_MAX_TOKENS,
+  });
+  const promptTokens = plan.promptTokens;
+  const ident = newTextCompletionIdentity(body.model ?? ctx.modelName);
+
+  if (body.stream) {
+    const includeUsage = body.stream_options != null && body.stream_options.include_usage !== false;
+    const writer = new CompletionStreamWriter(res, ident, {
+      promptTokens,
+      includeUsage,
+      continuousUsage: includeUsage && body.stream_options?.continuous_usage_stats === true,
+    });
+    writer.open();
+    const handle = ctx.engine.submit(plan, { onToken: (e) => writer.token(e), onAborted: () => res.destroy() });
+    res.on('close', () => {
+      if (!writer.finished) handle.abort();
+    });
+    return;
+  }
+
+  let text = '';
+  const handle = ctx.engine.submit(plan, {
+    onToken(event) {
+      text += event.text;
+      if (event.finishReason === null) return;
+      sendJson(res, 200, textCompletion(ident, text, event.finishReason, event.stopReason ?? null, usage(promptTokens, event.completionTokens)));
+    },
+    onAborted: () => res.destroy(),
+  });
+  res.on('close', () => {
+    if (!res.writableEnded) handle.abort();
+  });
+}

@@ -1,0 +1,41 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { z } from 'zod';
+import { sendValidationError, sendVllmError, zodProblems } from './error-response.ts';
+import { BodyTooLargeError, readBody } from './request-body.ts';
+
+const BODY_LIMIT_BYTES = 32 * 1024 * 1024;
+
+/**
+ * A POST body read and checked as vLLM's FastAPI app does it: JSON media type (its
+ * validate_json_request dependency), size, syntax, then the route's schema. On a problem the
+ * 400 (or 413) is sent in vLLM's words and the result is undefined.
+ */
+export async function readJsonRequest<S extends z.ZodType>(req: IncomingMessage, res: ServerResponse, schema: S): Promise<z.output<S> | undefined> {
+  const mediaType = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (mediaType !== 'application/json') {
+    req.resume();
+    sendValidationError(res, [{ type: 'media_type', loc: null, msg: "Unsupported Media Type: Only 'application/json' is allowed" }]);
+    return undefined;
+  }
+  let raw: Buffer;
+  try {
+    raw = await readBody(req, BODY_LIMIT_BYTES);
+  } catch (err) {
+    if (!(err instanceof BodyTooLargeError)) throw err;
+    sendVllmError(res, 413, err.message, 'Request Entity Too Large');
+    return undefined;
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(raw.toString('utf8'));
+  } catch {
+    sendValidationError(res, [{ type: 'json_invalid', loc: ['body', 0], msg: 'JSON decode error' }]);
+    return undefined;
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    sendValidationError(res, zodProblems(parsed.error));
+    return undefined;
+  }
+  return parsed.data;
+}

@@ -1,0 +1,77 @@
+import { InvalidRequestError, NotFoundError } from '../core/errors.ts';
+import type { LoadedScenario } from './scenario-loader.ts';
+import type { SequencePlan } from './sequence.ts';
+import type { SimContext } from './sim-context.ts';
+import { findStopPoint, stopHoldBackChars } from './stop-strings.ts';
+
+/** The request fields that shape a sequence's plan, the same on /v1/chat/completions and /v1/completions. */
+export interface PlanRequest {
+  model?: string | null | undefined;
+  /** Simulator extension: pick a scenario by name (same as model `sim-<name>`). */
+  scenario?: string | undefined;
+  max_tokens?: number | null | undefined;
+  max_completion_tokens?: number | null | undefined;
+  stop?: string | string[] | null | undefined;
+  include_stop_str_in_output?: boolean | null | undefined;
+}
+
+/** The scenario a request asks for by model alias or by `scenario`; undefined: match on the prompt. */
+export function selectScenario(ctx: SimContext, body: PlanRequest): LoadedScenario | undefined {
+  const model = body.model ?? ctx.modelName;
+  const byModel = model === ctx.modelName ? undefined : ctx.scenarios.forModel(model);
+  if (model !== ctx.modelName && byModel === undefined) {
+    throw new NotFoundError(`The model \`${model}\` does not exist.`);
+  }
+  if (body.scenario === undefined) return byModel;
+  const named = ctx.scenarios.get(body.scenario);
+  if (named === undefined) {
+    throw new InvalidRequestError(`Unknown scenario \`${body.scenario}\`; loaded: ${ctx.scenarios.scenarios.map((s) => s.name).join(', ') || 'none'}.`, 'scenario');
+  }
+  return named;
+}
+
+export interface PlanInput {
+  /** The prompt as token ids (its length is the prefill and the usage). */
+  promptTokenIds: readonly number[];
+  /** The reply as token ids. */
+  outputTokenIds: readonly number[];
+  /** Where the prompt came from, for the wording of a too-long error: chat `messages` or completions' `prompt`. */
+  inputField: 'messages' | 'prompt';
+  /** max_tokens when the request gives none; undefined: whatever the context leaves (chat). */
+  defaultMaxTokens?: number;
+}
+
+/** The engine's plan for one request: prompt, reply, the max_tokens bound, and the stop strings' cut. */
+export function sequencePlan(ctx: SimContext, body: PlanRequest, input: PlanInput): SequencePlan {
+  const stops = typeof body.stop === 'string' ? [body.stop] : (body.stop ?? []);
+  const keepStop = body.include_stop_str_in_output === true;
+  return {
+    promptTokens: input.promptTokenIds.length,
+    promptTokenIds: input.promptTokenIds,
+    outputTokenIds: input.outputTokenIds,
+    maxTokens: maxTokensFor(ctx, body, input),
+    stop: findStopPoint(input.outputTokenIds, stops, keepStop),
+    holdBackChars: stopHoldBackChars(stops, keepStop),
+  };
+}
+
+// The checks of vLLM's get_max_tokens / input validation, with its wording.
+function maxTokensFor(ctx: SimContext, body: PlanRequest, input: PlanInput): number {
+  const maxModelLen = ctx.engine.profile.maxModelLen;
+  const promptTokens = input.promptTokenIds.length;
+  if (promptTokens >= maxModelLen) {
+    throw new InvalidRequestError(
+      `This model's maximum context length is ${maxModelLen} tokens. However, your request has ${promptTokens} input tokens. Please reduce the length of the input ${input.inputField}.`,
+      input.inputField,
+    );
+  }
+  const requested = body.max_completion_tokens ?? body.max_tokens ?? input.defaultMaxTokens ?? null;
+  if (requested === null) return maxModelLen - promptTokens;
+  if (promptTokens + requested > maxModelLen) {
+    throw new InvalidRequestError(
+      `'max_tokens' or 'max_completion_tokens' is too large: ${requested}. This model's maximum context length is ${maxModelLen} tokens and your request has ${promptTokens} input tokens (${requested} > ${maxModelLen} - ${promptTokens}).`,
+      'max_tokens',
+    );
+  }
+  return requested;
+}

@@ -1,0 +1,97 @@
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BOS_TOKEN_ID, encodeText } from '../../sim/mistral-tokenizer.ts';
+import { startSim, type SimHandle } from '../../sim/sim-server.ts';
+import { allSseData, fixedReplyScenario } from './sim-test-helpers.ts';
+
+// The emoji U+1F9EC is spelled with four byte-fallback tokens: three of them carry "".
+const REPLY = 'Hello world! \u{1F9EC} done.';
+const MODEL = 'mistral-7b-instruct-sim';
+
+let sim: SimHandle;
+let client: OpenAI;
+
+beforeAll(async () => {
+  sim = await startSim({ profile: 'fast-test', scenarios: [fixedReplyScenario('hello', REPLY)] });
+  client = new OpenAI({ baseURL: sim.url, apiKey: 'sim', maxRetries: 0 });
+});
+afterAll(() => sim.close());
+
+function postCompletion(body: unknown): Promise<Response> {
+  return fetch(`${sim.url}/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
+
+interface TextChunk {
+  id: string;
+  object: string;
+  choices: Array<{ index: number; text: string; logprobs: null; finish_reason: string | null; stop_reason: string | null }>;
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null;
+}
+
+describe('POST /v1/completions (vLLM legacy text completions)', () => {
+  it('streams one text_completion chunk per token, no role chunk, then usage and [DONE]', async () => {
+    const res = await postCompletion({ model: MODEL, prompt: 'say hello', max_tokens: 200, stream: true, stream_options: { include_usage: true } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    const payloads = await allSseData(res);
+    expect(payloads.at(-1)).toBe('[DONE]');
+    const chunks = payloads.slice(0, -1).map((p) => JSON.parse(p) as TextChunk);
+    const usageChunk = chunks.at(-1)!;
+    const tokenChunks = chunks.slice(0, -1);
+
+    expect(tokenChunks[0]!.id).toMatch(/^cmpl-[0-9a-f]{32}$/);
+    expect(tokenChunks).toHaveLength(encodeText(REPLY).length + 1); // + EOS
+    for (const c of tokenChunks) {
+      expect(c).toMatchObject({ id: tokenChunks[0]!.id, object: 'text_completion', model: MODEL, usage: null });
+      expect(Object.keys(c.choices[0]!)).toEqual(['index', 'text', 'logprobs', 'finish_reason', 'stop_reason']);
+    }
+    expect(tokenChunks.map((c) => c.choices[0]!.text).join('')).toBe(REPLY);
+    expect(tokenChunks.at(-1)!.choices[0]).toMatchObject({ finish_reason: 'stop', stop_reason: null });
+    const promptTokens = 1 + encodeText('say hello').length;
+    expect(usageChunk).toMatchObject({ choices: [], usage: { prompt_tokens: promptTokens, completion_tokens: tokenChunks.length } });
+  });
+
+  it('defaults max_tokens to 16 as vLLM does, and ends with finish_reason "length"', async () => {
+    // `scenario` is the simulator's extension; the client sends unknown fields as they are.
+    const long = await client.completions.create({ model: MODEL, prompt: 'x', scenario: 'sine-wave' } as OpenAI.CompletionCreateParamsNonStreaming);
+    expect(long.object).toBe('text_completion');
+    expect(long.choices[0]!.finish_reason).toBe('length');
+    expect(long.usage!.completion_tokens).toBe(16);
+  });
+
+  it('serves the official openai client, streamed and not, with the same text', async () => {
+    const whole = await client.completions.create({ model: MODEL, prompt: 'say hello', max_tokens: 100 });
+    expect(whole.choices[0]).toMatchObject({ index: 0, text: REPLY, finish_reason: 'stop' });
+    expect(whole.id).toMatch(/^cmpl-/);
+
+    const stream = await client.completions.create({ model: MODEL, prompt: 'say hello', max_tokens: 100, stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.text ?? '';
+    expect(text).toBe(REPLY);
+  });
+
+  it('takes a prompt as token ids, and cuts at a stop string with stop_reason', async () => {
+    const ids = [BOS_TOKEN_ID, ...encodeText('say hello')];
+    const res = await postCompletion({ model: MODEL, prompt: ids, max_tokens: 100, stop: ['world'] });
+    const body = (await res.json()) as TextChunk;
+    expect(body.choices[0]).toMatchObject({ text: 'Hello ', finish_reason: 'stop', stop_reason: 'world' });
+    expect(body.usage!.prompt_tokens).toBe(ids.length);
+  });
+
+  it("refuses what it cannot do in vLLM's validation words", async () => {
+    const cases: Array<[unknown, string]> = [
+      [{ model: MODEL }, 'prompt'],
+      [{ model: MODEL, prompt: ['a', 'b'] }, 'prompt'],
+      [{ model: MODEL, prompt: 'a', echo: true }, 'echo'],
+      [{ model: MODEL, prompt: 'a', stream_options: { include_usage: true } }, 'stream_options'],
+    ];
+    for (const [body, param] of cases) {
+      const res = await postCompletion(body);
+      expect(res.status).toBe(400);
+      const error = ((await res.json()) as { error: { message: string; param: string } }).error;
+      expect(error.param).toBe(`body.${param}`);
+    }
+    const unknownModel = await postCompletion({ model: 'nope', prompt: 'a' });
+    expect(unknownModel.status).toBe(404);
+  });
+});
