@@ -53,8 +53,15 @@ export class OriginNotAllowedError extends ConveyorError {
 }
 
 export class NotFoundError extends ConveyorError {
-  constructor(message: string) {
-    super('not_found', message);
+  constructor(message: string, code = 'not_found') {
+    super(code, message);
+  }
+}
+
+/** OpenAI's answer to a model it does not serve: 404, code `model_not_found`. */
+export class ModelNotFoundError extends NotFoundError {
+  constructor(model: string) {
+    super(`The model \`${model}\` does not exist.`, 'model_not_found');
   }
 }
 

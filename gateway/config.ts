@@ -82,6 +82,12 @@ const gatewayConfigFields = z.strictObject({
     )
     .default([]),
   maxBodyBytes: z.number().int().positive().default(4 * 1024 * 1024),
+  /**
+   * Requests to `/v1/…` endpoints the gateway does not implement itself (`/v1/completions`,
+   * `/v1/embeddings`, …) go to the upstream unchanged (gateway/upstream-forward-route.ts);
+   * false: a 404 there.
+   */
+  forwardOtherEndpoints: z.boolean().default(true),
   /** GET / serves the playground page (gateway/playground/); false: a 404 there. */
   playground: z.boolean().default(true),
   codeFence: z

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { prettifyError } from 'zod';
-import { GatewayConfigError, MethodNotAllowedError, NotFoundError, OriginNotAllowedError, ShuttingDownError } from '../core/errors.ts';
+import { GatewayConfigError, MethodNotAllowedError, ModelNotFoundError, NotFoundError, OriginNotAllowedError, ShuttingDownError } from '../core/errors.ts';
 import { AccessLog, silentLogger, type Logger } from './access-log.ts';
 import { authenticate } from './client-auth.ts';
 import { CorsPolicy, isSameOrigin } from './cors.ts';
@@ -13,6 +13,7 @@ import { createChatCompletionPump } from '../llm-client/pump-chat-completion.ts'
 import type { ReplicaState } from '../llm-client/upstream-replicas.ts';
 import type { ToolPlugin } from '../plugins/plugin-types.ts';
 import { chatCompletionsRoute } from './chat-completions-route.ts';
+import { upstreamForwardRoute } from './upstream-forward-route.ts';
 import { gatewayConfigSchema, type GatewayConfig, type GatewayConfigInput } from './config.ts';
 import { GatewayMetrics } from './gateway-metrics.ts';
 import { toErrorResponse } from './error-response.ts';
@@ -65,6 +66,17 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
   const routes: Array<{ method: string; pattern: RegExp; handler: Handler }> = [
     { method: 'POST', pattern: /^\/v1\/chat\/completions$/, handler: (req, res) => chatCompletionsRoute(routeCtx, req, res) },
     { method: 'GET', pattern: /^\/v1\/models$/, handler: async (_req, res) => sendJson(res, 200, await models(config)) },
+    {
+      // OpenAI's "retrieve model"; vLLM has no such route, so it is answered from the list.
+      method: 'GET',
+      pattern: /^\/v1\/models\/(?<id>.+)$/,
+      handler: async (_req, res, params) => {
+        const id = decodeURIComponent(params.id ?? '');
+        const model = (await models(config)).data.find((m) => m.id === id);
+        if (!model) throw new ModelNotFoundError(id);
+        sendJson(res, 200, model);
+      },
+    },
     {
       method: 'GET',
       pattern: /^\/v1\/requests\/(?<id>[\w-]+)\/timeline$/,
@@ -132,6 +144,10 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     checkHost?.(req);
     if (cors.handle(req, res)) return;
     const matches = routes.filter((r) => r.pattern.test(path));
+    if (matches.length === 0 && config.forwardOtherEndpoints && path.startsWith('/v1/')) {
+      authenticate(req, config.apiKeys);
+      return upstreamForwardRoute(routeCtx, req, res, path);
+    }
     if (matches.length === 0) throw new NotFoundError(`no route for ${req.method} ${path}`);
     const route = matches.find((r) => r.method === req.method);
     if (!route) throw new MethodNotAllowedError(req.method ?? '?', path);

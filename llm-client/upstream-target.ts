@@ -27,10 +27,15 @@ function parseBaseUrl(baseUrl: string): UpstreamUrl {
   return parsed;
 }
 
-/** Where one endpoint of an upstream lives and how to reach it (shared pool unless overridden). */
+/**
+ * Where one endpoint of an upstream lives and how to reach it (shared pool unless overridden).
+ * `endpoint` is the path after the base URL (`/chat/completions`); `query`, without its `?`, joins
+ * the base URL's own.
+ */
 export function upstreamTarget(
   options: { baseUrl: string; apiKey?: string | undefined; dispatcher?: Dispatcher | undefined; timeouts: { connectMs: number } },
-  endpoint: '/chat/completions' | '/models',
+  endpoint: string,
+  query = '',
 ): UpstreamTarget {
   const url = parseBaseUrl(options.baseUrl);
   const headers: Record<string, string> = {};
@@ -39,7 +44,12 @@ export function upstreamTarget(
     dispatcher: options.dispatcher ?? upstreamPool(url, options.timeouts.connectMs),
     origin: url.origin,
     // Keeps a query string such as Azure's ?api-version=… on the endpoint.
-    path: `${url.pathname}${endpoint}${url.search}`,
+    path: `${url.pathname}${endpoint}${joinQuery(url.search, query)}`,
     headers,
   };
+}
+
+function joinQuery(baseSearch: string, query: string): string {
+  if (query === '') return baseSearch;
+  return baseSearch === '' ? `?${query}` : `${baseSearch}&${query}`;
 }

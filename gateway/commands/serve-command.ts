@@ -28,6 +28,7 @@ interface ServeOptions {
   allowedOrigin?: string[];
   tool?: string[];
   playground: boolean;
+  forwardOtherEndpoints: boolean;
 }
 
 const int = (v: string) => Number.parseInt(v, 10);
@@ -56,6 +57,7 @@ export function registerServeCommand(program: Command): void {
     .option('--allowed-host <name...>', 'without --api-key on a loopback address, names besides loopback ones that requests may be addressed to (Host), e.g. a local proxy\'s')
     .option('--allowed-origin <origin...>', 'web pages on these origins may call the gateway from the browser (CORS), e.g. http://localhost:3000; * allows any page and needs --api-key')
     .option('--no-playground', 'do not serve the playground page at /')
+    .option('--no-forward-other-endpoints', 'answer 404 to /v1/… endpoints the gateway does not implement (/v1/completions, /v1/embeddings, …) instead of passing them to the upstream')
     .option('--no-partial-execution', 'sequential baseline: run tools only after each decode ends')
     .option('--max-tool-rounds <n>', 'model→tool→model rounds per request', int, 8)
     .option('--shutdown-grace <seconds>', 'on SIGTERM/SIGINT, how long requests in flight may finish before they are cut (a second signal cuts at once)', seconds, 30)
@@ -95,6 +97,7 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
       partialExecution: given('partialExecution'),
       maxToolRounds: given('maxToolRounds'),
       playground: given('playground'),
+      forwardOtherEndpoints: given('forwardOtherEndpoints'),
     }),
     upstream: defined({
       baseUrl: upstreams === undefined || upstreams.length === 0 ? undefined : upstreams.length === 1 ? upstreams[0] : upstreams,
