@@ -35,6 +35,7 @@ export class GatewayMetrics {
   readonly #toolDuration: Histogram;
   readonly #toolWait: Histogram;
   readonly #toolOverlap: Counter;
+  readonly #forwarded: Counter;
 
   constructor(replicas?: UpstreamReplicas) {
     const registers = [this.registry];
@@ -73,7 +74,18 @@ export class GatewayMetrics {
       help: "Tool time that ran while the model was still decoding (hidden by partial execution).",
       registers,
     });
+    this.#forwarded = new Counter({
+      name: 'conveyor_forwarded_requests_total',
+      help: 'Requests to other /v1 endpoints passed to the upstream (completions, embeddings, …), by the status it answered, or the error code when it answered none.',
+      labelNames: ['status'],
+      registers,
+    });
     if (replicas) registerReplicaMetrics(this.registry, replicas);
+  }
+
+  /** A forwarded request got its answer's status line (`200`, `404` …), or failed with an error code before it. */
+  forwarded(status: string): void {
+    this.#forwarded.inc({ status });
   }
 
   /** A request refused before it began (bad JSON, a body that fails the schema): counted, not timed. */

@@ -1,16 +1,18 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import { ClientAbortedError, UpstreamResponseError } from '../core/errors.ts';
+import { ClientAbortedError, ConveyorError, UpstreamResponseError } from '../core/errors.ts';
 import { classifyReplicaFailure } from '../llm-client/failover-stream.ts';
 import { forwardRequest } from '../llm-client/forward-request.ts';
 import type { Replica } from '../llm-client/upstream-replicas.ts';
 import type { GatewayConfig } from './config.ts';
+import type { GatewayMetrics } from './gateway-metrics.ts';
 import { readJsonBody } from './request-body.ts';
 import type { UpstreamTarget } from './session.ts';
 
 export interface ForwardRouteContext {
   config: GatewayConfig;
   upstream: UpstreamTarget;
+  metrics: GatewayMetrics;
 }
 
 // RFC 9110 §7.6.1's hop-by-hop fields, and what the gateway sets itself on each hop.
@@ -62,10 +64,12 @@ export async function upstreamForwardRoute(ctx: ForwardRouteContext, req: Incomi
       { baseUrl: upstreamUrl, apiKey, timeouts },
       { method: req.method ?? 'GET', endpoint: path.slice('/v1'.length), query, headers, body, signal: controller.signal },
     ).catch((error: unknown) => {
-      if (controller.signal.aborted) throw new ClientAbortedError();
-      if (replica && classifyReplicaFailure(error) === 'rest') replicas!.failed(replica, error);
-      throw error;
+      const failure = controller.signal.aborted ? new ClientAbortedError() : error;
+      ctx.metrics.forwarded(failure instanceof ConveyorError ? failure.code : 'internal_error');
+      if (replica && classifyReplicaFailure(failure) === 'rest') replicas!.failed(replica, failure);
+      throw failure;
     });
+    ctx.metrics.forwarded(String(response.statusCode));
     if (replica) recordAnswer(ctx.upstream, replica, response.statusCode);
     res.writeHead(response.statusCode, forwardedHeaders(response.headers));
     res.flushHeaders();

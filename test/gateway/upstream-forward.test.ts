@@ -51,6 +51,11 @@ describe('other /v1 endpoints pass through to the upstream (the simulator)', () 
     const unknown = await fetch(`${conveyor.gateway.url}/v1/no-such-endpoint`, { headers: { authorization: 'Bearer client-key' } });
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toEqual({ detail: 'Not Found' });
+
+    // Counted by the status the upstream answered.
+    const metrics = await (await fetch(`${conveyor.gateway.url}/metrics`)).text();
+    expect(metrics).toMatch(/^conveyor_forwarded_requests_total\{status="400"\} 1$/m);
+    expect(metrics).toMatch(/^conveyor_forwarded_requests_total\{status="404"\} 1$/m);
   });
 
   it('asks for the client key before anything goes upstream', async () => {
@@ -163,6 +168,9 @@ describe('what the gateway sends upstream and back', () => {
     const down = await gateway({ upstream: { baseUrl: 'http://127.0.0.1:1/v1' } });
     const failed = await fetch(`${down.url}/v1/embeddings`, { method: 'POST', headers: { authorization: 'Bearer client-key', 'content-type': 'application/json' }, body: '{}' });
     expect(failed.status).toBe(502);
-    expect(((await failed.json()) as { error: { type: string } }).error.type).toBe('upstream_error');
+    const error = ((await failed.json()) as { error: { type: string; code: string } }).error;
+    expect(error.type).toBe('upstream_error');
+    const metrics = await (await fetch(`${down.url}/metrics`)).text();
+    expect(metrics).toContain(`conveyor_forwarded_requests_total{status="${error.code}"} 1`);
   });
 });
