@@ -26,13 +26,16 @@ export class ChunkedBodyWriter {
     return this.#started;
   }
 
-  write(text: string): void {
+  /** Writes one chunk; false when the socket's buffer is full (wait for its `drain` to write more). */
+  write(data: string | Uint8Array): boolean {
     const socket = this.#res.socket;
     if (this.#started && this.#res.chunkedEncoding && socket?.writable) {
-      socket.write(`${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`);
-      return;
+      if (typeof data === 'string') return socket.write(`${Buffer.byteLength(data).toString(16)}\r\n${data}\r\n`);
+      return socket.write(Buffer.concat([Buffer.from(`${data.byteLength.toString(16)}\r\n`, 'latin1'), data, CRLF]));
     }
     this.#started = true;
-    this.#res.write(text);
+    return this.#res.write(data);
   }
 }
+
+const CRLF = Buffer.from('\r\n', 'latin1');

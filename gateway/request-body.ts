@@ -3,16 +3,25 @@ import { InvalidRequestError, UnsupportedMediaTypeError } from '../core/errors.t
 
 /**
  * Reads a JSON body with a size cap, so one huge request cannot exhaust the gateway's memory.
- * Plain listeners rather than `for await`: a chat request's body is one read, and the async
- * iterator's machinery cost more than the read itself on the way to the first token.
  */
-export function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<unknown> {
+export async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<unknown> {
   const type = req.headers['content-type'];
   if (type?.split(';', 1)[0]!.trim().toLowerCase() !== 'application/json') {
     // Dropped unread, so the refusal still reaches the client.
     req.resume();
-    return Promise.reject(new UnsupportedMediaTypeError(type));
+    throw new UnsupportedMediaTypeError(type);
   }
+  const bytes = await readBodyBytes(req, maxBytes);
+  return parseJson(bytes.toString('utf8'));
+}
+
+/**
+ * A whole request body, refused past `maxBytes` (the rest is read and dropped so that the 400
+ * still reaches the client). Plain listeners rather than `for await`: a chat request's body is
+ * one read, and the async iterator's machinery cost more than the read itself on the way to the
+ * first token.
+ */
+export function readBodyBytes(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -22,19 +31,12 @@ export function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<un
       req.off('error', finish);
       req.off('close', onClose);
       if (error !== undefined) reject(error);
-      else {
-        try {
-          resolve(parseJson(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
-        } catch (err) {
-          reject(err);
-        }
-      }
+      else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
     };
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
       if (size > maxBytes) {
         finish(new InvalidRequestError(`request body exceeds ${maxBytes} bytes`));
-        // The rest is read and dropped, never kept, so the 400 still reaches the client.
         req.resume();
         return;
       }

@@ -1,8 +1,9 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import { toUpstreamError } from './upstream-failure.ts';
-import { ListModelsOptionsSchema, parseUpstreamOptions, type ListModelsOptions } from './upstream-options.ts';
+import { ClientAbortedError } from '../core/errors.ts';
+import { deferDrain, requestDispatched, type DeferredDrain } from './first-token-first.ts';
+import { abortReason, toUpstreamError } from './upstream-failure.ts';
+import { ListModelsOptionsSchema, parseUpstreamOptions, type ListModelsOptions, type ResolvedListModelsOptions } from './upstream-options.ts';
 import { upstreamTarget } from './upstream-target.ts';
 
 /** One request to pass to the upstream as it is: any method, any endpoint below the base URL. */
@@ -19,38 +20,231 @@ export interface ForwardedRequest {
   signal: AbortSignal;
 }
 
-export interface ForwardedResponse {
-  statusCode: number;
-  headers: IncomingHttpHeaders;
-  /** The upstream's body bytes, unparsed (undici's body stream). */
-  body: Readable;
+/** Where the answer goes, as it arrives. */
+export interface ForwardSink {
+  /** The upstream's status and headers (names lower-cased; a repeated header as a list). */
+  head(statusCode: number, headers: Record<string, string | string[]>): void;
+  /** One read of the body, in order; false asks for no more until the exchange's `resume()`. */
+  body(chunk: Buffer): boolean;
 }
 
+export interface ForwardedExchange {
+  /**
+   * Resolves once the whole answer has gone to the sink. Rejects with a typed `Upstream*Error`
+   * (a network failure or timeout: before `head`, nothing reached the sink), with the signal's
+   * reason, or with what the sink threw.
+   */
+  readonly done: Promise<void>;
+  /** The sink can take more after its `body` returned false. */
+  resume(): void;
+}
+
+// Held later reads above this many bytes stop the socket reads until the pass has written them.
+const HELD_BYTES_LIMIT = 256 * 1024;
+
 /**
- * Sends one request upstream unchanged but for the upstream's own key, and gives back its answer
- * unread: whatever the status, the caller passes it on. Connect and headers timeouts are the
- * stream's; between body reads it allows the longer of `firstTokenMs` and `idleMs`, since an
- * upstream may send its headers before a long prefill. Network failures and timeouts reject with
- * the typed `Upstream*Error`s; the caller's abort rejects with undici's abort error.
+ * Sends one request upstream unchanged but for the upstream's own key, and hands its answer,
+ * whatever the status, to `sink` as it arrives: the bytes are not parsed. Connect and headers
+ * timeouts are the stream's; between body reads it allows the longer of `firstTokenMs` and
+ * `idleMs`, since an upstream may send its headers before a long prefill.
+ *
+ * It is undici's dispatch handler itself, as the chat stream is (upstream-stream.ts), and its
+ * reads after the first go out in first-token-first's passes, so a forwarded stream costs the
+ * process about what a chat stream does and does not hold up other streams' first tokens.
  */
-export async function forwardRequest(connection: ListModelsOptions, request: ForwardedRequest): Promise<ForwardedResponse> {
-  const resolved = parseUpstreamOptions(ListModelsOptionsSchema, connection);
-  const { timeouts, baseUrl } = resolved;
-  const target = upstreamTarget(resolved, request.endpoint, request.query);
-  try {
-    const response: Dispatcher.ResponseData = await target.dispatcher.request({
-      origin: target.origin,
-      path: target.path,
-      method: request.method as Dispatcher.HttpMethod,
-      headers: { ...request.headers, ...target.headers },
-      body: request.body,
-      signal: request.signal,
-      headersTimeout: timeouts.headersMs,
-      bodyTimeout: Math.max(timeouts.firstTokenMs, timeouts.idleMs),
+export function forwardRequest(connection: ForwardConnection, request: ForwardedRequest, sink: ForwardSink): ForwardedExchange {
+  const exchange = new ForwardHandler(connection, request, sink);
+  exchange.start();
+  return exchange;
+}
+
+/** An upstream's connection options, checked once (the URL's check costs more than a forwarded request's own work). */
+export type ForwardConnection = ResolvedListModelsOptions & { readonly checked: true };
+
+export function forwardConnection(options: ListModelsOptions): ForwardConnection {
+  return { ...parseUpstreamOptions(ListModelsOptionsSchema, options), checked: true };
+}
+
+class ForwardHandler implements ForwardedExchange, Dispatcher.DispatchHandler, DeferredDrain {
+  readonly done: Promise<void>;
+  readonly #options: ResolvedListModelsOptions;
+  readonly #request: ForwardedRequest;
+  readonly #sink: ForwardSink;
+  #resolve!: () => void;
+  #reject!: (reason: unknown) => void;
+  #settled = false;
+  #abortRequest: ((err?: Error) => void) | undefined;
+  #resumeReading: (() => void) | undefined;
+  #written: (() => void) | undefined;
+  /** Reads after the first, waiting for first-token-first's pass. */
+  #held: Buffer[] = [];
+  #heldBytes = 0;
+  #flowing = false;
+  #deferred = false;
+  /** The sink asked for a pause. */
+  #paused = false;
+  /** onData answered false: undici waits for #resumeReading. */
+  #readingStopped = false;
+  #ended = false;
+
+  constructor(options: ResolvedListModelsOptions, request: ForwardedRequest, sink: ForwardSink) {
+    this.#options = options;
+    this.#request = request;
+    this.#sink = sink;
+    this.done = new Promise<void>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
     });
-    return { statusCode: response.statusCode, headers: response.headers, body: response.body };
-  } catch (error) {
-    if (request.signal.aborted) throw error;
-    throw toUpstreamError(error, { baseUrl, timeouts });
   }
+
+  start(): void {
+    const { signal } = this.#request;
+    if (signal.aborted) return this.#settle(abortReason(signal));
+    signal.addEventListener('abort', this.#onAbort, { once: true });
+    const { request, options } = this.#dispatchOptions();
+    this.#written = requestDispatched();
+    try {
+      options.dispatcher.dispatch(request, this);
+    } catch (error) {
+      this.#fail(error);
+    }
+  }
+
+  resume(): void {
+    if (!this.#paused || this.#settled) return;
+    this.#paused = false;
+    this.#writeHeld();
+  }
+
+  #dispatchOptions(): { request: Dispatcher.DispatchOptions; options: { dispatcher: Dispatcher } } {
+    const { timeouts } = this.#options;
+    const target = upstreamTarget(this.#options, this.#request.endpoint, this.#request.query);
+    return {
+      options: { dispatcher: target.dispatcher },
+      request: {
+        origin: target.origin,
+        path: target.path,
+        method: this.#request.method as Dispatcher.HttpMethod,
+        headers: { ...this.#request.headers, ...target.headers },
+        body: this.#request.body,
+        headersTimeout: timeouts.headersMs,
+        bodyTimeout: Math.max(timeouts.firstTokenMs, timeouts.idleMs),
+      },
+    };
+  }
+
+  // ---- undici's handler interface ----
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.#written?.();
+    if (this.#settled) return abort(new ClientAbortedError());
+    this.#abortRequest = abort;
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[] | string[] | null, resume: () => void): boolean {
+    if (this.#settled) return false;
+    if (statusCode < 200) return true;
+    this.#resumeReading = resume;
+    try {
+      this.#sink.head(statusCode, headerRecord(rawHeaders));
+    } catch (error) {
+      this.#settle(error);
+      return false;
+    }
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.#settled) return false;
+    if (!this.#flowing) {
+      // The first read goes at once, like a chat stream's first token.
+      this.#flowing = true;
+      return this.#write(chunk);
+    }
+    this.#held.push(chunk);
+    this.#heldBytes += chunk.byteLength;
+    if (!this.#paused && !this.#deferred) {
+      this.#deferred = true;
+      deferDrain(this);
+    }
+    this.#readingStopped = this.#paused || this.#heldBytes >= HELD_BYTES_LIMIT;
+    return !this.#readingStopped;
+  }
+
+  onComplete(): void {
+    this.#ended = true;
+    if (!this.#settled && this.#held.length === 0) this.#settle();
+  }
+
+  onError(error: Error): void {
+    this.#ended = true;
+    this.#fail(error);
+  }
+
+  // ---- the exchange ----
+
+  drainDeferred(): void {
+    this.#deferred = false;
+    this.#writeHeld();
+  }
+
+  #writeHeld(): void {
+    if (this.#settled || this.#paused) return;
+    if (this.#held.length > 0) {
+      // Reads that waited together leave in one write, as a chat stream's tokens do (batchDelivery).
+      const held = this.#held.length === 1 ? this.#held[0]! : Buffer.concat(this.#held, this.#heldBytes);
+      this.#held = [];
+      this.#heldBytes = 0;
+      this.#write(held);
+    }
+    if (this.#settled || this.#paused) return;
+    if (this.#ended) return this.#settle();
+    if (this.#readingStopped) {
+      this.#readingStopped = false;
+      this.#resumeReading?.();
+    }
+  }
+
+  /** Hands one read to the sink; false once it asked for a pause. */
+  #write(chunk: Buffer): boolean {
+    try {
+      if (!this.#sink.body(chunk)) this.#paused = true;
+    } catch (error) {
+      this.#settle(error);
+      return false;
+    }
+    return !this.#paused;
+  }
+
+  readonly #onAbort = (): void => this.#settle(abortReason(this.#request.signal));
+
+  #fail(error: unknown): void {
+    if (this.#settled) return;
+    const { signal } = this.#request;
+    this.#settle(signal.aborted ? abortReason(signal) : toUpstreamError(error, { baseUrl: this.#options.baseUrl, timeouts: this.#options.timeouts }));
+  }
+
+  #settle(...outcome: [] | [reason: unknown]): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#written?.();
+    this.#held.length = 0;
+    this.#request.signal.removeEventListener('abort', this.#onAbort);
+    // An answer not read to its end cannot go back to the keep-alive pool: undici destroys the socket.
+    if (!this.#ended) this.#abortRequest?.(new ClientAbortedError());
+    if (outcome.length === 0) this.#resolve();
+    else this.#reject(outcome[0]);
+  }
+}
+
+/** undici's raw header list (name, value, …) as Node's `IncomingHttpHeaders`-like record. */
+function headerRecord(raw: Buffer[] | string[] | null): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {};
+  for (let i = 0; raw && i + 1 < raw.length; i += 2) {
+    const name = String(raw[i]).toLowerCase();
+    const value = String(raw[i + 1]);
+    const seen = headers[name];
+    headers[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
+  }
+  return headers;
 }

@@ -147,6 +147,28 @@ describe('what the gateway sends upstream and back', () => {
     expect(received.headers).toMatchObject({ authorization: 'Bearer upstream-key', 'x-custom': 'kept', 'content-type': 'application/octet-stream' });
   });
 
+  it('streams a body of unknown length (chunked upload) through as it comes', async () => {
+    const gw = await gateway();
+    const parts = ['first part, ', 'second part, ', 'last part'];
+    const upload = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const next = parts.shift();
+        if (next === undefined) return controller.close();
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        controller.enqueue(new TextEncoder().encode(next));
+      },
+    });
+    const res = await fetch(`${gw.url}/v1/audio/transcriptions`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer client-key', 'content-type': 'text/plain' },
+      body: upload,
+      duplex: 'half',
+    } as RequestInit);
+    const received = (await res.json()) as Received;
+    expect(received.headers['transfer-encoding']).toBe('chunked');
+    expect(received.body).toBe('first part, second part, last part');
+  });
+
   it("replaces a JSON body's model when the gateway names the model (upstream.model)", async () => {
     const gw = await gateway({ upstream: { model: 'served-name' } });
     const res = await fetch(`${gw.url}/v1/embeddings`, {

@@ -1,0 +1,144 @@
+/**
+ * What the gateway costs on an endpoint it only forwards: `/v1/completions` streamed straight to
+ * the simulator, forwarded by the gateway (gateway/upstream-forward-route.ts), and, for scale,
+ * `/v1/chat/completions` through the gateway (parsed, tool-aware). Closed loop, C concurrent
+ * streams of 200 tokens, 8 s phases in alternating order, each server in its own process.
+ *
+ *   npx tsx bench/forward/run.ts [--concurrency 1,100] [--phase-ms 8000] [--rounds 3]
+ *     → bench/results/<date>-forward.{md,json}
+ */
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import { performance } from 'node:perf_hooks';
+import { Agent, request } from 'undici';
+import { spawnOurGateway, spawnOverheadSim, SIM_MODEL } from '../overhead/bench-servers.ts';
+import { untilQuiet } from '../overhead/proc-cpu.ts';
+import { jsonText, writeResultFiles } from '../result-files.ts';
+import { summarize } from '../stats.ts';
+
+const { values } = parseArgs({ options: { concurrency: { type: 'string', default: '1,100' }, 'phase-ms': { type: 'string', default: '8000' }, rounds: { type: 'string', default: '3' } } });
+const levels = values.concurrency.split(',').map(Number);
+const phaseMs = Number(values['phase-ms']);
+const rounds = Number(values.rounds);
+const command = `npx tsx bench/forward/run.ts ${process.argv.slice(2).join(' ')}`.trim();
+
+const TOKENS = 200;
+const PROMPT = 'overhead-bench-plain: write a paragraph about gateways.';
+const TARGETS = ['completions, direct', 'completions, forwarded', 'chat, through the gateway'] as const;
+type Target = (typeof TARGETS)[number];
+// A streamed token's event, chat or text completion, with some text in it (not the role chunk).
+const TOKEN_TEXT = /"(?:text|content)":"(?!")/;
+
+const sim = await spawnOverheadSim();
+const gateway = await spawnOurGateway(sim.url);
+await untilQuiet(() => gateway.cpuMs());
+const dispatcher = new Agent({ connections: 1000 });
+
+const completions = JSON.stringify({ model: SIM_MODEL, prompt: PROMPT, max_tokens: TOKENS, stream: true });
+const requests: Record<Target, { url: string; body: string }> = {
+  'completions, direct': { url: `${sim.url}/completions`, body: completions },
+  'completions, forwarded': { url: `${gateway.url}/completions`, body: completions },
+  'chat, through the gateway': {
+    url: `${gateway.url}/chat/completions`,
+    body: JSON.stringify({ model: SIM_MODEL, messages: [{ role: 'user', content: PROMPT }], max_tokens: TOKENS, stream: true }),
+  },
+};
+
+/** One stream: time to its first token's bytes, and its events. */
+async function stream(target: Target): Promise<{ ttftMs: number; events: number }> {
+  const { url, body } = requests[target];
+  const t0 = performance.now();
+  const res = await request(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, dispatcher });
+  if (res.statusCode !== 200) throw new Error(`${url} answered ${res.statusCode}: ${await res.body.text()}`);
+  let ttftMs = NaN;
+  let events = 0;
+  for await (const chunk of res.body as AsyncIterable<Buffer>) {
+    const text = chunk.toString();
+    if (Number.isNaN(ttftMs) && TOKEN_TEXT.test(text)) ttftMs = performance.now() - t0;
+    for (let at = text.indexOf('\n\n'); at >= 0; at = text.indexOf('\n\n', at + 2)) events++;
+  }
+  return { ttftMs, events };
+}
+
+interface Phase {
+  target: Target;
+  streams: number;
+  ttftMs: number[];
+  events: number;
+  gatewayCpuMs: number;
+  simCpuMs: number;
+}
+
+async function phase(target: Target, concurrency: number): Promise<Phase> {
+  const until = performance.now() + phaseMs;
+  const result: Phase = { target, streams: 0, ttftMs: [], events: 0, gatewayCpuMs: -gateway.cpuMs(), simCpuMs: -sim.cpuMs() };
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < until) {
+        const one = await stream(target);
+        result.streams++;
+        result.ttftMs.push(one.ttftMs);
+        result.events += one.events;
+      }
+    }),
+  );
+  result.gatewayCpuMs += gateway.cpuMs();
+  result.simCpuMs += sim.cpuMs();
+  return result;
+}
+
+const rows: Array<{ concurrency: number; target: Target; streams: number; ttftP50Ms: number; ttftP99Ms: number; gatewayCpuPer1kTokens: number[]; simCpuPer1kTokens: number[] }> = [];
+try {
+  for (const concurrency of levels) {
+    for (const target of TARGETS) await phase(target, concurrency); // warm-up, not recorded
+    const phases: Phase[] = [];
+    for (let r = 0; r < rounds; r++) {
+      for (const target of r % 2 === 0 ? TARGETS : [...TARGETS].reverse()) {
+        phases.push(await phase(target, concurrency));
+        process.stderr.write('.');
+      }
+    }
+    for (const target of TARGETS) {
+      const mine = phases.filter((p) => p.target === target);
+      const ttft = summarize(mine.flatMap((p) => p.ttftMs));
+      rows.push({
+        concurrency,
+        target,
+        streams: mine.reduce((n, p) => n + p.streams, 0),
+        ttftP50Ms: ttft.p50,
+        ttftP99Ms: ttft.p99,
+        // Events ≈ tokens (one per token, plus the role or usage chunk and [DONE]).
+        gatewayCpuPer1kTokens: mine.map((p) => (p.gatewayCpuMs / p.events) * 1000),
+        simCpuPer1kTokens: mine.map((p) => (p.simCpuMs / p.events) * 1000),
+      });
+    }
+  }
+} finally {
+  await dispatcher.close();
+  await gateway.close();
+  await sim.close();
+}
+process.stderr.write('\n');
+
+const range = (xs: number[]) => `${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)}`;
+const direct = (c: number) => rows.find((r) => r.concurrency === c && r.target === 'completions, direct')!;
+const lines = [
+  `# Forwarded endpoints: /v1/completions straight, forwarded, and chat through the gateway — ${new Date().toISOString().slice(0, 10)}`,
+  '',
+  `Command: \`${command}\`  `,
+  `Node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}; simulator profile bench/overhead/overhead-profile.json; ${TOKENS}-token streams, closed loop, ${rounds} phases of ${phaseMs / 1000} s per target and level, alternating order, after one warm-up phase each.`,
+  '',
+  '| streams | target | streams done | TTFT p50 / p99 (ms) | added TTFT p50 | gateway CPU per 1k tokens (ms, per phase) | simulator CPU per 1k tokens |',
+  '|---:|---|---:|---:|---:|---:|---:|',
+  ...rows.map((r) => {
+    const added = r.target === 'completions, direct' ? '–' : `${(r.ttftP50Ms - direct(r.concurrency).ttftP50Ms).toFixed(2)}`;
+    const gatewayCpu = r.target === 'completions, direct' ? '–' : range(r.gatewayCpuPer1kTokens);
+    return `| ${r.concurrency} | ${r.target} | ${r.streams} | ${r.ttftP50Ms.toFixed(2)} / ${r.ttftP99Ms.toFixed(2)} | ${added} | ${gatewayCpu} | ${range(r.simCpuPer1kTokens)} |`;
+  }),
+  '',
+  'added TTFT = the target\'s p50 minus the direct p50 at the same level, same run. Compare within one run only.',
+];
+const markdown = `${lines.join('\n')}\n`;
+const files = writeResultFiles('bench/results', 'forward', { '.md': markdown, '.json': jsonText({ command, node: process.version, cpu: os.cpus()[0]?.model.trim(), rows }) });
+console.log(markdown);
+console.log(files.join('\n'));

@@ -1,0 +1,79 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UpstreamConnectionError } from '../../core/errors.ts';
+import { forwardConnection, forwardRequest, type ForwardedRequest } from '../../llm-client/forward-request.ts';
+
+const PIECES = 200;
+const piece = (i: number) => `piece ${String(i).padStart(4, '0')};`;
+
+let server: Server;
+let baseUrl: string;
+let closedEarly = 0;
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    if (req.url?.startsWith('/v1/pieces')) {
+      // One write per piece, spread over a few turns of the loop, as a token stream arrives.
+      res.writeHead(200, { 'content-type': 'text/plain', 'set-cookie': ['a=1', 'b=2'] });
+      let i = 0;
+      const next = (): void => {
+        for (let k = 0; k < 20 && i < PIECES; k++) res.write(piece(i++));
+        if (i < PIECES) setImmediate(next);
+        else res.end();
+      };
+      next();
+      return;
+    }
+    // Never answers: for aborts before the head.
+    res.on('close', () => closedEarly++);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+});
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+const get = (endpoint: string, signal: AbortSignal): ForwardedRequest => ({ method: 'GET', endpoint, query: '', headers: {}, body: null, signal });
+
+describe('forwardRequest', () => {
+  it('hands every read to the sink in order, and holds the rest while the sink asks for a pause', async () => {
+    const received: Buffer[] = [];
+    let head: { status: number; headers: Record<string, string | string[]> } | undefined;
+    let pauses = 0;
+    const exchange = forwardRequest(forwardConnection({ baseUrl }), get('/pieces', new AbortController().signal), {
+      head: (status, headers) => (head = { status, headers }),
+      body(chunk) {
+        received.push(chunk);
+        // Every third read fills the sink up; it takes more a little later.
+        if (received.length % 3 !== 0) return true;
+        pauses++;
+        setTimeout(() => exchange.resume(), 2);
+        return false;
+      },
+    });
+    await exchange.done;
+    expect(head?.status).toBe(200);
+    expect(head?.headers['set-cookie']).toEqual(['a=1', 'b=2']);
+    expect(Buffer.concat(received).toString()).toBe(Array.from({ length: PIECES }, (_, i) => piece(i)).join(''));
+    expect(pauses).toBeGreaterThan(0);
+  });
+
+  it("rejects with the caller's reason when it aborts before the head, and the upstream sees the connection close", async () => {
+    const controller = new AbortController();
+    const before = closedEarly;
+    const exchange = forwardRequest(forwardConnection({ baseUrl }), get('/hangs', controller.signal), { head: () => {}, body: () => true });
+    setTimeout(() => controller.abort(new Error('client left')), 50);
+    await expect(exchange.done).rejects.toThrow('client left');
+    await expect.poll(() => closedEarly).toBe(before + 1);
+  });
+
+  it('turns a refused connection into UpstreamConnectionError, with nothing handed to the sink', async () => {
+    let touched = false;
+    const exchange = forwardRequest(forwardConnection({ baseUrl: 'http://127.0.0.1:1/v1' }), get('/x', new AbortController().signal), {
+      head: () => (touched = true),
+      body: () => (touched = true),
+    });
+    await expect(exchange.done).rejects.toBeInstanceOf(UpstreamConnectionError);
+    expect(touched).toBe(false);
+  });
+});
