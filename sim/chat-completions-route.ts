@@ -8,7 +8,9 @@ import { sendJson } from './json-response.ts';
 import { encodeText } from './mistral-tokenizer.ts';
 import { layoutToolCalls, messageToolCalls, ToolCallsStream } from './mistral-tool-calls.ts';
 import { readJsonRequest } from './json-request.ts';
+import { playStreamed, playWhole } from './play-sequence.ts';
 import { selectScenario, sequencePlan } from './request-plan.ts';
+import { usageOptions } from './sampling-request-fields.ts';
 import type { SimContext } from './sim-context.ts';
 
 /** POST /v1/chat/completions: validate, pick the reply, and play it through the engine loop. */
@@ -39,36 +41,14 @@ function startCompletion(ctx: SimContext, body: ChatCompletionRequest, res: Serv
   const parsesToolCalls = ctx.toolCallParser !== undefined && (body.tools?.length ?? 0) > 0 && body.tool_choice !== 'none';
 
   if (body.stream) {
-    // vLLM's StreamOptions.include_usage defaults to true once stream_options is given.
-    const includeUsage = body.stream_options != null && body.stream_options.include_usage !== false;
-    const writer = new ChatStreamWriter(res, ident, {
-      promptTokens,
-      includeUsage,
-      continuousUsage: includeUsage && body.stream_options?.continuous_usage_stats === true,
-      toolCalls: parsesToolCalls ? toolCallsStream(reply) : undefined,
-    });
-    writer.open();
-    const handle = ctx.engine.submit(plan, { onToken: (e) => writer.token(e), onAborted: () => res.destroy() });
-    res.on('close', () => {
-      if (!writer.finished) handle.abort();
-    });
-    return;
+    const writer = new ChatStreamWriter(res, ident, { promptTokens, ...usageOptions(body.stream_options), toolCalls: parsesToolCalls ? toolCallsStream(reply) : undefined });
+    return playStreamed(ctx, plan, res, writer);
   }
-
-  let text = '';
-  const handle = ctx.engine.submit(plan, {
-    onToken(event) {
-      text += event.text;
-      if (event.finishReason === null) return;
-      // Parsed from the text as generated: a reply cut inside its calls is no valid list, and vLLM returns it as content.
-      const found = parsesToolCalls ? messageToolCalls(text) : undefined;
-      const totals = usage(promptTokens, event.completionTokens);
-      if (found) sendJson(res, 200, chatCompletion(ident, found, 'tool_calls', totals, event.stopReason));
-      else sendJson(res, 200, chatCompletion(ident, { content: text }, event.finishReason, totals, event.stopReason));
-    },
-    onAborted: () => res.destroy(),
-  });
-  res.on('close', () => {
-    if (!res.writableEnded) handle.abort();
+  playWhole(ctx, plan, res, (text, last) => {
+    // Parsed from the text as generated: a reply cut inside its calls is no valid list, and vLLM returns it as content.
+    const found = parsesToolCalls ? messageToolCalls(text) : undefined;
+    const totals = usage(promptTokens, last.completionTokens);
+    if (found) sendJson(res, 200, chatCompletion(ident, found, 'tool_calls', totals, last.stopReason));
+    else sendJson(res, 200, chatCompletion(ident, { content: text }, last.finishReason, totals, last.stopReason));
   });
 }

@@ -7,7 +7,9 @@ import { sendErrorFor } from './error-response.ts';
 import { readJsonRequest } from './json-request.ts';
 import { sendJson } from './json-response.ts';
 import { BOS_TOKEN_ID, encodeText, tokenBytes } from './mistral-tokenizer.ts';
+import { playStreamed, playWhole } from './play-sequence.ts';
 import { selectScenario, sequencePlan } from './request-plan.ts';
+import { usageOptions } from './sampling-request-fields.ts';
 import type { SimContext } from './sim-context.ts';
 
 /**
@@ -50,31 +52,8 @@ function startCompletion(ctx: SimContext, body: CompletionRequest, res: ServerRe
   const promptTokens = plan.promptTokens;
   const ident = newTextCompletionIdentity(body.model ?? ctx.modelName);
 
-  if (body.stream) {
-    const includeUsage = body.stream_options != null && body.stream_options.include_usage !== false;
-    const writer = new CompletionStreamWriter(res, ident, {
-      promptTokens,
-      includeUsage,
-      continuousUsage: includeUsage && body.stream_options?.continuous_usage_stats === true,
-    });
-    writer.open();
-    const handle = ctx.engine.submit(plan, { onToken: (e) => writer.token(e), onAborted: () => res.destroy() });
-    res.on('close', () => {
-      if (!writer.finished) handle.abort();
-    });
-    return;
-  }
-
-  let text = '';
-  const handle = ctx.engine.submit(plan, {
-    onToken(event) {
-      text += event.text;
-      if (event.finishReason === null) return;
-      sendJson(res, 200, textCompletion(ident, text, event.finishReason, event.stopReason ?? null, usage(promptTokens, event.completionTokens)));
-    },
-    onAborted: () => res.destroy(),
-  });
-  res.on('close', () => {
-    if (!res.writableEnded) handle.abort();
-  });
+  if (body.stream) return playStreamed(ctx, plan, res, new CompletionStreamWriter(res, ident, { promptTokens, ...usageOptions(body.stream_options) }));
+  playWhole(ctx, plan, res, (text, last) =>
+    sendJson(res, 200, textCompletion(ident, text, last.finishReason, last.stopReason ?? null, usage(promptTokens, last.completionTokens))),
+  );
 }

@@ -1,0 +1,42 @@
+import { z } from 'zod';
+
+/**
+ * The request fields /v1/chat/completions and /v1/completions share (vLLM's sampling and stream
+ * options), as far as the simulator reads them; each route's schema adds its prompt.
+ */
+export const samplingRequestFields = {
+  model: z.string().nullish(),
+  stream: z.boolean().nullish(),
+  stream_options: z
+    .looseObject({
+      include_usage: z.boolean().nullish(),
+      continuous_usage_stats: z.boolean().nullish(),
+    })
+    .nullish(),
+  n: z.number().int().min(1).nullish(),
+  stop: z.union([z.string(), z.array(z.string())]).nullish(),
+  /** vLLM extension: keep the matched stop string at the end of the text. */
+  include_stop_str_in_output: z.boolean().nullish(),
+  /** Simulator extension: pick a scenario by name (same as model `sim-<name>`). */
+  scenario: z.string().min(1).optional(),
+};
+
+export const positiveTokens = z.number().int().min(1);
+
+type StreamOptions = z.output<typeof samplingRequestFields.stream_options>;
+
+/** vLLM's validators for those fields, same wording; for a schema's superRefine. */
+export function checkSamplingRequest(body: { stream?: boolean | null; stream_options?: StreamOptions; n?: number | null }, ctx: z.RefinementCtx): void {
+  if (body.stream_options != null && !body.stream) {
+    ctx.addIssue({ code: 'custom', path: ['stream_options'], message: 'Stream options can only be defined when `stream=True`.' });
+  }
+  if (body.n != null && body.n > 1) {
+    ctx.addIssue({ code: 'custom', path: ['n'], message: 'n > 1 is not supported by the simulator.' });
+  }
+}
+
+/** What `stream_options` asks of a stream's usage: include_usage defaults to true once stream_options is given (vLLM). */
+export function usageOptions(streamOptions: StreamOptions): { includeUsage: boolean; continuousUsage: boolean } {
+  const includeUsage = streamOptions != null && streamOptions.include_usage !== false;
+  return { includeUsage, continuousUsage: includeUsage && streamOptions?.continuous_usage_stats === true };
+}
