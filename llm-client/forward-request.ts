@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { ClientAbortedError } from '../core/errors.ts';
 import { deferDrain, requestDispatched, type DeferredDrain } from './first-token-first.ts';
+import { rawHeaderRecord } from './raw-headers.ts';
 import { abortReason, toUpstreamError } from './upstream-failure.ts';
 import { ListModelsOptionsSchema, parseUpstreamOptions, type ListModelsOptions, type ResolvedListModelsOptions } from './upstream-options.ts';
 import { upstreamTarget } from './upstream-target.ts';
@@ -48,7 +49,7 @@ const HELD_BYTES_LIMIT = 256 * 1024;
  * timeouts are the stream's; between body reads it allows the longer of `firstTokenMs` and
  * `idleMs`, since an upstream may send its headers before a long prefill.
  *
- * It is undici's dispatch handler itself, as the chat stream is (upstream-stream.ts), and its
+ * It is undici's dispatch handler itself, as the chat stream is (pumped-stream.ts), and its
  * reads after the first go out in first-token-first's passes, so a forwarded stream costs the
  * process about what a chat stream does and does not hold up other streams' first tokens.
  */
@@ -146,7 +147,7 @@ class ForwardHandler implements ForwardedExchange, Dispatcher.DispatchHandler, D
     if (statusCode < 200) return true;
     this.#resumeReading = resume;
     try {
-      this.#sink.head(statusCode, headerRecord(rawHeaders));
+      this.#sink.head(statusCode, rawHeaderRecord(rawHeaders));
     } catch (error) {
       this.#settle(error);
       return false;
@@ -235,16 +236,4 @@ class ForwardHandler implements ForwardedExchange, Dispatcher.DispatchHandler, D
     if (outcome.length === 0) this.#resolve();
     else this.#reject(outcome[0]);
   }
-}
-
-/** undici's raw header list (name, value, …) as Node's `IncomingHttpHeaders`-like record. */
-function headerRecord(raw: Buffer[] | string[] | null): Record<string, string | string[]> {
-  const headers: Record<string, string | string[]> = {};
-  for (let i = 0; raw && i + 1 < raw.length; i += 2) {
-    const name = String(raw[i]).toLowerCase();
-    const value = String(raw[i + 1]);
-    const seen = headers[name];
-    headers[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
-  }
-  return headers;
 }

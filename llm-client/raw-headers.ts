@@ -7,3 +7,15 @@ export function rawHeaderValue(raw: Buffer[] | string[] | null, name: string): s
   }
   return value ?? '';
 }
+
+/** undici's raw header list as a record like Node's `IncomingHttpHeaders`: names lower-cased, a repeated header as a list. */
+export function rawHeaderRecord(raw: Buffer[] | string[] | null): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {};
+  for (let i = 0; raw && i + 1 < raw.length; i += 2) {
+    const name = String(raw[i]).toLowerCase();
+    const value = String(raw[i + 1]);
+    const seen = headers[name];
+    headers[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
+  }
+  return headers;
+}
