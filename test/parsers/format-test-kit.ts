@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import { coalesceText, type ParserEvent, type ToolCallParser } from '../../parsers/parser-events.ts';
+import { referenceJsonParse } from '../support/reference-json.ts';
 
 /**
  * Feeds `deltas` to a fresh parser and returns every event, `end()` included: through pushFast
@@ -101,7 +102,7 @@ export function expectWellFormedCalls(events: readonly ParserEvent[]): void {
       case 'call-end':
         expect(e.callId).toBe(open);
         // (The code-fence parser, usable as an inner parser, streams no call-args.)
-        if (args.has(e.callId)) expect(JSON.parse(args.get(e.callId)!)).toEqual(e.args);
+        if (args.has(e.callId)) expect(referenceJsonParse(args.get(e.callId)!)).toEqual(e.args);
         open = undefined;
         break;
       case 'malformed':

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { IncrementalJsonScanner, type IncrementalJsonScannerOptions, type JsonScanEvent } from '../../parsers/json/incremental-json-scanner.ts';
 import { groupBy, groupings, jsonStyle, jsonValue, toJson } from './json-call-arbitraries.ts';
+import { referenceJsonParse } from '../support/reference-json.ts';
 
 /** Scans `deltas` until the value is done or fails; returns the events and the scanner. */
 function scan(deltas: readonly string[], options?: IncrementalJsonScannerOptions) {
@@ -129,7 +130,7 @@ describe('incremental JSON scanner: properties', () => {
         const text = toJson(value, style);
         const whole = scan([text], { linePaths: [['code']] });
         expect(whole.scanner.done).toBe(true);
-        expect(whole.scanner.value).toEqual(JSON.parse(text));
+        expect(whole.scanner.value).toEqual(referenceJsonParse(text));
         expect(whole.scanner.offset).toBe(text.length);
         for (const deltas of [groupBy(text, sizes), text.split('')]) {
           expect(withoutFragments(scan(deltas, { linePaths: [['code']] }).events)).toEqual(whole.events);
@@ -147,7 +148,7 @@ describe('incremental JSON scanner: properties', () => {
         const split = scan(groupBy(text, sizes)).scanner;
         let parsed: { ok: true; value: unknown } | { ok: false };
         try {
-          parsed = { ok: true, value: JSON.parse(text) };
+          parsed = { ok: true, value: referenceJsonParse(text) };
         } catch {
           parsed = { ok: false };
         }

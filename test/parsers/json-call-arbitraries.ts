@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import type { ParserEvent } from '../../parsers/parser-events.ts';
+import { referenceJsonParse } from '../support/reference-json.ts';
 
 /** Strings that stress the scanner: escapes, unicode (astral included), quotes, backslashes, newlines. */
 export const trickyString = fc.oneof(
@@ -59,7 +60,7 @@ export interface GeneratedCall {
 
 export const generatedCall: fc.Arbitrary<GeneratedCall> = fc
   .record({ name: toolName, args: argsObject, style: jsonStyle })
-  .map(({ name, args, style }) => ({ name, args: JSON.parse(JSON.stringify(args)) as Record<string, unknown>, argsText: toJson(args, style) }));
+  .map(({ name, args, style }) => ({ name, args: referenceJsonParse(JSON.stringify(args)) as Record<string, unknown>, argsText: toJson(args, style) }));
 
 /** Prose around calls: unicode, braces, near-miss markers. */
 export function prose(nearMisses: readonly string[]): fc.Arbitrary<string> {
