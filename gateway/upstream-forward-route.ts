@@ -1,8 +1,9 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
 import { ChunkedBodyWriter } from '../core/chunked-body-writer.ts';
 import { ClientAbortedError, ConveyorError, UpstreamResponseError } from '../core/errors.ts';
 import { classifyReplicaFailure } from '../llm-client/failover-stream.ts';
-import { forwardConnection, forwardRequest, type ForwardConnection } from '../llm-client/forward-request.ts';
+import { forwardConnection, forwardRequest, type ForwardConnection, type ForwardedRequest } from '../llm-client/forward-request.ts';
 import type { Replica, UpstreamReplicas } from '../llm-client/upstream-replicas.ts';
 import type { GatewayConfig } from './config.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
@@ -39,9 +40,13 @@ const NOT_FORWARDED = new Set([
  * A client that goes away cancels the upstream request, as on the chat route. When the gateway
  * names the model itself (`upstream.model`), a JSON body's `model` is replaced, so the body is read
  * first (up to `maxBodyBytes`); any other body is read first too when its length is known and at
- * most that, and streamed otherwise (an audio upload). With replicas, the least loaded takes it,
- * once: a streamed body cannot be sent again, so there is no failover, but a replica that fails
- * rests as after a chat.
+ * most that, and streamed otherwise (an audio upload).
+ *
+ * With replicas, the least loaded takes it. A body held whole (or none) can be sent again, so it
+ * fails over as a chat does: a replica that cannot be reached, times out before its headers or
+ * answers 502/503/504 rests and the next one is tried, as one that answers 429 is, until one answers
+ * otherwise or each has been tried once; the last one's answer is passed back whatever it is. A
+ * streamed body goes to one replica only.
  */
 export async function upstreamForwardRoute(ctx: ForwardRouteContext, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
   const headers = forwardedHeaders(req.headers);
@@ -55,49 +60,82 @@ export async function upstreamForwardRoute(ctx: ForwardRouteContext, req: Incomi
     // it only in later turns of the loop, on the way to the first token.
     body = await readBodyBytes(req, ctx.config.maxBodyBytes);
   }
+  const query = req.url?.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '';
+  const request: ForwardedRequest = { method: req.method ?? 'GET', endpoint: path.slice('/v1'.length), query, headers, body, signal: abortOnClose(res) };
   const replicas = ctx.upstream.pump.replicas;
-  const replica = replicas?.pick(undefined, new Set());
-  const controller = new AbortController();
+  if (replicas === undefined) return forwardTo(ctx, request, res, undefined);
+  const replayable = !(body instanceof Readable);
+  const tried = new Set<Replica>();
+  for (;;) {
+    const replica = replicas.pick(undefined, tried)!;
+    tried.add(replica);
+    const last = !replayable || tried.size === replicas.replicas.length;
+    try {
+      return await forwardTo(ctx, request, res, { replicas, replica, last });
+    } catch (error) {
+      if (last || request.signal.aborted || classifyReplicaFailure(error) === 'final') throw error;
+    }
+  }
+}
+
+interface ReplicaAttempt {
+  replicas: UpstreamReplicas;
+  replica: Replica;
+  /** No other replica will be tried: whatever this one answers goes to the client. */
+  last: boolean;
+}
+
+/**
+ * One try on one upstream. Rejects before anything reached the client (so another replica may be
+ * tried), or after the status line with the answer cut.
+ */
+async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, res: ServerResponse, attempt: ReplicaAttempt | undefined): Promise<void> {
   const writer = new ChunkedBodyWriter(res);
   let answered = false;
-  const query = req.url?.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '';
-  const exchange = forwardRequest(
-    connectionTo(ctx, replica?.baseUrl ?? (ctx.config.upstream.baseUrl as string)),
-    { method: req.method ?? 'GET', endpoint: path.slice('/v1'.length), query, headers, body, signal: controller.signal },
-    {
-      head(status, upstreamHeaders) {
-        answered = true;
-        ctx.metrics.forwarded(String(status));
-        if (replica) recordAnswer(replicas!, replica, status);
-        res.writeHead(status, forwardedHeaders(upstreamHeaders));
-        res.flushHeaders();
-      },
-      body(chunk) {
-        if (writer.write(chunk)) return true;
-        // Written to the socket itself after the first chunk (ChunkedBodyWriter): its drain says when.
-        (res.socket ?? res).once('drain', () => exchange.resume());
-        return false;
-      },
+  const exchange = forwardRequest(connectionTo(ctx, attempt?.replica.baseUrl ?? (ctx.config.upstream.baseUrl as string)), request, {
+    head(status, upstreamHeaders) {
+      if (attempt !== undefined) {
+        const refusal = replicaRefusal(status);
+        // Thrown, the answer is dropped and its connection closed; the caller tries the next replica.
+        if (refusal !== undefined && !attempt.last) throw refusal;
+        recordAnswer(attempt, status, refusal);
+      }
+      answered = true;
+      ctx.metrics.forwarded(String(status));
+      res.writeHead(status, forwardedHeaders(upstreamHeaders));
+      res.flushHeaders();
     },
-  );
-  // The client went away: the upstream request goes too.
-  res.once('close', () => {
-    if (!res.writableEnded) controller.abort();
+    body(chunk) {
+      if (writer.write(chunk)) return true;
+      // Written to the socket itself after the first chunk (ChunkedBodyWriter): its drain says when.
+      (res.socket ?? res).once('drain', () => exchange.resume());
+      return false;
+    },
   });
-  if (replica) replica.inFlight += 1;
+  if (attempt !== undefined) attempt.replica.inFlight += 1;
   try {
     await exchange.done;
     res.end();
   } catch (error) {
     // After the status line there is nothing to send but a cut answer.
     if (answered) return void res.destroy();
-    const failure = controller.signal.aborted ? new ClientAbortedError() : error;
-    ctx.metrics.forwarded(failure instanceof ConveyorError ? failure.code : 'internal_error');
-    if (replica && classifyReplicaFailure(failure) === 'rest') replicas!.failed(replica, failure);
+    const failure = request.signal.aborted ? new ClientAbortedError() : error;
+    const kind = classifyReplicaFailure(failure);
+    if (attempt !== undefined && kind === 'rest') attempt.replicas.failed(attempt.replica, failure);
+    if (attempt === undefined || attempt.last || kind === 'final') ctx.metrics.forwarded(failure instanceof ConveyorError ? failure.code : 'internal_error');
     throw failure;
   } finally {
-    if (replica) replica.inFlight -= 1;
+    if (attempt !== undefined) attempt.replica.inFlight -= 1;
   }
+}
+
+/** The client went away: the upstream request goes too. */
+function abortOnClose(res: ServerResponse): AbortSignal {
+  const controller = new AbortController();
+  res.once('close', () => {
+    if (!res.writableEnded) controller.abort();
+  });
+  return controller.signal;
 }
 
 const connections = new WeakMap<GatewayConfig, Map<string, ForwardConnection>>();
@@ -114,9 +152,16 @@ function connectionTo(ctx: ForwardRouteContext, baseUrl: string): ForwardConnect
   return connection;
 }
 
-function recordAnswer(replicas: UpstreamReplicas, replica: Replica, status: number): void {
-  if (status === 502 || status === 503 || status === 504) replicas.failed(replica, new UpstreamResponseError(status, `upstream answered HTTP ${status}`));
-  else if (status < 500) replicas.succeeded(replica);
+/** A status another replica may not answer (as a chat's failover counts it), else undefined. */
+function replicaRefusal(status: number): UpstreamResponseError | undefined {
+  if (status !== 429 && status !== 502 && status !== 503 && status !== 504) return undefined;
+  return new UpstreamResponseError(status, `upstream answered HTTP ${status}`);
+}
+
+/** The replica's health after an answer passed to the client: a 429 or another 5xx says nothing of it. */
+function recordAnswer({ replicas, replica }: ReplicaAttempt, status: number, refusal: UpstreamResponseError | undefined): void {
+  if (refusal !== undefined && classifyReplicaFailure(refusal) === 'rest') replicas.failed(replica, refusal);
+  else if (status < 500 && refusal === undefined) replicas.succeeded(replica);
 }
 
 function forwardedHeaders(incoming: IncomingHttpHeaders): Record<string, string | string[]> {

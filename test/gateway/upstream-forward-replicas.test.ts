@@ -1,0 +1,114 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
+import { getJson } from '../support/sse-client.ts';
+
+/** A stand-in upstream that answers every request with one status, and counts what reached it. */
+interface FakeUpstream {
+  url: string;
+  hits: number;
+  server: Server;
+}
+
+async function fakeUpstream(status: number): Promise<FakeUpstream> {
+  const upstream: FakeUpstream = { url: '', hits: 0, server: createServer() };
+  upstream.server.on('request', (req, res) => {
+    const parts: Buffer[] = [];
+    req.on('data', (part: Buffer) => parts.push(part));
+    req.on('end', () => {
+      upstream.hits += 1;
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ from: upstream.url, status, body: Buffer.concat(parts).toString() }));
+    });
+  });
+  await new Promise<void>((resolve) => upstream.server.listen(0, '127.0.0.1', resolve));
+  upstream.url = `http://127.0.0.1:${(upstream.server.address() as AddressInfo).port}/v1`;
+  return upstream;
+}
+
+const REFUSED = 'http://127.0.0.1:1/v1';
+
+describe('forwarded requests over several replicas', () => {
+  const upstreams = new Map<number, FakeUpstream>();
+  let gateway: GatewayHandle | undefined;
+  beforeAll(async () => {
+    for (const status of [200, 429, 503]) upstreams.set(status, await fakeUpstream(status));
+  });
+  afterEach(async () => {
+    await gateway?.close();
+    gateway = undefined;
+  });
+  afterAll(async () => {
+    await Promise.all([...upstreams.values()].map((u) => new Promise((resolve) => u.server.close(resolve))));
+  });
+
+  /** A fresh gateway: its first request goes to the first replica listed (all equally loaded). */
+  async function over(...baseUrls: string[]): Promise<GatewayHandle> {
+    gateway = await startGateway({ port: 0, upstream: { baseUrl: baseUrls } }, { tools: new Map() });
+    return gateway;
+  }
+
+  function post(gw: GatewayHandle, body: BodyInit, init: RequestInit = {}): Promise<Response> {
+    return fetch(`${gw.url}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, ...init });
+  }
+
+  async function replicaHealth(gw: GatewayHandle, url: string): Promise<{ healthy: boolean; failures: number; accepted: number }> {
+    const health = await getJson(gw.url, '/health');
+    return health.json.upstream_replicas.find((r: { base_url: string }) => r.base_url === url);
+  }
+
+  it('sends a body held whole to the next replica when one cannot be reached, and rests the dead one', async () => {
+    const ok = upstreams.get(200)!;
+    const gw = await over(REFUSED, ok.url);
+    const res = await post(gw, '{"input":"hello"}');
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ from: ok.url, body: '{"input":"hello"}' });
+    expect(await replicaHealth(gw, REFUSED)).toMatchObject({ healthy: false, failures: 1 });
+    expect(await replicaHealth(gw, ok.url)).toMatchObject({ healthy: true, accepted: 1 });
+  });
+
+  it('drops a 503 answer and tries the next replica; a 429 moves on too but does not rest its replica', async () => {
+    const [ok, busy, unavailable] = [upstreams.get(200)!, upstreams.get(429)!, upstreams.get(503)!];
+    let gw = await over(unavailable.url, ok.url);
+    const before = unavailable.hits;
+    let res = await post(gw, '{}');
+    expect(await res.json()).toMatchObject({ from: ok.url, status: 200 });
+    expect(unavailable.hits).toBe(before + 1);
+    expect(await replicaHealth(gw, unavailable.url)).toMatchObject({ healthy: false });
+    await gw.close();
+
+    gw = await over(busy.url, ok.url);
+    res = await post(gw, '{}');
+    expect(await res.json()).toMatchObject({ from: ok.url, status: 200 });
+    expect(await replicaHealth(gw, busy.url)).toMatchObject({ healthy: true, failures: 0 });
+  });
+
+  it("passes the last replica's refusal back as it is once every replica has been tried", async () => {
+    const [busy, unavailable] = [upstreams.get(429)!, upstreams.get(503)!];
+    const gw = await over(unavailable.url, busy.url);
+    const res = await post(gw, '{}');
+    expect(res.status).toBe(429);
+    expect(await res.json()).toMatchObject({ from: busy.url, status: 429 });
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    // One answer reached the client, so one is counted: the dropped 503 is not.
+    expect(metrics).toMatch(/^conveyor_forwarded_requests_total\{status="429"\} 1$/m);
+    expect(metrics).not.toMatch(/^conveyor_forwarded_requests_total\{status="503"\}/m);
+  });
+
+  it('sends a streamed body (chunked upload) to one replica only: it cannot be sent twice', async () => {
+    const ok = upstreams.get(200)!;
+    const before = ok.hits;
+    const gw = await over(REFUSED, ok.url);
+    const upload = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"input":"streamed"}'));
+        controller.close();
+      },
+    });
+    const res = await post(gw, upload, { duplex: 'half' } as RequestInit);
+    expect(res.status).toBe(502);
+    expect(((await res.json()) as { error: { type: string } }).error.type).toBe('upstream_error');
+    expect(ok.hits).toBe(before);
+  });
+});
