@@ -67,12 +67,18 @@ export async function startConveyor(options: ConveyorOptions = {}): Promise<Conv
     for (const tool of [...(options.tools ?? []), ...moduleTools]) tools.set(tool.name, tool);
     if (options.decorateTool) for (const [name, tool] of tools) tools.set(name, options.decorateTool(tool));
     const runtimes = await pools.report();
-    const protections = sandbox?.protections() ?? { mode: 'off', reason: 'the python tool is disabled (plugins.python: false)' };
+    const started = sandbox;
+    const protections = started?.protections() ?? { mode: 'off', reason: 'the python tool is disabled (plugins.python: false)' };
+    const health = () => ({
+      sandbox: started ? { ...protections, cells: started.cellLoad() } : protections,
+      runtimes,
+      plugins: builtins.describe,
+      ...(sim ? { simulator: sim.counters() } : {}),
+    });
     const gateway = await startGateway(
       { ...options.gateway, upstream: { ...options.gateway?.upstream, baseUrl: upstreamUrl ?? sim!.url } },
-      { tools, logger: options.logger, health: () => ({ sandbox: protections, runtimes, plugins: builtins.describe, ...(sim ? { simulator: sim.counters() } : {}) }) },
+      { tools, logger: options.logger, health },
     );
-    const started = sandbox;
     return {
       gateway,
       sim,

@@ -111,6 +111,11 @@ export class PythonCell {
     return this.result;
   }
 
+  /** The result once the cell is done, however it ended; unlike finish(), ends nothing. */
+  get settled(): Promise<CellResult> {
+    return this.result;
+  }
+
   /** Stops the cell now: SIGKILL to every process it started. Idempotent. */
   kill(reason: string): void {
     if (this.done || this.killedBy !== null) return;

@@ -41,6 +41,13 @@ export interface PythonSandboxOptions {
   sandbox?: SandboxModeOption;
   /** How long the zygote may take to import and probe before a mode counts as broken. */
   startupTimeoutMs?: number;
+  /**
+   * Cells open at once (each a forked process, open from the call's first line to its end).
+   * Default 256: about 1.5 GB of cells, and well above the streams one gateway decodes at once.
+   */
+  maxCells?: number;
+  /** Cells waiting for one of those places; one more fails at once ("the python runtime is busy"). Default 1024. */
+  maxQueuedCells?: number;
 }
 
 export const DEFAULT_PRE_IMPORTS: readonly string[] = ['numpy', 'matplotlib.pyplot'];
@@ -65,6 +72,8 @@ export const pythonSandboxOptionsSchema = z.strictObject({
   limits: pythonLimitsSchema.optional(),
   sandbox: z.enum(['auto', 'bwrap', 'netns', 'none']).optional(),
   startupTimeoutMs: positiveInt.optional(),
+  maxCells: positiveInt.optional(),
+  maxQueuedCells: z.number().int().nonnegative().optional(),
 });
 
 export interface ResolvedPythonSandboxOptions {
@@ -73,6 +82,8 @@ export interface ResolvedPythonSandboxOptions {
   limits: PythonSandboxLimits;
   sandbox: SandboxModeOption;
   startupTimeoutMs: number;
+  maxCells: number;
+  maxQueuedCells: number;
 }
 
 export function resolvePythonSandboxOptions(options: PythonSandboxOptions = {}): ResolvedPythonSandboxOptions {
@@ -83,6 +94,8 @@ export function resolvePythonSandboxOptions(options: PythonSandboxOptions = {}):
     limits: { ...DEFAULT_PYTHON_LIMITS, ...parsed.limits },
     sandbox: parsed.sandbox ?? sandboxFromEnv(),
     startupTimeoutMs: parsed.startupTimeoutMs ?? 30_000,
+    maxCells: parsed.maxCells ?? 256,
+    maxQueuedCells: parsed.maxQueuedCells ?? 1024,
   };
 }
 

@@ -5,10 +5,18 @@ import { candidateModes, inspectInterpreter, planLaunch, stageScripts, type Laun
 import { describeProtections, type SandboxProtections } from './python-protections.ts';
 import { CELL_OPEN_FILES, resolvePythonSandboxOptions, type PythonSandboxLimits, type PythonSandboxOptions, type ResolvedPythonSandboxOptions } from './python-sandbox-options.ts';
 import { ZygoteProcess } from './python-zygote-process.ts';
+import { BoundedQueue } from './runtimes/bounded-queue.ts';
 
 export type { PythonSandboxOptions, PythonSandboxLimits } from './python-sandbox-options.ts';
 export type { SandboxProtections } from './python-protections.ts';
 export type { CellError, CellMode, CellProgress, CellResult, KilledBy, OpenCellOptions, PythonCell } from './python-cell.ts';
+
+export interface PythonCellLoad {
+  open: number;
+  queued: number;
+  maxCells: number;
+  maxQueuedCells: number;
+}
 
 /** The shared Python runtime of one gateway process: one zygote, many concurrent cells. */
 export interface PythonSandbox {
@@ -16,8 +24,13 @@ export interface PythonSandbox {
   readonly python: string;
   /** What isolates cells on this machine, as measured at startup. */
   protections(): SandboxProtections;
-  /** Opens a cell; it starts as soon as the zygote is ready (restarting a crashed one first). */
+  /**
+   * Opens a cell; it starts as soon as the zygote is ready (restarting a crashed one first) and one
+   * of the `maxCells` places is free. With `maxQueuedCells` already waiting, it fails at once.
+   */
   openCell(options: OpenCellOptions): PythonCell;
+  /** Cells open and waiting now, and the bounds (GET /health). */
+  cellLoad(): PythonCellLoad;
   /** Host pids of every live process started for cells (for tests and diagnostics). */
   cellPids(): number[];
   /** Host pid of the zygote, or null while none runs (for tests and diagnostics). */
@@ -86,6 +99,7 @@ class PythonSandboxHandle implements PythonSandbox {
   private zygote: ZygoteProcess | null;
   private starting: Promise<ZygoteProcess> | null = null;
   private cellCounter = 0;
+  private readonly places: BoundedQueue;
   private closed = false;
   private readonly cleanupOnExit = (): void => rmSync(this.stagingRoot, { recursive: true, force: true });
 
@@ -101,6 +115,7 @@ class PythonSandboxHandle implements PythonSandbox {
     this.report = report;
     this.stagingRoot = stagingRoot;
     this.limits = options.limits;
+    this.places = new BoundedQueue('python', options.maxCells, options.maxQueuedCells);
     this.python = zygote.ready.executable;
     this.zygote = null;
     this.adopt(zygote);
@@ -114,6 +129,26 @@ class PythonSandboxHandle implements PythonSandbox {
   openCell(options: OpenCellOptions): PythonCell {
     if (this.closed) throw new SandboxError('the Python sandbox is closed');
     const cell = new PythonCell(`c${++this.cellCounter}`, options, this);
+    const release = this.places.tryAcquire();
+    if (release !== undefined) {
+      this.start(cell, release);
+    } else {
+      // Lines pushed meanwhile wait in the cell; its clock starts when it does.
+      this.places.acquire(options.signal).then(
+        (granted) => this.start(cell, granted),
+        (err: unknown) => cell.fail(err instanceof Error ? err.message : String(err)),
+      );
+    }
+    return cell;
+  }
+
+  cellLoad(): PythonCellLoad {
+    return { open: this.places.active, queued: this.places.waiting, maxCells: this.places.capacity, maxQueuedCells: this.places.maxWaiting };
+  }
+
+  /** The cell has its place: it runs on the zygote, or as soon as one is ready. */
+  private start(cell: PythonCell, release: () => void): void {
+    void cell.settled.then(release);
     const zygote = this.zygote;
     if (zygote?.alive) {
       cell.attach(zygote);
@@ -123,7 +158,6 @@ class PythonSandboxHandle implements PythonSandbox {
         (err: unknown) => cell.fail(err instanceof Error ? err.message : String(err)),
       );
     }
-    return cell;
   }
 
   cellPids(): number[] {

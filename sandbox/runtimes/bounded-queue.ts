@@ -25,13 +25,18 @@ export class BoundedQueue {
     return this.waiters.length;
   }
 
+  /** A release function if a slot is free now (nobody waits then), else undefined. */
+  tryAcquire(): (() => void) | undefined {
+    if (this.holders >= this.capacity) return undefined;
+    this.holders++;
+    return this.releaser();
+  }
+
   /** Resolves with a release function once a slot is free; rejects if the queue is full or `signal` aborts first. */
   acquire(signal?: AbortSignal): Promise<() => void> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    if (this.holders < this.capacity) {
-      this.holders++;
-      return Promise.resolve(this.releaser());
-    }
+    const release = this.tryAcquire();
+    if (release) return Promise.resolve(release);
     if (this.waiters.length >= this.maxWaiting) {
       return Promise.reject(
         new SandboxQueueFullError(this.runtime, `the ${this.runtime} runtime is busy: ${this.capacity} running and ${this.waiters.length} queued`),

@@ -106,4 +106,10 @@ describe('CodeGen over real HTTP: gateway + simulator + Python sandbox', () => {
     const joiner = first.endsWith('\n\n') ? '' : first.endsWith('\n') ? '\n' : '\n\n';
     expect(streamed.content).toBe(first + joiner + turns[2]!.content);
   });
+
+  it("shows the sandbox's cells on /health: each call's cell closed once its answer is done", async () => {
+    await Promise.all([streamChat(url, SINE_STDLIB_REQUEST), streamChat(url, SINE_STDLIB_REQUEST)]);
+    const health = await getJson(url, '/health');
+    expect(health.json.sandbox.cells).toEqual({ open: 0, queued: 0, maxCells: 256, maxQueuedCells: 1024 });
+  });
 });

@@ -20,4 +20,18 @@ describe('BoundedQueue', () => {
     expect(order).toEqual(['gone', 'second', 'third']);
     expect(queue.active).toBe(0);
   });
+
+  it('tryAcquire takes a free slot at once and takes nothing when none is free', async () => {
+    const queue = new BoundedQueue('python', 1, 1);
+    const release = queue.tryAcquire();
+    expect(release).toBeTypeOf('function');
+    expect(queue.tryAcquire()).toBeUndefined();
+    const waiter = queue.acquire();
+    expect(queue.waiting).toBe(1);
+    release!();
+    // The slot went to the waiter, not back to the pool.
+    expect(queue.tryAcquire()).toBeUndefined();
+    (await waiter)();
+    expect(queue.active).toBe(0);
+  });
 });
