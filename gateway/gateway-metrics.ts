@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { UpstreamReplicas } from '../llm-client/upstream-replicas.ts';
+import type { PythonCellLoad } from '../sandbox/python-sandbox.ts';
 import type { Timeline } from './timeline.ts';
 
 // Seconds. TTFT and tool times span a few ms (cached prefix, calculator) to minutes (long prompts,
@@ -37,7 +38,7 @@ export class GatewayMetrics {
   readonly #toolOverlap: Counter;
   readonly #forwarded: Counter;
 
-  constructor(replicas?: UpstreamReplicas) {
+  constructor(replicas?: UpstreamReplicas, pythonCells?: () => PythonCellLoad) {
     const registers = [this.registry];
     processMetrics();
     this.#inFlight = new Gauge({ name: 'conveyor_requests_in_flight', help: 'Chat completion requests being answered.', registers });
@@ -81,6 +82,19 @@ export class GatewayMetrics {
       registers,
     });
     if (replicas) registerReplicaMetrics(this.registry, replicas);
+    if (pythonCells) {
+      new Gauge({
+        name: 'conveyor_python_cells',
+        help: "The Python sandbox's cells (one forked process per python call): open, or waiting for one of maxCells places.",
+        labelNames: ['state'],
+        registers,
+        collect() {
+          const load = pythonCells();
+          this.set({ state: 'open' }, load.open);
+          this.set({ state: 'queued' }, load.queued);
+        },
+      });
+    }
   }
 
   /** A forwarded request got its answer's status line (`200`, `404` …), or failed with an error code before it. */

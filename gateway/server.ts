@@ -16,6 +16,7 @@ import { chatCompletionsRoute } from './chat-completions-route.ts';
 import { upstreamForwardRoute } from './upstream-forward-route.ts';
 import { gatewayConfigSchema, type GatewayConfig, type GatewayConfigInput } from './config.ts';
 import { GatewayMetrics } from './gateway-metrics.ts';
+import type { PythonCellLoad } from '../sandbox/python-sandbox.ts';
 import { toErrorResponse } from './error-response.ts';
 import { sendJson } from './send-json.ts';
 import { RequestEventsSocket } from './request-events-socket.ts';
@@ -25,6 +26,8 @@ export interface GatewayDeps {
   tools: ReadonlyMap<string, ToolPlugin>;
   /** Extra facts for GET /health, e.g. which sandbox protections are active. */
   health?: () => Record<string, unknown>;
+  /** The Python sandbox's cells open and waiting, read on each scrape of GET /metrics. */
+  pythonCells?: () => PythonCellLoad;
   /** Access lines and unexpected errors (pino); none given, nothing is logged (`conveyor serve` logs at info). */
   logger?: Logger;
 }
@@ -60,7 +63,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     model: config.upstream.model,
     conversationAffinity: config.upstream.conversationAffinity,
   };
-  const metrics = new GatewayMetrics(upstream.pump.replicas);
+  const metrics = new GatewayMetrics(upstream.pump.replicas, deps.pythonCells);
   const routeCtx = { config, upstream, metrics, accessLog, tools: deps.tools, timelines };
 
   const routes: Array<{ method: string; pattern: RegExp; handler: Handler }> = [

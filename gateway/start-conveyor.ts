@@ -77,7 +77,7 @@ export async function startConveyor(options: ConveyorOptions = {}): Promise<Conv
     });
     const gateway = await startGateway(
       { ...options.gateway, upstream: { ...options.gateway?.upstream, baseUrl: upstreamUrl ?? sim!.url } },
-      { tools, logger: options.logger, health },
+      { tools, logger: options.logger, health, ...(started ? { pythonCells: () => started.cellLoad() } : {}) },
     );
     return {
       gateway,

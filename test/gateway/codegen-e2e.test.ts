@@ -107,8 +107,19 @@ describe('CodeGen over real HTTP: gateway + simulator + Python sandbox', () => {
     expect(streamed.content).toBe(first + joiner + turns[2]!.content);
   });
 
-  it("shows the sandbox's cells on /health: each call's cell closed once its answer is done", async () => {
-    await Promise.all([streamChat(url, SINE_STDLIB_REQUEST), streamChat(url, SINE_STDLIB_REQUEST)]);
+  it("shows the sandbox's cells on /health and /metrics: open while a call runs, closed once its answer is done", async () => {
+    const cellsMetric = async () => {
+      const text = await (await fetch(`${url}/metrics`)).text();
+      return Number(/^conveyor_python_cells\{state="open"\} (\d+)$/m.exec(text)?.[1]);
+    };
+    // Scraped as the first tool progress arrives: the call's cell is still open then.
+    let whileRunning: Promise<number> | undefined;
+    const watched = streamChat(url, SINE_STDLIB_REQUEST, (chunk) => {
+      if (chunk.conveyor?.type === 'tool_call.progress') whileRunning ??= cellsMetric();
+    });
+    await Promise.all([watched, streamChat(url, SINE_STDLIB_REQUEST)]);
+    expect(await whileRunning).toBeGreaterThanOrEqual(1);
+    expect(await cellsMetric()).toBe(0);
     const health = await getJson(url, '/health');
     expect(health.json.sandbox.cells).toEqual({ open: 0, queued: 0, maxCells: 256, maxQueuedCells: 1024 });
   });
