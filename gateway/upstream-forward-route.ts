@@ -152,10 +152,11 @@ function connectionTo(ctx: ForwardRouteContext, baseUrl: string): ForwardConnect
   return connection;
 }
 
-/** A status another replica may not answer (as a chat's failover counts it), else undefined. */
+/** A status another replica may not answer, as a chat's failover counts it (429, 502–504), else undefined. */
 function replicaRefusal(status: number): UpstreamResponseError | undefined {
-  if (status !== 429 && status !== 502 && status !== 503 && status !== 504) return undefined;
-  return new UpstreamResponseError(status, `upstream answered HTTP ${status}`);
+  if (status < 400) return undefined;
+  const error = new UpstreamResponseError(status, `upstream answered HTTP ${status}`);
+  return classifyReplicaFailure(error) === 'final' ? undefined : error;
 }
 
 /** The replica's health after an answer passed to the client: a 429 or another 5xx says nothing of it. */
