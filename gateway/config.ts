@@ -33,6 +33,13 @@ const upstreamConfigSchema = z.strictObject({
    * (prefix cache reuse); false = every round goes to the least loaded replica.
    */
   conversationAffinity: z.boolean().default(true),
+  /**
+   * Ask for usage on every chunk (`stream_options.continuous_usage_stats`, vLLM and SGLang), so a
+   * round the gateway cuts short still counts its prompt and the tokens decoded before the cut.
+   * Off by default: the field is not OpenAI's (a strict server may refuse it), and it costs the
+   * gateway ~10% more CPU per token (bench/overhead/continuous-usage-cost.ts).
+   */
+  continuousUsage: z.boolean().default(false),
   timeouts: z
     .strictObject({
       connectMs: z.number().int().positive(),

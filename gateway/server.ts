@@ -62,6 +62,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     pump: createChatCompletionPump(config.upstream, { requestsValidated: true, onReplicaHealthChange: (event) => accessLog.replicaHealth(event) }),
     model: config.upstream.model,
     conversationAffinity: config.upstream.conversationAffinity,
+    continuousUsage: config.upstream.continuousUsage,
   };
   const metrics = new GatewayMetrics(upstream.pump.replicas, deps.pythonCells);
   const routeCtx = { config, upstream, metrics, accessLog, tools: deps.tools, timelines };

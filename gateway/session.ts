@@ -20,6 +20,8 @@ export interface UpstreamTarget {
   model?: string;
   /** Replicas only: false sends every round to the least loaded replica instead of the conversation's own. */
   conversationAffinity?: boolean;
+  /** Ask the upstream for usage on every chunk (config `upstream.continuousUsage`). */
+  continuousUsage?: boolean;
 }
 
 export type SessionEvent =
@@ -115,8 +117,9 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
   };
 
   // max_tokens bounds the whole answer, all rounds together: each round may use what is left.
-  // A round the gateway cut short has no usage from the upstream; its streamed deltas count then
-  // (one token each from vLLM: a lower bound), so rejects cannot decode past the budget.
+  // A round the gateway cut short has no usage from the upstream (unless it sent usage on every
+  // chunk): its streamed deltas count then (one token each from vLLM: a lower bound), so rejects
+  // cannot decode past the budget.
   const budget = opts.request.max_completion_tokens ?? opts.request.max_tokens ?? undefined;
   let spent = 0;
   for (let round = 1; ; round++) {
@@ -188,6 +191,7 @@ async function runRound(
           round,
           messages: opts.upstreamMessages ? opts.upstreamMessages(messages) : messages,
           maxTokens,
+          continuousUsage: opts.upstream.continuousUsage,
         }),
         signal,
         onAccepted: ({ baseUrl }) => {

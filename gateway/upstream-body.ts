@@ -12,11 +12,16 @@ export interface UpstreamBodyInput {
   messages: ChatMessage[];
   /** What is left of the client's max_tokens (or max_completion_tokens) after the rounds before. */
   maxTokens?: number;
+  /** Ask for usage on every chunk (vLLM's `stream_options.continuous_usage_stats`). */
+  continuousUsage?: boolean;
 }
 
 /** The body one round sends upstream: the client's request, less our extensions, over this round's conversation. */
-export function upstreamBody({ request, overrides, model, round, messages, maxTokens }: UpstreamBodyInput): Record<string, unknown> {
+export function upstreamBody({ request, overrides, model, round, messages, maxTokens, continuousUsage }: UpstreamBodyInput): Record<string, unknown> {
   const body: Record<string, unknown> = { ...request, ...overrides, messages };
+  // A round cut short is a stream closed by us, and no server sends usage for that: only the usage
+  // already on its chunks counts it. (vLLM also needs include_usage: llm-client always sets it.)
+  if (continuousUsage) body.stream_options = { ...request.stream_options, continuous_usage_stats: true };
   for (const field of EXTENSION_FIELDS) delete body[field];
   if (model) body.model = model;
   if (maxTokens !== undefined) {

@@ -18,6 +18,7 @@ interface ServeOptions {
   apiKey?: string[] | string;
   partialExecution: boolean;
   conversationAffinity: boolean;
+  continuousUsage?: boolean;
   maxToolRounds: number;
   shutdownGrace: number;
   simProfile: string;
@@ -51,6 +52,7 @@ export function registerServeCommand(program: Command): void {
       'OpenAI-compatible upstream base URL, e.g. http://127.0.0.1:8000/v1 (default: the embedded simulator); several (repeated or comma-separated) are replicas of one model',
     )
     .option('--no-conversation-affinity', "with several upstreams: send every round to the least loaded replica, not back to the conversation's own")
+    .option('--continuous-usage', "ask the upstream for usage on every chunk (vLLM, SGLang), so rounds cut short by a tool's reject count in usage")
     .option('--model <name>', "model name sent upstream for every request (default: the client's model)")
     .addOption(new Option('--upstream-api-key <key>', 'API key for the upstream').env('CONVEYOR_UPSTREAM_API_KEY'))
     .addOption(new Option('--api-key <key...>', 'accept only these bearer keys from clients').env('CONVEYOR_API_KEYS'))
@@ -104,6 +106,7 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
       model: given('model'),
       apiKey: given('upstreamApiKey'),
       conversationAffinity: given('conversationAffinity'),
+      continuousUsage: given('continuousUsage'),
     }),
   };
   const plugins = given('plugins');

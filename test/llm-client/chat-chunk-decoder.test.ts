@@ -89,6 +89,19 @@ describe('ChatChunkDecoder', () => {
     }
   });
 
+  it('reads usage on every chunk (continuous_usage_stats) as the schema does, and refuses a malformed one', () => {
+    const usage = { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 };
+    const token = { choices: [{ index: 0, delta: { content: ' x' }, logprobs: null, finish_reason: null }], usage };
+    const fast = new ChatChunkDecoder('m');
+    const schema = new ChatChunkDecoder('m');
+    const viaSchema = { ...token, choices: [{ ...token.choices[0], delta: { content: ' x', tool_calls: [] } }] };
+    expect(fast.decode(chunk(token))).toEqual(schema.decode(chunk(viaSchema)));
+    expect(fast.decode(chunk(token)).slice(-2)).toEqual([{ type: 'content', text: ' x' }, { type: 'usage', usage }]);
+    expect(fast.decode(chunk({ ...token, usage: { prompt_tokens: 12, completion_tokens: 4 } })).at(-1)).toEqual({ type: 'usage', usage: { ...usage, completion_tokens: 4, total_tokens: 16 } });
+    expect(() => fast.decode(chunk({ ...token, usage: { prompt_tokens: -1, completion_tokens: 3 } }))).toThrow(UpstreamProtocolError);
+    expect(() => fast.decode(chunk({ ...token, usage: { prompt_tokens: 12, completion_tokens: '3' } }))).toThrow(UpstreamProtocolError);
+  });
+
   it('rejects data that is not a chunk', () => {
     const decoder = new ChatChunkDecoder('m');
     expect(() => decoder.decode('{"choices":')).toThrow(UpstreamProtocolError);

@@ -1,0 +1,63 @@
+/**
+ * What `upstream.continuousUsage` costs the gateway: its CPU per 1,000 tokens for the same
+ * 200-token plain streams at N concurrent streams, with the upstream's usage on every chunk
+ * (`stream_options.continuous_usage_stats`, which a client may also ask for itself) and without,
+ * rounds alternating A B B A … in one run. Prints a Markdown table.
+ *
+ *   npx tsx bench/overhead/continuous-usage-cost.ts [--seconds 8] [--streams 100] [--rounds 6]
+ */
+import { parseArgs } from 'node:util';
+import { Agent } from 'undici';
+import { SIM_MODEL, spawnOurGateway, spawnOverheadSim } from './bench-servers.ts';
+import { timedChatStream } from './timed-chat-stream.ts';
+
+const { values } = parseArgs({ options: { seconds: { type: 'string', default: '8' }, streams: { type: 'string', default: '100' }, rounds: { type: 'string', default: '6' } } });
+const seconds = Number(values.seconds);
+const streams = Number(values.streams);
+const rounds = Number(values.rounds);
+
+const plain = { model: SIM_MODEL, stream: true, max_tokens: 200, messages: [{ role: 'user', content: 'overhead-bench-plain: write a paragraph about gateways.' }] };
+const bodies = { plain: JSON.stringify(plain), continuous: JSON.stringify({ ...plain, stream_options: { include_usage: true, continuous_usage_stats: true } }) };
+type Mode = keyof typeof bodies;
+
+const sim = await spawnOverheadSim();
+const gateway = await spawnOurGateway(sim.url);
+try {
+  const chat = { url: gateway.url, dispatcher: new Agent({ keepAliveTimeout: 30_000 }) };
+  const totals: Record<Mode, { cpuMs: number; tokens: number; rounds: number[] }> = {
+    plain: { cpuMs: 0, tokens: 0, rounds: [] },
+    continuous: { cpuMs: 0, tokens: 0, rounds: [] },
+  };
+  const round = async (mode: Mode) => {
+    const end = performance.now() + seconds * 1000;
+    const before = gateway.cpuMs();
+    let tokens = 0;
+    await Promise.all(
+      Array.from({ length: streams }, async () => {
+        while (performance.now() < end) {
+          const timing = await timedChatStream(chat, bodies[mode]);
+          tokens += timing.tokens;
+        }
+      }),
+    );
+    const cpuMs = gateway.cpuMs() - before;
+    totals[mode].cpuMs += cpuMs;
+    totals[mode].tokens += tokens;
+    totals[mode].rounds.push((1000 * cpuMs) / tokens);
+  };
+  await round('plain'); // warm-up, not counted
+  totals.plain = { cpuMs: 0, tokens: 0, rounds: [] };
+  for (let r = 0; r < rounds; r++) for (const mode of (r % 2 === 0 ? ['plain', 'continuous'] : ['continuous', 'plain']) as Mode[]) await round(mode);
+
+  const perK = (mode: Mode) => (1000 * totals[mode].cpuMs) / totals[mode].tokens;
+  console.log(`Node ${process.version}; ${streams} streams, ${rounds} rounds of ${seconds} s per mode, alternating; gateway CPU from /proc (10 ms ticks).\n`);
+  console.log('| upstream usage | gateway CPU per 1k tokens (ms) | per round | tokens |');
+  console.log('|---|---:|---|---:|');
+  for (const mode of ['plain', 'continuous'] as Mode[]) {
+    console.log(`| ${mode === 'plain' ? 'last chunk only' : 'every chunk'} | ${perK(mode).toFixed(1)} | ${totals[mode].rounds.map((v) => v.toFixed(1)).join(', ')} | ${totals[mode].tokens} |`);
+  }
+  console.log(`\nEvery chunk / last chunk only: **${(perK('continuous') / perK('plain')).toFixed(3)}**`);
+} finally {
+  await gateway.close();
+  await sim.close();
+}
