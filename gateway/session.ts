@@ -1,16 +1,12 @@
-import { ClientAbortedError, ToolRejectedError } from '../core/errors.ts';
-import type { ChatCompletionPump, UpstreamStream } from '../llm-client/pump-chat-completion.ts';
+import type { ChatCompletionPump } from '../llm-client/pump-chat-completion.ts';
 import type { ReplicaAffinity } from '../llm-client/upstream-replicas.ts';
-import type { UpstreamPart } from '../llm-client/upstream-parts.ts';
 import type { ToolCallParser } from '../parsers/parser-events.ts';
 import type { ToolPlugin, ToolProgress } from '../plugins/plugin-types.ts';
 import type { ChatMessage, ChatRequest } from './chat-request-schema.ts';
-import { ClientCalls, type ClientToolCall } from './client-calls.ts';
+import type { ClientToolCall } from './client-calls.ts';
 import type { ClientToolValidator } from './client-tool-validator.ts';
-import { Dispatcher, type CallOutcome } from './dispatcher.ts';
 import { roundMessages } from './round-messages.ts';
-import { RoundParser } from './round-parser.ts';
-import { upstreamBody } from './upstream-body.ts';
+import { runRound } from './session-round.ts';
 import type { Timeline } from './timeline.ts';
 
 export interface UpstreamTarget {
@@ -155,175 +151,6 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
     if (round >= opts.maxRounds) return done('length', 'max_tool_rounds');
     if (budget !== undefined && spent >= budget) return done('length', 'length');
   }
-}
-
-interface RoundOutput {
-  text: string;
-  calls: CallOutcome[];
-  clientCalls: ClientToolCall[];
-  finishReason: string;
-  usage?: Usage;
-  /** Text and tool-call deltas the upstream streamed in this round. */
-  deltas: number;
-}
-
-async function runRound(
-  opts: SessionOptions,
-  round: number,
-  affinity: ReplicaAffinity | undefined,
-  messages: ChatMessage[],
-  maxTokens: number | undefined,
-  emitText: (t: string) => void,
-): Promise<RoundOutput> {
-  const { timeline, onEvent, signal } = opts;
-  timeline.mark('round-start', { round });
-  onEvent({ type: 'round-start', round });
-  // The request goes out first, ahead of everything else this round needs. Parts only ever arrive
-  // from a later socket read, never from inside this call, so onPart can refer to what follows.
-  let stream: UpstreamStream;
-  try {
-    stream = opts.upstream.pump(
-      {
-        body: upstreamBody({
-          request: opts.request,
-          overrides: opts.upstreamOverrides,
-          model: opts.upstream.model,
-          round,
-          messages: opts.upstreamMessages ? opts.upstreamMessages(messages) : messages,
-          maxTokens,
-          continuousUsage: opts.upstream.continuousUsage,
-        }),
-        signal,
-        onAccepted: ({ baseUrl }) => {
-          timeline.mark('upstream-accepted', { round, detail: baseUrl });
-          onEvent({ type: 'upstream-accepted', round });
-        },
-        batchDelivery: opts.batchDelivery,
-        affinity,
-      },
-      (part) => onPart(part),
-    );
-  } catch (err) {
-    throw signal.aborted ? new ClientAbortedError() : err;
-  }
-  // A reject verdict cuts only this round's decode short (the stream's own abort); the request's
-  // signal still cancels everything.
-  let rejection: { name: string; reason: string } | undefined;
-  function rejectCall(call: { callId: string; name: string }, reason: string): void {
-    rejection ??= { name: call.name, reason };
-    timeline.mark('abort', { round, callId: call.callId, detail: `rejected: ${reason}` });
-    stream.abort(new Error(reason));
-  }
-  // parallel_tool_calls: false. vLLM drops the calls after the first once they are decoded; the
-  // parser sees the second begin, so its decode is not paid for at all.
-  let cutAtSecondCall = false;
-  function cutSecondCall(call: { name: string }): void {
-    cutAtSecondCall = true;
-    timeline.mark('abort', { round, detail: `parallel_tool_calls is false: cut where a second call (${call.name}) began` });
-    stream.abort(new Error('parallel_tool_calls is false'));
-  }
-  // The round's machinery is built just after undici has written the request (undici writes from
-  // a setImmediate queued inside the dispatch above, so this one runs next) and while the upstream
-  // prefills: built here, synchronously, it held the request back by its own cost (~0.15 ms on an
-  // idle core). Whatever needs it earlier builds it then: onPart (a socket read, which can come
-  // before that immediate only if the round started inside one) or the end of the round.
-  let machinery: { dispatcher: Dispatcher; clientCalls: ClientCalls; parser: RoundParser } | undefined;
-  let buildError: { error: unknown } | undefined;
-  const build = (): NonNullable<typeof machinery> => {
-    if (machinery) return machinery;
-    if (buildError) throw buildError.error;
-    try {
-      const dispatcher = new Dispatcher({
-        tools: opts.tools,
-        partialExecution: opts.partialExecution,
-        signal,
-        timeline,
-        round,
-        onProgress: (call, progress) => onEvent({ type: 'tool-progress', ...call, progress }),
-        onReject: (call, reason) => rejectCall(call, reason),
-      });
-      const clientCalls = new ClientCalls(onEvent);
-      const parser = new RoundParser({
-        round,
-        parser: opts.createParser(round),
-        tools: opts.tools,
-        dispatcher,
-        clientCalls,
-        timeline,
-        onEvent,
-        emitText,
-        validator: opts.clientToolValidator,
-        onClientReject: rejectCall,
-        onSecondCall: opts.request.parallel_tool_calls === false ? cutSecondCall : undefined,
-      });
-      machinery = { dispatcher, clientCalls, parser };
-      return machinery;
-    } catch (error) {
-      buildError = { error };
-      stream.abort(error);
-      throw error;
-    }
-  };
-  setImmediate(() => {
-    try {
-      build();
-    } catch {
-      // The stream was aborted with the error; the round rethrows it below.
-    }
-  });
-  let finishReason = 'stop';
-  let usage: Usage | undefined;
-  let deltas = 0;
-  let firstToken = true;
-  // Called synchronously from the socket read that carried the part: the token's whole way to
-  // the client (parser, SSE chunk, write) runs in that one call stack.
-  const onPart = (part: UpstreamPart): void => {
-    if (part.type === 'content' || part.type === 'reasoning' || part.type === 'tool-call-delta') {
-      deltas++;
-      if (firstToken) {
-        firstToken = false;
-        timeline.mark('first-token', { round });
-      }
-    }
-    if (part.type === 'content') (machinery ?? build()).parser.text(part.text);
-    else if (part.type === 'reasoning') onEvent({ type: 'reasoning', text: part.text });
-    else if (part.type === 'tool-call-delta') (machinery ?? build()).parser.toolCallDelta(part);
-    else if (part.type === 'finish') finishReason = part.reason;
-    else if (part.type === 'usage') usage = part.usage;
-  };
-
-  try {
-    await stream.done;
-  } catch (err) {
-    if (buildError) throw buildError.error;
-    if (signal.aborted) {
-      machinery?.dispatcher.abortAll('client aborted');
-      timeline.mark('abort', { round, detail: 'client aborted' });
-      throw new ClientAbortedError();
-    }
-    if (!rejection && !cutAtSecondCall) {
-      machinery?.dispatcher.abortAll('upstream failed');
-      throw err;
-    }
-    finishReason = rejection ? 'tool_rejected' : 'tool_calls';
-  }
-  const { dispatcher, clientCalls, parser } = build();
-  // A rejected call was cut off by us, not by the model: flushing the parser would report it as
-  // truncated and release its raw text as content. The Dispatcher answers it with the rejection.
-  if (!rejection) parser.end();
-  timeline.mark('decode-end', { round, detail: finishReason });
-  // A client call that failed early validation is answered, like a rejected gateway call, with
-  // the reason, so a re-prompt shows the model what was wrong.
-  const calls = [
-    ...(await dispatcher.settle()),
-    ...clientCalls.rejected().map((c) => ({ callId: c.callId, name: c.name, args: {}, result: { ok: false, content: `error: ${c.name} rejected the call: ${c.reason}` } })),
-  ];
-  if (signal.aborted) throw new ClientAbortedError();
-  if (rejection && opts.onToolReject === 'error') throw new ToolRejectedError(rejection.name, rejection.reason);
-  for (const c of calls) onEvent({ type: 'tool-result', round, callId: c.callId, name: c.name, ok: c.result.ok, content: c.result.content });
-  timeline.mark('round-end', { round, detail: finishReason });
-  onEvent({ type: 'round-end', round, finishReason });
-  return { text: parser.visibleText, calls, clientCalls: clientCalls.completed(), finishReason, usage, deltas };
 }
 
 function addUsage(total: Usage, add: Usage | undefined): void {
