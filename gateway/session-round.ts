@@ -9,10 +9,7 @@ import { RoundParser } from './round-parser.ts';
 import type { SessionOptions, Usage } from './session.ts';
 import { upstreamBody } from './upstream-body.ts';
 
-/**
- * One round of a session: the upstream decode streamed through the round's parser, each call
- * handed to its tool as its pieces close (or cut short by a reject), then every call settled.
- */
+/** What one round leaves for the session's loop (session.ts) to decide the next step with. */
 export interface RoundOutput {
   text: string;
   calls: CallOutcome[];
@@ -23,6 +20,11 @@ export interface RoundOutput {
   deltas: number;
 }
 
+/**
+ * One round of a session: the upstream decode streamed through the round's parser, each call
+ * handed to its tool as its pieces close (or the decode cut short by a reject), then every call
+ * settled.
+ */
 export async function runRound(
   opts: SessionOptions,
   round: number,
