@@ -187,12 +187,28 @@ export class SandboxQueueFullError extends ConveyorError {
     super('sandbox_queue_full', message);
     this.runtime = runtime;
   }
+
+  /** The refusal of a runtime's BoundedQueue. */
+  static refusal(runtime: string): (queue: { capacity: number; waiting: number }) => SandboxQueueFullError {
+    return (queue) => new SandboxQueueFullError(runtime, `the ${runtime} runtime is busy: ${queue.capacity} running and ${queue.waiting} queued`);
+  }
 }
 
 /** The gateway's configuration (CLI flags, `startGateway` options) is not valid: reported at start-up. */
 export class GatewayConfigError extends ConveyorError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('gateway_config_invalid', message, options);
+  }
+}
+
+/**
+ * The gateway is answering `maxConcurrentRequests` chat completions and `maxQueuedRequests` more
+ * wait for a place: one more is turned away at once (HTTP 503 with Retry-After, which OpenAI's
+ * clients retry), not queued without bound.
+ */
+export class GatewayBusyError extends ConveyorError {
+  constructor(running: number, queued: number) {
+    super('gateway_busy', `the gateway is at its limit of ${running} requests at once, with ${queued} more waiting; retry shortly`);
   }
 }
 

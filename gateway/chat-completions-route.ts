@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { BoundedQueue } from '../core/bounded-queue.ts';
 import { ClientAbortedError } from '../core/errors.ts';
 import type { ToolPlugin } from '../plugins/plugin-types.ts';
 import { chatRequestSchema, type ChatRequest } from './chat-request-schema.ts';
@@ -27,6 +28,8 @@ export interface ChatRouteContext {
   accessLog: AccessLog;
   tools: ReadonlyMap<string, ToolPlugin>;
   timelines: TimelineStore;
+  /** maxConcurrentRequests' places and line, when the limit is set. */
+  admission?: BoundedQueue;
 }
 
 const NO_TOOLS: ReadonlyMap<string, ToolPlugin> = new Map();
@@ -49,18 +52,48 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
   }
   const timeline = new Timeline(newRequestId());
   ctx.timelines.add(timeline);
-  ctx.metrics.requestStarted();
   // On every answer, errors included, so a client can quote it and an operator find its timeline.
   res.setHeader(REQUEST_ID_HEADER, timeline.requestId);
   const partialExecution = request.partial_execution ?? ctx.config.partialExecution;
   ctx.accessLog.describe(res, { timeline, model: request.model, stream: request.stream, partialExecution });
+  let release: () => void;
+  try {
+    release = await admitted(ctx.admission, res, timeline);
+  } catch (err) {
+    const code = toErrorResponse(err).body.error.code;
+    timeline.mark('request-end', { detail: code });
+    ctx.metrics.requestRefused(code);
+    throw err;
+  }
+  ctx.metrics.requestStarted();
   try {
     await answer(ctx, request, timeline, partialExecution, res);
   } finally {
+    release();
     // A request refused before its session began (an unknown tool_parser, a tool schema that does
     // not compile) still ends its timeline, so a follower of its events is not left waiting.
     if (!timeline.ended) timeline.mark('request-end', { detail: 'error' });
     ctx.metrics.requestEnded(timeline);
+  }
+}
+
+/**
+ * One of maxConcurrentRequests places (at once when there is no limit): the release function,
+ * once the request has it. A client that leaves while it waits gives its place in line up.
+ */
+async function admitted(queue: BoundedQueue | undefined, res: ServerResponse, timeline: Timeline): Promise<() => void> {
+  if (!queue) return () => {};
+  const now = queue.tryAcquire();
+  if (now) return now;
+  const left = new AbortController();
+  const onClose = () => left.abort(new ClientAbortedError());
+  res.once('close', onClose);
+  try {
+    const release = await queue.acquire(left.signal);
+    timeline.mark('admitted');
+    return release;
+  } finally {
+    res.off('close', onClose);
   }
 }
 

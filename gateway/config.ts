@@ -90,6 +90,13 @@ const gatewayConfigFields = z.strictObject({
     .default([]),
   maxBodyBytes: z.number().int().positive().default(4 * 1024 * 1024),
   /**
+   * Chat completions answered at once; more wait, first come first served, for a place (the
+   * client leaving gives its place up). Unset: no limit, every request goes upstream at once.
+   */
+  maxConcurrentRequests: z.number().int().positive().optional(),
+  /** With maxConcurrentRequests: how many may wait; one more is answered 503 `gateway_busy` with Retry-After. */
+  maxQueuedRequests: z.number().int().nonnegative().default(256),
+  /**
    * Requests to `/v1/…` endpoints the gateway does not implement itself (`/v1/completions`,
    * `/v1/embeddings`, …) go to the upstream unchanged (gateway/upstream-forward-route.ts);
    * false: a 404 there.

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AuthenticationError, MethodNotAllowedError, ConveyorError, InvalidRequestError, NotFoundError, UpstreamError, UpstreamResponseError, ClientAbortedError, SandboxError, SandboxLimitError, ShuttingDownError, ToolRejectedError, RoundLimitError, UnsupportedMediaTypeError, HostNotAllowedError, OriginNotAllowedError } from '../core/errors.ts';
+import { AuthenticationError, MethodNotAllowedError, ConveyorError, InvalidRequestError, NotFoundError, UpstreamError, UpstreamResponseError, ClientAbortedError, SandboxError, SandboxLimitError, ShuttingDownError, GatewayBusyError, ToolRejectedError, RoundLimitError, UnsupportedMediaTypeError, HostNotAllowedError, OriginNotAllowedError } from '../core/errors.ts';
 
 export interface OpenAIErrorBody {
   error: { message: string; type: string; param: string | null; code: string };
@@ -10,14 +10,16 @@ export function isExpectedError(err: unknown): boolean {
   return err instanceof ConveyorError || err instanceof z.ZodError;
 }
 
-/** The one place where errors become HTTP statuses and OpenAI-shaped bodies. */
-export function toErrorResponse(err: unknown): { status: number; body: OpenAIErrorBody } {
+/** The one place where errors become HTTP statuses, headers and OpenAI-shaped bodies. */
+export function toErrorResponse(err: unknown): { status: number; body: OpenAIErrorBody; headers?: Record<string, string> } {
   if (err instanceof z.ZodError) return toErrorResponse(fromZod(err));
   if (!(err instanceof ConveyorError)) {
     return { status: 500, body: body('internal server error', 'server_error', null, 'internal_error') };
   }
   const param = err instanceof InvalidRequestError ? err.param : null;
-  return { status: statusOf(err), body: body(err.message, typeOf(err), param, err.code) };
+  // OpenAI's clients wait as long as Retry-After says before they retry (up to 60 s).
+  const headers = err instanceof GatewayBusyError ? { 'retry-after': '1' } : undefined;
+  return { status: statusOf(err), body: body(err.message, typeOf(err), param, err.code), ...(headers ? { headers } : {}) };
 }
 
 function statusOf(err: ConveyorError): number {
@@ -31,7 +33,7 @@ function statusOf(err: ConveyorError): number {
   if (err.code.endsWith('_timeout') && err instanceof UpstreamError) return 504;
   if (err instanceof UpstreamError) return 502;
   if (err instanceof ClientAbortedError) return 499;
-  if (err instanceof ShuttingDownError) return 503;
+  if (err instanceof ShuttingDownError || err instanceof GatewayBusyError) return 503;
   if (err instanceof ToolRejectedError || err instanceof RoundLimitError) return 422;
   if (err instanceof SandboxError || err instanceof SandboxLimitError) return 500;
   return 500;

@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { BoundedQueue } from '../core/bounded-queue.ts';
 import type { UpstreamReplicas } from '../llm-client/upstream-replicas.ts';
 import type { PythonCellLoad } from '../sandbox/python-sandbox.ts';
 import type { Timeline } from './timeline.ts';
@@ -38,7 +39,11 @@ export class GatewayMetrics {
   readonly #toolOverlap: Counter;
   readonly #forwarded: Counter;
 
-  constructor(replicas?: UpstreamReplicas, pythonCells?: () => PythonCellLoad) {
+  /**
+   * `replicas`: the upstream's, when it has several; `pythonCells`: the sandbox's load;
+   * `admission`: the queue of `maxConcurrentRequests`, when set.
+   */
+  constructor({ replicas, pythonCells, admission }: { replicas?: UpstreamReplicas; pythonCells?: () => PythonCellLoad; admission?: BoundedQueue } = {}) {
     const registers = [this.registry];
     processMetrics();
     this.#inFlight = new Gauge({ name: 'conveyor_requests_in_flight', help: 'Chat completion requests being answered.', registers });
@@ -81,6 +86,16 @@ export class GatewayMetrics {
       labelNames: ['status'],
       registers,
     });
+    if (admission) {
+      new Gauge({
+        name: 'conveyor_requests_queued',
+        help: 'Chat completion requests waiting for one of maxConcurrentRequests places.',
+        registers,
+        collect() {
+          this.set(admission.waiting);
+        },
+      });
+    }
     if (replicas) registerReplicaMetrics(this.registry, replicas);
     if (pythonCells) {
       new Gauge({

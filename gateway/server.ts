@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { prettifyError } from 'zod';
-import { GatewayConfigError, MethodNotAllowedError, ModelNotFoundError, NotFoundError, OriginNotAllowedError, ShuttingDownError } from '../core/errors.ts';
+import { BoundedQueue } from '../core/bounded-queue.ts';
+import { GatewayBusyError, GatewayConfigError, MethodNotAllowedError, ModelNotFoundError, NotFoundError, OriginNotAllowedError, ShuttingDownError } from '../core/errors.ts';
 import { AccessLog, silentLogger, type Logger } from './access-log.ts';
 import { authenticate } from './client-auth.ts';
 import { CorsPolicy, isSameOrigin } from './cors.ts';
@@ -64,8 +65,12 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     conversationAffinity: config.upstream.conversationAffinity,
     continuousUsage: config.upstream.continuousUsage,
   };
-  const metrics = new GatewayMetrics(upstream.pump.replicas, deps.pythonCells);
-  const routeCtx = { config, upstream, metrics, accessLog, tools: deps.tools, timelines };
+  const admission =
+    config.maxConcurrentRequests === undefined
+      ? undefined
+      : new BoundedQueue(config.maxConcurrentRequests, config.maxQueuedRequests, (queue) => new GatewayBusyError(queue.capacity, queue.waiting));
+  const metrics = new GatewayMetrics({ replicas: upstream.pump.replicas, pythonCells: deps.pythonCells, admission });
+  const routeCtx = { config, upstream, metrics, accessLog, tools: deps.tools, timelines, admission };
 
   const routes: Array<{ method: string; pattern: RegExp; handler: Handler }> = [
     { method: 'POST', pattern: /^\/v1\/chat\/completions$/, handler: (req, res) => chatCompletionsRoute(routeCtx, req, res) },
@@ -108,6 +113,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
           upstream: config.upstream.baseUrl,
           ...(upstream.pump.replicas ? { upstream_replicas: upstream.pump.replicas.states().map(replicaHealth) } : {}),
           partial_execution: config.partialExecution,
+          ...(admission ? { requests: { running: admission.active, queued: admission.waiting, max_running: admission.capacity, max_queued: admission.maxWaiting } } : {}),
           tools: [...deps.tools.keys()],
           ...deps.health?.(),
         }),
@@ -131,13 +137,14 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     });
     if (draining) res.shouldKeepAlive = false;
     (draining ? Promise.reject(new ShuttingDownError()) : handle(req, res, path)).catch((err: unknown) => {
-      const { status, body } = toErrorResponse(err);
+      const { status, body, headers } = toErrorResponse(err);
       errorCode = body.error.code;
       accessLog.unexpected(err, { method, path });
       if (res.headersSent) {
         res.destroy();
         return;
       }
+      for (const [name, value] of Object.entries(headers ?? {})) res.setHeader(name, value);
       sendJson(res, status, body);
     });
   });

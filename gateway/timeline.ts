@@ -2,6 +2,8 @@ import { performance } from 'node:perf_hooks';
 
 export type TimelineEventType =
   | 'request-start'
+  /** The request waited for one of maxConcurrentRequests places and has it now. */
+  | 'admitted'
   | 'round-start'
   /** The upstream took the round's request; `detail` names it (the replica chosen, when there are several). */
   | 'upstream-accepted'

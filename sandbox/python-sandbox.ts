@@ -1,11 +1,11 @@
 import { rmSync } from 'node:fs';
-import { SandboxError } from '../core/errors.ts';
+import { SandboxError, SandboxQueueFullError } from '../core/errors.ts';
 import { PythonCell, type OpenCellOptions } from './python-cell.ts';
 import { candidateModes, inspectInterpreter, planLaunch, stageScripts, type LaunchContext, type LaunchPlan, type SandboxMode } from './python-launch.ts';
 import { describeProtections, type SandboxProtections } from './python-protections.ts';
 import { CELL_OPEN_FILES, resolvePythonSandboxOptions, type PythonSandboxLimits, type PythonSandboxOptions, type ResolvedPythonSandboxOptions } from './python-sandbox-options.ts';
 import { ZygoteProcess } from './python-zygote-process.ts';
-import { BoundedQueue } from './runtimes/bounded-queue.ts';
+import { BoundedQueue } from '../core/bounded-queue.ts';
 
 export type { PythonSandboxOptions, PythonSandboxLimits } from './python-sandbox-options.ts';
 export type { SandboxProtections } from './python-protections.ts';
@@ -115,7 +115,7 @@ class PythonSandboxHandle implements PythonSandbox {
     this.report = report;
     this.stagingRoot = stagingRoot;
     this.limits = options.limits;
-    this.places = new BoundedQueue('python', options.maxCells, options.maxQueuedCells);
+    this.places = new BoundedQueue(options.maxCells, options.maxQueuedCells, SandboxQueueFullError.refusal('python'));
     this.python = zygote.ready.executable;
     this.zygote = null;
     this.adopt(zygote);

@@ -20,6 +20,8 @@ interface ServeOptions {
   conversationAffinity: boolean;
   continuousUsage?: boolean;
   maxToolRounds: number;
+  maxConcurrentRequests?: number;
+  maxQueuedRequests?: number;
   shutdownGrace: number;
   simProfile: string;
   python?: string;
@@ -33,6 +35,11 @@ interface ServeOptions {
 }
 
 const int = (v: string) => Number.parseInt(v, 10);
+const positiveInt = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a whole number ≥ 1');
+  return n;
+};
 const seconds = (v: string) => {
   const n = Number(v);
   if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError('expected seconds ≥ 0');
@@ -62,6 +69,8 @@ export function registerServeCommand(program: Command): void {
     .option('--no-forward-other-endpoints', 'answer 404 to /v1/… endpoints the gateway does not implement (/v1/completions, /v1/embeddings, …) instead of passing them to the upstream')
     .option('--no-partial-execution', 'sequential baseline: run tools only after each decode ends')
     .option('--max-tool-rounds <n>', 'model→tool→model rounds per request', int, 8)
+    .option('--max-concurrent-requests <n>', 'chat completions answered at once; more wait in line (default: no limit)', positiveInt)
+    .option('--max-queued-requests <n>', 'with --max-concurrent-requests: how many may wait; one more is answered 503 gateway_busy (default 256)', int)
     .option('--shutdown-grace <seconds>', 'on SIGTERM/SIGINT, how long requests in flight may finish before they are cut (a second signal cuts at once)', seconds, 30)
     .option('--sim-profile <name>', `timing profile of the embedded simulator: ${shippedProfileNames().join(', ')}, or a JSON file`, DEFAULT_PROFILE)
     .option('--python <path>', 'Python interpreter for the python tool (default: /usr/bin/python3, else python3)')
@@ -98,6 +107,8 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
       allowedOrigins: list(given('allowedOrigin')),
       partialExecution: given('partialExecution'),
       maxToolRounds: given('maxToolRounds'),
+      maxConcurrentRequests: given('maxConcurrentRequests'),
+      maxQueuedRequests: given('maxQueuedRequests'),
       playground: given('playground'),
       forwardOtherEndpoints: given('forwardOtherEndpoints'),
     }),

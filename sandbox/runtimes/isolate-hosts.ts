@@ -1,5 +1,5 @@
-import { SandboxError } from '../../core/errors.ts';
-import { BoundedQueue } from './bounded-queue.ts';
+import { SandboxError, SandboxQueueFullError } from '../../core/errors.ts';
+import { BoundedQueue } from '../../core/bounded-queue.ts';
 import { checkIsolatedVm, type IsolatedVmSupport } from './isolated-vm-support.ts';
 import { PLUGIN_HOST_ISOLATES, pluginHostArgv } from './node-recipe.ts';
 import type { PluginProcess } from './plugin-process.ts';
@@ -107,7 +107,7 @@ export class IsolateHosts {
     const key = [...readOnlyPaths].sort().join('\n');
     let group = this.groups.get(key);
     if (!group) {
-      group = { host: null, starting: null, slots: new BoundedQueue('isolate', this.options.maxCalls, this.options.maxQueue), unavailable: null };
+      group = { host: null, starting: null, slots: new BoundedQueue(this.options.maxCalls, this.options.maxQueue, SandboxQueueFullError.refusal('isolate')), unavailable: null };
       this.groups.set(key, group);
     }
     return group;

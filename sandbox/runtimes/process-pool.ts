@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxMode } from '../python-launch.ts';
 import { descendantPids } from '../process-tree.ts';
-import { BoundedQueue } from './bounded-queue.ts';
+import { BoundedQueue } from '../../core/bounded-queue.ts';
+import { SandboxQueueFullError } from '../../core/errors.ts';
 import { PluginProcess } from './plugin-process.ts';
 import { planProcessLaunch, type ProcessLimits, type SandboxSetup } from './process-launch.ts';
 import { detectProcessSandbox, type ProcessProtections } from './process-sandbox.ts';
@@ -70,7 +71,7 @@ export class ProcessPool {
       uidBase: options.uidBase ?? 1_900_000_000,
       startupTimeoutMs: options.startupTimeoutMs ?? 30_000,
     };
-    this.slots = new BoundedQueue('process', this.options.maxProcesses, this.options.maxQueue);
+    this.slots = new BoundedQueue(this.options.maxProcesses, this.options.maxQueue, SandboxQueueFullError.refusal('process'));
   }
 
   /** Probes the sandbox once (≈0.1 s) and reports what holds. */

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { SandboxQueueFullError } from '../../../core/errors.ts';
-import { BoundedQueue } from '../../../sandbox/runtimes/bounded-queue.ts';
+import { SandboxQueueFullError } from '../../core/errors.ts';
+import { BoundedQueue } from '../../core/bounded-queue.ts';
 
 describe('BoundedQueue', () => {
   it('grants in FIFO order, refuses beyond the queue, and drops a waiter whose signal aborts', async () => {
-    const queue = new BoundedQueue('process', 1, 2);
+    const queue = new BoundedQueue(1, 2, SandboxQueueFullError.refusal('process'));
     const order: string[] = [];
     const first = await queue.acquire();
     const controller = new AbortController();
@@ -22,7 +22,7 @@ describe('BoundedQueue', () => {
   });
 
   it('tryAcquire takes a free slot at once and takes nothing when none is free', async () => {
-    const queue = new BoundedQueue('python', 1, 1);
+    const queue = new BoundedQueue(1, 1, SandboxQueueFullError.refusal('python'));
     const release = queue.tryAcquire();
     expect(release).toBeTypeOf('function');
     expect(queue.tryAcquire()).toBeUndefined();

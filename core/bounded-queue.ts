@@ -1,20 +1,19 @@
-import { SandboxQueueFullError } from '../../core/errors.ts';
-
 /**
  * A counting semaphore with a bounded FIFO of waiters: at most `capacity` holders, at most
- * `maxWaiting` queued; one more is refused at once (a clear tool error beats an unbounded wait).
+ * `maxWaiting` queued; one more is refused at once with `refusal`'s error (a clear error beats an
+ * unbounded wait). The sandbox's runtimes bound their calls with it, the gateway its requests.
  */
 export class BoundedQueue {
-  private readonly runtime: string;
   readonly capacity: number;
   readonly maxWaiting: number;
+  private readonly refusal: (queue: BoundedQueue) => Error;
   private holders = 0;
   private readonly waiters: Array<{ grant: () => void; refuse: (err: unknown) => void }> = [];
 
-  constructor(runtime: string, capacity: number, maxWaiting: number) {
-    this.runtime = runtime;
+  constructor(capacity: number, maxWaiting: number, refusal: (queue: BoundedQueue) => Error) {
     this.capacity = capacity;
     this.maxWaiting = maxWaiting;
+    this.refusal = refusal;
   }
 
   get active(): number {
@@ -37,11 +36,7 @@ export class BoundedQueue {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const release = this.tryAcquire();
     if (release) return Promise.resolve(release);
-    if (this.waiters.length >= this.maxWaiting) {
-      return Promise.reject(
-        new SandboxQueueFullError(this.runtime, `the ${this.runtime} runtime is busy: ${this.capacity} running and ${this.waiters.length} queued`),
-      );
-    }
+    if (this.waiters.length >= this.maxWaiting) return Promise.reject(this.refusal(this));
     return new Promise((resolve, reject) => {
       const waiter = {
         grant: () => {
