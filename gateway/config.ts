@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { UpstreamUrlsSchema } from '../llm-client/upstream-url.ts';
 import { normaliseOrigin } from './cors.ts';
 
+/** maxQueuedRequests when only maxConcurrentRequests is set. */
+export const DEFAULT_MAX_QUEUED_REQUESTS = 256;
+
 /** Model-name patterns → tool-call format, mirroring the parsers vLLM pairs with these families. */
 export const DEFAULT_TOOL_PARSERS = [
   { model: 'gpt-oss', format: 'harmony', reasoning: false },
@@ -94,8 +97,11 @@ const gatewayConfigFields = z.strictObject({
    * client leaving gives its place up). Unset: no limit, every request goes upstream at once.
    */
   maxConcurrentRequests: z.number().int().positive().optional(),
-  /** With maxConcurrentRequests: how many may wait; one more is answered 503 `gateway_busy` with Retry-After. */
-  maxQueuedRequests: z.number().int().nonnegative().default(256),
+  /**
+   * With maxConcurrentRequests: how many may wait (default DEFAULT_MAX_QUEUED_REQUESTS); one more
+   * is answered 503 `gateway_busy` with Retry-After.
+   */
+  maxQueuedRequests: z.number().int().nonnegative().optional(),
   /**
    * Requests to `/v1/…` endpoints the gateway does not implement itself (`/v1/completions`,
    * `/v1/embeddings`, …) go to the upstream unchanged (gateway/upstream-forward-route.ts);
@@ -134,6 +140,9 @@ const gatewayConfigFields = z.strictObject({
 
 /** Gateway configuration: validated once at start-up, plain data afterwards. */
 export const gatewayConfigSchema = gatewayConfigFields.superRefine((config, ctx) => {
+  if (config.maxQueuedRequests !== undefined && config.maxConcurrentRequests === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['maxQueuedRequests'], message: 'bounds the line of maxConcurrentRequests, which is not set: nothing waits without it' });
+  }
   if (config.allowedOrigins.includes('*') && config.apiKeys.length === 0) {
     ctx.addIssue({
       code: 'custom',

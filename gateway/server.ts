@@ -15,7 +15,7 @@ import type { ReplicaState } from '../llm-client/upstream-replicas.ts';
 import type { ToolPlugin } from '../plugins/plugin-types.ts';
 import { chatCompletionsRoute } from './chat-completions-route.ts';
 import { upstreamForwardRoute } from './upstream-forward-route.ts';
-import { gatewayConfigSchema, type GatewayConfig, type GatewayConfigInput } from './config.ts';
+import { DEFAULT_MAX_QUEUED_REQUESTS, gatewayConfigSchema, type GatewayConfig, type GatewayConfigInput } from './config.ts';
 import { GatewayMetrics } from './gateway-metrics.ts';
 import type { PythonCellLoad } from '../sandbox/python-sandbox.ts';
 import { toErrorResponse } from './error-response.ts';
@@ -68,7 +68,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
   const admission =
     config.maxConcurrentRequests === undefined
       ? undefined
-      : new BoundedQueue(config.maxConcurrentRequests, config.maxQueuedRequests, (queue) => new GatewayBusyError(queue.capacity, queue.waiting));
+      : new BoundedQueue(config.maxConcurrentRequests, config.maxQueuedRequests ?? DEFAULT_MAX_QUEUED_REQUESTS, (queue) => new GatewayBusyError(queue.capacity, queue.waiting));
   const metrics = new GatewayMetrics({ replicas: upstream.pump.replicas, pythonCells: deps.pythonCells, admission });
   const routeCtx = { config, upstream, metrics, accessLog, tools: deps.tools, timelines, admission };
 

@@ -101,7 +101,13 @@ describe('maxConcurrentRequests: requests beyond it wait in line, and beyond the
     expect((await retried).choices[0]!.message.content).toBe('answer to retried');
   });
 
-  it('refuses a limit that is not a whole number at start-up', async () => {
+  it('refuses at start-up a limit of 0, and a line without a limit', async () => {
     await expect(scripted.start(holdingUpstream().handler, {}, { maxConcurrentRequests: 0 })).rejects.toThrow(/maxConcurrentRequests/);
+    await expect(scripted.start(holdingUpstream().handler, {}, { maxQueuedRequests: 10 })).rejects.toThrow(/bounds the line of maxConcurrentRequests, which is not set[\s\S]*at maxQueuedRequests/);
+  });
+
+  it('defaults the line to 256 places', async () => {
+    const gw = await scripted.start(holdingUpstream().handler, {}, { maxConcurrentRequests: 4 });
+    expect((await getJson(gw.url, '/health')).json.requests).toEqual({ running: 0, queued: 0, max_running: 4, max_queued: 256 });
   });
 });
