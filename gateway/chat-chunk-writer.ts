@@ -1,4 +1,4 @@
-import type { SessionEvent, SessionResult } from './session.ts';
+import type { SessionEvent, SessionResult, Usage } from './session.ts';
 import type { SseWriter } from './sse-writer.ts';
 import type { OpenAIErrorBody } from './error-response.ts';
 
@@ -9,9 +9,20 @@ import type { OpenAIErrorBody } from './error-response.ts';
  * the usage chunk, which every OpenAI client already handles) plus a top-level `conveyor` object.
  * Clients that do not know it see an empty chunk and move on.
  */
+export interface ChatChunkWriterOptions {
+  /** stream_options.include_usage: a last chunk with the usage of all rounds. */
+  includeUsage: boolean;
+  /**
+   * stream_options.continuous_usage_stats (vLLM's, with include_usage): every chunk also carries
+   * the usage so far, once the upstream has reported some.
+   */
+  continuousUsage?: boolean;
+  conveyorEvents: boolean;
+}
+
 export class ChatChunkWriter {
   private readonly sse: SseWriter;
-  private readonly options: { includeUsage: boolean; conveyorEvents: boolean };
+  private readonly options: ChatChunkWriterOptions;
   private readonly created = Math.floor(Date.now() / 1000);
   /**
    * `{"id":…,"object":…,"created":…,"model":…,` — the envelope every chunk starts with, serialised
@@ -19,13 +30,13 @@ export class ChatChunkWriter {
    * for the whole object (keys in the same order), without rebuilding the envelope per token.
    */
   private readonly head: string;
+  /** With continuousUsage: the usage of the rounds before this one, and this round's so far. */
+  private usageBefore: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  private roundUsage: Usage | undefined;
+  /** `,"usage":{…}` to close every chunk with (continuousUsage), else empty. */
+  private usageField = '';
 
-  constructor(
-    sse: SseWriter,
-    id: string,
-    model: string,
-    options: { includeUsage: boolean; conveyorEvents: boolean },
-  ) {
+  constructor(sse: SseWriter, id: string, model: string, options: ChatChunkWriterOptions) {
     this.sse = sse;
     this.options = options;
     this.head = `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${this.created},"model":${JSON.stringify(model)},`;
@@ -39,15 +50,24 @@ export class ChatChunkWriter {
     switch (e.type) {
       // One token each: written from a template, the text being the only part serialised.
       case 'content':
-        this.sse.data(`${this.head}"choices":[{"index":0,"delta":{"content":${JSON.stringify(e.text)}},"logprobs":null,"finish_reason":null}]}`);
+        this.sse.data(`${this.head}"choices":[{"index":0,"delta":{"content":${JSON.stringify(e.text)}},"logprobs":null,"finish_reason":null}]${this.usageField}}`);
         return;
       case 'reasoning':
-        this.sse.data(`${this.head}"choices":[{"index":0,"delta":{"reasoning_content":${JSON.stringify(e.text)}},"logprobs":null,"finish_reason":null}]}`);
+        this.sse.data(`${this.head}"choices":[{"index":0,"delta":{"reasoning_content":${JSON.stringify(e.text)}},"logprobs":null,"finish_reason":null}]${this.usageField}}`);
+        return;
+      case 'usage':
+        if (!this.options.continuousUsage) return;
+        this.roundUsage = e.usage;
+        this.usageField = `,"usage":${JSON.stringify(sumUsage(this.usageBefore, e.usage))}`;
         return;
       case 'round-start':
         this.extension({ type: 'round.started', round: e.round });
         return;
       case 'round-end':
+        if (this.roundUsage) {
+          this.usageBefore = sumUsage(this.usageBefore, this.roundUsage);
+          this.roundUsage = undefined;
+        }
         this.sse.batch();
         this.extension({ type: 'round.finished', round: e.round, finish_reason: e.finishReason });
         return;
@@ -90,7 +110,7 @@ export class ChatChunkWriter {
       this.extension({ type: 'response.messages', messages: [...result.messages, ...answer] });
     }
     this.choice({}, result.finishReason);
-    if (this.options.includeUsage) this.chunk({ choices: [], usage: result.usage });
+    if (this.options.includeUsage) this.sse.data(this.head + JSON.stringify({ choices: [], usage: result.usage }).slice(1));
     this.sse.data('[DONE]');
     this.sse.end();
   }
@@ -112,8 +132,12 @@ export class ChatChunkWriter {
     this.chunk({ choices: [], conveyor });
   }
 
-  /** The envelope, then `fields` (their JSON without its opening brace). */
+  /** The envelope, then `fields` (their JSON without its braces), then the usage so far if asked for. */
   private chunk(fields: Record<string, unknown>): void {
-    this.sse.data(this.head + JSON.stringify(fields).slice(1));
+    this.sse.data(`${this.head}${JSON.stringify(fields).slice(1, -1)}${this.usageField}}`);
   }
+}
+
+function sumUsage(a: Usage, b: Usage): Usage {
+  return { prompt_tokens: a.prompt_tokens + b.prompt_tokens, completion_tokens: a.completion_tokens + b.completion_tokens, total_tokens: a.total_tokens + b.total_tokens };
 }

@@ -151,6 +151,7 @@ async function answer(ctx: ChatRouteContext, request: ChatRequest, timeline: Tim
     if (writer) return writer;
     writer = new ChatChunkWriter(new SseWriter(res), id, request.model, {
       includeUsage: request.stream_options?.include_usage === true,
+      continuousUsage: request.stream_options?.include_usage === true && request.stream_options.continuous_usage_stats === true,
       conveyorEvents: request.conveyor_events !== false,
     });
     writer.start();

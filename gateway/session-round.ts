@@ -147,7 +147,10 @@ export async function runRound(
     else if (part.type === 'reasoning') onEvent({ type: 'reasoning', text: part.text });
     else if (part.type === 'tool-call-delta') (machinery ?? build()).parser.toolCallDelta(part);
     else if (part.type === 'finish') finishReason = part.reason;
-    else if (part.type === 'usage') usage = part.usage;
+    else if (part.type === 'usage') {
+      usage = part.usage;
+      onEvent({ type: 'usage', round, usage });
+    }
   };
 
   try {

@@ -32,7 +32,12 @@ export type SessionEvent =
   /** A call the client executes itself: streamed as standard OpenAI `tool_calls` deltas. */
   | { type: 'client-call-start'; index: number; callId: string; name: string }
   | { type: 'client-call-args'; index: number; text: string }
-  | { type: 'round-end'; round: number; finishReason: string };
+  | { type: 'round-end'; round: number; finishReason: string }
+  /**
+   * The upstream's usage for this round so far: once, at its end, or on every chunk when it was
+   * asked for `continuous_usage_stats`, ahead of the events that chunk's tokens cause.
+   */
+  | { type: 'usage'; round: number; usage: Usage };
 
 export interface Usage {
   prompt_tokens: number;

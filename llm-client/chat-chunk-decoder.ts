@@ -137,6 +137,15 @@ export class ChatChunkDecoder {
         created: chunk.created ?? Math.floor(Date.now() / 1000),
       });
     }
+    // Usage first: on a chunk that also carries a token (continuous_usage_stats) it counts that
+    // token, so whoever writes the token on can send the usage with it.
+    if (chunk.usage) {
+      const { prompt_tokens, completion_tokens } = chunk.usage;
+      parts.push({
+        type: 'usage',
+        usage: { prompt_tokens, completion_tokens, total_tokens: chunk.usage.total_tokens ?? prompt_tokens + completion_tokens },
+      });
+    }
     for (const choice of chunk.choices) {
       const delta = choice.delta;
       // Some vLLM versions send the same text in both `reasoning` and `reasoning_content`; taking
@@ -152,13 +161,6 @@ export class ChatChunkDecoder {
         parts.push(part);
       });
       if (choice.finish_reason) parts.push({ type: 'finish', reason: choice.finish_reason });
-    }
-    if (chunk.usage) {
-      const { prompt_tokens, completion_tokens } = chunk.usage;
-      parts.push({
-        type: 'usage',
-        usage: { prompt_tokens, completion_tokens, total_tokens: chunk.usage.total_tokens ?? prompt_tokens + completion_tokens },
-      });
     }
     return parts;
   }

@@ -11,7 +11,10 @@ export type UpstreamPart =
   | { type: 'reasoning'; text: string }
   | ToolCallDeltaPart
   | { type: 'finish'; reason: string }
-  /** May arrive more than once (vLLM `continuous_usage_stats`); the last one is the total. */
+  /**
+   * May arrive more than once (vLLM `continuous_usage_stats`); the last one is the total. Comes
+   * before the other parts of its chunk, counting them.
+   */
   | { type: 'usage'; usage: UpstreamUsage }
   | { type: 'end' };
 

@@ -70,6 +70,41 @@ describe('ChatChunkWriter', () => {
     }
   });
 
+  it('with continuous usage, closes every chunk after the first usage with the usage so far, all rounds summed', () => {
+    const { res, writes } = recordingResponse();
+    const id = 'chatcmpl-1';
+    const writer = new ChatChunkWriter(new SseWriter(res), id, 'm', { includeUsage: true, continuousUsage: true, conveyorEvents: true });
+    const created = Math.floor(Date.now() / 1000);
+    const u = (prompt: number, completion: number) => ({ prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion });
+    writer.start();
+    const events: SessionEvent[] = [
+      { type: 'round-start', round: 1 },
+      { type: 'usage', round: 1, usage: u(10, 1) },
+      { type: 'content', text: 'a' },
+      { type: 'usage', round: 1, usage: u(10, 2) },
+      { type: 'reasoning', text: 'r' },
+      { type: 'round-end', round: 1, finishReason: 'tool_calls' },
+      { type: 'round-start', round: 2 },
+      { type: 'usage', round: 2, usage: u(20, 1) },
+      { type: 'client-call-start', index: 0, callId: 'call_1', name: 'f' },
+    ];
+    for (const e of events) writer.event(e);
+    writer.finish({ finishReason: 'tool_calls', usage: u(30, 3), messages: [] } as unknown as SessionResult);
+    const at = (c: number) => [
+      expectedChunk(id, c, 'm', choice({ role: 'assistant', content: '' })), // before any usage: none
+      expectedChunk(id, c, 'm', { choices: [], conveyor: { type: 'round.started', round: 1 } }),
+      expectedChunk(id, c, 'm', { ...choice({ content: 'a' }), usage: u(10, 1) }),
+      expectedChunk(id, c, 'm', { ...choice({ reasoning_content: 'r' }), usage: u(10, 2) }),
+      expectedChunk(id, c, 'm', { choices: [], conveyor: { type: 'round.finished', round: 1, finish_reason: 'tool_calls' }, usage: u(10, 2) }),
+      expectedChunk(id, c, 'm', { choices: [], conveyor: { type: 'round.started', round: 2 }, usage: u(10, 2) }),
+      expectedChunk(id, c, 'm', { ...choice({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'f', arguments: '' } }] }), usage: u(30, 3) }),
+      expectedChunk(id, c, 'm', { ...choice({}, 'tool_calls'), usage: u(30, 3) }),
+      expectedChunk(id, c, 'm', { choices: [], usage: u(30, 3) }),
+      'data: [DONE]\n\n',
+    ];
+    expect([at(created), at(created - 1)]).toContainEqual(writes);
+  });
+
   it('splits a multi-line payload into several data lines', () => {
     const { res, writes } = recordingResponse();
     new SseWriter(res).data('a\nb');

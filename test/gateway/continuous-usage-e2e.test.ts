@@ -62,6 +62,25 @@ describe('upstream.continuousUsage: a round cut short still counts in usage', ()
     expect(on.cutRoundTokens).toBeLessThanOrEqual(3); // nearly all of what the sim generated is counted
   });
 
+  it("gives a client that asks continuous_usage_stats the usage so far on every chunk, the cut round's included", async () => {
+    const off = await usageOf(plain);
+    const streamed = await streamChat(plain.gateway.url, { ...body, stream_options: { include_usage: true, continuous_usage_stats: true } });
+    expect(streamed.status).toBe(200);
+    expect(streamed.done).toBe(true);
+    const first = streamed.chunks.findIndex((c) => c.usage);
+    expect(first).toBeGreaterThan(0); // the role chunk goes out before the upstream's first usage
+    const rest = streamed.chunks.slice(first);
+    expect(rest.every((c) => c.usage)).toBe(true);
+    const completion = rest.map((c) => c.usage!.completion_tokens);
+    expect(completion).toEqual([...completion].sort((a, b) => a - b)); // never goes back
+    const final = rest.at(-1)!;
+    expect(final.choices).toEqual([]);
+    expect(final.usage).toEqual(rest.at(-2)!.usage); // the finish chunk already had the total
+    // The client's own request for it reached the upstream: the cut round counts.
+    expect(final.usage!.prompt_tokens).toBeGreaterThan(off.usage.prompt_tokens);
+    expect(final.usage!.total_tokens).toBe(final.usage!.prompt_tokens + final.usage!.completion_tokens);
+  });
+
   it('streams the same totals in the usage chunk, and no usage on the content chunks', async () => {
     const off = await usageOf(plain);
     const streamed = await streamChat(continuous.gateway.url, { ...body, stream_options: { include_usage: true } });

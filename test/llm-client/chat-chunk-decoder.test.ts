@@ -14,7 +14,7 @@ describe('ChatChunkDecoder', () => {
     expect(decoder.decode(chunk({ choices: [{ index: 0, delta: { content: 'hi' } }] }))).toEqual([{ type: 'content', text: 'hi' }]);
   });
 
-  it('orders reasoning, content, tool-call deltas, finish and usage within one chunk', () => {
+  it('orders usage, reasoning, content, tool-call deltas and finish within one chunk', () => {
     const decoder = new ChatChunkDecoder('asked');
     decoder.decode(chunk({ choices: [] }));
     const parts = decoder.decode(
@@ -37,12 +37,12 @@ describe('ChatChunkDecoder', () => {
       }),
     );
     expect(parts).toEqual([
+      { type: 'usage', usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } },
       { type: 'reasoning', text: 'r' },
       { type: 'content', text: 'c' },
       { type: 'tool-call-delta', index: 1, id: 'call_9', name: 'search', arguments: '{"q"' },
       { type: 'tool-call-delta', index: 2 },
       { type: 'finish', reason: 'tool_calls' },
-      { type: 'usage', usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } },
     ]);
   });
 
@@ -96,8 +96,8 @@ describe('ChatChunkDecoder', () => {
     const schema = new ChatChunkDecoder('m');
     const viaSchema = { ...token, choices: [{ ...token.choices[0], delta: { content: ' x', tool_calls: [] } }] };
     expect(fast.decode(chunk(token))).toEqual(schema.decode(chunk(viaSchema)));
-    expect(fast.decode(chunk(token)).slice(-2)).toEqual([{ type: 'content', text: ' x' }, { type: 'usage', usage }]);
-    expect(fast.decode(chunk({ ...token, usage: { prompt_tokens: 12, completion_tokens: 4 } })).at(-1)).toEqual({ type: 'usage', usage: { ...usage, completion_tokens: 4, total_tokens: 16 } });
+    expect(fast.decode(chunk(token)).slice(-2)).toEqual([{ type: 'usage', usage }, { type: 'content', text: ' x' }]);
+    expect(fast.decode(chunk({ ...token, usage: { prompt_tokens: 12, completion_tokens: 4 } }))[0]).toEqual({ type: 'usage', usage: { ...usage, completion_tokens: 4, total_tokens: 16 } });
     expect(() => fast.decode(chunk({ ...token, usage: { prompt_tokens: -1, completion_tokens: 3 } }))).toThrow(UpstreamProtocolError);
     expect(() => fast.decode(chunk({ ...token, usage: { prompt_tokens: 12, completion_tokens: '3' } }))).toThrow(UpstreamProtocolError);
   });
