@@ -1,14 +1,7 @@
-import type { SessionEvent, SessionResult, Usage } from './session.ts';
+import { NO_USAGE, sumUsage, type SessionEvent, type SessionResult, type Usage } from './session.ts';
 import type { SseWriter } from './sse-writer.ts';
 import type { OpenAIErrorBody } from './error-response.ts';
 
-/**
- * Turns Session events into OpenAI `chat.completion.chunk`s on an SSE stream.
- *
- * Tool execution travels as extension chunks: a standard chunk with `choices: []` (the shape of
- * the usage chunk, which every OpenAI client already handles) plus a top-level `conveyor` object.
- * Clients that do not know it see an empty chunk and move on.
- */
 export interface ChatChunkWriterOptions {
   /** stream_options.include_usage: a last chunk with the usage of all rounds. */
   includeUsage: boolean;
@@ -20,6 +13,13 @@ export interface ChatChunkWriterOptions {
   conveyorEvents: boolean;
 }
 
+/**
+ * Turns Session events into OpenAI `chat.completion.chunk`s on an SSE stream.
+ *
+ * Tool execution travels as extension chunks: a standard chunk with `choices: []` (the shape of
+ * the usage chunk, which every OpenAI client already handles) plus a top-level `conveyor` object.
+ * Clients that do not know it see an empty chunk and move on.
+ */
 export class ChatChunkWriter {
   private readonly sse: SseWriter;
   private readonly options: ChatChunkWriterOptions;
@@ -31,7 +31,7 @@ export class ChatChunkWriter {
    */
   private readonly head: string;
   /** With continuousUsage: the usage of the rounds before this one, and this round's so far. */
-  private usageBefore: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  private usageBefore: Usage = NO_USAGE;
   private roundUsage: Usage | undefined;
   /** `,"usage":{…}` to close every chunk with (continuousUsage), else empty. */
   private usageField = '';
@@ -136,8 +136,4 @@ export class ChatChunkWriter {
   private chunk(fields: Record<string, unknown>): void {
     this.sse.data(`${this.head}${JSON.stringify(fields).slice(1, -1)}${this.usageField}}`);
   }
-}
-
-function sumUsage(a: Usage, b: Usage): Usage {
-  return { prompt_tokens: a.prompt_tokens + b.prompt_tokens, completion_tokens: a.completion_tokens + b.completion_tokens, total_tokens: a.total_tokens + b.total_tokens };
 }

@@ -99,7 +99,7 @@ export interface SessionOptions {
  */
 export async function runSession(opts: SessionOptions): Promise<SessionResult> {
   const appended: ChatMessage[] = [];
-  const usage: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  let usage: Usage = NO_USAGE;
   let content = '';
   let reasoning = '';
   const emitContent = (text: string) => {
@@ -133,7 +133,7 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
       firstText = false;
       emitContent(text);
     });
-    addUsage(usage, out.usage);
+    if (out.usage) usage = sumUsage(usage, out.usage);
     spent += out.usage?.completion_tokens ?? out.deltas;
     const answered = out.calls.length === 0 && out.clientCalls.length === 0;
     const done = (finishReason: SessionResult['finishReason'], stopReason: StopReason): SessionResult => ({
@@ -158,9 +158,9 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
   }
 }
 
-function addUsage(total: Usage, add: Usage | undefined): void {
-  if (!add) return;
-  total.prompt_tokens += add.prompt_tokens;
-  total.completion_tokens += add.completion_tokens;
-  total.total_tokens += add.total_tokens;
+/** No tokens: where a sum of usages starts. */
+export const NO_USAGE: Usage = Object.freeze({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
+
+export function sumUsage(a: Usage, b: Usage): Usage {
+  return { prompt_tokens: a.prompt_tokens + b.prompt_tokens, completion_tokens: a.completion_tokens + b.completion_tokens, total_tokens: a.total_tokens + b.total_tokens };
 }
