@@ -35,7 +35,7 @@ interface StreamChoice {
   delta: { role?: 'assistant' } & ReplyDelta;
   logprobs: null;
   finish_reason: SentFinishReason | null;
-  stop_reason?: string | null;
+  stop_reason?: string | number | null;
 }
 
 export interface ChatCompletionChunk {
@@ -57,7 +57,7 @@ export function roleChunk(ident: CompletionIdentity): ChatCompletionChunk {
  * token that adds nothing); the last one carries finish_reason and stop_reason (the matched
  * `stop` string, else null).
  */
-export function deltaChunk(ident: CompletionIdentity, delta: ReplyDelta, finishReason: SentFinishReason | null, stopReason?: string): ChatCompletionChunk {
+export function deltaChunk(ident: CompletionIdentity, delta: ReplyDelta, finishReason: SentFinishReason | null, stopReason?: string | number): ChatCompletionChunk {
   const choice: StreamChoice = { index: 0, delta, logprobs: null, finish_reason: finishReason };
   if (finishReason !== null) choice.stop_reason = stopReason ?? null;
   return chunk(ident, [choice]);
@@ -77,7 +77,7 @@ function chunk(ident: CompletionIdentity, choices: StreamChoice[]): ChatCompleti
  * `message.tool_calls` holds what a server-side tool parser found (then `content` is the text
  * before the calls, or null).
  */
-export function chatCompletion(ident: CompletionIdentity, message: { content: string | null; toolCalls?: MessageToolCall[] }, finishReason: SentFinishReason, totals: Usage, stopReason?: string) {
+export function chatCompletion(ident: CompletionIdentity, message: { content: string | null; toolCalls?: MessageToolCall[] }, finishReason: SentFinishReason, totals: Usage, stopReason?: string | number) {
   return {
     id: ident.id,
     object: 'chat.completion' as const,

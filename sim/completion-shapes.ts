@@ -9,7 +9,7 @@ export function newTextCompletionIdentity(model: string): CompletionIdentity {
 }
 
 /** One streamed `text_completion` chunk: a token's text; the last one carries finish_reason and stop_reason. */
-export function textChunk(ident: CompletionIdentity, text: string, finishReason: SentFinishReason | null, stopReason: string | null, usage: Usage | null) {
+export function textChunk(ident: CompletionIdentity, text: string, finishReason: SentFinishReason | null, stopReason: string | number | null, usage: Usage | null) {
   return {
     id: ident.id,
     object: 'text_completion' as const,
@@ -26,7 +26,7 @@ export function textUsageChunk(ident: CompletionIdentity, usage: Usage) {
 }
 
 /** The non-streaming `text_completion` object, every nullable field present as vLLM sends it. */
-export function textCompletion(ident: CompletionIdentity, text: string, finishReason: SentFinishReason, stopReason: string | null, usage: Usage) {
+export function textCompletion(ident: CompletionIdentity, text: string, finishReason: SentFinishReason, stopReason: string | number | null, usage: Usage) {
   return {
     id: ident.id,
     object: 'text_completion' as const,

@@ -2,7 +2,7 @@ import { InvalidRequestError, NotFoundError } from '../core/errors.ts';
 import type { LoadedScenario } from './scenario-loader.ts';
 import type { SequencePlan } from './sequence.ts';
 import type { SimContext } from './sim-context.ts';
-import { findStopPoint, stopHoldBackChars } from './stop-strings.ts';
+import { earlierStop, findStopPoint, findStopTokenPoint, stopHoldBackChars } from './stop-strings.ts';
 
 /** The request fields that shape a sequence's plan, the same on /v1/chat/completions and /v1/completions. */
 export interface PlanRequest {
@@ -12,6 +12,8 @@ export interface PlanRequest {
   max_tokens?: number | null | undefined;
   max_completion_tokens?: number | null | undefined;
   stop?: string | string[] | null | undefined;
+  /** vLLM extension: token ids that end the sequence (stop_reason: the id). */
+  stop_token_ids?: number[] | null | undefined;
   include_stop_str_in_output?: boolean | null | undefined;
 }
 
@@ -41,7 +43,7 @@ export interface PlanInput {
   defaultMaxTokens?: number;
 }
 
-/** The engine's plan for one request: prompt, reply, the max_tokens bound, and the stop strings' cut. */
+/** The engine's plan for one request: prompt, reply, the max_tokens bound, and the cut of its stop strings or stop tokens. */
 export function sequencePlan(ctx: SimContext, body: PlanRequest, input: PlanInput): SequencePlan {
   const stops = typeof body.stop === 'string' ? [body.stop] : (body.stop ?? []);
   const keepStop = body.include_stop_str_in_output === true;
@@ -50,7 +52,7 @@ export function sequencePlan(ctx: SimContext, body: PlanRequest, input: PlanInpu
     promptTokenIds: input.promptTokenIds,
     outputTokenIds: input.outputTokenIds,
     maxTokens: maxTokensFor(ctx, body, input),
-    stop: findStopPoint(input.outputTokenIds, stops, keepStop),
+    stop: earlierStop(findStopPoint(input.outputTokenIds, stops, keepStop), findStopTokenPoint(input.outputTokenIds, body.stop_token_ids ?? [], keepStop), keepStop),
     holdBackChars: stopHoldBackChars(stops, keepStop),
   };
 }

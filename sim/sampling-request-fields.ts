@@ -15,7 +15,9 @@ export const samplingRequestFields = {
     .nullish(),
   n: z.number().int().min(1).nullish(),
   stop: z.union([z.string(), z.array(z.string())]).nullish(),
-  /** vLLM extension: keep the matched stop string at the end of the text. */
+  /** vLLM extension: token ids that end the sequence; their text is left out unless include_stop_str_in_output. */
+  stop_token_ids: z.array(z.number().int().nonnegative()).nullish(),
+  /** vLLM extension: keep the matched stop string (or stop token's text) at the end of the text. */
   include_stop_str_in_output: z.boolean().nullish(),
   /** Simulator extension: pick a scenario by name (same as model `sim-<name>`). */
   scenario: z.string().min(1).optional(),

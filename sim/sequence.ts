@@ -12,8 +12,8 @@ export interface TokenEvent {
   /** Tokens generated so far, this one included (EOS counts, as in vLLM's usage). */
   completionTokens: number;
   finishReason: FinishReason | null;
-  /** On the last event of a sequence that a `stop` string ended: that string (vLLM's `stop_reason`). */
-  stopReason?: string;
+  /** On the last event of a sequence that a `stop` string or stop token ended: that string or token id (vLLM's `stop_reason`). */
+  stopReason?: string | number;
 }
 
 /** Receives a sequence's tokens; called synchronously from the engine loop. */
@@ -30,7 +30,7 @@ export interface SequencePlan {
   /** The whole answer as token ids; the engine appends EOS if max_tokens leaves room for it. */
   outputTokenIds: readonly number[];
   maxTokens: number;
-  /** Where a request's `stop` string cuts the answer (`findStopPoint`); it applies if max_tokens lets the answer get there. */
+  /** Where a request's `stop` string or stop token cuts the answer (request-plan.ts); it applies if max_tokens lets the answer get there. */
   stop?: StopPoint;
   /** Characters of text held back until later tokens or the end (`stopHoldBackChars`). */
   holdBackChars?: number;

@@ -1,13 +1,13 @@
 import { IncrementalDetokenizer } from './incremental-detokenizer.ts';
 
-/** Where a reply stops on one of the request's `stop` strings, as vLLM's stop checker finds it. */
+/** Where a reply stops on one of the request's `stop` strings or `stop_token_ids`, as vLLM's stop checker finds it. */
 export interface StopPoint {
-  /** Tokens generated: up to and including the one whose text completed the stop string. */
+  /** Tokens generated: up to and including the one whose text completed the stop string (or the stop token). */
   tokens: number;
   /** Characters of text the client gets: before the stop string, or through it with `include_stop_str_in_output`. */
   textChars: number;
-  /** The stop string that matched (vLLM's `stop_reason`). */
-  stop: string;
+  /** The stop string or token id that matched (vLLM's `stop_reason`). */
+  stop: string | number;
 }
 
 /**
@@ -34,6 +34,36 @@ export function findStopPoint(outputTokenIds: readonly number[], stops: readonly
     if (best) return { tokens: i + 1, textChars: includeStop ? best.at + best.stop.length : best.at, stop: best.stop };
   }
   return undefined;
+}
+
+/**
+ * `stop_token_ids`: the first generated token in the list ends the sequence. As in vLLM's V1
+ * detokenizer, that token counts as generated but its text is left out of the output, unless
+ * `include_stop_str_in_output`; `stop_reason` is the token id.
+ */
+export function findStopTokenPoint(outputTokenIds: readonly number[], stopTokenIds: readonly number[], includeStop: boolean): StopPoint | undefined {
+  if (stopTokenIds.length === 0) return undefined;
+  const wanted = new Set(stopTokenIds);
+  const detokenizer = new IncrementalDetokenizer();
+  let textChars = 0;
+  for (let i = 0; i < outputTokenIds.length; i++) {
+    const id = outputTokenIds[i]!;
+    const added = detokenizer.push(id).length;
+    if (wanted.has(id)) return { tokens: i + 1, textChars: includeStop ? textChars + added : textChars, stop: id };
+    textChars += added;
+  }
+  return undefined;
+}
+
+/**
+ * The stop the decode reaches first. On the same token a stop string wins only when the stop
+ * token's text is shown (`include_stop_str_in_output`): vLLM checks stop strings on the text, and
+ * otherwise that token's text never reaches the check.
+ */
+export function earlierStop(byString: StopPoint | undefined, byToken: StopPoint | undefined, includeStop: boolean): StopPoint | undefined {
+  if (byString === undefined || byToken === undefined) return byString ?? byToken;
+  if (byString.tokens !== byToken.tokens) return byString.tokens < byToken.tokens ? byString : byToken;
+  return includeStop ? byString : byToken;
 }
 
 /**

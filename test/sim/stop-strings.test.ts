@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeText } from '../../sim/mistral-tokenizer.ts';
 import { IncrementalDetokenizer } from '../../sim/incremental-detokenizer.ts';
 import { startSim, type SimHandle } from '../../sim/sim-server.ts';
-import { findStopPoint } from '../../sim/stop-strings.ts';
+import { earlierStop, findStopPoint, findStopTokenPoint } from '../../sim/stop-strings.ts';
 import { allSseData, fixedReplyScenario, postChat } from './sim-test-helpers.ts';
 
 const REPLY = 'Thought: I should search.\nAction: search("hello world")\nObservation: none yet';
@@ -36,6 +36,33 @@ describe('findStopPoint', () => {
   });
 });
 
+describe('findStopTokenPoint', () => {
+  const ids = encodeText(REPLY);
+  // The token that writes `Action`'s first piece: a stop token in the middle of the reply.
+  const at = ids.findIndex((_, i) => textOf(ids, i + 1).includes('Action'));
+
+  it('stops at the first token in the list, leaving its text out unless it is to be shown', () => {
+    const hidden = findStopTokenPoint(ids, [ids[at]!, 99_999], false)!;
+    expect(hidden.stop).toBe(ids[at]);
+    expect(hidden.tokens).toBe(ids.indexOf(ids[at]!) + 1);
+    expect(hidden.textChars).toBe(textOf(ids, hidden.tokens - 1).length);
+    const shown = findStopTokenPoint(ids, [ids[at]!], true)!;
+    expect(shown.textChars).toBe(textOf(ids, shown.tokens).length);
+    expect(findStopTokenPoint(ids, [99_999], false)).toBeUndefined();
+    expect(findStopTokenPoint(ids, [], false)).toBeUndefined();
+  });
+
+  it('takes whichever stop the decode reaches first; on one token, the id unless the text is shown', () => {
+    const byString = findStopPoint(ids, ['Observation:'], false)!;
+    const byToken = findStopTokenPoint(ids, [ids[at]!], false)!;
+    expect(earlierStop(byString, byToken, false)).toBe(byToken);
+    expect(earlierStop(byString, undefined, false)).toBe(byString);
+    const same = { ...byString, stop: 7 };
+    expect(earlierStop(byString, same, false)).toBe(same);
+    expect(earlierStop(byString, same, true)).toBe(byString);
+  });
+});
+
 describe('the simulator honours `stop` as vLLM does', () => {
   let sim: SimHandle;
   beforeAll(async () => {
@@ -66,6 +93,26 @@ describe('the simulator honours `stop` as vLLM does', () => {
     expect(short.choices[0]).toMatchObject({ finish_reason: 'length', stop_reason: null });
     const whole = await (await ask({ stop: ['Final Answer:'] })).json();
     expect(whole.choices[0]).toMatchObject({ message: { content: REPLY }, finish_reason: 'stop', stop_reason: null });
+  });
+
+  it('ends at a stop token with stop_reason its id, its text left out, the token counted in usage', async () => {
+    const ids = encodeText(REPLY);
+    const stopId = ids[ids.findIndex((_, i) => textOf(ids, i + 1).includes('Action'))]!;
+    const tokens = ids.indexOf(stopId) + 1;
+    const payloads = await allSseData(await ask({ stream: true, stop_token_ids: [stopId], stream_options: { include_usage: true } }));
+    const chunks = payloads.slice(0, -1).map((p) => JSON.parse(p));
+    const text = chunks.flatMap((c) => c.choices.map((ch: { delta: { content?: string } }) => ch.delta.content ?? '')).join('');
+    expect(text).toBe(textOf(ids, tokens - 1));
+    expect(chunks.filter((c) => c.choices.length > 0).at(-1).choices[0]).toMatchObject({ finish_reason: 'stop', stop_reason: stopId });
+    expect(chunks.at(-1).usage.completion_tokens).toBe(tokens);
+
+    const shown = await (await ask({ stop_token_ids: [stopId], include_stop_str_in_output: true })).json();
+    expect(shown.choices[0]).toMatchObject({ message: { content: textOf(ids, tokens) }, finish_reason: 'stop', stop_reason: stopId });
+    // A stop string the decode reaches first wins.
+    const first = await (await ask({ stop: 'I should', stop_token_ids: [stopId] })).json();
+    expect(first.choices[0]).toMatchObject({ message: { content: 'Thought: ' }, stop_reason: 'I should' });
+    const refused = await ask({ stop_token_ids: [-1] });
+    expect(refused.status).toBe(400);
   });
 
   it('holds back the last (longest stop string − 1) characters while streaming, as vLLM does, and releases them at the end', async () => {
