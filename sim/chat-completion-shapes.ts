@@ -55,7 +55,7 @@ export function roleChunk(ident: CompletionIdentity): ChatCompletionChunk {
 /**
  * One token's delta (`{content}`, or with a tool parser `{tool_calls}`, both, or `{}` on a last
  * token that adds nothing); the last one carries finish_reason and stop_reason (the matched
- * `stop` string, else null).
+ * `stop` string or stop token id, else null).
  */
 export function deltaChunk(ident: CompletionIdentity, delta: ReplyDelta, finishReason: SentFinishReason | null, stopReason?: string | number): ChatCompletionChunk {
   const choice: StreamChoice = { index: 0, delta, logprobs: null, finish_reason: finishReason };
