@@ -18,6 +18,7 @@ import { SseWriter } from './sse-writer.ts';
 import { Timeline } from './timeline.ts';
 import type { TimelineStore } from './timeline-store.ts';
 import { sendJson } from './send-json.ts';
+import { admitted } from './request-admission.ts';
 import { buildParser, chooseParser, needsSpecialTokens, PASS_THROUGH, type ParserChoice } from './parser-selection.ts';
 
 export interface ChatRouteContext {
@@ -58,7 +59,7 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
   ctx.accessLog.describe(res, { timeline, model: request.model, stream: request.stream, partialExecution });
   let release: () => void;
   try {
-    release = await admitted(ctx.admission, res, timeline);
+    release = await admitted(ctx.admission, res, () => timeline.mark('admitted'));
   } catch (err) {
     const code = toErrorResponse(err).body.error.code;
     timeline.mark('request-end', { detail: code });
@@ -74,26 +75,6 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
     // not compile) still ends its timeline, so a follower of its events is not left waiting.
     if (!timeline.ended) timeline.mark('request-end', { detail: 'error' });
     ctx.metrics.requestEnded(timeline);
-  }
-}
-
-/**
- * One of maxConcurrentRequests places (at once when there is no limit): the release function,
- * once the request has it. A client that leaves while it waits gives its place in line up.
- */
-async function admitted(queue: BoundedQueue | undefined, res: ServerResponse, timeline: Timeline): Promise<() => void> {
-  if (!queue) return () => {};
-  const now = queue.tryAcquire();
-  if (now) return now;
-  const left = new AbortController();
-  const onClose = () => left.abort(new ClientAbortedError());
-  res.once('close', onClose);
-  try {
-    const release = await queue.acquire(left.signal);
-    timeline.mark('admitted');
-    return release;
-  } finally {
-    res.off('close', onClose);
   }
 }
 

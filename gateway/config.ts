@@ -93,8 +93,9 @@ const gatewayConfigFields = z.strictObject({
     .default([]),
   maxBodyBytes: z.number().int().positive().default(4 * 1024 * 1024),
   /**
-   * Chat completions answered at once; more wait, first come first served, for a place (the
-   * client leaving gives its place up). Unset: no limit, every request goes upstream at once.
+   * Requests answered at once, chat completions and forwarded /v1 requests alike; more wait, first
+   * come first served, for a place (the client leaving gives its place up). Unset: no limit, every
+   * request goes upstream at once.
    */
   maxConcurrentRequests: z.number().int().positive().optional(),
   /**

@@ -89,7 +89,7 @@ export class GatewayMetrics {
     if (admission) {
       new Gauge({
         name: 'conveyor_requests_queued',
-        help: 'Chat completion requests waiting for one of maxConcurrentRequests places.',
+        help: 'Requests (chat completions and forwarded) waiting for one of maxConcurrentRequests places.',
         registers,
         collect() {
           this.set(admission.waiting);

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
+import type { BoundedQueue } from '../core/bounded-queue.ts';
 import { ChunkedBodyWriter } from '../core/chunked-body-writer.ts';
 import { ClientAbortedError, ConveyorError, UpstreamResponseError } from '../core/errors.ts';
 import { classifyReplicaFailure } from '../llm-client/failover-stream.ts';
@@ -7,6 +8,7 @@ import { forwardConnection, forwardRequest, type ForwardConnection, type Forward
 import type { Replica, UpstreamReplicas } from '../llm-client/upstream-replicas.ts';
 import type { GatewayConfig } from './config.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
+import { admitted } from './request-admission.ts';
 import { readBodyBytes, readJsonBody } from './request-body.ts';
 import type { UpstreamTarget } from './session.ts';
 
@@ -14,6 +16,8 @@ export interface ForwardRouteContext {
   config: GatewayConfig;
   upstream: UpstreamTarget;
   metrics: GatewayMetrics;
+  /** maxConcurrentRequests' places and line, shared with the chat route, when the limit is set. */
+  admission?: BoundedQueue;
 }
 
 // RFC 9110 §7.6.1's hop-by-hop fields, and what the gateway sets itself on each hop.
@@ -47,6 +51,10 @@ const NOT_FORWARDED = new Set([
  * answers 502/503/504 rests and the next one is tried, as one that answers 429 is, until one answers
  * otherwise or each has been tried once; the last one's answer is passed back whatever it is. A
  * streamed body goes to one replica only.
+ *
+ * With maxConcurrentRequests each takes one of its places as a chat completion does (a
+ * `/v1/completions` stream costs the gateway and the upstream what a chat stream does), waiting in
+ * the same line, after its body is read and before anything goes upstream.
  */
 export async function upstreamForwardRoute(ctx: ForwardRouteContext, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
   const headers = forwardedHeaders(req.headers);
@@ -62,9 +70,25 @@ export async function upstreamForwardRoute(ctx: ForwardRouteContext, req: Incomi
   }
   const query = req.url?.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '';
   const request: ForwardedRequest = { method: req.method ?? 'GET', endpoint: path.slice('/v1'.length), query, headers, body, signal: abortOnClose(res) };
+  let release: () => void;
+  try {
+    release = await admitted(ctx.admission, res);
+  } catch (error) {
+    ctx.metrics.forwarded(error instanceof ConveyorError ? error.code : 'internal_error');
+    throw error;
+  }
+  try {
+    await forwardToSome(ctx, request, res);
+  } finally {
+    release();
+  }
+}
+
+/** To the one upstream, or over its replicas while a refusal lets another be tried. */
+async function forwardToSome(ctx: ForwardRouteContext, request: ForwardedRequest, res: ServerResponse): Promise<void> {
   const replicas = ctx.upstream.pump.replicas;
   if (replicas === undefined) return forwardTo(ctx, request, res, undefined);
-  const replayable = !(body instanceof Readable);
+  const replayable = !(request.body instanceof Readable);
   const tried = new Set<Replica>();
   for (;;) {
     const replica = replicas.pick(undefined, tried)!;

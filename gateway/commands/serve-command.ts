@@ -69,7 +69,7 @@ export function registerServeCommand(program: Command): void {
     .option('--no-forward-other-endpoints', 'answer 404 to /v1/… endpoints the gateway does not implement (/v1/completions, /v1/embeddings, …) instead of passing them to the upstream')
     .option('--no-partial-execution', 'sequential baseline: run tools only after each decode ends')
     .option('--max-tool-rounds <n>', 'model→tool→model rounds per request', int, 8)
-    .option('--max-concurrent-requests <n>', 'chat completions answered at once; more wait in line (default: no limit)', positiveInt)
+    .option('--max-concurrent-requests <n>', 'requests answered at once (chat completions and forwarded /v1 requests); more wait in line (default: no limit)', positiveInt)
     .option('--max-queued-requests <n>', 'with --max-concurrent-requests: how many may wait; one more is answered 503 gateway_busy (default 256)', int)
     .option('--shutdown-grace <seconds>', 'on SIGTERM/SIGINT, how long requests in flight may finish before they are cut (a second signal cuts at once)', seconds, 30)
     .option('--sim-profile <name>', `timing profile of the embedded simulator: ${shippedProfileNames().join(', ')}, or a JSON file`, DEFAULT_PROFILE)

@@ -85,6 +85,39 @@ describe('maxConcurrentRequests: requests beyond it wait in line, and beyond the
     expect(asked()).toEqual(['one', 'next']);
   });
 
+  it('counts a forwarded request too: /v1/completions waits in the same line and is refused beyond it', async () => {
+    const upstream = holdingUpstream();
+    const completions: string[] = [];
+    const gw = await scripted.start(
+      (req, res, body) => {
+        if (req.url !== '/v1/completions') return upstream.handler(req, res, body);
+        const prompt = (body as { prompt: string }).prompt;
+        completions.push(prompt);
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'text_completion', choices: [{ index: 0, text: `completed ${prompt}` }] }));
+      },
+      {},
+      { maxConcurrentRequests: 1, maxQueuedRequests: 1 },
+    );
+    const chat = streamChat(gw.url, ask('one'));
+    await eventually(() => upstream.held.length === 1, 'the chat holds the one place');
+    const waiting = postJson(gw.url, '/v1/completions', { model: MODEL, prompt: 'two' });
+    await eventually(async () => (await getJson(gw.url, '/health')).json.requests?.queued === 1, 'the completion waits');
+    const refused = await postJson(gw.url, '/v1/completions', { model: MODEL, prompt: 'three' });
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(refused.json.error).toMatchObject({ code: 'gateway_busy' });
+    expect(completions).toEqual([]); // neither went upstream while the chat held the place
+
+    upstream.finish(upstream.held[0]!);
+    expect((await chat).content).toBe('answer to one');
+    const answered = await waiting;
+    expect(answered.status).toBe(200);
+    expect(answered.json.choices[0].text).toBe('completed two');
+    expect(completions).toEqual(['two']);
+    expect((await getJson(gw.url, '/health')).json.requests).toMatchObject({ running: 0, queued: 0 });
+    expect(await (await fetch(`${gw.url}/metrics`)).text()).toMatch(/^conveyor_forwarded_requests_total\{status="gateway_busy"\} 1$/m);
+  });
+
   it("is retried by the official openai client, which waits as Retry-After says", async () => {
     const upstream = holdingUpstream();
     const gw = await scripted.start(upstream.handler, {}, { maxConcurrentRequests: 1, maxQueuedRequests: 0 });
