@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { UpstreamProtocolError, UpstreamResponseError } from '../core/errors.ts';
 import type { UpstreamPart } from './upstream-parts.ts';
 import { isUpstreamErrorObject, upstreamErrorMessage, upstreamErrorStatus } from './upstream-error-message.ts';
-import { TOKEN_CHUNK_END, tokenEventHead, tokenEventTexts } from './token-event-bytes.ts';
+import { TOKEN_CHUNK_END, tokenEventHead, tokenEventsOf, type TokenEvent } from './token-event-bytes.ts';
+import { usageCounts } from './usage-counts.ts';
 
 // Loose objects everywhere: servers add fields (logprobs, stop_reason, token_ids, …) that we
 // pass over; only the fields we read are type-checked.
@@ -47,15 +48,9 @@ function parseChunk(json: unknown, data: string): ChatCompletionChunk {
 }
 
 const optionalString = (v: unknown) => v === undefined || v === null || typeof v === 'string';
-const count = (v: unknown) => Number.isInteger(v) && (v as number) >= 0;
 
 /** No usage, or usage as UsageSchema reads it (every chunk has one with `continuous_usage_stats`). */
-function isPlainUsage(usage: unknown): boolean {
-  if (usage === undefined || usage === null) return true;
-  if (typeof usage !== 'object') return false;
-  const u = usage as Record<string, unknown>;
-  return count(u['prompt_tokens']) && count(u['completion_tokens']) && (u['total_tokens'] === undefined || count(u['total_tokens']));
-}
+const isPlainUsage = (usage: unknown) => usage === undefined || usage === null || usageCounts(usage) !== undefined;
 
 /**
  * The shape of nearly every chunk of a stream: one token of content or reasoning, no tool calls.
@@ -166,14 +161,14 @@ export class ChatChunkDecoder {
   }
 
   /**
-   * The content of each event of a read made only of this stream's vLLM token events, read from
-   * its bytes (token-event-bytes.ts); undefined for any other read, which then goes through the
-   * SSE decoder and `decode`. The read must start at an event boundary.
+   * Each event of a read made only of this stream's vLLM token events, read from its bytes
+   * (token-event-bytes.ts); undefined for any other read, which then goes through the SSE decoder
+   * and `decode`. The read must start at an event boundary.
    */
-  tokenTexts(read: Buffer): string[] | undefined {
+  tokenEvents(read: Buffer): TokenEvent[] | undefined {
     if (this.#tokenStart === undefined) return undefined;
     this.#tokenHead ??= tokenEventHead(this.#tokenStart);
-    return tokenEventTexts(read, this.#tokenHead);
+    return tokenEventsOf(read, this.#tokenHead);
   }
 
   /**
@@ -196,6 +191,13 @@ export class ChatChunkDecoder {
       return undefined;
     }
   }
+}
+
+/** The parts of a token event read from bytes: as `decode` gives them for the same chunk. */
+export function tokenEventParts(event: TokenEvent): UpstreamPart[] {
+  if (typeof event === 'string') return event === '' ? [] : [{ type: 'content', text: event }];
+  const usage: UpstreamPart = { type: 'usage', usage: event.usage };
+  return event.text === '' ? [usage] : [usage, { type: 'content', text: event.text }];
 }
 
 /** Whether a part shows the model producing output (what the first-token timer waits for). */

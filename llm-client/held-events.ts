@@ -1,9 +1,13 @@
 import type { EventSourceMessage } from 'eventsource-parser';
 import type { ChatChunkDecoder } from './chat-chunk-decoder.ts';
 import type { SseEventDecoder } from './sse-event-decoder.ts';
+import type { TokenEvent } from './token-event-bytes.ts';
 
-/** A held event: an SSE event, or a token event's content read straight from the bytes (token-event-bytes.ts). */
-export type HeldEvent = EventSourceMessage | string;
+/** A held event: an SSE event, or a token event read straight from the bytes (token-event-bytes.ts). */
+export type HeldEvent = EventSourceMessage | TokenEvent;
+
+/** Whether a held event was read from the bytes (it needs no SSE nor JSON decode). */
+export const isTokenEvent = (event: HeldEvent): event is TokenEvent => typeof event === 'string' || 'usage' in event;
 
 /**
  * What one upstream stream holds back from its consumer, in arrival order: events that came while
@@ -46,9 +50,9 @@ export class HeldEvents {
     try {
       for (const chunk of reads) {
         // Most reads of a generating vLLM stream are whole token events: read from the bytes.
-        const texts = sse.atEventBoundary ? decoder.tokenTexts(chunk) : undefined;
-        if (texts === undefined) sse.feed(chunk);
-        else for (const text of texts) this.events.push(text);
+        const tokens = sse.atEventBoundary ? decoder.tokenEvents(chunk) : undefined;
+        if (tokens === undefined) sse.feed(chunk);
+        else for (const token of tokens) this.events.push(token);
       }
       if (bodyEnded) sse.end();
     } finally {

@@ -1,10 +1,10 @@
 import type { Dispatcher } from 'undici';
 import type { EventSourceMessage } from 'eventsource-parser';
 import { ClientAbortedError, UpstreamProtocolError, type UpstreamError } from '../core/errors.ts';
-import { ChatChunkDecoder, isGenerationPart } from './chat-chunk-decoder.ts';
+import { ChatChunkDecoder, isGenerationPart, tokenEventParts } from './chat-chunk-decoder.ts';
 import { chatCompletionRequest } from './chat-completion-request.ts';
 import { deferDrain, requestDispatched, type DeferredDrain } from './first-token-first.ts';
-import { HeldEvents, type HeldEvent } from './held-events.ts';
+import { HeldEvents, isTokenEvent, type HeldEvent } from './held-events.ts';
 import { rawHeaderValue } from './raw-headers.ts';
 import { SseEventDecoder } from './sse-event-decoder.ts';
 import { StreamDeadlines } from './stream-deadlines.ts';
@@ -213,7 +213,7 @@ export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler,
     // the keep-alive pool instead of being destroyed.
     if (this.#sawDone) return;
     let parts: UpstreamPart[];
-    if (typeof event === 'string') parts = event === '' ? [] : [{ type: 'content', text: event }];
+    if (isTokenEvent(event)) parts = tokenEventParts(event);
     else if (event.data === '[DONE]') {
       this.#sawDone = true;
       return;

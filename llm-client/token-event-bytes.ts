@@ -8,19 +8,31 @@
  * CPU than the rest of the decode; here they are a byte compare, a byte search and the decode of
  * the few bytes of content.
  *
+ * With `continuous_usage_stats` each such chunk also carries the usage so far after its choices:
+ * that small object is parsed alone (it has no strings, so the event's blank line ends it).
+ *
  * Only a read made of whole token events, and read at an event boundary, is taken; anything else
- * (a partial event, a finish, usage, a comment, CRLF, another server's shape) gives undefined and
- * goes through the SSE decoder as before. Exact by construction: when the bytes between start and
- * end are one JSON string, the event is that token's chunk (a JSON string cannot hold the end's
- * unescaped quotes, so the first end found after the start is the event's own).
+ * (a partial event, a finish, a usage-only chunk, a comment, CRLF, another server's shape) gives
+ * undefined and goes through the SSE decoder as before. Exact by construction: when the bytes
+ * between start and end are one JSON string, the event is that token's chunk (a JSON string cannot
+ * hold the end's unescaped quotes, so the first end found after the start is the event's own).
  */
+import type { UpstreamUsage } from './upstream-parts.ts';
+import { usageCounts } from './usage-counts.ts';
 
 /** What follows the content string in vLLM's chunk for one token, byte for byte. */
 export const TOKEN_CHUNK_END = '},"logprobs":null,"finish_reason":null}]}';
 
-const EVENT_END = Buffer.from(`${TOKEN_CHUNK_END}\n\n`);
+/** A token event, its content; or its content and the usage so far when its chunk has one. */
+export type TokenEvent = string | { text: string; usage: UpstreamUsage };
+
+const CHOICES_END = Buffer.from(TOKEN_CHUNK_END.slice(0, -1));
+const CHUNK_END = Buffer.from('}\n\n');
+const USAGE_FIELD = Buffer.from(',"usage":');
+const BLANK_LINE = Buffer.from('\n\n');
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
+const CLOSE_BRACE = 0x7d;
 
 /** The bytes every token event of a stream starts with, given the chunk's start (`{"id":…"content":`). */
 export function tokenEventHead(chunkStart: string): Buffer {
@@ -28,25 +40,41 @@ export function tokenEventHead(chunkStart: string): Buffer {
 }
 
 /**
- * The content of each token event in `read`, in order, when the read is made only of whole token
- * events starting with `head`; otherwise undefined. The caller knows the read starts at an event
- * boundary (SseEventDecoder.atEventBoundary).
+ * Each token event in `read`, in order, when the read is made only of whole token events starting
+ * with `head`; otherwise undefined. The caller knows the read starts at an event boundary
+ * (SseEventDecoder.atEventBoundary).
  */
-export function tokenEventTexts(read: Buffer, head: Buffer): string[] | undefined {
-  const texts: string[] = [];
+export function tokenEventsOf(read: Buffer, head: Buffer): TokenEvent[] | undefined {
+  const events: TokenEvent[] = [];
   let at = 0;
   while (at < read.length) {
     const open = at + head.length;
     if (open >= read.length || read.compare(head, 0, head.length, at, open) !== 0 || read[open] !== QUOTE) return undefined;
-    const end = read.indexOf(EVENT_END, open + 1);
-    const close = end - 1;
-    if (end < 0 || close === open || read[close] !== QUOTE) return undefined;
+    const choicesEnd = read.indexOf(CHOICES_END, open + 1);
+    const close = choicesEnd - 1;
+    if (choicesEnd < 0 || close === open || read[close] !== QUOTE) return undefined;
     const text = jsonString(read, open, close);
     if (text === undefined) return undefined;
-    texts.push(text);
-    at = end + EVENT_END.length;
+    const after = choicesEnd + CHOICES_END.length;
+    if (startsAt(read, CHUNK_END, after)) {
+      events.push(text);
+      at = after + CHUNK_END.length;
+      continue;
+    }
+    if (!startsAt(read, USAGE_FIELD, after)) return undefined;
+    // `,"usage":{…}}` and the blank line: the usage object, then the chunk's own brace.
+    const blank = read.indexOf(BLANK_LINE, after);
+    if (blank < 0 || read[blank - 1] !== CLOSE_BRACE) return undefined;
+    const usage = usageCounts(parsed(read.toString('utf8', after + USAGE_FIELD.length, blank - 1)));
+    if (usage === undefined) return undefined;
+    events.push({ text, usage });
+    at = blank + BLANK_LINE.length;
   }
-  return texts;
+  return events;
+}
+
+function startsAt(read: Buffer, bytes: Buffer, at: number): boolean {
+  return at + bytes.length <= read.length && read.compare(bytes, 0, bytes.length, at, at + bytes.length) === 0;
 }
 
 /** The JSON string from the quote at `open` to the quote at `close`, or undefined if it is not one. */
@@ -54,16 +82,19 @@ function jsonString(read: Buffer, open: number, close: number): string | undefin
   for (let i = open + 1; i < close; i++) {
     const byte = read[i]!;
     // Escapes, or what JSON.parse would reject: the rare case, parsed as JSON.
-    if (byte === QUOTE || byte === BACKSLASH || byte < 0x20) return parsedString(read.toString('utf8', open, close + 1));
+    if (byte === QUOTE || byte === BACKSLASH || byte < 0x20) {
+      const value = parsed(read.toString('utf8', open, close + 1));
+      return typeof value === 'string' ? value : undefined;
+    }
   }
   // Nothing to unescape: the content is its bytes (invalid UTF-8 becomes U+FFFD, as TextDecoder does).
   return read.toString('utf8', open + 1, close);
 }
 
-function parsedString(json: string): string | undefined {
+/** JSON.parse's value, or undefined for text that is not JSON. */
+function parsed(json: string): unknown {
   try {
-    const value: unknown = JSON.parse(json);
-    return typeof value === 'string' ? value : undefined;
+    return JSON.parse(json);
   } catch {
     return undefined;
   }

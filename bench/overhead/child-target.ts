@@ -58,13 +58,21 @@ export async function spawnTarget(o: SpawnOptions): Promise<ChildTarget> {
   });
   // Keep draining stdout so a chatty child never blocks on a full pipe.
   child.stdout!.resume();
+  // A server that dies mid-run shows up as the clients' "other side closed": say who and why.
+  let closing = false;
+  child.once('exit', (code, signal) => {
+    if (!closing) console.error(`${o.name} exited (${code ?? signal}) during the run: ${stderr.trim().slice(-1500)}`);
+  });
   return {
     name: o.name,
     pid: child.pid!,
     url,
     cpuMs: () => processCpuMs(child.pid!),
     selfCpuUs: o.ipc ? () => askCpu(child) : undefined,
-    close: () => stop(child),
+    close: () => {
+      closing = true;
+      return stop(child);
+    },
   };
 }
 

@@ -22,7 +22,7 @@ function setUp() {
 
 /** The texts of held events, whichever path decoded them. */
 const texts = (held: HeldEvents) =>
-  held.events.map((event) => (typeof event === 'string' ? event : JSON.parse(event.data).choices[0].delta.content));
+  held.events.map((event) => (typeof event === 'string' ? event : 'data' in event ? JSON.parse(event.data).choices[0].delta.content : event.text));
 
 describe('HeldEvents', () => {
   it('decodes held reads in arrival order, whole token events from their bytes and a split event through the SSE decoder', () => {

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ChatChunkDecoder } from '../../llm-client/chat-chunk-decoder.ts';
+import { ChatChunkDecoder, tokenEventParts } from '../../llm-client/chat-chunk-decoder.ts';
 import { SseEventDecoder } from '../../llm-client/sse-event-decoder.ts';
+import type { TokenEvent } from '../../llm-client/token-event-bytes.ts';
 import type { UpstreamPart } from '../../llm-client/upstream-parts.ts';
 import { vllmChunk } from './fixtures/vllm-streams.ts';
 
@@ -26,24 +27,43 @@ function slowPath(read: Buffer): UpstreamPart[] {
   return parts;
 }
 
-const asParts = (texts: string[]): UpstreamPart[] => texts.filter((text) => text !== '').map((text) => ({ type: 'content', text }));
+const asParts = (events: TokenEvent[]): UpstreamPart[] => events.flatMap(tokenEventParts);
 
-describe('token events read from bytes (ChatChunkDecoder.tokenTexts)', () => {
+/** A token's chunk with the usage so far after its choices, as vLLM writes it with continuous_usage_stats. */
+const countedEvent = (content: string, prompt: number, completion: number) =>
+  vllmChunk({ content }, null, { usage: { prompt_tokens: prompt, total_tokens: prompt + completion, completion_tokens: completion } });
+
+describe('token events read from bytes (ChatChunkDecoder.tokenEvents)', () => {
   it('reads a read of whole token events as the SSE decoder and the whole parse do, for any texts', () => {
     fc.assert(
       fc.property(fc.array(fc.string({ unit: 'binary' }), { minLength: 1, maxLength: 4 }), (contents) => {
         const read = Buffer.from(contents.map(tokenEvent).join(''));
-        const texts = started().tokenTexts(read);
-        expect(texts).toEqual(contents);
-        expect(asParts(texts!)).toEqual(slowPath(read));
+        const events = started().tokenEvents(read);
+        expect(events).toEqual(contents);
+        expect(asParts(events!)).toEqual(slowPath(read));
       }),
     );
+  });
+
+  it('reads the usage so far on each token chunk (continuous_usage_stats) as the whole parse does, usage before content', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.string({ unit: 'binary' }), fc.nat(), fc.nat()), { minLength: 1, maxLength: 4 }), (tokens) => {
+        const read = Buffer.from(tokens.map(([content, prompt, completion]) => countedEvent(content, prompt, completion)).join(''));
+        const events = started().tokenEvents(read);
+        expect(events).toEqual(tokens.map(([text, prompt, completion]) => ({ text, usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } })));
+        expect(asParts(events!)).toEqual(slowPath(read));
+      }),
+    );
+    // Plain and counted events in one read, and a usage without total_tokens.
+    const read = Buffer.from(tokenEvent('a') + vllmChunk({ content: 'b' }, null, { usage: { prompt_tokens: 3, completion_tokens: 2 } }));
+    expect(started().tokenEvents(read)).toEqual(['a', { text: 'b', usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } }]);
+    expect(asParts(started().tokenEvents(read)!)).toEqual(slowPath(read));
   });
 
   it('gives the same text as TextDecoder for invalid UTF-8 in the content', () => {
     const [before, after] = tokenEvent('\u0000').split('"\\u0000"') as [string, string];
     const read = Buffer.concat([Buffer.from(`${before}"`), Buffer.from([0x61, 0xc3, 0xe2, 0x82, 0xff, 0x62]), Buffer.from(`"${after}`)]);
-    expect(asParts(started().tokenTexts(read)!)).toEqual(slowPath(read));
+    expect(asParts(started().tokenEvents(read)!)).toEqual(slowPath(read));
   });
 
   it('leaves every other read to the SSE decoder', () => {
@@ -67,12 +87,18 @@ describe('token events read from bytes (ChatChunkDecoder.tokenTexts)', () => {
       // the same start and end around more than one string
       whole.replace('"a"}', '"a","tool_calls":[{"index":0,"function":{"name":"f"}}]}'),
       whole.replace('"a"}', '"a}'),
+      // usage the schema must word an error for, or that is followed by another field
+      countedEvent('a', 1, 1).replace('"prompt_tokens":1', '"prompt_tokens":-1'),
+      countedEvent('a', 1, 1).replace('"prompt_tokens":1', '"prompt_tokens":"1"'),
+      countedEvent('a', 1, 1).replace('"usage":{', '"usage":null,"x":{'),
+      countedEvent('a', 1, 1).replace(/}}\n\n$/, '},"system_fingerprint":"fp"}\n\n'),
+      countedEvent('a', 1, 1).replace(/}}\n\n$/, '}\n\n'),
     ];
-    for (const other of others) expect(decoder.tokenTexts(Buffer.from(other)), other).toBeUndefined();
+    for (const other of others) expect(decoder.tokenEvents(Buffer.from(other)), other).toBeUndefined();
   });
 
   it('reads nothing before the stream has given its first chunk', () => {
-    expect(new ChatChunkDecoder('asked').tokenTexts(Buffer.from(tokenEvent('a')))).toBeUndefined();
+    expect(new ChatChunkDecoder('asked').tokenEvents(Buffer.from(tokenEvent('a')))).toBeUndefined();
   });
 });
 
