@@ -27,8 +27,27 @@ export class InvalidRequestError extends ConveyorError {
  * preflight), so accepting any type would let any site the user visits run the gateway's tools.
  */
 export class UnsupportedMediaTypeError extends ConveyorError {
-  constructor(received: string | undefined) {
-    super('unsupported_media_type', `Content-Type must be application/json (got ${received ? `"${received}"` : 'none'})`);
+  constructor(received: string | undefined, message = `Content-Type must be application/json (got ${received ? `"${received}"` : 'none'})`) {
+    super('unsupported_media_type', message);
+  }
+
+  /** A compressed body (`Content-Encoding: gzip` …): the gateway reads bodies as sent, as vLLM does. */
+  static encoding(encoding: string): UnsupportedMediaTypeError {
+    return new UnsupportedMediaTypeError(undefined, `Content-Encoding "${encoding}" is not supported; send the body uncompressed`);
+  }
+}
+
+/** A request body over `maxBodyBytes`: refused before or while it is read, so it never fills memory. */
+export class PayloadTooLargeError extends ConveyorError {
+  constructor(maxBytes: number) {
+    super('request_too_large', `request body exceeds ${maxBytes} bytes`);
+  }
+}
+
+/** A plain GET on a WebSocket endpoint (the request events): answered 426 with `Upgrade: websocket`. */
+export class UpgradeRequiredError extends ConveyorError {
+  constructor(path: string) {
+    super('upgrade_required', `${path} is a WebSocket endpoint: open it with an Upgrade: websocket request`);
   }
 }
 
@@ -161,8 +180,11 @@ export class AuthenticationError extends ConveyorError {
 }
 
 export class MethodNotAllowedError extends ConveyorError {
-  constructor(method: string, path: string) {
-    super('method_not_allowed', `${method} is not allowed on ${path}`);
+  /** The methods the path takes, for the 405's `Allow` header (RFC 9110 §15.5.6). */
+  readonly allowed: readonly string[];
+  constructor(method: string, path: string, allowed: readonly string[]) {
+    super('method_not_allowed', `${method} is not allowed on ${path} (${allowed.join(', ')} is)`);
+    this.allowed = allowed;
   }
 }
 

@@ -2,6 +2,13 @@ import { z } from 'zod';
 
 const contentPart = z.looseObject({ type: z.string() });
 
+/**
+ * An optional field that may also be sent as null, read as left out: OpenAI and vLLM take an
+ * explicit null for any optional field, and clients that serialise every field (LiteLLM, pydantic
+ * models) send it, on history messages too.
+ */
+const optional = <T extends z.ZodType>(schema: T) => schema.nullish().transform((value) => value ?? undefined).optional();
+
 const toolCallSchema = z.looseObject({
   id: z.string(),
   type: z.literal('function'),
@@ -9,14 +16,14 @@ const toolCallSchema = z.looseObject({
 });
 
 export const chatMessageSchema = z.discriminatedUnion('role', [
-  z.looseObject({ role: z.literal('system'), content: z.union([z.string(), z.array(contentPart)]), name: z.string().optional() }),
-  z.looseObject({ role: z.literal('developer'), content: z.union([z.string(), z.array(contentPart)]), name: z.string().optional() }),
-  z.looseObject({ role: z.literal('user'), content: z.union([z.string(), z.array(contentPart)]), name: z.string().optional() }),
+  z.looseObject({ role: z.literal('system'), content: z.union([z.string(), z.array(contentPart)]), name: optional(z.string()) }),
+  z.looseObject({ role: z.literal('developer'), content: z.union([z.string(), z.array(contentPart)]), name: optional(z.string()) }),
+  z.looseObject({ role: z.literal('user'), content: z.union([z.string(), z.array(contentPart)]), name: optional(z.string()) }),
   z.looseObject({
     role: z.literal('assistant'),
     content: z.union([z.string(), z.array(contentPart)]).nullable().optional(),
-    name: z.string().optional(),
-    tool_calls: z.array(toolCallSchema).optional(),
+    name: optional(z.string()),
+    tool_calls: optional(z.array(toolCallSchema)),
   }),
   z.looseObject({ role: z.literal('tool'), content: z.union([z.string(), z.array(contentPart)]), tool_call_id: z.string() }),
 ]);
@@ -39,7 +46,7 @@ export type ToolChoice = z.infer<typeof toolChoiceSchema>;
 export const chatRequestSchema = z.looseObject({
   model: z.string().min(1),
   messages: z.array(chatMessageSchema).min(1, 'messages must contain at least one message'),
-  stream: z.boolean().optional().default(false),
+  stream: z.boolean().nullish().transform((stream) => stream ?? false),
   stream_options: z.looseObject({ include_usage: z.boolean().optional(), continuous_usage_stats: z.boolean().optional() }).nullable().optional(),
   max_tokens: z.number().int().positive().nullable().optional(),
   max_completion_tokens: z.number().int().positive().nullable().optional(),
@@ -47,27 +54,36 @@ export const chatRequestSchema = z.looseObject({
   // Refused rather than forwarded and dropped: the upstream would compute them for nothing.
   logprobs: z.literal(false, 'logprobs are not supported: the gateway re-frames the text around tool calls and does not pass per-token log probabilities on').nullable().optional(),
   /** Extension: run tools while the model decodes (default: the server's setting). */
-  partial_execution: z.boolean().optional(),
+  partial_execution: optional(z.boolean()),
   /** Extension: upper bound on model→tool→model rounds for this request. */
-  max_tool_rounds: z.number().int().min(1).max(64).optional(),
+  max_tool_rounds: optional(z.number().int().min(1).max(64)),
   /** Extension: what a mid-decode tool rejection does (default: the server's `onToolReject`). */
-  on_tool_reject: z.enum(['reprompt', 'error']).optional(),
+  on_tool_reject: optional(z.enum(['reprompt', 'error'])),
   /** Extension: check the arguments of client-executed calls against their JSON Schema while they stream. */
-  validate_tool_arguments: z.boolean().optional(),
+  validate_tool_arguments: optional(z.boolean()),
   /** Extension: set false to omit the `conveyor` tool events from the SSE stream. */
-  conveyor_events: z.boolean().optional(),
+  conveyor_events: optional(z.boolean()),
   /**
    * Extension: the model's tool-call format (ours or vLLM's --tool-call-parser name), overriding the
    * model-name rules; `none` = pass-through (all text forwarded as content, no calls recognised).
    */
-  tool_parser: z.string().min(1).optional(),
-  skip_special_tokens: z.boolean().optional(),
-  tools: z.array(z.looseObject({ type: z.string(), function: z.looseObject({ name: z.string() }).optional() })).optional(),
+  tool_parser: optional(z.string().min(1)),
+  skip_special_tokens: optional(z.boolean()),
+  tools: optional(z.array(z.looseObject({ type: z.string(), function: z.looseObject({ name: z.string().min(1) }).optional() }))),
   /** `none`: no call is recognised or run; `required` or a named function: the first round only (see README). */
   tool_choice: toolChoiceSchema.nullable().optional(),
   /** `false`: at most one call per round; the decode is cut where a second call begins. */
   parallel_tool_calls: z.boolean().nullable().optional(),
 }).superRefine((request, ctx) => {
+  if (request.stream_options != null && !request.stream) {
+    // As OpenAI and vLLM answer: the options only say what a stream carries.
+    ctx.addIssue({ code: 'custom', path: ['stream_options'], message: 'stream_options is only allowed when stream is true' });
+  }
+  // A function tool needs its function, as OpenAI and vLLM check; another type (OpenAI's `custom`)
+  // passes to the upstream, which knows whether it has such tools.
+  request.tools?.forEach((tool, index) => {
+    if (tool.type === 'function' && tool.function === undefined) ctx.addIssue({ code: 'custom', path: ['tools', index, 'function'], message: 'required for a tool of type "function"' });
+  });
   // As OpenAI and vLLM answer: a choice that forces a call must name something the request offers.
   const choice = request.tool_choice;
   if (choice == null || choice === 'none' || choice === 'auto') return;

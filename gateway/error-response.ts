@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AuthenticationError, MethodNotAllowedError, ConveyorError, InvalidRequestError, NotFoundError, UpstreamError, UpstreamResponseError, ClientAbortedError, SandboxError, SandboxLimitError, ShuttingDownError, GatewayBusyError, ToolRejectedError, RoundLimitError, UnsupportedMediaTypeError, HostNotAllowedError, OriginNotAllowedError } from '../core/errors.ts';
+import { AuthenticationError, MethodNotAllowedError, ConveyorError, InvalidRequestError, NotFoundError, UpstreamError, UpstreamResponseError, ClientAbortedError, SandboxError, SandboxLimitError, ShuttingDownError, GatewayBusyError, ToolRejectedError, RoundLimitError, UnsupportedMediaTypeError, HostNotAllowedError, OriginNotAllowedError, PayloadTooLargeError, UpgradeRequiredError } from '../core/errors.ts';
 
 export interface OpenAIErrorBody {
   error: { message: string; type: string; param: string | null; code: string };
@@ -17,9 +17,16 @@ export function toErrorResponse(err: unknown): { status: number; body: OpenAIErr
     return { status: 500, body: body('internal server error', 'server_error', null, 'internal_error') };
   }
   const param = err instanceof InvalidRequestError ? err.param : null;
-  // OpenAI's clients wait as long as Retry-After says before they retry (up to 60 s).
-  const headers = err instanceof GatewayBusyError ? { 'retry-after': '1' } : undefined;
+  const headers = headersOf(err);
   return { status: statusOf(err), body: body(err.message, typeOf(err), param, err.code), ...(headers ? { headers } : {}) };
+}
+
+function headersOf(err: ConveyorError): Record<string, string> | undefined {
+  // OpenAI's clients wait as long as Retry-After says before they retry (up to 60 s).
+  if (err instanceof GatewayBusyError) return { 'retry-after': '1' };
+  if (err instanceof MethodNotAllowedError) return { allow: err.allowed.join(', ') };
+  if (err instanceof UpgradeRequiredError) return { upgrade: 'websocket' };
+  return undefined;
 }
 
 function statusOf(err: ConveyorError): number {
@@ -29,6 +36,8 @@ function statusOf(err: ConveyorError): number {
   if (err instanceof HostNotAllowedError || err instanceof OriginNotAllowedError) return 403;
   if (err instanceof AuthenticationError) return 401;
   if (err instanceof MethodNotAllowedError) return 405;
+  if (err instanceof PayloadTooLargeError) return 413;
+  if (err instanceof UpgradeRequiredError) return 426;
   if (err instanceof UpstreamResponseError) return err.status >= 400 && err.status < 500 ? err.status : 502;
   if (err.code.endsWith('_timeout') && err instanceof UpstreamError) return 504;
   if (err instanceof UpstreamError) return 502;
@@ -40,7 +49,7 @@ function statusOf(err: ConveyorError): number {
 }
 
 function typeOf(err: ConveyorError): string {
-  if (err instanceof InvalidRequestError || err instanceof NotFoundError || err instanceof MethodNotAllowedError || err instanceof UnsupportedMediaTypeError || err instanceof HostNotAllowedError || err instanceof OriginNotAllowedError) {
+  if (err instanceof InvalidRequestError || err instanceof NotFoundError || err instanceof MethodNotAllowedError || err instanceof UnsupportedMediaTypeError || err instanceof HostNotAllowedError || err instanceof OriginNotAllowedError || err instanceof PayloadTooLargeError || err instanceof UpgradeRequiredError) {
     return 'invalid_request_error';
   }
   if (err instanceof AuthenticationError) return 'authentication_error';

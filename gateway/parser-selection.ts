@@ -39,7 +39,7 @@ function ruleMatches(rules: GatewayConfig['toolParsers'], index: number, model: 
 
 /** The request's `tool_parser` wins; else the first `toolParsers` rule whose pattern matches the model. */
 export function chooseParser(config: GatewayConfig, model: string, override?: string): ParserChoice {
-  if (override) return { format: resolveChoiceFormat(override), reasoning: false };
+  if (override) return { format: resolveChoiceFormat(override, 'tool_parser'), reasoning: false };
   const rule = config.toolParsers.find((_, i) => ruleMatches(config.toolParsers, i, model));
   if (!rule) return { format: resolveChoiceFormat(config.defaultToolParser), reasoning: false };
   const format = resolveChoiceFormat(rule.format);
@@ -62,8 +62,8 @@ export function buildParser(choice: ParserChoice, config: GatewayConfig, round: 
   return choice.reasoning ? withReasoning(parser) : parser;
 }
 
-function resolveChoiceFormat(name: string): ParserChoice['format'] {
-  return name.trim().toLowerCase() === PASS_THROUGH ? PASS_THROUGH : resolveParserFormat(name);
+function resolveChoiceFormat(name: string, param?: string): ParserChoice['format'] {
+  return name.trim().toLowerCase() === PASS_THROUGH ? PASS_THROUGH : resolveParserFormat(name, param);
 }
 
 /** Each delta is one text event, unchanged: split-invariant trivially, and no code fences either. */

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { InvalidRequestError, UnsupportedMediaTypeError } from '../core/errors.ts';
+import { ClientAbortedError, InvalidRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../core/errors.ts';
 
 /**
  * Reads a JSON body with a size cap, so one huge request cannot exhaust the gateway's memory.
@@ -11,24 +11,34 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
     req.resume();
     throw new UnsupportedMediaTypeError(type);
   }
+  const encoding = req.headers['content-encoding']?.trim().toLowerCase();
+  if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
+    req.resume();
+    throw UnsupportedMediaTypeError.encoding(encoding);
+  }
   const bytes = await readBodyBytes(req, maxBytes);
   return parseJson(bytes.toString('utf8'));
 }
 
 /**
- * A whole request body, refused past `maxBytes` (the rest is read and dropped so that the 400
- * still reaches the client). Plain listeners rather than `for await`: a chat request's body is
- * one read, and the async iterator's machinery cost more than the read itself on the way to the
- * first token.
+ * A whole request body, refused past `maxBytes` with a 413: at once when its declared length is
+ * over, else once the bytes read are (the rest is read and dropped so that the answer still
+ * reaches the client). A client that goes away before its body ends is ClientAbortedError. Plain
+ * listeners rather than `for await`: a chat request's body is one read, and the async iterator's
+ * machinery cost more than the read itself on the way to the first token.
  */
 export function readBodyBytes(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  if (Number(req.headers['content-length']) > maxBytes) {
+    req.resume();
+    return Promise.reject(new PayloadTooLargeError(maxBytes));
+  }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     const finish = (error?: unknown): void => {
       req.off('data', onData);
       req.off('end', onEnd);
-      req.off('error', finish);
+      req.off('error', onClose);
       req.off('close', onClose);
       if (error !== undefined) reject(error);
       else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
@@ -36,17 +46,18 @@ export function readBodyBytes(req: IncomingMessage, maxBytes: number): Promise<B
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
       if (size > maxBytes) {
-        finish(new InvalidRequestError(`request body exceeds ${maxBytes} bytes`));
+        finish(new PayloadTooLargeError(maxBytes));
         req.resume();
         return;
       }
       chunks.push(chunk);
     };
     const onEnd = (): void => finish();
-    const onClose = (): void => finish(new Error('the client closed the connection before the request body ended'));
+    // Node says "aborted" (ECONNRESET) when the connection closes mid-body: the client left.
+    const onClose = (): void => finish(new ClientAbortedError());
     req.on('data', onData);
     req.on('end', onEnd);
-    req.on('error', finish);
+    req.on('error', onClose);
     req.on('close', onClose);
   });
 }

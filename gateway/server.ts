@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { prettifyError } from 'zod';
 import { BoundedQueue } from '../core/bounded-queue.ts';
-import { GatewayBusyError, GatewayConfigError, MethodNotAllowedError, ModelNotFoundError, NotFoundError, OriginNotAllowedError, ShuttingDownError } from '../core/errors.ts';
+import { GatewayBusyError, GatewayConfigError, MethodNotAllowedError, ModelNotFoundError, NotFoundError, OriginNotAllowedError, ShuttingDownError, UpgradeRequiredError } from '../core/errors.ts';
 import { AccessLog, silentLogger, type Logger } from './access-log.ts';
 import { authenticate } from './client-auth.ts';
 import { CorsPolicy, isSameOrigin } from './cors.ts';
@@ -96,6 +96,14 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
       },
     },
     {
+      // The events are a WebSocket (request-events-socket.ts): a plain GET is not forwarded upstream.
+      method: 'GET',
+      pattern: /^\/v1\/requests\/[\w-]+\/events$/,
+      handler: () => {
+        throw new UpgradeRequiredError('/v1/requests/{id}/events');
+      },
+    },
+    {
       method: 'GET',
       pattern: /^\/metrics$/,
       handler: async (_req, res) => {
@@ -149,6 +157,15 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     });
   });
 
+  // `Expect: 100-continue`: a chat body declared over maxBodyBytes is refused (413) before the
+  // client sends it, and the connection closes after, since that body will not follow.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    const path = new URL(req.url ?? '/', 'http://gateway').pathname;
+    if (path === '/v1/chat/completions' && Number(req.headers['content-length']) > config.maxBodyBytes) res.shouldKeepAlive = false;
+    else res.writeContinue();
+    server.emit('request', req, res);
+  });
+
   const checkHost = hostCheck(config.host, config.apiKeys, config.allowedHosts);
   const cors = new CorsPolicy(config.allowedOrigins);
   async function handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
@@ -160,8 +177,10 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
       return upstreamForwardRoute(routeCtx, req, res, path);
     }
     if (matches.length === 0) throw new NotFoundError(`no route for ${req.method} ${path}`);
-    const route = matches.find((r) => r.method === req.method);
-    if (!route) throw new MethodNotAllowedError(req.method ?? '?', path);
+    // HEAD is GET without the body, which Node leaves out itself.
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
+    const route = matches.find((r) => r.method === method);
+    if (!route) throw new MethodNotAllowedError(req.method ?? '?', path, allowedMethods(matches));
     // Probes and scrapers come without the clients' keys (vLLM's /health and /metrics are open
     // too); the playground page holds no secrets and asks for the key itself.
     if (path !== '/health' && path !== '/metrics' && !PLAYGROUND_PATHS.has(path)) authenticate(req, config.apiKeys);
@@ -212,6 +231,12 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
   };
 }
 
+/** The methods the routes of a path take, HEAD beside GET. */
+function allowedMethods(routes: ReadonlyArray<{ method: string }>): string[] {
+  const methods = new Set(routes.map((r) => r.method));
+  if (methods.has('GET')) methods.add('HEAD');
+  return [...methods];
+}
 
 async function models(config: GatewayConfig) {
   if (config.upstream.model) {

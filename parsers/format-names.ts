@@ -14,11 +14,14 @@ const ALIASES: Record<string, ParserFormat> = {
   llmcompiler: 'llmcompiler-plan',
 };
 
-/** Accepts our names and vLLM's (`llama3_json`, `deepseek_v3`, `qwen3_coder`, `openai`…). */
-export function resolveParserFormat(name: string): ParserFormat {
+/**
+ * Accepts our names and vLLM's (`llama3_json`, `deepseek_v3`, `qwen3_coder`, `openai`…); an unknown
+ * one is an InvalidRequestError on `param`, the field that named it.
+ */
+export function resolveParserFormat(name: string, param = 'format'): ParserFormat {
   const normal = name.trim().toLowerCase().replaceAll('_', '-');
   if ((PARSER_FORMATS as string[]).includes(normal)) return normal as ParserFormat;
   const alias = ALIASES[normal];
   if (alias) return alias;
-  throw new InvalidRequestError(`unknown tool-call format "${name}"; known: ${PARSER_FORMATS.join(', ')}`, 'format');
+  throw new InvalidRequestError(`unknown tool-call format "${name}"; known: ${PARSER_FORMATS.join(', ')}`, param);
 }

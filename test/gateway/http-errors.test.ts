@@ -1,7 +1,11 @@
+import { request } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REQUEST_ID_HEADER } from '../../gateway/request-id.ts';
 import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
 import { startSim, type SimHandle } from '../../sim/sim-server.ts';
 import { E2E_PROFILE, SIM_MODEL } from '../support/e2e-profile.ts';
+import { eventually } from '../support/conveyor-fixture.ts';
 import { getJson, postJson } from '../support/sse-client.ts';
 
 const hello = { model: SIM_MODEL, messages: [{ role: 'user', content: 'hi' }] };
@@ -36,13 +40,84 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     expect(res.json.error.message).toMatch(/not valid JSON/);
   });
 
-  it('refuses a body over maxBodyBytes with 400, then serves the next request', async () => {
+  it('refuses a body over maxBodyBytes with 413, then serves the next request', async () => {
     for (const size of [2_000, 200_000]) {
       const res = await postJson(small.url, '/v1/chat/completions', { ...hello, messages: [{ role: 'user', content: 'a'.repeat(size) }] });
-      expect(res.status).toBe(400);
-      expect(res.json.error.message).toBe('request body exceeds 1000 bytes');
+      expect(res.status).toBe(413);
+      expect(res.json.error).toMatchObject({ type: 'invalid_request_error', code: 'request_too_large', message: 'request body exceeds 1000 bytes' });
     }
     expect((await postJson(small.url, '/v1/chat/completions', hello)).status).toBe(200);
+  });
+
+  it('refuses a body declared too large under Expect: 100-continue before the client sends it', async () => {
+    const answer = await new Promise<{ status: number; continued: boolean }>((resolve, reject) => {
+      let continued = false;
+      const req = request(`${small.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': '5000', expect: '100-continue' } });
+      req.on('continue', () => (continued = true));
+      req.on('response', (res) => {
+        res.resume();
+        resolve({ status: res.statusCode!, continued });
+      });
+      req.on('error', reject);
+      req.flushHeaders();
+    });
+    expect(answer).toEqual({ status: 413, continued: false });
+    expect((await postJson(small.url, '/v1/chat/completions', hello)).status).toBe(200);
+  });
+
+  it('counts a client that leaves in the middle of its body as client_aborted, not as a gateway error', async () => {
+    const socket = connect(small.port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"model"`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    socket.destroy();
+    const outcome = (name: string) => async () => (await (await fetch(`${small.url}/metrics`)).text()).includes(`conveyor_requests_total{outcome="${name}"} 1`);
+    await eventually(outcome('client_aborted'), 'the request counted as client_aborted');
+    expect(await (await fetch(`${small.url}/metrics`)).text()).not.toContain('outcome="internal_error"');
+  });
+
+  it('refuses a compressed body with 415 rather than reading it as JSON', async () => {
+    const res = await postJson(gateway.url, '/v1/chat/completions', hello, { 'content-encoding': 'gzip' });
+    expect(res.status).toBe(415);
+    expect(res.json.error).toMatchObject({ code: 'unsupported_media_type', message: expect.stringContaining('Content-Encoding "gzip"') });
+  });
+
+  it('takes null for any optional field, as OpenAI and vLLM do, on the request and on history messages', async () => {
+    const res = await postJson(gateway.url, '/v1/chat/completions', {
+      ...hello,
+      stream: null,
+      tools: null,
+      tool_choice: null,
+      stream_options: null,
+      partial_execution: null,
+      max_tool_rounds: null,
+      messages: [
+        { role: 'user', content: 'hi', name: null },
+        { role: 'assistant', content: 'hello', name: null, tool_calls: null },
+        { role: 'user', content: 'again' },
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect(res.json.object).toBe('chat.completion');
+  });
+
+  it('refuses stream_options without stream, and a function tool without its function, as OpenAI and vLLM do', async () => {
+    const options = await postJson(gateway.url, '/v1/chat/completions', { ...hello, stream_options: { include_usage: true } });
+    expect(options.status).toBe(400);
+    expect(options.json.error).toMatchObject({ param: 'stream_options', message: 'stream_options: stream_options is only allowed when stream is true' });
+    const tool = await postJson(gateway.url, '/v1/chat/completions', { ...hello, tools: [{ type: 'function' }] });
+    expect(tool.status).toBe(400);
+    expect(tool.json.error).toMatchObject({ param: 'tools.0.function', message: 'tools.0.function: required for a tool of type "function"' });
+  });
+
+  it('names tool_parser for an unknown one, counts it as invalid_request, and gives every refusal a request id', async () => {
+    const res = await postJson(small.url, '/v1/chat/completions', { ...hello, tool_parser: 'bogus' });
+    expect(res.status).toBe(400);
+    expect(res.json.error).toMatchObject({ param: 'tool_parser', code: 'invalid_request' });
+    expect(res.json.error.message).toContain('unknown tool-call format "bogus"');
+    expect(res.headers.get(REQUEST_ID_HEADER)).toMatch(/^chatcmpl-[0-9a-f]{32}$/);
+    expect((await postJson(small.url, '/v1/chat/completions', { model: SIM_MODEL })).headers.get(REQUEST_ID_HEADER)).toMatch(/^chatcmpl-/);
+    expect(await (await fetch(`${small.url}/metrics`)).text()).toMatch(/^conveyor_requests_total\{outcome="invalid_request"\} 2$/m);
   });
 
   it('refuses a body not sent as application/json with 415, so a web page cannot post one without a CORS preflight', async () => {
@@ -96,6 +171,19 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     expect(wrong.status).toBe(405);
     expect(wrong.json.error.code).toBe('method_not_allowed');
     expect((await getJson(gateway.url, '/v1/requests/unknown-id/timeline')).status).toBe(404);
+    // RFC 9110: a 405 says what the path takes; HEAD is GET without the body.
+    expect((await fetch(`${gateway.url}/v1/chat/completions`)).headers.get('allow')).toBe('POST');
+    expect((await fetch(`${gateway.url}/health`, { method: 'DELETE' })).headers.get('allow')).toBe('GET, HEAD');
+    const head = await fetch(`${gateway.url}/health`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+  });
+
+  it('answers a plain GET on the request events WebSocket with 426, not by forwarding it upstream', async () => {
+    const res = await fetch(`${gateway.url}/v1/requests/chatcmpl-x/events`);
+    expect(res.status).toBe(426);
+    expect(res.headers.get('upgrade')).toBe('websocket');
+    expect((await res.json()).error.code).toBe('upgrade_required');
   });
 
   it('requires a bearer key when keys are configured', async () => {
