@@ -19,7 +19,7 @@ import { Timeline } from './timeline.ts';
 import type { TimelineStore } from './timeline-store.ts';
 import { sendJson } from './send-json.ts';
 import { admitted } from './request-admission.ts';
-import { buildParser, chooseParser, needsSpecialTokens, PASS_THROUGH, type ParserChoice } from './parser-selection.ts';
+import { buildParser, chooseParser, lineFieldsOf, needsSpecialTokens, PASS_THROUGH, type ParserChoice } from './parser-selection.ts';
 
 export interface ChatRouteContext {
   config: GatewayConfig;
@@ -93,6 +93,8 @@ async function answer(ctx: ChatRouteContext, request: ChatRequest, parsed: Parse
   // (vLLM parses none then either) and no gateway tool runs; its text is the answer. A <think>
   // block is still reasoning.
   const noCalls = request.tool_choice === 'none';
+  // Part of the request id in every call id, so the calls of two turns never share one.
+  const callIdPrefix = (round: number) => `call_${id.slice(-8)}_r${round}_`;
   const choice: ParserChoice = noCalls ? { ...parsed, format: PASS_THROUGH } : parsed;
   const sessionBase = {
     request,
@@ -102,7 +104,8 @@ async function answer(ctx: ChatRouteContext, request: ChatRequest, parsed: Parse
     upstreamMessages: parsed.format === 'mistral' ? withMistralToolCallIds : undefined,
     tools: noCalls ? NO_TOOLS : ctx.tools,
     observations: ctx.config.observations,
-    createParser: (round: number) => buildParser(choice, ctx.config, round, request.tools),
+    createParser: (round: number) => buildParser(choice, ctx.config, { callIdPrefix: callIdPrefix(round), requestTools: request.tools, lineFields: lineFieldsOf(ctx.tools) }),
+    callIdPrefix,
     partialExecution,
     maxRounds: request.max_tool_rounds ?? ctx.config.maxToolRounds,
     onToolReject: request.on_tool_reject ?? ctx.config.onToolReject,

@@ -34,6 +34,8 @@ interface CallState {
   decodedFields: Record<string, unknown>;
   outcome?: Promise<CallOutcome>;
   rejected?: string;
+  /** A piece hook threw (a plugin bug, not the model's call): the call's error, reported at its end. */
+  failed?: string;
   /** The parser found the call malformed after it started: it never happened. */
   cancelled?: boolean;
 }
@@ -135,10 +137,21 @@ export class Dispatcher {
     const { execution, plugin } = call;
     if (!execution || !plugin || (plugin.consumes !== piece.kind)) return;
     call.chain = call.chain.then(async () => {
-      if (call.rejected) return;
-      const verdict = await execution.piece(piece);
+      if (call.rejected !== undefined || call.failed !== undefined) return;
+      let verdict;
+      try {
+        verdict = await execution.piece(piece);
+      } catch (err) {
+        // Kept on the call rather than left to reject the chain, which nothing awaits until the
+        // call ends: an unhandled rejection would take the whole gateway down.
+        call.failed = errorMessage(err);
+        execution.abort(`failed: ${call.failed}`);
+        return;
+      }
       if (verdict?.verdict === 'reject') {
         call.rejected = verdict.reason;
+        // The call will not end: its tool lets go of what it holds (a sandbox process, a connection).
+        execution.abort(`rejected: ${verdict.reason}`);
         this.opts.onReject({ callId: call.callId, name: call.name }, verdict.reason);
       }
     });
@@ -150,7 +163,8 @@ export class Dispatcher {
     call.outcome = call.chain
       .then(async (): Promise<ToolResult> => {
         if (!call.plugin) return { ok: false, content: `error: unknown tool "${name}"` };
-        if (call.rejected) return { ok: false, content: `error: ${name} rejected the call: ${call.rejected}` };
+        if (call.rejected !== undefined) return { ok: false, content: `error: ${name} rejected the call: ${call.rejected}` };
+        if (call.failed !== undefined) return { ok: false, content: `error: ${name} failed: ${call.failed}` };
         return call.execution!.end(args);
       })
       .catch((err: unknown): ToolResult => ({ ok: false, content: `error: ${name} failed: ${errorMessage(err)}` }))

@@ -1,6 +1,7 @@
 import { createParser, withReasoning, type ParserFormat, type ToolCallParser } from '../parsers/index.ts';
 import { resolveParserFormat } from '../parsers/format-names.ts';
 import { withCodeFences } from '../parsers/with-code-fences.ts';
+import type { ToolPlugin } from '../plugins/plugin-types.ts';
 import type { GatewayConfig } from './config.ts';
 
 /**
@@ -47,19 +48,48 @@ export function chooseParser(config: GatewayConfig, model: string, override?: st
   return { format, reasoning: format !== PASS_THROUGH && rule.reasoning };
 }
 
+/** What a round's parser is built from, beside the format and the config. */
+export interface RoundParserInputs {
+  /** The round's call ids start with this (SessionOptions.callIdPrefix). */
+  callIdPrefix: string;
+  /** The request's `tools` (qwen3-coder reads parameter types from them). */
+  requestTools: unknown[] | undefined;
+  /** Tool name → the argument streamed as `line` pieces (lineFieldsOf). */
+  lineFields: Record<string, string>;
+}
+
 /** A fresh parser for one round: the model's format, plus ```python fences in its prose when enabled. */
-export function buildParser(choice: ParserChoice, config: GatewayConfig, round: number, requestTools: unknown[] | undefined): ToolCallParser {
+export function buildParser(choice: ParserChoice, config: GatewayConfig, { callIdPrefix: prefix, requestTools, lineFields }: RoundParserInputs): ToolCallParser {
   if (choice.format === PASS_THROUGH) return choice.reasoning ? withReasoning(passThroughParser()) : passThroughParser();
-  const prefix = `call_r${round}_`;
   const fence = { languages: config.codeFence.languages, bareFence: config.codeFence.bareFence, toolName: 'python' };
   if (choice.format === 'code-fence') {
     const parser = createParser('code-fence', { ...fence, callIdPrefix: prefix });
     return choice.reasoning ? withReasoning(parser) : parser;
   }
-  const options = choice.format === 'qwen3-coder' ? { callIdPrefix: prefix, toolDefinitions: requestTools } : { callIdPrefix: prefix };
+  const lines = WITHOUT_LINE_FIELDS.has(choice.format) ? {} : { lineFields };
+  const options = choice.format === 'qwen3-coder' ? { callIdPrefix: prefix, ...lines, toolDefinitions: requestTools } : { callIdPrefix: prefix, ...lines };
   let parser = createParser(choice.format, options as never);
   if (config.codeFence.enabled) parser = withCodeFences(parser, { ...fence, callIdPrefix: `${prefix}py` });
   return choice.reasoning ? withReasoning(parser) : parser;
+}
+
+/**
+ * Formats whose arguments are not JSON strings to split (Python literals, plan steps, raw code
+ * for one tool): they take no `lineFields`.
+ */
+const WITHOUT_LINE_FIELDS: ReadonlySet<ParserChoice['format']> = new Set(['pythonic', 'llmcompiler-plan', 'python-tag']);
+
+const lineFieldsByTools = new WeakMap<ReadonlyMap<string, ToolPlugin>, Record<string, string>>();
+
+/** The parsers' `lineFields` for a gateway's tools: each `line` tool's argument, once per tools map. */
+export function lineFieldsOf(tools: ReadonlyMap<string, ToolPlugin>): Record<string, string> {
+  let fields = lineFieldsByTools.get(tools);
+  if (fields === undefined) {
+    fields = {};
+    for (const tool of tools.values()) if (tool.consumes === 'line' && tool.lineField !== undefined) fields[tool.name] = tool.lineField;
+    lineFieldsByTools.set(tools, fields);
+  }
+  return fields;
 }
 
 function resolveChoiceFormat(name: string, param?: string): ParserChoice['format'] {

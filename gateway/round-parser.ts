@@ -10,6 +10,8 @@ import type { Timeline } from './timeline.ts';
 
 export interface RoundParserOptions {
   round: number;
+  /** The round's call-id prefix (SessionOptions.callIdPrefix): calls the upstream parsed are numbered `<prefix>tc1`, … */
+  callIdPrefix: string;
   parser: ToolCallParser;
   tools: ReadonlyMap<string, ToolPlugin>;
   dispatcher: Dispatcher;
@@ -59,7 +61,7 @@ export class RoundParser {
 
   toolCallDelta(part: ToolCallDeltaPart): void {
     if (this.stopped) return;
-    this.toolCallParser ??= createOpenAIToolCallsParser({ callIdPrefix: `call_r${this.o.round}_tc` });
+    this.toolCallParser ??= createOpenAIToolCallsParser({ callIdPrefix: `${this.o.callIdPrefix}tc` });
     this.route(this.toolCallParser.pushToolCallDelta(part));
   }
 

@@ -103,6 +103,7 @@ export async function runRound(
       const clientCalls = new ClientCalls(onEvent);
       const parser = new RoundParser({
         round,
+        callIdPrefix: opts.callIdPrefix?.(round) ?? `call_r${round}_`,
         parser: opts.createParser(round),
         tools: opts.tools,
         dispatcher,

@@ -75,6 +75,12 @@ export interface SessionOptions {
   /** How tool results go back to the model (GatewayConfig `observations`); default `tool`. */
   observations?: 'tool' | 'user';
   createParser: (round: number) => ToolCallParser;
+  /**
+   * The start of the ids of a round's calls (`call_…_r2_`), which the parser numbers on; also the
+   * ids of calls the upstream parsed (`…tc1`). Unique per request, so no two turns of a
+   * conversation share one. Default `call_r<round>_`.
+   */
+  callIdPrefix?: (round: number) => string;
   partialExecution: boolean;
   maxRounds: number;
   /**

@@ -11,6 +11,8 @@ export interface ToolPlugin {
   readonly parameters: Record<string, unknown>;
   /** The piece kind this tool acts on as it arrives; 'call' = only the whole call. */
   readonly consumes: Piece['kind'] | 'call';
+  /** With `consumes: 'line'`: the string argument whose completed lines are the pieces (the parsers' `lineFields`). */
+  readonly lineField?: string;
   /** Opens one execution for one call; called on `call-start` (so it may pre-warm). */
   start(ctx: ToolCallContext): ToolExecution;
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Piece } from '../../parsers/parser-events.ts';
 import type { ToolProgress, ToolResult, Verdict } from '../plugin-types.ts';
+import { definitionProblem } from './check-definition.ts';
 import type { GuestJs } from './guest-js.ts';
 
 /**
@@ -21,7 +22,8 @@ export interface PluginLimits {
    * are at work counts (a task running or queued, a verdict awaited; not the wait for the next
    * piece), so a slow decode never times a call out; from the end of the call to its result,
    * every millisecond counts. `inline` bounds onEnd alone (its other hooks run on the gateway's
-   * loop and cannot be stopped).
+   * loop and cannot be stopped). 30 s when left out, in every runtime; `inline` may say 0 for
+   * none, when something else bounds the work (the python tool's sandbox bounds each cell).
    */
   timeoutMs?: number;
   /**
@@ -90,6 +92,11 @@ export interface PluginDefinition<S extends z.ZodType = z.ZodType> {
   parameters: S;
   /** The piece kind onPiece receives as it is decoded; `call` = only onEnd with the whole call. */
   consumes: Piece['kind'] | 'call';
+  /**
+   * With `consumes: 'line'`: the string argument whose completed lines are the pieces, as the
+   * model writes it. May be left out when the arguments have exactly one string field.
+   */
+  lineField?: string;
   runtime?: PluginRuntime;
   /** True if onEnd changes the world (writes, sends): then nothing may happen before the call is whole and valid. */
   sideEffects?: boolean;
@@ -114,9 +121,8 @@ export interface PluginDefinition<S extends z.ZodType = z.ZodType> {
  * });
  */
 export function definePlugin<S extends z.ZodType>(definition: PluginDefinition<S>): PluginDefinition<S> {
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(definition.name)) {
-    throw new TypeError(`plugin name "${definition.name}" must be 1-64 letters, digits, "_" or "-" (OpenAI function-name rules)`);
-  }
+  const problem = definitionProblem(definition);
+  if (problem !== undefined) throw new TypeError(`plugin ${typeof definition?.name === 'string' ? definition.name : '(unnamed)'}: ${problem}`);
   return definition;
 }
 

@@ -1,6 +1,7 @@
-import { z } from 'zod';
 import type { Piece } from '../../parsers/parser-events.ts';
 import type { ToolCallContext, ToolExecution, ToolPlugin, ToolResult, Verdict } from '../plugin-types.ts';
+import { hookFailure, runEndHook } from '../../sandbox/runtimes/load-plugin-module.ts';
+import { lineFieldOf } from './check-definition.ts';
 import { parametersJsonSchema, type PluginContext, type PluginDefinition } from './define-plugin.ts';
 
 /**
@@ -14,6 +15,7 @@ export function inlineTool(definition: PluginDefinition): ToolPlugin {
     description: definition.description,
     parameters: parametersJsonSchema(definition),
     consumes: definition.consumes,
+    lineField: lineFieldOf(definition),
     start: (ctx) => new InlineExecution(definition, ctx),
   };
 }
@@ -32,19 +34,24 @@ function loadInline(definition: PluginDefinition): Promise<void> {
   return loading;
 }
 
+/** onEnd's time limit when the definition sets none: the other runtimes' default. */
+export const INLINE_DEFAULT_TIMEOUT_MS = 30_000;
+
 class InlineExecution implements ToolExecution {
   private readonly definition: PluginDefinition;
   private readonly ctx: PluginContext;
   private readonly started: Promise<void>;
-  private aborted = false;
+  /** The call's own signal: the request's, and aborted too when this call is (rejected, timed out). */
+  private readonly controller = new AbortController();
 
   constructor(definition: PluginDefinition, call: ToolCallContext) {
     this.definition = definition;
-    this.ctx = { callId: call.callId, signal: call.signal, state: {}, emit: call.emit };
-    // A failing pre-warm must not surface as an unhandled rejection; onEnd reports it.
+    this.ctx = { callId: call.callId, signal: this.controller.signal, state: {}, emit: call.emit };
+    // A failing pre-warm must not surface as an unhandled rejection; the call's hooks report it.
     this.started = loadInline(definition).then(() => definition.hooks.onStart?.(this.ctx));
     this.started.catch(() => {});
-    call.signal.addEventListener('abort', () => this.abort('request aborted'), { once: true });
+    if (call.signal.aborted) queueMicrotask(() => this.abort('request aborted'));
+    else call.signal.addEventListener('abort', () => this.abort('request aborted'), { once: true });
   }
 
   async piece(piece: Piece): Promise<Verdict> {
@@ -54,12 +61,14 @@ class InlineExecution implements ToolExecution {
   }
 
   async end(rawArgs: Record<string, unknown>): Promise<ToolResult> {
-    await this.started;
-    const parsed = this.definition.parameters.safeParse(rawArgs);
-    if (!parsed.success) return { ok: false, content: `error: invalid arguments for ${this.definition.name}: ${z.prettifyError(parsed.error)}` };
-    const timeoutMs = this.definition.limits?.timeoutMs;
-    const work = Promise.resolve(this.definition.hooks.onEnd(parsed.data, this.ctx)).then(normalize);
-    if (!timeoutMs) return work;
+    try {
+      await this.started;
+    } catch (err) {
+      return hookFailure(this.definition.name, err);
+    }
+    const timeoutMs = this.definition.limits?.timeoutMs ?? INLINE_DEFAULT_TIMEOUT_MS;
+    const work = runEndHook(this.definition, rawArgs, this.ctx);
+    if (timeoutMs === 0) return work;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<ToolResult>((resolve) => {
       timer = setTimeout(() => {
@@ -71,12 +80,15 @@ class InlineExecution implements ToolExecution {
   }
 
   abort(reason: string): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.definition.hooks.onAbort?.(reason, this.ctx);
+    if (this.controller.signal.aborted) return;
+    this.controller.abort(reason);
+    // Called from the request's abort listener and the dispatcher's reject path: a throwing
+    // onAbort is the plugin's bug and must not become an uncaught exception in the gateway.
+    try {
+      const cleanup: unknown = this.definition.hooks.onAbort?.(reason, this.ctx);
+      if (cleanup instanceof Promise) cleanup.catch(() => {});
+    } catch {
+      // Nothing to tell: the call is over either way.
+    }
   }
-}
-
-function normalize(result: ToolResult | string): ToolResult {
-  return typeof result === 'string' ? { ok: true, content: result } : result;
 }

@@ -12,7 +12,7 @@ export interface ScriptedCall {
 }
 
 export interface ScriptedRun {
-  /** One entry per piece delivered: its verdict (undefined = carry on). */
+  /** One entry per piece delivered (those of the kind the tool consumes): its verdict (undefined = carry on). */
   verdicts: Verdict[];
   /** Set when a piece was rejected: the call ends there, as the Session would end it. */
   rejected?: string;
@@ -21,8 +21,9 @@ export interface ScriptedRun {
 }
 
 /**
- * Feeds a scripted stream of pieces to a tool, the way the gateway does during a decode, and
- * records what it answered. For plugin authors' tests.
+ * Feeds a scripted stream of pieces to a tool, the way the gateway does during a decode (only
+ * the kind it consumes; a reject aborts the call and ends it there), and records what it
+ * answered. For plugin authors' tests.
  *
  * @example
  * const run = await runScriptedCall(inlineTool(myPlugin), {
@@ -37,6 +38,8 @@ export async function runScriptedCall(tool: ToolPlugin, call: ScriptedCall, sign
   const run: ScriptedRun = { verdicts: [], progress };
   const gap = () => (call.gapMs ? new Promise((resolve) => setTimeout(resolve, call.gapMs)) : undefined);
   for (const piece of call.pieces ?? []) {
+    // The gateway hands a tool only the pieces of the kind it consumes.
+    if (piece.kind !== tool.consumes) continue;
     await gap();
     const verdict = await execution.piece(piece);
     run.verdicts.push(verdict);

@@ -8,6 +8,7 @@ import { RemoteExecution, type RemoteLease } from '../../sandbox/runtimes/remote
 import type { RuntimePools } from '../../sandbox/runtimes/runtime-pools.ts';
 import { ThreadExecution } from '../../sandbox/runtimes/thread-execution.ts';
 import { parametersJsonSchema, type PluginDefinition, type PluginRuntime } from './define-plugin.ts';
+import { lineFieldOf } from './check-definition.ts';
 import { inlineTool } from './inline-tool.ts';
 
 export interface ToolFromPluginOptions {
@@ -65,6 +66,7 @@ export function toolFromPlugin(definition: PluginDefinition, options: ToolFromPl
     description: definition.description,
     parameters: parametersJsonSchema(definition),
     consumes: definition.consumes,
+    lineField: lineFieldOf(definition),
     runtime,
   };
   if (runtime === 'inline') return { ...inlineTool(definition), runtime, warm: () => undefined };

@@ -23,6 +23,9 @@ export function definePythonPlugin(sandbox: PythonSandbox, options: PythonPlugin
     description: DESCRIPTION,
     parameters: z.object({ code: z.string().describe('The Python source to run.') }),
     consumes: 'line',
+    // No gateway clock on top of the sandbox's: each cell has its wall clock and CPU limit
+    // (sandbox limits), and the configured ones, not a kit default, must decide.
+    limits: { timeoutMs: 0 },
     hooks: {
       onStart(ctx) {
         ctx.state['cell'] = sandbox.openCell({

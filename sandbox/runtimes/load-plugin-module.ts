@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { definitionProblem, toolResultOf } from '../../plugins/kit/check-definition.ts';
 import type { PluginContext, PluginDefinition } from '../../plugins/kit/define-plugin.ts';
 import type { ToolResult } from '../../plugins/plugin-types.ts';
 import { nativeTypeScript } from './node-recipe.ts';
@@ -70,16 +71,10 @@ async function importModule(url: string): Promise<{ default?: unknown }> {
 }
 
 function asDefinition(value: unknown, url: string): PluginDefinition {
-  const candidate = value as Partial<PluginDefinition> | undefined;
-  if (
-    !candidate ||
-    typeof candidate.name !== 'string' ||
-    typeof candidate.hooks?.onEnd !== 'function' ||
-    typeof (candidate.parameters as { safeParse?: unknown } | undefined)?.safeParse !== 'function'
-  ) {
-    throw new TypeError(`${url} has no default export made with definePlugin(...)`);
-  }
-  return candidate as PluginDefinition;
+  if (value === undefined) throw new TypeError(`${url} has no default export; export default definePlugin({...})`);
+  const problem = definitionProblem(value);
+  if (problem !== undefined) throw new TypeError(`${url}: its default export is not a plugin: ${problem}`);
+  return value as PluginDefinition;
 }
 
 /** Validates the decoded arguments and runs onEnd; every failure becomes a tool error result. */
@@ -87,8 +82,7 @@ export async function runEndHook(definition: PluginDefinition, rawArgs: Record<s
   const parsed = definition.parameters.safeParse(rawArgs);
   if (!parsed.success) return { ok: false, content: `error: invalid arguments for ${definition.name}: ${z.prettifyError(parsed.error)}` };
   try {
-    const result = await definition.hooks.onEnd(parsed.data, ctx);
-    return typeof result === 'string' ? { ok: true, content: result } : result;
+    return toolResultOf(definition.name, await definition.hooks.onEnd(parsed.data, ctx));
   } catch (err) {
     return hookFailure(definition.name, err);
   }

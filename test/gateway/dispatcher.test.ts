@@ -90,6 +90,9 @@ describe('Dispatcher', () => {
     const [outcome] = await d.settle();
     expect(rejects).toEqual(['bad line']);
     expect(log).not.toContain('piece after');
+    // The call will not end, so its tool is told to let go of what it holds, and never ended.
+    expect(log).toContain('abort rejected: bad line');
+    expect(log).not.toContain('end');
     expect(outcome?.result.ok).toBe(false);
     expect(outcome?.result.content).toContain('bad line');
   });
@@ -115,6 +118,41 @@ describe('Dispatcher', () => {
       { ok: false, content: 'error: unknown tool "nope"' },
       { ok: false, content: 'error: crash failed: kaput' },
     ]);
+  });
+});
+
+describe('Dispatcher and a piece hook that throws', () => {
+  it('makes it the call\'s tool error at its end, aborts the tool, and leaves no unhandled rejection', async () => {
+    const log: string[] = [];
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const buggy: ToolPlugin = {
+        ...recordingTool(log),
+        start: () => ({
+          piece: async () => {
+            throw new Error('boom in onPiece');
+          },
+          end: async () => ({ ok: true, content: 'never' }),
+          abort: (reason) => log.push(`abort ${reason}`),
+        }),
+      };
+      const { d, rejects } = dispatcher(true, log, buggy);
+      d.callStart('c1', 'echo');
+      d.piece('c1', line('a\n', 1));
+      d.piece('c1', line('b\n', 2));
+      // The call's end comes later, as the decode goes on: the failure must wait for it unhandled by nobody.
+      await new Promise((r) => setTimeout(r, 20));
+      d.callEnd('c1', {});
+      const [outcome] = await d.settle();
+      expect(outcome?.result).toEqual({ ok: false, content: 'error: echo failed: boom in onPiece' });
+      expect(log).toEqual(['abort failed: boom in onPiece']);
+      expect(rejects).toEqual([]);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
   });
 });
 

@@ -62,7 +62,7 @@ describe('a Mistral-format model gets nine-character tool-call ids (its chat tem
     });
     expect(res.status).toBe(200);
     const gatewayId = res.json.conveyor.messages[0].tool_calls[0].id as string;
-    expect(gatewayId).toMatch(/^call_r1_/);
+    expect(gatewayId).toMatch(/^call_[0-9a-f]{8}_r1_/);
     expect(res.json.conveyor.messages[1]).toMatchObject({ role: 'tool', tool_call_id: gatewayId, content: 'hi' });
 
     const round2 = scripted.upstream.requests[1]!.body as { messages: Array<{ role: string; tool_call_id?: string; tool_calls?: Array<{ id: string }> }> };

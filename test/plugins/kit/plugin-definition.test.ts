@@ -1,0 +1,114 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import { Dispatcher } from '../../../gateway/dispatcher.ts';
+import { Timeline } from '../../../gateway/timeline.ts';
+import { definePlugin, reject, type PluginDefinition } from '../../../plugins/kit/define-plugin.ts';
+import { inlineTool, INLINE_DEFAULT_TIMEOUT_MS } from '../../../plugins/kit/inline-tool.ts';
+import { loadPluginModule } from '../../../sandbox/runtimes/load-plugin-module.ts';
+
+const good = {
+  name: 'weather',
+  description: 'The weather in a city',
+  parameters: z.object({ city: z.string() }),
+  consumes: 'field' as const,
+  hooks: { onEnd: ({ city }: { city: string }) => `sunny in ${city}` },
+};
+
+describe('definePlugin checks the whole definition, naming the field', () => {
+  it('takes a good one as it is', () => {
+    expect(definePlugin(good)).toBe(good);
+  });
+
+  it.each([
+    [{ name: 'has space' }, /name "has space" must be 1-64 letters/],
+    [{ runtime: 'proces' }, /runtime must be one of inline, thread, isolate, process, got "proces"/],
+    [{ consumes: 'fields' }, /consumes must be one of line, field, step, call, got "fields"/],
+    [{ parameters: { type: 'object', properties: {} } }, /parameters must be a zod schema/],
+    [{ parameters: z.string() }, /parameters must describe an object .* of type string/],
+    [{ hooks: { onPiece: () => undefined } }, /hooks.onEnd must be a function/],
+    [{ hooks: { ...good.hooks, onAbort: 'later' } }, /hooks.onAbort must be a function, got "later"/],
+    [{ limits: { timeoutMs: -5 } }, /limits.timeoutMs must be a positive number, got -5/],
+  ])('refuses %j', (change, message) => {
+    expect(() => definePlugin({ ...good, ...change } as never)).toThrow(message);
+  });
+});
+
+describe('a plugin module whose default export is not a plugin', () => {
+  const module = (source: string) => `data:text/javascript,${encodeURIComponent(source)}`;
+
+  it('says it has no default export, or what is wrong with the one it has', async () => {
+    await expect(loadPluginModule(module('export const weather = 1;'))).rejects.toThrow(/has no default export; export default definePlugin/);
+    const jsonSchema = `export default { name: 'w', description: 'd', parameters: { type: 'object' }, consumes: 'call', hooks: { onEnd: () => 'x' } };`;
+    await expect(loadPluginModule(module(jsonSchema))).rejects.toThrow(/its default export is not a plugin: parameters must be a zod schema/);
+  });
+});
+
+/** One inline call through the real Dispatcher, as the gateway runs it. */
+function dispatch(definition: PluginDefinition) {
+  const tool = inlineTool(definition);
+  const rejects: string[] = [];
+  const d = new Dispatcher({
+    tools: new Map([[tool.name, tool]]),
+    partialExecution: true,
+    signal: new AbortController().signal,
+    timeline: new Timeline('t'),
+    round: 1,
+    onProgress: () => {},
+    onReject: (_call, reason) => rejects.push(reason),
+  });
+  return { d, rejects };
+}
+
+describe('inline plugins', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('abort a rejected call: its signal and onAbort, even when onAbort throws', async () => {
+    const seen: string[] = [];
+    const { d, rejects } = dispatch(
+      definePlugin({
+        ...good,
+        hooks: {
+          onStart: (ctx) => ctx.signal.addEventListener('abort', () => seen.push(`signal ${String(ctx.signal.reason)}`)),
+          onPiece: (piece) => (piece.kind === 'field' && piece.value === 'Austin' ? reject('which Austin? say the state') : undefined),
+          onEnd: () => 'never',
+          onAbort: (reason) => {
+            seen.push(`onAbort ${reason}`);
+            throw new Error('a bug in onAbort');
+          },
+        },
+      }),
+    );
+    d.callStart('c1', 'weather');
+    d.piece('c1', { kind: 'field', path: ['city'], value: 'Austin' });
+    d.callEnd('c1', { city: 'Austin' });
+    const [outcome] = await d.settle();
+    expect(rejects).toEqual(['which Austin? say the state']);
+    expect(seen).toEqual(['signal rejected: which Austin? say the state', 'onAbort rejected: which Austin? say the state']);
+    expect(outcome?.result).toEqual({ ok: false, content: 'error: weather rejected the call: which Austin? say the state' });
+  });
+
+  it('turn a throwing onStart and a bad onEnd result into the call\'s tool error', async () => {
+    const failing = dispatch(definePlugin({ ...good, hooks: { ...good.hooks, onStart: () => { throw new Error('no connection'); } } }));
+    failing.d.callStart('c1', 'weather');
+    failing.d.piece('c1', { kind: 'field', path: ['city'], value: 'Oslo' });
+    failing.d.callEnd('c1', { city: 'Oslo' });
+    expect((await failing.d.settle())[0]?.result).toEqual({ ok: false, content: 'error: weather failed: no connection' });
+
+    const odd = dispatch(definePlugin({ ...good, hooks: { onEnd: () => 42 as never } }));
+    odd.d.callStart('c1', 'weather');
+    odd.d.callEnd('c1', { city: 'Oslo' });
+    expect((await odd.d.settle())[0]?.result).toEqual({ ok: false, content: "error: weather's onEnd returned 42, not a string or { ok, content }" });
+  });
+
+  it('time out after 30 s when the definition sets no limit', async () => {
+    vi.useFakeTimers();
+    let aborted = '';
+    const { d } = dispatch(definePlugin({ ...good, hooks: { onEnd: () => new Promise<string>(() => {}), onAbort: (reason) => void (aborted = reason) } }));
+    d.callStart('c1', 'weather');
+    d.callEnd('c1', { city: 'Oslo' });
+    const settled = d.settle();
+    await vi.advanceTimersByTimeAsync(INLINE_DEFAULT_TIMEOUT_MS);
+    expect((await settled)[0]?.result).toEqual({ ok: false, content: `error: weather timed out after ${INLINE_DEFAULT_TIMEOUT_MS} ms` });
+    expect(aborted).toBe(`timed out after ${INLINE_DEFAULT_TIMEOUT_MS} ms`);
+  });
+});
