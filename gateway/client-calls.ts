@@ -16,6 +16,8 @@ interface Pending {
   done: boolean;
   malformed: boolean;
   rejected?: string;
+  /** Top-level fields decoded so far: what the history shows of a call rejected before its end. */
+  decodedFields: Record<string, unknown>;
 }
 
 /**
@@ -36,7 +38,7 @@ export class ClientCalls {
 
   start(callId: string, name: string): void {
     const index = this.calls.size;
-    this.calls.set(callId, { index, name, argsText: '', sawArgs: false, done: false, malformed: false });
+    this.calls.set(callId, { index, name, argsText: '', sawArgs: false, done: false, malformed: false, decodedFields: {} });
     this.emit({ type: 'client-call-start', index, callId, name });
   }
 
@@ -56,6 +58,12 @@ export class ClientCalls {
     call.done = true;
   }
 
+  /** A closed field of the call's arguments (its top-level ones are kept for a rejected call's history). */
+  field(callId: string, path: ReadonlyArray<string | number>, value: unknown): void {
+    const call = this.calls.get(callId);
+    if (call && path.length === 1) call.decodedFields[String(path[0])] = value;
+  }
+
   name(callId: string): string | undefined {
     return this.calls.get(callId)?.name;
   }
@@ -66,8 +74,9 @@ export class ClientCalls {
     if (call) call.rejected ??= reason;
   }
 
-  rejected(): Array<{ callId: string; name: string; reason: string }> {
-    return [...this.calls.entries()].flatMap(([callId, c]) => (c.rejected ? [{ callId, name: c.name, reason: c.rejected }] : []));
+  /** Calls early validation refused, with the fields the model wrote before the bad one (as a rejected gateway call keeps them). */
+  rejected(): Array<{ callId: string; name: string; reason: string; args: Record<string, unknown> }> {
+    return [...this.calls.entries()].flatMap(([callId, c]) => (c.rejected ? [{ callId, name: c.name, reason: c.rejected, args: c.decodedFields }] : []));
   }
 
   malformed(callId: string): void {

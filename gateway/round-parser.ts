@@ -65,11 +65,12 @@ export class RoundParser {
     this.route(this.toolCallParser.pushToolCallDelta(part));
   }
 
-  end(): void {
+  /** The round's decode is over; `cut`: the token limit ended it, so an open upstream-parsed call is unfinished. */
+  end(cut = false): void {
     // A call cut off by the stop is unfinished on purpose: flushing would release its raw text as content.
     if (this.stopped) return;
     this.route(this.o.parser.end());
-    if (this.toolCallParser) this.route(this.toolCallParser.end());
+    if (this.toolCallParser) this.route(cut ? this.toolCallParser.endCut() : this.toolCallParser.end());
   }
 
   private route(events: ParserEvent[]): void {
@@ -108,6 +109,7 @@ export class RoundParser {
             dispatcher.piece(event.callId, event.piece);
             break;
           }
+          if (event.piece.kind === 'field') this.o.clientCalls.field(event.callId, event.piece.path, event.piece.value);
           const reason = this.o.validator?.check(clientTool, event.piece);
           if (reason) {
             clientCalls.reject(event.callId, reason);

@@ -169,16 +169,19 @@ export async function runRound(
     }
     finishReason = rejection ? 'tool_rejected' : 'tool_calls';
   }
+  // vLLM reports `tool_calls` for any decode its tool parser found a call in, max_tokens cut or
+  // not: a round that used its whole budget was cut, and its last call never finished.
+  if (finishReason === 'tool_calls' && !rejection && !cutAtSecondCall && maxTokens !== undefined && (usage?.completion_tokens ?? deltas) >= maxTokens) finishReason = 'length';
   const { dispatcher, clientCalls, parser } = build();
   // A rejected call was cut off by us, not by the model: flushing the parser would report it as
   // truncated and release its raw text as content. The Dispatcher answers it with the rejection.
-  if (!rejection) parser.end();
+  if (!rejection) parser.end(finishReason === 'length');
   timeline.mark('decode-end', { round, detail: finishReason });
   // A client call that failed early validation is answered, like a rejected gateway call, with
   // the reason, so a re-prompt shows the model what was wrong.
   const calls = [
     ...(await dispatcher.settle()),
-    ...clientCalls.rejected().map((c) => ({ callId: c.callId, name: c.name, args: {}, result: { ok: false, content: `error: ${c.name} rejected the call: ${c.reason}` } })),
+    ...clientCalls.rejected().map((c) => ({ callId: c.callId, name: c.name, args: c.args, result: { ok: false, content: `error: ${c.name} rejected the call: ${c.reason}` } })),
   ];
   if (signal.aborted) throw new ClientAbortedError();
   if (rejection && opts.onToolReject === 'error') throw new ToolRejectedError(rejection.name, rejection.reason);

@@ -22,6 +22,11 @@ export interface OpenAIToolCallsParser extends ToolCallParser {
   pushToolCallDelta(part: ToolCallDelta): ParserEvent[];
   /** The upstream's finish_reason: every open call ends here. */
   finish(reason: string): ParserEvent[];
+  /**
+   * The end of a stream the token limit cut: an open call with no arguments yet was cut after
+   * its name (not `{}`, as at end()), and one with partial arguments is malformed as at end().
+   */
+  endCut(): ParserEvent[];
 }
 
 interface Call {
@@ -90,6 +95,17 @@ class OpenAIToolCalls implements OpenAIToolCallsParser {
   end(): ParserEvent[] {
     if (this.#ended) return [];
     const out = this.#open();
+    this.#closeCurrent(out);
+    this.#ended = true;
+    return out.events;
+  }
+
+  endCut(): ParserEvent[] {
+    if (this.#ended) return [];
+    const out = this.#open();
+    const call = this.#current;
+    // Arguments that close their object are whole; none at all is a call cut after its name.
+    if (call !== undefined && !call.closed && call.name !== undefined && !call.args!.started) this.#malformed(call, 'truncated: the token limit cut the call before its arguments', out);
     this.#closeCurrent(out);
     this.#ended = true;
     return out.events;

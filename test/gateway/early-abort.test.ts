@@ -118,6 +118,9 @@ describe('early abort: a tool rejects a call while it is still being decoded', (
       expect(res.json.choices[0].finish_reason).toBe('stop');
       expect(res.json.choices[0].message.content).toContain('Which state is Springfield in?');
       expect(res.json.choices[0].message.content).toContain('argument "location" of local_news');
+      // The history shows what the model wrote, next to the reason, as for a gateway tool's reject.
+      const [call] = res.json.conveyor.messages[0].tool_calls;
+      expect(JSON.parse(call.function.arguments)).toEqual({ location: 'Springfield' });
       await eventually(() => sim.counters().abortedSequences === before.abortedSequences + 1, 'one aborted sequence');
     });
   });

@@ -54,8 +54,8 @@ describe('an upstream with its own tool parser: calls arrive as delta.tool_calls
     expect(res.status).toBe(200);
     const [assistant, ...tools] = res.json.conveyor.messages as Message[];
     const calls = assistant!.tool_calls!;
-    // The ids the gateway gives calls that came as delta.tool_calls (from text they are call_r1_<n>).
-    for (const call of calls) expect(call.id).toMatch(/^call_r1_tc\d+$/);
+    // The ids the gateway gives calls that came as delta.tool_calls (from text they are call_<request>_r1_<n>).
+    for (const call of calls) expect(call.id).toMatch(/^call_[0-9a-f]{8}_r1_tc\d+$/);
     expect(calls.map((c) => [c.function.name, JSON.parse(c.function.arguments)])).toEqual([
       ['search', { query: 'hello world Python' }],
       ['search', { query: 'hello world C++' }],
@@ -90,7 +90,7 @@ describe('an upstream with its own tool parser: calls arrive as delta.tool_calls
     expect(res.json.conveyor.rounds).toBe(3);
     const [first, rejection] = res.json.conveyor.messages as Message[];
     const rejectedId = first!.tool_calls![0]!.id;
-    expect(rejectedId).toMatch(/^call_r1_tc\d+$/);
+    expect(rejectedId).toMatch(/^call_[0-9a-f]{8}_r1_tc\d+$/);
     expect(rejection!.content).toBe('error: local_news rejected the call: location: must be "City, ST" (e.g. "Austin, TX"), got "Paris"');
     expect(res.json.choices[0].message.content).toContain('Here is the local news request for Paris, TX:');
 

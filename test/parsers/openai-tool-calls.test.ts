@@ -69,6 +69,18 @@ describe('openai tool-call deltas', () => {
     expect(malformedOf(events)).toEqual([{ type: 'malformed', callId: 'call_1', reason: 'truncated arguments' }]);
   });
 
+  it('ends a stream the token limit cut with an open call malformed when its arguments had not begun or not closed', () => {
+    const cut = (fragment: string) => {
+      const parser = createOpenAIToolCallsParser();
+      const events = [...parser.pushToolCallDelta({ index: 0, name: 'done', arguments: '{}' }), ...parser.pushToolCallDelta({ index: 1, name: 'f', arguments: fragment }), ...parser.endCut()];
+      expect(parser.end()).toEqual([]);
+      return { calls: callsOf(events).map((c) => c.name), malformed: malformedOf(events).map((e) => e.reason) };
+    };
+    expect(cut('')).toEqual({ calls: ['done'], malformed: ['truncated: the token limit cut the call before its arguments'] });
+    expect(cut('{"a": ')).toEqual({ calls: ['done'], malformed: ['truncated arguments'] });
+    expect(cut('{"a": 1}')).toEqual({ calls: ['done', 'f'], malformed: [] });
+  });
+
   it('queues arguments that arrive before the name, and reads empty arguments as {}', () => {
     const events = run([{ index: 0, arguments: '{"x": 1}' }, { index: 0, name: 'f' }, { index: 1, name: 'g', arguments: '' }]);
     expect(callsOf(events).map((c) => [c.name, c.args, c.argsText])).toEqual([

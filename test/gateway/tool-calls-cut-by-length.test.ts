@@ -1,0 +1,58 @@
+import type { ServerResponse } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { DONE, MODEL, vllmChunk, vllmUsage } from '../llm-client/fixtures/vllm-streams.ts';
+import { sseHeaders } from '../llm-client/upstream-test-server.ts';
+import { scriptedGateway } from '../support/scripted-gateway.ts';
+import { postJson, streamChat } from '../support/sse-client.ts';
+
+const scripted = scriptedGateway();
+const weather = { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
+
+/**
+ * vLLM with --enable-auto-tool-choice cut by max_tokens inside a call: the call's fragments so far,
+ * then finish_reason "tool_calls" (it relabels any decode its parser found a call in), and usage
+ * at the limit.
+ */
+function cutUpstream(argumentFragments: string[], completionTokens: number) {
+  return (_req: unknown, res: ServerResponse) => {
+    sseHeaders(res);
+    const call = (fields: Record<string, unknown>) => vllmChunk({ tool_calls: [{ index: 0, ...fields }] });
+    res.end(
+      [
+        vllmChunk({ role: 'assistant', content: '' }),
+        vllmChunk({ content: 'Let me check.' }),
+        call({ id: 'chatcmpl-tool-1', type: 'function', function: { name: 'get_weather', arguments: '' } }),
+        ...argumentFragments.map((a) => call({ function: { arguments: a } })),
+        vllmChunk({}, 'tool_calls'),
+        vllmUsage(20, completionTokens),
+        DONE,
+      ].join(''),
+    );
+  };
+}
+
+const ask = (extra: Record<string, unknown> = {}) => ({ model: MODEL, max_tokens: 6, tools: [weather], messages: [{ role: 'user', content: 'weather in paris' }], ...extra });
+
+describe('an upstream-parsed tool call that max_tokens cut', () => {
+  it('answers finish_reason "length" and no call, whether its arguments were partial or had not begun', async () => {
+    for (const fragments of [[], ['{"city": "']]) {
+      const gw = await scripted.start(cutUpstream(fragments, 6));
+      const res = await postJson(gw.url, '/v1/chat/completions', ask());
+      expect(res.status).toBe(200);
+      expect(res.json.choices[0].finish_reason, JSON.stringify(fragments)).toBe('length');
+      expect(res.json.choices[0].message.tool_calls, JSON.stringify(fragments)).toBeUndefined();
+      expect(res.json.choices[0].message.content).toBe('Let me check.');
+
+      const streamed = await streamChat(gw.url, ask({ stream: true }));
+      const finish = streamed.chunks.flatMap((c) => c.choices).find((c) => c.finish_reason)?.finish_reason;
+      expect(finish, JSON.stringify(fragments)).toBe('length');
+    }
+  });
+
+  it('keeps a call that finished within the budget as tool_calls', async () => {
+    const gw = await scripted.start(cutUpstream(['{"city": "Paris"}'], 5));
+    const res = await postJson(gw.url, '/v1/chat/completions', ask());
+    expect(res.json.choices[0].finish_reason).toBe('tool_calls');
+    expect(res.json.choices[0].message.tool_calls[0].function).toEqual({ name: 'get_weather', arguments: '{"city": "Paris"}' });
+  });
+});
