@@ -16,7 +16,8 @@ export async function toolsFromModules(modules: readonly string[], pools: Runtim
   const tools: RuntimeTool[] = [];
   for (const module of modules) {
     const url = module.startsWith('file:') ? module : pathToFileURL(resolve(module)).href;
-    if (!existsSync(fileURLToPath(url))) throw new GatewayConfigError(`tool module ${module}: no such file`);
+    // `npm start` runs in the checkout's root whatever folder it was typed in: say where it looked.
+    if (!existsSync(fileURLToPath(url))) throw new GatewayConfigError(`tool module ${module}: no such file ${fileURLToPath(url)} (a path is taken from the working directory, ${process.cwd()})`);
     let tool: RuntimeTool;
     try {
       tool = toolFromPlugin(await loadPluginModule(url), { moduleUrl: url, pools });

@@ -27,6 +27,11 @@ export function registerParseCommand(program: Command): void {
     .option('--reasoning', 'treat a leading <think>…</think> block as reasoning')
     .option('--coalesce', 'merge adjacent text fragments (the split-invariant normal form)')
     .action((file: string | undefined, opts: ParseOptions) => {
+      // A reader that stops early (`| head`) ends the command quietly, as for any Unix filter.
+      process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EPIPE') throw err;
+        process.exit(process.exitCode ?? 0);
+      });
       try {
         resolveParserFormat(opts.format); // fail before waiting on stdin
         for (const line of parseToJsonLines(readInput(file, opts.chunks), opts)) process.stdout.write(`${line}\n`);

@@ -79,11 +79,12 @@ export function packageRootOf(moduleUrl: string): string | null {
 
 /**
  * Host paths a JS plugin process must read: the gateway's package (plugin-host.ts, the kit,
- * node_modules), Node's install prefix, the plugin's own package, and any extra grants. Sorted
- * and deduplicated, so equal grants give equal keys (and share an isolate host).
+ * node_modules), Node's install prefix, the plugin's own package (its folder, for a module in no
+ * package), and any extra grants. Sorted and deduplicated, so equal grants give equal keys (and
+ * share an isolate host).
  */
 export function sandboxReadPaths(gatewayRoot: string, moduleUrl?: string, extra: readonly string[] = []): string[] {
-  const root = moduleUrl ? packageRootOf(moduleUrl) : null;
+  const root = moduleUrl?.startsWith('file:') ? (packageRootOf(moduleUrl) ?? dirname(fileURLToPath(moduleUrl))) : null;
   const prefix = dirname(dirname(process.execPath));
   return [...new Set([gatewayRoot, prefix, ...(root ? [root] : []), ...extra])].sort();
 }

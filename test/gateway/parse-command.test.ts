@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -74,6 +74,19 @@ describe('conveyor parse (the CLI, in a child process)', () => {
     const whole = await parseWithCli(v);
     expect(await parseWithCli(v, ['--chunks', chunks])).toEqual(whole);
     expect(await parseWithCli(v, ['--chunks', 'char'])).toEqual(whole);
+  });
+
+  it('ends quietly when its reader stops early (| head), as a Unix filter does', async () => {
+    const file = join(dir, 'long.txt');
+    writeFileSync(file, '<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call> some prose\n'.repeat(2000));
+    const child = spawn(process.execPath, [CLI, 'parse', '--format', 'hermes', '--chunks', 'char', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    // Read one chunk, then go away, as `head -1` does.
+    await new Promise((resolve) => child.stdout.once('data', resolve));
+    child.stdout.destroy();
+    const code = await new Promise((resolve) => child.once('exit', resolve));
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
   });
 
   it('fails clearly on an unknown format', async () => {

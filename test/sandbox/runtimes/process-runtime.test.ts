@@ -2,6 +2,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toolFromPlugin } from '../../../plugins/kit/tool-from-plugin.ts';
 import { runScriptedCall } from '../../../plugins/kit/testing.ts';
@@ -80,6 +81,28 @@ describe('a sample plugin in its own process', () => {
       progress: [{ type: 'unit-done', detail: 'field text' }],
       result: { ok: true, content: 'HELLO', data: { pieces: 1, startedBy: 'call_echo' } },
     });
+  });
+
+  it('runs a plugin module that lies in no package: its own folder is readable in the sandbox', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conveyor-loose-plugin-'));
+    // Readable by the sandbox's own uid, as a folder a user makes is (mkdtemp's is the owner's alone).
+    chmodSync(dir, 0o755);
+    try {
+      const gateway = new URL('../../../', import.meta.url);
+      writeFileSync(
+        join(dir, 'loose-plugin.mjs'),
+        `import { z } from '${new URL('node_modules/zod/index.js', gateway).href}';
+import { definePlugin } from '${new URL('plugins/kit/define-plugin.ts', gateway).href}';
+export default definePlugin({ name: 'loose', description: 'd', parameters: z.object({ text: z.string() }), consumes: 'call', runtime: 'process', hooks: { onEnd: ({ text }) => 'loose: ' + text } });
+`,
+      );
+      const moduleUrl = pathToFileURL(join(dir, 'loose-plugin.mjs'));
+      const { default: loose } = await import(moduleUrl.href);
+      const run = await runScriptedCall(toolFromPlugin(loose, { moduleUrl, pools }), { args: { text: 'hi' } });
+      expect(run.result).toEqual({ ok: true, content: 'loose: hi' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('runs the plugin\'s onLoad once in the child before the call', async () => {
