@@ -64,6 +64,10 @@ export async function startConveyor(options: ConveyorOptions = {}): Promise<Conv
     if (plugins.python) sandbox = await startPythonSandbox(options.sandbox);
     const builtins = await createBuiltinTools({ config: plugins, pools, sandbox });
     const tools = builtins.tools;
+    // /health's `plugins`: every tool that runs, a built-in a module or the caller replaced under its own name.
+    const described: Record<string, Record<string, unknown>> = { ...builtins.describe };
+    for (const tool of options.tools ?? []) described[tool.name] = { runtime: 'given to startConveyor' };
+    moduleTools.forEach((tool, i) => (described[tool.name] = { runtime: tool.runtime, module: options.toolModules![i] }));
     for (const tool of [...(options.tools ?? []), ...moduleTools]) tools.set(tool.name, tool);
     if (options.decorateTool) for (const [name, tool] of tools) tools.set(name, options.decorateTool(tool));
     const runtimes = await pools.report();
@@ -72,7 +76,7 @@ export async function startConveyor(options: ConveyorOptions = {}): Promise<Conv
     const health = () => ({
       sandbox: started ? { ...protections, cells: started.cellLoad() } : protections,
       runtimes,
-      plugins: builtins.describe,
+      plugins: described,
       ...(sim ? { simulator: sim.counters() } : {}),
     });
     const gateway = await startGateway(

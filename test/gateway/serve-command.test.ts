@@ -103,6 +103,9 @@ describe('conveyor serve (the main job) in its own process', () => {
       const sent = upstream.requests[0]?.body as { tools: Array<{ function: { description: string; parameters: { properties: object } } }> };
       expect(sent.tools[0]?.function.description).toMatch(/Counts the words/);
       expect(sent.tools[0]?.function.parameters.properties).toHaveProperty('text');
+      // /health says which module the tool came from and where it runs.
+      const health = (await (await fetch(url.replace(/\/v1$/, '/health'))).json()) as { plugins: Record<string, unknown> };
+      expect(health.plugins['word_count']).toEqual({ runtime: 'process', module: WORD_COUNT_PLUGIN });
       proc.kill('SIGTERM');
       await once(proc, 'exit');
     } finally {
