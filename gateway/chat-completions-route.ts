@@ -5,7 +5,7 @@ import type { ToolPlugin } from '../plugins/plugin-types.ts';
 import { chatRequestSchema, type ChatRequest } from './chat-request-schema.ts';
 import { withMistralToolCallIds } from './mistral-tool-call-ids.ts';
 import { ClientToolValidator } from './client-tool-validator.ts';
-import { withPluginSchemas } from './request-tools.ts';
+import { gatewayToolsFor, withPluginSchemas } from './request-tools.ts';
 import { ChatChunkWriter } from './chat-chunk-writer.ts';
 import type { AccessLog } from './access-log.ts';
 import type { GatewayConfig } from './config.ts';
@@ -44,13 +44,16 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
   const requestId = newRequestId();
   res.setHeader(REQUEST_ID_HEADER, requestId);
   let request: ChatRequest;
+  let tools: ReadonlyMap<string, ToolPlugin>;
   let parsed: ParserChoice;
   try {
     const body = await readJsonBody(req, ctx.config.maxBodyBytes);
     const checked = chatRequestSchema.safeParse(body);
     // Worded again only when it failed: a parse given an error map costs ~2.5 µs more on every request.
     if (!checked.success) throw chatRequestSchema.safeParse(body, { error: missingField }).error;
-    request = withPluginSchemas(checked.data, ctx.tools);
+    // Before the schemas are filled in: a tool named alone is the gateway's, one described is the client's.
+    tools = gatewayToolsFor(checked.data, ctx.tools);
+    request = withPluginSchemas(checked.data, tools);
     parsed = chooseParser(ctx.config, ctx.config.upstream.model ?? request.model, request.tool_parser);
   } catch (err) {
     ctx.metrics.requestRefused(toErrorResponse(err).body.error.code);
@@ -71,7 +74,7 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
   }
   ctx.metrics.requestStarted();
   try {
-    await answer(ctx, request, parsed, timeline, partialExecution, res);
+    await answer(ctx, request, tools, parsed, timeline, partialExecution, res);
   } finally {
     release();
     // A request refused before its session began (an unknown tool_parser, a tool schema that does
@@ -81,7 +84,7 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
   }
 }
 
-async function answer(ctx: ChatRouteContext, request: ChatRequest, parsed: ParserChoice, timeline: Timeline, partialExecution: boolean, res: ServerResponse): Promise<void> {
+async function answer(ctx: ChatRouteContext, request: ChatRequest, gatewayTools: ReadonlyMap<string, ToolPlugin>, parsed: ParserChoice, timeline: Timeline, partialExecution: boolean, res: ServerResponse): Promise<void> {
   const id = timeline.requestId;
   // The request's one abort signal: the client going away cancels the decode and kills its tools.
   const clientGone = new AbortController();
@@ -93,6 +96,7 @@ async function answer(ctx: ChatRouteContext, request: ChatRequest, parsed: Parse
   // (vLLM parses none then either) and no gateway tool runs; its text is the answer. A <think>
   // block is still reasoning.
   const noCalls = request.tool_choice === 'none';
+  const tools = noCalls ? NO_TOOLS : gatewayTools;
   // Part of the request id in every call id, so the calls of two turns never share one.
   const callIdPrefix = (round: number) => `call_${id.slice(-8)}_r${round}_`;
   const choice: ParserChoice = noCalls ? { ...parsed, format: PASS_THROUGH } : parsed;
@@ -102,9 +106,9 @@ async function answer(ctx: ChatRouteContext, request: ChatRequest, parsed: Parse
     upstreamOverrides: needsSpecialTokens(choice.format) && request.skip_special_tokens === undefined ? { skip_special_tokens: false } : {},
     // By the model's format, not this request's choice: a history with calls reaches the template even under tool_choice "none".
     upstreamMessages: parsed.format === 'mistral' ? withMistralToolCallIds : undefined,
-    tools: noCalls ? NO_TOOLS : ctx.tools,
+    tools,
     observations: ctx.config.observations,
-    createParser: (round: number) => buildParser(choice, ctx.config, { callIdPrefix: callIdPrefix(round), requestTools: request.tools, lineFields: lineFieldsOf(ctx.tools) }),
+    createParser: (round: number) => buildParser(choice, ctx.config, { callIdPrefix: callIdPrefix(round), requestTools: request.tools, lineFields: lineFieldsOf(tools) }),
     callIdPrefix,
     partialExecution,
     maxRounds: request.max_tool_rounds ?? ctx.config.maxToolRounds,

@@ -17,3 +17,17 @@ export function withPluginSchemas(request: ChatRequest, tools: ReadonlyMap<strin
     }),
   };
 }
+
+/**
+ * The gateway tools a request may run. A tool the client describes itself (with its own
+ * `parameters`) is the client's to execute, even under a gateway tool's name: the model was given
+ * the client's contract, so a call to it goes back to the client rather than to a plugin that
+ * expects other arguments. Listed by name alone, the gateway's tool it is.
+ */
+export function gatewayToolsFor(request: ChatRequest, tools: ReadonlyMap<string, ToolPlugin>): ReadonlyMap<string, ToolPlugin> {
+  const claimed = (request.tools ?? []).flatMap((tool) => (tool.function?.parameters !== undefined && tools.has(tool.function.name) ? [tool.function.name] : []));
+  if (claimed.length === 0) return tools;
+  const mine = new Map(tools);
+  for (const name of claimed) mine.delete(name);
+  return mine;
+}
