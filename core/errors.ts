@@ -114,9 +114,12 @@ export class UpstreamIdleTimeoutError extends UpstreamError {
 /** The upstream answered with an HTTP error or sent an error object in its stream. */
 export class UpstreamResponseError extends UpstreamError {
   readonly status: number;
-  constructor(status: number, message: string) {
+  /** The field the upstream's error named (vLLM's `param`, e.g. `temperature`), when it named one. */
+  readonly param: string | null;
+  constructor(status: number, message: string, param: string | null = null) {
     super('upstream_response_error', message);
     this.status = status;
+    this.param = param;
   }
 }
 

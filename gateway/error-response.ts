@@ -16,7 +16,7 @@ export function toErrorResponse(err: unknown): { status: number; body: OpenAIErr
   if (!(err instanceof ConveyorError)) {
     return { status: 500, body: body('internal server error', 'server_error', null, 'internal_error') };
   }
-  const param = err instanceof InvalidRequestError ? err.param : null;
+  const param = err instanceof InvalidRequestError || err instanceof UpstreamResponseError ? err.param : null;
   const headers = headersOf(err);
   return { status: statusOf(err), body: body(err.message, typeOf(err), param, err.code), ...(headers ? { headers } : {}) };
 }
@@ -53,6 +53,9 @@ function typeOf(err: ConveyorError): string {
     return 'invalid_request_error';
   }
   if (err instanceof AuthenticationError) return 'authentication_error';
+  // A 4xx the upstream answered is about the client's request (a model it does not serve, a bad
+  // field), as OpenAI types it; the status and the upstream's message and param pass through.
+  if (err instanceof UpstreamResponseError && statusOf(err) < 500) return 'invalid_request_error';
   if (err instanceof UpstreamError) return 'upstream_error';
   if (err instanceof ToolRejectedError || err instanceof RoundLimitError) return 'tool_error';
   return 'server_error';

@@ -16,6 +16,13 @@ export function upstreamErrorMessage(body: unknown): string | undefined {
   return undefined;
 }
 
+/** The request field an error body names (`param`, OpenAI's and vLLM's), when it names one. */
+export function upstreamErrorParam(body: unknown): string | null {
+  if (!isRecord(body)) return null;
+  if (isRecord(body.error)) return upstreamErrorParam(body.error);
+  return typeof body.param === 'string' && body.param.length > 0 ? body.param : null;
+}
+
 /** The HTTP-like status an in-stream error object carries, when it carries a usable one. */
 export function upstreamErrorStatus(body: unknown): number | undefined {
   if (!isRecord(body)) return undefined;

@@ -1,5 +1,5 @@
 import { UpstreamResponseError } from '../core/errors.ts';
-import { upstreamErrorMessage } from './upstream-error-message.ts';
+import { upstreamErrorMessage, upstreamErrorParam } from './upstream-error-message.ts';
 
 // Error bodies are small; a server streaming megabytes of HTML error page is cut here.
 export const MAX_ERROR_BODY_BYTES = 64 * 1024;
@@ -41,10 +41,13 @@ export class ErrorBody {
 export function upstreamResponseError(status: number, chunks: readonly Uint8Array[]): UpstreamResponseError {
   const text = Buffer.concat(chunks).toString('utf8').slice(0, MAX_ERROR_BODY_BYTES);
   let message: string | undefined;
+  let param: string | null = null;
   try {
-    message = upstreamErrorMessage(JSON.parse(text));
+    const body: unknown = JSON.parse(text);
+    message = upstreamErrorMessage(body);
+    param = upstreamErrorParam(body);
   } catch {
     message = text.trim().slice(0, 1000) || undefined;
   }
-  return new UpstreamResponseError(status, message ?? `upstream answered HTTP ${status}`);
+  return new UpstreamResponseError(status, message ?? `upstream answered HTTP ${status}`, param);
 }

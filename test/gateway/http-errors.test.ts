@@ -208,8 +208,12 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     // vLLM answers an unknown model with 404 "The model `…` does not exist."
     const res = await postJson(gateway.url, '/v1/chat/completions', { ...hello, model: 'no-such-model' });
     expect(res.status).toBe(404);
-    expect(res.json.error.code).toBe('upstream_response_error');
+    expect(res.json.error).toMatchObject({ type: 'invalid_request_error', code: 'upstream_response_error' });
     expect(res.json.error.message).toContain('no-such-model');
+    // The field the upstream named comes through too (the simulator checks as vLLM does).
+    const bad = await postJson(gateway.url, '/v1/chat/completions', { ...hello, temperature: 'hot' });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error).toMatchObject({ type: 'invalid_request_error', param: expect.stringContaining('temperature') });
   });
 
   it('still serves a good request after all of the above', async () => {
