@@ -5,6 +5,7 @@ import type { ToolPlugin } from '../plugins/plugin-types.ts';
 import type { ClientCalls } from './client-calls.ts';
 import type { ClientToolValidator } from './client-tool-validator.ts';
 import type { Dispatcher } from './dispatcher.ts';
+import { lineFieldsOf } from './parser-selection.ts';
 import type { SessionEvent } from './session.ts';
 import type { Timeline } from './timeline.ts';
 
@@ -61,7 +62,7 @@ export class RoundParser {
 
   toolCallDelta(part: ToolCallDeltaPart): void {
     if (this.stopped) return;
-    this.toolCallParser ??= createOpenAIToolCallsParser({ callIdPrefix: `${this.o.callIdPrefix}tc` });
+    this.toolCallParser ??= createOpenAIToolCallsParser({ callIdPrefix: `${this.o.callIdPrefix}tc`, lineFields: lineFieldsOf(this.o.tools) });
     this.route(this.toolCallParser.pushToolCallDelta(part));
   }
 

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { definePlugin } from '../../plugins/kit/define-plugin.ts';
 import { inlineTool } from '../../plugins/kit/inline-tool.ts';
 import { callThenAnswer, scriptedGateway, toolMap } from '../support/scripted-gateway.ts';
-import { MODEL } from '../llm-client/fixtures/vllm-streams.ts';
+import { DONE, MODEL, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
+import { sseHeaders } from '../llm-client/upstream-test-server.ts';
 import { postJson } from '../support/sse-client.ts';
 
 const scripted = scriptedGateway();
@@ -33,6 +34,35 @@ describe("a tool author's `line` plugin and the ids of calls", () => {
     expect(res.status).toBe(200);
     expect(lines).toEqual(['one two\n', 'three four five\n', 'six\n']);
     expect(res.json.choices[0].message.content).toBe('It has 6 words.');
+  });
+
+  it('does the same for a call the upstream parsed itself (delta.tool_calls)', async () => {
+    const lines: string[] = [];
+    const wordCount = inlineTool(
+      definePlugin({
+        name: 'word_count',
+        description: 'Counts words',
+        parameters: z.object({ text: z.string() }),
+        consumes: 'line',
+        hooks: { onPiece: (piece) => void (piece.kind === 'line' && lines.push(piece.text)), onEnd: ({ text }) => `${text.split(/\s+/).filter(Boolean).length} words` },
+      }),
+    );
+    const args = JSON.stringify({ text: 'one two\nthree\n' });
+    const gw = await scripted.start(
+      (_req, res, body) => {
+        sseHeaders(res);
+        const observation = (body as { messages: Array<{ role: string; content: string }> }).messages.find((m) => m.role === 'tool');
+        const call = (fields: Record<string, unknown>) => vllmChunk({ tool_calls: [{ index: 0, ...fields }] });
+        const chunks = observation
+          ? [vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content: `It has ${observation.content}.` }), vllmChunk({ content: '' }, 'stop')]
+          : [vllmChunk({ role: 'assistant', content: '' }), call({ id: 'chatcmpl-tool-1', type: 'function', function: { name: 'word_count', arguments: '' } }), ...[args.slice(0, 15), args.slice(15)].map((a) => call({ function: { arguments: a } })), vllmChunk({}, 'tool_calls')];
+        res.end([...chunks, DONE].join(''));
+      },
+      { tools: toolMap(wordCount) },
+    );
+    const res = await postJson(gw.url, '/v1/chat/completions', { model: MODEL, messages: [{ role: 'user', content: 'count' }] });
+    expect(lines).toEqual(['one two\n', 'three\n']);
+    expect(res.json.choices[0].message.content).toBe('It has 3 words.');
   });
 
   it('gives the calls of two requests different ids, so two turns of one conversation never share one', async () => {
