@@ -8,9 +8,10 @@ const ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789
  * Mistral's chat template refuses a conversation whose tool-call ids are not nine characters
  * ("Tool call IDs should be alphanumeric strings with length 9!", raised inside the Jinja, so vLLM
  * answers 400 for a model it serves with that template). The gateway's own ids
- * (`call_1a2b3c4d_r1_py1`) and OpenAI's (`call_…`, 24 characters and more) are not. A nine-character id passes as it is; any
- * other becomes nine letters and digits of its SHA-256, the same every time: a call and its
- * observation still match, in this round, the next, and the client's next request.
+ * (`call_1a2b3c4d_r1_py1`) and OpenAI's (`call_…`, 24 characters and more) are not. A
+ * nine-character id passes as it is; any other becomes nine letters and digits of its SHA-256,
+ * the same every time: a call and its observation still match, in this round, the next, and the
+ * client's next request.
  */
 export function mistralToolCallId(id: string): string {
   if (MISTRAL_ID.test(id)) return id;
