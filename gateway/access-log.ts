@@ -4,6 +4,7 @@ import type { ReplicaHealthEvent } from '../llm-client/upstream-replicas.ts';
 import { isExpectedError } from './error-response.ts';
 import type { Timeline } from './timeline.ts';
 import { PLAYGROUND_PATHS } from './playground-route.ts';
+import { REQUEST_ID_HEADER } from './request-id.ts';
 
 export type { Logger } from 'pino';
 
@@ -55,7 +56,9 @@ export class AccessLog {
         status: res.statusCode,
         duration_ms: round1(durationMs),
         ...(errorCode === undefined ? {} : { error: errorCode }),
-        ...(completion ? summarize(completion) : {}),
+        // A request refused before its completion began (bad body, busy) still has the id its
+        // client was given, so the client's quote of it finds this line.
+        ...(completion ? summarize(completion) : requestIdOf(res)),
         ...(res.writableFinished ? {} : { client_gone: true }),
       },
       'request',
@@ -107,6 +110,11 @@ function summarize({ timeline, model, stream, partialExecution }: CompletionFact
     ...(rejected > 0 ? { rejected_calls: rejected } : {}),
     upstreams: [...upstreams],
   };
+}
+
+function requestIdOf(res: ServerResponse): { request_id?: string } {
+  const id = res.getHeader(REQUEST_ID_HEADER);
+  return typeof id === 'string' ? { request_id: id } : {};
 }
 
 function round1(ms: number): number {

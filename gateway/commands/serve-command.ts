@@ -3,6 +3,7 @@ import { pino } from 'pino';
 import { prettifyError, ZodError } from 'zod';
 import { builtinPluginsConfigSchema, type BuiltinPluginsConfigInput } from '../../plugins/builtin-plugins-config.ts';
 import { closeUpstreamPools } from '../../llm-client/index.ts';
+import { GatewayConfigError } from '../../core/errors.ts';
 import { readConfigFile } from '../config-file.ts';
 import { startConveyor } from '../start-conveyor.ts';
 import { DEFAULT_PROFILE } from '../../sim/sim-server.ts';
@@ -34,12 +35,18 @@ interface ServeOptions {
   forwardOtherEndpoints: boolean;
 }
 
-const int = (v: string) => Number.parseInt(v, 10);
-const positiveInt = (v: string) => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a whole number ≥ 1');
+// Whole numbers only: parseInt would take "8080xyz" for 8080 and "2.9" for 2 without a word.
+const wholeNumber = (min: number) => (v: string) => {
+  const n = /^\s*\d+\s*$/.test(v) ? Number(v) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`expected a whole number ≥ ${min}`);
   return n;
 };
+const port = (v: string) => {
+  const n = wholeNumber(0)(v);
+  if (n > 65535) throw new InvalidArgumentError('expected a port number, 0 to 65535');
+  return n;
+};
+const positiveInt = wholeNumber(1);
 const seconds = (v: string) => {
   const n = Number(v);
   if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError('expected seconds ≥ 0');
@@ -53,7 +60,7 @@ export function registerServeCommand(program: Command): void {
     .description('run the gateway (default: in front of the embedded simulator)')
     .addOption(new Option('--config <file>', 'JSON settings (README "Config file"); the options given here win over it').env('CONVEYOR_CONFIG'))
     .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--port <port>', 'port to listen on (0 = any free port)', int, 8080)
+    .option('--port <port>', 'port to listen on (0 = any free port)', port, 8080)
     .option(
       '--upstream <url...>',
       'OpenAI-compatible upstream base URL, e.g. http://127.0.0.1:8000/v1 (default: the embedded simulator); several (repeated or comma-separated) are replicas of one model',
@@ -68,12 +75,12 @@ export function registerServeCommand(program: Command): void {
     .option('--no-playground', 'do not serve the playground page at /')
     .option('--no-forward-other-endpoints', 'answer 404 to /v1/… endpoints the gateway does not implement (/v1/completions, /v1/embeddings, …) instead of passing them to the upstream')
     .option('--no-partial-execution', 'sequential baseline: run tools only after each decode ends')
-    .option('--max-tool-rounds <n>', 'model→tool→model rounds per request', int, 8)
+    .option('--max-tool-rounds <n>', 'model→tool→model rounds per request', positiveInt, 8)
     .option('--max-concurrent-requests <n>', 'requests answered at once (chat completions and forwarded /v1 requests); more wait in line (default: no limit)', positiveInt)
-    .option('--max-queued-requests <n>', 'with --max-concurrent-requests: how many may wait; one more is answered 503 gateway_busy (default 256)', int)
+    .option('--max-queued-requests <n>', 'with --max-concurrent-requests: how many may wait; one more is answered 503 gateway_busy (default 256)', wholeNumber(0))
     .option('--shutdown-grace <seconds>', 'on SIGTERM/SIGINT, how long requests in flight may finish before they are cut (a second signal cuts at once)', seconds, 30)
     .option('--sim-profile <name>', `timing profile of the embedded simulator: ${shippedProfileNames().join(', ')}, or a JSON file`, DEFAULT_PROFILE)
-    .option('--python <path>', 'Python interpreter for the python tool (default: /usr/bin/python3, else python3)')
+    .option('--python <path>', 'Python interpreter for the python tool (default: $CONVEYOR_PYTHON, else /usr/bin/python3, else python3 on PATH)')
     .option('--tool <module...>', 'plugin modules to run as tools, each default-exporting definePlugin(...) (plugins/README.md); paths relative to the working directory')
     .addOption(
       new Option('--plugins <json>', 'built-in tools and their settings, e.g. \'{"database":{"file":"shop.sqlite"},"http_get":false}\' (plugins/README.md)').env('CONVEYOR_PLUGINS'),
@@ -173,6 +180,8 @@ function parsePluginsOption(text: string): BuiltinPluginsConfigInput {
     return builtinPluginsConfigSchema.parse(JSON.parse(text));
   } catch (err) {
     const detail = err instanceof ZodError ? prettifyError(err) : (err as Error).message;
-    throw new InvalidArgumentError(`--plugins: ${detail}`);
+    // Read in the action (the option may come from CONVEYOR_PLUGINS too), past commander's own
+    // argument errors: a GatewayConfigError is what the CLI reports in one line.
+    throw new GatewayConfigError(`--plugins: ${detail}`);
   }
 }

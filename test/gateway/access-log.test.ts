@@ -58,13 +58,15 @@ describe('the access log', () => {
 
   it('names the error code of a refused body and of an upstream that is down, whose answer carries its request id', async () => {
     const { gw, lines } = await loggedGateway('info');
-    expect((await postJson(gw.url, '/v1/chat/completions', { model: MODEL, messages: [] })).status).toBe(400);
+    const refused = await postJson(gw.url, '/v1/chat/completions', { model: MODEL, messages: [] });
+    expect(refused.status).toBe(400);
     await scripted.upstream.close();
     const down = await postJson(gw.url, '/v1/chat/completions', ask);
     expect(down.status).toBe(502);
     await expect.poll(() => lines.length).toBe(2);
-    expect(lines[0]).toMatchObject({ status: 400, error: 'invalid_request' });
-    expect(lines[0]).not.toHaveProperty('request_id');
+    // Refused before its completion began, it still logs the id its client was given.
+    expect(lines[0]).toMatchObject({ status: 400, error: 'invalid_request', request_id: refused.headers.get('x-conveyor-request-id') });
+    expect(lines[0]).not.toHaveProperty('outcome');
     const requestId = down.headers.get('x-conveyor-request-id');
     expect(requestId).toMatch(/^chatcmpl-/);
     expect(lines[1]).toMatchObject({ status: 502, error: down.json.error.code, request_id: requestId, outcome: down.json.error.code, rounds: 1, tool_calls: 0 });

@@ -157,6 +157,10 @@ describe('conveyor serve (the main job) in its own process', () => {
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', 'no-such-plugin.ts'], message: 'conveyor: tool module no-such-plugin.ts: no such file' },
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', NOT_A_PLUGIN], message: 'has no default export; export default definePlugin({...})' },
       { args: ['--config', 'no-such-config.json'], message: 'conveyor: config file no-such-config.json: ENOENT' },
+      { args: ['--plugins', '{"pyhton":false}'], message: 'conveyor: --plugins: ✖ Unrecognized key: "pyhton"' },
+      { args: ['--plugins', '{bad'], message: 'conveyor: --plugins: ' },
+      { args: ['--port', '8080xyz'], message: "option '--port <port>' argument '8080xyz' is invalid" },
+      { args: ['--max-tool-rounds', '2.9'], message: 'expected a whole number ≥ 1' },
     ];
     for (const { args, message } of attempts) {
       const failed = await promisify(execFile)(process.execPath, [CLI, 'serve', '--port', '0', ...args], { timeout: 30_000 }).then(
@@ -169,5 +173,5 @@ describe('conveyor serve (the main job) in its own process', () => {
     }
     proc.kill('SIGTERM');
     await once(proc, 'exit');
-  }, 60_000);
+  }, 120_000);
 });
