@@ -239,7 +239,12 @@ export class GatewayBusyError extends ConveyorError {
 
 /** The gateway is draining for shutdown: requests in flight finish, new ones are turned away. */
 export class ShuttingDownError extends ConveyorError {
-  constructor() {
-    super('gateway_shutting_down', 'the gateway is shutting down; retry on another instance');
+  constructor(message = 'the gateway is shutting down; retry on another instance') {
+    super('gateway_shutting_down', message);
   }
+}
+
+/** A request still running when the shutdown's grace period ran out (or a second signal came): cut, and told so. */
+export function cutByShutdown(): ShuttingDownError {
+  return new ShuttingDownError('the gateway shut down before this request finished (its shutdown grace period ran out); retry on another instance');
 }

@@ -31,6 +31,8 @@ export interface ChatRouteContext {
   timelines: TimelineStore;
   /** maxConcurrentRequests' places and line, when the limit is set. */
   admission?: BoundedQueue;
+  /** Aborted (with cutByShutdown) when a shutdown's grace period runs out. */
+  shutdown: AbortSignal;
 }
 
 const NO_TOOLS: ReadonlyMap<string, ToolPlugin> = new Map();
@@ -86,11 +88,17 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
 
 async function answer(ctx: ChatRouteContext, request: ChatRequest, gatewayTools: ReadonlyMap<string, ToolPlugin>, parsed: ParserChoice, timeline: Timeline, partialExecution: boolean, res: ServerResponse): Promise<void> {
   const id = timeline.requestId;
-  // The request's one abort signal: the client going away cancels the decode and kills its tools.
-  const clientGone = new AbortController();
+  // The request's one abort signal: the client going away cancels the decode and kills its tools,
+  // and so does the end of a shutdown's grace period, which the client is then told of.
+  const cancel = new AbortController();
+  const cut = () => cancel.abort(ctx.shutdown.reason);
+  ctx.shutdown.addEventListener('abort', cut, { once: true });
   res.once('close', () => {
-    if (!res.writableFinished) clientGone.abort(new ClientAbortedError());
+    ctx.shutdown.removeEventListener('abort', cut);
+    if (!res.writableFinished) cancel.abort(new ClientAbortedError());
   });
+  // What the session throws once the signal is aborted is the client's leaving; the reason says which it was.
+  const failure = (err: unknown): unknown => (cancel.signal.aborted ? cancel.signal.reason : err);
 
   // tool_choice "none": the model is not to call anything, so nothing it writes is taken for a call
   // (vLLM parses none then either) and no gateway tool runs; its text is the answer. A <think>
@@ -115,7 +123,7 @@ async function answer(ctx: ChatRouteContext, request: ChatRequest, gatewayTools:
     onToolReject: request.on_tool_reject ?? ctx.config.onToolReject,
     clientToolValidator: request.validate_tool_arguments && request.tools ? new ClientToolValidator(request.tools) : undefined,
     timeline,
-    signal: clientGone.signal,
+    signal: cancel.signal,
   };
 
   if (!request.stream) {
@@ -124,8 +132,8 @@ async function answer(ctx: ChatRouteContext, request: ChatRequest, gatewayTools:
       timeline.mark('request-end', { detail: result.stopReason });
       sendJson(res, 200, completionBody(id, request.model, result, partialExecution));
     } catch (err) {
-      timeline.mark('request-end', { detail: errorCode(err) });
-      throw err;
+      timeline.mark('request-end', { detail: errorCode(failure(err)) });
+      throw failure(err);
     }
     return;
   }
@@ -160,9 +168,10 @@ async function answer(ctx: ChatRouteContext, request: ChatRequest, gatewayTools:
     });
     timeline.mark('request-end', { detail: result.stopReason });
     open().finish(result);
-  } catch (err) {
+  } catch (thrown) {
+    const err = failure(thrown);
     timeline.mark('request-end', { detail: errorCode(err) });
-    if (clientGone.signal.aborted) return;
+    if (err instanceof ClientAbortedError) return;
     if (!writer) throw err;
     ctx.accessLog.unexpected(err, { request_id: id });
     writer.fail(toErrorResponse(err).body);

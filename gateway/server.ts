@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { prettifyError } from 'zod';
 import { BoundedQueue } from '../core/bounded-queue.ts';
-import { GatewayBusyError, GatewayConfigError, MethodNotAllowedError, ModelNotFoundError, NotFoundError, OriginNotAllowedError, ShuttingDownError, UpgradeRequiredError } from '../core/errors.ts';
+import { cutByShutdown, GatewayBusyError, GatewayConfigError, MethodNotAllowedError, ModelNotFoundError, NotFoundError, OriginNotAllowedError, ShuttingDownError, UpgradeRequiredError } from '../core/errors.ts';
 import { AccessLog, silentLogger, type Logger } from './access-log.ts';
 import { authenticate } from './client-auth.ts';
 import { CorsPolicy, isSameOrigin } from './cors.ts';
@@ -43,11 +43,16 @@ export interface GatewayHandle {
   server: Server;
   /**
    * Stops listening, then lets the requests in flight finish for up to `graceMs` (default 0: cut
-   * at once) while any new request on an open connection is answered 503; then closes every
-   * connection and follower socket.
+   * at once) while any new request on an open connection is answered 503; then cuts what still
+   * runs (a stream ends with a `gateway_shutting_down` error chunk and [DONE], a request not yet
+   * answered gets a 503) and closes every connection and follower socket. Called again while it
+   * waits, the grace ends at once.
    */
   close(options?: { graceMs?: number }): Promise<void>;
 }
+
+/** How long the answers cut at the end of a shutdown get to reach their clients before the connections close. */
+const CUT_FLUSH_MS = 1000;
 
 type Handler = (req: IncomingMessage, res: ServerResponse, params: Record<string, string>) => Promise<void> | void;
 
@@ -70,7 +75,10 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
       ? undefined
       : new BoundedQueue(config.maxConcurrentRequests, config.maxQueuedRequests ?? DEFAULT_MAX_QUEUED_REQUESTS, (queue) => new GatewayBusyError(queue.capacity, queue.waiting));
   const metrics = new GatewayMetrics({ replicas: upstream.pump.replicas, pythonCells: deps.pythonCells, admission });
-  const routeCtx = { config, upstream, metrics, accessLog, tools: deps.tools, timelines, admission };
+  // Aborted (with cutByShutdown) when a shutdown's grace period runs out: what still runs then ends
+  // with an error its client can read, not a connection cut mid-answer.
+  const shutdown = new AbortController();
+  const routeCtx = { config, upstream, metrics, accessLog, tools: deps.tools, timelines, admission, shutdown: shutdown.signal };
 
   const routes: Array<{ method: string; pattern: RegExp; handler: Handler }> = [
     { method: 'POST', pattern: /^\/v1\/chat\/completions$/, handler: (req, res) => chatCompletionsRoute(routeCtx, req, res) },
@@ -132,6 +140,8 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
   let active = 0;
   let draining = false;
   let drained: (() => void) | undefined;
+  let endGrace: (() => void) | undefined;
+  let closing: Promise<void> | undefined;
   const server = createServer((req, res) => {
     const started = performance.now();
     const method = req.method ?? '?';
@@ -212,23 +222,42 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     timelines,
     tools: deps.tools,
     server,
-    close: async ({ graceMs = 0 } = {}) => {
-      draining = true;
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      if (active > 0 && graceMs > 0) {
-        let timer: NodeJS.Timeout | undefined;
-        await new Promise<void>((resolve) => {
-          drained = resolve;
-          timer = setTimeout(resolve, graceMs);
-        });
-        clearTimeout(timer);
+    close: ({ graceMs = 0 } = {}) => {
+      if (closing) {
+        // Called again while waiting (a second signal): the grace ends now.
+        endGrace?.();
+        return closing;
       }
-      events.close();
-      server.closeAllConnections();
-      await closed;
+      closing = (async () => {
+        draining = true;
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        if (active > 0 && graceMs > 0) await drainedWithin(graceMs);
+        if (active > 0) {
+          shutdown.abort(cutByShutdown());
+          // The cut answers (an error chunk and [DONE], or a 503) go out before their connections close.
+          await drainedWithin(CUT_FLUSH_MS);
+        }
+        events.close();
+        server.closeAllConnections();
+        await closed;
+      })();
+      return closing;
     },
   };
+
+  /** Resolves once no request is being answered, after `ms` at the latest, or when endGrace is called. */
+  function drainedWithin(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(timer);
+        drained = endGrace = undefined;
+        resolve();
+      }
+      drained = endGrace = done;
+    });
+  }
 }
 
 /** The methods the routes of a path take, HEAD beside GET. */

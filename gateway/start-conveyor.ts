@@ -79,6 +79,7 @@ export async function startConveyor(options: ConveyorOptions = {}): Promise<Conv
       plugins: described,
       ...(sim ? { simulator: sim.counters() } : {}),
     });
+    let closing: Promise<void> | undefined;
     const gateway = await startGateway(
       { ...options.gateway, upstream: { ...options.gateway?.upstream, baseUrl: upstreamUrl ?? sim!.url } },
       { tools, logger: options.logger, health, ...(started ? { pythonCells: () => started.cellLoad() } : {}) },
@@ -89,9 +90,11 @@ export async function startConveyor(options: ConveyorOptions = {}): Promise<Conv
       sandbox,
       pools,
       runtimes,
-      close: async (closeOptions) => {
-        await gateway.close(closeOptions);
-        await Promise.allSettled([started?.close(), pools.close(), sim?.close()]);
+      close: (closeOptions) => {
+        // A second call ends the gateway's grace period; the rest closes once.
+        const gatewayClosed = gateway.close(closeOptions);
+        closing ??= gatewayClosed.then(async () => void (await Promise.allSettled([started?.close(), pools.close(), sim?.close()])));
+        return closing;
       },
     };
   } catch (err) {

@@ -18,6 +18,8 @@ export interface ForwardRouteContext {
   metrics: GatewayMetrics;
   /** maxConcurrentRequests' places and line, shared with the chat route, when the limit is set. */
   admission?: BoundedQueue;
+  /** Aborted when a shutdown's grace period runs out. */
+  shutdown: AbortSignal;
 }
 
 // RFC 9110 §7.6.1's hop-by-hop fields, and what the gateway sets itself on each hop.
@@ -69,7 +71,7 @@ export async function upstreamForwardRoute(ctx: ForwardRouteContext, req: Incomi
     body = await readBodyBytes(req, ctx.config.maxBodyBytes);
   }
   const query = req.url?.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '';
-  const request: ForwardedRequest = { method: req.method ?? 'GET', endpoint: path.slice('/v1'.length), query, headers, body, signal: abortOnClose(res) };
+  const request: ForwardedRequest = { method: req.method ?? 'GET', endpoint: path.slice('/v1'.length), query, headers, body, signal: abortOnClose(res, ctx.shutdown) };
   let release: () => void;
   try {
     release = await admitted(ctx.admission, res);
@@ -143,7 +145,7 @@ async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, re
   } catch (error) {
     // After the status line there is nothing to send but a cut answer.
     if (answered) return void res.destroy();
-    const failure = request.signal.aborted ? new ClientAbortedError() : error;
+    const failure = request.signal.aborted ? (ctx.shutdown.aborted ? ctx.shutdown.reason : new ClientAbortedError()) : error;
     const kind = classifyReplicaFailure(failure);
     if (attempt !== undefined && kind === 'rest') attempt.replicas.failed(attempt.replica, failure);
     if (attempt === undefined || attempt.last || kind === 'final') ctx.metrics.forwarded(failure instanceof ConveyorError ? failure.code : 'internal_error');
@@ -153,10 +155,13 @@ async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, re
   }
 }
 
-/** The client went away: the upstream request goes too. */
-function abortOnClose(res: ServerResponse): AbortSignal {
+/** The client went away, or the shutdown cut what still runs: the upstream request goes too. */
+function abortOnClose(res: ServerResponse, shutdown: AbortSignal): AbortSignal {
   const controller = new AbortController();
+  const cut = () => controller.abort(shutdown.reason);
+  shutdown.addEventListener('abort', cut, { once: true });
   res.once('close', () => {
+    shutdown.removeEventListener('abort', cut);
     if (!res.writableEnded) controller.abort();
   });
   return controller.signal;

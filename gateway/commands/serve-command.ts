@@ -53,6 +53,9 @@ const seconds = (v: string) => {
   return n;
 };
 
+/** After a second signal: how long the cut answers may take before the process exits regardless. */
+const FORCED_EXIT_MS = 3000;
+
 /** `conveyor serve` (the default command, `npm start`): the gateway, on the simulator unless --upstream is given. */
 export function registerServeCommand(program: Command): void {
   program
@@ -159,7 +162,14 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
   let closing = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.on(signal, () => {
-      if (closing) process.exit(1);
+      if (closing) {
+        // The grace ends now: what still runs is cut, its clients told so (gateway_shutting_down),
+        // and their access lines written; a process that still hangs after that is stopped anyway.
+        console.log(`${signal} again: cutting the requests still running…`);
+        void conveyor.close();
+        setTimeout(() => process.exit(1), FORCED_EXIT_MS).unref();
+        return;
+      }
       closing = true;
       console.log(`\nshutting down: requests in flight have ${shutdownGrace} s to finish (${signal} again to stop now)…`);
       conveyor

@@ -4,7 +4,8 @@ import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
 import { startSim, type SimHandle } from '../../sim/sim-server.ts';
 import { startEndlessUpstream, type TestUpstream } from '../llm-client/upstream-test-server.ts';
 import { E2E_PROFILE, SIM_MODEL } from '../support/e2e-profile.ts';
-import { streamChat } from '../support/sse-client.ts';
+import { eventually } from '../support/conveyor-fixture.ts';
+import { postJson, streamChat } from '../support/sse-client.ts';
 
 const REPLY = 'A long answer, one token at a time, so that the stream is still open when the gateway is told to stop. '.repeat(4).trim();
 const body = { model: SIM_MODEL, scenario: 'long', stream: true, messages: [{ role: 'user', content: 'Tell me.' }] };
@@ -63,20 +64,41 @@ describe('graceful shutdown: close({ graceMs })', () => {
     expect(second!.toLowerCase()).toContain('connection: close');
   });
 
-  it('cuts what is still running when the grace period ends', async () => {
+  it('cuts what is still running when the grace period ends, telling each client so: an error chunk and [DONE], or a 503', async () => {
     endless = await startEndlessUpstream();
     gateway = await startGateway({ port: 0, upstream: { baseUrl: endless.baseUrl } }, { tools: new Map() });
     let firstChunk!: () => void;
     const gotChunk = new Promise<void>((resolve) => (firstChunk = resolve));
-    const streaming = streamChat(gateway.url, { model: 'm', messages: [{ role: 'user', content: 'go on forever' }] }, (c) => c.choices[0]?.delta.content && firstChunk()).catch(
-      (err: unknown) => err,
-    );
+    const streaming = streamChat(gateway.url, { model: 'm', messages: [{ role: 'user', content: 'go on forever' }] }, (c) => c.choices?.[0]?.delta.content && firstChunk());
+    const whole = postJson(gateway.url, '/v1/chat/completions', { model: 'm', messages: [{ role: 'user', content: 'all at once, forever' }] });
     await gotChunk;
+    await eventually(() => endless!.requests.length === 2, 'both requests reach the upstream');
     await gateway.close({ graceMs: 200 });
     gateway = undefined;
-    const outcome = await streaming;
-    // Cut mid-stream: the client's read fails, or ends without [DONE].
-    expect(outcome instanceof Error || (outcome as { done: boolean }).done === false).toBe(true);
+
+    const streamed = await streaming;
+    expect(streamed.status).toBe(200);
+    expect(streamed.chunks.at(-1)?.error).toMatchObject({ code: 'gateway_shutting_down', message: expect.stringContaining('grace period ran out') });
+    expect(streamed.done).toBe(true);
+    const answered = await whole;
+    expect(answered.status).toBe(503);
+    expect(answered.json.error).toMatchObject({ code: 'gateway_shutting_down', type: 'server_error' });
     await endless.requestSocketClosed(0);
+    await endless.requestSocketClosed(1);
+  });
+
+  it('ends the grace period at once when close is called again (a second signal)', async () => {
+    endless = await startEndlessUpstream();
+    gateway = await startGateway({ port: 0, upstream: { baseUrl: endless.baseUrl } }, { tools: new Map() });
+    let firstChunk!: () => void;
+    const gotChunk = new Promise<void>((resolve) => (firstChunk = resolve));
+    const streaming = streamChat(gateway.url, { model: 'm', messages: [{ role: 'user', content: 'go on forever' }] }, (c) => c.choices?.[0]?.delta.content && firstChunk());
+    await gotChunk;
+    const closing = gateway.close({ graceMs: 600_000 });
+    const again = gateway.close();
+    expect(again).toBe(closing);
+    await closing;
+    gateway = undefined;
+    expect((await streaming).chunks.at(-1)?.error?.code).toBe('gateway_shutting_down');
   });
 });
