@@ -1,4 +1,6 @@
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { accessSync, constants, mkdirSync } from 'node:fs';
+import { Command, Option } from 'commander';
+import { wholeNumber } from './number-options.ts';
 import { runExtraSections, EXTRA_SECTIONS, type ExtraSection, type SectionResult } from './extra-sections.ts';
 import { markdownReport, writeBenchFiles, type BenchMeta } from './report.ts';
 import type { WorkloadReport } from './run-ab.ts';
@@ -12,24 +14,31 @@ import { calculator, database, planning, search, validation } from './workloads/
 import type { Workload } from './workloads/workload.ts';
 
 const WORKLOADS: Record<string, Workload> = { codegen, search, planning, validation, database, calculator };
+/** More runs than this is a typo, not a benchmark (20 runs already take minutes per workload). */
+const MAX_RUNS = 1000;
 const GROUPS: Record<string, string[]> = { workloads: Object.keys(WORKLOADS), all: [...Object.keys(WORKLOADS), ...EXTRA_SECTIONS] };
 
 const program = new Command()
   .name('bench')
   .description('Latency benchmark: the real gateway over loopback, partial execution on vs off, side by side in one run.')
   .argument('[names...]', `what to run: ${[...Object.keys(WORKLOADS), ...EXTRA_SECTIONS].join(', ')}, or the groups workloads, all`, ['all'])
-  .option('--runs <n>', 'measured runs per mode (on and off) per workload', positiveInt, 10)
-  .option('--profile <name>', `simulator decode profile: ${shippedProfileNames().join(', ')} (sim/profiles), or a JSON file`, 'mistral-7b-rtx3090')
-  .option('--tool-profile <name>', `tool timings: ${Object.keys(TOOL_PROFILES).join(', ')} (bench/tool-profiles)`, 'paper')
-  .option('--upstream <url>', 'a real OpenAI-compatible server instead of the simulator (its model must call the tools); comma-separated: replicas of one model')
-  .option('--model <name>', 'model name for a real upstream')
-  .addOption(new Option('--sim-tool-call-parser <name>', "the simulator parses tool calls itself, as vLLM with --enable-auto-tool-choice --tool-call-parser: calls reach the gateway as delta.tool_calls").choices(TOOL_CALL_PARSERS))
-  .option('--quick', 'two runs per mode, no warm-up, quick variants of the other sections (smoke test)')
-  .option('--sequential-pairs', 'send each on/off pair one after the other instead of at the same moment')
-  .option('--serial-workloads', 'run the workloads one after the other instead of all at once')
-  .option('--cold-imports', 'no pre-imports in the Python fork server: each script pays for its imports')
+  .option('--runs <n>', 'workloads: measured runs per mode (on and off) per workload', wholeNumber(1, MAX_RUNS), 10)
+  .option('--profile <name>', `workloads: simulator decode profile: ${shippedProfileNames().join(', ')} (sim/profiles), or a JSON file`, 'mistral-7b-rtx3090')
+  .option('--tool-profile <name>', `workloads: tool timings: ${Object.keys(TOOL_PROFILES).join(', ')} (bench/tool-profiles)`, 'paper')
+  .option('--upstream <url>', 'workloads: a real OpenAI-compatible server instead of the simulator (its model must call the tools); comma-separated: replicas of one model')
+  .option('--model <name>', 'workloads: model name for the real upstream (with --upstream)')
+  .addOption(
+    new Option('--sim-tool-call-parser <name>', 'workloads: the simulator parses tool calls itself, as vLLM with --enable-auto-tool-choice --tool-call-parser: calls reach the gateway as delta.tool_calls').choices(
+      TOOL_CALL_PARSERS,
+    ),
+  )
+  .option('--quick', 'smoke test: two runs per mode and no warm-up (overrides --runs), quick variants of the other sections')
+  .option('--sequential-pairs', 'workloads: send each on/off pair one after the other instead of at the same moment')
+  .option('--serial-workloads', 'workloads: run them one after the other instead of all at once')
+  .option('--cold-imports', 'workloads: no pre-imports in the Python fork server: each script pays for its imports')
   .option('--out <dir>', 'where result files go', 'bench/results')
-  .option('--name <name>', 'result file name (default: the names run, or "all")');
+  .option('--name <name>', 'result file name (default: the names run, or "all")')
+  .addHelpText('after', '\nsweep, load, overhead and parser-cpu run fixed set-ups of their own (bench/README.md): the workloads: options do not apply to them.');
 
 program.parse();
 const opts = program.opts<{
@@ -37,57 +46,87 @@ const opts = program.opts<{
   sequentialPairs?: boolean; serialWorkloads?: boolean; coldImports?: boolean; out: string; name?: string;
 }>();
 const asked = [...new Set((program.processedArgs[0] as string[]).flatMap((n) => GROUPS[n] ?? [n]))];
-for (const n of asked) if (!WORKLOADS[n] && !EXTRA_SECTIONS.includes(n as ExtraSection)) fail(`unknown name "${n}"`);
+for (const n of asked) {
+  if (!WORKLOADS[n] && !EXTRA_SECTIONS.includes(n as ExtraSection)) fail(`unknown name "${n}": choose from ${[...Object.keys(WORKLOADS), ...EXTRA_SECTIONS, ...Object.keys(GROUPS)].join(', ')}`);
+}
 const workloads = asked.filter((n) => WORKLOADS[n]).map((n) => WORKLOADS[n]!);
-const toolProfile = TOOL_PROFILES[opts.toolProfile] ?? fail(`unknown tool profile "${opts.toolProfile}"`);
+// Options that only the workloads read are refused where no workload runs, rather than ignored.
+const WORKLOAD_OPTIONS = ['runs', 'profile', 'toolProfile', 'upstream', 'model', 'simToolCallParser', 'sequentialPairs', 'serialWorkloads', 'coldImports'] as const;
+const givenOptions = WORKLOAD_OPTIONS.filter((key) => program.getOptionValueSource(key) === 'cli');
+if (workloads.length === 0 && givenOptions.length) {
+  fail(`${givenOptions.map(flagOf).join(', ')} only set(s) up the workloads, and none is named: ${asked.join(', ')} run(s) a fixed set-up of its own (bench/README.md)`);
+}
+if (opts.model && !opts.upstream) fail('--model names the model of a real upstream: give --upstream too (the simulator serves its own)');
+if (opts.simToolCallParser && opts.upstream) fail('--sim-tool-call-parser sets up the simulator: with --upstream, the real server parses (or not) as it was started');
+const toolProfile = TOOL_PROFILES[opts.toolProfile] ?? fail(`unknown tool profile "${opts.toolProfile}": choose from ${Object.keys(TOOL_PROFILES).join(', ')}`);
 // Checked here, before any server starts, so a typo reads as one line rather than a child's exit.
 if (!opts.upstream) {
   try {
     loadTimingProfile(opts.profile);
   } catch (err) {
-    fail((err as Error).message);
+    fail(`${(err as Error).message} (shipped: ${shippedProfileNames().join(', ')})`);
   }
+}
+// The results folder too, before minutes of measuring that it could not keep.
+try {
+  mkdirSync(opts.out, { recursive: true });
+  accessSync(opts.out, constants.W_OK);
+} catch (err) {
+  fail(`--out ${opts.out}: ${(err as Error).message}`);
 }
 const started = performance.now();
 const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim();
 
 let reports: WorkloadReport[] = [];
 let meta: BenchMeta | undefined;
+const failures: Array<{ part: string; message: string }> = [];
 if (workloads.length) {
-  const sim = opts.upstream ? undefined : await spawnSim(opts.profile, { toolCallParser: opts.simToolCallParser });
   try {
-    const run = await runWorkloads({
-      workloads,
-      upstreamUrl: opts.upstream ?? sim!.url,
-      model: opts.model,
-      toolProfile,
-      runs: opts.quick ? 2 : opts.runs,
-      warmup: opts.quick ? 0 : 1,
-      sequentialPairs: Boolean(opts.sequentialPairs),
-      serialWorkloads: Boolean(opts.serialWorkloads),
-      coldImports: Boolean(opts.coldImports),
-    });
-    reports = run.reports;
-    const simulator = `simulator (separate process${opts.simToolCallParser ? `, --tool-call-parser ${opts.simToolCallParser}` : ''})`;
-    meta = { ...run.meta, command, profile: opts.upstream ? 'n/a (real upstream)' : opts.profile, upstream: opts.upstream ?? simulator };
-  } finally {
-    await sim?.close();
+    const sim = opts.upstream ? undefined : await spawnSim(opts.profile, { toolCallParser: opts.simToolCallParser });
+    try {
+      const run = await runWorkloads({
+        workloads,
+        upstreamUrl: opts.upstream ?? sim!.url,
+        model: opts.model,
+        toolProfile,
+        runs: opts.quick ? 2 : opts.runs,
+        warmup: opts.quick ? 0 : 1,
+        sequentialPairs: Boolean(opts.sequentialPairs),
+        serialWorkloads: Boolean(opts.serialWorkloads),
+        coldImports: Boolean(opts.coldImports),
+      });
+      reports = run.reports;
+      const simulator = `simulator (separate process${opts.simToolCallParser ? `, --tool-call-parser ${opts.simToolCallParser}` : ''})`;
+      meta = { ...run.meta, command, profile: opts.upstream ? 'n/a (real upstream)' : opts.profile, upstream: opts.upstream ?? simulator };
+    } finally {
+      await sim?.close();
+    }
+  } catch (err) {
+    failures.push({ part: 'workloads', message: err instanceof Error ? err.message : String(err) });
+  }
+  for (const r of reports) {
+    if (r.failedCalls > 0) console.error(`bench: warning: ${r.workload}: ${r.failedCalls} tool call(s) failed; its times measure the failure (see the report)`);
   }
 }
 
-const sections: SectionResult[] = await runExtraSections(EXTRA_SECTIONS.filter((s) => asked.includes(s)), { quick: Boolean(opts.quick) });
+const extra = await runExtraSections(EXTRA_SECTIONS.filter((s) => asked.includes(s)), { quick: Boolean(opts.quick), command });
+failures.push(...extra.failures);
+const sections: SectionResult[] = extra.results;
 const group = Object.keys(GROUPS).find((g) => GROUPS[g]!.length === asked.length && GROUPS[g]!.every((n) => asked.includes(n)));
 const name = (opts.name ?? group ?? asked.join('-')) + (opts.quick ? '-quick' : '');
 const wallS = (performance.now() - started) / 1000;
-const markdown = markdownReport({ meta, reports, sections, wallS });
+const quick = Boolean(opts.quick);
+const markdown = markdownReport({ meta, reports, sections, wallS, quick, failures });
 console.log(`\n${markdown}`);
-const files = writeBenchFiles(opts.out, name, { meta, reports, sections, wallS, markdown });
-console.log(`results: ${files.join(', ')}`);
+if (reports.length || sections.length) {
+  const files = writeBenchFiles(opts.out, name, { meta, reports, sections, wallS, markdown, quick, failures });
+  console.log(`results: ${files.join(', ')}`);
+}
+for (const f of failures) console.error(`bench: ${f.part} failed: ${f.message}`);
+if (failures.length) process.exitCode = 1;
 
-function positiveInt(value: string): number {
-  const n = Number.parseInt(value, 10);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a positive integer');
-  return n;
+function flagOf(key: string): string {
+  return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 }
 
 function fail(message: string): never {

@@ -17,9 +17,17 @@ export interface SectionResult {
   wallS: number;
 }
 
-/** Runs each section with its own progress bar; each starts and stops its own processes. */
-export async function runExtraSections(sections: readonly ExtraSection[], o: { quick: boolean }): Promise<SectionResult[]> {
+/**
+ * Runs each section with its own progress bar; each starts and stops its own processes. A section
+ * that fails is reported in `failures` and the next one still runs: one broken part does not
+ * throw away the rest of a long run.
+ */
+export async function runExtraSections(
+  sections: readonly ExtraSection[],
+  o: { quick: boolean; command: string },
+): Promise<{ results: SectionResult[]; failures: Array<{ part: string; message: string }> }> {
   const results: SectionResult[] = [];
+  const failures: Array<{ part: string; message: string }> = [];
   for (const name of sections) {
     const started = performance.now();
     const bar = progressBar(name, 1);
@@ -28,26 +36,29 @@ export async function runExtraSections(sections: readonly ExtraSection[], o: { q
       bar.update(done);
     };
     try {
-      const result = await runSection(name, o.quick, onProgress);
+      const result = await runSection(name, o, onProgress);
       results.push({ name, ...result, wallS: (performance.now() - started) / 1000 });
+    } catch (err) {
+      failures.push({ part: name, message: err instanceof Error ? err.message : String(err) });
     } finally {
       bar.stop();
     }
   }
-  return results;
+  return { results, failures };
 }
 
-async function runSection(name: ExtraSection, quick: boolean, onProgress: (done: number, total: number) => void): Promise<Omit<SectionResult, 'name' | 'wallS'>> {
+async function runSection(name: ExtraSection, o: { quick: boolean; command: string }, onProgress: (done: number, total: number) => void): Promise<Omit<SectionResult, 'name' | 'wallS'>> {
+  const { quick, command } = o;
   switch (name) {
     case 'sweep': {
-      const r = await runSweep({ quick, onProgress });
+      const r = await runSweep({ quick, command, onProgress });
       return { markdown: r.markdown, json: r, svg: r.svg };
     }
     case 'load':
-      return runLoad({ quick, onProgress });
+      return runLoad({ quick, command, onProgress });
     case 'overhead':
       return runOverhead({ quick, onProgress });
     case 'parser-cpu':
-      return runParserCpu({ quick });
+      return runParserCpu({ quick, onProgress });
   }
 }

@@ -1,9 +1,12 @@
 import cliProgress from 'cli-progress';
 
-/** One progress bar per section, on stderr, so the Markdown summary on stdout stays clean. */
+/**
+ * One progress bar per section, on stderr, so the Markdown summary on stdout stays clean. Without
+ * a terminal (CI, `2>log`) the bar is written as a line every 10 s instead of redrawn in place.
+ */
 export function progressBar(label: string, total: number): cliProgress.SingleBar {
   const bar = new cliProgress.SingleBar(
-    { format: `${label.padEnd(12)} |{bar}| {value}/{total} {detail}`, hideCursor: true, stream: process.stderr },
+    { format: `${label.padEnd(12)} |{bar}| {value}/{total} {detail}`, hideCursor: true, stream: process.stderr, noTTYOutput: true, notTTYSchedule: 10_000 },
     cliProgress.Presets.shades_classic,
   );
   bar.start(total, 0, { detail: '' });

@@ -23,13 +23,21 @@ export interface BenchRun {
   reports: WorkloadReport[];
   sections: SectionResult[];
   wallS: number;
+  /** `--quick`: a smoke test, whose numbers the report says not to quote. */
+  quick?: boolean;
+  /** Parts that failed (a section, the workloads), with their error; the rest of the run still reports. */
+  failures?: Array<{ part: string; message: string }>;
 }
 
 const ms = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : '–');
+/** A standard deviation, or "–" where one run cannot have one. */
+const spread = (std: number, runs: number) => (runs > 1 ? ms(std) : '–');
 
 /** The Markdown summary printed at the end and saved next to the JSON. */
 export function markdownReport(run: BenchRun): string {
   const lines = [`# Conveyor benchmark — ${new Date().toISOString().slice(0, 10)}`, ''];
+  if (run.quick) lines.push('**`--quick`: a smoke test (two runs per mode, no warm-up, short sections). Its numbers show that everything runs, not how fast: do not quote them.**', '');
+  for (const f of run.failures ?? []) lines.push(`**${f.part} failed:** ${f.message}`, '');
   if (run.meta) lines.push(...workloadsTable(run.meta, run.reports));
   for (const section of run.sections) lines.push(section.markdown.trim(), '', `(${section.name}: ${section.wallS.toFixed(0)} s)`, '');
   lines.push(`Whole run: ${run.wallS.toFixed(0)} s.`, '');
@@ -45,22 +53,27 @@ function workloadsTable(meta: BenchMeta, reports: WorkloadReport[]): string[] {
     `python: ${meta.python}; search: ${meta.search}  `,
     `pairs: ${meta.pairs}; workloads: ${meta.workloads}`,
     '',
-    '| workload | runs | off mean ± std (ms) | on mean ± std (ms) | on p50 / p99 | off p50 / p99 | improvement | g_i (ms) | t_i (ms) | bound (ms) | bound / on |',
-    '|---|---:|---:|---:|---:|---:|---:|---|---|---:|---:|',
+    '| workload | runs | off mean ± std (ms) | on mean ± std (ms) | off p50 / p99 (ms) | on p50 / p99 (ms) | improvement | g_i (ms) | t_i (ms) | bound (ms) | bound / on | failed tool calls |',
+    '|---|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|',
   ];
   for (const r of reports) {
     const name = r.metric === 'detection' ? `${r.workload} (time to detect)` : r.workload;
     lines.push(
-      `| ${name} | ${r.runs} | ${ms(r.off.mean)} ± ${ms(r.off.std)} | ${ms(r.on.mean)} ± ${ms(r.on.std)} | ${ms(r.on.p50)} / ${ms(r.on.p99)} | ${ms(r.off.p50)} / ${ms(r.off.p99)} | ` +
-        `${r.improvementPct.toFixed(1)}% | ${r.generationMs.map(ms).join(', ')} | ${r.toolMs.map(ms).join(', ') || '–'} | ${ms(r.boundMs)} | ${(r.boundAchieved * 100).toFixed(1)}% |`,
+      `| ${name} | ${r.runs} | ${ms(r.off.mean)} ± ${spread(r.off.std, r.runs)} | ${ms(r.on.mean)} ± ${spread(r.on.std, r.runs)} | ${ms(r.off.p50)} / ${ms(r.off.p99)} | ${ms(r.on.p50)} / ${ms(r.on.p99)} | ` +
+        `${r.improvementPct.toFixed(1)}% | ${r.generationMs.map(ms).join(', ')} | ${r.toolMs.map(ms).join(', ') || '–'} | ${ms(r.boundMs)} | ${(r.boundAchieved * 100).toFixed(1)}% | ${r.failedCalls} |`,
     );
+  }
+  const failing = reports.filter((r) => r.failedCalls > 0);
+  if (failing.length) {
+    lines.push('', ...failing.map((r) => `**Warning: ${r.workload}: ${r.failedCalls} tool call(s) failed** (a timeout or a crash, see its timeline): its times measure the failure, not the tool's work.`));
   }
   lines.push(
     '',
     'off = sequential baseline (tools start after each decode ends); on = partial execution. improvement = (off − on) / off.',
     'g_i = decode time of round i (round start → last token); t_i = tool time of round i (first tool start → last result), from the off runs.',
-    'bound = Σ max(g_i, t_i) + g_{n+1} (Conveyor, Xu et al. 2024); bound / on = how close partial execution came to it.',
-    'Validation: on/off are the times from request start to the rejection; its bound is the moment the invalid field was decoded.',
+    'bound = Σ max(g_i, t_i) + g_{n+1} (Conveyor, Xu et al. 2024); bound / on = how close partial execution came to it',
+    '(over 100% when a run beat the bound computed from the mean g_i and t_i). p50 / p99: nearest rank; with few runs p99 is the slowest.',
+    ...(reports.some((r) => r.metric === 'detection') ? ['Validation: on/off are the times from request start to the rejection; its bound is the moment the invalid field was decoded.'] : []),
     '',
   );
   return lines;
@@ -73,7 +86,14 @@ function workloadsTable(meta: BenchMeta, reports: WorkloadReport[]): string[] {
 export function writeBenchFiles(dir: string, name: string, run: BenchRun & { markdown: string }): string[] {
   const files: Record<string, string> = {
     '.md': run.markdown,
-    '.json': jsonText({ meta: run.meta, reports: run.reports, sections: run.sections.map(({ svg: _, ...s }) => s), wallS: run.wallS }),
+    '.json': jsonText({
+      meta: run.meta,
+      quick: Boolean(run.quick),
+      failures: run.failures ?? [],
+      reports: run.reports,
+      sections: run.sections.map(({ svg: _, ...s }) => s),
+      wallS: run.wallS,
+    }),
   };
   if (run.reports.length) {
     files['.svg'] = workloadsChart(run.reports);

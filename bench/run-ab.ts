@@ -10,6 +10,8 @@ export interface RunRecord {
   rounds: RoundSummary[];
   /** Detection workloads: request start → rejection, and the earliest possible (field decoded). */
   detection?: { detectedMs: number; boundMs: number };
+  /** Tool calls that ended in an error (a timeout, a crash): the run timed a failure, not a tool's work. */
+  failedCalls: number;
 }
 
 /** One request's timeline events; kept for the typical run of each mode, not for every run. */
@@ -35,6 +37,8 @@ export interface WorkloadReport {
   boundAchieved: number;
   /** What on/off/improvement/bound measure: end-to-end latency, or time to detect an invalid call. */
   metric: 'latency' | 'detection';
+  /** Tool calls that failed, all runs together (the report flags a workload with any). */
+  failedCalls: number;
   records: RunRecord[];
   /** The timeline of each mode's median run (the timelines chart draws them). */
   examples: Examples;
@@ -66,7 +70,8 @@ export async function runAb(opts: {
     const timed = await timedStream(gatewayUrl, body);
     const timeline = (await (await fetch(`${gatewayUrl}/v1/requests/${timed.requestId}/timeline`)).json()) as { rounds: RoundSummary[]; events: TimelineEvent[] };
     const detection = workload.detection?.(timeline.events);
-    const record: RunRecord = { mode, totalMs: timed.totalMs, ttftMs: timed.ttftMs, rounds: timeline.rounds, ...(detection ? { detection } : {}) };
+    const failedCalls = timeline.events.filter((e) => e.type === 'tool-end' && e.detail === 'error').length;
+    const record: RunRecord = { mode, totalMs: timed.totalMs, ttftMs: timed.ttftMs, rounds: timeline.rounds, ...(detection ? { detection } : {}), failedCalls };
     events.set(record, timeline.events);
     return record;
   };
@@ -109,6 +114,7 @@ export async function runAb(opts: {
     sequentialIdealMs,
     boundAchieved: boundMs / onSummary.mean,
     metric: 'latency',
+    failedCalls: failedCallsOf(records),
     records,
     examples,
   };
@@ -149,7 +155,12 @@ function detectionReport(workload: Workload, runs: number, records: RunRecord[],
     sequentialIdealMs: off.mean,
     boundAchieved: boundMs / on.mean,
     metric: 'detection',
+    failedCalls: failedCallsOf(records),
     records,
     examples,
   };
+}
+
+function failedCallsOf(records: readonly RunRecord[]): number {
+  return records.reduce((n, r) => n + r.failedCalls, 0);
 }

@@ -8,18 +8,23 @@
  *     → bench/results/<date>-forward.{md,json}
  */
 import os from 'node:os';
-import { parseArgs } from 'node:util';
+import { Command } from 'commander';
 import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
 import { spawnOurGateway, spawnOverheadSim, SIM_MODEL } from '../overhead/bench-servers.ts';
 import { untilQuiet } from '../overhead/proc-cpu.ts';
+import { wholeNumber, wholeNumbers } from '../number-options.ts';
 import { jsonText, writeResultFiles } from '../result-files.ts';
 import { summarize } from '../stats.ts';
 
-const { values } = parseArgs({ options: { concurrency: { type: 'string', default: '1,100' }, 'phase-ms': { type: 'string', default: '8000' }, rounds: { type: 'string', default: '3' } } });
-const levels = values.concurrency.split(',').map(Number);
-const phaseMs = Number(values['phase-ms']);
-const rounds = Number(values.rounds);
+const { concurrency: levels, phaseMs, rounds } = new Command()
+  .name('forward')
+  .description('What the gateway costs on an endpoint it only forwards (/v1/completions), next to its chat completions.')
+  .option('--concurrency <levels>', 'streams in flight, comma-separated', wholeNumbers(1), [1, 100])
+  .option('--phase-ms <ms>', 'length of each measured phase', wholeNumber(100), 8000)
+  .option('--rounds <n>', 'rounds of phases, in alternating order', wholeNumber(1, 100), 3)
+  .parse()
+  .opts<{ concurrency: number[]; phaseMs: number; rounds: number }>();
 const command = `npx tsx bench/forward/run.ts ${process.argv.slice(2).join(' ')}`.trim();
 
 const TOKENS = 200;

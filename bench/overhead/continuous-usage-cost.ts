@@ -6,15 +6,20 @@
  *
  *   npx tsx bench/overhead/continuous-usage-cost.ts [--seconds 8] [--streams 100] [--rounds 6]
  */
-import { parseArgs } from 'node:util';
+import { Command } from 'commander';
 import { Agent } from 'undici';
+import { wholeNumber } from '../number-options.ts';
 import { SIM_MODEL, spawnOurGateway, spawnOverheadSim } from './bench-servers.ts';
 import { timedChatStream } from './timed-chat-stream.ts';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '8' }, streams: { type: 'string', default: '100' }, rounds: { type: 'string', default: '6' } } });
-const seconds = Number(values.seconds);
-const streams = Number(values.streams);
-const rounds = Number(values.rounds);
+const { seconds, streams, rounds } = new Command()
+  .name('continuous-usage-cost')
+  .description('Gateway CPU per 1,000 tokens with and without the upstream\'s usage on every chunk.')
+  .option('--seconds <s>', 'length of each round', wholeNumber(1), 8)
+  .option('--streams <n>', 'streams in flight', wholeNumber(1), 100)
+  .option('--rounds <n>', 'rounds, alternating A B B A', wholeNumber(2), 6)
+  .parse()
+  .opts<{ seconds: number; streams: number; rounds: number }>();
 
 const plain = { model: SIM_MODEL, stream: true, max_tokens: 200, messages: [{ role: 'user', content: 'overhead-bench-plain: write a paragraph about gateways.' }] };
 const bodies = { plain: JSON.stringify(plain), continuous: JSON.stringify({ ...plain, stream_options: { include_usage: true, continuous_usage_stats: true } }) };

@@ -12,39 +12,35 @@
  *
  * Prints the Markdown table at the end, with the command at its top.
  */
+import { Command } from 'commander';
+import { wholeNumbers } from '../number-options.ts';
 import { jsonText, writeResultFiles } from '../result-files.ts';
 import { runParserCpu } from './parser-cpu.ts';
 import { baseline as checkout } from '../git-baseline.ts';
 import { runOverhead } from './run-overhead.ts';
 import { loadTimingProfile } from '../../sim/timing-profile.ts';
 
-const args = process.argv.slice(2);
-const quick = args.includes('--quick');
-const at = args.indexOf('--concurrency');
-const concurrency = at >= 0 ? args[at + 1]?.split(',').map((v) => Number.parseInt(v, 10)) : undefined;
-if (concurrency?.some((c) => !Number.isInteger(c) || c < 1)) {
-  console.error('run: --concurrency takes positive integers, e.g. 1,100,500');
-  process.exit(2);
-}
-const baselineAt = args.indexOf('--baseline');
-const baselineSpec = baselineAt >= 0 ? args[baselineAt + 1] : undefined;
-if (baselineAt >= 0 && (baselineSpec === undefined || baselineSpec.startsWith('--'))) {
-  console.error('run: --baseline takes a git ref or a directory, e.g. --baseline HEAD~1');
-  process.exit(2);
-}
-const profileAt = args.indexOf('--profile');
-const profile = profileAt >= 0 ? args[profileAt + 1] : undefined;
-if (profileAt >= 0) {
+const program = new Command()
+  .name('overhead')
+  .description('Gateway overhead: no tools, streams direct, through our gateway and through Portkey; or --parser-cpu.')
+  .option('--quick', 'short rounds (smoke test)')
+  .option('--concurrency <levels>', 'streams in flight, comma-separated (default 1,100,500)', wholeNumbers(1))
+  .option('--baseline <ref-or-dir>', 'also time our gateway as of this git ref (or checkout folder), in the same rounds')
+  .option('--profile <name-or-file>', 'simulator timing profile (default bench/overhead/overhead-profile.json), e.g. mistral-7b-h100')
+  .option('--parser-cpu', 'instead: gateway CPU per request with and without parsing');
+program.parse();
+const opts = program.opts<{ quick?: boolean; concurrency?: number[]; baseline?: string; profile?: string; parserCpu?: boolean }>();
+const { quick = false, concurrency, profile } = opts;
+if (profile !== undefined) {
   try {
-    if (profile === undefined || profile.startsWith('--')) throw new Error('--profile takes a profile name or a JSON file, e.g. --profile mistral-7b-h100');
     loadTimingProfile(profile);
   } catch (err) {
-    console.error(`run: ${(err as Error).message}`);
-    process.exit(2);
+    program.error(`run: ${(err as Error).message}`, { exitCode: 2 });
   }
 }
-const command = `npx tsx bench/overhead/run.ts ${args.join(' ')}`.trim();
-const name = args.includes('--parser-cpu') ? 'parser-cpu' : 'overhead';
+const baselineSpec = opts.baseline;
+const command = `npx tsx bench/overhead/run.ts ${process.argv.slice(2).join(' ')}`.trim();
+const name = opts.parserCpu ? 'parser-cpu' : 'overhead';
 
 const progress = (done: number, total: number) => process.stderr.write(`\r${name}: ${done}/${total}`);
 const started = performance.now();

@@ -16,17 +16,13 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Command } from 'commander';
 import { baseline as checkout } from '../git-baseline.ts';
 import { buildCases } from './cases.ts';
 import type { CaseResult } from './measure-case.ts';
 import { markdownTable, runStats, STREAMS, summaryLines, TOKENS_PER_SECOND } from './report.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-
-function option(args: readonly string[], name: string): string | undefined {
-  const at = args.indexOf(name);
-  return at >= 0 ? args[at + 1] : undefined;
-}
 
 function measureCase(index: number, args: readonly string[]): Promise<CaseResult> {
   return new Promise((resolve, reject) => {
@@ -41,10 +37,15 @@ function measureCase(index: number, args: readonly string[]): Promise<CaseResult
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const quick = args.includes('--quick');
-  const update = args.includes('--update');
-  const only = option(args, '--only');
-  const baselineSpec = option(args, '--baseline');
+  const { quick = false, update = false, only, baseline: baselineSpec } = new Command()
+    .name('parsers')
+    .description('Parser throughput: every format on a realistic output, one token per delta, beside re-parsing with partial-json.')
+    .option('--quick', 'fewer batches (smoke test)')
+    .option('--only <regex>', 'only the cases whose id matches')
+    .option('--baseline <ref-or-dir>', 'also time the parsers as of this git ref (or a folder holding parsers/ and core/)')
+    .option('--update', "with --only: re-measure those rows and replace them in today's results")
+    .parse()
+    .opts<{ quick?: boolean; update?: boolean; only?: string; baseline?: string }>();
   // Only parsers/ and core/: the part of the tree the children import from the baseline.
   const baseline = baselineSpec === undefined ? undefined : checkout(baselineSpec, ['parsers', 'core']);
   const childArgs = [...(quick ? ['--quick'] : []), ...(baseline ? ['--baseline', baseline.dir] : [])];

@@ -16,6 +16,8 @@ import os from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { nativeTypeScript, PLUGIN_HOST_SCRIPT, tsxLoaderUrl } from '../../sandbox/runtimes/node-recipe.ts';
 import { processCpuMs } from '../overhead/proc-cpu.ts';
+import { Command } from 'commander';
+import { wholeNumber } from '../number-options.ts';
 import { jsonText, writeResultFiles } from '../result-files.ts';
 import { summarize, type Summary } from '../stats.ts';
 
@@ -61,13 +63,12 @@ function startHost(loader: Loader, plugin: string | undefined): Promise<Start> {
   });
 }
 
-const args = process.argv.slice(2);
-const runsAt = args.indexOf('--runs');
-const runs = runsAt >= 0 ? Number.parseInt(args[runsAt + 1] ?? '', 10) : 10;
-if (!Number.isInteger(runs) || runs < 1) {
-  console.error('plugin-start: --runs takes a positive integer');
-  process.exit(2);
-}
+const { runs } = new Command()
+  .name('plugin-start')
+  .description('What a JS plugin process costs before its first call, through tsx and with Node\'s type stripping.')
+  .option('--runs <n>', 'rounds of starts per plugin and loader', wholeNumber(1, 1000), 10)
+  .parse()
+  .opts<{ runs: number }>();
 const loaders: Loader[] = nativeTypeScript() ? ['tsx', 'type stripping'] : ['tsx'];
 const samples = new Map<string, Start[]>();
 for (let round = 0; round < runs; round++) {
@@ -108,7 +109,7 @@ for (const [key, starts] of samples) {
   rows.push({ plugin, loader, wallMs: summarize(starts.map((s) => s.wallMs)), cpuMs: summarize(starts.map((s) => s.cpuMs)) });
 }
 const fmt = (v: number) => v.toFixed(0);
-const command = `npx tsx bench/plugin-start/run.ts ${args.join(' ')}`.trim();
+const command = `npx tsx bench/plugin-start/run.ts ${process.argv.slice(2).join(' ')}`.trim();
 const major = process.versions.node.split('.')[0];
 const lines = [
   `Command: \`${command}\` (Node ${process.version})`,

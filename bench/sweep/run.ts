@@ -1,5 +1,6 @@
 import cliProgress from 'cli-progress';
 import { Command } from 'commander';
+import { wholeNumber } from '../number-options.ts';
 import { jsonText, writeResultFiles } from '../result-files.ts';
 import { runSweep } from './run-sweep.ts';
 import { SWEEP_PROFILE } from './sweep-scenarios.ts';
@@ -8,7 +9,7 @@ const program = new Command()
   .name('sweep')
   .description('The t/g sweep (Conveyor Figure 8): partial execution speedup against tool time / decode time, measured vs predicted.')
   .option('--quick', 'three points, two runs per mode (smoke test, ~15 s)')
-  .option('--runs <n>', 'runs per mode per point (default 3, quick 2)', (v) => Number.parseInt(v, 10))
+  .option('--runs <n>', 'runs per mode per point (default 3, quick 2)', wholeNumber(1, 50))
   .option('--out <dir>', 'where result files go', 'bench/results');
 program.parse();
 const opts = program.opts<{ quick?: boolean; runs?: number; out: string }>();

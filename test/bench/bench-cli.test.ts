@@ -22,6 +22,7 @@ describe('npm run bench -- workloads --quick', () => {
 
     const json = JSON.parse(await readFile(path.join(out, `${stem}.json`), 'utf8'));
     expect(json.meta).toMatchObject({ profile: 'fast-test', toolProfile: { name: 'paper' } });
+    expect(json).toMatchObject({ quick: true, failures: [] });
     const names = json.reports.map((r: { workload: string }) => r.workload);
     expect(names).toEqual(['codegen', 'search', 'planning', 'validation', 'database', 'calculator']);
     for (const r of json.reports) {
@@ -29,6 +30,7 @@ describe('npm run bench -- workloads --quick', () => {
       expect(r).toHaveProperty('improvementPct');
       expect(r).toHaveProperty('boundMs');
       expect(r).toHaveProperty('boundAchieved');
+      expect(r.failedCalls).toBeTypeOf('number');
       expect(r.generationMs.length).toBeGreaterThan(0);
       expect(r.records).toHaveLength(4);
       // The median run of each mode, whole: from its arrival to its end.
@@ -37,6 +39,8 @@ describe('npm run bench -- workloads --quick', () => {
     expect(json.reports.find((r: { workload: string }) => r.workload === 'validation').metric).toBe('detection');
 
     const md = await readFile(path.join(out, `${stem}.md`), 'utf8');
+    expect(md).toContain('a smoke test');
+    expect(md).toContain('| failed tool calls |');
     for (const name of names) expect(md).toContain(`| ${name}`);
     const svg = await readFile(path.join(out, `${stem}.svg`), 'utf8');
     expect(svg.startsWith('<svg')).toBe(true);
@@ -47,13 +51,42 @@ describe('npm run bench -- workloads --quick', () => {
     expect(timelines.match(/>on \(partial\)</g)).toHaveLength(names.length);
   }, 300_000);
 
-  it('refuses an unknown simulator profile in one line before starting anything', async () => {
-    const failed = await run(process.execPath, ['--import', 'tsx', 'bench/cli.ts', 'calculator', '--profile', 'no-such-profile'], { cwd: root, timeout: 60_000 }).then(
+  it('refuses, in one line and before starting anything, what it could not honour', async () => {
+    const attempts = [
+      { args: ['calculator', '--profile', 'no-such-profile'], message: /^bench: timing profile "no-such-profile" not found/ },
+      { args: ['sweep', '--runs', '5', '--profile', 'mistral-7b-h100'], message: /^bench: --runs, --profile only set\(s\) up the workloads, and none is named: sweep/ },
+      { args: ['calculator', '--model', 'some-model'], message: /^bench: --model names the model of a real upstream/ },
+      { args: ['calculator', '--upstream', 'http://127.0.0.1:9/v1', '--sim-tool-call-parser', 'mistral'], message: /^bench: --sim-tool-call-parser sets up the simulator/ },
+      { args: ['calculator', '--out', '/dev/null/results'], message: /^bench: --out \/dev\/null\/results: / },
+      { args: ['calculator', '--runs', '2abc'], message: /argument '2abc' is invalid\. expected a whole number from 1 to 1000/ },
+      { args: ['nonsense'], message: /^bench: unknown name "nonsense": choose from codegen, .*, workloads, all$/ },
+    ];
+    for (const { args, message } of attempts) {
+      const failed = await run(process.execPath, ['--import', 'tsx', 'bench/cli.ts', ...args], { cwd: root, timeout: 60_000 }).then(
+        () => null,
+        (err: { code: number; stderr: string }) => err,
+      );
+      expect(failed, args.join(' ')).not.toBeNull();
+      expect(failed!.code).toBeGreaterThan(0);
+      expect(failed!.stderr.trim()).toMatch(message);
+      expect(failed!.stderr).not.toContain('simulator exited');
+      expect(failed!.stderr).not.toMatch(/^\s+at /m);
+    }
+  }, 120_000);
+
+  it('reports an upstream it cannot reach in one line, exit status 1, and writes no empty results', async () => {
+    const empty = suiteTempDir('conveyor-bench-fail-');
+    const failed = await run(process.execPath, ['--import', 'tsx', 'bench/cli.ts', 'calculator', '--runs', '1', '--upstream', 'http://127.0.0.1:9/v1', '--out', empty], {
+      cwd: root,
+      timeout: 120_000,
+    }).then(
       () => null,
-      (err: { code: number; stderr: string }) => err,
+      (err: { code: number; stderr: string; stdout: string }) => err,
     );
-    expect(failed?.code).toBe(2);
-    expect(failed?.stderr.trim()).toMatch(/^bench: timing profile "no-such-profile" not found/);
-    expect(failed?.stderr).not.toContain('simulator exited');
-  });
+    expect(failed?.code).toBe(1);
+    expect(failed?.stderr).toMatch(/^bench: workloads failed: .*502.*upstream_connection_error/m);
+    expect(failed?.stderr).not.toMatch(/^\s+at /m);
+    expect(failed?.stdout).toContain('**workloads failed:**');
+    expect(await readdir(empty)).toEqual([]);
+  }, 150_000);
 });
