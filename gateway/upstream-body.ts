@@ -32,6 +32,9 @@ export function upstreamBody({ request, overrides, model, round, messages, maxTo
   // observation, and forcing another there would loop until max_tool_rounds (OpenAI's Agents SDK
   // resets it the same way, `reset_tool_choice`).
   if (round > 1 && forcesCall(request.tool_choice)) body.tool_choice = 'auto';
+  // "auto" with no tools listed means what leaving it out means, and some clients send it so; vLLM
+  // refuses it ("When using `tool_choice`, `tools` must be set."), so it is not passed on.
+  if (body.tool_choice === 'auto' && request.tools == null) delete body.tool_choice;
   return body;
 }
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { checkSamplingRequest, positiveTokens, samplingRequestFields } from './sampling-request-fields.ts';
+import { checkSamplingRequest, samplingRequestFields, tokenCount } from './sampling-request-fields.ts';
 
 /**
  * vLLM's CompletionRequest (the legacy /v1/completions), as far as the simulator reads it; other
@@ -11,7 +11,7 @@ export const completionRequestSchema = z
     ...samplingRequestFields,
     prompt: z.union([z.string(), z.array(z.string()).length(1), z.array(z.number().int().min(0)).min(1)]),
     /** vLLM's default is the OpenAI legacy API's: 16. */
-    max_tokens: positiveTokens.nullish(),
+    max_tokens: tokenCount.nullish(),
     echo: z.boolean().nullish(),
   })
   .superRefine((body, ctx) => {

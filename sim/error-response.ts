@@ -30,7 +30,7 @@ export function sendValidationError(res: ServerResponse, problems: readonly Vali
   );
   const message = `${problems.length} validation ${label}:\n${lines.join('\n')}`;
   const first = problems[0];
-  const param = first?.loc ? first.loc.join('.') : null;
+  const param = first?.param !== undefined ? first.param : first?.loc ? first.loc.join('.') : null;
   sendVllmError(res, 400, message, 'Bad Request', param);
 }
 
@@ -39,14 +39,27 @@ export interface ValidationProblem {
   /** Location starting with 'body', or null for a problem with the request as a whole. */
   loc: Array<string | number> | null;
   msg: string;
+  /** The error's `param` when it is not the dotted `loc` (vLLM names the field a model validator refused, or none). */
+  param?: string | null;
+}
+
+/**
+ * A check of one of vLLM's protocol.py model validators (`mode="before"`, run on the whole body):
+ * pydantic reports the ValueError it raises as `value_error` at loc `('body',)`, its message
+ * prefixed "Value error, ". `param` is what vLLM sends as the error's param: the field a
+ * VLLMValidationError names, null for a plain ValueError.
+ */
+export function addValueError(ctx: z.RefinementCtx, message: string, param: string | null = null): void {
+  ctx.addIssue({ code: 'custom', path: [], message, params: { valueError: true, param } });
 }
 
 export function zodProblems(error: z.ZodError): ValidationProblem[] {
-  return error.issues.map((issue) => ({
-    type: issue.code,
-    loc: ['body', ...issue.path.map((p) => (typeof p === 'number' ? p : String(p)))],
-    msg: issue.message,
-  }));
+  return error.issues.map((issue) => {
+    if (issue.code === 'custom' && issue.params?.['valueError'] === true) {
+      return { type: 'value_error', loc: ['body'], msg: `Value error, ${issue.message}`, param: (issue.params['param'] as string | null) ?? null };
+    }
+    return { type: issue.code, loc: ['body', ...issue.path.map((p) => (typeof p === 'number' ? p : String(p)))], msg: issue.message };
+  });
 }
 
 function pyString(s: string): string {

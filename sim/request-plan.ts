@@ -1,11 +1,13 @@
 import { InvalidRequestError, NotFoundError } from '../core/errors.ts';
+import { generatedTokenIds } from './reply-continuation.ts';
+import { verifySamplingParams, type SamplingFields } from './sampling-params.ts';
 import type { LoadedScenario } from './scenario-loader.ts';
 import type { SequencePlan } from './sequence.ts';
 import type { SimContext } from './sim-context.ts';
 import { earlierStop, findStopPoint, findStopTokenPoint, stopHoldBackChars } from './stop-strings.ts';
 
 /** The request fields that shape a sequence's plan, the same on /v1/chat/completions and /v1/completions. */
-export interface PlanRequest {
+export interface PlanRequest extends SamplingFields {
   model?: string | null | undefined;
   /** Simulator extension: pick a scenario by name (same as model `sim-<name>`). */
   scenario?: string | undefined;
@@ -15,6 +17,7 @@ export interface PlanRequest {
   /** vLLM extension: token ids that end the sequence (stop_reason: the id). */
   stop_token_ids?: number[] | null | undefined;
   include_stop_str_in_output?: boolean | null | undefined;
+  ignore_eos?: boolean | null | undefined;
 }
 
 /** The scenario a request asks for by model alias or by `scenario`; undefined: match on the prompt. */
@@ -45,14 +48,18 @@ export interface PlanInput {
 
 /** The engine's plan for one request: prompt, reply, the max_tokens bound, and the cut of its stop strings or stop tokens. */
 export function sequencePlan(ctx: SimContext, body: PlanRequest, input: PlanInput): SequencePlan {
+  const maxTokens = maxTokensFor(ctx, body, input);
+  verifySamplingParams(body, maxTokens);
+  const minTokens = body.min_tokens ?? 0;
+  const output = generatedTokenIds(input.outputTokenIds, { ignoreEos: body.ignore_eos === true, minTokens, maxTokens });
   const stops = typeof body.stop === 'string' ? [body.stop] : (body.stop ?? []);
   const keepStop = body.include_stop_str_in_output === true;
   return {
     promptTokens: input.promptTokenIds.length,
     promptTokenIds: input.promptTokenIds,
-    outputTokenIds: input.outputTokenIds,
-    maxTokens: maxTokensFor(ctx, body, input),
-    stop: earlierStop(findStopPoint(input.outputTokenIds, stops, keepStop), findStopTokenPoint(input.outputTokenIds, body.stop_token_ids ?? [], keepStop), keepStop),
+    outputTokenIds: output,
+    maxTokens,
+    stop: earlierStop(findStopPoint(output, stops, keepStop, minTokens), findStopTokenPoint(output, body.stop_token_ids ?? [], keepStop, minTokens), keepStop),
     holdBackChars: stopHoldBackChars(stops, keepStop),
   };
 }
@@ -67,7 +74,8 @@ function maxTokensFor(ctx: SimContext, body: PlanRequest, input: PlanInput): num
       input.inputField,
     );
   }
-  const requested = body.max_completion_tokens ?? body.max_tokens ?? input.defaultMaxTokens ?? null;
+  // vLLM takes `max_completion_tokens or max_tokens`: a 0 in the first falls through to the second.
+  const requested = (body.max_completion_tokens || body.max_tokens) ?? input.defaultMaxTokens ?? null;
   if (requested === null) return maxModelLen - promptTokens;
   if (promptTokens + requested > maxModelLen) {
     throw new InvalidRequestError(

@@ -19,11 +19,24 @@ export const samplingRequestFields = {
   stop_token_ids: z.array(z.number().int().nonnegative()).nullish(),
   /** vLLM extension: keep the matched stop string (or stop token's text) at the end of the text. */
   include_stop_str_in_output: z.boolean().nullish(),
+  // Sampling itself is not simulated (the reply is scripted), but vLLM's SamplingParams refuses
+  // out-of-range values (sampling-params.ts), so these are read to be refused the same way.
+  temperature: z.number().nullish(),
+  top_p: z.number().nullish(),
+  top_k: z.number().int().nullish(),
+  /** vLLM extension: EOS is no stop; the sequence runs to max_tokens (reply-continuation.ts). */
+  ignore_eos: z.boolean().nullish(),
+  /** vLLM extension: EOS, stop tokens and stop strings do not end the sequence before this many tokens. */
+  min_tokens: z.number().int().nullish(),
   /** Simulator extension: pick a scenario by name (same as model `sim-<name>`). */
   scenario: z.string().min(1).optional(),
 };
 
-export const positiveTokens = z.number().int().min(1);
+/**
+ * max_tokens and max_completion_tokens: any integer here, as pydantic takes them in vLLM's
+ * protocol.py; a count below 1 is refused later by SamplingParams, in its words (sampling-params.ts).
+ */
+export const tokenCount = z.number().int();
 
 type StreamOptions = z.output<typeof samplingRequestFields.stream_options>;
 

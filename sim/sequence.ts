@@ -27,7 +27,7 @@ export interface SequencePlan {
   promptTokens: number;
   /** The prompt itself, for the prefix cache; without it nothing is looked up or cached. */
   promptTokenIds?: readonly number[];
-  /** The whole answer as token ids; the engine appends EOS if max_tokens leaves room for it. */
+  /** The tokens generated before EOS (the reply, and filler for ignore_eos or min_tokens); the engine appends EOS if max_tokens leaves room for it. */
   outputTokenIds: readonly number[];
   maxTokens: number;
   /** Where a request's `stop` string or stop token cuts the answer (request-plan.ts); it applies if max_tokens lets the answer get there. */

@@ -13,9 +13,11 @@ export interface StopPoint {
 /**
  * vLLM checks the stop strings after every token, in the text that token added (plus the tail a
  * string could straddle); the first token that completes one ends the sequence, and the text is cut
- * where that string begins. Empty strings never match.
+ * where that string begins. Empty strings never match. Within the first `minTokens` tokens nothing
+ * is checked (vLLM's detokenizer skips the check until then), so a string those tokens complete is
+ * never matched.
  */
-export function findStopPoint(outputTokenIds: readonly number[], stops: readonly string[], includeStop: boolean): StopPoint | undefined {
+export function findStopPoint(outputTokenIds: readonly number[], stops: readonly string[], includeStop: boolean, minTokens = 0): StopPoint | undefined {
   const wanted = stops.filter((s) => s !== '');
   if (wanted.length === 0) return undefined;
   const longest = Math.max(...wanted.map((s) => s.length));
@@ -26,6 +28,7 @@ export function findStopPoint(outputTokenIds: readonly number[], stops: readonly
     if (added === '') continue;
     const from = Math.max(0, text.length - longest + 1);
     text += added;
+    if (i < minTokens) continue;
     let best: { at: number; stop: string } | undefined;
     for (const stop of wanted) {
       const at = text.indexOf(stop, from);
@@ -39,9 +42,11 @@ export function findStopPoint(outputTokenIds: readonly number[], stops: readonly
 /**
  * `stop_token_ids`: the first generated token in the list ends the sequence. As in vLLM's V1
  * detokenizer, that token counts as generated but its text is left out of the output, unless
- * `include_stop_str_in_output`; `stop_reason` is the token id.
+ * `include_stop_str_in_output`; `stop_reason` is the token id. vLLM masks stop tokens within the
+ * first `minTokens` tokens; the scripted reply cannot be resampled, so one there is written as
+ * ordinary text and ends nothing.
  */
-export function findStopTokenPoint(outputTokenIds: readonly number[], stopTokenIds: readonly number[], includeStop: boolean): StopPoint | undefined {
+export function findStopTokenPoint(outputTokenIds: readonly number[], stopTokenIds: readonly number[], includeStop: boolean, minTokens = 0): StopPoint | undefined {
   if (stopTokenIds.length === 0) return undefined;
   const wanted = new Set(stopTokenIds);
   const detokenizer = new IncrementalDetokenizer();
@@ -49,7 +54,7 @@ export function findStopTokenPoint(outputTokenIds: readonly number[], stopTokenI
   for (let i = 0; i < outputTokenIds.length; i++) {
     const id = outputTokenIds[i]!;
     const added = detokenizer.push(id).length;
-    if (wanted.has(id)) return { tokens: i + 1, textChars: includeStop ? textChars + added : textChars, stop: id };
+    if (i >= minTokens && wanted.has(id)) return { tokens: i + 1, textChars: includeStop ? textChars + added : textChars, stop: id };
     textChars += added;
   }
   return undefined;

@@ -68,6 +68,14 @@ describe('tool_choice that forces a call', () => {
     expect(sentToolChoices()).toEqual(['auto', 'auto', undefined, undefined]);
   });
 
+  it('"auto" with no tools listed is accepted and not passed on (vLLM refuses it where it means nothing)', async () => {
+    const gw = await gatewayOver(['just text'], [lookupTool([])]);
+    const res = await postJson(gw.url, '/v1/chat/completions', { model: QWEN, tool_choice: 'auto', messages: [{ role: 'user', content: 'go' }] });
+    expect(res.status).toBe(200);
+    expect(res.json.choices[0].message.content).toBe('just text');
+    expect(scripted.upstream.requests[0]!.body).not.toHaveProperty('tool_choice');
+  });
+
   it.each([
     ['a function the request does not list', { model: QWEN, tools: [WEATHER], tool_choice: { type: 'function', function: { name: 'lookup' } } }, 'not in tools (get_weather)'],
     ['"required" with no tools', { model: QWEN, tool_choice: 'required' }, 'the request lists none'],

@@ -1,0 +1,118 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pyFloat } from '../../sim/sampling-params.ts';
+import { startSim, type SimHandle } from '../../sim/sim-server.ts';
+import { fixedReplyScenario, postChat } from './sim-test-helpers.ts';
+
+// The 400s vLLM (v0.10–0.11) answers for requests its protocol.py validators or its SamplingParams
+// refuse: the first kind through the RequestValidationError handler ("Bad Request", pydantic's
+// wording), the second as the serving layer's BadRequestError with SamplingParams' own message.
+
+const messages = [{ role: 'user', content: 'say hello' }];
+const TOOLS = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: {} } } }];
+
+let sim: SimHandle;
+
+beforeAll(async () => {
+  sim = await startSim({ profile: 'fast-test', scenarios: [fixedReplyScenario('hello', 'Hello world!')] });
+});
+afterAll(() => sim.close());
+
+interface ErrorBody {
+  error: { message: string; type: string; param: string | null; code: number };
+}
+
+async function chat(extra: Record<string, unknown>): Promise<{ status: number; body: ErrorBody & { usage?: { completion_tokens: number } } }> {
+  const res = await postChat(sim.url, { messages, ...extra });
+  return { status: res.status, body: await res.json() };
+}
+
+async function completion(extra: Record<string, unknown>): Promise<{ status: number; body: ErrorBody }> {
+  const res = await fetch(`${sim.url}/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'say hello', ...extra }) });
+  return { status: res.status, body: await res.json() };
+}
+
+/** What vLLM's RequestValidationError handler sends for a ValueError of a `mode="before"` model validator. */
+function modelValidatorError(message: string, param: string | null) {
+  return { error: { message: `1 validation error:\n  {'type': 'value_error', 'loc': ('body',), 'msg': 'Value error, ${message}'}`, type: 'Bad Request', param, code: 400 } };
+}
+
+function samplingParamsError(message: string, param: string | null) {
+  return { error: { message, type: 'BadRequestError', param, code: 400 } };
+}
+
+describe('tool_choice without tools (check_tool_usage)', () => {
+  const refused = modelValidatorError('When using `tool_choice`, `tools` must be set.', null);
+
+  it('refuses "auto", "required" and a named function when tools are absent or null', async () => {
+    const named = { type: 'function', function: { name: 'lookup' } };
+    for (const tool_choice of ['auto', 'required', named]) {
+      expect(await chat({ tool_choice })).toEqual({ status: 400, body: refused });
+      expect(await chat({ tool_choice, tools: null })).toEqual({ status: 400, body: refused });
+    }
+  });
+
+  it('accepts "none" or a null tool_choice without tools, and any choice with tools, an empty list included', async () => {
+    for (const extra of [{ tool_choice: 'none' }, { tool_choice: null }, { tool_choice: 'auto', tools: TOOLS }, { tool_choice: 'auto', tools: [] }]) {
+      expect((await chat(extra)).status).toBe(200);
+    }
+  });
+});
+
+describe('top_logprobs without logprobs (check_logprobs)', () => {
+  it('refuses top_logprobs > 0 unless logprobs is true, naming top_logprobs', async () => {
+    const refused = modelValidatorError('when using `top_logprobs`, `logprobs` must be set to true.', 'top_logprobs');
+    expect(await chat({ top_logprobs: 2 })).toEqual({ status: 400, body: refused });
+    expect(await chat({ top_logprobs: 2, logprobs: false })).toEqual({ status: 400, body: refused });
+    expect((await chat({ top_logprobs: 2, logprobs: true })).status).toBe(200);
+    expect((await chat({ top_logprobs: 0 })).status).toBe(200);
+  });
+});
+
+describe("SamplingParams' checks", () => {
+  it('refuses a negative temperature, with the value as Python prints a float', async () => {
+    expect(await chat({ temperature: -1 })).toEqual({ status: 400, body: samplingParamsError('temperature must be non-negative, got -1.0.', 'temperature') });
+    expect((await chat({ temperature: -0.5 })).body.error.message).toBe('temperature must be non-negative, got -0.5.');
+    expect((await chat({ temperature: 0 })).status).toBe(200);
+  });
+
+  it('refuses top_p outside (0, 1] and top_k below -1', async () => {
+    expect(await chat({ top_p: 0 })).toEqual({ status: 400, body: samplingParamsError('top_p must be in (0, 1], got 0.0.', 'top_p') });
+    expect((await chat({ top_p: 1.5 })).body.error.message).toBe('top_p must be in (0, 1], got 1.5.');
+    expect(await chat({ top_k: -2 })).toEqual({ status: 400, body: samplingParamsError('top_k must be 0 (disable), or at least 1, got -2.', null) });
+    for (const extra of [{ top_p: 1 }, { top_p: 0.1 }, { top_k: -1 }, { top_k: 0 }, { top_k: 40 }]) expect((await chat(extra)).status).toBe(200);
+  });
+
+  it('refuses max_tokens below 1 in its own words, not as a schema error', async () => {
+    expect(await chat({ max_tokens: -1 })).toEqual({ status: 400, body: samplingParamsError('max_tokens must be at least 1, got -1.', 'max_tokens') });
+    expect((await chat({ max_tokens: 0 })).body.error.message).toBe('max_tokens must be at least 1, got 0.');
+    expect((await chat({ max_completion_tokens: -5 })).body.error.message).toBe('max_tokens must be at least 1, got -5.');
+    expect(await completion({ max_tokens: 0 })).toEqual({ status: 400, body: samplingParamsError('max_tokens must be at least 1, got 0.', 'max_tokens') });
+  });
+
+  it('takes `max_completion_tokens or max_tokens` as vLLM does: a 0 in the first falls through', async () => {
+    const { status, body } = await chat({ max_completion_tokens: 0, max_tokens: 3 });
+    expect(status).toBe(200);
+    expect(body.usage!.completion_tokens).toBe(3);
+  });
+
+  it('refuses min_tokens below 0 or above max_tokens', async () => {
+    expect(await chat({ min_tokens: -1 })).toEqual({ status: 400, body: samplingParamsError('min_tokens must be greater than or equal to 0, got -1.', null) });
+    expect((await completion({ min_tokens: 17 })).body.error.message).toBe('min_tokens must be less than or equal to max_tokens=16, got 17.');
+  });
+
+  it('checks in vLLM\'s order: the model first, then temperature before max_tokens; the same on /v1/completions', async () => {
+    expect((await chat({ model: 'nope', temperature: -1 })).status).toBe(404);
+    expect((await chat({ temperature: -1, max_tokens: -1 })).body.error.param).toBe('temperature');
+    expect(await completion({ temperature: -2, top_p: 0 })).toEqual({ status: 400, body: samplingParamsError('temperature must be non-negative, got -2.0.', 'temperature') });
+  });
+});
+
+describe('pyFloat', () => {
+  it("writes numbers as Python's repr() writes floats", () => {
+    const cases: Array<[number, string]> = [
+      [-1, '-1.0'], [0, '0.0'], [-0, '-0.0'], [-0.5, '-0.5'], [0.1, '0.1'], [123.456, '123.456'],
+      [0.0001, '0.0001'], [1e-5, '1e-05'], [-1.5e-7, '-1.5e-07'], [1e15, '1000000000000000.0'], [1.5e16, '1.5e+16'], [1e300, '1e+300'],
+    ];
+    for (const [n, repr] of cases) expect(pyFloat(n)).toBe(repr);
+  });
+});
