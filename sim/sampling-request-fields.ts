@@ -41,12 +41,24 @@ export const tokenCount = z.number().int();
 type StreamOptions = z.output<typeof samplingRequestFields.stream_options>;
 
 /** vLLM's validators for those fields, same wording; for a schema's superRefine. */
-export function checkSamplingRequest(body: { stream?: boolean | null; stream_options?: StreamOptions; n?: number | null }, ctx: z.RefinementCtx): void {
+export function checkSamplingRequest(
+  body: { stream?: boolean | null; stream_options?: StreamOptions; n?: number | null; logprobs?: unknown; prompt_logprobs?: unknown },
+  ctx: z.RefinementCtx,
+): void {
   if (body.stream_options != null && !body.stream) {
     ctx.addIssue({ code: 'custom', path: ['stream_options'], message: 'Stream options can only be defined when `stream=True`.' });
   }
   if (body.n != null && body.n > 1) {
     ctx.addIssue({ code: 'custom', path: ['n'], message: 'n > 1 is not supported by the simulator.' });
+  }
+  // The scripted reply has no distribution to report: refused, rather than answered with the
+  // `"logprobs": null` a client would take for vLLM's and read nothing from. (Chat asks with
+  // `logprobs: true`; completions with a count, 0 included.)
+  if (body.logprobs === true || typeof body.logprobs === 'number') {
+    ctx.addIssue({ code: 'custom', path: ['logprobs'], message: 'logprobs are not supported by the simulator.' });
+  }
+  if (body.prompt_logprobs != null) {
+    ctx.addIssue({ code: 'custom', path: ['prompt_logprobs'], message: 'prompt_logprobs are not supported by the simulator.' });
   }
 }
 

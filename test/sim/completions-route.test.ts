@@ -83,6 +83,8 @@ describe('POST /v1/completions (vLLM legacy text completions)', () => {
       [{ model: MODEL }, 'prompt'],
       [{ model: MODEL, prompt: ['a', 'b'] }, 'prompt'],
       [{ model: MODEL, prompt: 'a', echo: true }, 'echo'],
+      [{ model: MODEL, prompt: 'a', logprobs: 0 }, 'logprobs'],
+      [{ model: MODEL, prompt: 'a', prompt_logprobs: 1 }, 'prompt_logprobs'],
       [{ model: MODEL, prompt: 'a', stream_options: { include_usage: true } }, 'stream_options'],
     ];
     for (const [body, param] of cases) {

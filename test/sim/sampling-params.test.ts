@@ -63,8 +63,14 @@ describe('top_logprobs without logprobs (check_logprobs)', () => {
     const refused = modelValidatorError('when using `top_logprobs`, `logprobs` must be set to true.', 'top_logprobs');
     expect(await chat({ top_logprobs: 2 })).toEqual({ status: 400, body: refused });
     expect(await chat({ top_logprobs: 2, logprobs: false })).toEqual({ status: 400, body: refused });
-    expect((await chat({ top_logprobs: 2, logprobs: true })).status).toBe(200);
     expect((await chat({ top_logprobs: 0 })).status).toBe(200);
+  });
+
+  it('refuses logprobs themselves, which the scripted reply cannot give, rather than answering them null', async () => {
+    const asked = await chat({ top_logprobs: 2, logprobs: true });
+    expect(asked.status).toBe(400);
+    expect(asked.body.error).toMatchObject({ param: 'body.logprobs', message: expect.stringContaining('logprobs are not supported by the simulator.') });
+    expect((await chat({ logprobs: false })).status).toBe(200);
   });
 });
 
