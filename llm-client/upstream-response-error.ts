@@ -4,6 +4,9 @@ import { upstreamErrorMessage, upstreamErrorParam } from './upstream-error-messa
 // Error bodies are small; a server streaming megabytes of HTML error page is cut here.
 export const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
+/** How much of a non-JSON error body the client's message quotes. */
+const MAX_MESSAGE_CHARS = 300;
+
 /** Reads a non-2xx body (bounded) into an error carrying the upstream's own message. */
 export async function readUpstreamResponseError(
   status: number,
@@ -47,7 +50,17 @@ export function upstreamResponseError(status: number, chunks: readonly Uint8Arra
     message = upstreamErrorMessage(body);
     param = upstreamErrorParam(body);
   } catch {
-    message = text.trim().slice(0, 1000) || undefined;
+    message = plainText(text) || undefined;
   }
   return new UpstreamResponseError(status, message ?? `upstream answered HTTP ${status}`, param);
+}
+
+/** A body that is not JSON (a proxy's or a web server's HTML error page) as one short line for the client's message. */
+function plainText(text: string): string {
+  const words = text
+    .replace(/<(script|style)\b[\s\S]*?<\/\1>/gi, ' ')
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return words.length > MAX_MESSAGE_CHARS ? `${words.slice(0, MAX_MESSAGE_CHARS)}…` : words;
 }

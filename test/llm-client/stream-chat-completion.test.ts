@@ -142,6 +142,21 @@ describe('streamChatCompletion over HTTP', () => {
     expect((await stream(upstream)).error).toMatchObject({ status: 503, message: 'upstream overloaded' });
   });
 
+  it("reports an HTML error page (a proxy's, a web server's) as its text, in one short line", async () => {
+    const page =
+      '<!DOCTYPE HTML>\n<html><head><title>Error response</title><style>body { color: red }</style></head>\n<body><h1>Error response</h1>\n' +
+      `<p>Error code: 404</p><p>Message: File not found.</p>${'<p>padding</p>'.repeat(200)}</body></html>\n`;
+    upstream = await startTestUpstream((_req, res) => {
+      res.writeHead(404, { 'content-type': 'text/html' }).end(page);
+    });
+    const { error } = await stream(upstream);
+    expect(error).toMatchObject({ status: 404 });
+    const message = (error as Error).message;
+    expect(message.startsWith('Error response Error response Error code: 404 Message: File not found. padding')).toBe(true);
+    expect(message).not.toMatch(/[<>]|color: red/);
+    expect(message.length).toBeLessThanOrEqual(301);
+  });
+
   it('refuses a 200 that is not an event stream, and one that sends no chunk', async () => {
     upstream = await startTestUpstream((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"choices":[]}');
