@@ -22,7 +22,7 @@ export async function toolsFromModules(modules: readonly string[], pools: Runtim
     try {
       tool = toolFromPlugin(await loadPluginModule(url), { moduleUrl: url, pools });
     } catch (err) {
-      throw new GatewayConfigError(`tool module ${module}: ${(err as Error).message}`, { cause: err });
+      throw new GatewayConfigError(`tool module ${module}: ${(err as Error).message}${hintFor(err)}`, { cause: err });
     }
     if (tools.some((t) => t.name === tool.name)) throw new GatewayConfigError(`tool module ${module}: a tool named ${tool.name} is already loaded`);
     // A process plugin's first call should not wait for Node to start.
@@ -30,4 +30,14 @@ export async function toolsFromModules(modules: readonly string[], pools: Runtim
     tools.push(tool);
   }
   return tools;
+}
+
+/**
+ * A `.ts` or `.js` file outside a `"type": "module"` package is CommonJS to Node and tsx, and a
+ * plugin module (ES `import`/`export`) then fails with require(esm) errors that do not say so.
+ */
+function hintFor(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  const requireEsm = code === 'ERR_REQUIRE_CYCLE_MODULE' || code === 'ERR_REQUIRE_ESM' || /require\(\) ES Module/.test((err as Error)?.message ?? '');
+  return requireEsm ? ' (a plugin module is an ES module: put a package.json with {"type": "module"} beside it, or name it .mts; plugins/README.md)' : '';
 }
