@@ -42,7 +42,13 @@ export async function listModels(options: ListModelsOptions): Promise<UpstreamMo
       bodyTimeout: timeouts.idleMs,
     });
     if (response.statusCode < 200 || response.statusCode > 299) {
-      throw await readUpstreamResponseError(response.statusCode, response.body);
+      const refused = await readUpstreamResponseError(response.statusCode, response.body);
+      // No client's input is in this request: a 4xx (a wrong base URL's 404, a wrong key's 401)
+      // is the gateway's set-up failing, not a request the client should fix.
+      if (response.statusCode >= 400 && response.statusCode < 500) {
+        throw new UpstreamProtocolError(`upstream ${baseUrl}/models answered HTTP ${response.statusCode}: ${refused.message} (check the upstream's base URL and API key)`);
+      }
+      throw refused;
     }
     const text = await response.body.text();
     let json: unknown;
