@@ -5,6 +5,7 @@ import { runExtraSections, EXTRA_SECTIONS, type ExtraSection, type SectionResult
 import { markdownReport, writeBenchFiles, type BenchMeta } from './report.ts';
 import type { WorkloadReport } from './run-ab.ts';
 import { runWorkloads } from './run-workloads.ts';
+import { provenance } from './provenance.ts';
 import { spawnSim } from './sim-process.ts';
 import { loadTimingProfile, shippedProfileNames } from '../sim/timing-profile.ts';
 import { TOOL_CALL_PARSERS, type ToolCallParserName } from '../sim/sim-server.ts';
@@ -45,7 +46,9 @@ const opts = program.opts<{
   runs: number; profile: string; toolProfile: string; upstream?: string; model?: string; quick?: boolean; simToolCallParser?: ToolCallParserName;
   sequentialPairs?: boolean; serialWorkloads?: boolean; coldImports?: boolean; out: string; name?: string;
 }>();
-const asked = [...new Set((program.processedArgs[0] as string[]).flatMap((n) => GROUPS[n] ?? [n]))];
+// In the order they run (and the file name lists them), whatever order they were named in.
+const named = new Set((program.processedArgs[0] as string[]).flatMap((n) => GROUPS[n] ?? [n]));
+const asked = [...GROUPS.all!.filter((n) => named.has(n)), ...[...named].filter((n) => !GROUPS.all!.includes(n))];
 for (const n of asked) {
   if (!WORKLOADS[n] && !EXTRA_SECTIONS.includes(n as ExtraSection)) fail(`unknown name "${n}": choose from ${[...Object.keys(WORKLOADS), ...EXTRA_SECTIONS, ...Object.keys(GROUPS)].join(', ')}`);
 }
@@ -97,7 +100,7 @@ if (workloads.length) {
       });
       reports = run.reports;
       const simulator = `simulator (separate process${opts.simToolCallParser ? `, --tool-call-parser ${opts.simToolCallParser}` : ''})`;
-      meta = { ...run.meta, command, profile: opts.upstream ? 'n/a (real upstream)' : opts.profile, upstream: opts.upstream ?? simulator };
+      meta = { ...run.meta, ...provenance(), command, profile: opts.upstream ? 'n/a (real upstream)' : opts.profile, upstream: opts.upstream ?? simulator };
     } finally {
       await sim?.close();
     }

@@ -1,10 +1,11 @@
 import type { SectionResult } from './extra-sections.ts';
+import type { Provenance } from './provenance.ts';
 import { jsonText, writeResultFiles } from './result-files.ts';
 import type { WorkloadReport } from './run-ab.ts';
 import type { ToolProfile } from './tool-profiles/tool-profiles.ts';
 import { workloadTimelinesChart, workloadsChart } from './workloads-chart.ts';
 
-export interface BenchMeta {
+export interface BenchMeta extends Provenance {
   command: string;
   date: string;
   node: string;
@@ -49,6 +50,7 @@ function workloadsTable(meta: BenchMeta, reports: WorkloadReport[]): string[] {
     '## Workloads (the paper\'s six)',
     '',
     `Command: \`${meta.command}\`  `,
+    `Commit ${meta.commit}; ${meta.cpus}, load average at the end ${meta.loadavg.join(' / ')}  `,
     `Node ${meta.node}; upstream: ${meta.upstream}; decode profile: ${meta.profile}; tool profile: ${meta.toolProfile.name} (${meta.toolProfile.description})  `,
     `python: ${meta.python}; search: ${meta.search}  `,
     `pairs: ${meta.pairs}; workloads: ${meta.workloads}`,

@@ -8,6 +8,7 @@ import { startSearchApiServer, type SearchApiServer } from './tool-profiles/sear
 import type { ToolProfile } from './tool-profiles/tool-profiles.ts';
 import { withStartupLatency } from './tool-profiles/with-startup-latency.ts';
 import type { Workload } from './workloads/workload.ts';
+import type { Provenance } from './provenance.ts';
 
 export interface WorkloadsOptions {
   workloads: Workload[];
@@ -34,7 +35,7 @@ interface Stand {
  * running at the same time never share a tool's queue; they share the one simulator, as requests
  * of different users share a serving engine.
  */
-export async function runWorkloads(o: WorkloadsOptions): Promise<{ reports: WorkloadReport[]; meta: Omit<BenchMeta, 'command' | 'profile' | 'upstream'> }> {
+export async function runWorkloads(o: WorkloadsOptions): Promise<{ reports: WorkloadReport[]; meta: Omit<BenchMeta, 'command' | 'profile' | 'upstream' | keyof Provenance> }> {
   const coldImports = o.coldImports || o.toolProfile.python.coldImports;
   const stands = await Promise.all(o.workloads.map(() => startStand(o, coldImports)));
   try {

@@ -20,16 +20,27 @@ export async function spawnSim(profile: string, options: { scenarios?: readonly 
   const cli = fileURLToPath(new URL('../sim/cli.ts', import.meta.url));
   const args = ['--import', 'tsx', cli, '--port', '0', '--profile', profile, ...(options.scenarios ?? []).flatMap((dir) => ['--scenarios', dir])];
   if (options.toolCallParser) args.push('--enable-auto-tool-choice', '--tool-call-parser', options.toolCallParser);
-  const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  // Its stderr is kept, not passed through: its shutdown line would break into the progress bars.
+  // It is shown when the simulator dies on its own, which is when it matters.
+  const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   reapOnExit(child);
+  let stderr = '';
+  child.stderr!.on('data', (b: Buffer) => (stderr = (stderr + b.toString()).slice(-4000)));
+  let started = false;
+  let closing = false;
+  child.once('exit', (code, signal) => {
+    if (started && !closing) console.error(`bench: the simulator exited (${signal ?? `code ${code}`})${stderr ? `:\n${stderr.trimEnd()}` : ''}`);
+  });
   const url = await new Promise<string>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`simulator exited with code ${code}`)));
+    child.once('exit', (code) => reject(new Error(`simulator exited with code ${code}${stderr ? `: ${stderr.trim()}` : ''}`)));
     createInterface({ input: child.stdout! }).once('line', (line) => resolve(line.trim()));
   });
+  started = true;
   return {
     url,
     close: () =>
       new Promise<void>((resolve) => {
+        closing = true;
         if (child.exitCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.kill('SIGTERM');

@@ -5,7 +5,7 @@ import type { WorkloadReport } from './run-ab.ts';
 /** The paper's Figure 6 for our run: per workload, latency off vs on vs the bound, with std error bars. */
 export function workloadsChart(reports: readonly WorkloadReport[]): string {
   return barChart({
-    title: 'Latency per workload: partial execution off vs on (Validation: time to detect the invalid call)',
+    title: 'Latency per workload, partial execution off vs on (validation: time to detect)',
     yLabel: 'ms (mean ± std)',
     groups: reports.map((r) => ({
       label: r.workload,
