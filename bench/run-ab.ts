@@ -70,7 +70,7 @@ export async function runAb(opts: {
     const timed = await timedStream(gatewayUrl, body);
     const timeline = (await (await fetch(`${gatewayUrl}/v1/requests/${timed.requestId}/timeline`)).json()) as { rounds: RoundSummary[]; events: TimelineEvent[] };
     const detection = workload.detection?.(timeline.events);
-    const failedCalls = timeline.events.filter((e) => e.type === 'tool-end' && e.detail === 'error').length;
+    const failedCalls = failedCallsIn(timeline.events);
     const record: RunRecord = { mode, totalMs: timed.totalMs, ttftMs: timed.ttftMs, rounds: timeline.rounds, ...(detection ? { detection } : {}), failedCalls };
     events.set(record, timeline.events);
     return record;
@@ -163,4 +163,10 @@ function detectionReport(workload: Workload, runs: number, records: RunRecord[],
 
 function failedCallsOf(records: readonly RunRecord[]): number {
   return records.reduce((n, r) => n + r.failedCalls, 0);
+}
+
+/** Calls that ended in an error, less the ones a tool rejected while they were decoded: a reject is a verdict, not a failure. */
+function failedCallsIn(events: readonly TimelineEvent[]): number {
+  const rejected = new Set(events.filter((e) => e.type === 'abort' && e.detail?.startsWith('rejected')).map((e) => e.callId));
+  return events.filter((e) => e.type === 'tool-end' && e.detail === 'error' && !rejected.has(e.callId)).length;
 }

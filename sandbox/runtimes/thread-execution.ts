@@ -9,6 +9,12 @@ import type { ThreadTask, ThreadTaskResult } from './thread-worker.ts';
 
 /** Time the onAbort hook gets in a worker after a call is aborted. */
 const ABORT_HOOK_MS = 1000;
+/**
+ * How long a hook may wait for a worker to take it (the queue, a worker starting, the plugin's
+ * import and onLoad): that wait is not the plugin's time, so its own limit does not count it, but a
+ * pool that never gets to it must still end the call.
+ */
+const START_LIMIT_MS = 30_000;
 
 /**
  * One call of a `thread` plugin. Hooks run one after another as pool tasks; ctx.state is passed
@@ -26,6 +32,9 @@ export class ThreadExecution implements ToolExecution {
   private failure: ToolResult | null = null;
   private finished = false;
   private readonly clock: CallClock;
+  /** Settles when a worker first begins one of this call's hooks (or the call ends before that). */
+  private readonly firstBegun: Promise<void>;
+  private markBegun: () => void = () => undefined;
 
   constructor(
     pool: ThreadPool,
@@ -42,6 +51,7 @@ export class ThreadExecution implements ToolExecution {
     if (call.signal.aborted) queueMicrotask(onAbort);
     else call.signal.addEventListener('abort', onAbort, { once: true });
     this.clock = new CallClock(timeoutMs, () => this.fail(`timed out after ${timeoutMs} ms`, 'sandbox_limit_exceeded'));
+    this.firstBegun = new Promise<void>((resolve) => (this.markBegun = resolve));
     this.chain = this.task('start').then((r) => r && this.absorb(r));
   }
 
@@ -60,6 +70,8 @@ export class ThreadExecution implements ToolExecution {
   async end(rawArgs: Record<string, unknown>): Promise<ToolResult> {
     const parsed = this.definition.parameters.safeParse(rawArgs);
     if (!parsed.success) this.fail(`got invalid arguments: ${z.prettifyError(parsed.error)}`, 'invalid_arguments');
+    // Every millisecond counts from here, but not before a worker has taken the call at all.
+    await this.firstBegun;
     this.clock.finalStretch();
     await this.chain;
     if (this.failure) return this.failure;
@@ -81,14 +93,26 @@ export class ThreadExecution implements ToolExecution {
 
   private async task(hook: ThreadTask['hook'], extra: Partial<ThreadTask> = {}): Promise<ThreadTaskResult | null> {
     if (this.finished) return null;
-    const over = this.clock.work();
+    // The call's clock runs from the moment a worker begins the hook: a first call that waits for
+    // workers still starting on a busy machine (their tsx, the plugin's imports) is not timed out
+    // for it, as the python tool's cell does not count its wait for a free interpreter.
+    let over: (() => void) | undefined;
+    const unstarted = setTimeout(() => this.fail(`found no worker to run it within ${START_LIMIT_MS} ms`, 'sandbox_limit_exceeded'), START_LIMIT_MS);
+    const begun = (): void => {
+      clearTimeout(unstarted);
+      over ??= this.clock.work();
+      this.markBegun();
+    };
     try {
-      return await this.pool.run({ ...this.base(), hook, state: this.state, ...extra }, this.call.emit, this.controller.signal);
+      return await this.pool.run({ ...this.base(), hook, state: this.state, ...extra }, this.call.emit, this.controller.signal, begun);
     } catch (err) {
       if (!this.finished) this.fail(describe(err), err instanceof ConveyorError ? err.code : 'sandbox_error');
       return null;
     } finally {
-      over();
+      clearTimeout(unstarted);
+      over?.();
+      // A task that ended without beginning (its plugin failed to load) leaves nothing to wait for.
+      this.markBegun();
     }
   }
 
@@ -114,6 +138,7 @@ export class ThreadExecution implements ToolExecution {
   private settle(): void {
     if (this.finished) return;
     this.finished = true;
+    this.markBegun();
     this.clock.stop();
     this.controller.abort(this.failure?.content ?? 'call finished');
   }

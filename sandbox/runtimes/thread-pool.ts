@@ -3,7 +3,7 @@ import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { SandboxQueueFullError } from '../../core/errors.ts';
 import type { ToolProgress } from '../../plugins/plugin-types.ts';
-import { END_OF_PROGRESS, type ThreadTask, type ThreadTaskResult } from './thread-worker.ts';
+import { END_OF_PROGRESS, HOOK_BEGUN, type ThreadTask, type ThreadTaskResult } from './thread-worker.ts';
 
 export interface ThreadPoolOptions {
   /** Worker threads. Default: the machine's cores. */
@@ -42,14 +42,22 @@ export class ThreadPool {
     };
   }
 
-  /** Runs one hook task; progress the hook emits goes to `emit` while it runs. */
-  async run(task: Omit<ThreadTask, 'port'>, emit: (progress: ToolProgress) => void, signal: AbortSignal): Promise<ThreadTaskResult> {
+  /**
+   * Runs one hook task; progress the hook emits goes to `emit` while it runs. `onBegun` is called
+   * when a worker has the plugin loaded and starts the hook (after any wait in the queue or for a
+   * worker to start).
+   */
+  async run(task: Omit<ThreadTask, 'port'>, emit: (progress: ToolProgress) => void, signal: AbortSignal, onBegun?: () => void): Promise<ThreadTaskResult> {
     const pool = this.ensurePool();
     if (pool.queueSize >= this.options.maxQueue) throw this.queueFull(pool);
     const { port1, port2 } = new MessageChannel();
     let drained: () => void = () => undefined;
     const allProgress = new Promise<void>((resolve) => (drained = resolve));
-    port1.on('message', (message: ToolProgress | typeof END_OF_PROGRESS) => (message === END_OF_PROGRESS ? drained() : emit(message)));
+    port1.on('message', (message: ToolProgress | typeof END_OF_PROGRESS | typeof HOOK_BEGUN) => {
+      if (message === END_OF_PROGRESS) drained();
+      else if (message === HOOK_BEGUN) onBegun?.();
+      else emit(message);
+    });
     try {
       const result = (await pool.run({ ...task, port: port2 }, { transferList: [port2], signal })) as ThreadTaskResult;
       // Deliver every progress event of the hook before its result.

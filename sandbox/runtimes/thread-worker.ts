@@ -5,6 +5,8 @@ import type { ToolResult } from '../../plugins/plugin-types.ts';
 import { hookFailure, loadPluginForCalls, runEndHook } from './load-plugin-module.ts';
 
 export const END_OF_PROGRESS = '__end_of_progress__';
+/** Sent on a task's port once its plugin is loaded and its hook is about to run: the call's clock starts here. */
+export const HOOK_BEGUN = '__hook_begun__';
 
 /** One hook of one call, run in whichever worker piscina picks. */
 export interface ThreadTask {
@@ -63,6 +65,7 @@ export default async function runThreadTask(task: ThreadTask): Promise<ThreadTas
   try {
     const definition = await loadPluginForCalls(task.module);
     if (definition.name !== task.plugin) throw new Error(`module exports plugin "${definition.name}", expected "${task.plugin}"`);
+    task.port.postMessage(HOOK_BEGUN);
     switch (task.hook) {
       case 'load':
         return { state: ctx.state };

@@ -6,6 +6,7 @@ import { createRuntimePools, type RuntimePools } from '../../../sandbox/runtimes
 import echo from './fixtures/echo-plugin.ts';
 import hostile from './fixtures/hostile-plugin.ts';
 import importMarker, { IMPORTS_CHANNEL } from './fixtures/import-marker-plugin.ts';
+import slowLoad from './fixtures/slow-load-plugin.ts';
 import { fixture } from './runtime-test-helpers.ts';
 
 let pools: RuntimePools;
@@ -72,6 +73,18 @@ describe('thread runtime', () => {
     // After the end every millisecond counts.
     const late = await runScriptedCall(tool, { pieces, args: { text: 'late', delayMs: 2000 } });
     expect(late.result).toMatchObject({ ok: false, content: 'error: echo_sample timed out after 1500 ms', data: { code: 'sandbox_limit_exceeded' } });
+  });
+
+  it("does not count the wait for a worker to load the plugin against the call's limit", async () => {
+    // A pool of its own, not warmed: the first call's worker starts and loads the plugin (1.5 s) while the call waits.
+    const own = createRuntimePools({ thread: { maxThreads: 1 } });
+    try {
+      const tool = toolFromPlugin(slowLoad, { moduleUrl: fixture('slow-load-plugin.ts'), pools: own });
+      const run = await runScriptedCall(tool, { args: { text: 'cold' } });
+      expect(run.result).toMatchObject({ ok: true, content: 'COLD' });
+    } finally {
+      await own.close();
+    }
   });
 
   it('stops a call when the request is aborted', async () => {
