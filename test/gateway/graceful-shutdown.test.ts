@@ -38,6 +38,16 @@ function rawConnection(port: number) {
   };
 }
 
+/** A gateway in front of an upstream that never ends its stream, and one stream through it. */
+async function streamWithoutEnd() {
+  endless = await startEndlessUpstream();
+  gateway = await startGateway({ port: 0, upstream: { baseUrl: endless.baseUrl } }, { tools: new Map() });
+  let firstChunk!: () => void;
+  const gotChunk = new Promise<void>((resolve) => (firstChunk = resolve));
+  const streaming = streamChat(gateway.url, { model: 'm', messages: [{ role: 'user', content: 'go on forever' }] }, (c) => c.choices?.[0]?.delta.content && firstChunk());
+  return { streaming, gotChunk };
+}
+
 describe('graceful shutdown: close({ graceMs })', () => {
   it('lets the stream in flight finish, answers a new request on its connection 503, and refuses new connections', async () => {
     sim = await startSim({ profile: E2E_PROFILE, scenarios: [{ name: 'long', rules: [{ when: { explicit: true }, reply: REPLY }] }] });
@@ -65,15 +75,11 @@ describe('graceful shutdown: close({ graceMs })', () => {
   });
 
   it('cuts what is still running when the grace period ends, telling each client so: an error chunk and [DONE], or a 503', async () => {
-    endless = await startEndlessUpstream();
-    gateway = await startGateway({ port: 0, upstream: { baseUrl: endless.baseUrl } }, { tools: new Map() });
-    let firstChunk!: () => void;
-    const gotChunk = new Promise<void>((resolve) => (firstChunk = resolve));
-    const streaming = streamChat(gateway.url, { model: 'm', messages: [{ role: 'user', content: 'go on forever' }] }, (c) => c.choices?.[0]?.delta.content && firstChunk());
-    const whole = postJson(gateway.url, '/v1/chat/completions', { model: 'm', messages: [{ role: 'user', content: 'all at once, forever' }] });
+    const { streaming, gotChunk } = await streamWithoutEnd();
+    const whole = postJson(gateway!.url, '/v1/chat/completions', { model: 'm', messages: [{ role: 'user', content: 'all at once, forever' }] });
     await gotChunk;
     await eventually(() => endless!.requests.length === 2, 'both requests reach the upstream');
-    await gateway.close({ graceMs: 200 });
+    await gateway!.close({ graceMs: 200 });
     gateway = undefined;
 
     const streamed = await streaming;
@@ -83,19 +89,15 @@ describe('graceful shutdown: close({ graceMs })', () => {
     const answered = await whole;
     expect(answered.status).toBe(503);
     expect(answered.json.error).toMatchObject({ code: 'gateway_shutting_down', type: 'server_error' });
-    await endless.requestSocketClosed(0);
-    await endless.requestSocketClosed(1);
+    await endless!.requestSocketClosed(0);
+    await endless!.requestSocketClosed(1);
   });
 
   it('ends the grace period at once when close is called again (a second signal)', async () => {
-    endless = await startEndlessUpstream();
-    gateway = await startGateway({ port: 0, upstream: { baseUrl: endless.baseUrl } }, { tools: new Map() });
-    let firstChunk!: () => void;
-    const gotChunk = new Promise<void>((resolve) => (firstChunk = resolve));
-    const streaming = streamChat(gateway.url, { model: 'm', messages: [{ role: 'user', content: 'go on forever' }] }, (c) => c.choices?.[0]?.delta.content && firstChunk());
+    const { streaming, gotChunk } = await streamWithoutEnd();
     await gotChunk;
-    const closing = gateway.close({ graceMs: 600_000 });
-    const again = gateway.close();
+    const closing = gateway!.close({ graceMs: 600_000 });
+    const again = gateway!.close();
     expect(again).toBe(closing);
     await closing;
     gateway = undefined;
