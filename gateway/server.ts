@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -78,6 +79,8 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
   // Aborted (with cutByShutdown) when a shutdown's grace period runs out: what still runs then ends
   // with an error its client can read, not a connection cut mid-answer.
   const shutdown = new AbortController();
+  // Every request in flight listens on it: no listener count is a leak here (0 = no limit, no warning).
+  setMaxListeners(0, shutdown.signal);
   const routeCtx = { config, upstream, metrics, accessLog, tools: deps.tools, timelines, admission, shutdown: shutdown.signal };
 
   const routes: Array<{ method: string; pattern: RegExp; handler: Handler }> = [

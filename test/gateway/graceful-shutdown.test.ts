@@ -93,6 +93,26 @@ describe('graceful shutdown: close({ graceMs })', () => {
     await endless!.requestSocketClosed(1);
   });
 
+  it('cuts a dozen streams at once, each told so, without a listener-leak warning', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on('warning', onWarning);
+    try {
+      endless = await startEndlessUpstream();
+      gateway = await startGateway({ port: 0, upstream: { baseUrl: endless.baseUrl } }, { tools: new Map() });
+      const url = gateway.url;
+      const streams = Array.from({ length: 12 }, () => streamChat(url, { model: 'm', messages: [{ role: 'user', content: 'go on forever' }] }));
+      await eventually(() => endless!.requests.length === 12, 'every stream reaches the upstream');
+      await gateway.close({ graceMs: 100 });
+      gateway = undefined;
+      for (const streamed of await Promise.all(streams)) expect(streamed.chunks.at(-1)?.error?.code).toBe('gateway_shutting_down');
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('ends the grace period at once when close is called again (a second signal)', async () => {
     const { streaming, gotChunk } = await streamWithoutEnd();
     await gotChunk;
