@@ -44,7 +44,9 @@ export async function startTestUpstream(handler: UpstreamHandler): Promise<TestU
   });
   server.on('connection', (socket: Socket) => {
     connections += 1;
-    closedSockets.set(socket, once(socket, 'close').then(() => undefined));
+    // Not events.once: it rejects on the 'error' a reset socket emits before it closes (a client that
+    // aborts mid-stream makes this server's next write fail with ECONNRESET), unhandled until awaited.
+    closedSockets.set(socket, new Promise<void>((resolve) => socket.once('close', () => resolve())));
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
