@@ -1,6 +1,6 @@
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import { Command, Option } from 'commander';
-import { wholeNumber } from './number-options.ts';
+import { wholeNumber } from '../gateway/commands/number-options.ts';
 import { runExtraSections, EXTRA_SECTIONS, type ExtraSection, type SectionResult } from './extra-sections.ts';
 import { markdownReport, writeBenchFiles, type BenchMeta } from './report.ts';
 import type { WorkloadReport } from './run-ab.ts';

@@ -139,11 +139,11 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     },
   ];
 
-  // Requests being answered, for a graceful shutdown; `drained` is waiting for the last one.
+  // Requests being answered, for a graceful shutdown; `wake` ends a shutdown's wait (the last one
+  // answered, or a second close).
   let active = 0;
   let draining = false;
-  let drained: (() => void) | undefined;
-  let endGrace: (() => void) | undefined;
+  let wake: (() => void) | undefined;
   let closing: Promise<void> | undefined;
   const server = createServer((req, res) => {
     const started = performance.now();
@@ -153,7 +153,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     active += 1;
     res.once('close', () => {
       active -= 1;
-      if (active === 0) drained?.();
+      if (active === 0) wake?.();
       accessLog.ended(method, path, res, performance.now() - started, errorCode);
     });
     if (draining) res.shouldKeepAlive = false;
@@ -228,7 +228,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     close: ({ graceMs = 0 } = {}) => {
       if (closing) {
         // Called again while waiting (a second signal): the grace ends now.
-        endGrace?.();
+        wake?.();
         return closing;
       }
       closing = (async () => {
@@ -249,16 +249,16 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     },
   };
 
-  /** Resolves once no request is being answered, after `ms` at the latest, or when endGrace is called. */
+  /** Resolves once no request is being answered, after `ms` at the latest, or when close is called again. */
   function drainedWithin(ms: number): Promise<void> {
     return new Promise<void>((resolve) => {
       const timer = setTimeout(done, ms);
       function done(): void {
         clearTimeout(timer);
-        drained = endGrace = undefined;
+        wake = undefined;
         resolve();
       }
-      drained = endGrace = done;
+      wake = done;
     });
   }
 }

@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
 import { spawnOurGateway, spawnOverheadSim, SIM_MODEL } from '../overhead/bench-servers.ts';
 import { untilQuiet } from '../overhead/proc-cpu.ts';
-import { wholeNumber, wholeNumbers } from '../number-options.ts';
+import { wholeNumber, wholeNumbers } from '../../gateway/commands/number-options.ts';
 import { jsonText, writeResultFiles } from '../result-files.ts';
 import { summarize } from '../stats.ts';
 

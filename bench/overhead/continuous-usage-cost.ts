@@ -8,7 +8,7 @@
  */
 import { Command } from 'commander';
 import { Agent } from 'undici';
-import { wholeNumber } from '../number-options.ts';
+import { wholeNumber } from '../../gateway/commands/number-options.ts';
 import { SIM_MODEL, spawnOurGateway, spawnOverheadSim } from './bench-servers.ts';
 import { timedChatStream } from './timed-chat-stream.ts';
 

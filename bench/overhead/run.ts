@@ -13,7 +13,7 @@
  * Prints the Markdown table at the end, with the command at its top.
  */
 import { Command } from 'commander';
-import { wholeNumbers } from '../number-options.ts';
+import { wholeNumbers } from '../../gateway/commands/number-options.ts';
 import { jsonText, writeResultFiles } from '../result-files.ts';
 import { runParserCpu } from './parser-cpu.ts';
 import { baseline as checkout } from '../git-baseline.ts';

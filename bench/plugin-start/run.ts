@@ -17,7 +17,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { nativeTypeScript, PLUGIN_HOST_SCRIPT, tsxLoaderUrl } from '../../sandbox/runtimes/node-recipe.ts';
 import { processCpuMs } from '../overhead/proc-cpu.ts';
 import { Command } from 'commander';
-import { wholeNumber } from '../number-options.ts';
+import { wholeNumber } from '../../gateway/commands/number-options.ts';
 import { jsonText, writeResultFiles } from '../result-files.ts';
 import { summarize, type Summary } from '../stats.ts';
 

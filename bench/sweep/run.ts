@@ -1,6 +1,6 @@
 import cliProgress from 'cli-progress';
 import { Command } from 'commander';
-import { wholeNumber } from '../number-options.ts';
+import { wholeNumber } from '../../gateway/commands/number-options.ts';
 import { jsonText, writeResultFiles } from '../result-files.ts';
 import { runSweep } from './run-sweep.ts';
 import { SWEEP_PROFILE } from './sweep-scenarios.ts';

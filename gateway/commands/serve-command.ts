@@ -5,6 +5,7 @@ import { builtinPluginsConfigSchema, type BuiltinPluginsConfigInput } from '../.
 import { closeUpstreamPools } from '../../llm-client/index.ts';
 import { GatewayConfigError } from '../../core/errors.ts';
 import { readConfigFile } from '../config-file.ts';
+import { wholeNumber } from './number-options.ts';
 import { startConveyor } from '../start-conveyor.ts';
 import { DEFAULT_PROFILE } from '../../sim/sim-server.ts';
 import { shippedProfileNames } from '../../sim/timing-profile.ts';
@@ -35,17 +36,7 @@ interface ServeOptions {
   forwardOtherEndpoints: boolean;
 }
 
-// Whole numbers only: parseInt would take "8080xyz" for 8080 and "2.9" for 2 without a word.
-const wholeNumber = (min: number) => (v: string) => {
-  const n = /^\s*\d+\s*$/.test(v) ? Number(v) : Number.NaN;
-  if (!Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`expected a whole number ≥ ${min}`);
-  return n;
-};
-const port = (v: string) => {
-  const n = wholeNumber(0)(v);
-  if (n > 65535) throw new InvalidArgumentError('expected a port number, 0 to 65535');
-  return n;
-};
+const port = wholeNumber(0, 65535);
 const positiveInt = wholeNumber(1);
 const seconds = (v: string) => {
   const n = Number(v);

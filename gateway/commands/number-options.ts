@@ -7,7 +7,9 @@ import { InvalidArgumentError } from 'commander';
 export function wholeNumber(min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {
   return (value) => {
     const n = /^\s*\d+\s*$/.test(value) ? Number(value) : Number.NaN;
-    if (!Number.isSafeInteger(n) || n < min || n > max) throw new InvalidArgumentError(`expected a whole number from ${min} to ${max}`);
+    if (!Number.isSafeInteger(n) || n < min || n > max) {
+      throw new InvalidArgumentError(max === Number.MAX_SAFE_INTEGER ? `expected a whole number ≥ ${min}` : `expected a whole number from ${min} to ${max}`);
+    }
     return n;
   };
 }
