@@ -23,7 +23,7 @@ export interface CompletionFacts {
  * Paths polled by probes and scrapers, and the playground's static files: logged at debug, not
  * info, so they do not bury the API traffic.
  */
-const QUIET_PATHS = new Set(['/health', '/metrics', ...PLAYGROUND_PATHS]);
+const QUIET_PATHS = new Set(['/health', '/health/ready', '/metrics', ...PLAYGROUND_PATHS]);
 
 /**
  * One line per HTTP request when its response closes: method, path, status, duration, the error code

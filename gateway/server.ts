@@ -23,6 +23,7 @@ import { toErrorResponse } from './error-response.ts';
 import { sendJson } from './send-json.ts';
 import { RequestEventsSocket } from './request-events-socket.ts';
 import { TimelineStore } from './timeline-store.ts';
+import { UpstreamReadiness } from './upstream-readiness.ts';
 
 export interface GatewayDeps {
   tools: ReadonlyMap<string, ToolPlugin>;
@@ -41,6 +42,8 @@ export interface GatewayHandle {
   timelines: TimelineStore;
   /** The tools that run in the gateway, by name. */
   tools: ReadonlyMap<string, ToolPlugin>;
+  /** Whether the upstream answers now (GET /health/ready). */
+  readiness: UpstreamReadiness;
   server: Server;
   /**
    * Stops listening, then lets the requests in flight finish for up to `graceMs` (default 0: cut
@@ -51,6 +54,9 @@ export interface GatewayHandle {
    */
   close(options?: { graceMs?: number }): Promise<void>;
 }
+
+/** Served without a client's key (see handle). */
+const OPEN_PATHS = new Set(['/health', '/health/ready', '/metrics', ...PLAYGROUND_PATHS]);
 
 /** How long the answers cut at the end of a shutdown get to reach their clients before the connections close. */
 const CUT_FLUSH_MS = 1000;
@@ -75,6 +81,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     config.maxConcurrentRequests === undefined
       ? undefined
       : new BoundedQueue(config.maxConcurrentRequests, config.maxQueuedRequests ?? DEFAULT_MAX_QUEUED_REQUESTS, (queue) => new GatewayBusyError(queue.capacity, queue.waiting));
+  const readiness = new UpstreamReadiness(config.upstream);
   const metrics = new GatewayMetrics({ replicas: upstream.pump.replicas, pythonCells: deps.pythonCells, admission });
   // Aborted (with cutByShutdown) when a shutdown's grace period runs out: what still runs then ends
   // with an error its client can read, not a connection cut mid-answer.
@@ -137,6 +144,14 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
           ...deps.health?.(),
         }),
     },
+    {
+      method: 'GET',
+      pattern: /^\/health\/ready$/,
+      handler: async (_req, res) => {
+        const report = await readiness.check();
+        sendJson(res, report.status === 'ready' ? 200 : 503, report);
+      },
+    },
   ];
 
   // Requests being answered, for a graceful shutdown; `wake` ends a shutdown's wait (the last one
@@ -196,7 +211,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     if (!route) throw new MethodNotAllowedError(req.method ?? '?', path, allowedMethods(matches));
     // Probes and scrapers come without the clients' keys (vLLM's /health and /metrics are open
     // too); the playground page holds no secrets and asks for the key itself.
-    if (path !== '/health' && path !== '/metrics' && !PLAYGROUND_PATHS.has(path)) authenticate(req, config.apiKeys);
+    if (!OPEN_PATHS.has(path)) authenticate(req, config.apiKeys);
     await route.handler(req, res, route.pattern.exec(path)?.groups ?? {});
   }
 
@@ -224,6 +239,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     config,
     timelines,
     tools: deps.tools,
+    readiness,
     server,
     close: ({ graceMs = 0 } = {}) => {
       if (closing) {

@@ -46,7 +46,9 @@ export async function listModels(options: ListModelsOptions): Promise<UpstreamMo
       // No client's input is in this request: a 4xx (a wrong base URL's 404, a wrong key's 401)
       // is the gateway's set-up failing, not a request the client should fix.
       if (response.statusCode >= 400 && response.statusCode < 500) {
-        throw new UpstreamProtocolError(`upstream ${baseUrl}/models answered HTTP ${response.statusCode}: ${refused.message} (check the upstream's base URL and API key)`);
+        // An empty body's message only repeats the status.
+        const said = refused.message === `upstream answered HTTP ${response.statusCode}` ? '' : `: ${refused.message}`;
+        throw new UpstreamProtocolError(`upstream ${baseUrl}/models answered HTTP ${response.statusCode}${said} (check the upstream's base URL and API key)`);
       }
       throw refused;
     }

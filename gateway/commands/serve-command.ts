@@ -141,6 +141,11 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
   console.log(`conveyor gateway listening on ${url}/v1`);
   const replicas = typeof upstream.baseUrl === 'string' ? [upstream.baseUrl] : upstream.baseUrl;
   console.log(`upstream: ${conveyor.sim ? `embedded simulator at ${conveyor.sim.url} (profile ${options.sim.profile ?? DEFAULT_PROFILE})` : replicas.join(', ')}${replicas.length > 1 ? ' (replicas)' : ''}`);
+  if (!conveyor.sim) {
+    // Started before its upstream (a vLLM still loading weights) is fine; say so rather than let the first request find out.
+    const ready = await conveyor.gateway.readiness.check();
+    for (const r of ready.upstream) if (r.error) console.log(`  not ready yet: ${r.error.message} (GET /health/ready says when it is)`);
+  }
   console.log(`sandbox: ${conveyor.sandbox ? JSON.stringify(conveyor.sandbox.protections()) : 'off (the python tool is disabled)'}`);
   console.log(`tools: ${[...conveyor.gateway.tools.keys()].join(', ')} (isolates: ${conveyor.runtimes.isolate.available ? 'on' : `off, ${conveyor.runtimes.isolate.reason}`})`);
   console.log('\ntry:');

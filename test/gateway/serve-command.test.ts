@@ -11,13 +11,16 @@ import { descendantPids, readProcessTable } from '../../sandbox/process-tree.ts'
 import { eventually, SINE_STDLIB_REQUEST } from '../support/conveyor-fixture.ts';
 import { MODEL } from '../llm-client/fixtures/vllm-streams.ts';
 import { startTestUpstream } from '../llm-client/upstream-test-server.ts';
-import { callThenAnswer } from '../support/scripted-gateway.ts';
+import { callThenAnswer, listingModels } from '../support/scripted-gateway.ts';
 import { suiteTempDir } from '../support/temp-dir.ts';
 
 const configDir = suiteTempDir('conveyor-serve-');
 
 /** A model that calls word_count, then repeats what the tool said. */
-const wordCountModel = callThenAnswer({ name: 'word_count', arguments: { text: 'one two three' } }, (observation) => `The tool said: ${observation}.`);
+const wordCountModel = listingModels(
+  callThenAnswer({ name: 'word_count', arguments: { text: 'one two three' } }, (observation) => `The tool said: ${observation}.`),
+  [MODEL],
+);
 
 const NOT_A_PLUGIN = fileURLToPath(new URL('../../core/errors.ts', import.meta.url));
 const WORD_COUNT_PLUGIN = fileURLToPath(new URL('../../plugins/kit/examples/word-count-plugin.ts', import.meta.url));
@@ -31,22 +34,24 @@ afterEach(() => {
 });
 
 /** `conveyor serve` as `npm start` runs it (bin/conveyor.js: tsx on Node 20, Node's own type stripping on 22/24). */
-async function serve(args: string[] = ['--sim-profile', 'fast-test']): Promise<{ proc: ChildProcess; url: string; logLines: unknown[] }> {
+async function serve(args: string[] = ['--sim-profile', 'fast-test']): Promise<{ proc: ChildProcess; url: string; logLines: unknown[]; printed: string[] }> {
   const proc = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   child = proc;
   let stderr = '';
   proc.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
   const lines = createInterface({ input: proc.stdout! });
   const logLines: unknown[] = [];
+  const printed: string[] = [];
   const url = await new Promise<string>((resolve, reject) => {
     lines.on('line', (line) => {
       if (line.startsWith('{')) logLines.push(JSON.parse(line));
+      else printed.push(line);
       const match = /listening on (\S+\/v1)$/.exec(line);
       if (match) resolve(match[1]!);
     });
     proc.once('exit', (code) => reject(new Error(`conveyor serve exited (${code}): ${stderr.slice(-1000)}`)));
   });
-  return { proc, url, logLines };
+  return { proc, url, logLines, printed };
 }
 
 describe('conveyor serve (the main job) in its own process', () => {
@@ -100,7 +105,9 @@ describe('conveyor serve (the main job) in its own process', () => {
       });
       expect(answer.choices[0]?.message.content).toContain('The tool said: 3 words.');
       // The module's description and JSON Schema went upstream for the tool named by name alone.
-      const sent = upstream.requests[0]?.body as { tools: Array<{ function: { description: string; parameters: { properties: object } } }> };
+      // At start it asked the upstream whether it is ready (GET /models), then the rounds came.
+      expect(upstream.requests.map((r) => `${r.method} ${r.url}`)).toEqual(['GET /v1/models', 'POST /v1/chat/completions', 'POST /v1/chat/completions']);
+      const sent = upstream.requests[1]?.body as { tools: Array<{ function: { description: string; parameters: { properties: object } } }> };
       expect(sent.tools[0]?.function.description).toMatch(/Counts the words/);
       expect(sent.tools[0]?.function.parameters.properties).toHaveProperty('text');
       // /health says which module the tool came from and where it runs.
@@ -136,7 +143,8 @@ describe('conveyor serve (the main job) in its own process', () => {
       });
       expect(answer.choices[0]?.message.content).toContain('The tool said: 3 words.');
       // --model beat the file's; the file's tool module ran; its log level silenced the access line.
-      expect(upstream.requests.map((r) => (r.body as { model: string }).model)).toEqual([MODEL, MODEL]);
+      const rounds = upstream.requests.filter((r) => r.method === 'POST');
+      expect(rounds.map((r) => (r.body as { model: string }).model)).toEqual([MODEL, MODEL]);
       const exited = once(proc, 'exit');
       proc.kill('SIGTERM');
       await exited;
@@ -144,6 +152,19 @@ describe('conveyor serve (the main job) in its own process', () => {
     } finally {
       await upstream.close();
     }
+  }, 60_000);
+
+  it('starts in front of an upstream that is not up yet, says so, and reports itself not ready (503) while alive (200)', async () => {
+    const { proc, url, printed } = await serve(['--upstream', 'http://127.0.0.1:9/v1']);
+    const origin = new URL(url).origin;
+    await eventually(() => printed.some((line) => line.startsWith('try:')), 'the banner is printed');
+    expect(printed).toContain('  not ready yet: upstream http://127.0.0.1:9/v1 failed: connect ECONNREFUSED 127.0.0.1:9 (GET /health/ready says when it is)');
+    expect((await fetch(`${origin}/health`)).status).toBe(200);
+    const ready = await fetch(`${origin}/health/ready`);
+    expect(ready.status).toBe(503);
+    expect(((await ready.json()) as { status: string }).status).toBe('unavailable');
+    proc.kill('SIGTERM');
+    await once(proc, 'exit');
   }, 60_000);
 
   it('reports a mistake the user can fix in one line and exit status 1, without a stack trace', async () => {

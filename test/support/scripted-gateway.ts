@@ -76,3 +76,12 @@ export function callThenAnswer(call: { name: string; arguments: Record<string, u
     res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content }), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
   };
 }
+
+/** `handler`, behind a `GET /models` that lists `models` as vLLM does (`conveyor serve` asks it at start). */
+export function listingModels(handler: UpstreamHandler, models: string[]): UpstreamHandler {
+  return (req, res, body) => {
+    if (req.method !== 'GET' || !req.url?.endsWith('/models')) return handler(req, res, body);
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ object: 'list', data: models.map((id) => ({ id, object: 'model', owned_by: 'vllm' })) }));
+  };
+}
