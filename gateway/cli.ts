@@ -8,6 +8,14 @@ const program = new Command()
   .description('Tool-aware OpenAI-compatible gateway: runs tool calls while the model is still writing them.');
 registerServeCommand(program);
 registerParseCommand(program);
+// serve is the default command, so commander would read a mistyped command as an argument to serve
+// ("too many arguments for 'serve'"); a word where a command goes is named as the command it is not.
+const first = process.argv[2];
+const commands = program.commands.map((c) => c.name());
+if (first !== undefined && !first.startsWith('-') && first !== 'help' && !commands.includes(first)) {
+  console.error(`conveyor: unknown command '${first}' (commands: ${commands.join(', ')}; conveyor --help)`);
+  process.exit(1);
+}
 await program.parseAsync().catch((err: unknown) => {
   // A mistake the user can fix (a bad profile or config, a port in use) gets one line, no stack;
   // startConveyor has already closed whatever it had started. Anything else is a bug: rethrown.

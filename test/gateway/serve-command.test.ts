@@ -192,6 +192,9 @@ describe('conveyor serve (the main job) in its own process', () => {
       expect(failed?.stderr).toContain(message);
       expect(failed?.stderr).not.toMatch(/^\s+at /m);
     }
+    // serve is the default command: a mistyped command is not read as serve's argument.
+    const mistyped = await promisify(execFile)(process.execPath, [CLI, 'serv', '--port', '0']).catch((err: { code: number; stderr: string }) => err);
+    expect(mistyped).toMatchObject({ code: 1, stderr: "conveyor: unknown command 'serv' (commands: serve, parse; conveyor --help)\n" });
     proc.kill('SIGTERM');
     await once(proc, 'exit');
   }, 120_000);
