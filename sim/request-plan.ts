@@ -42,7 +42,7 @@ export interface PlanInput {
   outputTokenIds: readonly number[];
   /** Where the prompt came from, for the wording of a too-long error: chat `messages` or completions' `prompt`. */
   inputField: 'messages' | 'prompt';
-  /** max_tokens when the request gives none; undefined: whatever the context leaves (chat). */
+  /** max_tokens when the request leaves the field out; undefined: whatever the context leaves (chat). */
   defaultMaxTokens?: number;
 }
 
@@ -75,7 +75,9 @@ function maxTokensFor(ctx: SimContext, body: PlanRequest, input: PlanInput): num
     );
   }
   // vLLM takes `max_completion_tokens or max_tokens`: a 0 in the first falls through to the second.
-  const requested = (body.max_completion_tokens || body.max_tokens) ?? input.defaultMaxTokens ?? null;
+  // The default applies only to a field left out: pydantic keeps an explicit null, which vLLM
+  // reads as "whatever the context leaves" (completions' 16 included).
+  const requested = (body.max_completion_tokens || body.max_tokens) ?? (body.max_tokens === undefined ? input.defaultMaxTokens : undefined) ?? null;
   if (requested === null) return maxModelLen - promptTokens;
   if (promptTokens + requested > maxModelLen) {
     throw new InvalidRequestError(

@@ -57,6 +57,10 @@ describe('POST /v1/completions (vLLM legacy text completions)', () => {
     expect(long.object).toBe('text_completion');
     expect(long.choices[0]!.finish_reason).toBe('length');
     expect(long.usage!.completion_tokens).toBe(16);
+    // An explicit null is not the default: the whole reply, up to what the context leaves.
+    const whole = await client.completions.create({ model: MODEL, prompt: 'x', scenario: 'sine-wave', max_tokens: null } as OpenAI.CompletionCreateParamsNonStreaming);
+    expect(whole.choices[0]!.finish_reason).toBe('stop');
+    expect(whole.usage!.completion_tokens).toBeGreaterThan(16);
   });
 
   it('serves the official openai client, streamed and not, with the same text', async () => {
