@@ -9,6 +9,13 @@ import type { CallMessage } from './plugin-protocol.ts';
 
 let wireCounter = 0;
 
+/**
+ * How long a call may wait for its process (a free slot, a warm spare or a cold start on a busy
+ * machine): that wait is not the plugin's time, so its own limit does not count it, but a pool that
+ * never gets to the call must still end it.
+ */
+const START_LIMIT_MS = 30_000;
+
 export interface RemoteLease {
   readonly proc: PluginProcess;
   /** The call is over (result, error or abort): kill its process, or leave a shared host. */
@@ -49,6 +56,7 @@ export class RemoteExecution implements ToolExecution {
   /** Unique on the wire: requests' own call ids may repeat, and a shared host serves them all. */
   private readonly wireId: string;
   private readonly clock: CallClock;
+  private readonly unstarted: NodeJS.Timeout;
 
   constructor(call: ToolCallContext, options: RemoteCallOptions) {
     this.call = call;
@@ -59,10 +67,10 @@ export class RemoteExecution implements ToolExecution {
     if (call.signal.aborted) queueMicrotask(onAbort);
     else call.signal.addEventListener('abort', onAbort, { once: true });
     this.clock = new CallClock(options.timeoutMs, () => this.fail(`timed out after ${options.timeoutMs} ms`, 'sandbox_limit_exceeded', 'timeout'));
-    const acquired = this.clock.work();
+    this.unstarted = setTimeout(() => this.fail(`found no process to run it within ${START_LIMIT_MS} ms`, 'sandbox_limit_exceeded', 'timeout'), START_LIMIT_MS);
     this.lease = options.acquire(this.controller.signal).then(
       (lease) => {
-        acquired();
+        clearTimeout(this.unstarted);
         if (this.finished) {
           lease.done('call already over', true);
           return null;
@@ -84,7 +92,7 @@ export class RemoteExecution implements ToolExecution {
         return lease;
       },
       (err: unknown) => {
-        acquired();
+        clearTimeout(this.unstarted);
         if (!this.finished) this.fail(err instanceof Error ? err.message : String(err), err instanceof ConveyorError ? err.code : 'sandbox_error');
         return null;
       },
@@ -113,8 +121,9 @@ export class RemoteExecution implements ToolExecution {
       this.fail(`got invalid arguments: ${z.prettifyError(parsed.error)}`, 'invalid_arguments');
       return this.failure as ToolResult;
     }
-    this.clock.finalStretch();
+    // Every millisecond counts from here, but not before the call has its process.
     const lease = await this.lease;
+    this.clock.finalStretch();
     if (this.failure || !lease) return this.failure ?? this.errorResult('did not start', 'sandbox_error');
     const result = await new Promise<ToolResult>((resolve) => {
       this.resultWaiter = resolve;
@@ -184,6 +193,7 @@ export class RemoteExecution implements ToolExecution {
     if (this.finished) return;
     this.finished = true;
     this.clock.stop();
+    clearTimeout(this.unstarted);
     this.controller.abort(reason);
     void this.lease.then((lease) => {
       if (!lease) return;

@@ -13,6 +13,7 @@ import type { ProcessProtections } from '../../../sandbox/runtimes/process-sandb
 import echo from './fixtures/echo-plugin.ts';
 import hostile from './fixtures/hostile-plugin.ts';
 import onloadCount from './fixtures/onload-plugin.ts';
+import slowLoad from './fixtures/slow-load-plugin.ts';
 import { eventually, fixture, leftovers, sandboxUids } from './runtime-test-helpers.ts';
 
 const SECRET_NAME = 'CONVEYOR_TEST_GATEWAY_SECRET';
@@ -118,6 +119,14 @@ export default definePlugin({ name: 'loose', description: 'd', parameters: z.obj
     const run = await runScriptedCall(tool, { pieces, args: { text: 'slow model' }, gapMs: 1500 });
     expect(run.result).toMatchObject({ ok: true, content: 'SLOW MODEL' });
   }, 20_000);
+
+  it("does not count the wait for its process (a cold start, the plugin's onLoad) against the call's limit", async () => {
+    // No spares: the call starts its own process, which imports the plugin and runs its 1.5 s
+    // onLoad before it is ready, against a 300 ms limit that the call itself keeps well within.
+    const tool = toolFromPlugin({ ...slowLoad, runtime: 'process' }, { moduleUrl: fixture('slow-load-plugin.ts'), pools });
+    const run = await runScriptedCall(tool, { args: { text: 'cold' } });
+    expect(run.result).toMatchObject({ ok: true, content: 'COLD' });
+  });
 
   it('starts without tsx where Node strips types itself, and still loads a module that needs a transform', async () => {
     // Only the gateway side needs the definition; the child imports the module by URL.
