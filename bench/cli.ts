@@ -1,4 +1,5 @@
-import { accessSync, constants, mkdirSync } from 'node:fs';
+import { accessSync, constants as fsConstants, mkdirSync } from 'node:fs';
+import { constants } from 'node:os';
 import { Command, Option } from 'commander';
 import { wholeNumber } from '../gateway/commands/number-options.ts';
 import { runExtraSections, EXTRA_SECTIONS, type ExtraSection, type SectionResult } from './extra-sections.ts';
@@ -73,16 +74,32 @@ if (!opts.upstream) {
 // The results folder too, before minutes of measuring that it could not keep.
 try {
   mkdirSync(opts.out, { recursive: true });
-  accessSync(opts.out, constants.W_OK);
+  accessSync(opts.out, fsConstants.W_OK);
 } catch (err) {
   fail(`--out ${opts.out}: ${(err as Error).message}`);
 }
 const started = performance.now();
 const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim();
+const group = Object.keys(GROUPS).find((g) => GROUPS[g]!.length === asked.length && GROUPS[g]!.every((n) => asked.includes(n)));
+const name = (opts.name ?? group ?? asked.join('-')) + (opts.quick ? '-quick' : '');
+const quick = Boolean(opts.quick);
 
 let reports: WorkloadReport[] = [];
 let meta: BenchMeta | undefined;
+const sections: SectionResult[] = [];
 const failures: Array<{ part: string; message: string }> = [];
+let running = 'workloads';
+// Registered before any child starts, so it runs before child-reaper.ts's handler: a long run
+// stopped with Ctrl-C keeps the parts that had finished. Synchronous, as a signal handler must be.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.once(signal, () => {
+    console.error(`\nbench: ${signal} during ${running}`);
+    if (reports.length || sections.length) report({ signal, during: running });
+    else console.error('bench: nothing had finished, no result files written');
+    process.exit(128 + constants.signals[signal]);
+  });
+}
+
 if (workloads.length) {
   try {
     const sim = opts.upstream ? undefined : await spawnSim(opts.profile, { toolCallParser: opts.simToolCallParser });
@@ -98,9 +115,9 @@ if (workloads.length) {
         serialWorkloads: Boolean(opts.serialWorkloads),
         coldImports: Boolean(opts.coldImports),
       });
-      reports = run.reports;
       const simulator = `simulator (separate process${opts.simToolCallParser ? `, --tool-call-parser ${opts.simToolCallParser}` : ''})`;
       meta = { ...run.meta, ...provenance(), command, profile: opts.upstream ? 'n/a (real upstream)' : opts.profile, upstream: opts.upstream ?? simulator };
+      reports = run.reports;
     } finally {
       await sim?.close();
     }
@@ -112,21 +129,27 @@ if (workloads.length) {
   }
 }
 
-const extra = await runExtraSections(EXTRA_SECTIONS.filter((s) => asked.includes(s)), { quick: Boolean(opts.quick), command });
+const extra = await runExtraSections(EXTRA_SECTIONS.filter((s) => asked.includes(s)), {
+  quick,
+  command,
+  onStart: (section) => (running = section),
+  onResult: (section) => sections.push(section),
+});
 failures.push(...extra.failures);
-const sections: SectionResult[] = extra.results;
-const group = Object.keys(GROUPS).find((g) => GROUPS[g]!.length === asked.length && GROUPS[g]!.every((n) => asked.includes(n)));
-const name = (opts.name ?? group ?? asked.join('-')) + (opts.quick ? '-quick' : '');
-const wallS = (performance.now() - started) / 1000;
-const quick = Boolean(opts.quick);
-const markdown = markdownReport({ meta, reports, sections, wallS, quick, failures });
-console.log(`\n${markdown}`);
-if (reports.length || sections.length) {
-  const files = writeBenchFiles(opts.out, name, { meta, reports, sections, wallS, markdown, quick, failures });
-  console.log(`results: ${files.join(', ')}`);
-}
+report();
 for (const f of failures) console.error(`bench: ${f.part} failed: ${f.message}`);
 if (failures.length) process.exitCode = 1;
+
+/** Prints the summary and writes the result files of what has finished. */
+function report(interrupted?: { signal: string; during: string }): void {
+  const run = { meta, reports, sections, wallS: (performance.now() - started) / 1000, quick, failures, ...(interrupted ? { interrupted } : {}) };
+  const markdown = markdownReport(run);
+  console.log(`\n${markdown}`);
+  if (reports.length || sections.length) {
+    const files = writeBenchFiles(opts.out, interrupted ? `${name}-interrupted` : name, { ...run, markdown });
+    console.log(`results: ${files.join(', ')}`);
+  }
+}
 
 function flagOf(key: string): string {
   return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;

@@ -24,11 +24,12 @@ export interface SectionResult {
  */
 export async function runExtraSections(
   sections: readonly ExtraSection[],
-  o: { quick: boolean; command: string },
+  o: { quick: boolean; command: string; onStart?: (name: ExtraSection) => void; onResult?: (result: SectionResult) => void },
 ): Promise<{ results: SectionResult[]; failures: Array<{ part: string; message: string }> }> {
   const results: SectionResult[] = [];
   const failures: Array<{ part: string; message: string }> = [];
   for (const name of sections) {
+    o.onStart?.(name);
     const started = performance.now();
     const bar = progressBar(name, 1);
     const onProgress = (done: number, total: number) => {
@@ -37,7 +38,9 @@ export async function runExtraSections(
     };
     try {
       const result = await runSection(name, o, onProgress);
-      results.push({ name, ...result, wallS: (performance.now() - started) / 1000 });
+      const done = { name, ...result, wallS: (performance.now() - started) / 1000 };
+      results.push(done);
+      o.onResult?.(done);
     } catch (err) {
       failures.push({ part: name, message: err instanceof Error ? err.message : String(err) });
     } finally {

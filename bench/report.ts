@@ -28,6 +28,8 @@ export interface BenchRun {
   quick?: boolean;
   /** Parts that failed (a section, the workloads), with their error; the rest of the run still reports. */
   failures?: Array<{ part: string; message: string }>;
+  /** Stopped by a signal (Ctrl-C): what had finished is written, the part then running is not. */
+  interrupted?: { signal: string; during: string };
 }
 
 const ms = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : '–');
@@ -38,6 +40,9 @@ const spread = (std: number, runs: number) => (runs > 1 ? ms(std) : '–');
 export function markdownReport(run: BenchRun): string {
   const lines = [`# Conveyor benchmark — ${new Date().toISOString().slice(0, 10)}`, ''];
   if (run.quick) lines.push('**`--quick`: a smoke test (two runs per mode, no warm-up, short sections). Its numbers show that everything runs, not how fast: do not quote them.**', '');
+  if (run.interrupted) {
+    lines.push(`**Interrupted (${run.interrupted.signal}) during ${run.interrupted.during}: only the parts below had finished; ${run.interrupted.during} and what was to follow did not.**`, '');
+  }
   for (const f of run.failures ?? []) lines.push(`**${f.part} failed:** ${f.message}`, '');
   if (run.meta) lines.push(...workloadsTable(run.meta, run.reports));
   for (const section of run.sections) lines.push(section.markdown.trim(), '', `(${section.name}: ${section.wallS.toFixed(0)} s)`, '');
@@ -91,6 +96,7 @@ export function writeBenchFiles(dir: string, name: string, run: BenchRun & { mar
     '.json': jsonText({
       meta: run.meta,
       quick: Boolean(run.quick),
+      ...(run.interrupted ? { interrupted: run.interrupted } : {}),
       failures: run.failures ?? [],
       reports: run.reports,
       sections: run.sections.map(({ svg: _, ...s }) => s),

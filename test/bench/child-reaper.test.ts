@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
@@ -47,4 +48,35 @@ describe('a benchmark stopped by a signal', () => {
       }
     }, 180_000);
   }
+
+  it('keeps the parts that had finished when stopped with Ctrl-C (SIGINT)', async () => {
+    const kept = suiteTempDir('conveyor-bench-interrupted-');
+    const bench = spawn(process.execPath, ['--import', 'tsx', 'bench/cli.ts', 'calculator', 'sweep', '--runs', '1', '--profile', 'fast-test', '--out', kept], {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    bench.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+    const exited = new Promise<number | null>((resolve) => bench.once('exit', (code) => resolve(code)));
+    try {
+      // The workload is done once the sweep's progress starts.
+      await until('the sweep to start', () => (/^sweep /m.test(stderr) ? true : undefined), 120_000);
+      bench.kill('SIGINT');
+      expect(await exited).toBe(130);
+      expect(stderr).toContain('bench: SIGINT during sweep');
+      const files = (await readdir(kept)).sort();
+      expect(files.map((f) => f.replace(/^\d{4}-\d{2}-\d{2}-/, ''))).toEqual([
+        'calculator-sweep-interrupted-timelines.svg',
+        'calculator-sweep-interrupted.json',
+        'calculator-sweep-interrupted.md',
+        'calculator-sweep-interrupted.svg',
+      ]);
+      const json = JSON.parse(await readFile(path.join(kept, files.find((f) => f.endsWith('.json'))!), 'utf8'));
+      expect(json).toMatchObject({ interrupted: { signal: 'SIGINT', during: 'sweep' }, sections: [] });
+      expect(json.reports.map((r: { workload: string }) => r.workload)).toEqual(['calculator']);
+      expect(await readFile(path.join(kept, files.find((f) => f.endsWith('.md'))!), 'utf8')).toContain('**Interrupted (SIGINT) during sweep');
+    } finally {
+      if (bench.exitCode === null) bench.kill('SIGKILL');
+    }
+  }, 180_000);
 });
