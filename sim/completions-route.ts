@@ -6,7 +6,8 @@ import { CompletionStreamWriter } from './completion-stream-writer.ts';
 import { sendErrorFor } from './error-response.ts';
 import { readJsonRequest } from './json-request.ts';
 import { sendJson } from './json-response.ts';
-import { BOS_TOKEN_ID, encodeText, tokenBytes } from './mistral-tokenizer.ts';
+import { InvalidRequestError } from '../core/errors.ts';
+import { BOS_TOKEN_ID, encodeText, tokenBytes, VOCAB_SIZE } from './mistral-tokenizer.ts';
 import { playStreamed, playWhole } from './play-sequence.ts';
 import { selectScenario, sequencePlan } from './request-plan.ts';
 import { usageOptions } from './sampling-request-fields.ts';
@@ -35,6 +36,9 @@ function promptOf(body: CompletionRequest): { text: string; tokenIds: readonly n
     return { text, tokenIds: [BOS_TOKEN_ID, ...encodeText(text)] };
   }
   const tokenIds = prompt as number[];
+  // vLLM's input check, in its words: a client's mistake (400), not the server's.
+  const maxId = tokenIds.reduce((max, id) => Math.max(max, id), 0);
+  if (maxId >= VOCAB_SIZE) throw new InvalidRequestError(`Token id ${maxId} is out of vocabulary`, 'prompt');
   const text = Buffer.concat(tokenIds.map((id) => tokenBytes(id))).toString('utf8');
   return { text, tokenIds };
 }

@@ -97,6 +97,9 @@ describe('POST /v1/completions (vLLM legacy text completions)', () => {
       const error = ((await res.json()) as { error: { message: string; param: string } }).error;
       expect(error.param).toBe(`body.${param}`);
     }
+    const outOfVocabulary = await postCompletion({ model: MODEL, prompt: [BOS_TOKEN_ID, 99_999_999], max_tokens: 1 });
+    expect(outOfVocabulary.status).toBe(400);
+    expect(((await outOfVocabulary.json()) as { error: { message: string } }).error.message).toBe('Token id 99999999 is out of vocabulary');
     const unknownModel = await postCompletion({ model: 'nope', prompt: 'a' });
     expect(unknownModel.status).toBe(404);
   });

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { IncrementalDetokenizer } from '../../sim/incremental-detokenizer.ts';
-import { encodeText, tokenPiece } from '../../sim/mistral-tokenizer.ts';
+import tokenizer from 'mistral-tokenizer-js';
+import { encodeText, tokenBytes, tokenPiece } from '../../sim/mistral-tokenizer.ts';
 
 function deltas(text: string): string[] {
   const detok = new IncrementalDetokenizer();
@@ -66,5 +67,21 @@ describe('encodeText', () => {
     expect(first.length).toBeGreaterThan(10);
     expect(encodeText(text)).toBe(first);
     expect(encodeText(`${text} `)).not.toBe(first);
+  });
+
+  it('gives the ids the encoder gives for the whole text at once, though it encodes word by word', () => {
+    // Spaces in runs, at both ends, next to newlines, tabs, punctuation, code and non-Latin text.
+    const alphabet = fc.constantFrom(' ', ' ', '  ', '\n', '\t', 'a', 'the', 'Hello', 'ing', '.', ',', '(', '{"x": 1}', '42', 'é', '日本', '\u{1F9EC}', '\u2581', 'def f():');
+    let unique = 0;
+    fc.assert(
+      fc.property(fc.array(alphabet, { maxLength: 60 }), (parts) => {
+        const text = `${parts.join('')}${++unique}`; // past the whole-text cache
+        const whole = text.includes('\u2581') ? null : (tokenizer.encode(text, false, false) ?? []);
+        const ids = [...encodeText(text)];
+        if (whole) expect(ids).toEqual(whole);
+        expect(Buffer.concat(ids.map((id) => tokenBytes(id))).toString('utf8')).toBe(text);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
