@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { chatCompletion, newCompletionIdentity, usage } from './chat-completion-shapes.ts';
 import { promptTokenIds } from './chat-prompt.ts';
-import { chatCompletionRequestSchema, type ChatCompletionRequest } from './chat-request-schema.ts';
+import { chatCompletionRequestSchema, isNamedToolChoice, type ChatCompletionRequest } from './chat-request-schema.ts';
 import { ChatStreamWriter } from './chat-stream-writer.ts';
 import { sendErrorFor } from './error-response.ts';
 import { sendJson } from './json-response.ts';
@@ -39,16 +39,20 @@ function startCompletion(ctx: SimContext, body: ChatCompletionRequest, res: Serv
   // vLLM runs its tool parser for `tool_choice: "auto"`, the default once `tools` are given.
   // "required" and a named function (structured output there) are parsed the same way here.
   const parsesToolCalls = ctx.toolCallParser !== undefined && (body.tools?.length ?? 0) > 0 && body.tool_choice !== 'none';
+  // vLLM's serving_chat, after OpenAI: "tool_calls" for auto (and required) tool calls; a named
+  // tool_choice keeps the engine's own reason ("stop", or "length").
+  const finishWithToolCalls = !isNamedToolChoice(body.tool_choice);
 
   if (body.stream) {
-    const writer = new ChatStreamWriter(res, ident, { promptTokens, ...usageOptions(body.stream_options), toolCalls: parsesToolCalls ? toolCallsStream(reply) : undefined });
+    const toolCalls = parsesToolCalls ? toolCallsStream(reply) : undefined;
+    const writer = new ChatStreamWriter(res, ident, { promptTokens, ...usageOptions(body.stream_options), toolCalls, finishWithToolCalls });
     return playStreamed(ctx, plan, res, writer);
   }
   playWhole(ctx, plan, res, (text, last) => {
     // Parsed from the text as generated: a reply cut inside its calls is no valid list, and vLLM returns it as content.
     const found = parsesToolCalls ? messageToolCalls(text) : undefined;
     const totals = usage(promptTokens, last.completionTokens);
-    if (found) sendJson(res, 200, chatCompletion(ident, found, 'tool_calls', totals, last.stopReason));
+    if (found) sendJson(res, 200, chatCompletion(ident, found, finishWithToolCalls ? 'tool_calls' : last.finishReason, totals, last.stopReason));
     else sendJson(res, 200, chatCompletion(ident, { content: text }, last.finishReason, totals, last.stopReason));
   });
 }

@@ -3,8 +3,10 @@ import { addValueError } from './error-response.ts';
 import { checkSamplingRequest, samplingRequestFields, tokenCount } from './sampling-request-fields.ts';
 
 // Loose objects: like vLLM (pydantic extra="allow"), fields the simulator does not use
-// (seed, presence_penalty, ...) are accepted and ignored. Only what the simulator reads is typed.
-const messageSchema = z.looseObject({
+// (user, logit_bias, ...) are accepted and ignored. Only what the simulator reads is typed.
+
+/** One chat message, as /v1/chat/completions and /tokenize read it. */
+export const chatMessageSchema = z.looseObject({
   role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']),
   content: z.union([z.string(), z.array(z.looseObject({ type: z.string() })), z.null()]).optional(),
   name: z.string().optional(),
@@ -16,7 +18,7 @@ const messageSchema = z.looseObject({
 export const chatCompletionRequestSchema = z
   .looseObject({
     ...samplingRequestFields,
-    messages: z.array(messageSchema).min(1),
+    messages: z.array(chatMessageSchema).min(1),
     max_tokens: tokenCount.nullish(),
     max_completion_tokens: tokenCount.nullish(),
     /** Only looked at by a server with a tool parser (`--tool-call-parser`): whether it parses the reply. */
@@ -38,14 +40,49 @@ function checkChatRequest(
   body: { tools?: unknown[] | null; tool_choice?: unknown; logprobs?: boolean | null; top_logprobs?: number | null },
   ctx: z.RefinementCtx,
 ): void {
-  // check_tool_usage: "none" needs no tools; an empty list counts as set (only absent or null is refused).
-  if (body.tool_choice != null && body.tool_choice !== 'none' && body.tools == null) {
-    return addValueError(ctx, 'When using `tool_choice`, `tools` must be set.');
-  }
+  const toolProblem = toolUsageProblem(body.tools, body.tool_choice);
+  if (toolProblem !== undefined) return addValueError(ctx, toolProblem);
   // check_logprobs: 0 asks for no alternatives, so it needs no `logprobs`.
   if (body.top_logprobs != null && body.top_logprobs > 0 && !body.logprobs) {
     return addValueError(ctx, 'when using `top_logprobs`, `logprobs` must be set to true.', 'top_logprobs');
   }
+}
+
+const NAMED_USAGE = 'Correct usage: `{"type": "function", "function": {"name": "my_function"}}`';
+
+/**
+ * check_tool_usage, in its order. "none" needs no tools; an empty list counts as set (only absent
+ * or null is refused), and "required" with an empty list is taken as "none".
+ */
+function toolUsageProblem(tools: unknown[] | null | undefined, choice: unknown): string | undefined {
+  if (choice == null || choice === 'none') return undefined;
+  if (tools == null) return 'When using `tool_choice`, `tools` must be set.';
+  if (typeof choice === 'string') {
+    return choice === 'auto' || choice === 'required' ? undefined : `Invalid value for \`tool_choice\`: ${choice}! Only named tools, "none", "auto" or "required" are supported.`;
+  }
+  const fn = (choice as { function?: unknown }).function;
+  if (!isObject(fn)) return `Invalid value for \`function\`: \`${pyStr(fn)}\` in \`tool_choice\`! ${NAMED_USAGE}`;
+  if (!('name' in fn)) return `Expected field \`name\` in \`function\` in \`tool_choice\`! ${NAMED_USAGE}`;
+  if (typeof fn.name !== 'string' || fn.name.length === 0) return `Invalid \`name\` in \`function\`: \`${pyStr(fn.name)}\` in \`tool_choice\`! ${NAMED_USAGE}`;
+  // A malformed tool matches nothing (newer vLLM; older ones failed with a KeyError, a 500).
+  const named = tools.some((tool) => isObject(tool) && isObject(tool.function) && tool.function.name === fn.name);
+  return named ? undefined : 'The tool specified in `tool_choice` does not match any of the specified `tools`';
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A JSON value as Python's f-string shows it, near enough for these messages. */
+function pyStr(value: unknown): string {
+  if (value === undefined || value === null) return 'None';
+  if (typeof value === 'boolean') return value ? 'True' : 'False';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** Whether a request names the function to call (`{"type": "function", "function": {"name": …}}`), not "auto" or "required". */
+export function isNamedToolChoice(choice: unknown): boolean {
+  return isObject(choice);
 }
 
 export type ChatCompletionRequest = z.infer<typeof chatCompletionRequestSchema>;

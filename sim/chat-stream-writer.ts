@@ -19,6 +19,8 @@ export interface ChatStreamOptions {
   continuousUsage: boolean;
   /** The server's tool parser at work on this reply (`--tool-call-parser`): tokens become `tool_calls` deltas. */
   toolCalls?: ToolCallsStream;
+  /** Whether calls sent end the stream with finish_reason `tool_calls` (false for a named tool_choice). Default true. */
+  finishWithToolCalls?: boolean;
 }
 
 /**
@@ -65,7 +67,7 @@ export class ChatStreamWriter {
     // A token the tool parser turns into nothing (a bracket, a key) gets no chunk, as in vLLM;
     // the last token always does, with the finish reason.
     if (delta === undefined && event.finishReason === null) return;
-    const finishReason = event.finishReason !== null && toolCalls?.called ? 'tool_calls' : event.finishReason;
+    const finishReason = event.finishReason !== null && toolCalls?.called && this.options.finishWithToolCalls !== false ? 'tool_calls' : event.finishReason;
     this.send(this.withUsage(deltaChunk(this.ident, delta ?? {}, finishReason, event.stopReason), event.completionTokens));
     if (event.finishReason === null) return;
     if (this.options.includeUsage) this.send(usageChunk(this.ident, usage(this.options.promptTokens, event.completionTokens)));

@@ -29,10 +29,22 @@ interface SimCliOptions {
   profile: string;
   scenarios: string[];
   model: string;
+  servedModelName?: string;
+  maxModelLen?: number;
+  apiKey?: string;
   prefixCacheTokens: number;
   maxNumBatchedTokens?: number;
   enableAutoToolChoice?: boolean;
   toolCallParser?: ToolCallParserName;
+}
+
+/** A failed listen as one line: a busy port is an everyday mistake, not a crash worth a stack. */
+function listenErrorLine(err: unknown): string | undefined {
+  if (!(err instanceof Error) || (err as NodeJS.ErrnoException).syscall !== 'listen') return undefined;
+  const { code, port, address } = err as NodeJS.ErrnoException & { port?: number; address?: string };
+  if (code !== 'EADDRINUSE') return `sim: ${err.message}`;
+  // On --uds a socket file left behind is replaced (sim-server.ts), so what is there is something else.
+  return `sim: ${err.message} (${port !== undefined && port >= 0 ? `port ${port} is in use` : `${address} exists and is not a socket`})`;
 }
 
 const program = new Command()
@@ -43,12 +55,16 @@ const program = new Command()
   .option('--uds <path>', 'listen on this Unix domain socket instead of host and port, as vLLM does; the URL printed is unix:PATH:/v1')
   .option('--profile <name-or-path>', `timing profile: ${shippedProfileNames().join(', ')} (sim/profiles), or a JSON file`, DEFAULT_PROFILE)
   .option('--scenarios <dir...>', 'scenario folder(s), tried in order', [SCENARIOS_DIR])
-  .option('--model <name>', 'served model name', DEFAULT_MODEL_NAME)
+  .argument('[model]', 'the model to serve, as in `vllm serve MODEL` (same as --model; put it before --scenarios)')
+  .option('--model <name>', 'the model to serve; its name is the served name unless --served-model-name is given', DEFAULT_MODEL_NAME)
+  .option('--served-model-name <name>', 'the model name clients use (default: the model)')
+  .option('--max-model-len <n>', "context length, prompt and reply together (default: the profile's)", parsePositive)
+  .addOption(new Option('--api-key <key>', 'require `Authorization: Bearer <key>` on /v1/* requests, as vLLM does').env('VLLM_API_KEY'))
   .option('--prefix-cache-tokens <n>', 'tokens the automatic prefix cache holds (0 = off)', parseCount, DEFAULT_PREFIX_CACHE_TOKENS)
   .option('--max-num-batched-tokens <n>', "tokens one engine step may process, decodes and prefill chunks (default: the profile's)", parsePositive)
   .option('--enable-auto-tool-choice', "parse the replies' tool calls into `tool_calls` (needs --tool-call-parser), as vLLM does")
   .addOption(new Option('--tool-call-parser <name>', 'the tool-call format --enable-auto-tool-choice parses').choices(TOOL_CALL_PARSERS))
-  .action(async (opts: SimCliOptions) => {
+  .action(async (model: string | undefined, opts: SimCliOptions) => {
     // vLLM refuses to start this way too.
     if (opts.enableAutoToolChoice && !opts.toolCallParser) program.error('sim: --enable-auto-tool-choice needs --tool-call-parser');
     const sim = await startSim({
@@ -57,9 +73,12 @@ const program = new Command()
       uds: opts.uds,
       profile: opts.profile,
       scenarioDirs: opts.scenarios,
-      modelName: opts.model,
+      // vLLM: the positional model wins over --model, and the served name defaults to the model.
+      modelName: opts.servedModelName ?? model ?? opts.model,
       prefixCacheTokens: opts.prefixCacheTokens,
       maxNumBatchedTokens: opts.maxNumBatchedTokens,
+      maxModelLen: opts.maxModelLen,
+      apiKey: opts.apiKey || undefined, // an empty VLLM_API_KEY asks for none, as in vLLM
       toolCallParser: opts.enableAutoToolChoice ? opts.toolCallParser : undefined,
     });
     console.log(sim.url);
@@ -78,6 +97,6 @@ const program = new Command()
   });
 
 program.parseAsync().catch((err: unknown) => {
-  console.error(err instanceof ConveyorError ? `sim: ${err.message}` : err);
+  console.error(err instanceof ConveyorError ? `sim: ${err.message}` : (listenErrorLine(err) ?? err));
   process.exit(1);
 });

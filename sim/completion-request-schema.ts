@@ -4,18 +4,24 @@ import { checkSamplingRequest, samplingRequestFields, tokenCount } from './sampl
 /**
  * vLLM's CompletionRequest (the legacy /v1/completions), as far as the simulator reads it; other
  * fields are accepted and ignored, as with pydantic's extra="allow". One prompt per request: a
- * string, a one-string list, or token ids.
+ * string, a one-string list, or token ids; a list of several strings is refused in words that say so.
  */
 export const completionRequestSchema = z
   .looseObject({
     ...samplingRequestFields,
-    prompt: z.union([z.string(), z.array(z.string()).length(1), z.array(z.number().int().min(0)).min(1)]),
+    prompt: z.union([z.string(), z.array(z.string()).min(1), z.array(z.number().int().min(0)).min(1)]),
+    /** Refused once the model is known, as vLLM refuses it (completions-route.ts). */
+    suffix: z.string().nullish(),
     /** vLLM's default is the OpenAI legacy API's: 16. */
     max_tokens: tokenCount.nullish(),
     echo: z.boolean().nullish(),
   })
   .superRefine((body, ctx) => {
     checkSamplingRequest(body, ctx);
+    // vLLM answers a list of prompts as a batch, one choice each; the simulator plays one sequence per request.
+    if (Array.isArray(body.prompt) && body.prompt.length > 1 && typeof body.prompt[0] === 'string') {
+      ctx.addIssue({ code: 'custom', path: ['prompt'], message: `The simulator takes one prompt per request; got a list of ${body.prompt.length}. Send one request per prompt.` });
+    }
     if (body.echo === true) {
       ctx.addIssue({ code: 'custom', path: ['echo'], message: 'echo is not supported by the simulator.' });
     }

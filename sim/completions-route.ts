@@ -7,8 +7,9 @@ import { sendErrorFor } from './error-response.ts';
 import { readJsonRequest } from './json-request.ts';
 import { sendJson } from './json-response.ts';
 import { InvalidRequestError } from '../core/errors.ts';
-import { BOS_TOKEN_ID, encodeText, tokenBytes, VOCAB_SIZE } from './mistral-tokenizer.ts';
+import { encodeText } from './mistral-tokenizer.ts';
 import { playStreamed, playWhole } from './play-sequence.ts';
+import { decodeClientTokenIds, textPromptTokenIds } from './prompt-tokens.ts';
 import { selectScenario, sequencePlan } from './request-plan.ts';
 import { usageOptions } from './sampling-request-fields.ts';
 import type { SimContext } from './sim-context.ts';
@@ -32,19 +33,16 @@ function promptOf(body: CompletionRequest): { text: string; tokenIds: readonly n
   const prompt = body.prompt;
   if (typeof prompt === 'string' || typeof prompt[0] === 'string') {
     const text = typeof prompt === 'string' ? prompt : (prompt[0] as string);
-    // A text prompt is tokenized with BOS first, as vLLM's tokenizer does for Mistral.
-    return { text, tokenIds: [BOS_TOKEN_ID, ...encodeText(text)] };
+    return { text, tokenIds: textPromptTokenIds(text) };
   }
   const tokenIds = prompt as number[];
-  // vLLM's input check, in its words: a client's mistake (400), not the server's.
-  const maxId = tokenIds.reduce((max, id) => Math.max(max, id), 0);
-  if (maxId >= VOCAB_SIZE) throw new InvalidRequestError(`Token id ${maxId} is out of vocabulary`, 'prompt');
-  const text = Buffer.concat(tokenIds.map((id) => tokenBytes(id))).toString('utf8');
-  return { text, tokenIds };
+  return { text: decodeClientTokenIds(tokenIds, 'prompt'), tokenIds };
 }
 
 function startCompletion(ctx: SimContext, body: CompletionRequest, res: ServerResponse): void {
   const selected = selectScenario(ctx, body);
+  // vLLM's serving_completion refuses it right after the model check, before the prompt is read.
+  if (body.suffix != null) throw new InvalidRequestError('suffix is not currently supported');
   const prompt = promptOf(body);
   const reply = ctx.scenarios.reply([{ role: 'user', content: prompt.text }], selected).text;
   const plan = sequencePlan(ctx, body, {

@@ -62,8 +62,11 @@ export function zodProblems(error: z.ZodError): ValidationProblem[] {
   });
 }
 
+/** A string as Python's repr() writes it: in double quotes when it holds a single quote and no double one. */
 function pyString(s: string): string {
-  return `'${s.replaceAll('\\', '\\\\').replaceAll("'", "\\'").replaceAll('\n', '\\n')}'`;
+  const escaped = s.replaceAll('\\', '\\\\').replaceAll('\n', '\\n');
+  if (s.includes("'") && !s.includes('"')) return `"${escaped}"`;
+  return `'${escaped.replaceAll("'", "\\'")}'`;
 }
 
 function pyTuple(loc: ReadonlyArray<string | number>): string {

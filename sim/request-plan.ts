@@ -20,13 +20,20 @@ export interface PlanRequest extends SamplingFields {
   ignore_eos?: boolean | null | undefined;
 }
 
+/**
+ * vLLM's _check_model: the served model, a scenario alias (listed like a LoRA adapter) or no
+ * model at all; anything else is a 404. Returns the alias's scenario, if it is one.
+ */
+export function checkModel(ctx: SimContext, model: string | null | undefined): LoadedScenario | undefined {
+  if (model == null || model === ctx.modelName) return undefined;
+  const byModel = ctx.scenarios.forModel(model);
+  if (byModel === undefined) throw new NotFoundError(`The model \`${model}\` does not exist.`);
+  return byModel;
+}
+
 /** The scenario a request asks for by model alias or by `scenario`; undefined: match on the prompt. */
 export function selectScenario(ctx: SimContext, body: PlanRequest): LoadedScenario | undefined {
-  const model = body.model ?? ctx.modelName;
-  const byModel = model === ctx.modelName ? undefined : ctx.scenarios.forModel(model);
-  if (model !== ctx.modelName && byModel === undefined) {
-    throw new NotFoundError(`The model \`${model}\` does not exist.`);
-  }
+  const byModel = checkModel(ctx, body.model);
   if (body.scenario === undefined) return byModel;
   const named = ctx.scenarios.get(body.scenario);
   if (named === undefined) {

@@ -2,6 +2,9 @@ import { InvalidRequestError } from '../core/errors.ts';
 
 /** The request fields vLLM's SamplingParams checks and the simulator reads (both completion routes). */
 export interface SamplingFields {
+  presence_penalty?: number | null | undefined;
+  frequency_penalty?: number | null | undefined;
+  repetition_penalty?: number | null | undefined;
   temperature?: number | null | undefined;
   top_p?: number | null | undefined;
   top_k?: number | null | undefined;
@@ -16,6 +19,13 @@ export interface SamplingFields {
  * schema. `param` is the field vLLM's VLLMValidationError names; none where it names none.
  */
 export function verifySamplingParams(body: SamplingFields, maxTokens: number): void {
+  const presencePenalty = body.presence_penalty ?? 0;
+  if (!(presencePenalty >= -2 && presencePenalty <= 2)) throw new InvalidRequestError(`presence_penalty must be in [-2, 2], got ${pyFloat(presencePenalty)}.`);
+  const frequencyPenalty = body.frequency_penalty ?? 0;
+  if (!(frequencyPenalty >= -2 && frequencyPenalty <= 2)) throw new InvalidRequestError(`frequency_penalty must be in [-2, 2], got ${pyFloat(frequencyPenalty)}.`);
+  // No upper bound: vLLM takes any positive repetition_penalty.
+  const repetitionPenalty = body.repetition_penalty ?? 1;
+  if (repetitionPenalty <= 0) throw new InvalidRequestError(`repetition_penalty must be greater than zero, got ${pyFloat(repetitionPenalty)}.`);
   const temperature = body.temperature ?? 1;
   if (temperature < 0) throw new InvalidRequestError(`temperature must be non-negative, got ${pyFloat(temperature)}.`, 'temperature');
   const topP = body.top_p ?? 1;

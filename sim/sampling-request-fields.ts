@@ -1,5 +1,8 @@
 import { z } from 'zod';
 
+/** vLLM's response_format types: ResponseFormat's and StructuralTagResponseFormat's literals. */
+const RESPONSE_FORMAT_TYPES = ['text', 'json_object', 'json_schema', 'structural_tag'] as const;
+
 /**
  * The request fields /v1/chat/completions and /v1/completions share (vLLM's sampling and stream
  * options), as far as the simulator reads them; each route's schema adds its prompt.
@@ -24,6 +27,24 @@ export const samplingRequestFields = {
   temperature: z.number().nullish(),
   top_p: z.number().nullish(),
   top_k: z.number().int().nullish(),
+  presence_penalty: z.number().nullish(),
+  frequency_penalty: z.number().nullish(),
+  repetition_penalty: z.number().nullish(),
+  // Output is deterministic, so unused; typed so that a seed pydantic refuses (a fraction, a word)
+  // is a 400 here too. Stricter than pydantic on numeric strings ("42"), like the fields above.
+  seed: z.number().int().nullish(),
+  /**
+   * Checked as vLLM's pydantic model checks its `type`, but not applied: the scripted reply is
+   * what it is, whatever format is asked for.
+   */
+  response_format: z
+    .looseObject({
+      type: z.enum(RESPONSE_FORMAT_TYPES, {
+        // pydantic's words for a Literal field.
+        error: (issue) => (issue.input === undefined ? 'Field required' : "Input should be 'text', 'json_object', 'json_schema' or 'structural_tag'"),
+      }),
+    })
+    .nullish(),
   /** vLLM extension: EOS is no stop; the sequence runs to max_tokens (reply-continuation.ts). */
   ignore_eos: z.boolean().nullish(),
   /** vLLM extension: EOS, stop tokens and stop strings do not end the sequence before this many tokens. */

@@ -5,17 +5,32 @@ import { handleCompletions } from './completions-route.ts';
 import { sendErrorFor } from './error-response.ts';
 import { sendJson } from './json-response.ts';
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics } from './metrics-text.ts';
+import { ApiKeyAuth } from './api-key-auth.ts';
+import { applyCors } from './cors.ts';
 import { SCENARIO_MODEL_PREFIX } from './scenario-set.ts';
 import type { SimContext } from './sim-context.ts';
+import { handleDetokenize, handleTokenize } from './tokenize-routes.ts';
 
 type Handler = (ctx: SimContext, req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
+
+/** What GET /version reports: the vLLM release whose API the simulator follows. */
+export const SIM_VLLM_VERSION = '0.11.0';
+
+// vLLM answers /health (and /ping, its SageMaker alias) with an empty 200.
+const emptyOk: Handler = (_ctx, req, res) => {
+  req.resume();
+  res.writeHead(200, { 'content-length': '0' }).end();
+};
 
 const ROUTES: Record<string, Partial<Record<string, Handler>>> = {
   '/v1/chat/completions': { POST: handleChatCompletions },
   '/v1/completions': { POST: handleCompletions },
   '/v1/models': { GET: listModels },
-  // vLLM answers /health with an empty 200.
-  '/health': { GET: (_ctx, _req, res) => void res.writeHead(200, { 'content-length': '0' }).end() },
+  '/tokenize': { POST: handleTokenize },
+  '/detokenize': { POST: handleDetokenize },
+  '/health': { GET: emptyOk },
+  '/ping': { GET: emptyOk, POST: emptyOk },
+  '/version': { GET: (_ctx, _req, res) => sendJson(res, 200, { version: SIM_VLLM_VERSION }) },
   '/metrics': { GET: serveMetrics },
   '/sim/counters': { GET: (ctx, _req, res) => sendJson(res, 200, ctx.engine.counters()) },
   // vLLM's (dev-mode) route: benchmarks empty the cache between phases.
@@ -28,10 +43,17 @@ const ROUTES: Record<string, Partial<Record<string, Handler>>> = {
   },
 };
 
-/** The node:http request listener: route → handler, FastAPI's 404/405 bodies otherwise. */
+/**
+ * The node:http request listener: auth → CORS → route → handler, FastAPI's 404/405 bodies
+ * otherwise. Auth comes first because vLLM adds its auth middleware after CORSMiddleware, which
+ * puts it outside: a 401 carries no CORS headers there either.
+ */
 export function createRequestListener(ctx: SimContext): (req: IncomingMessage, res: ServerResponse) => void {
+  const auth = ctx.apiKey === undefined ? undefined : new ApiKeyAuth(ctx.apiKey);
   return (req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
+    if (auth !== undefined && !auth.admit(req, res, path)) return;
+    if (applyCors(req, res)) return;
     const methods = ROUTES[path];
     if (methods === undefined) {
       req.resume();

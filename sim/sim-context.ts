@@ -10,4 +10,6 @@ export interface SimContext {
   modelName: string;
   /** vLLM's `--enable-auto-tool-choice --tool-call-parser <name>`: replies' tool calls leave as `tool_calls`. */
   toolCallParser?: ToolCallParserName;
+  /** vLLM's --api-key: requests under /v1 must carry `Authorization: Bearer <key>`. */
+  apiKey?: string;
 }

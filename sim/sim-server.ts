@@ -39,6 +39,13 @@ export interface SimOptions {
   prefixCacheTokens?: number;
   /** Overrides the profile's `maxNumBatchedTokens` (vLLM's `--max-num-batched-tokens`): the tokens one step may process. */
   maxNumBatchedTokens?: number;
+  /** Overrides the profile's `maxModelLen` (vLLM's `--max-model-len`): the context, prompt and reply together. */
+  maxModelLen?: number;
+  /**
+   * vLLM's `--api-key`: requests under /v1 without `Authorization: Bearer <key>` get 401
+   * `{"error": "Unauthorized"}`; /health, /metrics, /version, /ping stay open. Default: none asked.
+   */
+  apiKey?: string;
   /**
    * vLLM's `--enable-auto-tool-choice --tool-call-parser mistral`: for a request with `tools` (and
    * `tool_choice` other than "none"), a reply's `[TOOL_CALLS]` list is sent as `tool_calls`
@@ -72,12 +79,13 @@ export const DEFAULT_MODEL_NAME = 'mistral-7b-instruct-sim';
  * OpenAI-compatible routes. Configuration problems reject with SimConfigError.
  */
 export async function startSim(options: SimOptions = {}): Promise<SimHandle> {
-  const loaded = loadTimingProfile(options.profile ?? DEFAULT_PROFILE);
-  const profile = options.maxNumBatchedTokens === undefined ? loaded : parseTimingProfile({ ...loaded, maxNumBatchedTokens: options.maxNumBatchedTokens }, '--max-num-batched-tokens');
+  const profile = profileWithOverrides(loadTimingProfile(options.profile ?? DEFAULT_PROFILE), options);
   const scenarios = ScenarioSet.load({ inMemory: options.scenarios, dirs: options.scenarioDirs ?? [SCENARIOS_DIR] });
   const cacheTokens = options.prefixCacheTokens ?? DEFAULT_PREFIX_CACHE_TOKENS;
   const engine = new EngineLoop({ profile, prefixCache: cacheTokens > 0 ? new PrefixCache(cacheTokens) : undefined });
-  const server = createServer(createRequestListener({ engine, scenarios, modelName: options.modelName ?? DEFAULT_MODEL_NAME, toolCallParser: options.toolCallParser }));
+  const server = createServer(
+    createRequestListener({ engine, scenarios, modelName: options.modelName ?? DEFAULT_MODEL_NAME, toolCallParser: options.toolCallParser, apiKey: options.apiKey }),
+  );
   const host = options.host ?? '127.0.0.1';
   let url: string;
   let port = 0;
@@ -105,6 +113,16 @@ export async function startSim(options: SimOptions = {}): Promise<SimHandle> {
       return closing;
     },
   };
+}
+
+/** The profile with the server's flags applied over it, checked again (a 0 is refused as in the file). */
+function profileWithOverrides(loaded: TimingProfile, options: SimOptions): TimingProfile {
+  const { maxNumBatchedTokens, maxModelLen } = options;
+  if (maxNumBatchedTokens === undefined && maxModelLen === undefined) return loaded;
+  return parseTimingProfile(
+    { ...loaded, ...(maxNumBatchedTokens !== undefined && { maxNumBatchedTokens }), ...(maxModelLen !== undefined && { maxModelLen }) },
+    '--max-num-batched-tokens / --max-model-len',
+  );
 }
 
 /** Listens on a TCP port of `host`, or on a Unix domain socket when `host` is undefined and `where` a path. */

@@ -72,7 +72,9 @@ export function loadTimingProfile(ref: string | TimingProfile): TimingProfile {
   try {
     raw = readFileSync(file, 'utf8');
   } catch (cause) {
-    throw new SimConfigError(`timing profile "${ref}" not found (looked for ${file})`, { cause });
+    // A mistyped name is the usual cause: say which names there are.
+    const shipped = looksLikePath ? '' : `; shipped profiles: ${shippedProfileNames().join(', ')}, or give a path to a JSON file`;
+    throw new SimConfigError(`timing profile "${ref}" not found (looked for ${file})${shipped}`, { cause });
   }
   let json: unknown;
   try {

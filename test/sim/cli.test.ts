@@ -6,15 +6,16 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { shippedProfileNames } from '../../sim/timing-profile.ts';
 import { suiteTempDir } from '../support/temp-dir.ts';
 import { postChat, allSseData, streamedText } from './sim-test-helpers.ts';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-let child: ChildProcess | undefined;
+let children: ChildProcess[] = [];
 
 afterEach(() => {
-  if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  child = undefined;
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  children = [];
 });
 
 async function startCli(args: string[] = []): Promise<{ proc: ChildProcess; url: string }> {
@@ -22,7 +23,7 @@ async function startCli(args: string[] = []): Promise<{ proc: ChildProcess; url:
     cwd: repoRoot,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  child = proc;
+  children.push(proc);
   const lines = createInterface({ input: proc.stdout! });
   const [url] = (await once(lines, 'line')) as [string];
   return { proc, url };
@@ -74,12 +75,80 @@ describe('sim/cli.ts', () => {
   });
 
   it('refuses --enable-auto-tool-choice without --tool-call-parser, as vLLM does', async () => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', 'sim/cli.ts', '--port', '0', '--enable-auto-tool-choice'], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
-    child = proc;
-    let stderr = '';
-    proc.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
-    const [code] = (await once(proc, 'exit')) as [number | null];
+    const { code, stderr } = await runToExit(['--port', '0', '--enable-auto-tool-choice']);
     expect(code).not.toBe(0);
     expect(stderr).toContain('--enable-auto-tool-choice needs --tool-call-parser');
   });
+
+  it('takes the model as `vllm serve MODEL` does, with --max-model-len and --api-key', async () => {
+    const { url } = await startCli(['mistralai/Mistral-7B-Instruct-v0.3', '--max-model-len', '2048', '--api-key', 'k1']);
+    expect((await fetch(`${url}/models`)).status).toBe(401);
+    const models = (await (await fetch(`${url}/models`, { headers: { authorization: 'Bearer k1' } })).json()) as { data: Array<{ id: string; max_model_len: number }> };
+    expect(models.data[0]).toMatchObject({ id: 'mistralai/Mistral-7B-Instruct-v0.3', max_model_len: 2048 });
+    expect((await fetch(url.replace(/\/v1$/, '/health'))).status).toBe(200);
+  });
+
+  it('serves the model under --served-model-name when given, as vLLM does', async () => {
+    const { url } = await startCli(['--model', 'mistralai/Mistral-7B-Instruct-v0.3', '--served-model-name', 'mistral']);
+    const res = await postChat(url, { model: 'mistral', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 });
+    expect(((await res.json()) as { model: string }).model).toBe('mistral');
+    expect((await postChat(url, { model: 'mistralai/Mistral-7B-Instruct-v0.3', messages: [{ role: 'user', content: 'hi' }] })).status).toBe(404);
+  });
+
+  it('says in one line that the port is in use, and exits 1', async () => {
+    const { url } = await startCli();
+    const port = new URL(url).port;
+    const { code, stderr } = await runToExit(['--port', port, '--profile', 'fast-test']);
+    expect(code).toBe(1);
+    expect(stderr).toBe(`sim: listen EADDRINUSE: address already in use 127.0.0.1:${port} (port ${port} is in use)\n`);
+  });
+
+  it('lists the shipped profiles when --profile names none of them', async () => {
+    const { code, stderr } = await runToExit(['--port', '0', '--profile', 'mistral-7b-a100']);
+    expect(code).toBe(1);
+    expect(stderr.trim().split('\n')).toHaveLength(1);
+    expect(stderr).toContain(`shipped profiles: ${shippedProfileNames().join(', ')}`);
+  });
+
+  it('`npm run sim`: SIGTERM to npm closes the server (regression: sh kept the node child running)', async () => {
+    // Its own process group, so that cleanup can reach a child the test failed to stop.
+    const npm = spawn('npm', ['run', '--silent', 'sim', '--', '--port', '0', '--profile', 'fast-test'], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    try {
+      const [url] = (await once(createInterface({ input: npm.stdout! }), 'line')) as [string];
+      expect((await fetch(`${url}/models`)).status).toBe(200);
+      const exited = once(npm, 'exit');
+      npm.kill('SIGTERM');
+      await exited;
+      await waitUntilRefused(`${url}/models`);
+    } finally {
+      try {
+        process.kill(-npm.pid!, 'SIGKILL');
+      } catch {
+        // The group is gone already.
+      }
+    }
+  });
 });
+
+async function runToExit(args: string[]): Promise<{ code: number | null; stderr: string }> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'sim/cli.ts', ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(proc);
+  let stderr = '';
+  proc.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+  const [code] = (await once(proc, 'exit')) as [number | null];
+  return { code, stderr };
+}
+
+/** Polls until nothing listens at `url`: npm may exit before the child it signalled has closed. */
+async function waitUntilRefused(url: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await (await fetch(url)).arrayBuffer();
+    } catch {
+      return;
+    }
+    if (Date.now() > deadline) throw new Error(`${url} still answers after npm exited`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

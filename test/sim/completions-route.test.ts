@@ -103,4 +103,25 @@ describe('POST /v1/completions (vLLM legacy text completions)', () => {
     const unknownModel = await postCompletion({ model: 'nope', prompt: 'a' });
     expect(unknownModel.status).toBe(404);
   });
+
+  it('refuses a suffix as vLLM does, after the model check; a null suffix is no suffix', async () => {
+    for (const suffix of ['}', '']) {
+      const res = await postCompletion({ model: MODEL, prompt: 'def f(', suffix });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({ error: { message: 'suffix is not currently supported', type: 'BadRequestError', param: null, code: 400 } });
+    }
+    expect((await postCompletion({ model: 'nope', prompt: 'a', suffix: '}' })).status).toBe(404);
+    expect((await postCompletion({ model: MODEL, prompt: 'say hello', suffix: null, max_tokens: 2 })).status).toBe(200);
+  });
+
+  it('says that it takes one prompt per request when given a list of several', async () => {
+    const res = await postCompletion({ model: MODEL, prompt: ['a', 'b', 'c'] });
+    expect(res.status).toBe(400);
+    const error = ((await res.json()) as { error: { message: string; param: string } }).error;
+    expect(error.param).toBe('body.prompt');
+    expect(error.message).toBe(
+      "1 validation error:\n  {'type': 'custom', 'loc': ('body', 'prompt'), 'msg': 'The simulator takes one prompt per request; got a list of 3. Send one request per prompt.'}",
+    );
+    expect((await postCompletion({ model: MODEL, prompt: ['say hello'], max_tokens: 2 })).status).toBe(200);
+  });
 });

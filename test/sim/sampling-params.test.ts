@@ -58,6 +58,32 @@ describe('tool_choice without tools (check_tool_usage)', () => {
   });
 });
 
+describe('a named tool_choice (check_tool_usage)', () => {
+  const named = (name: string) => ({ type: 'function', function: { name } });
+
+  it('refuses a name that is not among the tools, in vLLM\'s words', async () => {
+    const refused = modelValidatorError('The tool specified in `tool_choice` does not match any of the specified `tools`', null);
+    expect(await chat({ tools: TOOLS, tool_choice: named('search') })).toEqual({ status: 400, body: refused });
+    expect(await chat({ tools: [], tool_choice: named('lookup') })).toEqual({ status: 400, body: refused });
+    // A tool without the `function` shape matches nothing; it is no server error.
+    expect(await chat({ tools: [{ type: 'mcp', name: 'lookup' }], tool_choice: named('lookup') })).toEqual({ status: 400, body: refused });
+    expect((await chat({ tools: TOOLS, tool_choice: named('lookup') })).status).toBe(200);
+  });
+
+  it('refuses a named choice without a name, and a tool_choice string other than none, auto or required', async () => {
+    const usage = 'Correct usage: `{"type": "function", "function": {"name": "my_function"}}`';
+    expect((await chat({ tools: TOOLS, tool_choice: { type: 'function', function: {} } })).body).toEqual(
+      modelValidatorError(`Expected field \`name\` in \`function\` in \`tool_choice\`! ${usage}`, null),
+    );
+    expect((await chat({ tools: TOOLS, tool_choice: { type: 'function' } })).body).toEqual(
+      modelValidatorError(`Invalid value for \`function\`: \`None\` in \`tool_choice\`! ${usage}`, null),
+    );
+    expect((await chat({ tools: TOOLS, tool_choice: 'sometimes' })).body).toEqual(
+      modelValidatorError('Invalid value for `tool_choice`: sometimes! Only named tools, "none", "auto" or "required" are supported.', null),
+    );
+  });
+});
+
 describe('top_logprobs without logprobs (check_logprobs)', () => {
   it('refuses top_logprobs > 0 unless logprobs is true, naming top_logprobs', async () => {
     const refused = modelValidatorError('when using `top_logprobs`, `logprobs` must be set to true.', 'top_logprobs');
@@ -106,10 +132,53 @@ describe("SamplingParams' checks", () => {
     expect((await completion({ min_tokens: 17 })).body.error.message).toBe('min_tokens must be less than or equal to max_tokens=16, got 17.');
   });
 
+  it('refuses presence_penalty and frequency_penalty outside [-2, 2], and a repetition_penalty not above 0', async () => {
+    expect(await chat({ presence_penalty: 5 })).toEqual({ status: 400, body: samplingParamsError('presence_penalty must be in [-2, 2], got 5.0.', null) });
+    expect(await chat({ frequency_penalty: -3 })).toEqual({ status: 400, body: samplingParamsError('frequency_penalty must be in [-2, 2], got -3.0.', null) });
+    expect(await completion({ repetition_penalty: 0 })).toEqual({ status: 400, body: samplingParamsError('repetition_penalty must be greater than zero, got 0.0.', null) });
+    // vLLM bounds repetition_penalty only below.
+    for (const extra of [{ presence_penalty: -2 }, { frequency_penalty: 2 }, { presence_penalty: 0.5, frequency_penalty: -1.5 }, { repetition_penalty: 1.1 }, { repetition_penalty: 3 }]) {
+      expect((await chat(extra)).status).toBe(200);
+    }
+  });
+
+  it('checks the penalties before temperature, as SamplingParams does', async () => {
+    expect((await chat({ temperature: -1, presence_penalty: 9 })).body.error.message).toBe('presence_penalty must be in [-2, 2], got 9.0.');
+  });
+
+  it('takes an integer seed and refuses any other, as pydantic types it', async () => {
+    expect((await chat({ seed: 42 })).status).toBe(200);
+    expect((await chat({ seed: null })).status).toBe(200);
+    for (const seed of ['abc', 1.5]) {
+      const { status, body } = await chat({ seed });
+      expect(status).toBe(400);
+      expect(body.error).toMatchObject({ type: 'Bad Request', param: 'body.seed' });
+    }
+  });
+
   it('checks in vLLM\'s order: the model first, then temperature before max_tokens; the same on /v1/completions', async () => {
     expect((await chat({ model: 'nope', temperature: -1 })).status).toBe(404);
     expect((await chat({ temperature: -1, max_tokens: -1 })).body.error.param).toBe('temperature');
     expect(await completion({ temperature: -2, top_p: 0 })).toEqual({ status: 400, body: samplingParamsError('temperature must be non-negative, got -2.0.', 'temperature') });
+  });
+});
+
+describe('response_format', () => {
+  it("takes vLLM's four types (not applied: the reply is scripted) and refuses any other, in pydantic's words", async () => {
+    for (const type of ['text', 'json_object', 'json_schema', 'structural_tag']) {
+      expect((await chat({ response_format: { type, json_schema: { name: 'x', schema: {} } } })).status).toBe(200);
+    }
+    expect((await completion({ response_format: { type: 'json_object' } })).status).toBe(200);
+    for (const send of [chat, completion]) {
+      const { status, body } = await send({ response_format: { type: 'xml' } });
+      expect(status).toBe(400);
+      expect(body.error).toMatchObject({ type: 'Bad Request', param: 'body.response_format.type' });
+      // Quoted as Python's repr() quotes a string holding single quotes.
+      expect(body.error.message).toBe(
+        `1 validation error:\n  {'type': 'invalid_value', 'loc': ('body', 'response_format', 'type'), 'msg': "Input should be 'text', 'json_object', 'json_schema' or 'structural_tag'"}`,
+      );
+    }
+    expect((await chat({ response_format: {} })).body.error.message).toContain('Field required');
   });
 });
 

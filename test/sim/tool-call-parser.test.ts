@@ -131,6 +131,26 @@ describe('a simulator started with toolCallParser: "mistral", through the offici
     ]);
   });
 
+  it('ends with finish_reason "stop", not "tool_calls", for a named tool_choice, streamed and not (vLLM serving_chat)', async () => {
+    const named = { type: 'function' as const, function: { name: 'search' } };
+    const whole = await client(parsing).chat.completions.create({ model: 'mistral-7b-instruct-sim', messages, tools, tool_choice: named });
+    expect(whole.choices[0]!.finish_reason).toBe('stop');
+    expect(whole.choices[0]!.message.tool_calls).toHaveLength(3);
+
+    const stream = await client(parsing).chat.completions.create({ model: 'mistral-7b-instruct-sim', messages, tools, tool_choice: named, stream: true });
+    const finishes: Array<string | null> = [];
+    let calls = 0;
+    for await (const chunk of stream) {
+      finishes.push(chunk.choices[0]!.finish_reason);
+      calls += chunk.choices[0]!.delta.tool_calls?.filter((c) => c.id !== undefined).length ?? 0;
+    }
+    expect(calls).toBe(3);
+    expect(finishes.filter((f) => f !== null)).toEqual(['stop']);
+    // "required" still ends with tool_calls.
+    const required = await client(parsing).chat.completions.create({ model: 'mistral-7b-instruct-sim', messages, tools, tool_choice: 'required' });
+    expect(required.choices[0]!.finish_reason).toBe('tool_calls');
+  });
+
   it('leaves the text as written without tools, with tool_choice "none", or without the parser', async () => {
     const asText = async (sim: SimHandle, extra: Record<string, unknown>) => {
       const completion = await client(sim).chat.completions.create({ model: 'mistral-7b-instruct-sim', messages, ...extra });

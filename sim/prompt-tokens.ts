@@ -1,0 +1,22 @@
+import { InvalidRequestError } from '../core/errors.ts';
+import { BOS_TOKEN_ID, encodeText, tokenBytes, VOCAB_SIZE } from './mistral-tokenizer.ts';
+
+/**
+ * A text prompt's token ids (/v1/completions, /tokenize): BOS first unless `addSpecialTokens` is
+ * false, as vLLM's tokenizer encodes it for Mistral.
+ */
+export function textPromptTokenIds(text: string, addSpecialTokens = true): number[] {
+  const ids = encodeText(text);
+  return addSpecialTokens ? [BOS_TOKEN_ID, ...ids] : [...ids];
+}
+
+/**
+ * The text of token ids a client sent (/v1/completions' prompt, /detokenize), special tokens
+ * written out (`<s>`). An id past the vocabulary is the client's mistake, a 400 in vLLM's words
+ * naming `param`.
+ */
+export function decodeClientTokenIds(tokenIds: readonly number[], param: string): string {
+  const maxId = tokenIds.reduce((max, id) => Math.max(max, id), 0);
+  if (maxId >= VOCAB_SIZE) throw new InvalidRequestError(`Token id ${maxId} is out of vocabulary`, param);
+  return Buffer.concat(tokenIds.map((id) => tokenBytes(id))).toString('utf8');
+}
