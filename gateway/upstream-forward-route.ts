@@ -128,7 +128,7 @@ async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, re
       }
       answered = true;
       ctx.metrics.forwarded(String(status));
-      res.writeHead(status, forwardedHeaders(upstreamHeaders));
+      res.writeHead(status, answerHeaders(upstreamHeaders));
       res.flushHeaders();
     },
     body(chunk) {
@@ -199,6 +199,17 @@ function forwardedHeaders(incoming: IncomingHttpHeaders): Record<string, string 
   for (const [name, value] of Object.entries(incoming)) {
     if (value !== undefined && !NOT_FORWARDED.has(name)) headers[name] = value;
   }
+  return headers;
+}
+
+/**
+ * The upstream's answer headers less its CORS ones: which pages may read an answer is the
+ * gateway's policy (cors.ts, set on `res` before this), and vLLM allows every origin by default,
+ * which would otherwise override it on every forwarded endpoint.
+ */
+function answerHeaders(upstream: Record<string, string | string[]>): Record<string, string | string[]> {
+  const headers = forwardedHeaders(upstream);
+  for (const name of Object.keys(headers)) if (name.startsWith('access-control-')) delete headers[name];
   return headers;
 }
 

@@ -58,6 +58,18 @@ describe('other /v1 endpoints pass through to the upstream (the simulator)', () 
     expect(metrics).toMatch(/^conveyor_forwarded_requests_total\{status="404"\} 1$/m);
   });
 
+  it("keeps its own CORS policy: the upstream's allow-every-origin (vLLM's default) is not passed on", async () => {
+    const upstream = await fetch(`${conveyor.sim!.url}/models`, { headers: { origin: 'https://elsewhere.example' } });
+    expect(upstream.headers.get('access-control-allow-origin')).toBe('*');
+    const res = await fetch(`${conveyor.gateway.url}/v1/completions`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer client-key', 'content-type': 'application/json', origin: 'https://elsewhere.example' },
+      body: JSON.stringify({ model: SIM_MODEL, prompt: 'hi', max_tokens: 2 }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
   it('asks for the client key before anything goes upstream', async () => {
     const before = conveyor.sim!.counters().requestsReceived;
     const res = await fetch(`${conveyor.gateway.url}/v1/completions`, {
