@@ -248,3 +248,15 @@ export class ShuttingDownError extends ConveyorError {
 export function cutByShutdown(): ShuttingDownError {
   return new ShuttingDownError('the gateway shut down before this request finished (its shutdown grace period ran out); retry on another instance');
 }
+
+/**
+ * A thrown value as the phrase a tool error quotes (`error: X failed: <this>`): a plain Error's
+ * message alone, another class's name with its message (`TypeError: …` says what kind of bug), any
+ * other value (a thrown string) as it is. Every runtime and the dispatcher use it, so one plugin bug
+ * reads the same wherever it ran. Duck-typed: an Error from another realm (node:vm) is one too.
+ */
+export function thrownMessage(err: unknown): string {
+  const e = err as { name?: unknown; message?: unknown } | null;
+  if (typeof e !== 'object' || e === null || typeof e.message !== 'string') return String(err);
+  return typeof e.name !== 'string' || e.name === 'Error' || e.name === '' ? e.message : `${e.name}: ${e.message}`;
+}

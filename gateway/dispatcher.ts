@@ -1,3 +1,4 @@
+import { thrownMessage } from '../core/errors.ts';
 import type { Piece } from '../parsers/parser-events.ts';
 import type { ToolExecution, ToolPlugin, ToolProgress, ToolResult } from '../plugins/plugin-types.ts';
 import type { Timeline } from './timeline.ts';
@@ -185,6 +186,5 @@ function describe(piece: Piece): string {
   return `step ${piece.index}`;
 }
 
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
+/** Worded as the plugin runtimes word a throwing hook (core/errors.ts), so a bug reads the same whatever ran the tool. */
+const errorMessage = thrownMessage;

@@ -9,22 +9,30 @@ import type { RuntimePools } from '../sandbox/runtimes/runtime-pools.ts';
 /**
  * The tools of plugin modules a tool author names (`conveyor serve --tool ./my-plugin.ts`): each
  * module's default export is a `definePlugin(...)`, run in the runtime it declares. Paths are
- * relative to the working directory (or `file:` URLs). A module that is missing or exports no
- * plugin stops the start-up with a GatewayConfigError naming it.
+ * relative to the working directory (or `file:` URLs); a query after the path
+ * (`./my-plugin.ts?runtime=thread`) is the module URL's, which the module reads from
+ * `import.meta.url`. A module that is missing or exports no plugin stops the start-up with a
+ * GatewayConfigError naming it.
  */
 export async function toolsFromModules(modules: readonly string[], pools: RuntimePools): Promise<RuntimeTool[]> {
   const tools: RuntimeTool[] = [];
+  const loadedFrom = new Map<string, string>();
   for (const module of modules) {
-    const url = module.startsWith('file:') ? module : pathToFileURL(resolve(module)).href;
+    const url = moduleUrl(module);
     // `npm start` runs in the checkout's root whatever folder it was typed in: say where it looked.
     if (!existsSync(fileURLToPath(url))) throw new GatewayConfigError(`tool module ${module}: no such file ${fileURLToPath(url)} (a path is taken from the working directory, ${process.cwd()})`);
     let tool: RuntimeTool;
     try {
       tool = toolFromPlugin(await loadPluginModule(url), { moduleUrl: url, pools });
     } catch (err) {
-      throw new GatewayConfigError(`tool module ${module}: ${(err as Error).message}${hintFor(err)}`, { cause: err });
+      const hint = hintFor(err, url);
+      // Node's own advice after a CommonJS error's first line is about CommonJS scripts, which a plugin cannot be.
+      const message = hint ? firstLine(err) : (err as Error).message;
+      throw new GatewayConfigError(`tool module ${module}: ${message}${hint}`, { cause: err });
     }
-    if (tools.some((t) => t.name === tool.name)) throw new GatewayConfigError(`tool module ${module}: a tool named ${tool.name} is already loaded`);
+    const earlier = loadedFrom.get(tool.name);
+    if (earlier !== undefined) throw new GatewayConfigError(`tool module ${module}: a tool named ${tool.name} is already loaded, from ${earlier}`);
+    loadedFrom.set(tool.name, module);
     // A process plugin's first call should not wait for Node to start.
     tool.warm();
     tools.push(tool);
@@ -33,11 +41,31 @@ export async function toolsFromModules(modules: readonly string[], pools: Runtim
 }
 
 /**
- * A `.ts` or `.js` file outside a `"type": "module"` package is CommonJS to Node and tsx, and a
- * plugin module (ES `import`/`export`) then fails with require(esm) errors that do not say so.
+ * The module's URL. A path may carry a query (`plugin.ts?name=a&runtime=thread`, the way one module
+ * serves as several tools); it stays a file name when a file of that very name exists.
  */
-function hintFor(err: unknown): string {
+function moduleUrl(module: string): string {
+  if (module.startsWith('file:')) return module;
+  const at = module.indexOf('?');
+  if (at < 0 || existsSync(resolve(module))) return pathToFileURL(resolve(module)).href;
+  return `${pathToFileURL(resolve(module.slice(0, at))).href}${module.slice(at)}`;
+}
+
+function firstLine(err: unknown): string {
+  return String((err as Error)?.message ?? err).split('\n')[0] ?? '';
+}
+
+/**
+ * A plugin module is an ES module (`import`/`export`). CommonJS fails in ways that do not say
+ * so: a `.ts` or `.js` file outside a `"type": "module"` package is CommonJS to Node and tsx
+ * (require(esm) errors), a `.cjs` file's `require` of the kit meets its `export` (`Unexpected
+ * token 'export'`), and `require` in an ES module is not defined.
+ */
+function hintFor(err: unknown, url: string): string {
   const code = (err as { code?: unknown } | null)?.code;
-  const requireEsm = code === 'ERR_REQUIRE_CYCLE_MODULE' || code === 'ERR_REQUIRE_ESM' || /require\(\) ES Module/.test((err as Error)?.message ?? '');
-  return requireEsm ? ' (a plugin module is an ES module: put a package.json with {"type": "module"} beside it, or name it .mts; plugins/README.md)' : '';
+  const message = (err as Error)?.message ?? '';
+  const requireEsm = code === 'ERR_REQUIRE_CYCLE_MODULE' || code === 'ERR_REQUIRE_ESM' || /require\(\) ES Module/.test(message);
+  if (requireEsm) return ' (a plugin module is an ES module: put a package.json with {"type": "module"} beside it, or name it .mts; plugins/README.md)';
+  const commonJs = /\.c[jt]s$/.test(new URL(url).pathname) || /Unexpected token 'export'|Cannot use import statement outside a module|require is not defined|module is not defined/.test(message);
+  return commonJs ? ' (plugins are ES modules: use .ts/.mjs/.js with import/export, not require/module.exports; plugins/README.md)' : '';
 }

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { pino } from 'pino';
 import { prettifyError, ZodError } from 'zod';
@@ -26,6 +27,7 @@ interface ServeOptions {
   maxQueuedRequests?: number;
   shutdownGrace: number;
   simProfile: string;
+  simScenarios?: string[];
   python?: string;
   plugins?: string;
   logLevel: string;
@@ -74,8 +76,12 @@ export function registerServeCommand(program: Command): void {
     .option('--max-queued-requests <n>', 'with --max-concurrent-requests: how many may wait; one more is answered 503 gateway_busy (default 256)', wholeNumber(0))
     .option('--shutdown-grace <seconds>', 'on SIGTERM/SIGINT, how long requests in flight may finish before they are cut (a second signal cuts at once)', seconds, 30)
     .option('--sim-profile <name>', `timing profile of the embedded simulator: ${shippedProfileNames().join(', ')}, or a JSON file`, DEFAULT_PROFILE)
+    .option(
+      '--sim-scenarios <dir...>',
+      'folders of scenario files (sim/README.md "Scenarios") for the embedded simulator, in place of its shipped sim/scenarios (list that too to keep them); paths relative to the working directory',
+    )
     .option('--python <path>', 'Python interpreter for the python tool (default: $CONVEYOR_PYTHON, else /usr/bin/python3, else python3 on PATH)')
-    .option('--tool <module...>', 'plugin modules to run as tools, each default-exporting definePlugin(...) (plugins/README.md); paths relative to the working directory')
+    .option('--tool <module...>', 'plugin modules to run as tools, each default-exporting definePlugin(...) (plugins/README.md); paths relative to the working directory, optionally with a query the module reads (plugin.ts?runtime=thread)')
     .addOption(
       new Option('--plugins <json>', 'built-in tools and their settings, e.g. \'{"database":{"file":"shop.sqlite"},"http_get":false}\' (plugins/README.md)').env('CONVEYOR_PLUGINS'),
     )
@@ -124,7 +130,7 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
   const plugins = given('plugins');
   const options = {
     gateway: { ...file.gateway, ...flags.gateway, upstream: { ...file.gateway?.upstream, ...flags.upstream } },
-    sim: { ...file.sim, ...defined({ profile: given('simProfile') }) },
+    sim: { ...file.sim, ...defined({ profile: given('simProfile'), scenarioDirs: list(given('simScenarios'))?.map((dir) => resolve(dir)) }) },
     sandbox: { ...file.sandbox, ...defined({ python: given('python') }) },
     plugins: plugins ? parsePluginsOption(plugins) : file.plugins,
     runtimes: file.runtimes,

@@ -1,10 +1,12 @@
 import { z } from 'zod';
-import type { ToolResult } from '../plugin-types.ts';
+import type { ToolResult, Verdict } from '../plugin-types.ts';
 
 const RUNTIMES = ['inline', 'thread', 'isolate', 'process'];
 const CONSUMES = ['line', 'field', 'step', 'call'];
 const HOOKS = ['onLoad', 'onStart', 'onPiece', 'onAbort'];
 const LIMITS = ['timeoutMs', 'memoryMb', 'cpuSeconds', 'fileSizeMb', 'maxProcesses'];
+const KEYS = ['name', 'description', 'parameters', 'consumes', 'lineField', 'runtime', 'sideEffects', 'limits', 'hooks'];
+const PARAMETERS_HINT = "parameters must be a zod 4 object schema (import { z } from 'zod') whose fields JSON Schema can describe";
 
 /**
  * What is wrong with a plugin definition, or undefined: checked by definePlugin and again where a
@@ -15,6 +17,10 @@ const LIMITS = ['timeoutMs', 'memoryMb', 'cpuSeconds', 'fileSizeMb', 'maxProcess
 export function definitionProblem(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null) return `expected the object definePlugin(...) returns, got ${describe(value)}`;
   const d = value as Record<string, unknown>;
+  // A misspelt key would otherwise fall back to its default without a word: `limits: { timeout }`
+  // runs with 30 s, a top-level `runtimes: 'process'` runs inline, outside the sandbox.
+  const unknownTop = unknownKey(d, KEYS, '');
+  if (unknownTop !== undefined) return unknownTop;
   if (typeof d['name'] !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(d['name'])) {
     return `name ${JSON.stringify(d['name'])} must be 1-64 letters, digits, "_" or "-" (OpenAI function-name rules)`;
   }
@@ -22,8 +28,10 @@ export function definitionProblem(value: unknown): string | undefined {
   if (typeof (d['parameters'] as { safeParse?: unknown } | null)?.safeParse !== 'function') {
     return `parameters must be a zod schema (z.object({...})), got ${describe(d['parameters'])}; the JSON Schema sent upstream is made from it`;
   }
-  const type = jsonSchemaType(d['parameters'] as z.ZodType);
-  if (type !== 'object') return `parameters must describe an object (a tool's arguments are named fields), got a schema of type ${type}`;
+  const noJsonSchema = jsonSchemaProblem(d['parameters'] as z.ZodType);
+  if (noJsonSchema !== undefined) return noJsonSchema;
+  const type = (z.toJSONSchema(d['parameters'] as z.ZodType, { io: 'input' }) as { type?: unknown }).type;
+  if (type !== 'object') return `parameters must describe an object (a tool's arguments are named fields), got a schema of type ${typeof type === 'string' ? type : 'unknown'}`;
   if (!CONSUMES.includes(d['consumes'] as string)) return `consumes must be one of ${CONSUMES.join(', ')}, got ${describe(d['consumes'])}`;
   if (d['runtime'] !== undefined && !RUNTIMES.includes(d['runtime'] as string)) return `runtime must be one of ${RUNTIMES.join(', ')}, got ${describe(d['runtime'])}`;
   if (d['consumes'] === 'line' && lineFieldOf(d as { consumes: string; parameters: z.ZodType; lineField?: unknown }) === undefined) {
@@ -33,11 +41,16 @@ export function definitionProblem(value: unknown): string | undefined {
   }
   const hooks = d['hooks'] as Record<string, unknown> | undefined;
   if (typeof hooks !== 'object' || hooks === null) return `hooks must be an object with at least onEnd, got ${describe(hooks)}`;
+  const unknownHook = unknownKey(hooks, [...HOOKS, 'onEnd'], 'hooks');
+  if (unknownHook !== undefined) return unknownHook;
   if (typeof hooks['onEnd'] !== 'function') return `hooks.onEnd must be a function (it does the call's work), got ${describe(hooks['onEnd'])}`;
   for (const hook of HOOKS) {
     if (hooks[hook] !== undefined && typeof hooks[hook] !== 'function') return `hooks.${hook} must be a function, got ${describe(hooks[hook])}`;
   }
   const limits = d['limits'] as Record<string, unknown> | undefined;
+  if (limits !== undefined && (typeof limits !== 'object' || limits === null || Array.isArray(limits))) return `limits must be an object, got ${describe(limits)}`;
+  const unknownLimit = limits === undefined ? undefined : unknownKey(limits, LIMITS, 'limits');
+  if (unknownLimit !== undefined) return unknownLimit;
   for (const limit of LIMITS) {
     const v = limits?.[limit];
     // An inline plugin whose work another boundary bounds (the python tool's sandbox) says 0: none.
@@ -78,14 +91,81 @@ export function toolResultOf(plugin: string, value: unknown): ToolResult {
   return { ok: false, content: `error: ${plugin}'s onEnd returned ${describe(value)}, not a string or { ok, content }` };
 }
 
-function jsonSchemaType(schema: z.ZodType): string {
-  try {
-    const type = (z.toJSONSchema(schema, { io: 'input' }) as { type?: unknown }).type;
-    return typeof type === 'string' ? type : 'unknown';
-  } catch {
-    // A schema with no JSON Schema form (a transform's output, a custom type) cannot be sent upstream.
-    return 'that has no JSON Schema';
+/**
+ * What onPiece returned, as the verdict the gateway acts on: nothing (carry on) or a
+ * `reject(reason)`. Anything else ('reject', `{ reject: 'x' }`, true) is the plugin's error, said
+ * as such, rather than read as "carry on" while the author meant to stop the decode.
+ */
+export function verdictOf(plugin: string, value: unknown): { verdict: Verdict } | { error: string } {
+  if (value === undefined) return { verdict: undefined };
+  const v = value as { verdict?: unknown; reason?: unknown } | null;
+  if (typeof v === 'object' && v !== null && v.verdict === 'reject' && typeof v.reason === 'string') return { verdict: { verdict: 'reject', reason: v.reason } };
+  return { error: `error: ${plugin}'s onPiece returned ${describe(value)}, not undefined or reject(reason)` };
+}
+
+/**
+ * Why `schema` has no JSON Schema to send upstream (a zod 3 schema, a `z.date()` field, a
+ * transform's output), naming the field where one is to blame; undefined when it has one.
+ */
+function jsonSchemaProblem(schema: z.ZodType): string | undefined {
+  if (!('_zod' in schema)) return `parameters is not a zod 4 schema (a zod 3 one, from 'zod/v3' or zod < 4?); ${PARAMETERS_HINT}`;
+  const problem = (s: z.ZodType): string | undefined => {
+    try {
+      z.toJSONSchema(s, { io: 'input' });
+      return undefined;
+    } catch (err) {
+      return err instanceof Error ? err.message : String(err);
+    }
+  };
+  const whole = problem(schema);
+  if (whole === undefined) return undefined;
+  const field = culprit(schema, [], problem);
+  const where = field ? `field '${field.path.join('.')}' has no JSON Schema (${field.problem})` : `it has no JSON Schema (${whole})`;
+  return `parameters: ${where}; ${PARAMETERS_HINT}`;
+}
+
+/** The innermost object field whose schema has no JSON Schema, depth first. */
+function culprit(schema: z.ZodType, path: string[], problem: (s: z.ZodType) => string | undefined): { path: string[]; problem: string } | undefined {
+  // Read from the definition, not `instanceof z.ZodObject`: an author's own copy of zod is another class.
+  const def = (schema as { _zod?: { def?: { type?: unknown; shape?: Record<string, z.ZodType> } } })._zod?.def;
+  if (def?.type !== 'object' || !def.shape) return undefined;
+  for (const [key, field] of Object.entries(def.shape)) {
+    const found = problem(field);
+    if (found !== undefined) return culprit(field, [...path, key], problem) ?? { path: [...path, key], problem: found };
   }
+  return undefined;
+}
+
+/**
+ * The first key of `object` not among `known`, as a one-line problem naming the key meant where
+ * one is close (a different case, a letter or two off, a prefix: `timeout` for `timeoutMs`).
+ */
+function unknownKey(object: Record<string, unknown>, known: readonly string[], where: string): string | undefined {
+  const key = Object.keys(object).find((k) => !known.includes(k));
+  if (key === undefined) return undefined;
+  const meant = closest(key, known);
+  return `unknown key '${key}'${where ? ` in ${where}` : ''}${meant ? ` (did you mean '${meant}'?)` : ` (known: ${known.join(', ')})`}`;
+}
+
+function closest(key: string, known: readonly string[]): string | undefined {
+  const k = key.toLowerCase();
+  let best: { name: string; distance: number } | undefined;
+  for (const name of known) {
+    const n = name.toLowerCase();
+    const distance = n.startsWith(k) || k.startsWith(n) ? Math.abs(n.length - k.length) : editDistance(k, n);
+    if (distance <= Math.max(2, Math.floor(n.length / 3)) && (!best || distance < best.distance)) best = { name, distance };
+  }
+  return best?.name;
+}
+
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length]!;
 }
 
 function describe(value: unknown): string {
@@ -93,5 +173,8 @@ function describe(value: unknown): string {
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  return typeof value === 'object' ? 'an object' : typeof value;
+  if (typeof value !== 'object') return typeof value;
+  // Its keys say which shape was meant (`{ reject }` for `reject(reason)`, `{ type, properties }` for a JSON Schema).
+  const keys = Object.keys(value);
+  return keys.length === 0 ? 'an empty object' : `an object { ${keys.slice(0, 4).join(', ')}${keys.length > 4 ? ', …' : ''} }`;
 }

@@ -21,9 +21,10 @@ export interface PluginLimits {
    * The call's time limit. While the model is still writing the call, only the time the hooks
    * are at work counts (a task running or queued, a verdict awaited; not the wait for the next
    * piece), so a slow decode never times a call out; from the end of the call to its result,
-   * every millisecond counts. `inline` bounds onEnd alone (its other hooks run on the gateway's
-   * loop and cannot be stopped). 30 s when left out, in every runtime; `inline` may say 0 for
-   * none, when something else bounds the work (the python tool's sandbox bounds each cell).
+   * every millisecond counts. The same in `inline`, where a hook that overruns cannot be stopped
+   * (it runs on the gateway's loop): the call stops waiting for it, aborts ctx.signal and ends with
+   * the timeout error. 30 s when left out, in every runtime; `inline` may say 0 for none, when
+   * something else bounds the work (the python tool's sandbox bounds each cell).
    */
   timeoutMs?: number;
   /**
@@ -77,7 +78,10 @@ export interface PluginHooks<Args> {
   onLoad?(): void | Promise<void>;
   /** The call's name has been decoded: pre-warm (open a database, pre-connect). Must not commit anything. */
   onStart?(ctx: PluginContext): void | Promise<void>;
-  /** One completed piece of the call (a `line`, a closed JSON `field`, a plan `step`). Return `reject(...)` to abort the decode. */
+  /**
+   * One completed piece of the call (a `line`, a closed JSON `field`, a plan `step`). Return
+   * nothing to carry on, or `reject(...)` to abort the decode; any other value fails the call.
+   */
   onPiece?(piece: Piece, ctx: PluginContext): Verdict | void | Promise<Verdict | void>;
   /** The whole call is decoded and its arguments passed the schema: do the work (side effects are allowed only here). */
   onEnd(args: Args, ctx: PluginContext): Promise<ToolResult | string> | ToolResult | string;
@@ -106,7 +110,8 @@ export interface PluginDefinition<S extends z.ZodType = z.ZodType> {
 
 /**
  * Declares a tool for partial execution. The result is plain data plus hooks; the gateway turns
- * it into a running tool for the chosen runtime.
+ * it into a running tool for the chosen runtime. Throws a TypeError naming what is wrong (an
+ * unknown key, with the one meant: `unknown key 'timeout' in limits (did you mean 'timeoutMs'?)`).
  *
  * @example
  * export default definePlugin({

@@ -1,3 +1,4 @@
+import { thrownMessage } from '../../core/errors.ts';
 import type { Piece } from '../../parsers/parser-events.ts';
 import type { ToolPlugin, ToolProgress, ToolResult, Verdict } from '../plugin-types.ts';
 
@@ -37,11 +38,23 @@ export async function runScriptedCall(tool: ToolPlugin, call: ScriptedCall, sign
   const execution = tool.start({ callId: call.callId ?? 'call_test', signal, emit: (p) => progress.push(p) });
   const run: ScriptedRun = { verdicts: [], progress };
   const gap = () => (call.gapMs ? new Promise((resolve) => setTimeout(resolve, call.gapMs)) : undefined);
+  // A tool whose piece or end throws (the kit's never do; a hand-written ToolPlugin may) gets the
+  // tool error the gateway's Dispatcher gives it, so a test sees what the model would.
+  const failed = (err: unknown): ScriptedRun => {
+    const message = thrownMessage(err);
+    execution.abort(`failed: ${message}`);
+    return { ...run, result: { ok: false, content: `error: ${tool.name} failed: ${message}` } };
+  };
   for (const piece of call.pieces ?? []) {
     // The gateway hands a tool only the pieces of the kind it consumes.
     if (piece.kind !== tool.consumes) continue;
     await gap();
-    const verdict = await execution.piece(piece);
+    let verdict: Verdict;
+    try {
+      verdict = await execution.piece(piece);
+    } catch (err) {
+      return failed(err);
+    }
     run.verdicts.push(verdict);
     if (verdict?.verdict === 'reject') {
       run.rejected = verdict.reason;
@@ -50,6 +63,10 @@ export async function runScriptedCall(tool: ToolPlugin, call: ScriptedCall, sign
     }
   }
   await gap();
-  run.result = await execution.end(call.args);
+  try {
+    run.result = await execution.end(call.args);
+  } catch (err) {
+    return failed(err);
+  }
   return run;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { thrownMessage } from '../../core/errors.ts';
 import { definitionProblem, toolResultOf } from '../../plugins/kit/check-definition.ts';
 import type { PluginContext, PluginDefinition } from '../../plugins/kit/define-plugin.ts';
 import type { ToolResult } from '../../plugins/plugin-types.ts';
@@ -80,7 +81,7 @@ function asDefinition(value: unknown, url: string): PluginDefinition {
 /** Validates the decoded arguments and runs onEnd; every failure becomes a tool error result. */
 export async function runEndHook(definition: PluginDefinition, rawArgs: Record<string, unknown>, ctx: PluginContext): Promise<ToolResult> {
   const parsed = definition.parameters.safeParse(rawArgs);
-  if (!parsed.success) return { ok: false, content: `error: invalid arguments for ${definition.name}: ${z.prettifyError(parsed.error)}` };
+  if (!parsed.success) return { ok: false, content: `error: ${definition.name} ${invalidArguments(parsed.error)}`, data: { code: 'invalid_arguments' } };
   try {
     return toolResultOf(definition.name, await definition.hooks.onEnd(parsed.data, ctx));
   } catch (err) {
@@ -88,7 +89,12 @@ export async function runEndHook(definition: PluginDefinition, rawArgs: Record<s
   }
 }
 
+/** How every runtime words a call whose arguments fail the schema (after `error: <tool> `). */
+export function invalidArguments(error: z.ZodError): string {
+  return `got invalid arguments: ${z.prettifyError(error)}`;
+}
+
+/** A hook threw: the call's tool error, worded alike in every runtime. */
 export function hookFailure(plugin: string, err: unknown): ToolResult {
-  const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-  return { ok: false, content: `error: ${plugin} failed: ${message}` };
+  return { ok: false, content: `error: ${plugin} failed: ${thrownMessage(err)}` };
 }

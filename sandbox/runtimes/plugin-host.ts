@@ -8,6 +8,7 @@
  * the `result` is sent or the call is aborted.
  */
 import { Socket } from 'node:net';
+import { verdictOf } from '../../plugins/kit/check-definition.ts';
 import type { GuestJs } from '../../plugins/kit/guest-js.ts';
 import type { PluginContext, PluginDefinition } from '../../plugins/kit/define-plugin.ts';
 import type { ToolProgress } from '../../plugins/plugin-types.ts';
@@ -94,8 +95,9 @@ function receive(message: HostMessage): void {
         if (call.failure === null) {
           try {
             const definition = await call.definition;
-            const verdict = await definition.hooks.onPiece?.(message.piece, call.ctx);
-            if (verdict?.verdict === 'reject') reject = verdict.reason;
+            const checked = verdictOf(call.plugin, await definition.hooks.onPiece?.(message.piece, call.ctx));
+            if ('error' in checked) call.failure = checked.error;
+            else if (checked.verdict) reject = checked.verdict.reason;
           } catch (err) {
             call.failure = hookFailure(call.plugin, err).content;
           }

@@ -1,9 +1,9 @@
-import { z } from 'zod';
 import { ConveyorError } from '../../core/errors.ts';
 import type { Piece } from '../../parsers/parser-events.ts';
 import type { PluginDefinition } from '../../plugins/kit/define-plugin.ts';
 import type { ToolCallContext, ToolExecution, ToolResult, Verdict } from '../../plugins/plugin-types.ts';
 import { CallClock } from './call-clock.ts';
+import { invalidArguments } from './load-plugin-module.ts';
 import { describeExit, type PluginProcess } from './plugin-process.ts';
 import type { CallMessage } from './plugin-protocol.ts';
 
@@ -118,7 +118,7 @@ export class RemoteExecution implements ToolExecution {
     const { definition } = this.options;
     const parsed = definition.parameters.safeParse(rawArgs);
     if (!parsed.success) {
-      this.fail(`got invalid arguments: ${z.prettifyError(parsed.error)}`, 'invalid_arguments');
+      this.fail(invalidArguments(parsed.error), 'invalid_arguments');
       return this.failure as ToolResult;
     }
     // Every millisecond counts from here, but not before the call has its process.

@@ -1,9 +1,9 @@
-import { z } from 'zod';
-import { ConveyorError } from '../../core/errors.ts';
+import { ConveyorError, thrownMessage } from '../../core/errors.ts';
 import type { Piece } from '../../parsers/parser-events.ts';
 import type { PluginDefinition } from '../../plugins/kit/define-plugin.ts';
 import type { ToolCallContext, ToolExecution, ToolResult, Verdict } from '../../plugins/plugin-types.ts';
 import { CallClock } from './call-clock.ts';
+import { invalidArguments } from './load-plugin-module.ts';
 import type { ThreadPool } from './thread-pool.ts';
 import type { ThreadTask, ThreadTaskResult } from './thread-worker.ts';
 
@@ -69,7 +69,7 @@ export class ThreadExecution implements ToolExecution {
 
   async end(rawArgs: Record<string, unknown>): Promise<ToolResult> {
     const parsed = this.definition.parameters.safeParse(rawArgs);
-    if (!parsed.success) this.fail(`got invalid arguments: ${z.prettifyError(parsed.error)}`, 'invalid_arguments');
+    if (!parsed.success) this.fail(invalidArguments(parsed.error), 'invalid_arguments');
     // Every millisecond counts from here, but not before a worker has taken the call at all.
     await this.firstBegun;
     this.clock.finalStretch();
@@ -145,8 +145,11 @@ export class ThreadExecution implements ToolExecution {
 }
 
 function describe(err: unknown): string {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (code === 'ERR_WORKER_OUT_OF_MEMORY') return 'ran out of memory (worker heap limit)';
-  if (err instanceof Error && err.name === 'DataCloneError') return `kept a value in ctx.state that cannot be copied between threads (${err.message})`;
-  return `failed: ${err instanceof Error ? err.message : String(err)}`;
+  const e = err as { code?: unknown; name?: unknown; message?: unknown } | null;
+  if (e?.code === 'ERR_WORKER_OUT_OF_MEMORY') return 'ran out of memory (worker heap limit)';
+  if (e?.name === 'DataCloneError') return `kept a value in ctx.state that cannot be copied between threads (${String(e.message)})`;
+  // An error the worker could not send back either (a DOMException crosses threads as `{}`):
+  // say so rather than `[object Object]`.
+  if (typeof e === 'object' && e !== null && typeof e.message !== 'string') return 'failed: its worker stopped with an error that could not be copied back to the gateway';
+  return `failed: ${thrownMessage(err)}`;
 }

@@ -2,6 +2,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type { Piece } from '../../parsers/parser-events.ts';
 import type { PluginContext } from '../../plugins/kit/define-plugin.ts';
 import type { ToolResult } from '../../plugins/plugin-types.ts';
+import { verdictOf } from '../../plugins/kit/check-definition.ts';
 import { hookFailure, loadPluginForCalls, runEndHook } from './load-plugin-module.ts';
 
 export const END_OF_PROGRESS = '__end_of_progress__';
@@ -71,22 +72,45 @@ export default async function runThreadTask(task: ThreadTask): Promise<ThreadTas
         return { state: ctx.state };
       case 'start':
         await definition.hooks.onStart?.(ctx);
-        return { state: ctx.state };
+        return copyable({ state: ctx.state }, task.plugin);
       case 'piece': {
-        const verdict = await definition.hooks.onPiece?.(task.piece as Piece, ctx);
-        return { state: ctx.state, ...(verdict?.verdict === 'reject' ? { reject: verdict.reason } : {}) };
+        const checked = verdictOf(task.plugin, await definition.hooks.onPiece?.(task.piece as Piece, ctx));
+        if ('error' in checked) return copyable({ state: ctx.state, error: checked.error }, task.plugin);
+        return copyable({ state: ctx.state, ...(checked.verdict ? { reject: checked.verdict.reason } : {}) }, task.plugin);
       }
       case 'end':
-        return { state: ctx.state, result: await runEndHook(definition, task.args ?? {}, ctx) };
+        return copyable({ state: ctx.state, result: await runEndHook(definition, task.args ?? {}, ctx) }, task.plugin);
       case 'abort':
         definition.hooks.onAbort?.(task.reason ?? 'aborted', ctx);
-        return { state: ctx.state };
+        return copyable({ state: ctx.state }, task.plugin);
     }
   } catch (err) {
-    return { state: ctx.state, error: hookFailure(task.plugin, err).content };
+    return copyable({ state: ctx.state, error: hookFailure(task.plugin, err).content }, task.plugin);
   } finally {
     // Progress travels on its own port, which piscina's result may overtake: mark the end.
     task.port.postMessage(END_OF_PROGRESS);
     task.port.close();
+  }
+}
+
+/**
+ * `result` if it can travel back to the gateway, else the call's error saying what cannot. piscina
+ * posts the result itself: a function (or socket, or class instance) in ctx.state made that post
+ * throw a DataCloneError in the worker, which killed the worker and reached the gateway as an empty
+ * object (`failed: [object Object]`). Cloning here first costs one more copy of the state per hook.
+ */
+function copyable(result: ThreadTaskResult, plugin: string): ThreadTaskResult {
+  try {
+    structuredClone(result);
+    return result;
+  } catch (err) {
+    let where = 'returned a result';
+    try {
+      structuredClone(result.state);
+    } catch {
+      where = 'kept a value in ctx.state';
+    }
+    const why = err instanceof Error ? ` (${err.message})` : '';
+    return { state: {}, error: `error: ${plugin} ${where} that cannot be copied between threads${why}: in runtime thread it holds plain data only` };
   }
 }

@@ -25,6 +25,10 @@ const wordCountModel = listingModels(
 const NOT_A_PLUGIN = fileURLToPath(new URL('../../core/errors.ts', import.meta.url));
 const WORD_COUNT_PLUGIN = fileURLToPath(new URL('../../plugins/kit/examples/word-count-plugin.ts', import.meta.url));
 
+const FAULTY_PLUGIN = fileURLToPath(new URL('../sandbox/runtimes/fixtures/faulty-plugin.ts', import.meta.url));
+const LIMIT_TYPO_PLUGIN = fileURLToPath(new URL('../sandbox/runtimes/fixtures/limit-typo-plugin.ts', import.meta.url));
+const KIT = fileURLToPath(new URL('../../plugins/kit/index.ts', import.meta.url));
+
 const CLI = fileURLToPath(new URL('../../bin/conveyor.js', import.meta.url));
 let child: ChildProcess | undefined;
 
@@ -154,6 +158,31 @@ describe('conveyor serve (the main job) in its own process', () => {
     }
   }, 60_000);
 
+  it("runs the tool author's own scenario (--sim-scenarios) on the simulator, calling a module given as a path with a query", async () => {
+    const scenarios = path.join(configDir, 'scenarios');
+    mkdirSync(scenarios, { recursive: true });
+    const call = JSON.stringify([{ name: 'mode_tool', arguments: { mode: 'dev' } }]);
+    writeFileSync(
+      path.join(scenarios, 'mode-tool.json'),
+      JSON.stringify({
+        rules: [
+          { when: { lastUser: 'try my tool', round: 1, lastRole: 'user' }, reply: `[TOOL_CALLS]${call}` },
+          { when: { lastUser: 'try my tool', round: 2, lastRole: 'tool' }, reply: 'The tool said: {{tool_output}}' },
+        ],
+      }),
+    );
+    const { proc, url } = await serve(['--sim-profile', 'fast-test', '--sim-scenarios', scenarios, '--tool', `${path.relative(process.cwd(), FAULTY_PLUGIN)}?name=mode_tool`]);
+    const client = new OpenAI({ baseURL: url, apiKey: 'unused', maxRetries: 0 });
+    const answer = await client.chat.completions.create({
+      model: 'mistral-7b-instruct-sim',
+      tools: [{ type: 'function', function: { name: 'mode_tool' } }],
+      messages: [{ role: 'user', content: 'Please try my tool.' }],
+    });
+    expect(answer.choices[0]?.message.content).toBe('The tool said: fine: dev');
+    proc.kill('SIGTERM');
+    await once(proc, 'exit');
+  }, 60_000);
+
   it('starts in front of an upstream that is not up yet, says so, and reports itself not ready (503) while alive (200)', async () => {
     const { proc, url, printed } = await serve(['--upstream', 'http://127.0.0.1:9/v1']);
     const origin = new URL(url).origin;
@@ -170,6 +199,8 @@ describe('conveyor serve (the main job) in its own process', () => {
   it('reports a mistake the user can fix in one line and exit status 1, without a stack trace', async () => {
     const { proc, url } = await serve();
     const port = new URL(url).port;
+    const cjsPlugin = path.join(configDir, 'commonjs-plugin.cjs');
+    writeFileSync(cjsPlugin, `const { definePlugin } = require(${JSON.stringify(KIT)});\nmodule.exports = definePlugin({});\n`);
     const attempts = [
       { args: ['--sim-profile', 'no-such-profile'], message: 'conveyor: timing profile "no-such-profile" not found' },
       { args: ['--port', port, '--sim-profile', 'fast-test'], message: 'conveyor: listen EADDRINUSE' },
@@ -177,6 +208,9 @@ describe('conveyor serve (the main job) in its own process', () => {
       { args: ['--upstream', 'http://127.0.0.1:9/v1', 'http://127.0.0.1:9/v1'], message: 'a replica is listed twice' },
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', 'no-such-plugin.ts'], message: 'conveyor: tool module no-such-plugin.ts: no such file' },
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', NOT_A_PLUGIN], message: 'has no default export; export default definePlugin({...})' },
+      { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', LIMIT_TYPO_PLUGIN], message: `conveyor: tool module ${LIMIT_TYPO_PLUGIN}: plugin limit_typo: unknown key 'timeout' in limits (did you mean 'timeoutMs'?)\n` },
+      { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', cjsPlugin], message: '(plugins are ES modules: use .ts/.mjs/.js with import/export' },
+      { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', WORD_COUNT_PLUGIN, '--tool', `${WORD_COUNT_PLUGIN}?again`], message: `a tool named word_count is already loaded, from ${WORD_COUNT_PLUGIN}\n` },
       { args: ['--config', 'no-such-config.json'], message: 'conveyor: config file no-such-config.json: ENOENT' },
       { args: ['--plugins', '{"pyhton":false}'], message: 'conveyor: --plugins: ✖ Unrecognized key: "pyhton"' },
       { args: ['--plugins', '{bad'], message: 'conveyor: --plugins: ' },

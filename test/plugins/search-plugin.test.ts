@@ -187,7 +187,7 @@ describe('search plugin (sqlite)', () => {
   it('rejects an empty query through the schema', async () => {
     const run = await runScriptedCall(inlineTool(createSearchPlugin({ backend: 'sqlite', indexFile })), { args: { query: '' } });
     expect(run.result?.ok).toBe(false);
-    expect(run.result?.content).toMatch(/invalid arguments for search/);
+    expect(run.result?.content).toMatch(/search got invalid arguments/);
   });
 });
 

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
+import { z as zod3 } from 'zod/v3';
 import { Dispatcher } from '../../../gateway/dispatcher.ts';
 import { Timeline } from '../../../gateway/timeline.ts';
 import { definePlugin, reject, type PluginDefinition } from '../../../plugins/kit/define-plugin.ts';
@@ -31,6 +32,30 @@ describe('definePlugin checks the whole definition, naming the field', () => {
   ])('refuses %j', (change, message) => {
     expect(() => definePlugin({ ...good, ...change } as never)).toThrow(message);
   });
+
+  // A misspelt key used to load, and the plugin ran with the default: `runtimes: 'process'` inline,
+  // outside the sandbox; `limits: { timeout }` with 30 s.
+  it.each([
+    [{ runtimes: 'process' }, "plugin weather: unknown key 'runtimes' (did you mean 'runtime'?)"],
+    [{ sideEffect: true }, "plugin weather: unknown key 'sideEffect' (did you mean 'sideEffects'?)"],
+    [{ limits: { timeout: 100 } }, "plugin weather: unknown key 'timeout' in limits (did you mean 'timeoutMs'?)"],
+    [{ limits: { timeoutMs: 100, memoryMB: 64 } }, "plugin weather: unknown key 'memoryMB' in limits (did you mean 'memoryMb'?)"],
+    [{ hooks: { ...good.hooks, piece: () => undefined } }, "plugin weather: unknown key 'piece' in hooks (did you mean 'onPiece'?)"],
+    [{ hooks: { ...good.hooks, onpiece: () => undefined } }, "plugin weather: unknown key 'onpiece' in hooks (did you mean 'onPiece'?)"],
+    [{ colour: 'red' }, "plugin weather: unknown key 'colour' (known: name, description, parameters, consumes, lineField, runtime, sideEffects, limits, hooks)"],
+  ])('refuses the unknown key of %j in one line, naming the key meant', (change, message) => {
+    expect(() => definePlugin({ ...good, ...change } as never)).toThrow(new TypeError(message));
+  });
+
+  it('names the field that has no JSON Schema, and a zod 3 schema as such', () => {
+    const hint = "parameters must be a zod 4 object schema (import { z } from 'zod') whose fields JSON Schema can describe";
+    expect(() => definePlugin({ ...good, parameters: z.object({ city: z.string(), when: z.date() }) } as never)).toThrow(
+      new TypeError(`plugin weather: parameters: field 'when' has no JSON Schema (Date cannot be represented in JSON Schema); ${hint}`),
+    );
+    expect(() => definePlugin({ ...good, parameters: zod3.object({ city: zod3.string() }) } as never)).toThrow(
+      new TypeError(`plugin weather: parameters is not a zod 4 schema (a zod 3 one, from 'zod/v3' or zod < 4?); ${hint}`),
+    );
+  });
 });
 
 describe('a plugin module whose default export is not a plugin', () => {
@@ -61,6 +86,51 @@ function dispatch(definition: PluginDefinition) {
 
 describe('inline plugins', () => {
   afterEach(() => vi.useRealTimers());
+
+  it('time a hook that never settles as the other runtimes do: hook work while the call is written, then everything', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const aborted: string[] = [];
+    const { d } = dispatch(
+      definePlugin({
+        ...good,
+        limits: { timeoutMs: 1000 },
+        hooks: {
+          // 600 ms of work at the first field, then a hook that hangs at the second.
+          onPiece: (piece) => new Promise<undefined>((resolve) => (piece.kind === 'field' && piece.value === 'Oslo' ? setTimeout(resolve, 600) : undefined)),
+          onEnd: () => 'never',
+          onAbort: (reason) => void aborted.push(reason),
+        },
+      }),
+    );
+    d.callStart('c1', 'weather');
+    d.piece('c1', { kind: 'field', path: ['city'], value: 'Oslo' });
+    await vi.advanceTimersByTimeAsync(600);
+    // The model takes its time writing the next field: not the tool's time.
+    await vi.advanceTimersByTimeAsync(60_000);
+    d.piece('c1', { kind: 'field', path: ['country'], value: 'Norway' });
+    await vi.advanceTimersByTimeAsync(399);
+    expect(aborted).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(aborted).toEqual(['timed out after 1000 ms']);
+    // The call is over, the request goes on: its end gets the timeout at once.
+    d.callEnd('c1', { city: 'Oslo', country: 'Norway' });
+    expect((await d.settle())[0]?.result).toEqual({
+      ok: false,
+      content: 'error: weather timed out after 1000 ms',
+      data: { code: 'sandbox_limit_exceeded', runtime: 'inline' },
+    });
+  });
+
+  it('stop waiting for an onStart that never settles', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const { d } = dispatch(definePlugin({ ...good, limits: { timeoutMs: 500 }, hooks: { ...good.hooks, onStart: () => new Promise<void>(() => {}) } }));
+    d.callStart('c1', 'weather');
+    d.piece('c1', { kind: 'field', path: ['city'], value: 'Oslo' });
+    d.callEnd('c1', { city: 'Oslo' });
+    const settled = d.settle();
+    await vi.advanceTimersByTimeAsync(500);
+    expect((await settled)[0]?.result).toMatchObject({ ok: false, content: 'error: weather timed out after 500 ms' });
+  });
 
   it('abort a rejected call: its signal and onAbort, even when onAbort throws', async () => {
     const seen: string[] = [];
@@ -108,7 +178,11 @@ describe('inline plugins', () => {
     d.callEnd('c1', { city: 'Oslo' });
     const settled = d.settle();
     await vi.advanceTimersByTimeAsync(INLINE_DEFAULT_TIMEOUT_MS);
-    expect((await settled)[0]?.result).toEqual({ ok: false, content: `error: weather timed out after ${INLINE_DEFAULT_TIMEOUT_MS} ms` });
+    expect((await settled)[0]?.result).toEqual({
+      ok: false,
+      content: `error: weather timed out after ${INLINE_DEFAULT_TIMEOUT_MS} ms`,
+      data: { code: 'sandbox_limit_exceeded', runtime: 'inline' },
+    });
     expect(aborted).toBe(`timed out after ${INLINE_DEFAULT_TIMEOUT_MS} ms`);
   });
 });
