@@ -12,7 +12,6 @@ import { hostCheck } from './host-check.ts';
 import { PLAYGROUND_PATHS, PLAYGROUND_PATTERN, playgroundRoute } from './playground-route.ts';
 import { listModels } from '../llm-client/list-models.ts';
 import { createChatCompletionPump } from '../llm-client/pump-chat-completion.ts';
-import type { ReplicaState } from '../llm-client/upstream-replicas.ts';
 import type { ToolPlugin } from '../plugins/plugin-types.ts';
 import { chatCompletionsRoute } from './chat-completions-route.ts';
 import { upstreamForwardRoute } from './upstream-forward-route.ts';
@@ -24,6 +23,7 @@ import { sendJson } from './send-json.ts';
 import { RequestEventsSocket } from './request-events-socket.ts';
 import { TimelineStore } from './timeline-store.ts';
 import { UpstreamReadiness } from './upstream-readiness.ts';
+import { healthRoutes } from './health-routes.ts';
 
 export interface GatewayDeps {
   tools: ReadonlyMap<string, ToolPlugin>;
@@ -130,28 +130,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
       },
     },
     ...(config.playground ? [{ method: 'GET', pattern: PLAYGROUND_PATTERN, handler: servePlayground(playgroundRoute()) }] : []),
-    {
-      method: 'GET',
-      pattern: /^\/health$/,
-      handler: (_req, res) =>
-        sendJson(res, 200, {
-          status: 'ok',
-          upstream: config.upstream.baseUrl,
-          ...(upstream.pump.replicas ? { upstream_replicas: upstream.pump.replicas.states().map(replicaHealth) } : {}),
-          partial_execution: config.partialExecution,
-          ...(admission ? { requests: { running: admission.active, queued: admission.waiting, max_running: admission.capacity, max_queued: admission.maxWaiting } } : {}),
-          tools: [...deps.tools.keys()],
-          ...deps.health?.(),
-        }),
-    },
-    {
-      method: 'GET',
-      pattern: /^\/health\/ready$/,
-      handler: async (_req, res) => {
-        const report = await readiness.check();
-        sendJson(res, report.status === 'ready' ? 200 : 503, report);
-      },
-    },
+    ...healthRoutes({ config, replicas: upstream.pump.replicas, admission, toolNames: () => [...deps.tools.keys()], extra: deps.health, readiness }),
   ];
 
   // Requests being answered, for a graceful shutdown; `wake` ends a shutdown's wait (the last one
@@ -303,17 +282,4 @@ async function models(config: GatewayConfig) {
 
 function servePlayground(serve: ReturnType<typeof playgroundRoute>): Handler {
   return (req, res) => serve(new URL(req.url ?? '/', 'http://gateway').pathname, res);
-}
-
-/** snake_case, like the rest of /health. */
-function replicaHealth(r: ReplicaState) {
-  return {
-    base_url: r.baseUrl,
-    healthy: r.healthy,
-    in_flight: r.inFlight,
-    resting_for_ms: r.restingForMs,
-    consecutive_failures: r.consecutiveFailures,
-    accepted: r.accepted,
-    failures: r.failures,
-  };
 }

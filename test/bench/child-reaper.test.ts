@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -23,21 +23,24 @@ async function until<T>(what: string, probe: () => T | undefined, timeoutMs: num
   }
 }
 
+/** `npm run bench -- …args` as its own process, its stderr collected. */
+function startBench(args: string[]): { bench: ChildProcess; stderr: () => string; exited: Promise<number | null> } {
+  const bench = spawn(process.execPath, ['--import', 'tsx', 'bench/cli.ts', ...args], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  bench.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+  const exited = new Promise<number | null>((resolve) => bench.once('exit', (code) => resolve(code)));
+  return { bench, stderr: () => stderr, exited };
+}
+
 describe('a benchmark stopped by a signal', () => {
   const out = suiteTempDir('conveyor-bench-reaper-');
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`takes its simulator and plugin processes with it (${signal})`, async () => {
-      const bench = spawn(process.execPath, ['--import', 'tsx', 'bench/cli.ts', 'database', '--runs', '50', '--profile', 'fast-test', '--out', out], {
-        cwd: root,
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
-      let stderr = '';
-      bench.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
-      const exited = new Promise<number | null>((resolve) => bench.once('exit', (code) => resolve(code)));
+      const { bench, stderr, exited } = startBench(['database', '--runs', '50', '--profile', 'fast-test', '--out', out]);
       try {
         // Running pairs: the simulator and the database plugin's process are up.
-        await until('the first runs', () => (/database: \d+\/\d+ runs/.test(stderr) ? true : undefined), 120_000);
+        await until('the first runs', () => (/database: \d+\/\d+ runs/.test(stderr()) ? true : undefined), 120_000);
         const children = descendantPids(bench.pid!);
         expect(children.length).toBeGreaterThanOrEqual(2);
         bench.kill(signal);
@@ -51,19 +54,13 @@ describe('a benchmark stopped by a signal', () => {
 
   it('keeps the parts that had finished when stopped with Ctrl-C (SIGINT)', async () => {
     const kept = suiteTempDir('conveyor-bench-interrupted-');
-    const bench = spawn(process.execPath, ['--import', 'tsx', 'bench/cli.ts', 'calculator', 'sweep', '--runs', '1', '--profile', 'fast-test', '--out', kept], {
-      cwd: root,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    bench.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
-    const exited = new Promise<number | null>((resolve) => bench.once('exit', (code) => resolve(code)));
+    const { bench, stderr, exited } = startBench(['calculator', 'sweep', '--runs', '1', '--profile', 'fast-test', '--out', kept]);
     try {
       // The workload is done once the sweep's progress starts.
-      await until('the sweep to start', () => (/^sweep /m.test(stderr) ? true : undefined), 120_000);
+      await until('the sweep to start', () => (/^sweep /m.test(stderr()) ? true : undefined), 120_000);
       bench.kill('SIGINT');
       expect(await exited).toBe(130);
-      expect(stderr).toContain('bench: SIGINT during sweep');
+      expect(stderr()).toContain('bench: SIGINT during sweep');
       const files = (await readdir(kept)).sort();
       expect(files.map((f) => f.replace(/^\d{4}-\d{2}-\d{2}-/, ''))).toEqual([
         'calculator-sweep-interrupted-timelines.svg',
