@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { UpstreamProtocolError, UpstreamTotalTimeoutError } from '../core/errors.ts';
 import { abortReason, toUpstreamError } from './upstream-failure.ts';
 import { ListModelsOptionsSchema, parseUpstreamOptions, type ListModelsOptions } from './upstream-options.ts';
-import { readUpstreamResponseError } from './upstream-response-error.ts';
+import { bareStatusMessage, readUpstreamResponseError } from './upstream-response-error.ts';
 import { upstreamTarget } from './upstream-target.ts';
 
 const ModelListSchema = z.looseObject({
@@ -47,7 +47,7 @@ export async function listModels(options: ListModelsOptions): Promise<UpstreamMo
       // is the gateway's set-up failing, not a request the client should fix.
       if (response.statusCode >= 400 && response.statusCode < 500) {
         // An empty body's message only repeats the status.
-        const said = refused.message === `upstream answered HTTP ${response.statusCode}` ? '' : `: ${refused.message}`;
+        const said = refused.message === bareStatusMessage(response.statusCode) ? '' : `: ${refused.message}`;
         throw new UpstreamProtocolError(`upstream ${baseUrl}/models answered HTTP ${response.statusCode}${said} (check the upstream's base URL and API key)`);
       }
       throw refused;

@@ -52,7 +52,12 @@ export function upstreamResponseError(status: number, chunks: readonly Uint8Arra
   } catch {
     message = plainText(text) || undefined;
   }
-  return new UpstreamResponseError(status, message ?? `upstream answered HTTP ${status}`, param);
+  return new UpstreamResponseError(status, message ?? bareStatusMessage(status), param);
+}
+
+/** The message of an error whose body said nothing: the status alone. */
+export function bareStatusMessage(status: number): string {
+  return `upstream answered HTTP ${status}`;
 }
 
 /** A body that is not JSON (a proxy's or a web server's HTML error page) as one short line for the client's message. */
