@@ -108,6 +108,7 @@ async function answer(ctx: ChatRouteContext, request: ChatRequest, gatewayTools:
   // Part of the request id in every call id, so the calls of two turns never share one.
   const callIdPrefix = (round: number) => `call_${id.slice(-8)}_r${round}_`;
   const choice: ParserChoice = noCalls ? { ...parsed, format: PASS_THROUGH } : parsed;
+  const pythonTool = tools.has('python') || (request.tools ?? []).some((tool) => tool.function?.name === 'python');
   const sessionBase = {
     request,
     upstream: ctx.upstream,
@@ -116,7 +117,7 @@ async function answer(ctx: ChatRouteContext, request: ChatRequest, gatewayTools:
     upstreamMessages: parsed.format === 'mistral' ? withMistralToolCallIds : undefined,
     tools,
     observations: ctx.config.observations,
-    createParser: (round: number) => buildParser(choice, ctx.config, { callIdPrefix: callIdPrefix(round), requestTools: request.tools, lineFields: lineFieldsOf(tools) }),
+    createParser: (round: number) => buildParser(choice, ctx.config, { callIdPrefix: callIdPrefix(round), requestTools: request.tools, lineFields: lineFieldsOf(tools), pythonTool }),
     callIdPrefix,
     partialExecution,
     maxRounds: request.max_tool_rounds ?? ctx.config.maxToolRounds,

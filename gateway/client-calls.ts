@@ -9,7 +9,8 @@ type Emit = (
 ) => void;
 
 interface Pending {
-  index: number;
+  /** The call's index in the client's `tool_calls`, once the client has been sent its start. */
+  index?: number;
   name: string;
   argsText: string;
   sawArgs: boolean;
@@ -20,16 +21,34 @@ interface Pending {
   decodedFields: Record<string, unknown>;
 }
 
+export interface ClientCallsOptions {
+  /**
+   * Send each call only once it is whole and has passed validation (`validate_tool_arguments`),
+   * start and arguments together, so that the client never holds a call the gateway then drops.
+   * Otherwise calls stream as they are decoded.
+   */
+  holdUntilValid: boolean;
+  /**
+   * The next `tool_calls` index, shared by the session's rounds: a call streamed in a round that
+   * was then cut and re-prompted keeps its index to itself, and the next round's calls do not
+   * merge into it in a client that accumulates deltas by index.
+   */
+  indices: { next: number };
+}
+
 /**
  * Calls to tools the gateway has no plugin for: the client executes them. Their arguments go
  * out as the model's raw text, fragment by fragment (never re-serialised mid-stream), so the
- * concatenated `tool_calls[].function.arguments` deltas equal the final arguments exactly.
+ * concatenated `tool_calls[].function.arguments` deltas equal the final arguments exactly; under
+ * validation, all of it in one delta once the call has passed.
  */
 export class ClientCalls {
   private readonly emit: Emit;
+  private readonly options: ClientCallsOptions;
   private readonly calls = new Map<string, Pending>();
-  constructor(emit: Emit) {
+  constructor(emit: Emit, options: ClientCallsOptions) {
     this.emit = emit;
+    this.options = options;
   }
 
   has(callId: string): boolean {
@@ -37,9 +56,9 @@ export class ClientCalls {
   }
 
   start(callId: string, name: string): void {
-    const index = this.calls.size;
-    this.calls.set(callId, { index, name, argsText: '', sawArgs: false, done: false, malformed: false, decodedFields: {} });
-    this.emit({ type: 'client-call-start', index, callId, name });
+    const call: Pending = { name, argsText: '', sawArgs: false, done: false, malformed: false, decodedFields: {} };
+    this.calls.set(callId, call);
+    if (!this.options.holdUntilValid) this.send(callId, call);
   }
 
   args(callId: string, text: string): void {
@@ -47,7 +66,7 @@ export class ClientCalls {
     if (!call || call.done) return;
     call.sawArgs = true;
     call.argsText += text;
-    this.emit({ type: 'client-call-args', index: call.index, text });
+    if (call.index !== undefined) this.emit({ type: 'client-call-args', index: call.index, text });
   }
 
   end(callId: string, args: Record<string, unknown>): void {
@@ -56,8 +75,11 @@ export class ClientCalls {
     // Formats without raw argument text (code fences) still owe the client one arguments delta.
     if (!call.sawArgs) this.args(callId, JSON.stringify(args));
     call.done = true;
+    if (call.index === undefined && !call.rejected && !call.malformed) {
+      this.send(callId, call);
+      this.emit({ type: 'client-call-args', index: call.index!, text: call.argsText });
+    }
   }
-
   /** A closed field of the call's arguments (its top-level ones are kept for a rejected call's history). */
   field(callId: string, path: ReadonlyArray<string | number>, value: unknown): void {
     const call = this.calls.get(callId);
@@ -89,5 +111,10 @@ export class ClientCalls {
     return [...this.calls.entries()]
       .filter(([, c]) => c.done && !c.malformed && !c.rejected)
       .map(([id, c]) => ({ id, type: 'function' as const, function: { name: c.name, arguments: c.argsText } }));
+  }
+
+  private send(callId: string, call: Pending): void {
+    call.index = this.options.indices.next++;
+    this.emit({ type: 'client-call-start', index: call.index, callId, name: call.name });
   }
 }

@@ -39,6 +39,12 @@ interface CallState {
   failed?: string;
   /** The parser found the call malformed after it started: it never happened. */
   cancelled?: boolean;
+  /**
+   * Why the call is answered without being run (or run to its end): the decode stopped before
+   * the model finished it (a reject cut the round), so it is never run on half its arguments; or
+   * the request is failing anyway.
+   */
+  notRun?: string;
 }
 
 /**
@@ -83,13 +89,18 @@ export class Dispatcher {
     this.decodeEnded = true;
     for (const call of this.calls) {
       if (call.cancelled) continue;
-      // A call rejected (or cut by max_tokens) before its end: keep what the model did write.
-      call.args ??= call.decodedFields;
+      if (call.args === undefined) {
+        // A call the decode stopped inside: the history keeps what the model did write. (The
+        // token limit's truncated calls come as malformed, cancelled above; what is left was cut
+        // by a reject, its own or another call's.)
+        call.args = call.decodedFields;
+        if (call.rejected === undefined) this.drop(call, 'the round was cut short before the model finished writing this call');
+      }
       if (this.opts.partialExecution) {
         if (!call.outcome) this.finish(call);
         continue;
       }
-      this.open(call);
+      if (call.notRun === undefined) this.open(call);
       for (const piece of call.buffered) this.deliver(call, piece);
       call.buffered = [];
       this.finish(call);
@@ -116,6 +127,16 @@ export class Dispatcher {
 
   abortAll(reason: string): void {
     for (const call of this.calls) call.execution?.abort(reason);
+  }
+
+  /** The request is failing: every call not yet answered stops (or never starts) with this reason. */
+  dropAll(reason: string): void {
+    for (const call of this.calls) if (!call.cancelled && call.rejected === undefined) this.drop(call, reason);
+  }
+
+  private drop(call: CallState, reason: string): void {
+    call.notRun ??= reason;
+    call.execution?.abort(reason);
   }
 
   private open(call: CallState): void {
@@ -166,6 +187,7 @@ export class Dispatcher {
         if (!call.plugin) return { ok: false, content: `error: unknown tool "${name}"` };
         if (call.rejected !== undefined) return { ok: false, content: `error: ${name} rejected the call: ${call.rejected}` };
         if (call.failed !== undefined) return { ok: false, content: `error: ${name} failed: ${call.failed}` };
+        if (call.notRun !== undefined) return { ok: false, content: `error: ${name} was not run: ${call.notRun}` };
         return call.execution!.end(args);
       })
       .catch((err: unknown): ToolResult => ({ ok: false, content: `error: ${name} failed: ${errorMessage(err)}` }))

@@ -56,11 +56,18 @@ export interface RoundParserInputs {
   requestTools: unknown[] | undefined;
   /** Tool name → the argument streamed as `line` pieces (lineFieldsOf). */
   lineFields: Record<string, string>;
+  /**
+   * Whether the request has a `python` tool (the gateway's or its own) for ```python fences in
+   * the prose to call; without one a fence is the model's text, not a call to a tool nobody has.
+   */
+  pythonTool: boolean;
 }
 
 /** A fresh parser for one round: the model's format, plus ```python fences in its prose when enabled. */
-export function buildParser(choice: ParserChoice, config: GatewayConfig, { callIdPrefix: prefix, requestTools, lineFields }: RoundParserInputs): ToolCallParser {
-  if (choice.format === PASS_THROUGH) return choice.reasoning ? withReasoning(passThroughParser()) : passThroughParser();
+export function buildParser(choice: ParserChoice, config: GatewayConfig, { callIdPrefix: prefix, requestTools, lineFields, pythonTool }: RoundParserInputs): ToolCallParser {
+  if (choice.format === PASS_THROUGH || (choice.format === 'code-fence' && !pythonTool)) {
+    return choice.reasoning ? withReasoning(passThroughParser()) : passThroughParser();
+  }
   const fence = { languages: config.codeFence.languages, bareFence: config.codeFence.bareFence, toolName: 'python' };
   if (choice.format === 'code-fence') {
     const parser = createParser('code-fence', { ...fence, callIdPrefix: prefix });
@@ -69,7 +76,7 @@ export function buildParser(choice: ParserChoice, config: GatewayConfig, { callI
   const lines = WITHOUT_LINE_FIELDS.has(choice.format) ? {} : { lineFields };
   const options = choice.format === 'qwen3-coder' ? { callIdPrefix: prefix, ...lines, toolDefinitions: requestTools } : { callIdPrefix: prefix, ...lines };
   let parser = createParser(choice.format, options as never);
-  if (config.codeFence.enabled) parser = withCodeFences(parser, { ...fence, callIdPrefix: `${prefix}py` });
+  if (config.codeFence.enabled && pythonTool) parser = withCodeFences(parser, { ...fence, callIdPrefix: `${prefix}py` });
   return choice.reasoning ? withReasoning(parser) : parser;
 }
 

@@ -43,7 +43,7 @@ export class RoundParser {
   private toolCallParser: OpenAIToolCallsParser | undefined;
   /** Calls begun this round, less those the parser then found malformed (they never happened). */
   private readonly callsStarted = new Set<string>();
-  /** The round was cut at a second call: nothing more is read. */
+  /** The round was cut (at a second call, or by a reject): nothing more is read. */
   private stopped = false;
 
   constructor(o: RoundParserOptions) {
@@ -64,6 +64,14 @@ export class RoundParser {
     if (this.stopped) return;
     this.toolCallParser ??= createOpenAIToolCallsParser({ callIdPrefix: `${this.o.callIdPrefix}tc`, lineFields: lineFieldsOf(this.o.tools) });
     this.route(this.toolCallParser.pushToolCallDelta(part));
+  }
+
+  /**
+   * A reject cut the round short: what the same socket read still carries after it is not read,
+   * so no call begins, grows or ends after the cut.
+   */
+  stop(): void {
+    this.stopped = true;
   }
 
   /** The round's decode is over; `cut`: the token limit ended it, so an open upstream-parsed call is unfinished. */

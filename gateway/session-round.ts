@@ -20,20 +20,26 @@ export interface RoundOutput {
   deltas: number;
 }
 
+/** What a round takes from the session beside its options. */
+export interface RoundInputs {
+  /** The replica that served the conversation's first round (several replicas), filled in by it. */
+  affinity: ReplicaAffinity | undefined;
+  messages: ChatMessage[];
+  /** What is left of the request's max_tokens. */
+  maxTokens: number | undefined;
+  emitText: (text: string) => void;
+  /** The session's next client `tool_calls` index (ClientCallsOptions.indices). */
+  clientCallIndices: { next: number };
+}
+
 /**
  * One round of a session: the upstream decode streamed through the round's parser, each call
  * handed to its tool as its pieces close (or the decode cut short by a reject), then every call
  * settled.
  */
-export async function runRound(
-  opts: SessionOptions,
-  round: number,
-  affinity: ReplicaAffinity | undefined,
-  messages: ChatMessage[],
-  maxTokens: number | undefined,
-  emitText: (t: string) => void,
-): Promise<RoundOutput> {
+export async function runRound(opts: SessionOptions, round: number, inputs: RoundInputs): Promise<RoundOutput> {
   const { timeline, onEvent, signal } = opts;
+  const { affinity, messages, maxTokens, emitText } = inputs;
   timeline.mark('round-start', { round });
   onEvent({ type: 'round-start', round });
   // The request goes out first, ahead of everything else this round needs. Parts only ever arrive
@@ -70,6 +76,7 @@ export async function runRound(
   function rejectCall(call: { callId: string; name: string }, reason: string): void {
     rejection ??= { name: call.name, reason };
     timeline.mark('abort', { round, callId: call.callId, detail: `rejected: ${reason}` });
+    machinery?.parser.stop();
     stream.abort(new Error(reason));
   }
   // parallel_tool_calls: false. vLLM drops the calls after the first once they are decoded; the
@@ -100,7 +107,7 @@ export async function runRound(
         onProgress: (call, progress) => onEvent({ type: 'tool-progress', ...call, progress }),
         onReject: (call, reason) => rejectCall(call, reason),
       });
-      const clientCalls = new ClientCalls(onEvent);
+      const clientCalls = new ClientCalls(onEvent, { holdUntilValid: opts.clientToolValidator !== undefined, indices: inputs.clientCallIndices });
       const parser = new RoundParser({
         round,
         callIdPrefix: opts.callIdPrefix?.(round) ?? `call_r${round}_`,
@@ -177,6 +184,8 @@ export async function runRound(
   // truncated and release its raw text as content. The Dispatcher answers it with the rejection.
   if (!rejection) parser.end(finishReason === 'length');
   timeline.mark('decode-end', { round, detail: finishReason });
+  // The request is about to fail with the rejection: its other calls' results would go nowhere.
+  if (rejection && opts.onToolReject === 'error') dispatcher.dropAll(`the request failed: ${rejection.name} rejected a call`);
   // A client call that failed early validation is answered, like a rejected gateway call, with
   // the reason, so a re-prompt shows the model what was wrong.
   const calls = [

@@ -52,7 +52,8 @@ export interface SessionResult {
   content: string;
   /** Reasoning text (upstream `reasoning_content` or a parsed `<think>` block), all rounds. */
   reasoning: string;
-  finishReason: 'stop' | 'length' | 'tool_calls';
+  /** OpenAI's: `content_filter` passes through from the upstream; its other reasons (vLLM's `abort`) read as `stop`. */
+  finishReason: 'stop' | 'length' | 'tool_calls' | 'content_filter';
   stopReason: StopReason;
   usage: Usage;
   /** The messages this request appended to the conversation: assistant turns and tool observations. */
@@ -129,15 +130,22 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
   // cannot decode past the budget.
   const budget = opts.request.max_completion_tokens ?? opts.request.max_tokens ?? undefined;
   let spent = 0;
+  const clientCallIndices = { next: 0 };
   for (let round = 1; ; round++) {
     let firstText = true;
     const tokensLeft = budget === undefined ? undefined : budget - spent;
-    const out = await runRound(sessionOpts, round, affinity, [...opts.request.messages, ...appended], tokensLeft, (text) => {
-      // Rounds are joined by a blank line so the client's markdown does not glue a closing fence
-      // to the next round's first word. This is the gateway's only addition to the model's text.
-      if (firstText && content !== '' && !content.endsWith('\n\n')) emitContent(content.endsWith('\n') ? '\n' : '\n\n');
-      firstText = false;
-      emitContent(text);
+    const out = await runRound(sessionOpts, round, {
+      affinity,
+      messages: [...opts.request.messages, ...appended],
+      maxTokens: tokensLeft,
+      emitText: (text) => {
+        // Rounds are joined by a blank line so the client's markdown does not glue a closing fence
+        // to the next round's first word. This is the gateway's only addition to the model's text.
+        if (firstText && content !== '' && !content.endsWith('\n\n')) emitContent(content.endsWith('\n') ? '\n' : '\n\n');
+        firstText = false;
+        emitContent(text);
+      },
+      clientCallIndices,
     });
     if (out.usage) usage = sumUsage(usage, out.usage);
     spent += out.usage?.completion_tokens ?? out.deltas;
@@ -154,7 +162,8 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
       rounds: round,
     });
     if (answered) {
-      return out.finishReason === 'length' ? done('length', 'length') : done('stop', 'answer');
+      if (out.finishReason === 'length') return done('length', 'length');
+      return done(out.finishReason === 'content_filter' ? 'content_filter' : 'stop', 'answer');
     }
     appended.push(...roundMessages(out.text, out.calls, out.clientCalls, opts.observations ?? 'tool'));
     if (out.clientCalls.length > 0) return done('tool_calls', 'client_tool_calls');

@@ -70,6 +70,8 @@ class InlineExecution implements ToolExecution {
   private chain: Promise<unknown>;
   private failure: ToolResult | null = null;
   private finished = false;
+  /** Takes this call's listener off the request's signal. */
+  private detach: () => void = () => undefined;
   private stop: (value: typeof STOPPED) => void = () => undefined;
   /** Settles when the call stops waiting for its hooks. */
   private readonly stopped = new Promise<typeof STOPPED>((resolve) => (this.stop = resolve));
@@ -85,7 +87,13 @@ class InlineExecution implements ToolExecution {
     // Without an onLoad to wait for, onStart begins at once (on the next microtask), as the call opens.
     this.chain = definition.hooks.onLoad ? this.load().then((ok) => (ok ? start() : undefined)) : Promise.resolve(start());
     if (call.signal.aborted) queueMicrotask(() => this.abort('request aborted'));
-    else call.signal.addEventListener('abort', () => this.abort('request aborted'), { once: true });
+    else {
+      // Removed when the call ends: a request's signal outlives its calls, and one listener left
+      // per call is a leak (and Node's MaxListenersExceededWarning past ten calls in a request).
+      const onAbort = (): void => this.abort('request aborted');
+      call.signal.addEventListener('abort', onAbort, { once: true });
+      this.detach = () => call.signal.removeEventListener('abort', onAbort);
+    }
   }
 
   async piece(piece: Piece): Promise<Verdict> {
@@ -114,6 +122,7 @@ class InlineExecution implements ToolExecution {
     const result = this.failure ?? ran?.value ?? this.errorResult('returned no result', 'sandbox_error');
     this.finished = true;
     this.clock?.stop();
+    this.detach();
     return result;
   }
 
@@ -124,6 +133,7 @@ class InlineExecution implements ToolExecution {
    */
   abort(reason: string): void {
     if (this.finished || this.controller.signal.aborted) return;
+    this.detach();
     this.controller.abort(reason);
     // A throwing onAbort is the plugin's bug and must not become an uncaught exception in the gateway.
     try {

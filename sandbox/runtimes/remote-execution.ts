@@ -65,7 +65,8 @@ export class RemoteExecution implements ToolExecution {
     this.wireId = `${call.callId}#${++wireCounter}`;
     const onAbort = (): void => this.abort('request aborted');
     if (call.signal.aborted) queueMicrotask(onAbort);
-    else call.signal.addEventListener('abort', onAbort, { once: true });
+    // Taken off the request's signal when this call finishes (its own controller aborts then).
+    else call.signal.addEventListener('abort', onAbort, { once: true, signal: this.controller.signal });
     this.clock = new CallClock(options.timeoutMs, () => this.fail(`timed out after ${options.timeoutMs} ms`, 'sandbox_limit_exceeded', 'timeout'));
     this.unstarted = setTimeout(() => this.fail(`found no process to run it within ${START_LIMIT_MS} ms`, 'sandbox_limit_exceeded', 'timeout'), START_LIMIT_MS);
     this.lease = options.acquire(this.controller.signal).then(

@@ -49,7 +49,8 @@ export class ThreadExecution implements ToolExecution {
     this.call = call;
     const onAbort = (): void => this.abort('request aborted');
     if (call.signal.aborted) queueMicrotask(onAbort);
-    else call.signal.addEventListener('abort', onAbort, { once: true });
+    // Taken off the request's signal when this call finishes (its own controller aborts then).
+    else call.signal.addEventListener('abort', onAbort, { once: true, signal: this.controller.signal });
     this.clock = new CallClock(timeoutMs, () => this.fail(`timed out after ${timeoutMs} ms`, 'sandbox_limit_exceeded'));
     this.firstBegun = new Promise<void>((resolve) => (this.markBegun = resolve));
     this.chain = this.task('start').then((r) => r && this.absorb(r));

@@ -121,6 +121,88 @@ describe('Dispatcher', () => {
   });
 });
 
+describe('Dispatcher: a round cut short by a reject', () => {
+  /** Two tools sharing one log: `echo` (lines, rejects "boom") and `calc` (the whole call). */
+  function twoTools(partialExecution: boolean, log: string[]) {
+    const calc: ToolPlugin = {
+      name: 'calc',
+      description: 'records its calls',
+      parameters: { type: 'object' },
+      consumes: 'call',
+      start: ({ callId }) => {
+        log.push(`start ${callId}`);
+        return {
+          piece: () => undefined,
+          end: async (args) => {
+            log.push(`end ${callId} ${JSON.stringify(args)}`);
+            return { ok: true, content: 'ran' };
+          },
+          abort: (reason) => log.push(`abort ${callId}: ${reason}`),
+        };
+      },
+    };
+    const echo = recordingTool(log, { rejectOn: 'boom' });
+    const rejects: string[] = [];
+    const d = new Dispatcher({
+      tools: new Map([['echo', echo], ['calc', calc]]),
+      partialExecution,
+      signal: new AbortController().signal,
+      timeline: new Timeline('test'),
+      round: 1,
+      onProgress: () => {},
+      onReject: (_call, reason) => rejects.push(reason),
+    });
+    return { d, rejects };
+  }
+
+  for (const partialExecution of [true, false]) {
+    it(`never runs a call the model had not finished when the round was cut (partial execution ${partialExecution ? 'on' : 'off'})`, async () => {
+      const log: string[] = [];
+      const { d } = twoTools(partialExecution, log);
+      // calc's arguments are half written when the decode stops (a reject of another call, or a
+      // client call's failed validation): the parser never ends it.
+      d.callStart('c1', 'calc');
+      d.piece('c1', { kind: 'field', path: ['expression'], value: '2+2' });
+      d.endDecode();
+      const [outcome] = await d.settle();
+      expect(log.filter((entry) => entry.startsWith('end'))).toEqual([]);
+      expect(outcome).toMatchObject({ callId: 'c1', name: 'calc', args: { expression: '2+2' } });
+      expect(outcome?.result).toEqual({ ok: false, content: 'error: calc was not run: the round was cut short before the model finished writing this call' });
+      // With partial execution on it was open, and is told to let go; off, it never started.
+      expect(log).toEqual(partialExecution ? ['start c1', 'abort c1: the round was cut short before the model finished writing this call'] : []);
+    });
+  }
+
+  it('answers the rejected call with its rejection, and a finished sibling with its result', async () => {
+    const log: string[] = [];
+    const { d, rejects } = twoTools(true, log);
+    d.callStart('c1', 'calc');
+    d.callEnd('c1', { expression: '1+1' });
+    d.callStart('c2', 'echo');
+    d.piece('c2', line('boom\n', 1));
+    await new Promise((r) => setTimeout(r, 20));
+    const outcomes = await d.settle();
+    expect(rejects).toEqual(['bad line']);
+    expect(outcomes.map((o) => o.result)).toEqual([
+      { ok: true, content: 'ran' },
+      { ok: false, content: 'error: echo rejected the call: bad line' },
+    ]);
+  });
+
+  it('dropAll (the request is failing): an open call is stopped, a buffered one never starts', async () => {
+    for (const partialExecution of [true, false]) {
+      const log: string[] = [];
+      const { d } = twoTools(partialExecution, log);
+      d.callStart('c1', 'calc');
+      d.callEnd('c1', { expression: '1+1' });
+      d.dropAll('the request failed');
+      const [outcome] = await d.settle();
+      expect(outcome?.result).toEqual({ ok: false, content: 'error: calc was not run: the request failed' });
+      expect(log).toEqual(partialExecution ? ['start c1', 'abort c1: the request failed'] : []);
+    }
+  });
+});
+
 describe('Dispatcher and a piece hook that throws', () => {
   it('makes it the call\'s tool error at its end, aborts the tool, and leaves no unhandled rejection', async () => {
     const log: string[] = [];

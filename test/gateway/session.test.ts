@@ -4,7 +4,7 @@ import { chatRequestSchema } from '../../gateway/chat-request-schema.ts';
 import { runSession, type SessionEvent, type SessionOptions } from '../../gateway/session.ts';
 import { Timeline } from '../../gateway/timeline.ts';
 import type { ToolCallParser } from '../../parsers/parser-events.ts';
-import { MODEL, plainContentStream, plainContentText } from '../llm-client/fixtures/vllm-streams.ts';
+import { DONE, MODEL, plainContentStream, plainContentText, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
 import { startSseUpstream, type TestUpstream } from '../llm-client/upstream-test-server.ts';
 
 let upstream: TestUpstream | undefined;
@@ -67,5 +67,15 @@ describe('runSession: a round against a real upstream', () => {
     ).rejects.toBe(broken);
     const after = await runSession(options(baseUrl, passThrough));
     expect(after.content).toBe(plainContentText);
+  });
+
+  it("passes the upstream's content_filter on as the finish reason, and reads its other reasons (vLLM's abort) as stop", async () => {
+    for (const [upstreamReason, expected] of [['content_filter', 'content_filter'], ['abort', 'stop']] as const) {
+      upstream = await startSseUpstream([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content: 'I cannot' }), vllmChunk({ content: '' }, upstreamReason), DONE].join(''));
+      const result = await runSession(options(upstream.baseUrl, passThrough));
+      expect(result.finishReason).toBe(expected);
+      await upstream.close();
+      upstream = undefined;
+    }
   });
 });
