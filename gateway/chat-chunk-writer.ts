@@ -91,7 +91,7 @@ export class ChatChunkWriter {
         // A round ends in one burst of events (results, round end, then the next round's start or
         // the finish): one packet for all of them.
         this.sse.batch();
-        this.extension({ type: 'tool_call.completed', round: e.round, call_id: e.callId, name: e.name, ok: e.ok, content: e.content });
+        this.extension({ type: 'tool_call.completed', round: e.round, call_id: e.callId, name: e.name, ok: e.ok, content: e.content, ...(e.data ? { data: e.data } : {}) });
         return;
     }
   }

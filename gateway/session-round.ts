@@ -188,13 +188,13 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
   if (rejection && opts.onToolReject === 'error') dispatcher.dropAll(`the request failed: ${rejection.name} rejected a call`);
   // A client call that failed early validation is answered, like a rejected gateway call, with
   // the reason, so a re-prompt shows the model what was wrong.
-  const calls = [
+  const calls: CallOutcome[] = [
     ...(await dispatcher.settle()),
     ...clientCalls.rejected().map((c) => ({ callId: c.callId, name: c.name, args: c.args, result: { ok: false, content: `error: ${c.name} rejected the call: ${c.reason}` } })),
   ];
   if (signal.aborted) throw new ClientAbortedError();
   if (rejection && opts.onToolReject === 'error') throw new ToolRejectedError(rejection.name, rejection.reason);
-  for (const c of calls) onEvent({ type: 'tool-result', round, callId: c.callId, name: c.name, ok: c.result.ok, content: c.result.content });
+  for (const c of calls) onEvent({ type: 'tool-result', round, callId: c.callId, name: c.name, ok: c.result.ok, content: c.result.content, ...(c.result.data ? { data: c.result.data } : {}) });
   timeline.mark('round-end', { round, detail: finishReason });
   onEvent({ type: 'round-end', round, finishReason });
   return { text: parser.visibleText, calls, clientCalls: clientCalls.completed(), finishReason, usage, deltas };

@@ -28,7 +28,7 @@ export type SessionEvent =
   | { type: 'reasoning'; text: string }
   | { type: 'tool-call'; round: number; callId: string; name: string }
   | { type: 'tool-progress'; callId: string; name: string; progress: ToolProgress }
-  | { type: 'tool-result'; round: number; callId: string; name: string; ok: boolean; content: string }
+  | { type: 'tool-result'; round: number; callId: string; name: string; ok: boolean; content: string; data?: Record<string, unknown> }
   /** A call the client executes itself: streamed as standard OpenAI `tool_calls` deltas. */
   | { type: 'client-call-start'; index: number; callId: string; name: string }
   | { type: 'client-call-args'; index: number; text: string }

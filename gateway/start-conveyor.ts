@@ -71,6 +71,12 @@ export async function startConveyor(options: ConveyorOptions = {}): Promise<Conv
     for (const tool of [...(options.tools ?? []), ...moduleTools]) tools.set(tool.name, tool);
     if (options.decorateTool) for (const [name, tool] of tools) tools.set(name, options.decorateTool(tool));
     const runtimes = await pools.report();
+    // Where isolated-vm is unavailable, isolate plugins run in the process runtime: say where they do run, as their results do.
+    if (!runtimes.isolate.available) {
+      for (const [name, facts] of Object.entries(described)) {
+        if (facts.runtime === 'isolate') described[name] = { ...facts, runtime: 'process', requestedRuntime: 'isolate', fallbackReason: runtimes.isolate.reason };
+      }
+    }
     const started = sandbox;
     const protections = started?.protections() ?? { mode: 'off', reason: 'the python tool is disabled (plugins.python: false)' };
     const health = () => ({

@@ -10,7 +10,7 @@ import type { RuntimePools } from '../sandbox/runtimes/runtime-pools.ts';
  * The tools of plugin modules a tool author names (`conveyor serve --tool ./my-plugin.ts`): each
  * module's default export is a `definePlugin(...)`, run in the runtime it declares. Paths are
  * relative to the working directory (or `file:` URLs); a query after the path
- * (`./my-plugin.ts?runtime=thread`) is the module URL's, which the module reads from
+ * (`./my-plugin.ts?name=b`) is the module URL's, which the module reads from
  * `import.meta.url`. A module that is missing or exports no plugin stops the start-up with a
  * GatewayConfigError naming it.
  */
@@ -41,14 +41,26 @@ export async function toolsFromModules(modules: readonly string[], pools: Runtim
 }
 
 /**
- * The module's URL. A path may carry a query (`plugin.ts?name=a&runtime=thread`, the way one module
+ * The module's URL. A path may carry a query (`plugin.ts?name=a&mode=strict`, the way one module
  * serves as several tools); it stays a file name when a file of that very name exists.
  */
 function moduleUrl(module: string): string {
-  if (module.startsWith('file:')) return module;
+  if (module.startsWith('file:')) return tsxSafe(module);
   const at = module.indexOf('?');
   if (at < 0 || existsSync(resolve(module))) return pathToFileURL(resolve(module)).href;
-  return `${pathToFileURL(resolve(module.slice(0, at))).href}${module.slice(at)}`;
+  return tsxSafe(`${pathToFileURL(resolve(module.slice(0, at))).href}${module.slice(at)}`);
+}
+
+/**
+ * tsx (Node 20's TypeScript loader) takes a module's format from the end of its whole URL, query
+ * included: `plugin.ts?file=data.json` is refused as "not of type json". An empty parameter at the
+ * end changes nothing the plugin reads from searchParams.
+ */
+function tsxSafe(url: string): string {
+  const parsed = new URL(url);
+  if (!/\.[A-Za-z0-9]+$/.test(parsed.search)) return url;
+  parsed.search += '&';
+  return parsed.href;
 }
 
 function firstLine(err: unknown): string {

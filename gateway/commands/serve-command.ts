@@ -81,7 +81,7 @@ export function registerServeCommand(program: Command): void {
       'folders of scenario files (sim/README.md "Scenarios") for the embedded simulator, in place of its shipped sim/scenarios (list that too to keep them); paths relative to the working directory',
     )
     .option('--python <path>', 'Python interpreter for the python tool (default: $CONVEYOR_PYTHON, else /usr/bin/python3, else python3 on PATH)')
-    .option('--tool <module...>', 'plugin modules to run as tools, each default-exporting definePlugin(...) (plugins/README.md); paths relative to the working directory, optionally with a query the module reads (plugin.ts?runtime=thread)')
+    .option('--tool <module...>', 'plugin modules to run as tools, each default-exporting definePlugin(...) (plugins/README.md); paths relative to the working directory, optionally with a query the module reads (plugin.ts?name=b)')
     .addOption(
       new Option('--plugins <json>', 'built-in tools and their settings, e.g. \'{"database":{"file":"shop.sqlite"},"http_get":false}\' (plugins/README.md)').env('CONVEYOR_PLUGINS'),
     )

@@ -42,6 +42,8 @@ describe('ChatChunkWriter', () => {
         ...TEXTS.map((text): SessionEvent => ({ type: 'reasoning', text })),
         { type: 'client-call-start', index: 0, callId: 'call_1', name: 'get_weather' },
         { type: 'client-call-args', index: 0, text: '{"city": "Par' },
+        { type: 'tool-result', round: 1, callId: 'call_r1_1', name: 'calculator', ok: true, content: '6', data: { expression: '2*3', value: '6' } },
+        { type: 'tool-result', round: 1, callId: 'call_r1_2', name: 'calculator', ok: true, content: '7' },
         { type: 'round-end', round: 1, finishReason: 'stop' },
       ];
       for (const e of events) writer.event(e);
@@ -60,6 +62,8 @@ describe('ChatChunkWriter', () => {
         ...TEXTS.map((text) => expectedChunk(id, c, model, choice({ reasoning_content: text }))),
         expectedChunk(id, c, model, choice({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] })),
         expectedChunk(id, c, model, choice({ tool_calls: [{ index: 0, function: { arguments: '{"city": "Par' } }] })),
+        expectedChunk(id, c, model, { choices: [], conveyor: { type: 'tool_call.completed', round: 1, call_id: 'call_r1_1', name: 'calculator', ok: true, content: '6', data: { expression: '2*3', value: '6' } } }),
+        expectedChunk(id, c, model, { choices: [], conveyor: { type: 'tool_call.completed', round: 1, call_id: 'call_r1_2', name: 'calculator', ok: true, content: '7' } }),
         expectedChunk(id, c, model, { choices: [], conveyor: { type: 'round.finished', round: 1, finish_reason: 'stop' } }),
         expectedChunk(id, c, model, { choices: [], conveyor: { type: 'response.messages', messages: [...messages, { role: 'assistant', content: 'It is 6.' }] } }),
         expectedChunk(id, c, model, choice({}, 'stop')),

@@ -171,7 +171,8 @@ describe('conveyor serve (the main job) in its own process', () => {
         ],
       }),
     );
-    const { proc, url } = await serve(['--sim-profile', 'fast-test', '--sim-scenarios', scenarios, '--tool', `${path.relative(process.cwd(), FAULTY_PLUGIN)}?name=mode_tool`]);
+    // A query that ends like a file name (a plugin's data file) once made tsx load the module as that type.
+    const { proc, url } = await serve(['--sim-profile', 'fast-test', '--sim-scenarios', scenarios, '--tool', `${path.relative(process.cwd(), FAULTY_PLUGIN)}?name=mode_tool&data=rows.json`]);
     const client = new OpenAI({ baseURL: url, apiKey: 'unused', maxRetries: 0 });
     const answer = await client.chat.completions.create({
       model: 'mistral-7b-instruct-sim',
