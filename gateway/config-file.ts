@@ -44,7 +44,7 @@ export const conveyorConfigFileSchema = z
     sandbox: pythonSandboxOptionsSchema,
     plugins: builtinPluginsConfigSchema,
     runtimes: runtimesSectionSchema,
-    toolModules: z.array(z.string().min(1)),
+    toolModules: z.array(z.union([z.string().min(1), z.strictObject({ module: z.string().min(1), readOnlyPaths: z.array(z.string().min(1)).optional() })])),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     shutdownGraceSeconds: z.number().min(0),
   })
@@ -79,7 +79,9 @@ function withPathsFrom(folder: string, file: ConveyorConfigFile): ConveyorConfig
   const plugins = file.plugins;
   return {
     ...file,
-    ...(file.toolModules ? { toolModules: file.toolModules.map(at) } : {}),
+    ...(file.toolModules
+      ? { toolModules: file.toolModules.map((m) => (typeof m === 'string' ? at(m) : { module: at(m.module), ...(m.readOnlyPaths ? { readOnlyPaths: m.readOnlyPaths.map(at) } : {}) })) }
+      : {}),
     ...(file.sim ? { sim: { ...file.sim, ...(profile !== undefined ? { profile } : {}), ...(file.sim.scenarioDirs ? { scenarioDirs: file.sim.scenarioDirs.map(at) } : {}) } } : {}),
     ...(file.sandbox?.python?.includes('/') ? { sandbox: { ...file.sandbox, python: at(file.sandbox.python) } } : {}),
     ...(plugins

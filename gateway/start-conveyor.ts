@@ -7,7 +7,7 @@ import type { ToolPlugin } from '../plugins/plugin-types.ts';
 import type { Logger } from './access-log.ts';
 import type { GatewayConfigInput } from './config.ts';
 import { startGateway, type GatewayHandle } from './server.ts';
-import { toolsFromModules } from './tool-modules.ts';
+import { modulePath, toolsFromModules, type ToolModuleSpec } from './tool-modules.ts';
 
 export interface ConveyorOptions {
   gateway?: Omit<Partial<GatewayConfigInput>, 'upstream'> & { upstream?: Partial<GatewayConfigInput['upstream']> };
@@ -22,9 +22,10 @@ export interface ConveyorOptions {
   tools?: readonly ToolPlugin[];
   /**
    * Plugin modules to run as tools, like `tools` (`conveyor serve --tool`): paths relative to the
-   * working directory, or `file:` URLs, each default-exporting a `definePlugin(...)`.
+   * working directory, or `file:` URLs, each default-exporting a `definePlugin(...)`; or
+   * `{ module, readOnlyPaths }` for a sandboxed one that reads files outside the repository.
    */
-  toolModules?: readonly string[];
+  toolModules?: ReadonlyArray<string | ToolModuleSpec>;
   /** Wraps every tool before the gateway gets it (benchmarks add a tool timing profile; logging, tracing). */
   decorateTool?: (tool: ToolPlugin) => ToolPlugin;
   /** The gateway's access lines and unexpected errors (pino); none given, nothing is logged. */
@@ -67,7 +68,7 @@ export async function startConveyor(options: ConveyorOptions = {}): Promise<Conv
     // /health's `plugins`: every tool that runs, a built-in a module or the caller replaced under its own name.
     const described: Record<string, Record<string, unknown>> = { ...builtins.describe };
     for (const tool of options.tools ?? []) described[tool.name] = { runtime: 'given to startConveyor' };
-    moduleTools.forEach((tool, i) => (described[tool.name] = { runtime: tool.runtime, module: options.toolModules![i] }));
+    moduleTools.forEach((tool, i) => (described[tool.name] = { runtime: tool.runtime, module: modulePath(options.toolModules![i]!) }));
     for (const tool of [...(options.tools ?? []), ...moduleTools]) tools.set(tool.name, tool);
     if (options.decorateTool) for (const [name, tool] of tools) tools.set(name, options.decorateTool(tool));
     const runtimes = await pools.report();

@@ -14,18 +14,38 @@ import type { RuntimePools } from '../sandbox/runtimes/runtime-pools.ts';
  * `import.meta.url`. A module that is missing or exports no plugin stops the start-up with a
  * GatewayConfigError naming it.
  */
-export async function toolsFromModules(modules: readonly string[], pools: RuntimePools): Promise<RuntimeTool[]> {
+/**
+ * A tool module, with what its sandbox may read beside the repository and Node (runtime `process`
+ * or `isolate`; the others are not sandboxed): a data file its query names, say.
+ */
+export interface ToolModuleSpec {
+  module: string;
+  readOnlyPaths?: readonly string[];
+}
+
+/** The module as a plain path or URL, whatever form it was given in. */
+export function modulePath(module: string | ToolModuleSpec): string {
+  return typeof module === 'string' ? module : module.module;
+}
+
+export async function toolsFromModules(modules: ReadonlyArray<string | ToolModuleSpec>, pools: RuntimePools): Promise<RuntimeTool[]> {
   const tools: RuntimeTool[] = [];
   const loadedFrom = new Map<string, string>();
-  for (const module of modules) {
+  for (const spec of modules) {
+    const module = modulePath(spec);
+    const readOnlyPaths = typeof spec === 'string' ? undefined : spec.readOnlyPaths;
     const url = moduleUrl(module);
     // `npm start` runs in the checkout's root whatever folder it was typed in: say where it looked.
     if (!existsSync(fileURLToPath(url))) throw new GatewayConfigError(`tool module ${module}: no such file ${fileURLToPath(url)} (a path is taken from the working directory, ${process.cwd()})`);
     let tool: RuntimeTool;
     try {
-      tool = toolFromPlugin(await loadPluginModule(url), { moduleUrl: url, pools });
+      tool = toolFromPlugin(await loadPluginModule(url), { moduleUrl: url, pools, ...(readOnlyPaths ? { readOnlyPaths: readOnlyPaths.map((p) => resolve(p)) } : {}) });
     } catch (err) {
       const hint = hintFor(err, url);
+      // A .cjs module that loads is "not a plugin" for whatever its module.exports lacks: say why first.
+      if (hint && /\.c[jt]s$/.test(new URL(url).pathname)) {
+        throw new GatewayConfigError(`tool module ${module}: it is a CommonJS module${hint}; loading it said: ${firstLine(err)}`, { cause: err });
+      }
       // Node's own advice after a CommonJS error's first line is about CommonJS scripts, which a plugin cannot be.
       const message = hint ? firstLine(err) : (err as Error).message;
       throw new GatewayConfigError(`tool module ${module}: ${message}${hint}`, { cause: err });

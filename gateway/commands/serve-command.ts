@@ -34,6 +34,7 @@ interface ServeOptions {
   allowedHost?: string[];
   allowedOrigin?: string[];
   tool?: string[];
+  toolReadPath?: string[];
   playground: boolean;
   forwardOtherEndpoints: boolean;
 }
@@ -82,6 +83,7 @@ export function registerServeCommand(program: Command): void {
     )
     .option('--python <path>', 'Python interpreter for the python tool (default: $CONVEYOR_PYTHON, else /usr/bin/python3, else python3 on PATH)')
     .option('--tool <module...>', 'plugin modules to run as tools, each default-exporting definePlugin(...) (plugins/README.md); paths relative to the working directory, optionally with a query the module reads (plugin.ts?name=b)')
+    .option('--tool-read-path <path...>', "files or folders the --tool modules' sandboxed processes may read (runtime process/isolate), beside the repository and Node: a data file their query names")
     .addOption(
       new Option('--plugins <json>', 'built-in tools and their settings, e.g. \'{"database":{"file":"shop.sqlite"},"http_get":false}\' (plugins/README.md)').env('CONVEYOR_PLUGINS'),
     )
@@ -134,7 +136,7 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
     sandbox: { ...file.sandbox, ...defined({ python: given('python') }) },
     plugins: plugins ? parsePluginsOption(plugins) : file.plugins,
     runtimes: file.runtimes,
-    toolModules: list(given('tool')) ?? file.toolModules,
+    toolModules: list(given('tool'))?.map((module) => ({ module, readOnlyPaths: list(given('toolReadPath')) ?? [] })) ?? file.toolModules,
   };
   const shutdownGrace = given('shutdownGrace') ?? file.shutdownGraceSeconds ?? opts.shutdownGrace;
   const conveyor = await startConveyor({ ...options, logger: pino({ level: given('logLevel') ?? file.logLevel ?? opts.logLevel }) });

@@ -26,7 +26,8 @@ export default definePlugin({
   }),
   consumes: 'field',
   runtime: 'thread',
-  limits: { timeoutMs: 5_000, memoryMb: 256 },
+  // No memoryMb: a thread's heap is the pool's worker limit (256 MB by default), not the plugin's.
+  limits: { timeoutMs: 5_000 },
   hooks: {
     onLoad: warmExactMath,
     onStart: warmExactMath,

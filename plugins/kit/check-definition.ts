@@ -6,6 +6,18 @@ const CONSUMES = ['line', 'field', 'step', 'call'];
 const HOOKS = ['onLoad', 'onStart', 'onPiece', 'onAbort'];
 const LIMITS = ['timeoutMs', 'memoryMb', 'cpuSeconds', 'fileSizeMb', 'maxProcesses'];
 const KEYS = ['name', 'description', 'parameters', 'consumes', 'lineField', 'runtime', 'sideEffects', 'limits', 'hooks'];
+/**
+ * The limits each runtime applies (tool-from-plugin.ts): the call clock everywhere; `isolate` sizes
+ * each guest isolate by memoryMb (its host process has the pool's rlimits, not the plugin's: the
+ * rest would hold only where it falls back to `process`, so on one machine and not another);
+ * only `process` turns them all into rlimits. `thread` workers share the pool's heap limit.
+ */
+const HONOURED: Record<string, readonly string[]> = {
+  inline: ['timeoutMs'],
+  thread: ['timeoutMs'],
+  isolate: ['timeoutMs', 'memoryMb'],
+  process: LIMITS,
+};
 const PARAMETERS_HINT = "parameters must be a zod 4 object schema (import { z } from 'zod') whose fields JSON Schema can describe";
 
 /**
@@ -31,9 +43,17 @@ export function definitionProblem(value: unknown): string | undefined {
   const noJsonSchema = jsonSchemaProblem(d['parameters'] as z.ZodType);
   if (noJsonSchema !== undefined) return noJsonSchema;
   const type = (z.toJSONSchema(d['parameters'] as z.ZodType, { io: 'input' }) as { type?: unknown }).type;
-  if (type !== 'object') return `parameters must describe an object (a tool's arguments are named fields), got a schema of type ${typeof type === 'string' ? type : 'unknown'}`;
+  if (type !== 'object') return notAnObject(d['parameters'] as z.ZodType);
   if (!CONSUMES.includes(d['consumes'] as string)) return `consumes must be one of ${CONSUMES.join(', ')}, got ${describe(d['consumes'])}`;
   if (d['runtime'] !== undefined && !RUNTIMES.includes(d['runtime'] as string)) return `runtime must be one of ${RUNTIMES.join(', ')}, got ${describe(d['runtime'])}`;
+  // Only a `line` plugin is fed lines: elsewhere lineField would be read as a promise the gateway never keeps.
+  if (d['lineField'] !== undefined && d['consumes'] !== 'line') {
+    return `lineField is for consumes "line" only (the string argument whose lines are the pieces), got consumes ${describe(d['consumes'])}`;
+  }
+  // A declaration that whatever reads it tests for truth: 'false' would read as true, and 'yes' says nothing typed code can rely on.
+  if (d['sideEffects'] !== undefined && typeof d['sideEffects'] !== 'boolean') {
+    return `sideEffects must be true or false (true when onEnd changes the world), got ${describe(d['sideEffects'])}`;
+  }
   if (d['consumes'] === 'line' && lineFieldOf(d as { consumes: string; parameters: z.ZodType; lineField?: unknown }) === undefined) {
     return d['lineField'] === undefined
       ? 'consumes "line" needs lineField, the string argument whose lines are the pieces (it can be left out only when the arguments have one string field)'
@@ -57,7 +77,54 @@ export function definitionProblem(value: unknown): string | undefined {
     if (limit === 'timeoutMs' && v === 0 && (d['runtime'] ?? 'inline') === 'inline') continue;
     if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v > 0)) return `limits.${limit} must be a positive number, got ${describe(v)}`;
   }
-  return undefined;
+  return limits === undefined ? undefined : ignoredLimit(limits, d['runtime'] as string | undefined);
+}
+
+/**
+ * A limit the plugin's runtime would ignore, as a problem naming the runtime and what it does
+ * honour: `memoryMb: 128` on a thread plugin ran with the pool's heap limit without a word. A
+ * plugin that names no runtime runs `inline`, so it is refused too: the author most likely left
+ * out `runtime: 'process'`, and a limit that holds nowhere is no limit.
+ */
+function ignoredLimit(limits: Record<string, unknown>, named: string | undefined): string | undefined {
+  const runtime = named ?? 'inline';
+  const honoured = HONOURED[runtime] ?? LIMITS;
+  const limit = LIMITS.find((l) => limits[l] !== undefined && !honoured.includes(l));
+  if (limit === undefined) return undefined;
+  const which = named === undefined ? 'runtime "inline" (the default: the plugin names no runtime)' : `runtime "${runtime}"`;
+  const instead = runtime === 'thread' && limit === 'memoryMb' ? ' (its workers share the pool\'s heap limit, createRuntimePools({ thread: { maxOldGenerationSizeMb } }))' : '';
+  const elsewhere = RUNTIMES.filter((r) => HONOURED[r]?.includes(limit)).map((r) => `"${r}"`).join(' or ');
+  return `limits.${limit} is ignored by ${which}, which honours only ${honoured.join(', ')}${instead}; it applies in runtime ${elsewhere}`;
+}
+
+/**
+ * "parameters must be an object schema", saying what the schema is (`a union`, `a string`): the
+ * JSON Schema type alone was "unknown" for a union, which names no type.
+ */
+function notAnObject(schema: z.ZodType): string {
+  const kind = schemaKind(schema);
+  // OpenAI function parameters are one JSON object; alternatives go inside it.
+  const union = kind.includes('union') ? ' (for alternative sets of arguments, one z.object whose fields are optional, or a union inside a field)' : '';
+  return `parameters must be an object schema (z.object({...})), got ${kind}; a tool's arguments are named fields${union}`;
+}
+
+/** What kind of zod schema this is, in words, seen through optional/default/pipe wrappers. */
+function schemaKind(schema: z.ZodType): string {
+  // Read from the definition, not `instanceof`: an author's own copy of zod is another class.
+  let def = (schema as { _zod?: { def?: ZodDef } })._zod?.def;
+  for (let i = 0; i < 8 && def && (def.innerType ?? def.in); i++) def = (def.innerType ?? def.in)?._zod?.def;
+  const type = typeof def?.type === 'string' ? def.type : undefined;
+  if (type === undefined) return 'a schema of unknown type';
+  if (type === 'union') return def?.discriminator === undefined ? 'a union' : 'a discriminated union';
+  if (type === 'any' || type === 'unknown' || type === 'null') return `z.${type}()`;
+  return `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`;
+}
+
+interface ZodDef {
+  type?: unknown;
+  discriminator?: unknown;
+  innerType?: { _zod?: { def?: ZodDef } };
+  in?: { _zod?: { def?: ZodDef } };
 }
 
 /**

@@ -29,7 +29,8 @@ export interface PluginLimits {
   timeoutMs?: number;
   /**
    * `process`: the child's data segment (RLIMIT_DATA) and V8 heap; `isolate`: each guest
-   * isolate's memoryLimit. `thread` uses the pool-wide worker heap limit instead.
+   * isolate's memoryLimit. `thread` uses the pool-wide worker heap limit instead. definePlugin
+   * refuses a limit its runtime ignores (this one in `inline`/`thread`, the rest outside `process`).
    */
   memoryMb?: number;
   /**
@@ -46,7 +47,14 @@ export interface PluginLimits {
 /** What every hook receives about the call it serves. */
 export interface PluginContext {
   readonly callId: string;
-  /** Aborted when the request is cancelled or the call is rejected. */
+  /**
+   * Aborted, with the reason onAbort gets, when the call ends other than by onEnd finishing it: the
+   * request went away, the call was rejected (onPiece's verdict, or the gateway), a hook threw or
+   * onPiece returned something else than a verdict, the arguments failed the schema, or the call ran
+   * out of time (`limits.timeoutMs`). Aborted already when onAbort runs, in every runtime. A hook
+   * still running then sees it abort in `inline` and `process` (until the process is killed);
+   * in `thread` that hook's worker is terminated instead.
+   */
   readonly signal: AbortSignal;
   /**
    * Per-call scratch space shared by this call's hooks (e.g. an opened connection). In runtime
@@ -85,7 +93,19 @@ export interface PluginHooks<Args> {
   onPiece?(piece: Piece, ctx: PluginContext): Verdict | void | Promise<Verdict | void>;
   /** The whole call is decoded and its arguments passed the schema: do the work (side effects are allowed only here). */
   onEnd(args: Args, ctx: PluginContext): Promise<ToolResult | string> | ToolResult | string;
-  /** The request went away or the call was rejected: release what onStart/onPiece took. */
+  /**
+   * The call ended other than by onEnd finishing it (the cases of `ctx.signal`): release what
+   * onStart/onPiece took. Runs once, in every runtime, with `reason` such as `request aborted`,
+   * `rejected: <reason>`, `failed: <message>`, `invalid arguments` or `timed out after N ms`, and
+   * ctx.state as the finished hooks left it. Not after onEnd ran, even one that threw. `thread`
+   * and `process` wait for it, a promise it returns included, 1 s at most (`ON_ABORT_GRACE_MS`,
+   * from when a worker begins it, or from the abort sent to the process): then the worker task is
+   * aborted or the process killed, so a hung onAbort holds neither for longer. In `process` it runs
+   * in the call's own process, so not for a call that never got one (no hook ran) nor where a hook
+   * blocks that process's event loop. Its progress (ctx.emit) still reaches the request. Must not
+   * throw: a throw is swallowed.
+   */
+  // `void`, not `void | Promise<void>`: that would refuse `(r, ctx) => drafts.delete(ctx.callId)`.
   onAbort?(reason: string, ctx: PluginContext): void;
 }
 
@@ -97,7 +117,7 @@ export interface PluginDefinition<S extends z.ZodType = z.ZodType> {
   /** The piece kind onPiece receives as it is decoded; `call` = only onEnd with the whole call. */
   consumes: Piece['kind'] | 'call';
   /**
-   * With `consumes: 'line'`: the string argument whose completed lines are the pieces, as the
+   * With `consumes: 'line'` only (refused elsewhere): the string argument whose completed lines are the pieces, as the
    * model writes it. May be left out when the arguments have exactly one string field.
    */
   lineField?: string;

@@ -14,3 +14,5 @@ export { createRuntimePools, RuntimePools, runtimesReport } from '../../sandbox/
 export type { RuntimePoolsOptions, RuntimesReport } from '../../sandbox/runtimes/runtime-pools.ts';
 export type { ProcessProtections } from '../../sandbox/runtimes/process-sandbox.ts';
 export type { ToolCallContext, ToolExecution, ToolPlugin, ToolProgress, ToolResult, Verdict } from '../plugin-types.ts';
+// onPiece's argument, so a hook written apart from definePlugin can be typed (`Extract<Piece, { kind: 'field' }>` for one kind).
+export type { Piece } from '../../parsers/parser-events.ts';

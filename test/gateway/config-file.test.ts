@@ -34,7 +34,7 @@ describe('conveyor serve --config FILE', () => {
     const folder = path.join(dir, 'etc');
     const file = configFile(
       {
-        toolModules: ['plugins/word-count.ts', '/abs/other.ts'],
+        toolModules: ['plugins/word-count.ts', '/abs/other.ts', { module: 'plugins/reader.ts?file=data/rows.csv', readOnlyPaths: ['data'] }],
         sim: { profile: 'profiles/my-gpu.json', scenarioDirs: ['scenarios'] },
         plugins: { database: { file: 'shop.sqlite' }, search: { index: 'index.sqlite' } },
         sandbox: { python: 'venv/bin/python3' },
@@ -42,7 +42,7 @@ describe('conveyor serve --config FILE', () => {
       folder,
     );
     expect(readConfigFile(file)).toEqual({
-      toolModules: [path.join(folder, 'plugins/word-count.ts'), '/abs/other.ts'],
+      toolModules: [path.join(folder, 'plugins/word-count.ts'), '/abs/other.ts', { module: path.join(folder, 'plugins/reader.ts?file=data/rows.csv'), readOnlyPaths: [path.join(folder, 'data')] }],
       sim: { profile: path.join(folder, 'profiles/my-gpu.json'), scenarioDirs: [path.join(folder, 'scenarios')] },
       plugins: { database: { file: path.join(folder, 'shop.sqlite') }, search: { index: path.join(folder, 'index.sqlite') } },
       sandbox: { python: path.join(folder, 'venv/bin/python3') },

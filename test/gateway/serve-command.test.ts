@@ -210,7 +210,7 @@ describe('conveyor serve (the main job) in its own process', () => {
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', 'no-such-plugin.ts'], message: 'conveyor: tool module no-such-plugin.ts: no such file' },
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', NOT_A_PLUGIN], message: 'has no default export; export default definePlugin({...})' },
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', LIMIT_TYPO_PLUGIN], message: `conveyor: tool module ${LIMIT_TYPO_PLUGIN}: plugin limit_typo: unknown key 'timeout' in limits (did you mean 'timeoutMs'?)\n` },
-      { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', cjsPlugin], message: '(plugins are ES modules: use .ts/.mjs/.js with import/export' },
+      { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', cjsPlugin], message: `conveyor: tool module ${cjsPlugin}: it is a CommonJS module (plugins are ES modules: use .ts/.mjs/.js with import/export` },
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', WORD_COUNT_PLUGIN, '--tool', `${WORD_COUNT_PLUGIN}?again`], message: `a tool named word_count is already loaded, from ${WORD_COUNT_PLUGIN}\n` },
       { args: ['--config', 'no-such-config.json'], message: 'conveyor: config file no-such-config.json: ENOENT' },
       { args: ['--plugins', '{"pyhton":false}'], message: 'conveyor: --plugins: ✖ Unrecognized key: "pyhton"' },

@@ -12,7 +12,8 @@ export default definePlugin({
   consumes: 'field',
   hooks: {
     onPiece: (piece) => {
-      if (piece.kind !== 'field' || piece.path[0] !== 'location') return undefined;
+      // Only the top-level field: a nested one (`path[0]` alone) would match ['location', 'city'] too.
+      if (piece.kind !== 'field' || piece.path.length !== 1 || piece.path[0] !== 'location') return undefined;
       const ok = typeof piece.value === 'string' && /^[A-Za-z .'-]+, [A-Z]{2}$/.test(piece.value);
       return ok ? undefined : reject(`location must look like "City, ST", got ${JSON.stringify(piece.value)}`);
     },

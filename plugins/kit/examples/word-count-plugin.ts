@@ -25,7 +25,7 @@ export default definePlugin({
       return undefined;
     },
     onEnd: ({ text }, ctx) => {
-      // Pieces are not delivered when partial execution is off: count the whole text then.
+      // Counted from the whole text when no piece came first (a test calling onEnd alone).
       const words = ctx.state['words'] || text.split(/\s+/).filter(Boolean).length;
       return `${String(words)} words`;
     },

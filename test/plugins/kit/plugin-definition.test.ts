@@ -25,7 +25,7 @@ describe('definePlugin checks the whole definition, naming the field', () => {
     [{ runtime: 'proces' }, /runtime must be one of inline, thread, isolate, process, got "proces"/],
     [{ consumes: 'fields' }, /consumes must be one of line, field, step, call, got "fields"/],
     [{ parameters: { type: 'object', properties: {} } }, /parameters must be a zod schema/],
-    [{ parameters: z.string() }, /parameters must describe an object .* of type string/],
+    [{ parameters: z.string() }, /parameters must be an object schema \(z.object\(\{\.\.\.\}\)\), got a string;/],
     [{ hooks: { onPiece: () => undefined } }, /hooks.onEnd must be a function/],
     [{ hooks: { ...good.hooks, onAbort: 'later' } }, /hooks.onAbort must be a function, got "later"/],
     [{ limits: { timeoutMs: -5 } }, /limits.timeoutMs must be a positive number, got -5/],

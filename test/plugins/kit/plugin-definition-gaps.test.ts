@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import weather from '../../../plugins/kit/examples/location-check-plugin.ts';
+import { definePlugin, inlineTool, runScriptedCall, type Piece, type PluginContext } from '../../../plugins/kit/index.ts';
+
+// What a first-time tool author's walkthrough found accepted without a word, or refused in words
+// that did not say what to write instead.
+const good = {
+  name: 'weather',
+  description: 'The weather in a city',
+  parameters: z.object({ city: z.string() }),
+  consumes: 'field' as const,
+  hooks: { onEnd: ({ city }: { city: string }) => `sunny in ${city}` },
+};
+const refused = (change: object) => () => definePlugin({ ...good, ...change } as never);
+
+describe('definePlugin refuses what would be silently ignored', () => {
+  it('lineField on a plugin that is not fed lines', () => {
+    expect(refused({ lineField: 'city' })).toThrow(
+      new TypeError('plugin weather: lineField is for consumes "line" only (the string argument whose lines are the pieces), got consumes "field"'),
+    );
+  });
+
+  it('a sideEffects that is not a boolean', () => {
+    expect(refused({ sideEffects: 'yes' })).toThrow(new TypeError('plugin weather: sideEffects must be true or false (true when onEnd changes the world), got "yes"'));
+    expect(definePlugin({ ...good, sideEffects: false }).sideEffects).toBe(false);
+  });
+
+  it.each([
+    [{ runtime: 'thread', limits: { memoryMb: 128 } }, `limits.memoryMb is ignored by runtime "thread", which honours only timeoutMs (its workers share the pool's heap limit, createRuntimePools({ thread: { maxOldGenerationSizeMb } })); it applies in runtime "isolate" or "process"`],
+    [{ runtime: 'thread', limits: { timeoutMs: 100, cpuSeconds: 1 } }, 'limits.cpuSeconds is ignored by runtime "thread", which honours only timeoutMs; it applies in runtime "process"'],
+    [{ runtime: 'inline', limits: { fileSizeMb: 4 } }, 'limits.fileSizeMb is ignored by runtime "inline", which honours only timeoutMs; it applies in runtime "process"'],
+    [{ runtime: 'isolate', limits: { memoryMb: 32, cpuSeconds: 1 } }, 'limits.cpuSeconds is ignored by runtime "isolate", which honours only timeoutMs, memoryMb; it applies in runtime "process"'],
+    [{ runtime: 'isolate', limits: { maxProcesses: 4 } }, 'limits.maxProcesses is ignored by runtime "isolate", which honours only timeoutMs, memoryMb; it applies in runtime "process"'],
+    // No runtime named: the default inline would ignore it, most likely a forgotten runtime: 'process'.
+    [{ limits: { memoryMb: 128 } }, 'limits.memoryMb is ignored by runtime "inline" (the default: the plugin names no runtime), which honours only timeoutMs; it applies in runtime "isolate" or "process"'],
+  ])('a limit the runtime ignores: %j', (change, message) => {
+    expect(refused(change)).toThrow(new TypeError(`plugin weather: ${message}`));
+  });
+
+  it('takes the limits each runtime honours', () => {
+    expect(() => definePlugin({ ...good, limits: { timeoutMs: 100 } })).not.toThrow();
+    expect(() => definePlugin({ ...good, runtime: 'thread', limits: { timeoutMs: 100 } })).not.toThrow();
+    expect(() => definePlugin({ ...good, runtime: 'isolate', limits: { timeoutMs: 100, memoryMb: 32 } })).not.toThrow();
+    const all = { timeoutMs: 100, memoryMb: 64, cpuSeconds: 1, fileSizeMb: 4, maxProcesses: 8 };
+    expect(() => definePlugin({ ...good, runtime: 'process', limits: all })).not.toThrow();
+  });
+});
+
+describe('a parameters schema that is not an object says what it is', () => {
+  const required = 'parameters must be an object schema (z.object({...})), got';
+  it.each([
+    [z.union([z.object({ city: z.string() }), z.object({ zip: z.string() })]), `${required} a union; a tool's arguments are named fields (for alternative sets of arguments, one z.object whose fields are optional, or a union inside a field)`],
+    [z.discriminatedUnion('by', [z.object({ by: z.literal('city') }), z.object({ by: z.literal('zip') })]), `${required} a discriminated union; a tool's arguments are named fields (for alternative sets of arguments, one z.object whose fields are optional, or a union inside a field)`],
+    [z.array(z.string()), `${required} an array; a tool's arguments are named fields`],
+    [z.string().optional(), `${required} a string; a tool's arguments are named fields`],
+    [z.any(), `${required} z.any(); a tool's arguments are named fields`],
+  ])('%#', (parameters, message) => {
+    expect(refused({ parameters })).toThrow(new TypeError(`plugin weather: ${message}`));
+  });
+});
+
+describe('Piece, from the public API', () => {
+  it('types an onPiece written apart from definePlugin', async () => {
+    const seen: Array<Array<string | number>> = [];
+    // Only the top-level `city` field: a field piece also comes for every nested leaf and closed container.
+    const onPiece = (piece: Piece, _ctx: PluginContext): undefined => {
+      if (piece.kind === 'field' && piece.path.length === 1 && piece.path[0] === 'city') seen.push(piece.path);
+      return undefined;
+    };
+    const tool = inlineTool(definePlugin({ ...good, hooks: { ...good.hooks, onPiece } }));
+    const field = (path: Array<string | number>, value: unknown): Piece => ({ kind: 'field', path, value });
+    await runScriptedCall(tool, { pieces: [field(['city', 'parts', 0], 'Oslo'), field(['city', 'parts'], ['Oslo']), field(['city'], 'Oslo')], args: { city: 'Oslo' } });
+    expect(seen).toEqual([['city']]);
+  });
+
+  it('the location-check example rejects at the top-level location only, not a nested path under it', async () => {
+    const tool = inlineTool(weather);
+    const nested = await runScriptedCall(tool, { pieces: [{ kind: 'field', path: ['location', 'city'], value: 'Paris' }], args: { location: 'Austin, TX' } });
+    expect(nested.rejected).toBeUndefined();
+    const top = await runScriptedCall(tool, { pieces: [{ kind: 'field', path: ['location'], value: 'Paris' }], args: { location: 'Paris' } });
+    expect(top.rejected).toBe('location must look like "City, ST", got "Paris"');
+  });
+});
