@@ -27,7 +27,9 @@ const upstreamConfigSchema = z.strictObject({
    * domain socket in nginx's form, unix:/run/vllm.sock:/v1 (vLLM's --uds); or a list of them:
    * replicas serving the same model, balanced with failover (README "Replicas").
    */
-  baseUrl: UpstreamUrlsSchema.refine((v) => typeof v === 'string' || new Set(v).size === v.length, 'a replica is listed twice'),
+  baseUrl: UpstreamUrlsSchema.refine((v) => typeof v === 'string' || new Set(v).size === v.length, 'a replica is listed twice')
+    // A list of one is one upstream: everything past the config reads a list as replicas.
+    .transform((v) => (typeof v !== 'string' && v.length === 1 ? v[0]! : v)),
   apiKey: z.string().optional(),
   /** Model name sent upstream for every request (default: the client's `model`). */
   model: z.string().optional(),

@@ -18,7 +18,17 @@ export function toErrorResponse(err: unknown): { status: number; body: OpenAIErr
   }
   const param = err instanceof InvalidRequestError || err instanceof UpstreamResponseError ? err.param : null;
   const headers = headersOf(err);
-  return { status: statusOf(err), body: body(err.message, typeOf(err), param, err.code), ...(headers ? { headers } : {}) };
+  const message = refusedCredentials(err) ? `the upstream refused the gateway's own credentials (HTTP ${(err as UpstreamResponseError).status}: ${err.message}); check its upstream API key` : err.message;
+  return { status: statusOf(err), body: body(message, typeOf(err), param, err.code), ...(headers ? { headers } : {}) };
+}
+
+/**
+ * The upstream's 401/403: the gateway's key (`upstream.apiKey`), not the client's, since the
+ * client's is never sent upstream. Passed on as a 401, an OpenAI client would raise an
+ * AuthenticationError about a key that is fine: it is the gateway's failure, a 502.
+ */
+function refusedCredentials(err: ConveyorError): boolean {
+  return err instanceof UpstreamResponseError && (err.status === 401 || err.status === 403);
 }
 
 function headersOf(err: ConveyorError): Record<string, string> | undefined {
@@ -38,7 +48,7 @@ function statusOf(err: ConveyorError): number {
   if (err instanceof MethodNotAllowedError) return 405;
   if (err instanceof PayloadTooLargeError) return 413;
   if (err instanceof UpgradeRequiredError) return 426;
-  if (err instanceof UpstreamResponseError) return err.status >= 400 && err.status < 500 ? err.status : 502;
+  if (err instanceof UpstreamResponseError) return err.status >= 400 && err.status < 500 && !refusedCredentials(err) ? err.status : 502;
   if (err.code.endsWith('_timeout') && err instanceof UpstreamError) return 504;
   if (err instanceof UpstreamError) return 502;
   if (err instanceof ClientAbortedError) return 499;

@@ -97,7 +97,7 @@ async function forwardToSome(ctx: ForwardRouteContext, request: ForwardedRequest
     tried.add(replica);
     const last = !replayable || tried.size === replicas.replicas.length;
     try {
-      return await forwardTo(ctx, request, res, { replicas, replica, last });
+      return await forwardTo(ctx, request, res, { replicas, replica, last, startedAt: replicas.now() });
     } catch (error) {
       if (last || request.signal.aborted || classifyReplicaFailure(error) === 'final') throw error;
     }
@@ -109,6 +109,8 @@ interface ReplicaAttempt {
   replica: Replica;
   /** No other replica will be tried: whatever this one answers goes to the client. */
   last: boolean;
+  /** On the replicas' clock (UpstreamReplicas.failed). */
+  startedAt: number;
 }
 
 /**
@@ -147,7 +149,7 @@ async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, re
     if (answered) return void res.destroy();
     const failure = request.signal.aborted ? (ctx.shutdown.aborted ? ctx.shutdown.reason : new ClientAbortedError()) : error;
     const kind = classifyReplicaFailure(failure);
-    if (attempt !== undefined && kind === 'rest') attempt.replicas.failed(attempt.replica, failure);
+    if (attempt !== undefined && kind === 'rest') attempt.replicas.failed(attempt.replica, failure, attempt.startedAt);
     if (attempt === undefined || attempt.last || kind === 'final') ctx.metrics.forwarded(failure instanceof ConveyorError ? failure.code : 'internal_error');
     throw failure;
   } finally {
@@ -189,8 +191,8 @@ function replicaRefusal(status: number): UpstreamResponseError | undefined {
 }
 
 /** The replica's health after an answer passed to the client: a 429 or another 5xx says nothing of it. */
-function recordAnswer({ replicas, replica }: ReplicaAttempt, status: number, refusal: UpstreamResponseError | undefined): void {
-  if (refusal !== undefined && classifyReplicaFailure(refusal) === 'rest') replicas.failed(replica, refusal);
+function recordAnswer({ replicas, replica, startedAt }: ReplicaAttempt, status: number, refusal: UpstreamResponseError | undefined): void {
+  if (refusal !== undefined && classifyReplicaFailure(refusal) === 'rest') replicas.failed(replica, refusal, startedAt);
   else if (status < 500 && refusal === undefined) replicas.succeeded(replica);
 }
 

@@ -96,6 +96,7 @@ class FailoverStream implements UpstreamStream {
     const replica = this.replicas.pick(this.affinity, this.#tried)!;
     this.#tried.add(replica);
     replica.inFlight += 1;
+    const startedAt = this.replicas.now();
     const attempt = startUpstreamStream(
       { ...this.options, baseUrl: replica.baseUrl, onAccepted: () => this.#onAccepted(replica) },
       this.onPart,
@@ -109,7 +110,7 @@ class FailoverStream implements UpstreamStream {
       },
       (error: unknown) => {
         replica.inFlight -= 1;
-        this.#failed(replica, attempt, error);
+        this.#failed(replica, attempt, error, startedAt);
       },
     );
   }
@@ -121,10 +122,10 @@ class FailoverStream implements UpstreamStream {
     this.options.onAccepted?.({ baseUrl: replica.baseUrl });
   }
 
-  #failed(replica: Replica, attempt: UpstreamStream, error: unknown): void {
+  #failed(replica: Replica, attempt: UpstreamStream, error: unknown, startedAt: number): void {
     const stopped = this.#accepted || this.#aborted || attempt.interrupted || this.options.signal.aborted;
     const kind = stopped ? 'final' : classifyReplicaFailure(error);
-    if (kind === 'rest') this.replicas.failed(replica, error);
+    if (kind === 'rest') this.replicas.failed(replica, error, startedAt);
     if (kind === 'final' || this.#tried.size === this.replicas.replicas.length) return this.#reject(error);
     this.next();
   }

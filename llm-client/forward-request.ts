@@ -158,9 +158,12 @@ class ForwardHandler implements ForwardedExchange, Dispatcher.DispatchHandler, D
   onData(chunk: Buffer): boolean {
     if (this.#settled) return false;
     if (!this.#flowing) {
-      // The first read goes at once, like a chat stream's first token.
+      // The first read goes at once, like a chat stream's first token. A full client socket
+      // pauses undici here too, and its drain must then resume the reading.
       this.#flowing = true;
-      return this.#write(chunk);
+      const more = this.#write(chunk);
+      this.#readingStopped = !more;
+      return more;
     }
     this.#held.push(chunk);
     this.#heldBytes += chunk.byteLength;

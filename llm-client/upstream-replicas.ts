@@ -53,6 +53,8 @@ export class Replica {
   restingUntil = 0;
   accepted = 0;
   failures = 0;
+  /** When the latest failure in a row was counted (the clock of UpstreamReplicas); -Infinity: none yet. */
+  lastFailureAt = Number.NEGATIVE_INFINITY;
 
   constructor(baseUrl: string) {
     this.baseUrl = baseUrl;
@@ -113,9 +115,21 @@ export class UpstreamReplicas {
     replica.restingUntil = 0;
   }
 
-  /** The replica failed in a way another replica may not (see `isReplicaFailure`): it rests. */
-  failed(replica: Replica, error?: unknown): void {
+  /** The replicas' clock: an attempt notes its start with it, for `failed`. */
+  now(): number {
+    return this.#now();
+  }
+
+  /**
+   * The replica failed in a way another replica may not (see `isReplicaFailure`): it rests. An
+   * attempt that began before the replica's latest failure was counted is the same outage seen
+   * again (every stream in flight when a replica falls over fails with it): it counts in `failures`
+   * but neither doubles the rest nor extends it, or one burst would rest a replica for the ceiling.
+   */
+  failed(replica: Replica, error?: unknown, attemptStartedAt = this.#now()): void {
     replica.failures += 1;
+    if (attemptStartedAt < replica.lastFailureAt) return;
+    replica.lastFailureAt = this.#now();
     replica.consecutiveFailures += 1;
     const rest = Math.min(this.#maxRestMs, this.#restMs * 2 ** (replica.consecutiveFailures - 1));
     replica.restingUntil = this.#now() + rest;

@@ -216,6 +216,20 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     expect(bad.json.error).toMatchObject({ type: 'invalid_request_error', param: expect.stringContaining('temperature') });
   });
 
+  it("answers 502, not the client's 401, when the upstream refuses the gateway's own key", async () => {
+    const keyed = await startSim({ profile: E2E_PROFILE, apiKey: 'upstream-key' });
+    const wrongKey = await startGateway({ port: 0, upstream: { baseUrl: keyed.url, apiKey: 'stale-key' } }, { tools: new Map() });
+    try {
+      const res = await postJson(wrongKey.url, '/v1/chat/completions', hello);
+      expect(res.status).toBe(502);
+      expect(res.json.error).toMatchObject({ type: 'upstream_error', code: 'upstream_response_error' });
+      expect(res.json.error.message).toMatch(/^the upstream refused the gateway's own credentials \(HTTP 401: .*\); check its upstream API key$/);
+    } finally {
+      await wrongKey.close();
+      await keyed.close();
+    }
+  });
+
   it('still serves a good request after all of the above', async () => {
     const res = await postJson(gateway.url, '/v1/chat/completions', hello);
     expect(res.status).toBe(200);

@@ -159,6 +159,22 @@ describe('what the gateway sends upstream and back', () => {
     expect(received.headers).toMatchObject({ authorization: 'Bearer upstream-key', 'x-custom': 'kept', 'content-type': 'application/octet-stream' });
   });
 
+  it('passes an answer larger than a socket buffer through whole (a batch of embeddings)', async () => {
+    const gw = await gateway();
+    // 2 MiB back: the client socket's buffer fills on the very first read, and its drain must resume the reading.
+    const big = 'x'.repeat(2 * 1024 * 1024);
+    const res = await fetch(`${gw.url}/v1/embeddings`, { method: 'POST', headers: { authorization: 'Bearer client-key', 'content-type': 'text/plain' }, body: big });
+    const received = (await res.json()) as Received;
+    expect(received.body.length).toBe(big.length);
+  });
+
+  it('takes a list of one base URL as that one upstream', async () => {
+    const gw = await gateway({ upstream: { baseUrl: [echoUrl] } });
+    const res = await fetch(`${gw.url}/v1/embeddings`, { method: 'POST', headers: { authorization: 'Bearer client-key', 'content-type': 'text/plain' }, body: 'hi' });
+    expect(res.status).toBe(207);
+    expect(((await res.json()) as Received).body).toBe('hi');
+  });
+
   it('streams a body of unknown length (chunked upload) through as it comes', async () => {
     const gw = await gateway();
     const parts = ['first part, ', 'second part, ', 'last part'];

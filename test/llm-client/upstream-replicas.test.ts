@@ -63,6 +63,21 @@ describe('UpstreamReplicas: which replica takes the next stream', () => {
     expect(set.states()[0]).toMatchObject({ healthy: false, restingForMs: 100, consecutiveFailures: 1, failures: 5, accepted: 1 });
   });
 
+  it('counts the streams in flight when a replica fell over as one failure, not a run of them (no burst rests it for the ceiling)', () => {
+    const { set, clock, byUrl } = setUp(['http://a/v1', 'http://b/v1']);
+    const a = byUrl('http://a/v1');
+    // Three attempts began at 0; they fail one after another once the replica is down.
+    for (const at of [10, 11, 12]) {
+      clock.now = at;
+      set.failed(a, undefined, 0);
+    }
+    expect(set.states()[0]).toMatchObject({ consecutiveFailures: 1, failures: 3, restingForMs: 98 });
+    // An attempt begun after that failure was counted, failing too: the next in a row.
+    clock.now = 120;
+    set.failed(a, undefined, 115);
+    expect(set.states()[0]).toMatchObject({ consecutiveFailures: 2, failures: 4, restingForMs: 200 });
+  });
+
   it('tells its listener when a replica starts to rest, with the error, and when it takes a stream again', () => {
     const events: unknown[] = [];
     const set = new UpstreamReplicas(URLS, { restMs: 100, now: () => 0, onHealthChange: (e) => events.push(e) });
