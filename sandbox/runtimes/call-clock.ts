@@ -1,4 +1,14 @@
 /**
+ * How long a plugin's onAbort may take in `thread` and `process` (and the isolate host) before the
+ * runtime stops waiting: a thread task running onAbort is then aborted (piscina terminates its
+ * worker); a process whose host has not answered `abort` with `aborted` is killed. onAbort only
+ * releases what onStart/onPiece took (closes a socket, drops a draft, kills a child): that takes
+ * milliseconds, and 1 s leaves a loaded machine room to schedule it, while a hung onAbort holds a
+ * worker or one of the pool's process slots no longer than that.
+ */
+export const ON_ABORT_GRACE_MS = 1000;
+
+/**
  * A plugin call's time limit (`limits.timeoutMs`), counted the way the python cell counts its
  * wall clock: while the model is still writing the call, only the time its hooks are at work
  * counts (waiting for the next piece is the model's time, not the tool's); from the end of the

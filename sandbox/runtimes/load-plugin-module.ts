@@ -98,3 +98,13 @@ export function invalidArguments(error: z.ZodError): string {
 export function hookFailure(plugin: string, err: unknown): ToolResult {
   return { ok: false, content: `error: ${plugin} failed: ${thrownMessage(err)}` };
 }
+
+/**
+ * The reason onAbort gets when a hook failed the call, worded as the inline runtime words it: the
+ * tool error without its `error: <tool> ` prefix (`failed: boom`), or without `error: ` where the
+ * error begins with the hook's owner (`<tool>'s onPiece returned …`).
+ */
+export function abortReasonOf(plugin: string, content: string): string {
+  const own = `error: ${plugin} `;
+  return content.startsWith(own) ? content.slice(own.length) : content.replace(/^error: /, '');
+}

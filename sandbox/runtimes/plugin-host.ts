@@ -96,10 +96,10 @@ function receive(message: HostMessage): void {
           try {
             const definition = await call.definition;
             const checked = verdictOf(call.plugin, await definition.hooks.onPiece?.(message.piece, call.ctx));
-            if ('error' in checked) call.failure = checked.error;
+            if ('error' in checked) failCall(message.callId, call, checked.error);
             else if (checked.verdict) reject = checked.verdict.reason;
           } catch (err) {
-            call.failure = hookFailure(call.plugin, err).content;
+            failCall(message.callId, call, hookFailure(call.plugin, err).content);
           }
         }
         send({ t: 'verdict', callId: message.callId, seq: message.seq, ...(reject !== undefined ? { reject } : {}) });
@@ -122,10 +122,16 @@ function receive(message: HostMessage): void {
     }
     case 'abort': {
       const call = calls.get(message.callId);
-      if (!call) return;
+      if (!call) return send({ t: 'aborted', callId: message.callId });
       calls.delete(message.callId);
+      // Not chained after the call's hooks: the one still running may be why the call timed out.
       call.controller.abort(message.reason);
-      call.definition.then((d) => d.hooks.onAbort?.(message.reason, call.ctx)).catch(() => undefined);
+      // The ack tells the gateway it may kill the process now: it waits for it (ON_ABORT_GRACE_MS
+      // at most), so onAbort runs before the kill, a promise it returns included.
+      void call.definition
+        .then((d) => d.hooks.onAbort?.(message.reason, call.ctx))
+        .catch(() => undefined)
+        .then(() => send({ t: 'aborted', callId: message.callId }));
       return;
     }
   }
@@ -151,9 +157,18 @@ function startCall(message: Extract<HostMessage, { t: 'start' }>): void {
       await d.hooks.onStart?.(ctx);
     },
   ).catch((err: unknown) => {
-    call.failure = hookFailure(message.plugin, err).content;
+    failCall(message.callId, call, hookFailure(message.plugin, err).content);
   });
   calls.set(message.callId, call);
+}
+
+/**
+ * A hook failed the call: later hooks are skipped, `end` answers with this error, and the gateway,
+ * told now, ends the call at once (its `abort` brings onAbort), as the inline runtime does.
+ */
+function failCall(callId: string, call: Call, content: string): void {
+  call.failure = content;
+  send({ t: 'failed', callId, content });
 }
 
 void main();

@@ -6,7 +6,9 @@ import type { Piece } from '../../parsers/parser-events.ts';
  * (runtime `process`, or the shared isolate host). One JSON object per line, split on '\n'
  * only; every message but `ready`/`loaded` carries the callId, so one process can serve several
  * calls (the isolate host does). Any language can implement the child side: read fd 3, answer
- * `ready` first, then answer each `piece` with a `verdict` and each `end` with a `result`.
+ * `ready` first, then answer each `piece` with a `verdict`, each `end` with a `result` and each
+ * `abort` with `aborted` (once its clean-up is done; a child that does not answer is killed
+ * ON_ABORT_GRACE_MS, 1 s, after the abort).
  *
  * Messages from the child are validated here: the child runs untrusted code, so nothing it sends
  * is trusted to have the right shape, and an invalid line kills it.
@@ -25,6 +27,11 @@ export type HostMessage =
   | { t: 'piece'; callId: string; seq: number; piece: Piece }
   /** The whole call is decoded; `args` passed the gateway's schema check. */
   | { t: 'end'; callId: string; args: Record<string, unknown> }
+  /**
+   * The call ends other than by `end` (request gone, rejected, a hook failed, invalid arguments, a
+   * time limit): abort ctx.signal, run onAbort, then answer `aborted`. The gateway waits for that
+   * answer ON_ABORT_GRACE_MS (call-clock.ts) at most, then kills the process (runtime `process`).
+   */
   | { t: 'abort'; callId: string; reason: string };
 
 const callId = z.string().min(1).max(200);
@@ -53,6 +60,14 @@ export const childMessageSchema = z.discriminatedUnion('t', [
     content: z.string(),
     data: z.record(z.string(), z.unknown()).optional(),
   }),
+  /**
+   * onStart or onPiece threw, onPiece returned something else than a verdict, or the module did not
+   * load: `content` is the call's tool error. The gateway ends the call at once (then sends
+   * `abort`), as the inline runtime does, rather than at `end`.
+   */
+  z.object({ t: z.literal('failed'), callId, content: z.string() }),
+  /** The answer to `abort`: onAbort has settled (or there was none, or no such call): kill now. */
+  z.object({ t: z.literal('aborted'), callId }),
 ]);
 export type ChildMessage = z.infer<typeof childMessageSchema>;
 export type CallMessage = Extract<ChildMessage, { callId: string }>;

@@ -2,8 +2,8 @@ import { ConveyorError } from '../../core/errors.ts';
 import type { Piece } from '../../parsers/parser-events.ts';
 import type { PluginDefinition } from '../../plugins/kit/define-plugin.ts';
 import type { ToolCallContext, ToolExecution, ToolResult, Verdict } from '../../plugins/plugin-types.ts';
-import { CallClock } from './call-clock.ts';
-import { invalidArguments } from './load-plugin-module.ts';
+import { CallClock, ON_ABORT_GRACE_MS } from './call-clock.ts';
+import { abortReasonOf, invalidArguments } from './load-plugin-module.ts';
 import { describeExit, type PluginProcess } from './plugin-process.ts';
 import type { CallMessage } from './plugin-protocol.ts';
 
@@ -18,7 +18,10 @@ const START_LIMIT_MS = 30_000;
 
 export interface RemoteLease {
   readonly proc: PluginProcess;
-  /** The call is over (result, error or abort): kill its process, or leave a shared host. */
+  /**
+   * The call is over: kill its process, or leave a shared host. `clean`: the child answered the
+   * call's last message (its result, or `aborted`), so a shared host is known to be responsive.
+   */
   done(reason: string, clean: boolean): void;
   /** Merged into every result of the call (e.g. that an isolate plugin ran in the process fallback). */
   readonly data?: Record<string, unknown>;
@@ -57,6 +60,8 @@ export class RemoteExecution implements ToolExecution {
   private readonly wireId: string;
   private readonly clock: CallClock;
   private readonly unstarted: NodeJS.Timeout;
+  /** Set while the call waits for the child to answer its `abort` (onAbort finished). */
+  private onAborted: (() => void) | null = null;
 
   constructor(call: ToolCallContext, options: RemoteCallOptions) {
     this.call = call;
@@ -119,7 +124,7 @@ export class RemoteExecution implements ToolExecution {
     const { definition } = this.options;
     const parsed = definition.parameters.safeParse(rawArgs);
     if (!parsed.success) {
-      this.fail(invalidArguments(parsed.error), 'invalid_arguments');
+      this.fail(invalidArguments(parsed.error), 'invalid_arguments', undefined, 'invalid arguments');
       return this.failure as ToolResult;
     }
     // Every millisecond counts from here, but not before the call has its process.
@@ -137,10 +142,7 @@ export class RemoteExecution implements ToolExecution {
   }
 
   abort(reason: string): void {
-    if (this.finished) return;
-    this.failure ??= this.errorResult(`was aborted: ${reason}`, 'aborted');
-    this.settleAll();
-    this.finish(reason, false);
+    this.stop(this.errorResult(`was aborted: ${reason}`, 'aborted'), reason);
   }
 
   private receive(message: CallMessage): void {
@@ -161,14 +163,31 @@ export class RemoteExecution implements ToolExecution {
         waiter?.({ ok: message.ok, content: message.content, ...(Object.keys(data).length > 0 ? { data } : {}) });
         return;
       }
+      case 'failed': {
+        const data = { ...this.options.data, ...this.leaseData };
+        const failure = { ok: false, content: message.content, ...(Object.keys(data).length > 0 ? { data } : {}) };
+        this.stop(failure, abortReasonOf(this.options.definition.name, message.content));
+        return;
+      }
+      case 'aborted':
+        this.onAborted?.();
+        return;
     }
   }
 
-  private fail(message: string, code: string, limit?: string): void {
+  private fail(message: string, code: string, limit?: string, reason = message): void {
+    this.stop(this.errorResult(message, code, limit), reason);
+  }
+
+  /**
+   * The call ends other than by its result (aborted, rejected, a hook failed, a limit): it ends with
+   * `failure` (or the one it already has), and the child's onAbort gets `reason`.
+   */
+  private stop(failure: ToolResult, reason: string): void {
     if (this.finished) return;
-    this.failure = this.errorResult(message, code, limit);
+    this.failure ??= failure;
     this.settleAll();
-    this.finish(message, false);
+    this.finish(reason, false);
   }
 
   private errorResult(message: string, code: string, limit?: string): ToolResult {
@@ -198,10 +217,31 @@ export class RemoteExecution implements ToolExecution {
     this.controller.abort(reason);
     void this.lease.then((lease) => {
       if (!lease) return;
-      // A shared host keeps running: tell it to drop the call (onAbort, ctx.signal).
-      if (!clean) lease.proc.send({ t: 'abort', callId: this.wireId, reason });
-      lease.proc.unroute(this.wireId);
-      lease.done(reason, clean);
+      if (clean) return this.leave(lease, reason, true);
+      // The child runs onAbort (and aborts ctx.signal) and answers `aborted`; the process is
+      // killed (a shared host leaves the call) on that answer, when the process ends, or after
+      // ON_ABORT_GRACE_MS, whichever comes first. The call stays routed meanwhile, so progress
+      // onAbort emits still reaches the request.
+      let off: () => void = () => undefined;
+      let released = false;
+      const release = (answered: boolean): void => {
+        if (released) return;
+        released = true;
+        this.onAborted = null;
+        clearTimeout(timer);
+        off();
+        this.leave(lease, reason, answered);
+      };
+      const timer = setTimeout(() => release(false), ON_ABORT_GRACE_MS);
+      this.onAborted = () => release(true);
+      off = lease.proc.onceExit(() => release(false));
+      lease.proc.send({ t: 'abort', callId: this.wireId, reason });
     });
+  }
+
+  /** The call is done with its process (or shared host): unroute it and let the lease go. */
+  private leave(lease: RemoteLease, reason: string, clean: boolean): void {
+    lease.proc.unroute(this.wireId);
+    lease.done(reason, clean);
   }
 }

@@ -2,13 +2,11 @@ import { ConveyorError, thrownMessage } from '../../core/errors.ts';
 import type { Piece } from '../../parsers/parser-events.ts';
 import type { PluginDefinition } from '../../plugins/kit/define-plugin.ts';
 import type { ToolCallContext, ToolExecution, ToolResult, Verdict } from '../../plugins/plugin-types.ts';
-import { CallClock } from './call-clock.ts';
-import { invalidArguments } from './load-plugin-module.ts';
+import { CallClock, ON_ABORT_GRACE_MS } from './call-clock.ts';
+import { abortReasonOf, invalidArguments } from './load-plugin-module.ts';
 import type { ThreadPool } from './thread-pool.ts';
 import type { ThreadTask, ThreadTaskResult } from './thread-worker.ts';
 
-/** Time the onAbort hook gets in a worker after a call is aborted. */
-const ABORT_HOOK_MS = 1000;
 /**
  * How long a hook may wait for a worker to take it (the queue, a worker starting, the plugin's
  * import and onLoad): that wait is not the plugin's time, so its own limit does not count it, but a
@@ -70,26 +68,23 @@ export class ThreadExecution implements ToolExecution {
 
   async end(rawArgs: Record<string, unknown>): Promise<ToolResult> {
     const parsed = this.definition.parameters.safeParse(rawArgs);
-    if (!parsed.success) this.fail(invalidArguments(parsed.error), 'invalid_arguments');
-    // Every millisecond counts from here, but not before a worker has taken the call at all.
-    await this.firstBegun;
-    this.clock.finalStretch();
-    await this.chain;
-    if (this.failure) return this.failure;
-    const r = await this.task('end', { args: rawArgs });
-    const result = this.failure ?? r?.result ?? this.errorResult('returned no result', 'sandbox_error');
-    this.settle();
-    return result;
+    if (!parsed.success) this.fail(invalidArguments(parsed.error), 'invalid_arguments', 'invalid arguments');
+    try {
+      // Every millisecond counts from here, but not before a worker has taken the call at all.
+      await this.firstBegun;
+      this.clock.finalStretch();
+      await this.chain;
+      if (this.failure) return this.failure;
+      const r = await this.task('end', { args: rawArgs });
+      return this.failure ?? r?.result ?? this.errorResult('returned no result', 'sandbox_error');
+    } finally {
+      // onEnd ran (whatever it returned): the call is over without onAbort, as in every runtime.
+      this.settle();
+    }
   }
 
   abort(reason: string): void {
-    if (this.finished) return;
-    this.failure ??= this.errorResult(`was aborted: ${reason}`, 'aborted');
-    this.settle();
-    // Best effort: let the plugin release what onStart took, in a worker of its own.
-    void this.pool
-      .run({ ...this.base(), hook: 'abort', reason, state: this.state }, () => undefined, AbortSignal.timeout(ABORT_HOOK_MS))
-      .catch(() => undefined);
+    this.stop(this.errorResult(`was aborted: ${reason}`, 'aborted'), reason);
   }
 
   private async task(hook: ThreadTask['hook'], extra: Partial<ThreadTask> = {}): Promise<ThreadTaskResult | null> {
@@ -119,23 +114,59 @@ export class ThreadExecution implements ToolExecution {
 
   private absorb(r: ThreadTaskResult): void {
     this.state = r.state;
-    if (r.error && !this.failure) this.failure = { ok: false, content: r.error };
+    // A hook threw (or onPiece returned something else than a verdict): the call ends here, as an
+    // inline one does, rather than at `end`, so onAbort runs now.
+    if (r.error) this.stop({ ok: false, content: r.error }, abortReasonOf(this.definition.name, r.error));
   }
 
   private base(): Pick<ThreadTask, 'module' | 'plugin' | 'callId'> {
     return { module: this.module, plugin: this.definition.name, callId: this.call.callId };
   }
 
-  private fail(message: string, code: string): void {
+  private fail(message: string, code: string, reason = message): void {
+    this.stop(this.errorResult(message, code), reason);
+  }
+
+  /**
+   * The call ends other than by onEnd (aborted, rejected, a hook failed, a limit): it ends with
+   * `failure` (or the one it already has), and onAbort gets `reason`.
+   */
+  private stop(failure: ToolResult, reason: string): void {
     if (this.finished) return;
-    this.failure = this.errorResult(message, code);
+    this.failure ??= failure;
     this.settle();
+    this.runAbortHook(reason);
+  }
+
+  /**
+   * onAbort in a task of its own (the call's task in flight, if any, was just aborted with its
+   * worker), with ctx.state as the last finished hook left it. It waits for a worker like any hook
+   * (START_LIMIT_MS at most) and is aborted ON_ABORT_GRACE_MS after it begins, which terminates
+   * that worker: a hung onAbort never holds a worker longer. Its progress still reaches the
+   * request, as an inline onAbort's does. Nothing waits for it: the call's result is already known.
+   */
+  private runAbortHook(reason: string): void {
+    const stop = new AbortController();
+    let grace: NodeJS.Timeout | undefined;
+    const unstarted = setTimeout(() => stop.abort(), START_LIMIT_MS);
+    const begun = (): void => {
+      clearTimeout(unstarted);
+      grace ??= setTimeout(() => stop.abort(), ON_ABORT_GRACE_MS);
+    };
+    void this.pool
+      .run({ ...this.base(), hook: 'abort', reason, state: this.state }, this.call.emit, stop.signal, begun)
+      .catch(() => undefined)
+      .finally(() => {
+        clearTimeout(unstarted);
+        clearTimeout(grace);
+      });
   }
 
   private errorResult(message: string, code: string): ToolResult {
     return { ok: false, content: `error: ${this.definition.name} ${message}`, data: { code, runtime: 'thread' } };
   }
 
+  /** The call is over: stop its clock and any task in flight, and let go of the request's signal. */
   private settle(): void {
     if (this.finished) return;
     this.finished = true;

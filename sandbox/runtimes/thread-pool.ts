@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import { SandboxQueueFullError } from '../../core/errors.ts';
+import { SandboxError, SandboxQueueFullError } from '../../core/errors.ts';
 import type { ToolProgress } from '../../plugins/plugin-types.ts';
 import { END_OF_PROGRESS, HOOK_BEGUN, type ThreadTask, type ThreadTaskResult } from './thread-worker.ts';
 
@@ -48,6 +48,8 @@ export class ThreadPool {
    * worker to start).
    */
   async run(task: Omit<ThreadTask, 'port'>, emit: (progress: ToolProgress) => void, signal: AbortSignal, onBegun?: () => void): Promise<ThreadTaskResult> {
+    // A call's onAbort task may come after close(): it must not start a fresh pool nobody closes.
+    if (this.closed) throw new SandboxError('the thread runtime is shut down');
     const pool = this.ensurePool();
     if (pool.queueSize >= this.options.maxQueue) throw this.queueFull(pool);
     const { port1, port2 } = new MessageChannel();

@@ -55,7 +55,8 @@ export async function preloadPluginModules(modules: readonly string[]): Promise<
  * here: its state travels with every task and comes back with the result.
  */
 export default async function runThreadTask(task: ThreadTask): Promise<ThreadTaskResult> {
-  // Never aborted from here: an abort terminates this whole worker (piscina), which is the stop.
+  // Aborted only for onAbort (the call is over, and ctx.signal says so there as in every runtime):
+  // a call that ends while another of its hooks runs terminates that whole worker (piscina).
   const stop = new AbortController();
   const ctx: PluginContext = {
     callId: task.callId,
@@ -81,8 +82,11 @@ export default async function runThreadTask(task: ThreadTask): Promise<ThreadTas
       case 'end':
         return copyable({ state: ctx.state, result: await runEndHook(definition, task.args ?? {}, ctx) }, task.plugin);
       case 'abort':
-        definition.hooks.onAbort?.(task.reason ?? 'aborted', ctx);
-        return copyable({ state: ctx.state }, task.plugin);
+        stop.abort(task.reason);
+        // Awaited (an async onAbort included), so the gateway's grace bounds all of it; the state
+        // is not needed after it.
+        await definition.hooks.onAbort?.(task.reason ?? 'aborted', ctx);
+        return { state: {} };
     }
   } catch (err) {
     return copyable({ state: ctx.state, error: hookFailure(task.plugin, err).content }, task.plugin);
