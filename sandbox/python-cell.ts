@@ -56,6 +56,13 @@ export class PythonCell {
   private readonly output: string[] = [];
   private outputUnits = 0;
   private unitsRun = 0;
+  /**
+   * What the cell can truthfully report: statements end on lines it was sent (newlines sent, plus a
+   * last line without its newline), one after another. Its fd 3 is the model's code's to write to.
+   */
+  private newlinesSent = 0;
+  private pendingLine = false;
+  private lastUnitLine = 0;
   private busySince: number | null = null;
   private busyMs = 0;
   private wallTimer: NodeJS.Timeout | null = null;
@@ -96,6 +103,8 @@ export class PythonCell {
   pushLine(text: string): void {
     if (this.ended) throw new SandboxError('pushLine after finish()');
     if (this.done || text.length === 0) return;
+    for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) this.newlinesSent++;
+    this.pendingLine = !text.endsWith('\n');
     this.send({ t: 'line', id: this.internalId, text });
   }
 
@@ -160,10 +169,16 @@ export class PythonCell {
       case 'output':
         this.onOutput(message.text);
         break;
-      case 'unit':
+      case 'unit': {
+        // Code in the cell can write to the same pipe: a report of lines not sent, or not after the
+        // last one reported, is not the executor's (one request once sent half a million), and is dropped.
+        const linesSent = this.newlinesSent + (this.pendingLine ? 1 : 0);
+        if (!(message.a > this.lastUnitLine && message.a <= message.b && message.b <= linesSent)) break;
+        this.lastUnitLine = message.b;
         this.unitsRun += 1;
         this.progress({ type: 'unit-done', startLine: message.a, endLine: message.b });
         break;
+      }
       case 'busy':
         this.onBusy();
         break;

@@ -15,6 +15,25 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
+describe('what the cell reports', () => {
+  it("counts only the statements it ran: code writing fake statement reports to the cell's pipe gets none through", async () => {
+    const recorder = new ProgressRecorder();
+    const cell = sandbox.openCell({ id: 'forged-units', onProgress: recorder.listener });
+    cell.pushLine('import os\n');
+    cell.pushLine('for n in range(3):\n');
+    // Spans of lines never sent, and a repeat of one already reported.
+    cell.pushLine(`    os.write(3, b'{"t":"unit","a":90,"b":99}\\n{"t":"unit","a":1,"b":1}\\n')\n`);
+    cell.pushLine("print('done')\n");
+    const result = await cell.finish();
+    expect(result).toMatchObject({ ok: true, observation: 'done\n', unitsRun: 3 });
+    expect(recorder.events.filter((e) => e.type === 'unit-done')).toEqual([
+      { type: 'unit-done', startLine: 1, endLine: 1 },
+      { type: 'unit-done', startLine: 2, endLine: 3 },
+      { type: 'unit-done', startLine: 4, endLine: 4 },
+    ]);
+  });
+});
+
 describe('incremental execution', () => {
   it('runs the first statement and streams its output before later lines are sent', async () => {
     const recorder = new ProgressRecorder();
