@@ -13,6 +13,7 @@ import linecache
 import sys
 import types
 import traceback
+import warnings
 
 import __future__
 from cell_runtime import RecursionBudget, interpreter_shutdown
@@ -227,7 +228,11 @@ class CellExecutor:
 
     def _whole_compile_error(self, source):
         try:
-            compile(source, self.filename, 'exec', dont_inherit=True)
+            # Only the error matters here: the statements' own compiles (or the whole run's) have
+            # printed the compiler's warnings once already, as a script run prints them once.
+            with warnings.catch_warnings():
+                warnings.simplefilter('ignore')
+                compile(source, self.filename, 'exec', dont_inherit=True)
         except Exception as err:
             return self._compile_error_result(err)
         return None

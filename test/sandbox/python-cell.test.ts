@@ -34,6 +34,16 @@ describe('what the cell reports', () => {
   });
 });
 
+describe("the compiler's warnings", () => {
+  it('are printed once, as a script run prints them, in either mode', async () => {
+    for (const mode of ['incremental', 'whole'] as const) {
+      const { result } = await runScript(sandbox, 'print("a")\ny = 1 is 1\nprint(y)\n', { mode });
+      expect(result.ok).toBe(true);
+      expect(result.observation.match(/SyntaxWarning/g)).toHaveLength(1);
+    }
+  });
+});
+
 describe('incremental execution', () => {
   it('runs the first statement and streams its output before later lines are sent', async () => {
     const recorder = new ProgressRecorder();
