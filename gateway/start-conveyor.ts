@@ -52,7 +52,9 @@ export interface ConveyorHandle {
  */
 export async function startConveyor(options: ConveyorOptions = {}): Promise<ConveyorHandle> {
   const upstreamUrl = options.gateway?.upstream?.baseUrl;
-  const pools = createRuntimePools(options.runtimes);
+  // A sandboxed plugin's console output is its author's one way to see inside it.
+  const onOutput = ({ plugin, text }: { plugin: string; text: string }): void => options.logger?.info({ plugin, output: text.trimEnd() }, 'plugin output');
+  const pools = createRuntimePools({ ...options.runtimes, process: { onOutput, ...options.runtimes?.process } });
   let sim: SimHandle | undefined;
   let sandbox: ConveyorHandle['sandbox'] | undefined;
   try {

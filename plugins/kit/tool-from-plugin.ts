@@ -140,6 +140,7 @@ function processRecipe(definition: PluginDefinition, moduleUrl: string | undefin
     const scriptDirs = argv.filter((a) => isAbsolute(a) && existsSync(a) && !a.startsWith('/usr/')).map((a) => dirname(a));
     return {
       key: `command\n${argv.join('\0')}\n${JSON.stringify(limits)}`,
+      label: definition.name,
       argv,
       readOnlyPaths: [...new Set([...scriptDirs, ...(options.readOnlyPaths ?? [])])],
       limits,
@@ -150,6 +151,7 @@ function processRecipe(definition: PluginDefinition, moduleUrl: string | undefin
   const argv = pluginHostArgv({ guest: 'node-vm', heapMb: limits.memoryMb, preload: moduleUrl as string });
   return {
     key: `node\n${moduleUrl}\n${JSON.stringify(limits)}`,
+    label: definition.name,
     argv,
     readOnlyPaths: sandboxReadPaths(GATEWAY_ROOT, moduleUrl, options.readOnlyPaths),
     limits,

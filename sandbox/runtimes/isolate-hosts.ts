@@ -142,6 +142,7 @@ export class IsolateHosts {
   private recipe(readOnlyPaths: string[]): ProcessRecipe {
     return {
       key: `isolate-host\n${readOnlyPaths.join('\n')}`,
+      label: 'isolate host',
       argv: pluginHostArgv({ guest: 'isolated-vm', heapMb: this.options.heapMb, shared: true }),
       readOnlyPaths,
       limits: { ...DEFAULT_PROCESS_LIMITS, memoryMb: this.options.heapMb, outputBytes: 64 * 1024 * 1024, maxProcesses: 256 },

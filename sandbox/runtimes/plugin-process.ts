@@ -13,6 +13,8 @@ export interface PluginProcessOptions {
   startupTimeoutMs: number;
   /** stdout+stderr bytes before the process is killed. */
   outputBytes: number;
+  /** Each chunk the process prints, as it comes (ProcessPoolOptions.onOutput). */
+  onOutput?: (text: string) => void;
 }
 
 /** How a plugin process ended, in words a tool error can carry. */
@@ -76,12 +78,16 @@ export class PluginProcess {
         settled = true;
         clearTimeout(timer);
         if (child.pid !== undefined) killProcessTree(child.pid);
-        reject(new SandboxError(`the plugin process did not start: ${why}${output.tail ? `\n${output.tail.trim()}` : ''}`));
+        // One line, the error's own, for the model's observation; the whole output went to onOutput.
+        const said = tellingLine(output.tail);
+        reject(new SandboxError(`the plugin process did not start: ${why}${said ? ` (${said})` : ''}${unseenPathHint(output.tail)}`));
       };
       const timer = setTimeout(() => fail(`no ready message within ${options.startupTimeoutMs} ms`), options.startupTimeoutMs);
       const collect = (chunk: Buffer): void => {
         output.bytes += chunk.length;
-        output.tail = (output.tail + chunk.toString('utf8')).slice(-STDERR_TAIL);
+        const text = chunk.toString('utf8');
+        output.tail = (output.tail + text).slice(-STDERR_TAIL);
+        options.onOutput?.(text);
         if (output.bytes > options.outputBytes) (proc ? proc.kill(`it printed more than ${options.outputBytes} bytes`) : fail('output limit'));
       };
       child.stdout?.on('data', collect);
@@ -231,6 +237,20 @@ export function describeExit(exit: ProcessExit): { message: string; limit: 'memo
   const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
   const last = exit.stderrTail.split('\n').filter(Boolean).slice(-1)[0];
   return { message: last ? `it ${how} (${last.slice(0, 300)})` : `it ${how}`, limit: null };
+}
+
+/** The line of a start-up's output that says what went wrong (Node's `Error: …` line), else its last line. */
+function tellingLine(tail: string): string {
+  const lines = tail.split('\n').map((line) => line.trim()).filter(Boolean);
+  const error = lines.find((line) => /^(\w*Error|Error \[\w+\])\b|^\w+Error:/.test(line));
+  return (error ?? lines.at(-1) ?? '').slice(0, 300);
+}
+
+/** A module or file not found at start-up is most often one the sandbox does not show. */
+function unseenPathHint(tail: string): string {
+  return /ERR_MODULE_NOT_FOUND|Cannot find (module|package)|ENOENT/.test(tail)
+    ? '; a sandboxed plugin sees only the repository, Node and the readOnlyPaths it is granted (plugins/README.md)'
+    : '';
 }
 
 function signalName(num: number): NodeJS.Signals | null {

@@ -24,11 +24,18 @@ export interface ProcessPoolOptions {
   /** As root, process n runs as uid uidBase+n (n ≥ 1; uidBase itself for probes and hosts). Default 1_900_000_000. */
   uidBase?: number;
   startupTimeoutMs?: number;
+  /**
+   * What a plugin process prints (console.log/error, a stack trace): the sandbox gives a plugin no
+   * other way out, so this is how its author debugs it (`conveyor serve` logs it). Default: dropped.
+   */
+  onOutput?: (output: { plugin: string; text: string }) => void;
 }
 
 /** What to spawn for one plugin (one key = interchangeable processes). */
 export interface ProcessRecipe {
   key: string;
+  /** Who the process is for, in words (the plugin's name): onOutput says it. */
+  label?: string;
   argv: string[];
   readOnlyPaths: string[];
   limits: ProcessLimits;
@@ -70,6 +77,7 @@ export class ProcessPool {
       maxSpares: options.maxSpares ?? 4,
       uidBase: options.uidBase ?? 1_900_000_000,
       startupTimeoutMs: options.startupTimeoutMs ?? 30_000,
+      onOutput: options.onOutput ?? (() => undefined),
     };
     this.slots = new BoundedQueue(this.options.maxProcesses, this.options.maxQueue, SandboxQueueFullError.refusal('process'));
   }
@@ -137,7 +145,12 @@ export class ProcessPool {
     };
     try {
       const plan = planProcessLaunch(setup, { ...recipe, uid, hostCwd });
-      const proc = await PluginProcess.start(plan, { startupTimeoutMs: this.options.startupTimeoutMs, outputBytes: recipe.limits.outputBytes });
+      const plugin = recipe.label ?? 'plugin';
+      const proc = await PluginProcess.start(plan, {
+        startupTimeoutMs: this.options.startupTimeoutMs,
+        outputBytes: recipe.limits.outputBytes,
+        onOutput: (text) => this.options.onOutput({ plugin, text }),
+      });
       this.live.add(proc);
       proc.onceExit(() => {
         this.live.delete(proc);

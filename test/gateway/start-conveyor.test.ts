@@ -1,8 +1,11 @@
 import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { startTestConveyor } from '../support/conveyor-fixture.ts';
+import { runScriptedCall } from '../../plugins/kit/testing.ts';
+import { eventually, startTestConveyor } from '../support/conveyor-fixture.ts';
 
 const JS_EVAL_PLUGIN = fileURLToPath(new URL('../../plugins/kit/examples/js-eval-plugin.ts', import.meta.url));
+const FAULTY_PLUGIN = fileURLToPath(new URL('../sandbox/runtimes/fixtures/faulty-plugin.ts', import.meta.url));
 
 describe('startConveyor', () => {
   it('starts no Python sandbox when the python tool is off, so a machine without a usable interpreter still serves', async () => {
@@ -35,6 +38,20 @@ describe('startConveyor', () => {
           ? { runtime: 'isolate', module: JS_EVAL_PLUGIN }
           : { runtime: 'process', requestedRuntime: 'isolate', fallbackReason: isolate.reason, module: JS_EVAL_PLUGIN },
       );
+    } finally {
+      await conveyor.close();
+    }
+  });
+
+  it("logs what a sandboxed plugin process prints, with the plugin's name (its author's one way to see inside it)", async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = pino({ level: 'info' }, { write: (text: string) => lines.push(JSON.parse(text) as Record<string, unknown>) });
+    const conveyor = await startTestConveyor({ plugins: { python: false }, toolModules: [FAULTY_PLUGIN], logger });
+    try {
+      const tool = conveyor.gateway.tools.get('faulty')!;
+      const { result } = await runScriptedCall(tool, { pieces: [{ kind: 'field', path: ['mode'], value: 'print' }], args: { mode: 'print' } });
+      expect(result).toMatchObject({ ok: true });
+      await eventually(() => lines.some((line) => line.plugin === 'faulty' && line.output === 'debugging: got the mode field'), 'the plugin output logged');
     } finally {
       await conveyor.close();
     }

@@ -183,6 +183,14 @@ describe('a child that misbehaves on the protocol', () => {
     expect(run.result?.content).toMatch(/protocol error/);
   });
 
+  it("that dies before it is ready is the call's error in one line, the error's own, not its whole stack", async () => {
+    const crash = ['/usr/bin/python3', '-c', 'import json\ndef load():\n    raise ModuleNotFoundError("No module named shop_data")\nload()'];
+    const run = await runScriptedCall(toolFromPlugin(echo, { command: crash, pools }), { args: { text: 'x' } });
+    expect(run.result).toMatchObject({ ok: false });
+    expect(run.result?.content).toMatch(/the plugin process did not start: exited with code 1 \(ModuleNotFoundError: No module named shop_data\)/);
+    expect(run.result?.content).not.toContain('Traceback');
+  });
+
   it('is killed when it floods its output', async () => {
     const tool = toolFromPlugin(echo, { command: pythonChild('while True:\n    sys.stdout.write("x" * 65536)'), pools });
     const run = await runScriptedCall(tool, { args: { text: 'x' } });
