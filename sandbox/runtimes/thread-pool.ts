@@ -128,6 +128,11 @@ export class ThreadPool {
       atomics: 'disabled',
       resourceLimits: { maxOldGenerationSizeMb: this.options.maxOldGenerationSizeMb },
     });
+    // piscina emits 'error' for what belongs to no task: a worker's answer that arrives after its
+    // task was aborted (the worker is being terminated; the call has ended already), a worker that
+    // dies between tasks. Unheard, an EventEmitter 'error' is an uncaught exception: the gateway
+    // would go down for a call that is already over. The task's own outcome reaches its caller.
+    this.pool.on('error', () => undefined);
     return this.pool;
   }
 

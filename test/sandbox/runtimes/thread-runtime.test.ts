@@ -149,6 +149,15 @@ describe('thread runtime', () => {
     expect(run.result).toMatchObject({ ok: true, content: 'ENUM!' });
   });
 
+  it("survives piscina's stray 'error' (a worker's answer to a task already aborted): no uncaught exception", async () => {
+    const tool = toolFromPlugin({ ...echo, runtime: 'thread' }, { moduleUrl: fixture('echo-plugin.ts'), pools });
+    await runScriptedCall(tool, { args: { text: 'x' } });
+    // What piscina emits when such an answer arrives; unheard, the EventEmitter would throw it.
+    const piscina = (pools.thread as unknown as { pool: import('node:events').EventEmitter }).pool;
+    expect(() => piscina.emit('error', new Error('Unexpected message from Worker: { taskId: 52 }'))).not.toThrow();
+    expect((await runScriptedCall(tool, { args: { text: 'still serving' } })).result).toMatchObject({ ok: true });
+  });
+
   it('rejects a module whose default export is another plugin', async () => {
     const tool = toolFromPlugin({ ...echo, name: 'not_echo', runtime: 'thread' }, { moduleUrl: fixture('echo-plugin.ts'), pools });
     const run = await runScriptedCall(tool, { args: { text: 'x' } });
