@@ -5,6 +5,7 @@ import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { SandboxError } from '../core/errors.ts';
+import type { PythonSandboxLimits } from './python-sandbox-options.ts';
 
 /** The isolation a zygote actually runs under (after detection). */
 export type SandboxMode = 'bwrap' | 'netns' | 'none';
@@ -93,6 +94,19 @@ export interface LaunchContext {
   staging: { root: string; scripts: string; cells: string };
   /** JSON config passed to zygote.py as argv[1]. */
   config: string;
+  /** Size of the tmpfs at /tmp under bwrap (see tmpfsBytes). */
+  tmpBytes: number;
+}
+
+/**
+ * Size of bwrap's /tmp, which holds every cell's working directory and is shared by all cells of
+ * one zygote. It is RAM that no RLIMIT_AS counts and that outlives the cell that wrote it, so it
+ * is capped at one cell's memory budget (`memoryMb`; 1 GiB by default): /tmp can pin at most as
+ * much as one more cell could. At least two files at the file-size limit always fit, however
+ * small `memoryMb` is. Past it, writes fail with ENOSPC.
+ */
+export function tmpfsBytes(limits: Pick<PythonSandboxLimits, 'memoryMb' | 'fileSizeMb'>): number {
+  return Math.max(limits.memoryMb, 2 * limits.fileSizeMb) * 1024 * 1024;
 }
 
 const isRoot = (): boolean => typeof process.getuid === 'function' && process.getuid() === 0;
@@ -126,7 +140,8 @@ export function planLaunch(mode: SandboxMode, ctx: LaunchContext): LaunchPlan {
       ...interpreterBinds(interpreter),
       '--proc', '/proc',
       '--dev', '/dev',
-      '--tmpfs', '/tmp',
+      // Sized (tmpfsBytes): an unbounded tmpfs let a cell pin host RAM past its own lifetime.
+      '--size', String(ctx.tmpBytes), '--tmpfs', '/tmp',
       '--ro-bind', staging.scripts, SCRIPTS_IN_SANDBOX,
       // bwrap's root is a tmpfs the sandbox uid owns: make it read-only, or one cell could plant
       // files (say /etc/ld.so.preload) that every later cell would load.

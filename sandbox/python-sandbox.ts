@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { SandboxError, SandboxQueueFullError } from '../core/errors.ts';
 import { PythonCell, type OpenCellOptions } from './python-cell.ts';
-import { candidateModes, inspectInterpreter, planLaunch, stageScripts, type LaunchContext, type LaunchPlan, type SandboxMode } from './python-launch.ts';
+import { candidateModes, inspectInterpreter, planLaunch, stageScripts, tmpfsBytes, type LaunchContext, type LaunchPlan, type SandboxMode } from './python-launch.ts';
 import { describeProtections, type SandboxProtections } from './python-protections.ts';
 import { CELL_OPEN_FILES, resolvePythonSandboxOptions, type PythonSandboxLimits, type PythonSandboxOptions, type ResolvedPythonSandboxOptions } from './python-sandbox-options.ts';
 import { ZygoteProcess } from './python-zygote-process.ts';
@@ -53,7 +53,7 @@ export async function startPythonSandbox(options: PythonSandboxOptions = {}): Pr
   const resolved = resolvePythonSandboxOptions(options);
   const interpreter = await inspectInterpreter(resolved.python);
   const staging = stageScripts();
-  const ctx: LaunchContext = { interpreter, staging, config: zygoteConfig(resolved) };
+  const ctx: LaunchContext = { interpreter, staging, config: zygoteConfig(resolved), tmpBytes: tmpfsBytes(resolved.limits) };
   const fallbacks: Array<{ mode: SandboxMode; error: string }> = [];
   for (const mode of candidateModes(resolved.sandbox)) {
     let zygote: ZygoteProcess | null = null;

@@ -2,7 +2,8 @@
 
 Order matters: file descriptors first (so nothing of the zygote or of other cells leaks in),
 then a new session, rlimits, the uid drop, the parent-death signal (credential changes reset
-it), the fresh working directory, and the seccomp filter last (it also sets no_new_privs).
+it), the fresh working directory, non-dumpable (after the uid drop, which would reset it), and
+the seccomp filter last (it also sets no_new_privs).
 """
 import json
 import os
@@ -112,6 +113,8 @@ def setup(fds, config, zygote_pid, seccomp_filter):
     if tempfile is not None:
         tempfile.tempdir = config['cwd']  # the zygote already cached its own TMPDIR there
     sys.path[0] = config['cwd']
+    # Inherited from the zygote already, but a uid change resets it: set it again, after the drop.
+    process_tree.set_undumpable()
     if seccomp_filter is not None:
         seccomp_filter.load()
     _reseed()

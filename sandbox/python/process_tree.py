@@ -11,6 +11,7 @@ import os
 import signal
 
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36
 
 try:
@@ -33,6 +34,14 @@ def set_child_subreaper():
 
 def set_parent_death_signal(sig=signal.SIGKILL):
     return prctl(_PR_SET_PDEATHSIG, int(sig))
+
+
+def set_undumpable():
+    """PR_SET_DUMPABLE 0: processes of the same uid (other cells) can no longer open this one's
+    /proc/PID/mem, fd/, environ…, ptrace it or take its descriptors with pidfd_getfd; its /proc
+    entries become root's. Its own /proc/self stays usable. Inherited by fork, reset by execve
+    and by any uid/gid change."""
+    return prctl(_PR_SET_DUMPABLE, 0)
 
 
 def _stat(pid):

@@ -2,7 +2,9 @@
 
 Default allow; deny (EPERM) the syscalls a Python cell has no business making: non-AF_UNIX
 sockets (no network even where no network namespace exists), ptrace and cross-process memory
-access, mounts and namespaces, kernel modules and keyrings, bpf, perf, io_uring, userfaultfd.
+access (process_vm_*, process_madvise, kcmp; pidfd_open/pidfd_getfd/process_mrelease, so no
+taking another process's descriptors: the unfiltered zygote still uses pidfd_open), mounts and
+namespaces, kernel modules and keyrings, bpf, perf, io_uring, userfaultfd.
 clone3 answers ENOSYS so glibc falls back to clone(2), whose flags the filter can inspect.
 """
 import errno
@@ -21,6 +23,7 @@ _DENIED = (
     'syslog', 'acct', 'quotactl', 'open_by_handle_at', 'name_to_handle_at', 'fsopen', 'fsmount',
     'fsconfig', 'fspick', 'move_mount', 'open_tree', 'settimeofday', 'clock_settime', 'adjtimex',
     'iopl', 'ioperm', 'lookup_dcookie', 'vhangup',
+    'pidfd_open', 'pidfd_getfd', 'kcmp', 'process_madvise', 'process_mrelease',
 )
 _CLONE_NS_FLAGS = (0x00020000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000,
                    0x02000000)  # NEWNS NEWUTS NEWIPC NEWUSER NEWPID NEWNET NEWCGROUP

@@ -291,6 +291,10 @@ def main():
         seccomp, seccomp_error = None, repr(err)
     atexit._clear()  # cells run their own atexit handlers; never the zygote's
     process_tree.set_child_subreaper()
+    # Not dumpable: cells share the zygote's uid (under bwrap), and a dumpable zygote would let any
+    # cell read or write its memory (/proc/PID/mem) or take its socket to Node (pidfd_getfd).
+    # Forked cells inherit it; cell_child sets it again after its own set-up.
+    process_tree.set_undumpable()
     zygote = Zygote(config, seccomp)
     gc.collect()
     gc.freeze()  # keeps the child's GC from dirtying every inherited page

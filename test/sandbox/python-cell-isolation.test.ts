@@ -1,0 +1,101 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPythonSandbox, type PythonSandbox } from '../../sandbox/python-sandbox.ts';
+import { ProgressRecorder, runScript } from './python-test-helpers.ts';
+
+// Cells of one zygote share a uid (65534 under bwrap): what keeps them out of each other's (and
+// the zygote's) processes is that every one of them is non-dumpable, plus seccomp.
+// Small limits: /tmp under bwrap is sized max(memoryMb, 2 × fileSizeMb) = 64 MiB here.
+let sandbox: PythonSandbox;
+
+beforeAll(async () => {
+  sandbox = await startPythonSandbox({ limits: { memoryMb: 64, fileSizeMb: 8 } });
+});
+
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+/** Whether the kernel's same-uid checks bind the cell: not when it runs as root (CAP_SYS_PTRACE). */
+async function cellIsRoot(): Promise<boolean> {
+  const { result } = await runScript(sandbox, 'import os\nprint(os.geteuid())\n');
+  return result.observation === '0\n';
+}
+
+describe('cells and the zygote are not dumpable', () => {
+  it('a cell still reads its own /proc/self, and is not dumpable', async () => {
+    const source =
+      "import os, ctypes\nlibc = ctypes.CDLL(None)\n" +
+      "print('VmSize' in open('/proc/self/status').read(), len(os.listdir('/proc/self/fd')) > 2, libc.prctl(3, 0, 0, 0, 0))\n";
+    const { result } = await runScript(sandbox, source);
+    expect(result.observation).toBe('True True 0\n'); // PR_GET_DUMPABLE = 3
+  });
+
+  it("a cell cannot open another cell's or the zygote's /proc/PID/mem or list their fds", async () => {
+    const recorder = new ProgressRecorder();
+    const victim = sandbox.openCell({ id: 'victim', onProgress: recorder.listener });
+    victim.pushLine("import os, ctypes\nsecret = ctypes.create_string_buffer(b'TOPSECRET-VICTIM')\n");
+    victim.pushLine("print('victim', os.getpid(), ctypes.addressof(secret), flush=True)\n");
+    // Output may come in several chunks: wait for the print's statement to have run, then join them.
+    await recorder.waitFor((p) => p.type === 'unit-done' && p.startLine === 3);
+    const said = recorder.events.map((e) => ('text' in e ? e.text : '')).join('');
+    const [, pid, address] = /victim (\d+) (\d+)/.exec(said) as RegExpExecArray;
+    const source =
+      `import os\ndef attempt(path, address=None):\n    try:\n        if address is None:\n            os.listdir(path)\n` +
+      `        else:\n            with open(path, 'rb') as f:\n                f.seek(address)\n                f.read(16)\n` +
+      `        return 'OPEN'\n    except OSError as e:\n        return type(e).__name__\n` +
+      `print(attempt('/proc/${pid}/mem', ${address}), attempt('/proc/${pid}/fd'), attempt('/proc/%d/mem' % os.getppid(), 4096), attempt('/proc/%d/fd' % os.getppid()))\n`;
+    const { result } = await runScript(sandbox, source);
+    victim.kill('abort');
+    await victim.finish();
+    if (sandbox.protections().mode === 'bwrap' || !(await cellIsRoot())) {
+      expect(result.observation).toBe('PermissionError PermissionError PermissionError PermissionError\n');
+    }
+  });
+
+  it("pidfd_getfd cannot take the zygote's socket to Node", async () => {
+    const source =
+      'import os, ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\ntry:\n    pidfd = os.pidfd_open(os.getppid())\n' +
+      "    fd = libc.syscall(438, pidfd, 3, 0)\n    print('took fd' if fd >= 0 else 'refused %d' % ctypes.get_errno())\n" +
+      "except PermissionError:\n    print('refused 1')\n";
+    const { result } = await runScript(sandbox, source);
+    if (sandbox.protections().mode === 'bwrap' || !(await cellIsRoot())) expect(result.observation).toBe('refused 1\n'); // EPERM
+  });
+
+  it('seccomp, when active, refuses pidfd_open, pidfd_getfd, kcmp and process_madvise outright', async () => {
+    // Invalid arguments: without the filter each would fail with EBADF/EINVAL/ESRCH, not EPERM.
+    const source =
+      'import ctypes, platform\nlibc = ctypes.CDLL(None, use_errno=True)\n' +
+      "calls = {'pidfd_open': (434, 0, 1), 'pidfd_getfd': (438, -1, 3, 0), 'process_madvise': (440, -1, 0, 0, 0, 0)}\n" +
+      "if platform.machine() == 'x86_64':\n    calls['kcmp'] = (312, 1, 1, 99, 0, 0)\n" +
+      'for name, args in calls.items():\n    ctypes.set_errno(0)\n    rc = libc.syscall(*args)\n' +
+      "    print(name, rc, ctypes.get_errno() if rc == -1 else '-')\n";
+    const { result } = await runScript(sandbox, source);
+    const lines = result.observation.trim().split('\n');
+    expect(lines.length).toBeGreaterThanOrEqual(3);
+    for (const line of lines) {
+      if (sandbox.protections().seccomp) expect(line).toMatch(/^\w+ -1 1$/);
+      else expect(line).not.toMatch(/^\w+ -1 1$/);
+    }
+  });
+});
+
+describe('/tmp under bwrap', () => {
+  it('is a sized tmpfs: filling it fails with ENOSPC, and a cell gets its space back when it ends', async ({ skip }) => {
+    if (sandbox.protections().mode !== 'bwrap') skip(); // other modes: the host's TMPDIR
+    // Files of at most fileSizeMb (8 MiB) in the cell's working directory, which is under /tmp.
+    const source =
+      'import errno, os\nmib = 0\ntry:\n    for i in range(40):\n        with open(\'fill%d\' % i, \'wb\') as f:\n' +
+      "            for _ in range(8):\n                f.write(b'0' * (1024 * 1024 - 1))\n                mib += 1\n" +
+      "except OSError as e:\n    print(errno.errorcode[e.errno], mib)\nelse:\n    print('no error', mib)\n";
+    const first = await runScript(sandbox, source);
+    const [code, mib] = first.result.observation.trim().split(' ');
+    expect(code).toBe('ENOSPC');
+    expect(Number(mib)).toBeGreaterThan(32);
+    expect(Number(mib)).toBeLessThanOrEqual(64);
+    // The first cell's working directory went with it: the next one has the space again.
+    const second = await runScript(sandbox, source);
+    const [secondCode, secondMib] = second.result.observation.trim().split(' ');
+    expect(secondCode).toBe('ENOSPC');
+    expect(Math.abs(Number(secondMib) - Number(mib))).toBeLessThanOrEqual(1);
+  });
+});
