@@ -32,10 +32,11 @@ function recordingTool(log: string[], opts: { rejectOn?: string } = {}): ToolPlu
   };
 }
 
-function dispatcher(partialExecution: boolean, log: string[], tool = recordingTool(log)) {
+function dispatcher(partialExecution: boolean, log: string[], ...tools: ToolPlugin[]) {
   const rejects: string[] = [];
+  if (tools.length === 0) tools.push(recordingTool(log));
   const d = new Dispatcher({
-    tools: new Map([[tool.name, tool]]),
+    tools: new Map(tools.map((tool) => [tool.name, tool])),
     partialExecution,
     signal: new AbortController().signal,
     timeline: new Timeline('test'),
@@ -141,18 +142,7 @@ describe('Dispatcher: a round cut short by a reject', () => {
         };
       },
     };
-    const echo = recordingTool(log, { rejectOn: 'boom' });
-    const rejects: string[] = [];
-    const d = new Dispatcher({
-      tools: new Map([['echo', echo], ['calc', calc]]),
-      partialExecution,
-      signal: new AbortController().signal,
-      timeline: new Timeline('test'),
-      round: 1,
-      onProgress: () => {},
-      onReject: (_call, reason) => rejects.push(reason),
-    });
-    return { d, rejects };
+    return dispatcher(partialExecution, log, recordingTool(log, { rejectOn: 'boom' }), calc);
   }
 
   for (const partialExecution of [true, false]) {

@@ -2,16 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import weather from '../../../plugins/kit/examples/location-check-plugin.ts';
 import { definePlugin, inlineTool, runScriptedCall, type Piece, type PluginContext } from '../../../plugins/kit/index.ts';
+import { good } from './weather-definition.ts';
 
 // What a first-time tool author's walkthrough found accepted without a word, or refused in words
 // that did not say what to write instead.
-const good = {
-  name: 'weather',
-  description: 'The weather in a city',
-  parameters: z.object({ city: z.string() }),
-  consumes: 'field' as const,
-  hooks: { onEnd: ({ city }: { city: string }) => `sunny in ${city}` },
-};
 const refused = (change: object) => () => definePlugin({ ...good, ...change } as never);
 
 describe('definePlugin refuses what would be silently ignored', () => {

@@ -6,14 +6,8 @@ import { Timeline } from '../../../gateway/timeline.ts';
 import { definePlugin, reject, type PluginDefinition } from '../../../plugins/kit/define-plugin.ts';
 import { inlineTool, INLINE_DEFAULT_TIMEOUT_MS } from '../../../plugins/kit/inline-tool.ts';
 import { loadPluginModule } from '../../../sandbox/runtimes/load-plugin-module.ts';
+import { good } from './weather-definition.ts';
 
-const good = {
-  name: 'weather',
-  description: 'The weather in a city',
-  parameters: z.object({ city: z.string() }),
-  consumes: 'field' as const,
-  hooks: { onEnd: ({ city }: { city: string }) => `sunny in ${city}` },
-};
 
 describe('definePlugin checks the whole definition, naming the field', () => {
   it('takes a good one as it is', () => {

@@ -95,29 +95,22 @@ describe.each(RUNTIMES)('onAbort in runtime %s', (runtime) => {
 describe('an onAbort that never returns', () => {
   // Without the bound, the next call would wait for the only worker or process slot until its own
   // start limit (30 s) failed it.
-  it('thread: holds its worker only for the grace, then the pool serves the next call', async () => {
-    const own = createRuntimePools({ thread: { maxThreads: 1 } });
-    try {
-      const tool = reportTool('thread', { query: '?onAbort=hang', pools: own });
-      const rejected = await runScriptedCall(tool, { pieces: [field('reject')], args: { mode: 'reject' }, callId: CALL_ID });
-      expect(await abortReports(rejected.progress)).toEqual([abortLine('rejected: not this one')]);
-      const next = await runScriptedCall(tool, { args: { mode: 'next' } });
-      expect(next.result).toEqual({ ok: true, content: 'done: next' });
-    } finally {
-      await own.close();
-    }
-  });
-
-  it('process: holds its process slot only for the grace, then the pool serves the next call', async () => {
-    const own = createRuntimePools({ process: { maxProcesses: 1, maxQueue: 1, sparesPerPlugin: 0, uidBase: 1_900_610_000 } });
-    try {
-      const tool = reportTool('process', { query: '?onAbort=hang', pools: own });
-      const rejected = await runScriptedCall(tool, { pieces: [field('reject')], args: { mode: 'reject' }, callId: CALL_ID });
-      expect(await abortReports(rejected.progress)).toEqual([abortLine('rejected: not this one')]);
-      const next = await runScriptedCall(tool, { args: { mode: 'next' } });
-      expect(next.result).toEqual({ ok: true, content: 'done: next' });
-    } finally {
-      await own.close();
-    }
-  });
+  const bounded = {
+    thread: { what: 'its worker', pools: () => createRuntimePools({ thread: { maxThreads: 1 } }) },
+    process: { what: 'its process slot', pools: () => createRuntimePools({ process: { maxProcesses: 1, maxQueue: 1, sparesPerPlugin: 0, uidBase: 1_900_610_000 } }) },
+  } as const;
+  for (const runtime of ['thread', 'process'] as const) {
+    it(`${runtime}: holds ${bounded[runtime].what} only for the grace, then the pool serves the next call`, async () => {
+      const own = bounded[runtime].pools();
+      try {
+        const tool = reportTool(runtime, { query: '?onAbort=hang', pools: own });
+        const rejected = await runScriptedCall(tool, { pieces: [field('reject')], args: { mode: 'reject' }, callId: CALL_ID });
+        expect(await abortReports(rejected.progress)).toEqual([abortLine('rejected: not this one')]);
+        const next = await runScriptedCall(tool, { args: { mode: 'next' } });
+        expect(next.result).toEqual({ ok: true, content: 'done: next' });
+      } finally {
+        await own.close();
+      }
+    });
+  }
 });
