@@ -1,6 +1,7 @@
 import {
   UpstreamConnectionError,
   UpstreamConnectTimeoutError,
+  UpstreamFirstTokenTimeoutError,
   UpstreamHeadersTimeoutError,
   UpstreamResponseError,
 } from '../core/errors.ts';
@@ -52,6 +53,7 @@ class FailoverStream implements UpstreamStream {
   #attempt: UpstreamStream | undefined;
   #accepted = false;
   #aborted = false;
+  #abortReason: unknown;
   #paused = false;
 
   private readonly replicas: UpstreamReplicas;
@@ -77,6 +79,7 @@ class FailoverStream implements UpstreamStream {
   abort(reason: unknown): void {
     // Also stops a failover that an attempt's failure has already queued.
     this.#aborted = true;
+    this.#abortReason = reason;
     this.#attempt?.abort(reason);
   }
 
@@ -123,8 +126,13 @@ class FailoverStream implements UpstreamStream {
   }
 
   #failed(replica: Replica, attempt: UpstreamStream, error: unknown, startedAt: number): void {
-    const stopped = this.#accepted || this.#aborted || attempt.interrupted || this.options.signal.aborted;
-    const kind = stopped ? 'final' : classifyReplicaFailure(error);
+    // An abort that came after this attempt had already failed is still the caller's own ending.
+    if (this.#aborted) return this.#reject(this.#abortReason);
+    // A first-token deadline shorter than connect + headers can expire before the replica has
+    // answered at all: that replica is as unresponsive as one past its headers timeout.
+    const silent = !this.#accepted && error instanceof UpstreamFirstTokenTimeoutError;
+    const stopped = this.#accepted || (attempt.interrupted && !silent) || this.options.signal.aborted;
+    const kind = stopped ? 'final' : silent ? 'rest' : classifyReplicaFailure(error);
     if (kind === 'rest') this.replicas.failed(replica, error, startedAt);
     if (kind === 'final' || this.#tried.size === this.replicas.replicas.length) return this.#reject(error);
     this.next();

@@ -15,6 +15,13 @@ import { ErrorBody } from './upstream-response-error.ts';
 import type { UpstreamStream } from './upstream-stream.ts';
 
 /**
+ * How long the answer waits, after `data: [DONE]`, for the server to end the response. vLLM ends
+ * it at once, and waiting for that end keeps the socket for the next request; a server that keeps
+ * the response open costs this delay and its socket, not the idle timeout.
+ */
+const AFTER_DONE_GRACE_MS = 250;
+
+/**
  * The stream and its undici dispatch handler in one object. undici's classic handler interface
  * (onConnect … onError) is the one every undici version calls directly, Node's bundled copy
  * included; the controller-style interface goes through a wrapper per call.
@@ -32,6 +39,7 @@ export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler,
   #abortRequest: ((err?: Error) => void) | undefined;
   #resumeRequest: (() => void) | undefined;
   #abortBeforeConnect: Error | undefined;
+  #afterDone: NodeJS.Timeout | undefined;
   #paused = false;
   readonly #held = new HeldEvents();
   /** A generation part has gone out: later events wait for the end of the I/O phase. */
@@ -216,6 +224,7 @@ export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler,
     if (isTokenEvent(event)) parts = tokenEventParts(event);
     else if (event.data === '[DONE]') {
       this.#sawDone = true;
+      this.#afterDone = setTimeout(() => this.#fail(new UpstreamProtocolError('the response stayed open after [DONE]')), AFTER_DONE_GRACE_MS);
       return;
     } else parts = this.#decoder!.decode(event.data, event.event);
     const generation = parts.some(isGenerationPart);
@@ -308,6 +317,7 @@ export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler,
     this.#written?.();
     this.#held.clear();
     this.#deadlines.clear();
+    clearTimeout(this.#afterDone);
     this.options.signal.removeEventListener('abort', this.#onSignalAbort);
     this.#closeRequest();
     if (outcome.length === 0) this.#resolve();

@@ -27,6 +27,8 @@ export class StreamDeadlines {
   #expired = false;
   /** When the idle clock last restarted (performance.now()). */
   #idleFrom = 0;
+  /** When the first token is due (performance.now()); moved on by the time spent paused. */
+  #firstTokenDue = 0;
 
   constructor(timeouts: UpstreamTimeouts, onExpire: (error: UpstreamError) => void) {
     this.timeouts = timeouts;
@@ -35,7 +37,8 @@ export class StreamDeadlines {
 
   start(): void {
     const { firstTokenMs, totalMs } = this.timeouts;
-    this.#phase = setTimeout(() => this.#expire(new UpstreamFirstTokenTimeoutError(firstTokenMs)), firstTokenMs);
+    this.#firstTokenDue = performance.now() + firstTokenMs;
+    this.#armFirstToken(firstTokenMs);
     if (totalMs !== undefined) {
       this.#total = setTimeout(() => this.#expire(new UpstreamTotalTimeoutError(totalMs)), totalMs);
     }
@@ -51,24 +54,38 @@ export class StreamDeadlines {
 
   /**
    * While the consumer holds a part the socket is not read, so a slow consumer must not be
-   * blamed on the upstream: the idle clock stops here and restarts in `resume`.
+   * blamed on the upstream: the phase's clock (first token or idle) stops here and goes on in
+   * `resume`. The total deadline keeps running: it bounds the whole request, consumer included.
    */
   pause(): void {
-    if (!this.#tokensFlowing || this.#paused) return;
+    if (this.#paused || this.#expired) return;
     this.#paused = true;
+    if (!this.#tokensFlowing) this.#firstTokenDue -= performance.now();
     this.#disarm();
   }
 
   resume(): void {
     if (!this.#paused) return;
     this.#paused = false;
-    this.#idleFrom = performance.now();
-    this.#armIdle(this.timeouts.idleMs);
+    const now = performance.now();
+    if (this.#tokensFlowing) {
+      this.#idleFrom = now;
+      this.#armIdle(this.timeouts.idleMs);
+      return;
+    }
+    // #firstTokenDue held what was left of the wait while paused.
+    this.#firstTokenDue += now;
+    this.#armFirstToken(Math.max(0, Math.ceil(this.#firstTokenDue - now)));
   }
 
   clear(): void {
     this.#disarm();
     clearTimeout(this.#total);
+  }
+
+  #armFirstToken(ms: number): void {
+    const { firstTokenMs } = this.timeouts;
+    this.#phase = setTimeout(() => this.#expire(new UpstreamFirstTokenTimeoutError(firstTokenMs)), ms);
   }
 
   #armIdle(ms: number): void {

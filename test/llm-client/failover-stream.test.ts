@@ -150,6 +150,18 @@ describe('a pump over several replicas: failover before the upstream accepts', (
     await silent.requestSocketClosed(0);
   });
 
+  it('moves on when a replica has not even answered by the first-token deadline, shorter than its headers timeout', async () => {
+    const silent = await track(startTestUpstream(() => {}));
+    const good = await live();
+    const timeouts = { connectMs: 10_000, headersMs: 10_000, firstTokenMs: 200, idleMs: 10_000 };
+    const pump = createChatCompletionPump({ baseUrl: [silent.baseUrl, good.baseUrl], timeouts });
+    const { parts, error } = await run(pump, { baseUrl: silent.baseUrl });
+    expect(error).toBeUndefined();
+    expect(parts).toEqual(expectedPlainParts);
+    expect(stateOf(pump, silent.baseUrl).healthy).toBe(false);
+    await silent.requestSocketClosed(0);
+  });
+
   it('sends one URL through the plain pump: no replica bookkeeping', () => {
     expect(createChatCompletionPump({ baseUrl: 'http://127.0.0.1:9/v1' }).replicas).toBeUndefined();
     expect(createChatCompletionPump({ baseUrl: ['http://127.0.0.1:9/v1'] }).replicas).toBeUndefined();

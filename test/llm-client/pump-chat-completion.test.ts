@@ -142,6 +142,22 @@ describe('pumpChatCompletion (the push-based stream the gateway consumes)', () =
     expect(parts.slice(2)).toEqual([{ type: 'content', text: 'b' }, { type: 'content', text: 'c' }, { type: 'end' }]);
   });
 
+  it('ends soon after [DONE] when the upstream keeps the response open, and closes that socket', async () => {
+    // idleMs is far beyond the test's own timeout: only [DONE] can end this stream in time.
+    upstream = await startTestUpstream((_req, res) => {
+      sseHeaders(res);
+      res.write(vllmChunk({ content: 'a' }) + vllmChunk({}, 'stop') + 'data: [DONE]\n\n');
+    });
+    const parts: UpstreamPart[] = [];
+    const timeouts = { connectMs: 60_000, headersMs: 60_000, firstTokenMs: 60_000, idleMs: 60_000 };
+    const stream = pumpChatCompletion({ baseUrl: upstream.baseUrl, body, signal: new AbortController().signal, timeouts }, (part) =>
+      parts.push(part),
+    );
+    await stream.done;
+    expect(parts.map((p) => p.type)).toEqual(['start', 'content', 'finish', 'end']);
+    await upstream.requestSocketClosed(0);
+  });
+
   it('says once, before any part, that the upstream accepted the request; not when it refused it', async () => {
     const server = await serve(plainContentStream);
     const seen: string[] = [];

@@ -126,6 +126,29 @@ describe('streamChatCompletion phase timeouts', () => {
     expect(parts.at(-1)).toEqual({ type: 'end' });
   });
 
+  it('a consumer that holds the first chunk is not blamed on the upstream\'s first token', async () => {
+    // The first token comes 150 ms after the role chunk, inside firstTokenMs; the consumer then
+    // holds that role chunk for 400 ms, past firstTokenMs, while the socket is not read.
+    upstream = await startTestUpstream(async (_req, res) => {
+      sseHeaders(res);
+      res.write(vllmChunk({ role: 'assistant', content: '' }));
+      await pause(150);
+      res.end(vllmChunk({ content: 'a' }) + vllmChunk({}, 'stop') + 'data: [DONE]\n\n');
+    });
+    const parts = [];
+    for await (const part of streamChatCompletion({
+      baseUrl: upstream.baseUrl,
+      body,
+      signal: new AbortController().signal,
+      timeouts: { ...generous, firstTokenMs: 250 },
+    })) {
+      parts.push(part);
+      if (part.type === 'start') await pause(400);
+    }
+    expect(parts).toContainEqual({ type: 'content', text: 'a' });
+    expect(parts.at(-1)).toEqual({ type: 'end' });
+  });
+
   it('total: the optional deadline cuts a stream that is still producing', async () => {
     upstream = await startTestUpstream(async (_req, res) => {
       sseHeaders(res);
