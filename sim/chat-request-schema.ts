@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { addValueError } from './error-response.ts';
-import { checkSamplingRequest, samplingRequestFields, tokenCount } from './sampling-request-fields.ts';
+import { checkSamplingRequest, samplingRequestFields, streamOptionsProblem, tokenCount } from './sampling-request-fields.ts';
 
 // Loose objects: like vLLM (pydantic extra="allow"), fields the simulator does not use
 // (user, logit_bias, ...) are accepted and ignored. Only what the simulator reads is typed.
@@ -34,18 +34,28 @@ export const chatCompletionRequestSchema = z
 
 /**
  * ChatCompletionRequest's own model validators (protocol.py, v0.8–0.11), same words. pydantic stops
- * at the first one that raises, so at most one of these is reported.
+ * at the first one that raises, so at most one of these is reported; `mode="before"` validators run
+ * last-defined first: check_tool_usage, check_logprobs, then validate_stream_options.
  */
-function checkChatRequest(
-  body: { tools?: unknown[] | null; tool_choice?: unknown; logprobs?: boolean | null; top_logprobs?: number | null },
-  ctx: z.RefinementCtx,
-): void {
+function checkChatRequest(body: ChatValidatorFields, ctx: z.RefinementCtx): void {
   const toolProblem = toolUsageProblem(body.tools, body.tool_choice);
   if (toolProblem !== undefined) return addValueError(ctx, toolProblem);
-  // check_logprobs: 0 asks for no alternatives, so it needs no `logprobs`.
+  // check_logprobs: a negative count is refused; 0 asks for no alternatives, so it needs no `logprobs`.
+  if (body.top_logprobs != null && body.top_logprobs < 0) return addValueError(ctx, '`top_logprobs` must be a positive value.', 'top_logprobs');
   if (body.top_logprobs != null && body.top_logprobs > 0 && !body.logprobs) {
     return addValueError(ctx, 'when using `top_logprobs`, `logprobs` must be set to true.', 'top_logprobs');
   }
+  const streamProblem = streamOptionsProblem(body);
+  if (streamProblem !== undefined) return addValueError(ctx, streamProblem, 'stream_options');
+}
+
+interface ChatValidatorFields {
+  tools?: unknown[] | null;
+  tool_choice?: unknown;
+  logprobs?: boolean | null;
+  top_logprobs?: number | null;
+  stream?: boolean | null;
+  stream_options?: Parameters<typeof streamOptionsProblem>[0]['stream_options'];
 }
 
 const NAMED_USAGE = 'Correct usage: `{"type": "function", "function": {"name": "my_function"}}`';

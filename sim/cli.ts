@@ -75,6 +75,7 @@ const program = new Command()
       scenarioDirs: opts.scenarios,
       // vLLM: the positional model wins over --model, and the served name defaults to the model.
       modelName: opts.servedModelName ?? model ?? opts.model,
+      modelPath: model ?? opts.model,
       prefixCacheTokens: opts.prefixCacheTokens,
       maxNumBatchedTokens: opts.maxNumBatchedTokens,
       maxModelLen: opts.maxModelLen,

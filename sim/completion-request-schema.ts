@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { checkSamplingRequest, samplingRequestFields, tokenCount } from './sampling-request-fields.ts';
+import { addValueError } from './error-response.ts';
+import { checkSamplingRequest, samplingRequestFields, streamOptionsProblem, tokenCount } from './sampling-request-fields.ts';
 
 /**
  * vLLM's CompletionRequest (the legacy /v1/completions), as far as the simulator reads it; other
@@ -25,6 +26,9 @@ export const completionRequestSchema = z
     if (body.echo === true) {
       ctx.addIssue({ code: 'custom', path: ['echo'], message: 'echo is not supported by the simulator.' });
     }
+    // CompletionRequest's validate_stream_options (a model validator: a value_error at ('body',)).
+    const streamProblem = streamOptionsProblem(body);
+    if (streamProblem !== undefined) addValueError(ctx, streamProblem, 'stream_options');
   });
 
 export type CompletionRequest = z.infer<typeof completionRequestSchema>;

@@ -13,7 +13,6 @@ export interface PlanRequest extends SamplingFields {
   scenario?: string | undefined;
   max_tokens?: number | null | undefined;
   max_completion_tokens?: number | null | undefined;
-  stop?: string | string[] | null | undefined;
   /** vLLM extension: token ids that end the sequence (stop_reason: the id). */
   stop_token_ids?: number[] | null | undefined;
   include_stop_str_in_output?: boolean | null | undefined;

@@ -2,6 +2,7 @@ import { InvalidRequestError } from '../core/errors.ts';
 
 /** The request fields vLLM's SamplingParams checks and the simulator reads (both completion routes). */
 export interface SamplingFields {
+  n?: number | null | undefined;
   presence_penalty?: number | null | undefined;
   frequency_penalty?: number | null | undefined;
   repetition_penalty?: number | null | undefined;
@@ -9,6 +10,7 @@ export interface SamplingFields {
   top_p?: number | null | undefined;
   top_k?: number | null | undefined;
   min_tokens?: number | null | undefined;
+  stop?: string | string[] | null | undefined;
 }
 
 /**
@@ -19,6 +21,9 @@ export interface SamplingFields {
  * schema. `param` is the field vLLM's VLLMValidationError names; none where it names none.
  */
 export function verifySamplingParams(body: SamplingFields, maxTokens: number): void {
+  // n > 1 is refused earlier, by the schema (the simulator plays one sequence per request).
+  const n = body.n ?? 1;
+  if (n < 1) throw new InvalidRequestError(`n must be at least 1, got ${n}.`);
   const presencePenalty = body.presence_penalty ?? 0;
   if (!(presencePenalty >= -2 && presencePenalty <= 2)) throw new InvalidRequestError(`presence_penalty must be in [-2, 2], got ${pyFloat(presencePenalty)}.`);
   const frequencyPenalty = body.frequency_penalty ?? 0;
@@ -36,6 +41,9 @@ export function verifySamplingParams(body: SamplingFields, maxTokens: number): v
   const minTokens = body.min_tokens ?? 0;
   if (minTokens < 0) throw new InvalidRequestError(`min_tokens must be greater than or equal to 0, got ${minTokens}.`);
   if (minTokens > maxTokens) throw new InvalidRequestError(`min_tokens must be less than or equal to max_tokens=${maxTokens}, got ${minTokens}.`);
+  // A string `stop` is a one-string list there too.
+  const stops = typeof body.stop === 'string' ? [body.stop] : (body.stop ?? []);
+  if (stops.some((s) => s === '')) throw new InvalidRequestError('stop cannot contain an empty string.');
 }
 
 /**

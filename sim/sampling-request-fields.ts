@@ -16,7 +16,8 @@ export const samplingRequestFields = {
       continuous_usage_stats: z.boolean().nullish(),
     })
     .nullish(),
-  n: z.number().int().min(1).nullish(),
+  /** n < 1 is refused by SamplingParams' check, in its words (sampling-params.ts); n > 1 here. */
+  n: z.number().int().nullish(),
   stop: z.union([z.string(), z.array(z.string())]).nullish(),
   /** vLLM extension: token ids that end the sequence; their text is left out unless include_stop_str_in_output. */
   stop_token_ids: z.array(z.number().int().nonnegative()).nullish(),
@@ -63,12 +64,9 @@ type StreamOptions = z.output<typeof samplingRequestFields.stream_options>;
 
 /** vLLM's validators for those fields, same wording; for a schema's superRefine. */
 export function checkSamplingRequest(
-  body: { stream?: boolean | null; stream_options?: StreamOptions; n?: number | null; logprobs?: unknown; prompt_logprobs?: unknown },
+  body: { n?: number | null; logprobs?: unknown; prompt_logprobs?: unknown },
   ctx: z.RefinementCtx,
 ): void {
-  if (body.stream_options != null && !body.stream) {
-    ctx.addIssue({ code: 'custom', path: ['stream_options'], message: 'Stream options can only be defined when `stream=True`.' });
-  }
   if (body.n != null && body.n > 1) {
     ctx.addIssue({ code: 'custom', path: ['n'], message: 'n > 1 is not supported by the simulator.' });
   }
@@ -83,8 +81,24 @@ export function checkSamplingRequest(
   }
 }
 
-/** What `stream_options` asks of a stream's usage: include_usage defaults to true once stream_options is given (vLLM). */
+/**
+ * vLLM's validate_stream_options, a `mode="before"` model validator of both request models:
+ * `stream_options` needs `stream`, but only when it is truthy to Python, so an empty object passes.
+ * Reported as a value_error at ('body',) (error-response.ts), after the route's other validators.
+ */
+export function streamOptionsProblem(body: { stream?: boolean | null; stream_options?: StreamOptions }): string | undefined {
+  const options = body.stream_options;
+  if (options == null || Object.keys(options).length === 0 || body.stream) return undefined;
+  return 'Stream options can only be defined when `stream=True`.';
+}
+
+/**
+ * What `stream_options` asks of a stream's usage (vLLM's should_include_usage): include_usage
+ * defaults to true once stream_options is given (StreamOptions' default), but an explicit null is
+ * None there, which is falsy: no usage. continuous_usage_stats only counts with include_usage.
+ */
 export function usageOptions(streamOptions: StreamOptions): { includeUsage: boolean; continuousUsage: boolean } {
-  const includeUsage = streamOptions != null && streamOptions.include_usage !== false;
-  return { includeUsage, continuousUsage: includeUsage && streamOptions?.continuous_usage_stats === true };
+  if (streamOptions == null) return { includeUsage: false, continuousUsage: false };
+  const includeUsage = streamOptions.include_usage === undefined ? true : streamOptions.include_usage === true;
+  return { includeUsage, continuousUsage: includeUsage && streamOptions.continuous_usage_stats === true };
 }

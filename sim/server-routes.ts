@@ -92,7 +92,8 @@ function modelPermission(created: number) {
   };
 }
 
-// vLLM's ModelList; scenario aliases are listed the way vLLM lists LoRA adapters (parent = base).
+// vLLM's ModelList: the served name, with the model as loaded for `root` (serving_models' model_path);
+// scenario aliases are listed the way vLLM lists LoRA adapters (parent = base).
 function listModels(ctx: SimContext, _req: IncomingMessage, res: ServerResponse): void {
   const created = Math.floor(Date.now() / 1000);
   const base = {
@@ -100,7 +101,7 @@ function listModels(ctx: SimContext, _req: IncomingMessage, res: ServerResponse)
     object: 'model',
     created,
     owned_by: 'vllm',
-    root: ctx.modelName,
+    root: ctx.modelPath,
     parent: null,
     max_model_len: ctx.engine.profile.maxModelLen,
     permission: [modelPermission(created)],

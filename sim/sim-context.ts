@@ -8,6 +8,8 @@ export interface SimContext {
   scenarios: ScenarioSet;
   /** The served model name (vLLM's --served-model-name). */
   modelName: string;
+  /** The model as loaded (vLLM's `--model`), which /v1/models reports as the served model's `root`. */
+  modelPath: string;
   /** vLLM's `--enable-auto-tool-choice --tool-call-parser <name>`: replies' tool calls leave as `tool_calls`. */
   toolCallParser?: ToolCallParserName;
   /** vLLM's --api-key: requests under /v1 must carry `Authorization: Bearer <key>`. */

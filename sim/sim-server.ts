@@ -33,6 +33,11 @@ export interface SimOptions {
   /** Served model name, as in /v1/models and the responses. Default 'mistral-7b-instruct-sim'. */
   modelName?: string;
   /**
+   * The model as loaded, vLLM's `--model` (the served name is `--served-model-name`): /v1/models
+   * gives it as the served model's `root`. Default: modelName.
+   */
+  modelPath?: string;
+  /**
    * Tokens the automatic prefix cache holds (vLLM's is on by default and as large as the free KV
    * cache: ~450k tokens for Mistral-7B on an 80 GB GPU). 0 turns it off. Default 262,144.
    */
@@ -84,7 +89,14 @@ export async function startSim(options: SimOptions = {}): Promise<SimHandle> {
   const cacheTokens = options.prefixCacheTokens ?? DEFAULT_PREFIX_CACHE_TOKENS;
   const engine = new EngineLoop({ profile, prefixCache: cacheTokens > 0 ? new PrefixCache(cacheTokens) : undefined });
   const server = createServer(
-    createRequestListener({ engine, scenarios, modelName: options.modelName ?? DEFAULT_MODEL_NAME, toolCallParser: options.toolCallParser, apiKey: options.apiKey }),
+    createRequestListener({
+      engine,
+      scenarios,
+      modelName: options.modelName ?? DEFAULT_MODEL_NAME,
+      modelPath: options.modelPath ?? options.modelName ?? DEFAULT_MODEL_NAME,
+      toolCallParser: options.toolCallParser,
+      apiKey: options.apiKey,
+    }),
   );
   const host = options.host ?? '127.0.0.1';
   let url: string;

@@ -13,28 +13,27 @@ export interface StopPoint {
 /**
  * vLLM checks the stop strings after every token, in the text that token added (plus the tail a
  * string could straddle); the first token that completes one ends the sequence, and the text is cut
- * where that string begins. Empty strings never match. Within the first `minTokens` tokens nothing
- * is checked (vLLM's detokenizer skips the check until then), so a string those tokens complete is
- * never matched.
+ * where that string begins. When one token completes several, the first of them in the request's
+ * list wins, wherever it begins (vLLM's check_stop_strings returns the first string it finds, each
+ * searched from its own length back). Empty strings never match. Within the first `minTokens`
+ * tokens nothing is checked (vLLM's detokenizer skips the check until then), so a string those
+ * tokens complete is never matched.
  */
 export function findStopPoint(outputTokenIds: readonly number[], stops: readonly string[], includeStop: boolean, minTokens = 0): StopPoint | undefined {
   const wanted = stops.filter((s) => s !== '');
   if (wanted.length === 0) return undefined;
-  const longest = Math.max(...wanted.map((s) => s.length));
   const detokenizer = new IncrementalDetokenizer();
   let text = '';
   for (let i = 0; i < outputTokenIds.length; i++) {
     const added = detokenizer.push(outputTokenIds[i]!);
     if (added === '') continue;
-    const from = Math.max(0, text.length - longest + 1);
+    const before = text.length;
     text += added;
     if (i < minTokens) continue;
-    let best: { at: number; stop: string } | undefined;
     for (const stop of wanted) {
-      const at = text.indexOf(stop, from);
-      if (at >= 0 && (best === undefined || at < best.at)) best = { at, stop };
+      const at = text.indexOf(stop, Math.max(0, before - stop.length + 1));
+      if (at >= 0) return { tokens: i + 1, textChars: includeStop ? at + stop.length : at, stop };
     }
-    if (best) return { tokens: i + 1, textChars: includeStop ? best.at + best.stop.length : best.at, stop: best.stop };
   }
   return undefined;
 }

@@ -93,6 +93,10 @@ describe('sim/cli.ts', () => {
     const res = await postChat(url, { model: 'mistral', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 });
     expect(((await res.json()) as { model: string }).model).toBe('mistral');
     expect((await postChat(url, { model: 'mistralai/Mistral-7B-Instruct-v0.3', messages: [{ role: 'user', content: 'hi' }] })).status).toBe(404);
+    // /v1/models lists the served name, rooted at the model as loaded (vLLM's ModelCard root = model_path).
+    const models = (await (await fetch(`${url}/models`)).json()) as { data: Array<{ id: string; root: string; parent: string | null }> };
+    expect(models.data[0]).toMatchObject({ id: 'mistral', root: 'mistralai/Mistral-7B-Instruct-v0.3', parent: null });
+    expect(models.data.slice(1).every((m) => m.parent === 'mistral')).toBe(true);
   });
 
   it('says in one line that the port is in use, and exits 1', async () => {

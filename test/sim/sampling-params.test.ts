@@ -92,11 +92,40 @@ describe('top_logprobs without logprobs (check_logprobs)', () => {
     expect((await chat({ top_logprobs: 0 })).status).toBe(200);
   });
 
+  it('refuses a negative top_logprobs, before asking for logprobs', async () => {
+    const refused = modelValidatorError('`top_logprobs` must be a positive value.', 'top_logprobs');
+    expect(await chat({ top_logprobs: -1 })).toEqual({ status: 400, body: refused });
+    expect(await chat({ top_logprobs: -3, logprobs: false })).toEqual({ status: 400, body: refused });
+  });
+
   it('refuses logprobs themselves, which the scripted reply cannot give, rather than answering them null', async () => {
     const asked = await chat({ top_logprobs: 2, logprobs: true });
     expect(asked.status).toBe(400);
     expect(asked.body.error).toMatchObject({ param: 'body.logprobs', message: expect.stringContaining('logprobs are not supported by the simulator.') });
     expect((await chat({ logprobs: false })).status).toBe(200);
+  });
+});
+
+describe('stream_options without stream (validate_stream_options)', () => {
+  it('refuses stream_options that Python finds truthy unless stream is true, as a model validator\'s value_error', async () => {
+    const refused = modelValidatorError('Stream options can only be defined when `stream=True`.', 'stream_options');
+    for (const send of [chat, completion]) {
+      expect(await send({ stream_options: { include_usage: true } })).toEqual({ status: 400, body: refused });
+      expect(await send({ stream: false, stream_options: { include_usage: false } })).toEqual({ status: 400, body: refused });
+    }
+  });
+
+  it('takes an empty stream_options without stream (an empty dict is falsy there)', async () => {
+    expect((await chat({ stream_options: {} })).status).toBe(200);
+    expect((await chat({ stream: false, stream_options: {} })).status).toBe(200);
+    expect((await completion({ stream_options: {} })).status).toBe(200);
+  });
+
+  it('reports the tool check first: pydantic runs the later-defined validator first and stops there', async () => {
+    expect(await chat({ tool_choice: 'auto', stream_options: { include_usage: true } })).toEqual({
+      status: 400,
+      body: modelValidatorError('When using `tool_choice`, `tools` must be set.', null),
+    });
   });
 });
 
@@ -140,6 +169,21 @@ describe("SamplingParams' checks", () => {
     for (const extra of [{ presence_penalty: -2 }, { frequency_penalty: 2 }, { presence_penalty: 0.5, frequency_penalty: -1.5 }, { repetition_penalty: 1.1 }, { repetition_penalty: 3 }]) {
       expect((await chat(extra)).status).toBe(200);
     }
+  });
+
+  it('refuses n below 1 in its words, and checks it first', async () => {
+    expect(await chat({ n: 0 })).toEqual({ status: 400, body: samplingParamsError('n must be at least 1, got 0.', null) });
+    expect(await completion({ n: -2, temperature: -1 })).toEqual({ status: 400, body: samplingParamsError('n must be at least 1, got -2.', null) });
+    expect((await chat({ n: 1 })).status).toBe(200);
+    expect((await chat({ n: null })).status).toBe(200);
+  });
+
+  it('refuses an empty stop string, alone or in a list, after the other checks', async () => {
+    const refused = samplingParamsError('stop cannot contain an empty string.', null);
+    expect(await chat({ stop: '' })).toEqual({ status: 400, body: refused });
+    expect(await completion({ stop: ['Hello', ''] })).toEqual({ status: 400, body: refused });
+    expect((await chat({ stop: [''], min_tokens: -1 })).body.error.message).toBe('min_tokens must be greater than or equal to 0, got -1.');
+    expect((await chat({ stop: [] })).status).toBe(200);
   });
 
   it('checks the penalties before temperature, as SamplingParams does', async () => {

@@ -30,6 +30,18 @@ describe('findStopPoint', () => {
     expect(REPLY.slice(0, point.textChars)).toBe('Thought: I should search.\nAction:');
   });
 
+  it('takes the first string in the list when one token completes several, as vLLM\'s check_stop_strings does', () => {
+    // The token ` world` completes both 'o w' (begun by `hello`) and 'world'.
+    const one = findStopPoint(ids, ['o w'], false)!;
+    expect(findStopPoint(ids, ['world'], false)!.tokens).toBe(one.tokens);
+    const worldFirst = findStopPoint(ids, ['world', 'o w'], false)!;
+    expect(worldFirst).toMatchObject({ stop: 'world', tokens: one.tokens });
+    expect(REPLY.slice(0, worldFirst.textChars)).toBe('Thought: I should search.\nAction: search("hello ');
+    const owFirst = findStopPoint(ids, ['o w', 'world'], true)!;
+    expect(owFirst).toMatchObject({ stop: 'o w', tokens: one.tokens });
+    expect(REPLY.slice(0, owFirst.textChars)).toBe('Thought: I should search.\nAction: search("hello w');
+  });
+
   it('finds nothing for strings the reply lacks, or empty ones', () => {
     expect(findStopPoint(ids, ['Final Answer:', ''], false)).toBeUndefined();
     expect(findStopPoint(ids, [], false)).toBeUndefined();

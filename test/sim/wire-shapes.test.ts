@@ -84,6 +84,20 @@ describe('streaming chat completion', () => {
     expect(chunks.map((c) => c.usage!.completion_tokens)).toEqual([0, 1, 2, 3, 3]);
     expect(chunks.at(-1)!.choices).toEqual([]);
   });
+  it('sends no usage for an explicit include_usage null (None is falsy to vLLM), and usage for an empty stream_options', async () => {
+    const chunksOf = async (stream_options: unknown, path = 'chat/completions') => {
+      const body = path === 'chat/completions' ? { messages, stream: true, max_tokens: 2, stream_options } : { prompt: 'say hello', stream: true, max_tokens: 2, stream_options };
+      const res = await fetch(`${sim.url}/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return (await allSseData(res)).slice(0, -1).map((p) => JSON.parse(p) as { choices: unknown[]; usage?: unknown });
+    };
+    for (const path of ['chat/completions', 'completions']) {
+      const none = await chunksOf({ include_usage: null, continuous_usage_stats: true }, path);
+      expect(none.every((c) => c.choices.length > 0 && c.usage == null)).toBe(true);
+      const empty = await chunksOf({}, path);
+      expect(empty.at(-1)).toMatchObject({ choices: [], usage: { completion_tokens: 2 } });
+    }
+  });
+
   it('frames every event as one well-formed HTTP/1.1 chunk, also for pipelined requests on one connection', async () => {
     const ask = (max_tokens: number) => ({ model: 'mistral-7b-instruct-sim', messages, stream: true, max_tokens });
     const responses = parseResponses(await pipelined(sim.url, [ask(9), ask(4)]), 2);
