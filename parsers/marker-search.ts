@@ -11,8 +11,15 @@ export type MarkerSearch =
  * This is how every format parser keeps a marker split across deltas (`<tool` + `_call>`) out of
  * the content, while releasing text the moment it can no longer be a marker.
  * When two markers start at the same index the longest wins (`<|python_tag|>` vs `<|p`).
+ *
+ * With `final` false (more text may follow), a complete marker is only an answer once no other
+ * marker could still be completed at or before it: where one marker occurs inside another (`[` in
+ * a wrapper token `[PY]`, "\n" in an end marker "\nEND"), text ending in `[PY` or "\nEN" is held
+ * from there, since its next character decides which marker it is; the same text whole would
+ * find the longer one. Omitted (or true), the earliest complete marker is the answer, as at the
+ * end of the input.
  */
-export function searchMarkers(text: string, markers: readonly string[]): MarkerSearch {
+export function searchMarkers(text: string, markers: readonly string[], final = true): MarkerSearch {
   text = knownString(text);
   // The best so far in two locals, not an object: this runs on every delta that may hold a marker.
   let index = -1;
@@ -26,8 +33,16 @@ export function searchMarkers(text: string, markers: readonly string[]): MarkerS
       marker = candidate;
     }
   }
-  if (index >= 0) return { found: true, index, marker };
   let holdFrom = text.length;
+  if (index >= 0) {
+    if (final) return { found: true, index, marker };
+    // A marker cut at the end of the text that starts at or before the complete one contains it.
+    for (let k = 0; k < markers.length; k++) {
+      const start = partialMarkerStart(text, markers[k]!);
+      if (start < holdFrom) holdFrom = start;
+    }
+    return holdFrom <= index ? { found: false, holdFrom } : { found: true, index, marker };
+  }
   for (let k = 0; k < markers.length; k++) {
     const start = partialMarkerStart(text, markers[k]!);
     if (start < holdFrom) holdFrom = start;

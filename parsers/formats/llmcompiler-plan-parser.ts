@@ -115,7 +115,7 @@ class LlmCompilerPlanParser implements ToolCallParser {
     let input = this.#held + delta;
     this.#held = '';
     for (;;) {
-      const found = searchMarkers(input, this.#markers);
+      const found = searchMarkers(input, this.#markers, final);
       const upTo = found.found ? found.index : final ? input.length : found.holdFrom;
       this.#lineText(input.slice(0, upTo));
       if (!found.found) {

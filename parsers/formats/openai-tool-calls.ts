@@ -39,6 +39,8 @@ interface Call {
   args: JsonArguments | undefined;
   /** Set once the call has ended, failed or been refused: later fragments are ignored. */
   closed: boolean;
+  /** Whitespace before the arguments object went out as call-args (it alone does not parse). */
+  leadingWhitespace: boolean;
 }
 
 /**
@@ -154,7 +156,7 @@ class OpenAIToolCalls implements OpenAIToolCallsParser {
     let call = this.#calls.get(part.index);
     if (call !== this.#current && this.#current) this.#close(this.#current, out);
     if (!call) {
-      call = { index: part.index, callId: undefined, upstreamId: undefined, name: undefined, early: '', args: undefined, closed: false };
+      call = { index: part.index, callId: undefined, upstreamId: undefined, name: undefined, early: '', args: undefined, closed: false, leadingWhitespace: false };
       this.#calls.set(part.index, call);
     } else if (call.closed) {
       // The call's own events are over (call-end or malformed), so this one names no call id.
@@ -195,6 +197,7 @@ class OpenAIToolCalls implements OpenAIToolCallsParser {
         let j = i;
         while (j < text.length && isWhitespace(text.charCodeAt(j))) j++;
         out.args(call.callId!, text.slice(i, j));
+        if (j > i && !args.started) call.leadingWhitespace = true;
         if (j === text.length) return;
         if (args.status === 'complete') {
           this.#malformed(call, 'text after the arguments object', out);
@@ -224,6 +227,8 @@ class OpenAIToolCalls implements OpenAIToolCallsParser {
     const args = call.args!;
     if (!args.started) {
       call.closed = true;
+      // Only whitespace came: it went out as call-args, and the fragments must still parse to {}.
+      if (call.leadingWhitespace) out.args(call.callId!, '{}');
       out.push({ type: 'call-end', callId: call.callId!, args: {} });
       return;
     }

@@ -130,7 +130,7 @@ class PythonTagParser implements ToolCallParser {
   }
 
   #code(input: string, final: boolean): string {
-    const found = searchMarkers(input, this.#options.endTokens);
+    const found = searchMarkers(input, this.#options.endTokens, final);
     const certain = found.found ? found.index : final ? input.length : found.holdFrom;
     let from = 0;
     for (let newline = input.indexOf('\n'); newline !== -1 && newline < certain; newline = input.indexOf('\n', from)) {

@@ -126,7 +126,7 @@ class PythonicParser implements ToolCallParser {
   #prose(input: string, final: boolean): string {
     let rest = input;
     for (;;) {
-      const found = searchMarkers(rest, this.#markers);
+      const found = searchMarkers(rest, this.#markers, final);
       if (!found.found) {
         const holdFrom = final ? rest.length : found.holdFrom;
         this.#out.text(rest.slice(0, holdFrom));

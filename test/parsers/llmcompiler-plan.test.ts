@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../../core/errors.ts';
 import { createLlmCompilerPlanParser, planStepDependencies, type LlmCompilerPlanParserOptions, type PlanStep } from '../../parsers/formats/llmcompiler-plan-parser.ts';
 import { createParser } from '../../parsers/index.ts';
-import type { ParserEvent } from '../../parsers/parser-events.ts';
+import { coalesceText, type ParserEvent } from '../../parsers/parser-events.ts';
 import { callsOf, expectWellFormedCalls, feed, malformedOf, perChar, splitInvarianceProperties, start, text, textOf, whole } from './format-test-kit.ts';
 
 const make = (options?: LlmCompilerPlanParserOptions) => () => createLlmCompilerPlanParser(options);
@@ -99,6 +99,17 @@ describe('llmcompiler-plan parser', () => {
       ['p_1', 'executor'],
       ['p_2', 'executor'],
     ]);
+  });
+
+  it('tells an end marker that begins with a line end from the line end however the text is split', () => {
+    const options = { endMarker: '\nEND' };
+    for (const input of ['1. f()\nEND', '1. f()\nENDx\n', '1. f()\nEx\n2. join()']) {
+      const expected = whole(make(options), input);
+      expect(perChar(make(options), input)).toEqual(expected);
+      for (let cut = 0; cut <= input.length; cut++) expect(coalesceText(feed(make(options), [input.slice(0, cut), input.slice(cut)]))).toEqual(expected);
+    }
+    expect(callsOf(parse('1. f()\nEND', options))).toHaveLength(1);
+    expect(malformedOf(perChar(make(options), '1. f()\nEND'))).toEqual([]);
   });
 
   it('is registered as "llmcompiler-plan" and validates its options', () => {

@@ -18,4 +18,13 @@ describe('searchMarkers', () => {
   it('prefers the longest marker at the same index', () => {
     expect(searchMarkers('x[TOOL_CALLS]', ['[TOOL', '[TOOL_CALLS]'])).toEqual({ found: true, index: 1, marker: '[TOOL_CALLS]' });
   });
+  it('before the end of the input, holds a marker that another one cut at the end may still contain', () => {
+    // Whole, "a [PY]" finds "[PY]" at 2: with only "a [PY" so far, "[" at 2 is not yet the answer.
+    expect(searchMarkers('a [PY', ['[', '[PY]'], false)).toEqual({ found: false, holdFrom: 2 });
+    expect(searchMarkers('a [PY]', ['[', '[PY]'], false)).toEqual({ found: true, index: 2, marker: '[PY]' });
+    expect(searchMarkers('a [PX', ['[', '[PY]'], false)).toEqual({ found: true, index: 2, marker: '[' });
+    expect(searchMarkers('x\nEN', ['\n', '\nEND'], false)).toEqual({ found: false, holdFrom: 1 });
+    // At the end of the input the complete marker is the answer.
+    expect(searchMarkers('a [PY', ['[', '[PY]'])).toEqual({ found: true, index: 2, marker: '[' });
+  });
 });

@@ -89,6 +89,16 @@ describe('openai tool-call deltas', () => {
     ]);
   });
 
+  it('reads whitespace-only arguments as {}, with call-args that still parse to it', () => {
+    // The whitespace goes out as call-args (it may precede the object); alone it does not parse.
+    const events = run([{ index: 0, name: 'f', arguments: ' ' }, { index: 0, arguments: '\n' }, { index: 1, name: 'g', arguments: '\t' }, { finish: 'tool_calls' }]);
+    expect(callsOf(events).map((c) => [c.name, c.args, c.argsText])).toEqual([
+      ['f', {}, ' \n{}'],
+      ['g', {}, '\t{}'],
+    ]);
+    for (const call of callsOf(events)) expect(JSON.parse(call.argsText)).toEqual(call.args);
+  });
+
   it('fails junk after the object, fragments for an ended call, nameless calls and unknown tools', () => {
     expect(malformedOf(run([{ index: 0, name: 'f', arguments: '{} x' }]))).toEqual([{ type: 'malformed', callId: 'call_1', reason: 'text after the arguments object' }]);
     expect(malformedOf(run([{ index: 0, name: 'f', arguments: '{}' }, { index: 1, name: 'g', arguments: '{}' }, { index: 0, arguments: ' ' }]))).toEqual([

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../../core/errors.ts';
 import { createPythonicParser, type PythonicParserOptions } from '../../parsers/formats/pythonic-parser.ts';
 import { createParser } from '../../parsers/index.ts';
-import { args, callsOf, end, expectWellFormedCalls, feed, field, malformedOf, splitInvarianceProperties, start, text, textOf, whole } from './format-test-kit.ts';
+import { coalesceText } from '../../parsers/parser-events.ts';
+import { args, callsOf, end, expectWellFormedCalls, feed, field, malformedOf, perChar, splitInvarianceProperties, start, text, textOf, whole } from './format-test-kit.ts';
 
 const make = (options?: PythonicParserOptions) => () => createPythonicParser(options);
 const parse = (input: string, options?: PythonicParserOptions) => {
@@ -92,6 +93,18 @@ b')]`;
     const events = parse("Here's a call: <|python_start|>[get_weather(location='Tokyo', data=[1, 2, 3])]<|python_end|>");
     expect(textOf(events)).toBe("Here's a call: ");
     expect(callsOf(events)[0]!.args).toEqual({ location: 'Tokyo', data: [1, 2, 3] });
+  });
+
+  it('tells a wrapper token that begins with "[" from a list however the text is split', () => {
+    // "[PY" + "]" is the wrapper token, as it is whole; "[" alone must not be taken for a list first.
+    const options = { wrapperTokens: ['[PY]', '[/PY]'] };
+    for (const input of ['[PY][f(a=1)][/PY]', 'x [PY] y']) {
+      const expected = whole(make(options), input);
+      expect(perChar(make(options), input)).toEqual(expected);
+      for (let cut = 0; cut <= input.length; cut++) expect(coalesceText(feed(make(options), [input.slice(0, cut), input.slice(cut)]))).toEqual(expected);
+    }
+    expect(parse('x [PY] y', options)).toEqual([text('x  y')]);
+    expect(textOf(parse('[PY][f(a=1)][/PY]', options))).toBe('');
   });
 
   it('is registered as "pythonic" and validates its options', () => {
