@@ -47,7 +47,7 @@ export const chatRequestSchema = z.looseObject({
   model: z.string().min(1),
   messages: z.array(chatMessageSchema).min(1, 'messages must contain at least one message'),
   stream: z.boolean().nullish().transform((stream) => stream ?? false),
-  stream_options: z.looseObject({ include_usage: z.boolean().optional(), continuous_usage_stats: z.boolean().optional() }).nullable().optional(),
+  stream_options: z.looseObject({ include_usage: optional(z.boolean()), continuous_usage_stats: optional(z.boolean()) }).nullable().optional(),
   max_tokens: z.number().int().positive().nullable().optional(),
   max_completion_tokens: z.number().int().positive().nullable().optional(),
   n: z.literal(1, 'only n=1 is supported').nullable().optional(),

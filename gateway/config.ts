@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { UpstreamUrlsSchema } from '../llm-client/upstream-url.ts';
+import { resolveParserFormat } from '../parsers/format-names.ts';
 import { normaliseOrigin } from './cors.ts';
 
 /** maxQueuedRequests when only maxConcurrentRequests is set. */
@@ -55,6 +56,28 @@ const upstreamConfigSchema = z.strictObject({
     })
     .partial()
     .default({}),
+});
+
+/**
+ * A tool-call format by our name or vLLM's, or `none` (pass-through), checked at start-up: a
+ * misspelt one would otherwise fail every request it applies to, blamed on the client's request.
+ */
+const toolParserFormat = z.string().min(1).superRefine((name, ctx) => {
+  if (name.trim().toLowerCase() === 'none') return;
+  try {
+    resolveParserFormat(name);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: (err as Error).message });
+  }
+});
+
+/** A rule's model-name pattern (a case-insensitive regular expression): a bad one stops the start, rather than answering each request 500. */
+const modelPattern = z.string().min(1).superRefine((pattern, ctx) => {
+  try {
+    new RegExp(pattern, 'i');
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: `not a valid regular expression: ${(err as Error).message}` });
+  }
 });
 
 /**
@@ -127,10 +150,10 @@ const gatewayConfigFields = z.strictObject({
    * first rule whose case-insensitive regex matches the upstream model name wins.
    */
   toolParsers: z
-    .array(z.strictObject({ model: z.string().min(1), format: z.string().min(1), reasoning: z.boolean().default(false) }))
+    .array(z.strictObject({ model: modelPattern, format: toolParserFormat, reasoning: z.boolean().default(false) }))
     .default(DEFAULT_TOOL_PARSERS),
   /** Format for models no rule matches (code fences only). */
-  defaultToolParser: z.string().default('code-fence'),
+  defaultToolParser: toolParserFormat.default('code-fence'),
   /**
    * How tool results go back to the model: `tool`, OpenAI's shape (the assistant turn with its
    * `tool_calls`, then one `tool` message per call); or `user`, for a model whose chat template has

@@ -27,8 +27,8 @@ export function needsSpecialTokens(format: ParserChoice['format']): boolean {
   return SPECIAL_TOKEN_FORMATS.has(format);
 }
 
-// The rules' patterns compiled once per config (plain data after start-up), not per request; each
-// on first use, so a bad pattern fails only the requests that reach it, as before.
+// The rules' patterns compiled once per config (plain data after start-up), not per request, each
+// on first use (the config's schema has already refused a pattern that does not compile).
 const compiledRules = new WeakMap<GatewayConfig['toolParsers'], Array<RegExp | undefined>>();
 
 function ruleMatches(rules: GatewayConfig['toolParsers'], index: number, model: string): boolean {

@@ -12,8 +12,10 @@ export function withPluginSchemas(request: ChatRequest, tools: ReadonlyMap<strin
     ...request,
     tools: request.tools.map((tool) => {
       const plugin = tool.function ? tools.get(tool.function.name) : undefined;
-      if (!plugin || tool.function?.parameters) return tool;
-      return { ...tool, function: { description: plugin.description, ...tool.function, name: plugin.name, parameters: plugin.parameters } };
+      if (!plugin || tool.function?.parameters != null) return tool;
+      // A field sent as null (clients that serialise every field) is one left out: the plugin's fills it.
+      const given = Object.fromEntries(Object.entries(tool.function ?? {}).filter(([, value]) => value !== null));
+      return { ...tool, function: { description: plugin.description, ...given, name: plugin.name, parameters: plugin.parameters } };
     }),
   };
 }
@@ -25,7 +27,8 @@ export function withPluginSchemas(request: ChatRequest, tools: ReadonlyMap<strin
  * expects other arguments. Listed by name alone, the gateway's tool it is.
  */
 export function gatewayToolsFor(request: ChatRequest, tools: ReadonlyMap<string, ToolPlugin>): ReadonlyMap<string, ToolPlugin> {
-  const claimed = (request.tools ?? []).flatMap((tool) => (tool.function?.parameters !== undefined && tools.has(tool.function.name) ? [tool.function.name] : []));
+  // `parameters: null` is `parameters` left out (null reads as absent on every optional field).
+  const claimed = (request.tools ?? []).flatMap((tool) => (tool.function?.parameters != null && tools.has(tool.function.name) ? [tool.function.name] : []));
   if (claimed.length === 0) return tools;
   const mine = new Map(tools);
   for (const name of claimed) mine.delete(name);

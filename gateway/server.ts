@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { prettifyError } from 'zod';
 import { BoundedQueue } from '../core/bounded-queue.ts';
-import { cutByShutdown, GatewayBusyError, GatewayConfigError, MethodNotAllowedError, ModelNotFoundError, NotFoundError, OriginNotAllowedError, ShuttingDownError, UpgradeRequiredError } from '../core/errors.ts';
+import { cutByShutdown, GatewayBusyError, GatewayConfigError, InvalidRequestError, MethodNotAllowedError, ModelNotFoundError, NotFoundError, OriginNotAllowedError, ShuttingDownError, UpgradeRequiredError } from '../core/errors.ts';
 import { AccessLog, silentLogger, type Logger } from './access-log.ts';
 import { authenticate } from './client-auth.ts';
 import { CorsPolicy, isSameOrigin } from './cors.ts';
@@ -98,7 +98,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
       method: 'GET',
       pattern: /^\/v1\/models\/(?<id>.+)$/,
       handler: async (_req, res, params) => {
-        const id = decodeURIComponent(params.id ?? '');
+        const id = decodeModelId(params.id ?? '');
         const model = (await models(config)).data.find((m) => m.id === id);
         if (!model) throw new ModelNotFoundError(id);
         sendJson(res, 200, model);
@@ -255,6 +255,15 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
       }
       wake = done;
     });
+  }
+}
+
+/** A model id from the path; a malformed escape (`%E0%A4%A`) is the client's mistake, a 400, not a 500. */
+function decodeModelId(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new InvalidRequestError(`the model id in the path is not valid percent-encoding: ${raw}`);
   }
 }
 

@@ -104,8 +104,13 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
     const source = command.getOptionValueSource(key);
     return source === undefined || source === 'default' ? undefined : opts[key];
   };
-  const list = (value: string[] | string | undefined) =>
-    value === undefined ? undefined : (typeof value === 'string' ? [value] : value).flatMap((v) => v.split(',')).filter((v) => v !== '');
+  // A list option that holds nothing (`CONVEYOR_API_KEYS=` in a container's environment, `--api-key ''`)
+  // counts as not given: read as "no keys", an empty variable would drop the config file's keys and
+  // leave the gateway open to anyone.
+  const list = (value: string[] | string | undefined) => {
+    const items = value === undefined ? [] : (typeof value === 'string' ? [value] : value).flatMap((v) => v.split(',')).filter((v) => v !== '');
+    return items.length === 0 ? undefined : items;
+  };
   const upstreams = list(given('upstream'));
   const flags = {
     gateway: defined({
@@ -122,7 +127,7 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
       forwardOtherEndpoints: given('forwardOtherEndpoints'),
     }),
     upstream: defined({
-      baseUrl: upstreams === undefined || upstreams.length === 0 ? undefined : upstreams.length === 1 ? upstreams[0] : upstreams,
+      baseUrl: upstreams === undefined ? undefined : upstreams.length === 1 ? upstreams[0] : upstreams,
       model: given('model'),
       apiKey: given('upstreamApiKey'),
       conversationAffinity: given('conversationAffinity'),

@@ -80,6 +80,12 @@ describe('conveyor serve --config FILE', () => {
     expect(() => readConfigFile(configFile({ gateway: { port: 'eighty' } }))).toThrow(/gateway\.port/);
     expect(() => readConfigFile(configFile({ logLevel: 'loud' }))).toThrow(/logLevel/);
     expect(() => readConfigFile(configFile({ sim: { toolCallParser: 'hermes' } }))).toThrow(/sim\.toolCallParser/);
+    // Tool-parser rules are checked at start-up, not found out by every request they apply to
+    // (a 500 for a pattern that does not compile, a client's 400 for a misspelt format).
+    expect(() => readConfigFile(configFile({ gateway: { toolParsers: [{ model: '(', format: 'hermes' }] } }))).toThrow(/not a valid regular expression.*gateway\.toolParsers\[0\]\.model/s);
+    expect(() => readConfigFile(configFile({ gateway: { toolParsers: [{ model: 'my-model', format: 'hermez' }] } }))).toThrow(/unknown tool-call format "hermez".*gateway\.toolParsers\[0\]\.format/s);
+    expect(() => readConfigFile(configFile({ gateway: { defaultToolParser: 'hermez' } }))).toThrow(/gateway\.defaultToolParser/);
+    expect(readConfigFile(configFile({ gateway: { defaultToolParser: 'none', toolParsers: [{ model: 'x', format: 'qwen3_coder' }] } })).gateway?.defaultToolParser).toBe('none');
     expect(() => readConfigFile(configFile('{"gateway": {'))).toThrow(/config file .*JSON/);
     expect(() => readConfigFile(path.join(dir, 'missing.json'))).toThrow(/config file .*missing\.json: ENOENT/);
   });

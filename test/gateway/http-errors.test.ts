@@ -6,7 +6,7 @@ import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
 import { startSim, type SimHandle } from '../../sim/sim-server.ts';
 import { E2E_PROFILE, SIM_MODEL } from '../support/e2e-profile.ts';
 import { eventually } from '../support/conveyor-fixture.ts';
-import { getJson, postJson } from '../support/sse-client.ts';
+import { getJson, postJson, streamChat } from '../support/sse-client.ts';
 
 const hello = { model: SIM_MODEL, messages: [{ role: 'user', content: 'hi' }] };
 
@@ -101,6 +101,15 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     expect(res.json.object).toBe('chat.completion');
   });
 
+  it('takes null inside stream_options too, read as left out (no usage chunk)', async () => {
+    const res = await streamChat(gateway.url, { ...hello, max_tokens: 3, stream_options: { include_usage: null, continuous_usage_stats: null } });
+    expect(res.status).toBe(200);
+    expect(res.done).toBe(true);
+    expect(res.chunks.some((chunk) => chunk.usage !== undefined)).toBe(false);
+    const counted = await streamChat(gateway.url, { ...hello, max_tokens: 3, stream_options: { include_usage: true, continuous_usage_stats: null } });
+    expect(counted.chunks.filter((chunk) => chunk.usage !== undefined)).toHaveLength(1);
+  });
+
   it('refuses stream_options without stream, and a function tool without its function, as OpenAI and vLLM do', async () => {
     const options = await postJson(gateway.url, '/v1/chat/completions', { ...hello, stream_options: { include_usage: true } });
     expect(options.status).toBe(400);
@@ -177,6 +186,13 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     const head = await fetch(`${gateway.url}/health`, { method: 'HEAD' });
     expect(head.status).toBe(200);
     expect(await head.text()).toBe('');
+  });
+
+  it('answers a model id with a malformed percent-escape 400, not 500 internal_error', async () => {
+    const res = await getJson(gateway.url, '/v1/models/%E0%A4%A');
+    expect(res.status).toBe(400);
+    expect(res.json.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request' });
+    expect((await getJson(gateway.url, `/v1/models/${encodeURIComponent(SIM_MODEL)}`)).status).toBe(200);
   });
 
   it('answers a plain GET on the request events WebSocket with 426, not by forwarding it upstream', async () => {

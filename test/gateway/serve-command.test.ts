@@ -38,8 +38,8 @@ afterEach(() => {
 });
 
 /** `conveyor serve` as `npm start` runs it (bin/conveyor.js: tsx on Node 20, Node's own type stripping on 22/24). */
-async function serve(args: string[] = ['--sim-profile', 'fast-test']): Promise<{ proc: ChildProcess; url: string; logLines: unknown[]; printed: string[] }> {
-  const proc = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+async function serve(args: string[] = ['--sim-profile', 'fast-test'], env: NodeJS.ProcessEnv = process.env): Promise<{ proc: ChildProcess; url: string; logLines: unknown[]; printed: string[] }> {
+  const proc = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
   child = proc;
   let stderr = '';
   proc.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
@@ -153,6 +153,28 @@ describe('conveyor serve (the main job) in its own process', () => {
       proc.kill('SIGTERM');
       await exited;
       expect(logLines).toEqual([]);
+    } finally {
+      await upstream.close();
+    }
+  }, 60_000);
+
+  it("keeps the config file's API keys when CONVEYOR_API_KEYS is set but empty, rather than serving without any", async () => {
+    const upstream = await startTestUpstream(wordCountModel);
+    try {
+      const file = path.join(configDir, 'keys.json');
+      writeFileSync(file, JSON.stringify({ gateway: { apiKeys: ['file-key'], upstream: { baseUrl: upstream.baseUrl } }, plugins: { python: false }, logLevel: 'silent' }));
+      const { proc, url } = await serve(['--config', file], { ...process.env, CONVEYOR_API_KEYS: '' });
+      const ask = (key?: string) =>
+        fetch(`${url}/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+          body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] }),
+        });
+      expect((await ask()).status).toBe(401);
+      expect((await ask('file-key')).status).toBe(200);
+      const exited = once(proc, 'exit');
+      proc.kill('SIGTERM');
+      await exited;
     } finally {
       await upstream.close();
     }
