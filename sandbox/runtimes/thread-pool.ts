@@ -114,7 +114,8 @@ export class ThreadPool {
   }
 
   private ensurePool(): Piscina {
-    this.pool ??= new Piscina({
+    if (this.pool) return this.pool;
+    this.pool = new Piscina({
       filename: ENTRY,
       workerData: { preload: this.preload },
       // A full set of workers at all times: piscina 5 starts replacements for workers it lost (abort,

@@ -156,6 +156,8 @@ describe('thread runtime', () => {
     const piscina = (pools.thread as unknown as { pool: import('node:events').EventEmitter }).pool;
     expect(() => piscina.emit('error', new Error('Unexpected message from Worker: { taskId: 52 }'))).not.toThrow();
     expect((await runScriptedCall(tool, { args: { text: 'still serving' } })).result).toMatchObject({ ok: true });
+    // One listener for the pool's life, not one per call (Node warns past ten: MaxListenersExceededWarning).
+    expect(piscina.listenerCount('error')).toBe(1);
   });
 
   it('rejects a module whose default export is another plugin', async () => {
