@@ -12,7 +12,7 @@ import type { GatewayConfig } from './config.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import { toErrorResponse } from './error-response.ts';
 import { readJsonBody } from './request-body.ts';
-import { newRequestId, REQUEST_ID_HEADER } from './request-id.ts';
+import { newRequestId, OPENAI_REQUEST_ID_HEADER, REQUEST_ID_HEADER } from './request-id.ts';
 import { runSession, type SessionEvent, type SessionResult, type UpstreamTarget } from './session.ts';
 import { SseWriter } from './sse-writer.ts';
 import { Timeline } from './timeline.ts';
@@ -45,6 +45,7 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
   // On every answer, errors included, so a client can quote it and an operator find its timeline.
   const requestId = newRequestId();
   res.setHeader(REQUEST_ID_HEADER, requestId);
+  res.setHeader(OPENAI_REQUEST_ID_HEADER, requestId);
   let request: ChatRequest;
   let tools: ReadonlyMap<string, ToolPlugin>;
   let parsed: ParserChoice;

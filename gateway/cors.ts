@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { OriginNotAllowedError } from '../core/errors.ts';
-import { REQUEST_ID_HEADER } from './request-id.ts';
+import { OPENAI_REQUEST_ID_HEADER, REQUEST_ID_HEADER } from './request-id.ts';
 
 /** How long a browser may reuse a preflight's answer (seconds); Chrome caps it at 7200. */
 const PREFLIGHT_MAX_AGE_S = '600';
@@ -42,7 +42,7 @@ export class CorsPolicy {
     res.setHeader('access-control-allow-origin', origin);
     res.setHeader('vary', 'Origin');
     if (!preflight) {
-      res.setHeader('access-control-expose-headers', REQUEST_ID_HEADER);
+      res.setHeader('access-control-expose-headers', `${REQUEST_ID_HEADER}, ${OPENAI_REQUEST_ID_HEADER}`);
       return false;
     }
     const headers: Record<string, string> = {

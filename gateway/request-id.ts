@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 
 /** The response header that names a chat request's timeline (`GET /v1/requests/:id/timeline`). */
 export const REQUEST_ID_HEADER = 'x-conveyor-request-id';
+/** The same id under OpenAI's header, where its SDKs read it (`request_id`, an error's `requestID`). */
+export const OPENAI_REQUEST_ID_HEADER = 'x-request-id';
 
 const ID_BYTES = 16;
 const POOL_IDS = 256;

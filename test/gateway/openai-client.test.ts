@@ -60,7 +60,16 @@ describe('the official openai npm client against the gateway', () => {
     expect(models.data.map((m) => m.id)).toContain(SIM_MODEL);
   });
 
-  it('raises a typed error for a bad request', async () => {
-    await expect(viaGateway.chat.completions.create({ model: SIM_MODEL, messages: [] })).rejects.toMatchObject({ status: 400 });
+  it('raises a typed error for a bad request, naming the request as OpenAI does (x-request-id)', async () => {
+    const error = await viaGateway.chat.completions.create({ model: SIM_MODEL, messages: [] }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).requestID).toMatch(/^chatcmpl-[0-9a-f]{32}$/);
+  });
+
+  it("gives the SDK the request's id, the one its timeline is kept under", async () => {
+    const { data, request_id } = await viaGateway.chat.completions.create(plain).withResponse();
+    expect(request_id).toBe(data.id);
+    const timeline = await fetch(`${conveyor.gateway.url}/v1/requests/${request_id}/timeline`);
+    expect(timeline.status).toBe(200);
   });
 });
