@@ -91,8 +91,8 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
   const routeCtx = { config, upstream, metrics, accessLog, tools: deps.tools, timelines, admission, shutdown: shutdown.signal };
 
   const routes: Array<{ method: string; pattern: RegExp; handler: Handler }> = [
-    { method: 'POST', pattern: /^\/v1\/chat\/completions$/, handler: (req, res) => chatCompletionsRoute(routeCtx, req, res) },
-    { method: 'GET', pattern: /^\/v1\/models$/, handler: async (_req, res) => sendJson(res, 200, await models(config)) },
+    { method: 'POST', pattern: /^\/v1\/chat\/completions\/?$/, handler: (req, res) => chatCompletionsRoute(routeCtx, req, res) },
+    { method: 'GET', pattern: /^\/v1\/models\/?$/, handler: async (_req, res) => sendJson(res, 200, await models(config)) },
     {
       // OpenAI's "retrieve model"; vLLM has no such route, so it is answered from the list.
       method: 'GET',

@@ -39,6 +39,20 @@ describe('other /v1 endpoints pass through to the upstream (the simulator)', () 
     expect(usage?.completion_tokens).toBe(40);
   });
 
+  it('keeps the gateway\'s own routes with a trailing slash (/v1/chat/completions/, /v1/models/) rather than forwarding them', async () => {
+    const res = await fetch(`${conveyor.gateway.url}/v1/chat/completions/`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer client-key', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: SIM_MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 }),
+    });
+    expect(res.status).toBe(200);
+    // Only the gateway's chat route names its requests; a forwarded answer would not carry it.
+    expect(res.headers.get('x-conveyor-request-id')).toMatch(/^chatcmpl-/);
+    const models = await fetch(`${conveyor.gateway.url}/v1/models/`, { headers: { authorization: 'Bearer client-key' } });
+    expect(models.status).toBe(200);
+    expect(((await models.json()) as { data: Array<{ id: string }> }).data.map((m) => m.id)).toContain(SIM_MODEL);
+  });
+
   it("passes the upstream's own errors back with their status and body", async () => {
     const res = await fetch(`${conveyor.gateway.url}/v1/completions`, {
       method: 'POST',
