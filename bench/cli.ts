@@ -60,7 +60,14 @@ const givenOptions = WORKLOAD_OPTIONS.filter((key) => program.getOptionValueSour
 if (workloads.length === 0 && givenOptions.length) {
   fail(`${givenOptions.map(flagOf).join(', ')} only set(s) up the workloads, and none is named: ${asked.join(', ')} run(s) a fixed set-up of its own (bench/README.md)`);
 }
+// The name becomes part of a file name in --out: checked now, not when the files are written after minutes of measuring.
+if (opts.name !== undefined && !/^[\w.+=@-]+$/.test(opts.name)) {
+  fail(`--name ${JSON.stringify(opts.name)}: a result file name, without a folder (use --out for that): letters, digits and . _ - + = @`);
+}
 if (opts.model && !opts.upstream) fail('--model names the model of a real upstream: give --upstream too (the simulator serves its own)');
+if (opts.upstream && program.getOptionValueSource('profile') === 'cli') {
+  fail('--profile sets the simulator\'s decode timing: with --upstream, the real server decodes at its own speed (the report would say n/a)');
+}
 if (opts.simToolCallParser && opts.upstream) fail('--sim-tool-call-parser sets up the simulator: with --upstream, the real server parses (or not) as it was started');
 const toolProfile = TOOL_PROFILES[opts.toolProfile] ?? fail(`unknown tool profile "${opts.toolProfile}": choose from ${Object.keys(TOOL_PROFILES).join(', ')}`);
 // Checked here, before any server starts, so a typo reads as one line rather than a child's exit.

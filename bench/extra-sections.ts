@@ -54,8 +54,9 @@ async function runSection(name: ExtraSection, o: { quick: boolean; command: stri
   const { quick, command } = o;
   switch (name) {
     case 'sweep': {
-      const r = await runSweep({ quick, command, onProgress });
-      return { markdown: r.markdown, json: r, svg: r.svg };
+      // The JSON keeps the numbers: the Markdown and the chart are files of their own (.md, -sweep.svg).
+      const { markdown, svg, ...json } = await runSweep({ quick, command, onProgress });
+      return { markdown, json, svg };
     }
     case 'load':
       return runLoad({ quick, command, onProgress });

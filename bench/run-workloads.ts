@@ -37,7 +37,7 @@ interface Stand {
  */
 export async function runWorkloads(o: WorkloadsOptions): Promise<{ reports: WorkloadReport[]; meta: Omit<BenchMeta, 'command' | 'profile' | 'upstream' | keyof Provenance> }> {
   const coldImports = o.coldImports || o.toolProfile.python.coldImports;
-  const stands = await Promise.all(o.workloads.map(() => startStand(o, coldImports)));
+  const stands = await startStands(o, coldImports);
   try {
     const sandbox = stands[0]!.conveyor.sandbox;
     // The stands enable the python tool (codegen needs it), so startConveyor has started its sandbox.
@@ -95,23 +95,44 @@ export async function runWorkloads(o: WorkloadsOptions): Promise<{ reports: Work
       },
     };
   } finally {
-    await Promise.allSettled(stands.map(async (s) => {
-      await s.conveyor.close();
-      await s.searchApi?.close();
-    }));
+    await Promise.allSettled(stands.map(closeStand));
   }
+}
+
+/**
+ * One stand per workload. If any fails to start (a malformed --upstream, a replica listed twice),
+ * the ones that did start are closed before the error is thrown: left open, their servers, sandbox
+ * processes and thread workers kept the bench process alive after it had reported the failure.
+ */
+async function startStands(o: WorkloadsOptions, coldImports: boolean): Promise<Stand[]> {
+  const settled = await Promise.allSettled(o.workloads.map(() => startStand(o, coldImports)));
+  const started = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (!failed) return started;
+  await Promise.allSettled(started.map(closeStand));
+  throw failed.reason;
 }
 
 async function startStand(o: WorkloadsOptions, coldImports: boolean): Promise<Stand> {
   const profile = o.toolProfile;
   const searchApi = profile.search ? await startSearchApiServer({ indexFile: await defaultSearchIndex(), ...profile.search }) : undefined;
-  const conveyor = await startConveyor({
-    gateway: { port: 0, upstream: { baseUrl: o.upstreamUrl.includes(',') ? o.upstreamUrl.split(',') : o.upstreamUrl, model: o.model } },
-    sandbox: coldImports ? { preImports: [] } : {},
-    plugins: searchApi ? { search: { url: searchApi.urlTemplate } } : {},
-    decorateTool: (tool) => (tool.name === 'python' ? withStartupLatency(tool, profile.python.startupMs) : tool),
-  });
-  return { conveyor, searchApi };
+  try {
+    const conveyor = await startConveyor({
+      gateway: { port: 0, upstream: { baseUrl: o.upstreamUrl.includes(',') ? o.upstreamUrl.split(',') : o.upstreamUrl, model: o.model } },
+      sandbox: coldImports ? { preImports: [] } : {},
+      plugins: searchApi ? { search: { url: searchApi.urlTemplate } } : {},
+      decorateTool: (tool) => (tool.name === 'python' ? withStartupLatency(tool, profile.python.startupMs) : tool),
+    });
+    return { conveyor, searchApi };
+  } catch (err) {
+    await searchApi?.close();
+    throw err;
+  }
+}
+
+async function closeStand(s: Stand): Promise<void> {
+  await s.conveyor.close();
+  await s.searchApi?.close();
 }
 
 /** Resolves every caller's promise once `parties` calls have arrived. */

@@ -60,6 +60,11 @@ describe('npm run bench -- workloads --quick', () => {
       { args: ['calculator', '--out', '/dev/null/results'], message: /^bench: --out \/dev\/null\/results: / },
       { args: ['calculator', '--runs', '2abc'], message: /argument '2abc' is invalid\. expected a whole number from 1 to 1000/ },
       { args: ['nonsense'], message: /^bench: unknown name "nonsense": choose from codegen, .*, workloads, all$/ },
+      // A folder in the name failed only when the files were written, after the whole run (ENOENT, results lost).
+      { args: ['calculator', '--name', 'a/b', '--profile', 'no-such-profile'], message: /^bench: --name "a\/b": a result file name, without a folder/ },
+      { args: ['calculator', '--name', '../elsewhere', '--profile', 'no-such-profile'], message: /^bench: --name "\.\.\/elsewhere"/ },
+      // The real upstream decodes at its own speed: a decode profile given with it was ignored without a word.
+      { args: ['calculator', '--upstream', 'http://127.0.0.1:9/v1', '--profile', 'mistral-7b-h100'], message: /^bench: --profile sets the simulator's decode timing: with --upstream/ },
     ];
     for (const { args, message } of attempts) {
       const failed = await run(process.execPath, ['--import', 'tsx', 'bench/cli.ts', ...args], { cwd: root, timeout: 60_000 }).then(
@@ -89,4 +94,20 @@ describe('npm run bench -- workloads --quick', () => {
     expect(failed?.stdout).toContain('**workloads failed:**');
     expect(await readdir(empty)).toEqual([]);
   }, 150_000);
+
+  it('exits after a gateway that cannot start (a malformed --upstream) instead of hanging on the stands that did', async () => {
+    const empty = suiteTempDir('conveyor-bench-bad-upstream-');
+    // Two workloads: one stand's failure must close the other's gateway and both search API stand-ins.
+    const failed = await run(process.execPath, ['--import', 'tsx', 'bench/cli.ts', 'calculator', 'search', '--runs', '1', '--upstream', 'not-a-url', '--out', empty], {
+      cwd: root,
+      timeout: 60_000,
+    }).then(
+      () => null,
+      (err: { code: number | null; signal: string | null; stderr: string }) => err,
+    );
+    expect(failed?.signal ?? null).toBeNull();
+    expect(failed?.code).toBe(1);
+    expect(failed?.stderr).toMatch(/^bench: workloads failed: invalid gateway configuration: .*"not-a-url" is not a URL/m);
+    expect(await readdir(empty)).toEqual([]);
+  }, 90_000);
 });

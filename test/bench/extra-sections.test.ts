@@ -1,0 +1,35 @@
+import { describe, expect, it, vi } from 'vitest';
+
+// A stand-in for the sweep (the real one takes ~15 s): only the shape of its result matters here.
+vi.mock('../../bench/sweep/run-sweep.ts', () => ({
+  runSweep: async () => ({ points: [{ ratio: 1 }], overheadMs: 20, runs: 2, command: 'npm run bench -- sweep', markdown: '## sweep table', svg: '<svg>sweep</svg>' }),
+}));
+
+const { runExtraSections } = await import('../../bench/extra-sections.ts');
+const { writeBenchFiles } = await import('../../bench/report.ts');
+
+describe('runExtraSections', () => {
+  it("keeps the sweep's Markdown and SVG out of its JSON: they are files of their own", async () => {
+    const { results, failures } = await runExtraSections(['sweep'], { quick: true, command: 'npm run bench -- sweep --quick' });
+    expect(failures).toEqual([]);
+    const [sweep] = results;
+    expect(sweep!.markdown).toBe('## sweep table');
+    expect(sweep!.svg).toBe('<svg>sweep</svg>');
+    expect(sweep!.json).toEqual({ points: [{ ratio: 1 }], overheadMs: 20, runs: 2, command: 'npm run bench -- sweep' });
+
+    const { mkdtempSync, readFileSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = mkdtempSync(join(tmpdir(), 'conveyor-bench-sections-'));
+    try {
+      const files = writeBenchFiles(dir, 'sections', { reports: [], sections: results, wallS: 1, markdown: '# run' });
+      const json = readFileSync(files.find((f) => f.endsWith('.json'))!, 'utf8');
+      expect(json).not.toContain('<svg');
+      // The section's Markdown is kept once (beside its JSON), not a second time inside it.
+      expect(json.split('## sweep table')).toHaveLength(2);
+      expect(files.some((f) => f.endsWith('-sweep.svg'))).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
