@@ -6,6 +6,8 @@ const PRECISION = 64;
 const DISPLAY_DIGITS = 60;
 /** Longer input is not arithmetic a model means to do by hand; it also bounds parse time. */
 export const MAX_EXPRESSION_LENGTH = 2000;
+/** Longer results (a big matrix, `ones(1000, 1000)` is 3 MB of text) are an error, not an observation. */
+export const MAX_RESULT_LENGTH = 64 * 1024;
 
 export type Evaluation = { ok: true; value: string } | { ok: false; error: string };
 
@@ -60,7 +62,11 @@ export function evaluateExact(expression: string): Evaluation {
     }
     if (value === undefined) return { ok: false, error: 'the expression has no value' };
     if (typeof value === 'function') return { ok: false, error: 'the expression is a function, not a value (call it, e.g. sqrt(2))' };
-    return { ok: true, value: math.format(value, { precision: DISPLAY_DIGITS, lowerExp: -20, upperExp: DISPLAY_DIGITS }) };
+    const text = math.format(value, { precision: DISPLAY_DIGITS, lowerExp: -20, upperExp: DISPLAY_DIGITS });
+    if (text.length > MAX_RESULT_LENGTH) {
+      return { ok: false, error: `the result is ${text.length} characters long, more than the ${MAX_RESULT_LENGTH} the calculator returns (reduce it, e.g. with sum, size or an index)` };
+    }
+    return { ok: true, value: text };
   } catch (err) {
     return { ok: false, error: err instanceof Error ? err.message : String(err) };
   }

@@ -1,12 +1,53 @@
 import { openSqlite, type SqliteDatabase, type SqliteStatement } from '../sqlite-driver.ts';
-import { DEFAULT_MAX_ROWS, DEFAULT_TIME_LIMIT_MS, type DatabasePluginOptions } from './database-options.ts';
+import { DEFAULT_MAX_CHARS, DEFAULT_MAX_ROWS, DEFAULT_TIME_LIMIT_MS, type DatabasePluginOptions } from './database-options.ts';
 
 export interface QueryLimits {
   /** Rows returned at most; the rest is reported as truncated. */
   maxRows: number;
   /** Checked between rows: stops a query that streams many rows; a single long step needs the thread runtime's kill. */
   timeLimitMs: number;
+  /**
+   * Characters of cell text returned at most, all rows together: rows past it are left out (as
+   * past maxRows), and a first row longer than that alone has its long text cells cut.
+   */
+  maxChars: number;
 }
+
+/**
+ * Pragmas whose argument names what to read (a table, an index), never a setting: the schema
+ * questions a model asks (`PRAGMA table_info(products)`) keep working.
+ */
+const READING_PRAGMAS = new Set([
+  'table_info', 'table_xinfo', 'table_list', 'index_list', 'index_info', 'index_xinfo',
+  'foreign_key_list', 'foreign_key_check', 'integrity_check', 'quick_check',
+]);
+
+/**
+ * `PRAGMA name = value` or `PRAGMA name(value)` (also behind comments, `;` or EXPLAIN), other than
+ * the READING_PRAGMAS: SQLite applies a flag pragma (query_only, writable_schema,
+ * reverse_unordered_selects, …) while it *compiles* the statement, so such a statement changes the
+ * connection even though it is then refused, or never run at all (`EXPLAIN PRAGMA query_only = 0`).
+ * It is refused unprepared.
+ */
+export function isPragmaWithValue(sql: string): boolean {
+  let rest = sql;
+  for (;;) {
+    rest = rest.replace(/^(?:\s|;|--[^\n]*|\/\*[\s\S]*?(?:\*\/|$))*/, '');
+    const word = /^[A-Za-z_]+/.exec(rest)?.[0];
+    if (word === undefined) return false;
+    rest = rest.slice(word.length);
+    const keyword = word.toUpperCase();
+    if (keyword === 'PRAGMA') {
+      const pragma = /^\s*(?:[\w"`[\]]+\s*\.\s*)?["`[]?(\w+)["`\]]?\s*([=(])?/.exec(rest);
+      if (!pragma?.[2]) return /[=(]/.test(rest);
+      return pragma[2] === '=' || !READING_PRAGMAS.has(pragma[1]!.toLowerCase());
+    }
+    if (keyword !== 'EXPLAIN' && keyword !== 'QUERY' && keyword !== 'PLAN') return false;
+  }
+}
+
+export const PRAGMA_WITH_VALUE_ERROR =
+  "a PRAGMA that sets a value is not allowed (it would change the connection); read a setting with PRAGMA name alone or its table-valued function, e.g. SELECT * FROM pragma_table_info('products')";
 
 export type QueryOutcome =
   | { ok: true; columns: string[]; rows: unknown[][]; truncated: boolean }
@@ -44,6 +85,7 @@ export function closeReadOnlyDatabases(): void {
  * ATTACH and PRAGMA assignments included.
  */
 export function runReadOnlyQuery(db: SqliteDatabase, sql: string, limits: QueryLimits): QueryOutcome {
+  if (isPragmaWithValue(sql)) return { ok: false, error: PRAGMA_WITH_VALUE_ERROR, writes: true };
   let stmt: SqliteStatement;
   try {
     stmt = db.prepare(sql);
@@ -57,13 +99,24 @@ export function runReadOnlyQuery(db: SqliteDatabase, sql: string, limits: QueryL
   const columns = stmt.columns().map((c) => c.name);
   const rows: unknown[][] = [];
   let truncated = false;
+  let chars = 0;
   try {
     for (const row of stmt.raw(true).iterate() as IterableIterator<unknown[]>) {
       if (rows.length === limits.maxRows) {
         truncated = true;
         break;
       }
-      rows.push(row.map(plainValue));
+      let values = row.map(plainValue);
+      const length = values.reduce<number>((sum, v) => sum + textLength(v), 0);
+      if (chars + length > limits.maxChars) {
+        if (rows.length > 0) {
+          truncated = true;
+          break;
+        }
+        values = values.map((v) => cutText(v, Math.max(1, Math.floor(limits.maxChars / values.length))));
+      }
+      chars += length;
+      rows.push(values);
       if (performance.now() > deadline) return { ok: false, error: `the query ran longer than ${limits.timeLimitMs} ms`, writes: false };
     }
   } catch (err) {
@@ -81,7 +134,18 @@ export function queryDatabase(options: DatabasePluginOptions, sql: string): Quer
   } catch (err) {
     return { ok: false, error: `cannot open the database: ${(err as Error).message}`, writes: false };
   }
-  return runReadOnlyQuery(db, sql, { maxRows: options.maxRows ?? DEFAULT_MAX_ROWS, timeLimitMs: options.timeLimitMs ?? DEFAULT_TIME_LIMIT_MS });
+  return runReadOnlyQuery(db, sql, {
+    maxRows: options.maxRows ?? DEFAULT_MAX_ROWS,
+    timeLimitMs: options.timeLimitMs ?? DEFAULT_TIME_LIMIT_MS,
+    maxChars: options.maxChars ?? DEFAULT_MAX_CHARS,
+  });
+}
+
+const textLength = (value: unknown) => (value === null ? 4 : String(value).length);
+
+/** A text cell cut to `max` characters, saying how long it was. */
+function cutText(value: unknown, max: number): unknown {
+  return typeof value === 'string' && value.length > max ? `${value.slice(0, max)}… [cut: ${value.length} characters]` : value;
 }
 
 /** Exact integers stay exact (as strings past 2^53); blobs are described, not dumped. */

@@ -21,7 +21,7 @@ export function formatTemplate(template: string, values: readonly unknown[]): To
 
 /**
  * The `format` tool: puts values into a sentence, the last step of a plan that hands the user a
- * finished answer (`4. format("Python and Java have {} pages together.", $3)`). Pure string work,
+ * finished answer (`4. format("Python and Java have {} pages together.", "$3")`: a bare `$3` is not a Python literal, so the plan parser would hand the whole argument text over as the template). Pure string work,
  * so it runs inline and answers at once.
  *
  * @example

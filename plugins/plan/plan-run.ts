@@ -58,6 +58,8 @@ export class PlanRun {
     const tool = this.#resolve(step.tool);
     if (tool === undefined) return `step ${step.index}: unknown tool "${step.tool}"`;
     const deps = planStepDependencies({ ...step, kind: 'step' }, this.#joinTool);
+    // Only an earlier number can be a reference: `$0`, the step's own or a later number ("under
+    // $500") stays as written, as LLMCompiler's own resolver leaves an index it has no result for.
     const missing = deps.find((n) => !this.#steps.has(n));
     if (missing !== undefined) return `step ${step.index} refers to $${missing}, which is not a step of this plan`;
     const names = Object.keys((tool.parameters['properties'] as Record<string, unknown> | undefined) ?? {});
@@ -130,6 +132,7 @@ function substitute(value: unknown, before: readonly StepOutcome[]): unknown {
     });
   }
   if (Array.isArray(value)) return value.map((v) => substitute(v, before));
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, before)]));
   return value;
 }
 

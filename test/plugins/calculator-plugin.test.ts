@@ -50,6 +50,15 @@ describe('calculator plugin', () => {
     expect(evaluateExact('1'.repeat(3000))).toEqual({ ok: false, error: 'expression is longer than 2000 characters' });
   });
 
+  it('refuses a result too long to be an observation instead of returning megabytes', async () => {
+    expect((await call('ones(200, 200)')).result).toEqual({
+      ok: false,
+      content: 'error: the result is 120400 characters long, more than the 65536 the calculator returns (reduce it, e.g. with sum, size or an index)',
+      data: { expression: 'ones(200, 200)' },
+    });
+    expect((await call('sum(ones(200, 200))')).result?.content).toBe('40000');
+  });
+
   it('keeps no variables between calls', async () => {
     await call('y = 5');
     expect((await call('y')).result?.content).toBe('error: Undefined symbol y');

@@ -78,7 +78,6 @@ describe('database plugin', () => {
       'DELETE FROM products',
       'DROP TABLE products',
       'CREATE TABLE t(x)',
-      'PRAGMA user_version = 5',
       `ATTACH DATABASE '${path.join(dir, 'other.sqlite')}' AS other`,
     ]) {
       const run = await query(sql);
@@ -90,6 +89,30 @@ describe('database plugin', () => {
     // Delivered whole (no pieces): the same refusal, as a tool error.
     expect((await query('DELETE FROM products', {}, false)).result).toMatchObject({ ok: false, content: expect.stringContaining('only read-only queries') });
     expect(count()).toBe(3);
+  });
+
+  it('rejects a PRAGMA with a value unprepared: SQLite applies a flag pragma as it compiles it, refused or not', async () => {
+    const before = await query('SELECT name FROM products');
+    for (const sql of ['PRAGMA user_version = 5', 'PRAGMA reverse_unordered_selects = 1', 'EXPLAIN PRAGMA query_only = 0', '/* x */ ; PRAGMA main.query_only(false)', 'PRAGMA "query_only"(0)']) {
+      const run = await query(sql);
+      expect(run.rejected, sql).toMatch(/^a PRAGMA that sets a value is not allowed .*SELECT \* FROM pragma_table_info\('products'\)$/);
+    }
+    // A pragma whose argument names what to read is a schema question, and answers.
+    expect((await query('PRAGMA main.table_info(products)')).result?.content).toMatch(/^cid \| name \| type/);
+    // The same query gives the same rows, and the connection is still query_only.
+    expect((await query('SELECT name FROM products')).result).toEqual(before.result);
+    expect((await query('PRAGMA query_only')).result?.content).toBe('query_only\n1\n(1 row)');
+    expect((await query("SELECT name FROM pragma_table_info('products') WHERE pk = 1")).result?.content).toBe('name\nid\n(1 row)');
+  });
+
+  it('bounds the text it returns: a huge cell is cut, and rows past maxChars are left out', async () => {
+    const big = await query("SELECT printf('%.*c', 10000000, 'x') AS big, 1 AS n");
+    expect(big.result?.ok).toBe(true);
+    expect(big.result?.content.length).toBeLessThan(70_000);
+    expect(big.result?.content).toMatch(/^big \| n\nx+… \[cut: 10000000 characters\] \| 1\n\(1 row\)$/);
+    const many = await query("WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n LIMIT 50) SELECT x, printf('%.*c', 998, 'y') FROM n", { maxChars: 10_000 });
+    expect(many.result).toMatchObject({ ok: true, data: { truncated: true } });
+    expect(many.result?.content).toMatch(/\(first 10 rows; more were left out\)$/);
   });
 
   it('reports SQL errors as tool errors the model can act on', async () => {

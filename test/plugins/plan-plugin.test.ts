@@ -165,6 +165,20 @@ describe('plan plugin: invalid plans', () => {
     expect((await run('1. plan("a")\n2. join()\n')).rejected).toBe('step 1: unknown tool "plan"');
   });
 
+  it('leaves a $n that is not an earlier step as written: a dollar amount reaches the tool unchanged', async () => {
+    const { pieces, args } = parsePlan('1. echo("a")\n2. echo("under $500, not $2 or $0")\n3. join()\n');
+    const result = (await runScriptedCall(inlineTool(createPlanTool({ tools })), { pieces, args })).result;
+    expect(result?.ok).toBe(true);
+    expect((result?.data?.['steps'] as Array<{ content: string }>)[1]?.content).toContain('under $500, not $2 or $0');
+  });
+
+  it('substitutes $n inside an object argument too', async () => {
+    const keys = inlineTool(definePlugin({ name: 'keys', description: 'k', parameters: z.object({ map: z.record(z.string(), z.string()) }), consumes: 'call', hooks: { onEnd: ({ map }) => JSON.stringify(map) } }));
+    const { pieces, args } = parsePlan('1. echo("a")\n2. keys({"k": "$1!"})\n3. join()\n');
+    const result = (await runScriptedCall(inlineTool(createPlanTool({ tools: new Map([...tools, ['keys', keys]]) })), { pieces, args })).result;
+    expect((result?.data?.['steps'] as Array<{ content: string }>)[1]?.content).toBe('{"k":"a!"}');
+  });
+
   it('reports the same problems as a tool error when the plan arrives whole', async () => {
     expect((await run('1. echo("a")\n2. browse("x")\n3. join()\n', false)).result).toEqual({ ok: false, content: 'error: step 2: unknown tool "browse"' });
   });
