@@ -130,6 +130,9 @@ describe('http_get plugin', () => {
     }
     expect(events).toEqual([]);
     expect(['10.1.2.3', '172.20.0.1', '192.168.1.1', '169.254.169.254', '::ffff:127.0.0.1', 'fd00::1'].every(isPrivateAddress)).toBe(true);
-    expect(['93.184.215.14', '2606:4700::1111'].some(isPrivateAddress)).toBe(false);
+    // IPv4 carried in IPv6 forms a router turns back into IPv4: NAT64, 6to4, IPv4-compatible, local NAT64.
+    const embedded = ['64:ff9b::7f00:1', '64:ff9b::a00:1', '64:ff9b::169.254.169.254', '2002:7f00:1::', '2002:c0a8:101::1', '::127.0.0.1', '::a00:1', '64:ff9b:1::8.8.8.8'];
+    expect(embedded.filter((a) => !isPrivateAddress(a))).toEqual([]);
+    expect(['93.184.215.14', '2606:4700::1111', '64:ff9b::5db8:d70e', '2002:5db8:d70e::1'].some(isPrivateAddress)).toBe(false);
   });
 });
