@@ -25,6 +25,8 @@ let history = [];
 /** The example last picked: its tools and extra fields go with the next request. */
 let picked;
 let running;
+/** The run whose timeline the panel shows: the latest one, none after New chat. */
+let shown;
 
 function headers() {
   const key = ui.key.value.trim();
@@ -84,17 +86,45 @@ class Timeline {
     /** The stream's usage chunk (all rounds), once it has come. */
     this.usage = undefined;
     this.clockStart = performance.now();
+    this.closed = false;
   }
 
   /** Follows request `id`; the key, if any, as the subprotocol a browser WebSocket can carry. */
   follow(id, key) {
     const url = `${location.origin.replace(/^http/, 'ws')}/v1/requests/${encodeURIComponent(id)}/events`;
-    this.socket = new WebSocket(url, key ? ['conveyor.events', `openai-insecure-api-key.${key}`] : []);
+    try {
+      this.socket = new WebSocket(url, key ? ['conveyor.events', `openai-insecure-api-key.${key}`] : []);
+    } catch {
+      // A key with characters a subprotocol cannot hold (a base64 key's `/`, `+`, `=`): the
+      // browser refuses to open the socket. Read the same events from the timeline route instead,
+      // which takes the key as a header, so the chat and its timeline still work.
+      this.poll(id);
+      return;
+    }
     this.socket.onmessage = (message) => this.serverEvent(JSON.parse(message.data));
     this.socket.onerror = () => setStatus('the timeline could not follow this request (events WebSocket refused)', true);
   }
 
+  /** GET /v1/requests/:id/timeline every quarter second, each new event handed on, until request-end. */
+  async poll(id) {
+    let seen = 0;
+    while (!this.closed && this.end === undefined) {
+      try {
+        const res = await fetch(`/v1/requests/${encodeURIComponent(id)}/timeline`, { headers: headers() });
+        if (!res.ok) throw new Error(`HTTP ${res.status}`);
+        const { events } = await res.json();
+        for (const event of events.slice(seen)) if (!this.closed) this.serverEvent(event);
+        seen = events.length;
+      } catch {
+        setStatus('the timeline could not follow this request (GET its timeline failed)', true);
+        return;
+      }
+      if (this.end === undefined) await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+
   close() {
+    this.closed = true;
     this.socket?.close();
   }
 
@@ -215,6 +245,20 @@ class Run {
     item.scrollIntoView({ block: 'nearest' });
   }
 
+  /**
+   * Puts the answer so far in its bubble: once a frame, not once a token, since each time lays the
+   * whole answer out again (a long answer's tokens, each laid out, kept the page busy for seconds).
+   */
+  render() {
+    if (!this.textChanged) return;
+    this.textChanged = false;
+    // Follow the answer as it grows, unless the reader has scrolled up.
+    const box = ui.conversation;
+    const following = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
+    this.content.textContent = this.text;
+    if (following) box.scrollTop = box.scrollHeight;
+  }
+
   /** One parsed chunk of the stream: text for the bubble, `conveyor` events for the list. */
   chunk(chunk) {
     if (chunk.error) throw new Error(chunk.error.message);
@@ -222,11 +266,7 @@ class Run {
     const delta = chunk.choices?.[0]?.delta;
     if (delta?.content) {
       this.text += delta.content;
-      // Follow the answer as it grows, unless the reader has scrolled up.
-      const box = ui.conversation;
-      const following = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
-      this.content.textContent = this.text;
-      if (following) box.scrollTop = box.scrollHeight;
+      this.textChanged = true;
     }
     for (const call of delta?.tool_calls ?? []) if (call.function?.name) this.event(`client tool call: ${call.function.name} (your code runs it)`, 'client');
     const e = chunk.conveyor;
@@ -286,8 +326,11 @@ async function send(prompt) {
   ui.conversation.append(turn);
   history.push({ role: 'user', content: prompt });
   const example = picked?.prompt === prompt ? picked : undefined;
-  const run = (running = new Run());
+  const run = (running = shown = new Run());
   const frame = () => {
+    // A later request, or New chat, has the panel now: this run's frames stop drawing into it.
+    if (shown !== run) return;
+    run.render();
     run.timeline.draw();
     // Until the server's request-end arrives (it trails the stream's [DONE] a little), or not at all.
     const waiting = run.timeline.end === undefined && (run.finishedAt === undefined || performance.now() - run.finishedAt < 3000);
@@ -323,10 +366,15 @@ async function send(prompt) {
     history.push(...(run.turns ?? [{ role: 'assistant', content: run.text }]));
     setStatus(`done · request ${run.bubble.dataset.requestId} · its timeline: /v1/requests/${run.bubble.dataset.requestId}/timeline`);
   } catch (err) {
+    // Whatever stopped the page reading (a bad chunk, a thrown error) stops the request too, so
+    // the gateway does not go on decoding and running tools for an answer nobody reads.
+    run.abort.abort();
     history.pop();
-    setStatus(err.name === 'AbortError' ? 'stopped' : `error: ${err.message}`, err.name !== 'AbortError');
+    // After New chat the run is gone from the page: its end is no news for the new conversation.
+    if (shown === run) setStatus(err.name === 'AbortError' ? 'stopped' : `error: ${err.message}`, err.name !== 'AbortError');
     run.bubble.classList.add('failed');
   } finally {
+    run.render();
     running = undefined;
     run.finishedAt = performance.now();
     run.bubble.classList.add('finished');
@@ -349,6 +397,7 @@ ui.stop.addEventListener('click', () => running?.abort.abort());
 ui.clear.addEventListener('click', () => {
   running?.abort.abort();
   running?.timeline.close();
+  shown = undefined;
   history = [];
   ui.conversation.replaceChildren();
   ui.events.replaceChildren();

@@ -99,6 +99,110 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
     }
   }, 90_000);
 
+  it('New chat during a request empties the timeline, and the stopped request does not draw into it again', async () => {
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${conveyor.gateway.url}/`);
+      await page.waitForSelector(`#model option:text-is("${SIM_MODEL}")`, { state: 'attached' });
+      await page.click('text=Python: sine wave');
+      await page.click('#send');
+      await page.waitForFunction(() => document.querySelectorAll('#timeline .row').length >= 2);
+      await page.click('#clear');
+      await page.waitForSelector('#send:not([disabled])');
+      // The old run's frames went on for seconds (waiting for a request-end that never came).
+      await page.waitForTimeout(800);
+      expect(await page.$$('#timeline .row')).toHaveLength(0);
+      expect(await page.textContent('#stats')).toBe('');
+      expect(await page.textContent('#status')).toBe('');
+    } finally {
+      await page.close();
+    }
+  }, 90_000);
+
+  it('stops the request at the gateway when the page fails to read its stream', async () => {
+    const page = await browser.newPage();
+    // The page's reading breaks on the answer's fifth text chunk.
+    await page.addInitScript(() => {
+      const parse = JSON.parse;
+      let deltas = 0;
+      JSON.parse = ((text: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
+        if (typeof text === 'string' && text.includes('"delta":{"content"') && ++deltas === 5) throw new SyntaxError('unreadable chunk');
+        return parse(text, reviver);
+      }) as typeof JSON.parse;
+    });
+    try {
+      await page.goto(`${conveyor.gateway.url}/`);
+      await page.waitForSelector(`#model option:text-is("${SIM_MODEL}")`, { state: 'attached' });
+      await page.click('text=Python: sine wave');
+      await page.click('#send');
+      await page.waitForSelector('.turn.assistant.finished');
+      expect(await page.textContent('#status')).toBe('error: unreadable chunk');
+      const id = await page.getAttribute('.turn.assistant', 'data-request-id');
+      type Events = Array<{ type: string; detail?: string }>;
+      const events = async (): Promise<Events> => (await (await fetch(`${conveyor.gateway.url}/v1/requests/${id}/timeline`)).json()).events;
+      await eventually(async () => (await events()).some((e) => e.type === 'request-end'), 'the abandoned request ends at the gateway');
+      expect(await events()).toContainEqual(expect.objectContaining({ type: 'abort', detail: 'client aborted' }));
+    } finally {
+      await page.close();
+    }
+  }, 90_000);
+
+  it('lays the answer out at most once a frame, not once a token', async () => {
+    const page = await browser.newPage();
+    // Per animation frame: how many times the answer's text was replaced since the frame before.
+    await page.addInitScript(() => {
+      const perFrame: number[] = [];
+      let sets = 0;
+      (window as unknown as { perFrame: number[] }).perFrame = perFrame;
+      new MutationObserver((records) => {
+        sets += records.filter((r) => (r.target as Element).closest?.('.turn.assistant .content')).length;
+      }).observe(document, { childList: true, subtree: true });
+      const tick = () => {
+        perFrame.push(sets);
+        sets = 0;
+        requestAnimationFrame(tick);
+      };
+      requestAnimationFrame(tick);
+    });
+    try {
+      await page.goto(`${conveyor.gateway.url}/`);
+      await page.waitForSelector(`#model option:text-is("${SIM_MODEL}")`, { state: 'attached' });
+      await page.click('#examples button:text-is("Database")');
+      await page.click('#send');
+      await page.waitForSelector('.turn.assistant.finished', { timeout: 60_000 });
+      expect(await page.textContent('.turn.assistant .content')).toContain('Ada Lovelace');
+      const perFrame = await page.evaluate(() => (window as unknown as { perFrame: number[] }).perFrame);
+      // The last delta may land after a frame's render and be put in by the run's end: one such frame at most.
+      expect(perFrame.filter((n) => n > 1).length).toBeLessThanOrEqual(1);
+    } finally {
+      await page.close();
+    }
+  }, 90_000);
+
+  it('draws the timeline with a key that a WebSocket subprotocol cannot carry (base64: / + =)', async () => {
+    const key = 'pg/key+base64==';
+    const keyed = await startTestConveyor({ gateway: { apiKeys: [key] } });
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (err) => errors.push(err.message));
+    try {
+      await page.goto(`${keyed.gateway.url}/`);
+      await page.fill('#key', key);
+      await page.press('#key', 'Enter');
+      await page.waitForSelector(`#model option:text-is("${SIM_MODEL}")`, { state: 'attached' });
+      await page.click('#examples button:text-is("Calculator")');
+      await page.click('#send');
+      await page.waitForSelector('.turn.assistant.finished', { timeout: 60_000 });
+      expect(await page.textContent('.turn.assistant .content')).toContain('140200');
+      expect(await page.textContent('#status')).toMatch(/^done/);
+      expect([...(await timelineRows(page)).keys()]).toEqual(['round 1 · decode', 'calculator', 'round 2 · decode']);
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+      await keyed.close();
+    }
+  }, 90_000);
+
   it('asks for the API key when the gateway needs one, then uses it for the chat and the events socket', async () => {
     const keyed = await startTestConveyor({ gateway: { apiKeys: ['pg-key'] } });
     const page = await browser.newPage();
