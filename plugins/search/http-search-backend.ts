@@ -90,6 +90,8 @@ export class HttpSearchBackend implements SearchBackend {
       url: hit.url ?? hit.link ?? '',
       snippet: (hit.snippet ?? hit.content ?? hit.description ?? '').replace(/\s+/g, ' ').trim(),
     }));
-    return matches !== undefined && Number.isFinite(matches) ? { hits, matches } : { hits };
+    // A total below the results the API sent on this very page is no count: SearXNG says
+    // `number_of_results: 0` whenever its engines report none, beside a page of results.
+    return matches !== undefined && Number.isFinite(matches) && matches >= raw.length ? { hits, matches } : { hits };
   }
 }

@@ -3,7 +3,7 @@ import { definePlugin, reject, type PluginContext, type PluginDefinition } from 
 import type { ToolResult } from '../plugin-types.ts';
 import { fieldLabel, fieldSchemaAt, refinementKey } from './field-schema.ts';
 
-/** A custom check on one field's value (already valid for its schema): a message rejects the call. */
+/** A custom check on one field's value (already valid for its schema, and as the schema outputs it: trimmed, defaulted): a message rejects the call. */
 export type Refinement = (value: unknown) => string | undefined | void;
 
 export interface ValidatingToolOptions<S extends z.ZodType> {
@@ -24,14 +24,18 @@ export interface ValidatingToolOptions<S extends z.ZodType> {
 export function checkField(schema: z.ZodType, refinements: Record<string, Refinement>, path: ReadonlyArray<string | number>, value: unknown): string | undefined {
   const field = fieldSchemaAt(schema, path);
   if (field.kind === 'unknown-key') return `${fieldLabel(path)}: unexpected field (expected one of the schema's properties)`;
+  // The refinement sees the value as the schema makes it (trimmed, defaulted, transformed), as
+  // onEnd's second pass over the parsed arguments does: the same verdict streamed or whole.
+  let checked = value;
   if (field.kind === 'schema') {
     const parsed = field.schema.safeParse(value);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       return `${fieldLabel([...path, ...(issue.path as Array<string | number>)])}: ${issue.message}`;
     }
+    checked = parsed.data;
   }
-  const message = refinements[refinementKey(path)]?.(value);
+  const message = refinements[refinementKey(path)]?.(checked);
   return message ? `${fieldLabel(path)}: ${message}` : undefined;
 }
 

@@ -37,6 +37,9 @@ export function fieldSchemaAt(root: z.ZodType, path: ReadonlyArray<string | numb
   for (const key of path) {
     let d = def(schema);
     while (WRAPPERS.has(d.type) || d.type === 'pipe') {
+      // `.catch(fallback)` turns an invalid value into the fallback, whatever inside it failed:
+      // a part of it cannot make the call invalid, and the whole value is checked when it closes.
+      if (d.type === 'catch') return { kind: 'unresolved' };
       schema = (d.type === 'pipe' ? d.in : d.innerType) as z.ZodType;
       d = def(schema);
     }

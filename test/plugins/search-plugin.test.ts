@@ -258,6 +258,14 @@ describe('search plugin (http backend)', () => {
     expect(google.result?.data).toMatchObject({ value: 17, early: false });
   });
 
+  it('takes a total below the results sent (SearXNG\'s number_of_results: 0) for no count', async () => {
+    handler = (_req, res) =>
+      res.end(JSON.stringify({ results: [{ title: 'A', url: 'https://a.example/', content: 'a' }, { title: 'B', url: 'https://b.example/', content: 'b' }], number_of_results: 0 }));
+    const run = await runScriptedCall(inlineTool(createSearchPlugin({ backend: 'http', urlTemplate: `${base}/s?q={query}`, maxResults: 1 })), { pieces: [queryPiece('t')], args: { query: 't' } });
+    expect(run.result).toMatchObject({ ok: true, content: '1. A\n   https://a.example/\n   a', data: { early: true } });
+    expect(run.result?.data).not.toHaveProperty('value');
+  });
+
   it('turns an HTTP error, a foreign JSON shape and a timeout into tool errors', async () => {
     const call = (options: { timeoutMs?: number } = {}) =>
       runScriptedCall(inlineTool(createSearchPlugin({ backend: 'http', urlTemplate: `${base}/?q={query}`, ...options })), { args: { query: 'q' } });

@@ -34,6 +34,18 @@ describe('validate: the local_news example', () => {
     expect(run.rejected).toMatch(/^limit: Too big: expected number to be <=20/);
   });
 
+  it('takes only a US state code after the comma, and city names with letters beyond ASCII', async () => {
+    for (const location of ['Paris, FR', 'London, UK', 'Toronto, ON', 'Austin, XX']) {
+      const run = await runScriptedCall(tool, { pieces: [field(['location'], location)], args: { location } });
+      expect(run.rejected).toBe(`location: must be "City, ST" with a US state code (e.g. "Austin, TX"), got ${JSON.stringify(location)}: ${location.slice(-2)} is no state`);
+    }
+    for (const location of ['Cañon City, CO', 'Española, NM', "Coeur d'Alene, ID", 'Winston-Salem, NC', 'Washington, DC', 'San Juan, PR']) {
+      const run = await runScriptedCall(tool, { pieces: [field(['location'], location)], args: { location } });
+      expect(run.rejected).toBeUndefined();
+      expect(run.result).toMatchObject({ ok: true });
+    }
+  });
+
   it('applies the refinements at the end when no pieces were streamed, with the same reason', async () => {
     const run = await runScriptedCall(tool, { args: { location: 'Paris' } });
     expect(run.result).toEqual({ ok: false, content: 'error: location: must be "City, ST" (e.g. "Austin, TX"), got "Paris"' });
@@ -93,6 +105,27 @@ describe('createValidatingTool', () => {
     expect((await runScriptedCall(clientTool, { pieces: [field(['unit'], 'kelvin')], args: {} })).rejected).toMatch(/^unit: Invalid option/);
     expect((await runScriptedCall(clientTool, { pieces: [field(['city'], 'x')], args: {} })).rejected).toMatch(/^city: unexpected field/);
     expect((await runScriptedCall(clientTool, { pieces: [field(['unit'], 'c')], args: { unit: 'c' } })).result).toMatchObject({ ok: true, content: '{"unit":"c"}' });
+  });
+
+  it('does not reject a field inside a .catch() the whole call falls back from', async () => {
+    const caught = inlineTool(createValidatingTool({ name: 'caught', schema: z.object({ a: z.object({ b: z.number() }).catch({ b: 1 }) }) }));
+    const args = { a: { b: 'x' } };
+    const streamed = await runScriptedCall(caught, { pieces: [field(['a', 'b'], 'x'), field(['a'], args.a)], args });
+    const whole = await runScriptedCall(caught, { args });
+    expect(streamed.rejected).toBeUndefined();
+    expect(streamed.result).toEqual(whole.result);
+    expect(whole.result).toMatchObject({ ok: true, content: '{"a":{"b":1}}' });
+  });
+
+  it('gives a refinement the value as the schema outputs it, streamed as in onEnd', async () => {
+    const trimmed = inlineTool(
+      createValidatingTool({ name: 'trimmed', schema: z.object({ c: z.string().trim() }), refinements: { c: (v) => (v === String(v).trim() ? undefined : 'untrimmed') } }),
+    );
+    const streamed = await runScriptedCall(trimmed, { pieces: [field(['c'], ' x ')], args: { c: ' x ' } });
+    const whole = await runScriptedCall(trimmed, { args: { c: ' x ' } });
+    expect(streamed.rejected).toBeUndefined();
+    expect(streamed.result).toEqual(whole.result);
+    expect(whole.result).toMatchObject({ ok: true, content: '{"c":"x"}' });
   });
 
   it('leaves what a field cannot decide alone (unions, stripped unknown keys) to the whole-call check', () => {
