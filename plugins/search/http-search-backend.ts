@@ -90,8 +90,9 @@ export class HttpSearchBackend implements SearchBackend {
       url: hit.url ?? hit.link ?? '',
       snippet: (hit.snippet ?? hit.content ?? hit.description ?? '').replace(/\s+/g, ' ').trim(),
     }));
-    // A total below the results the API sent on this very page is no count: SearXNG says
-    // `number_of_results: 0` whenever its engines report none, beside a page of results.
-    return matches !== undefined && Number.isFinite(matches) && matches >= raw.length ? { hits, matches } : { hits };
+    // A total of 0 beside a page of results is no count: SearXNG says `number_of_results: 0`
+    // whenever its engines report none. A smaller non-zero total is one (pages that contain every
+    // word, as the bench's stand-in counts them, beside looser matches).
+    return matches !== undefined && Number.isFinite(matches) && (matches > 0 || raw.length === 0) ? { hits, matches } : { hits };
   }
 }

@@ -258,7 +258,7 @@ describe('search plugin (http backend)', () => {
     expect(google.result?.data).toMatchObject({ value: 17, early: false });
   });
 
-  it('takes a total below the results sent (SearXNG\'s number_of_results: 0) for no count', async () => {
+  it('takes a total of 0 beside a page of results (SearXNG\'s number_of_results: 0) for no count', async () => {
     handler = (_req, res) =>
       res.end(JSON.stringify({ results: [{ title: 'A', url: 'https://a.example/', content: 'a' }, { title: 'B', url: 'https://b.example/', content: 'b' }], number_of_results: 0 }));
     const run = await runScriptedCall(inlineTool(createSearchPlugin({ backend: 'http', urlTemplate: `${base}/s?q={query}`, maxResults: 1 })), { pieces: [queryPiece('t')], args: { query: 't' } });
