@@ -17,6 +17,14 @@ async function timelineRows(page: Page): Promise<Map<string, { start: number; en
   return new Map(rows.map(([label, title]) => [label.replace(/ · call_\w+$/, ''), interval(title)]));
 }
 
+/** Opens the page and waits until it has listed the gateway's models. */
+async function openPlayground(page: Page, gatewayUrl: string): Promise<void> {
+  await page.goto(`${gatewayUrl}/`);
+  await modelsListed(page);
+}
+
+const modelsListed = (page: Page) => page.waitForSelector(`#model option:text-is("${SIM_MODEL}")`, { state: 'attached' });
+
 async function askSineWave(page: Page): Promise<void> {
   await page.click('text=Python: sine wave');
   await page.click('#send');
@@ -40,8 +48,7 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
     page.on('pageerror', (err) => errors.push(err.message));
     page.on('console', (message) => message.type() === 'error' && errors.push(message.text()));
     try {
-      await page.goto(`${conveyor.gateway.url}/`);
-      await page.waitForSelector(`#model option:text-is("${SIM_MODEL}")`, { state: 'attached' });
+      await openPlayground(page, conveyor.gateway.url);
       await askSineWave(page);
       // Round 2 quotes the script's output; the events list had it from the tool, live.
       expect(await page.textContent('.turn.assistant .content')).toContain('samples=13 peak=1.000');
@@ -79,8 +86,7 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
   it('Stop cancels the request at the gateway: the decode is aborted and the page says stopped', async () => {
     const page = await browser.newPage();
     try {
-      await page.goto(`${conveyor.gateway.url}/`);
-      await page.waitForSelector(`#model option:text-is("${SIM_MODEL}")`, { state: 'attached' });
+      await openPlayground(page, conveyor.gateway.url);
       await page.click('text=Python: sine wave');
       await page.click('#send');
       await page.waitForFunction(() => (document.querySelector('.turn.assistant .content')?.textContent ?? '').length > 0);
@@ -102,8 +108,7 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
   it('New chat during a request empties the timeline, and the stopped request does not draw into it again', async () => {
     const page = await browser.newPage();
     try {
-      await page.goto(`${conveyor.gateway.url}/`);
-      await page.waitForSelector(`#model option:text-is("${SIM_MODEL}")`, { state: 'attached' });
+      await openPlayground(page, conveyor.gateway.url);
       await page.click('text=Python: sine wave');
       await page.click('#send');
       await page.waitForFunction(() => document.querySelectorAll('#timeline .row').length >= 2);
@@ -131,8 +136,7 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       }) as typeof JSON.parse;
     });
     try {
-      await page.goto(`${conveyor.gateway.url}/`);
-      await page.waitForSelector(`#model option:text-is("${SIM_MODEL}")`, { state: 'attached' });
+      await openPlayground(page, conveyor.gateway.url);
       await page.click('text=Python: sine wave');
       await page.click('#send');
       await page.waitForSelector('.turn.assistant.finished');
@@ -165,8 +169,7 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       requestAnimationFrame(tick);
     });
     try {
-      await page.goto(`${conveyor.gateway.url}/`);
-      await page.waitForSelector(`#model option:text-is("${SIM_MODEL}")`, { state: 'attached' });
+      await openPlayground(page, conveyor.gateway.url);
       await page.click('#examples button:text-is("Database")');
       await page.click('#send');
       await page.waitForSelector('.turn.assistant.finished', { timeout: 60_000 });
@@ -189,7 +192,7 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       await page.goto(`${keyed.gateway.url}/`);
       await page.fill('#key', key);
       await page.press('#key', 'Enter');
-      await page.waitForSelector(`#model option:text-is("${SIM_MODEL}")`, { state: 'attached' });
+      await modelsListed(page);
       await page.click('#examples button:text-is("Calculator")');
       await page.click('#send');
       await page.waitForSelector('.turn.assistant.finished', { timeout: 60_000 });
@@ -211,7 +214,7 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       await page.waitForFunction(() => document.getElementById('status')?.textContent?.includes('enter the API key'));
       await page.fill('#key', 'pg-key');
       await page.press('#key', 'Enter');
-      await page.waitForSelector(`#model option:text-is("${SIM_MODEL}")`, { state: 'attached' });
+      await modelsListed(page);
       await askSineWave(page);
       expect(await page.textContent('.turn.assistant .content')).toContain('samples=13 peak=1.000');
       // The timeline came over the events WebSocket, authenticated by the key subprotocol.
