@@ -29,6 +29,8 @@ export class StreamDeadlines {
   #idleFrom = 0;
   /** When the first token is due (performance.now()); moved on by the time spent paused. */
   #firstTokenDue = 0;
+  /** While paused before the first token: what was left of its wait. */
+  #firstTokenLeft = 0;
 
   constructor(timeouts: UpstreamTimeouts, onExpire: (error: UpstreamError) => void) {
     this.timeouts = timeouts;
@@ -60,7 +62,7 @@ export class StreamDeadlines {
   pause(): void {
     if (this.#paused || this.#expired) return;
     this.#paused = true;
-    if (!this.#tokensFlowing) this.#firstTokenDue -= performance.now();
+    if (!this.#tokensFlowing) this.#firstTokenLeft = this.#firstTokenDue - performance.now();
     this.#disarm();
   }
 
@@ -73,9 +75,8 @@ export class StreamDeadlines {
       this.#armIdle(this.timeouts.idleMs);
       return;
     }
-    // #firstTokenDue held what was left of the wait while paused.
-    this.#firstTokenDue += now;
-    this.#armFirstToken(Math.max(0, Math.ceil(this.#firstTokenDue - now)));
+    this.#firstTokenDue = now + this.#firstTokenLeft;
+    this.#armFirstToken(Math.max(0, Math.ceil(this.#firstTokenLeft)));
   }
 
   clear(): void {
