@@ -146,10 +146,12 @@ async function answer(ctx: ChatRouteContext, request: ChatRequest, gatewayTools:
   // instead of a 200 with an error chunk; and the first token then finds the response open,
   // its headers and role chunk already sent, instead of sending them on its own way out.
   let writer: ChatChunkWriter | undefined;
+  let sse: SseWriter | undefined;
   const early: SessionEvent[] = [];
   const open = (): ChatChunkWriter => {
     if (writer) return writer;
-    writer = new ChatChunkWriter(new SseWriter(res), id, request.model, {
+    sse = new SseWriter(res);
+    writer = new ChatChunkWriter(sse, id, request.model, {
       includeUsage: request.stream_options?.include_usage === true,
       continuousUsage: request.stream_options?.include_usage === true && request.stream_options.continuous_usage_stats === true,
       conveyorEvents: request.conveyor_events !== false,
@@ -167,6 +169,12 @@ async function answer(ctx: ChatRouteContext, request: ChatRequest, gatewayTools:
         else open().event(e);
       },
       batchDelivery: (deliver) => (writer ? writer.group(deliver) : deliver()),
+      clientFlow: {
+        get blocked() {
+          return sse?.blocked ?? false;
+        },
+        onDrained: (resume) => (sse ? sse.onDrained(resume) : resume()),
+      },
     });
     timeline.mark('request-end', { detail: result.stopReason });
     open().finish(result);

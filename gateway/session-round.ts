@@ -6,7 +6,7 @@ import type { ChatMessage } from './chat-request-schema.ts';
 import { ClientCalls, type ClientToolCall } from './client-calls.ts';
 import { Dispatcher, type CallOutcome } from './dispatcher.ts';
 import { RoundParser } from './round-parser.ts';
-import type { SessionOptions, Usage } from './session.ts';
+import type { ClientFlow, SessionOptions, Usage } from './session.ts';
 import { upstreamBody } from './upstream-body.ts';
 
 /** What one round leaves for the session's loop (session.ts) to decide the next step with. */
@@ -144,7 +144,8 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
   // Called synchronously from the socket read that carried the part: the token's whole way to
   // the client (parser, SSE chunk, write) runs in that one call stack.
   const onPart = (part: UpstreamPart): void => {
-    if (part.type === 'content' || part.type === 'reasoning' || part.type === 'tool-call-delta') {
+    const generation = part.type === 'content' || part.type === 'reasoning' || part.type === 'tool-call-delta';
+    if (generation) {
       deltas++;
       if (firstToken) {
         firstToken = false;
@@ -159,6 +160,21 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
       usage = part.usage;
       onEvent({ type: 'usage', round, usage });
     }
+    if (generation && opts.clientFlow?.blocked && !waitingForClient) waitForClient(opts.clientFlow);
+  };
+  // A client that reads slower than the model decodes: stop reading the upstream (its socket
+  // fills, and vLLM merges the tokens it keeps decoding into later chunks) rather than hold the
+  // rest of the answer in the gateway's memory. The idle clock stops with the read.
+  let waitingForClient = false;
+  const waitForClient = (flow: ClientFlow): void => {
+    waitingForClient = true;
+    timeline.mark('client-paused', { round, detail: `after ${deltas} tokens` });
+    stream.pause();
+    flow.onDrained(() => {
+      waitingForClient = false;
+      timeline.mark('client-resumed', { round });
+      stream.resume();
+    });
   };
 
   try {

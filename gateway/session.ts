@@ -98,6 +98,15 @@ export interface SessionOptions {
   onEvent: (event: SessionEvent) => void;
   /** Wraps the hand-over of several tokens read at once, so their events can leave in one write (llm-client's `batchDelivery`). */
   batchDelivery?: (deliver: () => void) => void;
+  /** The client's side of flow control: while it is `blocked` the round stops reading its upstream (SseWriter). */
+  clientFlow?: ClientFlow;
+}
+
+/** A consumer of the session's events that can fall behind (a streamed response to a slow reader). */
+export interface ClientFlow {
+  readonly blocked: boolean;
+  /** Calls `resume` once the consumer takes events again, or has gone. */
+  onDrained(resume: () => void): void;
 }
 
 /**

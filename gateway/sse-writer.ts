@@ -4,7 +4,6 @@ import { ChunkedBodyWriter } from '../core/chunked-body-writer.ts';
 const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-cache, no-transform',
-  connection: 'keep-alive',
   'x-accel-buffering': 'no',
 } as const;
 
@@ -12,6 +11,8 @@ const SSE_HEADERS = {
  * Server-sent events written to the spec: multi-line payloads split into several `data:` lines,
  * no compression, `X-Accel-Buffering: no` so nginx-style proxies do not hold tokens back, and
  * comment keep-alives while the model prefills or a tool runs (idle proxies drop silent streams).
+ * No `Connection` header of its own: node:http writes the one the client asked for, and a
+ * `keep-alive` set here overrode a client's `Connection: close` (it waited for the idle timeout).
  *
  * The status line and headers leave in the same packet as the first event: node:http prepends
  * them to the first write, and every write of one tick leaves in one writev. Flushing them on
@@ -101,6 +102,35 @@ export class SseWriter {
       // res.end() has flushed and fully uncorked the socket already.
       if (!this.res.writableEnded) socket.uncork();
     });
+  }
+
+  /**
+   * The client is not keeping up: the socket holds more than its high-water mark of events not
+   * yet sent. The session stops reading the upstream until `onDrained`, so a slow reader costs the
+   * gateway a socket buffer, not the whole answer in memory (the upstream keeps what it decodes
+   * meanwhile: vLLM merges a waiting request's tokens into its next chunk).
+   */
+  get blocked(): boolean {
+    if (this.closed) return false;
+    const socket = this.res.socket;
+    return this.res.writableNeedDrain || (socket !== null && socket.writableNeedDrain);
+  }
+
+  /** Calls `resume` once the events written so far have left, or the client has gone (at once when not `blocked`). */
+  onDrained(resume: () => void): void {
+    const socket = this.res.socket;
+    if (!this.blocked || !socket) return resume();
+    // Both kinds of write (node:http's first, ChunkedBodyWriter's after it) fill the socket itself.
+    let called = false;
+    const done = (): void => {
+      socket.off('drain', done);
+      socket.off('close', done);
+      if (called) return;
+      called = true;
+      resume();
+    };
+    socket.on('drain', done);
+    socket.on('close', done);
   }
 
   private write(frame: string): void {

@@ -8,6 +8,9 @@ export type TimelineEventType =
   /** The upstream took the round's request; `detail` names it (the replica chosen, when there are several). */
   | 'upstream-accepted'
   | 'first-token'
+  /** The client stopped taking events (its socket buffer is full): the upstream is not read until it does. */
+  | 'client-paused'
+  | 'client-resumed'
   | 'call-start'
   | 'piece'
   | 'tool-start'

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
 import { startSim, type SimHandle } from '../../sim/sim-server.ts';
@@ -48,6 +49,21 @@ describe('SSE on the wire (HTTP/1.1 chunked framing written by the gateway)', ()
       expect(alone.content.length).toBeGreaterThan(0);
     }
   });
+
+  it("closes the connection after the stream when the client asked for Connection: close", async () => {
+    const { hostname, port } = new URL(gateway.url);
+    const socket = connect(Number(port), hostname);
+    const json = JSON.stringify(ask('one question', 5));
+    socket.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: ${hostname}\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(json)}\r\n\r\n${json}`);
+    const received: Buffer[] = [];
+    socket.on('data', (b: Buffer) => received.push(b));
+    // The server's end of the connection, not an idle timeout's: the test fails on its own timeout otherwise.
+    await new Promise<void>((resolve, reject) => socket.on('end', resolve).on('error', reject));
+    socket.destroy();
+    const [response] = parseResponses(Buffer.concat(received), 1);
+    expect(response!.head.toLowerCase()).toContain('\r\nconnection: close');
+    expect(sseData(response!.chunks).at(-1)).toBe('[DONE]');
+  }, 3_000);
 
   it('sends tokens that reached the gateway together in one chunk, each a whole event, in order', async () => {
     const upstream = await startTestUpstream(async (_req, res) => {
