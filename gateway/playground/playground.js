@@ -87,6 +87,13 @@ class Timeline {
     this.usage = undefined;
     this.clockStart = performance.now();
     this.closed = false;
+    /** Why the timeline could not follow the request, if it could not: the run's final status keeps it. */
+    this.trouble = undefined;
+  }
+
+  fail(why) {
+    this.trouble = `the timeline could not follow this request (${why})`;
+    if (!this.closed) setStatus(this.trouble, true);
   }
 
   /** Follows request `id`; the key, if any, as the subprotocol a browser WebSocket can carry. */
@@ -102,7 +109,7 @@ class Timeline {
       return;
     }
     this.socket.onmessage = (message) => this.serverEvent(JSON.parse(message.data));
-    this.socket.onerror = () => setStatus('the timeline could not follow this request (events WebSocket refused)', true);
+    this.socket.onerror = () => this.fail('events WebSocket refused');
   }
 
   /** GET /v1/requests/:id/timeline every quarter second, each new event handed on, until request-end. */
@@ -116,7 +123,7 @@ class Timeline {
         for (const event of events.slice(seen)) if (!this.closed) this.serverEvent(event);
         seen = events.length;
       } catch {
-        setStatus('the timeline could not follow this request (GET its timeline failed)', true);
+        this.fail('GET its timeline failed');
         return;
       }
       if (this.end === undefined) await new Promise((resolve) => setTimeout(resolve, 250));
@@ -364,7 +371,9 @@ async function send(prompt) {
     await readStream(res, run);
     // With the tool rounds' calls and observations, so a follow-up question can build on them.
     history.push(...(run.turns ?? [{ role: 'assistant', content: run.text }]));
-    setStatus(`done · request ${run.bubble.dataset.requestId} · its timeline: /v1/requests/${run.bubble.dataset.requestId}/timeline`);
+    // The answer is whole; a timeline that could not follow it still says so.
+    const trouble = run.timeline.trouble;
+    setStatus(`done · request ${run.bubble.dataset.requestId} · ${trouble ?? `its timeline: /v1/requests/${run.bubble.dataset.requestId}/timeline`}`, trouble !== undefined);
   } catch (err) {
     // Whatever stopped the page reading (a bad chunk, a thrown error) stops the request too, so
     // the gateway does not go on decoding and running tools for an answer nobody reads.

@@ -206,6 +206,32 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
     }
   }, 90_000);
 
+  it('still says the timeline could not follow a request once its answer is done', async () => {
+    const page = await browser.newPage();
+    // A WebSocket that fails as a refused handshake does: an error event, no message.
+    await page.addInitScript(() => {
+      window.WebSocket = class {
+        onerror: ((e: Event) => void) | null = null;
+        onmessage: ((e: MessageEvent) => void) | null = null;
+        constructor() {
+          setTimeout(() => this.onerror?.(new Event('error')), 0);
+        }
+        close(): void {}
+      } as unknown as typeof WebSocket;
+    });
+    try {
+      await openPlayground(page, conveyor.gateway.url);
+      await page.click('#examples button:text-is("Calculator")');
+      await page.click('#send');
+      await page.waitForSelector('.turn.assistant.finished', { timeout: 60_000 });
+      expect(await page.textContent('.turn.assistant .content')).toContain('140200');
+      expect(await page.textContent('#status')).toMatch(/^done · request chatcmpl-\S+ · the timeline could not follow this request \(events WebSocket refused\)$/);
+      expect(await page.getAttribute('#status', 'class')).toContain('error');
+    } finally {
+      await page.close();
+    }
+  }, 90_000);
+
   it('asks for the API key when the gateway needs one, then uses it for the chat and the events socket', async () => {
     const keyed = await startTestConveyor({ gateway: { apiKeys: ['pg-key'] } });
     const page = await browser.newPage();
