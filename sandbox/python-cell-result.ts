@@ -84,7 +84,9 @@ export function killedResult(killedBy: KilledBy, outcome: CellOutcome): CellResu
     'wall-clock': ['wallClockMs', `execution stopped: the cell ran longer than ${limits.wallClockMs} ms`],
     output: ['outputBytes', `execution stopped: the cell printed more than ${limits.outputBytes} bytes`],
     abort: ['abort', 'execution aborted'],
-    memory: ['memoryMb', `execution stopped: the cell exceeded its memory limit (${limits.memoryMb} MB)`],
+    // Not a certainty: the cell's own allocations past its limit raise MemoryError instead; a
+    // SIGKILL nobody sent for a limit is most often the kernel's OOM killer, but it could be anyone's.
+    memory: ['memoryMb', `execution stopped: the cell was killed (SIGKILL), most likely out of memory (its limit is ${limits.memoryMb} MB)`],
     cpu: ['cpuSeconds', `execution stopped: the cell used more than ${limits.cpuSeconds} s of CPU time`],
   };
   const [limit, note] = notes[killedBy];

@@ -90,6 +90,12 @@ describe('limits', () => {
     expect((await runScript(sandbox, 'print(1)\n')).result.observation).toBe('1\n');
   });
 
+  it('says a SIGKILL no limit sent is a kill, most likely for memory, not a certain limit', async () => {
+    const { result } = await runScript(sandbox, "import os, signal\nprint('before')\nos.kill(os.getpid(), signal.SIGKILL)\nprint('after')\n", { limits: { memoryMb: 256 } });
+    expect(result.killedBy).toBe('memory');
+    expect(result.observation).toBe('before\n[execution stopped: the cell was killed (SIGKILL), most likely out of memory (its limit is 256 MB)]');
+  });
+
   it('caps huge output and kills the cell', async () => {
     const { result } = await runScript(sandbox, "while True:\n    print('x' * 99)\n", { limits: { outputBytes: 10_000 } });
     expect(result.killedBy).toBe('output');
