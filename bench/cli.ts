@@ -125,6 +125,7 @@ if (workloads.length) {
       const simulator = `simulator (separate process${opts.simToolCallParser ? `, --tool-call-parser ${opts.simToolCallParser}` : ''})`;
       meta = { ...run.meta, ...provenance(), command, profile: opts.upstream ? 'n/a (real upstream)' : opts.profile, upstream: opts.upstream ?? simulator };
       reports = run.reports;
+      failures.push(...run.failures);
     } finally {
       await sim?.close();
     }

@@ -35,7 +35,12 @@ interface Stand {
  * running at the same time never share a tool's queue; they share the one simulator, as requests
  * of different users share a serving engine.
  */
-export async function runWorkloads(o: WorkloadsOptions): Promise<{ reports: WorkloadReport[]; meta: Omit<BenchMeta, 'command' | 'profile' | 'upstream' | keyof Provenance> }> {
+export async function runWorkloads(o: WorkloadsOptions): Promise<{
+  reports: WorkloadReport[];
+  /** Workloads that failed (a request the gateway or upstream refused, a tool stand that broke); the others' reports are kept. */
+  failures: Array<{ part: string; message: string }>;
+  meta: Omit<BenchMeta, 'command' | 'profile' | 'upstream' | keyof Provenance>;
+}> {
   const coldImports = o.coldImports || o.toolProfile.python.coldImports;
   const stands = await startStands(o, coldImports);
   try {
@@ -47,12 +52,7 @@ export async function runWorkloads(o: WorkloadsOptions): Promise<{ reports: Work
     // cli-progress's MultiBar renders a non-TTY stream wrongly (placeholders, totals): plain lines there.
     const tty = process.stderr.isTTY === true;
     const bars = tty ? new cliProgress.MultiBar({ format: '{workload} |{bar}| {value}/{total} runs {detail}', hideCursor: true, stream: process.stderr }, cliProgress.Presets.shades_classic) : undefined;
-    // Workloads running together start measuring together, once every one has warmed up: a
-    // gateway starting its plugin processes and thread workers, or codegen's first cold imports,
-    // take the two cores for seconds, and a quick workload's first measured pairs waited 2-3 s for
-    // its tool behind them (calculator at 68-74% of its bound with the H100 and H200 profiles).
-    const allWarm = barrier(o.workloads.length);
-    const one = (workload: Workload, stand: Stand) => {
+    const measure = (workload: Workload, stand: Stand, arrive: () => Promise<void>) => {
       let done = 0;
       const bar = bars?.create(o.runs * 2, 0, { workload: workload.name.padEnd(11), detail: '' }) ?? {
         increment: (payload: { detail: string }) => {
@@ -67,21 +67,43 @@ export async function runWorkloads(o: WorkloadsOptions): Promise<{ reports: Work
         runs: o.runs,
         warmup: o.warmup,
         concurrentPairs: !o.sequentialPairs && !workload.sequentialPairs,
-        afterWarmup: o.serialWorkloads ? undefined : allWarm,
+        afterWarmup: o.serialWorkloads ? undefined : arrive,
         onRun: (r) => bar.increment({ detail: `last ${r.mode}: ${r.totalMs.toFixed(0)} ms` }),
       });
     };
-    let reports: WorkloadReport[];
+    // Workloads running together start measuring together, once every one has warmed up: a
+    // gateway starting its plugin processes and thread workers, or codegen's first cold imports,
+    // take the two cores for seconds, and a quick workload's first measured pairs waited 2-3 s for
+    // its tool behind them (calculator at 68-74% of its bound with the H100 and H200 profiles).
+    const allWarm = barrier(o.workloads.length);
+    const failures: Array<{ part: string; message: string }> = [];
+    // A workload that fails is reported and leaves the warm-up barrier, so the others run on.
+    const one = async (workload: Workload, stand: Stand): Promise<WorkloadReport | undefined> => {
+      let warm = false;
+      try {
+        return await measure(workload, stand, () => {
+          warm = true;
+          return allWarm.arrive();
+        });
+      } catch (err) {
+        failures.push({ part: `workload ${workload.name}`, message: err instanceof Error ? err.message : String(err) });
+        if (!warm) allWarm.leave();
+        return undefined;
+      }
+    };
+    let settled: Array<WorkloadReport | undefined>;
     if (o.serialWorkloads) {
-      reports = [];
-      for (const [i, w] of o.workloads.entries()) reports.push(await one(w, stands[i]!));
+      settled = [];
+      for (const [i, w] of o.workloads.entries()) settled.push(await one(w, stands[i]!));
     } else {
-      reports = await Promise.all(o.workloads.map((w, i) => one(w, stands[i]!)));
+      settled = await Promise.all(o.workloads.map((w, i) => one(w, stands[i]!)));
     }
+    const reports = settled.filter((r) => r !== undefined);
     bars?.stop();
     const search = o.toolProfile.search;
     return {
       reports,
+      failures,
       meta: {
         date: new Date().toISOString(),
         node: process.version,
@@ -136,13 +158,20 @@ async function closeStand(s: Stand): Promise<void> {
 }
 
 /** Resolves every caller's promise once `parties` calls have arrived. */
-function barrier(parties: number): () => Promise<void> {
-  let arrived = 0;
+/** Releases the parties together once each has arrived or left (failed before arriving). */
+function barrier(parties: number): { arrive(): Promise<void>; leave(): void } {
+  let counted = 0;
   let release!: () => void;
   const all = new Promise<void>((resolve) => (release = resolve));
-  return () => {
-    if (++arrived >= parties) release();
-    return all;
+  const count = () => {
+    if (++counted >= parties) release();
+  };
+  return {
+    arrive() {
+      count();
+      return all;
+    },
+    leave: count,
   };
 }
 

@@ -1,8 +1,11 @@
 import { execFile } from 'node:child_process';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { startSim } from '../../sim/sim-server.ts';
 import { suiteTempDir } from '../support/temp-dir.ts';
 
 const run = promisify(execFile);
@@ -89,11 +92,57 @@ describe('npm run bench -- workloads --quick', () => {
       (err: { code: number; stderr: string; stdout: string }) => err,
     );
     expect(failed?.code).toBe(1);
-    expect(failed?.stderr).toMatch(/^bench: workloads failed: .*502.*upstream_connection_error/m);
+    expect(failed?.stderr).toMatch(/^bench: workload calculator failed: .*502.*upstream_connection_error/m);
     expect(failed?.stderr).not.toMatch(/^\s+at /m);
-    expect(failed?.stdout).toContain('**workloads failed:**');
+    expect(failed?.stdout).toContain('**workload calculator failed:**');
     expect(await readdir(empty)).toEqual([]);
   }, 150_000);
+
+  for (const serial of [false, true]) {
+    it(`keeps the workloads that finished when another fails${serial ? ' (--serial-workloads)' : ' (all at once: the failed one leaves the warm-up barrier)'}`, async () => {
+      const out = suiteTempDir('conveyor-bench-partial-');
+      const sim = await startSim({ profile: 'fast-test' });
+      // The simulator behind a proxy that refuses the database workload's requests.
+      const proxy = createServer((req, res) => {
+        const body: Buffer[] = [];
+        req.on('data', (b: Buffer) => body.push(b));
+        req.on('end', () => {
+          const text = Buffer.concat(body);
+          if (text.includes('"scenario":"database"')) {
+            res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'error', message: 'refused by the test', type: 'InternalServerError', code: 500 }));
+            return;
+          }
+          const { port } = new URL(sim.url);
+          const upstream = request({ host: '127.0.0.1', port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
+            res.writeHead(answer.statusCode!, answer.headers);
+            answer.pipe(res);
+          });
+          upstream.end(text);
+        });
+      });
+      await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+      try {
+        const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/v1`;
+        const failed = await run(process.execPath, ['--import', 'tsx', 'bench/cli.ts', 'database', 'calculator', '--runs', '2', '--upstream', url, '--out', out, ...(serial ? ['--serial-workloads'] : [])], {
+          cwd: root,
+          timeout: 120_000,
+        }).then(
+          () => null,
+          (err: { code: number; stderr: string }) => err,
+        );
+        expect(failed?.code).toBe(1);
+        expect(failed?.stderr).toMatch(/^bench: workload database failed: .*refused by the test/m);
+        const json = JSON.parse(await readFile(path.join(out, (await readdir(out)).find((f) => f.endsWith('.json'))!), 'utf8'));
+        expect(json.reports.map((r: { workload: string }) => r.workload)).toEqual(['calculator']);
+        expect(json.reports[0].records).toHaveLength(4);
+        expect(json.failures).toEqual([{ part: 'workload database', message: expect.stringContaining('refused by the test') }]);
+      } finally {
+        proxy.closeAllConnections();
+        await new Promise((resolve) => proxy.close(resolve));
+        await sim.close();
+      }
+    }, 150_000);
+  }
 
   it('exits after a gateway that cannot start (a malformed --upstream) instead of hanging on the stands that did', async () => {
     const empty = suiteTempDir('conveyor-bench-bad-upstream-');
