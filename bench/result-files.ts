@@ -1,21 +1,30 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
  * Writes one benchmark run's files as `<dir>/<date>-<name><suffix>` (suffixes such as `.md`,
  * `.json`, `-sweep.svg`) and returns their paths. A second run of the same name on the same day
  * gets `<name>-2`, `-3`, …: a result that a README cites is never overwritten by the next run.
+ * Each file is created exclusively (`wx`), so two runs ending at the same moment cannot both take
+ * one name: the one that finds a file of its set taken removes the ones it wrote and tries the next.
  */
 export function writeResultFiles(dir: string, name: string, files: Record<string, string>): string[] {
   mkdirSync(dir, { recursive: true });
   const date = new Date().toISOString().slice(0, 10);
-  const suffixes = Object.keys(files);
-  let stem = join(dir, `${date}-${name}`);
-  for (let n = 2; suffixes.some((suffix) => existsSync(`${stem}${suffix}`)); n++) stem = join(dir, `${date}-${name}-${n}`);
-  return suffixes.map((suffix) => {
-    writeFileSync(`${stem}${suffix}`, files[suffix]!);
-    return `${stem}${suffix}`;
-  });
+  for (let n = 1; ; n++) {
+    const stem = join(dir, n === 1 ? `${date}-${name}` : `${date}-${name}-${n}`);
+    const written: string[] = [];
+    try {
+      for (const [suffix, text] of Object.entries(files)) {
+        writeFileSync(`${stem}${suffix}`, text, { flag: 'wx' });
+        written.push(`${stem}${suffix}`);
+      }
+      return written;
+    } catch (err) {
+      for (const path of written) rmSync(path, { force: true });
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
 }
 
 /** A JSON result file's text: indented, with a final newline. */

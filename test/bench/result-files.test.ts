@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writeResultFiles } from '../../bench/result-files.ts';
@@ -19,5 +19,15 @@ describe('writeResultFiles', () => {
     expect(readFileSync(runs[2]![1]!, 'utf8')).toBe('<svg>3</svg>');
     // Another name is not held up by them.
     expect(basename(writeResultFiles(dir, 'sweep', { '.md': 'x' })[0]!)).toBe(`${date}-sweep.md`);
+  });
+
+  it('takes the next name when one file of its set is taken, and leaves nothing under the taken name', () => {
+    const date = new Date().toISOString().slice(0, 10);
+    // Another run, ending at the same moment, has written its Markdown under the first name only.
+    writeFileSync(`${dir}/${date}-race.md`, 'the other run');
+    const files = writeResultFiles(dir, 'race', { '.json': '{}', '.md': 'this run' });
+    expect(files.map((f) => basename(f))).toEqual([`${date}-race-2.json`, `${date}-race-2.md`]);
+    expect(existsSync(`${dir}/${date}-race.json`)).toBe(false);
+    expect(readFileSync(`${dir}/${date}-race.md`, 'utf8')).toBe('the other run');
   });
 });
