@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 
-/** The page's files, read once: the page is three small static files and no build step. */
+/** The page's files, read once: the page is a few small static files and no build step. */
 const FILES = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/playground/playground.js': { file: 'playground.js', type: 'text/javascript; charset=utf-8' },
+  '/playground/timeline.js': { file: 'timeline.js', type: 'text/javascript; charset=utf-8' },
+  '/playground/dom.js': { file: 'dom.js', type: 'text/javascript; charset=utf-8' },
   '/playground/playground.css': { file: 'playground.css', type: 'text/css; charset=utf-8' },
   '/playground/favicon.svg': { file: 'favicon.svg', type: 'image/svg+xml' },
 } as const;

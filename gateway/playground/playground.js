@@ -3,6 +3,9 @@
 // inside the decode that is still writing the call. Plain browser JavaScript, no build step;
 // everything the model or a tool wrote goes into the page as text, never as HTML.
 
+import { el } from './dom.js';
+import { Timeline } from './timeline.js';
+
 /** Prompts the built-in simulator has scenarios for (the benchmark's workloads); any model can take them. */
 const EXAMPLES = [
   { label: 'Python: sine wave', prompt: 'Plot a sine wave in Python using only the standard library.' },
@@ -31,13 +34,6 @@ let shown;
 function headers() {
   const key = ui.key.value.trim();
   return { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) };
-}
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
 }
 
 function setStatus(text, isError = false) {
@@ -70,165 +66,6 @@ function showExamples() {
   }
 }
 
-/**
- * One request's timeline, drawn from the server's own record of it: the events WebSocket
- * (GET /v1/requests/:id/events) replays what the request has had, then sends each event as it
- * happens, with the server's monotonic times. A decode bar runs from the round's start to the end
- * of the upstream decode; a tool bar from the tool's first activity to its result.
- */
-class Timeline {
-  constructor() {
-    this.rounds = new Map(); // round → span
-    this.calls = new Map(); // callId → span
-    this.spans = [];
-    this.firstToken = undefined;
-    this.end = undefined;
-    /** The stream's usage chunk (all rounds), once it has come. */
-    this.usage = undefined;
-    this.clockStart = performance.now();
-    this.closed = false;
-    /** Why the timeline could not follow the request, if it could not: the run's final status keeps it. */
-    this.trouble = undefined;
-  }
-
-  fail(why) {
-    this.trouble = `the timeline could not follow this request (${why})`;
-    if (!this.closed) setStatus(this.trouble, true);
-  }
-
-  /** Follows request `id`; the key, if any, as the subprotocol a browser WebSocket can carry. */
-  follow(id, key) {
-    const url = `${location.origin.replace(/^http/, 'ws')}/v1/requests/${encodeURIComponent(id)}/events`;
-    try {
-      this.socket = new WebSocket(url, key ? ['conveyor.events', `openai-insecure-api-key.${key}`] : []);
-    } catch {
-      // A key with characters a subprotocol cannot hold (a base64 key's `/`, `+`, `=`): the
-      // browser refuses to open the socket. Read the same events from the timeline route instead,
-      // which takes the key as a header, so the chat and its timeline still work.
-      this.poll(id);
-      return;
-    }
-    this.socket.onmessage = (message) => this.serverEvent(JSON.parse(message.data));
-    this.socket.onerror = () => this.fail('events WebSocket refused');
-  }
-
-  /** GET /v1/requests/:id/timeline every quarter second, each new event handed on, until request-end. */
-  async poll(id) {
-    let seen = 0;
-    while (!this.closed && this.end === undefined) {
-      try {
-        const res = await fetch(`/v1/requests/${encodeURIComponent(id)}/timeline`, { headers: headers() });
-        if (!res.ok) throw new Error(`HTTP ${res.status}`);
-        const { events } = await res.json();
-        for (const event of events.slice(seen)) if (!this.closed) this.serverEvent(event);
-        seen = events.length;
-      } catch {
-        this.fail('GET its timeline failed');
-        return;
-      }
-      if (this.end === undefined) await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
-
-  close() {
-    this.closed = true;
-    this.socket?.close();
-  }
-
-  /** Seconds on the server's clock: the last event's, advanced by the local clock while running. */
-  now() {
-    return this.end ?? (performance.now() - this.clockStart) / 1000;
-  }
-
-  span(label, kind, start, round) {
-    const span = { label, kind, start, end: undefined, round };
-    this.spans.push(span);
-    return span;
-  }
-
-  serverEvent(e) {
-    const t = e.t / 1000;
-    // Keep the local clock in step with the server's, so live bars grow at the right place.
-    this.clockStart = Math.min(this.clockStart, performance.now() - e.t);
-    switch (e.type) {
-      case 'round-start':
-        this.rounds.set(e.round, this.span(`round ${e.round} · decode`, 'decode', t, e.round));
-        break;
-      case 'first-token':
-        this.firstToken ??= t;
-        break;
-      case 'decode-end': {
-        const decode = this.rounds.get(e.round);
-        if (decode) decode.end = t;
-        break;
-      }
-      case 'tool-start':
-        this.calls.set(e.callId, this.span(`${e.detail} · ${e.callId}`, 'tool', t, e.round));
-        break;
-      case 'tool-end': {
-        const call = this.calls.get(e.callId);
-        if (call) {
-          call.end = t;
-          if (e.detail !== 'ok') call.kind = 'failed';
-        }
-        break;
-      }
-      case 'abort': {
-        // A call rejected while it was being decoded: the decode was cut here.
-        if (!e.callId) break;
-        const call = this.calls.get(e.callId) ?? this.span(`rejected · ${e.callId}`, 'failed', t, e.round);
-        call.kind = 'failed';
-        call.end ??= t;
-        break;
-      }
-      case 'request-end':
-        this.end = t;
-        this.close();
-        break;
-    }
-  }
-
-  /** Tool seconds spent while the decode of the call's own round was still running. */
-  overlap() {
-    let hidden = 0;
-    let total = 0;
-    for (const call of this.calls.values()) {
-      const end = call.end ?? this.now();
-      total += end - call.start;
-      const decode = this.rounds.get(call.round);
-      if (decode) hidden += Math.max(0, Math.min(end, decode.end ?? this.now()) - call.start);
-    }
-    return { hidden, total };
-  }
-
-  draw() {
-    const total = Math.max(this.now(), 0.001);
-    const rows = this.spans.map((span) => {
-      const row = el('div', 'row');
-      const track = el('div', 'track');
-      const bar = el('div', `bar ${span.kind}`);
-      const end = span.end ?? total;
-      bar.style.left = `${(100 * span.start) / total}%`;
-      bar.style.width = `${Math.max(0.4, (100 * (end - span.start)) / total)}%`;
-      bar.title = `${span.start.toFixed(3)}–${end.toFixed(3)} s`;
-      track.append(bar);
-      row.append(el('span', 'label', span.label), track);
-      return row;
-    });
-    ui.timeline.replaceChildren(...rows);
-    const { hidden, total: toolTotal } = this.overlap();
-    ui.stats.textContent = [
-      this.firstToken !== undefined ? `first token ${(this.firstToken * 1000).toFixed(0)} ms` : undefined,
-      `${this.end !== undefined ? 'total' : 'elapsed'} ${total.toFixed(2)} s`,
-      `${this.rounds.size} round${this.rounds.size === 1 ? '' : 's'}`,
-      this.usage ? `${this.usage.prompt_tokens} prompt + ${this.usage.completion_tokens} completion tokens` : undefined,
-      this.calls.size ? `tool time ${toolTotal.toFixed(2)} s, ${hidden.toFixed(2)} s of it during the decode` : undefined,
-    ]
-      .filter(Boolean)
-      .join(' · ');
-  }
-}
-
 /** One answer being streamed: its bubble and the tool events of its chat stream. */
 class Run {
   constructor() {
@@ -237,7 +74,7 @@ class Run {
     this.text = '';
     /** The turns the response adds to the conversation (its `response.messages` event, sent when tools ran). */
     this.turns = undefined;
-    this.timeline = new Timeline();
+    this.timeline = new Timeline({ panel: ui.timeline, stats: ui.stats, headers, onTrouble: (text) => setStatus(text, true) });
     this.bubble = el('div', 'turn assistant');
     this.content = el('pre', 'content');
     this.bubble.append(el('div', 'who', 'assistant'), this.content);
