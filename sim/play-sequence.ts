@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { SequencePlan, TokenEvent } from './sequence.ts';
+import { mergeWhileBlocked } from './merged-deltas.ts';
 import type { SimContext } from './sim-context.ts';
 
 /** A streamed answer's writer, fed token by token by the engine loop. */
@@ -12,7 +13,7 @@ export interface TokenStreamWriter {
 /** Plays `plan` through the engine into a stream; a client that goes away before the end aborts the sequence. */
 export function playStreamed(ctx: SimContext, plan: SequencePlan, res: ServerResponse, writer: TokenStreamWriter): void {
   writer.open();
-  const handle = ctx.engine.submit(plan, { onToken: (e) => writer.token(e), onAborted: () => res.destroy() });
+  const handle = ctx.engine.submit(plan, { onToken: mergeWhileBlocked(res, (e) => writer.token(e)), onAborted: () => res.destroy() });
   res.on('close', () => {
     if (!writer.finished) handle.abort();
   });

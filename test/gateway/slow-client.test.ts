@@ -1,35 +1,9 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConveyorHandle } from '../../gateway/start-conveyor.ts';
 import type { TimelineEvent } from '../../gateway/timeline.ts';
 import { eventually, startTestConveyor } from '../support/conveyor-fixture.ts';
-import { parseResponses } from '../support/raw-http.ts';
 import { getJson, streamChat } from '../support/sse-client.ts';
-
-// A client with a small receive window (Node cannot set SO_RCVBUF; Python can, before connect):
-// it reads the response head, says the request id, then reads nothing more until told to on stdin.
-const SLOW_CLIENT = String.raw`
-import socket, sys
-port, body = int(sys.argv[1]), sys.argv[2].encode()
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-s.connect(('127.0.0.1', port))
-s.sendall(b'POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n' % len(body) + body)
-raw = b''
-while b'\r\n\r\n' not in raw:
-    raw += s.recv(1)
-head = raw.decode('latin1').lower()
-rid = head.split('x-conveyor-request-id: ')[1].split('\r\n')[0]
-sys.stdout.write(rid + '\n'); sys.stdout.flush()
-sys.stdin.readline()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
-parts = [raw]
-while True:
-    got = s.recv(65536)
-    if not got: break
-    parts.append(got)
-sys.stdout.buffer.write(b''.join(parts))
-`;
+import { startSlowReader, type SlowReader } from '../support/slow-reader.ts';
 
 const TOKENS = 3_000;
 // Every chunk repeats the model's name: a long one (vLLM serves any --served-model-name) makes
@@ -39,7 +13,7 @@ const MODEL = `sim-${'x'.repeat(3000)}`;
 
 describe('a client that reads slower than the model decodes', () => {
   let conveyor: ConveyorHandle;
-  let client: ChildProcessWithoutNullStreams | undefined;
+  let client: SlowReader | undefined;
   beforeAll(async () => {
     // Decode far faster than the client reads: the sim finishes the whole answer while the
     // client is not reading at all.
@@ -61,16 +35,8 @@ describe('a client that reads slower than the model decodes', () => {
       max_tokens: TOKENS,
       ignore_eos: true,
     };
-    const body = JSON.stringify(request);
-    const port = new URL(conveyor.gateway.url).port;
-    const child = spawn('python3', ['-c', SLOW_CLIENT, port, body]);
-    client = child;
-    const out: Buffer[] = [];
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
-    await eventually(() => Buffer.concat(out).includes('\n'), 'the client has the response head');
-    const requestId = Buffer.concat(out).toString('latin1').split('\n')[0]!;
-    out.length = 0;
+    client = await startSlowReader(conveyor.gateway.url, '/v1/chat/completions', request);
+    const requestId = /x-conveyor-request-id: (\S+)/i.exec(client.head)![1]!;
     const timeline = async () => ((await getJson(conveyor.gateway.url, `/v1/requests/${requestId}/timeline`)).json.events as TimelineEvent[]).map((e) => e.type);
 
     // The sim has decoded the whole answer; the gateway stopped reading it when the client's
@@ -81,10 +47,8 @@ describe('a client that reads slower than the model decodes', () => {
     expect(whilePaused).not.toContain('decode-end');
     expect(whilePaused).not.toContain('request-end');
 
-    child.stdin.write('go\n');
-    expect(await closed).toBe(0);
-    const [response] = parseResponses(Buffer.concat(out), 1);
-    const events = response!.chunks.join('').split('\n\n').filter((e) => e.startsWith('data: '));
+    const response = await client.readRest();
+    const events = response.chunks.join('').split('\n\n').filter((e) => e.startsWith('data: '));
     expect(events.at(-1)).toBe('data: [DONE]');
     const chunks = events.slice(0, -1).map((e) => JSON.parse(e.slice(6)));
     const usage = chunks.at(-1).usage;
