@@ -3,23 +3,16 @@ import type { ConveyorHandle } from '../../gateway/start-conveyor.ts';
 import type { TimelineEvent } from '../../gateway/timeline.ts';
 import { eventually, startTestConveyor } from '../support/conveyor-fixture.ts';
 import { getJson, streamChat } from '../support/sse-client.ts';
-import { startSlowReader, type SlowReader } from '../support/slow-reader.ts';
+import { FAST_DECODE_PROFILE, LONG_MODEL_NAME, startSlowReader, type SlowReader } from '../support/slow-reader.ts';
 
 const TOKENS = 3_000;
-// Every chunk repeats the model's name: a long one (vLLM serves any --served-model-name) makes
-// each token's chunk ~3 KiB, so a thousand tokens or so fill the socket buffers that Linux grows
-// on loopback (megabytes) and the test does not wait on ten thousand decode steps.
-const MODEL = `sim-${'x'.repeat(3000)}`;
+const MODEL = LONG_MODEL_NAME;
 
 describe('a client that reads slower than the model decodes', () => {
   let conveyor: ConveyorHandle;
   let client: SlowReader | undefined;
   beforeAll(async () => {
-    // Decode far faster than the client reads: the sim finishes the whole answer while the
-    // client is not reading at all.
-    conveyor = await startTestConveyor({
-      sim: { modelName: MODEL, profile: { name: 'quick', description: 'slow-client test', source: 'synthetic', decode: { baseMs: 0.05, perSeqMs: 0 }, prefill: { baseMs: 1, perTokenMs: 0.001 }, maxNumSeqs: 4, maxModelLen: 32768 } },
-    });
+    conveyor = await startTestConveyor({ sim: { modelName: MODEL, profile: FAST_DECODE_PROFILE } });
   });
   afterAll(async () => {
     client?.kill();

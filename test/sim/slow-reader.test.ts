@@ -1,18 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSim, type SimHandle } from '../../sim/sim-server.ts';
 import { eventually } from '../support/conveyor-fixture.ts';
-import { startSlowReader, type SlowReader } from '../support/slow-reader.ts';
+import { FAST_DECODE_PROFILE, LONG_MODEL_NAME, startSlowReader, type SlowReader } from '../support/slow-reader.ts';
 import { allSseData, postChat } from './sim-test-helpers.ts';
 
 const TOKENS = 3_000;
-// Each chunk repeats the model's name: ~3 KiB a chunk fills the socket within a thousand tokens or so.
-const MODEL = `sim-${'x'.repeat(3000)}`;
+const MODEL = LONG_MODEL_NAME;
 
 describe('a streamed answer to a client that reads slower than the engine decodes', () => {
   let sim: SimHandle;
   let client: SlowReader | undefined;
   beforeAll(async () => {
-    sim = await startSim({ modelName: MODEL, profile: { name: 'quick', description: 'slow-reader test', source: 'synthetic', decode: { baseMs: 0.05, perSeqMs: 0 }, prefill: { baseMs: 1, perTokenMs: 0.001 }, maxNumSeqs: 4, maxModelLen: 32768 } });
+    sim = await startSim({ modelName: MODEL, profile: FAST_DECODE_PROFILE });
   });
   afterAll(async () => {
     client?.kill();

@@ -1,5 +1,24 @@
 import { spawn } from 'node:child_process';
+import type { TimingProfile } from '../../sim/sim-server.ts';
 import { parseResponses, type RawResponse } from './raw-http.ts';
+
+/**
+ * A served model name of 3,000 characters (vLLM serves any --served-model-name). Every chunk
+ * repeats it, ~3 KiB each, so a thousand tokens or so fill the socket buffers that Linux grows on
+ * loopback (megabytes), and a test does not wait on ten thousand decode steps.
+ */
+export const LONG_MODEL_NAME = `sim-${'x'.repeat(3000)}`;
+
+/** Decode far faster than a slow reader reads (the timers' 1 ms a step): the engine finishes while it reads nothing. */
+export const FAST_DECODE_PROFILE: TimingProfile = {
+  name: 'fast-decode',
+  description: 'slow-reader tests',
+  source: 'synthetic',
+  decode: { baseMs: 0.05, perSeqMs: 0 },
+  prefill: { baseMs: 1, perTokenMs: 0.001 },
+  maxNumSeqs: 4,
+  maxModelLen: 32768,
+};
 
 // A client with a small receive window (Node cannot set SO_RCVBUF; Python can, before connect):
 // it reads the response head and passes it on, then reads nothing more until told to on stdin.
