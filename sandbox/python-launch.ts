@@ -134,6 +134,12 @@ export function planLaunch(mode: SandboxMode, ctx: LaunchContext): LaunchPlan {
     if (!bwrap) throw new SandboxError('bwrap is not installed');
     const args = [
       '--unshare-all',
+      // The zygote itself is PID 1 of the sandbox, not a bwrap reaper: that reaper was dumpable,
+      // unfiltered and of the cells' uid (a cell could write its memory through /proc/1/mem), and
+      // the kernel drops every signal a cell sends to PID 1 that it has no handler for, so a cell
+      // can no longer kill the zygote and with it every other cell. It reaps as it did: it is
+      // already the subreaper of everything its cells leave behind.
+      '--as-pid-1',
       '--die-with-parent',
       '--new-session',
       ...systemBinds(),

@@ -103,6 +103,7 @@ def setup(fds, config, zygote_pid, seccomp_filter):
     if config['dropUid'] and os.geteuid() == 0:
         drop_uid()
     process_tree.set_parent_death_signal(signal.SIGKILL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # the zygote ignores it
     if os.getppid() != zygote_pid:
         os._exit(70)  # the zygote died between fork and prctl
     process_tree.set_child_subreaper()

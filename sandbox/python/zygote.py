@@ -290,6 +290,9 @@ def main():
     except Exception as err:
         seccomp, seccomp_error = None, repr(err)
     atexit._clear()  # cells run their own atexit handlers; never the zygote's
+    # Under bwrap the zygote is the sandbox's PID 1, which gets only the signals it handles: no
+    # KeyboardInterrupt handler, so no cell can stop it with SIGINT (cells put it back).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     process_tree.set_child_subreaper()
     # Not dumpable: cells share the zygote's uid (under bwrap), and a dumpable zygote would let any
     # cell read or write its memory (/proc/PID/mem) or take its socket to Node (pidfd_getfd).

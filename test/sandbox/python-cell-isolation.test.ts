@@ -79,6 +79,34 @@ describe('cells and the zygote are not dumpable', () => {
   });
 });
 
+describe('the zygote under bwrap is the sandbox\'s PID 1', () => {
+  it('drops the signals a cell sends it, so no cell can stop it and every other cell with it', async ({ skip }) => {
+    if (sandbox.protections().mode !== 'bwrap') skip(); // elsewhere the zygote is root's or the cells' parent process only
+    const before = sandbox.zygotePid();
+    const source =
+      'import os, signal, time\nprint(os.getppid())\n' +
+      'for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGKILL):\n    os.kill(1, sig)\n' +
+      'time.sleep(0.2)\nprint(os.getppid())\n';
+    const { result } = await runScript(sandbox, source);
+    // Sent without error (same uid), and the cell's parent is still the zygote, PID 1.
+    expect(result.observation).toBe('1\n1\n');
+    expect(sandbox.zygotePid()).toBe(before);
+    expect((await runScript(sandbox, 'print(6 * 7)\n')).result.observation).toBe('42\n');
+  });
+
+  it("is not dumpable: a cell cannot open its /proc/1/mem (bwrap's own reaper was, and had no seccomp filter)", async ({ skip }) => {
+    if (sandbox.protections().mode !== 'bwrap') skip();
+    const source = "try:\n    open('/proc/1/mem', 'rb+')\n    print('OPEN')\nexcept OSError as e:\n    print(type(e).__name__)\n";
+    expect((await runScript(sandbox, source)).result.observation).toBe('PermissionError\n');
+  });
+
+  it('leaves a cell its own Ctrl-C: SIGINT to itself is a KeyboardInterrupt, as in any Python', async () => {
+    const { result } = await runScript(sandbox, "import os, signal\nprint('before')\nos.kill(os.getpid(), signal.SIGINT)\nprint('after')\n");
+    expect(result.observation).toMatch(/^before\n[\s\S]*KeyboardInterrupt/);
+    expect(result.observation).not.toContain('after');
+  });
+});
+
 describe('/tmp under bwrap', () => {
   it('is a sized tmpfs: filling it fails with ENOSPC, and a cell gets its space back when it ends', async ({ skip }) => {
     if (sandbox.protections().mode !== 'bwrap') skip(); // other modes: the host's TMPDIR
