@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { SandboxError } from '../core/errors.ts';
 import type { PythonSandboxLimits } from './python-sandbox-options.ts';
+import { markStagingOwner, removeStaleStaging } from './stale-staging.ts';
 
 /** The isolation a zygote actually runs under (after detection). */
 export type SandboxMode = 'bwrap' | 'netns' | 'none';
@@ -58,13 +59,17 @@ export function findExecutable(name: string): string | null {
   return null;
 }
 
+export const STAGING_PREFIX = 'conveyor-python-';
+
 /**
  * Copies the zygote's scripts into a fresh world-readable directory: the zygote may run as
  * nobody (bwrap as root), which cannot read a checkout under a private home directory.
  */
 export function stageScripts(): { root: string; scripts: string; cells: string } {
-  const root = mkdtempSync(join(tmpdir(), 'conveyor-python-'));
+  removeStaleStaging(STAGING_PREFIX);
+  const root = mkdtempSync(join(tmpdir(), STAGING_PREFIX));
   chmodSync(root, 0o755);
+  markStagingOwner(root);
   const scripts = join(root, 'scripts');
   mkdirSync(scripts, { mode: 0o755 });
   for (const name of readdirSync(PYTHON_SOURCE_DIR)) {
