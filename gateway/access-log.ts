@@ -59,7 +59,7 @@ export class AccessLog {
         // A request refused before its completion began (bad body, busy) still has the id its
         // client was given, so the client's quote of it finds this line.
         ...(completion ? summarize(completion) : requestIdOf(res)),
-        ...(res.writableFinished ? {} : { client_gone: true }),
+        ...(res.writableFinished ? {} : clientLeft(res) ? { client_gone: true } : { cut_short: true }),
       },
       'request',
     );
@@ -97,7 +97,7 @@ function summarize({ timeline, model, stream, partialExecution }: CompletionFact
     else if (e.type === 'first-token') firstToken ??= e.t;
     else if (e.type === 'upstream-accepted' && e.detail) upstreams.add(e.detail);
   }
-  const end = timeline.ended ? timeline.events.at(-1) : undefined;
+  const end = timeline.end;
   return {
     request_id: timeline.requestId,
     model,
@@ -110,6 +110,16 @@ function summarize({ timeline, model, stream, partialExecution }: CompletionFact
     ...(rejected > 0 ? { rejected_calls: rejected } : {}),
     upstreams: [...upstreams],
   };
+}
+
+/**
+ * The client closed its connection (its FIN, or a reset) before the answer was whole; otherwise the
+ * gateway cut the answer itself: a forwarded stream whose upstream failed after the status line,
+ * or a connection a shutdown closed.
+ */
+function clientLeft(res: ServerResponse): boolean {
+  const socket = res.req.socket;
+  return socket.readableEnded || socket.errored !== null;
 }
 
 function requestIdOf(res: ServerResponse): { request_id?: string } {

@@ -135,7 +135,7 @@ export class GatewayMetrics {
   requestEnded(timeline: Timeline): void {
     this.#inFlight.dec();
     const events = timeline.events;
-    const end = events.at(-1)!;
+    const end = timeline.end!;
     this.#requests.inc({ outcome: end.detail ?? 'unknown' });
     this.#duration.observe(end.t / 1000);
     const firstToken = events.find((e) => e.type === 'first-token');

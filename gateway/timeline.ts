@@ -55,7 +55,7 @@ export class Timeline {
   private readonly startedAtMs = Date.now();
   /** Followers of this request's events as they happen (GET /v1/requests/:id/events); usually none. */
   private listeners: Array<(event: TimelineEvent) => void> = [];
-  #ended = false;
+  #end: TimelineEvent | undefined;
 
   constructor(requestId: string) {
     this.requestId = requestId;
@@ -65,7 +65,7 @@ export class Timeline {
   mark(type: TimelineEventType, fields: Omit<TimelineEvent, 't' | 'type'> = {}): TimelineEvent {
     const event: TimelineEvent = { t: round3(performance.now() - this.origin), type, ...fields };
     this.events.push(event);
-    if (type === 'request-end') this.#ended = true;
+    if (type === 'request-end') this.#end ??= event;
     for (const listener of this.listeners) {
       // A follower's failure is its own: the request goes on.
       try {
@@ -75,9 +75,17 @@ export class Timeline {
     return event;
   }
 
-  /** `request-end` has been marked: no event follows. */
+  /** `request-end` has been marked. */
   get ended(): boolean {
-    return this.#ended;
+    return this.#end !== undefined;
+  }
+
+  /**
+   * The `request-end` event, whose `detail` says how the request ended. Not always the last event:
+   * a tool the request stopped (an upstream that failed, a client that left) reports its end after.
+   */
+  get end(): TimelineEvent | undefined {
+    return this.#end;
   }
 
   /** Calls `listener` with every event marked from now on, until the returned function is called. */

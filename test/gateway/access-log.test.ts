@@ -1,10 +1,24 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { GatewayDeps, GatewayHandle } from '../../gateway/server.ts';
+import type { ToolPlugin } from '../../plugins/plugin-types.ts';
 import { DONE, MODEL, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
 import { sseHeaders, startTestUpstream } from '../llm-client/upstream-test-server.ts';
 import { answeringTool, callThenAnswer, SCRIPTED, scriptedGateway, toolMap } from '../support/scripted-gateway.ts';
 import { getJson, postJson, streamChat } from '../support/sse-client.ts';
+
+/** A gateway tool whose call runs until it is aborted, and then answers at once with an error. */
+const untilAborted: ToolPlugin = {
+  name: 'wait',
+  description: 'wait (a test tool)',
+  parameters: { type: 'object' },
+  consumes: 'call',
+  start: () => {
+    let stop!: (err: Error) => void;
+    const stopped = new Promise<never>((_resolve, reject) => (stop = reject));
+    return { piece: () => undefined, end: () => stopped, abort: (reason) => stop(new Error(reason)) };
+  },
+};
 
 type Line = Record<string, unknown>;
 
@@ -104,6 +118,54 @@ describe('the access log', () => {
     await getJson(debug.gw.url, '/health');
     await expect.poll(() => debug.lines.length).toBe(1);
     expect(debug.lines[0]).toMatchObject({ level: 20, path: '/health', status: 200 });
+  });
+
+  it('names how the request ended when a tool it stopped reports after that end', async () => {
+    const { lines, logger } = collectingLogger('info');
+    const gw = await scripted.start(
+      (_req, res) => {
+        // A whole call (its tool starts at once), then the upstream dies while the tool still runs.
+        sseHeaders(res);
+        res.write(vllmChunk({ role: 'assistant', content: '' }) + vllmChunk({ content: '<tool_call>\n{"name": "wait", "arguments": {}}\n</tool_call>' }));
+        setTimeout(() => res.socket?.destroy(), 50);
+      },
+      { tools: toolMap(untilAborted), logger },
+    );
+    const down = await postJson(gw.url, '/v1/chat/completions', { ...ask, tools: [{ type: 'function', function: { name: 'wait' } }] });
+    expect(down.status).toBe(502);
+    expect(down.json.error.code).toBe('upstream_connection_error');
+    await expect.poll(() => lines.length).toBe(1);
+    const events = (await getJson(gw.url, `/v1/requests/${down.headers.get('x-conveyor-request-id')}/timeline`)).json.events as Array<{ type: string }>;
+    expect(events.map((e) => e.type).slice(-2)).toEqual(['request-end', 'tool-end']);
+    expect(lines[0]).toMatchObject({ status: 502, error: 'upstream_connection_error', outcome: 'upstream_connection_error', tool_calls: 1 });
+  });
+
+  it('says client_gone only when the client left, and cut_short when the gateway cut the answer', async () => {
+    const { lines, logger } = collectingLogger('info');
+    const gw = await scripted.start(
+      (req, res) => {
+        sseHeaders(res);
+        if (req.url === '/v1/completions') {
+          // A forwarded stream whose upstream dies after its status line: the gateway cuts the answer.
+          res.write('data: {"choices":[{"text":"Once"}]}\n\n');
+          setTimeout(() => res.socket?.destroy(), 50);
+        } else {
+          res.write(vllmChunk({ role: 'assistant', content: '' }) + vllmChunk({ content: 'Once' }));
+        }
+      },
+      { logger },
+    );
+    const forwarded = await fetch(`${gw.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, prompt: 'Tell a story', stream: true }) });
+    await expect(forwarded.text()).rejects.toThrow();
+    await expect.poll(() => lines.length).toBe(1);
+    expect(lines[0]).toMatchObject({ path: '/v1/completions', status: 200, cut_short: true });
+    expect(lines[0]).not.toHaveProperty('client_gone');
+
+    const leaving = new AbortController();
+    await expect(streamChat(gw.url, { model: MODEL, messages: [{ role: 'user', content: 'Tell a story' }] }, () => leaving.abort(), leaving.signal)).rejects.toThrow();
+    await expect.poll(() => lines.length).toBe(2);
+    expect(lines[1]).toMatchObject({ path: '/v1/chat/completions', status: 200, client_gone: true });
+    expect(lines[1]).not.toHaveProperty('cut_short');
   });
 
   it('logs an error the gateway did not expect with its stack, while the client gets internal_error', async () => {
