@@ -68,7 +68,9 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
   ctx.accessLog.describe(res, { timeline, model: request.model, stream: request.stream, partialExecution });
   let release: () => void;
   try {
-    release = await admitted(ctx.admission, res, () => timeline.mark('admitted'));
+    // A request still waiting in line when a shutdown's grace runs out is turned away (503
+    // gateway_shutting_down) rather than let in, and upstream, as the running ones are cut.
+    release = await admitted(ctx.admission, res, { waited: () => timeline.mark('admitted'), cancel: ctx.shutdown });
   } catch (err) {
     const code = toErrorResponse(err).body.error.code;
     timeline.mark('request-end', { detail: code });

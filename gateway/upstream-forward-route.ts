@@ -74,7 +74,7 @@ export async function upstreamForwardRoute(ctx: ForwardRouteContext, req: Incomi
   const request: ForwardedRequest = { method: req.method ?? 'GET', endpoint: path.slice('/v1'.length), query, headers, body, signal: abortOnClose(res, ctx.shutdown) };
   let release: () => void;
   try {
-    release = await admitted(ctx.admission, res);
+    release = await admitted(ctx.admission, res, { cancel: ctx.shutdown });
   } catch (error) {
     ctx.metrics.forwarded(error instanceof ConveyorError ? error.code : 'internal_error');
     throw error;

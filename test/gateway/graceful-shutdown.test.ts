@@ -93,6 +93,29 @@ describe('graceful shutdown: close({ graceMs })', () => {
     await endless!.requestSocketClosed(1);
   });
 
+  it('turns away what still waits for a place (--max-concurrent-requests) when the grace runs out, instead of sending it upstream', async () => {
+    endless = await startEndlessUpstream();
+    gateway = await startGateway({ port: 0, upstream: { baseUrl: endless.baseUrl }, maxConcurrentRequests: 1 }, { tools: new Map() });
+    const url = gateway.url;
+    const running = streamChat(url, { model: 'm', messages: [{ role: 'user', content: 'go on forever' }] });
+    await eventually(() => endless!.requests.length === 1, 'the first stream reaches the upstream');
+    const waiting = postJson(url, '/v1/chat/completions', { model: 'm', messages: [{ role: 'user', content: 'waits in line' }] });
+    const waitingStream = streamChat(url, { model: 'm', messages: [{ role: 'user', content: 'waits in line too' }] });
+    const forwarded = postJson(url, '/v1/completions', { model: 'm', prompt: 'waits in line as well' });
+    await eventually(async () => (await (await fetch(`${url}/health`)).json()).requests.queued === 3, 'three requests wait in line');
+    await gateway.close({ graceMs: 200 });
+    gateway = undefined;
+
+    expect((await running).chunks.at(-1)?.error?.code).toBe('gateway_shutting_down');
+    for (const answered of [await waiting, await forwarded]) {
+      expect(answered.status).toBe(503);
+      expect(answered.json.error).toMatchObject({ code: 'gateway_shutting_down' });
+    }
+    expect((await waitingStream).status).toBe(503);
+    // None of them went upstream, before or after the running one gave its place up.
+    expect(endless.requests).toHaveLength(1);
+  });
+
   it('cuts a dozen streams at once, each told so, without a listener-leak warning', async () => {
     const warnings: string[] = [];
     const onWarning = (w: Error) => warnings.push(w.name);
