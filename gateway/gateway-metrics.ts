@@ -58,7 +58,7 @@ export class GatewayMetrics {
     this.#rounds = new Counter({ name: 'conveyor_rounds_total', help: 'Model rounds (one upstream decode each) over all requests.', registers });
     this.#toolCalls = new Counter({
       name: 'conveyor_tool_calls_total',
-      help: 'Calls to gateway tools, by tool and outcome (ok, error, rejected: cut short while being decoded).',
+      help: 'Calls to gateway tools, by tool and outcome (ok, error, rejected: cut short while being decoded, stopped: the request ended first).',
       labelNames: ['tool', 'outcome'],
       registers,
     });
@@ -143,6 +143,7 @@ export class GatewayMetrics {
 
     const tools = new Map<string, { name: string; start: number }>();
     for (const e of events) {
+      if (e === end) break;
       if (e.type === 'round-start') this.#rounds.inc();
       else if (e.type === 'tool-start' && e.callId) tools.set(e.callId, { name: e.detail ?? 'unknown', start: e.t });
       else if (e.type === 'tool-end' && e.callId) {
@@ -157,6 +158,9 @@ export class GatewayMetrics {
         tools.delete(e.callId);
       }
     }
+    // Calls the request's end stopped (the client left, the upstream failed, a shutdown cut it):
+    // their own end, if any, comes after request-end, and they are counted once, here.
+    for (const call of tools.values()) this.#toolCalls.inc({ tool: call.name, outcome: 'stopped' });
     for (const round of timeline.rounds()) {
       if (round.toolMs === 0) continue;
       this.#toolWait.observe(round.toolWaitAfterDecodeMs / 1000);

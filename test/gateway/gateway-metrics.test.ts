@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
+import { GatewayMetrics } from '../../gateway/gateway-metrics.ts';
+import { Timeline } from '../../gateway/timeline.ts';
 import { definePlugin, reject } from '../../plugins/kit/define-plugin.ts';
 import { inlineTool } from '../../plugins/kit/inline-tool.ts';
 import type { Scenario } from '../../sim/scenario-schema.ts';
@@ -82,5 +84,26 @@ describe('GET /metrics (Prometheus)', () => {
     for (const s of sims) expect(sample(text, `conveyor_upstream_replica_healthy{replica="${s.url}"}`)).toBe(1);
     // Node's own process metrics come along.
     expect(text).toMatch(/^process_cpu_seconds_total \d/m);
+  });
+});
+
+describe('conveyor_tool_calls_total for a request that ended before its call', () => {
+  it('counts the call once, as stopped, whether or not its end is marked after the request\'s', async () => {
+    const metrics = new GatewayMetrics();
+    const timeline = new Timeline('chatcmpl-stopped');
+    timeline.mark('round-start', { round: 1 });
+    timeline.mark('tool-start', { round: 1, callId: 'c1', detail: 'python' });
+    timeline.mark('tool-start', { round: 1, callId: 'c2', detail: 'python' });
+    timeline.mark('tool-end', { round: 1, callId: 'c2', detail: 'ok' });
+    timeline.mark('request-end', { detail: 'upstream_connection_error' });
+    // The stopped tool reports after the request's end, as a killed cell does.
+    timeline.mark('tool-end', { round: 1, callId: 'c1', detail: 'error' });
+    metrics.requestStarted();
+    metrics.requestEnded(timeline);
+    const text = await metrics.render();
+    expect(sample(text, 'conveyor_tool_calls_total{tool="python",outcome="stopped"}')).toBe(1);
+    expect(sample(text, 'conveyor_tool_calls_total{tool="python",outcome="ok"}')).toBe(1);
+    expect(sample(text, 'conveyor_tool_calls_total{tool="python",outcome="error"}')).toBeUndefined();
+    expect(sample(text, 'conveyor_requests_total{outcome="upstream_connection_error"}')).toBe(1);
   });
 });
