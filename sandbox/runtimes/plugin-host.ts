@@ -115,7 +115,9 @@ function receive(message: HostMessage): void {
           call.failure !== null || definition === null
             ? { ok: false, content: call.failure ?? 'error: the plugin module did not load' }
             : await runEndHook(definition, message.args, call.ctx);
-        calls.delete(message.callId);
+        // A failed call stays until its `abort`, which the gateway sends on `failed`: its onAbort
+        // must still run, and an `end` sent before `failed` reached the gateway comes first.
+        if (call.failure === null) calls.delete(message.callId);
         send({ t: 'result', callId: message.callId, ...result });
       });
       return;

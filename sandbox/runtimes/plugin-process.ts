@@ -98,6 +98,10 @@ export class PluginProcess {
       channel.setEncoding('utf8');
       channel.on('error', () => undefined);
       channel.on('data', (chunk: string) => {
+        // Killed (a protocol error, the output limit, the call over): what it wrote before the
+        // kill landed is no longer heard, or a well-formed result behind a bad line would still
+        // end its call, and a line too long would keep growing here.
+        if (proc?.killedFor) return;
         const nl = chunk.lastIndexOf('\n');
         pending = nl < 0 ? pending + chunk.length : chunk.length - nl - 1;
         if (pending > MAX_LINE) return proc ? proc.kill('protocol error: line too long') : fail('protocol error');

@@ -62,10 +62,20 @@ export class RemoteExecution implements ToolExecution {
   private readonly unstarted: NodeJS.Timeout;
   /** Set while the call waits for the child to answer its `abort` (onAbort finished). */
   private onAborted: (() => void) | null = null;
+  /** Takes this call's exit listener off its process. */
+  private offExit: () => void = () => undefined;
+  /**
+   * Settles (with null) when the call finishes. piece() and end() wait for the lease or this:
+   * a call aborted or timed out while its process is still starting (a slow cold start, a spare
+   * still coming up) ends then, not when the start-up is over.
+   */
+  private readonly over: Promise<null>;
+  private settleOver: (value: null) => void = () => undefined;
 
   constructor(call: ToolCallContext, options: RemoteCallOptions) {
     this.call = call;
     this.options = options;
+    this.over = new Promise<null>((resolve) => (this.settleOver = resolve));
     const { definition } = options;
     this.wireId = `${call.callId}#${++wireCounter}`;
     const onAbort = (): void => this.abort('request aborted');
@@ -83,7 +93,9 @@ export class RemoteExecution implements ToolExecution {
         }
         this.leaseData = lease.data ?? {};
         lease.proc.route(this.wireId, (message) => this.receive(message));
-        lease.proc.onceExit((exit) => {
+        // Taken off in leave(): a shared host outlives its calls, and would otherwise keep every
+        // finished call (and its request's emit) reachable for as long as it runs.
+        this.offExit = lease.proc.onceExit((exit) => {
           const { message, limit } = describeExit(exit);
           this.fail(`stopped: ${message}`, limit ? 'sandbox_limit_exceeded' : 'sandbox_error', limit ?? undefined);
         });
@@ -108,7 +120,7 @@ export class RemoteExecution implements ToolExecution {
   async piece(piece: Piece): Promise<Verdict> {
     if (this.finished) return undefined;
     const seq = ++this.seq;
-    const lease = await this.lease;
+    const lease = await Promise.race([this.lease, this.over]);
     if (!lease || this.finished) return undefined;
     const over = this.clock.work();
     return new Promise<Verdict>((resolve) => {
@@ -128,7 +140,7 @@ export class RemoteExecution implements ToolExecution {
       return this.failure as ToolResult;
     }
     // Every millisecond counts from here, but not before the call has its process.
-    const lease = await this.lease;
+    const lease = await Promise.race([this.lease, this.over]);
     this.clock.finalStretch();
     if (this.failure || !lease) return this.failure ?? this.errorResult('did not start', 'sandbox_error');
     const result = await new Promise<ToolResult>((resolve) => {
@@ -212,6 +224,7 @@ export class RemoteExecution implements ToolExecution {
   private finish(reason: string, clean: boolean): void {
     if (this.finished) return;
     this.finished = true;
+    this.settleOver(null);
     this.clock.stop();
     clearTimeout(this.unstarted);
     this.controller.abort(reason);
@@ -242,6 +255,7 @@ export class RemoteExecution implements ToolExecution {
   /** The call is done with its process (or shared host): unroute it and let the lease go. */
   private leave(lease: RemoteLease, reason: string, clean: boolean): void {
     lease.proc.unroute(this.wireId);
+    this.offExit();
     lease.done(reason, clean);
   }
 }

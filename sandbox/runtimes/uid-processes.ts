@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -41,13 +41,22 @@ export function releaseUid(uid: number): void {
   }
 }
 
+/** How long a claim may stay empty (its owner between its open and its write) before it is stale. */
+const EMPTY_CLAIM_MS = 10_000;
+
 function ownerAlive(path: string): boolean {
-  let pid: number;
+  let text: string;
+  let modifiedMs: number;
   try {
-    pid = Number(readFileSync(path, 'utf8'));
+    text = readFileSync(path, 'utf8');
+    modifiedMs = statSync(path).mtimeMs;
   } catch {
     return true; // being written right now
   }
+  // Empty: another gateway has just created it and not yet written its pid. Taken for stale, it
+  // was unlinked and claimed again, and two processes shared a uid (one's killUid killed both).
+  if (text === '') return Date.now() - modifiedMs < EMPTY_CLAIM_MS;
+  const pid = Number(text);
   if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
