@@ -1,6 +1,7 @@
 import { thrownMessage } from '../core/errors.ts';
 import type { Piece } from '../parsers/parser-events.ts';
 import type { ToolExecution, ToolPlugin, ToolProgress, ToolResult } from '../plugins/plugin-types.ts';
+import { ProgressBudget } from './progress-budget.ts';
 import type { Timeline } from './timeline.ts';
 
 export interface CallOutcome {
@@ -143,10 +144,13 @@ export class Dispatcher {
     if (!call.plugin || call.execution) return;
     const { callId, name } = call;
     this.opts.timeline.mark('tool-start', { round: this.opts.round, callId, detail: name });
+    const budget = new ProgressBudget();
     call.execution = call.plugin.start({
       callId,
       signal: this.opts.signal,
-      emit: (progress) => {
+      emit: (emitted) => {
+        const progress = budget.take(emitted);
+        if (!progress) return;
         if (progress.type === 'unit-done') {
           this.opts.timeline.mark('unit-done', { round: this.opts.round, callId, detail: progress.detail });
         }

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { Dispatcher } from '../../gateway/dispatcher.ts';
 import { Timeline } from '../../gateway/timeline.ts';
 import type { Piece } from '../../parsers/parser-events.ts';
-import type { ToolPlugin } from '../../plugins/plugin-types.ts';
+import type { ToolPlugin, ToolProgress } from '../../plugins/plugin-types.ts';
+import { MAX_PROGRESS_EVENTS, MAX_PROGRESS_TEXT, ProgressBudget } from '../../gateway/progress-budget.ts';
 
 /** A line-consuming tool that records what reached it and when (relative to decode events). */
 function recordingTool(log: string[], opts: { rejectOn?: string } = {}): ToolPlugin {
@@ -239,5 +240,51 @@ describe('withPluginSchemas', () => {
       new Map([[tool.name, tool]]),
     );
     expect(out.tools).toEqual([{ type: 'function', function: { name: 'echo', description: 'records lines', parameters: { type: 'object' } } }, clientTool]);
+  });
+});
+
+describe('a tool that never stops emitting progress', () => {
+  it('passes on at most its budget, then one note, and the call still ends with its result', async () => {
+    const progress: ToolProgress[] = [];
+    const timeline = new Timeline('test');
+    const flooding: ToolPlugin = {
+      name: 'flood',
+      description: 'emits without end',
+      parameters: { type: 'object' },
+      consumes: 'call',
+      start: ({ emit }) => ({
+        piece: () => undefined,
+        end: async () => {
+          for (let i = 0; i < MAX_PROGRESS_EVENTS + 5_000; i++) emit({ type: 'unit-done', detail: `unit ${i}` });
+          return { ok: true, content: 'done' };
+        },
+        abort: () => {},
+      }),
+    };
+    const d = new Dispatcher({
+      tools: new Map([['flood', flooding]]),
+      partialExecution: true,
+      signal: new AbortController().signal,
+      timeline,
+      round: 1,
+      onProgress: (_call, p) => progress.push(p),
+      onReject: () => {},
+    });
+    d.callStart('c1', 'flood');
+    d.callEnd('c1', {});
+    const [outcome] = await d.settle();
+    expect(outcome!.result).toMatchObject({ ok: true, content: 'done' });
+    expect(progress).toHaveLength(MAX_PROGRESS_EVENTS + 1);
+    expect(progress.at(-1)).toMatchObject({ type: 'output', stream: 'stderr', text: expect.stringContaining('the rest is not shown') });
+    expect(timeline.events.filter((e) => e.type === 'unit-done')).toHaveLength(MAX_PROGRESS_EVENTS);
+  });
+
+  it('counts output text too: a megabyte of it, then the note', () => {
+    const budget = new ProgressBudget();
+    const chunk = { type: 'output' as const, stream: 'stdout' as const, text: 'x'.repeat(64 * 1024) };
+    const passed = Array.from({ length: 20 }, () => budget.take(chunk));
+    expect(passed.filter((p) => p === chunk)).toHaveLength(MAX_PROGRESS_TEXT / chunk.text.length);
+    expect(passed[MAX_PROGRESS_TEXT / chunk.text.length]).toMatchObject({ stream: 'stderr' });
+    expect(passed.slice(MAX_PROGRESS_TEXT / chunk.text.length + 1).every((p) => p === undefined)).toBe(true);
   });
 });
