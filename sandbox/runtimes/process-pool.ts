@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxMode } from '../python-launch.ts';
 import { descendantPids } from '../process-tree.ts';
+import { markStagingOwner, removeStaleStaging } from '../stale-staging.ts';
 import { BoundedQueue } from '../../core/bounded-queue.ts';
 import { SandboxQueueFullError } from '../../core/errors.ts';
 import { PluginProcess } from './plugin-process.ts';
@@ -116,15 +117,29 @@ export class ProcessPool {
     const list = this.spares.get(recipe.key) ?? [];
     const total = [...this.spares.values()].reduce((n, l) => n + l.length, 0);
     if (this.closed || list.length >= this.options.sparesPerPlugin || total >= this.options.maxSpares) return;
-    const spare = this.spawn(recipe).then(
+    // A spare that dies while it waits (a crash, an outside kill) or never starts gives its place
+    // up: left in the list it counted against sparesPerPlugin and maxSpares, and no live spare
+    // took its place until a call for its plugin drew it out.
+    const spare: Promise<PluginProcess | null> = this.spawn(recipe).then(
       (proc) => {
         if (this.closed) proc.kill('pool closed');
+        else proc.onceExit(() => this.forget(recipe.key, spare));
         return proc;
       },
-      () => null,
+      () => {
+        this.forget(recipe.key, spare);
+        return null;
+      },
     );
     list.push(spare);
     this.spares.set(recipe.key, list);
+  }
+
+  /** Takes a spare out of its list (no-op once a call has taken it). */
+  private forget(key: string, spare: Promise<PluginProcess | null>): void {
+    const list = this.spares.get(key);
+    const at = list?.indexOf(spare) ?? -1;
+    if (at >= 0) list!.splice(at, 1);
   }
 
   /** Starts one sandboxed process (not counted against the call slots: used for spares and hosts too). */
@@ -206,8 +221,12 @@ export class ProcessPool {
   }
 }
 
+const STAGING_PREFIX = 'conveyor-plugins-';
+
 function makeStagingRoot(): string {
-  const root = mkdtempSync(join(tmpdir(), 'conveyor-plugins-'));
+  removeStaleStaging(STAGING_PREFIX);
+  const root = mkdtempSync(join(tmpdir(), STAGING_PREFIX));
+  markStagingOwner(root);
   // Traversable, not listable: each process finds only its own directory.
   chmodSync(root, 0o711);
   mkdirSync(root, { recursive: true });
