@@ -175,7 +175,18 @@ async function answer(ctx: ChatRouteContext, request: ChatRequest, gatewayTools:
         get blocked() {
           return sse?.blocked ?? false;
         },
-        onDrained: (resume) => (sse ? sse.onDrained(resume) : resume()),
+        onDrained: (resume) => {
+          if (!sse) return resume();
+          const stallMs = ctx.config.clientStallMs;
+          const stalled = setTimeout(() => {
+            timeline.mark('abort', { detail: `client stalled: it took nothing for ${stallMs} ms` });
+            res.destroy();
+          }, stallMs);
+          sse.onDrained(() => {
+            clearTimeout(stalled);
+            resume();
+          });
+        },
       },
     });
     timeline.mark('request-end', { detail: result.stopReason });

@@ -118,6 +118,11 @@ const gatewayConfigFields = z.strictObject({
     .default([]),
   maxBodyBytes: z.number().int().positive().default(4 * 1024 * 1024),
   /**
+   * A streamed answer waits (its upstream read paused) while its client's socket is full; a client
+   * that takes nothing for this long is cut off, its decode and tools stopped (nginx's send_timeout).
+   */
+  clientStallMs: z.number().int().positive().default(60_000),
+  /**
    * Requests answered at once, chat completions and forwarded /v1 requests alike; more wait, first
    * come first served, for a place (the client leaving gives its place up). Unset: no limit, every
    * request goes upstream at once.

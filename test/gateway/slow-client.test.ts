@@ -60,4 +60,22 @@ describe('a client that reads slower than the model decodes', () => {
     expect(flow.length).toBeGreaterThanOrEqual(3);
     flow.slice(0, -1).forEach((t, i) => expect(t).toBe(i % 2 === 0 ? 'client-paused' : 'client-resumed'));
   }, 60_000);
+
+  it('cuts off a client that takes nothing for clientStallMs, stopping its decode', async () => {
+    const stalling = await startTestConveyor({ gateway: { clientStallMs: 500 }, sim: { modelName: MODEL, profile: FAST_DECODE_PROFILE } });
+    try {
+      const request = { model: MODEL, messages: [{ role: 'user', content: 'Say something long.' }], stream: true, max_tokens: TOKENS, ignore_eos: true };
+      const reader = await startSlowReader(stalling.gateway.url, '/v1/chat/completions', request);
+      const requestId = /x-conveyor-request-id: (\S+)/i.exec(reader.head)![1]!;
+      const events = async () => (await getJson(stalling.gateway.url, `/v1/requests/${requestId}/timeline`)).json.events as TimelineEvent[];
+      await eventually(async () => (await events()).some((e) => e.type === 'request-end'), 'the gateway has ended the request', 30_000);
+      const timeline = await events();
+      expect(timeline).toContainEqual(expect.objectContaining({ type: 'abort', detail: 'client stalled: it took nothing for 500 ms' }));
+      expect(timeline.map((e) => e.type)).not.toContain('decode-end');
+      // What the client had not read is gone with the connection: no [DONE].
+      expect((await reader.readRaw()).toString('utf8')).not.toContain('[DONE]');
+    } finally {
+      await stalling.close();
+    }
+  }, 60_000);
 });

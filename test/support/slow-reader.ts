@@ -36,7 +36,10 @@ sys.stdout.buffer.write(head); sys.stdout.flush()
 sys.stdin.readline()
 parts = []
 while True:
-    got = s.recv(65536)
+    try:
+        got = s.recv(65536)
+    except ConnectionResetError:
+        break
     if not got: break
     parts.append(got)
 sys.stdout.buffer.write(b''.join(parts))
@@ -47,6 +50,8 @@ export interface SlowReader {
   head: string;
   /** Reads everything else until the server closes; resolves with the whole response, its chunked body decoded. */
   readRest(): Promise<RawResponse>;
+  /** Reads everything else until the server closes or resets the connection; the bytes as they came. */
+  readRaw(): Promise<Buffer>;
   kill(): void;
 }
 
@@ -67,14 +72,16 @@ export async function startSlowReader(url: string, path: string, body: unknown):
     child.on('error', reject);
     void closed.then((code) => reject(new Error(`the slow reader exited (${code}) before the response head`)));
   });
+  const readRaw = async (): Promise<Buffer> => {
+    child.stdin.write('go\n');
+    const code = await closed;
+    if (code !== 0) throw new Error(`the slow reader exited with ${code}`);
+    return Buffer.concat(out);
+  };
   return {
     head,
-    async readRest() {
-      child.stdin.write('go\n');
-      const code = await closed;
-      if (code !== 0) throw new Error(`the slow reader exited with ${code}`);
-      return parseResponses(Buffer.concat(out), 1)[0]!;
-    },
+    readRaw,
+    readRest: async () => parseResponses(await readRaw(), 1)[0]!,
     kill: () => child.kill(),
   };
 }
