@@ -6,6 +6,7 @@ import { authenticate, KEY_SUBPROTOCOL_PREFIX } from './client-auth.ts';
 import { toErrorResponse } from './error-response.ts';
 import type { Timeline, TimelineEvent } from './timeline.ts';
 import type { TimelineStore } from './timeline-store.ts';
+import { pathOf } from './request-path.ts';
 
 const EVENTS_PATH = /^\/v1\/requests\/(?<id>[\w-]+)\/events$/;
 
@@ -51,8 +52,8 @@ export class RequestEventsSocket {
     socket.on('error', () => socket.destroy());
     try {
       this.guard(req);
-      const path = new URL(req.url ?? '/', 'http://gateway').pathname;
-      const id = EVENTS_PATH.exec(path)?.groups?.id;
+      const path = pathOf(req.url ?? '/');
+      const id = path === undefined ? undefined : EVENTS_PATH.exec(path)?.groups?.id;
       if (id === undefined) throw new NotFoundError(`no WebSocket route for ${path}`);
       authenticate(req, this.apiKeys, { subprotocolKey: true });
       const timeline = this.timelines.get(id);

@@ -20,7 +20,9 @@ import { GatewayMetrics } from './gateway-metrics.ts';
 import type { PythonCellLoad } from '../sandbox/python-sandbox.ts';
 import { toErrorResponse } from './error-response.ts';
 import { sendJson } from './send-json.ts';
+import { newRequestId, OPENAI_REQUEST_ID_HEADER, REQUEST_ID_HEADER } from './request-id.ts';
 import { RequestEventsSocket } from './request-events-socket.ts';
+import { pathOf } from './request-path.ts';
 import { TimelineStore } from './timeline-store.ts';
 import { UpstreamReadiness } from './upstream-readiness.ts';
 import { healthRoutes } from './health-routes.ts';
@@ -58,6 +60,9 @@ export interface GatewayHandle {
 /** Served without a client's key (see handle). */
 const OPEN_PATHS = new Set(['/health', '/health/ready', '/metrics', ...PLAYGROUND_PATHS]);
 
+/** The chat route, with or without a trailing slash; the 100-continue check and refusals before the route use it too. */
+const CHAT_PATH = /^\/v1\/chat\/completions\/?$/;
+
 /** How long the answers cut at the end of a shutdown get to reach their clients before the connections close. */
 const CUT_FLUSH_MS = 1000;
 
@@ -91,7 +96,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
   const routeCtx = { config, upstream, metrics, accessLog, tools: deps.tools, timelines, admission, shutdown: shutdown.signal };
 
   const routes: Array<{ method: string; pattern: RegExp; handler: Handler }> = [
-    { method: 'POST', pattern: /^\/v1\/chat\/completions\/?$/, handler: (req, res) => chatCompletionsRoute(routeCtx, req, res) },
+    { method: 'POST', pattern: CHAT_PATH, handler: (req, res) => chatCompletionsRoute(routeCtx, req, res) },
     { method: 'GET', pattern: /^\/v1\/models\/?$/, handler: async (_req, res) => sendJson(res, 200, await models(config)) },
     {
       // OpenAI's "retrieve model"; vLLM has no such route, so it is answered from the list.
@@ -142,16 +147,16 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
   const server = createServer((req, res) => {
     const started = performance.now();
     const method = req.method ?? '?';
-    const path = new URL(req.url ?? '/', 'http://gateway').pathname;
+    const path = pathOf(req.url ?? '/');
     let errorCode: string | undefined;
     active += 1;
     res.once('close', () => {
       active -= 1;
       if (active === 0) wake?.();
-      accessLog.ended(method, path, res, performance.now() - started, errorCode);
+      accessLog.ended(method, path ?? req.url ?? '?', res, performance.now() - started, errorCode);
     });
     if (draining) res.shouldKeepAlive = false;
-    (draining ? Promise.reject(new ShuttingDownError()) : handle(req, res, path)).catch((err: unknown) => {
+    handle(req, res, path).catch((err: unknown) => {
       const { status, body, headers } = toErrorResponse(err);
       errorCode = body.error.code;
       accessLog.unexpected(err, { method, path });
@@ -160,6 +165,13 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
         return;
       }
       for (const [name, value] of Object.entries(headers ?? {})) res.setHeader(name, value);
+      // A refusal before the chat route ran (no key, a wrong method) is one of its answers too,
+      // and carries an id like the route's own: an SDK's error reports it as its requestID.
+      if (path !== undefined && CHAT_PATH.test(path) && !res.hasHeader(REQUEST_ID_HEADER)) {
+        const id = newRequestId();
+        res.setHeader(REQUEST_ID_HEADER, id);
+        res.setHeader(OPENAI_REQUEST_ID_HEADER, id);
+      }
       sendJson(res, status, body);
     });
   });
@@ -167,17 +179,20 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
   // `Expect: 100-continue`: a chat body declared over maxBodyBytes is refused (413) before the
   // client sends it, and the connection closes after, since that body will not follow.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-    const path = new URL(req.url ?? '/', 'http://gateway').pathname;
-    if (path === '/v1/chat/completions' && Number(req.headers['content-length']) > config.maxBodyBytes) res.shouldKeepAlive = false;
+    const path = pathOf(req.url ?? '/');
+    if (path !== undefined && CHAT_PATH.test(path) && Number(req.headers['content-length']) > config.maxBodyBytes) res.shouldKeepAlive = false;
     else res.writeContinue();
     server.emit('request', req, res);
   });
 
   const checkHost = hostCheck(config.host, config.apiKeys, config.allowedHosts);
   const cors = new CorsPolicy(config.allowedOrigins);
-  async function handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+  async function handle(req: IncomingMessage, res: ServerResponse, path: string | undefined): Promise<void> {
+    if (path === undefined) throw new InvalidRequestError(`the request target is not a valid path: ${req.url}`);
     checkHost?.(req);
     if (cors.handle(req, res)) return;
+    // After CORS: a page on an allowed origin reads this 503 as it reads any error.
+    if (draining) throw new ShuttingDownError();
     const matches = routes.filter((r) => r.pattern.test(path));
     if (matches.length === 0 && config.forwardOtherEndpoints && path.startsWith('/v1/')) {
       authenticate(req, config.apiKeys);

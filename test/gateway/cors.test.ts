@@ -1,11 +1,13 @@
 import { once } from 'node:events';
 import { request, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { GatewayConfigError } from '../../core/errors.ts';
 import { startGateway } from '../../gateway/server.ts';
 import { DONE, MODEL, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
 import { sseHeaders } from '../llm-client/upstream-test-server.ts';
+import { eventually } from '../support/conveyor-fixture.ts';
 import { scriptedGateway } from '../support/scripted-gateway.ts';
 
 const scripted = scriptedGateway();
@@ -108,6 +110,35 @@ describe('CORS for web pages on allowed origins', () => {
     expect(other.headers['access-control-allow-origin']).toBeUndefined();
     // OPTIONS that is not a preflight is still a method the routes do not have.
     expect((await send(gw.port, 'OPTIONS', '/v1/chat/completions', {})).status).toBe(405);
+  });
+
+  it('puts them on the 503 of a request that comes in while the gateway shuts down, so the page can read that it may retry', async () => {
+    let endStream!: () => void;
+    const gw = await scripted.start(
+      (_req, res) => {
+        sseHeaders(res);
+        res.write(vllmChunk({ role: 'assistant', content: 'Hel' }));
+        endStream = () => res.end([vllmChunk({ content: 'lo.' }, 'stop'), DONE].join(''));
+      },
+      {},
+      { allowedOrigins: [APP] },
+    );
+    // One keep-alive connection, so that the second request reaches the draining gateway.
+    const socket = connect(gw.port, '127.0.0.1');
+    let text = '';
+    socket.on('data', (b: Buffer) => (text += b.toString('utf8')));
+    const json = JSON.stringify(chat);
+    socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: ${APP}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`);
+    await eventually(() => text.includes('Hel'), 'the first token');
+    void gw.close({ graceMs: 20_000 });
+    socket.write(`GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: ${APP}\r\n\r\n`);
+    // node:http takes the next request on a connection once the answer before it has ended.
+    endStream();
+    await eventually(() => /HTTP\/1\.1 503 [^]*\r\n\r\n\{.*\}$/.test(text), 'the 503');
+    const refused = text.slice(text.indexOf('HTTP/1.1 503'));
+    expect(refused.toLowerCase()).toContain(`access-control-allow-origin: ${APP}`);
+    expect(refused).toContain('"code":"gateway_shutting_down"');
+    socket.destroy();
   });
 
   it('with * and API keys, echoes any origin', async () => {

@@ -49,10 +49,10 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     expect((await postJson(small.url, '/v1/chat/completions', hello)).status).toBe(200);
   });
 
-  it('refuses a body declared too large under Expect: 100-continue before the client sends it', async () => {
+  it.each(['/v1/chat/completions', '/v1/chat/completions/'])('refuses a body declared too large under Expect: 100-continue before the client sends it (%s)', async (path) => {
     const answer = await new Promise<{ status: number; continued: boolean }>((resolve, reject) => {
       let continued = false;
-      const req = request(`${small.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': '5000', expect: '100-continue' } });
+      const req = request(`${small.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': '5000', expect: '100-continue' } });
       req.on('continue', () => (continued = true));
       req.on('response', (res) => {
         res.resume();
@@ -206,6 +206,9 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     const anonymous = await postJson(locked.url, '/v1/chat/completions', hello);
     expect(anonymous.status).toBe(401);
     expect(anonymous.json.error.code).toBe('invalid_api_key');
+    // A refusal on the chat route like any other: the SDK's AuthenticationError reports its requestID.
+    expect(anonymous.headers.get(REQUEST_ID_HEADER)).toMatch(/^chatcmpl-[0-9a-f]{32}$/);
+    expect(anonymous.headers.get('x-request-id')).toBe(anonymous.headers.get(REQUEST_ID_HEADER));
     const wrong = await postJson(locked.url, '/v1/chat/completions', hello, { authorization: 'Bearer nope' });
     expect(wrong.status).toBe(401);
     const right = await postJson(locked.url, '/v1/chat/completions', hello, { authorization: 'Bearer s3cret' });
