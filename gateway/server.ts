@@ -305,5 +305,5 @@ async function models(config: GatewayConfig) {
 }
 
 function servePlayground(serve: ReturnType<typeof playgroundRoute>): Handler {
-  return (req, res) => serve(new URL(req.url ?? '/', 'http://gateway').pathname, res);
+  return (req, res) => serve(pathOf(req.url ?? '/') ?? '/', res);
 }
