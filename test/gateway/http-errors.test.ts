@@ -40,6 +40,16 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     expect(res.json.error.message).toMatch(/not valid JSON/);
   });
 
+  it('answers 400, not a 502 that blames the upstream, for a body nested too deep to be sent on', async () => {
+    // Within maxBodyBytes and readable, but deeper than JSON.stringify's stack when it goes upstream.
+    const depth = 200_000;
+    const body = `{"model": "${SIM_MODEL}", "messages": [{"role": "user", "content": "hi"}], "metadata": ${'['.repeat(depth)}${']'.repeat(depth)}}`;
+    const res = await postJson(gateway.url, '/v1/chat/completions', body);
+    expect(res.status).toBe(400);
+    expectOpenAIError({ ...res.json, error: { ...res.json.error, param: res.json.error.param ?? 'none' } }, 'invalid_request');
+    expect(res.json.error.message).toMatch(/cannot be sent upstream/);
+  });
+
   it('refuses a body over maxBodyBytes with 413, then serves the next request', async () => {
     for (const size of [2_000, 200_000]) {
       const res = await postJson(small.url, '/v1/chat/completions', { ...hello, messages: [{ role: 'user', content: 'a'.repeat(size) }] });

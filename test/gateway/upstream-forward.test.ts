@@ -221,6 +221,15 @@ describe('what the gateway sends upstream and back', () => {
     const received = (await res.json()) as Received;
     expect(JSON.parse(received.body)).toEqual({ model: 'served-name', input: 'hello' });
     expect(received.headers['content-length']).toBe(String(Buffer.byteLength(received.body)));
+    // A body nested too deep to write again is the client's 400, not the gateway's 500.
+    const depth = 200_000;
+    const deep = await fetch(`${gw.url}/v1/embeddings`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer client-key', 'content-type': 'application/json' },
+      body: `{"model": "client-name", "input": ${'['.repeat(depth)}${']'.repeat(depth)}}`,
+    });
+    expect(deep.status).toBe(400);
+    expect(((await deep.json()) as { error: { code: string } }).error.code).toBe('invalid_request');
   });
 
   it('answers 404 itself when forwarding is off, and 502 in the OpenAI shape when the upstream is down', async () => {
