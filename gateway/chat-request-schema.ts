@@ -81,8 +81,15 @@ export const chatRequestSchema = z.looseObject({
   }
   // A function tool needs its function, as OpenAI and vLLM check; another type (OpenAI's `custom`)
   // passes to the upstream, which knows whether it has such tools.
+  // One name, one tool: a call names its tool, and two of the same name would leave it to chance
+  // which one a call runs (a gateway tool or the client's) or is checked against.
+  const seen = new Set<string>();
   request.tools?.forEach((tool, index) => {
     if (tool.type === 'function' && tool.function === undefined) ctx.addIssue({ code: 'custom', path: ['tools', index, 'function'], message: 'required for a tool of type "function"' });
+    const name = tool.function?.name;
+    if (name === undefined) return;
+    if (seen.has(name)) ctx.addIssue({ code: 'custom', path: ['tools', index, 'function', 'name'], message: `tool names must be unique: "${name}" is listed more than once` });
+    seen.add(name);
   });
   // As OpenAI and vLLM answer: a choice that forces a call must name something the request offers.
   const choice = request.tool_choice;

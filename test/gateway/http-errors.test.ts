@@ -120,6 +120,15 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     expect(counted.chunks.filter((chunk) => chunk.usage !== undefined)).toHaveLength(1);
   });
 
+  it('refuses two tools of one name, naming the second', async () => {
+    const tool = (description: string) => ({ type: 'function', function: { name: 'lookup', description, parameters: { type: 'object' } } });
+    const res = await postJson(gateway.url, '/v1/chat/completions', { ...hello, tools: [tool('one'), { type: 'function', function: { name: 'other' } }, tool('two')] });
+    expect(res.status).toBe(400);
+    expectOpenAIError(res.json, 'invalid_request');
+    expect(res.json.error.param).toBe('tools.2.function.name');
+    expect(res.json.error.message).toMatch(/"lookup" is listed more than once/);
+  });
+
   it('refuses stream_options without stream, and a function tool without its function, as OpenAI and vLLM do', async () => {
     const options = await postJson(gateway.url, '/v1/chat/completions', { ...hello, stream_options: { include_usage: true } });
     expect(options.status).toBe(400);
