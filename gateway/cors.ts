@@ -31,6 +31,9 @@ export class CorsPolicy {
    * any other origin throws OriginNotAllowedError.
    */
   handle(req: IncomingMessage, res: ServerResponse): boolean {
+    // Every answer varies by Origin once some origin is allowed (one gets the CORS headers, the
+    // next not): said on all of them, or a shared cache could hand one origin's answer to another.
+    if (this.anyOrigin || this.origins.size > 0) res.setHeader('vary', 'Origin');
     const origin = req.headers.origin;
     if (origin === undefined) return false;
     const preflight = req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
@@ -40,7 +43,6 @@ export class CorsPolicy {
       return false;
     }
     res.setHeader('access-control-allow-origin', origin);
-    res.setHeader('vary', 'Origin');
     if (!preflight) {
       res.setHeader('access-control-expose-headers', `${REQUEST_ID_HEADER}, ${OPENAI_REQUEST_ID_HEADER}`);
       return false;

@@ -108,6 +108,15 @@ describe('CORS for web pages on allowed origins', () => {
     const other = await send(gw.port, 'GET', '/health', { origin: 'https://evil.example' });
     expect(other.status).toBe(200);
     expect(other.headers['access-control-allow-origin']).toBeUndefined();
+    // Yet each says it varies by Origin: an allowed page gets another answer to the same request.
+    expect(plain.headers['vary']).toBe('Origin');
+    expect(other.headers['vary']).toBe('Origin');
+    const withoutCors = await startGateway({ port: 0, upstream: { baseUrl: 'http://127.0.0.1:9/v1' } }, { tools: new Map() });
+    try {
+      expect((await send(withoutCors.port, 'GET', '/health', {})).headers['vary']).toBeUndefined();
+    } finally {
+      await withoutCors.close();
+    }
     // OPTIONS that is not a preflight is still a method the routes do not have.
     expect((await send(gw.port, 'OPTIONS', '/v1/chat/completions', {})).status).toBe(405);
   });
