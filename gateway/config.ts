@@ -43,7 +43,8 @@ const upstreamConfigSchema = z.strictObject({
    * Ask for usage on every chunk (`stream_options.continuous_usage_stats`, vLLM and SGLang), so a
    * round the gateway cuts short still counts its prompt and the tokens decoded before the cut.
    * Off by default: the field is not OpenAI's (a strict server may refuse it), and it costs the
-   * gateway ~10% more CPU per token (bench/overhead/continuous-usage-cost.ts).
+   * gateway ~5% more CPU per token (bench/overhead/continuous-usage-cost.ts,
+   * bench/results/2026-11-27-continuous-usage-cost-2.md).
    */
   continuousUsage: z.boolean().default(false),
   timeouts: z

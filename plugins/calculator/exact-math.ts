@@ -38,7 +38,7 @@ function instance(): { math: MathJsInstance; evaluate: MathJsInstance['evaluate'
   return { math, evaluate };
 }
 
-/** Loads and sets up mathjs now (the calculator's onStart), so the first expression does not wait for it. */
+/** Loads and sets up mathjs now (the calculator's onLoad, as its worker starts, and its onStart), so the first expression does not wait for it. */
 export function warmExactMath(): void {
   instance();
 }

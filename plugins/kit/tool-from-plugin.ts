@@ -49,7 +49,7 @@ const DEFAULT_GUEST_MEMORY_MB = 64;
  * ok:false for that call only.
  *
  * @example
- * // plugins/word-count/word-count-plugin.ts
+ * // my-tools/word-count-plugin.ts (plugins/kit/examples/word-count-plugin.ts is a fuller one)
  * export default definePlugin({
  *   name: 'word_count', description: 'Counts words', runtime: 'process',
  *   parameters: z.object({ text: z.string() }), consumes: 'call',
@@ -57,7 +57,7 @@ const DEFAULT_GUEST_MEMORY_MB = 64;
  * });
  * // gateway setup
  * const pools = createRuntimePools();
- * const tool = toolFromPlugin(wordCount, { moduleUrl: new URL('./plugins/word-count/word-count-plugin.ts', import.meta.url), pools });
+ * const tool = toolFromPlugin(wordCount, { moduleUrl: new URL('./my-tools/word-count-plugin.ts', import.meta.url), pools });
  */
 export function toolFromPlugin(definition: PluginDefinition, options: ToolFromPluginOptions = {}): RuntimeTool {
   const runtime = definition.runtime ?? 'inline';
