@@ -88,7 +88,7 @@ export function registerServeCommand(program: Command): void {
       new Option('--plugins <json>', 'built-in tools and their settings, e.g. \'{"database":{"file":"shop.sqlite"},"http_get":false}\' (plugins/README.md)').env('CONVEYOR_PLUGINS'),
     )
     .addOption(
-      new Option('--log-level <level>', 'JSON lines on stdout: one per request at info, unexpected errors with their stack at error; /health and /metrics at debug')
+      new Option('--log-level <level>', 'JSON lines on stdout: one per request at info, unexpected errors with their stack at error; /health, /health/ready, /metrics and the playground files at debug')
         .choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
         .default('info')
         .env('CONVEYOR_LOG_LEVEL'),
@@ -135,6 +135,10 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
     }),
   };
   const plugins = given('plugins');
+  // It names what the --tool modules may read; alone it would be a setting silently ignored.
+  if (given('toolReadPath') !== undefined && given('tool') === undefined) {
+    throw new GatewayConfigError('--tool-read-path applies to the modules given with --tool (a config file names readOnlyPaths per toolModules entry)');
+  }
   const options = {
     gateway: { ...file.gateway, ...flags.gateway, upstream: { ...file.gateway?.upstream, ...flags.upstream } },
     sim: { ...file.sim, ...defined({ profile: given('simProfile'), scenarioDirs: list(given('simScenarios'))?.map((dir) => resolve(dir)) }) },

@@ -235,6 +235,7 @@ describe('conveyor serve (the main job) in its own process', () => {
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', cjsPlugin], message: `conveyor: tool module ${cjsPlugin}: it is a CommonJS module (plugins are ES modules: use .ts/.mjs/.js with import/export` },
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', WORD_COUNT_PLUGIN, '--tool', `${WORD_COUNT_PLUGIN}?again`], message: `a tool named word_count is already loaded, from ${WORD_COUNT_PLUGIN}\n` },
       { args: ['--config', 'no-such-config.json'], message: 'conveyor: config file no-such-config.json: ENOENT' },
+      { args: ['--tool-read-path', '/srv/data'], message: 'conveyor: --tool-read-path applies to the modules given with --tool' },
       { args: ['--plugins', '{"pyhton":false}'], message: 'conveyor: --plugins: ✖ Unrecognized key: "pyhton"' },
       { args: ['--plugins', '{bad'], message: 'conveyor: --plugins: ' },
       { args: ['--port', '8080xyz'], message: "option '--port <port>' argument '8080xyz' is invalid" },
