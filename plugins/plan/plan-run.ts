@@ -69,7 +69,7 @@ export class PlanRun {
       const failed = before.find((o) => !o.result.ok);
       const result = failed
         ? { ok: false, content: `error: skipped because step ${failed.index} failed` }
-        : await this.#run(tool, step, Object.fromEntries(step.args.map((arg, i) => [names[i]!, substitute(arg, before)])));
+        : await this.#run(tool, step, () => Object.fromEntries(step.args.map((arg, i) => [names[i]!, substitute(arg, before)])));
       this.ctx.emit({ type: 'unit-done', detail: `step ${step.index} ${step.tool}: ${result.ok ? 'ok' : 'failed'}` });
       return { index: step.index, tool: step.tool, raw: step.raw, result };
     });
@@ -92,16 +92,24 @@ export class PlanRun {
     for (const execution of this.#running) execution.abort(reason);
   }
 
-  async #run(tool: ToolPlugin, step: PlanStepInput, args: Record<string, unknown>): Promise<ToolResult> {
+  /**
+   * Never rejects: a step's outcome is awaited only by `finish`, at the plan's end, so a step that
+   * failed while the model was still writing the plan would be an unhandled rejection, which ends
+   * the gateway's process. Its arguments are built in here for that reason too: the model's
+   * literals can nest deeper than `substitute` can recurse (a RangeError).
+   */
+  async #run(tool: ToolPlugin, step: PlanStepInput, args: () => Record<string, unknown>): Promise<ToolResult> {
     if (this.#signal.aborted) return { ok: false, content: 'error: the plan was aborted' };
-    const execution = tool.start({ callId: `${this.ctx.callId}-step${step.index}`, signal: this.#signal, emit: () => {} });
-    this.#running.add(execution);
+    let execution: ToolExecution | undefined;
     try {
-      return await execution.end(args);
+      const input = args();
+      execution = tool.start({ callId: `${this.ctx.callId}-step${step.index}`, signal: this.#signal, emit: () => {} });
+      this.#running.add(execution);
+      return await execution.end(input);
     } catch (err) {
       return { ok: false, content: `error: ${step.tool} failed: ${(err as Error).message}` };
     } finally {
-      this.#running.delete(execution);
+      if (execution) this.#running.delete(execution);
     }
   }
 }

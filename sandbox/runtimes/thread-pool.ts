@@ -55,10 +55,13 @@ export class ThreadPool {
     const { port1, port2 } = new MessageChannel();
     let drained: () => void = () => undefined;
     const allProgress = new Promise<void>((resolve) => (drained = resolve));
-    port1.on('message', (message: ToolProgress | typeof END_OF_PROGRESS | typeof HOOK_BEGUN) => {
+    port1.on('message', (message: unknown) => {
       if (message === END_OF_PROGRESS) drained();
       else if (message === HOOK_BEGUN) onBegun?.();
-      else emit(message);
+      // ctx.emit posts whatever the hook passes (a JavaScript plugin has no type check): only a
+      // ToolProgress goes on. Anything else, thrown by the gateway's handling of it in this
+      // listener, would be an uncaught exception that ends the gateway's process.
+      else if (isToolProgress(message)) emit(message);
     });
     try {
       const result = (await pool.run({ ...task, port: port2 }, { transferList: [port2], signal })) as ThreadTaskResult;
@@ -140,4 +143,12 @@ export class ThreadPool {
   private queueFull(pool: Piscina): SandboxQueueFullError {
     return new SandboxQueueFullError('thread', `the thread runtime is busy: ${pool.threads.length} workers and ${pool.queueSize} tasks queued`);
   }
+}
+
+/** The shapes of ToolProgress, as the process runtime's protocol checks them (plugin-protocol.ts). */
+function isToolProgress(message: unknown): message is ToolProgress {
+  if (typeof message !== 'object' || message === null) return false;
+  const progress = message as Record<string, unknown>;
+  if (progress['type'] === 'unit-done') return typeof progress['detail'] === 'string';
+  return progress['type'] === 'output' && (progress['stream'] === 'stdout' || progress['stream'] === 'stderr') && typeof progress['text'] === 'string';
 }

@@ -145,6 +145,31 @@ describe('plan plugin: what $n stands for', () => {
   });
 });
 
+describe('plan plugin: a step it cannot run', () => {
+  it('fails that step, without an unhandled rejection, while the model is still writing the plan', async () => {
+    const echo = inlineTool(definePlugin({ name: 'echo', description: 'echo', parameters: z.object({ text: z.unknown() }), consumes: 'call', hooks: { onEnd: () => 'echoed' } }));
+    const plan = inlineTool(createPlanTool({ tools: new Map<string, ToolPlugin>([['echo', echo]]) }));
+    // Arguments nested deeper than substituting `$n` into them can recurse (a RangeError on any stack).
+    let deep: unknown = 'x';
+    for (let i = 0; i < 200_000; i++) deep = [deep];
+    const steps = [
+      { index: 1, tool: 'echo', args: [deep], raw: '1. echo([[…]])' },
+      { index: 2, tool: 'join', args: [], raw: '2. join()' },
+    ];
+    const progress: ToolProgress[] = [];
+    const execution = plan.start({ callId: 'call_plan', signal: new AbortController().signal, emit: (p) => progress.push(p) });
+    await execution.piece({ kind: 'step', ...steps[0]! });
+    // The step has run and failed before the plan's end is read: a rejection left unhandled here
+    // would end the process (vitest fails the run on one).
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(progress).toContainEqual({ type: 'unit-done', detail: 'step 1 echo: failed' });
+    await execution.piece({ kind: 'step', ...steps[1]! });
+    const result = await execution.end({ steps });
+    expect(result.ok).toBe(false);
+    expect(result.content).toMatch(/Observation: error: echo failed: Maximum call stack size exceeded/);
+  });
+});
+
 describe('plan plugin: invalid plans', () => {
   const echo = inlineTool(definePlugin({ name: 'echo', description: 'echo', parameters: z.object({ text: z.string() }), consumes: 'call', hooks: { onEnd: ({ text }) => text } }));
   const fail = inlineTool(definePlugin({ name: 'fail', description: 'fails', parameters: z.object({ text: z.string() }), consumes: 'call', hooks: { onEnd: () => ({ ok: false, content: 'error: boom' }) } }));
