@@ -169,13 +169,14 @@ export class ZygoteProcess {
 
   private receive(line: string): void {
     if (!line.trim()) return;
-    const parsed = zygoteMessageSchema.safeParse(safeJson(line));
-    if (!parsed.success || parsed.data.t === 'ready') {
-      // A zygote that breaks the protocol cannot be trusted with its cells any more.
-      this.kill(`protocol error: ${line.slice(0, 200)}`);
-      return;
-    }
-    this.routes.get(parsed.data.id)?.(parsed.data);
+    const json = safeJson(line);
+    const parsed = zygoteMessageSchema.safeParse(json);
+    if (parsed.success && parsed.data.t !== 'ready') return void this.routes.get(parsed.data.id)?.(parsed.data);
+    const relayed = relayedFromCell(json);
+    if (relayed === null) return;
+    if (relayed !== undefined) return void this.routes.get(relayed.id)?.(relayed);
+    // A zygote that breaks the protocol cannot be trusted with its cells any more.
+    this.kill(`protocol error: ${line.slice(0, 200)}`);
   }
 
   private onExit(reason: string): void {
@@ -186,6 +187,24 @@ export class ZygoteProcess {
     this.exitListeners.clear();
     this.routes.clear();
   }
+}
+
+/**
+ * A message the zygote relays with words a cell wrote itself into its control pipe (its code can:
+ * the pipe is its fd 3), which no shape check could vouch for: a `unit` with lines that are not
+ * numbers, an `exit` with a forged report. That is the cell's doing, not the zygote's, and it costs
+ * the cell alone: the unit is dropped (null), the exit goes on without the report. Killing the
+ * zygote for it, as for its own protocol errors, ended every other request's cells too.
+ * Undefined: not such a message.
+ */
+function relayedFromCell(json: unknown): CellMessage | null | undefined {
+  if (typeof json !== 'object' || json === null) return undefined;
+  const message = json as Record<string, unknown>;
+  if (typeof message['id'] !== 'string' || message['id'] === '') return undefined;
+  if (message['t'] === 'unit') return null;
+  if (message['t'] !== 'exit') return undefined;
+  const withoutReport = zygoteMessageSchema.safeParse({ ...message, result: null });
+  return withoutReport.success && withoutReport.data.t === 'exit' ? withoutReport.data : undefined;
 }
 
 function safeJson(line: string): unknown {

@@ -107,6 +107,26 @@ describe('the zygote under bwrap is the sandbox\'s PID 1', () => {
   });
 });
 
+describe('what a cell writes into its own control pipe', () => {
+  it('costs that cell alone: a malformed unit or report does not take the zygote and every other cell down', async () => {
+    const before = sandbox.zygotePid();
+    const recorder = new ProgressRecorder();
+    const bystander = sandbox.openCell({ id: 'bystander', onProgress: recorder.listener });
+    bystander.pushLine('x = 6 * 7\n');
+    await recorder.waitFor((p) => p.type === 'unit-done' && p.startLine === 1);
+    // fd 3 is the cell's control pipe: forge a unit with lines that are not numbers, then a report of no known shape.
+    const forger =
+      "import os\nos.write(3, b'{\"t\": \"unit\", \"a\": \"x\", \"b\": 1}\\n')\n" +
+      "os.write(3, b'{\"t\": \"result\", \"ok\": \"yes\"}\\n')\nprint('forged')\nos._exit(0)\n";
+    const { result } = await runScript(sandbox, forger);
+    expect(result.observation).toBe('forged\n');
+    // The bystander, opened before and still running, finishes as if nothing happened.
+    bystander.pushLine('print(x)\n');
+    expect(await bystander.finish()).toMatchObject({ ok: true, observation: '42\n' });
+    expect(sandbox.zygotePid()).toBe(before);
+  });
+});
+
 describe('/tmp under bwrap', () => {
   it('is a sized tmpfs: filling it fails with ENOSPC, and a cell gets its space back when it ends', async ({ skip }) => {
     if (sandbox.protections().mode !== 'bwrap') skip(); // other modes: the host's TMPDIR
