@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { TimingProfile } from '../../sim/sim-server.ts';
+import { E2E_PROFILE } from './e2e-profile.ts';
 import { parseResponses, type RawResponse } from './raw-http.ts';
 
 /**
@@ -10,15 +11,7 @@ import { parseResponses, type RawResponse } from './raw-http.ts';
 export const LONG_MODEL_NAME = `sim-${'x'.repeat(3000)}`;
 
 /** Decode far faster than a slow reader reads (the timers' 1 ms a step): the engine finishes while it reads nothing. */
-export const FAST_DECODE_PROFILE: TimingProfile = {
-  name: 'fast-decode',
-  description: 'slow-reader tests',
-  source: 'synthetic',
-  decode: { baseMs: 0.05, perSeqMs: 0 },
-  prefill: { baseMs: 1, perTokenMs: 0.001 },
-  maxNumSeqs: 4,
-  maxModelLen: 32768,
-};
+export const FAST_DECODE_PROFILE: TimingProfile = { ...E2E_PROFILE, name: 'fast-decode', description: 'slow-reader tests', decode: { baseMs: 0.05, perSeqMs: 0 } };
 
 // A client with a small receive window (Node cannot set SO_RCVBUF; Python can, before connect):
 // it reads the response head and passes it on, then reads nothing more until told to on stdin.
