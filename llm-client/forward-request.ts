@@ -129,7 +129,7 @@ class ForwardHandler implements ForwardedExchange, Dispatcher.DispatchHandler, D
         headers: { ...this.#request.headers, ...target.headers },
         body: this.#request.body,
         headersTimeout: timeouts.headersMs,
-        bodyTimeout: Math.max(timeouts.firstTokenMs, timeouts.idleMs),
+        bodyTimeout: forwardBodyTimeoutMs(timeouts),
       },
     };
   }
@@ -225,7 +225,9 @@ class ForwardHandler implements ForwardedExchange, Dispatcher.DispatchHandler, D
   #fail(error: unknown): void {
     if (this.#settled) return;
     const { signal } = this.#request;
-    this.#settle(signal.aborted ? abortReason(signal) : toUpstreamError(error, { baseUrl: this.#options.baseUrl, timeouts: this.#options.timeouts }));
+    // The silence allowed here is the body timeout above, which the error then names.
+    const timeouts = { ...this.#options.timeouts, idleMs: forwardBodyTimeoutMs(this.#options.timeouts) };
+    this.#settle(signal.aborted ? abortReason(signal) : toUpstreamError(error, { baseUrl: this.#options.baseUrl, timeouts }));
   }
 
   #settle(...outcome: [] | [reason: unknown]): void {
@@ -239,4 +241,12 @@ class ForwardHandler implements ForwardedExchange, Dispatcher.DispatchHandler, D
     if (outcome.length === 0) this.#resolve();
     else this.#reject(outcome[0]);
   }
+}
+
+/**
+ * How long a forwarded answer may be silent: undici's one body timeout stands for both the wait
+ * for the first token and the gaps between tokens, so it is the longer of the two.
+ */
+function forwardBodyTimeoutMs(timeouts: { firstTokenMs: number; idleMs: number }): number {
+  return Math.max(timeouts.firstTokenMs, timeouts.idleMs);
 }

@@ -41,6 +41,9 @@ export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler,
   #abortBeforeConnect: Error | undefined;
   #afterDone: NodeJS.Timeout | undefined;
   #paused = false;
+  /** onPart calls under way (resume() from inside one waits for it to return). */
+  #delivering = 0;
+  #resumeQueued = false;
   readonly #held = new HeldEvents();
   /** A generation part has gone out: later events wait for the end of the I/O phase. */
   #generating = false;
@@ -114,6 +117,19 @@ export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler,
 
   resume(): void {
     if (!this.#paused || this.#settled) return;
+    // Called from inside onPart (a consumer that pauses and finds it need not): the delivery under
+    // way finishes first. Resumed in place, a nested drain handed the part being delivered over
+    // again, from the start of the held events the outer one had not yet let go of.
+    if (this.#delivering > 0) {
+      if (!this.#resumeQueued) {
+        this.#resumeQueued = true;
+        queueMicrotask(() => {
+          this.#resumeQueued = false;
+          this.resume();
+        });
+      }
+      return;
+    }
     this.#paused = false;
     this.#drain();
     if (this.#paused || this.#settled) return;
@@ -248,10 +264,13 @@ export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler,
 
   /** What `onPart` throws is the consumer's own failure: it ends the stream unchanged. */
   #deliver(part: UpstreamPart): void {
+    this.#delivering += 1;
     try {
       this.onPart(part);
     } catch (error) {
       this.#settle(error);
+    } finally {
+      this.#delivering -= 1;
     }
   }
 
@@ -313,7 +332,9 @@ export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler,
       this.#endOfBody = true;
       this.#held.clear();
       this.#closeRequest();
-      return this.#finish();
+      // A paused consumer gets the end when it resumes, as when the body ends during a pause.
+      if (!this.#paused) this.#finish();
+      return;
     }
     if (this.#expired) this.interrupted = true;
     this.#settle(this.#expired ?? toUpstreamError(error, { baseUrl, timeouts }));

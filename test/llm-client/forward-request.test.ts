@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UpstreamConnectionError } from '../../core/errors.ts';
+import { UpstreamConnectionError, UpstreamIdleTimeoutError } from '../../core/errors.ts';
 import { forwardConnection, forwardRequest, type ForwardedRequest } from '../../llm-client/forward-request.ts';
 
 const PIECES = 200;
@@ -23,6 +23,12 @@ beforeAll(async () => {
         else res.end();
       };
       next();
+      return;
+    }
+    if (req.url?.startsWith('/v1/stalls')) {
+      // A head and one piece, then silence.
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('first');
       return;
     }
     // Never answers: for aborts before the head.
@@ -75,5 +81,12 @@ describe('forwardRequest', () => {
     });
     await expect(exchange.done).rejects.toBeInstanceOf(UpstreamConnectionError);
     expect(touched).toBe(false);
+  });
+
+  it('names the silence it allowed when an answer stalls: the longer of firstTokenMs and idleMs', async () => {
+    const timeouts = { connectMs: 5_000, headersMs: 5_000, firstTokenMs: 300, idleMs: 100 };
+    const exchange = forwardRequest(forwardConnection({ baseUrl, timeouts }), get('/stalls', new AbortController().signal), { head: () => {}, body: () => true });
+    await expect(exchange.done).rejects.toBeInstanceOf(UpstreamIdleTimeoutError);
+    await expect(exchange.done).rejects.toThrow(/more than 300 ms/);
   });
 });

@@ -142,6 +142,44 @@ describe('pumpChatCompletion (the push-based stream the gateway consumes)', () =
     expect(parts.slice(2)).toEqual([{ type: 'content', text: 'b' }, { type: 'content', text: 'c' }, { type: 'end' }]);
   });
 
+  it('finishes the delivery under way first when onPart pauses and resumes at once: no part twice', async () => {
+    upstream = await startTestUpstream(async (_req, res) => {
+      sseHeaders(res);
+      res.write(vllmChunk({ content: 'a' }));
+      await pause(20);
+      // Several events in one read: handed over from the held list.
+      res.end(['b', 'c', 'd'].map((text) => vllmChunk({ content: text })).join('') + 'data: [DONE]\n\n');
+    });
+    const parts: UpstreamPart[] = [];
+    const stream = pumpChatCompletion({ baseUrl: upstream.baseUrl, body, signal: new AbortController().signal }, (part) => {
+      parts.push(part);
+      if (part.type === 'content') {
+        stream.pause();
+        stream.resume();
+      }
+    });
+    await stream.done;
+    expect(parts.map((p) => (p.type === 'content' ? p.text : p.type))).toEqual(['start', 'a', 'b', 'c', 'd', 'end']);
+  });
+
+  it('holds the end back from a consumer that paused after [DONE], though the upstream keeps the response open', async () => {
+    upstream = await startTestUpstream((_req, res) => {
+      sseHeaders(res);
+      res.write(vllmChunk({ content: 'a' }) + vllmChunk({}, 'stop') + 'data: [DONE]\n\n');
+    });
+    const parts: UpstreamPart[] = [];
+    const timeouts = { connectMs: 60_000, headersMs: 60_000, firstTokenMs: 60_000, idleMs: 60_000 };
+    const stream = pumpChatCompletion({ baseUrl: upstream.baseUrl, body, signal: new AbortController().signal, timeouts }, (part) => parts.push(part));
+    while (!parts.some((p) => p.type === 'finish')) await pause(5);
+    // [DONE] came with the finish: paused from outside now, past the after-[DONE] grace (250 ms).
+    stream.pause();
+    await pause(500);
+    expect(parts.map((p) => p.type)).toEqual(['start', 'content', 'finish']);
+    stream.resume();
+    await stream.done;
+    expect(parts.map((p) => p.type)).toEqual(['start', 'content', 'finish', 'end']);
+  });
+
   it('ends soon after [DONE] when the upstream keeps the response open, and closes that socket', async () => {
     // idleMs is far beyond the test's own timeout: only [DONE] can end this stream in time.
     upstream = await startTestUpstream((_req, res) => {
