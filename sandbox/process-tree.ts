@@ -91,3 +91,13 @@ function signal(pid: number, name: NodeJS.Signals): void {
     // already gone, or not ours to signal
   }
 }
+
+/** Whether a process with this pid exists (another user's included: kill answers EPERM for it). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { processAlive } from './process-tree.ts';
 
 const OWNER_FILE = 'owner.pid';
 
@@ -31,21 +32,11 @@ export function removeStaleStaging(prefix: string): void {
     } catch {
       continue;
     }
-    if (!Number.isInteger(pid) || pid <= 0 || alive(pid)) continue;
+    if (!Number.isInteger(pid) || pid <= 0 || processAlive(pid)) continue;
     try {
       rmSync(root, { recursive: true, force: true });
     } catch {
       // Files another uid wrote there that this one cannot remove: left for whoever can.
     }
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it exists, as another user's.
-    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
   }
 }

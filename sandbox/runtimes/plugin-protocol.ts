@@ -36,7 +36,8 @@ export type HostMessage =
 
 const callId = z.string().min(1).max(200);
 
-const progressSchema = z.discriminatedUnion('type', [
+/** A ToolProgress as a plugin may send it: checked at every runtime's seam (this protocol, the thread pool's port). */
+export const progressSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('unit-done'), detail: z.string().max(10_000) }),
   z.object({ type: z.literal('output'), stream: z.enum(['stdout', 'stderr']), text: z.string().max(1_000_000) }),
 ]);

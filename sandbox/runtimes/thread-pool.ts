@@ -4,6 +4,7 @@ import { Piscina } from 'piscina';
 import { SandboxError, SandboxQueueFullError } from '../../core/errors.ts';
 import type { ToolProgress } from '../../plugins/plugin-types.ts';
 import { END_OF_PROGRESS, HOOK_BEGUN, type ThreadTask, type ThreadTaskResult } from './thread-worker.ts';
+import { progressSchema } from './plugin-protocol.ts';
 
 export interface ThreadPoolOptions {
   /** Worker threads. Default: the machine's cores. */
@@ -61,7 +62,10 @@ export class ThreadPool {
       // ctx.emit posts whatever the hook passes (a JavaScript plugin has no type check): only a
       // ToolProgress goes on. Anything else, thrown by the gateway's handling of it in this
       // listener, would be an uncaught exception that ends the gateway's process.
-      else if (isToolProgress(message)) emit(message);
+      else {
+        const progress = progressSchema.safeParse(message);
+        if (progress.success) emit(progress.data);
+      }
     });
     try {
       const result = (await pool.run({ ...task, port: port2 }, { transferList: [port2], signal })) as ThreadTaskResult;
@@ -143,12 +147,4 @@ export class ThreadPool {
   private queueFull(pool: Piscina): SandboxQueueFullError {
     return new SandboxQueueFullError('thread', `the thread runtime is busy: ${pool.threads.length} workers and ${pool.queueSize} tasks queued`);
   }
-}
-
-/** The shapes of ToolProgress, as the process runtime's protocol checks them (plugin-protocol.ts). */
-function isToolProgress(message: unknown): message is ToolProgress {
-  if (typeof message !== 'object' || message === null) return false;
-  const progress = message as Record<string, unknown>;
-  if (progress['type'] === 'unit-done') return typeof progress['detail'] === 'string';
-  return progress['type'] === 'output' && (progress['stream'] === 'stdout' || progress['stream'] === 'stderr') && typeof progress['text'] === 'string';
 }

@@ -1,6 +1,7 @@
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { processAlive } from '../process-tree.ts';
 
 const CLAIMS = join(tmpdir(), 'conveyor-sandbox-uids');
 
@@ -57,13 +58,7 @@ function ownerAlive(path: string): boolean {
   // was unlinked and claimed again, and two processes shared a uid (one's killUid killed both).
   if (text === '') return Date.now() - modifiedMs < EMPTY_CLAIM_MS;
   const pid = Number(text);
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return Number.isInteger(pid) && pid > 0 && processAlive(pid);
 }
 
 /** Host pids of live processes whose real uid is `uid` (zombies excluded). */
