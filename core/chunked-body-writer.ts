@@ -39,3 +39,13 @@ export class ChunkedBodyWriter {
 }
 
 const CRLF = Buffer.from('\r\n', 'latin1');
+
+/**
+ * The response's socket holds more than its high-water mark of data not yet sent: the client is
+ * not keeping up, and the writer should wait for the socket's `drain`. Both kinds of write
+ * (node:http's first, ChunkedBodyWriter's straight to the socket after it) fill the socket itself.
+ */
+export function responseBlocked(res: ServerResponse): boolean {
+  const socket = res.socket;
+  return res.writableNeedDrain || (socket !== null && socket.writableNeedDrain);
+}

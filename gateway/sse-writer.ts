@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { ChunkedBodyWriter } from '../core/chunked-body-writer.ts';
+import { ChunkedBodyWriter, responseBlocked } from '../core/chunked-body-writer.ts';
 
 const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -111,16 +111,13 @@ export class SseWriter {
    * meanwhile: vLLM merges a waiting request's tokens into its next chunk).
    */
   get blocked(): boolean {
-    if (this.closed) return false;
-    const socket = this.res.socket;
-    return this.res.writableNeedDrain || (socket !== null && socket.writableNeedDrain);
+    return !this.closed && responseBlocked(this.res);
   }
 
   /** Calls `resume` once the events written so far have left, or the client has gone (at once when not `blocked`). */
   onDrained(resume: () => void): void {
     const socket = this.res.socket;
     if (!this.blocked || !socket) return resume();
-    // Both kinds of write (node:http's first, ChunkedBodyWriter's after it) fill the socket itself.
     let called = false;
     const done = (): void => {
       socket.off('drain', done);

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { responseBlocked } from '../core/chunked-body-writer.ts';
 import type { TokenEvent } from './sequence.ts';
 
 /**
@@ -20,7 +21,7 @@ export function mergeWhileBlocked(res: ServerResponse, write: (event: TokenEvent
   const deliver = (event: TokenEvent): void => {
     write(event);
     const socket = res.socket;
-    if (res.writableEnded || !socket || !(socket.writableNeedDrain || res.writableNeedDrain)) return;
+    if (res.writableEnded || !socket || !responseBlocked(res)) return;
     waiting = true;
     socket.once('drain', flush);
   };
