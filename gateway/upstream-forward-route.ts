@@ -2,9 +2,10 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { Readable } from 'node:stream';
 import type { BoundedQueue } from '../core/bounded-queue.ts';
 import { ChunkedBodyWriter } from '../core/chunked-body-writer.ts';
-import { ClientAbortedError, ConveyorError, InvalidRequestError, thrownMessage, UpstreamResponseError } from '../core/errors.ts';
+import { ClientAbortedError, ConveyorError, UpstreamResponseError } from '../core/errors.ts';
 import { classifyReplicaFailure } from '../llm-client/failover-stream.ts';
 import { forwardConnection, forwardRequest, type ForwardConnection, type ForwardedRequest } from '../llm-client/forward-request.ts';
+import { requestJson } from '../llm-client/request-json.ts';
 import type { Replica, UpstreamReplicas } from '../llm-client/upstream-replicas.ts';
 import type { GatewayConfig } from './config.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
@@ -63,7 +64,7 @@ export async function upstreamForwardRoute(ctx: ForwardRouteContext, req: Incomi
   let body: IncomingMessage | Buffer | null = hasBody(req) ? req : null;
   const length = Number(req.headers['content-length']);
   if (body !== null && ctx.config.upstream.model !== undefined && isJson(req)) {
-    body = Buffer.from(jsonText(withModel(await readJsonBody(req, ctx.config.maxBodyBytes), ctx.config.upstream.model)));
+    body = Buffer.from(requestJson(withModel(await readJsonBody(req, ctx.config.maxBodyBytes), ctx.config.upstream.model)));
     headers['content-length'] = String(body.length);
   } else if (body !== null && length <= ctx.config.maxBodyBytes) {
     // A body of known, modest size goes out whole, with the request head: piped, undici writes
@@ -225,13 +226,4 @@ function isJson(req: IncomingMessage): boolean {
 
 function withModel(body: unknown, model: string): unknown {
   return typeof body === 'object' && body !== null && !Array.isArray(body) ? { ...body, model } : body;
-}
-
-/** JSON text of a client's body; one nested deeper than JSON.stringify's stack is the client's 400, not a 500. */
-function jsonText(value: unknown): string {
-  try {
-    return JSON.stringify(value);
-  } catch (error) {
-    throw new InvalidRequestError(`the request cannot be sent upstream: ${thrownMessage(error)}`);
-  }
 }

@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import { requestJson } from './request-json.ts';
 import type { ResolvedStreamOptions } from './upstream-options.ts';
 import { upstreamTarget } from './upstream-target.ts';
 
@@ -26,7 +27,7 @@ export function chatCompletionRequest(options: ResolvedStreamOptions): ChatCompl
       path: target.path,
       method: 'POST',
       headers: { ...target.headers, 'content-type': 'application/json', accept: 'text/event-stream' },
-      body: JSON.stringify(body),
+      body: requestJson(body),
       headersTimeout: options.timeouts.headersMs,
       // Token-phase timing is the stream's own (first token vs idle, keep-alives excluded);
       // undici's body timeout would count comment bytes as progress.

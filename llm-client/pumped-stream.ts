@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { EventSourceMessage } from 'eventsource-parser';
-import { ClientAbortedError, InvalidRequestError, thrownMessage, UpstreamProtocolError, type UpstreamError } from '../core/errors.ts';
+import { ClientAbortedError, UpstreamProtocolError, type UpstreamError } from '../core/errors.ts';
 import { ChatChunkDecoder, isGenerationPart, tokenEventParts } from './chat-chunk-decoder.ts';
 import { chatCompletionRequest } from './chat-completion-request.ts';
 import { deferDrain, requestDispatched, type DeferredDrain } from './first-token-first.ts';
@@ -83,17 +83,9 @@ export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler,
     }
     // STYLE 6: the caller's one signal reaches the socket.
     signal.addEventListener('abort', this.#onSignalAbort, { once: true });
-    let built: ReturnType<typeof chatCompletionRequest>;
     try {
-      built = chatCompletionRequest(this.options);
-    } catch (error) {
-      // A body JSON cannot write (nested deeper than the stack: a RangeError) is the caller's
-      // request at fault, not the upstream: no replica is blamed or retried for it.
-      this.#settle(new InvalidRequestError(`the request cannot be sent upstream: ${thrownMessage(error)}`));
-      return;
-    }
-    try {
-      const { dispatcher, request } = built;
+      // Throws InvalidRequestError for a body JSON cannot write: #fail passes a ConveyorError on as it is.
+      const { dispatcher, request } = chatCompletionRequest(this.options);
       this.#deadlines.start();
       // Before dispatch: undici may write (onConnect) inside it, on a socket not used before.
       this.#written = requestDispatched();
