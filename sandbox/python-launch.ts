@@ -1,12 +1,11 @@
 import { execFile } from 'node:child_process';
-import { accessSync, chmodSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { accessSync, chmodSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync } from 'node:fs';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { SandboxError } from '../core/errors.ts';
 import type { PythonSandboxLimits } from './python-sandbox-options.ts';
-import { markStagingOwner, removeStaleStaging } from './stale-staging.ts';
+import { makeStagingDir } from './stale-staging.ts';
 
 /** The isolation a zygote actually runs under (after detection). */
 export type SandboxMode = 'bwrap' | 'netns' | 'none';
@@ -66,10 +65,8 @@ export const STAGING_PREFIX = 'conveyor-python-';
  * nobody (bwrap as root), which cannot read a checkout under a private home directory.
  */
 export function stageScripts(): { root: string; scripts: string; cells: string } {
-  removeStaleStaging(STAGING_PREFIX);
-  const root = mkdtempSync(join(tmpdir(), STAGING_PREFIX));
+  const root = makeStagingDir(STAGING_PREFIX);
   chmodSync(root, 0o755);
-  markStagingOwner(root);
   const scripts = join(root, 'scripts');
   mkdirSync(scripts, { mode: 0o755 });
   for (const name of readdirSync(PYTHON_SOURCE_DIR)) {

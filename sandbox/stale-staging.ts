@@ -1,13 +1,19 @@
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { processAlive } from './process-tree.ts';
 
 const OWNER_FILE = 'owner.pid';
 
-/** Writes this process's pid into a staging directory it just made, for `removeStaleStaging`. */
-export function markStagingOwner(root: string): void {
+/**
+ * A fresh staging directory `<tmpdir>/<prefix>XXXXXX`, marked with this process's pid, after the
+ * stale ones of the same prefix (their owners gone) are removed.
+ */
+export function makeStagingDir(prefix: string): string {
+  removeStaleStaging(prefix);
+  const root = mkdtempSync(join(tmpdir(), prefix));
   writeFileSync(join(root, OWNER_FILE), `${process.pid}\n`, { mode: 0o644 });
+  return root;
 }
 
 /**

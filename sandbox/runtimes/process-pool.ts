@@ -1,9 +1,8 @@
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxMode } from '../python-launch.ts';
 import { descendantPids } from '../process-tree.ts';
-import { markStagingOwner, removeStaleStaging } from '../stale-staging.ts';
+import { makeStagingDir } from '../stale-staging.ts';
 import { BoundedQueue } from '../../core/bounded-queue.ts';
 import { SandboxQueueFullError } from '../../core/errors.ts';
 import { PluginProcess } from './plugin-process.ts';
@@ -224,9 +223,7 @@ export class ProcessPool {
 const STAGING_PREFIX = 'conveyor-plugins-';
 
 function makeStagingRoot(): string {
-  removeStaleStaging(STAGING_PREFIX);
-  const root = mkdtempSync(join(tmpdir(), STAGING_PREFIX));
-  markStagingOwner(root);
+  const root = makeStagingDir(STAGING_PREFIX);
   // Traversable, not listable: each process finds only its own directory.
   chmodSync(root, 0o711);
   mkdirSync(root, { recursive: true });
