@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FUNCTION_NAME, FUNCTION_NAME_RULE } from '../core/function-name.ts';
 
 const contentPart = z.looseObject({ type: z.string() });
 
@@ -88,6 +89,9 @@ export const chatRequestSchema = z.looseObject({
     if (tool.type === 'function' && tool.function === undefined) ctx.addIssue({ code: 'custom', path: ['tools', index, 'function'], message: 'required for a tool of type "function"' });
     const name = tool.function?.name;
     if (name === undefined) return;
+    // As OpenAI answers; vLLM takes any string, but a name the model cannot spell in the call
+    // syntax of every format would be recognised by some parsers and not others.
+    if (!FUNCTION_NAME.test(name)) ctx.addIssue({ code: 'custom', path: ['tools', index, 'function', 'name'], message: `tool name ${JSON.stringify(name)} must be ${FUNCTION_NAME_RULE}` });
     if (seen.has(name)) ctx.addIssue({ code: 'custom', path: ['tools', index, 'function', 'name'], message: `tool names must be unique: "${name}" is listed more than once` });
     seen.add(name);
   });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ToolResult, Verdict } from '../plugin-types.ts';
+import { FUNCTION_NAME, FUNCTION_NAME_RULE } from '../../core/function-name.ts';
 
 const RUNTIMES = ['inline', 'thread', 'isolate', 'process'];
 const CONSUMES = ['line', 'field', 'step', 'call'];
@@ -33,8 +34,8 @@ export function definitionProblem(value: unknown): string | undefined {
   // runs with 30 s, a top-level `runtimes: 'process'` runs inline, outside the sandbox.
   const unknownTop = unknownKey(d, KEYS, '');
   if (unknownTop !== undefined) return unknownTop;
-  if (typeof d['name'] !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(d['name'])) {
-    return `name ${JSON.stringify(d['name'])} must be 1-64 letters, digits, "_" or "-" (OpenAI function-name rules)`;
+  if (typeof d['name'] !== 'string' || !FUNCTION_NAME.test(d['name'])) {
+    return `name ${JSON.stringify(d['name'])} must be ${FUNCTION_NAME_RULE}`;
   }
   if (typeof d['description'] !== 'string') return `description must be a string, got ${describe(d['description'])}`;
   if (typeof (d['parameters'] as { safeParse?: unknown } | null)?.safeParse !== 'function') {

@@ -129,6 +129,19 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     expect(res.json.error.message).toMatch(/"lookup" is listed more than once/);
   });
 
+  it('refuses a tool name OpenAI would refuse (a space, a dot, 65 characters), naming the tool', async () => {
+    for (const [index, name] of [[0, 'look up'], [1, 'search.web'], [0, 'x'.repeat(65)]] as const) {
+      const tools = [{ type: 'function', function: { name: index === 0 ? name : 'fine_name-1' } }, ...(index === 1 ? [{ type: 'function', function: { name } }] : [])];
+      const res = await postJson(gateway.url, '/v1/chat/completions', { ...hello, tools });
+      expect(res.status).toBe(400);
+      expectOpenAIError(res.json, 'invalid_request');
+      expect(res.json.error.param).toBe(`tools.${index}.function.name`);
+      expect(res.json.error.message).toContain(`${JSON.stringify(name)} must be 1-64 letters, digits`);
+    }
+    const fine = await postJson(gateway.url, '/v1/chat/completions', { ...hello, tools: [{ type: 'function', function: { name: 'A-z_0'.padEnd(64, '9') } }] });
+    expect(fine.status).toBe(200);
+  });
+
   it('refuses stream_options without stream, and a function tool without its function, as OpenAI and vLLM do', async () => {
     const options = await postJson(gateway.url, '/v1/chat/completions', { ...hello, stream_options: { include_usage: true } });
     expect(options.status).toBe(400);
