@@ -17,6 +17,8 @@ export interface CompletionFacts {
   model: string;
   stream: boolean;
   partialExecution: boolean;
+  /** The code of an error event a stream ended with, after its 200 went out. */
+  streamError?: string;
 }
 
 /**
@@ -44,11 +46,16 @@ export class AccessLog {
     if (this.log.isLevelEnabled('info')) this.#completions.set(res, facts);
   }
 
-  /** `errorCode`: the OpenAI error code the gateway answered with, when it answered with one. */
+  /**
+   * `errorCode`: the OpenAI error code the gateway answered with, when it answered with one (as a
+   * status, or as a stream's closing error event).
+   */
   ended(method: string, path: string, res: ServerResponse, durationMs: number, errorCode: string | undefined): void {
     const level = QUIET_PATHS.has(path) ? 'debug' : 'info';
     if (!this.log.isLevelEnabled(level)) return;
     const completion = this.#completions.get(res);
+    // A stream that failed after its 200 told its client by an error event, not a status.
+    errorCode ??= completion?.streamError;
     this.log[level](
       {
         method,

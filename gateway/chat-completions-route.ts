@@ -7,7 +7,7 @@ import { withMistralToolCallIds } from './mistral-tool-call-ids.ts';
 import { ClientToolValidator } from './client-tool-validator.ts';
 import { gatewayToolsFor, withPluginSchemas } from './request-tools.ts';
 import { ChatChunkWriter } from './chat-chunk-writer.ts';
-import type { AccessLog } from './access-log.ts';
+import type { AccessLog, CompletionFacts } from './access-log.ts';
 import type { GatewayConfig } from './config.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import { toErrorResponse } from './error-response.ts';
@@ -65,7 +65,8 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
   const timeline = new Timeline(requestId);
   ctx.timelines.add(timeline);
   const partialExecution = request.partial_execution ?? ctx.config.partialExecution;
-  ctx.accessLog.describe(res, { timeline, model: request.model, stream: request.stream, partialExecution });
+  const facts: CompletionFacts = { timeline, model: request.model, stream: request.stream, partialExecution };
+  ctx.accessLog.describe(res, facts);
   let release: () => void;
   try {
     // A request still waiting in line when a shutdown's grace runs out is turned away (503
@@ -79,7 +80,7 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
   }
   ctx.metrics.requestStarted();
   try {
-    await answer(ctx, request, tools, parsed, timeline, partialExecution, res);
+    await answer(ctx, { request, gatewayTools: tools, parsed, facts }, res);
   } finally {
     release();
     // A request refused before its session began (an unknown tool_parser, a tool schema that does
@@ -89,7 +90,17 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
   }
 }
 
-async function answer(ctx: ChatRouteContext, request: ChatRequest, gatewayTools: ReadonlyMap<string, ToolPlugin>, parsed: ParserChoice, timeline: Timeline, partialExecution: boolean, res: ServerResponse): Promise<void> {
+/** An admitted completion: its request, checked, and what the route chose for it. */
+interface Admitted {
+  request: ChatRequest;
+  gatewayTools: ReadonlyMap<string, ToolPlugin>;
+  parsed: ParserChoice;
+  /** Its access-line facts, which also carry its timeline; a stream's closing error is added. */
+  facts: CompletionFacts;
+}
+
+async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, facts }: Admitted, res: ServerResponse): Promise<void> {
+  const { timeline, partialExecution } = facts;
   const id = timeline.requestId;
   // The request's one abort signal: the client going away cancels the decode and kills its tools,
   // and so does the end of a shutdown's grace period, which the client is then told of.
@@ -197,7 +208,9 @@ async function answer(ctx: ChatRouteContext, request: ChatRequest, gatewayTools:
     if (err instanceof ClientAbortedError) return;
     if (!writer) throw err;
     ctx.accessLog.unexpected(err, { request_id: id });
-    writer.fail(toErrorResponse(err).body);
+    const { body } = toErrorResponse(err);
+    facts.streamError = body.error.code;
+    writer.fail(body);
   }
 }
 

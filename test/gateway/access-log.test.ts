@@ -140,6 +140,24 @@ describe('the access log', () => {
     expect(lines[0]).toMatchObject({ status: 502, error: 'upstream_connection_error', outcome: 'upstream_connection_error', tool_calls: 1 });
   });
 
+  it('names the error event a stream ended with after its 200, as the code the client got', async () => {
+    const { lines, logger } = collectingLogger('info');
+    const gw = await scripted.start(
+      (_req, res) => {
+        sseHeaders(res);
+        res.write(vllmChunk({ role: 'assistant', content: '' }) + vllmChunk({ content: 'Once' }));
+        setTimeout(() => res.socket?.destroy(), 50);
+      },
+      { logger },
+    );
+    const streamed = await streamChat(gw.url, { model: MODEL, messages: [{ role: 'user', content: 'Tell a story' }] });
+    expect(streamed.status).toBe(200);
+    const code = streamed.chunks.find((chunk) => chunk.error !== undefined)?.error?.code;
+    expect(code).toBe('upstream_connection_error');
+    await expect.poll(() => lines.length).toBe(1);
+    expect(lines[0]).toMatchObject({ status: 200, error: code, outcome: code });
+  });
+
   it('says client_gone only when the client left, and cut_short when the gateway cut the answer', async () => {
     const { lines, logger } = collectingLogger('info');
     const gw = await scripted.start(
