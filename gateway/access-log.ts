@@ -4,7 +4,9 @@ import type { ReplicaHealthEvent } from '../llm-client/upstream-replicas.ts';
 import { isExpectedError } from './error-response.ts';
 import type { Timeline } from './timeline.ts';
 import { PLAYGROUND_PATHS } from './playground-route.ts';
+import type { UpgradeAnswer } from './request-events-socket.ts';
 import { REQUEST_ID_HEADER } from './request-id.ts';
+import { pathOf } from './request-path.ts';
 
 export type { Logger } from 'pino';
 
@@ -67,6 +69,24 @@ export class AccessLog {
         // client was given, so the client's quote of it finds this line.
         ...(completion ? summarize(completion) : requestIdOf(res)),
         ...(res.writableFinished ? {} : clientLeft(res) ? { client_gone: true } : { cut_short: true }),
+      },
+      'request',
+    );
+  }
+
+  /**
+   * A WebSocket upgrade (the request-events socket) gets its line too: a refused one (a wrong key,
+   * an unknown id) when it is refused, an accepted one (status 101) when its socket closes.
+   */
+  upgraded({ req, status, durationMs, errorCode }: UpgradeAnswer): void {
+    this.log.info(
+      {
+        method: req.method,
+        path: pathOf(req.url ?? '/') ?? req.url,
+        status,
+        duration_ms: round1(durationMs),
+        websocket: true,
+        ...(errorCode === undefined ? {} : { error: errorCode }),
       },
       'request',
     );

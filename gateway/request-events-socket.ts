@@ -29,13 +29,18 @@ export class RequestEventsSocket {
   private readonly timelines: TimelineStore;
   private readonly apiKeys: readonly string[];
   private readonly guard: (req: IncomingMessage) => void;
+  private readonly answered: (answer: UpgradeAnswer) => void;
 
-  /** `guard` runs first on every upgrade and throws to refuse it (Host and Origin checks). */
-  constructor(server: Server, options: { timelines: TimelineStore; apiKeys: readonly string[]; guard?: (req: IncomingMessage) => void }) {
+  /**
+   * `guard` runs first on every upgrade and throws to refuse it (Host and Origin checks);
+   * `answered` hears of each WebSocket upgrade once, when it is refused or its socket closes.
+   */
+  constructor(server: Server, options: { timelines: TimelineStore; apiKeys: readonly string[]; guard?: (req: IncomingMessage) => void; answered?: (answer: UpgradeAnswer) => void }) {
     this.server = server;
     this.timelines = options.timelines;
     this.apiKeys = options.apiKeys;
     this.guard = options.guard ?? (() => {});
+    this.answered = options.answered ?? (() => {});
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       if ((req.headers.upgrade ?? '').toLowerCase() === 'websocket') this.upgrade(req, socket, head);
       else this.declineUpgrade(req, socket, head);
@@ -49,6 +54,7 @@ export class RequestEventsSocket {
   }
 
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const started = performance.now();
     socket.on('error', () => socket.destroy());
     try {
       this.guard(req);
@@ -58,9 +64,13 @@ export class RequestEventsSocket {
       authenticate(req, this.apiKeys, { subprotocolKey: true });
       const timeline = this.timelines.get(id);
       if (!timeline) throw new NotFoundError(`no timeline for request ${id} (only recent requests are kept)`);
-      this.wss.handleUpgrade(req, socket, head, (ws) => follow(ws, timeline));
+      this.wss.handleUpgrade(req, socket, head, (ws) => {
+        ws.once('close', () => this.answered({ req, status: 101, durationMs: performance.now() - started }));
+        follow(ws, timeline);
+      });
     } catch (err) {
       const { status, body } = toErrorResponse(err);
+      this.answered({ req, status, durationMs: performance.now() - started, errorCode: body.error.code });
       const json = JSON.stringify(body);
       socket.end(
         `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(json)}\r\nconnection: close\r\n\r\n${json}`,
@@ -95,6 +105,14 @@ export class RequestEventsSocket {
     socket.unshift(Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), head]));
     this.server.emit('connection', socket);
   }
+}
+
+/** A WebSocket upgrade's answer: 101 once its socket closes, or the status it was refused with. */
+export interface UpgradeAnswer {
+  req: IncomingMessage;
+  status: number;
+  durationMs: number;
+  errorCode?: string;
 }
 
 const UPGRADE_TOKENS = new Set(['upgrade', 'http2-settings']);

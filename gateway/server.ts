@@ -214,6 +214,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
   const events = new RequestEventsSocket(server, {
     timelines,
     apiKeys: config.apiKeys,
+    answered: (answer) => accessLog.upgraded(answer),
     guard: (req) => {
       checkHost?.(req);
       const origin = req.headers.origin;

@@ -1,5 +1,8 @@
+import { once } from 'node:events';
+import type { IncomingMessage } from 'node:http';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import type { GatewayDeps, GatewayHandle } from '../../gateway/server.ts';
 import type { ToolPlugin } from '../../plugins/plugin-types.ts';
 import { DONE, MODEL, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
@@ -156,6 +159,26 @@ describe('the access log', () => {
     expect(code).toBe('upstream_connection_error');
     await expect.poll(() => lines.length).toBe(1);
     expect(lines[0]).toMatchObject({ status: 200, error: code, outcome: code });
+  });
+
+  it('writes a line for a WebSocket upgrade: when it is refused, and when an accepted one closes', async () => {
+    const { gw, lines } = await loggedGateway('info');
+    const events = (id: string) => `${gw.url.replace(/^http/, 'ws')}/v1/requests/${id}/events`;
+    const refused = new WebSocket(events('chatcmpl-nope'));
+    refused.on('error', () => {});
+    const [, answer] = (await once(refused, 'unexpected-response')) as [unknown, IncomingMessage];
+    refused.terminate();
+    await expect.poll(() => lines.length).toBe(1);
+    expect(lines[0]).toMatchObject({ method: 'GET', path: '/v1/requests/chatcmpl-nope/events', status: answer.statusCode, error: 'not_found', websocket: true });
+
+    const streamed = await streamChat(gw.url, ask);
+    await expect.poll(() => lines.length).toBe(2);
+    const followed = new WebSocket(events(streamed.requestId!));
+    const [code] = (await once(followed, 'close')) as [number];
+    expect(code).toBe(1000);
+    await expect.poll(() => lines.length).toBe(3);
+    expect(lines[2]).toMatchObject({ path: `/v1/requests/${streamed.requestId}/events`, status: 101, websocket: true });
+    expect(lines[2]).not.toHaveProperty('error');
   });
 
   it('says client_gone only when the client left, and cut_short when the gateway cut the answer', async () => {
