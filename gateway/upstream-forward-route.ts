@@ -131,7 +131,7 @@ async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, re
       }
       answered = true;
       ctx.metrics.forwarded(String(status));
-      res.writeHead(status, answerHeaders(upstreamHeaders));
+      res.writeHead(status, answerHeaders(upstreamHeaders, res));
       res.flushHeaders();
     },
     body(chunk) {
@@ -208,12 +208,25 @@ function forwardedHeaders(incoming: IncomingHttpHeaders): Record<string, string 
 /**
  * The upstream's answer headers less its CORS ones: which pages may read an answer is the
  * gateway's policy (cors.ts, set on `res` before this), and vLLM allows every origin by default,
- * which would otherwise override it on every forwarded endpoint.
+ * which would otherwise override it on every forwarded endpoint. Its `Vary` joins the gateway's
+ * (`Origin`) instead of replacing it, as writeHead would: a cache must key on both.
  */
-function answerHeaders(upstream: Record<string, string | string[]>): Record<string, string | string[]> {
+function answerHeaders(upstream: Record<string, string | string[]>, res: ServerResponse): Record<string, string | string[]> {
   const headers = forwardedHeaders(upstream);
   for (const name of Object.keys(headers)) if (name.startsWith('access-control-')) delete headers[name];
+  const ours = res.getHeader('vary');
+  if (ours !== undefined && headers['vary'] !== undefined) headers['vary'] = joinedVary(String(ours), [headers['vary']].flat());
   return headers;
+}
+
+/** One `Vary` from the gateway's and the upstream's, each field once (`*` alone means all). */
+function joinedVary(ours: string, theirs: string[]): string {
+  const fields = new Map<string, string>();
+  for (const field of [ours, ...theirs].flatMap((value) => value.split(','))) {
+    const name = field.trim();
+    if (name !== '' && !fields.has(name.toLowerCase())) fields.set(name.toLowerCase(), name);
+  }
+  return fields.has('*') ? '*' : [...fields.values()].join(', ');
 }
 
 function hasBody(req: IncomingMessage): boolean {

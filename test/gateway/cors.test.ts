@@ -150,6 +150,20 @@ describe('CORS for web pages on allowed origins', () => {
     socket.destroy();
   });
 
+  it('keeps Vary: Origin on a forwarded answer that has a Vary of its own, joining the two', async () => {
+    const gw = await scripted.start(
+      (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', vary: 'Accept-Encoding, origin' }).end('{"object":"list","data":[]}');
+      },
+      {},
+      { allowedOrigins: [APP] },
+    );
+    const forwarded = await send(gw.port, 'POST', '/v1/embeddings', { origin: APP }, { model: MODEL, input: 'hi' });
+    expect(forwarded.status).toBe(200);
+    expect(forwarded.headers['access-control-allow-origin']).toBe(APP);
+    expect(forwarded.headers['vary']).toBe('Origin, Accept-Encoding');
+  });
+
   it('with * and API keys, echoes any origin', async () => {
     const gw = await helloGateway({ allowedOrigins: ['*'], apiKeys: ['k1'] });
     const asked = await send(gw.port, 'OPTIONS', '/v1/models', preflight('https://any.example'));
