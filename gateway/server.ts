@@ -22,6 +22,7 @@ import { toErrorResponse } from './error-response.ts';
 import { sendJson } from './send-json.ts';
 import { newRequestId, OPENAI_REQUEST_ID_HEADER, REQUEST_ID_HEADER } from './request-id.ts';
 import { RequestEventsSocket } from './request-events-socket.ts';
+import { LINGER_MS, lingerOverUnreadBody } from './unread-body.ts';
 import { pathOf } from './request-path.ts';
 import { TimelineStore } from './timeline-store.ts';
 import { UpstreamReadiness } from './upstream-readiness.ts';
@@ -156,6 +157,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
       accessLog.ended(method, path ?? req.url ?? '?', res, performance.now() - started, errorCode);
     });
     if (draining) res.shouldKeepAlive = false;
+    lingerOverUnreadBody(req, res, { maxBytes: config.maxBodyBytes, maxMs: LINGER_MS });
     handle(req, res, path).catch((err: unknown) => {
       const { status, body, headers } = toErrorResponse(err);
       errorCode = body.error.code;

@@ -59,6 +59,25 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     expect((await postJson(small.url, '/v1/chat/completions', hello)).status).toBe(200);
   });
 
+  it('closes the connection of an endless chunked body after its 413, instead of draining it until the request timeout', async () => {
+    const socket = connect(small.port, '127.0.0.1');
+    let answer = '';
+    socket.on('data', (bytes: Buffer) => (answer += bytes.toString('latin1')));
+    socket.on('error', () => {});
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    socket.write('POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n');
+    const chunk = `400\r\n${' '.repeat(0x400)}\r\n`;
+    const sending = setInterval(() => socket.writable && socket.write(chunk), 2);
+    try {
+      await closed;
+    } finally {
+      clearInterval(sending);
+    }
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer).toContain('"code":"request_too_large"');
+    expect((await postJson(small.url, '/v1/chat/completions', hello)).status).toBe(200);
+  });
+
   it.each(['/v1/chat/completions', '/v1/chat/completions/'])('refuses a body declared too large under Expect: 100-continue before the client sends it (%s)', async (path) => {
     const answer = await new Promise<{ status: number; continued: boolean }>((resolve, reject) => {
       let continued = false;
