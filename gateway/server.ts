@@ -4,13 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { prettifyError } from 'zod';
 import { BoundedQueue } from '../core/bounded-queue.ts';
-import { cutByShutdown, GatewayBusyError, GatewayConfigError, InvalidRequestError, MethodNotAllowedError, ModelNotFoundError, NotFoundError, OriginNotAllowedError, ShuttingDownError, UpgradeRequiredError } from '../core/errors.ts';
+import { cutByShutdown, GatewayBusyError, GatewayConfigError, InvalidRequestError, MethodNotAllowedError, NotFoundError, OriginNotAllowedError, ShuttingDownError, UpgradeRequiredError } from '../core/errors.ts';
 import { AccessLog, silentLogger, type Logger } from './access-log.ts';
 import { authenticate } from './client-auth.ts';
 import { CorsPolicy, isSameOrigin } from './cors.ts';
 import { hostCheck } from './host-check.ts';
 import { PLAYGROUND_PATHS, PLAYGROUND_PATTERN, playgroundRoute } from './playground-route.ts';
-import { listModels } from '../llm-client/list-models.ts';
 import { createChatCompletionPump } from '../llm-client/pump-chat-completion.ts';
 import type { ToolPlugin } from '../plugins/plugin-types.ts';
 import { chatCompletionsRoute } from './chat-completions-route.ts';
@@ -27,6 +26,7 @@ import { pathOf } from './request-path.ts';
 import { TimelineStore } from './timeline-store.ts';
 import { UpstreamReadiness } from './upstream-readiness.ts';
 import { healthRoutes } from './health-routes.ts';
+import { modelsRoutes } from './models-routes.ts';
 
 export interface GatewayDeps {
   tools: ReadonlyMap<string, ToolPlugin>;
@@ -98,18 +98,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
 
   const routes: Array<{ method: string; pattern: RegExp; handler: Handler }> = [
     { method: 'POST', pattern: CHAT_PATH, handler: (req, res) => chatCompletionsRoute(routeCtx, req, res) },
-    { method: 'GET', pattern: /^\/v1\/models\/?$/, handler: async (_req, res) => sendJson(res, 200, await models(config)) },
-    {
-      // OpenAI's "retrieve model"; vLLM has no such route, so it is answered from the list.
-      method: 'GET',
-      pattern: /^\/v1\/models\/(?<id>.+)$/,
-      handler: async (_req, res, params) => {
-        const id = decodeModelId(params.id ?? '');
-        const model = (await models(config)).data.find((m) => m.id === id);
-        if (!model) throw new ModelNotFoundError(id);
-        sendJson(res, 200, model);
-      },
-    },
+    ...modelsRoutes(config),
     {
       method: 'GET',
       pattern: /^\/v1\/requests\/(?<id>[\w-]+)\/timeline$/,
@@ -276,35 +265,11 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
   }
 }
 
-/** A model id from the path; a malformed escape (`%E0%A4%A`) is the client's mistake, a 400, not a 500. */
-function decodeModelId(raw: string): string {
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    throw new InvalidRequestError(`the model id in the path is not valid percent-encoding: ${raw}`);
-  }
-}
-
 /** The methods the routes of a path take, HEAD beside GET. */
 function allowedMethods(routes: ReadonlyArray<{ method: string }>): string[] {
   const methods = new Set(routes.map((r) => r.method));
   if (methods.has('GET')) methods.add('HEAD');
   return [...methods];
-}
-
-async function models(config: GatewayConfig) {
-  if (config.upstream.model) {
-    return { object: 'list', data: [{ id: config.upstream.model, object: 'model', created: 0, owned_by: 'conveyor' }] };
-  }
-  // Replicas serve the same model: all are asked at once and the first to answer speaks for
-  // them, so a replica that hangs until its timeout does not hold the list up.
-  const { baseUrl, apiKey, timeouts } = config.upstream;
-  const urls = typeof baseUrl === 'string' ? [baseUrl] : baseUrl;
-  try {
-    return await Promise.any(urls.map((url) => listModels({ baseUrl: url, apiKey, timeouts })));
-  } catch (err) {
-    throw err instanceof AggregateError ? err.errors[0] : err;
-  }
 }
 
 function servePlayground(serve: ReturnType<typeof playgroundRoute>): Handler {
