@@ -13,6 +13,11 @@ export interface ToolPlugin {
   readonly consumes: Piece['kind'] | 'call';
   /** With `consumes: 'line'`: the string argument whose completed lines are the pieces (the parsers' `lineFields`). */
   readonly lineField?: string;
+  /**
+   * `end` changes the world (definePlugin's `sideEffects`): whoever runs the call must not call
+   * `end` while the call may yet be dropped, e.g. by a sibling call's reject in the same round.
+   */
+  readonly sideEffects?: boolean;
   /** Opens one execution for one call; called on `call-start` (so it may pre-warm). */
   start(ctx: ToolCallContext): ToolExecution;
 }

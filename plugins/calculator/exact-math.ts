@@ -45,7 +45,8 @@ export function warmExactMath(): void {
 
 /**
  * Evaluates one expression (or several separated by ";" or newlines: the last value counts) in
- * a fresh scope. Errors (syntax, unknown symbol, wrong types) come back as `{ ok: false }`.
+ * a fresh scope. Errors (syntax, unknown symbol, wrong types) come back as `{ ok: false }`, and so
+ * does a result holding Infinity or NaN (`1/0`, `10^(10^20)`, `0/0`).
  *
  * @example
  * evaluateExact('200*701') // { ok: true, value: '140200' }
@@ -66,8 +67,42 @@ export function evaluateExact(expression: string): Evaluation {
     if (text.length > MAX_RESULT_LENGTH) {
       return { ok: false, error: `the result is ${text.length} characters long, more than the ${MAX_RESULT_LENGTH} the calculator returns (reduce it, e.g. with sum, size or an index)` };
     }
-    return { ok: true, value: text };
+    // After the length check, so a huge matrix is not walked: it is refused already.
+    const problem = nonFiniteProblem(math, value);
+    return problem === undefined ? { ok: true, value: text } : { ok: false, error: problem };
   } catch (err) {
     return { ok: false, error: err instanceof Error ? err.message : String(err) };
   }
+}
+
+/**
+ * Why a value holding Infinity or NaN (anywhere: a matrix element, a unit's magnitude, a complex
+ * part) is no answer. mathjs returns them as numbers, so a division by zero or an overflow
+ * (`10^(10^20)` exceeds decimal.js' exponent range) would reach the model, or a later plan step's
+ * `$n`, as if it were a value.
+ */
+function nonFiniteProblem(math: MathJsInstance, value: unknown): string | undefined {
+  const found = nonFinite(math, value);
+  if (found === undefined) return undefined;
+  if (found === 'NaN') return 'the result is NaN, not a number (an undefined operation such as 0/0 or Infinity - Infinity)';
+  return `the result is ${found === 1 ? '' : '-'}Infinity, not a number (a division by zero, or a value too large to represent)`;
+}
+
+function nonFinite(math: MathJsInstance, value: unknown): 1 | -1 | 'NaN' | undefined {
+  if (typeof value === 'number') return Number.isNaN(value) ? 'NaN' : Number.isFinite(value) ? undefined : Math.sign(value) as 1 | -1;
+  if (math.isBigNumber(value)) return value.isNaN() ? 'NaN' : value.isFinite() ? undefined : value.isNegative() ? -1 : 1;
+  if (math.isComplex(value)) return nonFinite(math, value.re) ?? nonFinite(math, value.im);
+  if (math.isUnit(value)) return nonFinite(math, value.value);
+  if (math.isMatrix(value)) return nonFinite(math, value.valueOf());
+  if (Array.isArray(value)) return firstNonFinite(math, value);
+  if (math.isObject(value)) return firstNonFinite(math, Object.values(value as object));
+  return undefined;
+}
+
+function firstNonFinite(math: MathJsInstance, values: readonly unknown[]): 1 | -1 | 'NaN' | undefined {
+  for (const item of values) {
+    const found = nonFinite(math, item);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }

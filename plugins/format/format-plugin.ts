@@ -21,8 +21,9 @@ export function formatTemplate(template: string, values: readonly unknown[]): To
 
 /**
  * The `format` tool: puts values into a sentence, the last step of a plan that hands the user a
- * finished answer (`4. format("Python and Java have {} pages together.", "$3")`: a bare `$3` is not a Python literal, so the plan parser would hand the whole argument text over as the template). Pure string work,
- * so it runs inline and answers at once.
+ * finished answer (`4. format("Python and Java have {} pages together.", "$3")`, or with a bare
+ * `$3`: the plan reads it as `"$3"`, plugins/plan/step-arguments.ts). Pure string work, so it runs
+ * inline and answers at once.
  *
  * @example
  * await runScriptedCall(inlineTool(format), { args: { template: '{} + {} = {}', value1: 1, value2: 2, value3: 3 } }) // result.content === '1 + 2 = 3'

@@ -24,6 +24,7 @@ export function inlineTool(definition: PluginDefinition): ToolPlugin {
     parameters: parametersJsonSchema(definition),
     consumes: definition.consumes,
     lineField: lineFieldOf(definition),
+    sideEffects: definition.sideEffects === true,
     start: (ctx) => new InlineExecution(definition, ctx),
   };
 }

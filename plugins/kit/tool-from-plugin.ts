@@ -67,6 +67,7 @@ export function toolFromPlugin(definition: PluginDefinition, options: ToolFromPl
     parameters: parametersJsonSchema(definition),
     consumes: definition.consumes,
     lineField: lineFieldOf(definition),
+    sideEffects: definition.sideEffects === true,
     runtime,
   };
   if (runtime === 'inline') return { ...inlineTool(definition), runtime, warm: () => undefined };

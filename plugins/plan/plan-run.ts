@@ -1,5 +1,6 @@
 import { planStepDependencies, type PlanStep } from '../../parsers/formats/llmcompiler-plan-parser.ts';
 import type { ToolCallContext, ToolExecution, ToolPlugin, ToolResult } from '../plugin-types.ts';
+import { stepArguments } from './step-arguments.ts';
 
 export interface PlanToolOptions {
   /** The tools steps may call (the gateway's registry, or a lookup into it). */
@@ -29,8 +30,9 @@ const REFERENCE = /\$\{(\d+)\}|\$(\d+)/g;
  * One plan's execution: each step starts the moment it is added and the steps it references
  * have results, so independent steps run in parallel while the model is still writing the plan.
  * A step's positional arguments become the tool's arguments in the order of its JSON Schema
- * `properties` (`search("x")` → `{ query: "x" }`); `$n` / `${n}` inside them are replaced by step
- * n's value (`stepValue`). A step whose dependency failed is skipped, with that as its error.
+ * `properties` (`search("x")` → `{ query: "x" }`); `$n` / `${n}` inside them, or bare among them
+ * (`stepArguments`), are replaced by step n's value (`stepValue`). A step whose dependency failed
+ * is skipped, with that as its error.
  */
 export class PlanRun {
   private readonly ctx: Pick<ToolCallContext, 'callId' | 'signal' | 'emit'>;
@@ -63,13 +65,14 @@ export class PlanRun {
     const missing = deps.find((n) => !this.#steps.has(n));
     if (missing !== undefined) return `step ${step.index} refers to $${missing}, which is not a step of this plan`;
     const names = Object.keys((tool.parameters['properties'] as Record<string, unknown> | undefined) ?? {});
-    if (step.args.length > names.length) return `step ${step.index}: ${step.tool} takes ${names.length} argument(s) (${names.join(', ')}), got ${step.args.length}`;
+    const args = stepArguments(step);
+    if (args.length > names.length) return `step ${step.index}: ${step.tool} takes ${names.length} argument(s) (${names.join(', ')}), got ${args.length}`;
 
     const outcome = Promise.all(deps.map((n) => this.#steps.get(n)!.outcome)).then(async (before): Promise<StepOutcome> => {
       const failed = before.find((o) => !o.result.ok);
       const result = failed
         ? { ok: false, content: `error: skipped because step ${failed.index} failed` }
-        : await this.#run(tool, step, () => Object.fromEntries(step.args.map((arg, i) => [names[i]!, substitute(arg, before)])));
+        : await this.#run(tool, step, () => Object.fromEntries(args.map((arg, i) => [names[i]!, substitute(arg, before)])));
       this.ctx.emit({ type: 'unit-done', detail: `step ${step.index} ${step.tool}: ${result.ok ? 'ok' : 'failed'}` });
       return { index: step.index, tool: step.tool, raw: step.raw, result };
     });

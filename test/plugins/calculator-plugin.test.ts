@@ -59,6 +59,25 @@ describe('calculator plugin', () => {
     expect((await call('sum(ones(200, 200))')).result?.content).toBe('40000');
   });
 
+  it('10^(10^20) is a tool error, not Infinity: so is any Infinity or NaN, wherever it is in the result', async () => {
+    const infinite = 'error: the result is Infinity, not a number (a division by zero, or a value too large to represent)';
+    const nan = 'error: the result is NaN, not a number (an undefined operation such as 0/0 or Infinity - Infinity)';
+    expect((await call('10^(10^20)')).result).toEqual({ ok: false, content: infinite, data: { expression: '10^(10^20)' } });
+    expect((await call('10^(10^20)', false)).result?.content).toBe(infinite);
+    for (const expression of ['1/0', 'exp(1e30)', 'number(10^400)', '[1, 1/0]', '5 cm / 0', 'complex(1, 1/0)', '{a: 1/0}']) {
+      expect((await call(expression)).result?.content, expression).toBe(infinite);
+    }
+    expect((await call('log(0)')).result?.content).toBe(infinite.replace('Infinity', '-Infinity'));
+    for (const expression of ['0/0', 'Infinity - Infinity', 'asin(2)', '[1, 0/0]']) {
+      expect((await call(expression)).result?.content, expression).toBe(nan);
+    }
+    // Only the answer counts: an Infinity on the way to a finite value, or a string, is fine.
+    expect((await call('1/0 > 5')).result?.content).toBe('true');
+    expect((await call('10^-(10^20)')).result?.content).toBe('0');
+    expect((await call('sqrt(-4)')).result?.content).toBe('2i');
+    expect((await call('"Infinity"')).result?.content).toBe('"Infinity"');
+  });
+
   it('keeps no variables between calls', async () => {
     await call('y = 5');
     expect((await call('y')).result?.content).toBe('error: Undefined symbol y');

@@ -1,0 +1,61 @@
+import { parsePythonArguments } from '../../parsers/formats/python-value-parser.ts';
+import type { PlanStepInput } from './plan-run.ts';
+
+const BARE_REFERENCE = /^\$(?:\{\d+\}|\d+)/;
+
+/**
+ * A step's positional arguments, a bare `$n` among literals read as the string `"$n"`.
+ *
+ * The plan parser hands over a step whose arguments are not all Python literals as one string, the
+ * whole argument text, as LLMCompiler does: right for an expression (`calculator($1 * 2)` →
+ * `["$1 * 2"]`), but a bare reference beside literals (`format("{} pages.", $3)`) made that text,
+ * quotes and comma included, the first argument: format's template, with its `{}` left unfilled.
+ * Quoting each bare reference and parsing again gives `["{} pages.", "$3"]`, what the model meant;
+ * text that is still no list of literals (`$1 * 2`) stays the one argument it was.
+ */
+export function stepArguments(step: Pick<PlanStepInput, 'args' | 'raw'>): unknown[] {
+  const { args, raw } = step;
+  const text = raw.slice(raw.indexOf('(') + 1, raw.lastIndexOf(')'));
+  // Only the parser's fallback: a real string argument that happens to hold `$1` is left alone.
+  if (args.length !== 1 || args[0] !== text) return args;
+  const quoted = quoteBareReferences(text);
+  return quoted === text ? args : (parsePythonArguments(quoted) ?? args);
+}
+
+/** `"a {}", $1` → `"a {}", "$1"`: references outside string literals become strings. */
+function quoteBareReferences(text: string): string {
+  let out = '';
+  let i = 0;
+  while (i < text.length) {
+    const ch = text[i]!;
+    if (ch === '"' || ch === "'") {
+      const end = stringLiteralEnd(text, i);
+      out += text.slice(i, end);
+      i = end;
+      continue;
+    }
+    const reference = ch === '$' ? BARE_REFERENCE.exec(text.slice(i))?.[0] : undefined;
+    if (reference !== undefined) {
+      out += `"${reference}"`;
+      i += reference.length;
+      continue;
+    }
+    out += ch;
+    i++;
+  }
+  return out;
+}
+
+/** Index just past the string literal opening at `start` (or the text's end if it never closes). */
+function stringLiteralEnd(text: string, start: number): number {
+  const quote = text[start]!;
+  const delimiter = text.startsWith(quote.repeat(3), start) ? quote.repeat(3) : quote;
+  let i = start + delimiter.length;
+  while (i < text.length) {
+    // A backslash keeps the next character inside the string, in raw strings too (`r"\""`).
+    if (text[i] === '\\') i += 2;
+    else if (text.startsWith(delimiter, i)) return i + delimiter.length;
+    else i++;
+  }
+  return text.length;
+}
