@@ -21,6 +21,13 @@ export interface DispatcherOptions {
   onProgress: (call: { callId: string; name: string }, progress: ToolProgress) => void;
   /** A tool rejected a piece: the Session cuts the decode short. */
   onReject: (call: { callId: string; name: string }, reason: string) => void;
+  /**
+   * `on_tool_reject: "error"`: a reject fails the request, so the round's other calls are dropped
+   * the moment it comes, and a side-effecting call (`ToolPlugin.sideEffects`) is ended only once
+   * the decode is over and every sibling's verdict is in; ended earlier, its effect could happen
+   * for a request that then fails without reporting it.
+   */
+  rejectFailsRequest?: boolean;
 }
 
 interface CallState {
@@ -56,9 +63,12 @@ export class Dispatcher {
   private readonly opts: DispatcherOptions;
   private readonly calls: CallState[] = [];
   private decodeEnded = false;
+  readonly #decodeOver: Promise<void>;
+  #markDecodeOver!: () => void;
 
   constructor(opts: DispatcherOptions) {
     this.opts = opts;
+    this.#decodeOver = new Promise((resolve) => (this.#markDecodeOver = resolve));
   }
 
   callStart(callId: string, name: string): void {
@@ -88,6 +98,7 @@ export class Dispatcher {
   endDecode(): void {
     if (this.decodeEnded) return;
     this.decodeEnded = true;
+    this.#markDecodeOver();
     for (const call of this.calls) {
       if (call.cancelled) continue;
       if (call.args === undefined) {
@@ -178,6 +189,7 @@ export class Dispatcher {
         call.rejected = verdict.reason;
         // The call will not end: its tool lets go of what it holds (a sandbox process, a connection).
         execution.abort(`rejected: ${verdict.reason}`);
+        if (this.opts.rejectFailsRequest) this.dropAll(`the request failed: ${call.name} rejected a call`);
         this.opts.onReject({ callId: call.callId, name: call.name }, verdict.reason);
       }
     });
@@ -186,7 +198,8 @@ export class Dispatcher {
   private finish(call: CallState): void {
     const args = call.args ?? {};
     const { callId, name } = call;
-    call.outcome = call.chain
+    const holdEnd = this.opts.rejectFailsRequest === true && call.plugin?.sideEffects === true;
+    call.outcome = (holdEnd ? this.#siblingsSettled() : call.chain)
       .then(async (): Promise<ToolResult> => {
         if (!call.plugin) return { ok: false, content: `error: unknown tool "${name}"` };
         if (call.rejected !== undefined) return { ok: false, content: `error: ${name} rejected the call: ${call.rejected}` };
@@ -199,6 +212,15 @@ export class Dispatcher {
         this.opts.timeline.mark('tool-end', { round: this.opts.round, callId, detail: result.ok ? 'ok' : 'error' });
         return { callId, name, args, result };
       });
+  }
+
+  /**
+   * Once the decode is over and every call's delivered pieces have their verdicts. Read after
+   * endDecode's loop (a microtask later), so the baseline's buffered pieces are in the chains.
+   */
+  async #siblingsSettled(): Promise<void> {
+    await this.#decodeOver;
+    await Promise.all(this.calls.map((c) => c.chain));
   }
 
   private find(callId: string): CallState | undefined {

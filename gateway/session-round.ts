@@ -106,6 +106,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
         round,
         onProgress: (call, progress) => onEvent({ type: 'tool-progress', ...call, progress }),
         onReject: (call, reason) => rejectCall(call, reason),
+        rejectFailsRequest: opts.onToolReject === 'error',
       });
       const clientCalls = new ClientCalls(onEvent, { holdUntilValid: opts.clientToolValidator !== undefined, indices: inputs.clientCallIndices });
       const parser = new RoundParser({

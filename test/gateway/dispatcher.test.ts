@@ -288,3 +288,83 @@ describe('a tool that never stops emitting progress', () => {
     expect(passed.slice(MAX_PROGRESS_TEXT / chunk.text.length + 1).every((p) => p === undefined)).toBe(true);
   });
 });
+
+/** A field tool: `send` (side effects: its end sends) or `check` (rejects the city "Paris"). */
+function fieldTool(name: 'send' | 'check', log: string[]): ToolPlugin {
+  return {
+    name,
+    description: name,
+    parameters: { type: 'object' },
+    consumes: 'field',
+    sideEffects: name === 'send',
+    start: ({ callId }) => ({
+      piece: async (piece: Piece) => {
+        await new Promise((r) => setTimeout(r, 1));
+        return piece.kind === 'field' && piece.value === 'Paris' ? { verdict: 'reject', reason: 'no state in "Paris"' } : undefined;
+      },
+      end: async () => {
+        log.push(`${name} ${callId} ended`);
+        return { ok: true, content: name === 'send' ? 'sent' : 'checked' };
+      },
+      abort: (reason) => log.push(`${name} ${callId} aborted: ${reason}`),
+    }),
+  };
+}
+
+const field = (key: string, value: unknown): Piece => ({ kind: 'field', path: [key], value });
+
+describe('Dispatcher: a side-effecting call beside a call that is rejected', () => {
+  function round(partialExecution: boolean, rejectFailsRequest: boolean, city: string) {
+    const log: string[] = [];
+    const d = new Dispatcher({
+      tools: new Map([fieldTool('send', log), fieldTool('check', log)].map((tool) => [tool.name, tool])),
+      partialExecution,
+      rejectFailsRequest,
+      signal: new AbortController().signal,
+      timeline: new Timeline('test'),
+      round: 1,
+      onProgress: () => {},
+      onReject: (call) => log.push(`${call.callId} rejected`),
+    });
+    return {
+      log,
+      run: async () => {
+        // The model writes a whole, valid send first, then a call that its tool rejects.
+        d.callStart('s1', 'send');
+        d.piece('s1', field('text', 'hello'));
+        d.callEnd('s1', { text: 'hello' });
+        await new Promise((r) => setTimeout(r, 20));
+        d.callStart('c2', 'check');
+        d.piece('c2', field('city', city));
+        await new Promise((r) => setTimeout(r, 20));
+        // With partial execution on the reject cut the decode inside this call; off, the model finished it.
+        if (!partialExecution || city !== 'Paris') d.callEnd('c2', { city });
+        log.push('decode ended');
+        return d.settle();
+      },
+    };
+  }
+
+  it.each([true, false])('never sends when the reject fails the request (on_tool_reject "error"; partial execution %s)', async (partialExecution) => {
+    const { log, run } = round(partialExecution, true, 'Paris');
+    const [send, check] = await run();
+    expect(log).not.toContain('send s1 ended');
+    expect(log).toContain('c2 rejected');
+    expect(send!.result).toEqual({ ok: false, content: 'error: send was not run: the request failed: check rejected a call' });
+    expect(check!.result.content).toBe('error: check rejected the call: no state in "Paris"');
+  });
+
+  it('sends once the decode is over and no sibling rejected, when a reject would fail the request', async () => {
+    const { log, run } = round(true, true, 'Paris, TX');
+    const [send] = await run();
+    expect(send!.result).toEqual({ ok: true, content: 'sent' });
+    expect(log.indexOf('decode ended')).toBeLessThan(log.indexOf('send s1 ended'));
+  });
+
+  it('sends at once under on_tool_reject "reprompt", where the model reads both results', async () => {
+    const { log, run } = round(true, false, 'Paris');
+    const [send] = await run();
+    expect(send!.result).toEqual({ ok: true, content: 'sent' });
+    expect(log.indexOf('send s1 ended')).toBeLessThan(log.indexOf('decode ended'));
+  });
+});
