@@ -42,11 +42,20 @@ type Block =
  * exception is a trailing lone high surrogate, kept until its pair arrives so no text event
  * ever carries half a character.
  */
-export function createCodeFenceParser(options: CodeFenceParserOptions = {}): ToolCallParser {
-  return new CodeFenceParser(validateParserOptions(CodeFenceParserOptionsSchema, options, 'code-fence'));
+export function createCodeFenceParser(options: CodeFenceParserOptions = {}): CodeFenceParser {
+  return new CodeFenceParserImpl(validateParserOptions(CodeFenceParserOptionsSchema, options, 'code-fence'));
 }
 
-class CodeFenceParser implements ToolCallParser {
+export interface CodeFenceParser extends ToolCallParser {
+  /**
+   * Something other than text has taken characters out of the stream this parser sees (an
+   * enclosing format's tool call): a block being executed no longer holds the code the model
+   * wrote, so its call is malformed, and its remaining lines are shown but not run.
+   */
+  interrupt(reason: string): ParserEvent[];
+}
+
+class CodeFenceParserImpl implements CodeFenceParser {
   readonly #options: z.output<typeof CodeFenceParserOptionsSchema>;
   readonly #languages: Set<string>;
   #block: Block = { kind: 'prose' };
@@ -112,6 +121,19 @@ class CodeFenceParser implements ToolCallParser {
       out.push({ type: 'call-end', callId: block.callId, args: { code: block.code } });
     }
     this.#block = { kind: 'prose' };
+    return out.take();
+  }
+
+  interrupt(reason: string): ParserEvent[] {
+    const block = this.#block;
+    if (this.#ended || block.kind !== 'call') return [];
+    const out = this.#out;
+    // A held high surrogate came before the interruption; its pair can no longer follow it.
+    out.text(this.#held);
+    this.#held = '';
+    out.push({ type: 'malformed', callId: block.callId, reason });
+    // Still a block until its closing fence, so that fence opens nothing.
+    this.#block = { kind: 'other', fence: block.fence };
     return out.take();
   }
 

@@ -7,17 +7,32 @@ import type { ParserEvent, ToolCallParser } from './parser-events.ts';
  * fed to the fence parser (a fence inside a tool call's arguments or in reasoning is not prose);
  * every other event passes through in order. Both parsers are split-invariant and the fence
  * parser only sees text, so the composition is too.
+ *
+ * The inner format comes first, so its markers keep their meaning inside a fence, as in vLLM:
+ * models do wrap real calls in ```json blocks, and harmony's or DeepSeek's special tokens end a
+ * message wherever they stand. But a call (or reasoning) inside a fenced block that is itself
+ * being run takes its characters out of that code: the block's call is then malformed rather
+ * than run as code the model never wrote (`print('<tool_call>…</tool_call>')` as `print('')`).
  */
 export function withCodeFences(inner: ToolCallParser, options: CodeFenceParserOptions): ToolCallParser {
   const fences = createCodeFenceParser(options);
+  const passThrough = (e: ParserEvent, out: ParserEvent[]): void => {
+    if (e.type === 'call-start') out.push(...fences.interrupt(`a ${e.name} tool call began inside the code block`));
+    else if (e.type === 'reasoning') out.push(...fences.interrupt('reasoning began inside the code block'));
+    out.push(e);
+  };
   const route = (events: ParserEvent[]): ParserEvent[] => {
     // Most pushes give nothing or one event: no list to build for them.
     if (events.length === 0) return events;
-    if (events.length === 1) return events[0]!.type === 'text' ? fences.push(events[0]!.text) : events;
+    if (events.length === 1) {
+      const e = events[0]!;
+      if (e.type === 'text') return fences.push(e.text);
+      if (e.type !== 'call-start' && e.type !== 'reasoning') return events;
+    }
     const out: ParserEvent[] = [];
     for (const e of events) {
       if (e.type === 'text') out.push(...fences.push(e.text));
-      else out.push(e);
+      else passThrough(e, out);
     }
     return out;
   };

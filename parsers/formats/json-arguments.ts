@@ -20,6 +20,9 @@ export class JsonArguments {
     this.#scanner = new IncrementalJsonScanner({
       maxFieldDepth: options.maxFieldDepth,
       linePaths: options.lineField === undefined ? [] : [[options.lineField]],
+      // A repeated key would give a second piece for a path a plugin already acted on (a second
+      // program for a code field): the call is malformed, as in pythonic (parsers/README.md).
+      uniqueKeysUnder: [[]],
     });
   }
 

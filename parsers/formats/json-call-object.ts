@@ -57,7 +57,14 @@ export class JsonCallObject {
   constructor(registry: CallRegistry, shape: CallObjectShape) {
     this.#registry = registry;
     this.#shape = shape;
-    this.#scanner = new IncrementalJsonScanner({ keyDepth: 1, openDepth: 1, maxFieldDepth: 1 + registry.maxFieldDepth, linePaths: registry.linePaths(shape.argsKeys) });
+    this.#scanner = new IncrementalJsonScanner({
+      keyDepth: 1,
+      openDepth: 1,
+      maxFieldDepth: 1 + registry.maxFieldDepth,
+      linePaths: registry.linePaths(shape.argsKeys),
+      // A key repeated inside the arguments is malformed, as in JsonArguments.
+      uniqueKeysUnder: shape.argsKeys.map((key) => [key]),
+    });
   }
 
   get status(): 'pending' | 'complete' | 'failed' {

@@ -2,7 +2,8 @@
 export type PythonToken =
   | { kind: 'punct'; value: '[' | ']' | '(' | ')' | '{' | '}' | ',' | ':' | '=' | '+' | '-' }
   | { kind: 'name'; value: string }
-  | { kind: 'number'; value: number }
+  /** `exact`: the digits of an int that `value`, a double, can only round (Python ints are exact). */
+  | { kind: 'number'; value: number; exact?: string }
   | { kind: 'string'; value: string };
 
 /** The text cannot be what it claims to be; `message` says why, in the model's terms. */
@@ -260,7 +261,7 @@ export class PythonLexer {
     const wasName = this.#state === 'name';
     this.#state = 'idle';
     if (wasName) this.#emit({ kind: 'name', value: text });
-    else this.#emit({ kind: 'number', value: parsePythonNumber(text) });
+    else this.#emit(parsePythonNumber(text));
   }
 
   #emit(token: PythonToken): void {
@@ -273,14 +274,18 @@ const INT = /^(?:[1-9](?:_?\d)*|0(?:_?0)*)$/;
 const RADIX_INT = /^0(?:[xX](?:_?[0-9a-fA-F])+|[oO](?:_?[0-7])+|[bB](?:_?[01])+)$/;
 const FLOAT = new RegExp(String.raw`^(?:(?:${DIGITS})?\.${DIGITS}|${DIGITS}\.?)(?:[eE][+-]?${DIGITS})?$`);
 
-function parsePythonNumber(text: string): number {
-  let value: number;
-  if (INT.test(text)) value = Number(text.replaceAll('_', ''));
-  else if (RADIX_INT.test(text)) value = Number(text.replaceAll('_', '').toLowerCase());
-  else if (FLOAT.test(text) && /[.eE]/.test(text)) value = Number(text.replaceAll('_', ''));
-  else throw new PythonSyntaxError(`invalid number ${JSON.stringify(text)}`);
+function parsePythonNumber(text: string): Extract<PythonToken, { kind: 'number' }> {
+  if (INT.test(text) || RADIX_INT.test(text)) {
+    const digits = text.replaceAll('_', '').toLowerCase();
+    const value = Number(digits);
+    if (!Number.isFinite(value)) throw new PythonSyntaxError(`number ${text} is out of range`);
+    // An id past 2^53 (a snowflake) must reach the client digit for digit, as json.dumps writes it.
+    return Number.isSafeInteger(value) ? { kind: 'number', value } : { kind: 'number', value, exact: BigInt(digits).toString() };
+  }
+  if (!(FLOAT.test(text) && /[.eE]/.test(text))) throw new PythonSyntaxError(`invalid number ${JSON.stringify(text)}`);
+  const value = Number(text.replaceAll('_', ''));
   if (!Number.isFinite(value)) throw new PythonSyntaxError(`number ${text} is out of range`);
-  return value;
+  return { kind: 'number', value };
 }
 
 function isNameStart(c: string): boolean {

@@ -1,8 +1,10 @@
 import { PythonLexer, PythonSyntaxError, type PythonToken } from './python-literal-lexer.ts';
 
+// Each frame also keeps its items' JSON text (see `json`); a dict's in a Map, which keeps a
+// repeated key at its first place with its last value, as a Python dict does.
 type Frame =
-  | { kind: 'list' | 'tuple'; items: unknown[]; expectItem: boolean; sawComma: boolean }
-  | { kind: 'dict'; object: Record<string, unknown>; key: string; state: 'key' | 'colon' | 'value' | 'comma' };
+  | { kind: 'list' | 'tuple'; items: unknown[]; json: string[]; expectItem: boolean; sawComma: boolean }
+  | { kind: 'dict'; object: Record<string, unknown>; json: Map<string, string>; key: string; state: 'key' | 'colon' | 'value' | 'comma' };
 
 const CLOSER = { list: ']', tuple: ')', dict: '}' } as const;
 
@@ -17,6 +19,7 @@ export class PythonValueParser {
   #stack: Frame[] = [];
   #done = false;
   #value: unknown;
+  #json = '';
   #pendingString: string | undefined;
   #sign: 1 | -1 | undefined;
 
@@ -29,15 +32,16 @@ export class PythonValueParser {
       }
       const text = this.#pendingString;
       this.#pendingString = undefined;
-      this.#deliver(text);
+      this.#deliver(text, JSON.stringify(text));
     }
     if (this.#done) return false;
     if (this.#sign !== undefined) {
       if (token.kind !== 'number') throw new PythonSyntaxError('a sign must be followed by a number');
       // `+ 0` turns -0 into 0, which is what JSON can carry.
       const value = this.#sign * token.value + 0;
+      const exact = token.exact === undefined ? undefined : this.#sign < 0 ? `-${token.exact}` : token.exact;
       this.#sign = undefined;
-      this.#deliver(value);
+      this.#deliver(value, exact ?? JSON.stringify(value));
       return true;
     }
     const frame = this.#stack[this.#stack.length - 1];
@@ -71,12 +75,21 @@ export class PythonValueParser {
     return this.#value;
   }
 
+  /**
+   * The value's JSON as Python's `json.dumps` writes it, once complete: `JSON.stringify(value)`
+   * but for dict keys in Python's order and ints past 2^53 with all their digits (`value`, made
+   * of doubles, can only round them; the client reads the arguments from this text).
+   */
+  get json(): string {
+    return this.#json;
+  }
+
   /** End of input: the value, or an error if it is incomplete. */
   finish(): unknown {
     if (this.#pendingString !== undefined) {
       const text = this.#pendingString;
       this.#pendingString = undefined;
-      this.#deliver(text);
+      this.#deliver(text, JSON.stringify(text));
     }
     if (!this.#done) throw new PythonSyntaxError('incomplete value');
     return this.#value;
@@ -88,24 +101,24 @@ export class PythonValueParser {
         this.#pendingString = token.value;
         return;
       case 'number':
-        this.#deliver(token.value);
+        this.#deliver(token.value, token.exact ?? JSON.stringify(token.value));
         return;
       case 'name':
-        if (token.value === 'True') this.#deliver(true);
-        else if (token.value === 'False') this.#deliver(false);
-        else if (token.value === 'None') this.#deliver(null);
+        if (token.value === 'True') this.#deliver(true, 'true');
+        else if (token.value === 'False') this.#deliver(false, 'false');
+        else if (token.value === 'None') this.#deliver(null, 'null');
         else throw new PythonSyntaxError(`arguments must be literals, not the name ${token.value}`);
         return;
       case 'punct':
         switch (token.value) {
           case '[':
-            this.#stack.push({ kind: 'list', items: [], expectItem: true, sawComma: false });
+            this.#stack.push({ kind: 'list', items: [], json: [], expectItem: true, sawComma: false });
             return;
           case '(':
-            this.#stack.push({ kind: 'tuple', items: [], expectItem: true, sawComma: false });
+            this.#stack.push({ kind: 'tuple', items: [], json: [], expectItem: true, sawComma: false });
             return;
           case '{':
-            this.#stack.push({ kind: 'dict', object: {}, key: '', state: 'key' });
+            this.#stack.push({ kind: 'dict', object: {}, json: new Map(), key: '', state: 'key' });
             return;
           case '-':
           case '+':
@@ -124,24 +137,33 @@ export class PythonValueParser {
 
   #close(): void {
     const frame = this.#stack.pop()!;
-    if (frame.kind === 'dict') this.#deliver(frame.object);
-    else if (frame.kind === 'tuple' && frame.items.length === 1 && !frame.sawComma) this.#deliver(frame.items[0]);
-    else this.#deliver(frame.items);
+    if (frame.kind === 'dict') {
+      let json = '';
+      for (const [key, value] of frame.json) json += `${json === '' ? '' : ','}${JSON.stringify(key)}:${value}`;
+      this.#deliver(frame.object, `{${json}}`);
+    } else if (frame.kind === 'tuple' && frame.items.length === 1 && !frame.sawComma) {
+      this.#deliver(frame.items[0], frame.json[0]!);
+    } else {
+      this.#deliver(frame.items, `[${frame.json.join(',')}]`);
+    }
   }
 
-  #deliver(value: unknown): void {
+  #deliver(value: unknown, json: string): void {
     const frame = this.#stack[this.#stack.length - 1];
     if (frame === undefined) {
       this.#done = true;
       this.#value = value;
+      this.#json = json;
     } else if (frame.kind !== 'dict') {
       frame.items.push(value);
+      frame.json.push(json);
       frame.expectItem = false;
     } else if (frame.state === 'key') {
-      frame.key = dictKey(value);
+      frame.key = dictKey(value, json);
       frame.state = 'colon';
     } else {
       setOwn(frame.object, frame.key, value);
+      frame.json.set(frame.key, json);
       frame.state = 'comma';
     }
   }
@@ -153,9 +175,9 @@ export function setOwn(object: Record<string, unknown>, key: string, value: unkn
 }
 
 /** `json.dumps` turns keys that are not strings into strings; containers cannot be keys. */
-function dictKey(value: unknown): string {
+function dictKey(value: unknown, json: string): string {
   if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return JSON.stringify(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return json;
   throw new PythonSyntaxError('dict keys must be strings, numbers, booleans or None');
 }
 

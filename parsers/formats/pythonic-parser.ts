@@ -33,7 +33,8 @@ export type PythonicParserOptions = z.input<typeof PythonicParserOptionsSchema>;
  *   certain: "a" "b" is one string in Python): a `field` piece {path: [name], value} and a
  *   `call-args` fragment; `call-args` carries JSON, not the model's Python, since the client
  *   needs JSON: `{"city":"Paris"` then `,"unit":"C"` per argument and `}` at the call's `)`
- *   (or `{}` for no arguments), so the fragments concatenate to `JSON.stringify(args)`;
+ *   (or `{}` for no arguments), so the fragments concatenate to the JSON `json.dumps` would
+ *   write for args (PythonValueParser.json: exact big ints, which the doubles in args are not);
  * - `call-end` at the call's `)`. The list's `]` ends it; text after it is content again.
  * The list itself (brackets, separators) is never content; the wrapper tokens are dropped.
  *
@@ -227,7 +228,7 @@ class PythonicParser implements ToolCallParser {
         return true;
       case 'arg-value':
         if (this.#value!.offer(token)) return true;
-        this.#argument(this.#value!.value);
+        this.#argument(this.#value!.value, this.#value!.json);
         if (isPunct(token, ',')) {
           this.#state = 'arg-name';
           return true;
@@ -244,7 +245,7 @@ class PythonicParser implements ToolCallParser {
     }
   }
 
-  #argument(value: unknown): void {
+  #argument(value: unknown, json: string): void {
     const call = this.#call!;
     const name = this.#argName;
     const first = call.argNames.size === 0;
@@ -252,7 +253,7 @@ class PythonicParser implements ToolCallParser {
     setOwn(call.args, name, value);
     this.#value = undefined;
     this.#out.event({ type: 'call-piece', callId: call.callId, piece: { kind: 'field', path: [name], value } });
-    this.#out.event({ type: 'call-args', callId: call.callId, text: `${first ? '{' : ','}${JSON.stringify(name)}:${JSON.stringify(value)}` });
+    this.#out.event({ type: 'call-args', callId: call.callId, text: `${first ? '{' : ','}${JSON.stringify(name)}:${json}` });
   }
 
   #endCall(): boolean {

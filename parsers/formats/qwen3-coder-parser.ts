@@ -225,10 +225,19 @@ class Qwen3CoderParser implements ToolCallParser {
       return input.slice(at);
     }
     this.#name += part;
-    this.#raw += input.slice(0, close === -1 ? input.length : close + 1);
-    if (close === -1) return '';
+    if (close === -1) {
+      this.#raw += input;
+      return '';
+    }
     const name = this.#name;
     this.#name = '';
+    if (this.#mode === 'parameter-name' && Object.hasOwn(this.#call!.args, name)) {
+      // Plugins already had its first value (ran its code): as a key repeated in JSON arguments.
+      this.#raw += input.slice(0, close);
+      this.#fail(`parameter ${JSON.stringify(name)} repeated`);
+      return input.slice(close);
+    }
+    this.#raw += input.slice(0, close + 1);
     if (this.#mode === 'function-name') {
       this.#startCall(name);
     } else {

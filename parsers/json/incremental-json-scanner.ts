@@ -211,6 +211,7 @@ export class IncrementalJsonScanner extends JsonStructureScanner {
         if (i > runFrom) this.#appendRun(text.slice(runFrom, i));
         if (i === to) break;
         if (c === 34) {
+          if (this.#isKey && this.repeatsKey(this.#current())) return this.fail(`duplicate key ${JSON.stringify(this.#current())}`, base + i, i);
           i += 1;
           this.#endString(base + i);
         } else if (c === 92) {

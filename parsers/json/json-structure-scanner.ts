@@ -12,6 +12,11 @@ export interface JsonStructureOptions {
   openDepth?: number;
   /** Deeper nesting is reported as malformed (bounds the work per emitted path). Default 256. */
   maxNesting?: number;
+  /**
+   * Objects at or inside these paths may not repeat a key: the repeat fails the scan at its
+   * closing quote, where it becomes certain. Default none, as JSON.parse (the last one wins).
+   */
+  uniqueKeysUnder?: readonly JsonPath[];
 }
 
 /**
@@ -59,6 +64,7 @@ export abstract class JsonStructureScanner {
   readonly #keyDepth: number;
   readonly #openDepth: number;
   readonly #maxNesting: number;
+  readonly #uniqueKeysUnder: readonly JsonPath[];
 
   protected state: number = S.VALUE;
   /** Characters consumed so far. */
@@ -82,6 +88,7 @@ export abstract class JsonStructureScanner {
     this.#keyDepth = options.keyDepth ?? 0;
     this.#openDepth = options.openDepth ?? -1;
     this.#maxNesting = options.maxNesting ?? 256;
+    this.#uniqueKeysUnder = options.uniqueKeysUnder ?? [];
   }
 
   /** Characters consumed so far; the top-level value ends here once `done`. */
@@ -241,6 +248,24 @@ export abstract class JsonStructureScanner {
       }
     }
     return i;
+  }
+
+  /** Whether `key`, just read, repeats a key of its object where keys must be unique. */
+  protected repeatsKey(key: string): boolean {
+    const prefixes = this.#uniqueKeysUnder;
+    if (prefixes.length === 0) return false;
+    const container = this.#stack[this.#stack.length - 1]!.container;
+    if (!Object.hasOwn(container, key)) return false;
+    // The object's own path is this.path less its last entry, the slot of the key being read.
+    const depth = this.path.length - 1;
+    for (let k = 0; k < prefixes.length; k++) {
+      const prefix = prefixes[k]!;
+      if (prefix.length > depth) continue;
+      let i = 0;
+      while (i < prefix.length && prefix[i] === this.path[i]) i++;
+      if (i === prefix.length) return true;
+    }
+    return false;
   }
 
   /** A key has closed at `at`. */

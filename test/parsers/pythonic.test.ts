@@ -70,6 +70,21 @@ b')]`;
     expect(call!.args).toEqual({ a: '', b: [], c: {}, d: 0, e: false, g: -1.5, h: 1000, i: 31, j: 1000, k: 0.5, l: [], m: null });
   });
 
+  // Regression: call-args held JSON.stringify of doubles, so an id past 2^53 reached the client
+  // rounded (12345678901234567890 as 12345678901234567000); Python ints, and json.dumps, are exact.
+  it('keeps every digit of an integer past 2^53 in call-args, as json.dumps writes it', () => {
+    const [call] = callsOf(parse('[f(id=12345678901234567890, n=-9007199254740993, h=0x1_FFFF_FFFF_FFFF_FFFF, l=[9007199254740993], d={18446744073709551616: 1})]'));
+    expect(call!.argsText).toBe('{"id":12345678901234567890,"n":-9007199254740993,"h":36893488147419103231,"l":[9007199254740993],"d":{"18446744073709551616":1}}');
+    // args, made of doubles, hold what JSON.parse makes of that text.
+    expect(call!.args).toEqual(JSON.parse(call!.argsText));
+  });
+
+  it("writes a dict's keys in call-args in Python's order, a repeated key at its first place with its last value", () => {
+    const [call] = callsOf(parse("[f(d={'b': 1, 2: 'x', 'b': 3, True: None})]"));
+    expect(call!.argsText).toBe('{"d":{"b":3,"2":"x","true":null}}');
+    expect(call!.args).toEqual({ d: { b: 3, '2': 'x', true: null } });
+  });
+
   it('accepts whitespace and newlines between tokens and trailing commas', () => {
     const input = '[\n  search(\n    query = "llm serving",\n    top_k = 5,\n  ),\n  fetch(url="https://x.y"),\n]';
     expect(callsOf(parse(input)).map((c) => c.args)).toEqual([{ query: 'llm serving', top_k: 5 }, { url: 'https://x.y' }]);
