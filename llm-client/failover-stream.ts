@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import {
   UpstreamConnectionError,
   UpstreamConnectTimeoutError,
@@ -14,7 +15,10 @@ import { startUpstreamStream, type UpstreamStream } from './upstream-stream.ts';
  * How a failed attempt counts: `rest` — the replica itself is down or drowning (refused or reset
  * connection, connect or headers timeout, 502/503/504), so it rests and another one is tried;
  * `busy` — it is only full (429), so another one is tried but it does not rest; `final` — any other
- * replica would answer the same (400 bad request, 404 unknown model, 500) or the caller stopped it.
+ * replica would answer the same (400 bad request, 404 unknown model, 500), or the failure is this
+ * process's own: the caller stopped it, or the pools were closed under it (`ShuttingDownError`).
+ * A stale keep-alive socket is none of these: the attempt already sent it again on a new connection
+ * (keep-alive-retry-stream.ts), and what reaches here failed there too.
  */
 export function classifyReplicaFailure(error: unknown): 'rest' | 'busy' | 'final' {
   if (error instanceof UpstreamConnectionError || error instanceof UpstreamConnectTimeoutError || error instanceof UpstreamHeadersTimeoutError) {
@@ -33,6 +37,11 @@ export function classifyReplicaFailure(error: unknown): 'rest' | 'busy' | 'final
  * to the next, until one accepts or each has been tried once. Once a replica has accepted, a
  * failure ends the stream as it would with a single upstream: tokens already delivered cannot be
  * taken back.
+ *
+ * Deadlines: connect, headers and first token are phases of one attempt, so the replica tried next
+ * gets each of them whole (that is what lets a request move on from a replica silent past a short
+ * `firstTokenMs`); with N replicas the wait for a first token is at most N × `firstTokenMs`.
+ * `totalMs`, when set, bounds the whole request: it counts from the first attempt's start.
  */
 export function startFailoverStream(
   replicas: UpstreamReplicas,
@@ -55,6 +64,7 @@ class FailoverStream implements UpstreamStream {
   #aborted = false;
   #abortReason: unknown;
   #paused = false;
+  readonly #requestStartedAt = performance.now();
 
   private readonly replicas: UpstreamReplicas;
   private readonly options: ResolvedStreamOptions;
@@ -103,6 +113,7 @@ class FailoverStream implements UpstreamStream {
     const attempt = startUpstreamStream(
       { ...this.options, baseUrl: replica.baseUrl, onAccepted: () => this.#onAccepted(replica) },
       this.onPart,
+      this.#requestStartedAt,
     );
     this.#attempt = attempt;
     if (this.#paused) attempt.pause();

@@ -3,7 +3,7 @@ import type { Dispatcher } from 'undici';
 import { ClientAbortedError } from '../core/errors.ts';
 import { deferDrain, requestDispatched, type DeferredDrain } from './first-token-first.ts';
 import { rawHeaderRecord } from './raw-headers.ts';
-import { abortReason, toUpstreamError } from './upstream-failure.ts';
+import { abortReason, isStaleConnectionFailure, toUpstreamError } from './upstream-failure.ts';
 import { ListModelsOptionsSchema, parseUpstreamOptions, type ListModelsOptions, type ResolvedListModelsOptions } from './upstream-options.ts';
 import { upstreamTarget } from './upstream-target.ts';
 
@@ -33,7 +33,8 @@ export interface ForwardedExchange {
   /**
    * Resolves once the whole answer has gone to the sink. Rejects with a typed `Upstream*Error`
    * (a network failure or timeout: before `head`, nothing reached the sink), with the signal's
-   * reason, or with what the sink threw.
+   * reason, with what the sink threw, or with a `ShuttingDownError` when the connection pools
+   * were closed under it (`closeUpstreamPools`).
    */
   readonly done: Promise<void>;
   /** The sink can take more after its `body` returned false. */
@@ -54,9 +55,18 @@ const HELD_BYTES_LIMIT = 256 * 1024;
  * process about what a chat stream does and does not hold up other streams' first tokens.
  */
 export function forwardRequest(connection: ForwardConnection, request: ForwardedRequest, sink: ForwardSink): ForwardedExchange {
-  const exchange = new ForwardHandler(connection, request, sink);
+  let exchange = new ForwardHandler(connection, request, sink);
   exchange.start();
-  return exchange;
+  // A pooled keep-alive socket the server had closed already: sent once more on a new connection,
+  // as a chat stream is (keep-alive-retry-stream.ts), when the body can be sent again.
+  const replayable = request.body === null || Buffer.isBuffer(request.body);
+  const done = exchange.done.catch((error: unknown) => {
+    if (!replayable || exchange.responded || request.signal.aborted || !isStaleConnectionFailure(error)) throw error;
+    exchange = new ForwardHandler(connection, request, sink);
+    exchange.start();
+    return exchange.done;
+  });
+  return { done, resume: () => exchange.resume() };
 }
 
 /** An upstream's connection options, checked once (the URL's check costs more than a forwarded request's own work). */
@@ -68,6 +78,8 @@ export function forwardConnection(options: ListModelsOptions): ForwardConnection
 
 class ForwardHandler implements ForwardedExchange, Dispatcher.DispatchHandler, DeferredDrain {
   readonly done: Promise<void>;
+  /** The upstream sent a status line. */
+  responded = false;
   readonly #options: ResolvedListModelsOptions;
   readonly #request: ForwardedRequest;
   readonly #sink: ForwardSink;
@@ -145,6 +157,7 @@ class ForwardHandler implements ForwardedExchange, Dispatcher.DispatchHandler, D
   onHeaders(statusCode: number, rawHeaders: Buffer[] | string[] | null, resume: () => void): boolean {
     if (this.#settled) return false;
     if (statusCode < 200) return true;
+    this.responded = true;
     this.#resumeReading = resume;
     try {
       this.#sink.head(statusCode, rawHeaderRecord(rawHeaders));

@@ -7,7 +7,7 @@ import { deferDrain, requestDispatched, type DeferredDrain } from './first-token
 import { HeldEvents, isTokenEvent, type HeldEvent } from './held-events.ts';
 import { rawHeaderValue } from './raw-headers.ts';
 import { SseEventDecoder } from './sse-event-decoder.ts';
-import { StreamDeadlines } from './stream-deadlines.ts';
+import { StreamDeadlines, type DeadlineStarts } from './stream-deadlines.ts';
 import { abortReason, toUpstreamError } from './upstream-failure.ts';
 import type { ResolvedStreamOptions } from './upstream-options.ts';
 import type { UpstreamPart } from './upstream-parts.ts';
@@ -31,6 +31,8 @@ export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler,
   private readonly onPart: (part: UpstreamPart) => void;
   readonly done: Promise<void>;
   interrupted = false;
+  /** The upstream sent a status line: whatever failed after that, the request reached a server that answered it. */
+  responded = false;
   #resolve!: () => void;
   #reject!: (reason: unknown) => void;
   #settled = false;
@@ -74,7 +76,7 @@ export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler,
     });
   }
 
-  start(): void {
+  start(starts?: DeadlineStarts): void {
     const { signal } = this.options;
     if (signal.aborted) {
       this.interrupted = true;
@@ -86,7 +88,7 @@ export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler,
     try {
       // Throws InvalidRequestError for a body JSON cannot write: #fail passes a ConveyorError on as it is.
       const { dispatcher, request } = chatCompletionRequest(this.options);
-      this.#deadlines.start();
+      this.#deadlines.start(starts);
       // Before dispatch: undici may write (onConnect) inside it, on a socket not used before.
       this.#written = requestDispatched();
       dispatcher.dispatch(request, this);
@@ -141,6 +143,7 @@ export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler,
   onHeaders(statusCode: number, rawHeaders: Buffer[] | string[] | null, resume: () => void): boolean {
     if (this.#settled) return false;
     if (statusCode < 200) return true;
+    this.responded = true;
     this.#resumeRequest = resume;
     if (statusCode > 299) {
       this.#errorBody = new ErrorBody(statusCode);

@@ -8,9 +8,19 @@ import {
 import type { UpstreamTimeouts } from './upstream-options.ts';
 
 /**
- * The token-phase timers of one stream: first token (from request start), then idle gaps
- * between chunks, plus the optional total. Connect and headers timeouts are undici's own.
- * Fires `onExpire` at most once.
+ * When a stream's clocks started (performance.now()). With replicas a request may make several
+ * attempts, one per replica: the first-token wait is a phase of one attempt (the replica tried
+ * after another failed gets all of it), the total bounds the whole request, attempts included.
+ */
+export interface DeadlineStarts {
+  attempt: number;
+  request: number;
+}
+
+/**
+ * The token-phase timers of one stream: first token (from the attempt's start), then idle gaps
+ * between chunks, plus the optional total (from the request's start). Connect and headers
+ * timeouts are undici's own. Fires `onExpire` at most once.
  *
  * The idle timer is re-armed lazily: a chunk only records when it arrived, and the timer, when it
  * fires, checks that time and sleeps again for what is left. Clearing and creating a timer per
@@ -37,12 +47,14 @@ export class StreamDeadlines {
     this.onExpire = onExpire;
   }
 
-  start(): void {
+  start(starts?: DeadlineStarts): void {
     const { firstTokenMs, totalMs } = this.timeouts;
-    this.#firstTokenDue = performance.now() + firstTokenMs;
-    this.#armFirstToken(firstTokenMs);
+    const now = performance.now();
+    this.#firstTokenDue = (starts?.attempt ?? now) + firstTokenMs;
+    this.#armFirstToken(Math.max(0, Math.ceil(this.#firstTokenDue - now)));
     if (totalMs !== undefined) {
-      this.#total = setTimeout(() => this.#expire(new UpstreamTotalTimeoutError(totalMs)), totalMs);
+      const left = Math.max(0, Math.ceil((starts?.request ?? now) + totalMs - now));
+      this.#total = setTimeout(() => this.#expire(new UpstreamTotalTimeoutError(totalMs)), left);
     }
   }
 

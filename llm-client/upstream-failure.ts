@@ -1,6 +1,7 @@
 import {
   ClientAbortedError,
   ConveyorError,
+  ShuttingDownError,
   UpstreamConnectionError,
   UpstreamConnectTimeoutError,
   UpstreamHeadersTimeoutError,
@@ -16,7 +17,7 @@ export function abortReason(signal: AbortSignal): unknown {
 /** Maps what undici and the network throw onto the typed upstream errors. */
 export function toUpstreamError(error: unknown, context: { baseUrl: string; timeouts: UpstreamTimeouts }): unknown {
   if (error instanceof ConveyorError) return error;
-  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  const code = errorCode(error);
   switch (code) {
     case 'UND_ERR_CONNECT_TIMEOUT':
       return new UpstreamConnectTimeoutError(context.timeouts.connectMs, context.baseUrl);
@@ -24,7 +25,28 @@ export function toUpstreamError(error: unknown, context: { baseUrl: string; time
       return new UpstreamHeadersTimeoutError(context.timeouts.headersMs);
     case 'UND_ERR_BODY_TIMEOUT':
       return new UpstreamIdleTimeoutError(context.timeouts.idleMs);
+    // This process closed the pool under the request (closeUpstreamPools at shutdown): the
+    // upstream did nothing wrong, so this must not read as its failure, rest it or fail over.
+    case 'UND_ERR_DESTROYED':
+    case 'UND_ERR_CLOSED':
+      return new ShuttingDownError(`the connections to upstream ${context.baseUrl} were closed before this request finished: the gateway is shutting down`);
   }
   const message = error instanceof Error ? error.message : String(error);
   return new UpstreamConnectionError(`upstream ${context.baseUrl} failed: ${message}`, { cause: error });
+}
+
+/**
+ * The socket closed or was reset under a request the server never answered: the signature of a
+ * pooled keep-alive connection the server had already closed (its idle timeout raced our request),
+ * undici's `other side closed`. It says nothing of the server's health; a request on a new
+ * connection answers the question. A refused connection is not this: that server is not listening.
+ */
+export function isStaleConnectionFailure(error: unknown): boolean {
+  if (!(error instanceof UpstreamConnectionError)) return false;
+  const code = errorCode(error.cause);
+  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE';
+}
+
+function errorCode(error: unknown): unknown {
+  return typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
 }

@@ -18,11 +18,14 @@ export const UpstreamTimeoutsSchema = z
     connectMs: milliseconds.default(10_000),
     /** Request written -> response headers. */
     headersMs: milliseconds.default(60_000),
-    /** Request start -> first generated token (covers queueing and prefill of long prompts). */
+    /**
+     * Request start -> first generated token (covers queueing and prefill of long prompts). Per
+     * attempt: with replicas, the one a request fails over to gets the whole wait again.
+     */
     firstTokenMs: milliseconds.default(120_000),
     /** Longest silence between two chunks once tokens flow. */
     idleMs: milliseconds.default(60_000),
-    /** Optional deadline for the whole stream; off unless set. */
+    /** Optional deadline for the whole request, failover attempts included; off unless set. */
     totalMs: milliseconds.optional(),
   })
   .strict();

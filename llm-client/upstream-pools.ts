@@ -17,7 +17,11 @@ export function upstreamPool({ origin, socketPath }: Pick<UpstreamUrl, 'origin' 
   return pool;
 }
 
-/** Destroys every shared pool, cutting any stream still open on it (shutdown, test teardown). */
+/**
+ * Destroys every shared pool, cutting any stream still open on it (shutdown, test teardown). Those
+ * end with a `ShuttingDownError` (upstream-failure.ts): the cut is this process's, so it counts
+ * against no replica and moves no request to another one.
+ */
 export async function closeUpstreamPools(): Promise<void> {
   const all = [...pools.values()];
   pools.clear();

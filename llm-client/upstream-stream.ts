@@ -1,4 +1,4 @@
-import { PumpedStream } from './pumped-stream.ts';
+import { KeepAliveRetryStream } from './keep-alive-retry-stream.ts';
 import type { ResolvedStreamOptions } from './upstream-options.ts';
 import type { UpstreamPart } from './upstream-parts.ts';
 
@@ -6,7 +6,8 @@ import type { UpstreamPart } from './upstream-parts.ts';
 export interface UpstreamStream {
   /**
    * Settles once the stream is over: resolves after the `end` part was delivered; rejects with a
-   * typed `Upstream*Error`, with the caller's abort reason, or with what `onPart` threw.
+   * typed `Upstream*Error`, with the caller's abort reason, with what `onPart` threw, or with a
+   * `ShuttingDownError` when the connection pools were closed under it (`closeUpstreamPools`).
    */
   readonly done: Promise<void>;
   /** Cut short by an abort (the caller's signal, `abort`, or a deadline): no part follows. */
@@ -18,9 +19,13 @@ export interface UpstreamStream {
   resume(): void;
 }
 
-/** Starts one stream with options validated already (`pumpChatCompletion`, `streamChatCompletion`). */
-export function startUpstreamStream(options: ResolvedStreamOptions, onPart: (part: UpstreamPart) => void): UpstreamStream {
-  const stream = new PumpedStream(options, onPart);
+/**
+ * Starts one stream with options validated already (`pumpChatCompletion`, `streamChatCompletion`).
+ * `requestStartedAt` (performance.now()): when the request's first attempt started, for a failover's
+ * later attempts, which the total deadline counts from (stream-deadlines.ts).
+ */
+export function startUpstreamStream(options: ResolvedStreamOptions, onPart: (part: UpstreamPart) => void, requestStartedAt?: number): UpstreamStream {
+  const stream = new KeepAliveRetryStream(options, onPart, requestStartedAt);
   stream.start();
   return stream;
 }

@@ -1,10 +1,10 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { ClientAbortedError, UpstreamConnectionError, UpstreamResponseError } from '../../core/errors.ts';
+import { ClientAbortedError, UpstreamConnectionError, UpstreamResponseError, UpstreamTotalTimeoutError } from '../../core/errors.ts';
 import { closeUpstreamPools, createChatCompletionPump, type ChatCompletionPump, type ReplicaAffinity, type UpstreamPart } from '../../llm-client/index.ts';
 import { expectedPlainParts, MODEL, modelNotFoundBody, plainContentStream, vllmChunk } from './fixtures/vllm-streams.ts';
-import { sseHeaders, startSseUpstream, startTestUpstream, type TestUpstream } from './upstream-test-server.ts';
+import { pause, sseHeaders, startSseUpstream, startTestUpstream, type TestUpstream } from './upstream-test-server.ts';
 
 const body = { model: MODEL, messages: [{ role: 'user', content: 'hi' }] };
 const servers: TestUpstream[] = [];
@@ -160,6 +160,56 @@ describe('a pump over several replicas: failover before the upstream accepts', (
     expect(parts).toEqual(expectedPlainParts);
     expect(stateOf(pump, silent.baseUrl).healthy).toBe(false);
     await silent.requestSocketClosed(0);
+  });
+
+  it('gives the replica it fails over to a whole first-token wait of its own: the deadline is per attempt', async () => {
+    const silent = await track(startTestUpstream(() => {}));
+    // Its first token comes within the wait from its own start, not within one from the request's.
+    const slowPrefill = await track(
+      startTestUpstream(async (_req, res) => {
+        sseHeaders(res);
+        await pause(200);
+        res.end(plainContentStream);
+      }),
+    );
+    const timeouts = { connectMs: 10_000, headersMs: 10_000, firstTokenMs: 400, idleMs: 10_000 };
+    const pump = createChatCompletionPump({ baseUrl: [silent.baseUrl, slowPrefill.baseUrl], timeouts });
+    const { parts, error } = await run(pump, { baseUrl: silent.baseUrl });
+    expect(error).toBeUndefined();
+    expect(parts).toEqual(expectedPlainParts);
+    expect(stateOf(pump, silent.baseUrl).healthy).toBe(false);
+  });
+
+  it('counts totalMs from the request’s start, failover included (regression: each attempt restarted it)', async () => {
+    const refusesLate = await track(
+      startTestUpstream(async (_req, res) => {
+        await pause(400);
+        res.writeHead(503, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(modelNotFoundBody));
+      }),
+    );
+    // Done 600 ms after its own start: inside totalMs of its own, past the request's.
+    const streaming = await track(
+      startTestUpstream(async (_req, res) => {
+        sseHeaders(res);
+        for (let i = 0; i < 30 && !res.destroyed; i++) {
+          res.write(vllmChunk({ content: `t${i} ` }));
+          await pause(20);
+        }
+        res.end('data: [DONE]\n\n');
+      }),
+    );
+    const timeouts = { connectMs: 10_000, headersMs: 10_000, firstTokenMs: 10_000, idleMs: 10_000, totalMs: 800 };
+    const pump = createChatCompletionPump({ baseUrl: [refusesLate.baseUrl, streaming.baseUrl], timeouts });
+    const { parts, error, accepted } = await run(pump, { baseUrl: refusesLate.baseUrl });
+    expect(error).toBeInstanceOf(UpstreamTotalTimeoutError);
+    expect(accepted).toBe(1);
+    expect(parts[0]?.type).toBe('start');
+    expect(parts.some((p) => p.type === 'content')).toBe(true);
+    expect(parts.some((p) => p.type === 'end')).toBe(false);
+    expect(stateOf(pump, refusesLate.baseUrl).healthy).toBe(false);
+    // The request's deadline ran out on it, through no fault of its own.
+    expect(stateOf(pump, streaming.baseUrl)).toMatchObject({ healthy: true, accepted: 1, failures: 0 });
   });
 
   it('sends one URL through the plain pump: no replica bookkeeping', () => {

@@ -1,8 +1,11 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UpstreamConnectionError, UpstreamIdleTimeoutError } from '../../core/errors.ts';
 import { forwardConnection, forwardRequest, type ForwardedRequest } from '../../llm-client/forward-request.ts';
+import { closeUpstreamPools } from '../../llm-client/index.ts';
+import { pause, startTestUpstream } from './upstream-test-server.ts';
 
 const PIECES = 200;
 const piece = (i: number) => `piece ${String(i).padStart(4, '0')};`;
@@ -38,6 +41,7 @@ beforeAll(async () => {
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
 });
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(closeUpstreamPools);
 
 const get = (endpoint: string, signal: AbortSignal): ForwardedRequest => ({ method: 'GET', endpoint, query: '', headers: {}, body: null, signal });
 
@@ -88,5 +92,57 @@ describe('forwardRequest', () => {
     const exchange = forwardRequest(forwardConnection({ baseUrl, timeouts }), get('/stalls', new AbortController().signal), { head: () => {}, body: () => true });
     await expect(exchange.done).rejects.toBeInstanceOf(UpstreamIdleTimeoutError);
     await expect(exchange.done).rejects.toThrow(/more than 300 ms/);
+  });
+});
+
+describe('forwardRequest on a pooled keep-alive socket the server already closed (regression: it failed the request or rested the replica)', () => {
+  /** Answers the first request on each connection; closes the connection when a second one comes on it. */
+  async function staleKeepAliveUpstream() {
+    const served = new WeakSet<Socket>();
+    const upstream = await startTestUpstream((req, res) => {
+      if (served.has(req.socket)) return void req.socket.destroy();
+      served.add(req.socket);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"ok":true}');
+    });
+    return upstream;
+  }
+
+  const post = (body: ForwardedRequest['body']): ForwardedRequest => ({
+    method: 'POST',
+    endpoint: '/embeddings',
+    query: '',
+    headers: { 'content-type': 'application/json' },
+    body,
+    signal: new AbortController().signal,
+  });
+
+  async function forwardTwice(second: ForwardedRequest['body']) {
+    const upstream = await staleKeepAliveUpstream();
+    try {
+      const connection = forwardConnection({ baseUrl: upstream.baseUrl });
+      await forwardRequest(connection, post(Buffer.from('{"input":"a"}')), { head: () => {}, body: () => true }).done;
+      // undici hands the socket back to its pool in a later turn of the loop.
+      await pause(20);
+      const statuses: number[] = [];
+      const error = await forwardRequest(connection, post(second), { head: (status) => statuses.push(status), body: () => true }).done.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      return { error, statuses, requests: upstream.requests.length, connections: upstream.connections() };
+    } finally {
+      await upstream.close();
+    }
+  }
+
+  it('sends a body it holds once more, on a new connection', async () => {
+    expect(await forwardTwice(Buffer.from('{"input":"b"}'))).toEqual({ error: undefined, statuses: [200], requests: 3, connections: 2 });
+  });
+
+  it('does not send a streamed body again: it was read once already', async () => {
+    const { error, statuses, requests } = await forwardTwice(Readable.from([Buffer.from('{"input":"b"}')]));
+    expect(error).toBeInstanceOf(UpstreamConnectionError);
+    expect(statuses).toEqual([]);
+    expect(requests).toBe(2);
   });
 });
