@@ -115,6 +115,9 @@ function receive(message: HostMessage): void {
           call.failure !== null || definition === null
             ? { ok: false, content: call.failure ?? 'error: the plugin module did not load' }
             : await runEndHook(definition, message.args, call.ctx);
+        // Aborted while onEnd ran (a time limit, the request gone): onAbort has run, and the gateway
+        // takes this call's `aborted` as its end, so a result now would end it a second way.
+        if (call.controller.signal.aborted) return;
         // A failed call stays until its `abort`, which the gateway sends on `failed`: its onAbort
         // must still run, and an `end` sent before `failed` reached the gateway comes first.
         if (call.failure === null) calls.delete(message.callId);

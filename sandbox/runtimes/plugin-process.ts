@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import type { Duplex } from 'node:stream';
 import { SandboxError } from '../../core/errors.ts';
@@ -15,6 +16,8 @@ export interface PluginProcessOptions {
   outputBytes: number;
   /** Each chunk the process prints, as it comes (ProcessPoolOptions.onOutput). */
   onOutput?: (text: string) => void;
+  /** Kills the process while it is still starting (the pool is closing). */
+  signal?: AbortSignal;
 }
 
 /** How a plugin process ended, in words a tool error can carry. */
@@ -29,6 +32,8 @@ export interface ProcessExit {
 const STDERR_TAIL = 4096;
 /** How long an exited process's pipes may take to deliver their last bytes. */
 const EXIT_DRAIN_MS = 250;
+/** How long a process whose channel closed may take to exit (its exit says why) before it counts as one that closed fd 3. */
+const CHANNEL_END_MS = 1000;
 /** Longest protocol line accepted; a child that sends more without a newline is killed. */
 const MAX_LINE = 8 * 1024 * 1024;
 
@@ -73,16 +78,24 @@ export class PluginProcess {
       const output = { tail: '', bytes: 0 };
       let proc: PluginProcess | null = null;
       let settled = false;
+      const onAbort = (): void => fail(String(options.signal?.reason ?? 'aborted'));
       const fail = (why: string): void => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
         if (child.pid !== undefined) killProcessTree(child.pid);
         // One line, the error's own, for the model's observation; the whole output went to onOutput.
         const said = tellingLine(output.tail);
-        reject(new SandboxError(`the plugin process did not start: ${why}${said ? ` (${said})` : ''}${unseenPathHint(output.tail)}`));
+        const error = new SandboxError(`the plugin process did not start: ${why}${said ? ` (${said})` : ''}${unseenPathHint(output.tail)}`);
+        // Only once it is gone: the caller then frees its uid and working directory, and a closing
+        // pool counts on nothing of it being left.
+        if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) reject(error);
+        else child.once('exit', () => reject(error));
       };
       const timer = setTimeout(() => fail(`no ready message within ${options.startupTimeoutMs} ms`), options.startupTimeoutMs);
+      if (options.signal?.aborted) onAbort();
+      else options.signal?.addEventListener('abort', onAbort, { once: true });
       const collect = (chunk: Buffer): void => {
         output.bytes += chunk.length;
         const text = chunk.toString('utf8');
@@ -118,12 +131,24 @@ export class PluginProcess {
           } else if (parsed.data.t === 'ready') {
             settled = true;
             clearTimeout(timer);
+            options.signal?.removeEventListener('abort', onAbort);
             proc = new PluginProcess(child, channel, parsed.data, output);
             resolve(proc);
           } else {
             fail(`first message was ${parsed.data.t}, not ready`);
           }
         }
+      });
+      // End of file, or a write that found no reader: nothing holds the child's end of fd 3 any more
+      // (bwrap keeps no copy; under `unshare` the wrappers do, and this never comes). It can answer
+      // nothing, so a call, or the start-up, would otherwise wait for its time limit.
+      channel.once('close', () => {
+        const check = setTimeout(() => {
+          if (child.exitCode !== null || child.signalCode !== null || hasExited(child.pid)) return;
+          if (proc) proc.kill('it closed its protocol channel (fd 3) and kept running');
+          else fail('it closed its protocol channel (fd 3)');
+        }, CHANNEL_END_MS);
+        child.once('exit', () => clearTimeout(check));
       });
       // 'exit' can come before the last stderr bytes are read, V8's "heap out of memory" among
       // them, and the reason is read from that tail: wait for 'close' (every pipe ended), but only
@@ -260,6 +285,16 @@ function unseenPathHint(tail: string): string {
 function signalName(num: number): NodeJS.Signals | null {
   const entry = Object.entries(constants.signals).find(([, n]) => n === num);
   return entry ? (entry[0] as NodeJS.Signals) : null;
+}
+
+/** Gone or a zombie: its 'exit' is on its way (the loop may not have read it yet). */
+function hasExited(pid: number | undefined): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return true;
+  }
 }
 
 function safeJson(line: string): unknown {

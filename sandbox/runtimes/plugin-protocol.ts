@@ -29,8 +29,10 @@ export type HostMessage =
   | { t: 'end'; callId: string; args: Record<string, unknown> }
   /**
    * The call ends other than by `end` (request gone, rejected, a hook failed, invalid arguments, a
-   * time limit): abort ctx.signal, run onAbort, then answer `aborted`. The gateway waits for that
-   * answer ON_ABORT_GRACE_MS (call-clock.ts) at most, then kills the process (runtime `process`).
+   * time limit): abort ctx.signal, run onAbort, then answer `aborted`, and send no `result` for the
+   * call after that. The gateway waits for that answer ON_ABORT_GRACE_MS (call-clock.ts) at most,
+   * then kills the process (runtime `process`). An `abort` after `end` can cross the call's
+   * `result` on the wire: whichever of `result` and `aborted` the gateway reads first ends the call.
    */
   | { t: 'abort'; callId: string; reason: string };
 

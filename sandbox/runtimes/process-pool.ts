@@ -4,7 +4,7 @@ import type { SandboxMode } from '../python-launch.ts';
 import { descendantPids } from '../process-tree.ts';
 import { makeStagingDir } from '../stale-staging.ts';
 import { BoundedQueue } from '../../core/bounded-queue.ts';
-import { SandboxQueueFullError } from '../../core/errors.ts';
+import { SandboxError, SandboxQueueFullError } from '../../core/errors.ts';
 import { PluginProcess } from './plugin-process.ts';
 import { planProcessLaunch, type ProcessLimits, type SandboxSetup } from './process-launch.ts';
 import { detectProcessSandbox, type ProcessProtections } from './process-sandbox.ts';
@@ -64,6 +64,9 @@ export class ProcessPool {
   /** Warm processes per recipe key, started or still starting (null: the start failed). */
   private readonly spares = new Map<string, Array<Promise<PluginProcess | null>>>();
   private readonly live = new Set<PluginProcess>();
+  /** spawn()s in progress: close() waits for each (a child still starting is killed, then gone). */
+  private readonly starting = new Set<Promise<unknown>>();
+  private readonly closing = new AbortController();
   private readonly usedUids = new Set<number>();
   private stagingRoot: string | null = null;
   private closed = false;
@@ -90,10 +93,16 @@ export class ProcessPool {
 
   /** Waits for a slot (bounded queue), then hands out a warm spare or a freshly started process. */
   async acquire(recipe: ProcessRecipe, signal: AbortSignal): Promise<ProcessLease> {
+    if (this.closed) throw shutDown();
     const release = await this.slots.acquire(signal);
     let proc: PluginProcess;
     try {
       proc = (await this.takeSpare(recipe.key)) ?? (await this.spawn(recipe));
+      if (this.closed) {
+        // close() came while this call waited for its process: it is not handed out.
+        proc.kill('the process runtime is shut down');
+        throw shutDown();
+      }
     } catch (err) {
       release();
       throw err;
@@ -121,8 +130,7 @@ export class ProcessPool {
     // took its place until a call for its plugin drew it out.
     const spare: Promise<PluginProcess | null> = this.spawn(recipe).then(
       (proc) => {
-        if (this.closed) proc.kill('pool closed');
-        else proc.onceExit(() => this.forget(recipe.key, spare));
+        proc.onceExit(() => this.forget(recipe.key, spare));
         return proc;
       },
       () => {
@@ -141,15 +149,32 @@ export class ProcessPool {
     if (at >= 0) list!.splice(at, 1);
   }
 
-  /** Starts one sandboxed process (not counted against the call slots: used for spares and hosts too). */
-  async spawn(recipe: ProcessRecipe): Promise<PluginProcess> {
+  /**
+   * Starts one sandboxed process (not counted against the call slots: used for spares and hosts
+   * too). After close(), and for a start-up close() interrupts, it fails with a SandboxError.
+   */
+  spawn(recipe: ProcessRecipe): Promise<PluginProcess> {
+    if (this.closed) return Promise.reject(shutDown());
+    const started = this.start(recipe);
+    const tracked = started.catch(() => undefined);
+    this.starting.add(tracked);
+    void tracked.then(() => this.starting.delete(tracked));
+    return started;
+  }
+
+  private async start(recipe: ProcessRecipe): Promise<PluginProcess> {
     const { setup } = await this.ready();
+    if (this.closed) throw shutDown();
     const uid = setup.uidDrop ? this.allocateUid() : null;
     this.stagingRoot ??= makeStagingRoot();
     const hostCwd = mkdtempSync(join(this.stagingRoot, 'p-'));
     chmodSync(hostCwd, 0o700);
     if (uid !== null) chownSync(hostCwd, uid, uid);
+    let cleaned = false;
     const cleanup = (): void => {
+      // Once: a second releaseUid could drop a lock another gateway has claimed since.
+      if (cleaned) return;
+      cleaned = true;
       if (uid !== null) {
         killUid(uid);
         this.usedUids.delete(uid);
@@ -164,12 +189,21 @@ export class ProcessPool {
         startupTimeoutMs: this.options.startupTimeoutMs,
         outputBytes: recipe.limits.outputBytes,
         onOutput: (text) => this.options.onOutput({ plugin, text }),
+        signal: this.closing.signal,
+      }).catch((err: unknown) => {
+        throw this.closed ? shutDown() : err;
       });
       this.live.add(proc);
       proc.onceExit(() => {
         this.live.delete(proc);
         cleanup();
       });
+      if (this.closed) {
+        // close() came after `ready` but before the process was in `live`, where it kills them.
+        proc.kill('the process runtime is shut down');
+        await new Promise((resolve) => proc.onceExit(resolve));
+        throw shutDown();
+      }
       return proc;
     } catch (err) {
       cleanup();
@@ -193,13 +227,14 @@ export class ProcessPool {
 
   async close(): Promise<void> {
     this.closed = true;
-    // Spares still starting would otherwise come up after close (and outlive their cleanup).
-    const starting = [...this.spares.values()].flat();
     this.spares.clear();
-    await Promise.all(starting);
+    // Children still starting (a call's cold start, a spare, an isolate host) are killed now rather
+    // than awaited: a start-up may take up to startupTimeoutMs, and one that came up after close
+    // would be handed a call and outlive the pool.
+    this.closing.abort('the process runtime is shut down');
     const exits = [...this.live].map((proc) => new Promise<void>((resolve) => proc.onceExit(() => resolve())));
     for (const proc of this.live) proc.kill('the gateway is shutting down');
-    await Promise.all(exits);
+    await Promise.all([...exits, ...this.starting]);
     if (this.stagingRoot) rmSync(this.stagingRoot, { recursive: true, force: true });
   }
 
@@ -221,6 +256,10 @@ export class ProcessPool {
 }
 
 const STAGING_PREFIX = 'conveyor-plugins-';
+
+function shutDown(): SandboxError {
+  return new SandboxError('the process runtime is shut down');
+}
 
 function makeStagingRoot(): string {
   const root = makeStagingDir(STAGING_PREFIX);

@@ -97,7 +97,7 @@ export class RemoteExecution implements ToolExecution {
         // finished call (and its request's emit) reachable for as long as it runs.
         this.offExit = lease.proc.onceExit((exit) => {
           const { message, limit } = describeExit(exit);
-          this.fail(`stopped: ${message}`, limit ? 'sandbox_limit_exceeded' : 'sandbox_error', limit ?? undefined);
+          this.stop(this.errorResult(`stopped: ${message}`, limit ? 'sandbox_limit_exceeded' : 'sandbox_error', limit ?? undefined), `stopped: ${message}`, true);
         });
         lease.proc.send({
           t: 'start',
@@ -143,14 +143,12 @@ export class RemoteExecution implements ToolExecution {
     const lease = await Promise.race([this.lease, this.over]);
     this.clock.finalStretch();
     if (this.failure || !lease) return this.failure ?? this.errorResult('did not start', 'sandbox_error');
-    const result = await new Promise<ToolResult>((resolve) => {
+    return new Promise<ToolResult>((resolve) => {
       this.resultWaiter = resolve;
       // JS children re-validate (to get the schema's output); other commands get the parsed value.
       const args = (this.options.module ? rawArgs : parsed.data) as Record<string, unknown>;
       lease.proc.send({ t: 'end', callId: this.wireId, args });
     });
-    this.finish('call finished', true);
-    return result;
   }
 
   abort(reason: string): void {
@@ -171,14 +169,17 @@ export class RemoteExecution implements ToolExecution {
       case 'result': {
         const waiter = this.resultWaiter;
         this.resultWaiter = null;
+        if (!waiter) return;
         const data = { ...message.data, ...this.options.data, ...this.leaseData };
-        waiter?.({ ok: message.ok, content: message.content, ...(Object.keys(data).length > 0 ? { data } : {}) });
+        waiter({ ok: message.ok, content: message.content, ...(Object.keys(data).length > 0 ? { data } : {}) });
+        // Finished here, not where end() resumes: nothing may end the call another way in between.
+        this.finish('call finished', true);
         return;
       }
       case 'failed': {
         const data = { ...this.options.data, ...this.leaseData };
         const failure = { ok: false, content: message.content, ...(Object.keys(data).length > 0 ? { data } : {}) };
-        this.stop(failure, abortReasonOf(this.options.definition.name, message.content));
+        this.stop(failure, abortReasonOf(this.options.definition.name, message.content), true);
         return;
       }
       case 'aborted':
@@ -193,12 +194,19 @@ export class RemoteExecution implements ToolExecution {
 
   /**
    * The call ends other than by its result (aborted, rejected, a hook failed, a limit): it ends with
-   * `failure` (or the one it already has), and the child's onAbort gets `reason`.
+   * `failure` (or the one it already has), and the child's onAbort gets `reason`. `known`: the
+   * child has told how the call ended (`failed`) or is gone, so its answer to `abort` is not awaited.
    */
-  private stop(failure: ToolResult, reason: string): void {
+  private stop(failure: ToolResult, reason: string, known = false): void {
     if (this.finished) return;
     this.failure ??= failure;
-    this.settleAll();
+    for (const resolve of this.verdicts.values()) resolve(undefined);
+    this.verdicts.clear();
+    // With `end` out, the child may have finished onEnd and its result be on the wire already: then
+    // the call is over for the plugin, and onAbort will not run. The child's answer decides (its
+    // result, or `aborted` once onAbort ran; after an abort it sends no result), so exactly one of
+    // the two endings happens. Not answering within ON_ABORT_GRACE_MS counts as `aborted`.
+    if (known || !this.resultWaiter) this.settleResult();
     this.finish(reason, false);
   }
 
@@ -210,15 +218,12 @@ export class RemoteExecution implements ToolExecution {
     };
   }
 
-  /** Pending verdicts resolve as "carry on"; a pending end resolves with the failure. */
-  private settleAll(): void {
-    for (const resolve of this.verdicts.values()) resolve(undefined);
-    this.verdicts.clear();
-    if (this.failure && this.resultWaiter) {
-      const waiter = this.resultWaiter;
-      this.resultWaiter = null;
-      waiter(this.failure);
-    }
+  /** A pending end resolves with the failure. */
+  private settleResult(): void {
+    const waiter = this.resultWaiter;
+    if (!waiter || !this.failure) return;
+    this.resultWaiter = null;
+    waiter(this.failure);
   }
 
   private finish(reason: string, clean: boolean): void {
@@ -243,6 +248,7 @@ export class RemoteExecution implements ToolExecution {
         this.onAborted = null;
         clearTimeout(timer);
         off();
+        this.settleResult();
         this.leave(lease, reason, answered);
       };
       const timer = setTimeout(() => release(false), ON_ABORT_GRACE_MS);

@@ -154,3 +154,30 @@ describe('a child the gateway killed for a protocol error', () => {
     expect(run.result?.content).toMatch(/protocol error: not json/);
   }, 20_000);
 });
+
+describe('a child that closes fd 3 but stays alive', () => {
+  // It can answer nothing any more; before, only the call's time limit (here 20 s) ended the call.
+  const closesChannel = (ready: boolean) => [
+    '/usr/bin/python3',
+    '-c',
+    [
+      'import json, os, socket, time',
+      'ch = socket.socket(fileno=3)',
+      ...(ready ? ['ch.sendall((json.dumps({"t": "ready", "pid": os.getpid(), "guest": "none"}) + "\\n").encode())'] : []),
+      'ch.close()',
+      'time.sleep(60)',
+    ].join('\n'),
+  ];
+
+  it.for([
+    ['after it said ready', true, /^error: echo_sample stopped: it closed its protocol channel \(fd 3\) and kept running$/],
+    ['while it starts', false, /did not start: it closed its protocol channel \(fd 3\)/],
+  ] as const)('is noticed when it does so %s, not at the time limit', async ([, ready, expected], { skip }) => {
+    // Under `unshare` the wrapper processes hold fd 3 too: the gateway never sees it closed there.
+    if ((await pools.process.ready()).setup.mode === 'netns') skip();
+    const run = await runScriptedCall(toolFromPlugin(echo, { command: closesChannel(ready), pools }), { args: { text: 'x' } });
+    expect(run.result).toMatchObject({ ok: false, data: { code: 'sandbox_error' } });
+    expect(run.result?.content).toMatch(expected);
+    expect(await eventually(() => pools.process.stats.running === 0 && pools.process.livePids().length === 0, 1000)).toBe(true);
+  });
+});
