@@ -1,21 +1,12 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ShuttingDownError } from '../../core/errors.ts';
 import { closeUpstreamPools, createChatCompletionPump, type ChatCompletionPump, type ReplicaAffinity, type ReplicaHealthEvent, type UpstreamPart } from '../../llm-client/index.ts';
 import { MODEL, plainContentStream, vllmChunk } from './fixtures/vllm-streams.ts';
-import { pause, sseHeaders, startSseUpstream, startTestUpstream, type TestUpstream } from './upstream-test-server.ts';
+import { trackedUpstreams } from './tracked-upstreams.ts';
+import { pause, sseHeaders, startSseUpstream, startTestUpstream } from './upstream-test-server.ts';
 
 const body = { model: MODEL, messages: [{ role: 'user', content: 'hi' }] };
-const servers: TestUpstream[] = [];
-
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
-afterAll(closeUpstreamPools);
-
-async function track(server: Promise<TestUpstream>): Promise<TestUpstream> {
-  servers.push(await server);
-  return servers.at(-1)!;
-}
+const track = trackedUpstreams();
 
 function start(pump: ChatCompletionPump, affinity?: ReplicaAffinity) {
   const parts: UpstreamPart[] = [];
