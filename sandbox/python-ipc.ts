@@ -54,6 +54,10 @@ export const readyMessageSchema = z.object({
   uidNote: z.string().nullable(),
   euid: z.number().int(),
   probe: probeReportSchema.nullable(),
+  /** Each cell runs in its own user, PID, IPC and mount namespaces (measured by the probe cell). */
+  cellNamespaces: z.boolean(),
+  /** Why they were asked for and are not used, if so. */
+  cellNamespacesNote: z.string().nullable(),
   netns: z.string(),
   startupMs: z.number(),
 });

@@ -102,13 +102,19 @@ export interface LaunchContext {
 
 /**
  * Size of bwrap's /tmp, which holds every cell's working directory and is shared by all cells of
- * one zygote. It is RAM that no RLIMIT_AS counts and that outlives the cell that wrote it, so it
- * is capped at one cell's memory budget (`memoryMb`; 1 GiB by default): /tmp can pin at most as
- * much as one more cell could. At least two files at the file-size limit always fit, however
- * small `memoryMb` is. Past it, writes fail with ENOSPC.
+ * one zygote (with per-cell namespaces each cell sees only its own directory there, as its /tmp
+ * and /dev/shm, but all of them count against this one tmpfs). It is RAM that no RLIMIT_AS counts
+ * and that outlives the cell that wrote it, so it is capped at one cell's memory budget
+ * (`memoryMb`; 1 GiB by default): /tmp can pin at most as much as one more cell could. At least
+ * two files at the file-size limit always fit, however small `memoryMb` is. Past it, writes fail
+ * with ENOSPC.
  */
 export function tmpfsBytes(limits: Pick<PythonSandboxLimits, 'memoryMb' | 'fileSizeMb'>): number {
   return Math.max(limits.memoryMb, 2 * limits.fileSizeMb) * 1024 * 1024;
+}
+
+function withCellNamespaces(config: string): string {
+  return JSON.stringify({ ...(JSON.parse(config) as Record<string, unknown>), cellNamespaces: true });
 }
 
 const isRoot = (): boolean => typeof process.getuid === 'function' && process.getuid() === 0;
@@ -156,7 +162,9 @@ export function planLaunch(mode: SandboxMode, ctx: LaunchContext): LaunchPlan {
       '--remount-ro', '/',
       '--chdir', '/tmp',
       '--',
-      interpreter.executable, '-I', '-B', `${SCRIPTS_IN_SANDBOX}/zygote.py`, config,
+      // Each cell in its own user, PID, IPC and mount namespaces (python/cell_namespace.py): its
+      // own /proc, /tmp and /dev/shm. Elsewhere the zygote is root or the host's: not attempted.
+      interpreter.executable, '-I', '-B', `${SCRIPTS_IN_SANDBOX}/zygote.py`, withCellNamespaces(config),
     ];
     const plan: LaunchPlan = { mode, command: bwrap, args, env: baseEnv('/tmp', '/tmp') };
     // As root, bwrap would keep every capability inside its user namespace; as nobody it keeps

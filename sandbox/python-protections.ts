@@ -15,6 +15,12 @@ export interface SandboxProtections {
   bwrap: boolean;
   /** A cell's network namespace differs from the gateway's: no route to the host's services. */
   netns: boolean;
+  /**
+   * Each cell runs in its own user, PID, IPC and mount namespaces, with its own /proc, /tmp and
+   * /dev/shm and no capabilities: it cannot signal another cell, see it in /proc, or open files in
+   * its working directory. Measured by the probe cell; bwrap only.
+   */
+  cellNamespaces: boolean;
   /** The seccomp filter is loaded in cells and socket(AF_INET) fails with EPERM. */
   seccomp: boolean;
   /**
@@ -66,6 +72,13 @@ export function describeProtections(
   if (probe && !probe.stdlibReadable) {
     warnings.push(`cells (uid ${probe.uid}) cannot read the interpreter's standard library; imports not pre-loaded will fail`);
   }
+  if (probe && !ready.cellNamespaces) {
+    warnings.push(
+      `cells share one PID namespace and ${mode === 'bwrap' ? '/tmp' : "the host's temporary directory"}: a cell can signal another cell and see it in /proc` +
+        `${mode === 'bwrap' ? ', and open files in its working directory' : ''}` +
+        (ready.cellNamespacesNote ? ` (per-cell namespaces failed: ${ready.cellNamespacesNote})` : mode === 'bwrap' ? '' : ' (per-cell namespaces are used under bwrap only)'),
+    );
+  }
   if (!ready.seccompAvailable) warnings.push(`python3-seccomp is not importable: no syscall filter${ready.seccompError ? ` (${ready.seccompError})` : ''}`);
   const gatewayUid = typeof process.getuid === 'function' ? process.getuid() : -1;
   // A cell that kept the zygote's uid has the zygote's host uid (bwrap's user namespaces map
@@ -82,6 +95,7 @@ export function describeProtections(
     python: { executable: ready.executable, version: ready.python },
     bwrap: mode === 'bwrap',
     netns: probe !== null && hostNetns !== null && probe.netns !== hostNetns,
+    cellNamespaces: probe !== null && ready.cellNamespaces,
     seccomp: probe !== null && probe.seccomp && probe.inetDenied,
     uidDrop,
     cellUid: probe?.uid ?? -1,

@@ -4,6 +4,10 @@ Order matters: file descriptors first (so nothing of the zygote or of other cell
 then a new session, rlimits, the uid drop, the parent-death signal (credential changes reset
 it), the fresh working directory, non-dumpable (after the uid drop, which would reset it), and
 the seccomp filter last (it also sets no_new_privs).
+
+With per-cell namespaces (cell_namespace.py) the zygote's child is the namespace's init
+(`run_init`): it takes the file descriptors, sets up the namespace and forks the cell, which
+then drops the capabilities it inherited and does the rest as above.
 """
 import json
 import os
@@ -12,6 +16,7 @@ import resource
 import signal
 import sys
 
+import cell_namespace
 import cell_runtime
 import process_tree
 
@@ -95,17 +100,22 @@ def drop_uid():
     os.setuid(NOBODY)
 
 
-def setup(fds, config, zygote_pid, seccomp_filter):
-    """Turns the forked process into a cell; raises on any failure (the caller reports it)."""
-    _move_fds(*fds)
+def setup(fds, config, parent_pid, seccomp_filter):
+    """Turns the forked process into a cell; raises on any failure (the caller reports it).
+
+    `fds` is None when the namespace's init already put them in place."""
+    if fds is not None:
+        _move_fds(*fds)
     os.setsid()
+    if config.get('cellNamespaces'):
+        cell_namespace.drop_capabilities()
     apply_limits(config['limits'])
     if config['dropUid'] and os.geteuid() == 0:
         drop_uid()
     process_tree.set_parent_death_signal(signal.SIGKILL)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # the zygote ignores it
-    if os.getppid() != zygote_pid:
-        os._exit(70)  # the zygote died between fork and prctl
+    if os.getppid() != parent_pid:
+        os._exit(70)  # the zygote (or the namespace's init) died between fork and prctl
     process_tree.set_child_subreaper()
     os.chdir(config['cwd'])
     os.environ['HOME'] = config['cwd']
@@ -155,20 +165,67 @@ def probe():
     for name in ('CPU', 'AS', 'FSIZE', 'NOFILE', 'CORE', 'NPROC'):
         limits[name] = resource.getrlimit(getattr(resource, 'RLIMIT_' + name))[0]
     report['rlimits'] = limits
+    # Per-cell namespaces: compared by the zygote with its own.
+    report['ns'] = {name: os.readlink('/proc/self/ns/' + name) for name in ('pid', 'mnt', 'user', 'ipc')}
+    report['capEff'] = cell_namespace.effective_capabilities()
+    tmp = os.stat('/tmp')
+    report['tmp'] = [tmp.st_dev, tmp.st_ino]
     return report
 
 
-def run(fds, config, zygote_pid, seccomp_filter):
+def _setup_failed(err):
+    try:
+        send({'t': 'result', 'ok': False, 'unitsRun': 0, 'exitCode': 70,
+              'error': {'type': 'SandboxError', 'message': 'cell setup failed: %r' % (err,),
+                        'compileError': False}})
+    finally:
+        os._exit(70)
+
+
+def _ppid_from(stat_fd):
+    stat = os.pread(stat_fd, 4096, 0)
+    return int(stat[stat.rfind(b')') + 2:].split()[1])
+
+
+def run_init(fds, config, zygote_pid, seccomp_filter):
+    """Main of the namespace's init (PID 1, cloned by the zygote): never returns.
+
+    Sets up the namespace, forks the cell (PID 2), reaps, and reports the cell's wait status as
+    the control pipe's last line."""
+    try:
+        try:
+            _move_fds(*fds)
+            # Still the zygote's /proc: our parent as the zygote's namespace numbers it (getppid()
+            # says 0 in here), read after the parent-death signal is armed.
+            stat_fd = os.open('/proc/self/stat', os.O_RDONLY | os.O_CLOEXEC)
+            os.setsid()
+            cwd = cell_namespace.enter(config['cwd'], config['outerUid'], config['outerGid'])
+            cell_namespace.drop_capabilities()
+            process_tree.set_parent_death_signal(signal.SIGKILL)
+            if _ppid_from(stat_fd) != zygote_pid:
+                os._exit(70)
+            os.close(stat_fd)
+            process_tree.set_undumpable()
+            cell_pid = os.fork()
+        except BaseException as err:
+            _setup_failed(err)
+        if cell_pid == 0:
+            run(None, dict(config, cwd=cwd), 1, seccomp_filter)
+        status = cell_namespace.reap(cell_pid)
+        # The leading newline ends whatever partial line the cell left in the pipe.
+        data = ('\n' + json.dumps(cell_namespace.status_message(status)) + '\n').encode()
+        while data:
+            data = data[os.write(_FD_CTL, data):]
+    finally:
+        os._exit(0)
+
+
+def run(fds, config, parent_pid, seccomp_filter):
     """Child main: never returns (os._exit), so no zygote state is ever finalized here."""
     try:
-        setup(fds, config, zygote_pid, seccomp_filter)
+        setup(fds, config, parent_pid, seccomp_filter)
     except BaseException as err:
-        try:
-            send({'t': 'result', 'ok': False, 'unitsRun': 0, 'exitCode': 70,
-                  'error': {'type': 'SandboxError', 'message': 'cell setup failed: %r' % (err,),
-                            'compileError': False}})
-        finally:
-            os._exit(70)
+        _setup_failed(err)
     code = 0
     try:
         if config.get('probe'):

@@ -36,6 +36,7 @@ class CellIO:
         self._decoder = codecs.getincrementaldecoder('utf-8')('replace')
         self.ended = False
         self.result = None
+        self.exit_status = None    # the last one the namespace's init wrote (cell_namespace.py)
         self.capped = False
 
     def register(self, data_for):
@@ -140,6 +141,12 @@ class CellIO:
             except ValueError:
                 continue  # a cell can write garbage into its own control pipe; ignore it
             if not isinstance(message, dict):
+                continue
+            if message.get('t') == 'exit-status':
+                # Written by the init after every process of the cell is dead, so the last one is
+                # its; one the cell forged earlier is overwritten. Not forwarded.
+                if all(message.get(k) is None or type(message.get(k)) is int for k in ('code', 'signal')):
+                    self.exit_status = message
                 continue
             if message.get('t') in ('busy', 'idle', 'stopped'):
                 # State changes need no ordering against output; never hold them back.

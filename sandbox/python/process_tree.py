@@ -36,6 +36,10 @@ def set_parent_death_signal(sig=signal.SIGKILL):
     return prctl(_PR_SET_PDEATHSIG, int(sig))
 
 
+def set_dumpable(value):
+    return prctl(_PR_SET_DUMPABLE, 1 if value else 0)
+
+
 def set_undumpable():
     """PR_SET_DUMPABLE 0: processes of the same uid (other cells) can no longer open this one's
     /proc/PID/mem, fd/, environ…, ptrace it or take its descriptors with pidfd_getfd; its /proc

@@ -25,6 +25,7 @@ import time  # noqa: E402
 import cell_child  # noqa: E402
 import cell_executor  # noqa: E402,F401  (pre-loaded so that cells start warm)
 import cell_io  # noqa: E402
+import cell_namespace  # noqa: E402
 import cell_workdir  # noqa: E402
 import process_tree  # noqa: E402
 import seccomp_filter  # noqa: E402
@@ -35,12 +36,13 @@ READ = selectors.EVENT_READ
 
 
 class Cell:
-    def __init__(self, cell_id, pid, pidfd, io, cwd):
+    def __init__(self, cell_id, pid, pidfd, io, cwd, in_namespace):
         self.id = cell_id
-        self.pid = pid
+        self.pid = pid  # under per-cell namespaces: the namespace's init, the cell's parent
         self.pidfd = pidfd
         self.io = io
         self.cwd = cwd
+        self.in_namespace = in_namespace
         self.killed = None
 
 
@@ -55,6 +57,13 @@ class Zygote:
         self.inbuf = b''
         self.drop_uid = os.geteuid() == 0 and cell_child.uid_mapped(cell_child.NOBODY)
         self.uid_note = None
+        # Per-cell user/PID/IPC/mount namespaces (cell_namespace.py), when asked for (bwrap) and
+        # the probe cell shows they work; otherwise cells share the zygote's, and the note says why.
+        self.cell_ns = bool(config.get('cellNamespaces'))
+        self.cell_ns_note = None
+        if self.cell_ns and not cell_namespace.supported():
+            self.cell_ns, self.cell_ns_note = False, 'clone(2) is not wired for this architecture'
+        self.probe_error = None
         self.cell_root = tempfile.gettempdir()
         self.needs_poll = False
         self.last_sweep = 0.0
@@ -71,6 +80,10 @@ class Zygote:
     def probe(self):
         """Forks one throw-away cell with the full setup and reports what held inside it."""
         report = self._probe_once()
+        if self.cell_ns and not self._isolated(report):
+            self.cell_ns_note = self.probe_error or 'the probe cell did not get its own namespaces'
+            self.cell_ns = False
+            report = self._probe_once()
         if self.drop_uid and (report is None or not report.get('stdlibReadable', True)):
             # `unshare -r` (uid 0 in a user namespace that maps no other uid), or an interpreter
             # that only root can read (a pyenv under /root): cells keep the zygote's uid, and the
@@ -81,8 +94,21 @@ class Zygote:
             report = self._probe_once()
         return report
 
+    def _isolated(self, report):
+        if report is None or not isinstance(report.get('ns'), dict):
+            return False
+        own = {name: os.readlink('/proc/self/ns/' + name) for name in report['ns']}
+        tmp = os.stat(self.cell_root)
+        return (all(report['ns'][name] != own[name] for name in own) and report.get('capEff') == 0
+                and report.get('tmp') != [tmp.st_dev, tmp.st_ino])
+
     def _probe_once(self):
-        pid, pidfd, (lines_w, out_r, ctl_r), cwd = self._fork({'probe': True, 'limits': self.config['limits']})
+        self.probe_error = None
+        try:
+            pid, pidfd, (lines_w, out_r, ctl_r), cwd = self._fork({'probe': True, 'limits': self.config['limits']})
+        except OSError as err:
+            self.probe_error = str(err)
+            return None
         os.close(lines_w)
         deadline = time.monotonic() + 10
         chunks = []
@@ -104,9 +130,13 @@ class Zygote:
             os.close(fd)
         cell_workdir.remove_workdir(cwd)
         for line in b''.join(chunks).splitlines():
+            if not line.strip():
+                continue
             message = json.loads(line)
             if message.get('probe'):
                 return message['probe']
+            if message.get('t') == 'result' and isinstance(message.get('error'), dict):
+                self.probe_error = message['error'].get('message')
         return None
 
     # ---- cells -------------------------------------------------------------------------------
@@ -116,11 +146,23 @@ class Zygote:
         lines_r, lines_w = os.pipe()
         out_r, out_w = os.pipe()
         ctl_r, ctl_w = os.pipe()
-        config = dict(child_config, cwd=cwd, dropUid=self.drop_uid)
-        pid = os.fork()
+        config = dict(child_config, cwd=cwd, dropUid=self.drop_uid, cellNamespaces=self.cell_ns,
+                      outerUid=os.geteuid(), outerGid=os.getegid())
+        try:
+            pid = cell_namespace.clone() if self.cell_ns else os.fork()
+        except OSError:
+            for fd in (lines_r, lines_w, out_r, out_w, ctl_r, ctl_w):
+                os.close(fd)
+            cell_workdir.remove_workdir(cwd)
+            raise
         if pid == 0:
-            cell_child.run((lines_r, out_w, ctl_w), config, self.pid, self.seccomp)
-            os._exit(72)  # not reached
+            try:
+                if self.cell_ns:
+                    cell_child.run_init((lines_r, out_w, ctl_w), config, self.pid, self.seccomp)
+                else:
+                    cell_child.run((lines_r, out_w, ctl_w), config, self.pid, self.seccomp)
+            finally:
+                os._exit(72)  # not reached
         for fd in (lines_r, out_w, ctl_w):
             os.close(fd)
         for fd in (lines_w, out_r, ctl_r):
@@ -145,7 +187,7 @@ class Zygote:
         holder = {}
         io = cell_io.CellIO(cell_id, *fds, int(limits['outputBytes']), self.sel, self.send,
                             lambda: self.kill_cell(holder['cell'], 'output'))
-        cell = Cell(cell_id, pid, pidfd, io, cwd)
+        cell = Cell(cell_id, pid, pidfd, io, cwd, self.cell_ns)
         holder['cell'] = cell
         io.register(lambda kind: (kind, cell))
         self.cells[cell_id] = cell
@@ -201,6 +243,10 @@ class Zygote:
         self._drain(cell)
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
         sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+        reported = cell.io.exit_status
+        if cell.in_namespace and code == 0 and reported is not None:
+            # The init ended normally and said how the cell (its child) ended.
+            code, sig = reported['code'], reported['signal']
         cpu = (usage.ru_utime + usage.ru_stime) if usage is not None else 0
         self.send({'t': 'exit', 'id': cell.id, 'result': cell.io.result, 'killed': cell.killed,
                    'status': {'code': code, 'signal': sig}, 'cpuSeconds': round(cpu, 3),
@@ -307,6 +353,7 @@ def main():
                  'executable': sys.executable, 'preImports': {'loaded': loaded, 'failed': failed},
                  'seccompAvailable': seccomp is not None, 'seccompError': seccomp_error,
                  'uidDrop': zygote.drop_uid, 'uidNote': zygote.uid_note, 'euid': os.geteuid(), 'probe': probe,
+                 'cellNamespaces': zygote.cell_ns, 'cellNamespacesNote': zygote.cell_ns_note,
                  'netns': os.readlink('/proc/self/ns/net'),
                  'startupMs': round((time.monotonic() - started) * 1000)})
     zygote.loop()

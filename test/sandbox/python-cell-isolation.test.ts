@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPythonSandbox, type PythonSandbox } from '../../sandbox/python-sandbox.ts';
-import { ProgressRecorder, runScript } from './python-test-helpers.ts';
+import { eventually, ProgressRecorder, runScript } from './python-test-helpers.ts';
 
 // Cells of one zygote share a uid (65534 under bwrap): what keeps them out of each other's (and
 // the zygote's) processes is that every one of them is non-dumpable, plus seccomp.
@@ -43,11 +43,15 @@ describe('cells and the zygote are not dumpable', () => {
       `import os\ndef attempt(path, address=None):\n    try:\n        if address is None:\n            os.listdir(path)\n` +
       `        else:\n            with open(path, 'rb') as f:\n                f.seek(address)\n                f.read(16)\n` +
       `        return 'OPEN'\n    except OSError as e:\n        return type(e).__name__\n` +
-      `print(attempt('/proc/${pid}/mem', ${address}), attempt('/proc/${pid}/fd'), attempt('/proc/%d/mem' % os.getppid(), 4096), attempt('/proc/%d/fd' % os.getppid()))\n`;
+      // With per-cell namespaces the victim's pid (2) is the attacker's own: it cannot name the victim at all.
+      `targets = [(p, a) for p, a in ((${pid}, ${address}), (os.getppid(), 4096)) if p != os.getpid()]\n` +
+      `print(*[r for p, a in targets for r in (attempt('/proc/%d/mem' % p, a), attempt('/proc/%d/fd' % p))])\n`;
     const { result } = await runScript(sandbox, source);
     victim.kill('abort');
     await victim.finish();
-    if (sandbox.protections().mode === 'bwrap' || !(await cellIsRoot())) {
+    if (sandbox.protections().cellNamespaces) {
+      expect(result.observation).toBe('PermissionError PermissionError\n'); // its own init's
+    } else if (sandbox.protections().mode === 'bwrap' || !(await cellIsRoot())) {
       expect(result.observation).toBe('PermissionError PermissionError PermissionError PermissionError\n');
     }
   });
@@ -80,6 +84,8 @@ describe('cells and the zygote are not dumpable', () => {
 });
 
 describe('the zygote under bwrap is the sandbox\'s PID 1', () => {
+  // With per-cell namespaces a cell cannot name the zygote at all: its PID 1 is its own init, which
+  // drops the signals the same way (no handlers), so the cell cannot stop its own reaper either.
   it('drops the signals a cell sends it, so no cell can stop it and every other cell with it', async ({ skip }) => {
     if (sandbox.protections().mode !== 'bwrap') skip(); // elsewhere the zygote is root's or the cells' parent process only
     const before = sandbox.zygotePid();
@@ -104,6 +110,69 @@ describe('the zygote under bwrap is the sandbox\'s PID 1', () => {
     const { result } = await runScript(sandbox, "import os, signal\nprint('before')\nos.kill(os.getpid(), signal.SIGINT)\nprint('after')\n");
     expect(result.observation).toMatch(/^before\n[\s\S]*KeyboardInterrupt/);
     expect(result.observation).not.toContain('after');
+  });
+});
+
+describe('per-cell namespaces (under bwrap)', () => {
+  it('are in use wherever bwrap runs, unless the kernel refuses a nested user namespace (and the report then says so)', () => {
+    const report = sandbox.protections();
+    const refused = report.warnings.some((w) => /per-cell namespaces failed: .*clone\(/.test(w));
+    if (report.mode === 'bwrap') expect(report.cellNamespaces || refused).toBe(true);
+    else expect(report.cellNamespaces).toBe(false);
+    if (!report.cellNamespaces) expect(report.warnings.join('\n')).toMatch(/cells share one PID namespace/);
+  });
+
+  // Regression: cells of one zygote shared uid 65534, one PID namespace and one /tmp, so a cell (one
+  // client's request) could kill a concurrent cell, list it in /proc and read its working directory.
+  it("keep a concurrent cell out of reach: cell B cannot kill cell A, see it in /proc, or read A's files", async ({ skip }) => {
+    if (!sandbox.protections().cellNamespaces) skip();
+    const recorder = new ProgressRecorder();
+    const a = sandbox.openCell({ id: 'cell-a', onProgress: recorder.listener });
+    a.pushLine("import os\nopen('secret-a.txt', 'w').write('TOPSECRET-A')\nopen('/dev/shm/secret-a', 'w').write('TOPSECRET-A')\n");
+    a.pushLine("print('A', os.getpid(), os.getcwd(), sorted(int(p) for p in os.listdir('/proc') if p.isdigit()), flush=True)\n");
+    await recorder.waitFor((p) => p.type === 'unit-done' && p.startLine === 4);
+    const said = recorder.events.map((e) => ('text' in e ? e.text : '')).join('');
+    // A is PID 2 of its own namespace, under its init (PID 1), and works in its own /tmp.
+    expect(said).toBe('A 2 /tmp [1, 2]\n');
+    const liveBefore = sandbox.cellPids().length;
+    expect(liveBefore).toBeGreaterThanOrEqual(2); // A's init and A, as the host sees them
+    const b =
+      'import glob, os, signal\nme = os.getpid()\n' +
+      "print('B', me, sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))\n" +
+      // Every pid B can address at all (signal 0), then SIGKILL to each but itself and its init.
+      'reachable = []\nfor pid in range(1, 1 << 15):\n    try:\n        os.kill(pid, 0)\n        reachable.append(pid)\n' +
+      '    except OSError:\n        pass\n' +
+      "print('reachable', reachable)\n" +
+      'for pid in reachable:\n    if pid not in (1, me):\n        os.kill(pid, signal.SIGKILL)\n' +
+      // A's file, wherever it might be: by A's path, anywhere under /tmp and /dev/shm, through /proc.
+      "found = []\nfor path in ['/tmp/secret-a.txt', '/dev/shm/secret-a'] + glob.glob('/tmp/**', recursive=True) + glob.glob('/dev/shm/*') + glob.glob('/proc/*/cwd/secret-a.txt') + glob.glob('/proc/*/root/tmp/*/secret-a.txt'):\n" +
+      "    try:\n        if 'TOPSECRET-A' in open(path).read():\n            found.append(path)\n    except OSError:\n        pass\n" +
+      "print('found', found, os.listdir('/tmp'), os.listdir('/dev/shm'))\n";
+    const { result } = await runScript(sandbox, b);
+    expect(result.observation).toBe('B 2 [1, 2]\nreachable [1, 2]\nfound [] [] []\n');
+    // A is untouched: still running, its files still there.
+    a.pushLine("print('A alive', open('secret-a.txt').read(), open('/dev/shm/secret-a').read())\n");
+    expect(await a.finish()).toMatchObject({ ok: true, observation: 'A 2 /tmp [1, 2]\nA alive TOPSECRET-A TOPSECRET-A\n' });
+  });
+
+  it("leave a cell its usual signals: PID 2 dies of its own SIGTERM, and a setsid()'d child dies with it", async ({ skip }) => {
+    if (!sandbox.protections().cellNamespaces) skip();
+    const source =
+      "import os, signal, subprocess\np = subprocess.Popen(['sleep', '60'], start_new_session=True)\n" +
+      "print('pid', os.getpid(), 'child', p.pid, flush=True)\nos.kill(os.getpid(), signal.SIGTERM)\nprint('not reached')\n";
+    const { result } = await runScript(sandbox, source);
+    expect(result.observation).toBe('pid 2 child 3\n[the cell process died with signal 15]');
+    expect(await eventually(() => sandbox.cellPids().length === 0)).toBe(true);
+  });
+
+  it('give a cell no capabilities, a read-only /dev, and its own /dev/shm for multiprocessing locks', async ({ skip }) => {
+    if (!sandbox.protections().cellNamespaces) skip();
+    const source =
+      "import multiprocessing, os\ncaps = {l.split(':')[0]: int(l.split()[1], 16) for l in open('/proc/self/status') if l.startswith('Cap')}\n" +
+      "print(caps['CapEff'], caps['CapPrm'])\ntry:\n    open('/dev/planted', 'w')\nexcept OSError as e:\n    print(type(e).__name__)\n" +
+      "lock = multiprocessing.Lock()\nwith lock:\n    print('locked')\n";
+    const { result } = await runScript(sandbox, source);
+    expect(result.observation).toBe('0 0\nOSError\nlocked\n');
   });
 });
 

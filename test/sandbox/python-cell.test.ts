@@ -142,7 +142,8 @@ describe('concurrency and isolation between cells', () => {
 
   it('each cell gets its own process, working directory and RNG state', async () => {
     const source =
-      "import os, random, sys\nprint(os.getpid(), os.getcwd(), random.random())\n" +
+      // With per-cell namespaces every cell is PID 2 in /tmp, of its own PID namespace and its own directory.
+      "import os, random, sys\nprint('%s:%d' % (os.readlink('/proc/self/ns/pid'), os.getpid()), '%s:%d' % (os.getcwd(), os.stat('.').st_ino), random.random())\n" +
       "np = sys.modules.get('numpy')\nprint(None if np is None else float(np.random.rand()))\n";
     const [a, b] = await Promise.all([runScript(sandbox, source), runScript(sandbox, source)]);
     const [pidA, cwdA, rndA] = a.result.observation.split('\n')[0]!.split(' ');
