@@ -133,12 +133,12 @@ export class Dispatcher {
     const call = this.find(callId);
     if (!call || call.cancelled) return;
     call.cancelled = true;
-    call.execution?.abort(reason);
+    abortQuietly(call.execution, reason);
     this.opts.timeline.mark('abort', { round: this.opts.round, callId, detail: `malformed: ${reason}` });
   }
 
   abortAll(reason: string): void {
-    for (const call of this.calls) call.execution?.abort(reason);
+    for (const call of this.calls) abortQuietly(call.execution, reason);
   }
 
   /** The request is failing: every call not yet answered stops (or never starts) with this reason. */
@@ -148,7 +148,7 @@ export class Dispatcher {
 
   private drop(call: CallState, reason: string): void {
     call.notRun ??= reason;
-    call.execution?.abort(reason);
+    abortQuietly(call.execution, reason);
   }
 
   private open(call: CallState): void {
@@ -156,7 +156,17 @@ export class Dispatcher {
     const { callId, name } = call;
     this.opts.timeline.mark('tool-start', { round: this.opts.round, callId, detail: name });
     const budget = new ProgressBudget();
-    call.execution = call.plugin.start({
+    // A start hook that throws is the plugin's bug, answered as that call's error like a throwing
+    // piece or end hook: thrown on, it failed the whole request (from inside the upstream read).
+    try {
+      call.execution = this.startExecution(call.plugin, callId, name, budget);
+    } catch (err) {
+      call.failed = errorMessage(err);
+    }
+  }
+
+  private startExecution(plugin: ToolPlugin, callId: string, name: string, budget: ProgressBudget): ToolExecution {
+    return plugin.start({
       callId,
       signal: this.opts.signal,
       emit: (emitted) => {
@@ -182,13 +192,13 @@ export class Dispatcher {
         // Kept on the call rather than left to reject the chain, which nothing awaits until the
         // call ends: an unhandled rejection would take the whole gateway down.
         call.failed = errorMessage(err);
-        execution.abort(`failed: ${call.failed}`);
+        abortQuietly(execution, `failed: ${call.failed}`);
         return;
       }
       if (verdict?.verdict === 'reject') {
         call.rejected = verdict.reason;
         // The call will not end: its tool lets go of what it holds (a sandbox process, a connection).
-        execution.abort(`rejected: ${verdict.reason}`);
+        abortQuietly(execution, `rejected: ${verdict.reason}`);
         if (this.opts.rejectFailsRequest) this.dropAll(`the request failed: ${call.name} rejected a call`);
         this.opts.onReject({ callId: call.callId, name: call.name }, verdict.reason);
       }
@@ -232,6 +242,19 @@ function describe(piece: Piece): string {
   if (piece.kind === 'line') return `line ${piece.lineNo}`;
   if (piece.kind === 'field') return `field ${piece.path.join('.')}`;
   return `step ${piece.index}`;
+}
+
+/**
+ * A throwing abort hook (a plugin bug) must not stop what called it: inside a piece's chain it left
+ * a reject unreported (the decode ran on) and the chain rejected with nothing awaiting it, an
+ * unhandled rejection that ends the gateway's process.
+ */
+function abortQuietly(execution: ToolExecution | undefined, reason: string): void {
+  try {
+    execution?.abort(reason);
+  } catch {
+    // The call is over either way.
+  }
 }
 
 /** Worded as the plugin runtimes word a throwing hook (core/errors.ts), so a bug reads the same whatever ran the tool. */

@@ -193,26 +193,33 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     }
     finishReason = rejection ? 'tool_rejected' : 'tool_calls';
   }
-  // vLLM reports `tool_calls` for any decode its tool parser found a call in, max_tokens cut or
-  // not: a round that used its whole budget was cut, and its last call never finished.
-  if (finishReason === 'tool_calls' && !rejection && !cutAtSecondCall && maxTokens !== undefined && (usage?.completion_tokens ?? deltas) >= maxTokens) finishReason = 'length';
-  const { dispatcher, clientCalls, parser } = build();
-  // A rejected call was cut off by us, not by the model: flushing the parser would report it as
-  // truncated and release its raw text as content. The Dispatcher answers it with the rejection.
-  if (!rejection) parser.end(finishReason === 'length');
-  timeline.mark('decode-end', { round, detail: finishReason });
-  // The request is about to fail with the rejection: its other calls' results would go nowhere.
-  if (rejection && opts.onToolReject === 'error') dispatcher.dropAll(`the request failed: ${rejection.name} rejected a call`);
-  // A client call that failed early validation is answered, like a rejected gateway call, with
-  // the reason, so a re-prompt shows the model what was wrong.
-  const calls: CallOutcome[] = [
-    ...(await dispatcher.settle()),
-    ...clientCalls.rejected().map((c) => ({ callId: c.callId, name: c.name, args: c.args, result: { ok: false, content: `error: ${c.name} rejected the call: ${c.reason}` } })),
-  ];
-  if (signal.aborted) throw new ClientAbortedError();
-  if (rejection && opts.onToolReject === 'error') throw new ToolRejectedError(rejection.name, rejection.reason);
-  for (const c of calls) onEvent({ type: 'tool-result', round, callId: c.callId, name: c.name, ok: c.result.ok, content: c.result.content, ...(c.result.data ? { data: c.result.data } : {}) });
-  timeline.mark('round-end', { round, detail: finishReason });
-  onEvent({ type: 'round-end', round, finishReason });
-  return { text: parser.visibleText, calls, clientCalls: clientCalls.completed(), finishReason, usage, deltas };
+  // Whatever fails from here on (a parser's end, the client's writer) must leave no tool of this
+  // round running for a request that is over.
+  try {
+    // vLLM reports `tool_calls` for any decode its tool parser found a call in, max_tokens cut or
+    // not: a round that used its whole budget was cut, and its last call never finished.
+    if (finishReason === 'tool_calls' && !rejection && !cutAtSecondCall && maxTokens !== undefined && (usage?.completion_tokens ?? deltas) >= maxTokens) finishReason = 'length';
+    const { dispatcher, clientCalls, parser } = build();
+    // A rejected call was cut off by us, not by the model: flushing the parser would report it as
+    // truncated and release its raw text as content. The Dispatcher answers it with the rejection.
+    if (!rejection) parser.end(finishReason === 'length');
+    timeline.mark('decode-end', { round, detail: finishReason });
+    // The request is about to fail with the rejection: its other calls' results would go nowhere.
+    if (rejection && opts.onToolReject === 'error') dispatcher.dropAll(`the request failed: ${rejection.name} rejected a call`);
+    // A client call that failed early validation is answered, like a rejected gateway call, with
+    // the reason, so a re-prompt shows the model what was wrong.
+    const calls: CallOutcome[] = [
+      ...(await dispatcher.settle()),
+      ...clientCalls.rejected().map((c) => ({ callId: c.callId, name: c.name, args: c.args, result: { ok: false, content: `error: ${c.name} rejected the call: ${c.reason}` } })),
+    ];
+    if (signal.aborted) throw new ClientAbortedError();
+    if (rejection && opts.onToolReject === 'error') throw new ToolRejectedError(rejection.name, rejection.reason);
+    for (const c of calls) onEvent({ type: 'tool-result', round, callId: c.callId, name: c.name, ok: c.result.ok, content: c.result.content, ...(c.result.data ? { data: c.result.data } : {}) });
+    timeline.mark('round-end', { round, detail: finishReason });
+    onEvent({ type: 'round-end', round, finishReason });
+    return { text: parser.visibleText, calls, clientCalls: clientCalls.completed(), finishReason, usage, deltas };
+  } catch (err) {
+    machinery?.dispatcher.abortAll('the round failed');
+    throw err;
+  }
 }

@@ -4,6 +4,7 @@ import { chatRequestSchema } from '../../gateway/chat-request-schema.ts';
 import { runSession, type SessionEvent, type SessionOptions } from '../../gateway/session.ts';
 import { Timeline } from '../../gateway/timeline.ts';
 import type { ToolCallParser } from '../../parsers/parser-events.ts';
+import type { ToolPlugin } from '../../plugins/plugin-types.ts';
 import { DONE, MODEL, plainContentStream, plainContentText, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
 import { startSseUpstream, type TestUpstream } from '../llm-client/upstream-test-server.ts';
 
@@ -77,5 +78,31 @@ describe('runSession: a round against a real upstream', () => {
       await upstream.close();
       upstream = undefined;
     }
+  });
+
+  it('stops the tools its round started when the round fails after the decode (a parser whose end throws)', async () => {
+    upstream = await startSseUpstream(plainContentStream);
+    const aborted: string[] = [];
+    const slow: ToolPlugin = {
+      name: 'slow',
+      description: 'answers when aborted',
+      parameters: { type: 'object' },
+      consumes: 'call',
+      start: () => ({ piece: () => undefined, end: () => new Promise(() => {}), abort: (reason) => aborted.push(reason) }),
+    };
+    const broken = new Error('parser bug at end');
+    let started = false;
+    const parser = (): ToolCallParser => ({
+      push: () => {
+        if (started) return [];
+        started = true;
+        return [{ type: 'call-start', callId: 'c1', name: 'slow' }];
+      },
+      end: () => {
+        throw broken;
+      },
+    });
+    await expect(runSession({ ...options(upstream.baseUrl, parser), tools: new Map([['slow', slow]]) })).rejects.toBe(broken);
+    expect(aborted).toHaveLength(1);
   });
 });
