@@ -1,4 +1,4 @@
-import { thrownMessage } from '../core/errors.ts';
+import { ClientAbortedError, thrownMessage } from '../core/errors.ts';
 import type { Piece } from '../parsers/parser-events.ts';
 import type { ToolExecution, ToolPlugin, ToolProgress, ToolResult } from '../plugins/plugin-types.ts';
 import { ProgressBudget } from './progress-budget.ts';
@@ -119,10 +119,28 @@ export class Dispatcher {
     }
   }
 
-  /** Resolves with every call's outcome, in call order, once all tools have answered. */
+  /**
+   * Resolves with every call's outcome, in call order, once all tools have answered; rejects with
+   * ClientAbortedError once the request is cancelled (as the session reads any cancelled round;
+   * the route tells a client gone from a shutdown by the signal's reason). The tools were told to
+   * stop by then, but a raw ToolPlugin that ignores its abort must not hold a request its client
+   * has left (and its place under maxConcurrentRequests) for as long as it runs.
+   */
   async settle(): Promise<CallOutcome[]> {
     this.endDecode();
-    return Promise.all(this.calls.filter((c) => !c.cancelled).map((c) => c.outcome!));
+    const outcomes = Promise.all(this.calls.filter((c) => !c.cancelled).map((c) => c.outcome!));
+    const { signal } = this.opts;
+    if (signal.aborted) throw new ClientAbortedError();
+    let onAbort!: () => void;
+    const cancelled = new Promise<never>((_resolve, reject) => {
+      onAbort = () => reject(new ClientAbortedError());
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      return await Promise.race([outcomes, cancelled]);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
   }
 
   /**

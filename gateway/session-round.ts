@@ -219,7 +219,9 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     onEvent({ type: 'round-end', round, finishReason });
     return { text: parser.visibleText, calls, clientCalls: clientCalls.completed(), finishReason, usage, deltas };
   } catch (err) {
-    machinery?.dispatcher.abortAll('the round failed');
+    // The client gone while the tools finish: they stop as they do when it leaves mid-decode.
+    if (signal.aborted) timeline.mark('abort', { round, detail: 'client aborted' });
+    machinery?.dispatcher.abortAll(signal.aborted ? 'client aborted' : 'the round failed');
     throw err;
   }
 }

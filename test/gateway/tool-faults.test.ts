@@ -4,7 +4,8 @@ import type { ToolPlugin } from '../../plugins/plugin-types.ts';
 import { DONE, MODEL, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
 import { sseHeaders } from '../llm-client/upstream-test-server.ts';
 import { answeringTool, scriptedGateway, toolMap } from '../support/scripted-gateway.ts';
-import { postJson, streamChat } from '../support/sse-client.ts';
+import { eventually } from '../support/conveyor-fixture.ts';
+import { getJson, postJson, streamChat } from '../support/sse-client.ts';
 
 // A raw ToolPlugin (startConveyor({ tools }) takes them as they are, without the kit's guards) that
 // throws where the kit's plugins never do: the fault is that call's, not the request's or the gateway's.
@@ -81,5 +82,42 @@ describe('a tool whose abort hook throws', () => {
     expect(streamed.done).toBe(true);
     expect(streamed.content).toContain('heard: error: guard rejected the call: read-only');
     await scripted.upstream.requestSocketClosed(0);
+  });
+});
+
+describe('a tool that ignores its abort and never ends', () => {
+  it('does not hold a request whose client has left: its place frees and the next request is served', async () => {
+    const aborts: string[] = [];
+    const stuck: ToolPlugin = {
+      name: 'stuck',
+      description: 'never answers',
+      parameters: { type: 'object' },
+      consumes: 'call',
+      start: () => ({ piece: () => undefined, end: () => new Promise(() => {}), abort: (reason) => aborts.push(reason) }),
+    };
+    const gw = await scripted.start(
+      (_req, res, body) => {
+        const user = (body as { messages: Messages }).messages.at(-1)!.content;
+        reply(res, user === 'go' ? [hermes('stuck', {})] : ['fine']);
+      },
+      { tools: toolMap(stuck) },
+      { maxConcurrentRequests: 1, maxQueuedRequests: 1 },
+    );
+    const client = new AbortController();
+    let requestId: string | undefined;
+    const left = streamChat(gw.url, { model: MODEL, messages: [{ role: 'user', content: 'go' }] }, (chunk) => (requestId = chunk.id), client.signal);
+    // The client leaves once the decode is over and the round only waits for the tool.
+    await eventually(async () => {
+      if (requestId === undefined) return false;
+      const { json } = await getJson(gw.url, `/v1/requests/${requestId}/timeline`);
+      return (json.events as Array<{ type: string }>).some((e) => e.type === 'decode-end');
+    }, 'the decode-end of round 1');
+    client.abort();
+    await expect(left).rejects.toThrow();
+    // The one place is free again: the next request is admitted and answered.
+    const next = await postJson(gw.url, '/v1/chat/completions', { model: MODEL, messages: [{ role: 'user', content: 'again' }] });
+    expect(next.status).toBe(200);
+    expect(next.json.choices[0].message.content).toBe('fine');
+    expect(aborts).toEqual(['client aborted']);
   });
 });
