@@ -212,9 +212,10 @@ export class PythonCell {
   }
 
   /**
-   * While the model is still writing, only the time the cell reports as busy counts (waiting for
-   * the next line is not execution). From the end of the call on, every millisecond counts: a
-   * cell cannot stretch its budget past that by claiming to be idle.
+   * While the model is still writing, only busy time counts (waiting for the next line is not
+   * execution). The zygote decides busy/idle, not the cell's word: busy from each line it writes,
+   * idle only once the cell has read all it was sent (cell_io.py), since the cell's code can write
+   * `idle` into its control pipe. From the end of the call on, every millisecond counts.
    */
   private startFinalClock(): void {
     if (this.killedBy !== null) return;

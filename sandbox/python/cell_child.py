@@ -166,7 +166,7 @@ def probe():
         limits[name] = resource.getrlimit(getattr(resource, 'RLIMIT_' + name))[0]
     report['rlimits'] = limits
     # Per-cell namespaces: compared by the zygote with its own.
-    report['ns'] = {name: os.readlink('/proc/self/ns/' + name) for name in ('pid', 'mnt', 'user', 'ipc')}
+    report['ns'] = {name: os.readlink('/proc/self/ns/' + name) for name in ('pid', 'mnt', 'user', 'ipc', 'net')}
     report['capEff'] = cell_namespace.effective_capabilities()
     tmp = os.stat('/tmp')
     report['tmp'] = [tmp.st_dev, tmp.st_ino]

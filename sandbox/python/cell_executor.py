@@ -10,6 +10,7 @@ import ast
 import builtins
 import codecs
 import linecache
+import os
 import sys
 import types
 import traceback
@@ -18,6 +19,9 @@ import warnings
 import __future__
 from cell_runtime import RecursionBudget, interpreter_shutdown
 from statement_splitter import StatementSplitter
+
+# Bound once, in the zygote: code in the cell may replace os.getpid.
+_getpid = os.getpid
 
 _FUTURE_MASK = 0
 for _name in __future__.all_feature_names:
@@ -44,6 +48,7 @@ class CellExecutor:
         self.error = None
         self.exit_code = 0
         self._busy = False
+        self._pid = _getpid()
 
     # ---- input -------------------------------------------------------------------------------
 
@@ -55,7 +60,10 @@ class CellExecutor:
         decoder = codecs.getincrementaldecoder('utf-8')('replace')
         rest = ''
         while True:
-            self._set_busy(False)
+            # Before every read, not only on a change: the zygote honours an idle only once the
+            # cell has read everything it was sent, so it needs one after each read (cell_io.py).
+            self._busy = False
+            self._send({'t': 'idle'})
             chunk = self._read_chunk()
             text = decoder.decode(chunk, final=not chunk)
             text = rest + text
@@ -177,11 +185,30 @@ class CellExecutor:
         try:
             exec(code, self._module.__dict__)
         except BaseException as err:  # noqa: B902 — SystemExit and KeyboardInterrupt end the cell too
+            if _getpid() != self._pid:
+                self._end_forked_child(err)
             self._handle_exception(err)
             self._stop()
             return
+        if _getpid() != self._pid:
+            self._end_forked_child(None)
         self.units_run += 1
         self._send({'t': 'unit', 'a': span[0], 'b': span[1]})
+
+    def _end_forked_child(self, err):
+        """A process that a statement forked came back to the top level: it ends here, as at the end
+        of a script. (A script's child would go on with the next statements, but those are the
+        cell's to read: two readers of one pipe split the statements between them, and the child's
+        unit reports and result passed for the cell's.) Never returns."""
+        self._send = lambda message: None
+        code = 0
+        try:
+            if err is not None:
+                self._handle_exception(err)
+                code = self.exit_code
+            interpreter_shutdown()
+        finally:
+            os._exit(code)
 
     def _handle_exception(self, err):
         tb = err.__traceback__

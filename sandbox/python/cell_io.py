@@ -9,9 +9,12 @@ observation is the concatenated output either way.)
 """
 import codecs
 import collections
+import fcntl
 import json
 import os
 import selectors
+import struct
+import termios
 
 READ, WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 CHUNK = 65536
@@ -38,6 +41,7 @@ class CellIO:
         self.result = None
         self.exit_status = None    # the last one the namespace's init wrote (cell_namespace.py)
         self.capped = False
+        self._idle = True          # what Node was last told: the cell waits for the model's next line
 
     def register(self, data_for):
         self._sel.register(self.out_r, READ, data_for('out'))
@@ -70,6 +74,8 @@ class CellIO:
                 self._close('lines_w')
                 return
             self._text_in = self._text_in[written:]
+            # Text the cell has not read yet is work waiting for it, whatever the cell says.
+            self._set_idle(False)
         registered = self._registered(self.lines_w)
         if self._text_in and not registered:
             self._sel.register(self.lines_w, WRITE, self._data_for('lines'))
@@ -148,7 +154,15 @@ class CellIO:
                 if all(message.get(k) is None or type(message.get(k)) is int for k in ('code', 'signal')):
                     self.exit_status = message
                 continue
-            if message.get('t') in ('busy', 'idle', 'stopped'):
+            if message.get('t') == 'idle':
+                # The cell's code can write this too, to stop its own wall clock while it runs. Only
+                # believed once the cell has read all the text it was sent: the executor says it
+                # before each read, so a true one always follows the last read.
+                if not self._unread():
+                    self._set_idle(True)
+            elif message.get('t') == 'busy':
+                self._set_idle(False)
+            elif message.get('t') == 'stopped':
                 # State changes need no ordering against output; never hold them back.
                 self._forward(message)
             else:
@@ -183,13 +197,29 @@ class CellIO:
             self.capped = True
             self._on_cap()
 
+    def _unread(self):
+        """Bytes of source text sent towards the cell that it has not read (FIONREAD works on
+        either end of a pipe)."""
+        pending = len(self._text_in)
+        if self.lines_w is not None:
+            try:
+                pending += struct.unpack('i', fcntl.ioctl(self.lines_w, termios.FIONREAD, b'\0\0\0\0'))[0]
+            except OSError:
+                pass
+        return pending
+
+    def _set_idle(self, idle):
+        if idle != self._idle:
+            self._idle = idle
+            self._send({'t': 'idle' if idle else 'busy', 'id': self.id})
+
     def _forward(self, message):
         kind = message.get('t')
         if kind == 'result':
             self.result = message
         elif kind == 'unit':
             self._send({'t': 'unit', 'id': self.id, 'a': message.get('a'), 'b': message.get('b')})
-        elif kind in ('busy', 'idle', 'stopped'):
+        elif kind == 'stopped':
             self._send({'t': kind, 'id': self.id})
 
     def _registered(self, fd):

@@ -165,6 +165,27 @@ describe('per-cell namespaces (under bwrap)', () => {
     expect(await eventually(() => sandbox.cellPids().length === 0)).toBe(true);
   });
 
+  // Regression: cells shared bwrap's network namespace, so one cell could connect to another's
+  // abstract AF_UNIX socket (or squat its name). Each cell now has its own (loopback down).
+  it("keep a cell off another cell's abstract AF_UNIX socket (own network namespace)", async ({ skip }) => {
+    if (!sandbox.protections().cellNamespaces) skip();
+    const name = `conveyor-test-${process.pid}-${Date.now()}`;
+    const recorder = new ProgressRecorder();
+    const a = sandbox.openCell({ id: 'listener', onProgress: recorder.listener });
+    a.pushLine(`import socket\ns = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\ns.bind('\\0${name}')\ns.listen()\n`);
+    a.pushLine("print('listening', flush=True)\n");
+    await recorder.waitFor((p) => p.type === 'unit-done' && p.startLine === 5);
+    const b =
+      `import socket\nc = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\ntry:\n    c.connect('\\0${name}')\n    print('connected')\n` +
+      "except OSError as e:\n    print(type(e).__name__)\n" +
+      `d = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\nd.bind('\\0${name}')\nprint('bound the same name')\n` +
+      "print(sorted(l.split(':')[0].strip() for l in open('/proc/net/dev').readlines()[2:]))\n";
+    const { result } = await runScript(sandbox, b);
+    expect(result.observation).toBe("ConnectionRefusedError\nbound the same name\n['lo']\n");
+    a.pushLine("print('A still', s.getsockname())\n");
+    expect(await a.finish()).toMatchObject({ ok: true, observation: `listening\nA still b'\\x00${name}'\n` });
+  });
+
   it('give a cell no capabilities, a read-only /dev, and its own /dev/shm for multiprocessing locks', async ({ skip }) => {
     if (!sandbox.protections().cellNamespaces) skip();
     const source =

@@ -34,6 +34,42 @@ describe('what the cell reports', () => {
   });
 });
 
+describe('a top-level os.fork()', () => {
+  // Regression: "A top-level os.fork() splits lines between parent and child". The child went back
+  // to the executor loop and read the same pipe, so each later statement ran in whichever process
+  // read it first ('0 True\n1 False\n2 True…'), and the child's reports passed for the cell's.
+  it('a child that returns to the top level ends there; only the cell runs later statements', async () => {
+    const recorder = new ProgressRecorder();
+    const cell = sandbox.openCell({ id: 'fork', onProgress: recorder.listener });
+    cell.pushLine('import os\n');
+    cell.pushLine('pid = os.fork()\n');
+    for (let i = 0; i < 5; i++) {
+      await new Promise((r) => setTimeout(r, 20)); // both processes are waiting for the next line
+      cell.pushLine(`print(${i}, pid == 0)\n`);
+    }
+    const result = await cell.finish();
+    expect(result).toMatchObject({ ok: true, observation: '0 False\n1 False\n2 False\n3 False\n4 False\n', unitsRun: 7 });
+  });
+
+  it('the child still runs the rest of its own statement, and its exception is printed', async () => {
+    const source =
+      "import os\nif os.fork() == 0:\n    print('child', flush=True)\n    raise ValueError('in the child')\n" +
+      "else:\n    _, status = os.wait()\n    print('parent', os.waitstatus_to_exitcode(status))\nprint('end')\n";
+    const { result } = await runScript(sandbox, source);
+    expect(result.ok).toBe(true);
+    expect(withoutCarets(result.observation)).toBe(
+      'child\nTraceback (most recent call last):\n  File "<llm-cell>", line 4, in <module>\n' +
+        "    raise ValueError('in the child')\nValueError: in the child\nparent 1\nend\n",
+    );
+  });
+
+  it("in whole mode the child runs the rest of the script, as in a script run, and its result is not the cell's", async () => {
+    const source = "import os\npid = os.fork()\nif pid:\n    os.waitpid(pid, 0)\nprint('done', pid == 0)\n";
+    const { result } = await runScript(sandbox, source, { mode: 'whole' });
+    expect(result).toMatchObject({ ok: true, observation: 'done True\ndone False\n' });
+  });
+});
+
 describe("the compiler's warnings", () => {
   it('are printed once, as a script run prints them, in either mode', async () => {
     for (const mode of ['incremental', 'whole'] as const) {

@@ -72,6 +72,42 @@ describe('limits', () => {
     expect(result).toMatchObject({ ok: true, observation: '1\n' });
   });
 
+  // Regression: "A cell can stretch its wall clock with idle messages while the model writes". Its
+  // code wrote {"t": "idle"} to fd 3 and the clock stopped while it kept running: Node only had the
+  // cell's word. Now the zygote believes an idle only once the cell has read all it was sent.
+  it('a cell cannot stop its own wall clock by writing idle messages while the model writes', async () => {
+    const cell = sandbox.openCell({ id: 'forged-idle', limits: { wallClockMs: 300 } });
+    cell.pushLine('import os, time\nwhile True:\n');
+    cell.pushLine(`    os.write(3, b'{"t": "idle"}\\n')\n    time.sleep(0.01)\n`);
+    let settled = false;
+    void cell.settled.then(() => (settled = true));
+    // The model keeps writing for 3 s (the loop starts with the first of these lines).
+    for (let i = 0; i < 60 && !settled; i++) {
+      cell.pushLine(`x = ${i}\n`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(settled).toBe(true);
+    const result = await cell.finish();
+    expect(result.killedBy).toBe('wall-clock');
+    expect(result.durationMs).toBeLessThan(2000);
+  });
+
+  // "A limit kill hides a later SyntaxError": decided, not a defect. The kill is what happened; text
+  // after the statement that was stopped never ran, and a compile check of it would need Python in
+  // the zygote that every cell shares, or holding the result until the model stops writing. The
+  // model's next try, without the runaway statement, gets the SyntaxError as a script run shows it.
+  it('a limit kill stays the observation even when a later line does not compile', async () => {
+    const cell = sandbox.openCell({ id: 'kill-then-syntax', limits: { wallClockMs: 200 } });
+    cell.pushLine("print('a', flush=True)\nimport time\ntime.sleep(60)\n");
+    await cell.settled;
+    cell.pushLine('x = = 1\n'); // the model is still writing: ignored
+    const result = await cell.finish();
+    expect(result).toMatchObject({ killedBy: 'wall-clock', observation: 'a\n[execution stopped: the cell ran longer than 200 ms]' });
+    // All at once (partial execution off): the same observation.
+    const whole = await runScript(sandbox, "print('a', flush=True)\nimport time\ntime.sleep(60)\nx = = 1\n", { limits: { wallClockMs: 200 } });
+    expect(whole.result.observation).toBe(result.observation);
+  });
+
   it('stops a CPU-bound cell at its CPU-time limit', async () => {
     const { result } = await runScript(sandbox, 'while True:\n    pass\n', { limits: { cpuSeconds: 1, wallClockMs: 20_000 } });
     expect(result.killedBy).toBe('cpu');
