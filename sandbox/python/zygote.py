@@ -26,6 +26,7 @@ import cell_child  # noqa: E402
 import cell_executor  # noqa: E402,F401  (pre-loaded so that cells start warm)
 import cell_io  # noqa: E402
 import cell_namespace  # noqa: E402
+import cell_probe  # noqa: E402
 import cell_workdir  # noqa: E402
 import process_tree  # noqa: E402
 import seccomp_filter  # noqa: E402
@@ -80,7 +81,7 @@ class Zygote:
     def probe(self):
         """Forks one throw-away cell with the full setup and reports what held inside it."""
         report = self._probe_once()
-        if self.cell_ns and not self._isolated(report):
+        if self.cell_ns and not cell_probe.isolated(report, self.cell_root):
             self.cell_ns_note = self.probe_error or 'the probe cell did not get its own namespaces'
             self.cell_ns = False
             report = self._probe_once()
@@ -94,50 +95,9 @@ class Zygote:
             report = self._probe_once()
         return report
 
-    def _isolated(self, report):
-        if report is None or not isinstance(report.get('ns'), dict):
-            return False
-        own = {name: os.readlink('/proc/self/ns/' + name) for name in report['ns']}
-        tmp = os.stat(self.cell_root)
-        return (all(report['ns'][name] != own[name] for name in own) and report.get('capEff') == 0
-                and report.get('tmp') != [tmp.st_dev, tmp.st_ino])
-
     def _probe_once(self):
-        self.probe_error = None
-        try:
-            pid, pidfd, (lines_w, out_r, ctl_r), cwd = self._fork({'probe': True, 'limits': self.config['limits']})
-        except OSError as err:
-            self.probe_error = str(err)
-            return None
-        os.close(lines_w)
-        deadline = time.monotonic() + 10
-        chunks = []
-        while time.monotonic() < deadline:
-            try:
-                data = os.read(ctl_r, 65536)
-            except BlockingIOError:
-                time.sleep(0.002)
-                continue
-            if not data:
-                break
-            chunks.append(data)
-        try:
-            os.kill(pid, signal.SIGKILL)  # normally gone already; never wait on a stuck probe
-        except OSError:
-            pass
-        os.waitpid(pid, 0)
-        for fd in (ctl_r, out_r) + ((pidfd,) if pidfd is not None else ()):
-            os.close(fd)
-        cell_workdir.remove_workdir(cwd)
-        for line in b''.join(chunks).splitlines():
-            if not line.strip():
-                continue
-            message = json.loads(line)
-            if message.get('probe'):
-                return message['probe']
-            if message.get('t') == 'result' and isinstance(message.get('error'), dict):
-                self.probe_error = message['error'].get('message')
-        return None
+        report, self.probe_error = cell_probe.run(self._fork, self.config['limits'])
+        return report
 
     # ---- cells -------------------------------------------------------------------------------
 
