@@ -32,6 +32,9 @@ export function definitionProblem(value: unknown): string | undefined {
   const d = value as Record<string, unknown>;
   // A misspelt key would otherwise fall back to its default without a word: `limits: { timeout }`
   // runs with 30 s, a top-level `runtimes: 'process'` runs inline, outside the sandbox.
+  // A hook written beside name and parameters (`onEnd: …` at the top) is the likeliest unknown key: say where it goes.
+  const hookAtTop = Object.keys(d).find((k) => [...HOOKS, 'onEnd'].includes(k));
+  if (hookAtTop !== undefined) return `unknown key '${hookAtTop}': hooks go inside hooks (hooks: { ${hookAtTop}: … })`;
   const unknownTop = unknownKey(d, KEYS, '');
   if (unknownTop !== undefined) return unknownTop;
   if (typeof d['name'] !== 'string' || !FUNCTION_NAME.test(d['name'])) {
@@ -45,6 +48,8 @@ export function definitionProblem(value: unknown): string | undefined {
   if (noJsonSchema !== undefined) return noJsonSchema;
   const type = (z.toJSONSchema(d['parameters'] as z.ZodType, { io: 'input' }) as { type?: unknown }).type;
   if (type !== 'object') return notAnObject(d['parameters'] as z.ZodType);
+  // Left out, it has no default to fall back on: say what each value means, not only that undefined is wrong.
+  if (d['consumes'] === undefined) return `consumes is missing: say which pieces onPiece gets as the model writes the call, 'line', 'field' or 'step', or 'call' for none (onEnd alone, with the whole call)`;
   if (!CONSUMES.includes(d['consumes'] as string)) return `consumes must be one of ${CONSUMES.join(', ')}, got ${describe(d['consumes'])}`;
   if (d['runtime'] !== undefined && !RUNTIMES.includes(d['runtime'] as string)) return `runtime must be one of ${RUNTIMES.join(', ')}, got ${describe(d['runtime'])}`;
   // Only a `line` plugin is fed lines: elsewhere lineField would be read as a promise the gateway never keeps.
@@ -155,6 +160,8 @@ export function toolResultOf(plugin: string, value: unknown): ToolResult {
   const r = value as Partial<ToolResult> | null | undefined;
   if (typeof r === 'object' && r !== null && typeof r.ok === 'boolean' && typeof r.content === 'string') {
     if (r.data === undefined || (typeof r.data === 'object' && r.data !== null)) return r as ToolResult;
+    // The shape is right but for data: "not a string or { ok, content }" would send the author looking at ok and content.
+    return { ok: false, content: `error: ${plugin}'s onEnd returned { ok, content, data } with data ${describe(r.data)}; data must be an object (or left out)` };
   }
   return { ok: false, content: `error: ${plugin}'s onEnd returned ${describe(value)}, not a string or { ok, content }` };
 }

@@ -16,6 +16,13 @@ import type { GuestJs } from './guest-js.ts';
  */
 export type PluginRuntime = 'inline' | 'thread' | 'isolate' | 'process';
 
+/**
+ * A plugin's limits; each is refused by definePlugin where its runtime would ignore it
+ * (plugins/README.md, Runtimes).
+ *
+ * @example
+ * limits: { timeoutMs: 10_000, memoryMb: 128, cpuSeconds: 5 } // with runtime: 'process'
+ */
 export interface PluginLimits {
   /**
    * The call's time limit. While the model is still writing the call, only the time the hooks
@@ -76,6 +83,18 @@ export function reject(reason: string): Verdict {
   return { verdict: 'reject', reason };
 }
 
+/**
+ * The code of a plugin, called as a call is decoded: onLoad once, then per call onStart, onPiece
+ * for each piece of the kind it consumes, and onEnd, or onAbort when the call ends otherwise.
+ * Only onEnd is required.
+ *
+ * @example
+ * hooks: {
+ *   onStart: (ctx) => { ctx.state['lines'] = 0; },
+ *   onPiece: (piece, ctx) => { ctx.state['lines'] = Number(ctx.state['lines']) + 1; },
+ *   onEnd: ({ text }, ctx) => `${String(ctx.state['lines'] || text.split('\n').length)} lines`,
+ * }
+ */
 export interface PluginHooks<Args> {
   /**
    * Once where the calls will run, before the first: in each worker or plugin process (a thread
@@ -109,8 +128,20 @@ export interface PluginHooks<Args> {
   onAbort?(reason: string, ctx: PluginContext): void;
 }
 
+/**
+ * What definePlugin takes and returns: a tool's name, arguments schema, piece kind, runtime,
+ * limits and hooks. Plain data plus code; toolFromPlugin turns it into the running tool.
+ *
+ * @example
+ * const definition: PluginDefinition = definePlugin({
+ *   name: 'echo', description: 'Says the text back', parameters: z.object({ text: z.string() }),
+ *   consumes: 'call', hooks: { onEnd: ({ text }) => text },
+ * });
+ */
 export interface PluginDefinition<S extends z.ZodType = z.ZodType> {
+  /** The tool's name, by OpenAI function-name rules (1-64 letters, digits, `_` or `-`). */
   name: string;
+  /** Sent upstream in `tools`: what the model reads to decide when to call the tool. */
   description: string;
   /** Arguments schema: validates the decoded call and yields the JSON Schema sent upstream in `tools`. */
   parameters: S;
@@ -121,10 +152,13 @@ export interface PluginDefinition<S extends z.ZodType = z.ZodType> {
    * model writes it. May be left out when the arguments have exactly one string field.
    */
   lineField?: string;
+  /** Where the hooks run; `inline` when left out (see PluginRuntime). */
   runtime?: PluginRuntime;
   /** True if onEnd changes the world (writes, sends): then nothing may happen before the call is whole and valid. */
   sideEffects?: boolean;
+  /** The call's time limit and, in runtime `process` / `isolate`, its resource limits. */
   limits?: PluginLimits;
+  /** The code: onEnd, and optionally onLoad, onStart, onPiece, onAbort. */
   hooks: PluginHooks<z.output<S>>;
 }
 

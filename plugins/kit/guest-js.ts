@@ -29,6 +29,13 @@ export interface GuestJs {
   run(source: string, options?: GuestRunOptions): Promise<unknown>;
 }
 
+/**
+ * What `ctx.guest.run(source, options)` hands the guest: copied globals, host callbacks it may
+ * await, and its time budget.
+ *
+ * @example
+ * await ctx.guest!.run('total(rows)', { globals: { rows: [1, 2] }, callbacks: { total: (r) => (r as number[]).length }, timeoutMs: 100 });
+ */
 export interface GuestRunOptions {
   /** Copied into the guest's global scope (structured clone: no functions, no class instances). */
   globals?: Record<string, unknown>;

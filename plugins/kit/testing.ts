@@ -2,6 +2,17 @@ import { thrownMessage } from '../../core/errors.ts';
 import type { Piece } from '../../parsers/parser-events.ts';
 import type { ToolPlugin, ToolProgress, ToolResult, Verdict } from '../plugin-types.ts';
 
+/**
+ * One call as runScriptedCall plays it: the pieces the parser would emit while the model writes
+ * the call, then its whole arguments.
+ *
+ * @example
+ * const call: ScriptedCall = {
+ *   pieces: [{ kind: 'line', text: 'one two\n', lineNo: 1 }, { kind: 'line', text: 'three', lineNo: 2 }],
+ *   args: { text: 'one two\nthree' },
+ *   gapMs: 50, // the model's pace, to test limits.timeoutMs
+ * };
+ */
 export interface ScriptedCall {
   /** Pieces in decode order, as the parser would emit them. */
   pieces?: Piece[];
@@ -12,6 +23,16 @@ export interface ScriptedCall {
   gapMs?: number;
 }
 
+/**
+ * What a tool answered to a ScriptedCall: a verdict per piece, then either `rejected` (the reason
+ * of the first reject; no `result`: onEnd did not run) or `result` (what the model would read:
+ * onEnd's result, or the tool error of a hook that threw, a wrong return or invalid arguments),
+ * and every `ctx.emit` progress event in order.
+ *
+ * @example
+ * const run: ScriptedRun = await runScriptedCall(tool, { args: { text: 'hi' } });
+ * if (run.result?.ok) console.log(run.result.content);
+ */
 export interface ScriptedRun {
   /** One entry per piece delivered (those of the kind the tool consumes): its verdict (undefined = carry on). */
   verdicts: Verdict[];
@@ -27,11 +48,12 @@ export interface ScriptedRun {
  * answered. For plugin authors' tests.
  *
  * @example
- * const run = await runScriptedCall(inlineTool(myPlugin), {
- *   pieces: [{ kind: 'field', path: ['city'], value: 'Paris' }],
- *   args: { city: 'Paris' },
+ * import weather from './plugins/kit/examples/location-check-plugin.ts'; // rejects a location not "City, ST"
+ * const run = await runScriptedCall(inlineTool(weather), {
+ *   pieces: [{ kind: 'field', path: ['location'], value: 'Paris' }],
+ *   args: { location: 'Paris' },
  * });
- * expect(run.rejected).toMatch(/City, ST/);
+ * expect(run.rejected).toMatch(/City, ST/); // and run.result is undefined: onEnd never ran
  */
 export async function runScriptedCall(tool: ToolPlugin, call: ScriptedCall, signal = new AbortController().signal): Promise<ScriptedRun> {
   const progress: ToolProgress[] = [];

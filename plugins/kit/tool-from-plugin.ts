@@ -11,6 +11,13 @@ import { parametersJsonSchema, type PluginDefinition, type PluginRuntime } from 
 import { lineFieldOf } from './check-definition.ts';
 import { inlineTool } from './inline-tool.ts';
 
+/**
+ * Where toolFromPlugin finds what a runtime needs besides the definition: the module to import
+ * (`moduleUrl`), the shared pools, or another language's command.
+ *
+ * @example
+ * const options: ToolFromPluginOptions = { moduleUrl: new URL('./my-plugin.ts', import.meta.url), pools, readOnlyPaths: ['/data'] };
+ */
 export interface ToolFromPluginOptions {
   /**
    * URL of the module whose default export is `definition` (pass `import.meta.url` from that

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { definePlugin, inlineTool, runScriptedCall } from '../../../plugins/kit/index.ts';
+import { good } from './weather-definition.ts';
+
+// Mistakes of a first plugin, written from plugins/README.md's quick start: each message must
+// name the problem and the fix, not only that a value is wrong.
+const problem = (definition: Record<string, unknown>): string => {
+  try {
+    definePlugin(definition as never);
+  } catch (err) {
+    return (err as Error).message;
+  }
+  return 'accepted';
+};
+
+describe('a first plugin\'s mistakes name their fix', () => {
+  it('forgotten consumes says which values there are and what each means, not "got undefined"', () => {
+    const { consumes: _, ...noConsumes } = good;
+    const message = problem(noConsumes);
+    expect(message).toMatch(/^plugin weather: consumes is missing/);
+    expect(message).toContain("'call' for none (onEnd alone");
+    expect(message).not.toContain('got undefined');
+  });
+
+  it('onEnd written beside name and parameters says it goes inside hooks', () => {
+    const { hooks, ...rest } = good;
+    expect(problem({ ...rest, onEnd: hooks.onEnd })).toBe("plugin weather: unknown key 'onEnd': hooks go inside hooks (hooks: { onEnd: … })");
+    expect(problem({ ...good, onPiece: () => undefined })).toMatch(/unknown key 'onPiece': hooks go inside hooks/);
+  });
+
+  it('onEnd returning { ok, content, data } with a data that is not an object blames data, not ok and content', async () => {
+    const plugin = definePlugin({ ...good, hooks: { onEnd: () => ({ ok: true, content: 'sunny', data: 'json' }) as never } });
+    const run = await runScriptedCall(inlineTool(plugin), { args: { city: 'Paris' } });
+    expect(run.result).toEqual({ ok: false, content: 'error: weather\'s onEnd returned { ok, content, data } with data "json"; data must be an object (or left out)' });
+  });
+
+  it('onEnd returning something else still says what it got and what is allowed', async () => {
+    const plugin = definePlugin({ ...good, hooks: { onEnd: () => 42 as never } });
+    const run = await runScriptedCall(inlineTool(plugin), { args: { city: 'Paris' } });
+    expect(run.result?.content).toBe("error: weather's onEnd returned 42, not a string or { ok, content }");
+  });
+});
