@@ -22,6 +22,7 @@ export interface ToolPlugin {
   start(ctx: ToolCallContext): ToolExecution;
 }
 
+/** What one call's execution is given when it opens (`ToolPlugin.start`). */
 export interface ToolCallContext {
   readonly callId: string;
   /** Aborted when the request is cancelled; the execution must stop and release its process. */
@@ -30,6 +31,10 @@ export interface ToolCallContext {
   readonly emit: (event: ToolProgress) => void;
 }
 
+/**
+ * Progress a running call reports: a unit finished (a Python statement, a plan step: the timeline's
+ * `unit-done`, the client's `tool_call.progress`) or live output (`tool_call.output`).
+ */
 export type ToolProgress =
   | { type: 'unit-done'; detail: string }
   | { type: 'output'; stream: 'stdout' | 'stderr'; text: string };
@@ -37,6 +42,10 @@ export type ToolProgress =
 /** A verdict a tool may return for a piece: a reject cuts the decode short. */
 export type Verdict = { verdict: 'reject'; reason: string } | undefined;
 
+/**
+ * One call being run: pieces as they complete, then `end` once, or `abort` instead. The Dispatcher
+ * awaits each piece's verdict before the next piece of the same call.
+ */
 export interface ToolExecution {
   /** A completed piece, delivered the moment the parser emits it (or after decode when partial execution is off). */
   piece(piece: Piece): Verdict | Promise<Verdict>;
@@ -46,6 +55,7 @@ export interface ToolExecution {
   abort(reason: string): void;
 }
 
+/** How a call ended: the observation the model reads next round, and data for clients. */
 export interface ToolResult {
   /** False when the tool failed (exception, limit, crash); the content then describes the error. */
   ok: boolean;

@@ -6,6 +6,7 @@ import { ProcessPool, type ProcessPoolOptions } from './process-pool.ts';
 import type { ProcessProtections } from './process-sandbox.ts';
 import { ThreadPool, type ThreadPoolOptions } from './thread-pool.ts';
 
+/** Sizes and limits per runtime (`thread`: piscina workers; `process`: sandboxed child processes; `isolate`: isolated-vm hosts). */
 export interface RuntimePoolsOptions {
   thread?: ThreadPoolOptions;
   process?: ProcessPoolOptions;
@@ -93,6 +94,7 @@ export class RuntimePools {
   }
 }
 
+/** The gateway's runtime pools (see RuntimePools); nothing starts until a call needs it. */
 export function createRuntimePools(options: RuntimePoolsOptions = {}): RuntimePools {
   return new RuntimePools(options);
 }
