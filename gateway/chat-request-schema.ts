@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { FUNCTION_NAME, FUNCTION_NAME_RULE } from '../core/function-name.ts';
+import { MAX_TOOL_ROUNDS } from './config.ts';
 
 const contentPart = z.looseObject({ type: z.string() });
 
@@ -57,7 +58,7 @@ export const chatRequestSchema = z.looseObject({
   /** Extension: run tools while the model decodes (default: the server's setting). */
   partial_execution: optional(z.boolean()),
   /** Extension: upper bound on model→tool→model rounds for this request. */
-  max_tool_rounds: optional(z.number().int().min(1).max(64)),
+  max_tool_rounds: optional(z.number().int().min(1).max(MAX_TOOL_ROUNDS)),
   /** Extension: what a mid-decode tool rejection does (default: the server's `onToolReject`). */
   on_tool_reject: optional(z.enum(['reprompt', 'error'])),
   /** Extension: check the arguments of client-executed calls against their JSON Schema while they stream. */

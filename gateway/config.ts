@@ -6,6 +6,9 @@ import { normaliseOrigin } from './cors.ts';
 /** maxQueuedRequests when only maxConcurrentRequests is set. */
 export const DEFAULT_MAX_QUEUED_REQUESTS = 256;
 
+/** The most model→tool→model rounds a request may be given (maxToolRounds, --max-tool-rounds). */
+export const MAX_TOOL_ROUNDS = 64;
+
 /** Model-name patterns → tool-call format, mirroring the parsers vLLM pairs with these families. */
 export const DEFAULT_TOOL_PARSERS = [
   { model: 'gpt-oss', format: 'harmony', reasoning: false },
@@ -91,7 +94,7 @@ const gatewayConfigFields = z.strictObject({
   upstream: upstreamConfigSchema,
   /** Server-wide default; a request may override it with `partial_execution`. */
   partialExecution: z.boolean().default(true),
-  maxToolRounds: z.number().int().min(1).max(64).default(8),
+  maxToolRounds: z.number().int().min(1).max(MAX_TOOL_ROUNDS).default(8),
   /** A tool rejected a call mid-decode: re-prompt the model with the reason, or fail the request. */
   onToolReject: z.enum(['reprompt', 'error']).default('reprompt'),
   /** Bearer keys accepted; empty = no authentication (loopback development). */

@@ -3,6 +3,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { ConveyorError } from '../../core/errors.ts';
 import { createParser, withReasoning, coalesceText, type ParserEvent } from '../../parsers/index.ts';
 import { resolveParserFormat } from '../../parsers/format-names.ts';
+import { oneLine } from './one-line.ts';
 
 interface ParseOptions {
   format: string;
@@ -36,7 +37,7 @@ export function registerParseCommand(program: Command): void {
         resolveParserFormat(opts.format); // fail before waiting on stdin
         for (const line of parseToJsonLines(readInput(file, opts.chunks), opts)) process.stdout.write(`${line}\n`);
       } catch (err) {
-        console.error(`conveyor parse: ${err instanceof Error ? err.message : String(err)}`);
+        console.error(`conveyor parse: ${oneLine(err instanceof Error ? err.message : String(err))}`);
         process.exitCode = err instanceof ConveyorError ? 2 : 1;
       }
     });
@@ -57,7 +58,13 @@ export function parseToJsonLines(deltas: readonly string[], opts: ParseOptions):
 
 function readInput(file: string | undefined, chunks: string | undefined): string[] {
   if (chunks && !/^(char|\d+)$/.test(chunks)) {
-    const deltas: unknown = JSON.parse(readFileSync(chunks, 'utf8'));
+    // Name the option: a bare "ENOENT … '3x'" or "Unexpected token '<'" does not say which input was wrong.
+    let deltas: unknown;
+    try {
+      deltas = JSON.parse(readFileSync(chunks, 'utf8'));
+    } catch (err) {
+      throw new Error(`--chunks ${chunks}: expected "char", a number of characters per delta, or a JSON file holding an array of deltas (${(err as Error).message})`);
+    }
     if (!Array.isArray(deltas) || !deltas.every((d) => typeof d === 'string')) throw new Error(`--chunks ${chunks}: expected a JSON array of strings`);
     const joined = deltas.join('');
     if (file !== undefined && readFileSync(file, 'utf8') !== joined) throw new Error(`--chunks ${chunks} does not concatenate to the contents of ${file}`);

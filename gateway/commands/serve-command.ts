@@ -5,9 +5,10 @@ import { prettifyError, ZodError } from 'zod';
 import { builtinPluginsConfigSchema, type BuiltinPluginsConfigInput } from '../../plugins/builtin-plugins-config.ts';
 import { closeUpstreamPools } from '../../llm-client/index.ts';
 import { GatewayConfigError } from '../../core/errors.ts';
+import { MAX_TOOL_ROUNDS } from '../config.ts';
 import { readConfigFile } from '../config-file.ts';
 import { wholeNumber } from './number-options.ts';
-import { startConveyor } from '../start-conveyor.ts';
+import { startConveyor, type ConveyorHandle } from '../start-conveyor.ts';
 import { DEFAULT_PROFILE } from '../../sim/sim-server.ts';
 import { shippedProfileNames } from '../../sim/timing-profile.ts';
 
@@ -41,10 +42,10 @@ interface ServeOptions {
 
 const port = wholeNumber(0, 65535);
 const positiveInt = wholeNumber(1);
+// Number() would read '' (an empty variable expanded in a unit file) as 0, and 0x1e as 30.
 const seconds = (v: string) => {
-  const n = Number(v);
-  if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError('expected seconds ≥ 0');
-  return n;
+  if (!/^\s*\d+(\.\d+)?\s*$/.test(v)) throw new InvalidArgumentError('expected seconds ≥ 0, e.g. 30 or 2.5');
+  return Number(v);
 };
 
 /** After a second signal: how long the cut answers may take before the process exits regardless. */
@@ -72,7 +73,7 @@ export function registerServeCommand(program: Command): void {
     .option('--no-playground', 'do not serve the playground page at /')
     .option('--no-forward-other-endpoints', 'answer 404 to /v1/… endpoints the gateway does not implement (/v1/completions, /v1/embeddings, …) instead of passing them to the upstream')
     .option('--no-partial-execution', 'sequential baseline: run tools only after each decode ends')
-    .option('--max-tool-rounds <n>', 'model→tool→model rounds per request', positiveInt, 8)
+    .option('--max-tool-rounds <n>', `model→tool→model rounds per request (at most ${MAX_TOOL_ROUNDS})`, wholeNumber(1, MAX_TOOL_ROUNDS), 8)
     .option('--max-concurrent-requests <n>', 'requests answered at once (chat completions and forwarded /v1 requests); more wait in line (default: no limit)', positiveInt)
     .option('--max-queued-requests <n>', 'with --max-concurrent-requests: how many may wait; one more is answered 503 gateway_busy (default 256)', wholeNumber(0))
     .option('--shutdown-grace <seconds>', 'on SIGTERM/SIGINT, how long requests in flight may finish before they are cut (a second signal cuts at once)', seconds, 30)
@@ -81,7 +82,9 @@ export function registerServeCommand(program: Command): void {
       '--sim-scenarios <dir...>',
       'folders of scenario files (sim/README.md "Scenarios") for the embedded simulator, in place of its shipped sim/scenarios (list that too to keep them); paths relative to the working directory',
     )
-    .option('--python <path>', 'Python interpreter for the python tool (default: $CONVEYOR_PYTHON, else /usr/bin/python3, else python3 on PATH)')
+    // An option with its variable, not the sandbox's own fallback to $CONVEYOR_PYTHON: like every
+    // option's variable, it wins over the config file's sandbox.python (README "Config file").
+    .addOption(new Option('--python <path>', 'Python interpreter for the python tool (default: /usr/bin/python3, else python3 on PATH)').env('CONVEYOR_PYTHON'))
     .option('--tool <module...>', 'plugin modules to run as tools, each default-exporting definePlugin(...) (plugins/README.md); paths relative to the working directory, optionally with a query the module reads (plugin.ts?name=b)')
     .option('--tool-read-path <path...>', "files or folders the --tool modules' sandboxed processes may read (runtime process/isolate), beside the repository and Node: a data file their query names")
     .addOption(
@@ -149,6 +152,9 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
   };
   const shutdownGrace = given('shutdownGrace') ?? file.shutdownGraceSeconds ?? opts.shutdownGrace;
   const conveyor = await startConveyor({ ...options, logger: pino({ level: given('logLevel') ?? file.logLevel ?? opts.logLevel }) });
+  // At once, before the banner: it waits up to 2 s on the upstream's readiness while the gateway
+  // already serves, and a SIGTERM then (an orchestrator's rollout) would kill it without its grace.
+  const stopping = stopOnSignals(conveyor, shutdownGrace);
 
   const { url } = conveyor.gateway;
   const upstream = conveyor.gateway.config.upstream;
@@ -161,6 +167,7 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
   if (!conveyor.sim) {
     // Started before its upstream (a vLLM still loading weights) is fine; say so rather than let the first request find out.
     const ready = await conveyor.gateway.readiness.check();
+    if (stopping()) return; // no "try:" under "shutting down"
     for (const r of ready.upstream) if (r.error) console.log(`  not ready yet: ${r.error.message} (GET /health/ready says when it is)`);
   }
   console.log(`sandbox: ${conveyor.sandbox ? JSON.stringify(conveyor.sandbox.protections()) : 'off (the python tool is disabled)'}`);
@@ -171,7 +178,13 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
       `    -d '{"model":"${model}","stream":true,"messages":[{"role":"user","content":"Plot a sine wave in Python."}]}'`,
   );
   if (conveyor.gateway.config.playground) console.log(`or open ${url}/ in a browser: the playground, with tool events and a live timeline`);
+}
 
+/**
+ * SIGTERM/SIGINT: stop listening, let requests in flight finish for `shutdownGrace` seconds; a
+ * second signal cuts them. Returns whether a signal has come.
+ */
+function stopOnSignals(conveyor: ConveyorHandle, shutdownGrace: number): () => boolean {
   let closing = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.on(signal, () => {
@@ -191,6 +204,7 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
         .then(() => process.exit(0), () => process.exit(1));
     });
   }
+  return () => closing;
 }
 
 /** `value` without its undefined fields, so that spreading it over a file's section keeps the file's. */

@@ -89,6 +89,18 @@ describe('conveyor parse (the CLI, in a child process)', () => {
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
   });
 
+  it('names --chunks when its value is neither a split nor a JSON file of deltas, in one line', async () => {
+    const text = join(dir, 'not-json.txt');
+    writeFileSync(text, '<tool_call>{"name": "f", "arguments": {}}</tool_call>');
+    for (const [chunks, cause] of [[text, "Unexpected token '<'"], ['3x', "ENOENT: no such file or directory, open '3x'"]] as const) {
+      const err = await run(process.execPath, [CLI, 'parse', '--format', 'hermes', '--chunks', chunks, text]).catch((e: { code: number; stderr: string }) => e);
+      expect(err).toMatchObject({ code: 1 });
+      const { stderr } = err as { stderr: string };
+      expect(stderr).toContain(`conveyor parse: --chunks ${chunks}: expected "char", a number of characters per delta, or a JSON file holding an array of deltas (${cause}`);
+      expect(stderr.trimEnd().split('\n')).toHaveLength(1);
+    }
+  });
+
   it('fails clearly on an unknown format', async () => {
     const err = await run(process.execPath, [CLI, 'parse', '--format', 'nope', '/dev/null']).catch((e: { code: number; stderr: string }) => e);
     expect((err as { code: number }).code).toBe(2);

@@ -1,5 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
 import path from 'node:path';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -180,6 +181,50 @@ describe('conveyor serve (the main job) in its own process', () => {
     }
   }, 60_000);
 
+  it('lets the environment variables win over the config file, and reads one set to nothing as unset', async () => {
+    const upstream = await startTestUpstream(wordCountModel);
+    try {
+      const file = path.join(configDir, 'env-over-file.json');
+      writeFileSync(
+        file,
+        JSON.stringify({ gateway: { upstream: { baseUrl: upstream.baseUrl, apiKey: 'file-upstream-key' } }, sandbox: { python: '/nonexistent/python3' }, logLevel: 'silent' }),
+      );
+      // CONVEYOR_PYTHON once lost to the file's sandbox.python (the sandbox read it only as its own default);
+      // an empty CONVEYOR_UPSTREAM_API_KEY once replaced the file's key with none, and an empty
+      // CONVEYOR_LOG_LEVEL refused to start.
+      const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
+      const { proc, logLines } = await serve(['--config', file], { ...process.env, CONVEYOR_PYTHON: python, CONVEYOR_UPSTREAM_API_KEY: '', CONVEYOR_LOG_LEVEL: '' });
+      await eventually(() => upstream.requests.some((r) => r.url.endsWith('/models')), 'the start-up readiness probe reaches the upstream');
+      expect(upstream.requests.find((r) => r.url.endsWith('/models'))?.headers.authorization).toBe('Bearer file-upstream-key');
+      const exited = once(proc, 'exit');
+      proc.kill('SIGTERM');
+      expect(await exited).toEqual([0, null]);
+      expect(logLines).toEqual([]);
+    } finally {
+      await upstream.close();
+    }
+  }, 60_000);
+
+  it('shuts down gracefully on a SIGTERM that comes while the start-up readiness probe still waits on the upstream', async () => {
+    // An upstream that accepts connections and never answers: the probe waits its 2 s while the gateway already serves.
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => void sockets.add(socket)).listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    try {
+      const { port } = silent.address() as { port: number };
+      const { proc, printed } = await serve(['--upstream', `http://127.0.0.1:${port}/v1`, '--plugins', '{"python":false}', '--log-level', 'silent']);
+      const exited = once(proc, 'exit');
+      proc.kill('SIGTERM');
+      // It once died of the signal itself (exit null, SIGTERM): its handlers were installed after the probe.
+      expect(await exited).toEqual([0, null]);
+      expect(printed).toContain('shutting down: requests in flight have 30 s to finish (SIGTERM again to stop now)…');
+      expect(printed).not.toContain('try:');
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    }
+  }, 60_000);
+
   it("runs the tool author's own scenario (--sim-scenarios) on the simulator, calling a module given as a path with a query", async () => {
     const scenarios = path.join(configDir, 'scenarios');
     mkdirSync(scenarios, { recursive: true });
@@ -224,6 +269,8 @@ describe('conveyor serve (the main job) in its own process', () => {
     const port = new URL(url).port;
     const cjsPlugin = path.join(configDir, 'commonjs-plugin.cjs');
     writeFileSync(cjsPlugin, `const { definePlugin } = require(${JSON.stringify(KIT)});\nmodule.exports = definePlugin({});\n`);
+    const wrongType = path.join(configDir, 'wrong-type.json');
+    writeFileSync(wrongType, JSON.stringify({ gateway: { port: '8080' } }));
     const attempts = [
       { args: ['--sim-profile', 'no-such-profile'], message: 'conveyor: timing profile "no-such-profile" not found' },
       { args: ['--port', port, '--sim-profile', 'fast-test'], message: 'conveyor: listen EADDRINUSE' },
@@ -239,7 +286,13 @@ describe('conveyor serve (the main job) in its own process', () => {
       { args: ['--plugins', '{"pyhton":false}'], message: 'conveyor: --plugins: ✖ Unrecognized key: "pyhton"' },
       { args: ['--plugins', '{bad'], message: 'conveyor: --plugins: ' },
       { args: ['--port', '8080xyz'], message: "option '--port <port>' argument '8080xyz' is invalid" },
-      { args: ['--max-tool-rounds', '2.9'], message: 'expected a whole number ≥ 1' },
+      { args: ['--max-tool-rounds', '2.9'], message: 'expected a whole number from 1 to 64' },
+      // Once accepted here, then refused by the gateway's config under its key's name (maxToolRounds).
+      { args: ['--max-tool-rounds', '100'], message: "option '--max-tool-rounds <n>' argument '100' is invalid. expected a whole number from 1 to 64\n" },
+      // Once read as 0 s: Number('') is 0.
+      { args: ['--shutdown-grace', ''], message: "option '--shutdown-grace <seconds>' argument '' is invalid. expected seconds ≥ 0" },
+      // zod's report is one line here, the key's path included.
+      { args: ['--config', wrongType], message: `conveyor: config file ${wrongType}: ✖ Invalid input: expected number, received string → at gateway.port\n` },
     ];
     for (const { args, message } of attempts) {
       const failed = await promisify(execFile)(process.execPath, [CLI, 'serve', '--port', '0', ...args], { timeout: 30_000 }).then(
