@@ -1,12 +1,30 @@
-import { Command } from 'commander';
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
 import { ConveyorError } from '../core/errors.ts';
-import { oneLine } from './commands/one-line.ts';
+import { EXIT_FAILURE, EXIT_USAGE, printFailure } from './commands/exit-status.ts';
 import { registerParseCommand } from './commands/parse-command.ts';
 import { registerServeCommand } from './commands/serve-command.ts';
 
+// Read at run time: the version a user reports is the installed package's, whatever was built.
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+
 const program = new Command()
   .name('conveyor')
-  .description('Tool-aware OpenAI-compatible gateway: runs tool calls while the model is still writing them.');
+  .description('Tool-aware OpenAI-compatible gateway: runs tool calls while the model is still writing them.')
+  .version(version, '-V, --version', 'print the version and exit')
+  .helpOption('-h, --help', 'print this help and exit')
+  .helpCommand('help [command]', "print a command's help")
+  // Before the commands are added: they copy these settings. Commander's own usage errors
+  // ("error: unknown option", two lines with a suggestion, exit 1) become the CLI's one line and
+  // its usage status (gateway/commands/exit-status.ts); help and --version still exit 0.
+  .configureOutput({ outputError: (message) => printFailure(message.replace(/^error: /, '')) })
+  .exitOverride((err: CommanderError) => process.exit(err.exitCode === 0 ? 0 : EXIT_USAGE))
+  .addHelpText(
+    'after',
+    '\nserve is the default command: `conveyor --port 9000` is `conveyor serve --port 9000`.\n' +
+      "Each command's options: conveyor serve --help, conveyor parse --help.\n" +
+      'Exit status: 0 done, 1 the command failed, 2 the command line is wrong.',
+  );
 registerServeCommand(program);
 registerParseCommand(program);
 // A variable set to nothing (`CONVEYOR_UPSTREAM_API_KEY=` from a compose file whose `${KEY}` was
@@ -17,18 +35,20 @@ for (const option of program.commands.flatMap((c) => c.options)) {
 }
 // serve is the default command, so commander would read a mistyped command as an argument to serve
 // ("too many arguments for 'serve'"); a word where a command goes is named as the command it is not.
-const first = process.argv[2];
+// `help WORD` too: commander would print the whole help for it, as an error.
 const commands = program.commands.map((c) => c.name());
-if (first !== undefined && !first.startsWith('-') && first !== 'help' && !commands.includes(first)) {
-  console.error(`conveyor: unknown command '${first}' (commands: ${commands.join(', ')}; conveyor --help)`);
-  process.exit(1);
+const [first, second] = process.argv.slice(2);
+const word = first === 'help' ? second : first;
+if (word !== undefined && !word.startsWith('-') && word !== 'help' && !commands.includes(word)) {
+  printFailure(`unknown command '${word}' (commands: ${commands.join(', ')}; conveyor --help)`);
+  process.exit(EXIT_USAGE);
 }
 await program.parseAsync().catch((err: unknown) => {
   // A mistake the user can fix (a bad profile or config, a port in use) gets one line, no stack;
   // startConveyor has already closed whatever it had started. Anything else is a bug: rethrown.
   if (err instanceof ConveyorError || isSystemError(err)) {
-    console.error(`conveyor: ${oneLine(err.message)}`);
-    process.exit(1);
+    printFailure(err.message);
+    process.exit(EXIT_FAILURE);
   }
   throw err;
 });

@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { InvalidArgumentError, type Command } from 'commander';
-import { ConveyorError } from '../../core/errors.ts';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { createParser, withReasoning, coalesceText, type ParserEvent } from '../../parsers/index.ts';
 import { resolveParserFormat } from '../../parsers/format-names.ts';
-import { oneLine } from './one-line.ts';
+import { EXIT_FAILURE, printFailure } from './exit-status.ts';
 
 interface ParseOptions {
   format: string;
@@ -22,8 +21,9 @@ export function registerParseCommand(program: Command): void {
     .command('parse')
     .description('parse raw model output (FILE or stdin) and print the parser events as JSON lines')
     .argument('[file]', 'raw model output; stdin when absent')
-    .requiredOption('-f, --format <name>', "tool-call format (ours or vLLM's --tool-call-parser name)")
-    .option('--chunks <spec>', 'replay a split: "char" (one character per delta), N (N characters per delta), or a JSON file holding an array of deltas')
+    // Checked as the command line is read: a wrong name is a usage error (exit 2), told before stdin is waited on.
+    .addOption(new Option('-f, --format <name>', "tool-call format (ours or vLLM's --tool-call-parser name)").makeOptionMandatory().argParser(formatName))
+    .option('--chunks <spec>', 'replay a split: "char" (one character per delta), N (N characters per delta), or a JSON file holding an array of deltas', chunksSpec)
     .option('--options <json>', 'parser options as JSON, e.g. \'{"tools":["get_weather"]}\'', parseJsonOption)
     .option('--reasoning', 'treat a leading <think>…</think> block as reasoning')
     .option('--coalesce', 'merge adjacent text fragments (the split-invariant normal form)')
@@ -34,11 +34,10 @@ export function registerParseCommand(program: Command): void {
         process.exit(process.exitCode ?? 0);
       });
       try {
-        resolveParserFormat(opts.format); // fail before waiting on stdin
         for (const line of parseToJsonLines(readInput(file, opts.chunks), opts)) process.stdout.write(`${line}\n`);
       } catch (err) {
-        console.error(`conveyor parse: ${oneLine(err instanceof Error ? err.message : String(err))}`);
-        process.exitCode = err instanceof ConveyorError ? 2 : 1;
+        printFailure(err instanceof Error ? err.message : String(err));
+        process.exitCode = EXIT_FAILURE;
       }
     });
 }
@@ -67,18 +66,41 @@ function readInput(file: string | undefined, chunks: string | undefined): string
     }
     if (!Array.isArray(deltas) || !deltas.every((d) => typeof d === 'string')) throw new Error(`--chunks ${chunks}: expected a JSON array of strings`);
     const joined = deltas.join('');
-    if (file !== undefined && readFileSync(file, 'utf8') !== joined) throw new Error(`--chunks ${chunks} does not concatenate to the contents of ${file}`);
+    if (file !== undefined && readText(file) !== joined) throw new Error(`--chunks ${chunks} does not concatenate to the contents of ${file}`);
     return deltas;
   }
-  const text = readFileSync(file ?? 0, 'utf8');
+  const text = readText(file);
   if (!chunks) return [text];
   const size = chunks === 'char' ? 1 : Number(chunks);
-  if (size < 1) throw new Error('--chunks N must be at least 1');
   // Split by code points, not UTF-16 units, as a server's detokenizer would.
   const chars = [...text];
   const out: string[] = [];
   for (let i = 0; i < chars.length; i += size) out.push(chars.slice(i, i + size).join(''));
   return out;
+}
+
+/** FILE, or stdin when absent; a failure names the file ("ENOENT … open 'x'" alone reads like a bug). */
+function readText(file: string | undefined): string {
+  try {
+    return readFileSync(file ?? 0, 'utf8');
+  } catch (err) {
+    const { code, message } = err as NodeJS.ErrnoException;
+    throw new Error(`cannot read ${file ?? 'stdin'}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : message}`);
+  }
+}
+
+function formatName(value: string): string {
+  try {
+    resolveParserFormat(value);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+  return value;
+}
+
+function chunksSpec(value: string): string {
+  if (/^\d+$/.test(value) && Number(value) < 1) throw new InvalidArgumentError('N characters per delta must be at least 1');
+  return value;
 }
 
 function parseJsonOption(value: string): string {

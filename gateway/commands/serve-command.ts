@@ -4,7 +4,6 @@ import { pino } from 'pino';
 import { prettifyError, ZodError } from 'zod';
 import { builtinPluginsConfigSchema, type BuiltinPluginsConfigInput } from '../../plugins/builtin-plugins-config.ts';
 import { closeUpstreamPools } from '../../llm-client/index.ts';
-import { GatewayConfigError } from '../../core/errors.ts';
 import { MAX_TOOL_ROUNDS } from '../config.ts';
 import { readConfigFile } from '../config-file.ts';
 import { wholeNumber } from './number-options.ts';
@@ -30,7 +29,7 @@ interface ServeOptions {
   simProfile: string;
   simScenarios?: string[];
   python?: string;
-  plugins?: string;
+  plugins?: BuiltinPluginsConfigInput;
   logLevel: string;
   allowedHost?: string[];
   allowedOrigin?: string[];
@@ -55,7 +54,7 @@ const FORCED_EXIT_MS = 3000;
 export function registerServeCommand(program: Command): void {
   program
     .command('serve', { isDefault: true })
-    .description('run the gateway (default: in front of the embedded simulator)')
+    .description('run the gateway, in front of the embedded simulator unless --upstream is given (the default command)')
     .addOption(new Option('--config <file>', 'JSON settings (README "Config file"); the options given here win over it').env('CONVEYOR_CONFIG'))
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0 = any free port)', port, 8080)
@@ -75,7 +74,7 @@ export function registerServeCommand(program: Command): void {
     .option('--no-partial-execution', 'sequential baseline: run tools only after each decode ends')
     .option('--max-tool-rounds <n>', `model→tool→model rounds per request (at most ${MAX_TOOL_ROUNDS})`, wholeNumber(1, MAX_TOOL_ROUNDS), 8)
     .option('--max-concurrent-requests <n>', 'requests answered at once (chat completions and forwarded /v1 requests); more wait in line (default: no limit)', positiveInt)
-    .option('--max-queued-requests <n>', 'with --max-concurrent-requests: how many may wait; one more is answered 503 gateway_busy (default 256)', wholeNumber(0))
+    .option('--max-queued-requests <n>', 'with --max-concurrent-requests: how many may wait; one more is answered 503 gateway_busy (default: 256)', wholeNumber(0))
     .option('--shutdown-grace <seconds>', 'on SIGTERM/SIGINT, how long requests in flight may finish before they are cut (a second signal cuts at once)', seconds, 30)
     .option('--sim-profile <name>', `timing profile of the embedded simulator: ${shippedProfileNames().join(', ')}, or a JSON file`, DEFAULT_PROFILE)
     .option(
@@ -88,7 +87,9 @@ export function registerServeCommand(program: Command): void {
     .option('--tool <module...>', 'plugin modules to run as tools, each default-exporting definePlugin(...) (plugins/README.md); paths relative to the working directory, optionally with a query the module reads (plugin.ts?name=b)')
     .option('--tool-read-path <path...>', "files or folders the --tool modules' sandboxed processes may read (runtime process/isolate), beside the repository and Node: a data file their query names")
     .addOption(
-      new Option('--plugins <json>', 'built-in tools and their settings, e.g. \'{"database":{"file":"shop.sqlite"},"http_get":false}\' (plugins/README.md)').env('CONVEYOR_PLUGINS'),
+      new Option('--plugins <json>', 'built-in tools and their settings, e.g. \'{"database":{"file":"shop.sqlite"},"http_get":false}\' (plugins/README.md)')
+        .env('CONVEYOR_PLUGINS')
+        .argParser(parsePluginsOption),
     )
     .addOption(
       new Option('--log-level <level>', 'JSON lines on stdout: one per request at info, unexpected errors with their stack at error; /health, /health/ready, /metrics and the playground files at debug')
@@ -100,7 +101,6 @@ export function registerServeCommand(program: Command): void {
 }
 
 async function serve(opts: ServeOptions, command: Command): Promise<void> {
-  const file = opts.config ? readConfigFile(opts.config) : {};
   // An option counts over the file only when it was given (on the command line or in its
   // environment variable), not when it holds its default.
   const given = <K extends keyof ServeOptions>(key: K): ServeOptions[K] | undefined => {
@@ -138,15 +138,17 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
     }),
   };
   const plugins = given('plugins');
-  // It names what the --tool modules may read; alone it would be a setting silently ignored.
+  // It names what the --tool modules may read; alone it would be a setting silently ignored. A
+  // command-line mistake, told before the config file is read, as commander's own are.
   if (given('toolReadPath') !== undefined && given('tool') === undefined) {
-    throw new GatewayConfigError('--tool-read-path applies to the modules given with --tool (a config file names readOnlyPaths per toolModules entry)');
+    command.error('--tool-read-path applies to the modules given with --tool (a config file names readOnlyPaths per toolModules entry)');
   }
+  const file = opts.config ? readConfigFile(opts.config) : {};
   const options = {
     gateway: { ...file.gateway, ...flags.gateway, upstream: { ...file.gateway?.upstream, ...flags.upstream } },
     sim: { ...file.sim, ...defined({ profile: given('simProfile'), scenarioDirs: list(given('simScenarios'))?.map((dir) => resolve(dir)) }) },
     sandbox: { ...file.sandbox, ...defined({ python: given('python') }) },
-    plugins: plugins ? parsePluginsOption(plugins) : file.plugins,
+    plugins: plugins ?? file.plugins,
     runtimes: file.runtimes,
     toolModules: list(given('tool'))?.map((module) => ({ module, readOnlyPaths: list(given('toolReadPath')) ?? [] })) ?? file.toolModules,
   };
@@ -212,13 +214,11 @@ function defined<T extends Record<string, unknown>>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
+/** Read as the command line is (from CONVEYOR_PLUGINS too): a mistake in it is a usage error, exit 2. */
 function parsePluginsOption(text: string): BuiltinPluginsConfigInput {
   try {
     return builtinPluginsConfigSchema.parse(JSON.parse(text));
   } catch (err) {
-    const detail = err instanceof ZodError ? prettifyError(err) : (err as Error).message;
-    // Read in the action (the option may come from CONVEYOR_PLUGINS too), past commander's own
-    // argument errors: a GatewayConfigError is what the CLI reports in one line.
-    throw new GatewayConfigError(`--plugins: ${detail}`);
+    throw new InvalidArgumentError(err instanceof ZodError ? prettifyError(err) : (err as Error).message);
   }
 }

@@ -1,15 +1,23 @@
 import { z } from 'zod';
 import { definePlugin } from '../kit/define-plugin.ts';
-import type { ToolResult } from '../plugin-types.ts';
+import type { ToolPlugin, ToolResult } from '../plugin-types.ts';
 
-const PLACEHOLDER = /\{(\d*)\}/g;
+const FORMAT_TOOL = 'format';
+// `{{` and `}}` are literal braces, as in Python's str.format: the plan steps that call format are
+// written in Python's syntax, and without an escape no template could say "{}" itself.
+const PLACEHOLDER = /\{\{|\}\}|\{(\d*)\}/g;
 const value = (n: number) => z.union([z.string(), z.number(), z.boolean()]).optional().describe(`The value for {${n}} (or the ${n === 1 ? 'first' : n === 2 ? 'second' : 'third'} {}).`);
 
-/** Fills `{}` (left to right) or `{1}`..`{3}` in `template`; explains what is missing instead of guessing. */
+/**
+ * Fills `{}` (left to right) or `{1}`..`{3}` in `template`; explains what is missing instead of
+ * guessing. One pass over the template: a value goes in as it is, so a `{}` or `{2}` inside a value
+ * ("set() is {}") is text, never another placeholder.
+ */
 export function formatTemplate(template: string, values: readonly unknown[]): ToolResult {
   let next = 0;
   let missing: string | undefined;
-  const text = template.replace(PLACEHOLDER, (match, position: string) => {
+  const text = template.replace(PLACEHOLDER, (match, position: string | undefined) => {
+    if (position === undefined) return match[0]!; // `{{` or `}}`
     const at = position === '' ? next++ : Number(position) - 1;
     const found = values[at];
     if (found === undefined || found === null) missing ??= match === '{}' ? `{} number ${at + 1}` : match;
@@ -17,6 +25,21 @@ export function formatTemplate(template: string, values: readonly unknown[]): To
   });
   if (missing !== undefined) return { ok: false, content: `error: no value for ${missing} in ${JSON.stringify(template)}` };
   return { ok: true, content: text, data: { value: text } };
+}
+
+/** `text` as template text that reads as itself: its braces doubled. */
+export function escapeTemplateText(text: string): string {
+  return text.replace(/[{}]/g, '$&$&');
+}
+
+/**
+ * The argument of `tool` that format reads as a template, when `tool` is the format tool: a plan
+ * that puts a step's value into it (`format("Result: $1")`) escapes the value's braces there, so
+ * that the value, like format's own values, goes in verbatim.
+ */
+export function templateParameterOf(tool: Pick<ToolPlugin, 'name' | 'parameters'>): string | undefined {
+  const properties = tool.parameters['properties'] as Record<string, unknown> | undefined;
+  return tool.name === FORMAT_TOOL && properties?.['template'] !== undefined ? 'template' : undefined;
 }
 
 /**
@@ -29,8 +52,8 @@ export function formatTemplate(template: string, values: readonly unknown[]): To
  * await runScriptedCall(inlineTool(format), { args: { template: '{} + {} = {}', value1: 1, value2: 2, value3: 3 } }) // result.content === '1 + 2 = 3'
  */
 export default definePlugin({
-  name: 'format',
-  description: 'Fills a template\'s placeholders with values: "{}" takes the next value, "{1}".."{3}" a given one. Returns the text.',
+  name: FORMAT_TOOL,
+  description: 'Fills a template\'s placeholders with values: "{}" takes the next value, "{1}".."{3}" a given one; "{{" and "}}" are literal braces. Returns the text.',
   parameters: z.object({
     template: z.string().min(1).max(10_000).describe('The text with placeholders, e.g. "Python and Java have {} pages together."'),
     value1: value(1),

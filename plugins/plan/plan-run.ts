@@ -1,5 +1,6 @@
 import { planStepDependencies, type PlanStep } from '../../parsers/formats/llmcompiler-plan-parser.ts';
 import type { ToolCallContext, ToolExecution, ToolPlugin, ToolResult } from '../plugin-types.ts';
+import { escapeTemplateText, templateParameterOf } from '../format/format-plugin.ts';
 import { stepArguments } from './step-arguments.ts';
 
 export interface PlanToolOptions {
@@ -66,13 +67,16 @@ export class PlanRun {
     if (missing !== undefined) return `step ${step.index} refers to $${missing}, which is not a step of this plan`;
     const names = Object.keys((tool.parameters['properties'] as Record<string, unknown> | undefined) ?? {});
     const args = stepArguments(step);
+    // A step's value goes into format's template as text, as format's own values go in: its braces
+    // ("set() is {}") must not become placeholders, nor leave format short of values.
+    const template = templateParameterOf(tool);
     if (args.length > names.length) return `step ${step.index}: ${step.tool} takes ${names.length} argument(s) (${names.join(', ')}), got ${args.length}`;
 
     const outcome = Promise.all(deps.map((n) => this.#steps.get(n)!.outcome)).then(async (before): Promise<StepOutcome> => {
       const failed = before.find((o) => !o.result.ok);
       const result = failed
         ? { ok: false, content: `error: skipped because step ${failed.index} failed` }
-        : await this.#run(tool, step, () => Object.fromEntries(args.map((arg, i) => [names[i]!, substitute(arg, before)])));
+        : await this.#run(tool, step, () => Object.fromEntries(args.map((arg, i) => [names[i]!, substitute(arg, before, names[i] === template ? escapeTemplateText : verbatim)])));
       this.ctx.emit({ type: 'unit-done', detail: `step ${step.index} ${step.tool}: ${result.ok ? 'ok' : 'failed'}` });
       return { index: step.index, tool: step.tool, raw: step.raw, result };
     });
@@ -134,16 +138,21 @@ export function scalarValue(result: ToolResult): string | undefined {
   return scalar ? String(value) : undefined;
 }
 
-/** Replaces `$n` / `${n}` in strings (deeply) with step n's value. */
-function substitute(value: unknown, before: readonly StepOutcome[]): unknown {
+const verbatim = (text: string) => text;
+
+/**
+ * Replaces `$n` / `${n}` in strings (deeply) with step n's value, as `insert` writes it. One pass:
+ * a `$2` inside step 1's value stays text.
+ */
+function substitute(value: unknown, before: readonly StepOutcome[], insert: (text: string) => string): unknown {
   if (typeof value === 'string') {
     return value.replace(REFERENCE, (match, braced: string | undefined, bare: string | undefined) => {
       const found = before.find((o) => o.index === Number(braced ?? bare));
-      return found ? stepValue(found.result) : match;
+      return found ? insert(stepValue(found.result)) : match;
     });
   }
-  if (Array.isArray(value)) return value.map((v) => substitute(v, before));
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, before)]));
+  if (Array.isArray(value)) return value.map((v) => substitute(v, before, insert));
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, before, insert)]));
   return value;
 }
 

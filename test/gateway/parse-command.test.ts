@@ -96,7 +96,7 @@ describe('conveyor parse (the CLI, in a child process)', () => {
       const err = await run(process.execPath, [CLI, 'parse', '--format', 'hermes', '--chunks', chunks, text]).catch((e: { code: number; stderr: string }) => e);
       expect(err).toMatchObject({ code: 1 });
       const { stderr } = err as { stderr: string };
-      expect(stderr).toContain(`conveyor parse: --chunks ${chunks}: expected "char", a number of characters per delta, or a JSON file holding an array of deltas (${cause}`);
+      expect(stderr).toContain(`conveyor: --chunks ${chunks}: expected "char", a number of characters per delta, or a JSON file holding an array of deltas (${cause}`);
       expect(stderr.trimEnd().split('\n')).toHaveLength(1);
     }
   });
@@ -104,6 +104,23 @@ describe('conveyor parse (the CLI, in a child process)', () => {
   it('fails clearly on an unknown format', async () => {
     const err = await run(process.execPath, [CLI, 'parse', '--format', 'nope', '/dev/null']).catch((e: { code: number; stderr: string }) => e);
     expect((err as { code: number }).code).toBe(2);
-    expect((err as { stderr: string }).stderr).toMatch(/unknown tool-call format "nope"/);
+    expect((err as { stderr: string }).stderr).toMatch(/^conveyor: option '-f, --format <name>' argument 'nope' is invalid\. unknown tool-call format "nope"; known: [^\n]*\n$/);
+  });
+
+  // A usage mistake (exit 2) and a failure to run (exit 1) once differed only by chance: a wrong
+  // --format exited 2, a missing one 1, and commander's messages began `error:`, ours `conveyor parse:`.
+  it('tells a wrong command line (exit 2) from an input it cannot read (exit 1), each in one line starting conveyor:', async () => {
+    const attempts = [
+      { args: [], code: 2, stderr: "conveyor: required option '-f, --format <name>' not specified\n" },
+      { args: ['--format', 'hermes', '--chunks', '0', '/dev/null'], code: 2, stderr: "conveyor: option '--chunks <spec>' argument '0' is invalid. N characters per delta must be at least 1\n" },
+      { args: ['--format', 'hermes', '--options', '{bad', '/dev/null'], code: 2, stderr: "conveyor: option '--options <json>' argument '{bad' is invalid. not valid JSON\n" },
+      { args: ['--format', 'hermes', '--bogus'], code: 2, stderr: "conveyor: unknown option '--bogus'\n" },
+      { args: ['--format', 'hermes', join(dir, 'no-such-output.txt')], code: 1, stderr: `conveyor: cannot read ${join(dir, 'no-such-output.txt')}: no such file\n` },
+      { args: ['--format', 'hermes', dir], code: 1, stderr: `conveyor: cannot read ${dir}: it is a directory\n` },
+    ];
+    for (const { args, code, stderr } of attempts) {
+      const err = await run(process.execPath, [CLI, 'parse', ...args]).catch((e: { code: number; stderr: string }) => e);
+      expect(err, args.join(' ')).toMatchObject({ code, stderr });
+    }
   });
 });

@@ -264,7 +264,7 @@ describe('conveyor serve (the main job) in its own process', () => {
     await once(proc, 'exit');
   }, 60_000);
 
-  it('reports a mistake the user can fix in one line and exit status 1, without a stack trace', async () => {
+  it('reports a mistake the user can fix in one line, exit status 2 for the command line and 1 for what failed after it, without a stack trace', async () => {
     const { proc, url } = await serve();
     const port = new URL(url).port;
     const cjsPlugin = path.join(configDir, 'commonjs-plugin.cjs');
@@ -282,30 +282,31 @@ describe('conveyor serve (the main job) in its own process', () => {
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', cjsPlugin], message: `conveyor: tool module ${cjsPlugin}: it is a CommonJS module (plugins are ES modules: use .ts/.mjs/.js with import/export` },
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', WORD_COUNT_PLUGIN, '--tool', `${WORD_COUNT_PLUGIN}?again`], message: `a tool named word_count is already loaded, from ${WORD_COUNT_PLUGIN}\n` },
       { args: ['--config', 'no-such-config.json'], message: 'conveyor: config file no-such-config.json: ENOENT' },
-      { args: ['--tool-read-path', '/srv/data'], message: 'conveyor: --tool-read-path applies to the modules given with --tool' },
-      { args: ['--plugins', '{"pyhton":false}'], message: 'conveyor: --plugins: ✖ Unrecognized key: "pyhton"' },
-      { args: ['--plugins', '{bad'], message: 'conveyor: --plugins: ' },
-      { args: ['--port', '8080xyz'], message: "option '--port <port>' argument '8080xyz' is invalid" },
-      { args: ['--max-tool-rounds', '2.9'], message: 'expected a whole number from 1 to 64' },
+      { args: ['--tool-read-path', '/srv/data'], message: 'conveyor: --tool-read-path applies to the modules given with --tool', code: 2 },
+      { args: ['--plugins', '{"pyhton":false}'], message: 'conveyor: option \'--plugins <json>\' argument \'{"pyhton":false}\' is invalid. ✖ Unrecognized key: "pyhton"', code: 2 },
+      { args: ['--plugins', '{bad'], message: "conveyor: option '--plugins <json>' argument '{bad' is invalid. ", code: 2 },
+      { args: ['--port', '8080xyz'], message: "conveyor: option '--port <port>' argument '8080xyz' is invalid", code: 2 },
+      { args: ['--max-tool-rounds', '2.9'], message: 'expected a whole number from 1 to 64', code: 2 },
       // Once accepted here, then refused by the gateway's config under its key's name (maxToolRounds).
-      { args: ['--max-tool-rounds', '100'], message: "option '--max-tool-rounds <n>' argument '100' is invalid. expected a whole number from 1 to 64\n" },
+      { args: ['--max-tool-rounds', '100'], message: "option '--max-tool-rounds <n>' argument '100' is invalid. expected a whole number from 1 to 64\n", code: 2 },
       // Once read as 0 s: Number('') is 0.
-      { args: ['--shutdown-grace', ''], message: "option '--shutdown-grace <seconds>' argument '' is invalid. expected seconds ≥ 0" },
+      { args: ['--shutdown-grace', ''], message: "option '--shutdown-grace <seconds>' argument '' is invalid. expected seconds ≥ 0", code: 2 },
       // zod's report is one line here, the key's path included.
       { args: ['--config', wrongType], message: `conveyor: config file ${wrongType}: ✖ Invalid input: expected number, received string → at gateway.port\n` },
     ];
-    for (const { args, message } of attempts) {
+    for (const { args, message, code = 1 } of attempts as Array<{ args: string[]; message: string; code?: number }>) {
       const failed = await promisify(execFile)(process.execPath, [CLI, 'serve', '--port', '0', ...args], { timeout: 30_000 }).then(
         () => null,
         (err: { code: number; stderr: string }) => err,
       );
-      expect(failed?.code).toBe(1);
+      expect(failed?.code, args.join(' ')).toBe(code);
       expect(failed?.stderr).toContain(message);
+      expect(failed?.stderr).toMatch(/^conveyor: [^\n]*\n$/);
       expect(failed?.stderr).not.toMatch(/^\s+at /m);
     }
     // serve is the default command: a mistyped command is not read as serve's argument.
     const mistyped = await promisify(execFile)(process.execPath, [CLI, 'serv', '--port', '0']).catch((err: { code: number; stderr: string }) => err);
-    expect(mistyped).toMatchObject({ code: 1, stderr: "conveyor: unknown command 'serv' (commands: serve, parse; conveyor --help)\n" });
+    expect(mistyped).toMatchObject({ code: 2, stderr: "conveyor: unknown command 'serv' (commands: serve, parse; conveyor --help)\n" });
     proc.kill('SIGTERM');
     await once(proc, 'exit');
   }, 120_000);

@@ -1,0 +1,91 @@
+import { execFile } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { suiteTempDir } from '../support/temp-dir.ts';
+
+const CLI = fileURLToPath(new URL('../../bin/conveyor.js', import.meta.url));
+const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+const dir = suiteTempDir('conveyor-cli-');
+
+interface Outcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** The real CLI in a child process, as a user runs it; its exit status, stdout and stderr. */
+async function conveyor(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<Outcome> {
+  return promisify(execFile)(process.execPath, [CLI, ...args], { timeout: 30_000, env }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (err: Outcome) => ({ code: err.code, stdout: err.stdout, stderr: err.stderr }),
+  );
+}
+
+/** One line on stderr, `conveyor: ` first, nothing on stdout. */
+const oneLineFailure = (code: number, text: string | RegExp) => ({
+  code,
+  stdout: '',
+  stderr: typeof text === 'string' ? `conveyor: ${text}\n` : expect.stringMatching(text),
+});
+
+describe('the CLI: version, help and usage errors (in a child process)', () => {
+  // There was no --version: commander answered "error: unknown option '--version'", exit 1.
+  it('prints the version of package.json with --version and -V', async () => {
+    expect(await conveyor(['--version'])).toEqual({ code: 0, stdout: `${PACKAGE.version}\n`, stderr: '' });
+    expect(await conveyor(['-V'])).toEqual({ code: 0, stdout: `${PACKAGE.version}\n`, stderr: '' });
+  });
+
+  it('says in --help that serve is the default command, where the options are, and what the exit statuses mean', async () => {
+    const help = await conveyor(['--help']);
+    expect(help).toMatchObject({ code: 0, stderr: '' });
+    expect(help.stdout).toContain('-V, --version');
+    expect(help.stdout).toContain('serve is the default command');
+    expect(help.stdout).toContain('conveyor serve --help');
+    expect(help.stdout).toContain('Exit status: 0 done, 1 the command failed, 2 the command line is wrong.');
+    const serve = await conveyor(['serve', '--help']);
+    expect(serve).toMatchObject({ code: 0, stderr: '' });
+    // It once read "(default: in front of the embedded simulator)", which says neither when nor of what.
+    expect(serve.stdout).toContain('run the gateway, in front of the embedded simulator unless --upstream is given');
+    expect(serve.stdout).not.toMatch(/\(default \d/);
+    expect(await conveyor(['help', 'parse'])).toMatchObject({ code: 0, stdout: expect.stringContaining('Usage: conveyor parse') });
+  }, 60_000);
+
+  // Commander's own usage errors were two lines (`error: unknown option '--prot'` and its
+  // suggestion) with exit 1, the CLI's own `conveyor: …` with 1 or 2 by chance.
+  it('answers a wrong command line with one line, conveyor: first, and exit status 2', async () => {
+    const cases: Array<[string[], string | RegExp, NodeJS.ProcessEnv?]> = [
+      [['--bogus'], "unknown option '--bogus'"],
+      [['serve', '--prot', '9000'], "unknown option '--prot' (Did you mean --port?)"],
+      [['serve', '--port', 'http'], "option '--port <port>' argument 'http' is invalid. expected a whole number from 0 to 65535"],
+      [['--port', '70000'], "option '--port <port>' argument '70000' is invalid. expected a whole number from 0 to 65535"],
+      [['serve', '--port'], "option '--port <port>' argument missing"],
+      [['serve', '--log-level', 'loud'], /^conveyor: option '--log-level <level>' argument 'loud' is invalid\. Allowed choices are fatal, [^\n]*\n$/],
+      [['serve', 'extra'], "too many arguments for 'serve'. Expected 0 arguments but got 1."],
+      [['sreve'], "unknown command 'sreve' (commands: serve, parse; conveyor --help)"],
+      // `help WORD` printed the whole help, as an error, with exit 1.
+      [['help', 'sreve'], "unknown command 'sreve' (commands: serve, parse; conveyor --help)"],
+      [['serve', '--plugins', '{"pyhton":false}'], 'option \'--plugins <json>\' argument \'{"pyhton":false}\' is invalid. ✖ Unrecognized key: "pyhton"'],
+      [['serve'], /^conveyor: option '--plugins <json>' value '\{bad' from env 'CONVEYOR_PLUGINS' is invalid\. [^\n]*\n$/, { ...process.env, CONVEYOR_PLUGINS: '{bad' }],
+    ];
+    // A few processes at a time: each is a Node start (and tsx on Node 20).
+    for (let i = 0; i < cases.length; i += 4) {
+      await Promise.all(
+        cases.slice(i, i + 4).map(async ([args, text, env]) => expect(await conveyor(args, env), args.join(' ')).toEqual(oneLineFailure(2, text))),
+      );
+    }
+  }, 120_000);
+
+  it('answers a config file it cannot use with one line naming the file, and exit status 1', async () => {
+    const missing = path.join(dir, 'no-such.json');
+    expect(await conveyor(['serve', '--config', missing])).toEqual(oneLineFailure(1, `config file ${missing}: ENOENT: no such file or directory, open '${missing}'`));
+    const typo = path.join(dir, 'typo.json');
+    writeFileSync(typo, JSON.stringify({ gateway: { prot: 9000 } }));
+    expect(await conveyor(['serve', '--config', typo])).toEqual(oneLineFailure(1, `config file ${typo}: ✖ Unrecognized key: "prot" → at gateway`));
+    const broken = path.join(dir, 'broken.json');
+    writeFileSync(broken, '{"gateway": {"port": 9000},}');
+    expect(await conveyor(['serve', '--config', broken])).toEqual(oneLineFailure(1, new RegExp(`^conveyor: config file ${broken.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: [^\\n]*JSON[^\\n]*\\n$`)));
+  }, 60_000);
+});
