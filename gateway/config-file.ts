@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { prettifyError, z } from 'zod';
+import { z } from 'zod';
 import { GatewayConfigError } from '../core/errors.ts';
 import { builtinPluginsConfigSchema } from '../plugins/builtin-plugins-config.ts';
 import { pythonSandboxOptionsSchema } from '../sandbox/python-sandbox-options.ts';
 import { gatewayConfigSectionSchema } from './config.ts';
+import { describeConfigIssues } from './config-issues.ts';
 import { TOOL_CALL_PARSERS } from '../sim/sim-server.ts';
 import type { ConveyorOptions } from './start-conveyor.ts';
 
@@ -61,15 +62,31 @@ export type ConveyorConfigFile = Pick<ConveyorOptions, 'gateway' | 'sim' | 'sand
  * the working directory, so a file means the same wherever the gateway is started from.
  */
 export function readConfigFile(path: string): ConveyorConfigFile {
+  let text: string;
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
+    text = readFileSync(path, 'utf8');
   } catch (err) {
     throw new GatewayConfigError(`config file ${path}: ${(err as Error).message}`, { cause: err });
   }
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new GatewayConfigError(`config file ${path}: not JSON: ${withLineAndColumn((err as Error).message, text)}`, { cause: err });
+  }
   const checked = conveyorConfigFileSchema.safeParse(raw);
-  if (!checked.success) throw new GatewayConfigError(`config file ${path}: ${prettifyError(checked.error)}`);
+  if (!checked.success) throw new GatewayConfigError(`config file ${path}: ${describeConfigIssues(checked.error, conveyorConfigFileSchema)}`);
   return withPathsFrom(dirname(resolve(path)), raw as ConveyorConfigFile);
+}
+
+/** Node 20's JSON.parse gives a position only ("… in JSON at position 42"); an editor goes by line and column. */
+function withLineAndColumn(message: string, text: string): string {
+  const at = /at position (\d+)(?! \(line)/.exec(message);
+  if (!at) return message;
+  const before = text.slice(0, Number(at[1]));
+  const line = before.split('\n').length;
+  const column = before.length - before.lastIndexOf('\n');
+  return `${message} (line ${line} column ${column})`;
 }
 
 function withPathsFrom(folder: string, file: ConveyorConfigFile): ConveyorConfigFile {

@@ -2,7 +2,6 @@ import { setMaxListeners } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { prettifyError } from 'zod';
 import { BoundedQueue } from '../core/bounded-queue.ts';
 import { cutByShutdown, GatewayBusyError, GatewayConfigError, InvalidRequestError, MethodNotAllowedError, NotFoundError, OriginNotAllowedError, ShuttingDownError, UpgradeRequiredError } from '../core/errors.ts';
 import { AccessLog, silentLogger, type Logger } from './access-log.ts';
@@ -16,6 +15,7 @@ import { chatCompletionsRoute } from './chat-completions-route.ts';
 import { upstreamForwardRoute } from './upstream-forward-route.ts';
 import { DEFAULT_MAX_QUEUED_REQUESTS, gatewayConfigSchema, type GatewayConfig, type GatewayConfigInput } from './config.ts';
 import { GatewayMetrics } from './gateway-metrics.ts';
+import { describeConfigIssues } from './config-issues.ts';
 import type { PythonCellLoad } from '../sandbox/python-sandbox.ts';
 import { toErrorResponse } from './error-response.ts';
 import { sendJson } from './send-json.ts';
@@ -72,7 +72,7 @@ type Handler = (req: IncomingMessage, res: ServerResponse, params: Record<string
 /** Starts the OpenAI-compatible gateway. Pipeline per request: auth → route → handler; errors → one mapper. */
 export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps): Promise<GatewayHandle> {
   const parsed = gatewayConfigSchema.safeParse(input);
-  if (!parsed.success) throw new GatewayConfigError(`invalid gateway configuration: ${prettifyError(parsed.error)}`);
+  if (!parsed.success) throw new GatewayConfigError(`invalid gateway configuration: ${describeConfigIssues(parsed.error, gatewayConfigSchema)}`);
   const config = parsed.data;
   const timelines = new TimelineStore();
   const accessLog = new AccessLog(deps.logger ?? silentLogger);

@@ -1,11 +1,12 @@
 import { resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { pino } from 'pino';
-import { prettifyError, ZodError } from 'zod';
+import { ZodError } from 'zod';
 import { builtinPluginsConfigSchema, type BuiltinPluginsConfigInput } from '../../plugins/builtin-plugins-config.ts';
 import { closeUpstreamPools } from '../../llm-client/index.ts';
 import { MAX_TOOL_ROUNDS } from '../config.ts';
 import { readConfigFile } from '../config-file.ts';
+import { describeConfigIssues } from '../config-issues.ts';
 import { wholeNumber } from './number-options.ts';
 import { startConveyor, type ConveyorHandle } from '../start-conveyor.ts';
 import { DEFAULT_PROFILE } from '../../sim/sim-server.ts';
@@ -219,6 +220,6 @@ function parsePluginsOption(text: string): BuiltinPluginsConfigInput {
   try {
     return builtinPluginsConfigSchema.parse(JSON.parse(text));
   } catch (err) {
-    throw new InvalidArgumentError(err instanceof ZodError ? prettifyError(err) : (err as Error).message);
+    throw new InvalidArgumentError(err instanceof ZodError ? describeConfigIssues(err, builtinPluginsConfigSchema) : (err as Error).message);
   }
 }

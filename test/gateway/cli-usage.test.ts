@@ -67,7 +67,7 @@ describe('the CLI: version, help and usage errors (in a child process)', () => {
       [['sreve'], "unknown command 'sreve' (commands: serve, parse; conveyor --help)"],
       // `help WORD` printed the whole help, as an error, with exit 1.
       [['help', 'sreve'], "unknown command 'sreve' (commands: serve, parse; conveyor --help)"],
-      [['serve', '--plugins', '{"pyhton":false}'], 'option \'--plugins <json>\' argument \'{"pyhton":false}\' is invalid. ✖ Unrecognized key: "pyhton"'],
+      [['serve', '--plugins', '{"pyhton":false}'], 'option \'--plugins <json>\' argument \'{"pyhton":false}\' is invalid. pyhton: unknown key (did you mean python?)'],
       [['serve'], /^conveyor: option '--plugins <json>' value '\{bad' from env 'CONVEYOR_PLUGINS' is invalid\. [^\n]*\n$/, { ...process.env, CONVEYOR_PLUGINS: '{bad' }],
     ];
     // A few processes at a time: each is a Node start (and tsx on Node 20).
@@ -83,7 +83,7 @@ describe('the CLI: version, help and usage errors (in a child process)', () => {
     expect(await conveyor(['serve', '--config', missing])).toEqual(oneLineFailure(1, `config file ${missing}: ENOENT: no such file or directory, open '${missing}'`));
     const typo = path.join(dir, 'typo.json');
     writeFileSync(typo, JSON.stringify({ gateway: { prot: 9000 } }));
-    expect(await conveyor(['serve', '--config', typo])).toEqual(oneLineFailure(1, `config file ${typo}: ✖ Unrecognized key: "prot" → at gateway`));
+    expect(await conveyor(['serve', '--config', typo])).toEqual(oneLineFailure(1, `config file ${typo}: gateway.prot: unknown key (did you mean port?)`));
     const broken = path.join(dir, 'broken.json');
     writeFileSync(broken, '{"gateway": {"port": 9000},}');
     expect(await conveyor(['serve', '--config', broken])).toEqual(oneLineFailure(1, new RegExp(`^conveyor: config file ${broken.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: [^\\n]*JSON[^\\n]*\\n$`)));

@@ -69,6 +69,31 @@ describe('conveyor serve --config FILE', () => {
     }
   });
 
+  it('names a misspelt key by its whole path and the key it was probably meant to be', () => {
+    const message = (content: unknown) => {
+      const file = configFile(content);
+      try {
+        readConfigFile(file);
+      } catch (err) {
+        return (err as Error).message.slice(`config file ${file}: `.length);
+      }
+      throw new Error('accepted');
+    };
+    expect(message({ gateway: { prot: 8080 } })).toBe('gateway.prot: unknown key (did you mean port?)');
+    expect(message({ Gateway: {} })).toBe('Gateway: unknown key (did you mean gateway?)');
+    expect(message({ gateway: { upstream: { timeout: {} } } })).toBe('gateway.upstream.timeout: unknown key (did you mean timeouts?)');
+    // Inside a union (a toolModules entry is a path or an object), the object's own complaints.
+    expect(message({ toolModules: [{ modul: 'x.ts' }] })).toBe('toolModules[0].module: missing; toolModules[0].modul: unknown key (did you mean module?)');
+    // Nothing near: the keys that level takes.
+    expect(message({ runtimes: { process: { zzz: 1 } } })).toBe('runtimes.process.zzz: unknown key (known: maxProcesses, maxQueue, sparesPerPlugin, maxSpares)');
+    // Every problem, in one line.
+    expect(message({ gateway: { port: 'eighty', upstream: { timeout: {} } } })).toBe('gateway.port: expected number, received string; gateway.upstream.timeout: unknown key (did you mean timeouts?)');
+  });
+
+  it('places a JSON syntax error by line and column', () => {
+    expect(() => readConfigFile(configFile('{\n  "gateway": {\n    "port": 1,\n  }\n}'))).toThrow(/not JSON: .*\(line 4 column 3\)/);
+  });
+
   it('accepts the example in the README', () => {
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
     const example = /\*\*Config file\.\*\*[\s\S]*?```json\n([\s\S]*?)```/.exec(readme)?.[1];
@@ -82,8 +107,8 @@ describe('conveyor serve --config FILE', () => {
     expect(() => readConfigFile(configFile({ sim: { toolCallParser: 'hermes' } }))).toThrow(/sim\.toolCallParser/);
     // Tool-parser rules are checked at start-up, not found out by every request they apply to
     // (a 500 for a pattern that does not compile, a client's 400 for a misspelt format).
-    expect(() => readConfigFile(configFile({ gateway: { toolParsers: [{ model: '(', format: 'hermes' }] } }))).toThrow(/not a valid regular expression.*gateway\.toolParsers\[0\]\.model/s);
-    expect(() => readConfigFile(configFile({ gateway: { toolParsers: [{ model: 'my-model', format: 'hermez' }] } }))).toThrow(/unknown tool-call format "hermez".*gateway\.toolParsers\[0\]\.format/s);
+    expect(() => readConfigFile(configFile({ gateway: { toolParsers: [{ model: '(', format: 'hermes' }] } }))).toThrow(/gateway\.toolParsers\[0\]\.model: .*not a valid regular expression/);
+    expect(() => readConfigFile(configFile({ gateway: { toolParsers: [{ model: 'my-model', format: 'hermez' }] } }))).toThrow(/gateway\.toolParsers\[0\]\.format: unknown tool-call format "hermez"/);
     expect(() => readConfigFile(configFile({ gateway: { defaultToolParser: 'hermez' } }))).toThrow(/gateway\.defaultToolParser/);
     expect(readConfigFile(configFile({ gateway: { defaultToolParser: 'none', toolParsers: [{ model: 'x', format: 'qwen3_coder' }] } })).gateway?.defaultToolParser).toBe('none');
     expect(() => readConfigFile(configFile('{"gateway": {'))).toThrow(/config file .*JSON/);

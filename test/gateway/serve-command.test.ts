@@ -283,7 +283,7 @@ describe('conveyor serve (the main job) in its own process', () => {
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', WORD_COUNT_PLUGIN, '--tool', `${WORD_COUNT_PLUGIN}?again`], message: `a tool named word_count is already loaded, from ${WORD_COUNT_PLUGIN}\n` },
       { args: ['--config', 'no-such-config.json'], message: 'conveyor: config file no-such-config.json: ENOENT' },
       { args: ['--tool-read-path', '/srv/data'], message: 'conveyor: --tool-read-path applies to the modules given with --tool', code: 2 },
-      { args: ['--plugins', '{"pyhton":false}'], message: 'conveyor: option \'--plugins <json>\' argument \'{"pyhton":false}\' is invalid. ✖ Unrecognized key: "pyhton"', code: 2 },
+      { args: ['--plugins', '{"pyhton":false}'], message: 'conveyor: option \'--plugins <json>\' argument \'{"pyhton":false}\' is invalid. pyhton: unknown key (did you mean python?)', code: 2 },
       { args: ['--plugins', '{bad'], message: "conveyor: option '--plugins <json>' argument '{bad' is invalid. ", code: 2 },
       { args: ['--port', '8080xyz'], message: "conveyor: option '--port <port>' argument '8080xyz' is invalid", code: 2 },
       { args: ['--max-tool-rounds', '2.9'], message: 'expected a whole number from 1 to 64', code: 2 },
@@ -292,7 +292,7 @@ describe('conveyor serve (the main job) in its own process', () => {
       // Once read as 0 s: Number('') is 0.
       { args: ['--shutdown-grace', ''], message: "option '--shutdown-grace <seconds>' argument '' is invalid. expected seconds ≥ 0", code: 2 },
       // zod's report is one line here, the key's path included.
-      { args: ['--config', wrongType], message: `conveyor: config file ${wrongType}: ✖ Invalid input: expected number, received string → at gateway.port\n` },
+      { args: ['--config', wrongType], message: `conveyor: config file ${wrongType}: gateway.port: expected number, received string\n` },
     ];
     for (const { args, message, code = 1 } of attempts as Array<{ args: string[]; message: string; code?: number }>) {
       const failed = await promisify(execFile)(process.execPath, [CLI, 'serve', '--port', '0', ...args], { timeout: 30_000 }).then(

@@ -1,0 +1,95 @@
+import type { z } from 'zod';
+
+/**
+ * A configuration's zod issues as one line a person fixes a file from: each issue at its full
+ * path (`gateway.upstream.timeouts: …`), a misspelt key with the key it was probably meant to be.
+ * zod's own prettifyError names the object that holds a misspelt key, not the key's path, and
+ * answers a union (a toolModules entry is a string or an object) with "Invalid input" alone.
+ */
+export function describeConfigIssues(error: z.ZodError, schema: z.ZodType): string {
+  return flatten(error.issues, []).map((issue) => describe(issue, schema)).join('; ');
+}
+
+type Issue = z.core.$ZodIssue;
+
+/** Union issues replaced by the issues of the one branch the value was meant for, when that is clear. */
+function flatten(issues: readonly Issue[], prefix: PropertyKey[]): Issue[] {
+  return issues.flatMap((issue) => {
+    const path = [...prefix, ...issue.path];
+    if (issue.code !== 'invalid_union') return [{ ...issue, path }];
+    // A branch whose only complaint is the value's kind at the union itself was not the one meant.
+    const meant = issue.errors.filter((branch) => !(branch.length === 1 && branch[0]!.code === 'invalid_type' && branch[0]!.path.length === 0));
+    return meant.length === 1 ? flatten(meant[0]!, path) : [{ ...issue, path }];
+  });
+}
+
+function describe(issue: Issue, root: z.ZodType): string {
+  const where = pathText(issue.path);
+  if (issue.code === 'unrecognized_keys') {
+    const known = knownKeys(root, issue.path);
+    return issue.keys
+      .map((key) => {
+        const near = known.find((k) => isNear(key, k));
+        return `${where ? `${where}.` : ''}${key}: unknown key${near ? ` (did you mean ${near}?)` : known.length > 0 ? ` (known: ${known.join(', ')})` : ''}`;
+      })
+      .join('; ');
+  }
+  // zod words a missing key as a type mismatch with undefined.
+  const message = issue.code === 'invalid_type' && / received undefined$/.test(issue.message) ? 'missing' : issue.message.replace(/^Invalid input: /, '');
+  return where ? `${where}: ${message}` : message;
+}
+
+function pathText(path: readonly PropertyKey[]): string {
+  return path.map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i > 0 ? '.' : ''}${String(part)}`)).join('');
+}
+
+/** The keys the object schema at `path` takes; none when the path leads elsewhere. */
+function knownKeys(root: z.ZodType, path: readonly PropertyKey[]): string[] {
+  let candidates: z.core.$ZodType[] = [root];
+  for (const part of path) {
+    candidates = candidates.flatMap(unwrap).flatMap((schema) => {
+      const def = schema._zod.def as z.core.$ZodTypeDef & Record<string, unknown>;
+      if (def.type === 'object' && typeof part === 'string') {
+        const child = (def['shape'] as Record<string, z.core.$ZodType>)[part];
+        return child ? [child] : [];
+      }
+      if (def.type === 'array' && typeof part === 'number') return [def['element'] as z.core.$ZodType];
+      if (def.type === 'record') return [def['valueType'] as z.core.$ZodType];
+      return [];
+    });
+  }
+  const keys = candidates.flatMap(unwrap).flatMap((schema) => {
+    const def = schema._zod.def as z.core.$ZodTypeDef & Record<string, unknown>;
+    return def.type === 'object' ? Object.keys(def['shape'] as object) : [];
+  });
+  return [...new Set(keys)];
+}
+
+/** The schemas a value may be checked by under wrappers (optional, default, pipe …) and unions. */
+function unwrap(schema: z.core.$ZodType): z.core.$ZodType[] {
+  const def = schema._zod.def as z.core.$ZodTypeDef & Record<string, unknown>;
+  if (def.type === 'union') return (def['options'] as z.core.$ZodType[]).flatMap(unwrap);
+  if (def.type === 'pipe') return unwrap(def['in'] as z.core.$ZodType);
+  if (def.type === 'lazy') return unwrap((def['getter'] as () => z.core.$ZodType)());
+  const inner = def['innerType'] as z.core.$ZodType | undefined;
+  return inner ? unwrap(inner) : [schema];
+}
+
+/** A likely misspelling: the same letters in another case, or a small edit (one in three letters) away. */
+function isNear(typed: string, known: string): boolean {
+  if (typed.toLowerCase() === known.toLowerCase()) return true;
+  return editDistance(typed, known) <= Math.max(1, Math.floor(known.length / 3));
+}
+
+/** Edit distance where swapping two neighbouring letters ("prot") is one edit, as typing makes it. */
+function editDistance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+    }
+  }
+  return d[a.length]![b.length]!;
+}
