@@ -19,7 +19,8 @@ import { Timeline } from './timeline.ts';
 import type { TimelineStore } from './timeline-store.ts';
 import { sendJson } from './send-json.ts';
 import { admitted } from './request-admission.ts';
-import { buildParser, chooseParser, lineFieldsOf, needsSpecialTokens, PASS_THROUGH, type ParserChoice } from './parser-selection.ts';
+import { buildParser, chooseParser, lineFieldsOf, matchesRule, needsSpecialTokens, PASS_THROUGH, type ParserChoice } from './parser-selection.ts';
+import type { ModelParents } from './model-parents.ts';
 
 export interface ChatRouteContext {
   config: GatewayConfig;
@@ -33,6 +34,8 @@ export interface ChatRouteContext {
   admission?: BoundedQueue;
   /** Aborted (with cutByShutdown) when a shutdown's grace period runs out. */
   shutdown: AbortSignal;
+  /** An adapter's base model, for a model name no tool-parser rule matches. */
+  modelParents: ModelParents;
 }
 
 const NO_TOOLS: ReadonlyMap<string, ToolPlugin> = new Map();
@@ -57,7 +60,10 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
     // Before the schemas are filled in: a tool named alone is the gateway's, one described is the client's.
     tools = gatewayToolsFor(checked.data, ctx.tools);
     request = withPluginSchemas(checked.data, tools);
-    parsed = chooseParser(ctx.config, ctx.config.upstream.model ?? request.model, request.tool_parser);
+    const model = ctx.config.upstream.model ?? request.model;
+    // A LoRA adapter (`sql-lora`) writes its base model's format: asked of the upstream only for a name no rule knows.
+    const parent = request.tool_parser || matchesRule(ctx.config, model) ? undefined : await ctx.modelParents.parentOf(model);
+    parsed = chooseParser(ctx.config, parent ?? model, request.tool_parser);
   } catch (err) {
     ctx.metrics.requestRefused(toErrorResponse(err).body.error.code);
     throw err;

@@ -38,6 +38,11 @@ function ruleMatches(rules: GatewayConfig['toolParsers'], index: number, model: 
   return pattern.test(model);
 }
 
+/** Whether a `toolParsers` rule names `model`; otherwise it gets `defaultToolParser` (or its parent's rule, ModelParents). */
+export function matchesRule(config: GatewayConfig, model: string): boolean {
+  return config.toolParsers.some((_, i) => ruleMatches(config.toolParsers, i, model));
+}
+
 /** The request's `tool_parser` wins; else the first `toolParsers` rule whose pattern matches the model. */
 export function chooseParser(config: GatewayConfig, model: string, override?: string): ParserChoice {
   if (override) return { format: resolveChoiceFormat(override, 'tool_parser'), reasoning: false };

@@ -16,6 +16,7 @@ import { upstreamForwardRoute } from './upstream-forward-route.ts';
 import { DEFAULT_MAX_QUEUED_REQUESTS, gatewayConfigSchema, type GatewayConfig, type GatewayConfigInput } from './config.ts';
 import { GatewayMetrics } from './gateway-metrics.ts';
 import { describeConfigIssues } from './config-issues.ts';
+import { ModelParents } from './model-parents.ts';
 import type { PythonCellLoad } from '../sandbox/python-sandbox.ts';
 import { toErrorResponse } from './error-response.ts';
 import { sendJson } from './send-json.ts';
@@ -94,7 +95,8 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
   const shutdown = new AbortController();
   // Every request in flight listens on it: no listener count is a leak here (0 = no limit, no warning).
   setMaxListeners(0, shutdown.signal);
-  const routeCtx = { config, upstream, metrics, accessLog, tools: deps.tools, timelines, admission, shutdown: shutdown.signal };
+  const modelParents = new ModelParents(config.upstream);
+  const routeCtx = { config, upstream, metrics, accessLog, tools: deps.tools, timelines, admission, shutdown: shutdown.signal, modelParents };
 
   const routes: Array<{ method: string; pattern: RegExp; handler: Handler }> = [
     { method: 'POST', pattern: CHAT_PATH, handler: (req, res) => chatCompletionsRoute(routeCtx, req, res) },
