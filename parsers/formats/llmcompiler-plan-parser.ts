@@ -3,7 +3,7 @@ import { searchMarkers } from '../marker-search.ts';
 import type { ParserEvent, Piece, ToolCallParser } from '../parser-events.ts';
 import { EventOutput } from './event-output.ts';
 import { parseParserOptions } from './parser-options.ts';
-import { parsePythonArguments } from './python-value-parser.ts';
+import { parsePythonLiteral } from './python-value-parser.ts';
 
 export const LlmCompilerPlanParserOptionsSchema = z
   .object({
@@ -160,7 +160,8 @@ class LlmCompilerPlanParser implements ToolCallParser {
     const [, index, tool, argsText] = match as unknown as [string, string, string, string];
     const raw = this.#line.endsWith('\r') ? this.#line.slice(0, -1) : this.#line;
     this.#newLine();
-    this.#step({ index: Number(index), tool, args: parsePythonArguments(argsText) ?? [argsText], raw });
+    const args = parsePythonLiteral(`[${argsText}\n]`) ?? { value: [argsText], json: JSON.stringify([argsText]) };
+    this.#step({ index: Number(index), tool, args: args.value as unknown[], raw }, args.json);
   }
 
   #newLine(): void {
@@ -169,7 +170,8 @@ class LlmCompilerPlanParser implements ToolCallParser {
     this.#lineHasHead = false;
   }
 
-  #step(step: Omit<PlanStep, 'kind'>): void {
+  /** `argsJson`: the args as Python's `json.dumps` writes them (an id past 2^53 keeps its digits). */
+  #step(step: Omit<PlanStep, 'kind'>, argsJson: string): void {
     let plan = this.#plan;
     if (plan === undefined) {
       this.#calls += 1;
@@ -178,7 +180,7 @@ class LlmCompilerPlanParser implements ToolCallParser {
       this.#out.event({ type: 'call-start', callId: plan.callId, name: this.#options.toolName });
     }
     this.#out.event({ type: 'call-piece', callId: plan.callId, piece: { kind: 'step', ...step } });
-    this.#out.event({ type: 'call-args', callId: plan.callId, text: `${plan.steps.length === 0 ? '{"steps":[' : ','}${JSON.stringify(step)}` });
+    this.#out.event({ type: 'call-args', callId: plan.callId, text: `${plan.steps.length === 0 ? '{"steps":[' : ','}${stepJson(step, argsJson)}` });
     plan.steps.push(step);
     if (step.tool === this.#options.joinTool) this.#endPlan();
   }
@@ -197,4 +199,9 @@ class LlmCompilerPlanParser implements ToolCallParser {
     this.#out.event(callId === undefined ? { type: 'malformed', reason: message } : { type: 'malformed', callId, reason: message });
     this.#plan = undefined;
   }
+}
+
+/** JSON.stringify(step) with the args' exact JSON in place of the doubles' (keys in PlanStep's order). */
+function stepJson(step: Omit<PlanStep, 'kind'>, argsJson: string): string {
+  return `{"index":${JSON.stringify(step.index)},"tool":${JSON.stringify(step.tool)},"args":${argsJson},"raw":${JSON.stringify(step.raw)}}`;
 }

@@ -1,9 +1,14 @@
+import { pythonFloatJson, pythonIntJson } from './python-number-json.ts';
+
 /** A token of the Python literal subset the tool-call formats use (keyword calls of literals). */
 export type PythonToken =
   | { kind: 'punct'; value: '[' | ']' | '(' | ')' | '{' | '}' | ',' | ':' | '=' | '+' | '-' }
   | { kind: 'name'; value: string }
-  /** `exact`: the digits of an int that `value`, a double, can only round (Python ints are exact). */
-  | { kind: 'number'; value: number; exact?: string }
+  /**
+   * `json`: the number as `json.dumps` writes it, an int with every digit (`value`, a double,
+   * rounds past 2^53; Python ints are exact), a float in Python's repr (`1.0`, `1e-05`).
+   */
+  | { kind: 'number'; value: number; json: string; float: boolean }
   | { kind: 'string'; value: string };
 
 /** The text cannot be what it claims to be; `message` says why, in the model's terms. */
@@ -280,12 +285,12 @@ function parsePythonNumber(text: string): Extract<PythonToken, { kind: 'number' 
     const value = Number(digits);
     if (!Number.isFinite(value)) throw new PythonSyntaxError(`number ${text} is out of range`);
     // An id past 2^53 (a snowflake) must reach the client digit for digit, as json.dumps writes it.
-    return Number.isSafeInteger(value) ? { kind: 'number', value } : { kind: 'number', value, exact: BigInt(digits).toString() };
+    return { kind: 'number', value, json: Number.isSafeInteger(value) ? String(value) : pythonIntJson(digits), float: false };
   }
   if (!(FLOAT.test(text) && /[.eE]/.test(text))) throw new PythonSyntaxError(`invalid number ${JSON.stringify(text)}`);
   const value = Number(text.replaceAll('_', ''));
   if (!Number.isFinite(value)) throw new PythonSyntaxError(`number ${text} is out of range`);
-  return { kind: 'number', value };
+  return { kind: 'number', value, json: pythonFloatJson(value), float: true };
 }
 
 function isNameStart(c: string): boolean {

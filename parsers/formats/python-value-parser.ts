@@ -1,10 +1,11 @@
 import { PythonLexer, PythonSyntaxError, type PythonToken } from './python-literal-lexer.ts';
 
 // Each frame also keeps its items' JSON text (see `json`); a dict's in a Map, which keeps a
-// repeated key at its first place with its last value, as a Python dict does.
+// repeated key at its first place with its last value, as a Python dict does. `numbers` maps a
+// number key's value (see numberIdentity) to the JSON key it was first written as.
 type Frame =
   | { kind: 'list' | 'tuple'; items: unknown[]; json: string[]; expectItem: boolean; sawComma: boolean }
-  | { kind: 'dict'; object: Record<string, unknown>; json: Map<string, string>; key: string; state: 'key' | 'colon' | 'value' | 'comma' };
+  | { kind: 'dict'; object: Record<string, unknown>; json: Map<string, string>; numbers: Map<string, string>; key: string; state: 'key' | 'colon' | 'value' | 'comma' };
 
 const CLOSER = { list: ']', tuple: ')', dict: '}' } as const;
 
@@ -37,11 +38,12 @@ export class PythonValueParser {
     if (this.#done) return false;
     if (this.#sign !== undefined) {
       if (token.kind !== 'number') throw new PythonSyntaxError('a sign must be followed by a number');
-      // `+ 0` turns -0 into 0, which is what JSON can carry.
-      const value = this.#sign * token.value + 0;
-      const exact = token.exact === undefined ? undefined : this.#sign < 0 ? `-${token.exact}` : token.exact;
+      const sign = this.#sign;
       this.#sign = undefined;
-      this.#deliver(value, exact ?? JSON.stringify(value));
+      if (sign > 0) this.#deliver(token.value, token.json);
+      // Python's -0.0 stays -0.0 (json.dumps writes it so); an int has no -0.
+      else if (token.float) this.#deliver(-token.value, `-${token.json}`);
+      else this.#deliver(-token.value + 0, token.value === 0 ? '0' : `-${token.json}`);
       return true;
     }
     const frame = this.#stack[this.#stack.length - 1];
@@ -77,8 +79,9 @@ export class PythonValueParser {
 
   /**
    * The value's JSON as Python's `json.dumps` writes it, once complete: `JSON.stringify(value)`
-   * but for dict keys in Python's order and ints past 2^53 with all their digits (`value`, made
-   * of doubles, can only round them; the client reads the arguments from this text).
+   * but for dict keys in Python's order, ints past 2^53 with all their digits (`value`, made of
+   * doubles, can only round them; the client reads the arguments from this text) and floats in
+   * Python's repr (`1.0`, `-0.0`, `1e+16`).
    */
   get json(): string {
     return this.#json;
@@ -101,7 +104,7 @@ export class PythonValueParser {
         this.#pendingString = token.value;
         return;
       case 'number':
-        this.#deliver(token.value, token.exact ?? JSON.stringify(token.value));
+        this.#deliver(token.value, token.json);
         return;
       case 'name':
         if (token.value === 'True') this.#deliver(true, 'true');
@@ -118,7 +121,7 @@ export class PythonValueParser {
             this.#stack.push({ kind: 'tuple', items: [], json: [], expectItem: true, sawComma: false });
             return;
           case '{':
-            this.#stack.push({ kind: 'dict', object: {}, json: new Map(), key: '', state: 'key' });
+            this.#stack.push({ kind: 'dict', object: {}, json: new Map(), numbers: new Map(), key: '', state: 'key' });
             return;
           case '-':
           case '+':
@@ -159,7 +162,7 @@ export class PythonValueParser {
       frame.json.push(json);
       frame.expectItem = false;
     } else if (frame.state === 'key') {
-      frame.key = dictKey(value, json);
+      frame.key = dictKey(value, json, frame.numbers);
       frame.state = 'colon';
     } else {
       setOwn(frame.object, frame.key, value);
@@ -174,15 +177,35 @@ export function setOwn(object: Record<string, unknown>, key: string, value: unkn
   Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
-/** `json.dumps` turns keys that are not strings into strings; containers cannot be keys. */
-function dictKey(value: unknown, json: string): string {
+/**
+ * `json.dumps` turns keys that are not strings into their JSON (an int's digits, a float's
+ * repr, `true`, `null`), which `json` already is; containers cannot be keys. Equal numbers are
+ * one key in Python (`True == 1 == 1.0`, `0 == -0.0`): the dict keeps the first one written,
+ * so `{True: 'a', 1.0: 'b'}` is `{"true": "b"}`.
+ */
+function dictKey(value: unknown, json: string, numbers: Map<string, string>): string {
   if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return json;
-  throw new PythonSyntaxError('dict keys must be strings, numbers, booleans or None');
+  if (value === null) return json;
+  if (typeof value !== 'number' && typeof value !== 'boolean') throw new PythonSyntaxError('dict keys must be strings, numbers, booleans or None');
+  const identity = numberIdentity(value, json);
+  const first = numbers.get(identity);
+  if (first !== undefined) return first;
+  numbers.set(identity, json);
+  return json;
 }
 
-/** The Python literal `text` as JSON, or undefined if it is not exactly one literal. */
-export function parsePythonLiteral(text: string): { value: unknown } | undefined {
+/** Equal for equal Python numbers: an integral value as its exact digits (the double alone rounds big ints). */
+function numberIdentity(value: number | boolean, json: string): string {
+  if (typeof value === 'boolean') return value ? '1' : '0';
+  if (!/[.e]/.test(json)) return json;
+  return Number.isInteger(value) ? BigInt(value).toString() : json;
+}
+
+/**
+ * The Python literal `text` as JSON, or undefined if it is not exactly one literal: its value
+ * and the text `json.dumps` writes for it (see PythonValueParser.json).
+ */
+export function parsePythonLiteral(text: string): { value: unknown; json: string } | undefined {
   const parser = new PythonValueParser();
   const lexer = new PythonLexer((token) => {
     if (!parser.offer(token)) throw new PythonSyntaxError('text after the value');
@@ -190,7 +213,8 @@ export function parsePythonLiteral(text: string): { value: unknown } | undefined
   try {
     lexer.feed(text);
     lexer.finish();
-    return { value: parser.finish() };
+    const value = parser.finish();
+    return { value, json: parser.json };
   } catch (error) {
     if (error instanceof PythonSyntaxError) return undefined;
     throw error;

@@ -34,7 +34,8 @@ export type PythonicParserOptions = z.input<typeof PythonicParserOptionsSchema>;
  *   `call-args` fragment; `call-args` carries JSON, not the model's Python, since the client
  *   needs JSON: `{"city":"Paris"` then `,"unit":"C"` per argument and `}` at the call's `)`
  *   (or `{}` for no arguments), so the fragments concatenate to the JSON `json.dumps` would
- *   write for args (PythonValueParser.json: exact big ints, which the doubles in args are not);
+ *   write for args (PythonValueParser.json: exact big ints, which the doubles in args are
+ *   not, and floats in Python's repr);
  * - `call-end` at the call's `)`. The list's `]` ends it; text after it is content again.
  * The list itself (brackets, separators) is never content; the wrapper tokens are dropped.
  *

@@ -4,6 +4,7 @@ import type { ParserEvent, ToolCallParser } from '../parser-events.ts';
 import { EventOutput } from './event-output.ts';
 import { parseParserOptions } from './parser-options.ts';
 import { setOwn } from './python-value-parser.ts';
+import { FUNCTION, FUNCTION_END, isName, isSpace, PARAMETER, readFunctionOpener } from './qwen3-function-opener.ts';
 import { convertParameter, parameterTypes, ToolDefinitionSchema } from './schema-typed-value.ts';
 import { XmlParameterValue } from './xml-parameter-value.ts';
 
@@ -25,15 +26,13 @@ export type Qwen3CoderParserOptions = z.input<typeof Qwen3CoderParserOptionsSche
 
 const TOOL_CALL = '<tool_call>';
 const TOOL_CALL_END = '</tool_call>';
-const FUNCTION = '<function=';
-const FUNCTION_END = '</function>';
-const PARAMETER = '<parameter=';
 const PARAMETER_END = '</parameter>';
 const VALUE_ENDS = [PARAMETER_END, PARAMETER, FUNCTION_END, TOOL_CALL_END];
 const BODY_MARKERS = [PARAMETER, FUNCTION_END, TOOL_CALL_END];
 const BETWEEN_MARKERS = [FUNCTION, TOOL_CALL_END];
+const PROSE_MARKERS = [TOOL_CALL, FUNCTION];
 
-type Mode = 'prose' | 'candidate' | 'function-name' | 'body' | 'parameter-name' | 'value' | 'between';
+type Mode = 'prose' | 'candidate' | 'bare' | 'function-name' | 'body' | 'parameter-name' | 'value' | 'between';
 
 interface OpenCall {
   callId: string;
@@ -49,6 +48,8 @@ interface OpenCall {
  *
  * A call starts (`call-start`) at the `>` of `<function=name>`, if `<tool_call>` is followed by
  * nothing but whitespace and that; otherwise `<tool_call>` was prose and is released as text.
+ * Without `<tool_call>` (Qwen3-Coder drops it), `<function=name>` starts a call at the
+ * `<parameter=` or `</function>` after it, and an orphan `</tool_call>` after the call is frame.
  * A parameter value is raw text up to `</parameter>` (or, as vLLM tolerates, the next
  * `<parameter=`, `</function>` or `</tool_call>`), minus one leading and one trailing "\n".
  * At that end marker come a `field` piece {path: [name], value} and a `call-args` fragment:
@@ -104,7 +105,8 @@ class Qwen3CoderParser implements ToolCallParser {
       case 'prose':
         break;
       case 'between':
-        // Every call has ended; only the closing </tool_call> is missing.
+      case 'bare':
+        // Every call has ended and only </tool_call> is missing, or a bare <function= never showed a body.
         this.#out.text(this.#raw);
         break;
       case 'candidate':
@@ -138,7 +140,7 @@ class Qwen3CoderParser implements ToolCallParser {
   #step(input: string, final: boolean): string | undefined {
     switch (this.#mode) {
       case 'prose': {
-        const found = searchMarkers(input, [TOOL_CALL]);
+        const found = searchMarkers(input, PROSE_MARKERS);
         if (!found.found) {
           const holdFrom = final ? input.length : found.holdFrom;
           this.#out.text(input.slice(0, holdFrom));
@@ -146,12 +148,18 @@ class Qwen3CoderParser implements ToolCallParser {
           return '';
         }
         this.#out.text(input.slice(0, found.index));
+        if (found.marker === FUNCTION) {
+          this.#mode = 'bare';
+          this.#raw = '';
+          return input.slice(found.index);
+        }
         this.#mode = 'candidate';
         this.#raw = TOOL_CALL;
         return input.slice(found.index + TOOL_CALL.length);
       }
       case 'candidate':
-        return this.#candidate(input);
+      case 'bare':
+        return this.#opener(input);
       case 'function-name':
       case 'parameter-name':
         return this.#readName(input);
@@ -188,29 +196,22 @@ class Qwen3CoderParser implements ToolCallParser {
     }
   }
 
-  /** After `<tool_call>`: whitespace, then `<function=name>` makes it a call; anything else, prose. */
-  #candidate(input: string): string | undefined {
-    let i = 0;
-    while (i < input.length && isSpace(input[i]!)) i++;
-    const at = input.slice(i);
-    if (at.startsWith(FUNCTION)) {
-      const after = at.slice(FUNCTION.length);
-      const close = after.indexOf('>');
-      const name = close === -1 ? after : after.slice(0, close);
-      if (isName(name) && close > 0) {
-        this.#raw += input.slice(0, i + FUNCTION.length + close + 1);
-        this.#startCall(name);
-        return after.slice(close + 1);
-      }
-      if (isName(name) && close === -1) return undefined;
-    } else if (FUNCTION.startsWith(at)) {
-      return undefined;
+  /** After `<tool_call>`, or at a bare `<function=` (see readFunctionOpener): a call, or prose. */
+  #opener(input: string): string | undefined {
+    const bare = this.#mode === 'bare';
+    const found = readFunctionOpener(input, bare);
+    if (found.kind === 'more') return undefined;
+    // Without the <tool_call> opener, only a tool the request offers (when it says) makes a call.
+    if (found.kind === 'call' && !(bare && this.#types.size > 0 && !this.#types.has(found.name))) {
+      this.#raw += input.slice(0, found.consumed);
+      this.#startCall(found.name);
+      return input.slice(found.consumed);
     }
-    // A literal "<tool_call>" in prose: it is content, and so is what follows.
-    this.#out.text(TOOL_CALL);
+    // A literal marker in prose: it is content, and what follows it is scanned as prose.
+    this.#out.text(bare ? FUNCTION : TOOL_CALL);
     this.#raw = '';
     this.#mode = 'prose';
-    return input;
+    return bare ? input.slice(FUNCTION.length) : input;
   }
 
   #readName(input: string): string | undefined {
@@ -280,10 +281,10 @@ class Qwen3CoderParser implements ToolCallParser {
     this.#value = undefined;
     const { value: raw, lastLine } = parameter.close();
     if (lastLine !== undefined) this.#line(lastLine);
-    const value = convertParameter(raw, this.#types.get(call.name)?.get(parameter.name));
+    const { value, json } = convertParameter(raw, this.#types.get(call.name)?.get(parameter.name));
     setOwn(call.args, parameter.name, value);
     this.#out.event({ type: 'call-piece', callId: call.callId, piece: { kind: 'field', path: [parameter.name], value } });
-    this.#out.event({ type: 'call-args', callId: call.callId, text: `${call.params === 0 ? '{' : ','}${JSON.stringify(parameter.name)}:${JSON.stringify(value)}` });
+    this.#out.event({ type: 'call-args', callId: call.callId, text: `${call.params === 0 ? '{' : ','}${JSON.stringify(parameter.name)}:${json}` });
     call.params += 1;
   }
 
@@ -338,13 +339,4 @@ class Qwen3CoderParser implements ToolCallParser {
     this.#value = undefined;
     this.#mode = 'prose';
   }
-}
-
-function isSpace(c: string): boolean {
-  return c === ' ' || c === '\t' || c === '\n' || c === '\r';
-}
-
-/** Names are what stands between `=` and `>`; whitespace or `<` there means it is no tag. */
-function isName(text: string): boolean {
-  return !/[\s<]/.test(text);
 }

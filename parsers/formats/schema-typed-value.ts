@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { pythonFloatJson, pythonIntJson } from './python-number-json.ts';
 import { parsePythonLiteral } from './python-value-parser.ts';
+import { redumpJson } from './redump-json.ts';
 
 /** An OpenAI `tools` entry, as far as the parsers need it (the rest passes through). */
 export const ToolDefinitionSchema = z
@@ -36,44 +38,56 @@ export function parameterTypes(tools: readonly ToolDefinition[] | undefined): Pa
   return byTool;
 }
 
+/** A converted parameter: its value, and its JSON as vLLM (Python's `json.dumps`) writes it. */
+export interface TypedValue {
+  value: unknown;
+  json: string;
+}
+
 /**
  * Converts a raw text parameter value (Qwen3-Coder XML) to the type the tool's schema gives it,
  * after vLLM's qwen3_coder rules: integers and numbers as Python's int()/float() read them,
  * objects and arrays as JSON, else as a Python literal; anything that does not convert stays
- * the text it was. Deliberate differences from vLLM, so that no value changes silently:
- * "null" becomes null only where the schema allows something other than a string (vLLM turns
- * every "null" into None, even for string parameters), and a boolean that is neither "true"
- * nor "false" stays text (vLLM makes it false). Without a schema every value is text.
+ * the text it was. `json` is what the client reads, so it keeps what Python keeps and a double
+ * cannot: every digit of an int (an id past 2^53), and floats in Python's repr (see
+ * redumpJson). Deliberate differences from vLLM, so that no value changes silently: "null"
+ * becomes null only where the schema allows something other than a string (vLLM turns every
+ * "null" into None, even for string parameters), a boolean that is neither "true" nor "false"
+ * stays text (vLLM makes it false), and a number written as an int keeps its digits (vLLM's
+ * float() rounds 12345678901234567890 to 12345678901234567168). Without a schema every value
+ * is text.
  */
-export function convertParameter(raw: string, types: readonly string[] | undefined): unknown {
-  if (types === undefined) return raw;
+export function convertParameter(raw: string, types: readonly string[] | undefined): TypedValue {
+  const text = { value: raw, json: JSON.stringify(raw) };
+  if (types === undefined) return text;
   const stringLike = types.some(isStringType);
-  if (raw.trim().toLowerCase() === 'null' && (types.includes('null') || !stringLike)) return null;
-  if (stringLike) return raw;
+  if (raw.trim().toLowerCase() === 'null' && (types.includes('null') || !stringLike)) return { value: null, json: 'null' };
+  if (stringLike) return text;
   const type = types.find((t) => t !== 'null') ?? 'string';
   if (['int', 'uint', 'long', 'short', 'unsigned'].some((prefix) => type.startsWith(prefix))) {
-    const text = raw.trim();
-    return /^[+-]?\d+(?:_\d+)*$/.test(text) ? Number(text.replaceAll('_', '')) + 0 : raw;
+    const digits = raw.trim().replaceAll('_', '');
+    return /^[+-]?\d+(?:_\d+)*$/.test(raw.trim()) ? { value: Number(digits) + 0, json: pythonIntJson(digits) } : text;
   }
   if (type.startsWith('num') || type.startsWith('float')) {
-    const text = raw.trim();
-    const ok = /^[+-]?(?:\d(?:_?\d)*(?:\.(?:\d(?:_?\d)*)?)?|\.\d(?:_?\d)*)(?:[eE][+-]?\d(?:_?\d)*)?$/.test(text);
-    const value = ok ? Number(text.replaceAll('_', '')) + 0 : Number.NaN;
-    return Number.isFinite(value) ? value : raw;
+    const trimmed = raw.trim();
+    const ok = /^[+-]?(?:\d(?:_?\d)*(?:\.(?:\d(?:_?\d)*)?)?|\.\d(?:_?\d)*)(?:[eE][+-]?\d(?:_?\d)*)?$/.test(trimmed);
+    const digits = trimmed.replaceAll('_', '');
+    const value = ok ? Number(digits) + 0 : Number.NaN;
+    if (!Number.isFinite(value)) return text;
+    if (!Number.isInteger(value)) return { value, json: pythonFloatJson(value) };
+    // vLLM sends a whole float as an int (int(float(v))); written as an int, its digits are the model's.
+    return { value, json: /^[+-]?\d+$/.test(digits) ? pythonIntJson(digits) : BigInt(value).toString() };
   }
   if (type === 'boolean' || type === 'bool' || type === 'binary') {
-    const text = raw.trim().toLowerCase();
-    return text === 'true' ? true : text === 'false' ? false : raw;
+    const word = raw.trim().toLowerCase();
+    return word === 'true' ? { value: true, json: 'true' } : word === 'false' ? { value: false, json: 'false' } : text;
   }
   if (['object', 'array', 'arr'].includes(type) || type.startsWith('dict') || type.startsWith('list')) {
-    try {
-      return JSON.parse(raw) as unknown;
-    } catch {
-      // Not JSON: models also write Python literals ({'a': True}).
-    }
+    // Else not JSON: models also write Python literals ({'a': True}).
+    const json = redumpJson(raw);
+    if (json !== undefined) return json;
   }
-  const literal = parsePythonLiteral(raw);
-  return literal === undefined ? raw : literal.value;
+  return parsePythonLiteral(raw) ?? text;
 }
 
 function isStringType(type: string): boolean {

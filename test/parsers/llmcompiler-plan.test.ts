@@ -56,6 +56,16 @@ describe('llmcompiler-plan parser', () => {
     expect(parser.push('\n').filter((e) => e.type !== 'call-args')).toEqual([step(2, 'search', ['x'], '2. search("x")')]);
   });
 
+  // Regression: call-args held JSON.stringify(step), so an id past 2^53 in a step's literals
+  // reached the plan's arguments rounded (12345678901234567890 as 12345678901234567000).
+  it("keeps every digit of a big integer in call-args, and floats as json.dumps writes them", () => {
+    const [plan] = callsOf(parse('1. fetch(12345678901234567890, 1.0, -0.0)\n2. calc($1 * 2)\n3. join()\n'));
+    expect(plan!.argsText).toBe(
+      '{"steps":[{"index":1,"tool":"fetch","args":[12345678901234567890,1.0,-0.0],"raw":"1. fetch(12345678901234567890, 1.0, -0.0)"},' +
+        '{"index":2,"tool":"calc","args":["$1 * 2"],"raw":"2. calc($1 * 2)"},{"index":3,"tool":"join","args":[],"raw":"3. join()"}]}',
+    );
+  });
+
   it('keeps arguments that are not literals as LLMCompiler does: one raw string', () => {
     const steps = stepsOf(parse('1. search(query="x")\n2. calc($1 * 2)\n3. f(1, (2, 3), {"k": None}, \'é😀\')\n4. join()\n'));
     expect(steps.map((s) => s.args)).toEqual([['query="x"'], ['$1 * 2'], [1, [2, 3], { k: null }, 'é😀'], []]);

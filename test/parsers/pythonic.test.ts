@@ -79,6 +79,29 @@ b')]`;
     expect(call!.args).toEqual(JSON.parse(call!.argsText));
   });
 
+  // Regression: call-args wrote floats as JSON.stringify does (-0.0 as 0, 1.0 as 1, float keys
+  // `{1.5: …}` fine but `{1.0: …}` as "1") and kept equal keys `True`/`1.0` apart; expected text
+  // from python3: json.dumps of ast.literal_eval of each argument.
+  it('writes floats, float keys and equal number keys in call-args as json.dumps does', () => {
+    const input =
+      "[f(d={1.5: 'a', True: 'b', None: 'c', 1.0: 'd', -0.0: 'e', 1e16: 'f', 0x10: 'g', 10000000000000000: 'h', 12345678901234567890: 'i', 12345678901234567168.0: 'j'}, z=-0.0, w=[-0.0, 0.0, -0, 1.0, 1e-5, +1.5, 2.5e300, 0.0001])]";
+    const [call] = callsOf(parse(input));
+    expect(call!.argsText).toBe(
+      '{"d":{"1.5":"a","true":"d","null":"c","-0.0":"e","1e+16":"h","16":"g","12345678901234567890":"i","1.2345678901234567e+19":"j"},"z":-0.0,"w":[-0.0,0.0,0,1.0,1e-05,1.5,2.5e+300,0.0001]}',
+    );
+    expect(call!.args).toEqual(JSON.parse(call!.argsText));
+    expect(Object.is(call!.args.z, -0)).toBe(true);
+  });
+
+  it('refuses a \\N{name} escape (no Unicode name table here) as a malformed call, with the text kept', () => {
+    const input = String.raw`Hi [f(s="a \N{BULLET} b")] done`;
+    const events = parse(input);
+    expect(malformedOf(events)).toEqual([{ type: 'malformed', callId: 'call_1', reason: expect.stringContaining('\\N{…}') }]);
+    expect(textOf(events)).toBe(input);
+    // A raw string keeps the backslash, as Python does, so there it is no escape.
+    expect(callsOf(parse(String.raw`[f(s=r"\N{BULLET}")]`))[0]!.args).toEqual({ s: String.raw`\N{BULLET}` });
+  });
+
   it("writes a dict's keys in call-args in Python's order, a repeated key at its first place with its last value", () => {
     const [call] = callsOf(parse("[f(d={'b': 1, 2: 'x', 'b': 3, True: None})]"));
     expect(call!.argsText).toBe('{"d":{"b":3,"2":"x","true":null}}');

@@ -69,6 +69,20 @@ describe('qwen3-coder parser: calls', () => {
     expect(callsOf(parse(input, { toolDefinitions }))[0]!.args).toEqual({ n: 'forty', b: 'yes', s: 'null', o: null, x: null });
   });
 
+  // Regression: call-args held JSON.stringify of the converted doubles, so an integer id past 2^53
+  // reached the client as 12345678901234567000; vLLM's int() keeps every digit, and json.dumps writes them.
+  it('keeps every digit of a big integer in call-args, and writes floats as json.dumps does', () => {
+    const toolDefinitions = [tool('f', { id: { type: 'integer' }, n: { type: 'number' }, x: { type: 'number' }, o: { type: 'object' }, l: { type: 'array' } })];
+    const input = call('f', { id: '12345678901234567890', n: '-9007199254740993', x: '1e-5', o: '{"id": 18446744073709551616, "r": 1.0, "b": 1, "2": -0}', l: '[9007199254740993, 2.50]' });
+    const [result] = callsOf(parse(input, { toolDefinitions }));
+    // What vLLM's qwen3_coder sends, less json.dumps's spaces (n: vLLM's float() would round it).
+    expect(result!.argsText).toBe('{"id":12345678901234567890,"n":-9007199254740993,"x":1e-05,"o":{"id":18446744073709551616,"r":1.0,"b":1,"2":0},"l":[9007199254740993,2.5]}');
+    expect(result!.args).toEqual(JSON.parse(result!.argsText));
+    // An array parameter written as a Python literal keeps its digits the same way.
+    const literal = call('f', { l: "[12345678901234567890, 'a', 1.0]" });
+    expect(callsOf(parse(literal, { toolDefinitions }))[0]!.argsText).toBe('{"l":[12345678901234567890,"a",1.0]}');
+  });
+
   it('handles parallel calls, in separate blocks or one block', () => {
     const input = `${call('a', { x: '1' })}\n${call('b', {})}<tool_call>\n<function=c>\n</function>\n<function=d>\n<parameter=y>\n2\n</parameter>\n</function>\n</tool_call>`;
     const events = parse(input, { callIdPrefix: 'r1_' });
@@ -126,6 +140,40 @@ describe('qwen3-coder parser: calls', () => {
   });
 });
 
+// Regression: Qwen3-Coder often drops the <tool_call> opener after a sentence of reasoning and
+// still writes the closing tag; the call then reached the client as XML text and never ran
+// (ollama/ollama#16686, #18530). vLLM's qwen3_coder keys on "<function=" for that reason.
+describe('qwen3-coder parser: calls without the <tool_call> opener', () => {
+  const bareCall = "I'll fetch the page.\n\n<function=WebFetch>\n<parameter=url>\nhttps://example.com\n</parameter>\n</function>\n</tool_call>";
+
+  it('takes a bare <function=…> with a function body for a call, and drops the orphan </tool_call>', () => {
+    expect(parse(`${bareCall}\nDone.`)).toEqual([
+      text("I'll fetch the page.\n\n"),
+      start('WebFetch'),
+      field(['url'], 'https://example.com'),
+      args('{"url":"https://example.com"}'),
+      end({ url: 'https://example.com' }),
+      text('\nDone.'),
+    ]);
+    expect(callsOf(parse('<function=f>\n</function>')).map((c) => c.args)).toEqual([{}]);
+  });
+
+  it.each([
+    'Write <function=name> then the parameters.',
+    'A <function=f>\nnot a body</function>',
+    '<function=a b>\n<parameter=x>\n1\n</parameter>\n</function>',
+    'Ends inside: <function=f>\n<param',
+  ])('leaves a <function= that no function body follows as prose: %j', (input) => {
+    expect(parse(input)).toEqual([text(input)]);
+  });
+
+  it('needs, with toolDefinitions, a tool the request offers', () => {
+    const toolDefinitions = [tool('get_weather', {})];
+    expect(parse(bareCall, { toolDefinitions })).toEqual([text(bareCall)]);
+    expect(callsOf(parse(bareCall.replaceAll('WebFetch', 'get_weather'), { toolDefinitions }))).toHaveLength(1);
+  });
+});
+
 describe('qwen3-coder parser: prose and failures', () => {
   it.each([
     'Wrap calls in <tool_call> tags.',
@@ -173,7 +221,8 @@ const wellFormed = fc
   .array(fc.tuple(fc.constantFrom('python', 'get_weather', 'f'), params, fc.constantFrom('', 'Text. ', '\n')), { minLength: 1, maxLength: 3 })
   .chain((calls) =>
     fc.nat().map((cut) => {
-      const full = calls.map(([name, ps, before]) => before + call(name, Object.fromEntries(ps))).join('');
+      // Every other call without its <tool_call> opener, as Qwen3-Coder often writes them.
+      const full = calls.map(([name, ps, before], i) => before + call(name, Object.fromEntries(ps)).slice(i % 2 === 0 ? 0 : '<tool_call>\n'.length)).join('');
       return cut % 4 === 0 ? full.slice(0, cut % (full.length + 1)) : full;
     }),
   );
