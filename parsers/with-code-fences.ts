@@ -13,12 +13,19 @@ import type { ParserEvent, ToolCallParser } from './parser-events.ts';
  * message wherever they stand. But a call (or reasoning) inside a fenced block that is itself
  * being run takes its characters out of that code: the block's call is then malformed rather
  * than run as code the model never wrote (`print('<tool_call>…</tool_call>')` as `print('')`).
+ * Text the inner format gives while one of its calls is open (an LLMCompiler plan's Thought
+ * lines) belongs to that call: a fence there is not a second call inside the first.
  */
 export function withCodeFences(inner: ToolCallParser, options: CodeFenceParserOptions): ToolCallParser {
   const fences = createCodeFenceParser(options);
+  /** The inner format's calls begun and not yet ended. */
+  const open = new Set<string>();
   const passThrough = (e: ParserEvent, out: ParserEvent[]): void => {
-    if (e.type === 'call-start') out.push(...fences.interrupt(`a ${e.name} tool call began inside the code block`));
-    else if (e.type === 'reasoning') out.push(...fences.interrupt('reasoning began inside the code block'));
+    if (e.type === 'call-start') {
+      out.push(...fences.interrupt(`a ${e.name} tool call began inside the code block`));
+      open.add(e.callId);
+    } else if (e.type === 'reasoning') out.push(...fences.interrupt('reasoning began inside the code block'));
+    else if ((e.type === 'call-end' || e.type === 'malformed') && e.callId !== undefined) open.delete(e.callId);
     out.push(e);
   };
   const route = (events: ParserEvent[]): ParserEvent[] => {
@@ -26,12 +33,12 @@ export function withCodeFences(inner: ToolCallParser, options: CodeFenceParserOp
     if (events.length === 0) return events;
     if (events.length === 1) {
       const e = events[0]!;
-      if (e.type === 'text') return fences.push(e.text);
-      if (e.type !== 'call-start' && e.type !== 'reasoning') return events;
+      if (e.type === 'text') return open.size === 0 ? fences.push(e.text) : events;
+      if (e.type !== 'call-start' && e.type !== 'reasoning' && e.type !== 'call-end' && e.type !== 'malformed') return events;
     }
     const out: ParserEvent[] = [];
     for (const e of events) {
-      if (e.type === 'text') out.push(...fences.push(e.text));
+      if (e.type === 'text' && open.size === 0) out.push(...fences.push(e.text));
       else passThrough(e, out);
     }
     return out;

@@ -65,9 +65,7 @@ describe('every format, fed every format', () => {
   });
 
   // As gateway/parser-selection.ts builds them: reasoning outside, fences around the format.
-  // Not llmcompiler-plan: its plan call stays open across Thought lines, and a ```python fence
-  // in one opens a second call inside it (withCodeFences runs over the plan's text).
-  it.each(formats.filter((f) => f !== 'llmcompiler-plan'))('%s inside withCodeFences and withReasoning gives the same events however split', (format) => {
+  it.each(formats)('%s inside withCodeFences and withReasoning gives the same events however split', (format) => {
     const make = () => withReasoning(withCodeFences(createParser(format), { callIdPrefix: 'fence_' }), { startsInReasoning: format === 'hermes' });
     fc.assert(
       fc.property(outputs, sizes, (text, s) => expectSplitInvariant(make, text, s)),
