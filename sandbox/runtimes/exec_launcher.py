@@ -21,17 +21,13 @@ def main():
     if sys.argv[2] != '--' or len(sys.argv) < 4:
         fail('usage: exec_launcher.py CONFIG -- COMMAND [ARGS...]')
     argv = sys.argv[3:]
-    if config.get('init') and os.getpid() == 1:
-        become_init()
+    if config.get('pidNamespace'):
+        enter_pid_namespace()
     try:
         os.setsid()
     except OSError:
         pass  # already a session leader (bwrap --new-session, or spawned detached)
-    try:
-        # Dies with its parent (the gateway, or bwrap's monitor) even if nobody kills it.
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except OSError:
-        pass
+    die_with_parent()
     if config.get('nice'):
         os.nice(config['nice'])
     for name, (soft, hard) in config['rlimits'].items():
@@ -51,21 +47,63 @@ def main():
         fail(f'cannot exec {argv[0]}: {err}')
 
 
-def become_init():
-    """As PID 1 of a fresh PID namespace (unshare -p -f), stay behind as its init.
+def enter_pid_namespace():
+    """Started by `unshare -p` without `--fork`: become the new PID namespace's init, run the plugin under it.
 
-    The kernel ignores default-action signals sent to a namespace's init, so a plugin running as
-    PID 1 would survive SIGXCPU/SIGXFSZ until the hard limit's SIGKILL. Here the plugin runs as
-    PID 2; this init reaps orphans and exits with the plugin's status (128+N for signal N), and
-    its exit takes every process of the namespace down with it.
+    `unshare --fork` would stay behind as the parent, holding every descriptor the gateway gave it,
+    fd 3 among them: a plugin that closed its protocol channel and kept running was then noticed
+    only at the call's time limit. So this launcher forks instead, and every process that only
+    waits (this one, outside the namespace, and the namespace's init) closes fd 3 first: the
+    plugin's copy is the only one, as under bwrap and without a sandbox.
+
+    The plugin is not PID 1 itself: the kernel ignores default-action signals sent to a namespace's
+    init, so it would survive SIGXCPU/SIGXFSZ until the hard limit's SIGKILL. The init reaps
+    orphans and exits with the plugin's status (128+N for signal N); its exit takes every process of
+    the namespace down with it. Returns only in the plugin's process (PID 2).
     """
-    child = os.fork()
-    if child != 0:
-        while True:
-            pid, status = os.wait()
-            if pid == child:
-                code = os.waitstatus_to_exitcode(status)
-                os._exit(128 - code if code < 0 else code)
+    init = os.fork()
+    if init != 0:
+        wait_for(init, reap_all=False)
+    # PID 1 of the new namespace, in the mount namespace unshare made (propagation private).
+    die_with_parent()
+    mount_proc()
+    plugin = os.fork()
+    if plugin != 0:
+        wait_for(plugin, reap_all=True)
+
+
+def wait_for(child, reap_all):
+    """Closes this process's copy of fd 3, waits for `child` and exits with its status; never returns."""
+    try:
+        os.close(3)
+    except OSError:
+        pass
+    while True:
+        try:
+            pid, status = os.wait() if reap_all else os.waitpid(child, 0)
+        except InterruptedError:
+            continue
+        if pid == child:
+            code = os.waitstatus_to_exitcode(status)
+            os._exit(128 - code if code < 0 else code)
+
+
+def mount_proc():
+    """A /proc of the new PID namespace (what `unshare --mount-proc` did): no host processes in it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    ms_nosuid, ms_nodev, ms_noexec, ms_rec, ms_private = 2, 4, 8, 1 << 14, 1 << 18
+    if libc.mount(b'none', b'/proc', None, ms_rec | ms_private, None) != 0:
+        fail(f'cannot make /proc private: {os.strerror(ctypes.get_errno())}')
+    if libc.mount(b'proc', b'/proc', b'proc', ms_nosuid | ms_nodev | ms_noexec, None) != 0:
+        fail(f'cannot mount /proc: {os.strerror(ctypes.get_errno())}')
+
+
+def die_with_parent():
+    try:
+        # Dies with its parent (the gateway, bwrap's monitor, or the launcher outside the PID namespace) even if nobody kills it.
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except OSError:
+        pass
 
 
 def fail(message):

@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { constants } from 'node:os';
 import type { Duplex } from 'node:stream';
 import { SandboxError } from '../../core/errors.ts';
 import { NdjsonLineSplitter } from '../python-ipc.ts';
 import { killProcessTree } from '../process-tree.ts';
 import { childMessageSchema, type CallMessage, type ChildMessage, type HostMessage } from './plugin-protocol.ts';
 import type { ProcessLaunchPlan } from './process-launch.ts';
+import { describeExit, type ProcessExit } from './process-exit.ts';
 
 type ReadyMessage = Extract<ChildMessage, { t: 'ready' }>;
 
@@ -18,15 +18,6 @@ export interface PluginProcessOptions {
   onOutput?: (text: string) => void;
   /** Kills the process while it is still starting (the pool is closing). */
   signal?: AbortSignal;
-}
-
-/** How a plugin process ended, in words a tool error can carry. */
-export interface ProcessExit {
-  /** Set when the gateway killed it (timeout, abort, output limit, protocol error, call done). */
-  killedFor: string | null;
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stderrTail: string;
 }
 
 const STDERR_TAIL = 4096;
@@ -113,8 +104,10 @@ export class PluginProcess {
       channel.on('data', (chunk: string) => {
         // Killed (a protocol error, the output limit, the call over): what it wrote before the
         // kill landed is no longer heard, or a well-formed result behind a bad line would still
-        // end its call, and a line too long would keep growing here.
-        if (proc?.killedFor) return;
+        // end its call, and a line too long would keep growing here. The same for a start-up that
+        // failed (timed out, aborted): a `ready` it had sent, read before its exit, handed out a
+        // process already being killed.
+        if (proc ? proc.killedFor : settled) return;
         const nl = chunk.lastIndexOf('\n');
         pending = nl < 0 ? pending + chunk.length : chunk.length - nl - 1;
         if (pending > MAX_LINE) return proc ? proc.kill('protocol error: line too long') : fail('protocol error');
@@ -140,8 +133,9 @@ export class PluginProcess {
         }
       });
       // End of file, or a write that found no reader: nothing holds the child's end of fd 3 any more
-      // (bwrap keeps no copy; under `unshare` the wrappers do, and this never comes). It can answer
-      // nothing, so a call, or the start-up, would otherwise wait for its time limit.
+      // (bwrap keeps no copy, nor do exec_launcher.py's waiting processes under `unshare`; only
+      // `unshare --fork`, used without the Python launcher, does). It can answer nothing, so a
+      // call, or the start-up, would otherwise wait for its time limit.
       channel.once('close', () => {
         const check = setTimeout(() => {
           if (child.exitCode !== null || child.signalCode !== null || hasExited(child.pid)) return;
@@ -252,22 +246,6 @@ export class PluginProcess {
   }
 }
 
-/** Why a process is gone, in one line for a tool error, and which limit (if any) stopped it. */
-export function describeExit(exit: ProcessExit): { message: string; limit: 'memory' | 'cpu' | 'file-size' | 'output' | null } {
-  if (exit.killedFor) return { message: exit.killedFor, limit: /printed more than/.test(exit.killedFor) ? 'output' : null };
-  if (/heap out of memory|Allocation failed|Cannot allocate|MemoryError|out of memory/i.test(exit.stderrTail)) {
-    return { message: 'it ran out of memory (memory limit)', limit: 'memory' };
-  }
-  // bwrap and unshare exit with 128+N when the plugin process died of signal N.
-  const signal = exit.signal ?? (exit.code !== null && exit.code > 128 ? signalName(exit.code - 128) : null);
-  if (signal === 'SIGXCPU') return { message: 'it used up its CPU time (CPU limit)', limit: 'cpu' };
-  if (signal === 'SIGXFSZ') return { message: 'it wrote a file larger than its file size limit', limit: 'file-size' };
-  if (exit.code === 121) return { message: `the sandbox setup failed: ${exit.stderrTail.slice(-300)}`, limit: null };
-  const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
-  const last = exit.stderrTail.split('\n').filter(Boolean).slice(-1)[0];
-  return { message: last ? `it ${how} (${last.slice(0, 300)})` : `it ${how}`, limit: null };
-}
-
 /** The line of a start-up's output that says what went wrong (Node's `Error: …` line), else its last line. */
 function tellingLine(tail: string): string {
   const lines = tail.split('\n').map((line) => line.trim()).filter(Boolean);
@@ -280,11 +258,6 @@ function unseenPathHint(tail: string): string {
   return /ERR_MODULE_NOT_FOUND|Cannot find (module|package)|ENOENT/.test(tail)
     ? '; a sandboxed plugin sees only the repository, Node and the readOnlyPaths it is granted (plugins/README.md)'
     : '';
-}
-
-function signalName(num: number): NodeJS.Signals | null {
-  const entry = Object.entries(constants.signals).find(([, n]) => n === num);
-  return entry ? (entry[0] as NodeJS.Signals) : null;
 }
 
 /** Gone or a zombie: its 'exit' is on its way (the loop may not have read it yet). */

@@ -169,8 +169,13 @@ export function planProcessLaunch(setup: SandboxSetup, spec: ProcessSpec): Proce
     if (!unshare) throw new SandboxError('unshare is not installed');
     // A PID namespace too: when its first process dies the kernel kills every process in it, so
     // nothing that double-forked away survives the call. As a non-root uid, -r is needed first.
-    const flags = [...(isRoot() && spec.uid === null ? [] : ['-r']), '-n', '-p', '-f', '--kill-child', '--mount-proc'];
-    return { command: unshare, args: [...flags, '--', ...inner], env, cwd: spec.hostCwd, ...ids };
+    // With the Python launcher, unshare does not fork: `unshare --fork` waits as the parent and
+    // holds fd 3 all along, so a plugin that closed it was never noticed. The launcher forks the
+    // namespace's init and mounts its /proc itself, and its waiting processes close fd 3
+    // (exec_launcher.py). Without it, unshare forks, and a closed fd 3 is seen only at the time limit.
+    const user = isRoot() && spec.uid === null ? [] : ['-r'];
+    const flags = pidNamespaceByLauncher(setup) ? ['-n', '-p', '-m'] : ['-n', '-p', '-f', '--kill-child', '--mount-proc'];
+    return { command: unshare, args: [...user, ...flags, '--', ...inner], env, cwd: spec.hostCwd, ...ids };
   }
   const [command, ...args] = inner as [string, ...string[]];
   return { command, args, env, cwd: spec.hostCwd, ...ids };
@@ -188,7 +193,7 @@ function launcherPrefix(setup: SandboxSetup, spec: ProcessSpec): string[] {
   if (spec.cpuSeconds !== null) rlimits['RLIMIT_CPU'] = [spec.cpuSeconds, spec.cpuSeconds + 1];
   if (processLimitApplies(setup, spec.uid)) rlimits['RLIMIT_NPROC'] = [limits.maxProcesses, limits.maxProcesses];
   if (setup.launcher === 'python' && setup.python) {
-    const config = { rlimits, seccomp: setup.seccomp, seccompModuleDir: PYTHON_SOURCE_DIR, nice: PLUGIN_NICE, init: setup.mode === 'netns' };
+    const config = { rlimits, seccomp: setup.seccomp, seccompModuleDir: PYTHON_SOURCE_DIR, nice: PLUGIN_NICE, pidNamespace: pidNamespaceByLauncher(setup) };
     return [setup.python, '-I', LAUNCHER_SCRIPT, JSON.stringify(config), '--'];
   }
   if (setup.launcher === 'prlimit') {
@@ -200,6 +205,11 @@ function launcherPrefix(setup: SandboxSetup, spec: ProcessSpec): string[] {
     return [prlimit, ...Object.entries(rlimits).map(([k, [soft, hard]]) => `--${names[k]}=${soft}:${hard}`), '--'];
   }
   return [];
+}
+
+/** `unshare -p` without `--fork`: the Python launcher becomes the namespace's init (exec_launcher.py). */
+function pidNamespaceByLauncher(setup: SandboxSetup): boolean {
+  return setup.mode === 'netns' && setup.launcher === 'python' && setup.python !== null;
 }
 
 /** The launcher script and the seccomp filter it loads must be visible inside the sandbox too. */

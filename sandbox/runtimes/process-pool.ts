@@ -5,6 +5,7 @@ import { descendantPids } from '../process-tree.ts';
 import { makeStagingDir } from '../stale-staging.ts';
 import { BoundedQueue } from '../../core/bounded-queue.ts';
 import { SandboxError, SandboxQueueFullError } from '../../core/errors.ts';
+import { eitherSignal, untilAborted } from './linked-abort.ts';
 import { PluginProcess } from './plugin-process.ts';
 import { planProcessLaunch, type ProcessLimits, type SandboxSetup } from './process-launch.ts';
 import { detectProcessSandbox, type ProcessProtections } from './process-sandbox.ts';
@@ -91,13 +92,17 @@ export class ProcessPool {
     return this.detection;
   }
 
-  /** Waits for a slot (bounded queue), then hands out a warm spare or a freshly started process. */
+  /**
+   * Waits for a slot (bounded queue), then hands out a warm spare or a freshly started process.
+   * `signal` (the call's) aborting while the process starts frees the slot at once: a cold start
+   * is killed, a spare still coming up goes back to its list.
+   */
   async acquire(recipe: ProcessRecipe, signal: AbortSignal): Promise<ProcessLease> {
     if (this.closed) throw shutDown();
     const release = await this.slots.acquire(signal);
     let proc: PluginProcess;
     try {
-      proc = (await this.takeSpare(recipe.key)) ?? (await this.spawn(recipe));
+      proc = (await this.takeSpare(recipe.key, signal)) ?? (await this.spawn(recipe, signal));
       if (this.closed) {
         // close() came while this call waited for its process: it is not handed out.
         proc.kill('the process runtime is shut down');
@@ -151,18 +156,19 @@ export class ProcessPool {
 
   /**
    * Starts one sandboxed process (not counted against the call slots: used for spares and hosts
-   * too). After close(), and for a start-up close() interrupts, it fails with a SandboxError.
+   * too). After close(), and for a start-up close() interrupts, it fails with a SandboxError; so
+   * does one that `signal` aborts (the process is killed).
    */
-  spawn(recipe: ProcessRecipe): Promise<PluginProcess> {
+  spawn(recipe: ProcessRecipe, signal?: AbortSignal): Promise<PluginProcess> {
     if (this.closed) return Promise.reject(shutDown());
-    const started = this.start(recipe);
+    const started = this.start(recipe, signal);
     const tracked = started.catch(() => undefined);
     this.starting.add(tracked);
     void tracked.then(() => this.starting.delete(tracked));
     return started;
   }
 
-  private async start(recipe: ProcessRecipe): Promise<PluginProcess> {
+  private async start(recipe: ProcessRecipe, signal?: AbortSignal): Promise<PluginProcess> {
     const { setup } = await this.ready();
     if (this.closed) throw shutDown();
     const uid = setup.uidDrop ? this.allocateUid() : null;
@@ -185,14 +191,17 @@ export class ProcessPool {
     try {
       const plan = planProcessLaunch(setup, { ...recipe, uid, hostCwd });
       const plugin = recipe.label ?? 'plugin';
+      const stop = signal ? eitherSignal(this.closing.signal, signal) : { signal: this.closing.signal, unlink: () => undefined };
       const proc = await PluginProcess.start(plan, {
         startupTimeoutMs: this.options.startupTimeoutMs,
         outputBytes: recipe.limits.outputBytes,
         onOutput: (text) => this.options.onOutput({ plugin, text }),
-        signal: this.closing.signal,
-      }).catch((err: unknown) => {
-        throw this.closed ? shutDown() : err;
-      });
+        signal: stop.signal,
+      })
+        .catch((err: unknown) => {
+          throw this.closed ? shutDown() : err;
+        })
+        .finally(stop.unlink);
       this.live.add(proc);
       proc.onceExit(() => {
         this.live.delete(proc);
@@ -238,11 +247,18 @@ export class ProcessPool {
     if (this.stagingRoot) rmSync(this.stagingRoot, { recursive: true, force: true });
   }
 
-  /** The oldest spare for this key (waiting for it if it is still starting: sooner than a new one). */
-  private async takeSpare(key: string): Promise<PluginProcess | null> {
+  /**
+   * The oldest spare for this key (waiting for it if it is still starting: sooner than a new one).
+   * A call aborted meanwhile stops waiting, and the spare goes back to the front of its list.
+   */
+  private async takeSpare(key: string, signal: AbortSignal): Promise<PluginProcess | null> {
     const list = this.spares.get(key);
     while (list && list.length > 0) {
-      const proc = await (list.shift() as Promise<PluginProcess | null>);
+      const spare = list.shift() as Promise<PluginProcess | null>;
+      const proc = await untilAborted(spare, signal).catch((err: unknown) => {
+        if (!this.closed && this.spares.get(key) === list) list.unshift(spare);
+        throw err;
+      });
       if (proc?.alive) return proc;
     }
     return null;

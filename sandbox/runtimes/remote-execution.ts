@@ -4,7 +4,8 @@ import type { PluginDefinition } from '../../plugins/kit/define-plugin.ts';
 import type { ToolCallContext, ToolExecution, ToolResult, Verdict } from '../../plugins/plugin-types.ts';
 import { CallClock, ON_ABORT_GRACE_MS } from './call-clock.ts';
 import { abortReasonOf, invalidArguments } from './load-plugin-module.ts';
-import { describeExit, type PluginProcess } from './plugin-process.ts';
+import type { PluginProcess } from './plugin-process.ts';
+import { describeExit } from './process-exit.ts';
 import type { CallMessage } from './plugin-protocol.ts';
 
 let wireCounter = 0;
@@ -205,7 +206,9 @@ export class RemoteExecution implements ToolExecution {
     // With `end` out, the child may have finished onEnd and its result be on the wire already: then
     // the call is over for the plugin, and onAbort will not run. The child's answer decides (its
     // result, or `aborted` once onAbort ran; after an abort it sends no result), so exactly one of
-    // the two endings happens. Not answering within ON_ABORT_GRACE_MS counts as `aborted`.
+    // the two endings happens. Not answering within ON_ABORT_GRACE_MS counts as `aborted`: so a
+    // child that cannot answer (its loop blocked) gets its timeout that much after the limit, on
+    // purpose, since the gateway cannot tell it from a child about to send its result (README).
     if (known || !this.resultWaiter) this.settleResult();
     this.finish(reason, false);
   }

@@ -125,4 +125,19 @@ describe('a timeout racing a result', () => {
     expect(onAbortLines(progress)).toEqual([abortLine('timed out after 300 ms')]);
     expect(wire.log.filter((line) => line.startsWith('child: ') && line !== 'child: progress')).toEqual(['child: aborted']);
   });
+
+  it('a timeout after end waits for the child to answer its abort; one that never answers times out once the grace is over, and is killed', async () => {
+    // Deliberate (README, onAbort): until the child answers, a result it finishes is still the
+    // call's true ending. Here nothing it says reaches the gateway, as with a hook blocking its loop.
+    const wire = await heldWire('', 'toGateway');
+    const { execution, done } = timedCall(wire, '', []);
+    let outcome: ToolResult | null = null;
+    const ended = execution.end({ mode: 'hang' }).then((result) => (outcome = result));
+    expect(await eventually(() => wire.log.includes('gateway: abort'), 1000)).toBe(true);
+    expect(outcome).toBeNull();
+    await ended;
+    expect(outcome).toMatchObject({ ok: false, content: 'error: abort_report timed out after 300 ms', data: { code: 'sandbox_limit_exceeded' } });
+    expect(await done).toBe('timed out after 300 ms');
+    expect(wire.log).toEqual(['gateway: start', 'gateway: end', 'gateway: abort']);
+  });
 });

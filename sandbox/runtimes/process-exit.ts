@@ -1,0 +1,31 @@
+import { constants } from 'node:os';
+
+/** How a plugin process ended, in words a tool error can carry. */
+export interface ProcessExit {
+  /** Set when the gateway killed it (timeout, abort, output limit, protocol error, call done). */
+  killedFor: string | null;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stderrTail: string;
+}
+
+/** Why a process is gone, in one line for a tool error, and which limit (if any) stopped it. */
+export function describeExit(exit: ProcessExit): { message: string; limit: 'memory' | 'cpu' | 'file-size' | 'output' | null } {
+  if (exit.killedFor) return { message: exit.killedFor, limit: /printed more than/.test(exit.killedFor) ? 'output' : null };
+  if (/heap out of memory|Allocation failed|Cannot allocate|MemoryError|out of memory/i.test(exit.stderrTail)) {
+    return { message: 'it ran out of memory (memory limit)', limit: 'memory' };
+  }
+  // bwrap and unshare exit with 128+N when the plugin process died of signal N.
+  const signal = exit.signal ?? (exit.code !== null && exit.code > 128 ? signalName(exit.code - 128) : null);
+  if (signal === 'SIGXCPU') return { message: 'it used up its CPU time (CPU limit)', limit: 'cpu' };
+  if (signal === 'SIGXFSZ') return { message: 'it wrote a file larger than its file size limit', limit: 'file-size' };
+  if (exit.code === 121) return { message: `the sandbox setup failed: ${exit.stderrTail.slice(-300)}`, limit: null };
+  const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+  const last = exit.stderrTail.split('\n').filter(Boolean).slice(-1)[0];
+  return { message: last ? `it ${how} (${last.slice(0, 300)})` : `it ${how}`, limit: null };
+}
+
+function signalName(num: number): NodeJS.Signals | null {
+  const entry = Object.entries(constants.signals).find(([, n]) => n === num);
+  return entry ? (entry[0] as NodeJS.Signals) : null;
+}
