@@ -107,19 +107,27 @@ export type ZygoteCommand =
   | { t: 'kill'; id: string; reason: string }
   | { t: 'shutdown' };
 
-/** Splits a character stream into lines on '\n' only (never on U+2028 and friends). */
+/**
+ * Splits a character stream into lines on '\n' only (never on U+2028 and friends). Only the new
+ * chunk is searched: the held part has no '\n', and rescanning it on every read made a long line
+ * (a plugin's multi-megabyte result, read 64 KiB at a time) quadratic on the gateway's event loop.
+ */
 export class NdjsonLineSplitter {
   private buffer = '';
 
   push(chunk: string): string[] {
-    this.buffer += chunk;
-    const lines: string[] = [];
-    let start = 0;
-    for (let nl = this.buffer.indexOf('\n'); nl >= 0; nl = this.buffer.indexOf('\n', start)) {
-      lines.push(this.buffer.slice(start, nl));
+    let nl = chunk.indexOf('\n');
+    if (nl < 0) {
+      this.buffer += chunk;
+      return [];
+    }
+    const lines = [this.buffer + chunk.slice(0, nl)];
+    let start = nl + 1;
+    for (nl = chunk.indexOf('\n', start); nl >= 0; nl = chunk.indexOf('\n', start)) {
+      lines.push(chunk.slice(start, nl));
       start = nl + 1;
     }
-    this.buffer = this.buffer.slice(start);
+    this.buffer = chunk.slice(start);
     return lines;
   }
 }
