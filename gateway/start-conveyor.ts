@@ -1,4 +1,5 @@
 import { startSim, type SimHandle, type SimOptions } from '../sim/sim-server.ts';
+import { checkBuiltinDataFiles } from '../plugins/builtin-data-files.ts';
 import { createBuiltinTools } from '../plugins/builtin-tools.ts';
 import { builtinPluginsConfigSchema, type BuiltinPluginsConfigInput } from '../plugins/builtin-plugins-config.ts';
 import { startPythonSandbox, type PythonSandboxOptions } from '../sandbox/python-sandbox.ts';
@@ -41,6 +42,8 @@ export interface ConveyorHandle {
   pools: RuntimePools;
   /** What each plugin runtime can do here (probed once at start). */
   runtimes: RuntimesReport;
+  /** Built-in tools a tool module replaced under their own name, with the module each came from (the start-up banner says so). */
+  replacedBuiltins: ReadonlyMap<string, string>;
   /** Closes the gateway (letting requests in flight finish for up to `graceMs`, see GatewayHandle.close), then the rest. */
   close(options?: { graceMs?: number }): Promise<void>;
 }
@@ -60,17 +63,24 @@ export async function startConveyor(options: ConveyorOptions = {}): Promise<Conv
   try {
     // First: a tool author's mistake in a module should not wait for the simulator and the sandbox.
     const moduleTools = await toolsFromModules(options.toolModules ?? [], pools);
-    sim = upstreamUrl ? undefined : await startSim(options.sim);
     // Checked here as well as in createBuiltinTools: without the python tool no interpreter is
-    // needed, so a machine without one (or without a working sandbox) still serves the rest.
+    // needed, so a machine without one (or without a working sandbox) still serves the rest; and
+    // a data file a setting names that is not there stops the start before anything is started.
     const plugins = builtinPluginsConfigSchema.parse(options.plugins ?? {});
+    checkBuiltinDataFiles(plugins);
+    sim = upstreamUrl ? undefined : await startSim(options.sim);
     if (plugins.python) sandbox = await startPythonSandbox(options.sandbox);
     const builtins = await createBuiltinTools({ config: plugins, pools, sandbox });
     const tools = builtins.tools;
     // /health's `plugins`: every tool that runs, a built-in a module or the caller replaced under its own name.
     const described: Record<string, Record<string, unknown>> = { ...builtins.describe };
     for (const tool of options.tools ?? []) described[tool.name] = { runtime: 'given to startConveyor' };
-    moduleTools.forEach((tool, i) => (described[tool.name] = { runtime: tool.runtime, module: modulePath(options.toolModules![i]!) }));
+    const replacedBuiltins = new Map<string, string>();
+    moduleTools.forEach((tool, i) => {
+      const module = modulePath(options.toolModules![i]!);
+      if (tools.has(tool.name)) replacedBuiltins.set(tool.name, module);
+      described[tool.name] = { runtime: tool.runtime, module };
+    });
     for (const tool of [...(options.tools ?? []), ...moduleTools]) tools.set(tool.name, tool);
     if (options.decorateTool) for (const [name, tool] of tools) tools.set(name, options.decorateTool(tool));
     const runtimes = await pools.report();
@@ -99,6 +109,7 @@ export async function startConveyor(options: ConveyorOptions = {}): Promise<Conv
       sandbox,
       pools,
       runtimes,
+      replacedBuiltins,
       close: (closeOptions) => {
         // A second call ends the gateway's grace period; the rest closes once.
         const gatewayClosed = gateway.close(closeOptions);

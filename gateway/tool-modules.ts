@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { GatewayConfigError } from '../core/errors.ts';
 import { toolFromPlugin, type RuntimeTool } from '../plugins/kit/tool-from-plugin.ts';
@@ -35,8 +35,8 @@ export async function toolsFromModules(modules: ReadonlyArray<string | ToolModul
     const module = modulePath(spec);
     const readOnlyPaths = typeof spec === 'string' ? undefined : spec.readOnlyPaths;
     const url = moduleUrl(module);
-    // `npm start` runs in the checkout's root whatever folder it was typed in: say where it looked.
-    if (!existsSync(fileURLToPath(url))) throw new GatewayConfigError(`tool module ${module}: no such file ${fileURLToPath(url)} (a path is taken from the working directory, ${process.cwd()})`);
+    const file = fileURLToPath(url);
+    if (!existsSync(file)) throw new GatewayConfigError(`tool module ${module}: no such file${file === module ? '' : ` ${file}`}${whereFrom(module)}`);
     let tool: RuntimeTool;
     try {
       tool = toolFromPlugin(await loadPluginModule(url), { moduleUrl: url, pools, ...(readOnlyPaths ? { readOnlyPaths: readOnlyPaths.map((p) => resolve(p)) } : {}) });
@@ -48,7 +48,7 @@ export async function toolsFromModules(modules: ReadonlyArray<string | ToolModul
       }
       // Node's own advice after a CommonJS error's first line is about CommonJS scripts, which a plugin cannot be.
       const message = hint ? firstLine(err) : (err as Error).message;
-      throw new GatewayConfigError(`tool module ${module}: ${message}${hint}`, { cause: err });
+      throw new GatewayConfigError(`tool module ${module}: ${message}${hint || installHint(err, url)}`, { cause: err });
     }
     const earlier = loadedFrom.get(tool.name);
     if (earlier !== undefined) throw new GatewayConfigError(`tool module ${module}: a tool named ${tool.name} is already loaded, from ${earlier}`);
@@ -81,6 +81,39 @@ function tsxSafe(url: string): string {
   if (!/\.[A-Za-z0-9]+$/.test(parsed.search)) return url;
   parsed.search += '&';
   return parsed.href;
+}
+
+/**
+ * Where a module's path was taken from, for the not-found message. `npm start` runs in the
+ * checkout's root whatever folder it was typed in, so a relative path names the working directory.
+ * A config file's relative paths reach this function already resolved against the file's folder
+ * (gateway/config-file.ts): an absolute path may have been relative there, and the message must
+ * not send its author to the working directory.
+ */
+function whereFrom(module: string): string {
+  if (module.startsWith('file:')) return '';
+  if (!isAbsolute(module)) return ` (a relative path is taken from the working directory, ${process.cwd()})`;
+  return ` (toolModules paths in a config file are relative to the file's folder; --tool paths to the working directory, ${process.cwd()})`;
+}
+
+/** This checkout: a module inside it resolves zod (and the rest) from the gateway's own node_modules. */
+const CHECKOUT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+
+/**
+ * A module outside the checkout resolves its packages from its own folder up, as any ES module
+ * does; a missing one (`Cannot find package 'zod'`, zod being what every plugin imports) gets the
+ * install steps of plugins/README.md "Writing a plugin".
+ */
+function installHint(err: unknown, url: string): string {
+  if ((err as { code?: unknown } | null)?.code !== 'ERR_MODULE_NOT_FOUND') return '';
+  const missing = /Cannot find package '([^']+)'/.exec((err as Error).message)?.[1];
+  const file = fileURLToPath(new URL(url));
+  if (missing === undefined || file.startsWith(`${CHECKOUT}/`)) return '';
+  const install = missing === 'zod' ? 'zod@4' : missing;
+  return (
+    ` (a plugin outside the checkout resolves its own packages: beside it a package.json with {"type": "module"} and \`npm install ${install}\`` +
+    ' run there, so that node_modules holds real files in that folder, not a symlink to another one, which a sandboxed runtime cannot read; plugins/README.md)'
+  );
 }
 
 function firstLine(err: unknown): string {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PythonSandbox } from '../sandbox/python-sandbox.ts';
 import type { RuntimePools } from '../sandbox/runtimes/runtime-pools.ts';
+import { checkBuiltinDataFiles } from './builtin-data-files.ts';
 import { builtinPluginsConfigSchema, type BuiltinPluginsConfigInput } from './builtin-plugins-config.ts';
 import { ensureSampleDatabase } from './database/sample-database.ts';
 import calculator from './calculator/calculator-plugin.ts';
@@ -43,6 +44,8 @@ const moduleUrl = (relative: string, query: Record<string, string | number | boo
  */
 export async function createBuiltinTools(options: { config?: BuiltinPluginsConfigInput; pools: RuntimePools; sandbox?: PythonSandbox }): Promise<BuiltinTools> {
   const config = builtinPluginsConfigSchema.parse(options.config ?? {});
+  // Before any tool is made: a file a setting names is refused now, not on every call.
+  const files = checkBuiltinDataFiles(config);
   const { pools } = options;
   const tools = new Map<string, ToolPlugin>();
   const describe: BuiltinTools['describe'] = {};
@@ -61,7 +64,7 @@ export async function createBuiltinTools(options: { config?: BuiltinPluginsConfi
       // search's promise would stay in whichever worker ran onPiece).
       add(inlineTool(createSearchPlugin({ backend: 'http', urlTemplate: url, ...(maxResults ? { maxResults } : {}) })), { backend: url });
     } else {
-      const index = config.search.index ?? (await defaultSearchIndex());
+      const index = files.searchIndex ?? (await defaultSearchIndex());
       add(toolFromPlugin(search, { moduleUrl: moduleUrl('./search/search-plugin.ts', { index, maxResults }), pools }), { index });
     }
   }
@@ -69,8 +72,7 @@ export async function createBuiltinTools(options: { config?: BuiltinPluginsConfi
   if (config.calculator) add(toolFromPlugin(calculator, { moduleUrl: moduleUrl('./calculator/calculator-plugin.ts'), pools }));
 
   if (config.database !== false) {
-    const file = path.resolve(config.database.file ?? ensureSampleDatabase());
-    if (!existsSync(file)) throw new Error(`database plugin: ${file} does not exist`);
+    const file = files.databaseFile ?? path.resolve(ensureSampleDatabase());
     const { maxRows, timeLimitMs } = config.database;
     add(
       toolFromPlugin(database, {

@@ -174,7 +174,9 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
     for (const r of ready.upstream) if (r.error) console.log(`  not ready yet: ${r.error.message} (GET /health/ready says when it is)`);
   }
   console.log(`sandbox: ${conveyor.sandbox ? JSON.stringify(conveyor.sandbox.protections()) : 'off (the python tool is disabled)'}`);
-  console.log(`tools: ${[...conveyor.gateway.tools.keys()].join(', ')} (isolates: ${conveyor.runtimes.isolate.available ? 'on' : `off, ${conveyor.runtimes.isolate.reason}`})`);
+  // A module that replaced a built-in under its name is said to, as /health's `module` does.
+  const toolNames = [...conveyor.gateway.tools.keys()].map((name) => (conveyor.replacedBuiltins.has(name) ? `${name} (from ${conveyor.replacedBuiltins.get(name)})` : name));
+  console.log(`tools: ${toolNames.join(', ')} (isolates: ${conveyor.runtimes.isolate.available ? 'on' : `off, ${conveyor.runtimes.isolate.reason}`})`);
   console.log('\ntry:');
   console.log(
     `  curl -N ${url}/v1/chat/completions -H 'Content-Type: application/json'${auth} \\\n` +

@@ -37,6 +37,16 @@ function httpGetScenario(name: string, url: string): Scenario {
   };
 }
 
+/** Sets `x` in one python block and reads it in the next (README: each block is a fresh interpreter). */
+const PYTHON_STATE_SCENARIO: Scenario = {
+  name: 'python-state',
+  rules: [
+    { when: { explicit: true, lastUser: 'two blocks', lastRole: 'user' }, reply: "```python\nx = 41\nprint('set', x)\n```\nthen\n```python\nprint(x + 1)\n```" },
+    { when: { explicit: true, lastUser: 'next turn', lastRole: 'user' }, reply: '```python\nprint(x + 1)\n```' },
+    { when: { explicit: true, lastRole: 'tool' }, reply: 'The tool said: {{tool_output}}' },
+  ],
+};
+
 const SEARCH_PROMPT = 'Show me hello world programs in Python, C++ and Java.';
 const ask = (scenario: string, content: string, extra: Record<string, unknown> = {}) => ({ model: SIM_MODEL, scenario, messages: [{ role: 'user', content }], ...extra });
 
@@ -63,7 +73,7 @@ describe('built-in plugins end to end: gateway + simulator + real tools', () => 
       new Promise<void>((resolve) => pageServer.listen(0, '127.0.0.1', resolve)),
     ]);
     origin = `http://127.0.0.1:${(pageServer.address() as AddressInfo).port}`;
-    const sim = { scenarios: [httpGetScenario('http-get-allowed', `${origin}/allowed.html`), httpGetScenario('http-get-refused', `${origin}/refused.html`)] };
+    const sim = { scenarios: [httpGetScenario('http-get-allowed', `${origin}/allowed.html`), httpGetScenario('http-get-refused', `${origin}/refused.html`), PYTHON_STATE_SCENARIO] };
     const warm = async (handle: ConveyorHandle) => {
       // A running gateway's thread workers have loaded the search plugin; a fresh pool's first
       // task waits for that (about a second under tsx), longer than the whole decode of a round.
@@ -129,6 +139,25 @@ describe('built-in plugins end to end: gateway + simulator + real tools', () => 
   });
 
   // Independent workloads share the engine's batch, as concurrent clients would.
+  it('python: no state carries over from one block to the next, in one answer or in the next turn (README "Python keeps no state")', async () => {
+    const first = await postJson(conveyor.gateway.url, '/v1/chat/completions', ask('python-state', 'two blocks'));
+    expect(first.status).toBe(200);
+    const turn = first.json.conveyor.messages as Message[];
+    const [assistant, set, read] = turn;
+    expect(assistant!.tool_calls!.map((c) => c.function.name)).toEqual(['python', 'python']);
+    expect(set!.content).toBe('set 41\n');
+    expect(read!.content).toMatch(/NameError: name 'x' is not defined\n$/);
+
+    const next = await postJson(conveyor.gateway.url, '/v1/chat/completions', {
+      model: SIM_MODEL,
+      scenario: 'python-state',
+      messages: [{ role: 'user', content: 'two blocks' }, ...turn, { role: 'user', content: 'next turn' }],
+    });
+    expect(next.status).toBe(200);
+    const [, again] = next.json.conveyor.messages as Message[];
+    expect(again!.content).toMatch(/NameError: name 'x' is not defined\n$/);
+  });
+
   describe.concurrent('one request each', () => {
     it('database: every row of employees reaches the answer', async ({ expect }) => {
       const db = openSqlite(SAMPLE_DATABASE_FILE, { readonly: true });

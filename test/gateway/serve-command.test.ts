@@ -13,6 +13,7 @@ import { eventually, SINE_STDLIB_REQUEST } from '../support/conveyor-fixture.ts'
 import { MODEL } from '../llm-client/fixtures/vllm-streams.ts';
 import { startTestUpstream } from '../llm-client/upstream-test-server.ts';
 import { callThenAnswer, listingModels } from '../support/scripted-gateway.ts';
+import { ensureSampleDatabase } from '../../plugins/database/sample-database.ts';
 import { suiteTempDir } from '../support/temp-dir.ts';
 
 const configDir = suiteTempDir('conveyor-serve-');
@@ -310,4 +311,72 @@ describe('conveyor serve (the main job) in its own process', () => {
     proc.kill('SIGTERM');
     await once(proc, 'exit');
   }, 120_000);
+
+  /** `conveyor serve` that must refuse to start: its exit status and stderr, checked to be one `conveyor: ` line with no stack. */
+  async function refusedStart(args: string[]): Promise<string> {
+    const failed = await promisify(execFile)(process.execPath, [CLI, 'serve', '--port', '0', '--sim-profile', 'fast-test', ...args], { timeout: 30_000 }).then(
+      () => null,
+      (err: { code: number | string; stderr: string }) => err,
+    );
+    expect(failed?.code, args.join(' ')).toBe(1);
+    expect(failed?.stderr, args.join(' ')).toMatch(/^conveyor: [^\n]*\n$/);
+    expect(failed?.stderr).not.toMatch(/^\s+at /m);
+    return failed!.stderr;
+  }
+
+  it("refuses a built-in's data file that is missing or not what it reads, at start-up in one line (was: a stack trace for the database, every search failing for the index)", async () => {
+    expect(await refusedStart(['--plugins', '{"database":{"file":"/nonexistent.sqlite"}}'])).toBe('conveyor: plugins.database.file: no such file /nonexistent.sqlite\n');
+    expect(await refusedStart(['--plugins', `{"database":{"file":${JSON.stringify(configDir)}}}`])).toBe(`conveyor: plugins.database.file: ${configDir} is not a file\n`);
+    const notSqlite = path.join(configDir, 'not-sqlite.db');
+    writeFileSync(notSqlite, 'just text\n'.repeat(100));
+    expect(await refusedStart(['--plugins', `{"database":{"file":${JSON.stringify(notSqlite)}}}`])).toContain(`conveyor: plugins.database.file: ${notSqlite} is not a SQLite database`);
+    // In a config file, relative to the file's folder, as every path there.
+    const folder = path.join(configDir, 'data-files');
+    mkdirSync(folder, { recursive: true });
+    const missingIndex = path.join(folder, 'missing-index.json');
+    writeFileSync(missingIndex, JSON.stringify({ plugins: { search: { index: 'no-such-index.sqlite' } } }));
+    expect(await refusedStart(['--config', missingIndex])).toContain(`conveyor: plugins.search.index: no such file ${path.join(folder, 'no-such-index.sqlite')} (build one with \`npm run build:search-index`);
+    // A SQLite file that is not a search index (the database tool's sample) would fail every search too.
+    expect(await refusedStart(['--plugins', `{"search":{"index":${JSON.stringify(ensureSampleDatabase())}}}`])).toContain('is not a search index (no such table: docs)');
+  }, 120_000);
+
+  it("says where a config file's relative toolModules path was taken from: the file's folder, not the working directory", async () => {
+    const folder = path.join(configDir, 'elsewhere');
+    mkdirSync(folder, { recursive: true });
+    const file = path.join(folder, 'conveyor.json');
+    // README's sample entry: right in a conveyor.json in the checkout's root, not in a file kept elsewhere.
+    writeFileSync(file, JSON.stringify({ toolModules: ['plugins/kit/examples/word-count-plugin.ts'] }));
+    const stderr = await refusedStart(['--config', file]);
+    expect(stderr).toContain(`conveyor: tool module ${path.join(folder, 'plugins/kit/examples/word-count-plugin.ts')}: no such file (toolModules paths in a config file are relative to the file's folder;`);
+    expect(stderr).not.toContain('a relative path is taken from the working directory');
+    // A relative --tool path is the working directory's, and says so.
+    expect(await refusedStart(['--tool', 'no-such-plugin.ts'])).toBe(
+      `conveyor: tool module no-such-plugin.ts: no such file ${path.resolve('no-such-plugin.ts')} (a relative path is taken from the working directory, ${process.cwd()})\n`,
+    );
+  }, 60_000);
+
+  it("adds the install steps to 'Cannot find package zod' for a plugin module outside the checkout", async () => {
+    const folder = path.join(configDir, 'no-zod-plugin');
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(path.join(folder, 'package.json'), JSON.stringify({ type: 'module' }));
+    const module = path.join(folder, 'no-zod.ts');
+    writeFileSync(module, `import { z } from 'zod';\nimport { definePlugin } from ${JSON.stringify(KIT)};\nexport default definePlugin({ name: 'no_zod', description: 'x', parameters: z.object({}), consumes: 'call', hooks: { onEnd: () => 'ok' } });\n`);
+    const stderr = await refusedStart(['--tool', module]);
+    expect(stderr).toContain(`conveyor: tool module ${module}: Cannot find package 'zod' imported from ${module} (`);
+    expect(stderr).toContain('a package.json with {"type": "module"} and `npm install zod@4` run there');
+    expect(stderr).toContain('not a symlink to another one');
+  }, 60_000);
+
+  it('says in the banner which built-in a --tool module replaced, and from which module', async () => {
+    const replacement = `${FAULTY_PLUGIN}?name=calculator`;
+    const { proc, printed } = await serve(['--sim-profile', 'fast-test', '--plugins', '{"python":false}', '--tool', replacement, '--tool', WORD_COUNT_PLUGIN]);
+    await eventually(() => printed.some((l) => l.startsWith('tools: ')), 'the banner lists the tools');
+    const tools = printed.find((l) => l.startsWith('tools: '))!;
+    expect(tools).toContain(`calculator (from ${replacement}),`);
+    // A module that adds a tool of a new name replaced nothing; a built-in left alone is plain.
+    expect(tools).toMatch(/, word_count \(isolates: /);
+    expect(tools).toMatch(/^tools: search, calculator \(from /);
+    proc.kill('SIGTERM');
+    await once(proc, 'exit');
+  }, 60_000);
 });
