@@ -112,7 +112,7 @@ function installHint(err: unknown, url: string): string {
   const install = missing === 'zod' ? 'zod@4' : missing;
   return (
     ` (a plugin outside the checkout resolves its own packages: beside it a package.json with {"type": "module"} and \`npm install ${install}\`` +
-    ' run there, so that node_modules holds real files in that folder, not a symlink to another one, which a sandboxed runtime cannot read; plugins/README.md)'
+    ' run there; plugins/README.md)'
   );
 }
 

@@ -1,6 +1,6 @@
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -80,11 +80,75 @@ export function packageRootOf(moduleUrl: string): string | null {
 /**
  * Host paths a JS plugin process must read: the gateway's package (plugin-host.ts, the kit,
  * node_modules), Node's install prefix, the plugin's own package (its folder, for a module in no
- * package), and any extra grants. Sorted and deduplicated, so equal grants give equal keys (and
- * share an isolate host).
+ * package) and the packages it resolves from outside that folder, and any extra grants. Sorted
+ * and deduplicated, so equal grants give equal keys (and share an isolate host).
  */
 export function sandboxReadPaths(gatewayRoot: string, moduleUrl?: string, extra: readonly string[] = []): string[] {
   const root = moduleUrl?.startsWith('file:') ? (packageRootOf(moduleUrl) ?? dirname(fileURLToPath(moduleUrl))) : null;
   const prefix = dirname(dirname(process.execPath));
-  return [...new Set([gatewayRoot, prefix, ...(root ? [root] : []), ...extra])].sort();
+  const granted = [gatewayRoot, prefix, ...(root ? [root] : []), ...extra];
+  return [...new Set([...granted, ...(root ? outsideDependencies(root, granted) : [])])].sort();
+}
+
+/**
+ * Where the plugin's imports resolve to outside the folders already granted: Node looks for a
+ * package in every `node_modules` from the module's folder up (a workspace's hoisted install),
+ * and follows symlinks (`npm link`, a node_modules shared between projects) to their targets.
+ * The gateway sees those files; a sandbox that bound only the plugin's folder did not, and every
+ * call failed with "Cannot find package 'zod'" after a start-up that had loaded the module fine.
+ */
+function outsideDependencies(root: string, granted: readonly string[]): string[] {
+  const found: string[] = [];
+  const covered = (path: string) => [...granted, ...found].some((g) => path === g || path.startsWith(g.endsWith(sep) ? g : g + sep));
+  const add = (path: string) => {
+    if (!covered(path)) found.push(path);
+  };
+  for (let dir = root; ; dir = dirname(dir)) {
+    const modules = join(dir, 'node_modules');
+    const real = realOrNull(modules);
+    if (real !== null) {
+      add(real);
+      for (const link of symlinkedPackages(real)) add(link);
+    }
+    if (dirname(dir) === dir) return found;
+  }
+}
+
+/** The targets of the packages in `modules` (and in its @scope folders) that are symlinks. */
+function symlinkedPackages(modules: string): string[] {
+  const targets: string[] = [];
+  const visit = (folder: string, depth: number) => {
+    let names: string[];
+    try {
+      names = readdirSync(folder);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const path = join(folder, name);
+      if (depth === 0 && name.startsWith('@')) visit(path, 1);
+      else if (isSymlink(path)) {
+        const real = realOrNull(path);
+        if (real !== null) targets.push(real);
+      }
+    }
+  };
+  visit(modules, 0);
+  return targets;
+}
+
+function isSymlink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+function realOrNull(path: string): string | null {
+  try {
+    return realpathSync(path);
+  } catch {
+    return null;
+  }
 }

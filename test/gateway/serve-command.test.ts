@@ -364,7 +364,6 @@ describe('conveyor serve (the main job) in its own process', () => {
     const stderr = await refusedStart(['--tool', module]);
     expect(stderr).toContain(`conveyor: tool module ${module}: Cannot find package 'zod' imported from ${module} (`);
     expect(stderr).toContain('a package.json with {"type": "module"} and `npm install zod@4` run there');
-    expect(stderr).toContain('not a symlink to another one');
   }, 60_000);
 
   it('says in the banner which built-in a --tool module replaced, and from which module', async () => {
