@@ -116,10 +116,21 @@ export class UpstreamResponseError extends UpstreamError {
   readonly status: number;
   /** The field the upstream's error named (vLLM's `param`, e.g. `temperature`), when it named one. */
   readonly param: string | null;
-  constructor(status: number, message: string, param: string | null = null) {
-    super('upstream_response_error', message);
+  constructor(status: number, message: string, param: string | null = null, code = 'upstream_response_error') {
+    super(code, message);
     this.status = status;
     this.param = param;
+  }
+}
+
+/**
+ * The upstream's 404 for a model it does not serve (vLLM: "The model `x` does not exist."), with
+ * OpenAI's code and param for it, `model_not_found` on `model`: what GET /v1/models/:id answers
+ * (ModelNotFoundError), so a client reads one unknown model the same way on every route.
+ */
+export class UpstreamModelNotFoundError extends UpstreamResponseError {
+  constructor(message: string) {
+    super(404, message, 'model', 'model_not_found');
   }
 }
 

@@ -33,12 +33,18 @@ export class ChatChunkWriter {
   /** With continuousUsage: the usage of the rounds before this one, and this round's so far. */
   private usageBefore: Usage = NO_USAGE;
   private roundUsage: Usage | undefined;
-  /** `,"usage":{…}` to close every chunk with (continuousUsage), else empty. */
-  private usageField = '';
+  /**
+   * What closes every chunk but the usage chunk: `,"usage":{…}` (continuousUsage, once the upstream
+   * has reported some), `,"usage":null` with include_usage (OpenAI: "All other chunks will also
+   * include a usage field, but with a null value"), else empty. One string, so a token's chunk
+   * costs no more for it.
+   */
+  private usageField: string;
 
   constructor(sse: SseWriter, id: string, model: string, options: ChatChunkWriterOptions) {
     this.sse = sse;
     this.options = options;
+    this.usageField = options.includeUsage ? ',"usage":null' : '';
     this.head = `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${this.created},"model":${JSON.stringify(model)},`;
   }
 
@@ -80,6 +86,9 @@ export class ChatChunkWriter {
         } else {
           this.extension({ type: 'tool_call.output', call_id: e.callId, name: e.name, stream: e.progress.stream, text: e.progress.text });
         }
+        return;
+      case 'tool-cancelled':
+        this.extension({ type: 'tool_call.cancelled', round: e.round, call_id: e.callId, name: e.name, reason: e.reason });
         return;
       case 'client-call-start':
         this.choice({ tool_calls: [{ index: e.index, id: e.callId, type: 'function', function: { name: e.name, arguments: '' } }] }, null);

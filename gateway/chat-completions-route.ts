@@ -238,10 +238,11 @@ function completionBody(id: string, model: string, result: SessionResult, partia
   };
 }
 
+/** As OpenAI writes a message: `refusal` always there, null (no upstream the gateway fronts reports one). */
 function assistantMessage(result: SessionResult) {
   const reasoning = result.reasoning ? { reasoning_content: result.reasoning } : {};
-  if (result.clientToolCalls.length === 0) return { role: 'assistant', content: result.content, ...reasoning };
-  return { role: 'assistant', content: result.content === '' ? null : result.content, ...reasoning, tool_calls: result.clientToolCalls };
+  if (result.clientToolCalls.length === 0) return { role: 'assistant', content: result.content, refusal: null, ...reasoning };
+  return { role: 'assistant', content: result.content === '' ? null : result.content, refusal: null, ...reasoning, tool_calls: result.clientToolCalls };
 }
 
 function errorCode(err: unknown): string {

@@ -4,6 +4,21 @@ import { MAX_TOOL_ROUNDS } from './config.ts';
 
 const contentPart = z.looseObject({ type: z.string() });
 
+const CONTENT_SHAPE = 'a string or an array of content parts';
+
+/**
+ * A message's content: zod's own word for a union that failed is "Invalid input", which says
+ * nothing of what was expected; this says what a content is (and that it is required).
+ */
+const content = (role: string) =>
+  z.union([z.string(), z.array(contentPart)], {
+    error: (issue) => {
+      if (issue.input === undefined) return `required for a ${role} message: ${CONTENT_SHAPE}`;
+      if (Array.isArray(issue.input)) return `must be ${CONTENT_SHAPE}; each part an object with a string "type" (e.g. {"type": "text", "text": "…"})`;
+      return `must be ${CONTENT_SHAPE}, not ${issue.input === null ? 'null' : typeof issue.input}`;
+    },
+  });
+
 /**
  * An optional field that may also be sent as null, read as left out: OpenAI and vLLM take an
  * explicit null for any optional field, and clients that serialise every field (LiteLLM, pydantic
@@ -18,16 +33,16 @@ const toolCallSchema = z.looseObject({
 });
 
 export const chatMessageSchema = z.discriminatedUnion('role', [
-  z.looseObject({ role: z.literal('system'), content: z.union([z.string(), z.array(contentPart)]), name: optional(z.string()) }),
-  z.looseObject({ role: z.literal('developer'), content: z.union([z.string(), z.array(contentPart)]), name: optional(z.string()) }),
-  z.looseObject({ role: z.literal('user'), content: z.union([z.string(), z.array(contentPart)]), name: optional(z.string()) }),
+  z.looseObject({ role: z.literal('system'), content: content('system'), name: optional(z.string()) }),
+  z.looseObject({ role: z.literal('developer'), content: content('developer'), name: optional(z.string()) }),
+  z.looseObject({ role: z.literal('user'), content: content('user'), name: optional(z.string()) }),
   z.looseObject({
     role: z.literal('assistant'),
-    content: z.union([z.string(), z.array(contentPart)]).nullable().optional(),
+    content: content('assistant').nullable().optional(),
     name: optional(z.string()),
     tool_calls: optional(z.array(toolCallSchema)),
   }),
-  z.looseObject({ role: z.literal('tool'), content: z.union([z.string(), z.array(contentPart)]), tool_call_id: z.string() }),
+  z.looseObject({ role: z.literal('tool'), content: content('tool'), tool_call_id: z.string() }),
 ]);
 
 export type ChatMessage = z.infer<typeof chatMessageSchema>;
@@ -39,6 +54,31 @@ const toolChoiceSchema = z.union([
 ]);
 
 export type ToolChoice = z.infer<typeof toolChoiceSchema>;
+
+/** A number in OpenAI's documented range for the field, said so when it is not one. */
+const numberIn = (min: number, max: number) => {
+  const expected = `must be a number from ${min} to ${max}`;
+  return z.number({ error: expected }).min(min, expected).max(max, expected);
+};
+
+/**
+ * OpenAI's sampling fields, typed here so that a wrong one is refused in the gateway's words with
+ * OpenAI's `param`, not passed upstream to come back as a pydantic dump at `body.<field>`. Each
+ * check refuses only what OpenAI refuses (temperature above 2 included, which vLLM would take), so
+ * a value both take always passes; where vLLM is stricter (top_p 0) its own check answers. `stop`
+ * takes any number of strings, as vLLM does: OpenAI's limit of 4 would break vLLM clients that send more.
+ */
+const samplingFields = {
+  temperature: optional(numberIn(0, 2)),
+  top_p: optional(numberIn(0, 1)),
+  presence_penalty: optional(numberIn(-2, 2)),
+  frequency_penalty: optional(numberIn(-2, 2)),
+  seed: optional(z.number({ error: 'must be an integer' }).int('must be an integer')),
+  stop: optional(z.union([z.string(), z.array(z.string())], { error: 'must be a string or an array of strings' })),
+  // Token id → bias; vLLM clamps the bias to OpenAI's -100..100 and checks the ids against its vocabulary.
+  logit_bias: optional(z.record(z.string(), z.number({ error: 'must be a number' }), { error: 'must be an object mapping token ids to numbers' })),
+  user: optional(z.string({ error: 'must be a string' })),
+};
 
 /**
  * The OpenAI chat-completions body. Unknown fields pass through to the upstream untouched (a
@@ -53,6 +93,7 @@ export const chatRequestSchema = z.looseObject({
   max_tokens: z.number().int().positive().nullable().optional(),
   max_completion_tokens: z.number().int().positive().nullable().optional(),
   n: z.literal(1, 'only n=1 is supported').nullable().optional(),
+  ...samplingFields,
   // Refused rather than forwarded and dropped: the upstream would compute them for nothing.
   logprobs: z.literal(false, 'logprobs are not supported: the gateway re-frames the text around tool calls and does not pass per-token log probabilities on').nullable().optional(),
   /** Extension: run tools while the model decodes (default: the server's setting). */

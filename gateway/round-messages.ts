@@ -14,7 +14,9 @@ export function roundMessages(text: string, calls: CallOutcome[], clientCalls: C
 function assistantTurn(text: string, calls: CallOutcome[], clientCalls: ClientToolCall[]): ChatMessage {
   return {
     role: 'assistant',
-    content: text,
+    // A turn that only called tools has no text: null, as OpenAI writes it (and as the response's
+    // own `message.content` reads for the same turn), not "".
+    content: text === '' ? null : text,
     tool_calls: [
       ...calls.map((c) => ({ id: c.callId, type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.args) } })),
       ...clientCalls.map((c) => ({ ...c })),

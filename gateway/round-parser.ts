@@ -43,6 +43,12 @@ export class RoundParser {
   private toolCallParser: OpenAIToolCallsParser | undefined;
   /** Calls begun this round, less those the parser then found malformed (they never happened). */
   private readonly callsStarted = new Set<string>();
+  /**
+   * The calls the client was told of with `tool-call` (the gateway's, and a client's call that
+   * validation refused), id → name: each gets exactly one terminal event, a tool-result at the
+   * round's end, or a tool-cancelled here for a gateway call that turns out malformed.
+   */
+  private readonly announcedCalls = new Map<string, string>();
   /** The round was cut (at a second call, or by a reject): nothing more is read. */
   private stopped = false;
 
@@ -104,6 +110,7 @@ export class RoundParser {
           timeline.mark('call-start', { round, callId: event.callId, detail: event.name });
           if (this.o.tools.has(event.name)) {
             dispatcher.callStart(event.callId, event.name);
+            this.announcedCalls.set(event.callId, event.name);
             onEvent({ type: 'tool-call', round, callId: event.callId, name: event.name });
           } else {
             clientCalls.start(event.callId, event.name);
@@ -122,6 +129,13 @@ export class RoundParser {
           const reason = this.o.validator?.check(clientTool, event.piece);
           if (reason) {
             clientCalls.reject(event.callId, reason);
+            // Refused, the call is the gateway's to answer (its observation is the reason, as for a
+            // rejected gateway call), and it ends with a tool-result: announced here, so that
+            // result has its start. Never streamed to the client as tool_calls (held until valid).
+            if (!this.announcedCalls.has(event.callId)) {
+              this.announcedCalls.set(event.callId, clientTool);
+              onEvent({ type: 'tool-call', round, callId: event.callId, name: clientTool });
+            }
             this.o.onClientReject({ callId: event.callId, name: clientTool }, reason);
           }
           break;
@@ -136,6 +150,12 @@ export class RoundParser {
             this.callsStarted.delete(event.callId);
             clientCalls.malformed(event.callId);
             dispatcher.cancel(event.callId, event.reason);
+            // Cancelled calls leave no outcome, so no tool-result: the started event gets its end here.
+            const name = this.announcedCalls.get(event.callId);
+            if (name !== undefined && !clientCalls.has(event.callId)) {
+              this.announcedCalls.delete(event.callId);
+              onEvent({ type: 'tool-cancelled', round, callId: event.callId, name, reason: event.reason });
+            }
           }
           break;
       }

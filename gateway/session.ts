@@ -29,6 +29,12 @@ export type SessionEvent =
   | { type: 'tool-call'; round: number; callId: string; name: string }
   | { type: 'tool-progress'; callId: string; name: string; progress: ToolProgress }
   | { type: 'tool-result'; round: number; callId: string; name: string; ok: boolean; content: string; data?: Record<string, unknown> }
+  /**
+   * A started gateway call that turned out not to be one (malformed, or cut by the token limit
+   * before the model finished it): it has no observation, so no tool-result follows. With
+   * tool-result, one of the two terminal events every tool-call gets.
+   */
+  | { type: 'tool-cancelled'; round: number; callId: string; name: string; reason: string }
   /** A call the client executes itself: streamed as standard OpenAI `tool_calls` deltas. */
   | { type: 'client-call-start'; index: number; callId: string; name: string }
   | { type: 'client-call-args'; index: number; text: string }

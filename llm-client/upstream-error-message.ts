@@ -16,11 +16,16 @@ export function upstreamErrorMessage(body: unknown): string | undefined {
   return undefined;
 }
 
-/** The request field an error body names (`param`, OpenAI's and vLLM's), when it names one. */
+/**
+ * The request field an error body names (`param`, OpenAI's and vLLM's), when it names one, as
+ * OpenAI names it: vLLM's validation errors give FastAPI's location (`body.seed`, or `body` for
+ * the whole body), which is the same field with the request's part in front.
+ */
 export function upstreamErrorParam(body: unknown): string | null {
   if (!isRecord(body)) return null;
   if (isRecord(body.error)) return upstreamErrorParam(body.error);
-  return typeof body.param === 'string' && body.param.length > 0 ? body.param : null;
+  if (typeof body.param !== 'string' || body.param.length === 0 || body.param === 'body') return null;
+  return body.param.startsWith('body.') ? body.param.slice('body.'.length) : body.param;
 }
 
 /** The HTTP-like status an in-stream error object carries, when it carries a usable one. */

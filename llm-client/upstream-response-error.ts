@@ -1,4 +1,4 @@
-import { UpstreamResponseError } from '../core/errors.ts';
+import { UpstreamModelNotFoundError, UpstreamResponseError } from '../core/errors.ts';
 import { upstreamErrorMessage, upstreamErrorParam } from './upstream-error-message.ts';
 
 // Error bodies are small; a server streaming megabytes of HTML error page is cut here.
@@ -52,8 +52,15 @@ export function upstreamResponseError(status: number, chunks: readonly Uint8Arra
   } catch {
     message = plainText(text) || undefined;
   }
+  if (status === 404 && message !== undefined && MODEL_DOES_NOT_EXIST.test(message)) return new UpstreamModelNotFoundError(message);
   return new UpstreamResponseError(status, message ?? bareStatusMessage(status), param);
 }
+
+/**
+ * How vLLM ("The model `x` does not exist.") and OpenAI ("… does not exist or you do not have
+ * access to it.") word a 404 for a model they do not serve; any other 404 stays as it is.
+ */
+const MODEL_DOES_NOT_EXIST = /\bmodel\b.*\bdoes not exist\b/i;
 
 /** The message of an error whose body said nothing: the status alone. */
 export function bareStatusMessage(status: number): string {

@@ -134,6 +134,9 @@ class Run {
       case 'tool_call.completed':
         this.event(`${e.name} ${e.ok ? 'done' : 'failed'}: ${String(e.content).slice(0, 200)}`, e.ok ? 'done' : 'failed');
         break;
+      case 'tool_call.cancelled':
+        this.event(`${e.name} call dropped: ${e.reason}`, 'failed');
+        break;
       case 'response.messages':
         this.turns = e.messages;
         break;

@@ -55,18 +55,21 @@ describe('ChatChunkWriter', () => {
       writer.finish({ finishReason: 'stop', usage, messages, answer: 'It is 6.' } as SessionResult);
 
       // `created` is whole seconds; a test running across a second boundary compares with the previous one.
+      // include_usage: every chunk before the usage chunk has `"usage": null`, as OpenAI's do.
       const at = (c: number) => [
-        expectedChunk(id, c, model, choice({ role: 'assistant', content: '' })),
-        expectedChunk(id, c, model, { choices: [], conveyor: { type: 'round.started', round: 1 } }),
-        ...TEXTS.map((text) => expectedChunk(id, c, model, choice({ content: text }))),
-        ...TEXTS.map((text) => expectedChunk(id, c, model, choice({ reasoning_content: text }))),
-        expectedChunk(id, c, model, choice({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] })),
-        expectedChunk(id, c, model, choice({ tool_calls: [{ index: 0, function: { arguments: '{"city": "Par' } }] })),
-        expectedChunk(id, c, model, { choices: [], conveyor: { type: 'tool_call.completed', round: 1, call_id: 'call_r1_1', name: 'calculator', ok: true, content: '6', data: { expression: '2*3', value: '6' } } }),
-        expectedChunk(id, c, model, { choices: [], conveyor: { type: 'tool_call.completed', round: 1, call_id: 'call_r1_2', name: 'calculator', ok: true, content: '7' } }),
-        expectedChunk(id, c, model, { choices: [], conveyor: { type: 'round.finished', round: 1, finish_reason: 'stop' } }),
-        expectedChunk(id, c, model, { choices: [], conveyor: { type: 'response.messages', messages: [...messages, { role: 'assistant', content: 'It is 6.' }] } }),
-        expectedChunk(id, c, model, choice({}, 'stop')),
+        ...[
+          choice({ role: 'assistant', content: '' }),
+          { choices: [], conveyor: { type: 'round.started', round: 1 } },
+          ...TEXTS.map((text) => choice({ content: text })),
+          ...TEXTS.map((text) => choice({ reasoning_content: text })),
+          choice({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] }),
+          choice({ tool_calls: [{ index: 0, function: { arguments: '{"city": "Par' } }] }),
+          { choices: [], conveyor: { type: 'tool_call.completed', round: 1, call_id: 'call_r1_1', name: 'calculator', ok: true, content: '6', data: { expression: '2*3', value: '6' } } },
+          { choices: [], conveyor: { type: 'tool_call.completed', round: 1, call_id: 'call_r1_2', name: 'calculator', ok: true, content: '7' } },
+          { choices: [], conveyor: { type: 'round.finished', round: 1, finish_reason: 'stop' } },
+          { choices: [], conveyor: { type: 'response.messages', messages: [...messages, { role: 'assistant', content: 'It is 6.' }] } },
+          choice({}, 'stop'),
+        ].map((rest) => expectedChunk(id, c, model, { ...rest, usage: null })),
         expectedChunk(id, c, model, { choices: [], usage }),
         'data: [DONE]\n\n',
       ];
@@ -95,8 +98,8 @@ describe('ChatChunkWriter', () => {
     for (const e of events) writer.event(e);
     writer.finish({ finishReason: 'tool_calls', usage: u(30, 3), messages: [] } as unknown as SessionResult);
     const at = (c: number) => [
-      expectedChunk(id, c, 'm', choice({ role: 'assistant', content: '' })), // before any usage: none
-      expectedChunk(id, c, 'm', { choices: [], conveyor: { type: 'round.started', round: 1 } }),
+      expectedChunk(id, c, 'm', { ...choice({ role: 'assistant', content: '' }), usage: null }), // before any usage: null
+      expectedChunk(id, c, 'm', { choices: [], conveyor: { type: 'round.started', round: 1 }, usage: null }),
       expectedChunk(id, c, 'm', { ...choice({ content: 'a' }), usage: u(10, 1) }),
       expectedChunk(id, c, 'm', { ...choice({ reasoning_content: 'r' }), usage: u(10, 2) }),
       expectedChunk(id, c, 'm', { choices: [], conveyor: { type: 'round.finished', round: 1, finish_reason: 'tool_calls' }, usage: u(10, 2) }),

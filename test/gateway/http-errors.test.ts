@@ -136,7 +136,8 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     expect(res.done).toBe(true);
     expect(res.chunks.some((chunk) => chunk.usage !== undefined)).toBe(false);
     const counted = await streamChat(gateway.url, { ...hello, max_tokens: 3, stream_options: { include_usage: true, continuous_usage_stats: null } });
-    expect(counted.chunks.filter((chunk) => chunk.usage !== undefined)).toHaveLength(1);
+    // The others carry `usage: null`, as OpenAI's do.
+    expect(counted.chunks.filter((chunk) => chunk.usage != null)).toHaveLength(1);
   });
 
   it('refuses two tools of one name, naming the second', async () => {
@@ -274,16 +275,72 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     expect((await getJson(orphan.url, '/health')).status).toBe(200);
   });
 
-  it('passes an upstream 4xx through with its message', async () => {
-    // vLLM answers an unknown model with 404 "The model `…` does not exist."
-    const res = await postJson(gateway.url, '/v1/chat/completions', { ...hello, model: 'no-such-model' });
-    expect(res.status).toBe(404);
-    expect(res.json.error).toMatchObject({ type: 'invalid_request_error', code: 'upstream_response_error' });
-    expect(res.json.error.message).toContain('no-such-model');
-    // The field the upstream named comes through too (the simulator checks as vLLM does).
-    const bad = await postJson(gateway.url, '/v1/chat/completions', { ...hello, temperature: 'hot' });
+  it('passes an upstream 4xx through with its message, naming the field as OpenAI does', async () => {
+    // The field the upstream named comes through too (the simulator checks as vLLM does), without
+    // FastAPI's `body.` in front: top_k is vLLM's, which the gateway leaves to it.
+    const bad = await postJson(gateway.url, '/v1/chat/completions', { ...hello, top_k: 1.5 });
     expect(bad.status).toBe(400);
-    expect(bad.json.error).toMatchObject({ type: 'invalid_request_error', param: expect.stringContaining('temperature') });
+    expect(bad.json.error).toMatchObject({ type: 'invalid_request_error', code: 'upstream_response_error', param: 'top_k' });
+    expect(bad.json.error.message).toContain("'loc': ('body', 'top_k')");
+  });
+
+  it('answers an unknown model on chat 404 model_not_found on param model, as GET /v1/models/:id does', async () => {
+    // vLLM answers an unknown model with 404 "The model `…` does not exist."; OpenAI's code for it is model_not_found.
+    for (const stream of [false, true]) {
+      const res = await postJson(gateway.url, '/v1/chat/completions', { ...hello, model: 'no-such-model', stream });
+      expect(res.status).toBe(404);
+      expect(res.json.error).toEqual({ type: 'invalid_request_error', code: 'model_not_found', param: 'model', message: 'The model `no-such-model` does not exist.' });
+    }
+    const retrieved = await getJson(gateway.url, '/v1/models/no-such-model');
+    expect(retrieved.status).toBe(404);
+    expect(retrieved.json.error).toMatchObject({ type: 'invalid_request_error', code: 'model_not_found' });
+    expect(await (await fetch(`${gateway.url}/metrics`)).text()).toMatch(/^conveyor_requests_total\{outcome="model_not_found"\} 2$/m);
+  });
+
+  it('type-checks the OpenAI sampling fields itself, naming each as OpenAI does, before anything goes upstream', async () => {
+    const received = sim.counters().requestsReceived;
+    const refused: Array<[Record<string, unknown>, string, string]> = [
+      [{ seed: 4.5 }, 'seed', 'seed: must be an integer'],
+      [{ seed: '42' }, 'seed', 'seed: must be an integer'],
+      [{ temperature: 'hot' }, 'temperature', 'temperature: must be a number from 0 to 2'],
+      [{ temperature: 2.5 }, 'temperature', 'temperature: must be a number from 0 to 2'],
+      [{ top_p: 1.5 }, 'top_p', 'top_p: must be a number from 0 to 1'],
+      [{ presence_penalty: -3 }, 'presence_penalty', 'presence_penalty: must be a number from -2 to 2'],
+      [{ frequency_penalty: '1' }, 'frequency_penalty', 'frequency_penalty: must be a number from -2 to 2'],
+      [{ stop: 5 }, 'stop', 'stop: must be a string or an array of strings'],
+      [{ stop: ['a', 5] }, 'stop', 'stop: must be a string or an array of strings'],
+      [{ logit_bias: { '50256': 'x' } }, 'logit_bias.50256', 'logit_bias.50256: must be a number'],
+      [{ user: 7 }, 'user', 'user: must be a string'],
+    ];
+    for (const [field, param, message] of refused) {
+      const res = await postJson(gateway.url, '/v1/chat/completions', { ...hello, ...field });
+      expect(res.status, JSON.stringify(field)).toBe(400);
+      expect(res.json.error, JSON.stringify(field)).toEqual({ type: 'invalid_request_error', code: 'invalid_request', param, message });
+    }
+    expect(sim.counters().requestsReceived).toBe(received);
+    // What OpenAI and vLLM both take still passes, and vLLM's extras beyond OpenAI's (five stops) too.
+    const taken = { seed: 4, temperature: 0, top_p: 1, presence_penalty: -2, frequency_penalty: 2, stop: ['a', 'b', 'c', 'd', 'e'], logit_bias: { '50256': -100 }, user: 'u-1' };
+    expect((await postJson(gateway.url, '/v1/chat/completions', { ...hello, ...taken })).status).toBe(200);
+    expect((await postJson(gateway.url, '/v1/chat/completions', { ...hello, stop: 'x', seed: null, temperature: null })).status).toBe(200);
+  });
+
+  it('says what a message content must be when it is missing or of the wrong type, for every role that needs one', async () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ role: 'user' }, 'required for a user message: a string or an array of content parts'],
+      [{ role: 'system' }, 'required for a system message: a string or an array of content parts'],
+      [{ role: 'tool', tool_call_id: 'call_1' }, 'required for a tool message: a string or an array of content parts'],
+      [{ role: 'user', content: 5 }, 'must be a string or an array of content parts, not number'],
+      [{ role: 'user', content: null }, 'must be a string or an array of content parts, not null'],
+      [{ role: 'user', content: [{ text: 'hi' }] }, 'must be a string or an array of content parts; each part an object with a string "type" (e.g. {"type": "text", "text": "…"})'],
+    ];
+    for (const [message, expected] of cases) {
+      const res = await postJson(gateway.url, '/v1/chat/completions', { model: SIM_MODEL, messages: [message] });
+      expect(res.status).toBe(400);
+      expect(res.json.error, JSON.stringify(message)).toMatchObject({ param: 'messages.0.content', message: `messages.0.content: ${expected}`, code: 'invalid_request' });
+    }
+    // An assistant turn that only called tools needs none.
+    const history = [{ role: 'user', content: 'hi' }, { role: 'assistant', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 'call_1', content: 'ok' }];
+    expect((await postJson(gateway.url, '/v1/chat/completions', { model: SIM_MODEL, messages: history })).status).toBe(200);
   });
 
   it("answers 502, not the client's 401, when the upstream refuses the gateway's own key", async () => {

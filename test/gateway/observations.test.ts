@@ -14,7 +14,9 @@ type Body = { messages: Array<{ role: string; content: string | null; tool_calls
 /** A model that writes one python fence, then answers once it has seen a result (in whatever role). */
 function fenceThenAnswer(observations: 'tool' | 'user') {
   return scripted.start(
-    (_req, res, body) => {
+    (req, res, body) => {
+      // The gateway asks which model a name it has no rule for adapts (none here).
+      if (req.method === 'GET') return void res.end('{"object":"list","data":[]}');
       const seen = (body as Body).messages.length > 1;
       sseHeaders(res);
       res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content: seen ? 'It is 42.' : FENCED }), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
@@ -24,12 +26,15 @@ function fenceThenAnswer(observations: 'tool' | 'user') {
   );
 }
 
+/** The chat requests the upstream got, in order. */
+const chats = () => scripted.upstream.requests.filter((r) => r.method === 'POST');
+
 describe('observations: how tool results go back to the model', () => {
   it("'user': the assistant's text as written, then one user message with the result (no tool role for the template to refuse)", async () => {
     const gateway = await fenceThenAnswer('user');
     const res = await postJson(gateway.url, '/v1/chat/completions', { model: GEMMA, messages: [{ role: 'user', content: 'What is 6*7?' }] });
     expect(res.status).toBe(200);
-    const round2 = (scripted.upstream.requests[1]!.body as Body).messages;
+    const round2 = (chats()[1]!.body as Body).messages;
     expect(round2).toEqual([
       { role: 'user', content: 'What is 6*7?' },
       { role: 'assistant', content: FENCED },
@@ -42,7 +47,7 @@ describe('observations: how tool results go back to the model', () => {
   it("'tool' (the default): the assistant turn with its tool_calls, then a tool message", async () => {
     const gateway = await fenceThenAnswer('tool');
     await postJson(gateway.url, '/v1/chat/completions', { model: GEMMA, messages: [{ role: 'user', content: 'What is 6*7?' }] });
-    const round2 = (scripted.upstream.requests[1]!.body as Body).messages;
+    const round2 = (chats()[1]!.body as Body).messages;
     expect(round2.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
     expect(round2[1]!.tool_calls).toHaveLength(1);
     expect(round2[2]!.content).toBe('42');

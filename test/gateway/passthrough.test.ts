@@ -55,7 +55,7 @@ describe('tool_parser "none": pass-through', () => {
   it('answers a non-streaming request with the raw text as content and no tool_calls', async () => {
     const res = await postJson(conveyor.gateway.url, '/v1/chat/completions', { ...callRequest, tool_parser: 'none' });
     expect(res.status).toBe(200);
-    expect(res.json.choices[0].message).toEqual({ role: 'assistant', content: TOOL_CALL });
+    expect(res.json.choices[0].message).toEqual({ role: 'assistant', content: TOOL_CALL, refusal: null });
     expect(res.json.choices[0].finish_reason).toBe('stop');
     expect(res.json.conveyor.stop_reason).toBe('answer');
   });

@@ -135,6 +135,20 @@ describe('streamChatCompletion over HTTP', () => {
     expect(error).toMatchObject({ status, message });
   });
 
+  it.each([
+    ['an unknown model', 404, modelNotFoundBody, { code: 'model_not_found', param: 'model' }],
+    ['a 404 about something else', 404, { detail: 'Not Found' }, { code: 'upstream_response_error', param: null }],
+    ["a FastAPI location as param", 400, { error: { message: '1 validation error', type: 'BadRequestError', param: 'body.seed', code: 400 } }, { code: 'upstream_response_error', param: 'seed' }],
+    ['the whole body as param', 400, { error: { message: 'Value error, …', type: 'BadRequestError', param: 'body', code: 400 } }, { code: 'upstream_response_error', param: null }],
+  ])('gives %s OpenAI\'s code and param', async (_what, status, errorBody, expected) => {
+    upstream = await startTestUpstream((_req, res) => {
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(errorBody));
+    });
+    const { error } = await stream(upstream);
+    expect(error).toBeInstanceOf(UpstreamResponseError);
+    expect(error).toMatchObject({ status, ...expected });
+  });
+
   it('reports a plain-text error body as the message', async () => {
     upstream = await startTestUpstream((_req, res) => {
       res.writeHead(503, { 'content-type': 'text/plain' }).end('upstream overloaded\n');

@@ -23,13 +23,22 @@ export interface TestUpstream {
   close(): Promise<void>;
 }
 
-/** A real HTTP server on 127.0.0.1:0 that plays a scripted upstream. */
-export async function startTestUpstream(handler: UpstreamHandler): Promise<TestUpstream> {
+/**
+ * A real HTTP server on 127.0.0.1:0 that plays a scripted upstream. With `modelList`, it answers
+ * `GET …/models` itself, as vLLM does, with no model: neither recorded nor handed to `handler`
+ * (the gateway asks it for a model name no tool-parser rule matches, gateway/model-parents.ts).
+ */
+export async function startTestUpstream(handler: UpstreamHandler, options: { modelList?: boolean } = {}): Promise<TestUpstream> {
   const requests: RecordedRequest[] = [];
   const requestSockets: Socket[] = [];
   const closedSockets = new WeakMap<Socket, Promise<void>>();
   let connections = 0;
   const server = createServer((req, res) => {
+    if (options.modelList && req.method === 'GET' && req.url?.endsWith('/models')) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"object":"list","data":[]}');
+      return;
+    }
     requestSockets.push(req.socket);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -77,13 +86,16 @@ export function startSseUpstream(stream: string, cuts: number[] = []): Promise<T
 
 /** An upstream that decodes forever, one token every 10 ms, until its client goes away. */
 export function startEndlessUpstream(): Promise<TestUpstream> {
-  return startTestUpstream(async (_req, res) => {
-    sseHeaders(res);
-    for (let i = 0; !res.destroyed && !res.socket?.destroyed; i++) {
-      res.write(vllmChunk({ content: `t${i} ` }));
-      await pause(10);
-    }
-  });
+  return startTestUpstream(
+    async (_req, res) => {
+      sseHeaders(res);
+      for (let i = 0; !res.destroyed && !res.socket?.destroyed; i++) {
+        res.write(vllmChunk({ content: `t${i} ` }));
+        await pause(10);
+      }
+    },
+    { modelList: true },
+  );
 }
 
 export function sseHeaders(res: ServerResponse): void {
