@@ -137,6 +137,7 @@ async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, fa
     upstreamMessages: parsed.format === 'mistral' ? withMistralToolCallIds : undefined,
     tools,
     observations: ctx.config.observations,
+    maxObservationChars: ctx.config.maxObservationChars,
     createParser: (round: number) => buildParser(choice, ctx.config, { callIdPrefix: callIdPrefix(round), requestTools: request.tools, lineFields: lineFieldsOf(tools), pythonTool }),
     callIdPrefix,
     partialExecution,

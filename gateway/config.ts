@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { UpstreamUrlsSchema } from '../llm-client/upstream-url.ts';
 import { resolveParserFormat } from '../parsers/format-names.ts';
 import { normaliseOrigin } from './cors.ts';
+import { DEFAULT_MAX_OBSERVATION_CHARS } from './observation-cap.ts';
 
 /** maxQueuedRequests when only maxConcurrentRequests is set. */
 export const DEFAULT_MAX_QUEUED_REQUESTS = 256;
@@ -171,6 +172,12 @@ const gatewayConfigFields = z.strictObject({
    * executes always use `tool` messages (their results come back by id).
    */
   observations: z.enum(['tool', 'user']).default('tool'),
+  /**
+   * The longest a tool result the model is shown may be, in characters; a longer one loses its
+   * middle (gateway/observation-cap.ts), so a tool that prints a lot cannot push the next round's
+   * prompt past the model's context. The client's `data` and the tool's live output are whole.
+   */
+  maxObservationChars: z.number().int().min(200).default(DEFAULT_MAX_OBSERVATION_CHARS),
 });
 
 /** Gateway configuration: validated once at start-up, plain data afterwards. */

@@ -2,6 +2,7 @@ import { ClientAbortedError, thrownMessage } from '../core/errors.ts';
 import type { Piece } from '../parsers/parser-events.ts';
 import type { ToolExecution, ToolPlugin, ToolProgress, ToolResult } from '../plugins/plugin-types.ts';
 import { ProgressBudget } from './progress-budget.ts';
+import { capObservation } from './observation-cap.ts';
 import type { Timeline } from './timeline.ts';
 
 export interface CallOutcome {
@@ -28,6 +29,8 @@ export interface DispatcherOptions {
    * for a request that then fails without reporting it.
    */
   rejectFailsRequest?: boolean;
+  /** A result's content past this many characters loses its middle before the model sees it (capObservation). */
+  maxObservationChars?: number;
 }
 
 interface CallState {
@@ -238,7 +241,8 @@ export class Dispatcher {
       .catch((err: unknown): ToolResult => ({ ok: false, content: `error: ${name} failed: ${errorMessage(err)}` }))
       .then((result) => {
         this.opts.timeline.mark('tool-end', { round: this.opts.round, callId, detail: result.ok ? 'ok' : 'error' });
-        return { callId, name, args, result };
+        const max = this.opts.maxObservationChars;
+        return { callId, name, args, result: max === undefined ? result : capObservation(result, max) };
       });
   }
 

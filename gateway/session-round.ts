@@ -6,6 +6,7 @@ import type { ChatMessage } from './chat-request-schema.ts';
 import { ClientCalls, type ClientToolCall } from './client-calls.ts';
 import { Dispatcher, type CallOutcome } from './dispatcher.ts';
 import { RoundParser } from './round-parser.ts';
+import { DEFAULT_MAX_OBSERVATION_CHARS } from './observation-cap.ts';
 import type { ClientFlow, SessionOptions, Usage } from './session.ts';
 import { upstreamBody } from './upstream-body.ts';
 
@@ -107,6 +108,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
         onProgress: (call, progress) => onEvent({ type: 'tool-progress', ...call, progress }),
         onReject: (call, reason) => rejectCall(call, reason),
         rejectFailsRequest: opts.onToolReject === 'error',
+        maxObservationChars: opts.maxObservationChars ?? DEFAULT_MAX_OBSERVATION_CHARS,
       });
       const clientCalls = new ClientCalls(onEvent, { holdUntilValid: opts.clientToolValidator !== undefined, indices: inputs.clientCallIndices });
       const parser = new RoundParser({

@@ -1,3 +1,4 @@
+import { UpstreamResponseError } from '../core/errors.ts';
 import type { ChatCompletionPump } from '../llm-client/pump-chat-completion.ts';
 import type { ReplicaAffinity } from '../llm-client/upstream-replicas.ts';
 import type { ToolCallParser } from '../parsers/parser-events.ts';
@@ -81,6 +82,8 @@ export interface SessionOptions {
   tools: ReadonlyMap<string, ToolPlugin>;
   /** How tool results go back to the model (GatewayConfig `observations`); default `tool`. */
   observations?: 'tool' | 'user';
+  /** The longest tool result the model is shown (GatewayConfig `maxObservationChars`); default DEFAULT_MAX_OBSERVATION_CHARS. */
+  maxObservationChars?: number;
   createParser: (round: number) => ToolCallParser;
   /**
    * The start of the ids of a round's calls (`call_…_r2_`), which the parser numbers on; also the
@@ -161,6 +164,8 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
         emitContent(text);
       },
       clientCallIndices,
+    }).catch((err: unknown) => {
+      throw round > 1 ? refusedAfterTools(err, round) : err;
     });
     if (out.usage) usage = sumUsage(usage, out.usage);
     spent += out.usage?.completion_tokens ?? out.deltas;
@@ -186,6 +191,18 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
     if (round >= opts.maxRounds) return done('length', 'max_tool_rounds');
     if (budget !== undefined && spent >= budget) return done('length', 'length');
   }
+}
+
+/**
+ * A later round's prompt is the client's messages plus what the gateway appended (its tools'
+ * results): the upstream's 400 for it ("your request has 33000 input tokens, reduce the length
+ * of the input messages") must say so, or it sends the client after a request it did not make.
+ */
+function refusedAfterTools(err: unknown, round: number): unknown {
+  if (!(err instanceof UpstreamResponseError) || err.status !== 400) return err;
+  const before = round === 2 ? 'round 1' : `rounds 1-${round - 1}`;
+  const message = `round ${round} of this request, whose prompt is your messages plus the tool calls and results of ${before}, was refused by the upstream: ${err.message}`;
+  return new UpstreamResponseError(err.status, message, err.param, err.code);
 }
 
 /** No tokens: where a sum of usages starts. */
