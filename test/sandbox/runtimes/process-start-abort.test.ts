@@ -3,44 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PluginProcess } from '../../../sandbox/runtimes/plugin-process.ts';
-import { DEFAULT_PROCESS_LIMITS } from '../../../sandbox/runtimes/process-launch.ts';
-import type { ProcessRecipe } from '../../../sandbox/runtimes/process-pool.ts';
-import { createRuntimePools, type RuntimePools } from '../../../sandbox/runtimes/runtime-pools.ts';
 import { eventually, leftovers, sandboxUids } from './runtime-test-helpers.ts';
+import { bareRecipe, neverReady, STARTING, startingPools } from './starting-children.ts';
 
 // A start-up that ends before the process is handed out: the call it was for is aborted, or the
 // start-up itself failed (aborted, timed out) with the child's `ready` already on its way.
-const STARTING = 'starting up';
-
-/** A child that announces itself on stderr and then never says `ready` (a slow or hung start-up). */
-const neverReady = ['/usr/bin/python3', '-c', `import sys, time\nsys.stderr.write(${JSON.stringify(`${STARTING}\n`)})\nsys.stderr.flush()\ntime.sleep(600)`];
-
-const recipe = (argv: string[]): ProcessRecipe => ({
-  key: `start-abort-test\n${argv.join('\0')}`,
-  label: 'start abort test',
-  argv,
-  readOnlyPaths: [],
-  limits: DEFAULT_PROCESS_LIMITS,
-  dataMb: DEFAULT_PROCESS_LIMITS.memoryMb,
-  cpuSeconds: null,
-});
-
-let pools: RuntimePools | null = null;
-let output = '';
-
-/** One process slot, and a start-up limit beyond the test's own: only an abort can end these start-ups. */
-function openPools(uidBase: number, sparesPerPlugin: number): RuntimePools {
-  output = '';
-  pools = createRuntimePools({
-    process: { maxProcesses: 1, maxQueue: 1, sparesPerPlugin, uidBase, startupTimeoutMs: 600_000, onOutput: ({ text }) => (output += text) },
-  });
-  return pools;
-}
-
-afterEach(async () => {
-  await pools?.close();
-  pools = null;
-});
+const recipe = (argv: string[]) => bareRecipe('start abort test', argv);
+const pools = startingPools();
+/** One process slot: a call that holds it keeps every other waiting. */
+const openPools = (uidBase: number, sparesPerPlugin: number) => pools.open({ maxProcesses: 1, maxQueue: 1, sparesPerPlugin, uidBase });
 
 describe('a call aborted while its process starts', () => {
   it('frees its process slot at once: its cold start is killed, not awaited', async () => {
@@ -52,7 +23,7 @@ describe('a call aborted while its process starts', () => {
       (l) => ({ leased: l.proc.pid }),
       (err: unknown) => (err instanceof Error ? err.message : String(err)),
     );
-    expect(await eventually(() => output.includes(STARTING), 2000)).toBe(true);
+    expect(await eventually(() => pools.output().includes(STARTING), 2000)).toBe(true);
     controller.abort('request aborted');
     expect(await lease).toMatch(/did not start: request aborted/);
     expect(own.process.stats.running).toBe(0);
@@ -62,7 +33,7 @@ describe('a call aborted while its process starts', () => {
   it('frees its process slot at once when it waits for a spare still coming up; the spare stays for the next call', async () => {
     const own = openPools(1_900_730_000, 1);
     own.process.warm(recipe(neverReady));
-    expect(await eventually(() => output.includes(STARTING), 2000)).toBe(true);
+    expect(await eventually(() => pools.output().includes(STARTING), 2000)).toBe(true);
     const controller = new AbortController();
     const lease = own.process.acquire(recipe(neverReady), controller.signal).then(
       (l) => ({ leased: l.proc.pid }),
@@ -72,7 +43,7 @@ describe('a call aborted while its process starts', () => {
     expect(await lease).toBe('request aborted');
     expect(own.process.stats).toEqual({ running: 0, queued: 0, spares: 1 });
     // No process was started for the call: the one starting is the spare, which close() takes.
-    expect(output.split(STARTING).length - 1).toBe(1);
+    expect(pools.output().split(STARTING).length - 1).toBe(1);
   });
 });
 
