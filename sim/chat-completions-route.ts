@@ -31,7 +31,7 @@ function toolCallsStream(reply: string): ToolCallsStream | undefined {
 
 function startCompletion(ctx: SimContext, body: ChatCompletionRequest, res: ServerResponse): void {
   const selected = selectScenario(ctx, body);
-  const prompt = promptTokenIds(body.messages);
+  const prompt = promptTokenIds(body.messages, body.tools);
   const promptTokens = prompt.length;
   const reply = ctx.scenarios.reply(body.messages, selected).text;
   const plan = sequencePlan(ctx, body, { promptTokenIds: prompt, outputTokenIds: encodeText(reply), inputField: 'messages' });

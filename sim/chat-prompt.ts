@@ -3,7 +3,9 @@ import { contentText, type ChatMessageLike } from './scenario-matcher.ts';
 
 /**
  * The prompt's token ids, from a simplified Mistral-Instruct template:
- * `<s>[INST] system\n\nuser [/INST]assistant</s>[INST] ... [/TOOL_RESULTS] tool [/TOOL_RESULTS]`.
+ * `<s>[INST] system\n\nuser [/INST]assistant</s>[INST] ... [/TOOL_RESULTS] tool [/TOOL_RESULTS]`,
+ * with the request's tools as `[AVAILABLE_TOOLS] [...][/AVAILABLE_TOOLS]` before the last user
+ * turn, where Mistral's v3 template puts them: a request with tools prefills their schemas too.
  * Its length is the prefill and the usage; its ids key the prefix cache, so a conversation resent
  * with one more turn shares every token before that turn. The template need not be byte-exact.
  *
@@ -11,13 +13,15 @@ import { contentText, type ChatMessageLike } from './scenario-matcher.ts';
  * again: encodeText's cache keeps a long tool output from blocking the event loop (and the
  * engine's step timer) on every round.
  */
-export function promptTokenIds(messages: readonly ChatMessageLike[]): number[] {
+export function promptTokenIds(messages: readonly ChatMessageLike[], tools?: readonly unknown[] | null): number[] {
   const ids: number[] = [BOS_TOKEN_ID];
   const add = (text: string) => {
     for (const id of encodeText(text)) ids.push(id);
   };
+  let lastUser = messages.length - 1;
+  while (lastUser >= 0 && messages[lastUser]!.role !== 'user') lastUser--;
   let pendingSystem = '';
-  for (const message of messages) {
+  for (const [index, message] of messages.entries()) {
     const text = contentText(message.content);
     switch (message.role) {
       case 'system':
@@ -25,6 +29,7 @@ export function promptTokenIds(messages: readonly ChatMessageLike[]): number[] {
         pendingSystem += `${text}\n\n`;
         break;
       case 'user':
+        if (index === lastUser && tools != null && tools.length > 0) add(`[AVAILABLE_TOOLS] ${JSON.stringify(tools)}[/AVAILABLE_TOOLS]`);
         add('[INST] ');
         add(pendingSystem + text);
         add(' [/INST]');

@@ -25,6 +25,8 @@ const tokenizeRequestSchema = z.union([
   z.looseObject({
     model: z.string().nullish(),
     messages: z.array(chatMessageSchema),
+    /** As on chat: their schemas are part of the prompt (vLLM's TokenizeChatRequest takes them too). */
+    tools: z.array(z.unknown()).nullish(),
     // Taken and ignored: the model is served as with --tokenizer-mode mistral, whose chat template
     // gives token ids (BOS included) that no flag adds to.
     add_special_tokens: z.boolean().nullish(),
@@ -48,7 +50,7 @@ export async function handleTokenize(ctx: SimContext, req: IncomingMessage, res:
   if (body === undefined) return;
   try {
     checkModel(ctx, body.model);
-    const tokens = isTextPrompt(body) ? textPromptTokenIds(body.prompt, body.add_special_tokens) : promptTokenIds(body.messages);
+    const tokens = isTextPrompt(body) ? textPromptTokenIds(body.prompt, body.add_special_tokens) : promptTokenIds(body.messages, body.tools);
     sendJson(res, 200, {
       count: tokens.length,
       max_model_len: ctx.engine.profile.maxModelLen,

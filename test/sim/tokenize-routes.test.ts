@@ -48,6 +48,26 @@ describe('POST /tokenize', () => {
     expect(tokenized.tokens[0]).toBe(BOS_TOKEN_ID);
   });
 
+  it("prefills a request's tools before its last user turn, as Mistral's template puts them, and counts them the same on both routes", async () => {
+    const tools = [{ type: 'function', function: { name: 'calculator', description: 'Evaluates arithmetic.', parameters: { type: 'object', properties: { expression: { type: 'string' } } } } }];
+    const messages = [
+      { role: 'user', content: 'say hello' },
+      { role: 'assistant', content: 'Hello world!' },
+      { role: 'user', content: 'say hello' },
+    ];
+    const count = async (body: Record<string, unknown>) => ((await (await post('/tokenize', { messages, ...body })).json()) as { count: number; tokens: number[] });
+    const without = await count({});
+    const withTools = await count({ tools });
+    const block = encodeText(`[AVAILABLE_TOOLS] ${JSON.stringify(tools)}[/AVAILABLE_TOOLS]`);
+    expect(withTools.count).toBe(without.count + block.length);
+    // Before the last [INST], after the turns before it: those stay a shared prefix with a request without tools.
+    const lastInst = without.tokens.lastIndexOf(encodeText('[INST] ')[0]!);
+    expect(withTools.tokens.slice(0, lastInst)).toEqual(without.tokens.slice(0, lastInst));
+    expect(withTools.tokens.slice(lastInst, lastInst + block.length)).toEqual(block);
+    const completion = (await (await postChat(sim.url, { messages, tools, max_tokens: 1 })).json()) as { usage: { prompt_tokens: number } };
+    expect(completion.usage.prompt_tokens).toBe(withTools.count);
+  });
+
   it('answers an unknown model with 404 and a body with neither prompt nor messages with 400', async () => {
     expect((await post('/tokenize', { model: 'nope', prompt: 'x' })).status).toBe(404);
     expect((await post('/tokenize', { model: 'sim-hello', prompt: 'x' })).status).toBe(200);
