@@ -45,6 +45,8 @@ interface CallState {
   /** Top-level fields decoded so far: what the history shows of a call cut short before its end. */
   decodedFields: Record<string, unknown>;
   outcome?: Promise<CallOutcome>;
+  /** abortAll marked its tool-end (it had no outcome to do so). */
+  abortMarked?: boolean;
   rejected?: string;
   /** A piece hook threw (a plugin bug, not the model's call): the call's error, reported at its end. */
   failed?: string;
@@ -159,7 +161,15 @@ export class Dispatcher {
   }
 
   abortAll(reason: string): void {
-    for (const call of this.calls) abortQuietly(call.execution, reason);
+    for (const call of this.calls) {
+      abortQuietly(call.execution, reason);
+      // A call the decode never finished has no outcome to mark its end: its timeline (the
+      // playground's bars) would show it running on past the request's end.
+      if (call.execution && call.outcome === undefined && !call.abortMarked) {
+        call.abortMarked = true;
+        this.opts.timeline.mark('tool-end', { round: this.opts.round, callId: call.callId, detail: 'aborted' });
+      }
+    }
   }
 
   /** The request is failing: every call not yet answered stops (or never starts) with this reason. */

@@ -45,9 +45,14 @@ describe('a client that goes away mid-stream', () => {
     await eventually(() => !sawCellPids.some(alive), 'every cell process seen mid-call is dead');
 
     const timeline = await getJson(conveyor.gateway.url, `/v1/requests/${requestId}/timeline`);
-    const types = (timeline.json.events as TimelineEvent[]).map((e) => e.type);
+    const events = timeline.json.events as TimelineEvent[];
+    const types = events.map((e) => e.type);
     expect(types).toContain('abort');
     expect(types).not.toContain('decode-end');
+    // The python call the decode never finished ends where the request did, not never.
+    const started = events.filter((e) => e.type === 'tool-start');
+    expect(started).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'tool-end')).toEqual([expect.objectContaining({ callId: started[0]!.callId, detail: 'aborted' })]);
   });
 
   it('leaves the gateway serving the next request', async () => {
