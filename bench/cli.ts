@@ -75,7 +75,8 @@ if (!opts.upstream) {
   try {
     loadTimingProfile(opts.profile);
   } catch (err) {
-    fail(`${(err as Error).message} (shipped: ${shippedProfileNames().join(', ')})`);
+    // The message names the shipped profiles already.
+    fail((err as Error).message);
   }
 }
 // The results folder too, before minutes of measuring that it could not keep.

@@ -56,7 +56,8 @@ describe('npm run bench -- workloads --quick', () => {
 
   it('refuses, in one line and before starting anything, what it could not honour', async () => {
     const attempts = [
-      { args: ['calculator', '--profile', 'no-such-profile'], message: /^bench: timing profile "no-such-profile" not found/ },
+      // The shipped profiles, named once.
+      { args: ['calculator', '--profile', 'no-such-profile'], message: /^bench: timing profile "no-such-profile" not found[^(]*\(looked for [^)]*\); shipped profiles: [^()]*$/ },
       { args: ['sweep', '--runs', '5', '--profile', 'mistral-7b-h100'], message: /^bench: --runs, --profile only set\(s\) up the workloads, and none is named: sweep/ },
       { args: ['calculator', '--model', 'some-model'], message: /^bench: --model names the model of a real upstream/ },
       { args: ['calculator', '--upstream', 'http://127.0.0.1:9/v1', '--sim-tool-call-parser', 'mistral'], message: /^bench: --sim-tool-call-parser sets up the simulator/ },
