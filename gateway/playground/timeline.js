@@ -7,7 +7,9 @@ import { el } from './dom.js';
  * One request's timeline, drawn from the server's own record of it: the events WebSocket
  * (GET /v1/requests/:id/events) replays what the request has had, then sends each event as it
  * happens, with the server's monotonic times. A decode bar runs from the round's start to the end
- * of the upstream decode; a tool bar from the tool's first activity to its result.
+ * of the upstream decode; a tool bar from the tool's start to its result, pale until its first input
+ * (a piece, or the whole call): with partial execution a tool opens as its call begins and then
+ * waits for the model, and that wait is not tool time.
  */
 export class Timeline {
   /**
@@ -18,6 +20,7 @@ export class Timeline {
     this.page = page;
     this.rounds = new Map(); // round → span
     this.calls = new Map(); // callId → span
+    this.inputs = new Map(); // callId → when its first piece (or the whole call) was decoded
     this.spans = [];
     this.firstToken = undefined;
     this.end = undefined;
@@ -101,7 +104,11 @@ export class Timeline {
         break;
       }
       case 'tool-start':
-        this.calls.set(e.callId, this.span(`${e.detail} · ${e.callId}`, 'tool', t, e.round));
+        this.calls.set(e.callId, Object.assign(this.span(`${e.detail} · ${e.callId}`, 'tool', t, e.round), { callId: e.callId }));
+        break;
+      case 'piece':
+      case 'call-end':
+        if (e.callId && !this.inputs.has(e.callId)) this.inputs.set(e.callId, t);
         break;
       case 'tool-end': {
         const call = this.calls.get(e.callId);
@@ -126,15 +133,22 @@ export class Timeline {
     }
   }
 
-  /** Tool seconds spent while the decode of the call's own round was still running. */
+  /** When call `span` had something to work on: its start, or later its first input (sequentially, every input came before the start). */
+  busyFrom(span) {
+    const input = this.inputs.get(span.callId);
+    return input === undefined ? span.start : Math.max(span.start, Math.min(input, span.end ?? input));
+  }
+
+  /** Tool seconds at work (from the first input on), and how many of them while the call's own round still decoded. */
   overlap() {
     let hidden = 0;
     let total = 0;
     for (const call of this.calls.values()) {
       const end = call.end ?? this.now();
-      total += end - call.start;
+      const from = this.busyFrom(call);
+      total += Math.max(0, end - from);
       const decode = this.rounds.get(call.round);
-      if (decode) hidden += Math.max(0, Math.min(end, decode.end ?? this.now()) - call.start);
+      if (decode) hidden += Math.max(0, Math.min(end, decode.end ?? this.now()) - from);
     }
     return { hidden, total };
   }
@@ -149,6 +163,11 @@ export class Timeline {
       bar.style.left = `${(100 * span.start) / total}%`;
       bar.style.width = `${Math.max(0.4, (100 * (end - span.start)) / total)}%`;
       bar.title = `${span.start.toFixed(3)}–${end.toFixed(3)} s`;
+      if (span.callId !== undefined && span.kind === 'tool') {
+        // The wait for the first input, pale: the tool was open, not working.
+        const idle = (100 * (this.busyFrom(span) - span.start)) / Math.max(end - span.start, 0.001);
+        if (idle > 0) bar.style.background = `linear-gradient(to right, var(--tool-idle) ${idle}%, var(--tool) ${idle}%)`;
+      }
       track.append(bar);
       row.append(el('span', 'label', span.label), track);
       return row;

@@ -17,6 +17,10 @@ async function timelineRows(page: Page): Promise<Map<string, { start: number; en
   return new Map(rows.map(([label, title]) => [label.replace(/ · call_\w+$/, ''), interval(title)]));
 }
 
+/** The inline background of the python call's bar ('' when it is the plain tool colour). */
+const pythonBarBackground = (page: Page) =>
+  page.$$eval('#timeline .row', (rows) => (rows.find((r) => r.querySelector('.label')!.textContent!.startsWith('python'))!.querySelector('.bar') as HTMLElement).style.background);
+
 /** Opens the page and waits until it has listed the gateway's models. */
 async function openPlayground(page: Page, gatewayUrl: string): Promise<void> {
   await page.goto(`${gatewayUrl}/`);
@@ -57,6 +61,8 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       expect([...rows.keys()]).toEqual(['round 1 · decode', 'python', 'round 2 · decode']);
       // Partial execution: the tool started long before round 1's decode ended.
       expect(rows.get('python')!.start).toBeLessThan(rows.get('round 1 · decode')!.end);
+      // It opened when the fence did and waited for the first statement: that wait is drawn pale.
+      expect(await pythonBarBackground(page)).toMatch(/^linear-gradient\(to right, var\(--tool-idle\) [\d.]+%, var\(--tool\) [\d.]+%\)$/);
       expect(await page.textContent('#stats')).toMatch(/\d+ prompt \+ \d+ completion tokens · tool time [\d.]+ s, [\d.]+ s of it during the decode/);
 
       // A follow-up carries the tool round in its history: the call, its output, then the answer.
@@ -76,6 +82,8 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       await askSineWave(page);
       const baseline = await timelineRows(page);
       expect(baseline.get('python')!.start).toBeGreaterThanOrEqual(baseline.get('round 1 · decode')!.end);
+      // Sequentially it had every statement when it started: no wait to draw.
+      expect(await pythonBarBackground(page)).toBe('');
       expect(await page.textContent('.turn.assistant .content')).toContain('samples=13 peak=1.000');
       expect(errors).toEqual([]);
     } finally {
