@@ -177,6 +177,12 @@ async function send(prompt) {
   const frame = () => {
     // A later request, or New chat, has the panel now: this run's frames stop drawing into it.
     if (shown !== run) return;
+    // Refused before it began (a bad model, a missing key): there is no timeline to draw.
+    if (run.refused) {
+      ui.timeline.replaceChildren();
+      ui.stats.textContent = '';
+      return;
+    }
     run.render();
     run.timeline.draw();
     // Until the server's request-end arrives (it trails the stream's [DONE] a little), or not at all.
@@ -203,6 +209,7 @@ async function send(prompt) {
       }),
     });
     if (!res.ok) {
+      run.refused = true;
       const body = await res.json().catch(() => ({}));
       throw new Error(body.error?.message ?? `HTTP ${res.status}`);
     }
@@ -218,7 +225,10 @@ async function send(prompt) {
     // Whatever stopped the page reading (a bad chunk, a thrown error) stops the request too, so
     // the gateway does not go on decoding and running tools for an answer nobody reads.
     run.abort.abort();
+    // Not sent again: the next question goes without this turn, and the page says so.
     history.pop();
+    turn.classList.add('left-out');
+    turn.append(el('div', 'note', 'left out of the conversation: it got no answer'));
     // After New chat the run is gone from the page: its end is no news for the new conversation.
     if (shown === run) setStatus(err.name === 'AbortError' ? 'stopped' : `error: ${err.message}`, err.name !== 'AbortError');
     run.bubble.classList.add('failed');

@@ -101,6 +101,8 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       await page.click('#stop');
       await page.waitForSelector('.turn.assistant.finished');
       expect(await page.textContent('#status')).toBe('stopped');
+      // The question stays on the page, marked: the next one is sent without it.
+      expect(await page.textContent('.turn.user.left-out .note')).toBe('left out of the conversation: it got no answer');
       const id = await page.getAttribute('.turn.assistant', 'data-request-id');
       // The gateway hears of it when the connection closes, a moment after the page.
       type Events = Array<{ type: string; detail?: string }>;
@@ -235,6 +237,24 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       expect(await page.textContent('.turn.assistant .content')).toContain('140200');
       expect(await page.textContent('#status')).toMatch(/^done · request chatcmpl-\S+ · the timeline could not follow this request \(events WebSocket refused\)$/);
       expect(await page.getAttribute('#status', 'class')).toContain('error');
+    } finally {
+      await page.close();
+    }
+  }, 90_000);
+
+  it('shows a request the gateway refused as an error, with no timeline left counting', async () => {
+    const page = await browser.newPage();
+    try {
+      await openPlayground(page, conveyor.gateway.url);
+      await page.$eval('#model', (select) => select.append(new Option('no-such-model', 'no-such-model', true, true)));
+      await page.fill('#prompt', 'hello');
+      await page.click('#send');
+      await page.waitForSelector('.turn.assistant.finished');
+      expect(await page.textContent('#status')).toMatch(/^error: /);
+      // Frames went on for seconds after the refusal, showing "elapsed 3.01 s · 0 rounds".
+      await page.waitForTimeout(500);
+      expect(await page.textContent('#stats')).toBe('');
+      expect(await page.$$('#timeline .row')).toHaveLength(0);
     } finally {
       await page.close();
     }
