@@ -40,7 +40,11 @@ const program = new Command()
   .option('--cold-imports', 'workloads: no pre-imports in the Python fork server: each script pays for its imports')
   .option('--out <dir>', 'where result files go', 'bench/results')
   .option('--name <name>', 'result file name (default: the names run, or "all")')
-  .addHelpText('after', '\nsweep, load, overhead and parser-cpu run fixed set-ups of their own (bench/README.md): the workloads: options do not apply to them.');
+  .addHelpText('after', '\nsweep, load, overhead and parser-cpu run fixed set-ups of their own (bench/README.md): the workloads: options do not apply to them.')
+  // Commander's own refusals (an unknown option, a value it rejects) read as this CLI's: one
+  // line, `bench: `, status 2, as fail() answers what it checks itself.
+  .configureOutput({ outputError: (message) => process.stderr.write(`bench: ${message.replace(/^error: /, '').replace(/\n+(?=.)/g, ' ')}`) })
+  .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2));
 
 program.parse();
 const opts = program.opts<{

@@ -62,7 +62,8 @@ describe('npm run bench -- workloads --quick', () => {
       { args: ['calculator', '--model', 'some-model'], message: /^bench: --model names the model of a real upstream/ },
       { args: ['calculator', '--upstream', 'http://127.0.0.1:9/v1', '--sim-tool-call-parser', 'mistral'], message: /^bench: --sim-tool-call-parser sets up the simulator/ },
       { args: ['calculator', '--out', '/dev/null/results'], message: /^bench: --out \/dev\/null\/results: / },
-      { args: ['calculator', '--runs', '2abc'], message: /argument '2abc' is invalid\. expected a whole number from 1 to 1000/ },
+      { args: ['calculator', '--runs', '2abc'], message: /^bench: option '--runs <n>' argument '2abc' is invalid\. expected a whole number from 1 to 1000$/ },
+      { args: ['calculator', '--bogus'], message: /^bench: unknown option '--bogus'$/ },
       { args: ['nonsense'], message: /^bench: unknown name "nonsense": choose from codegen, .*, workloads, all$/ },
       // A folder in the name failed only when the files were written, after the whole run (ENOENT, results lost).
       { args: ['calculator', '--name', 'a/b', '--profile', 'no-such-profile'], message: /^bench: --name "a\/b": a result file name, without a folder/ },
@@ -76,8 +77,10 @@ describe('npm run bench -- workloads --quick', () => {
         (err: { code: number; stderr: string }) => err,
       );
       expect(failed, args.join(' ')).not.toBeNull();
-      expect(failed!.code).toBeGreaterThan(0);
+      // A wrong command line, told before anything runs: status 2, one line, whoever checked it.
+      expect(failed!.code, args.join(' ')).toBe(2);
       expect(failed!.stderr.trim()).toMatch(message);
+      expect(failed!.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
       expect(failed!.stderr).not.toContain('simulator exited');
       expect(failed!.stderr).not.toMatch(/^\s+at /m);
     }
