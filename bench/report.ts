@@ -44,7 +44,8 @@ export function markdownReport(run: BenchRun): string {
     lines.push(`**Interrupted (${run.interrupted.signal}) during ${run.interrupted.during}: only the parts below had finished; ${run.interrupted.during} and what was to follow did not.**`, '');
   }
   for (const f of run.failures ?? []) lines.push(`**${f.part} failed:** ${f.message}`, '');
-  if (run.meta) lines.push(...workloadsTable(run.meta, run.reports));
+  // Every workload failed: the lines above say why, and a table of no rows would say nothing.
+  if (run.meta && run.reports.length > 0) lines.push(...workloadsTable(run.meta, run.reports));
   for (const section of run.sections) lines.push(section.markdown.trim(), '', `(${section.name}: ${section.wallS.toFixed(0)} s)`, '');
   lines.push(`Whole run: ${run.wallS.toFixed(0)} s.`, '');
   return lines.join('\n');

@@ -99,6 +99,7 @@ describe('npm run bench -- workloads --quick', () => {
     expect(failed?.stderr).toMatch(/^bench: workload calculator failed: .*502.*upstream_connection_error/m);
     expect(failed?.stderr).not.toMatch(/^\s+at /m);
     expect(failed?.stdout).toContain('**workload calculator failed:**');
+    expect(failed?.stdout).not.toContain('## Workloads');
     expect(await readdir(empty)).toEqual([]);
   }, 150_000);
 
