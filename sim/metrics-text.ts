@@ -34,6 +34,8 @@ export function renderMetrics(engine: EngineLoop, modelName: string): string {
   metric('vllm:request_success_total', 'counter', 'Count of successfully processed requests.', [
     [`${label},finished_reason="stop"`, c.finishedStop],
     [`${label},finished_reason="length"`, c.finishedLength],
+    // vLLM v1 counts a request its client left (FinishReason.ABORT) here too.
+    [`${label},finished_reason="abort"`, c.abortedSequences],
   ]);
   histogram('vllm:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', stats.ttft);
   histogram('vllm:inter_token_latency_seconds', 'Histogram of inter-token latency in seconds.', stats.interTokenLatency);

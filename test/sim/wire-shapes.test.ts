@@ -249,6 +249,7 @@ describe('other routes', () => {
     expect(text).toMatch(/^vllm:generation_tokens_total\{model_name="mistral-7b-instruct-sim"\} [1-9]\d*\.0$/m);
     expect(text).toMatch(/^vllm:time_to_first_token_seconds_count\{model_name="mistral-7b-instruct-sim"\} [1-9]/m);
     expect(text).toContain('vllm:request_success_total{model_name="mistral-7b-instruct-sim",finished_reason="stop"}');
+    expect(text).toMatch(/^vllm:request_success_total\{model_name="mistral-7b-instruct-sim",finished_reason="abort"\} \d+\.0$/m);
     expect(text).toContain('sim:aborted_sequences_total');
   });
 });
