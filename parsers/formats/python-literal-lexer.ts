@@ -1,18 +1,7 @@
-import { pythonFloatJson, pythonIntJson } from './python-number-json.ts';
+import { parsePythonNumber } from './python-number-literal.ts';
+import { PythonSyntaxError, type PythonToken } from './python-token.ts';
 
-/** A token of the Python literal subset the tool-call formats use (keyword calls of literals). */
-export type PythonToken =
-  | { kind: 'punct'; value: '[' | ']' | '(' | ')' | '{' | '}' | ',' | ':' | '=' | '+' | '-' }
-  | { kind: 'name'; value: string }
-  /**
-   * `json`: the number as `json.dumps` writes it, an int with every digit (`value`, a double,
-   * rounds past 2^53; Python ints are exact), a float in Python's repr (`1.0`, `1e-05`).
-   */
-  | { kind: 'number'; value: number; json: string; float: boolean }
-  | { kind: 'string'; value: string };
-
-/** The text cannot be what it claims to be; `message` says why, in the model's terms. */
-export class PythonSyntaxError extends Error {}
+export { PythonSyntaxError, type PythonToken } from './python-token.ts';
 
 type State = 'idle' | 'name' | 'number' | 'dot' | 'comment' | 'continuation' | 'open1' | 'open2' | 'body' | 'escape' | 'digits';
 
@@ -272,25 +261,6 @@ export class PythonLexer {
   #emit(token: PythonToken): void {
     if (this.#onToken(token) === false) this.#stopped = true;
   }
-}
-
-const DIGITS = String.raw`\d(?:_?\d)*`;
-const INT = /^(?:[1-9](?:_?\d)*|0(?:_?0)*)$/;
-const RADIX_INT = /^0(?:[xX](?:_?[0-9a-fA-F])+|[oO](?:_?[0-7])+|[bB](?:_?[01])+)$/;
-const FLOAT = new RegExp(String.raw`^(?:(?:${DIGITS})?\.${DIGITS}|${DIGITS}\.?)(?:[eE][+-]?${DIGITS})?$`);
-
-function parsePythonNumber(text: string): Extract<PythonToken, { kind: 'number' }> {
-  if (INT.test(text) || RADIX_INT.test(text)) {
-    const digits = text.replaceAll('_', '').toLowerCase();
-    const value = Number(digits);
-    if (!Number.isFinite(value)) throw new PythonSyntaxError(`number ${text} is out of range`);
-    // An id past 2^53 (a snowflake) must reach the client digit for digit, as json.dumps writes it.
-    return { kind: 'number', value, json: Number.isSafeInteger(value) ? String(value) : pythonIntJson(digits), float: false };
-  }
-  if (!(FLOAT.test(text) && /[.eE]/.test(text))) throw new PythonSyntaxError(`invalid number ${JSON.stringify(text)}`);
-  const value = Number(text.replaceAll('_', ''));
-  if (!Number.isFinite(value)) throw new PythonSyntaxError(`number ${text} is out of range`);
-  return { kind: 'number', value, json: pythonFloatJson(value), float: true };
 }
 
 function isNameStart(c: string): boolean {

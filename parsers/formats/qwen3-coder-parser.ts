@@ -1,28 +1,15 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { searchMarkers } from '../marker-search.ts';
 import type { ParserEvent, ToolCallParser } from '../parser-events.ts';
 import { EventOutput } from './event-output.ts';
 import { parseParserOptions } from './parser-options.ts';
-import { setOwn } from './python-value-parser.ts';
+import { Qwen3CoderCall } from './qwen3-coder-call.ts';
+import { Qwen3CoderParserOptionsSchema, type Qwen3CoderParserOptions } from './qwen3-coder-options.ts';
 import { FUNCTION, FUNCTION_END, isName, isSpace, PARAMETER, readFunctionOpener } from './qwen3-function-opener.ts';
-import { convertParameter, parameterTypes, ToolDefinitionSchema } from './schema-typed-value.ts';
-import { XmlParameterValue } from './xml-parameter-value.ts';
+import { parameterTypes } from './schema-typed-value.ts';
+import type { XmlParameterValue } from './xml-parameter-value.ts';
 
-export const Qwen3CoderParserOptionsSchema = z
-  .object({
-    /** Call ids are this prefix plus a per-parser counter (1, 2, …), so they are deterministic. */
-    callIdPrefix: z.string().default('call_'),
-    /** The request's `tools` (OpenAI shape): parameter values are converted to their schema types (else text). */
-    toolDefinitions: z.array(ToolDefinitionSchema).optional(),
-    /**
-     * Tool name → parameter whose value is code ("*" matches any tool): each completed line of
-     * it is also a `line` piece while it streams.
-     */
-    lineFields: z.record(z.string().min(1), z.string().min(1)).default({ python: 'code' }),
-  })
-  .strict();
-
-export type Qwen3CoderParserOptions = z.input<typeof Qwen3CoderParserOptionsSchema>;
+export { Qwen3CoderParserOptionsSchema, type Qwen3CoderParserOptions } from './qwen3-coder-options.ts';
 
 const TOOL_CALL = '<tool_call>';
 const TOOL_CALL_END = '</tool_call>';
@@ -34,14 +21,6 @@ const PROSE_MARKERS = [TOOL_CALL, FUNCTION];
 
 type Mode = 'prose' | 'candidate' | 'bare' | 'function-name' | 'body' | 'parameter-name' | 'value' | 'between';
 
-interface OpenCall {
-  callId: string;
-  name: string;
-  args: Record<string, unknown>;
-  params: number;
-  lineNo: number;
-}
-
 /**
  * Qwen3-Coder's XML tool calls (vLLM's `qwen3_coder` parser):
  * `<tool_call>\n<function=name>\n<parameter=p>\nvalue\n</parameter>\n…</function>\n</tool_call>`.
@@ -52,10 +31,9 @@ interface OpenCall {
  * `<parameter=` or `</function>` after it, and an orphan `</tool_call>` after the call is frame.
  * A parameter value is raw text up to `</parameter>` (or, as vLLM tolerates, the next
  * `<parameter=`, `</function>` or `</tool_call>`), minus one leading and one trailing "\n".
- * At that end marker come a `field` piece {path: [name], value} and a `call-args` fragment:
- * values are converted with the tool's schema types when `toolDefinitions` are given (see
- * convertParameter), else strings; `call-args` is JSON built one parameter at a time,
- * `{"p":value` then `,"q":value` and `}` at the end, since the model's text is not JSON.
+ * At that end marker come a `field` piece {path: [name], value} and a `call-args` fragment
+ * (Qwen3CoderCall): values are converted with the tool's schema types when `toolDefinitions`
+ * are given, else strings, and `call-args` is JSON built one parameter at a time.
  * The `lineFields` parameter of a tool (code) also yields a `line` piece per completed line
  * while it streams; a line is certain once a character after its "\n" is (the value's last
  * "\n" is not its own), and the lines concatenate to the final value.
@@ -78,7 +56,7 @@ class Qwen3CoderParser implements ToolCallParser {
   #held = '';
   /** Text consumed since the last finished call, released as content if the call fails. */
   #raw = '';
-  #call: OpenCall | undefined;
+  #call: Qwen3CoderCall | undefined;
   /** The function or parameter name being read. */
   #name = '';
   #value: XmlParameterValue | undefined;
@@ -232,7 +210,7 @@ class Qwen3CoderParser implements ToolCallParser {
     }
     const name = this.#name;
     this.#name = '';
-    if (this.#mode === 'parameter-name' && Object.hasOwn(this.#call!.args, name)) {
+    if (this.#mode === 'parameter-name' && this.#call!.has(name)) {
       // Plugins already had its first value (ran its code): as a key repeated in JSON arguments.
       this.#raw += input.slice(0, close);
       this.#fail(`parameter ${JSON.stringify(name)} repeated`);
@@ -243,7 +221,7 @@ class Qwen3CoderParser implements ToolCallParser {
       this.#startCall(name);
     } else {
       this.#mode = 'value';
-      this.#value = new XmlParameterValue(name, this.#isLineField(name));
+      this.#value = this.#call!.openParameter(name);
     }
     return input.slice(close + 1);
   }
@@ -252,40 +230,16 @@ class Qwen3CoderParser implements ToolCallParser {
     const found = searchMarkers(input, VALUE_ENDS);
     const certain = found.found ? found.index : final ? input.length : found.holdFrom;
     this.#raw += input.slice(0, certain);
-    for (const line of this.#value!.append(input.slice(0, certain))) this.#line(line);
+    for (const line of this.#value!.append(input.slice(0, certain))) this.#call!.line(line);
     if (!found.found) {
       this.#held = input.slice(certain);
       return '';
     }
     this.#raw += found.marker;
-    this.#endParameter();
+    this.#call!.closeParameter(this.#value!);
+    this.#value = undefined;
     this.#marker(found.marker);
     return input.slice(found.index + found.marker.length);
-  }
-
-  #isLineField(parameter: string): boolean {
-    const name = this.#call!.name;
-    const field = Object.hasOwn(this.#lineFields, name) ? this.#lineFields[name] : this.#lineFields['*'];
-    return field === parameter;
-  }
-
-  #line(text: string): void {
-    const call = this.#call!;
-    call.lineNo += 1;
-    this.#out.event({ type: 'call-piece', callId: call.callId, piece: { kind: 'line', text, lineNo: call.lineNo } });
-  }
-
-  #endParameter(): void {
-    const call = this.#call!;
-    const parameter = this.#value!;
-    this.#value = undefined;
-    const { value: raw, lastLine } = parameter.close();
-    if (lastLine !== undefined) this.#line(lastLine);
-    const { value, json } = convertParameter(raw, this.#types.get(call.name)?.get(parameter.name));
-    setOwn(call.args, parameter.name, value);
-    this.#out.event({ type: 'call-piece', callId: call.callId, piece: { kind: 'field', path: [parameter.name], value } });
-    this.#out.event({ type: 'call-args', callId: call.callId, text: `${call.params === 0 ? '{' : ','}${JSON.stringify(parameter.name)}:${json}` });
-    call.params += 1;
   }
 
   /** A complete marker has been consumed in body, between or value mode. */
@@ -314,16 +268,12 @@ class Qwen3CoderParser implements ToolCallParser {
 
   #startCall(name: string): void {
     this.#calls += 1;
-    const callId = `${this.#prefix}${this.#calls}`;
-    this.#call = { callId, name, args: {}, params: 0, lineNo: 0 };
+    this.#call = new Qwen3CoderCall(`${this.#prefix}${this.#calls}`, name, this.#types.get(name), this.#lineFields, this.#out);
     this.#mode = 'body';
-    this.#out.event({ type: 'call-start', callId, name });
   }
 
   #endCall(): void {
-    const call = this.#call!;
-    this.#out.event({ type: 'call-args', callId: call.callId, text: call.params === 0 ? '{}' : '}' });
-    this.#out.event({ type: 'call-end', callId: call.callId, args: call.args });
+    this.#call!.end();
     this.#call = undefined;
     this.#raw = '';
   }

@@ -17,17 +17,13 @@
 
 import { knownString } from '../known-string.ts';
 import { decodeEscape, hexValue } from './json-lexical-grammar.ts';
-import { scanEvent, type JsonPath, type JsonScanEvent } from './json-scan-event.ts';
-import { JsonStructureScanner, type JsonStructureOptions } from './json-structure-scanner.ts';
+import type { JsonScanEvent } from './json-scan-event.ts';
+import { JsonStringBuilder, type JsonStringOptions } from './json-string-builder.ts';
 
 export type { JsonPath, JsonScanEvent } from './json-scan-event.ts';
 
-export interface IncrementalJsonScannerOptions extends JsonStructureOptions {
-  /** Strings at exactly these paths are also streamed as `line` events. */
-  linePaths?: readonly JsonPath[];
-  /** Stream every string value as `fragment` events too. Default false. */
-  fragments?: boolean;
-}
+/** What to report (JsonStructureOptions) and which strings to stream (JsonStringOptions). */
+export interface IncrementalJsonScannerOptions extends JsonStringOptions {}
 
 /** The states, numbered as in json-structure-scanner.ts (see there); strings are this file's. */
 const S = {
@@ -39,31 +35,17 @@ const S = {
 } as const;
 
 /**
- * The scanner; JsonStructureScanner has everything outside strings, and this class the strings:
- * their characters, escapes, lines and fragments, and the per-token fast paths into them.
+ * The scanner: JsonStructureScanner reads everything outside strings, JsonValueAssembler builds
+ * the values and events, JsonStringBuilder the strings and their lines and fragments; this class
+ * reads the characters of strings (escapes included) and has the per-token fast paths into them.
  */
-export class IncrementalJsonScanner extends JsonStructureScanner {
-  readonly #linePaths: readonly JsonPath[];
-  readonly #fragments: boolean;
-
-  // The string being read (a key or a value), decoded. In line mode, only its completed lines:
-  // the current line is in #line, so each run is appended once, not twice.
-  #str = '';
-  #isKey = false;
+export class IncrementalJsonScanner extends JsonStringBuilder {
+  // The `\uXXXX` escape being read: its value so far, and how many hex digits it has had.
   #unicode = 0;
   #unicodeDigits = 0;
-  #lineMode = false;
-  /** In line mode, the string's path: shared by its line events, which only read it. */
-  #linePath: JsonPath = [];
-  #line = '';
-  #lineNo = 0;
-  /** Length of #str already reported as fragments. */
-  #fragmentFrom = 0;
 
   constructor(options: IncrementalJsonScannerOptions = {}) {
     super(options);
-    this.#linePaths = options.linePaths ?? [];
-    this.#fragments = !!(options.fragments ?? false);
   }
 
   /**
@@ -75,7 +57,7 @@ export class IncrementalJsonScanner extends JsonStructureScanner {
     // Fast path for the commonest write, a token inside a long string value (a code argument):
     // a run with no quote, backslash or control character is appended without entering the
     // state machine. Kept small so that V8 inlines it into the callers' loops.
-    if (this.state === S.STRING && this.#fragments === false) {
+    if (this.state === S.STRING && this.fragments === false) {
       text = knownString(text);
       let i = from;
       while (i < to) {
@@ -84,7 +66,7 @@ export class IncrementalJsonScanner extends JsonStructureScanner {
         i += 1;
       }
       if (i > from) {
-        this.#appendRun(from === 0 && i === text.length ? text : text.slice(from, i));
+        this.appendRun(from === 0 && i === text.length ? text : text.slice(from, i));
         this.consumed += i - from;
       }
       if (i === to) return to;
@@ -110,10 +92,10 @@ export class IncrementalJsonScanner extends JsonStructureScanner {
       const c = text.charCodeAt(i);
       if (c === 34 || c === 92 || c < 32) return c === 92 && this.#writeEscaped(text, i) === true;
     }
-    if (this.#fragments === true) return false;
+    if (this.fragments === true) return false;
     // Raw "\n" cannot occur in a JSON string, so a run never completes a line.
-    if (this.#lineMode === true) this.#line += text;
-    else this.#str += text;
+    if (this.lineMode === true) this.line += text;
+    else this.str += text;
     this.consumed += n;
     return true;
   }
@@ -124,13 +106,13 @@ export class IncrementalJsonScanner extends JsonStructureScanner {
    * (the strings are immutable, so that is a matter of putting back the old ones).
    */
   #writeEscaped(text: string, from: number): boolean {
-    if (this.#fragments === true) return false;
+    if (this.fragments === true) return false;
     text = knownString(text);
     const n = text.length;
     const state0 = this.state;
     // The commonest case: a token that is just the backslash.
     if (from === n - 1 && state0 === S.STRING) {
-      if (from > 0) this.#appendRun(text.slice(0, from));
+      if (from > 0) this.appendRun(text.slice(0, from));
       this.state = S.ESCAPE;
       this.consumed += n;
       return true;
@@ -148,16 +130,16 @@ export class IncrementalJsonScanner extends JsonStructureScanner {
     if (rest === n) {
       const decoded = decodeEscape(text.charCodeAt(escaped));
       if (decoded === undefined) return false;
-      if (from > 0) this.#appendRun(text.slice(0, from));
-      this.#appendDecoded(decoded, this.consumed + escaped + 1);
-      if (escaped + 1 < n) this.#appendRun(text.slice(escaped + 1));
+      if (from > 0) this.appendRun(text.slice(0, from));
+      this.appendDecoded(decoded, this.consumed + escaped + 1);
+      if (escaped + 1 < n) this.appendRun(text.slice(escaped + 1));
       this.state = S.STRING;
       this.consumed += n;
       return true;
     }
-    const str0 = this.#str;
-    const line0 = this.#line;
-    const lineNo0 = this.#lineNo;
+    const str0 = this.str;
+    const line0 = this.line;
+    const lineNo0 = this.lineNo;
     const events0 = this.events;
     const eventCount0 = events0 === undefined ? 0 : events0.length;
     const base = this.consumed;
@@ -168,27 +150,27 @@ export class IncrementalJsonScanner extends JsonStructureScanner {
       if (state === S.ESCAPE) {
         const decoded = decodeEscape(c);
         if (decoded === undefined) return this.#undoEscaped(str0, line0, lineNo0, events0, eventCount0);
-        this.#appendDecoded(decoded, base + i + 1);
+        this.appendDecoded(decoded, base + i + 1);
         state = S.STRING;
         runFrom = i + 1;
       } else if (c === 92) {
-        if (i > runFrom) this.#appendRun(text.slice(runFrom, i));
+        if (i > runFrom) this.appendRun(text.slice(runFrom, i));
         state = S.ESCAPE;
       } else if (c === 34 || c < 32) {
         return this.#undoEscaped(str0, line0, lineNo0, events0, eventCount0);
       }
     }
-    if (state === S.STRING && n > runFrom) this.#appendRun(runFrom === 0 ? text : text.slice(runFrom, n));
+    if (state === S.STRING && n > runFrom) this.appendRun(runFrom === 0 ? text : text.slice(runFrom, n));
     this.state = state;
     this.consumed = base + n;
     return true;
   }
 
-  /** Puts back what #writeEscaped changed (it sets #state and #offset only on success); false. */
+  /** Puts back what #writeEscaped changed (it sets `state` and `consumed` only on success); false. */
   #undoEscaped(str: string, line: string, lineNo: number, events: JsonScanEvent[] | undefined, eventCount: number): boolean {
-    this.#str = str;
-    this.#line = line;
-    this.#lineNo = lineNo;
+    this.str = str;
+    this.line = line;
+    this.lineNo = lineNo;
     if (events === undefined) this.events = undefined;
     else events.length = eventCount;
     return false;
@@ -208,12 +190,12 @@ export class IncrementalJsonScanner extends JsonStructureScanner {
           if (++i === to) break;
           c = text.charCodeAt(i);
         }
-        if (i > runFrom) this.#appendRun(text.slice(runFrom, i));
+        if (i > runFrom) this.appendRun(text.slice(runFrom, i));
         if (i === to) break;
         if (c === 34) {
-          if (this.#isKey && this.repeatsKey(this.#current())) return this.fail(`duplicate key ${JSON.stringify(this.#current())}`, base + i, i);
+          if (this.isKey && this.repeatsKey(this.current())) return this.fail(`duplicate key ${JSON.stringify(this.current())}`, base + i, i);
           i += 1;
-          this.#endString(base + i);
+          this.endString(base + i);
         } else if (c === 92) {
           this.state = S.ESCAPE;
           i += 1;
@@ -230,7 +212,7 @@ export class IncrementalJsonScanner extends JsonStructureScanner {
           const decoded = decodeEscape(c);
           if (decoded === undefined) return this.fail(`invalid escape "\\${text[i]!}"`, base + i, i);
           this.state = S.STRING;
-          this.#appendDecoded(decoded, base + i + 1);
+          this.appendDecoded(decoded, base + i + 1);
         }
         i += 1;
       } else if (state === S.UNICODE) {
@@ -241,7 +223,7 @@ export class IncrementalJsonScanner extends JsonStructureScanner {
         if (++this.#unicodeDigits === 4) {
           this.state = S.STRING;
           // Surrogate pairs need no pairing here: two escaped halves concatenate into the pair.
-          this.#appendDecoded(String.fromCharCode(this.#unicode), base + i);
+          this.appendDecoded(String.fromCharCode(this.#unicode), base + i);
         }
       } else if (state === S.DONE) {
         break;
@@ -251,87 +233,7 @@ export class IncrementalJsonScanner extends JsonStructureScanner {
       }
     }
     this.consumed = base + i;
-    if (this.#fragments && (this.state === S.STRING || this.state === S.ESCAPE || this.state === S.UNICODE)) this.#emitFragment(base + i, true);
+    if (this.fragments && (this.state === S.STRING || this.state === S.ESCAPE || this.state === S.UNICODE)) this.emitFragment(base + i, true);
     return i;
   }
-
-  protected beginString(isKey: boolean): void {
-    this.state = S.STRING;
-    this.#isKey = isKey;
-    this.#str = '';
-    this.#fragmentFrom = 0;
-    this.#lineMode = !isKey && this.#linePaths.length > 0 && this.#isLinePath();
-    if (this.#lineMode) this.#linePath = this.path.slice();
-    this.#line = '';
-    this.#lineNo = 0;
-  }
-
-  /** Whether the current path is one of `linePaths` (a loop: no closure per string). */
-  #isLinePath(): boolean {
-    const linePaths = this.#linePaths;
-    for (let k = 0; k < linePaths.length; k++) if (pathEquals(linePaths[k]!, this.path)) return true;
-    return false;
-  }
-
-  #appendRun(run: string): void {
-    // Raw "\n" cannot occur in a JSON string, so a run never completes a line.
-    if (this.#lineMode === true) this.#line += run;
-    else this.#str += run;
-  }
-
-  #appendDecoded(ch: string, at: number): void {
-    if (!this.#lineMode) {
-      this.#str += ch;
-      return;
-    }
-    this.#line += ch;
-    if (ch === '\n') {
-      this.#lineNo += 1;
-      this.emit(scanEvent('line', this.#linePath, at, undefined, this.#line, this.#lineNo, undefined, undefined));
-      this.#str += this.#line;
-      this.#line = '';
-    }
-  }
-
-  /** The string read so far, decoded. */
-  #current(): string {
-    return this.#lineMode ? this.#str + this.#line : this.#str;
-  }
-
-  #endString(at: number): void {
-    const str = this.#current();
-    this.#str = '';
-    if (this.#isKey) {
-      this.endKey(str, at);
-      return;
-    }
-    this.#emitFragment(at, false, str);
-    if (this.#lineMode && this.#line.length > 0) {
-      this.#lineNo += 1;
-      this.emit(scanEvent('line', this.#linePath, at, undefined, this.#line, this.#lineNo, undefined, undefined));
-    }
-    this.#lineMode = false;
-    this.#line = '';
-    this.endValue(str, at);
-  }
-
-  #emitFragment(at: number, partial: boolean, str = this.#current()): void {
-    if (!this.#fragments || this.#isKey) return;
-    let until = str.length;
-    // Never end a partial fragment between the halves of a surrogate pair.
-    if (partial && until > this.#fragmentFrom && isHighSurrogate(str.charCodeAt(until - 1))) until -= 1;
-    if (until <= this.#fragmentFrom) return;
-    this.emit(scanEvent('fragment', this.path.slice(), at, undefined, str.slice(this.#fragmentFrom, until), undefined, undefined, undefined));
-    this.#fragmentFrom = until;
-  }
-}
-
-function isHighSurrogate(c: number): boolean {
-  return c >= 0xd800 && c <= 0xdbff;
-}
-
-function pathEquals(a: readonly (string | number)[], b: readonly (string | number)[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
