@@ -9,6 +9,7 @@ import { runWorkloads } from './run-workloads.ts';
 import { provenance } from './provenance.ts';
 import { spawnSim } from './sim-process.ts';
 import { loadTimingProfile, shippedProfileNames } from '../sim/timing-profile.ts';
+import { parseUpstreamUrl } from '../llm-client/upstream-url.ts';
 import { TOOL_CALL_PARSERS, type ToolCallParserName } from '../sim/sim-server.ts';
 import { TOOL_PROFILES } from './tool-profiles/tool-profiles.ts';
 import { codegen } from './workloads/codegen.ts';
@@ -81,6 +82,14 @@ if (!opts.upstream) {
   } catch (err) {
     // The message names the shipped profiles already.
     fail((err as Error).message);
+  }
+}
+// A malformed --upstream failed only once the gateways started, as the workloads' failure (exit 1).
+for (const url of opts.upstream?.split(',') ?? []) {
+  try {
+    parseUpstreamUrl(url);
+  } catch (err) {
+    fail(`--upstream: ${(err as Error).message}`);
   }
 }
 // The results folder too, before minutes of measuring that it could not keep.

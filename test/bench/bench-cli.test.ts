@@ -64,6 +64,8 @@ describe('npm run bench -- workloads --quick', () => {
       { args: ['calculator', '--out', '/dev/null/results'], message: /^bench: --out \/dev\/null\/results: / },
       { args: ['calculator', '--runs', '2abc'], message: /^bench: option '--runs <n>' argument '2abc' is invalid\. expected a whole number from 1 to 1000$/ },
       { args: ['calculator', '--bogus'], message: /^bench: unknown option '--bogus'$/ },
+      { args: ['calculator', '--upstream', 'notaurl'], message: /^bench: --upstream: "notaurl" is not a URL/ },
+      { args: ['calculator', '--upstream', 'http://127.0.0.1:9/v1,ftp://x/v1'], message: /^bench: --upstream: "ftp:\/\/x\/v1": an upstream is reached over http:, https: or unix:/ },
       { args: ['nonsense'], message: /^bench: unknown name "nonsense": choose from codegen, .*, workloads, all$/ },
       // A folder in the name failed only when the files were written, after the whole run (ENOENT, results lost).
       { args: ['calculator', '--name', 'a/b', '--profile', 'no-such-profile'], message: /^bench: --name "a\/b": a result file name, without a folder/ },
