@@ -132,13 +132,23 @@ function drawPanel(out: string[], panel: TimelinePanel, top: number): number {
     for (const t of r.rejects) rows.push(`<line x1="${f(x.map(t))}" x2="${f(x.map(t))}" y1="${f(y - 2)}" y2="${f(y + height - LANE_GAP + 2)}" stroke="${COLORS.reject}" stroke-width="2"><title>rejected at ${t.toFixed(0)} ms</title></line>`);
     const endX = x.map(r.endMs);
     rows.push(`<line x1="${f(endX)}" x2="${f(endX)}" y1="${f(y - 2)}" y2="${f(y + height - LANE_GAP + 2)}" stroke="#333333" stroke-dasharray="3 2"/>`);
-    rows.push(`<text x="${f(Math.min(endX + 4, RIGHT - 40))}" y="${f(y + LANE - 3)}" fill="#333333">${esc(`${r.endMs.toFixed(0)} ms`)}</text>`);
+    rows.push(endLabel(`${r.endMs.toFixed(0)} ms`, endX, y));
     y += height + 6;
   }
   const grid = x.ticks.map((t) => `<line x1="${f(x.map(t))}" x2="${f(x.map(t))}" y1="${f(gridTop - 2)}" y2="${f(y)}" stroke="#e4e4e4"/>`);
   const labels = x.ticks.map((t) => `<text x="${f(x.map(t))}" y="${f(y + 14)}" text-anchor="middle" fill="#333333">${esc(tickLabel(t))}</text>`);
   out.push(...grid, ...rows, ...labels, `<text x="${LEFT - 12}" y="${f(y + 14)}" text-anchor="end" fill="#555555">ms since arrival</text>`);
   return y + 14;
+}
+
+/**
+ * A request's total beside its end line: right of it where it fits, else left of it, in the tools
+ * lane (empty by then: the last round is decoding) and on a white ground, never over the last bar.
+ */
+function endLabel(text: string, endX: number, y: number): string {
+  const width = text.length * 6.5;
+  if (endX + 4 + width <= WIDTH - 4) return `<text x="${f(endX + 4)}" y="${f(y + LANE - 3)}" fill="#333333">${esc(text)}</text>`;
+  return `<text x="${f(endX - 4)}" y="${f(y + LANE + LANE_GAP + LANE - 3)}" text-anchor="end" fill="#333333" stroke="#ffffff" stroke-width="3" paint-order="stroke">${esc(text)}</text>`;
 }
 
 function rect(map: (v: number) => number, b: Bar, y: number, fill: string, labelled = false): string {

@@ -192,4 +192,18 @@ describe('timelineChart', () => {
     expect(svg).toContain('python: 801–900 ms (99 ms)');
     expect(svg).toContain('python: 301–900 ms (599 ms)');
   });
+
+  it("writes a request's total left of its end line when the request reaches the axis's end, not over its last bar", () => {
+    // 2000 ms is a tick: the axis ends where the request does.
+    const events = partialRun.map((e) => (e.type === 'request-end' ? { ...e, t: 2000 } : e.type === 'decode-end' && e.round === 2 ? { ...e, t: 1990 } : e));
+    const short = partialRun;
+    const svg = timelineChart({ title: 't', panels: [{ label: 'codegen', requests: [{ label: 'long', events }, { label: 'short', events: short }] }] });
+    const label = (text: string) => new RegExp(`<text x="([\\d.]+)" y="[\\d.]+"([^>]*)>${text}</text>`).exec(svg);
+    const endLine = /<line x1="([\d.]+)" x2="[\d.]+" y1="[\d.]+" y2="[\d.]+" stroke="#333333" stroke-dasharray/.exec(svg)!;
+    const long = label('2000 ms')!;
+    expect(long[2]).toContain('text-anchor="end"');
+    expect(Number(long[1])).toBeLessThan(Number(endLine[1]));
+    // One that ends mid-axis keeps its label right of its line.
+    expect(label('1210 ms')![2]).not.toContain('text-anchor');
+  });
 });
