@@ -38,6 +38,7 @@ export function checkBuiltinDataFiles(config: BuiltinPluginsConfig): BuiltinData
 /** A SQLite file the database plugin can open read-only: there, a file, and a database (SQLite reads the header only on the first statement). */
 export function checkSqliteDatabase(setting: string, file: string): void {
   checkRegularFile(setting, file, '');
+  checkReadableByOthers(setting, file);
   let db;
   try {
     db = openSqlite(file, { readonly: true, fileMustExist: true });
@@ -57,6 +58,19 @@ export function checkSearchIndex(setting: string, file: string): void {
     new SqliteSearchIndex(file).close();
   } catch (err) {
     throw new GatewayConfigError(`${setting}: ${(err as Error).message}${build}`, { cause: err });
+  }
+}
+
+/**
+ * The database plugin runs in a sandboxed process; as root the gateway starts it as a uid of its
+ * own (sandbox/runtimes), which reads the file as "others" do. Root reads a 0600 file fine, so
+ * the check above passed and then every query failed ("unable to open database file"). Its
+ * folder is bound into the sandbox, whose own parent folders anyone may search.
+ */
+function checkReadableByOthers(setting: string, file: string): void {
+  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return;
+  if ((statSync(file).mode & 0o004) === 0) {
+    throw new GatewayConfigError(`${setting}: ${file} is not readable by other users, and the database plugin runs as an unprivileged uid of its own (chmod o+r it)`);
   }
 }
 

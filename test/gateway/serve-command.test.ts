@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import path from 'node:path';
 import { once } from 'node:events';
@@ -338,6 +338,15 @@ describe('conveyor serve (the main job) in its own process', () => {
     expect(await refusedStart(['--config', missingIndex])).toContain(`conveyor: plugins.search.index: no such file ${path.join(folder, 'no-such-index.sqlite')} (build one with \`npm run build:search-index`);
     // A SQLite file that is not a search index (the database tool's sample) would fail every search too.
     expect(await refusedStart(['--plugins', `{"search":{"index":${JSON.stringify(ensureSampleDatabase())}}}`])).toContain('is not a search index (no such table: docs)');
+    // As root, the database plugin's sandbox runs as a uid of its own, which reads a 0600 file as nobody can.
+    if (process.getuid?.() === 0) {
+      const privateDb = path.join(configDir, 'private.sqlite');
+      copyFileSync(ensureSampleDatabase(), privateDb);
+      chmodSync(privateDb, 0o600);
+      expect(await refusedStart(['--plugins', `{"database":{"file":${JSON.stringify(privateDb)}}}`])).toBe(
+        `conveyor: plugins.database.file: ${privateDb} is not readable by other users, and the database plugin runs as an unprivileged uid of its own (chmod o+r it)\n`,
+      );
+    }
   }, 120_000);
 
   it("says where a config file's relative toolModules path was taken from: the file's folder, not the working directory", async () => {
