@@ -1,6 +1,6 @@
 import { existsSync, lstatSync, readdirSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, sep } from 'node:path';
+import { basename, dirname, join, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -96,21 +96,39 @@ export function sandboxReadPaths(gatewayRoot: string, moduleUrl?: string, extra:
  * and follows symlinks (`npm link`, a node_modules shared between projects) to their targets.
  * The gateway sees those files; a sandbox that bound only the plugin's folder did not, and every
  * call failed with "Cannot find package 'zod'" after a start-up that had loaded the module fine.
+ *
+ * What a link may widen the sandbox to is bounded, since a link can point anywhere (`evil -> /`):
+ * a `node_modules` is granted only if it is one (by name), a linked package only if it is one
+ * (it has a package.json), and never a folder holding the gateway, the plugin or the home folder.
+ * A `node_modules` under a sticky, world-writable folder (`/tmp/node_modules`) is anyone's to
+ * plant, so it is not looked at.
  */
 function outsideDependencies(root: string, granted: readonly string[]): string[] {
   const found: string[] = [];
-  const covered = (path: string) => [...granted, ...found].some((g) => path === g || path.startsWith(g.endsWith(sep) ? g : g + sep));
+  const inside = (path: string, folder: string) => path === folder || path.startsWith(folder.endsWith(sep) ? folder : folder + sep);
+  const guarded = [root, ...granted, ...(process.env['HOME'] ? [process.env['HOME']] : [])];
   const add = (path: string) => {
-    if (!covered(path)) found.push(path);
+    if ([...granted, ...found].some((g) => inside(path, g))) return;
+    if (guarded.some((g) => inside(g, path))) return;
+    found.push(path);
   };
   for (let dir = root; ; dir = dirname(dir)) {
-    const modules = join(dir, 'node_modules');
-    const real = realOrNull(modules);
-    if (real !== null) {
-      add(real);
-      for (const link of symlinkedPackages(real)) add(link);
+    const modules = realOrNull(join(dir, 'node_modules'));
+    if (modules !== null && basename(modules) === 'node_modules' && !isShared(dir)) {
+      add(modules);
+      for (const link of symlinkedPackages(modules)) if (existsSync(join(link, 'package.json'))) add(link);
     }
     if (dirname(dir) === dir) return found;
+  }
+}
+
+/** Sticky and writable by everyone, as /tmp: what is in it may be anyone's. */
+function isShared(dir: string): boolean {
+  try {
+    const mode = lstatSync(dir).mode;
+    return (mode & 0o1000) !== 0 && (mode & 0o002) !== 0;
+  } catch {
+    return true;
   }
 }
 

@@ -72,6 +72,28 @@ describe('a plugin whose packages resolve outside its folder', () => {
     expect(paths.filter((p) => p.startsWith(`${GATEWAY_ROOT}/`))).toEqual([]);
   });
 
+  it('never widens the sandbox to what a link points at that is no package, to a folder holding the gateway or the plugin, or to a node_modules anyone may plant', () => {
+    const plugin = path.join(dir, 'hostile', 'sticky', 'proj', 'plugin');
+    mkdirSync(path.join(plugin, 'node_modules', '@s'), { recursive: true });
+    writeFileSync(path.join(plugin, 'package.json'), '{}');
+    symlinkSync('/', path.join(plugin, 'node_modules', 'evil'));
+    symlinkSync('/etc', path.join(plugin, 'node_modules', '@s', 'x'));
+    // A package.json there does not make the gateway's parent folder a package to grant.
+    symlinkSync(path.dirname(GATEWAY_ROOT), path.join(plugin, 'node_modules', 'up'));
+    // A sticky, world-writable folder (as /tmp) whose node_modules another user could have planted.
+    const sticky = path.join(dir, 'hostile', 'sticky');
+    mkdirSync(path.join(sticky, 'node_modules', 'planted'), { recursive: true });
+    writeFileSync(path.join(sticky, 'node_modules', 'planted', 'package.json'), '{}');
+    chmodSync(sticky, 0o1777);
+    const paths = sandboxReadPaths(GATEWAY_ROOT, pathToFileURL(path.join(plugin, 'p.mjs')).href);
+    expect(paths).not.toContain('/');
+    expect(paths).not.toContain('/etc');
+    expect(paths).not.toContain(path.dirname(GATEWAY_ROOT));
+    expect(paths).not.toContain(path.join(sticky, 'node_modules'));
+    // What is left: the gateway, Node, the plugin's own folder (its node_modules inside it).
+    expect(paths.every((p) => p === plugin || p === GATEWAY_ROOT || p === path.dirname(path.dirname(process.execPath)))).toBe(true);
+  });
+
   it('runs in a sandboxed process, where every import resolves as it did in the gateway', async () => {
     const url = pathToFileURL(path.join(dir, 'app', 'plugin', 'plugin.ts')).href;
     const tool = toolFromPlugin(await loadPluginModule(url), { moduleUrl: url, pools });
