@@ -73,7 +73,8 @@ const samplingFields = {
   top_p: optional(numberIn(0, 1)),
   presence_penalty: optional(numberIn(-2, 2)),
   frequency_penalty: optional(numberIn(-2, 2)),
-  seed: optional(z.number({ error: 'must be an integer' }).int('must be an integer')),
+  // Any integer, 64-bit seeds included (vLLM takes the int64 range): zod's .int() stops at 2^53.
+  seed: optional(z.number({ error: 'must be an integer' }).refine(Number.isInteger, 'must be an integer')),
   stop: optional(z.union([z.string(), z.array(z.string())], { error: 'must be a string or an array of strings' })),
   // Token id → bias; vLLM clamps the bias to OpenAI's -100..100 and checks the ids against its vocabulary.
   logit_bias: optional(z.record(z.string(), z.number({ error: 'must be a number' }), { error: 'must be an object mapping token ids to numbers' })),

@@ -15,15 +15,18 @@ const LOOKUP_TIMEOUT_MS = 2_000;
  * models the same way). A request for `my-sql-lora` writes tool calls in its base model's format,
  * so when no `toolParsers` rule matches the adapter's own name, its parent's name is tried.
  *
- * Asked only for names no rule matches, so the common request never waits on it; one `/models`
- * answer serves every request for `FRESH_MS`, and concurrent asks share one look-up. A failed
- * look-up is no parent (the default format), never a failed request.
+ * Asked only for names no rule matches, so the common request never waits on it; only the first
+ * such request waits (at most LOOKUP_TIMEOUT_MS, every replica asked at once), and concurrent asks
+ * share that look-up. After it, an answer older than `FRESH_MS` is served while a new one is
+ * fetched behind it. A failed look-up is no parent (the default format), never a failed request.
  */
 export class ModelParents {
   readonly #upstream: GatewayConfig['upstream'];
   readonly #now: () => number;
   #parents: ReadonlyMap<string, string> = new Map();
   #until = -Infinity;
+  /** The first look-up is over (answered or not): later ones refresh behind the requests. */
+  #asked = false;
   #lookup: Promise<void> | undefined;
 
   constructor(upstream: GatewayConfig['upstream'], now: () => number = () => performance.now()) {
@@ -36,30 +39,34 @@ export class ModelParents {
     if (this.#now() >= this.#until) {
       this.#lookup ??= this.#refresh().finally(() => {
         this.#lookup = undefined;
+        this.#asked = true;
       });
-      await this.#lookup;
+      if (!this.#asked) await this.#lookup;
     }
     return this.#parents.get(model);
   }
 
   async #refresh(): Promise<void> {
     const { baseUrl, apiKey, timeouts } = this.#upstream;
+    const totalMs = Math.min(timeouts.totalMs ?? Infinity, LOOKUP_TIMEOUT_MS);
     // Replicas serve the same models: the first that answers speaks for all.
-    for (const url of typeof baseUrl === 'string' ? [baseUrl] : baseUrl) {
-      try {
-        const list = await listModels({ baseUrl: url, apiKey, timeouts: { ...timeouts, totalMs: Math.min(timeouts.totalMs ?? Infinity, LOOKUP_TIMEOUT_MS) } });
-        const parents = new Map<string, string>();
-        for (const entry of list.data) {
-          const parent = entry['parent'];
-          if (typeof parent === 'string' && parent !== '' && parent !== entry.id) parents.set(entry.id, parent);
-        }
-        this.#parents = parents;
-        this.#until = this.#now() + FRESH_MS;
-        return;
-      } catch {
-        // The next replica, or no parents for a while.
+    // Once one has answered, the others' requests are dropped rather than left to their time limit.
+    const done = new AbortController();
+    const asks = (typeof baseUrl === 'string' ? [baseUrl] : baseUrl).map((url) => listModels({ baseUrl: url, apiKey, timeouts: { ...timeouts, totalMs }, signal: done.signal }));
+    try {
+      const list = await Promise.any(asks);
+      const parents = new Map<string, string>();
+      for (const entry of list.data) {
+        const parent = entry['parent'];
+        if (typeof parent === 'string' && parent !== '' && parent !== entry.id) parents.set(entry.id, parent);
       }
+      this.#parents = parents;
+      this.#until = this.#now() + FRESH_MS;
+    } catch {
+      // No replica answered: no parents for a while (those known before stay).
+      this.#until = this.#now() + FAILED_MS;
+    } finally {
+      done.abort();
     }
-    this.#until = this.#now() + FAILED_MS;
   }
 }

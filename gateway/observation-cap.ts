@@ -15,13 +15,14 @@ export const DEFAULT_MAX_OBSERVATION_CHARS = 20_000;
 export function capObservation(result: ToolResult, max: number): ToolResult {
   const content = result.content;
   if (content.length <= max) return result;
-  const note = `\n[… ${(content.length - max).toLocaleString('en-US')} characters of this output cut …]\n`;
-  const keep = Math.max(0, max - note.length);
+  const note = (cut: number) => `\n[… ${cut.toLocaleString('en-US')} characters of this output cut …]\n`;
+  // Room for the note with the longest count it could say; the count written is what went.
+  const keep = Math.max(0, max - note(content.length).length);
   // Never between the two halves of a surrogate pair: a lone half is not text a tokenizer takes.
   const head = withinPair(content, Math.ceil(keep / 2)) ? Math.ceil(keep / 2) - 1 : Math.ceil(keep / 2);
   let from = content.length - (keep - Math.ceil(keep / 2));
   if (withinPair(content, from)) from += 1;
-  return { ...result, content: `${content.slice(0, head)}${note}${from < content.length ? content.slice(from) : ''}` };
+  return { ...result, content: `${content.slice(0, head)}${note(from - head)}${from < content.length ? content.slice(from) : ''}` };
 }
 
 /** Whether `at` falls between a high and a low surrogate. */

@@ -33,7 +33,12 @@ export const samplingRequestFields = {
   repetition_penalty: z.number().nullish(),
   // Output is deterministic, so unused; typed so that a seed pydantic refuses (a fraction, a word)
   // is a 400 here too. Stricter than pydantic on numeric strings ("42"), like the fields above.
-  seed: z.number().int().nullish(),
+  // vLLM's bound is int64's (torch.long); zod's .int() stopped at 2^53, refusing the random 64-bit
+  // seeds clients draw. A double cannot hold 2^63 - 1, which reads as 2^63: hence <=.
+  seed: z
+    .number()
+    .refine((v) => Number.isInteger(v) && Math.abs(v) <= 2 ** 63, 'Input should be a valid integer between -2^63 and 2^63-1')
+    .nullish(),
   /**
    * Checked as vLLM's pydantic model checks its `type`, but not applied: the scripted reply is
    * what it is, whatever format is asked for.

@@ -151,10 +151,10 @@ describe('npm run bench -- workloads --quick', () => {
     }, 150_000);
   }
 
-  it('exits after a gateway that cannot start (a malformed --upstream) instead of hanging on the stands that did', async () => {
+  it('exits after a gateway that cannot start (a replica listed twice) instead of hanging on the stands that did', async () => {
     const empty = suiteTempDir('conveyor-bench-bad-upstream-');
     // Two workloads: one stand's failure must close the other's gateway and both search API stand-ins.
-    const failed = await run(process.execPath, ['--import', 'tsx', 'bench/cli.ts', 'calculator', 'search', '--runs', '1', '--upstream', 'not-a-url', '--out', empty], {
+    const failed = await run(process.execPath, ['--import', 'tsx', 'bench/cli.ts', 'calculator', 'search', '--runs', '1', '--upstream', 'http://127.0.0.1:9/v1,http://127.0.0.1:9/v1', '--out', empty], {
       cwd: root,
       timeout: 60_000,
     }).then(
@@ -163,7 +163,7 @@ describe('npm run bench -- workloads --quick', () => {
     );
     expect(failed?.signal ?? null).toBeNull();
     expect(failed?.code).toBe(1);
-    expect(failed?.stderr).toMatch(/^bench: workloads failed: invalid gateway configuration: .*"not-a-url" is not a URL/m);
+    expect(failed?.stderr).toMatch(/^bench: workloads failed: invalid gateway configuration: .*a replica is listed twice/m);
     expect(await readdir(empty)).toEqual([]);
   }, 90_000);
 });

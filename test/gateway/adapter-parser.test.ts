@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConveyorHandle } from '../../gateway/start-conveyor.ts';
 import { ModelParents } from '../../gateway/model-parents.ts';
-import { startTestConveyor } from '../support/conveyor-fixture.ts';
+import { eventually, startTestConveyor } from '../support/conveyor-fixture.ts';
 import { postJson } from '../support/sse-client.ts';
 
 interface Completion {
@@ -67,7 +67,7 @@ describe('ModelParents', () => {
 
   const upstream = (baseUrl: string | string[]) => ({ baseUrl, timeouts: { connectMs: 1000, headersMs: 1000, firstTokenMs: 1000, idleMs: 1000 } }) as never;
 
-  it('asks the upstream once for many concurrent requests, and again only when its answer is stale', async () => {
+  it('asks the upstream once for many concurrent requests, and again only when its answer is stale, behind the requests', async () => {
     let now = 0;
     const parents = new ModelParents(upstream(url), () => now);
     const before = asked;
@@ -75,8 +75,43 @@ describe('ModelParents', () => {
     expect(await parents.parentOf('sql-lora')).toBe('base-7b');
     expect(asked).toBe(before + 1);
     now += 60_000;
+    // Stale: answered from what it knows at once, while a new look-up runs.
+    const stale = parents.parentOf('sql-lora');
+    expect(await stale).toBe('base-7b');
+    await eventually(() => asked === before + 2, 'the stale answer is refreshed');
     expect(await parents.parentOf('sql-lora')).toBe('base-7b');
     expect(asked).toBe(before + 2);
+  });
+
+  it('asks every replica at once: one that hangs does not hold the request past the one that answers', async () => {
+    // Two replicas that never answer, listed first; the one that answers notes how many of their
+    // requests were still open when its own came. Asked in turn, both would have timed out by then.
+    let open = 0;
+    const hanging = createServer((req) => {
+      open += 1;
+      req.socket.once('close', () => (open -= 1));
+    });
+    let openWhenAsked = -1;
+    const answering = createServer((_req, res) => {
+      openWhenAsked = open;
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ object: 'list', data: [{ id: 'sql-lora', parent: 'base-7b' }] }));
+    });
+    const listen = async (server: Server) => {
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    };
+    try {
+      const slow = await listen(hanging);
+      const good = await listen(answering);
+      await eventually(async () => {
+        openWhenAsked = -1;
+        return (await new ModelParents(upstream([`${slow}/v1`, `${slow}/v2`, `${good}/v1`])).parentOf('sql-lora')) === 'base-7b' && openWhenAsked === 2;
+      }, 'the answering replica is asked while both hanging ones still hold their requests');
+    } finally {
+      hanging.closeAllConnections();
+      await Promise.all([hanging, answering].map((s) => new Promise((resolve) => s.close(resolve))));
+    }
   });
 
   it('answers no parent when no replica answers, and asks the next replica when one is down', async () => {

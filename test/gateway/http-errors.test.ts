@@ -322,6 +322,9 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     const taken = { seed: 4, temperature: 0, top_p: 1, presence_penalty: -2, frequency_penalty: 2, stop: ['a', 'b', 'c', 'd', 'e'], logit_bias: { '50256': -100 }, user: 'u-1' };
     expect((await postJson(gateway.url, '/v1/chat/completions', { ...hello, ...taken })).status).toBe(200);
     expect((await postJson(gateway.url, '/v1/chat/completions', { ...hello, stop: 'x', seed: null, temperature: null })).status).toBe(200);
+    // A random 64-bit seed, as clients draw them: an integer past 2^53, which zod's .int() refused.
+    const bigSeed = `{"model":${JSON.stringify(hello.model)},"messages":${JSON.stringify(hello.messages)},"seed":9223372036854775807}`;
+    expect((await postJson(gateway.url, '/v1/chat/completions', bigSeed)).status).toBe(200);
   });
 
   it('says what a message content must be when it is missing or of the wrong type, for every role that needs one', async () => {

@@ -14,7 +14,10 @@ describe('capObservation', () => {
     expect(capped.content.length).toBeLessThanOrEqual(400);
     expect(capped.content.startsWith('first line\n')).toBe(true);
     expect(capped.content.endsWith('Traceback: ZeroDivisionError')).toBe(true);
-    expect(capped.content).toContain(`[… ${(content.length - 400).toLocaleString('en-US')} characters of this output cut …]`);
+    // The count is what went: the kept start and end and the count add up to the whole.
+    const count = Number(/\[… ([\d,]+) characters of this output cut …\]/.exec(capped.content)![1]!.replace(/,/g, ''));
+    const note = `\n[… ${count.toLocaleString('en-US')} characters of this output cut …]\n`;
+    expect(capped.content.length - note.length + count).toBe(content.length);
     // What the client gets beside it is untouched.
     expect(capped).toMatchObject({ ok: false, data: { error: 'x' } });
   });

@@ -193,7 +193,10 @@ describe("SamplingParams' checks", () => {
   it('takes an integer seed and refuses any other, as pydantic types it', async () => {
     expect((await chat({ seed: 42 })).status).toBe(200);
     expect((await chat({ seed: null })).status).toBe(200);
-    for (const seed of ['abc', 1.5]) {
+    // A 64-bit seed, within vLLM's int64 bound (2^63 - 1 reads as 2^63 in a double).
+    expect((await chat({ seed: 2 ** 62 })).status).toBe(200);
+    expect((await chat({ seed: 2 ** 63 })).status).toBe(200);
+    for (const seed of ['abc', 1.5, 2 ** 64]) {
       const { status, body } = await chat({ seed });
       expect(status).toBe(400);
       expect(body.error).toMatchObject({ type: 'Bad Request', param: 'body.seed' });
