@@ -22,19 +22,22 @@ export interface SequenceHandle {
  * Duration of one engine step: `batchSize` sequences each produce one token, those decoding reading
  * the KV cache of the `contextTokens` they hold, and `prefillTokens` prompt tokens are prefilled in
  * the same step (a prompt whose last chunk this is has its first token at its end), as vLLM's
- * scheduler mixes prefill chunks into decode batches.
+ * scheduler mixes prefill chunks into decode batches. `prefillContextPairs` is Σ chunk × the
+ * context before it (its cached prefix and earlier chunks): the attention a resumed conversation's
+ * new tokens pay over what the prefix cache held.
  */
 export function stepDurationMs(
   profile: TimingProfile,
   batchSize: number,
   prefillTokens: number | null,
   contextTokens = 0,
+  prefillContextPairs = 0,
 ): number {
   const { baseMs: decodeBaseMs, perSeqMs, perContextTokenMs = 0 } = profile.decode;
   const decode = decodeBaseMs + perSeqMs * batchSize + perContextTokenMs * contextTokens;
   if (prefillTokens === null) return decode;
-  const { baseMs, perTokenMs, freeTokens = 0 } = profile.prefill;
-  return decode + baseMs + perTokenMs * Math.max(0, prefillTokens - freeTokens);
+  const { baseMs, perTokenMs, freeTokens = 0, perTokenContextMs = 0 } = profile.prefill;
+  return decode + baseMs + perTokenMs * Math.max(0, prefillTokens - freeTokens) + perTokenContextMs * prefillContextPairs;
 }
 
 /**
@@ -177,9 +180,11 @@ export class EngineLoop {
     // Only decoding sequences read their KV cache here; prompts are charged as prefill.
     let contextTokens = 0;
     let prefillTokens: number | null = null;
+    let prefillContextPairs = 0;
     const prefill = (seq: Sequence): void => {
       const chunk = Math.min(seq.prefillLeft, budget);
       if (chunk === 0 && seq.prefillLeft > 0) return;
+      prefillContextPairs += chunk * (seq.plan.promptTokens - seq.prefillLeft);
       seq.prefillLeft -= chunk;
       budget -= chunk;
       prefillTokens = (prefillTokens ?? 0) + chunk;
@@ -216,7 +221,7 @@ export class EngineLoop {
       this.stepTarget = null;
       return;
     }
-    const duration = stepDurationMs(this.profile, emitting.length, prefillTokens, contextTokens);
+    const duration = stepDurationMs(this.profile, emitting.length, prefillTokens, contextTokens, prefillContextPairs);
     const now = this.clock.now();
     let target = previousTarget + duration;
     if (target < now) {

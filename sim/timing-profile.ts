@@ -39,6 +39,12 @@ export const timingProfileSchema = z.object({
      * mixed step is bound by the weight read its decode pays anyway. Measured by bench/calibrate.
      */
     freeTokens: z.number().int().nonnegative().optional(),
+    /**
+     * Per prompt token prefilled × token of context before its chunk (default 0): a conversation
+     * resumed after a tool result attends over the prefix the cache held, and a long prompt's later
+     * chunks over the earlier ones. Measured by bench/calibrate ("resume" steps).
+     */
+    perTokenContextMs: nonNegativeMs.optional(),
   }),
   maxNumSeqs: z.number().int().positive(),
   /**

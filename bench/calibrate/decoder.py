@@ -89,6 +89,68 @@ class Decoder:
         rows = torch.cat((torch.arange(batch, device=device), torch.full((1,), batch + length - 1, device=device)))
         return self._forward(self.embed[torch.cat((decode_tokens, prompt_tokens))], cos, sin, attend, logit_rows=rows)
 
+    def resume(self, decode_tokens, context, chunk_tokens, prefix, mask):
+        """One step that decodes len(decode_tokens) sequences (none at all is a step of its own)
+        and prefills `chunk_tokens` on top of `prefix` cached tokens of the same sequence: a
+        conversation resumed after a tool result, its earlier turns found in the prefix cache.
+        `mask` is self.resume_mask(prefix, len(chunk_tokens)), made once outside the timed step."""
+        batch, length = decode_tokens.shape[0], chunk_tokens.shape[0]
+        device = chunk_tokens.device
+        positions = torch.cat((torch.full_like(decode_tokens, context - 1), torch.arange(prefix, prefix + length, device=device)))
+        cos, sin = self._rotary(positions)
+
+        def attend(layer, q, k, v):
+            chunk = self._extend_attention(layer, q[batch:], k[batch:], v[batch:], prefix, mask)
+            if batch == 0:
+                return chunk
+            return torch.cat((self._decode_attention(layer, q[:batch], k[:batch], v[:batch], context), chunk))
+
+        rows = torch.cat((torch.arange(batch, device=device), torch.full((1,), batch + length - 1, device=device)))
+        return self._forward(self.embed[torch.cat((decode_tokens, chunk_tokens))], cos, sin, attend, logit_rows=rows)
+
+    def resume_mask(self, prefix, length, device):
+        """Which keys each new query sees: the whole cached prefix and the new tokens up to its own
+        (causal aligned to the bottom right, as FlashAttention's varlen kernel does), one row per
+        query head of a KV head's group, in _extend_attention's order."""
+        keys = torch.arange(prefix + length, device=device)
+        rows = keys.unsqueeze(0) <= prefix + torch.arange(length, device=device).unsqueeze(1)
+        return rows.repeat_interleave(self.s["heads"] // self.s["kv_heads"], 0)
+
+    def _extend_attention(self, layer, q, k, v, prefix, mask):
+        s, length = self.s, q.shape[0]
+        span = (prefix + length) * s["kv_heads"] * s["head_dim"]
+        keys, values = (layer[name][-span:].view(prefix + length, s["kv_heads"], s["head_dim"]) for name in ("k_cache", "v_cache"))
+        keys[prefix:] = k
+        values[prefix:] = v
+        if FLASH_WITH_LSE is not None and q.is_cuda:
+            return self._extend_attention_flash(q, keys, values, prefix)
+        # A masked attention kernel takes no GQA: a KV head's group of query heads becomes rows of
+        # one head, as _decode_attention does, so K and V are read once and not copied.
+        group = s["heads"] // s["kv_heads"]
+        q = q.view(length, s["kv_heads"], group, s["head_dim"]).permute(1, 0, 2, 3).reshape(1, s["kv_heads"], length * group, -1)
+        keys, values = (t.transpose(0, 1).unsqueeze(0) for t in (keys, values))
+        out = attention(q, keys, values, causal=False, mask=mask)
+        return out.view(s["kv_heads"], length, group, s["head_dim"]).permute(1, 0, 2, 3).reshape(length, -1)
+
+    def _extend_attention_flash(self, q, keys, values, prefix):
+        """The same attention as two FlashAttention calls merged by their log-sum-exp, as a varlen
+        kernel computes it: a masked kernel streams a long prefix from a handful of thread blocks
+        (measured 1.2 ms a step over 1,024 cached tokens on an H200, 40x its KV read). The prefix
+        part is not causal, so a KV head's group of query heads is one head's rows there (K and V
+        read once); the new tokens' part is causal, its few K and V rows copied per query head."""
+        s, length = self.s, q.shape[0]
+        group = s["heads"] // s["kv_heads"]
+        q = q.transpose(0, 1).unsqueeze(0)  # [1, heads, length, head_dim]
+        prefix_keys, prefix_values = (t[:prefix].transpose(0, 1).unsqueeze(0) for t in (keys, values))
+        rows = q.reshape(1, s["kv_heads"], group * length, s["head_dim"])
+        old, old_lse = FLASH_WITH_LSE(rows, prefix_keys, prefix_values, is_causal=False)[:2]
+        new_keys, new_values = (t[prefix:].repeat_interleave(group, 1).transpose(0, 1).unsqueeze(0) for t in (keys, values))
+        new, new_lse = FLASH_WITH_LSE(q, new_keys, new_values, is_causal=True)[:2]
+        old, old_lse = old.reshape(q.shape), old_lse.reshape(1, s["heads"], length)
+        lse = torch.logaddexp(old_lse, new_lse)
+        merged = old * (old_lse - lse).exp().unsqueeze(-1).to(q.dtype) + new * (new_lse - lse).exp().unsqueeze(-1).to(q.dtype)
+        return merged[0].transpose(0, 1).reshape(length, -1)
+
     def _rotary(self, positions):
         return self.cos[positions].unsqueeze(-2), self.sin[positions].unsqueeze(-2)
 
@@ -155,18 +217,24 @@ def silu_mul(gate_up):
 # kernels (torch.compile), the way vLLM's custom kernels fuse them.
 KERNELS = dict(rms_norm=rms_norm, add_rms_norm=add_rms_norm, rope=rope, silu_mul=silu_mul)
 
+# FlashAttention that also returns each row's log-sum-exp (PyTorch's own kernel, CUDA only here).
+FLASH_WITH_LSE = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention", None) if TORCH_VERSION >= (2, 1) else None
 
-def attention(q, k, v, causal):
-    """Scaled dot-product attention; K/V may have fewer heads than Q (GQA)."""
+
+def attention(q, k, v, causal, mask=None):
+    """Scaled dot-product attention; K/V may have fewer heads than Q (GQA); `mask` (True = attend)
+    instead of `causal` where the queries are not the keys' last rows."""
     if k.shape[1] != q.shape[1]:
         repeat = q.shape[1] // k.shape[1]
         if TORCH_VERSION >= (2, 5):
-            return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, enable_gqa=True)
         k, v = k.repeat_interleave(repeat, 1), v.repeat_interleave(repeat, 1)
     if hasattr(F, "scaled_dot_product_attention"):
-        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal)
     # torch < 2.0 (Debian's CPU build, used by --smoke only).
     scores = (q @ k.transpose(-1, -2)).float() / q.shape[-1] ** 0.5
     if causal:
         scores = scores.masked_fill(torch.ones_like(scores, dtype=torch.bool).triu(1), float("-inf"))
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
     return (scores.softmax(-1).to(q.dtype)) @ v

@@ -6,7 +6,9 @@ simulator timing profile (sim/profiles/*.json) is made of.
 
 Each step runs as a CUDA graph, the way vLLM runs its decode steps, so what is timed is the GPU's
 work, not Python's; --compile fuses the elementwise steps between the matrix products with
-torch.compile, as vLLM's custom kernels do. It writes step-time[-compiled].json (every sample, the
+torch.compile, as vLLM's custom kernels do. Besides decode batches and prompts it times mixed
+steps (a decode batch and a prompt) and resumed conversations (new tokens over a cached prefix, the
+step after a tool result). It writes step-time[-compiled].json (every sample, the
 fits and a proposed profile) and .md; bench/README.md "Calibrating a profile on a GPU" says how
 they become a profile.
 """
@@ -23,6 +25,7 @@ import time
 
 import torch
 
+import decoder
 from decoder import KERNELS, MISTRAL_7B, TINY, Decoder
 from step_time_report import analyse, write
 
@@ -103,14 +106,19 @@ def parse_args():
     parser.add_argument("--mixed-batches", default="1,16,64", help="decode batches of the mixed steps")
     parser.add_argument("--mixed-prompts", default="128,512,2048", help="prompt lengths of the mixed steps")
     parser.add_argument("--mixed-context", type=int, default=1024, help="context of the mixed steps' decode batch")
+    parser.add_argument("--resume-batches", default="0,1,16,64", help="decode batches beside a resumed conversation")
+    parser.add_argument("--resume-chunks", default="16,32,64,128,256,512", help="new tokens of a resumed conversation")
+    parser.add_argument("--resume-prefixes", default="1024,4096", help="its tokens found in the prefix cache")
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--compile", action="store_true", help="fuse the elementwise steps with torch.compile")
     args = parser.parse_args()
-    for name in ("batches", "contexts", "prompts", "mixed_batches", "mixed_prompts"):
+    lists = ("batches", "contexts", "prompts", "mixed_batches", "mixed_prompts", "resume_batches", "resume_chunks", "resume_prefixes")
+    for name in lists:
         setattr(args, name, [int(v) for v in getattr(args, name).split(",")])
     if args.smoke:
         args.batches, args.contexts, args.prompts, args.repeats = args.batches[:3], [16, 32], [8, 16, 32], 3
         args.mixed_batches, args.mixed_prompts = args.batches[:2], args.prompts[-2:]
+        args.resume_batches, args.resume_chunks, args.resume_prefixes = [0, 1], [4, 8], [16]
     return args
 
 
@@ -168,6 +176,40 @@ class Bench:
                 print(f"mixed batch {batch:4d} + prompt {length:5d}: {row['median_ms']:.3f} ms", flush=True)
         return rows
 
+    def check_resume_attention(self, prefix, length):
+        """The timed attention of a resumed conversation against the plain masked one."""
+        s, layer = self.model.s, self.model.layers[0]
+        for name in ("k_cache", "v_cache"):
+            layer[name].normal_()
+        q = torch.randn(length, s["heads"], s["head_dim"], device=self.device, dtype=layer["qkv"].dtype)
+        k, v = (torch.randn(length, s["kv_heads"], s["head_dim"], device=self.device, dtype=q.dtype) for _ in range(2))
+        mask = self.model.resume_mask(prefix, length, self.device)
+        timed = self.model._extend_attention(layer, q, k, v, prefix, mask)
+        flash, decoder.FLASH_WITH_LSE = decoder.FLASH_WITH_LSE, None
+        try:
+            plain = self.model._extend_attention(layer, q, k, v, prefix, mask)
+        finally:
+            decoder.FLASH_WITH_LSE = flash
+        print(f"resume attention vs masked reference: max difference {(timed - plain).abs().max().item():.2e}", flush=True)
+
+    def resume(self, batches, chunks, prefixes, context):
+        """A conversation resumed after a tool result: the new tokens prefilled over the cached
+        prefix, alone (batch 0) or beside a decode batch. The simulator charges only the new
+        tokens; this says what the prefix's attention adds."""
+        rows = []
+        self.check_resume_attention(min(prefixes), min(chunks))
+        for prefix in prefixes:
+            for batch in batches:
+                for length in chunks:
+                    decode_tokens, chunk = self.tokens(batch), self.tokens(length)
+                    mask = self.model.resume_mask(prefix, length, self.device)
+                    row = self.time(
+                        lambda: self.model.resume(decode_tokens, context, chunk, prefix, mask), max(5, self.repeats // 3)
+                    )
+                    rows.append(dict(batch=batch, context=context, prefix=prefix, tokens=length, **row))
+                    print(f"resume batch {batch:4d} + {length:4d} tokens over {prefix:5d}: {row['median_ms']:.3f} ms", flush=True)
+        return rows
+
 
 def main():
     args = parse_args()
@@ -182,14 +224,16 @@ def main():
     began = time.time()
     # Before the model: its KV cache takes what memory the weights leave.
     bandwidth = copy_bandwidth(device, dtype)
-    longest_prompt = max(args.prompts + args.mixed_prompts)
-    model = Decoder(shape, device, dtype, max(args.batches + args.mixed_batches), max(args.contexts), longest_prompt)
+    longest_prompt = max(args.prompts + args.mixed_prompts + [max(args.resume_prefixes) + max(args.resume_chunks)])
+    widest = max(args.batches + args.mixed_batches + args.resume_batches)
+    model = Decoder(shape, device, dtype, widest, max(args.contexts), longest_prompt)
     bench = Bench(model, shape["vocab"], device, args.repeats)
     mixed_context = args.mixed_context if args.mixed_context in args.contexts else args.contexts[-1]
     decode = bench.decode(args.batches, args.contexts)
     without_graph = bench.decode_without_graph(args.contexts[0])
     prefill = bench.prefill(args.prompts)
     mixed = bench.mixed(args.mixed_batches, args.mixed_prompts, mixed_context)
+    resume = bench.resume(args.resume_batches, args.resume_chunks, args.resume_prefixes, mixed_context)
 
     weight_bytes = model.parameter_bytes()
     result = dict(
@@ -210,6 +254,12 @@ def main():
         decode_batch1_eager=without_graph,
         prefill=prefill,
         mixed=mixed,
+        resume=resume,
+        resume_attention=(
+            "two FlashAttention calls (cached prefix, new tokens) merged by their log-sum-exp"
+            if decoder.FLASH_WITH_LSE is not None and device.type == "cuda"
+            else "one masked scaled_dot_product_attention"
+        ),
         seconds=round(time.time() - began, 1),
     )
     analyse(result)

@@ -67,13 +67,53 @@ def analyse(result):
         ),
         prefill=dict(baseMs=0, perTokenMs=per_token, freeTokens=free_tokens),
     )
-    for row in result.get("mixed", []):
+    resume = result.get("resume", [])
+    if resume:
+        fits["prefill_context"] = prefix_attention_fit(resume)
+        per_pair = max(fits["prefill_context"]["per_token_context_ms"], 0)
+        result["proposed_profile"]["prefill"]["perTokenContextMs"] = float(f"{per_pair:.3g}")
+        fits["prefill_context"]["overhead_ms"] = split_attention_overhead(resume, prefill, per_pair)
+    for row in result.get("mixed", []) + resume:
         # As the simulator charges it: the admitted sequence decodes in the same step, the others
-        # read their context.
+        # read their context, and new tokens attend over the cached prefix.
         row["predicted_ms"] = predicted_step_ms(
-            result["proposed_profile"], row["batch"] + 1, row["batch"] * row["context"], row["tokens"]
+            result["proposed_profile"],
+            row["batch"] + 1,
+            row["batch"] * row["context"],
+            row["tokens"],
+            row["tokens"] * row.get("prefix", 0),
         )
     return result
+
+
+def prefix_attention_fit(resume):
+    """What a resumed conversation's new tokens pay per token of cached prefix they attend over:
+    the step at each longer prefix less the same step (batch, new tokens) at the shortest, through
+    the origin against tokens × extra prefix. Differences, because the absolute steps also hold
+    this decoder's split attention, which a varlen kernel does not pay (split_attention_overhead)."""
+    shortest = min(r["prefix"] for r in resume)
+    base = {(r["batch"], r["tokens"]): r["median_ms"] for r in resume if r["prefix"] == shortest}
+    pairs = [
+        (r["tokens"] * (r["prefix"] - shortest), r["median_ms"] - base[(r["batch"], r["tokens"])])
+        for r in resume
+        if r["prefix"] > shortest and (r["batch"], r["tokens"]) in base
+    ]
+    if not pairs:
+        return dict(per_token_context_ms=0.0, max_abs_error_ms=None, points=0)
+    slope = sum(x * y for x, y in pairs) / sum(x * x for x, _ in pairs)
+    return dict(per_token_context_ms=slope, max_abs_error_ms=max(abs(slope * x - y) for x, y in pairs), points=len(pairs))
+
+
+def split_attention_overhead(resume, prefill, per_pair):
+    """A resumed step alone (batch 0) less a fresh prefill of as many tokens and less its prefix
+    attention: the extra kernels this decoder launches to attend over a cached prefix."""
+    fresh = {r["tokens"]: r["median_ms"] for r in prefill}
+    extra = [
+        r["median_ms"] - fresh[r["tokens"]] - per_pair * r["tokens"] * r["prefix"]
+        for r in resume
+        if r["batch"] == 0 and r["tokens"] in fresh
+    ]
+    return statistics.median(extra) if extra else None
 
 
 def knee_fit(prefill, one_seq_ms, slope_guess):
@@ -96,11 +136,12 @@ def knee_fit(prefill, one_seq_ms, slope_guess):
     return best
 
 
-def predicted_step_ms(profile, batch, context_tokens, prompt_tokens):
+def predicted_step_ms(profile, batch, context_tokens, prompt_tokens, prefill_context_pairs=0):
     """sim/engine-loop.ts stepDurationMs, for checking a profile against measured mixed steps."""
     d, p = profile["decode"], profile["prefill"]
     decode = d["baseMs"] + d["perSeqMs"] * batch + d["perContextTokenMs"] * context_tokens
-    return decode + p["baseMs"] + p["perTokenMs"] * max(0, prompt_tokens - p["freeTokens"])
+    prefill = p["baseMs"] + p["perTokenMs"] * max(0, prompt_tokens - p["freeTokens"])
+    return decode + prefill + p.get("perTokenContextMs", 0) * prefill_context_pairs
 
 
 def markdown(r):
@@ -154,6 +195,34 @@ def markdown(r):
             f"{(m['predicted_ms'] / m['median_ms'] - 1) * 100:+.1f}% |"
             for m in r["mixed"]
         ]
+    if r.get("resume"):
+        fit = r["fits"]["prefill_context"]
+        overhead = fit.get("overhead_ms")
+        lines += [
+            "",
+            f"Resumed conversations (new tokens prefilled over a cached prefix, beside a decode batch at context "
+            f"{r['resume'][0]['context']}) against the proposed profile, which charges "
+            f"{fit['per_token_context_ms'] * 1e6:.3g} ns per new token × cached token:",
+            "",
+        ]
+        if r.get("resume_attention"):
+            lines += [f"Attention over the prefix: {r['resume_attention']}.", ""]
+        if overhead is not None:
+            lines += [
+                f"Each measured step holds ~{overhead:.2f} ms (median, batch 0) that a fresh prefill of as many tokens "
+                "does not: this decoder's attention over the prefix takes more kernels a layer than vLLM's one "
+                "varlen kernel, so the fit uses only differences between prefixes.",
+                "",
+            ]
+        lines += [
+            "| batch | cached prefix | new tokens | measured ms | predicted ms | error |",
+            "| ---: | ---: | ---: | ---: | ---: | ---: |",
+        ]
+        lines += [
+            f"| {m['batch']} | {m['prefix']} | {m['tokens']} | {m['median_ms']:.3f} | {m['predicted_ms']:.3f} | "
+            f"{(m['predicted_ms'] / m['median_ms'] - 1) * 100:+.1f}% |"
+            for m in r["resume"]
+        ]
     lines += ["", "Fits (least squares unless named; max error relative to the measured median):", ""]
     for name, fit in r["fits"].items():
         if name == "decode_model":
@@ -161,6 +230,14 @@ def markdown(r):
                 f"- decode step (every batch and context): {fit['base_ms']:.3f} + {fit['per_seq_ms']:.5f} × batch + "
                 f"{fit['per_context_token_ms'] * 1e6:.2f} ns × batch × context, max error {fit['max_rel_error'] * 100:.1f}%"
             )
+            continue
+        if name == "prefill_context":
+            if fit["points"]:
+                lines.append(
+                    f"- prefix attention (differences between prefixes, through the origin): "
+                    f"{fit['per_token_context_ms'] * 1e6:.3f} ns × new tokens × extra cached tokens, "
+                    f"max error {fit['max_abs_error_ms']:.3f} ms over {fit['points']} pairs"
+                )
             continue
         if name == "prefill_knee":
             lines.append(

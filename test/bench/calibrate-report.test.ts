@@ -38,6 +38,20 @@ function syntheticResult() {
     prefill: [16, 64, 256, 512, 1024, 2048, 4096].map((tokens) => ({ tokens, ...row(prefillMs(tokens)) })),
     // A mixed step 10% dearer than the additive model, as measured on the H200.
     mixed: [1, 16].map((batch) => ({ batch, context: 1024, tokens: 512, ...row(1.1 * (decodeMs(batch, 1024) + 0.01 + 0.025 * 412)) })),
+    // Resumed conversations: 2 ns per new token × cached token, on top of 1.3 ms of split attention
+    // that the fit must see past (it only takes differences between prefixes).
+    resume: [1024, 4096].flatMap((prefix) =>
+      [0, 16].flatMap((batch) =>
+        [16, 64, 256, 512].map((tokens) => ({
+          batch,
+          context: 1024,
+          prefix,
+          tokens,
+          ...row(decodeMs(batch + 1, 0) + 0.00003 * batch * 1024 + 0.025 * Math.max(0, tokens - 100) + 1.3 + 2e-6 * tokens * prefix),
+        })),
+      ),
+    ),
+    resume_attention: 'two FlashAttention calls (cached prefix, new tokens) merged by their log-sum-exp',
   };
 }
 
@@ -53,7 +67,9 @@ describe('bench/calibrate/step_time_report.py', () => {
     const proposed = result.proposed_profile;
     expect(proposed.decode).toEqual({ baseMs: 5, perSeqMs: 0.01, perContextTokenMs: 0.00003 });
     expect(result.fits.decode_model.max_rel_error).toBeLessThan(1e-9);
-    expect(proposed.prefill).toEqual({ baseMs: 0, perTokenMs: 0.025, freeTokens: 100 });
+    expect(proposed.prefill).toEqual({ baseMs: 0, perTokenMs: 0.025, freeTokens: 100, perTokenContextMs: 2e-6 });
+    expect(result.fits.prefill_context.max_abs_error_ms).toBeLessThan(1e-9);
+    expect(result.fits.prefill_context.overhead_ms).toBeCloseTo(1.3, 9);
     expect(result.fits.prefill_knee.max_rel_error).toBeLessThan(1e-9);
     for (const mixed of result.mixed) expect(mixed.predicted_ms / mixed.median_ms).toBeCloseTo(1 / 1.1, 6);
 
@@ -65,5 +81,9 @@ describe('bench/calibrate/step_time_report.py', () => {
     expect(markdown).toContain('5.000 + 0.01000 × batch + 30.00 ns × batch × context, max error 0.0%');
     expect(markdown).toMatch(/\| 1 \| 512 \| [\d.]+ \| [\d.]+ \| -9\.1% \|/);
     expect(markdown).toContain('Proposed profile: `{"decode": {"baseMs": 5.0, "perSeqMs": 0.01, "perContextTokenMs": 3e-05}');
+    expect(markdown).toContain('Each measured step holds ~1.30 ms (median, batch 0)');
+    expect(markdown).toContain('2.000 ns × new tokens × extra cached tokens, max error 0.000 ms over 8 pairs');
+    // 16 new tokens over 4,096 cached beside 16 decoding: charged all but the 1.3 ms.
+    expect(markdown).toMatch(/\| 16 \| 4096 \| 16 \| ([\d.]+) \| ([\d.]+) \| -1[0-9]\.\d% \|/);
   });
 });

@@ -52,6 +52,14 @@ describe('stepDurationMs', () => {
     expect(stepDurationMs(withContext, 2, null, 1000)).toBe(10 + 2 + 10);
     expect(stepDurationMs(profile, 2, null, 1000)).toBe(12);
   });
+
+  it("charges a prefill chunk's attention over the context before it when the profile prices it", () => {
+    const withPairs = { ...profile, prefill: { ...profile.prefill, perTokenContextMs: 0.001 } };
+    expect(stepDurationMs(withPairs, 1, 20, 0, 20 * 500)).toBe(11 + 5 + 10 + 10);
+    // Only prefill steps pay it, and a profile without the term ignores the pairs.
+    expect(stepDurationMs(withPairs, 1, null, 0, 20 * 500)).toBe(11);
+    expect(stepDurationMs(profile, 1, 20, 0, 20 * 500)).toBe(11 + 5 + 10);
+  });
 });
 
 describe('EngineLoop', () => {
@@ -206,6 +214,25 @@ describe('EngineLoop with a prefix cache', () => {
     expect(firstTokens).toEqual([66, 1018]);
     expect(engine.counters()).toMatchObject({ promptTokens: 200, prefixCacheQueries: 200, prefixCacheHits: 96 });
   });
+
+  it("charges a resumed conversation's new tokens their attention over the cached prefix (prefill.perTokenContextMs)", () => {
+    const clock = new ManualClock();
+    const priced = { ...profile, prefill: { ...profile.prefill, perTokenContextMs: 0.001 } };
+    const engine = new EngineLoop({ profile: priced, clock, prefixCache: new PrefixCache(10_000) });
+    const firstTokens: number[] = [];
+    const listener = { onToken: (e: TokenEvent) => e.completionTokens === 1 && firstTokens.push(clock.now()) };
+    const turn = Array.from({ length: 1000 }, (_, i) => 1000 + i);
+    engine.submit({ promptTokens: 1000, promptTokenIds: turn, outputTokenIds: [100], maxTokens: 1 }, listener);
+    clock.advanceTo(1000);
+    // The same conversation with a 40-token tool result appended: 992 tokens (62 blocks) cached.
+    const resumed = [...turn, ...Array.from({ length: 40 }, (_, i) => 5000 + i)];
+    engine.submit({ promptTokens: 1040, promptTokenIds: resumed, outputTokenIds: [100], maxTokens: 1 }, listener);
+    clock.advanceTo(2000);
+    // Cold: 10 + 1 + 5 + 0.5 × 1000 (no context before the prompt) = 516 ms. Resumed: 48 new tokens
+    // over 992 cached ones: 10 + 1 + 5 + 0.5 × 48 + 0.001 × 48 × 992 = 87.616 ms.
+    expect(firstTokens[0]).toBe(516);
+    expect(firstTokens[1]! - 1000).toBeCloseTo(10 + 1 + 5 + 24 + 47.616, 9);
+  });
 });
 
 describe('EngineLoop with a token budget per step (chunked prefill, maxNumBatchedTokens)', () => {
@@ -226,6 +253,18 @@ describe('EngineLoop with a token budget per step (chunked prefill, maxNumBatche
     expect(b.events[0]!.at).toBe(16 + 35.5 + 35.5 + 28);
     expect(a.events.map((e) => e.at).slice(0, 4)).toEqual([16, 51.5, 87, 115]);
     expect(engine.counters()).toMatchObject({ prefillSteps: 4, promptTokens: 100 });
+  });
+
+  it("charges a long prompt's later chunks their attention over its earlier ones", () => {
+    const clock = new ManualClock();
+    const priced = { ...budgeted, prefill: { ...budgeted.prefill, perTokenContextMs: 0.01 } };
+    const engine = new EngineLoop({ profile: priced, clock });
+    const firstAt: number[] = [];
+    engine.submit({ promptTokens: 100, outputTokenIds: [2000], maxTokens: 1 }, { onToken: () => firstAt.push(clock.now()) });
+    clock.advanceTo(1000);
+    // Chunks of 40, 40, 20: 10 + 5 + 20 (+ 0) = 35, then 35 + 0.01 × 40 × 40 = 51, then
+    // 10 + 1 + 5 + 10 + 0.01 × 20 × 80 = 42.
+    expect(firstAt).toEqual([35 + 51 + 42]);
   });
 
   it('admits waiting requests only while the step has budget left, in arrival order', () => {
