@@ -146,9 +146,7 @@ class Decoder:
         old, old_lse = FLASH_WITH_LSE(rows, prefix_keys, prefix_values, is_causal=False)[:2]
         new_keys, new_values = (t[prefix:].repeat_interleave(group, 1).transpose(0, 1).unsqueeze(0) for t in (keys, values))
         new, new_lse = FLASH_WITH_LSE(q, new_keys, new_values, is_causal=True)[:2]
-        old, old_lse = old.reshape(q.shape), old_lse.reshape(1, s["heads"], length)
-        lse = torch.logaddexp(old_lse, new_lse)
-        merged = old * (old_lse - lse).exp().unsqueeze(-1).to(q.dtype) + new * (new_lse - lse).exp().unsqueeze(-1).to(q.dtype)
+        merged = KERNELS["merge_attention"](old.reshape(q.shape), old_lse.reshape(1, s["heads"], length), new, new_lse)
         return merged[0].transpose(0, 1).reshape(length, -1)
 
     def _rotary(self, positions):
@@ -213,9 +211,15 @@ def silu_mul(gate_up):
     return F.silu(gate) * up
 
 
+def merge_attention(old, old_lse, new, new_lse):
+    """Two attention results over disjoint keys as one, weighted by their log-sum-exp."""
+    lse = torch.logaddexp(old_lse, new_lse)
+    return old * (old_lse - lse).exp().unsqueeze(-1).to(old.dtype) + new * (new_lse - lse).exp().unsqueeze(-1).to(old.dtype)
+
+
 # The elementwise steps between the matrix products; --compile replaces them with fused Triton
 # kernels (torch.compile), the way vLLM's custom kernels fuse them.
-KERNELS = dict(rms_norm=rms_norm, add_rms_norm=add_rms_norm, rope=rope, silu_mul=silu_mul)
+KERNELS = dict(rms_norm=rms_norm, add_rms_norm=add_rms_norm, rope=rope, silu_mul=silu_mul, merge_attention=merge_attention)
 
 # FlashAttention that also returns each row's log-sum-exp (PyTorch's own kernel, CUDA only here).
 FLASH_WITH_LSE = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention", None) if TORCH_VERSION >= (2, 1) else None

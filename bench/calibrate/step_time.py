@@ -262,9 +262,13 @@ def main():
         ),
         seconds=round(time.time() - began, 1),
     )
-    analyse(result)
     os.makedirs(args.out, exist_ok=True)
-    write(result, os.path.join(args.out, "step-time-compiled" if args.compile else "step-time"))
+    stem = os.path.join(args.out, "step-time-compiled" if args.compile else "step-time")
+    # The measurements first: GPU time is scarce, and step_time_report.py refits them anywhere.
+    with open(stem + ".json", "w") as f:
+        json.dump(result, f, indent=2)
+    analyse(result)
+    write(result, stem)
     print(json.dumps(result["proposed_profile"]), f"in {result['seconds']} s", flush=True)
 
 

@@ -42,10 +42,14 @@ def analyse(result):
         rows = [r for r in decode if r["context"] == context]
         fits[f"decode_context_{context}"] = linear_fit([r["batch"] for r in rows], [r["median_ms"] for r in rows])
     # The simulator's step: base + perSeqMs × batch + perContextTokenMs × the context the batch holds
-    # (the KV cache it reads), one plane through every measured batch and context.
-    base, per_seq, per_context = least_squares(
-        [(1, r["batch"], r["batch"] * r["context"]) for r in decode], [r["median_ms"] for r in decode]
-    )
+    # (the KV cache it reads), one plane through every measured batch and context. One context
+    # cannot tell the two apart: its KV read then stays in perSeqMs.
+    if len({r["context"] for r in decode}) > 1:
+        base, per_seq, per_context = least_squares(
+            [(1, r["batch"], r["batch"] * r["context"]) for r in decode], [r["median_ms"] for r in decode]
+        )
+    else:
+        (base, per_seq), per_context = least_squares([(1, r["batch"]) for r in decode], [r["median_ms"] for r in decode]), 0.0
     worst = max(
         abs((base + per_seq * r["batch"] + per_context * r["batch"] * r["context"]) / r["median_ms"] - 1) for r in decode
     )

@@ -86,4 +86,15 @@ describe('bench/calibrate/step_time_report.py', () => {
     // 16 new tokens over 4,096 cached beside 16 decoding: charged all but the 1.3 ms.
     expect(markdown).toMatch(/\| 16 \| 4096 \| 16 \| ([\d.]+) \| ([\d.]+) \| -1[0-9]\.\d% \|/);
   });
+
+  it('fits a run measured at one context, its KV read kept in perSeqMs (the plane needs two)', async () => {
+    const full = syntheticResult();
+    const file = path.join(dir, 'one-context.json');
+    await writeFile(file, JSON.stringify({ ...full, decode: full.decode.filter((row) => row.context === 1024) }));
+    await run('python3', ['bench/calibrate/step_time_report.py', file], { cwd: root, timeout: 60_000 });
+
+    const proposed = JSON.parse(await readFile(file, 'utf8')).proposed_profile;
+    // 5 + (0.01 + 0.00003 × 1,024) × batch.
+    expect(proposed.decode).toEqual({ baseMs: 5, perSeqMs: 0.0407, perContextTokenMs: 0 });
+  });
 });
