@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { addValueError } from './error-response.ts';
+import { laxBool, laxInt } from './pydantic-lax.ts';
 import { checkSamplingRequest, samplingRequestFields, streamOptionsProblem, tokenCount } from './sampling-request-fields.ts';
 
 // Loose objects: like vLLM (pydantic extra="allow"), fields the simulator does not use
@@ -24,8 +25,8 @@ export const chatCompletionRequestSchema = z
     /** Only looked at by a server with a tool parser (`--tool-call-parser`): whether it parses the reply. */
     tools: z.array(z.unknown()).nullish(),
     tool_choice: z.union([z.string(), z.looseObject({})]).nullish(),
-    logprobs: z.boolean().nullish(),
-    top_logprobs: z.number().int().nullish(),
+    logprobs: laxBool().nullish(),
+    top_logprobs: laxInt().nullish(),
   })
   .superRefine((body, ctx) => {
     checkSamplingRequest(body, ctx);

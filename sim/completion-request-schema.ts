@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { addValueError } from './error-response.ts';
+import { laxBool, laxInt } from './pydantic-lax.ts';
 import { checkSamplingRequest, samplingRequestFields, streamOptionsProblem, tokenCount } from './sampling-request-fields.ts';
 
 /**
@@ -15,7 +16,9 @@ export const completionRequestSchema = z
     suffix: z.string().nullish(),
     /** vLLM's default is the OpenAI legacy API's: 16. */
     max_tokens: tokenCount.nullish(),
-    echo: z.boolean().nullish(),
+    echo: laxBool().nullish(),
+    /** Refused (checkSamplingRequest), 0 included; typed so that "5" is refused as 5 is. */
+    logprobs: laxInt().nullish(),
   })
   .superRefine((body, ctx) => {
     checkSamplingRequest(body, ctx);

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import { InvalidRequestError, NotFoundError } from '../core/errors.ts';
 import { sendJson } from './json-response.ts';
+import { PYDANTIC_TYPE } from './pydantic-lax.ts';
 
 /** vLLM's ErrorResponse: `{"error": {message, type, param, code}}`. */
 export interface VllmErrorBody {
@@ -58,7 +59,9 @@ export function zodProblems(error: z.ZodError): ValidationProblem[] {
     if (issue.code === 'custom' && issue.params?.['valueError'] === true) {
       return { type: 'value_error', loc: ['body'], msg: `Value error, ${issue.message}`, param: (issue.params['param'] as string | null) ?? null };
     }
-    return { type: issue.code, loc: ['body', ...issue.path.map((p) => (typeof p === 'number' ? p : String(p)))], msg: issue.message };
+    const pydanticType = issue.code === 'custom' ? issue.params?.[PYDANTIC_TYPE] : undefined;
+    const type = typeof pydanticType === 'string' ? pydanticType : issue.code;
+    return { type, loc: ['body', ...issue.path.map((p) => (typeof p === 'number' ? p : String(p)))], msg: issue.message };
   });
 }
 

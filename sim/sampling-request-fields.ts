@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { laxBool, laxFloat, laxInt } from './pydantic-lax.ts';
 
 /** vLLM's response_format types: ResponseFormat's and StructuralTagResponseFormat's literals. */
 const RESPONSE_FORMAT_TYPES = ['text', 'json_object', 'json_schema', 'structural_tag'] as const;
@@ -9,35 +10,33 @@ const RESPONSE_FORMAT_TYPES = ['text', 'json_object', 'json_schema', 'structural
  */
 export const samplingRequestFields = {
   model: z.string().nullish(),
-  stream: z.boolean().nullish(),
+  stream: laxBool().nullish(),
   stream_options: z
     .looseObject({
-      include_usage: z.boolean().nullish(),
-      continuous_usage_stats: z.boolean().nullish(),
+      include_usage: laxBool().nullish(),
+      continuous_usage_stats: laxBool().nullish(),
     })
     .nullish(),
   /** n < 1 is refused by SamplingParams' check, in its words (sampling-params.ts); n > 1 here. */
-  n: z.number().int().nullish(),
+  n: laxInt().nullish(),
   stop: z.union([z.string(), z.array(z.string())]).nullish(),
   /** vLLM extension: token ids that end the sequence; their text is left out unless include_stop_str_in_output. */
-  stop_token_ids: z.array(z.number().int().nonnegative()).nullish(),
+  stop_token_ids: z.array(laxInt().pipe(z.number().nonnegative())).nullish(),
   /** vLLM extension: keep the matched stop string (or stop token's text) at the end of the text. */
-  include_stop_str_in_output: z.boolean().nullish(),
+  include_stop_str_in_output: laxBool().nullish(),
   // Sampling itself is not simulated (the reply is scripted), but vLLM's SamplingParams refuses
   // out-of-range values (sampling-params.ts), so these are read to be refused the same way.
-  temperature: z.number().nullish(),
-  top_p: z.number().nullish(),
-  top_k: z.number().int().nullish(),
-  presence_penalty: z.number().nullish(),
-  frequency_penalty: z.number().nullish(),
-  repetition_penalty: z.number().nullish(),
+  temperature: laxFloat().nullish(),
+  top_p: laxFloat().nullish(),
+  top_k: laxInt().nullish(),
+  presence_penalty: laxFloat().nullish(),
+  frequency_penalty: laxFloat().nullish(),
+  repetition_penalty: laxFloat().nullish(),
   // Output is deterministic, so unused; typed so that a seed pydantic refuses (a fraction, a word)
-  // is a 400 here too. Stricter than pydantic on numeric strings ("42"), like the fields above.
-  // vLLM's bound is int64's (torch.long); zod's .int() stopped at 2^53, refusing the random 64-bit
-  // seeds clients draw. A double cannot hold 2^63 - 1, which reads as 2^63: hence <=.
-  seed: z
-    .number()
-    .refine((v) => Number.isInteger(v) && Math.abs(v) <= 2 ** 63, 'Input should be a valid integer between -2^63 and 2^63-1')
+  // is a 400 here too. vLLM's bound is int64's (torch.long). A double cannot hold 2^63 - 1, which
+  // reads as 2^63: hence <=.
+  seed: laxInt()
+    .refine((v) => Math.abs(v) <= 2 ** 63, 'Input should be a valid integer between -2^63 and 2^63-1')
     .nullish(),
   /**
    * Checked as vLLM's pydantic model checks its `type`, but not applied: the scripted reply is
@@ -52,9 +51,9 @@ export const samplingRequestFields = {
     })
     .nullish(),
   /** vLLM extension: EOS is no stop; the sequence runs to max_tokens (reply-continuation.ts). */
-  ignore_eos: z.boolean().nullish(),
+  ignore_eos: laxBool().nullish(),
   /** vLLM extension: EOS, stop tokens and stop strings do not end the sequence before this many tokens. */
-  min_tokens: z.number().int().nullish(),
+  min_tokens: laxInt().nullish(),
   /** Simulator extension: pick a scenario by name (same as model `sim-<name>`). */
   scenario: z.string().min(1).optional(),
 };
@@ -63,7 +62,7 @@ export const samplingRequestFields = {
  * max_tokens and max_completion_tokens: any integer here, as pydantic takes them in vLLM's
  * protocol.py; a count below 1 is refused later by SamplingParams, in its words (sampling-params.ts).
  */
-export const tokenCount = z.number().int();
+export const tokenCount = laxInt();
 
 type StreamOptions = z.output<typeof samplingRequestFields.stream_options>;
 
