@@ -8,7 +8,7 @@ Each step runs as a CUDA graph, the way vLLM runs its decode steps, so what is t
 work, not Python's; --compile fuses the elementwise steps between the matrix products with
 torch.compile, as vLLM's custom kernels do. Besides decode batches and prompts it times mixed
 steps (a decode batch and a prompt) and resumed conversations (new tokens over a cached prefix, the
-step after a tool result). It writes step-time[-compiled].json (every sample, the
+step after a tool result). --attention varlen runs each step's attention as one varlen call (varlen.py). It writes step-time[-compiled].json (every sample, the
 fits and a proposed profile) and .md; bench/README.md "Calibrating a profile on a GPU" says how
 they become a profile.
 """
@@ -26,8 +26,10 @@ import time
 import torch
 
 import decoder
+import varlen
 from decoder import KERNELS, MISTRAL_7B, TINY, Decoder
 from step_time_report import analyse, write
+from varlen import VarlenPlan, varlen_step
 
 
 def time_step(fn, device, warmup, repeats, use_graph):
@@ -111,6 +113,12 @@ def parse_args():
     parser.add_argument("--resume-prefixes", default="1024,4096", help="its tokens found in the prefix cache")
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--compile", action="store_true", help="fuse the elementwise steps with torch.compile")
+    parser.add_argument(
+        "--attention",
+        choices=("split", "varlen"),
+        default="split",
+        help="split: decode and prompt attention as separate kernels; varlen: one call per layer, as vLLM (varlen.py)",
+    )
     args = parser.parse_args()
     lists = ("batches", "contexts", "prompts", "mixed_batches", "mixed_prompts", "resume_batches", "resume_chunks", "resume_prefixes")
     for name in lists:
@@ -125,9 +133,10 @@ def parse_args():
 class Bench:
     """Times the model's steps on one device; each method prints a line per measurement."""
 
-    def __init__(self, model, vocab, device, repeats):
+    def __init__(self, model, vocab, device, repeats, attention):
         self.model, self.vocab, self.device, self.repeats = model, vocab, device, repeats
         self.use_graph = device.type == "cuda"
+        self.varlen = attention == "varlen"
 
     def tokens(self, count):
         return torch.randint(0, self.vocab, (count,), device=self.device)
@@ -136,6 +145,23 @@ class Bench:
         use_graph = self.use_graph if use_graph is None else use_graph
         return summary(time_step(fn, self.device, 3, repeats or self.repeats, use_graph))
 
+    def step(self, batch, context, length=0, prefix=0):
+        """The step to time: `batch` sequences decoding at `context`, beside one that prefills
+        `length` tokens over `prefix` cached ones. Inputs are made here, outside the timed call."""
+        decode_tokens, prompt = self.tokens(batch), self.tokens(length)
+        model = self.model
+        if self.varlen:
+            plan = VarlenPlan(batch, context, length, prefix, self.device)
+            return lambda: varlen_step(model, decode_tokens, prompt, plan)
+        if length == 0:
+            return lambda: model.decode(decode_tokens, context)
+        if prefix > 0:
+            mask = model.resume_mask(prefix, length, self.device)
+            return lambda: model.resume(decode_tokens, context, prompt, prefix, mask)
+        if batch == 0:
+            return lambda: model.prefill(prompt)
+        return lambda: model.mixed(decode_tokens, context, prompt)
+
     def decode(self, batches, contexts):
         rows = []
         for context in contexts:
@@ -143,8 +169,7 @@ class Bench:
                 if not self.model.fits(batch, context):
                     print(f"decode batch {batch:4d} context {context:5d}: skipped, its KV cache does not fit", flush=True)
                     continue
-                tokens = self.tokens(batch)
-                rows.append(dict(batch=batch, context=context, **self.time(lambda: self.model.decode(tokens, context))))
+                rows.append(dict(batch=batch, context=context, **self.time(self.step(batch, context))))
                 print(f"decode batch {batch:4d} context {context:5d}: {rows[-1]['median_ms']:.3f} ms", flush=True)
         return rows
 
@@ -152,16 +177,14 @@ class Bench:
         """What Python launching every kernel costs: the reason engines replay CUDA graphs."""
         if not self.use_graph:
             return None
-        tokens = self.tokens(1)
-        row = self.time(lambda: self.model.decode(tokens, context), use_graph=False)
+        row = self.time(self.step(1, context), use_graph=False)
         print(f"decode batch 1 without a CUDA graph: {row['median_ms']:.3f} ms", flush=True)
         return row
 
     def prefill(self, prompts):
         rows = []
         for length in prompts:
-            tokens = self.tokens(length)
-            rows.append(dict(tokens=length, **self.time(lambda: self.model.prefill(tokens), max(5, self.repeats // 3))))
+            rows.append(dict(tokens=length, **self.time(self.step(0, 0, length), max(5, self.repeats // 3))))
             print(f"prefill {length:5d} tokens: {rows[-1]['median_ms']:.3f} ms", flush=True)
         return rows
 
@@ -170,42 +193,43 @@ class Bench:
         rows = []
         for batch in batches:
             for length in prompts:
-                decode_tokens, prompt = self.tokens(batch), self.tokens(length)
-                row = self.time(lambda: self.model.mixed(decode_tokens, context, prompt), max(5, self.repeats // 3))
+                row = self.time(self.step(batch, context, length), max(5, self.repeats // 3))
                 rows.append(dict(batch=batch, context=context, tokens=length, **row))
                 print(f"mixed batch {batch:4d} + prompt {length:5d}: {row['median_ms']:.3f} ms", flush=True)
         return rows
 
-    def check_resume_attention(self, prefix, length):
-        """The timed attention of a resumed conversation against the plain masked one."""
+    def check_attention(self, prefix, length):
+        """The timed attention of a resumed conversation beside two decoding sequences against a
+        plain one (masked, or one sequence at a time in float32)."""
         s, layer = self.model.s, self.model.layers[0]
         for name in ("k_cache", "v_cache"):
             layer[name].normal_()
         q = torch.randn(length, s["heads"], s["head_dim"], device=self.device, dtype=layer["qkv"].dtype)
         k, v = (torch.randn(length, s["kv_heads"], s["head_dim"], device=self.device, dtype=q.dtype) for _ in range(2))
-        mask = self.model.resume_mask(prefix, length, self.device)
-        timed = self.model._extend_attention(layer, q, k, v, prefix, mask)
-        flash, decoder.FLASH_WITH_LSE = decoder.FLASH_WITH_LSE, None
-        try:
-            plain = self.model._extend_attention(layer, q, k, v, prefix, mask)
-        finally:
-            decoder.FLASH_WITH_LSE = flash
-        print(f"resume attention vs masked reference: max difference {(timed - plain).abs().max().item():.2e}", flush=True)
+        if self.varlen:
+            plan = VarlenPlan(2, 8, length, prefix, self.device)
+            q, k, v = (torch.cat((t[:2], t)) for t in (q, k, v))
+            timed, plain = (varlen.attend(s, layer, q, k, v, plan, kernel) for kernel in (None, varlen.reference))
+        else:
+            mask = self.model.resume_mask(prefix, length, self.device)
+            timed = self.model._extend_attention(layer, q, k, v, prefix, mask)
+            flash, decoder.FLASH_WITH_LSE = decoder.FLASH_WITH_LSE, None
+            try:
+                plain = self.model._extend_attention(layer, q, k, v, prefix, mask)
+            finally:
+                decoder.FLASH_WITH_LSE = flash
+        print(f"attention vs plain reference: max difference {(timed - plain).abs().max().item():.2e}", flush=True)
 
     def resume(self, batches, chunks, prefixes, context):
         """A conversation resumed after a tool result: the new tokens prefilled over the cached
         prefix, alone (batch 0) or beside a decode batch. The simulator charges only the new
         tokens; this says what the prefix's attention adds."""
         rows = []
-        self.check_resume_attention(min(prefixes), min(chunks))
+        self.check_attention(min(prefixes), min(chunks))
         for prefix in prefixes:
             for batch in batches:
                 for length in chunks:
-                    decode_tokens, chunk = self.tokens(batch), self.tokens(length)
-                    mask = self.model.resume_mask(prefix, length, self.device)
-                    row = self.time(
-                        lambda: self.model.resume(decode_tokens, context, chunk, prefix, mask), max(5, self.repeats // 3)
-                    )
+                    row = self.time(self.step(batch, context, length, prefix), max(5, self.repeats // 3))
                     rows.append(dict(batch=batch, context=context, prefix=prefix, tokens=length, **row))
                     print(f"resume batch {batch:4d} + {length:4d} tokens over {prefix:5d}: {row['median_ms']:.3f} ms", flush=True)
         return rows
@@ -227,7 +251,7 @@ def main():
     longest_prompt = max(args.prompts + args.mixed_prompts + [max(args.resume_prefixes) + max(args.resume_chunks)])
     widest = max(args.batches + args.mixed_batches + args.resume_batches)
     model = Decoder(shape, device, dtype, widest, max(args.contexts), longest_prompt)
-    bench = Bench(model, shape["vocab"], device, args.repeats)
+    bench = Bench(model, shape["vocab"], device, args.repeats, args.attention)
     mixed_context = args.mixed_context if args.mixed_context in args.contexts else args.contexts[-1]
     decode = bench.decode(args.batches, args.contexts)
     without_graph = bench.decode_without_graph(args.contexts[0])
@@ -255,7 +279,8 @@ def main():
         prefill=prefill,
         mixed=mixed,
         resume=resume,
-        resume_attention=(
+        attention=args.attention,
+        resume_attention=varlen.describe(device) if bench.varlen else (
             "two FlashAttention calls (cached prefix, new tokens) merged by their log-sum-exp"
             if decoder.FLASH_WITH_LSE is not None and device.type == "cuda"
             else "one masked scaled_dot_product_attention"
@@ -263,7 +288,7 @@ def main():
         seconds=round(time.time() - began, 1),
     )
     os.makedirs(args.out, exist_ok=True)
-    stem = os.path.join(args.out, "step-time-compiled" if args.compile else "step-time")
+    stem = os.path.join(args.out, "step-time" + ("-compiled" if args.compile else "") + ("-varlen" if bench.varlen else ""))
     # The measurements first: GPU time is scarce, and step_time_report.py refits them anywhere.
     with open(stem + ".json", "w") as f:
         json.dump(result, f, indent=2)
