@@ -16,16 +16,12 @@ import types
 import traceback
 import warnings
 
-import __future__
+import unit_compiler
 from cell_runtime import RecursionBudget, interpreter_shutdown
 from statement_splitter import StatementSplitter
 
 # Bound once, in the zygote: code in the cell may replace os.getpid.
 _getpid = os.getpid
-
-_FUTURE_MASK = 0
-for _name in __future__.all_feature_names:
-    _FUTURE_MASK |= getattr(__future__, _name).compiler_flag
 
 
 class CellExecutor:
@@ -40,8 +36,7 @@ class CellExecutor:
         self._module.__builtins__ = builtins
         sys.modules['__main__'] = self._module
         sys.argv = [filename]
-        self._future_flags = 0
-        self._compiled_units = 0
+        self._compiler = unit_compiler.UnitCompiler(filename, self._src)
         self.units_run = 0
         self._stopped = False
         self._unit_compile_error = None
@@ -126,7 +121,7 @@ class CellExecutor:
         tree = compile(source, self.filename, 'exec', ast.PyCF_ONLY_AST, dont_inherit=True)
         if tree.body:
             code = compile(tree, self.filename, 'exec', dont_inherit=True)
-            self._exec_whole(code, _span(tree))
+            self._exec_whole(code, unit_compiler.span(tree))
         return self._finish(compiled=True)
 
     def _exec_whole(self, code, span):
@@ -142,7 +137,7 @@ class CellExecutor:
                 return
             self._set_busy(True)
             try:
-                code, span = self._compile_unit(unit)
+                code, span = self._compiler.compile(unit)
             except Exception as err:  # SyntaxError, ValueError (NUL byte), RecursionError…
                 self._unit_compile_error = err
                 self._stop()
@@ -153,32 +148,6 @@ class CellExecutor:
     def _stop(self):
         self._stopped = True
         self._send({'t': 'stopped'})
-
-    def _compile_unit(self, unit):
-        source = '\n' * (unit.start - 1) + unit.text
-        tree = unit.tree
-        if tree is None:
-            tree = compile(source, self.filename, 'exec', ast.PyCF_ONLY_AST | self._future_flags,
-                           dont_inherit=True)
-        if not tree.body:
-            return None, None
-        span = _span(tree)
-        if self._compiled_units:
-            first = tree.body[0]
-            if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
-                    and isinstance(first.value.value, str)):
-                # compile() would take a leading string as the docstring and overwrite __doc__.
-                tree.body.insert(0, ast.Pass(lineno=first.lineno, col_offset=first.col_offset,
-                                             end_lineno=first.lineno, end_col_offset=first.col_offset))
-            if _needs_prefix_compile(tree):
-                # Cross-statement checks (global after use, late __future__) only exist in a
-                # whole-module compile; doing it only here keeps the cell linear (note §1.2).
-                end = unit.start - 1 + unit.text.count('\n') + (0 if unit.text.endswith('\n') else 1)
-                compile(''.join(self._src[:end]), self.filename, 'exec', dont_inherit=True)
-        code = compile(tree, self.filename, 'exec', self._future_flags, dont_inherit=True)
-        self._future_flags |= code.co_flags & _FUTURE_MASK
-        self._compiled_units += 1
-        return code, span
 
     def _exec(self, code, span):
         RecursionBudget.install(sys._getframe())
@@ -298,31 +267,6 @@ class CellExecutor:
         if self.error is not None:
             result['error'] = self.error
         return result
-
-
-def _span(tree):
-    first = tree.body[0]
-    start = first.lineno
-    for deco in getattr(first, 'decorator_list', ()):
-        start = min(start, deco.lineno)
-    return start, tree.body[-1].end_lineno
-
-
-def _needs_prefix_compile(tree):
-    """True when the unit holds a module-level `global`/`nonlocal` or a `from __future__` import."""
-    todo = list(tree.body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.Global, ast.Nonlocal)):
-            return True
-        if isinstance(node, ast.ImportFrom) and node.module == '__future__':
-            return True
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.stmt, ast.excepthandler)) or type(child).__name__ == 'match_case':
-                todo.append(child)
-    return False
 
 
 def _safe_str(value):

@@ -19,14 +19,11 @@ import gc  # noqa: E402
 import json  # noqa: E402
 import selectors  # noqa: E402
 import signal  # noqa: E402
-import tempfile  # noqa: E402
 import time  # noqa: E402
 
-import cell_child  # noqa: E402
 import cell_executor  # noqa: E402,F401  (pre-loaded so that cells start warm)
+import cell_forker  # noqa: E402
 import cell_io  # noqa: E402
-import cell_namespace  # noqa: E402
-import cell_probe  # noqa: E402
 import cell_workdir  # noqa: E402
 import process_tree  # noqa: E402
 import seccomp_filter  # noqa: E402
@@ -50,22 +47,12 @@ class Cell:
 class Zygote:
     def __init__(self, config, seccomp):
         self.config = config
-        self.seccomp = seccomp
         self.pid = os.getpid()
         self.sel = selectors.DefaultSelector()
         self.cells = {}
         self.by_pid = {}
         self.inbuf = b''
-        self.drop_uid = os.geteuid() == 0 and cell_child.uid_mapped(cell_child.NOBODY)
-        self.uid_note = None
-        # Per-cell user/PID/IPC/mount namespaces (cell_namespace.py), when asked for (bwrap) and
-        # the probe cell shows they work; otherwise cells share the zygote's, and the note says why.
-        self.cell_ns = bool(config.get('cellNamespaces'))
-        self.cell_ns_note = None
-        if self.cell_ns and not cell_namespace.supported():
-            self.cell_ns, self.cell_ns_note = False, 'clone(2) is not wired for this architecture'
-        self.probe_error = None
-        self.cell_root = tempfile.gettempdir()
+        self.forker = cell_forker.CellForker(config, seccomp)
         self.needs_poll = False
         self.last_sweep = 0.0
         os.set_blocking(CTL, True)
@@ -76,69 +63,14 @@ class Zygote:
         while view:
             view = view[os.write(CTL, view):]
 
-    # ---- startup probe -----------------------------------------------------------------------
-
-    def probe(self):
-        """Forks one throw-away cell with the full setup and reports what held inside it."""
-        report = self._probe_once()
-        if self.cell_ns and not cell_probe.isolated(report, self.cell_root):
-            self.cell_ns_note = self.probe_error or 'the probe cell did not get its own namespaces'
-            self.cell_ns = False
-            report = self._probe_once()
-        if self.drop_uid and (report is None or not report.get('stdlibReadable', True)):
-            # `unshare -r` (uid 0 in a user namespace that maps no other uid), or an interpreter
-            # that only root can read (a pyenv under /root): cells keep the zygote's uid, and the
-            # protections report says so.
-            self.uid_note = ('the interpreter is not readable by uid %d' % cell_child.NOBODY
-                             if report is not None else 'cells cannot switch to uid %d' % cell_child.NOBODY)
-            self.drop_uid = False
-            report = self._probe_once()
-        return report
-
-    def _probe_once(self):
-        report, self.probe_error = cell_probe.run(self._fork, self.config['limits'])
-        return report
-
     # ---- cells -------------------------------------------------------------------------------
-
-    def _fork(self, child_config):
-        cwd = cell_workdir.make_workdir(self.cell_root, cell_child.NOBODY if self.drop_uid else None)
-        lines_r, lines_w = os.pipe()
-        out_r, out_w = os.pipe()
-        ctl_r, ctl_w = os.pipe()
-        config = dict(child_config, cwd=cwd, dropUid=self.drop_uid, cellNamespaces=self.cell_ns,
-                      outerUid=os.geteuid(), outerGid=os.getegid())
-        try:
-            pid = cell_namespace.clone() if self.cell_ns else os.fork()
-        except OSError:
-            for fd in (lines_r, lines_w, out_r, out_w, ctl_r, ctl_w):
-                os.close(fd)
-            cell_workdir.remove_workdir(cwd)
-            raise
-        if pid == 0:
-            try:
-                if self.cell_ns:
-                    cell_child.run_init((lines_r, out_w, ctl_w), config, self.pid, self.seccomp)
-                else:
-                    cell_child.run((lines_r, out_w, ctl_w), config, self.pid, self.seccomp)
-            finally:
-                os._exit(72)  # not reached
-        for fd in (lines_r, out_w, ctl_w):
-            os.close(fd)
-        for fd in (lines_w, out_r, ctl_r):
-            os.set_blocking(fd, False)
-        try:
-            pidfd = os.pidfd_open(pid)
-        except (AttributeError, OSError):
-            pidfd = None
-        return pid, pidfd, (lines_w, out_r, ctl_r), cwd
 
     def open_cell(self, message):
         cell_id = message['id']
         limits = dict(self.config['limits'], **(message.get('limits') or {}))
         try:
-            pid, pidfd, fds, cwd = self._fork({'mode': message.get('mode', 'incremental'),
-                                               'filename': message['filename'], 'limits': limits})
+            pid, pidfd, fds, cwd = self.forker.fork({'mode': message.get('mode', 'incremental'),
+                                                     'filename': message['filename'], 'limits': limits})
         except OSError as err:
             self.send({'t': 'exit', 'id': cell_id, 'result': None, 'killed': None,
                        'status': {'code': None, 'signal': None}, 'cpuSeconds': 0,
@@ -147,7 +79,7 @@ class Zygote:
         holder = {}
         io = cell_io.CellIO(cell_id, *fds, int(limits['outputBytes']), self.sel, self.send,
                             lambda: self.kill_cell(holder['cell'], 'output'))
-        cell = Cell(cell_id, pid, pidfd, io, cwd, self.cell_ns)
+        cell = Cell(cell_id, pid, pidfd, io, cwd, self.forker.cell_ns)
         holder['cell'] = cell
         io.register(lambda kind: (kind, cell))
         self.cells[cell_id] = cell
@@ -307,13 +239,14 @@ def main():
     zygote = Zygote(config, seccomp)
     gc.collect()
     gc.freeze()  # keeps the child's GC from dirtying every inherited page
-    probe = zygote.probe()
+    probe = zygote.forker.probe()
     zygote.sel.register(CTL, READ, ('node', None))
     zygote.send({'t': 'ready', 'pid': zygote.pid, 'python': sys.version.split()[0],
                  'executable': sys.executable, 'preImports': {'loaded': loaded, 'failed': failed},
                  'seccompAvailable': seccomp is not None, 'seccompError': seccomp_error,
-                 'uidDrop': zygote.drop_uid, 'uidNote': zygote.uid_note, 'euid': os.geteuid(), 'probe': probe,
-                 'cellNamespaces': zygote.cell_ns, 'cellNamespacesNote': zygote.cell_ns_note,
+                 'uidDrop': zygote.forker.drop_uid, 'uidNote': zygote.forker.uid_note, 'euid': os.geteuid(),
+                 'probe': probe, 'cellNamespaces': zygote.forker.cell_ns,
+                 'cellNamespacesNote': zygote.forker.cell_ns_note,
                  'netns': os.readlink('/proc/self/ns/net'),
                  'startupMs': round((time.monotonic() - started) * 1000)})
     zygote.loop()

@@ -172,10 +172,7 @@ export class ProcessPool {
     const { setup } = await this.ready();
     if (this.closed) throw shutDown();
     const uid = setup.uidDrop ? this.allocateUid() : null;
-    this.stagingRoot ??= makeStagingRoot();
-    const hostCwd = mkdtempSync(join(this.stagingRoot, 'p-'));
-    chmodSync(hostCwd, 0o700);
-    if (uid !== null) chownSync(hostCwd, uid, uid);
+    let hostCwd: string | null = null;
     let cleaned = false;
     const cleanup = (): void => {
       // Once: a second releaseUid could drop a lock another gateway has claimed since.
@@ -186,9 +183,15 @@ export class ProcessPool {
         this.usedUids.delete(uid);
         releaseUid(uid);
       }
-      rmSync(hostCwd, { recursive: true, force: true });
+      if (hostCwd !== null) rmSync(hostCwd, { recursive: true, force: true });
     };
     try {
+      // Inside the try: a claimed uid that a failed mkdtemp or chown left held was never given
+      // back, and each such failure took one more of the range until no process could start.
+      this.stagingRoot ??= makeStagingRoot();
+      hostCwd = mkdtempSync(join(this.stagingRoot, 'p-'));
+      chmodSync(hostCwd, 0o700);
+      if (uid !== null) chownSync(hostCwd, uid, uid);
       const plan = planProcessLaunch(setup, { ...recipe, uid, hostCwd });
       const plugin = recipe.label ?? 'plugin';
       const stop = signal ? eitherSignal(this.closing.signal, signal) : { signal: this.closing.signal, unlink: () => undefined };

@@ -132,6 +132,11 @@ function describe(setup: SandboxSetup, probe: Probe | null, hostNetns: string, f
 
 function runProbe(setup: SandboxSetup, uid: number | null): Promise<Probe> {
   const hostCwd = mkdtempSync(join(tmpdir(), 'conveyor-probe-'));
+  // Removed however the probe ends: a failed chown, or a spawn that throws, left it behind before.
+  return probeIn(setup, uid, hostCwd).finally(() => rmSync(hostCwd, { recursive: true, force: true }));
+}
+
+async function probeIn(setup: SandboxSetup, uid: number | null, hostCwd: string): Promise<Probe> {
   chmodSync(hostCwd, 0o700);
   if (uid !== null) chownSync(hostCwd, uid, uid);
   const plan = planProcessLaunch(setup, {
@@ -160,7 +165,6 @@ function runProbe(setup: SandboxSetup, uid: number | null): Promise<Probe> {
     }, 15_000);
     const done = (error: Error | null): void => {
       clearTimeout(timer);
-      rmSync(hostCwd, { recursive: true, force: true });
       if (error) return reject(error);
       try {
         resolve(probeSchema.parse(JSON.parse(stdout.trim().split('\n').pop() ?? '')));

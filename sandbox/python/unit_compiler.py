@@ -1,0 +1,75 @@
+"""Compiles one unit (a group of top-level statements) so it behaves as part of the whole module.
+
+Research note §1.2: each unit is padded with newlines to its real line numbers, carries over the
+`__future__` flags of the units before it, gets a `pass` in front of a later leading string (so
+the module's `__doc__` stays), and, when it holds a module-level `global`/`nonlocal` or a
+`from __future__` import, is checked by a compile of the whole text so far.
+"""
+import ast
+
+import __future__
+
+_FUTURE_MASK = 0
+for _name in __future__.all_feature_names:
+    _FUTURE_MASK |= getattr(__future__, _name).compiler_flag
+
+
+class UnitCompiler:
+    def __init__(self, filename, source_lines):
+        self.filename = filename
+        self._src = source_lines  # the cell's physical lines so far, appended to by the executor
+        self._future_flags = 0
+        self._compiled_units = 0
+
+    def compile(self, unit):
+        """Returns (code, its (first, last) line span), or (None, None) for a unit with no statement."""
+        source = '\n' * (unit.start - 1) + unit.text
+        tree = unit.tree
+        if tree is None:
+            tree = compile(source, self.filename, 'exec', ast.PyCF_ONLY_AST | self._future_flags,
+                           dont_inherit=True)
+        if not tree.body:
+            return None, None
+        unit_span = span(tree)
+        if self._compiled_units:
+            first = tree.body[0]
+            if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                    and isinstance(first.value.value, str)):
+                # compile() would take a leading string as the docstring and overwrite __doc__.
+                tree.body.insert(0, ast.Pass(lineno=first.lineno, col_offset=first.col_offset,
+                                             end_lineno=first.lineno, end_col_offset=first.col_offset))
+            if _needs_prefix_compile(tree):
+                # Cross-statement checks (global after use, late __future__) only exist in a
+                # whole-module compile; doing it only here keeps the cell linear (note §1.2).
+                end = unit.start - 1 + unit.text.count('\n') + (0 if unit.text.endswith('\n') else 1)
+                compile(''.join(self._src[:end]), self.filename, 'exec', dont_inherit=True)
+        code = compile(tree, self.filename, 'exec', self._future_flags, dont_inherit=True)
+        self._future_flags |= code.co_flags & _FUTURE_MASK
+        self._compiled_units += 1
+        return code, unit_span
+
+
+def span(tree):
+    """First and last line of a module's statements, a leading decorator included."""
+    first = tree.body[0]
+    start = first.lineno
+    for deco in getattr(first, 'decorator_list', ()):
+        start = min(start, deco.lineno)
+    return start, tree.body[-1].end_lineno
+
+
+def _needs_prefix_compile(tree):
+    """True when the unit holds a module-level `global`/`nonlocal` or a `from __future__` import."""
+    todo = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            return True
+        if isinstance(node, ast.ImportFrom) and node.module == '__future__':
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.stmt, ast.excepthandler)) or type(child).__name__ == 'match_case':
+                todo.append(child)
+    return False
