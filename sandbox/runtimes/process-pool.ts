@@ -1,4 +1,4 @@
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SandboxMode } from '../python-launch.ts';
 import { descendantPids } from '../process-tree.ts';
@@ -188,7 +188,9 @@ export class ProcessPool {
     try {
       // Inside the try: a claimed uid that a failed mkdtemp or chown left held was never given
       // back, and each such failure took one more of the range until no process could start.
-      this.stagingRoot ??= makeStagingRoot();
+      // Made again when a tmp cleaner removed it under a long-running gateway: else every later
+      // start would fail until a restart.
+      if (this.stagingRoot === null || !existsSync(this.stagingRoot)) this.stagingRoot = makeStagingRoot();
       hostCwd = mkdtempSync(join(this.stagingRoot, 'p-'));
       chmodSync(hostCwd, 0o700);
       if (uid !== null) chownSync(hostCwd, uid, uid);
