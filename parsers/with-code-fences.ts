@@ -20,6 +20,9 @@ export function withCodeFences(inner: ToolCallParser, options: CodeFenceParserOp
   const fences = createCodeFenceParser(options);
   /** The inner format's calls begun and not yet ended. */
   const open = new Set<string>();
+  // Refused after end(), as by every parser: a push would run on a finished fence parser, or,
+  // while `open` still held a call, skip the fences silently.
+  let ended = false;
   const passThrough = (e: ParserEvent, out: ParserEvent[]): void => {
     if (e.type === 'call-start') {
       out.push(...fences.interrupt(`a ${e.name} tool call began inside the code block`));
@@ -44,12 +47,25 @@ export function withCodeFences(inner: ToolCallParser, options: CodeFenceParserOp
     return out;
   };
   return {
-    push: (delta) => route(inner.push(delta)),
+    push: (delta) => {
+      if (ended) throw new Error('push() after end()');
+      return route(inner.push(delta));
+    },
     // An argument fragment is not text: route would pass it through and the fences never see it.
     pushFast: (delta) => {
+      if (ended) throw new Error('push() after end()');
       const events = inner.pushFast ? inner.pushFast(delta) : inner.push(delta);
       return typeof events === 'string' ? events : route(events);
     },
-    end: () => [...route(inner.end()), ...fences.end()],
+    end: () => {
+      if (ended) return [];
+      ended = true;
+      const out = [...route(inner.end())];
+      // Every format ends its open call at end(); one that did not would leave its consumers a
+      // call that never ends, so it is closed here, and nothing stays open once this has ended.
+      for (const callId of open) out.push({ type: 'malformed', callId, reason: 'the output ended inside the call' });
+      open.clear();
+      return [...out, ...fences.end()];
+    },
   };
 }

@@ -1,3 +1,4 @@
+import { jsonNumberValue } from '../json/json-number-value.ts';
 import { pythonFloatJson, pythonIntJson } from './python-number-json.ts';
 import { PythonSyntaxError, type PythonToken } from './python-token.ts';
 
@@ -9,16 +10,19 @@ const FLOAT = new RegExp(String.raw`^(?:(?:${DIGITS})?\.${DIGITS}|${DIGITS}\.?)(
 /**
  * A Python number literal as the lexer collected it (digits, letters, `_`, `.`, an exponent's
  * sign; no leading sign, which is a `punct` token): an int (decimal, 0x/0o/0b, underscores
- * between digits) or a float, as a `number` token. Anything else, or a value no double can
- * hold, is a PythonSyntaxError.
+ * between digits) or a float, as a `number` token. Anything else, or a float no double can
+ * hold, is a PythonSyntaxError: Python reads `1e400` as inf, which json.dumps writes as
+ * `Infinity`, no JSON. An int of any size is fine, as in Python.
  */
 export function parsePythonNumber(text: string): Extract<PythonToken, { kind: 'number' }> {
   if (INT.test(text) || RADIX_INT.test(text)) {
     const digits = text.replaceAll('_', '').toLowerCase();
     const value = Number(digits);
-    if (!Number.isFinite(value)) throw new PythonSyntaxError(`number ${text} is out of range`);
-    // An id past 2^53 (a snowflake) must reach the client digit for digit, as json.dumps writes it.
-    return { kind: 'number', value, json: Number.isSafeInteger(value) ? String(value) : pythonIntJson(digits), float: false };
+    if (Number.isSafeInteger(value)) return { kind: 'number', value, json: String(value), float: false };
+    // An id past 2^53 (a snowflake) must reach the client digit for digit, as json.dumps writes
+    // it; past 1.8e308 a double would be Infinity, and the JSON number literal is still exact.
+    const json = pythonIntJson(digits);
+    return { kind: 'number', value: jsonNumberValue(json), json, float: false };
   }
   if (!(FLOAT.test(text) && /[.eE]/.test(text))) throw new PythonSyntaxError(`invalid number ${JSON.stringify(text)}`);
   const value = Number(text.replaceAll('_', ''));

@@ -1,11 +1,19 @@
+import { jsonNumberValue } from '../json/json-number-value.ts';
 import { PythonLexer, PythonSyntaxError, type PythonToken } from './python-literal-lexer.ts';
 
-// Each frame also keeps its items' JSON text (see `json`); a dict's in a Map, which keeps a
-// repeated key at its first place with its last value, as a Python dict does. `numbers` maps a
-// number key's value (see numberIdentity) to the JSON key it was first written as.
+/** A dict entry: the JSON key its Python key prints as, and its value and the value's JSON. */
+interface Entry {
+  key: string;
+  value: unknown;
+  json: string;
+}
+
+// Each frame also keeps its items' JSON text (see `json`). A dict's entries are keyed by the
+// Python key's identity (see keyIdentity), in a Map, which keeps a repeated key at its first
+// place with its last value, as a Python dict does; `identity` is the pending key's.
 type Frame =
   | { kind: 'list' | 'tuple'; items: unknown[]; json: string[]; expectItem: boolean; sawComma: boolean }
-  | { kind: 'dict'; object: Record<string, unknown>; json: Map<string, string>; numbers: Map<string, string>; key: string; state: 'key' | 'colon' | 'value' | 'comma' };
+  | { kind: 'dict'; entries: Map<string, Entry>; identity: string; key: string; state: 'key' | 'colon' | 'value' | 'comma' };
 
 const CLOSER = { list: ']', tuple: ')', dict: '}' } as const;
 
@@ -43,7 +51,10 @@ export class PythonValueParser {
       if (sign > 0) this.#deliver(token.value, token.json);
       // Python's -0.0 stays -0.0 (json.dumps writes it so); an int has no -0.
       else if (token.float) this.#deliver(-token.value, `-${token.json}`);
-      else this.#deliver(-token.value + 0, token.value === 0 ? '0' : `-${token.json}`);
+      else {
+        const json = token.value === 0 ? '0' : `-${token.json}`;
+        this.#deliver(jsonNumberValue(json), json);
+      }
       return true;
     }
     const frame = this.#stack[this.#stack.length - 1];
@@ -121,7 +132,7 @@ export class PythonValueParser {
             this.#stack.push({ kind: 'tuple', items: [], json: [], expectItem: true, sawComma: false });
             return;
           case '{':
-            this.#stack.push({ kind: 'dict', object: {}, json: new Map(), numbers: new Map(), key: '', state: 'key' });
+            this.#stack.push({ kind: 'dict', entries: new Map(), identity: '', key: '', state: 'key' });
             return;
           case '-':
           case '+':
@@ -141,9 +152,21 @@ export class PythonValueParser {
   #close(): void {
     const frame = this.#stack.pop()!;
     if (frame.kind === 'dict') {
-      let json = '';
-      for (const [key, value] of frame.json) json += `${json === '' ? '' : ','}${JSON.stringify(key)}:${value}`;
-      this.#deliver(frame.object, `{${json}}`);
+      // Distinct Python keys that print as one JSON key (`{1: 'a', '1': 'b'}`): json.dumps writes
+      // both ('{"1": "a", "1": "b"}'), and every JSON parser, the client's, vLLM's own json.loads
+      // and ours, keeps the last, at the first one's place. That is what this writes, so the
+      // client reads what it would read from vLLM, and the call-args text has no repeated key
+      // (a JSON format's call with one is malformed). The call is not refused: a dict that
+      // repeats a key (`{'a': 1, 'a': 2}`) is valid Python with the last value too.
+      const object: Record<string, unknown> = {};
+      const json = new Map<string, string>();
+      for (const entry of frame.entries.values()) {
+        setOwn(object, entry.key, entry.value);
+        json.set(entry.key, entry.json);
+      }
+      let text = '';
+      for (const [key, value] of json) text += `${text === '' ? '' : ','}${JSON.stringify(key)}:${value}`;
+      this.#deliver(object, `{${text}}`);
     } else if (frame.kind === 'tuple' && frame.items.length === 1 && !frame.sawComma) {
       this.#deliver(frame.items[0], frame.json[0]!);
     } else {
@@ -162,11 +185,12 @@ export class PythonValueParser {
       frame.json.push(json);
       frame.expectItem = false;
     } else if (frame.state === 'key') {
-      frame.key = dictKey(value, json, frame.numbers);
+      frame.identity = keyIdentity(value, json);
+      // Python keeps the key first written: {True: 'a', 1.0: 'b'} is {True: 'b'}, "true" in JSON.
+      frame.key = frame.entries.get(frame.identity)?.key ?? (json.startsWith('"') ? (value as string) : json);
       frame.state = 'colon';
     } else {
-      setOwn(frame.object, frame.key, value);
-      frame.json.set(frame.key, json);
+      frame.entries.set(frame.identity, { key: frame.key, value, json });
       frame.state = 'comma';
     }
   }
@@ -178,27 +202,19 @@ export function setOwn(object: Record<string, unknown>, key: string, value: unkn
 }
 
 /**
- * `json.dumps` turns keys that are not strings into their JSON (an int's digits, a float's
- * repr, `true`, `null`), which `json` already is; containers cannot be keys. Equal numbers are
- * one key in Python (`True == 1 == 1.0`, `0 == -0.0`): the dict keeps the first one written,
- * so `{True: 'a', 1.0: 'b'}` is `{"true": "b"}`.
+ * Equal for keys a Python dict holds as one, and only for them: a str is itself; equal numbers
+ * are one key (`True == 1 == 1.0`, `0 == -0.0`), an integral one as its exact digits (the double
+ * alone rounds big ints). `json` tells the kinds apart, since an int past 1.8e308 has its digits
+ * as its value (see jsonNumberValue). `json.dumps` writes a key that is not a str as its JSON (an
+ * int's digits, a float's repr, `true`, `null`); containers cannot be keys.
  */
-function dictKey(value: unknown, json: string, numbers: Map<string, string>): string {
-  if (typeof value === 'string') return value;
-  if (value === null) return json;
-  if (typeof value !== 'number' && typeof value !== 'boolean') throw new PythonSyntaxError('dict keys must be strings, numbers, booleans or None');
-  const identity = numberIdentity(value, json);
-  const first = numbers.get(identity);
-  if (first !== undefined) return first;
-  numbers.set(identity, json);
-  return json;
-}
-
-/** Equal for equal Python numbers: an integral value as its exact digits (the double alone rounds big ints). */
-function numberIdentity(value: number | boolean, json: string): string {
-  if (typeof value === 'boolean') return value ? '1' : '0';
+function keyIdentity(value: unknown, json: string): string {
+  if (json.startsWith('"')) return `str ${value as string}`;
+  if (json === 'null') return 'None';
+  if (json === 'true' || json === 'false') return json === 'true' ? '1' : '0';
+  if (json.startsWith('[') || json.startsWith('{')) throw new PythonSyntaxError('dict keys must be strings, numbers, booleans or None');
   if (!/[.e]/.test(json)) return json;
-  return Number.isInteger(value) ? BigInt(value).toString() : json;
+  return Number.isInteger(value) ? BigInt(value as number).toString() : json;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { jsonNumberValue } from '../json/json-number-value.ts';
 import { pythonFloatJson, pythonIntJson } from './python-number-json.ts';
 import { setOwn } from './python-value-parser.ts';
 
@@ -20,7 +21,9 @@ const NUMBER = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
  * can see: every digit of an int past 2^53 (Python ints are exact; a double rounds an id),
  * floats in Python's repr (`1.0` stays `1.0`), and keys in the order written (a JavaScript
  * object moves integer-like keys first), a repeated key at its first place with its last value.
- * Undefined if the text is not JSON, or holds a number too large for a double.
+ * An int of any size keeps its digits (its value: see jsonNumberValue). Undefined if the text
+ * is not JSON, or holds a float too large for a double (Python's inf, which json.dumps writes
+ * as `Infinity`, no JSON).
  *
  * @example redumpJson('{"id": 12345678901234567890}')?.json // '{"id":12345678901234567890}'
  */
@@ -56,10 +59,13 @@ function readValue(r: Reader): Parsed | undefined {
   NUMBER.lastIndex = r.at;
   const literal = NUMBER.exec(r.text)![0];
   r.at += literal.length;
+  // Python reads a number without '.' or an exponent as an int: exact, and never -0.
+  if (!/[.eE]/.test(literal)) {
+    const json = pythonIntJson(literal);
+    return { value: jsonNumberValue(json), json };
+  }
   const value = Number(literal);
   if (!Number.isFinite(value)) return undefined;
-  // Python reads a number without '.' or an exponent as an int: exact, and never -0.
-  if (!/[.eE]/.test(literal)) return { value: value + 0, json: pythonIntJson(literal) };
   return { value, json: pythonFloatJson(value) };
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jsonNumberValue } from '../json/json-number-value.ts';
 import { pythonFloatJson, pythonIntJson } from './python-number-json.ts';
 import { parsePythonLiteral } from './python-value-parser.ts';
 import { redumpJson } from './redump-json.ts';
@@ -65,18 +66,23 @@ export function convertParameter(raw: string, types: readonly string[] | undefin
   if (stringLike) return text;
   const type = types.find((t) => t !== 'null') ?? 'string';
   if (['int', 'uint', 'long', 'short', 'unsigned'].some((prefix) => type.startsWith(prefix))) {
-    const digits = raw.trim().replaceAll('_', '');
-    return /^[+-]?\d+(?:_\d+)*$/.test(raw.trim()) ? { value: Number(digits) + 0, json: pythonIntJson(digits) } : text;
+    if (!/^[+-]?\d+(?:_\d+)*$/.test(raw.trim())) return text;
+    return exactInt(raw.trim().replaceAll('_', ''));
   }
   if (type.startsWith('num') || type.startsWith('float')) {
     const trimmed = raw.trim();
     const ok = /^[+-]?(?:\d(?:_?\d)*(?:\.(?:\d(?:_?\d)*)?)?|\.\d(?:_?\d)*)(?:[eE][+-]?\d(?:_?\d)*)?$/.test(trimmed);
+    if (!ok) return text;
     const digits = trimmed.replaceAll('_', '');
-    const value = ok ? Number(digits) + 0 : Number.NaN;
+    // Written as an int, its digits are the model's, however many (vLLM's float() rounds them
+    // past 2^53, and past 1.8e308 overflows, so that vLLM keeps the text).
+    if (/^[+-]?\d+$/.test(digits)) return exactInt(digits);
+    const value = Number(digits) + 0;
+    // A float past 1.8e308 is inf to Python, which json.dumps writes as `Infinity` (no JSON): text, as vLLM keeps it.
     if (!Number.isFinite(value)) return text;
     if (!Number.isInteger(value)) return { value, json: pythonFloatJson(value) };
-    // vLLM sends a whole float as an int (int(float(v))); written as an int, its digits are the model's.
-    return { value, json: /^[+-]?\d+$/.test(digits) ? pythonIntJson(digits) : BigInt(value).toString() };
+    // vLLM sends a whole float as an int (int(float(v))).
+    return { value, json: BigInt(value).toString() };
   }
   if (type === 'boolean' || type === 'bool' || type === 'binary') {
     const word = raw.trim().toLowerCase();
@@ -88,6 +94,12 @@ export function convertParameter(raw: string, types: readonly string[] | undefin
     if (json !== undefined) return json;
   }
   return parsePythonLiteral(raw) ?? text;
+}
+
+/** An int of any size: its every digit in the JSON; the value a double, or the digits past 1.8e308 (see jsonNumberValue). */
+function exactInt(digits: string): TypedValue {
+  const json = pythonIntJson(digits);
+  return { value: jsonNumberValue(json), json };
 }
 
 function isStringType(type: string): boolean {

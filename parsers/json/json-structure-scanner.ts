@@ -1,5 +1,6 @@
 import type { JsonScanEvent, ValueKind } from './json-scan-event.ts';
 import { isWhitespace, nextNumberState, NUM_EXP, NUM_FRAC, NUM_INT, NUM_MINUS, NUM_ZERO } from './json-lexical-grammar.ts';
+import { jsonNumberValue } from './json-number-value.ts';
 import { JsonValueAssembler } from './json-value-assembler.ts';
 
 export type { JsonStructureOptions } from './json-value-assembler.ts';
@@ -48,7 +49,7 @@ export abstract class JsonStructureScanner extends JsonValueAssembler {
     const state = this.state;
     if (state !== S.DONE && state !== S.FAILED) {
       if (this.nesting === 0 && (state === NUM_ZERO || state === NUM_INT || state === NUM_FRAC || state === NUM_EXP)) {
-        this.endValue(Number(this.#num), this.consumed);
+        this.endValue(jsonNumberValue(this.#num), this.consumed);
       } else {
         this.fail(state === S.VALUE && this.nesting === 0 ? 'no JSON value' : 'truncated JSON', this.consumed, 0);
       }
@@ -166,7 +167,7 @@ export abstract class JsonStructureScanner extends JsonValueAssembler {
       if (next === -2) {
         // The number ends before this character, which the enclosing state must then accept.
         this.#num += text.slice(runFrom, i);
-        this.endValue(Number(this.#num), base + i);
+        this.endValue(jsonNumberValue(this.#num), base + i);
         this.#num = '';
         return i;
       }

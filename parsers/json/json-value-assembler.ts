@@ -40,9 +40,10 @@ const NO_EVENTS: readonly JsonScanEvent[] = Object.freeze([]);
 
 /**
  * The scanner's output side, apart from reading characters: the open containers and the value
- * they assemble (as JSON.parse would, `__proto__` an own key), the path of the value being read,
- * the failure, and the events, queued until taken. JsonStructureScanner reads the characters
- * outside strings and IncrementalJsonScanner the strings; they tell it what opened and closed.
+ * they assemble (as JSON.parse would, `__proto__` an own key; but a number no double holds is
+ * its literal: see jsonNumberValue), the path of the value being read, the failure, and the
+ * events, queued until taken. JsonStructureScanner reads the characters outside strings and
+ * IncrementalJsonScanner the strings; they tell it what opened and closed.
  */
 export abstract class JsonValueAssembler {
   readonly #maxFieldDepth: number;

@@ -108,6 +108,21 @@ b')]`;
     expect(call!.args).toEqual({ d: { b: 3, '2': 'x', true: null } });
   });
 
+  // Regression: keys were merged as they were written, not as Python holds them, so when a
+  // third key equal to the first came last ({1: 'a', '1': 'b', 1.0: 'c'}) its value won, where
+  // Python's dict is {1: 'c', '1': 'b'} and the JSON read from json.dumps's text keeps 'b'.
+  // Expected values from python3: json.loads(json.dumps(ast.literal_eval(d))).
+  it.each([
+    ["{1: 'a', '1': 'b'}", '{"1":"b"}'],
+    ["{'1': 'b', 1: 'a'}", '{"1":"a"}'],
+    ["{1: 'a', '1': 'b', 1.0: 'c'}", '{"1":"b"}'],
+    ["{True: 'x', 'true': 'y', 1: 'z', None: 'n', 'null': 'm'}", '{"true":"y","null":"m"}'],
+  ])('a str key and a number key that print alike, %s, are the one JSON key a client reads from vLLM: %s', (dict, json) => {
+    const [call] = callsOf(parse(`[f(d=${dict})]`));
+    expect(call!.argsText).toBe(`{"d":${json}}`);
+    expect(call!.args).toEqual({ d: JSON.parse(json) });
+  });
+
   it('accepts whitespace and newlines between tokens and trailing commas', () => {
     const input = '[\n  search(\n    query = "llm serving",\n    top_k = 5,\n  ),\n  fetch(url="https://x.y"),\n]';
     expect(callsOf(parse(input)).map((c) => c.args)).toEqual([{ query: 'llm serving', top_k: 5 }, { url: 'https://x.y' }]);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createParser } from '../../parsers/index.ts';
-import { coalesceText, type ParserEvent } from '../../parsers/parser-events.ts';
+import { coalesceText, type ParserEvent, type ToolCallParser } from '../../parsers/parser-events.ts';
 import { withCodeFences } from '../../parsers/with-code-fences.ts';
 import { expectWellFormedCalls } from './format-test-kit.ts';
 
@@ -72,5 +72,33 @@ describe('withCodeFences: tool-call markers inside a fence', () => {
       { type: 'call-end', callId: 'j1', args: { q: 'x' } },
     ]);
     expectSplitInvariant(input, events);
+  });
+});
+
+describe('withCodeFences: after end()', () => {
+  // Regression: end() left a call the inner parser had not ended in the wrapper's set of open
+  // calls: no event ever ended it, and a later push ran with the fences switched off by it
+  // (its text passed through as if inside that call) instead of being refused.
+  it('closes an inner call left open, refuses push and pushFast, and a second end() gives nothing', () => {
+    const inner: ToolCallParser = {
+      push: (delta) => (delta === 'call' ? [{ type: 'call-start', callId: 'x1', name: 'search' }] : [{ type: 'text', text: delta }]),
+      end: () => [],
+    };
+    const parser = withCodeFences(inner, { callIdPrefix: 'f' });
+    expect(parser.push('call')).toEqual([{ type: 'call-start', callId: 'x1', name: 'search' }]);
+    const events = parser.end();
+    expect(events).toEqual([{ type: 'malformed', callId: 'x1', reason: 'the output ended inside the call' }]);
+    expectWellFormedCalls([{ type: 'call-start', callId: 'x1', name: 'search' }, ...events]);
+    expect(() => parser.push('```python\nprint(1)\n')).toThrow('push() after end()');
+    expect(() => parser.pushFast!('x')).toThrow('push() after end()');
+    expect(parser.end()).toEqual([]);
+  });
+
+  it('ends a fence call and an inner call cut off by the end, once', () => {
+    const parser = make();
+    parser.push('```python\nprint(1)\n```\n<tool_call>{"name": "search", "arguments": {"q": ');
+    expect(parser.end().filter((e) => e.type !== 'text')).toEqual([{ type: 'malformed', callId: 'j1', reason: expect.any(String) }]);
+    expect(parser.end()).toEqual([]);
+    expect(() => parser.push('x')).toThrow('push() after end()');
   });
 });
