@@ -10,6 +10,10 @@ export interface ChatChunkWriterOptions {
    * the usage so far, once the upstream has reported some.
    */
   continuousUsage?: boolean;
+  /**
+   * The request's `conveyor_events` (true unless it sent false): the extension chunks. Off, the
+   * `response.messages` turns still come, on the finish chunk (finish()).
+   */
   conveyorEvents: boolean;
 }
 
@@ -114,11 +118,13 @@ export class ChatChunkWriter {
     this.sse.batch();
     // Without it a streaming client could not put the gateway's tool rounds (their calls'
     // arguments above all) into its history: the turns to append, the answer's own included.
-    if (result.messages.length > 0) {
-      const answer = result.answer === undefined ? [] : [{ role: 'assistant', content: result.answer }];
-      this.extension({ type: 'response.messages', messages: [...result.messages, ...answer] });
-    }
-    this.choice({}, result.finishReason);
+    const messages = result.messages.length > 0 ? { type: 'response.messages', messages: [...result.messages, ...answerTurn(result)] } : undefined;
+    if (messages !== undefined && this.options.conveyorEvents) this.extension(messages);
+    // A client that turned the events off still needs the turns: they ride on the finish chunk,
+    // which has its choice, so a client that reads choices[0] of every chunk meets no empty
+    // extension chunk, and the SDKs keep the unknown field as they keep any.
+    const carried = messages !== undefined && !this.options.conveyorEvents ? { conveyor: messages } : {};
+    this.chunk({ choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: result.finishReason }], ...carried });
     if (this.options.includeUsage) this.sse.data(this.head + JSON.stringify({ choices: [], usage: result.usage }).slice(1));
     this.sse.data('[DONE]');
     this.sse.end();
@@ -145,4 +151,9 @@ export class ChatChunkWriter {
   private chunk(fields: Record<string, unknown>): void {
     this.sse.data(`${this.head}${JSON.stringify(fields).slice(1, -1)}${this.usageField}}`);
   }
+}
+
+/** The last round's answer as an assistant turn of its own, when the response has one. */
+function answerTurn(result: SessionResult): Array<{ role: 'assistant'; content: string }> {
+  return result.answer === undefined ? [] : [{ role: 'assistant', content: result.answer }];
 }

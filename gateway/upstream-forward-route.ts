@@ -8,6 +8,7 @@ import { forwardConnection, forwardRequest, type ForwardConnection, type Forward
 import { requestJson } from '../llm-client/request-json.ts';
 import type { Replica, UpstreamReplicas } from '../llm-client/upstream-replicas.ts';
 import type { GatewayConfig } from './config.ts';
+import { ForwardedErrorAnswer } from './forwarded-error.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import { admitted } from './request-admission.ts';
 import { readBodyBytes, readJsonBody } from './request-body.ts';
@@ -43,7 +44,8 @@ const NOT_FORWARDED = new Set([
 /**
  * Any `/v1/…` request the gateway does not implement itself (`/v1/completions`, `/v1/embeddings`,
  * vLLM's `/v1/score` …): passed to the upstream and its answer passed back byte for byte, status,
- * headers and body, streamed both ways (an SSE stream leaves event by event). No tool runs here.
+ * headers and body, streamed both ways (an SSE stream leaves event by event), but for an error
+ * answer not in OpenAI's shape, which is rewritten into it (ForwardedErrorAnswer). No tool runs here.
  * A client that goes away cancels the upstream request, as on the chat route. When the gateway
  * names the model itself (`upstream.model`), a JSON body's `model` is replaced, so the body is read
  * first (up to `maxBodyBytes`); any other body is read first too when its length is known and at
@@ -121,6 +123,8 @@ interface ReplicaAttempt {
 async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, res: ServerResponse, attempt: ReplicaAttempt | undefined): Promise<void> {
   const writer = new ChunkedBodyWriter(res);
   let answered = false;
+  // An error answer, read whole before any of it goes out (it may need rewriting into OpenAI's shape).
+  let held: ForwardedErrorAnswer | undefined;
   const exchange = forwardRequest(connectionTo(ctx, attempt?.replica.baseUrl ?? (ctx.config.upstream.baseUrl as string)), request, {
     head(status, upstreamHeaders) {
       if (attempt !== undefined) {
@@ -131,10 +135,19 @@ async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, re
       }
       answered = true;
       ctx.metrics.forwarded(String(status));
-      res.writeHead(status, answerHeaders(upstreamHeaders, res));
+      const headers = answerHeaders(upstreamHeaders, res);
+      if (ForwardedErrorAnswer.wanted(status, headers)) {
+        held = new ForwardedErrorAnswer(status, headers, request.method, `/v1${request.endpoint}`);
+        return;
+      }
+      res.writeHead(status, headers);
       res.flushHeaders();
     },
     body(chunk) {
+      if (held !== undefined) {
+        held.add(chunk);
+        return true;
+      }
       if (writer.write(chunk)) return true;
       // Written to the socket itself after the first chunk (ChunkedBodyWriter): its drain says when.
       (res.socket ?? res).once('drain', () => exchange.resume());
@@ -144,11 +157,15 @@ async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, re
   if (attempt !== undefined) attempt.replica.inFlight += 1;
   try {
     await exchange.done;
-    res.end();
+    if (held === undefined) return void res.end();
+    const { headers, body } = held.answer();
+    res.writeHead(held.status, headers).end(body);
   } catch (error) {
     // After the status line there is nothing to send but a cut answer.
-    if (answered) return void res.destroy();
+    if (answered && held === undefined) return void res.destroy();
     const failure = request.signal.aborted ? (ctx.shutdown.aborted ? ctx.shutdown.reason : new ClientAbortedError()) : error;
+    // An error answer cut before its end: nothing of it went out, and the failure is answered instead (counted already).
+    if (answered) throw failure;
     const kind = classifyReplicaFailure(failure);
     if (attempt !== undefined && kind === 'rest') attempt.replicas.failed(attempt.replica, failure, attempt.startedAt);
     if (attempt === undefined || attempt.last || kind === 'final') ctx.metrics.forwarded(failure instanceof ConveyorError ? failure.code : 'internal_error');

@@ -112,6 +112,38 @@ describe('ChatChunkWriter', () => {
     expect([at(created), at(created - 1)]).toContainEqual(writes);
   });
 
+  it('with conveyor_events off, writes no extension chunk but carries the response.messages turns on the finish chunk', () => {
+    const { res, writes } = recordingResponse();
+    const id = 'chatcmpl-2';
+    const writer = new ChatChunkWriter(new SseWriter(res), id, 'm', { includeUsage: false, conveyorEvents: false });
+    const created = Math.floor(Date.now() / 1000);
+    writer.start();
+    const events: SessionEvent[] = [
+      { type: 'round-start', round: 1 },
+      { type: 'content', text: 'a' },
+      { type: 'tool-call', round: 1, callId: 'call_r1_1', name: 'calculator' },
+      { type: 'tool-result', round: 1, callId: 'call_r1_1', name: 'calculator', ok: true, content: '6' },
+      { type: 'round-end', round: 1, finishReason: 'stop' },
+    ];
+    for (const e of events) writer.event(e);
+    const messages = [{ role: 'tool', tool_call_id: 'call_r1_1', content: '6' }];
+    writer.finish({ finishReason: 'stop', usage: {}, messages, answer: 'It is 6.' } as unknown as SessionResult);
+    const turns = { type: 'response.messages', messages: [...messages, { role: 'assistant', content: 'It is 6.' }] };
+    const at = (c: number) => [
+      expectedChunk(id, c, 'm', choice({ role: 'assistant', content: '' })),
+      expectedChunk(id, c, 'm', choice({ content: 'a' })),
+      expectedChunk(id, c, 'm', { ...choice({}, 'stop'), conveyor: turns }),
+      'data: [DONE]\n\n',
+    ];
+    expect([at(created), at(created - 1)]).toContainEqual(writes);
+
+    // No tool ran: nothing to carry, a plain finish chunk.
+    const plain = recordingResponse();
+    const quiet = new ChatChunkWriter(new SseWriter(plain.res), id, 'm', { includeUsage: false, conveyorEvents: false });
+    quiet.finish({ finishReason: 'stop', usage: {}, messages: [], answer: 'a' } as unknown as SessionResult);
+    expect([expectedChunk(id, created, 'm', choice({}, 'stop')), expectedChunk(id, created - 1, 'm', choice({}, 'stop'))]).toContain(plain.writes[0]);
+  });
+
   it('splits a multi-line payload into several data lines', () => {
     const { res, writes } = recordingResponse();
     new SseWriter(res).data('a\nb');

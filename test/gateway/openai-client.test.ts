@@ -1,7 +1,9 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConveyorHandle } from '../../gateway/start-conveyor.ts';
+import { withoutRequestPart } from '../support/call-ids.ts';
 import { SIM_MODEL, SINE_STDLIB_REQUEST, startTestConveyor } from '../support/conveyor-fixture.ts';
+import { postJson, streamChat } from '../support/sse-client.ts';
 
 describe('the official openai npm client against the gateway', () => {
   let conveyor: ConveyorHandle;
@@ -53,6 +55,40 @@ describe('the official openai npm client against the gateway', () => {
     const runner = viaGateway.chat.completions.stream({ ...(SINE_STDLIB_REQUEST as typeof plain), stream: true });
     const final = await runner.finalChatCompletion();
     expect(final.choices[0]?.message.content).toContain('samples=13 peak=1.000');
+  });
+
+  it('with conveyor_events: false, streams no extension chunk and still gives the turns of the tool rounds on the finish chunk', async () => {
+    type Carried = { conveyor?: { type: string; messages: unknown[] } };
+    const request = { ...SINE_STDLIB_REQUEST, stream: true, conveyor_events: false } as unknown as OpenAI.ChatCompletionCreateParamsStreaming;
+    const collect = async () => {
+      const chunks: Array<OpenAI.ChatCompletionChunk & Carried> = [];
+      for await (const chunk of await viaGateway.chat.completions.create(request)) chunks.push(chunk);
+      return chunks;
+    };
+    // Beside it: the same request with the events, non-streamed, and through the SDK's stream helper.
+    const [chunks, on, whole, final] = await Promise.all([
+      collect(),
+      streamChat(conveyor.gateway.url, SINE_STDLIB_REQUEST),
+      postJson(conveyor.gateway.url, '/v1/chat/completions', SINE_STDLIB_REQUEST),
+      viaGateway.chat.completions.stream(request).finalChatCompletion() as Promise<OpenAI.ChatCompletion & Carried>,
+    ]);
+    // Every chunk has its choice (no `choices: []` extension chunk), and only the finish chunk has `conveyor`.
+    expect(chunks.every((c) => c.choices.length === 1)).toBe(true);
+    const last = chunks.at(-1)!;
+    expect(last.choices[0]!.finish_reason).toBe('stop');
+    expect(chunks.filter((c) => c.conveyor !== undefined)).toEqual([last]);
+    expect(last.conveyor!.type).toBe('response.messages');
+
+    // The same turns as the events' response.messages, and as a non-streamed body's conveyor.messages then its answer.
+    expect(withoutRequestPart(last.conveyor!.messages)).toEqual(withoutRequestPart(on.events.find((e) => e.type === 'response.messages')!.messages));
+    const answer = last.conveyor!.messages.at(-1) as { role: string; content: string };
+    expect(answer.role).toBe('assistant');
+    expect(answer.content).toContain('samples=13 peak=1.000');
+    expect(withoutRequestPart(last.conveyor!.messages.slice(0, -1))).toEqual(withoutRequestPart(whole.json.conveyor.messages));
+
+    // The SDK's stream helper keeps the field on its final completion, as it keeps any it does not know.
+    expect(final.choices[0]?.message.content).toContain('samples=13 peak=1.000');
+    expect(withoutRequestPart(final.conveyor?.messages)).toEqual(withoutRequestPart(last.conveyor!.messages));
   });
 
   it('lists the upstream models', async () => {

@@ -19,7 +19,9 @@ async function fakeUpstream(status: number): Promise<FakeUpstream> {
     req.on('end', () => {
       upstream.hits += 1;
       res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ from: upstream.url, status, body: Buffer.concat(parts).toString() }));
+      // An error in OpenAI's shape, as vLLM's own are, so the gateway passes it back as it is (forwarded-error.ts).
+      const error = status >= 400 ? { error: { message: `HTTP ${status}`, type: 'upstream', param: null, code: status } } : {};
+      res.end(JSON.stringify({ ...error, from: upstream.url, status, body: Buffer.concat(parts).toString() }));
     });
   });
   await new Promise<void>((resolve) => upstream.server.listen(0, '127.0.0.1', resolve));
