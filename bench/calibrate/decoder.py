@@ -225,6 +225,13 @@ KERNELS = dict(rms_norm=rms_norm, add_rms_norm=add_rms_norm, rope=rope, silu_mul
 FLASH_WITH_LSE = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention", None) if TORCH_VERSION >= (2, 1) else None
 
 
+def describe_extend_attention(device):
+    """How Decoder.resume attends over a cached prefix on this device, for the results file."""
+    if FLASH_WITH_LSE is not None and device.type == "cuda":
+        return "two FlashAttention calls (cached prefix, new tokens) merged by their log-sum-exp"
+    return "one masked scaled_dot_product_attention"
+
+
 def attention(q, k, v, causal, mask=None):
     """Scaled dot-product attention; K/V may have fewer heads than Q (GQA); `mask` (True = attend)
     instead of `causal` where the queries are not the keys' last rows."""

@@ -280,11 +280,7 @@ def main():
         mixed=mixed,
         resume=resume,
         attention=args.attention,
-        resume_attention=varlen.describe(device) if bench.varlen else (
-            "two FlashAttention calls (cached prefix, new tokens) merged by their log-sum-exp"
-            if decoder.FLASH_WITH_LSE is not None and device.type == "cuda"
-            else "one masked scaled_dot_product_attention"
-        ),
+        resume_attention=varlen.describe(device) if bench.varlen else decoder.describe_extend_attention(device),
         seconds=round(time.time() - began, 1),
     )
     os.makedirs(args.out, exist_ok=True)
