@@ -107,7 +107,8 @@ export interface LaunchContext {
  * and that outlives the cell that wrote it, so it is capped at one cell's memory budget
  * (`memoryMb`; 1 GiB by default): /tmp can pin at most as much as one more cell could. At least
  * two files at the file-size limit always fit, however small `memoryMb` is. Past it, writes fail
- * with ENOSPC.
+ * with ENOSPC. bwrap's /dev/shm gets the same size (boundedDev): only the zygote, and cells
+ * without namespaces of their own, see it; a cell with them has a directory on /tmp there.
  */
 export function tmpfsBytes(limits: Pick<PythonSandboxLimits, 'memoryMb' | 'fileSizeMb'>): number {
   return Math.max(limits.memoryMb, 2 * limits.fileSizeMb) * 1024 * 1024;
@@ -153,7 +154,7 @@ export function planLaunch(mode: SandboxMode, ctx: LaunchContext): LaunchPlan {
       ...systemBinds(),
       ...interpreterBinds(interpreter),
       '--proc', '/proc',
-      '--dev', '/dev',
+      ...boundedDev(String(ctx.tmpBytes)),
       // Sized (tmpfsBytes): an unbounded tmpfs let a cell pin host RAM past its own lifetime.
       '--size', String(ctx.tmpBytes), '--tmpfs', '/tmp',
       '--ro-bind', staging.scripts, SCRIPTS_IN_SANDBOX,
@@ -187,6 +188,16 @@ export function planLaunch(mode: SandboxMode, ctx: LaunchContext): LaunchPlan {
   }
   const [command, ...args] = python as [string, ...string[]];
   return { mode, command, args, env };
+}
+
+/**
+ * bwrap's /dev, with nothing writable in it but a /dev/shm of `shmBytes`. `--dev` mounts a tmpfs
+ * of the sandbox uid with no size, /dev/shm a plain directory in it: a process could fill host RAM
+ * through either (bwrap 0.8 takes `--size` only before `--tmpfs`, not `--dev`). The remount is not
+ * recursive: the device nodes, /dev/pts and the sized /dev/shm stay usable.
+ */
+export function boundedDev(shmBytes: string): string[] {
+  return ['--dev', '/dev', '--size', shmBytes, '--tmpfs', '/dev/shm', '--remount-ro', '/dev'];
 }
 
 /** Read-only views of the system parts Python, numpy and matplotlib need; nothing else of /etc. */

@@ -112,10 +112,9 @@ def setup(fds, config, parent_pid, seccomp_filter):
     apply_limits(config['limits'])
     if config['dropUid'] and os.geteuid() == 0:
         drop_uid()
-    process_tree.set_parent_death_signal(signal.SIGKILL)
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # the zygote ignores it
-    if os.getppid() != parent_pid:
+    if not process_tree.die_with_parent(parent_pid):
         os._exit(70)  # the zygote (or the namespace's init) died between fork and prctl
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # the zygote ignores it
     process_tree.set_child_subreaper()
     os.chdir(config['cwd'])
     os.environ['HOME'] = config['cwd']
@@ -201,8 +200,7 @@ def run_init(fds, config, zygote_pid, seccomp_filter):
             os.setsid()
             cwd = cell_namespace.enter(config['cwd'], config['outerUid'], config['outerGid'])
             cell_namespace.drop_capabilities()
-            process_tree.set_parent_death_signal(signal.SIGKILL)
-            if _ppid_from(stat_fd) != zygote_pid:
+            if not process_tree.die_with_parent(zygote_pid, lambda: _ppid_from(stat_fd)):
                 os._exit(70)
             os.close(stat_fd)
             process_tree.set_undumpable()

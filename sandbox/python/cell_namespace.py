@@ -148,7 +148,8 @@ def enter(workdir, outer_uid, outer_gid):
                    'newinstance,ptmxmode=0666,mode=0620')
         except OSError:
             pass  # the shared devpts stays; only ptys, which cells rarely open
-    # bwrap's /dev is a tmpfs of the sandbox uid, writable and unsized: no more files there.
+    # bwrap mounts /dev read-only already (boundedDev in python-launch.ts); again here so that a
+    # cell's /dev never depends on how its zygote was started.
     _remount_read_only('/dev')
     os.chdir('/')  # not the zygote's /tmp, which every cell shares
     return '/tmp'

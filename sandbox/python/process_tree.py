@@ -36,6 +36,17 @@ def set_parent_death_signal(sig=signal.SIGKILL):
     return prctl(_PR_SET_PDEATHSIG, int(sig))
 
 
+def die_with_parent(expected_parent, read_ppid=os.getppid):
+    """Arms SIGKILL for the parent's death; False if the parent that forked us is already gone.
+
+    The signal is sent only by a parent that dies after it was armed: one that died between our
+    fork and this call never sends it, and the caller must exit at once instead of running on,
+    orphaned. `read_ppid`: a namespace's init reads its parent from the outer /proc (getppid()
+    says 0 there)."""
+    set_parent_death_signal(signal.SIGKILL)
+    return read_ppid() == expected_parent
+
+
 def set_dumpable(value):
     return prctl(_PR_SET_DUMPABLE, 1 if value else 0)
 

@@ -21,13 +21,15 @@ def main():
     if sys.argv[2] != '--' or len(sys.argv) < 4:
         fail('usage: exec_launcher.py CONFIG -- COMMAND [ARGS...]')
     argv = sys.argv[3:]
+    # Armed before the fork below: under `unshare -p` this process only waits outside the PID
+    # namespace, and without it a gateway killed by SIGKILL left it, the init and the plugin running.
+    die_with_parent(config.get('parentPid'), os.getppid)
     if config.get('pidNamespace'):
         enter_pid_namespace()
     try:
         os.setsid()
     except OSError:
         pass  # already a session leader (bwrap --new-session, or spawned detached)
-    die_with_parent()
     if config.get('nice'):
         os.nice(config['nice'])
     for name, (soft, hard) in config['rlimits'].items():
@@ -61,15 +63,18 @@ def enter_pid_namespace():
     orphans and exits with the plugin's status (128+N for signal N); its exit takes every process of
     the namespace down with it. Returns only in the plugin's process (PID 2).
     """
+    outer = os.getpid()
     init = os.fork()
     if init != 0:
         wait_for(init, reap_all=False)
     # PID 1 of the new namespace, in the mount namespace unshare made (propagation private).
-    die_with_parent()
+    # getppid() is 0 in here; /proc is still the outer namespace's until mount_proc().
+    die_with_parent(outer, ppid_from_proc)
     mount_proc()
     plugin = os.fork()
     if plugin != 0:
         wait_for(plugin, reap_all=True)
+    die_with_parent(1, os.getppid)
 
 
 def wait_for(child, reap_all):
@@ -98,12 +103,27 @@ def mount_proc():
         fail(f'cannot mount /proc: {os.strerror(ctypes.get_errno())}')
 
 
-def die_with_parent():
+def die_with_parent(expected_parent, read_ppid):
+    """SIGKILL when the parent (the gateway, bwrap's init, or the launcher one level up) dies.
+
+    The signal is armed only from here on: a parent that died since it forked us (the gateway
+    killed while Python starts, the outer launcher between its fork and this call) would never
+    send it, and we would run on, orphaned. So once armed, the parent must still be the one that
+    forked us; `expected_parent` None: not known here (under bwrap the parent is bwrap's init,
+    whose death takes its whole PID namespace down anyway)."""
     try:
-        # Dies with its parent (the gateway, bwrap's monitor, or the launcher outside the PID namespace) even if nobody kills it.
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except OSError:
         pass
+    if expected_parent is not None and read_ppid() != expected_parent:
+        fail(f'its parent {expected_parent} died before PR_SET_PDEATHSIG was armed')
+
+
+def ppid_from_proc():
+    """The parent's pid as /proc's namespace numbers it (getppid() says 0 for a PID namespace's init)."""
+    with open('/proc/self/stat', 'rb') as f:
+        stat = f.read()
+    return int(stat[stat.rfind(b')') + 2:].split()[1])
 
 
 def fail(message):

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SandboxError } from '../../core/errors.ts';
-import { findExecutable, PYTHON_SOURCE_DIR, systemBinds, type SandboxMode } from '../python-launch.ts';
+import { boundedDev, findExecutable, PYTHON_SOURCE_DIR, systemBinds, type SandboxMode } from '../python-launch.ts';
 
 /** Per-process limits of runtime `process` (the isolate host uses the same, minus CPU). */
 export interface ProcessLimits {
@@ -151,7 +151,7 @@ export function planProcessLaunch(setup: SandboxSetup, spec: ProcessSpec): Proce
       '--new-session',
       ...systemBinds(),
       '--proc', '/proc',
-      '--dev', '/dev',
+      ...boundedDev(bytes),
       // Before the binds: a read-only path under /tmp (a Node install, a checkout) stays visible.
       '--size', bytes, '--tmpfs', '/tmp',
       ...readOnlyBinds([...spec.readOnlyPaths, ...launcherPaths(setup)]),
@@ -193,7 +193,10 @@ function launcherPrefix(setup: SandboxSetup, spec: ProcessSpec): string[] {
   if (spec.cpuSeconds !== null) rlimits['RLIMIT_CPU'] = [spec.cpuSeconds, spec.cpuSeconds + 1];
   if (processLimitApplies(setup, spec.uid)) rlimits['RLIMIT_NPROC'] = [limits.maxProcesses, limits.maxProcesses];
   if (setup.launcher === 'python' && setup.python) {
-    const config = { rlimits, seccomp: setup.seccomp, seccompModuleDir: PYTHON_SOURCE_DIR, nice: PLUGIN_NICE, pidNamespace: pidNamespaceByLauncher(setup) };
+    // Who the launcher's parent must be once its PR_SET_PDEATHSIG is armed (exec_launcher.py): this
+    // process, which spawns it (unshare execs without forking). Under bwrap it is bwrap's init.
+    const parentPid = setup.mode === 'bwrap' ? null : process.pid;
+    const config = { rlimits, seccomp: setup.seccomp, seccompModuleDir: PYTHON_SOURCE_DIR, nice: PLUGIN_NICE, pidNamespace: pidNamespaceByLauncher(setup), parentPid };
     return [setup.python, '-I', LAUNCHER_SCRIPT, JSON.stringify(config), '--'];
   }
   if (setup.launcher === 'prlimit') {
@@ -238,7 +241,8 @@ function readOnlyBinds(paths: string[]): string[] {
   for (const path of unique) {
     args.push('--ro-bind', path, path);
     for (const name of safeReaddir(path)) {
-      if (name === '.git') args.push('--tmpfs', join(path, name));
+      // Read-only too: an empty tmpfs the plugin's uid owns, unsized, was host RAM it could fill.
+      if (name === '.git') args.push('--tmpfs', join(path, name), '--remount-ro', join(path, name));
       else if (/^\.env(\..*)?$|^\.npmrc$|\.pem$|\.key$/.test(name)) args.push('--ro-bind', '/dev/null', join(path, name));
     }
   }
