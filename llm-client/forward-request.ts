@@ -3,6 +3,7 @@ import type { Dispatcher } from 'undici';
 import { ClientAbortedError } from '../core/errors.ts';
 import { deferDrain, requestDispatched, type DeferredDrain } from './first-token-first.ts';
 import { rawHeaderRecord } from './raw-headers.ts';
+import { awaitSocket, type SocketReuse } from './reused-sockets.ts';
 import { abortReason, isStaleConnectionFailure, toUpstreamError } from './upstream-failure.ts';
 import { ListModelsOptionsSchema, parseUpstreamOptions, type ListModelsOptions, type ResolvedListModelsOptions } from './upstream-options.ts';
 import { upstreamTarget } from './upstream-target.ts';
@@ -61,7 +62,7 @@ export function forwardRequest(connection: ForwardConnection, request: Forwarded
   // as a chat stream is (keep-alive-retry-stream.ts), when the body can be sent again.
   const replayable = request.body === null || Buffer.isBuffer(request.body);
   const done = exchange.done.catch((error: unknown) => {
-    if (!replayable || exchange.responded || request.signal.aborted || !isStaleConnectionFailure(error)) throw error;
+    if (!replayable || exchange.responded || request.signal.aborted || !isStaleConnectionFailure(error, exchange.socketReused)) throw error;
     exchange = new ForwardHandler(connection, request, sink);
     exchange.start();
     return exchange.done;
@@ -76,10 +77,11 @@ export function forwardConnection(options: ListModelsOptions): ForwardConnection
   return { ...parseUpstreamOptions(ListModelsOptionsSchema, options), checked: true };
 }
 
-class ForwardHandler implements ForwardedExchange, Dispatcher.DispatchHandler, DeferredDrain {
+class ForwardHandler implements ForwardedExchange, Dispatcher.DispatchHandler, DeferredDrain, SocketReuse {
   readonly done: Promise<void>;
   /** The upstream sent a status line. */
   responded = false;
+  socketReused: boolean | undefined = undefined;
   readonly #options: ResolvedListModelsOptions;
   readonly #request: ForwardedRequest;
   readonly #sink: ForwardSink;
@@ -152,6 +154,7 @@ class ForwardHandler implements ForwardedExchange, Dispatcher.DispatchHandler, D
     this.#written?.();
     if (this.#settled) return abort(new ClientAbortedError());
     this.#abortRequest = abort;
+    awaitSocket(this);
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[] | string[] | null, resume: () => void): boolean {

@@ -12,7 +12,9 @@ import type { UpstreamStream } from './upstream-stream.ts';
  * connection on its own clock (uvicorn, under vLLM and SGLang, after 5 s; a proxy in between on
  * its own), and a request written while that close is on its way fails in undici, which does not
  * replay a request it has written. Only the pooled socket was stale: failing the request for it,
- * or resting a healthy replica, would be wrong. Once only: a server that drops the request on a
+ * or resting a healthy replica, would be wrong. Never after a failure on a new connection: that
+ * server crashed on accept or drops its requests, and sending it the request again only doubled
+ * its load and the caller's wait (a regression). Once only: a server that drops the request on the
  * new connection too is failing for real, and the caller counts that.
  *
  * Sending a chat request twice repeats no side effect, and failover sends it again anyway. The
@@ -74,7 +76,8 @@ export class KeepAliveRetryStream implements UpstreamStream {
 
   #failed(stream: PumpedStream, error: unknown): void {
     if (this.#aborted) return this.#reject(this.#abortReason);
-    const retry = !this.#retried && !stream.responded && !stream.interrupted && !this.options.signal.aborted && isStaleConnectionFailure(error);
+    const retry =
+      !this.#retried && !stream.responded && !stream.interrupted && !this.options.signal.aborted && isStaleConnectionFailure(error, stream.socketReused);
     if (!retry) return this.#reject(error);
     this.#retried = true;
     this.start();

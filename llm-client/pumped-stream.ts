@@ -1,14 +1,13 @@
-import type { Dispatcher } from 'undici';
 import type { EventSourceMessage } from 'eventsource-parser';
-import { ClientAbortedError, UpstreamProtocolError, type UpstreamError } from '../core/errors.ts';
+import { UpstreamProtocolError, type UpstreamError } from '../core/errors.ts';
 import { ChatChunkDecoder, isGenerationPart, tokenEventParts } from './chat-chunk-decoder.ts';
 import { chatCompletionRequest } from './chat-completion-request.ts';
-import { deferDrain, requestDispatched, type DeferredDrain } from './first-token-first.ts';
+import { DispatchedRequest } from './dispatched-request.ts';
+import { deferDrain, type DeferredDrain } from './first-token-first.ts';
 import { HeldEvents, isTokenEvent, type HeldEvent } from './held-events.ts';
 import { rawHeaderValue } from './raw-headers.ts';
 import { SseEventDecoder } from './sse-event-decoder.ts';
 import { StreamDeadlines, type DeadlineStarts } from './stream-deadlines.ts';
-import { abortReason, toUpstreamError } from './upstream-failure.ts';
 import type { ResolvedStreamOptions } from './upstream-options.ts';
 import type { UpstreamPart } from './upstream-parts.ts';
 import { ErrorBody } from './upstream-response-error.ts';
@@ -22,25 +21,14 @@ import type { UpstreamStream } from './upstream-stream.ts';
 const AFTER_DONE_GRACE_MS = 250;
 
 /**
- * The stream and its undici dispatch handler in one object. undici's classic handler interface
- * (onConnect … onError) is the one every undici version calls directly, Node's bundled copy
- * included; the controller-style interface goes through a wrapper per call.
+ * One chat completion's answer, decoded into parts and pushed into `onPart` as it is read; the
+ * request under it, undici's abort and the settling are DispatchedRequest's.
  */
-export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler, DeferredDrain {
-  private readonly options: ResolvedStreamOptions;
+export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> implements UpstreamStream, DeferredDrain {
   private readonly onPart: (part: UpstreamPart) => void;
-  readonly done: Promise<void>;
-  interrupted = false;
   /** The upstream sent a status line: whatever failed after that, the request reached a server that answered it. */
   responded = false;
-  #resolve!: () => void;
-  #reject!: (reason: unknown) => void;
-  #settled = false;
-  /** undici's request finished (completed or errored): nothing left to abort. */
-  #requestOver = false;
-  #abortRequest: ((err?: Error) => void) | undefined;
   #resumeRequest: (() => void) | undefined;
-  #abortBeforeConnect: Error | undefined;
   #afterDone: NodeJS.Timeout | undefined;
   #paused = false;
   /** onPart calls under way (resume() from inside one waits for it to return). */
@@ -51,8 +39,6 @@ export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler,
   #generating = false;
   /** In first-token-first's queue. */
   #deferred = false;
-  /** Tells first-token-first that undici has written the request (or it never will). */
-  #written: (() => void) | undefined;
   #endOfBody = false;
   #sawDone = false;
   /** The body of a non-2xx answer, read for its message. */
@@ -64,53 +50,30 @@ export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler,
   readonly #deadlines: StreamDeadlines;
 
   constructor(options: ResolvedStreamOptions, onPart: (part: UpstreamPart) => void) {
-    this.options = options;
+    super(options);
     this.onPart = onPart;
-    this.done = new Promise<void>((resolve, reject) => {
-      this.#resolve = resolve;
-      this.#reject = reject;
-    });
     this.#deadlines = new StreamDeadlines(options.timeouts, (error) => {
       this.#expired = error;
-      this.#fail(error);
+      this.fail(error);
     });
   }
 
   start(starts?: DeadlineStarts): void {
-    const { signal } = this.options;
-    if (signal.aborted) {
-      this.interrupted = true;
-      this.#settle(abortReason(signal));
-      return;
-    }
-    // STYLE 6: the caller's one signal reaches the socket.
-    signal.addEventListener('abort', this.#onSignalAbort, { once: true });
-    try {
-      // Throws InvalidRequestError for a body JSON cannot write: #fail passes a ConveyorError on as it is.
-      const { dispatcher, request } = chatCompletionRequest(this.options);
+    this.send(() => {
+      const request = chatCompletionRequest(this.options);
       this.#deadlines.start(starts);
-      // Before dispatch: undici may write (onConnect) inside it, on a socket not used before.
-      this.#written = requestDispatched();
-      dispatcher.dispatch(request, this);
-    } catch (error) {
-      this.#fail(error);
-    }
-  }
-
-  abort(reason: unknown): void {
-    if (this.#settled) return;
-    this.interrupted = true;
-    this.#settle(reason);
+      return request;
+    });
   }
 
   pause(): void {
-    if (this.#paused || this.#settled) return;
+    if (this.#paused || this.settled) return;
     this.#paused = true;
     this.#deadlines.pause();
   }
 
   resume(): void {
-    if (!this.#paused || this.#settled) return;
+    if (!this.#paused || this.settled) return;
     // Called from inside onPart (a consumer that pauses and finds it need not): the delivery under
     // way finishes first. Resumed in place, a nested drain handed the part being delivered over
     // again, from the start of the held events the outer one had not yet let go of.
@@ -126,22 +89,16 @@ export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler,
     }
     this.#paused = false;
     this.#drain();
-    if (this.#paused || this.#settled) return;
+    if (this.#paused || this.settled) return;
     this.#deadlines.resume();
     if (this.#endOfBody) this.#finish();
     else this.#resumeRequest?.();
   }
 
-  // ---- undici's handler interface ----
-
-  onConnect(abort: (err?: Error) => void): void {
-    this.#written?.();
-    if (this.#settled) return abort(this.#abortBeforeConnect ?? new ClientAbortedError());
-    this.#abortRequest = abort;
-  }
+  // ---- undici's handler interface (onConnect, onComplete and onError are DispatchedRequest's) ----
 
   onHeaders(statusCode: number, rawHeaders: Buffer[] | string[] | null, resume: () => void): boolean {
-    if (this.#settled) return false;
+    if (this.settled) return false;
     if (statusCode < 200) return true;
     this.responded = true;
     this.#resumeRequest = resume;
@@ -151,7 +108,7 @@ export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler,
     }
     const contentType = rawHeaderValue(rawHeaders, 'content-type');
     if (!contentType.toLowerCase().includes('text/event-stream')) {
-      this.#fail(new UpstreamProtocolError(`upstream answered ${contentType || 'no content type'}, not text/event-stream`));
+      this.fail(new UpstreamProtocolError(`upstream answered ${contentType || 'no content type'}, not text/event-stream`));
       return false;
     }
     this.#decoder = new ChatChunkDecoder(this.options.body.model);
@@ -160,18 +117,18 @@ export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler,
       try {
         this.options.onAccepted({ baseUrl: this.options.baseUrl });
       } catch (error) {
-        this.#settle(error);
+        this.settle(error);
         return false;
       }
     }
-    return !this.#paused && !this.#settled;
+    return !this.#paused && !this.settled;
   }
 
   onData(chunk: Buffer): boolean {
-    if (this.#settled) return false;
+    if (this.settled) return false;
     if (this.#errorBody) {
-      if (this.#errorBody.add(chunk)) this.#fail(this.#errorBody.error());
-      return !this.#settled;
+      if (this.#errorBody.add(chunk)) this.fail(this.#errorBody.error());
+      return !this.settled;
     }
     if (this.#generating) {
       this.#held.holdRead(chunk);
@@ -181,40 +138,28 @@ export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler,
     try {
       this.#sse!.feed(chunk);
     } catch (error) {
-      this.#fail(error);
+      this.fail(error);
     }
-    return !this.#settled && !this.#paused;
+    return !this.settled && !this.#paused;
   }
 
-  onComplete(): void {
-    this.#requestOver = true;
-    if (this.#settled) return;
-    if (this.#errorBody) return this.#fail(this.#errorBody.error());
+  protected complete(): void {
+    if (this.#errorBody) return this.fail(this.#errorBody.error());
     this.#endOfBody = true;
     // Behind held reads, the SSE decoder's end comes after them (#drain).
     if (this.#held.hasReads) return;
     try {
       this.#sse!.end();
     } catch (error) {
-      return this.#fail(error);
+      return this.fail(error);
     }
     if (!this.#paused && this.#held.events.length === 0) this.#finish();
   }
 
-  onError(error: Error): void {
-    this.#requestOver = true;
-    this.#fail(error);
-  }
-
   // ---- the stream ----
 
-  readonly #onSignalAbort = (): void => {
-    this.interrupted = true;
-    this.#settle(abortReason(this.options.signal));
-  };
-
   readonly #onEvent = (event: EventSourceMessage): void => {
-    if (this.#settled) return;
+    if (this.settled) return;
     const held = this.#held;
     if (this.#paused || held.events.length > 0 || this.#generating) {
       held.events.push(event);
@@ -231,9 +176,9 @@ export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler,
   /** first-token-first's pass: what was deferred goes out now, and the end if it was held behind it. Never throws. */
   drainDeferred(): void {
     this.#deferred = false;
-    if (this.#paused || this.#settled) return;
+    if (this.#paused || this.settled) return;
     this.#drain();
-    if (!this.#paused && !this.#settled && this.#held.isEmpty && this.#endOfBody) this.#finish();
+    if (!this.#paused && !this.settled && this.#held.isEmpty && this.#endOfBody) this.#finish();
   }
 
   #handleEvent(event: HeldEvent): void {
@@ -244,7 +189,7 @@ export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler,
     if (isTokenEvent(event)) parts = tokenEventParts(event);
     else if (event.data === '[DONE]') {
       this.#sawDone = true;
-      this.#afterDone = setTimeout(() => this.#fail(new UpstreamProtocolError('the response stayed open after [DONE]')), AFTER_DONE_GRACE_MS);
+      this.#afterDone = setTimeout(() => this.fail(new UpstreamProtocolError('the response stayed open after [DONE]')), AFTER_DONE_GRACE_MS);
       return;
     } else parts = this.#decoder!.decode(event.data, event.event);
     const generation = parts.some(isGenerationPart);
@@ -252,7 +197,7 @@ export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler,
     if (generation) this.#generating = true;
     for (const part of parts) {
       // Parts already decoded from one read must not outlive an abort or expiry.
-      if (this.#settled) return;
+      if (this.settled) return;
       this.#deliver(part);
     }
   }
@@ -263,7 +208,7 @@ export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler,
     try {
       this.onPart(part);
     } catch (error) {
-      this.#settle(error);
+      this.settle(error);
     } finally {
       this.#delivering -= 1;
     }
@@ -272,7 +217,7 @@ export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler,
   /**
    * Hands over the events held back (paused, or deferred by first-token-first), until the
    * consumer pauses again; held reads are decoded first, and the SSE decoder's end after them if
-   * the body ended meanwhile (onComplete left it for here). Several events at once go through the
+   * the body ended meanwhile (complete() left it for here). Several events at once go through the
    * consumer's `batchDelivery`.
    */
   #drain(): void {
@@ -281,7 +226,7 @@ export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler,
       try {
         held.decodeReads(this.#sse!, this.#decoder!, this.#endOfBody);
       } catch (error) {
-        return this.#fail(error);
+        return this.fail(error);
       }
     }
     const batch = this.options.batchDelivery;
@@ -289,7 +234,7 @@ export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler,
     try {
       batch(this.#drainEach);
     } catch (error) {
-      this.#fail(error);
+      this.fail(error);
     }
   }
 
@@ -297,67 +242,42 @@ export class PumpedStream implements UpstreamStream, Dispatcher.DispatchHandler,
     const events = this.#held.events;
     let i = 0;
     try {
-      while (i < events.length && !this.#paused && !this.#settled) this.#handleEvent(events[i++]!);
+      while (i < events.length && !this.#paused && !this.settled) this.#handleEvent(events[i++]!);
     } catch (error) {
-      this.#fail(error);
+      this.fail(error);
     }
     events.splice(0, i);
   };
 
   #finish(): void {
-    if (this.#settled) return;
+    if (this.settled) return;
     if (!this.#decoder?.started) {
-      this.#settle(new UpstreamProtocolError('upstream ended the stream without sending any chunk'));
+      this.settle(new UpstreamProtocolError('upstream ended the stream without sending any chunk'));
       return;
     }
     this.#deliver({ type: 'end' });
-    this.#settle();
+    this.settle();
   }
 
-  /** A failure of the upstream, the network or the decoding. */
-  #fail(error: unknown): void {
-    if (this.#settled) return;
-    const { signal, baseUrl, timeouts } = this.options;
-    if (signal.aborted) {
-      this.interrupted = true;
-      return this.#settle(abortReason(signal));
-    }
+  protected override fail(error: unknown): void {
+    // The caller's abort wins over everything below (DispatchedRequest's fail answers it).
+    if (this.settled || this.options.signal.aborted) return super.fail(error);
     // After [DONE] the answer is complete; a server that then stalls or resets costs only the socket.
     if (this.#sawDone) {
       this.#endOfBody = true;
       this.#held.clear();
-      this.#closeRequest();
+      this.closeRequest();
       // A paused consumer gets the end when it resumes, as when the body ends during a pause.
       if (!this.#paused) this.#finish();
       return;
     }
     if (this.#expired) this.interrupted = true;
-    this.#settle(this.#expired ?? toUpstreamError(error, { baseUrl, timeouts }));
+    super.fail(this.#expired ?? error);
   }
 
-  /** Ends the stream: resolves without `reason`, rejects with it. */
-  #settle(...outcome: [] | [reason: unknown]): void {
-    if (this.#settled) return;
-    this.#settled = true;
-    this.#written?.();
+  protected release(): void {
     this.#held.clear();
     this.#deadlines.clear();
     clearTimeout(this.#afterDone);
-    this.options.signal.removeEventListener('abort', this.#onSignalAbort);
-    this.#closeRequest();
-    if (outcome.length === 0) this.#resolve();
-    else this.#reject(outcome[0]);
-  }
-
-  /**
-   * An unfinished response cannot be reused: aborting makes undici destroy the socket, which is
-   * how the server learns it should stop decoding.
-   */
-  #closeRequest(): void {
-    if (this.#requestOver) return;
-    this.#requestOver = true;
-    const reason = new ClientAbortedError();
-    if (this.#abortRequest) this.#abortRequest(reason);
-    else this.#abortBeforeConnect = reason;
   }
 }

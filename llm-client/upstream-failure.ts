@@ -36,13 +36,15 @@ export function toUpstreamError(error: unknown, context: { baseUrl: string; time
 }
 
 /**
- * The socket closed or was reset under a request the server never answered: the signature of a
- * pooled keep-alive connection the server had already closed (its idle timeout raced our request),
- * undici's `other side closed`. It says nothing of the server's health; a request on a new
- * connection answers the question. A refused connection is not this: that server is not listening.
+ * A pooled keep-alive socket closed or reset under a request the server never answered: the server
+ * had already closed that connection (its idle timeout raced our request), undici's `other side
+ * closed`. It says nothing of the server's health; a request on a new connection answers the
+ * question. On a socket opened for the request (`socketReused` not true) the same failure is the
+ * server's own: one that crashes on accept or drops every request, which a new connection would
+ * only meet again. A refused connection is not this either: that server is not listening.
  */
-export function isStaleConnectionFailure(error: unknown): boolean {
-  if (!(error instanceof UpstreamConnectionError)) return false;
+export function isStaleConnectionFailure(error: unknown, socketReused: boolean | undefined): boolean {
+  if (socketReused !== true || !(error instanceof UpstreamConnectionError)) return false;
   const code = errorCode(error.cause);
   return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE';
 }

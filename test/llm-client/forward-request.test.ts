@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UpstreamConnectionError, UpstreamIdleTimeoutError } from '../../core/errors.ts';
 import { forwardConnection, forwardRequest, type ForwardedRequest } from '../../llm-client/forward-request.ts';
 import { closeUpstreamPools } from '../../llm-client/index.ts';
+import { startRawDroppingUpstream } from './raw-dropping-upstream.ts';
 import { pause, startTestUpstream } from './upstream-test-server.ts';
 
 const PIECES = 200;
@@ -137,6 +138,22 @@ describe('forwardRequest on a pooled keep-alive socket the server already closed
 
   it('sends a body it holds once more, on a new connection', async () => {
     expect(await forwardTwice(Buffer.from('{"input":"b"}'))).toEqual({ error: undefined, statuses: [200], requests: 3, connections: 2 });
+  });
+
+  it('does not send again a request dropped on a new connection: that server is failing, not stale (regression: it went twice)', async () => {
+    const dropper = await startRawDroppingUpstream({ fate: () => 'close', sse: '' });
+    try {
+      const connection = forwardConnection({ baseUrl: dropper.baseUrl });
+      const error = await forwardRequest(connection, post(Buffer.from('{"input":"a"}')), { head: () => {}, body: () => true }).done.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(UpstreamConnectionError);
+      expect((error as Error).message).toContain(`upstream ${dropper.baseUrl} failed: `);
+      expect([dropper.requests.length, dropper.connections()]).toEqual([1, 1]);
+    } finally {
+      await dropper.close();
+    }
   });
 
   it('does not send a streamed body again: it was read once already', async () => {

@@ -87,14 +87,14 @@ describe('a pooled keep-alive socket the server already closed (regression: it f
     expect(pump.replicas!.states().find((s) => s.baseUrl === stale.baseUrl)).toMatchObject({ healthy: true, failures: 0, accepted: 2 });
   });
 
-  it('tries once more only: a server that drops the request on a new connection too fails it', async () => {
+  it('does not send again a request dropped on a new connection: that server is failing, not stale (regression: it went twice)', async () => {
     const dropper = await dropsEverything();
     const { error } = await run(createChatCompletionPump({ baseUrl: dropper.baseUrl }));
     expect(error).toBeInstanceOf(UpstreamConnectionError);
-    expect(dropper.requests).toHaveLength(2);
+    expect(dropper.requests).toHaveLength(1);
   });
 
-  it('counts that second failure against the replica, which rests, and the request moves on', async () => {
+  it('counts that failure against the replica, which rests, and the request moves on', async () => {
     const dropper = await dropsEverything();
     const other = await track(startSseUpstream(plainContentStream));
     const events: ReplicaHealthEvent[] = [];
@@ -102,7 +102,7 @@ describe('a pooled keep-alive socket the server already closed (regression: it f
     const { parts, error } = await run(pump, { baseUrl: dropper.baseUrl });
     expect(error).toBeUndefined();
     expect(parts).toEqual(expectedPlainParts);
-    expect([dropper.requests.length, other.requests.length]).toEqual([2, 1]);
+    expect([dropper.requests.length, other.requests.length]).toEqual([1, 1]);
     expect(events.map((e) => [e.type, e.baseUrl])).toEqual([['resting', dropper.baseUrl]]);
   });
 
