@@ -7,6 +7,9 @@ const CONSUMES = ['line', 'field', 'step', 'call'];
 const HOOKS = ['onLoad', 'onStart', 'onPiece', 'onAbort'];
 const LIMITS = ['timeoutMs', 'memoryMb', 'cpuSeconds', 'fileSizeMb', 'maxProcesses'];
 const KEYS = ['name', 'description', 'parameters', 'consumes', 'lineField', 'runtime', 'sideEffects', 'limits', 'hooks'];
+/** defineCommandPlugin's keys: a program in another language instead of hooks. */
+const COMMAND_KEYS = [...KEYS.filter((k) => k !== 'hooks'), 'command'];
+const COMMAND_HINT = "a plugin in another language names the program that runs it instead: defineCommandPlugin({ …, command: ['/usr/bin/python3', '/abs/plugin.py'] }) (plugins/README.md \"Other languages\")";
 /**
  * The limits each runtime applies (tool-from-plugin.ts): the call clock everywhere; `isolate` sizes
  * each guest isolate by memoryMb (its host process has the pool's rlimits, not the plugin's: the
@@ -22,20 +25,25 @@ const HONOURED: Record<string, readonly string[]> = {
 const PARAMETERS_HINT = "parameters must be a zod 4 object schema (import { z } from 'zod') whose fields JSON Schema can describe";
 
 /**
- * What is wrong with a plugin definition, or undefined: checked by definePlugin and again where a
- * module's default export is loaded, so a typo (`runtime: 'proces'`, `consumes: 'fields'`) or a
- * JSON Schema where a zod schema belongs is an error naming the field at start-up, not a tool that
- * silently never gets a piece or fails every call.
+ * What is wrong with a plugin definition, or undefined: checked by definePlugin (`kind` 'plugin':
+ * JS hooks), defineCommandPlugin ('command': a program in another language) and again where a
+ * module's default export is loaded ('either': a command plugin when it has a command and no
+ * hooks), so a typo (`runtime: 'proces'`, `consumes: 'fields'`) or a JSON Schema where a zod schema
+ * belongs is an error naming the field at start-up, not a tool that silently never gets a piece or
+ * fails every call.
  */
-export function definitionProblem(value: unknown): string | undefined {
+export function definitionProblem(value: unknown, kind: 'plugin' | 'command' | 'either' = 'either'): string | undefined {
   if (typeof value !== 'object' || value === null) return `expected the object definePlugin(...) returns, got ${describe(value)}`;
   const d = value as Record<string, unknown>;
+  const command = kind === 'command' || (kind === 'either' && d['hooks'] === undefined && 'command' in d);
+  if (command && d['hooks'] !== undefined) return `a plugin with a command has no hooks (its code is the command's program); a JS plugin is definePlugin({ …, hooks })`;
+  if (!command && d['command'] !== undefined) return `command is for a plugin in another language, declared with defineCommandPlugin({ …, command }); definePlugin's run their hooks`;
   // A misspelt key would otherwise fall back to its default without a word: `limits: { timeout }`
   // runs with 30 s, a top-level `runtimes: 'process'` runs inline, outside the sandbox.
   // A hook written beside name and parameters (`onEnd: …` at the top) is the likeliest unknown key: say where it goes.
   const hookAtTop = Object.keys(d).find((k) => [...HOOKS, 'onEnd'].includes(k));
   if (hookAtTop !== undefined) return `unknown key '${hookAtTop}': hooks go inside hooks (hooks: { ${hookAtTop}: … })`;
-  const unknownTop = unknownKey(d, KEYS, '');
+  const unknownTop = unknownKey(d, command ? COMMAND_KEYS : KEYS, '');
   if (unknownTop !== undefined) return unknownTop;
   if (typeof d['name'] !== 'string' || !FUNCTION_NAME.test(d['name'])) {
     return `name ${JSON.stringify(d['name'])} must be ${FUNCTION_NAME_RULE}`;
@@ -52,6 +60,7 @@ export function definitionProblem(value: unknown): string | undefined {
   if (d['consumes'] === undefined) return `consumes is missing: say which pieces onPiece gets as the model writes the call, 'line', 'field' or 'step', or 'call' for none (onEnd alone, with the whole call)`;
   if (!CONSUMES.includes(d['consumes'] as string)) return `consumes must be one of ${CONSUMES.join(', ')}, got ${describe(d['consumes'])}`;
   if (d['runtime'] !== undefined && !RUNTIMES.includes(d['runtime'] as string)) return `runtime must be one of ${RUNTIMES.join(', ')}, got ${describe(d['runtime'])}`;
+  if (command && d['runtime'] !== undefined && d['runtime'] !== 'process') return `a plugin with a command runs in runtime "process" only (or leave runtime out), got ${describe(d['runtime'])}`;
   // Only a `line` plugin is fed lines: elsewhere lineField would be read as a promise the gateway never keeps.
   if (d['lineField'] !== undefined && d['consumes'] !== 'line') {
     return `lineField is for consumes "line" only (the string argument whose lines are the pieces), got consumes ${describe(d['consumes'])}`;
@@ -65,14 +74,9 @@ export function definitionProblem(value: unknown): string | undefined {
       ? 'consumes "line" needs lineField, the string argument whose lines are the pieces (it can be left out only when the arguments have one string field)'
       : `lineField ${describe(d['lineField'])} is not a string field of parameters`;
   }
-  const hooks = d['hooks'] as Record<string, unknown> | undefined;
-  if (typeof hooks !== 'object' || hooks === null) return `hooks must be an object with at least onEnd, got ${describe(hooks)}`;
-  const unknownHook = unknownKey(hooks, [...HOOKS, 'onEnd'], 'hooks');
-  if (unknownHook !== undefined) return unknownHook;
-  if (typeof hooks['onEnd'] !== 'function') return `hooks.onEnd must be a function (it does the call's work), got ${describe(hooks['onEnd'])}`;
-  for (const hook of HOOKS) {
-    if (hooks[hook] !== undefined && typeof hooks[hook] !== 'function') return `hooks.${hook} must be a function, got ${describe(hooks[hook])}`;
-  }
+  // The plugin's code: its hooks, or the program that runs it.
+  const codeProblem = command ? commandProblem(d['command']) : hooksProblem(d['hooks']);
+  if (codeProblem !== undefined) return codeProblem;
   const limits = d['limits'] as Record<string, unknown> | undefined;
   if (limits !== undefined && (typeof limits !== 'object' || limits === null || Array.isArray(limits))) return `limits must be an object, got ${describe(limits)}`;
   const unknownLimit = limits === undefined ? undefined : unknownKey(limits, LIMITS, 'limits');
@@ -80,10 +84,29 @@ export function definitionProblem(value: unknown): string | undefined {
   for (const limit of LIMITS) {
     const v = limits?.[limit];
     // An inline plugin whose work another boundary bounds (the python tool's sandbox) says 0: none.
-    if (limit === 'timeoutMs' && v === 0 && (d['runtime'] ?? 'inline') === 'inline') continue;
+    if (limit === 'timeoutMs' && v === 0 && !command && (d['runtime'] ?? 'inline') === 'inline') continue;
     if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v > 0)) return `limits.${limit} must be a positive number, got ${describe(v)}`;
   }
-  return limits === undefined ? undefined : ignoredLimit(limits, d['runtime'] as string | undefined);
+  return limits === undefined ? undefined : ignoredLimit(limits, command ? 'process' : (d['runtime'] as string | undefined));
+}
+
+/** What is wrong with a JS plugin's hooks (onEnd required), or undefined. */
+function hooksProblem(hooks: unknown): string | undefined {
+  // Left out, it may be a plugin in another language written with the wrong helper: say which one it wants.
+  if (hooks === undefined) return `hooks must be an object with at least onEnd, got undefined; ${COMMAND_HINT}`;
+  if (typeof hooks !== 'object' || hooks === null) return `hooks must be an object with at least onEnd, got ${describe(hooks)}`;
+  const h = hooks as Record<string, unknown>;
+  const unknownHook = unknownKey(h, [...HOOKS, 'onEnd'], 'hooks');
+  if (unknownHook !== undefined) return unknownHook;
+  if (typeof h['onEnd'] !== 'function') return `hooks.onEnd must be a function (it does the call's work), got ${describe(h['onEnd'])}`;
+  const bad = HOOKS.find((hook) => h[hook] !== undefined && typeof h[hook] !== 'function');
+  return bad === undefined ? undefined : `hooks.${bad} must be a function, got ${describe(h[bad])}`;
+}
+
+/** What is wrong with a command plugin's command (it may be left out, for toolFromPlugin's options to give), or undefined. */
+function commandProblem(command: unknown): string | undefined {
+  if (command === undefined || (Array.isArray(command) && command.length > 0 && command.every((a) => typeof a === 'string' && a !== ''))) return undefined;
+  return `command must be the program and its arguments, a non-empty array of strings (['/usr/bin/python3', '/abs/plugin.py']), got ${describe(command)}`;
 }
 
 /**

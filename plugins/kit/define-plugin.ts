@@ -100,7 +100,9 @@ export interface PluginHooks<Args> {
    * Once where the calls will run, before the first: in each worker or plugin process (a thread
    * worker as it starts), or in the gateway for `inline` (when the tool is made). Load libraries
    * and compile what every call needs, so no call waits for it; nothing per call. If it throws,
-   * each call fails with that error.
+   * each call fails with that error; while it is still running 30 s after it began
+   * (createRuntimePools({ onLoadTimeoutMs })), each call fails with `error: <tool> onLoad did not
+   * finish within 30000 ms`, in every runtime (calls after a late finish run).
    */
   onLoad?(): void | Promise<void>;
   /** The call's name has been decoded: pre-warm (open a database, pre-connect). Must not commit anything. */
@@ -158,7 +160,7 @@ export interface PluginDefinition<S extends z.ZodType = z.ZodType> {
   sideEffects?: boolean;
   /** The call's time limit and, in runtime `process` / `isolate`, its resource limits. */
   limits?: PluginLimits;
-  /** The code: onEnd, and optionally onLoad, onStart, onPiece, onAbort. */
+  /** The code: onEnd, and optionally onLoad, onStart, onPiece, onAbort (a plugin in another language: defineCommandPlugin). */
   hooks: PluginHooks<z.output<S>>;
 }
 
@@ -180,13 +182,13 @@ export interface PluginDefinition<S extends z.ZodType = z.ZodType> {
  * });
  */
 export function definePlugin<S extends z.ZodType>(definition: PluginDefinition<S>): PluginDefinition<S> {
-  const problem = definitionProblem(definition);
+  const problem = definitionProblem(definition, 'plugin');
   if (problem !== undefined) throw new TypeError(`plugin ${typeof definition?.name === 'string' ? definition.name : '(unnamed)'}: ${problem}`);
   return definition;
 }
 
 /** The JSON Schema of a plugin's arguments, as sent upstream in `tools[].function.parameters`. */
-export function parametersJsonSchema(definition: PluginDefinition): Record<string, unknown> {
+export function parametersJsonSchema(definition: Pick<PluginDefinition, 'parameters'>): Record<string, unknown> {
   const { $schema: _, ...schema } = z.toJSONSchema(definition.parameters, { io: 'input' }) as Record<string, unknown>;
   return schema;
 }

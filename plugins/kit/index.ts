@@ -2,10 +2,13 @@
  * The plugin authoring kit: everything a tool author imports. See plugins/README.md.
  */
 export { definePlugin, parametersJsonSchema, reject } from './define-plugin.ts';
+export { defineCommandPlugin } from './define-command-plugin.ts';
+export type { CommandPluginDefinition } from './define-command-plugin.ts';
 export type { PluginContext, PluginDefinition, PluginHooks, PluginLimits, PluginRuntime } from './define-plugin.ts';
 export { GuestError } from './guest-js.ts';
 export type { GuestJs, GuestRunOptions } from './guest-js.ts';
 export { inlineTool } from './inline-tool.ts';
+export type { InlineToolOptions } from './inline-tool.ts';
 export { runScriptedCall } from './testing.ts';
 export type { ScriptedCall, ScriptedRun } from './testing.ts';
 export { toolFromPlugin } from './tool-from-plugin.ts';

@@ -1,13 +1,29 @@
 import type { Piece } from '../../parsers/parser-events.ts';
 import type { ToolCallContext, ToolExecution, ToolPlugin, ToolResult, Verdict } from '../plugin-types.ts';
 import { CallClock } from '../../sandbox/runtimes/call-clock.ts';
-import { hookFailure, invalidArguments, runEndHook } from '../../sandbox/runtimes/load-plugin-module.ts';
+import { abortReasonOf, hookFailure, invalidArguments, runEndHook } from '../../sandbox/runtimes/load-plugin-module.ts';
+import { boundedOnLoad, ON_LOAD_LIMIT_MS } from '../../sandbox/runtimes/on-load-limit.ts';
 import { lineFieldOf, verdictOf } from './check-definition.ts';
 import { parametersJsonSchema, type PluginContext, type PluginDefinition } from './define-plugin.ts';
 
 /**
+ * What inlineTool takes besides the definition.
+ *
+ * @example
+ * const tool = inlineTool(definition, { onLoadTimeoutMs: 5000 }); // its calls fail once onLoad has run 5 s
+ */
+export interface InlineToolOptions {
+  /**
+   * How long the plugin's onLoad may take (30 s when left out), from when the tool is made: past
+   * it, calls fail with `onLoad did not finish within N ms`. toolFromPlugin passes the pools' own
+   * (createRuntimePools({ onLoadTimeoutMs })). The first tool made of a definition sets it.
+   */
+  onLoadTimeoutMs?: number;
+}
+
+/**
  * Runs a plugin's hooks in the gateway's own event loop (runtime `inline`). The other runtimes
- * wrap the same hooks behind a worker, isolate or process boundary.
+ * wrap the same hooks behind a worker, isolate or process boundary. Its onLoad starts now.
  *
  * @example
  * const tool = inlineTool(definePlugin({
@@ -16,8 +32,8 @@ import { parametersJsonSchema, type PluginContext, type PluginDefinition } from 
  * }));
  * const run = await runScriptedCall(tool, { args: { text: 'hi' } }); // run.result.content === 'HI'
  */
-export function inlineTool(definition: PluginDefinition): ToolPlugin {
-  void loadInline(definition).catch(() => {});
+export function inlineTool(definition: PluginDefinition, options: InlineToolOptions = {}): ToolPlugin {
+  loadInline(definition, options.onLoadTimeoutMs ?? ON_LOAD_LIMIT_MS);
   return {
     name: definition.name,
     description: definition.description,
@@ -29,28 +45,25 @@ export function inlineTool(definition: PluginDefinition): ToolPlugin {
   };
 }
 
-const loaded = new WeakMap<PluginDefinition, Promise<void>>();
-const NOTHING_TO_LOAD = Promise.resolve();
+const loaded = new WeakMap<PluginDefinition, () => Promise<void>>();
 
-/** The plugin's onLoad, once per definition in the gateway's process; its calls start after it. */
-function loadInline(definition: PluginDefinition): Promise<void> {
-  if (!definition.hooks.onLoad) return NOTHING_TO_LOAD;
-  let loading = loaded.get(definition);
-  if (!loading) {
-    loading = Promise.resolve().then(() => definition.hooks.onLoad?.());
-    loaded.set(definition, loading);
+/**
+ * The plugin's onLoad, started once per definition in the gateway's process; what its calls await
+ * before onStart. That wait is not the call's time (the other runtimes do not count their plugin's
+ * import and onLoad either), but an onLoad that never settles still ends the calls, with the same
+ * words as in a worker or a plugin process (on-load-limit.ts).
+ */
+function loadInline(definition: PluginDefinition, onLoadLimitMs = ON_LOAD_LIMIT_MS): () => Promise<void> {
+  let whenLoaded = loaded.get(definition);
+  if (!whenLoaded) {
+    whenLoaded = boundedOnLoad(definition.hooks.onLoad, onLoadLimitMs);
+    loaded.set(definition, whenLoaded);
   }
-  return loading;
+  return whenLoaded;
 }
 
 /** The call's time limit when the definition sets none: the other runtimes' default. */
 export const INLINE_DEFAULT_TIMEOUT_MS = 30_000;
-/**
- * How long a call waits for the plugin's onLoad. That wait is not the call's time (the other
- * runtimes do not count their plugin's import and onLoad either), but one that never settles must
- * still end the call, as a worker or process that never comes does.
- */
-const LOAD_LIMIT_MS = 30_000;
 
 /** What a hook's race resolves to when the call stopped waiting for it (it timed out or failed). */
 const STOPPED = Symbol('stopped');
@@ -147,20 +160,11 @@ class InlineExecution implements ToolExecution {
 
   /** Waits for onLoad (bounded, not on the call's clock); false when the call cannot go on. */
   private async load(): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const limit = new Promise<typeof STOPPED>((resolve) => {
-      timer = setTimeout(() => {
-        this.failWith(`onLoad did not finish within ${LOAD_LIMIT_MS} ms`, 'sandbox_limit_exceeded');
-        resolve(STOPPED);
-      }, LOAD_LIMIT_MS);
-    });
     try {
-      return (await Promise.race([loadInline(this.definition), limit, this.stopped])) !== STOPPED && !this.failure;
+      return (await Promise.race([loadInline(this.definition)(), this.stopped])) !== STOPPED && !this.failure;
     } catch (err) {
       this.failThrown(err);
       return false;
-    } finally {
-      clearTimeout(timer);
     }
   }
 
@@ -187,10 +191,11 @@ class InlineExecution implements ToolExecution {
     this.fail(this.errorResult(message, code), reason);
   }
 
-  /** A hook threw: the call's error is the plugin's, worded as every runtime words it. */
+  /** A hook threw (or onLoad ran past its limit): the call's error, worded as every runtime words it. */
   private failThrown(err: unknown): void {
     const failure = hookFailure(this.definition.name, err);
-    this.fail(failure, failure.content.replace(`error: ${this.definition.name} `, ''));
+    const withRuntime = failure.data ? { ...failure, data: { ...failure.data, runtime: 'inline' } } : failure;
+    this.fail(withRuntime, abortReasonOf(this.definition.name, failure.content));
   }
 
   /**

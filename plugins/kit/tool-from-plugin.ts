@@ -7,6 +7,8 @@ import type { ProcessRecipe } from '../../sandbox/runtimes/process-pool.ts';
 import { RemoteExecution, type RemoteLease } from '../../sandbox/runtimes/remote-execution.ts';
 import type { RuntimePools } from '../../sandbox/runtimes/runtime-pools.ts';
 import { ThreadExecution } from '../../sandbox/runtimes/thread-execution.ts';
+import { START_ALLOWANCE_MS } from '../../sandbox/runtimes/on-load-limit.ts';
+import { isCommandPlugin, type CommandPluginDefinition } from './define-command-plugin.ts';
 import { parametersJsonSchema, type PluginDefinition, type PluginRuntime } from './define-plugin.ts';
 import { lineFieldOf } from './check-definition.ts';
 import { inlineTool } from './inline-tool.ts';
@@ -28,7 +30,8 @@ export interface ToolFromPluginOptions {
   /**
    * Runtime `process` only: run this command instead of Node, for a plugin written in another
    * language. It must speak the plugin protocol on fd 3 (sandbox/runtimes/plugin-protocol.ts);
-   * `definition` then supplies only the name, description, schema, piece kind and limits.
+   * `definition` then supplies only the name, description, schema, piece kind and limits. It
+   * replaces a defineCommandPlugin definition's own `command`, and gives one that has none.
    */
   command?: readonly string[];
   /** The gateway's shared pools (createRuntimePools). Required for every runtime but `inline`. */
@@ -66,8 +69,18 @@ const DEFAULT_GUEST_MEMORY_MB = 64;
  * const pools = createRuntimePools();
  * const tool = toolFromPlugin(wordCount, { moduleUrl: new URL('./my-tools/word-count-plugin.ts', import.meta.url), pools });
  */
-export function toolFromPlugin(definition: PluginDefinition, options: ToolFromPluginOptions = {}): RuntimeTool {
-  const runtime = definition.runtime ?? 'inline';
+export function toolFromPlugin(definition: PluginDefinition | CommandPluginDefinition, options: ToolFromPluginOptions = {}): RuntimeTool {
+  const external = isCommandPlugin(definition);
+  const command = options.command ?? (external ? definition.command : undefined);
+  // A plain object with neither (the definition of a plugin in another language, its command forgotten) has nothing to run.
+  if (external && !command) {
+    throw new TypeError(
+      `plugin ${definition.name}: it has no hooks and no command, so nothing to run: a JS plugin's code is its hooks (definePlugin({ …, hooks: { onEnd } })); ` +
+        "one in another language is run by its command (defineCommandPlugin({ …, command: ['/usr/bin/python3', '/abs/plugin.py'] }), or toolFromPlugin(definition, { command, pools }))",
+    );
+  }
+  const runtime = definition.runtime ?? (external ? 'process' : 'inline');
+  if (command && runtime !== 'process') throw new TypeError(`plugin ${definition.name}: a command runs in runtime "process" only, not "${runtime}"`);
   const base = {
     name: definition.name,
     description: definition.description,
@@ -77,20 +90,23 @@ export function toolFromPlugin(definition: PluginDefinition, options: ToolFromPl
     sideEffects: definition.sideEffects === true,
     runtime,
   };
-  if (runtime === 'inline') return { ...inlineTool(definition), runtime, warm: () => undefined };
+  const hooked = definition as PluginDefinition;
   const pools = options.pools;
+  if (runtime === 'inline') return { ...inlineTool(hooked, pools ? { onLoadTimeoutMs: pools.onLoadTimeoutMs } : {}), runtime, warm: () => undefined };
   if (!pools) throw new TypeError(`plugin ${definition.name}: runtime "${runtime}" needs options.pools (createRuntimePools())`);
   const moduleUrl = options.moduleUrl === undefined ? undefined : String(options.moduleUrl);
-  if (!moduleUrl && !(runtime === 'process' && options.command)) {
+  if (!moduleUrl && !command) {
     throw new TypeError(`plugin ${definition.name}: runtime "${runtime}" needs options.moduleUrl (the URL of the module that default-exports it)`);
   }
   const timeoutMs = definition.limits?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  // The wait for a worker or process includes a JS plugin's onLoad, which has a limit of its own.
+  const startLimitMs = START_ALLOWANCE_MS + pools.onLoadTimeoutMs;
 
   if (runtime === 'thread') {
-    return { ...base, warm: () => pools.thread.warm({ module: moduleUrl as string, name: definition.name }), start: (ctx) => new ThreadExecution(pools.thread, definition, moduleUrl as string, ctx, timeoutMs) };
+    return { ...base, warm: () => pools.thread.warm({ module: moduleUrl as string, name: definition.name }), start: (ctx) => new ThreadExecution(pools.thread, hooked, moduleUrl as string, ctx, timeoutMs) };
   }
 
-  const recipe = processRecipe(definition, moduleUrl, options);
+  const recipe = processRecipe(definition, moduleUrl, command, options, pools.onLoadTimeoutMs);
   const processLease = (signal: AbortSignal): Promise<RemoteLease> => pools.process.acquire(recipe, signal);
   const warm = (): void => {
     void pools.process.ready().then(() => pools.process.warm(recipe), () => undefined);
@@ -100,7 +116,7 @@ export function toolFromPlugin(definition: PluginDefinition, options: ToolFromPl
       ...base,
       warm,
       start: (ctx: ToolCallContext): ToolExecution =>
-        new RemoteExecution(ctx, { definition, runtime: 'process', ...(moduleUrl && !options.command ? { module: moduleUrl } : {}), timeoutMs, acquire: processLease }),
+        new RemoteExecution(ctx, { definition, runtime: 'process', ...(moduleUrl && !command ? { module: moduleUrl } : {}), timeoutMs, startLimitMs, acquire: processLease }),
     };
   }
 
@@ -125,12 +141,19 @@ export function toolFromPlugin(definition: PluginDefinition, options: ToolFromPl
         module: moduleUrl as string,
         memoryMb: definition.limits?.memoryMb ?? DEFAULT_GUEST_MEMORY_MB,
         timeoutMs,
+        startLimitMs,
         acquire,
       }),
   };
 }
 
-function processRecipe(definition: PluginDefinition, moduleUrl: string | undefined, options: ToolFromPluginOptions): ProcessRecipe {
+function processRecipe(
+  definition: PluginDefinition | CommandPluginDefinition,
+  moduleUrl: string | undefined,
+  command: readonly string[] | undefined,
+  options: ToolFromPluginOptions,
+  onLoadLimitMs: number,
+): ProcessRecipe {
   const own = definition.limits ?? {};
   // An isolate plugin's memoryMb sizes each guest isolate; its fallback process needs Node's own heap.
   const memoryMb = definition.runtime === 'isolate' ? Math.max(own.memoryMb ?? 0, DEFAULT_PROCESS_LIMITS.memoryMb) : own.memoryMb;
@@ -142,8 +165,8 @@ function processRecipe(definition: PluginDefinition, moduleUrl: string | undefin
     ...(own.fileSizeMb !== undefined ? { fileSizeMb: own.fileSizeMb } : {}),
     ...(own.maxProcesses !== undefined ? { maxProcesses: own.maxProcesses } : {}),
   };
-  if (options.command) {
-    const argv = [...options.command];
+  if (command) {
+    const argv = [...command];
     // A script named by absolute path must be visible inside the sandbox.
     const scriptDirs = argv.filter((a) => isAbsolute(a) && existsSync(a) && !a.startsWith('/usr/')).map((a) => dirname(a));
     return {
@@ -156,7 +179,7 @@ function processRecipe(definition: PluginDefinition, moduleUrl: string | undefin
       cpuSeconds: limits.cpuSeconds,
     };
   }
-  const argv = pluginHostArgv({ guest: 'node-vm', heapMb: limits.memoryMb, preload: moduleUrl as string });
+  const argv = pluginHostArgv({ guest: 'node-vm', heapMb: limits.memoryMb, preload: moduleUrl as string, onLoadLimitMs });
   return {
     key: `node\n${moduleUrl}\n${JSON.stringify(limits)}`,
     label: definition.name,

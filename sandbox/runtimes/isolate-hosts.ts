@@ -143,7 +143,7 @@ export class IsolateHosts {
     return {
       key: `isolate-host\n${readOnlyPaths.join('\n')}`,
       label: 'isolate host',
-      argv: pluginHostArgv({ guest: 'isolated-vm', heapMb: this.options.heapMb, shared: true }),
+      argv: pluginHostArgv({ guest: 'isolated-vm', heapMb: this.options.heapMb, shared: true, onLoadLimitMs: this.processes.onLoadTimeoutMs }),
       readOnlyPaths,
       limits: { ...DEFAULT_PROCESS_LIMITS, memoryMb: this.options.heapMb, outputBytes: 64 * 1024 * 1024, maxProcesses: 256 },
       dataMb: this.options.dataMb,

@@ -1,41 +1,55 @@
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { thrownMessage } from '../../core/errors.ts';
+import { isCommandPlugin, type CommandPluginDefinition } from '../../plugins/kit/define-command-plugin.ts';
 import { definitionProblem, toolResultOf } from '../../plugins/kit/check-definition.ts';
 import type { PluginContext, PluginDefinition } from '../../plugins/kit/define-plugin.ts';
 import type { ToolResult } from '../../plugins/plugin-types.ts';
 import { nativeTypeScript } from './node-recipe.ts';
+import { boundedOnLoad, ON_LOAD_LIMIT_MS, OnLoadLimitError } from './on-load-limit.ts';
 
-const cache = new Map<string, Promise<PluginDefinition>>();
+const cache = new Map<string, Promise<PluginDefinition | CommandPluginDefinition>>();
 
 /**
- * Imports a plugin module (inside a worker or plugin process) and returns its default export,
- * which must be a `definePlugin(...)` result. Cached per URL for the life of the process.
+ * Imports a plugin module (in the gateway, a worker or a plugin process) and returns its default
+ * export, which must be a `definePlugin(...)` or `defineCommandPlugin(...)` result. Cached per URL
+ * for the life of the process.
  */
-export function loadPluginModule(url: string): Promise<PluginDefinition> {
+export function loadPluginModule(url: string): Promise<PluginDefinition | CommandPluginDefinition> {
   let loading = cache.get(url);
   if (!loading) {
-    loading = importModule(url).then((mod: { default?: unknown }) => asDefinition(mod.default, url));
+    const notJs = notJavaScript(url);
+    loading = notJs ? Promise.reject(notJs) : importModule(url).then((mod: { default?: unknown }) => asDefinition(mod.default, url));
     cache.set(url, loading);
   }
   return loading;
 }
 
-const ready = new Map<string, Promise<PluginDefinition>>();
+const ready = new Map<string, Promise<() => Promise<PluginDefinition>>>();
 
 /**
  * The plugin as the runtime that runs its calls (a worker, a plugin process) needs it: imported,
- * and its onLoad hook run once in this process or thread. A throwing onLoad fails every call.
+ * and its onLoad hook run once in this process or thread, from the import on. A throwing onLoad
+ * fails every call; one still running `onLoadLimitMs` after it began fails the calls that wait for
+ * it with an OnLoadLimitError (on-load-limit.ts), in every runtime alike.
  */
-export function loadPluginForCalls(url: string): Promise<PluginDefinition> {
+export function loadPluginForCalls(url: string, onLoadLimitMs = ON_LOAD_LIMIT_MS): Promise<PluginDefinition> {
   let loading = ready.get(url);
   if (!loading) {
-    loading = loadPluginModule(url).then(async (definition) => {
-      await definition.hooks.onLoad?.();
-      return definition;
+    loading = loadPluginModule(url).then((definition) => {
+      if (isCommandPlugin(definition)) {
+        throw new TypeError(`${url}: plugin ${definition.name} has a command, not hooks: its program runs in runtime "process", given as toolFromPlugin's definition`);
+      }
+      const loaded = boundedOnLoad(definition.hooks.onLoad, onLoadLimitMs);
+      return async () => {
+        await loaded();
+        return definition;
+      };
     });
     ready.set(url, loading);
   }
-  return loading;
+  return loading.then((whenLoaded) => whenLoaded());
 }
 
 /**
@@ -71,11 +85,32 @@ async function importModule(url: string): Promise<{ default?: unknown }> {
   }
 }
 
-function asDefinition(value: unknown, url: string): PluginDefinition {
+function asDefinition(value: unknown, url: string): PluginDefinition | CommandPluginDefinition {
   if (value === undefined) throw new TypeError(`${url} has no default export; export default definePlugin({...})`);
   const problem = definitionProblem(value);
   if (problem !== undefined) throw new TypeError(`${url}: its default export is not a plugin: ${problem}`);
-  return value as PluginDefinition;
+  return value as PluginDefinition | CommandPluginDefinition;
+}
+
+/** What Node and tsx import as a module: anything else, a plugin module cannot be. */
+const JS_FILE = /\.(?:[cm]?[jt]s|[jt]sx)$/;
+
+/**
+ * `--tool my_plugin.py` met only Node's `Unknown file extension ".py"` (and vitest ran the file as
+ * JS): a plugin module is JS or TypeScript, and one in another language is loaded through one that
+ * names its command. Undefined for a file that may be a module.
+ */
+function notJavaScript(url: string): Error | undefined {
+  const path = url.startsWith('file:') ? fileURLToPath(new URL(url)) : '';
+  const ext = extname(path);
+  if (ext === '' || JS_FILE.test(path)) return undefined;
+  return Object.assign(
+    new TypeError(
+      `Unknown file extension "${ext}" for ${path}: a plugin module is JavaScript or TypeScript (.ts, .mts, .js, .mjs); a plugin in another language is declared in one, ` +
+        "with defineCommandPlugin({ …, command: ['/usr/bin/python3', '/abs/plugin.py'] }), and that module is the one to load (plugins/README.md \"Other languages\")",
+    ),
+    { code: 'ERR_UNKNOWN_FILE_EXTENSION' },
+  );
 }
 
 /** Validates the decoded arguments and runs onEnd; every failure becomes a tool error result. */
@@ -94,8 +129,12 @@ export function invalidArguments(error: z.ZodError): string {
   return `got invalid arguments: ${z.prettifyError(error)}`;
 }
 
-/** A hook threw: the call's tool error, worded alike in every runtime. */
+/**
+ * A hook threw: the call's tool error, worded alike in every runtime. An onLoad past its limit is
+ * the runtime's limit, not the plugin's throw: `error: <tool> onLoad did not finish within N ms`.
+ */
 export function hookFailure(plugin: string, err: unknown): ToolResult {
+  if (err instanceof OnLoadLimitError) return { ok: false, content: `error: ${plugin} ${err.message}`, data: { code: err.code } };
   return { ok: false, content: `error: ${plugin} failed: ${thrownMessage(err)}` };
 }
 

@@ -30,6 +30,8 @@ export interface PluginHostArgs {
   preload?: string;
   /** One process serves many calls (the isolate host). */
   shared?: boolean;
+  /** How long a plugin's onLoad may take in it (on-load-limit.ts; 30 s when left out). */
+  onLoadLimitMs?: number;
 }
 
 /**
@@ -62,6 +64,7 @@ export function pluginHostArgv(args: PluginHostArgs): string[] {
     `--guest=${args.guest}`,
     ...(args.shared ? ['--shared'] : []),
     ...(args.preload ? [`--preload=${args.preload}`] : []),
+    ...(args.onLoadLimitMs !== undefined ? [`--onload-limit-ms=${args.onLoadLimitMs}`] : []),
   ];
 }
 

@@ -11,11 +11,12 @@ import { Socket } from 'node:net';
 import { verdictOf } from '../../plugins/kit/check-definition.ts';
 import type { GuestJs } from '../../plugins/kit/guest-js.ts';
 import type { PluginContext, PluginDefinition } from '../../plugins/kit/define-plugin.ts';
-import type { ToolProgress } from '../../plugins/plugin-types.ts';
+import type { ToolProgress, ToolResult } from '../../plugins/plugin-types.ts';
 import { NdjsonLineSplitter } from '../python-ipc.ts';
 import { createIsolatedVmGuest, loadIsolatedVm } from './isolated-vm-guest.ts';
 import { hookFailure, loadPluginForCalls, runEndHook } from './load-plugin-module.ts';
 import { createNodeVmGuest } from './node-vm-guest.ts';
+import { ON_LOAD_LIMIT_MS } from './on-load-limit.ts';
 import type { ChildMessage, HostMessage } from './plugin-protocol.ts';
 
 interface Call {
@@ -33,6 +34,7 @@ const flags = new Map(process.argv.slice(2).map((arg) => {
   return [key as string, rest.join('=')];
 }));
 const requestedGuest = flags.get('guest') ?? 'node-vm';
+const onLoadLimitMs = Number(flags.get('onload-limit-ms')) || ON_LOAD_LIMIT_MS;
 const DEFAULT_GUEST_MEMORY_MB = 64;
 
 const channel = new Socket({ fd: 3, readable: true, writable: true });
@@ -66,7 +68,9 @@ async function main(): Promise<void> {
     process.on('unhandledRejection', (err) => process.stderr.write(`unhandled rejection: ${String(err)}\n`));
   }
   const preload = flags.get('preload');
-  if (preload) await loadPluginForCalls(preload).catch(() => undefined);
+  // Bounded (onLoadLimitMs): an onLoad that hangs still lets the process say `ready`, and its call
+  // then fails with the onLoad error, not the gateway's "found no process" a while later.
+  if (preload) await loadPluginForCalls(preload, onLoadLimitMs).catch(() => undefined);
   channel.setEncoding('utf8');
   channel.on('data', (chunk: string) => {
     for (const line of splitter.push(chunk)) if (line.trim()) receive(JSON.parse(line) as HostMessage);
@@ -80,7 +84,7 @@ async function main(): Promise<void> {
 function receive(message: HostMessage): void {
   switch (message.t) {
     case 'load':
-      loadPluginForCalls(message.module).then(
+      loadPluginForCalls(message.module, onLoadLimitMs).then(
         (definition) => send({ t: 'loaded', module: message.module, plugin: definition.name }),
         (err: unknown) => send({ t: 'loaded', module: message.module, error: String(err) }),
       );
@@ -96,10 +100,10 @@ function receive(message: HostMessage): void {
           try {
             const definition = await call.definition;
             const checked = verdictOf(call.plugin, await definition.hooks.onPiece?.(message.piece, call.ctx));
-            if ('error' in checked) failCall(message.callId, call, checked.error);
+            if ('error' in checked) failCall(message.callId, call, { ok: false, content: checked.error });
             else if (checked.verdict) reject = checked.verdict.reason;
           } catch (err) {
-            failCall(message.callId, call, hookFailure(call.plugin, err).content);
+            failCall(message.callId, call, hookFailure(call.plugin, err));
           }
         }
         send({ t: 'verdict', callId: message.callId, seq: message.seq, ...(reject !== undefined ? { reject } : {}) });
@@ -145,7 +149,7 @@ function receive(message: HostMessage): void {
 function startCall(message: Extract<HostMessage, { t: 'start' }>): void {
   const controller = new AbortController();
   const definition = message.module
-    ? loadPluginForCalls(message.module)
+    ? loadPluginForCalls(message.module, onLoadLimitMs)
     : Promise.reject(new Error('no plugin module given'));
   const guest = makeGuest(message.memoryMb ?? DEFAULT_GUEST_MEMORY_MB);
   const ctx: PluginContext = {
@@ -162,18 +166,20 @@ function startCall(message: Extract<HostMessage, { t: 'start' }>): void {
       await d.hooks.onStart?.(ctx);
     },
   ).catch((err: unknown) => {
-    failCall(message.callId, call, hookFailure(message.plugin, err).content);
+    failCall(message.callId, call, hookFailure(message.plugin, err));
   });
   calls.set(message.callId, call);
 }
 
 /**
  * A hook failed the call: later hooks are skipped, `end` answers with this error, and the gateway,
- * told now, ends the call at once (its `abort` brings onAbort), as the inline runtime does.
+ * told now, ends the call at once (its `abort` brings onAbort), as the inline runtime does. A
+ * failure with a code (onLoad past its limit) passes it on.
  */
-function failCall(callId: string, call: Call, content: string): void {
-  call.failure = content;
-  send({ t: 'failed', callId, content });
+function failCall(callId: string, call: Call, failure: ToolResult): void {
+  call.failure = failure.content;
+  const code = failure.data?.['code'];
+  send({ t: 'failed', callId, content: failure.content, ...(code === 'sandbox_limit_exceeded' ? { code } : {}) });
 }
 
 void main();

@@ -68,7 +68,13 @@ export const childMessageSchema = z.discriminatedUnion('t', [
    * load: `content` is the call's tool error. The gateway ends the call at once (then sends
    * `abort`), as the inline runtime does, rather than at `end`.
    */
-  z.object({ t: z.literal('failed'), callId, content: z.string() }),
+  z.object({
+    t: z.literal('failed'),
+    callId,
+    content: z.string(),
+    /** The call's data.code where it is not the plugin's own error: its onLoad ran past the runtime's limit. */
+    code: z.literal('sandbox_limit_exceeded').optional(),
+  }),
   /** The answer to `abort`: onAbort has settled (or there was none, or no such call): kill now. */
   z.object({ t: z.literal('aborted'), callId }),
 ]);

@@ -6,6 +6,7 @@ import { makeStagingDir } from '../stale-staging.ts';
 import { BoundedQueue } from '../../core/bounded-queue.ts';
 import { SandboxError, SandboxQueueFullError } from '../../core/errors.ts';
 import { eitherSignal, untilAborted } from './linked-abort.ts';
+import { ON_LOAD_LIMIT_MS, START_ALLOWANCE_MS } from './on-load-limit.ts';
 import { PluginProcess } from './plugin-process.ts';
 import { planProcessLaunch, type ProcessLimits, type SandboxSetup } from './process-launch.ts';
 import { detectProcessSandbox, type ProcessProtections } from './process-sandbox.ts';
@@ -24,6 +25,7 @@ export interface ProcessPoolOptions {
   maxSpares?: number;
   /** As root, process n runs as uid uidBase+n (n ≥ 1; uidBase itself for probes and hosts). Default 1_900_000_000. */
   uidBase?: number;
+  /** Time to say `ready`: Node's start, the import and a JS plugin's onLoad. Default 30 s + the onLoad limit (on-load-limit.ts). */
   startupTimeoutMs?: number;
   /**
    * What a plugin process prints (console.log/error, a stack trace): the sandbox gives a plugin no
@@ -71,8 +73,11 @@ export class ProcessPool {
   private readonly usedUids = new Set<number>();
   private stagingRoot: string | null = null;
   private closed = false;
+  /** How long a plugin's onLoad may take in a plugin process or isolate host (RuntimePoolsOptions.onLoadTimeoutMs). */
+  readonly onLoadTimeoutMs: number;
 
-  constructor(options: ProcessPoolOptions = {}) {
+  constructor(options: ProcessPoolOptions = {}, onLoadTimeoutMs = ON_LOAD_LIMIT_MS) {
+    this.onLoadTimeoutMs = onLoadTimeoutMs;
     this.options = {
       sandbox: options.sandbox ?? sandboxFromEnv(),
       maxProcesses: options.maxProcesses ?? 8,
@@ -80,7 +85,7 @@ export class ProcessPool {
       sparesPerPlugin: options.sparesPerPlugin ?? 1,
       maxSpares: options.maxSpares ?? 4,
       uidBase: options.uidBase ?? 1_900_000_000,
-      startupTimeoutMs: options.startupTimeoutMs ?? 30_000,
+      startupTimeoutMs: options.startupTimeoutMs ?? START_ALLOWANCE_MS + onLoadTimeoutMs,
       onOutput: options.onOutput ?? (() => undefined),
     };
     this.slots = new BoundedQueue(this.options.maxProcesses, this.options.maxQueue, SandboxQueueFullError.refusal('process'));

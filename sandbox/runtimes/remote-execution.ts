@@ -5,17 +5,12 @@ import type { ToolCallContext, ToolExecution, ToolResult, Verdict } from '../../
 import { CallClock, ON_ABORT_GRACE_MS } from './call-clock.ts';
 import { abortReasonOf, invalidArguments } from './load-plugin-module.ts';
 import type { PluginProcess } from './plugin-process.ts';
+import { ON_LOAD_LIMIT_MS, START_ALLOWANCE_MS } from './on-load-limit.ts';
 import { describeExit } from './process-exit.ts';
 import type { CallMessage } from './plugin-protocol.ts';
 
 let wireCounter = 0;
 
-/**
- * How long a call may wait for its process (a free slot, a warm spare or a cold start on a busy
- * machine): that wait is not the plugin's time, so its own limit does not count it, but a pool that
- * never gets to the call must still end it.
- */
-const START_LIMIT_MS = 30_000;
 
 export interface RemoteLease {
   readonly proc: PluginProcess;
@@ -29,13 +24,21 @@ export interface RemoteLease {
 }
 
 export interface RemoteCallOptions {
-  definition: PluginDefinition;
+  /** What the gateway side needs of the plugin (a command plugin has no hooks). */
+  definition: Pick<PluginDefinition, 'name' | 'parameters'>;
   runtime: 'process' | 'isolate';
   /** Plugin module URL the child imports; absent for non-JS commands. */
   module?: string;
   /** Memory limit of each guest isolate (ctx.guest). */
   memoryMb?: number;
   timeoutMs: number;
+  /**
+   * How long the call may wait for its process (a free slot, a warm spare or a cold start on a busy
+   * machine, and a JS plugin's onLoad, which runs before its process is ready): that wait is not
+   * the plugin's time, so its own limit does not count it, but a pool that never gets to the call
+   * must still end it. Default START_ALLOWANCE_MS plus the default onLoad limit.
+   */
+  startLimitMs?: number;
   acquire(signal: AbortSignal): Promise<RemoteLease>;
   /** Extra data on every result (e.g. that an isolate plugin ran in the process fallback). */
   data?: Record<string, unknown>;
@@ -84,7 +87,8 @@ export class RemoteExecution implements ToolExecution {
     // Taken off the request's signal when this call finishes (its own controller aborts then).
     else call.signal.addEventListener('abort', onAbort, { once: true, signal: this.controller.signal });
     this.clock = new CallClock(options.timeoutMs, () => this.fail(`timed out after ${options.timeoutMs} ms`, 'sandbox_limit_exceeded', 'timeout'));
-    this.unstarted = setTimeout(() => this.fail(`found no process to run it within ${START_LIMIT_MS} ms`, 'sandbox_limit_exceeded', 'timeout'), START_LIMIT_MS);
+    const startLimitMs = options.startLimitMs ?? START_ALLOWANCE_MS + ON_LOAD_LIMIT_MS;
+    this.unstarted = setTimeout(() => this.fail(`found no process to run it within ${startLimitMs} ms`, 'sandbox_limit_exceeded', 'timeout'), startLimitMs);
     this.lease = options.acquire(this.controller.signal).then(
       (lease) => {
         clearTimeout(this.unstarted);
@@ -112,7 +116,9 @@ export class RemoteExecution implements ToolExecution {
       },
       (err: unknown) => {
         clearTimeout(this.unstarted);
-        if (!this.finished) this.fail(err instanceof Error ? err.message : String(err), err instanceof ConveyorError ? err.code : 'sandbox_error');
+        // `failed: …` as every runtime words a call that could not run (plugins/README.md, Runtimes):
+        // `error: <tool> failed: the plugin process did not start: …`, `… failed: the process runtime is busy: …`.
+        if (!this.finished) this.fail(`failed: ${err instanceof Error ? err.message : String(err)}`, err instanceof ConveyorError ? err.code : 'sandbox_error');
         return null;
       },
     );
@@ -178,7 +184,7 @@ export class RemoteExecution implements ToolExecution {
         return;
       }
       case 'failed': {
-        const data = { ...this.options.data, ...this.leaseData };
+        const data = { ...(message.code ? { code: message.code, runtime: this.options.runtime } : {}), ...this.options.data, ...this.leaseData };
         const failure = { ok: false, content: message.content, ...(Object.keys(data).length > 0 ? { data } : {}) };
         this.stop(failure, abortReasonOf(this.options.definition.name, message.content), true);
         return;

@@ -1,6 +1,7 @@
 import { IsolateHosts, type IsolateHostsOptions } from './isolate-hosts.ts';
 import type { IsolatedVmSupport } from './isolated-vm-support.ts';
 import { nativeTypeScript, sandboxReadPaths } from './node-recipe.ts';
+import { ON_LOAD_LIMIT_MS } from './on-load-limit.ts';
 import { GATEWAY_ROOT } from './process-launch.ts';
 import { ProcessPool, type ProcessPoolOptions } from './process-pool.ts';
 import type { ProcessProtections } from './process-sandbox.ts';
@@ -8,6 +9,13 @@ import { ThreadPool, type ThreadPoolOptions } from './thread-pool.ts';
 
 /** Sizes and limits per runtime (`thread`: piscina workers; `process`: sandboxed child processes; `isolate`: isolated-vm hosts). */
 export interface RuntimePoolsOptions {
+  /**
+   * How long a plugin's onLoad may take where its calls run, in every runtime (each worker, plugin
+   * process or isolate host, and the gateway for `inline` plugins made by toolFromPlugin with these
+   * pools). Past it, the calls waiting for it fail with `error: <tool> onLoad did not finish within
+   * N ms` (data.code `sandbox_limit_exceeded`). Default 30 000.
+   */
+  onLoadTimeoutMs?: number;
   thread?: ThreadPoolOptions;
   process?: ProcessPoolOptions;
   isolate?: IsolateHostsOptions;
@@ -51,10 +59,14 @@ export class RuntimePools {
   readonly thread: ThreadPool;
   readonly process: ProcessPool;
   readonly isolate: IsolateHosts;
+  /** See RuntimePoolsOptions.onLoadTimeoutMs. */
+  readonly onLoadTimeoutMs: number;
 
   constructor(options: RuntimePoolsOptions = {}) {
-    this.thread = new ThreadPool(options.thread);
-    this.process = new ProcessPool(options.process);
+    this.onLoadTimeoutMs = options.onLoadTimeoutMs ?? ON_LOAD_LIMIT_MS;
+    if (!(this.onLoadTimeoutMs > 0 && Number.isFinite(this.onLoadTimeoutMs))) throw new RangeError(`onLoadTimeoutMs must be a positive number of ms, got ${this.onLoadTimeoutMs}`);
+    this.thread = new ThreadPool(options.thread, this.onLoadTimeoutMs);
+    this.process = new ProcessPool(options.process, this.onLoadTimeoutMs);
     this.isolate = new IsolateHosts(this.process, options.isolate);
   }
 

@@ -4,15 +4,10 @@ import type { PluginDefinition } from '../../plugins/kit/define-plugin.ts';
 import type { ToolCallContext, ToolExecution, ToolResult, Verdict } from '../../plugins/plugin-types.ts';
 import { CallClock, ON_ABORT_GRACE_MS } from './call-clock.ts';
 import { abortReasonOf, invalidArguments } from './load-plugin-module.ts';
+import { START_ALLOWANCE_MS } from './on-load-limit.ts';
 import type { ThreadPool } from './thread-pool.ts';
 import type { ThreadTask, ThreadTaskResult } from './thread-worker.ts';
 
-/**
- * How long a hook may wait for a worker to take it (the queue, a worker starting, the plugin's
- * import and onLoad): that wait is not the plugin's time, so its own limit does not count it, but a
- * pool that never gets to it must still end the call.
- */
-const START_LIMIT_MS = 30_000;
 
 /**
  * One call of a `thread` plugin. Hooks run one after another as pool tasks; ctx.state is passed
@@ -33,6 +28,13 @@ export class ThreadExecution implements ToolExecution {
   /** Settles when a worker first begins one of this call's hooks (or the call ends before that). */
   private readonly firstBegun: Promise<void>;
   private markBegun: () => void = () => undefined;
+  /**
+   * How long a hook may wait for a worker to take it (the queue, a worker starting, the plugin's
+   * import and onLoad): that wait is not the plugin's time, so its own limit does not count it, but
+   * a pool that never gets to it must still end the call. Past the onLoad limit, so that a hung
+   * onLoad is reported as such, not as a missing worker.
+   */
+  private readonly startLimitMs: number;
 
   constructor(
     pool: ThreadPool,
@@ -45,6 +47,7 @@ export class ThreadExecution implements ToolExecution {
     this.definition = definition;
     this.module = module;
     this.call = call;
+    this.startLimitMs = START_ALLOWANCE_MS + pool.onLoadTimeoutMs;
     const onAbort = (): void => this.abort('request aborted');
     if (call.signal.aborted) queueMicrotask(onAbort);
     // Taken off the request's signal when this call finishes (its own controller aborts then).
@@ -93,7 +96,7 @@ export class ThreadExecution implements ToolExecution {
     // workers still starting on a busy machine (their tsx, the plugin's imports) is not timed out
     // for it, as the python tool's cell does not count its wait for a free interpreter.
     let over: (() => void) | undefined;
-    const unstarted = setTimeout(() => this.fail(`found no worker to run it within ${START_LIMIT_MS} ms`, 'sandbox_limit_exceeded'), START_LIMIT_MS);
+    const unstarted = setTimeout(() => this.fail(`found no worker to run it within ${this.startLimitMs} ms`, 'sandbox_limit_exceeded'), this.startLimitMs);
     const begun = (): void => {
       clearTimeout(unstarted);
       over ??= this.clock.work();
@@ -116,7 +119,10 @@ export class ThreadExecution implements ToolExecution {
     this.state = r.state;
     // A hook threw (or onPiece returned something else than a verdict): the call ends here, as an
     // inline one does, rather than at `end`, so onAbort runs now.
-    if (r.error) this.stop({ ok: false, content: r.error }, abortReasonOf(this.definition.name, r.error));
+    if (r.error) {
+      const failure = { ok: false, content: r.error, ...(r.code ? { data: { code: r.code, runtime: 'thread' } } : {}) };
+      this.stop(failure, abortReasonOf(this.definition.name, r.error));
+    }
   }
 
   private base(): Pick<ThreadTask, 'module' | 'plugin' | 'callId'> {
@@ -141,14 +147,14 @@ export class ThreadExecution implements ToolExecution {
   /**
    * onAbort in a task of its own (the call's task in flight, if any, was just aborted with its
    * worker), with ctx.state as the last finished hook left it. It waits for a worker like any hook
-   * (START_LIMIT_MS at most) and is aborted ON_ABORT_GRACE_MS after it begins, which terminates
+   * (startLimitMs at most) and is aborted ON_ABORT_GRACE_MS after it begins, which terminates
    * that worker: a hung onAbort never holds a worker longer. Its progress still reaches the
    * request, as an inline onAbort's does. Nothing waits for it: the call's result is already known.
    */
   private runAbortHook(reason: string): void {
     const stop = new AbortController();
     let grace: NodeJS.Timeout | undefined;
-    const unstarted = setTimeout(() => stop.abort(), START_LIMIT_MS);
+    const unstarted = setTimeout(() => stop.abort(), this.startLimitMs);
     const begun = (): void => {
       clearTimeout(unstarted);
       grace ??= setTimeout(() => stop.abort(), ON_ABORT_GRACE_MS);
@@ -183,5 +189,6 @@ function describe(err: unknown): string {
   // An error the worker could not send back either (a DOMException crosses threads as `{}`):
   // say so rather than `[object Object]`.
   if (typeof e === 'object' && e !== null && typeof e.message !== 'string') return 'failed: its worker stopped with an error that could not be copied back to the gateway';
-  return `failed: ${thrownMessage(err)}`;
+  // The pool's own errors (queue full, shut down) by their words: their class names are the gateway's, not the plugin's.
+  return `failed: ${err instanceof ConveyorError ? err.message : thrownMessage(err)}`;
 }

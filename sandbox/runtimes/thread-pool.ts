@@ -3,6 +3,7 @@ import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { SandboxError, SandboxQueueFullError } from '../../core/errors.ts';
 import type { ToolProgress } from '../../plugins/plugin-types.ts';
+import { ON_LOAD_LIMIT_MS } from './on-load-limit.ts';
 import { END_OF_PROGRESS, HOOK_BEGUN, type ThreadTask, type ThreadTaskResult } from './thread-worker.ts';
 import { progressSchema } from './plugin-protocol.ts';
 
@@ -33,8 +34,11 @@ export class ThreadPool {
   private readonly preload: string[] = [];
   private starting = false;
   private closed = false;
+  /** How long a plugin's onLoad may take in a worker (RuntimePoolsOptions.onLoadTimeoutMs). */
+  readonly onLoadTimeoutMs: number;
 
-  constructor(options: ThreadPoolOptions = {}) {
+  constructor(options: ThreadPoolOptions = {}, onLoadTimeoutMs = ON_LOAD_LIMIT_MS) {
+    this.onLoadTimeoutMs = onLoadTimeoutMs;
     this.options = {
       maxThreads: options.maxThreads ?? availableParallelism(),
       maxQueue: options.maxQueue ?? 64,
@@ -124,7 +128,7 @@ export class ThreadPool {
     if (this.pool) return this.pool;
     this.pool = new Piscina({
       filename: ENTRY,
-      workerData: { preload: this.preload },
+      workerData: { preload: this.preload, onLoadTimeoutMs: this.onLoadTimeoutMs },
       // A full set of workers at all times: piscina 5 starts replacements for workers it lost (abort,
       // OOM, exit) only up to minThreads, and with fewer workers left, queued tasks were stranded.
       minThreads: this.options.maxThreads,

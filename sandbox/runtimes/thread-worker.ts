@@ -1,9 +1,10 @@
-import type { MessagePort } from 'node:worker_threads';
+import { workerData, type MessagePort } from 'node:worker_threads';
 import type { Piece } from '../../parsers/parser-events.ts';
 import type { PluginContext } from '../../plugins/kit/define-plugin.ts';
 import type { ToolResult } from '../../plugins/plugin-types.ts';
 import { verdictOf } from '../../plugins/kit/check-definition.ts';
 import { hookFailure, loadPluginForCalls, runEndHook } from './load-plugin-module.ts';
+import { ON_LOAD_LIMIT_MS, START_ALLOWANCE_MS } from './on-load-limit.ts';
 
 export const END_OF_PROGRESS = '__end_of_progress__';
 /** Sent on a task's port once its plugin is loaded and its hook is about to run: the call's clock starts here. */
@@ -31,21 +32,24 @@ export interface ThreadTaskResult {
   result?: ToolResult;
   /** The hook threw (start/piece): the call ends with this error at `end`. */
   error?: string;
+  /** The error's data.code where it is the runtime's, not the plugin's (onLoad past its limit). */
+  code?: string;
 }
 
-/** How long a starting worker waits for its preloads before it takes tasks anyway. */
-const PRELOAD_LIMIT_MS = 30_000;
+/** The pool's onLoad limit (ThreadPool passes it in workerData); the default where none is given. */
+const onLoadLimitMs: number = (workerData as { onLoadTimeoutMs?: number } | null)?.onLoadTimeoutMs ?? ON_LOAD_LIMIT_MS;
 
 /**
  * Imports plugin modules (and runs their onLoad) ahead of their calls. A module that fails to load
- * fails at its first call instead; one whose onLoad never settles holds the worker back no longer
- * than PRELOAD_LIMIT_MS, after which its calls wait on it under their own time limit.
+ * fails at its first call instead, and so does one whose onLoad is still running onLoadLimitMs
+ * after it began (`onLoad did not finish within N ms`): the worker takes tasks from then on. The
+ * backstop is for an import that never ends.
  */
 export async function preloadPluginModules(modules: readonly string[]): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([
-    Promise.all(modules.map((module) => loadPluginForCalls(module).catch(() => undefined))),
-    new Promise((resolve) => (timer = setTimeout(resolve, PRELOAD_LIMIT_MS))),
+    Promise.all(modules.map((module) => loadPluginForCalls(module, onLoadLimitMs).catch(() => undefined))),
+    new Promise((resolve) => (timer = setTimeout(resolve, START_ALLOWANCE_MS + onLoadLimitMs))),
   ]);
   clearTimeout(timer);
 }
@@ -65,7 +69,7 @@ export default async function runThreadTask(task: ThreadTask): Promise<ThreadTas
     emit: (progress) => task.port.postMessage(progress),
   };
   try {
-    const definition = await loadPluginForCalls(task.module);
+    const definition = await loadPluginForCalls(task.module, onLoadLimitMs);
     if (definition.name !== task.plugin) throw new Error(`module exports plugin "${definition.name}", expected "${task.plugin}"`);
     task.port.postMessage(HOOK_BEGUN);
     switch (task.hook) {
@@ -89,7 +93,9 @@ export default async function runThreadTask(task: ThreadTask): Promise<ThreadTas
         return { state: {} };
     }
   } catch (err) {
-    return copyable({ state: ctx.state, error: hookFailure(task.plugin, err).content }, task.plugin);
+    const failure = hookFailure(task.plugin, err);
+    const code = failure.data?.['code'];
+    return copyable({ state: ctx.state, error: failure.content, ...(typeof code === 'string' ? { code } : {}) }, task.plugin);
   } finally {
     // Progress travels on its own port, which piscina's result may overtake: mark the end.
     task.port.postMessage(END_OF_PROGRESS);

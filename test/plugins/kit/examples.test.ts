@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import echoPy from '../../../plugins/kit/examples/echo-python-plugin.ts';
 import js from '../../../plugins/kit/examples/js-eval-plugin.ts';
 import weather from '../../../plugins/kit/examples/location-check-plugin.ts';
 import outbox, { drafts, sent } from '../../../plugins/kit/examples/outbox-plugin.ts';
@@ -6,6 +7,7 @@ import wordCount from '../../../plugins/kit/examples/word-count-plugin.ts';
 import { inlineTool } from '../../../plugins/kit/inline-tool.ts';
 import { runScriptedCall } from '../../../plugins/kit/testing.ts';
 import { toolFromPlugin } from '../../../plugins/kit/tool-from-plugin.ts';
+import { loadPluginModule } from '../../../sandbox/runtimes/load-plugin-module.ts';
 import { createRuntimePools, type RuntimePools } from '../../../sandbox/runtimes/runtime-pools.ts';
 
 const example = (name: string): URL => new URL(`../../../plugins/kit/examples/${name}`, import.meta.url);
@@ -63,6 +65,25 @@ describe('authoring guide examples', () => {
       { type: 'unit-done', detail: 'line 2: 1 words' },
     ]);
     expect(run.result).toEqual({ ok: true, content: '4 words' });
+  });
+
+  // Regression: the README's way for other languages (a definition without hooks) threw in definePlugin.
+  it('another language: the Python plugin runs from its defineCommandPlugin definition, in code and loaded as a module', async () => {
+    const fromCode = toolFromPlugin(echoPy, { pools });
+    const pieces = await runScriptedCall(fromCode, {
+      pieces: [{ kind: 'field', path: ['text'], value: 'hi' }, { kind: 'field', path: ['other'], value: 'bad' }],
+      args: { text: 'hi' },
+    });
+    expect(pieces.verdicts).toEqual([undefined, { verdict: 'reject', reason: 'the value "bad" is not allowed' }]);
+    expect(pieces.progress).toEqual([{ type: 'unit-done', detail: 'field text' }]);
+    // As `--tool plugins/kit/examples/echo-python-plugin.ts` loads it (gateway/tool-modules.ts).
+    const moduleUrl = example('echo-python-plugin.ts').href;
+    const loaded = toolFromPlugin(await loadPluginModule(moduleUrl), { moduleUrl, pools });
+    expect(loaded.runtime).toBe('process');
+    for (const tool of [fromCode, loaded]) {
+      const run = await runScriptedCall(tool, { args: { text: 'py' }, callId: 'call_py' });
+      expect(run.result).toEqual({ ok: true, content: 'PY', data: { pieces: 0, startedBy: 'call_py' } });
+    }
   });
 
   it('runtime isolate: evaluates a model-written expression with a granted callback', async () => {

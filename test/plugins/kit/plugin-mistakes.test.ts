@@ -60,6 +60,29 @@ describe('a plugin mistake reads the same in every runtime', () => {
     }
   });
 
+  // Regression (review 3, finding 6): thread and process said `found no worker/process to run it
+  // within 30000 ms`, after 30 s, where inline said `onLoad did not finish within 30000 ms`.
+  it('an onLoad that never settles fails the call with the same onLoad words, at the pools\' onLoad limit', async () => {
+    const quick = createRuntimePools({ onLoadTimeoutMs: 500, thread: { maxThreads: 1 }, process: { sparesPerPlugin: 0, uidBase: 1_900_520_000 } });
+    try {
+      for (const runtime of RUNTIMES) {
+        const moduleUrl = new URL('../../sandbox/runtimes/fixtures/faulty-plugin.ts?load=hang', import.meta.url);
+        const tool = toolFromPlugin({ ...faultyPlugin(new URLSearchParams('?load=hang')), runtime }, { moduleUrl, pools: quick });
+        const startedAt = performance.now();
+        const run = await runScriptedCall(tool, piece('x'));
+        expect(run.result, runtime).toEqual({
+          ok: false,
+          content: 'error: faulty onLoad did not finish within 500 ms',
+          data: { code: 'sandbox_limit_exceeded', runtime },
+        });
+        // Not the 30 s start-up limits: the onLoad limit ends it (a worker's or process's start included).
+        expect(performance.now() - startedAt, runtime).toBeLessThan(10_000);
+      }
+    } finally {
+      await quick.close();
+    }
+  });
+
   it('invalid arguments get the same message and data.code', async () => {
     for (const runtime of RUNTIMES) {
       const run = await runScriptedCall(await faultyTool(runtime), { args: { mode: 42 } });

@@ -6,7 +6,7 @@ import echo from '../../sandbox/runtimes/fixtures/echo-plugin.ts';
 import onloadCount from '../../sandbox/runtimes/fixtures/onload-plugin.ts';
 
 const moduleUrl = new URL('../../sandbox/runtimes/fixtures/echo-plugin.ts', import.meta.url);
-const pythonPlugin = new URL('../../sandbox/runtimes/fixtures/echo_plugin.py', import.meta.url).pathname;
+const pythonPlugin = new URL('../../../plugins/kit/examples/echo_plugin.py', import.meta.url).pathname;
 let pools: RuntimePools;
 
 beforeAll(() => {

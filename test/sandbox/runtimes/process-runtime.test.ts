@@ -141,7 +141,8 @@ export default definePlugin({ name: 'loose', description: 'd', parameters: z.obj
 
   it('runs a plugin written in another language (Python) over the same protocol', async () => {
     const python = '/usr/bin/python3';
-    const tool = toolFromPlugin(echo, { command: [python, fixture('echo_plugin.py').pathname], pools });
+    const script = new URL('../../../plugins/kit/examples/echo_plugin.py', import.meta.url).pathname;
+    const tool = toolFromPlugin(echo, { command: [python, script], pools });
     const run = await runScriptedCall(tool, {
       pieces: [{ kind: 'field', path: ['text'], value: 'hi' }, { kind: 'field', path: ['other'], value: 'bad' }],
       args: { text: 'hi' },
@@ -183,11 +184,12 @@ describe('a child that misbehaves on the protocol', () => {
     expect(run.result?.content).toMatch(/protocol error/);
   });
 
-  it("that dies before it is ready is the call's error in one line, the error's own, not its whole stack", async () => {
+  // Regression: it read `error: echo_sample the plugin process did not start: …`, not the documented `error: <tool> failed: …`.
+  it("that dies before it is ready is the call's error in one line, the error's own, not its whole stack, worded `failed: …`", async () => {
     const crash = ['/usr/bin/python3', '-c', 'import json\ndef load():\n    raise ModuleNotFoundError("No module named shop_data")\nload()'];
     const run = await runScriptedCall(toolFromPlugin(echo, { command: crash, pools }), { args: { text: 'x' } });
-    expect(run.result).toMatchObject({ ok: false });
-    expect(run.result?.content).toMatch(/the plugin process did not start: exited with code 1 \(ModuleNotFoundError: No module named shop_data\)/);
+    expect(run.result).toMatchObject({ ok: false, data: { code: 'sandbox_error' } });
+    expect(run.result?.content).toBe('error: echo_sample failed: the plugin process did not start: exited with code 1 (ModuleNotFoundError: No module named shop_data)');
     expect(run.result?.content).not.toContain('Traceback');
   });
 
@@ -278,7 +280,7 @@ describe('hostile-code battery', () => {
       const queued = runScriptedCall(tool, { args: { attack: 'crash' }, callId: 'b' });
       const refused = await runScriptedCall(tool, { args: { attack: 'crash' }, callId: 'c' });
       expect(refused.result).toMatchObject({ ok: false, data: { code: 'sandbox_queue_full' } });
-      expect(refused.result?.content).toMatch(/busy: 1 running and 1 queued/);
+      expect(refused.result?.content).toBe('error: hostile failed: the process runtime is busy: 1 running and 1 queued');
       controller.abort();
       expect((await running).result?.content).toMatch(/aborted/);
       expect((await queued).result?.content).toMatch(/exited with code 3/);
