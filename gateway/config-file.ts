@@ -36,7 +36,7 @@ const runtimesSectionSchema = z
 
 /**
  * A `conveyor serve --config FILE` file: JSON with the sections of startConveyor's options, plus
- * the two settings of the serve command itself. Every key is checked; a misspelt one is an error.
+ * the settings of the serve command itself. Every key is checked; a misspelt one is an error.
  */
 export const conveyorConfigFileSchema = z
   .strictObject({
@@ -48,12 +48,15 @@ export const conveyorConfigFileSchema = z
     toolModules: z.array(z.union([z.string().min(1), z.strictObject({ module: z.string().min(1), readOnlyPaths: z.array(z.string().min(1)).optional() })])),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     shutdownGraceSeconds: z.number().min(0),
+    /** How long each tool module may take to import (ConveyorOptions.toolModuleLoadMs, in seconds). */
+    toolModuleLoadSeconds: z.number().positive().max(86_400),
   })
   .partial();
 
 export type ConveyorConfigFile = Pick<ConveyorOptions, 'gateway' | 'sim' | 'sandbox' | 'plugins' | 'runtimes' | 'toolModules'> & {
   logLevel?: z.infer<typeof conveyorConfigFileSchema>['logLevel'];
   shutdownGraceSeconds?: number;
+  toolModuleLoadSeconds?: number;
 };
 
 /**

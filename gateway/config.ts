@@ -189,7 +189,7 @@ export const gatewayConfigSchema = gatewayConfigFields.superRefine((config, ctx)
     ctx.addIssue({
       code: 'custom',
       path: ['allowedOrigins'],
-      message: 'allowing every origin (*) needs apiKeys: without keys, any web page its user opens could run the gateway\'s tools',
+      message: 'allowing every origin (*) needs apiKeys (--api-key): without keys, any web page its user opens could run the gateway\'s tools',
     });
   }
 });

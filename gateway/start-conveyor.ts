@@ -27,6 +27,8 @@ export interface ConveyorOptions {
    * `{ module, readOnlyPaths }` for a sandboxed one that reads files outside the repository.
    */
   toolModules?: ReadonlyArray<string | ToolModuleSpec>;
+  /** How long each of `toolModules` may take to import (its top-level await included) before the start fails; 30 000 by default. */
+  toolModuleLoadMs?: number;
   /** Wraps every tool before the gateway gets it (benchmarks add a tool timing profile; logging, tracing). */
   decorateTool?: (tool: ToolPlugin) => ToolPlugin;
   /** The gateway's access lines and unexpected errors (pino); none given, nothing is logged. */
@@ -62,7 +64,7 @@ export async function startConveyor(options: ConveyorOptions = {}): Promise<Conv
   let sandbox: ConveyorHandle['sandbox'] | undefined;
   try {
     // First: a tool author's mistake in a module should not wait for the simulator and the sandbox.
-    const moduleTools = await toolsFromModules(options.toolModules ?? [], pools);
+    const moduleTools = await toolsFromModules(options.toolModules ?? [], pools, { loadTimeoutMs: options.toolModuleLoadMs });
     // Checked here as well as in createBuiltinTools: without the python tool no interpreter is
     // needed, so a machine without one (or without a working sandbox) still serves the rest; and
     // a data file a setting names that is not there stops the start before anything is started.

@@ -1,10 +1,12 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { GatewayConfigError } from '../core/errors.ts';
+import { inspect } from 'node:util';
+import { GatewayConfigError, type ConveyorError } from '../core/errors.ts';
 import { toolFromPlugin, type RuntimeTool } from '../plugins/kit/tool-from-plugin.ts';
 import { loadPluginModule } from '../sandbox/runtimes/load-plugin-module.ts';
 import type { RuntimePools } from '../sandbox/runtimes/runtime-pools.ts';
+import { DEFAULT_TOOL_MODULE_LOAD_MS, ToolModuleLoadTimeoutError, withinLoadTime } from './tool-module-load-time.ts';
 
 /**
  * The tools of plugin modules a tool author names (`conveyor serve --tool ./my-plugin.ts`): each
@@ -12,7 +14,8 @@ import type { RuntimePools } from '../sandbox/runtimes/runtime-pools.ts';
  * relative to the working directory (or `file:` URLs); a query after the path
  * (`./my-plugin.ts?name=b`) is the module URL's, which the module reads from
  * `import.meta.url`. A module that is missing or exports no plugin stops the start-up with a
- * GatewayConfigError naming it.
+ * GatewayConfigError naming it; one whose import takes longer than `loadTimeoutMs` (30 s) with a
+ * ToolModuleLoadTimeoutError.
  */
 /**
  * A tool module, with what its sandbox may read beside the repository and Node (runtime `process`
@@ -28,7 +31,11 @@ export function modulePath(module: string | ToolModuleSpec): string {
   return typeof module === 'string' ? module : module.module;
 }
 
-export async function toolsFromModules(modules: ReadonlyArray<string | ToolModuleSpec>, pools: RuntimePools): Promise<RuntimeTool[]> {
+export async function toolsFromModules(
+  modules: ReadonlyArray<string | ToolModuleSpec>,
+  pools: RuntimePools,
+  options: { loadTimeoutMs?: number } = {},
+): Promise<RuntimeTool[]> {
   const tools: RuntimeTool[] = [];
   const loadedFrom = new Map<string, string>();
   for (const spec of modules) {
@@ -39,16 +46,10 @@ export async function toolsFromModules(modules: ReadonlyArray<string | ToolModul
     if (!existsSync(file)) throw new GatewayConfigError(`tool module ${module}: no such file${file === module ? '' : ` ${file}`}${whereFrom(module)}`);
     let tool: RuntimeTool;
     try {
-      tool = toolFromPlugin(await loadPluginModule(url), { moduleUrl: url, pools, ...(readOnlyPaths ? { readOnlyPaths: readOnlyPaths.map((p) => resolve(p)) } : {}) });
+      const definition = await withinLoadTime(loadPluginModule(url), module, options.loadTimeoutMs ?? DEFAULT_TOOL_MODULE_LOAD_MS);
+      tool = toolFromPlugin(definition, { moduleUrl: url, pools, ...(readOnlyPaths ? { readOnlyPaths: readOnlyPaths.map((p) => resolve(p)) } : {}) });
     } catch (err) {
-      const hint = hintFor(err, url);
-      // A .cjs module that loads is "not a plugin" for whatever its module.exports lacks: say why first.
-      if (hint && /\.c[jt]s$/.test(new URL(url).pathname)) {
-        throw new GatewayConfigError(`tool module ${module}: it is a CommonJS module${hint}; loading it said: ${firstLine(err)}`, { cause: err });
-      }
-      // Node's own advice after a CommonJS error's first line is about CommonJS scripts, which a plugin cannot be.
-      const message = hint ? firstLine(err) : (err as Error).message;
-      throw new GatewayConfigError(`tool module ${module}: ${message}${hint || installHint(err, url)}`, { cause: err });
+      throw loadFailure(module, url, err);
     }
     const earlier = loadedFrom.get(tool.name);
     if (earlier !== undefined) throw new GatewayConfigError(`tool module ${module}: a tool named ${tool.name} is already loaded, from ${earlier}`);
@@ -116,21 +117,58 @@ function installHint(err: unknown, url: string): string {
   );
 }
 
+/** Why a module did not load, as the one line the start-up stops with. */
+function loadFailure(module: string, url: string, err: unknown): ConveyorError {
+  if (err instanceof ToolModuleLoadTimeoutError) return err;
+  const commonJs = commonJsHint(err, url);
+  // A .cjs module that loads is "not a plugin" for whatever its module.exports lacks: say why first.
+  if (commonJs && /\.c[jt]s$/.test(new URL(url).pathname)) {
+    return new GatewayConfigError(`tool module ${module}: it is a CommonJS module${commonJs}; loading it said: ${firstLine(err)}`, { cause: err });
+  }
+  // Node's own words ("Cannot require() ES Module … in a cycle. A cycle involving require(esm) is not
+  // allowed to maintain invariants …") are about its module graph, not about the plugin's mistake:
+  // the fix leads, Node's first sentence follows for a search engine.
+  if (isRequireEsm(err)) {
+    return new GatewayConfigError(
+      `tool module ${module}: Node loaded it as CommonJS, and a plugin module is an ES module: put a package.json with {"type": "module"} beside it, or name it .mts (plugins/README.md); Node said: ${firstSentence(err)}`,
+      { cause: err },
+    );
+  }
+  // Node's own advice after a CommonJS error's first line is about CommonJS scripts, which a plugin cannot be.
+  const message = commonJs ? firstLine(err) : thrownValue(err);
+  return new GatewayConfigError(`tool module ${module}: ${message}${commonJs || installHint(err, url)}`, { cause: err });
+}
+
+/** What the module threw: an Error's message, or the value itself (`throw 'a string'` is `a string`, not `undefined`). */
+function thrownValue(err: unknown): string {
+  const message = (err as { message?: unknown } | null)?.message;
+  if (typeof message === 'string') return message;
+  return typeof err === 'string' ? err : inspect(err, { breakLength: Infinity });
+}
+
 function firstLine(err: unknown): string {
-  return String((err as Error)?.message ?? err).split('\n')[0] ?? '';
+  return thrownValue(err).split('\n')[0] ?? '';
+}
+
+function firstSentence(err: unknown): string {
+  const line = firstLine(err);
+  const end = line.indexOf('. ');
+  return end < 0 ? line : line.slice(0, end + 1);
+}
+
+/** A `.ts` or `.js` file outside a `"type": "module"` package is CommonJS to Node and tsx: loading it as a plugin meets require(esm). */
+function isRequireEsm(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'ERR_REQUIRE_CYCLE_MODULE' || code === 'ERR_REQUIRE_ESM' || /require\(\) ES Module/.test(thrownValue(err));
 }
 
 /**
- * A plugin module is an ES module (`import`/`export`). CommonJS fails in ways that do not say
- * so: a `.ts` or `.js` file outside a `"type": "module"` package is CommonJS to Node and tsx
- * (require(esm) errors), a `.cjs` file's `require` of the kit meets its `export` (`Unexpected
- * token 'export'`), and `require` in an ES module is not defined.
+ * A plugin module is an ES module (`import`/`export`). CommonJS fails in ways that do not say so:
+ * a `.cjs` file's `require` of the kit meets its `export` (`Unexpected token 'export'`), and
+ * `require` in an ES module is not defined.
  */
-function hintFor(err: unknown, url: string): string {
-  const code = (err as { code?: unknown } | null)?.code;
-  const message = (err as Error)?.message ?? '';
-  const requireEsm = code === 'ERR_REQUIRE_CYCLE_MODULE' || code === 'ERR_REQUIRE_ESM' || /require\(\) ES Module/.test(message);
-  if (requireEsm) return ' (a plugin module is an ES module: put a package.json with {"type": "module"} beside it, or name it .mts; plugins/README.md)';
+function commonJsHint(err: unknown, url: string): string {
+  const message = thrownValue(err);
   const commonJs = /\.c[jt]s$/.test(new URL(url).pathname) || /Unexpected token 'export'|Cannot use import statement outside a module|require is not defined|module is not defined/.test(message);
   return commonJs ? ' (plugins are ES modules: use .ts/.mjs/.js with import/export, not require/module.exports; plugins/README.md)' : '';
 }

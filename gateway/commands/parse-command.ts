@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { InvalidArgumentError, Option, type Command } from 'commander';
-import { createParser, withReasoning, coalesceText, type ParserEvent } from '../../parsers/index.ts';
+import { InvalidArgumentError, type Command } from 'commander';
+import { createParser, withReasoning, coalesceText, PARSER_FORMATS, type ParserEvent } from '../../parsers/index.ts';
 import { resolveParserFormat } from '../../parsers/format-names.ts';
 import { EXIT_FAILURE, printFailure } from './exit-status.ts';
 
@@ -20,9 +20,11 @@ export function registerParseCommand(program: Command): void {
   program
     .command('parse')
     .description('parse raw model output (FILE or stdin) and print the parser events as JSON lines')
+    .usage('--format <name> [options] [file]')
     .argument('[file]', 'raw model output; stdin when absent')
     // Checked as the command line is read: a wrong name is a usage error (exit 2), told before stdin is waited on.
-    .addOption(new Option('-f, --format <name>', "tool-call format (ours or vLLM's --tool-call-parser name)").makeOptionMandatory().argParser(formatName))
+    // Commander's help says neither that an option is mandatory nor what a free-form value may be: the description does.
+    .requiredOption('-f, --format <name>', `required: the tool-call format, one of ${PARSER_FORMATS.join(', ')}; or vLLM's --tool-call-parser name for it (llama3_json, openai, …)`, formatName)
     .option('--chunks <spec>', 'replay a split: "char" (one character per delta), N (N characters per delta), or a JSON file holding an array of deltas', chunksSpec)
     .option('--options <json>', 'parser options as JSON, e.g. \'{"tools":["get_weather"]}\'', parseJsonOption)
     .option('--reasoning', 'treat a leading <think>…</think> block as reasoning')

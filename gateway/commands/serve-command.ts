@@ -7,10 +7,13 @@ import { closeUpstreamPools } from '../../llm-client/index.ts';
 import { MAX_TOOL_ROUNDS } from '../config.ts';
 import { readConfigFile } from '../config-file.ts';
 import { describeConfigIssues } from '../config-issues.ts';
-import { wholeNumber } from './number-options.ts';
 import { startConveyor, type ConveyorHandle } from '../start-conveyor.ts';
 import { DEFAULT_PROFILE } from '../../sim/sim-server.ts';
 import { shippedProfileNames } from '../../sim/timing-profile.ts';
+import { ignoreClosedStdout } from './closed-stdout.ts';
+import { wholeNumber } from './number-options.ts';
+import { listOf, refusedOptionValue, simProfile } from './option-values.ts';
+import { printBanner } from './start-up-banner.ts';
 
 interface ServeOptions {
   config?: string;
@@ -62,14 +65,15 @@ export function registerServeCommand(program: Command): void {
     .option(
       '--upstream <url...>',
       'OpenAI-compatible upstream base URL, e.g. http://127.0.0.1:8000/v1 (default: the embedded simulator); several (repeated or comma-separated) are replicas of one model',
+      listOf('an upstream base URL'),
     )
     .option('--no-conversation-affinity', "with several upstreams: send every round to the least loaded replica, not back to the conversation's own")
     .option('--continuous-usage', "ask the upstream for usage on every chunk (vLLM, SGLang), so rounds cut short by a tool's reject count in usage")
     .option('--model <name>', "model name sent upstream for every request (default: the client's model)")
     .addOption(new Option('--upstream-api-key <key>', 'API key for the upstream').env('CONVEYOR_UPSTREAM_API_KEY'))
     .addOption(new Option('--api-key <key...>', 'accept only these bearer keys from clients').env('CONVEYOR_API_KEYS'))
-    .option('--allowed-host <name...>', 'without --api-key on a loopback address, names besides loopback ones that requests may be addressed to (Host), e.g. a local proxy\'s')
-    .option('--allowed-origin <origin...>', 'web pages on these origins may call the gateway from the browser (CORS), e.g. http://localhost:3000; * allows any page and needs --api-key')
+    .option('--allowed-host <name...>', 'without --api-key on a loopback address, names besides loopback ones that requests may be addressed to (Host), e.g. a local proxy\'s', listOf('a host name'))
+    .option('--allowed-origin <origin...>', 'web pages on these origins may call the gateway from the browser (CORS), e.g. http://localhost:3000; * allows any page and needs --api-key', listOf('an origin'))
     .option('--no-playground', 'do not serve the playground page at /')
     .option('--no-forward-other-endpoints', 'answer 404 to /v1/… endpoints the gateway does not implement (/v1/completions, /v1/embeddings, …) instead of passing them to the upstream')
     .option('--no-partial-execution', 'sequential baseline: run tools only after each decode ends')
@@ -77,16 +81,17 @@ export function registerServeCommand(program: Command): void {
     .option('--max-concurrent-requests <n>', 'requests answered at once (chat completions and forwarded /v1 requests); more wait in line (default: no limit)', positiveInt)
     .option('--max-queued-requests <n>', 'with --max-concurrent-requests: how many may wait; one more is answered 503 gateway_busy (default: 256)', wholeNumber(0))
     .option('--shutdown-grace <seconds>', 'on SIGTERM/SIGINT, how long requests in flight may finish before they are cut (a second signal cuts at once)', seconds, 30)
-    .option('--sim-profile <name>', `timing profile of the embedded simulator: ${shippedProfileNames().join(', ')}, or a JSON file`, DEFAULT_PROFILE)
+    .option('--sim-profile <name>', `timing profile of the embedded simulator: ${shippedProfileNames().join(', ')}, or a JSON file`, simProfile, DEFAULT_PROFILE)
     .option(
       '--sim-scenarios <dir...>',
       'folders of scenario files (sim/README.md "Scenarios") for the embedded simulator, in place of its shipped sim/scenarios (list that too to keep them); paths relative to the working directory',
+      listOf('a scenario folder'),
     )
     // An option with its variable, not the sandbox's own fallback to $CONVEYOR_PYTHON: like every
     // option's variable, it wins over the config file's sandbox.python (README "Config file").
     .addOption(new Option('--python <path>', 'Python interpreter for the python tool (default: /usr/bin/python3, else python3 on PATH)').env('CONVEYOR_PYTHON'))
-    .option('--tool <module...>', 'plugin modules to run as tools, each default-exporting definePlugin(...) (plugins/README.md); paths relative to the working directory, optionally with a query the module reads (plugin.ts?name=b)')
-    .option('--tool-read-path <path...>', "files or folders the --tool modules' sandboxed processes may read (runtime process/isolate), beside the repository and Node: a data file their query names")
+    .option('--tool <module...>', 'plugin modules to run as tools, each default-exporting definePlugin(...) (plugins/README.md); paths relative to the working directory, optionally with a query the module reads (plugin.ts?name=b)', listOf('a plugin module'))
+    .option('--tool-read-path <path...>', "files or folders the --tool modules' sandboxed processes may read (runtime process/isolate), beside the repository and Node: a data file their query names", listOf('a path'))
     .addOption(
       new Option('--plugins <json>', 'built-in tools and their settings, e.g. \'{"database":{"file":"shop.sqlite"},"http_get":false}\' (plugins/README.md)')
         .env('CONVEYOR_PLUGINS')
@@ -153,36 +158,19 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
     runtimes: file.runtimes,
     toolModules: list(given('tool'))?.map((module) => ({ module, readOnlyPaths: list(given('toolReadPath')) ?? [] })) ?? file.toolModules,
   };
+  const refused = refusedOptionValue(options.gateway, command);
+  if (refused !== undefined) command.error(refused);
   const shutdownGrace = given('shutdownGrace') ?? file.shutdownGraceSeconds ?? opts.shutdownGrace;
-  const conveyor = await startConveyor({ ...options, logger: pino({ level: given('logLevel') ?? file.logLevel ?? opts.logLevel }) });
+  ignoreClosedStdout();
+  const conveyor = await startConveyor({
+    ...options,
+    ...(file.toolModuleLoadSeconds !== undefined ? { toolModuleLoadMs: file.toolModuleLoadSeconds * 1000 } : {}),
+    logger: pino({ level: given('logLevel') ?? file.logLevel ?? opts.logLevel }),
+  });
   // At once, before the banner: it waits up to 2 s on the upstream's readiness while the gateway
   // already serves, and a SIGTERM then (an orchestrator's rollout) would kill it without its grace.
   const stopping = stopOnSignals(conveyor, shutdownGrace);
-
-  const { url } = conveyor.gateway;
-  const upstream = conveyor.gateway.config.upstream;
-  const model = upstream.model ?? (conveyor.sim ? (options.sim.modelName ?? 'mistral-7b-instruct-sim') : '<model>');
-  const apiKeys = conveyor.gateway.config.apiKeys;
-  const auth = apiKeys.length ? ` -H 'Authorization: Bearer ${apiKeys[0]}'` : '';
-  console.log(`conveyor gateway listening on ${url}/v1`);
-  const replicas = typeof upstream.baseUrl === 'string' ? [upstream.baseUrl] : upstream.baseUrl;
-  console.log(`upstream: ${conveyor.sim ? `embedded simulator at ${conveyor.sim.url} (profile ${options.sim.profile ?? DEFAULT_PROFILE})` : replicas.join(', ')}${replicas.length > 1 ? ' (replicas)' : ''}`);
-  if (!conveyor.sim) {
-    // Started before its upstream (a vLLM still loading weights) is fine; say so rather than let the first request find out.
-    const ready = await conveyor.gateway.readiness.check();
-    if (stopping()) return; // no "try:" under "shutting down"
-    for (const r of ready.upstream) if (r.error) console.log(`  not ready yet: ${r.error.message} (GET /health/ready says when it is)`);
-  }
-  console.log(`sandbox: ${conveyor.sandbox ? JSON.stringify(conveyor.sandbox.protections()) : 'off (the python tool is disabled)'}`);
-  // A module that replaced a built-in under its name is said to, as /health's `module` does.
-  const toolNames = [...conveyor.gateway.tools.keys()].map((name) => (conveyor.replacedBuiltins.has(name) ? `${name} (from ${conveyor.replacedBuiltins.get(name)})` : name));
-  console.log(`tools: ${toolNames.join(', ')} (isolates: ${conveyor.runtimes.isolate.available ? 'on' : `off, ${conveyor.runtimes.isolate.reason}`})`);
-  console.log('\ntry:');
-  console.log(
-    `  curl -N ${url}/v1/chat/completions -H 'Content-Type: application/json'${auth} \\\n` +
-      `    -d '{"model":"${model}","stream":true,"messages":[{"role":"user","content":"Plot a sine wave in Python."}]}'`,
-  );
-  if (conveyor.gateway.config.playground) console.log(`or open ${url}/ in a browser: the playground, with tool events and a live timeline`);
+  await printBanner(conveyor, options.sim, stopping);
 }
 
 /**

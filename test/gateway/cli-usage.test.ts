@@ -69,6 +69,16 @@ describe('the CLI: version, help and usage errors (in a child process)', () => {
       [['help', 'sreve'], "unknown command 'sreve' (commands: serve, parse; conveyor --help)"],
       [['serve', '--plugins', '{"pyhton":false}'], 'option \'--plugins <json>\' argument \'{"pyhton":false}\' is invalid. pyhton: unknown key (did you mean python?)'],
       [['serve'], /^conveyor: option '--plugins <json>' value '\{bad' from env 'CONVEYOR_PLUGINS' is invalid\. [^\n]*\n$/, { ...process.env, CONVEYOR_PLUGINS: '{bad' }],
+      // Values the gateway's configuration refuses once exited 1, as if the command had run and failed.
+      [['serve', '--upstream', 'ftp://x'], 'option \'--upstream <url...>\': "ftp://x": an upstream is reached over http:, https: or unix:, not ftp:'],
+      [['serve', '--upstream', 'http://127.0.0.1:9/v1', 'http://127.0.0.1:9/v1'], "option '--upstream <url...>': a replica is listed twice"],
+      [['serve', '--allowed-origin', 'not-an-origin'], 'option \'--allowed-origin <origin...>\': "not-an-origin" is not an origin: scheme, host and port only, e.g. http://localhost:3000, or *'],
+      [['serve', '--allowed-origin', '*'], /^conveyor: option '--allowed-origin <origin\.\.\.>': allowing every origin \(\*\) needs apiKeys \(--api-key\): [^\n]*\n$/],
+      [['serve', '--max-queued-requests', '5'], "option '--max-queued-requests <n>': bounds the line of maxConcurrentRequests, which is not set: nothing waits without it"],
+      [['serve', '--sim-profile', 'bogus'], /^conveyor: option '--sim-profile <name>' argument 'bogus' is invalid\. not a shipped profile \(fast-test, [^)]*\), nor a path to a profile JSON file\n$/],
+      // Read as "no modules", an empty --tool started the gateway without them, silently.
+      [['serve', '--tool', ''], "option '--tool <module...>' argument '' is invalid. expected a plugin module, not an empty value"],
+      [['serve', '--upstream', ''], "option '--upstream <url...>' argument '' is invalid. expected an upstream base URL, not an empty value"],
     ];
     // A few processes at a time: each is a Node start (and tsx on Node 20).
     for (let i = 0; i < cases.length; i += 4) {
@@ -87,5 +97,12 @@ describe('the CLI: version, help and usage errors (in a child process)', () => {
     const broken = path.join(dir, 'broken.json');
     writeFileSync(broken, '{"gateway": {"port": 9000},}');
     expect(await conveyor(['serve', '--config', broken])).toEqual(oneLineFailure(1, new RegExp(`^conveyor: config file ${broken.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: [^\\n]*JSON[^\\n]*\\n$`)));
+    // A value the file holds stays the file's failure (1), the value an option gave beside it a usage error (2).
+    const everyOrigin = path.join(dir, 'every-origin.json');
+    writeFileSync(everyOrigin, JSON.stringify({ gateway: { allowedOrigins: ['*'] } }));
+    expect(await conveyor(['serve', '--config', everyOrigin])).toEqual(oneLineFailure(1, /^conveyor: invalid gateway configuration: allowedOrigins: allowing every origin \(\*\) needs apiKeys/));
+    const queued = path.join(dir, 'queued.json');
+    writeFileSync(queued, JSON.stringify({ gateway: { maxConcurrentRequests: 2 } }));
+    expect(await conveyor(['serve', '--config', queued, '--max-queued-requests', '1', '--upstream', 'ftp://x'])).toEqual(oneLineFailure(2, /^conveyor: option '--upstream <url\.\.\.>': "ftp:\/\/x"/));
   }, 60_000);
 });

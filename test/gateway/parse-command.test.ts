@@ -101,6 +101,17 @@ describe('conveyor parse (the CLI, in a child process)', () => {
     }
   });
 
+  // The help once listed `-f, --format <name>` like any optional setting, and no format names: a
+  // user learnt both only from the errors (`required option … not specified`, `known: …`).
+  it('says in --help that --format is required, and lists the formats', async () => {
+    const { stdout } = await run(process.execPath, [CLI, 'parse', '--help']);
+    expect(stdout).toContain('Usage: conveyor parse --format <name> [options] [file]');
+    const format = stdout.slice(stdout.indexOf('-f, --format <name>'), stdout.indexOf('--chunks')).replace(/\s+/g, ' ');
+    expect(format).toContain('required: the tool-call format, one of code-fence,');
+    for (const name of ['hermes', 'mistral', 'llama3-json', 'harmony', 'qwen3-coder', 'deepseek-v31']) expect(format).toContain(` ${name},`);
+    expect(format).toContain("vLLM's --tool-call-parser name");
+  });
+
   it('fails clearly on an unknown format', async () => {
     const err = await run(process.execPath, [CLI, 'parse', '--format', 'nope', '/dev/null']).catch((e: { code: number; stderr: string }) => e);
     expect((err as { code: number }).code).toBe(2);

@@ -273,10 +273,12 @@ describe('conveyor serve (the main job) in its own process', () => {
     const wrongType = path.join(configDir, 'wrong-type.json');
     writeFileSync(wrongType, JSON.stringify({ gateway: { port: '8080' } }));
     const attempts = [
-      { args: ['--sim-profile', 'no-such-profile'], message: 'conveyor: timing profile "no-such-profile" not found' },
+      // A name that is no shipped profile is a wrong command line; a profile file that is not there, a file the command could not use.
+      { args: ['--sim-profile', 'no-such-profile'], message: "conveyor: option '--sim-profile <name>' argument 'no-such-profile' is invalid. not a shipped profile (", code: 2 },
+      { args: ['--sim-profile', 'no-such-profile.json'], message: 'conveyor: timing profile "no-such-profile.json" not found' },
       { args: ['--port', port, '--sim-profile', 'fast-test'], message: 'conveyor: listen EADDRINUSE' },
-      { args: ['--upstream', 'http://127.0.0.1:9/v1,not-a-url'], message: 'conveyor: invalid gateway configuration' },
-      { args: ['--upstream', 'http://127.0.0.1:9/v1', 'http://127.0.0.1:9/v1'], message: 'a replica is listed twice' },
+      { args: ['--upstream', 'http://127.0.0.1:9/v1,not-a-url'], message: 'conveyor: option \'--upstream <url...>\': "not-a-url" is not a URL', code: 2 },
+      { args: ['--upstream', 'http://127.0.0.1:9/v1', 'http://127.0.0.1:9/v1'], message: 'a replica is listed twice', code: 2 },
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', 'no-such-plugin.ts'], message: 'conveyor: tool module no-such-plugin.ts: no such file' },
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', NOT_A_PLUGIN], message: 'has no default export; export default definePlugin({...})' },
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', LIMIT_TYPO_PLUGIN], message: `conveyor: tool module ${LIMIT_TYPO_PLUGIN}: plugin limit_typo: unknown key 'timeout' in limits (did you mean 'timeoutMs'?)\n` },

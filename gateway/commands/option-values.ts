@@ -1,0 +1,71 @@
+import { InvalidArgumentError, type Command } from 'commander';
+import { shippedProfileNames } from '../../sim/timing-profile.ts';
+import { gatewayConfigSchema, type GatewayConfigInput } from '../config.ts';
+
+/**
+ * A list option's parser (`--tool a.ts b.ts`, `--tool a.ts,b.ts`): each value kept as given (the
+ * command splits the commas), a value that names nothing refused. Read as "no modules", `--tool ''`
+ * (a variable of a unit file that expanded to nothing) started the gateway without them, silently.
+ */
+export function listOf(what: string): (value: string, previous: string[] | undefined) => string[] {
+  return (value, previous) => {
+    if (value.split(',').every((item) => item.trim() === '')) throw new InvalidArgumentError(`expected ${what}, not an empty value`);
+    return [...(previous ?? []), value];
+  };
+}
+
+/**
+ * `--sim-profile`: a shipped profile's name, or a path to a profile file (anything with a slash or
+ * ending in .json, as sim/timing-profile.ts reads it). A name that is neither is a usage error,
+ * told at once; a file that is missing or not a profile is a file the command could not use (1).
+ */
+export function simProfile(value: string): string {
+  const path = value.includes('/') || value.includes('\\') || value.endsWith('.json');
+  const shipped = shippedProfileNames();
+  if (!path && !shipped.includes(value)) throw new InvalidArgumentError(`not a shipped profile (${shipped.join(', ')}), nor a path to a profile JSON file`);
+  return value;
+}
+
+/** Where each serve option puts its value in the gateway's configuration, by the option's attribute name. */
+const SETTING_OF_OPTION: Record<string, readonly string[]> = {
+  host: ['host'],
+  port: ['port'],
+  apiKey: ['apiKeys'],
+  allowedHost: ['allowedHosts'],
+  allowedOrigin: ['allowedOrigins'],
+  partialExecution: ['partialExecution'],
+  maxToolRounds: ['maxToolRounds'],
+  maxConcurrentRequests: ['maxConcurrentRequests'],
+  maxQueuedRequests: ['maxQueuedRequests'],
+  playground: ['playground'],
+  forwardOtherEndpoints: ['forwardOtherEndpoints'],
+  upstream: ['upstream', 'baseUrl'],
+  model: ['upstream', 'model'],
+  upstreamApiKey: ['upstream', 'apiKey'],
+  conversationAffinity: ['upstream', 'conversationAffinity'],
+  continuousUsage: ['upstream', 'continuousUsage'],
+};
+
+/** Checked only: the embedded simulator's URL, which the gateway gets once the simulator runs. */
+const SIM_PLACEHOLDER = 'http://127.0.0.1/v1';
+
+/**
+ * The gateway's configuration as the options and the config file make it, checked as startGateway
+ * will check it, before anything starts: a value it refuses that an option gave (`--upstream
+ * ftp://x`, `--allowed-origin '*'` without a key, `--max-queued-requests` alone) is a wrong command
+ * line, exit status 2, as every other refused option value is; the file's own values are left to
+ * the start (status 1, README "Exit status"). Returns the line to stop with, or undefined.
+ */
+export function refusedOptionValue(gateway: Partial<Omit<GatewayConfigInput, 'upstream'>> & { upstream?: Partial<GatewayConfigInput['upstream']> }, command: Command): string | undefined {
+  const checked = gatewayConfigSchema.safeParse({ ...gateway, upstream: { ...gateway.upstream, baseUrl: gateway.upstream?.baseUrl ?? SIM_PLACEHOLDER } });
+  if (checked.success) return undefined;
+  const given = command.options.filter((option) => {
+    const source = command.getOptionValueSource(option.attributeName());
+    return SETTING_OF_OPTION[option.attributeName()] !== undefined && source !== undefined && source !== 'default';
+  });
+  for (const issue of checked.error.issues) {
+    const option = given.find((o) => SETTING_OF_OPTION[o.attributeName()]!.every((key, i) => issue.path[i] === key));
+    if (option) return `option '${option.flags}': ${issue.message}`;
+  }
+  return undefined;
+}
