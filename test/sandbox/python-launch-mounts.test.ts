@@ -3,20 +3,9 @@ import { existsSync, rmSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { findExecutable, inspectInterpreter, planLaunch, stageScripts, tmpfsBytes } from '../../sandbox/python-launch.ts';
+import { FILL_SCRIPT } from '../support/fill-script.ts';
 
 const run = promisify(execFile);
-
-// Writes up to 16 MiB into each path; prints what stopped it (or 'wrote').
-const FILL = `import errno, sys
-def fill(path):
-    try:
-        with open(path, 'wb', buffering=0) as f:
-            for _ in range(16):
-                f.write(bytes(1 << 20))
-        return 'wrote'
-    except OSError as e:
-        return errno.errorcode[e.errno]
-print(' '.join(fill(p) for p in sys.argv[1:]))`;
 
 describe("the zygote's bwrap mounts", () => {
   // What a cell sees where the kernel refuses per-cell namespaces (it then shares the zygote's
@@ -28,7 +17,7 @@ describe("the zygote's bwrap mounts", () => {
       const limits = { memoryMb: 2, fileSizeMb: 1 };
       expect(tmpfsBytes(limits)).toBe(2 * 1024 * 1024);
       const plan = planLaunch('bwrap', { interpreter, staging, config: '{}', tmpBytes: tmpfsBytes(limits) });
-      const args = [...plan.args.slice(0, plan.args.indexOf('--') + 1), interpreter.executable, '-I', '-c', FILL, '/dev/shm/fill', '/dev/planted', '/tmp/fill'];
+      const args = [...plan.args.slice(0, plan.args.indexOf('--') + 1), interpreter.executable, '-I', '-c', FILL_SCRIPT, '/dev/shm/fill', '/dev/planted', '/tmp/fill'];
       const { stdout } = await run(plan.command, args, { env: plan.env, uid: plan.uid, gid: plan.gid });
       // Before: 'wrote wrote ENOSPC' — 16 MiB each in an unsized /dev/shm and /dev.
       expect(stdout.trim()).toBe('ENOSPC EROFS ENOSPC');

@@ -6,21 +6,10 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findExecutable } from '../../../sandbox/python-launch.ts';
 import { DEFAULT_PROCESS_LIMITS, launcherPython, planProcessLaunch } from '../../../sandbox/runtimes/process-launch.ts';
+import { FILL_SCRIPT } from '../../support/fill-script.ts';
 
 const run = promisify(execFile);
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-
-// Writes up to 16 MiB into each path; prints what stopped it (or 'wrote').
-const FILL = `import errno, sys
-def fill(path):
-    try:
-        with open(path, 'wb', buffering=0) as f:
-            for _ in range(16):
-                f.write(bytes(1 << 20))
-        return 'wrote'
-    except OSError as e:
-        return errno.errorcode[e.errno]
-print(' '.join(fill(p) for p in sys.argv[1:]))`;
 
 const checkout = mkdtempSync(join(tmpdir(), 'conveyor-mounts-'));
 afterAll(() => rmSync(checkout, { recursive: true, force: true }));
@@ -35,7 +24,7 @@ describe('writable mounts of a bwrap plugin process', () => {
     const plan = planProcessLaunch(
       { mode: 'bwrap', launcher: 'none', python, seccomp: false, uidDrop: isRoot },
       {
-        argv: [python!, '-I', '-c', FILL, '/dev/shm/fill', '/dev/planted', join(checkout, '.git', 'planted'), '/tmp/fill'],
+        argv: [python!, '-I', '-c', FILL_SCRIPT, '/dev/shm/fill', '/dev/planted', join(checkout, '.git', 'planted'), '/tmp/fill'],
         readOnlyPaths: [checkout],
         limits: { ...DEFAULT_PROCESS_LIMITS, diskMb: 4 },
         dataMb: DEFAULT_PROCESS_LIMITS.memoryMb,
