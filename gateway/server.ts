@@ -71,10 +71,15 @@ const CUT_FLUSH_MS = 1000;
 type Handler = (req: IncomingMessage, res: ServerResponse, params: Record<string, string>) => Promise<void> | void;
 
 /** Starts the OpenAI-compatible gateway. Pipeline per request: auth → route → handler; errors → one mapper. */
-export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps): Promise<GatewayHandle> {
+/** The gateway's settings with their defaults filled in; a GatewayConfigError naming every mistake. */
+export function parseGatewayConfig(input: GatewayConfigInput): GatewayConfig {
   const parsed = gatewayConfigSchema.safeParse(input);
   if (!parsed.success) throw new GatewayConfigError(`invalid gateway configuration: ${describeConfigIssues(parsed.error, gatewayConfigSchema)}`);
-  const config = parsed.data;
+  return parsed.data;
+}
+
+export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps): Promise<GatewayHandle> {
+  const config = parseGatewayConfig(input);
   const timelines = new TimelineStore();
   const accessLog = new AccessLog(deps.logger ?? silentLogger);
   // Request bodies reach the pump checked by chatRequestSchema, which is stricter than its own check.

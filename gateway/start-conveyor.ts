@@ -7,7 +7,7 @@ import { createRuntimePools, type RuntimePools, type RuntimePoolsOptions, type R
 import type { ToolPlugin } from '../plugins/plugin-types.ts';
 import type { Logger } from './access-log.ts';
 import type { GatewayConfigInput } from './config.ts';
-import { startGateway, type GatewayHandle } from './server.ts';
+import { parseGatewayConfig, startGateway, type GatewayHandle } from './server.ts';
 import { modulePath, toolsFromModules, type ToolModuleSpec } from './tool-modules.ts';
 
 export interface ConveyorOptions {
@@ -57,6 +57,10 @@ export interface ConveyorHandle {
  */
 export async function startConveyor(options: ConveyorOptions = {}): Promise<ConveyorHandle> {
   const upstreamUrl = options.gateway?.upstream?.baseUrl;
+  // Checked before anything starts: a mistake in the settings should not wait for the simulator
+  // and the sandbox (nor leave them to be closed). The simulator's URL is known only once it
+  // listens; any loopback URL stands in for it here.
+  parseGatewayConfig(gatewayInput(options.gateway, upstreamUrl ?? 'http://127.0.0.1/v1'));
   // A sandboxed plugin's console output is its author's one way to see inside it.
   const onOutput = ({ plugin, text }: { plugin: string; text: string }): void => options.logger?.info({ plugin, output: text.trimEnd() }, 'plugin output');
   const pools = createRuntimePools({ ...options.runtimes, process: { onOutput, ...options.runtimes?.process } });
@@ -102,7 +106,7 @@ export async function startConveyor(options: ConveyorOptions = {}): Promise<Conv
     });
     let closing: Promise<void> | undefined;
     const gateway = await startGateway(
-      { ...options.gateway, upstream: { ...options.gateway?.upstream, baseUrl: upstreamUrl ?? sim!.url } },
+      gatewayInput(options.gateway, upstreamUrl ?? sim!.url),
       { tools, logger: options.logger, health, ...(started ? { pythonCells: () => started.cellLoad() } : {}) },
     );
     return {
@@ -123,4 +127,8 @@ export async function startConveyor(options: ConveyorOptions = {}): Promise<Conv
     await Promise.allSettled([sandbox?.close(), pools.close(), sim?.close()]);
     throw err;
   }
+}
+
+function gatewayInput(gateway: ConveyorOptions['gateway'], baseUrl: GatewayConfigInput['upstream']['baseUrl']): GatewayConfigInput {
+  return { ...gateway, upstream: { ...gateway?.upstream, baseUrl } };
 }

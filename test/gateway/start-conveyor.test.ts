@@ -25,6 +25,13 @@ describe('startConveyor', () => {
     await expect(startTestConveyor({ sandbox: { python: '/nonexistent/python3' } })).rejects.toThrow(/nonexistent/);
   });
 
+  it('checks the gateway settings before starting the simulator and the sandbox', async () => {
+    // The sandbox would fail to start (no such interpreter): the settings' mistake is found first.
+    await expect(startTestConveyor({ gateway: { maxQueuedRequests: 3 }, sandbox: { python: '/nonexistent/python3' } })).rejects.toThrow(
+      /invalid gateway configuration: maxQueuedRequests/,
+    );
+  });
+
   it("lists a tool module's plugin in /health where it runs: an isolate plugin in process where isolated-vm is unavailable", async () => {
     const conveyor = await startTestConveyor({ plugins: { python: false }, toolModules: [JS_EVAL_PLUGIN] });
     try {
