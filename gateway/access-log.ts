@@ -38,6 +38,8 @@ const QUIET_PATHS = new Set(['/health', '/health/ready', '/metrics', ...PLAYGROU
 export class AccessLog {
   readonly log: Logger;
   readonly #completions = new WeakMap<ServerResponse, CompletionFacts>();
+  /** Error answers a route wrote itself (a forwarded upstream error), by the code they carry. */
+  readonly #errorCodes = new WeakMap<ServerResponse, string>();
 
   constructor(log: Logger) {
     this.log = log;
@@ -46,6 +48,11 @@ export class AccessLog {
   /** The chat route names the completion a response carries. */
   describe(res: ServerResponse, facts: CompletionFacts): void {
     if (this.log.isLevelEnabled('info')) this.#completions.set(res, facts);
+  }
+
+  /** A route answered with an error it wrote itself (not thrown): its line names the code. */
+  errorAnswered(res: ServerResponse, code: string): void {
+    if (this.log.isLevelEnabled('info')) this.#errorCodes.set(res, code);
   }
 
   /**
@@ -57,7 +64,7 @@ export class AccessLog {
     if (!this.log.isLevelEnabled(level)) return;
     const completion = this.#completions.get(res);
     // A stream that failed after its 200 told its client by an error event, not a status.
-    errorCode ??= completion?.streamError;
+    errorCode ??= completion?.streamError ?? this.#errorCodes.get(res);
     this.log[level](
       {
         method,
@@ -118,11 +125,13 @@ function summarize({ timeline, model, stream, partialExecution }: CompletionFact
   let firstToken: number | undefined;
   const upstreams = new Set<string>();
   for (const e of timeline.events) {
-    if (e.type === 'round-start') rounds += 1;
-    else if (e.type === 'tool-start') toolCalls += 1;
+    // A round counts once the upstream took it, as in conveyor_rounds_total: one it refused decoded nothing.
+    if (e.type === 'upstream-accepted') {
+      rounds += 1;
+      if (e.detail) upstreams.add(e.detail);
+    } else if (e.type === 'tool-start') toolCalls += 1;
     else if (e.type === 'abort' && e.detail?.startsWith('rejected')) rejected += 1;
     else if (e.type === 'first-token') firstToken ??= e.t;
-    else if (e.type === 'upstream-accepted' && e.detail) upstreams.add(e.detail);
   }
   const end = timeline.end;
   return {

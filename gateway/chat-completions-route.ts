@@ -49,6 +49,15 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
   const requestId = newRequestId();
   res.setHeader(REQUEST_ID_HEADER, requestId);
   res.setHeader(OPENAI_REQUEST_ID_HEADER, requestId);
+  // From the request's arrival, so that its times (TTFT, duration) count the body's reading and
+  // checks, and a refused request still has the timeline its id names.
+  const timeline = new Timeline(requestId);
+  ctx.timelines.add(timeline);
+  const refused = (err: unknown): void => {
+    const code = toErrorResponse(err).body.error.code;
+    timeline.mark('request-end', { detail: code });
+    ctx.metrics.requestRefused(code);
+  };
   let request: ChatRequest;
   let tools: ReadonlyMap<string, ToolPlugin>;
   let parsed: ParserChoice;
@@ -65,11 +74,9 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
     const parent = request.tool_parser || matchesRule(ctx.config, model) ? undefined : await ctx.modelParents.parentOf(model);
     parsed = chooseParser(ctx.config, parent ?? model, request.tool_parser);
   } catch (err) {
-    ctx.metrics.requestRefused(toErrorResponse(err).body.error.code);
+    refused(err);
     throw err;
   }
-  const timeline = new Timeline(requestId);
-  ctx.timelines.add(timeline);
   const partialExecution = request.partial_execution ?? ctx.config.partialExecution;
   const facts: CompletionFacts = { timeline, model: request.model, stream: request.stream, partialExecution };
   ctx.accessLog.describe(res, facts);
@@ -79,9 +86,7 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
     // gateway_shutting_down) rather than let in, and upstream, as the running ones are cut.
     release = await admitted(ctx.admission, res, { waited: () => timeline.mark('admitted'), cancel: ctx.shutdown });
   } catch (err) {
-    const code = toErrorResponse(err).body.error.code;
-    timeline.mark('request-end', { detail: code });
-    ctx.metrics.requestRefused(code);
+    refused(err);
     throw err;
   }
   ctx.metrics.requestStarted();

@@ -45,8 +45,10 @@ interface CallState {
   /** Top-level fields decoded so far: what the history shows of a call cut short before its end. */
   decodedFields: Record<string, unknown>;
   outcome?: Promise<CallOutcome>;
-  /** abortAll marked its tool-end (it had no outcome to do so). */
-  abortMarked?: boolean;
+  /** Its `tool-start` is marked: it gets exactly one `tool-end`, however it ends. */
+  toolStarted?: boolean;
+  /** Its `tool-end` is marked (its result, or abortAll or cancel before one came). */
+  toolEnded?: boolean;
   rejected?: string;
   /** A piece hook threw (a plugin bug, not the model's call): the call's error, reported at its end. */
   failed?: string;
@@ -158,17 +160,18 @@ export class Dispatcher {
     call.cancelled = true;
     abortQuietly(call.execution, reason);
     this.opts.timeline.mark('abort', { round: this.opts.round, callId, detail: `malformed: ${reason}` });
+    if (call.toolStarted) this.#markToolEnd(call, 'cancelled');
   }
 
+  /**
+   * The request is over (the client left, the upstream or the round failed): every tool stops, and
+   * every call still running ends `aborted` now, before the request's end is marked, so a follower
+   * of its events (the playground's bars) sees each call end; a result that comes later is dropped.
+   */
   abortAll(reason: string): void {
     for (const call of this.calls) {
       abortQuietly(call.execution, reason);
-      // A call the decode never finished has no outcome to mark its end: its timeline (the
-      // playground's bars) would show it running on past the request's end.
-      if (call.execution && call.outcome === undefined && !call.abortMarked) {
-        call.abortMarked = true;
-        this.opts.timeline.mark('tool-end', { round: this.opts.round, callId: call.callId, detail: 'aborted' });
-      }
+      if (call.toolStarted) this.#markToolEnd(call, 'aborted');
     }
   }
 
@@ -186,6 +189,7 @@ export class Dispatcher {
     if (!call.plugin || call.execution) return;
     const { callId, name } = call;
     this.opts.timeline.mark('tool-start', { round: this.opts.round, callId, detail: name });
+    call.toolStarted = true;
     const budget = new ProgressBudget();
     // A start hook that throws is the plugin's bug, answered as that call's error like a throwing
     // piece or end hook: thrown on, it failed the whole request (from inside the upstream read).
@@ -250,7 +254,7 @@ export class Dispatcher {
       })
       .catch((err: unknown): ToolResult => ({ ok: false, content: `error: ${name} failed: ${errorMessage(err)}` }))
       .then((result) => {
-        this.opts.timeline.mark('tool-end', { round: this.opts.round, callId, detail: result.ok ? 'ok' : 'error' });
+        this.#markToolEnd(call, result.ok ? 'ok' : 'error');
         const max = this.opts.maxObservationChars;
         return { callId, name, args, result: max === undefined ? result : capObservation(result, max) };
       });
@@ -263,6 +267,12 @@ export class Dispatcher {
   async #siblingsSettled(): Promise<void> {
     await this.#decodeOver;
     await Promise.all(this.calls.map((c) => c.chain));
+  }
+
+  #markToolEnd(call: CallState, detail: 'ok' | 'error' | 'aborted' | 'cancelled'): void {
+    if (call.toolEnded) return;
+    call.toolEnded = true;
+    this.opts.timeline.mark('tool-end', { round: this.opts.round, callId: call.callId, detail });
   }
 
   private find(callId: string): CallState | undefined {

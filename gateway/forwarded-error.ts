@@ -57,16 +57,22 @@ export class ForwardedErrorAnswer {
     this.#size += chunk.byteLength;
   }
 
-  /** The answer for the client: the headers and the body to end it with. */
-  answer(): { headers: Record<string, string | string[]>; body: Buffer } {
+  /**
+   * The answer for the client: the headers and the body to end it with, and the error's code for
+   * the access line (an OpenAI-shaped body's own `code`, or its `type` where that is not a string,
+   * as vLLM's numeric one is).
+   */
+  answer(): { headers: Record<string, string | string[]>; body: Buffer; code: string } {
     const bytes = Buffer.concat(this.#chunks, this.#size);
-    const body = this.#size < MAX_ERROR_BODY_BYTES && isOpenAIError(bytes) ? bytes : Buffer.from(JSON.stringify(toErrorResponse(this.error()).body));
+    const own = this.#size < MAX_ERROR_BODY_BYTES ? openAIErrorCode(bytes) : undefined;
+    const rewritten = own === undefined ? toErrorResponse(this.error()).body : undefined;
+    const body = rewritten === undefined ? bytes : Buffer.from(JSON.stringify(rewritten));
     const headers = { ...this.#headers };
     for (const name of Object.keys(headers)) if (name.startsWith('content-')) delete headers[name];
     if (body !== bytes) headers['content-type'] = 'application/json';
     else if (this.#headers['content-type'] !== undefined) headers['content-type'] = this.#headers['content-type'];
     headers['content-length'] = String(body.length);
-    return { headers, body };
+    return { headers, body, code: rewritten?.error.code ?? own! };
   }
 
   /** The upstream's answer as the gateway's typed error, its message saying where it came from. */
@@ -80,10 +86,15 @@ export class ForwardedErrorAnswer {
   }
 }
 
-/** A body OpenAI's clients read as an error: an object whose `error` is an object with a `message`. */
-function isOpenAIError(bytes: Buffer): boolean {
+/**
+ * For a body OpenAI's clients read as an error (an object whose `error` is an object with a
+ * `message`), the code to log it by; undefined for any other body.
+ */
+function openAIErrorCode(bytes: Buffer): string | undefined {
   const body = parsed(bytes);
-  return isRecord(body) && isRecord(body.error) && typeof body.error.message === 'string';
+  if (!isRecord(body) || !isRecord(body.error) || typeof body.error.message !== 'string') return undefined;
+  const { code, type } = body.error;
+  return typeof code === 'string' ? code : typeof type === 'string' ? type : 'upstream_error';
 }
 
 /**

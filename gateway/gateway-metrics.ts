@@ -2,12 +2,20 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { BoundedQueue } from '../core/bounded-queue.ts';
 import type { UpstreamReplicas } from '../llm-client/upstream-replicas.ts';
 import type { PythonCellLoad } from '../sandbox/python-sandbox.ts';
-import type { Timeline } from './timeline.ts';
+import type { Timeline, TimelineEvent } from './timeline.ts';
 
 // Seconds. TTFT and tool times span a few ms (cached prefix, calculator) to minutes (long prompts,
-// sandboxed scripts); request latency adds the rounds on top.
-const SHORT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
-const LONG_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300];
+// a queue, sandboxed scripts); a request adds up to 64 rounds on top (vLLM's end-to-end histogram
+// reaches 7,680 s).
+const SHORT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+const LONG_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800, 3600];
+
+/** How a tool call ended, as `conveyor_tool_calls_total` counts it. */
+const TOOL_OUTCOMES = ['ok', 'error', 'rejected', 'cancelled', 'stopped'] as const;
+type ToolOutcome = (typeof TOOL_OUTCOMES)[number];
+
+/** The request outcomes that are not errors (ChatCompletion finish reasons and the gateway's own), present from the first scrape. */
+const ANSWER_OUTCOMES = ['answer', 'length', 'max_tool_rounds', 'client_tool_calls'];
 
 /**
  * Node's process metrics, once per process: collectDefaultMetrics installs a GC observer and an
@@ -36,14 +44,19 @@ export class GatewayMetrics {
   readonly #toolCalls: Counter;
   readonly #toolDuration: Histogram;
   readonly #toolWait: Histogram;
-  readonly #toolOverlap: Counter;
   readonly #forwarded: Counter;
 
   /**
    * `replicas`: the upstream's, when it has several; `pythonCells`: the sandbox's load;
-   * `admission`: the queue of `maxConcurrentRequests`, when set.
+   * `admission`: the queue of `maxConcurrentRequests`, when set; `toolNames`: the gateway's
+   * tools, whose series exist (at 0) from the first scrape, so a rate over them is 0, not empty.
    */
-  constructor({ replicas, pythonCells, admission }: { replicas?: UpstreamReplicas; pythonCells?: () => PythonCellLoad; admission?: BoundedQueue } = {}) {
+  constructor({
+    replicas,
+    pythonCells,
+    admission,
+    toolNames = [],
+  }: { replicas?: UpstreamReplicas; pythonCells?: () => PythonCellLoad; admission?: BoundedQueue; toolNames?: Iterable<string> } = {}) {
     const registers = [this.registry];
     processMetrics();
     this.#inFlight = new Gauge({ name: 'conveyor_requests_in_flight', help: 'Chat completion requests being answered.', registers });
@@ -58,34 +71,37 @@ export class GatewayMetrics {
     this.#rounds = new Counter({ name: 'conveyor_rounds_total', help: 'Model rounds (one upstream decode each) over all requests.', registers });
     this.#toolCalls = new Counter({
       name: 'conveyor_tool_calls_total',
-      help: 'Calls to gateway tools, by tool and outcome (ok, error, rejected: cut short while being decoded, stopped: the request ended first).',
+      help:
+        'Calls to gateway tools, by tool and outcome (ok, error; rejected: refused while being decoded; cancelled: the call was malformed ' +
+        'or cut by the token limit, so never made; stopped: the request ended first).',
       labelNames: ['tool', 'outcome'],
       registers,
     });
     this.#toolDuration = new Histogram({
       name: 'conveyor_tool_duration_seconds',
-      help: "A tool call's first activity to its result.",
+      help:
+        'Per tool call that answered (ok or error): from the moment its tool had the whole call (the model finished writing it; ' +
+        'without partial execution, the decode ended) to its result: the latency the tool added after the call was written.',
       labelNames: ['tool'],
       buckets: SHORT_BUCKETS,
       registers,
     });
     this.#toolWait = new Histogram({
       name: 'conveyor_tool_wait_after_decode_seconds',
-      help: "Per round with tool calls: how long the round still waited for its tools after the model's decode ended (the tool time partial execution did not hide).",
+      help: "Per round with tool calls whose decode ended: how long the round still waited for its tools after the model's decode ended (the tool time partial execution did not hide).",
       buckets: SHORT_BUCKETS,
-      registers,
-    });
-    this.#toolOverlap = new Counter({
-      name: 'conveyor_tool_overlap_seconds_total',
-      help: "Tool time that ran while the model was still decoding (hidden by partial execution).",
       registers,
     });
     this.#forwarded = new Counter({
       name: 'conveyor_forwarded_requests_total',
-      help: 'Requests to other /v1 endpoints passed to the upstream (completions, embeddings, …), by the status it answered, or the error code when it answered none.',
-      labelNames: ['status'],
+      help:
+        'Requests to other /v1 endpoints passed to the upstream (completions, embeddings, …), by the status the client got; ' +
+        '`error`: the gateway\'s error code when the upstream gave no answer (connection failure, timeout, busy).',
+      labelNames: ['status', 'error'],
       registers,
     });
+    for (const outcome of ANSWER_OUTCOMES) this.#requests.inc({ outcome }, 0);
+    for (const tool of toolNames) for (const outcome of TOOL_OUTCOMES) this.#toolCalls.inc({ tool, outcome }, 0);
     if (admission) {
       new Gauge({
         name: 'conveyor_requests_queued',
@@ -112,9 +128,9 @@ export class GatewayMetrics {
     }
   }
 
-  /** A forwarded request got its answer's status line (`200`, `404` …), or failed with an error code before it. */
-  forwarded(status: string): void {
-    this.#forwarded.inc({ status });
+  /** A forwarded request got its answer's status line (`200`, `404` …), or the gateway answered `status` with the error `error` since the upstream gave none. */
+  forwarded(status: number, error?: string): void {
+    this.#forwarded.inc(error === undefined ? { status } : { status, error });
   }
 
   /** A request refused before it began (bad JSON, a body that fails the schema): counted, not timed. */
@@ -134,39 +150,55 @@ export class GatewayMetrics {
   /** Reads a finished request's timeline (`request-end` marked). */
   requestEnded(timeline: Timeline): void {
     this.#inFlight.dec();
-    const events = timeline.events;
     const end = timeline.end!;
     this.#requests.inc({ outcome: end.detail ?? 'unknown' });
     this.#duration.observe(end.t / 1000);
-    const firstToken = events.find((e) => e.type === 'first-token');
+    const firstToken = timeline.first('first-token');
     if (firstToken) this.#ttft.observe(firstToken.t / 1000);
-
-    const tools = new Map<string, { name: string; start: number }>();
-    for (const e of events) {
-      if (e === end) break;
-      if (e.type === 'round-start') this.#rounds.inc();
-      else if (e.type === 'tool-start' && e.callId) tools.set(e.callId, { name: e.detail ?? 'unknown', start: e.t });
-      else if (e.type === 'tool-end' && e.callId) {
-        const call = tools.get(e.callId);
-        if (!call) continue;
-        this.#toolCalls.inc({ tool: call.name, outcome: e.detail === 'ok' ? 'ok' : 'error' });
-        this.#toolDuration.observe({ tool: call.name }, (e.t - call.start) / 1000);
-        tools.delete(e.callId);
-      } else if (e.type === 'abort' && e.callId && e.detail?.startsWith('rejected')) {
-        const call = tools.get(e.callId);
-        if (call) this.#toolCalls.inc({ tool: call.name, outcome: 'rejected' });
-        tools.delete(e.callId);
-      }
-    }
-    // Calls the request's end stopped (the client left, the upstream failed, a shutdown cut it):
-    // their own end, if any, comes after request-end, and they are counted once, here.
-    for (const call of tools.values()) this.#toolCalls.inc({ tool: call.name, outcome: 'stopped' });
+    this.#countCalls(timeline, end);
     for (const round of timeline.rounds()) {
-      if (round.toolMs === 0) continue;
+      // A round cut before its decode ended (the client left) waited for nothing after it.
+      if (round.toolMs === 0 || !timeline.first('decode-end', round.round)) continue;
       this.#toolWait.observe(round.toolWaitAfterDecodeMs / 1000);
-      this.#toolOverlap.inc(Math.max(0, round.toolMs - round.toolWaitAfterDecodeMs) / 1000);
     }
   }
+
+  #countCalls(timeline: Timeline, end: TimelineEvent): void {
+    const calls = new Map<string, { name: string; start: number }>();
+    // When each call's tool had the whole call: its call-end, or its round's decode-end for one the decode stopped inside.
+    const written = new Map<string, number>();
+    const decodeEnds = new Map<number, number>();
+    for (const e of timeline.events) {
+      if (e === end) break;
+      if (e.type === 'upstream-accepted') this.#rounds.inc();
+      else if (e.type === 'call-end' && e.callId) written.set(e.callId, e.t);
+      else if (e.type === 'decode-end' && e.round !== undefined) decodeEnds.set(e.round, e.t);
+      else if (e.type === 'tool-start' && e.callId) calls.set(e.callId, { name: e.detail ?? 'unknown', start: e.t });
+      else if (e.type === 'abort' && e.callId && e.detail?.startsWith('rejected')) {
+        const call = calls.get(e.callId);
+        if (call) this.#toolCalls.inc({ tool: call.name, outcome: 'rejected' });
+        calls.delete(e.callId);
+      } else if (e.type === 'tool-end' && e.callId) {
+        const call = calls.get(e.callId);
+        if (!call) continue;
+        calls.delete(e.callId);
+        const outcome = toolOutcome(e.detail);
+        this.#toolCalls.inc({ tool: call.name, outcome });
+        if (outcome !== 'ok' && outcome !== 'error') continue;
+        const complete = Math.max(call.start, written.get(e.callId) ?? decodeEnds.get(e.round ?? -1) ?? call.start);
+        this.#toolDuration.observe({ tool: call.name }, Math.max(0, e.t - complete) / 1000);
+      }
+    }
+    // Calls the request's end stopped whose end came after it (a tool that took its time to stop).
+    for (const call of calls.values()) this.#toolCalls.inc({ tool: call.name, outcome: 'stopped' });
+  }
+}
+
+function toolOutcome(detail: string | undefined): ToolOutcome {
+  if (detail === 'ok') return 'ok';
+  if (detail === 'aborted') return 'stopped';
+  if (detail === 'cancelled') return 'cancelled';
+  return 'error';
 }
 
 /** Read from the replica set when scraped; counters advance by what changed since the last scrape. */

@@ -94,7 +94,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
       ? undefined
       : new BoundedQueue(config.maxConcurrentRequests, config.maxQueuedRequests ?? DEFAULT_MAX_QUEUED_REQUESTS, (queue) => new GatewayBusyError(queue.capacity, queue.waiting));
   const readiness = new UpstreamReadiness(config.upstream);
-  const metrics = new GatewayMetrics({ replicas: upstream.pump.replicas, pythonCells: deps.pythonCells, admission });
+  const metrics = new GatewayMetrics({ replicas: upstream.pump.replicas, pythonCells: deps.pythonCells, admission, toolNames: deps.tools.keys() });
   // Aborted (with cutByShutdown) when a shutdown's grace period runs out: what still runs then ends
   // with an error its client can read, not a connection cut mid-answer.
   const shutdown = new AbortController();
@@ -150,7 +150,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     res.once('close', () => {
       active -= 1;
       if (active === 0) wake?.();
-      accessLog.ended(method, path ?? req.url ?? '?', res, performance.now() - started, errorCode);
+      accessLog.ended(method, path ?? unparsedTarget(req.url), res, performance.now() - started, errorCode);
     });
     if (draining) res.shouldKeepAlive = false;
     lingerOverUnreadBody(req, res, { maxBytes: config.maxBodyBytes, maxMs: LINGER_MS });
@@ -163,12 +163,14 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
         return;
       }
       for (const [name, value] of Object.entries(headers ?? {})) res.setHeader(name, value);
-      // A refusal before the chat route ran (no key, a wrong method) is one of its answers too,
-      // and carries an id like the route's own: an SDK's error reports it as its requestID.
+      // A refusal before the chat route ran (no key, a wrong method, a shutdown) is one of its
+      // answers too: it carries an id like the route's own (an SDK's error reports it as its
+      // requestID) and is counted by its code, as the route counts its own refusals.
       if (path !== undefined && CHAT_PATH.test(path) && !res.hasHeader(REQUEST_ID_HEADER)) {
         const id = newRequestId();
         res.setHeader(REQUEST_ID_HEADER, id);
         res.setHeader(OPENAI_REQUEST_ID_HEADER, id);
+        metrics.requestRefused(errorCode);
       }
       sendJson(res, status, body);
     });
@@ -281,4 +283,9 @@ function allowedMethods(routes: ReadonlyArray<{ method: string }>): string[] {
 
 function servePlayground(serve: ReturnType<typeof playgroundRoute>): Handler {
   return (req, res) => serve(pathOf(req.url ?? '/') ?? '/', res);
+}
+
+/** A request target that is not a valid path, as the access line shows it: without its query, which may carry a key. */
+function unparsedTarget(url: string | undefined): string {
+  return url === undefined ? '?' : url.split('?')[0]!;
 }

@@ -2,12 +2,14 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { Readable } from 'node:stream';
 import type { BoundedQueue } from '../core/bounded-queue.ts';
 import { ChunkedBodyWriter } from '../core/chunked-body-writer.ts';
-import { ClientAbortedError, ConveyorError, UpstreamResponseError } from '../core/errors.ts';
+import { ClientAbortedError, UpstreamResponseError } from '../core/errors.ts';
 import { classifyReplicaFailure } from '../llm-client/failover-stream.ts';
 import { forwardConnection, forwardRequest, type ForwardConnection, type ForwardedRequest } from '../llm-client/forward-request.ts';
 import { requestJson } from '../llm-client/request-json.ts';
 import type { Replica, UpstreamReplicas } from '../llm-client/upstream-replicas.ts';
 import type { GatewayConfig } from './config.ts';
+import type { AccessLog } from './access-log.ts';
+import { toErrorResponse } from './error-response.ts';
 import { ForwardedErrorAnswer } from './forwarded-error.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import { admitted } from './request-admission.ts';
@@ -18,6 +20,7 @@ export interface ForwardRouteContext {
   config: GatewayConfig;
   upstream: UpstreamTarget;
   metrics: GatewayMetrics;
+  accessLog: AccessLog;
   /** maxConcurrentRequests' places and line, shared with the chat route, when the limit is set. */
   admission?: BoundedQueue;
   /** Aborted when a shutdown's grace period runs out. */
@@ -79,7 +82,7 @@ export async function upstreamForwardRoute(ctx: ForwardRouteContext, req: Incomi
   try {
     release = await admitted(ctx.admission, res, { cancel: ctx.shutdown });
   } catch (error) {
-    ctx.metrics.forwarded(error instanceof ConveyorError ? error.code : 'internal_error');
+    countFailure(ctx, error);
     throw error;
   }
   try {
@@ -134,7 +137,7 @@ async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, re
         recordAnswer(attempt, status, refusal);
       }
       answered = true;
-      ctx.metrics.forwarded(String(status));
+      ctx.metrics.forwarded(status);
       const headers = answerHeaders(upstreamHeaders, res);
       if (ForwardedErrorAnswer.wanted(status, headers)) {
         held = new ForwardedErrorAnswer(status, headers, request.method, `/v1${request.endpoint}`);
@@ -158,7 +161,8 @@ async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, re
   try {
     await exchange.done;
     if (held === undefined) return void res.end();
-    const { headers, body } = held.answer();
+    const { headers, body, code } = held.answer();
+    ctx.accessLog.errorAnswered(res, code);
     res.writeHead(held.status, headers).end(body);
   } catch (error) {
     // After the status line there is nothing to send but a cut answer.
@@ -168,11 +172,17 @@ async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, re
     if (answered) throw failure;
     const kind = classifyReplicaFailure(failure);
     if (attempt !== undefined && kind === 'rest') attempt.replicas.failed(attempt.replica, failure, attempt.startedAt);
-    if (attempt === undefined || attempt.last || kind === 'final') ctx.metrics.forwarded(failure instanceof ConveyorError ? failure.code : 'internal_error');
+    if (attempt === undefined || attempt.last || kind === 'final') countFailure(ctx, failure);
     throw failure;
   } finally {
     if (attempt !== undefined) attempt.replica.inFlight -= 1;
   }
+}
+
+/** A forwarded request the gateway answers itself (no upstream answer): its status and error code. */
+function countFailure(ctx: ForwardRouteContext, error: unknown): void {
+  const { status, body } = toErrorResponse(error);
+  ctx.metrics.forwarded(status, body.error.code);
 }
 
 /** The client went away, or the shutdown cut what still runs: the upstream request goes too. */

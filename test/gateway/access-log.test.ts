@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import type { IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -84,9 +85,39 @@ describe('the access log', () => {
     // Refused before its completion began, it still logs the id its client was given.
     expect(lines[0]).toMatchObject({ status: 400, error: 'invalid_request', request_id: refused.headers.get('x-conveyor-request-id') });
     expect(lines[0]).not.toHaveProperty('outcome');
+    // Its id names a timeline all the same: it began and ended, refused.
+    const refusedTimeline = await getJson(gw.url, `/v1/requests/${refused.headers.get('x-conveyor-request-id')}/timeline`);
+    expect((refusedTimeline.json.events as Array<{ type: string; detail?: string }>).map((e) => [e.type, e.detail])).toEqual([
+      ['request-start', undefined],
+      ['request-end', 'invalid_request'],
+    ]);
     const requestId = down.headers.get('x-conveyor-request-id');
     expect(requestId).toMatch(/^chatcmpl-/);
-    expect(lines[1]).toMatchObject({ status: 502, error: down.json.error.code, request_id: requestId, outcome: down.json.error.code, rounds: 1, tool_calls: 0 });
+    // The upstream took no round: none is counted (as in conveyor_rounds_total).
+    expect(lines[1]).toMatchObject({ status: 502, error: down.json.error.code, request_id: requestId, outcome: down.json.error.code, rounds: 0, tool_calls: 0 });
+  });
+
+  it("names the code of an upstream's error answer it forwarded, as its client got it", async () => {
+    const { lines, logger } = collectingLogger('info');
+    const gw = await scripted.start((_req, res) => void res.writeHead(404, { 'content-type': 'application/json' }).end('{"detail":"Not Found"}'), { logger });
+    const res = await fetch(`${gw.url}/v1/nonexist`);
+    expect(res.status).toBe(404);
+    const { error } = (await res.json()) as { error: { code: string } };
+    expect(error.code).toBe('not_found');
+    await expect.poll(() => lines.length).toBe(1);
+    expect(lines[0]).toMatchObject({ path: '/v1/nonexist', status: 404, error: 'not_found' });
+  });
+
+  it('logs a request target that is not a path without its query, which may carry a key', async () => {
+    const { gw, lines } = await loggedGateway('info');
+    const socket = connect(gw.port, '127.0.0.1');
+    socket.end('GET http://[/?api_key=LEAKED HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+    let answer = '';
+    for await (const chunk of socket) answer += String(chunk);
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    await expect.poll(() => lines.length).toBe(1);
+    expect(lines[0]).toMatchObject({ status: 400, error: 'invalid_request', path: 'http://[/' });
+    expect(JSON.stringify(lines[0])).not.toContain('LEAKED');
   });
 
   it('warns when an upstream replica fails and rests; the request moves on to the other', async () => {
@@ -123,7 +154,7 @@ describe('the access log', () => {
     expect(debug.lines[0]).toMatchObject({ level: 20, path: '/health', status: 200 });
   });
 
-  it('names how the request ended when a tool it stopped reports after that end', async () => {
+  it('names how the request ended when it stopped a tool that was still running', async () => {
     const { lines, logger } = collectingLogger('info');
     const gw = await scripted.start(
       (_req, res) => {
@@ -138,8 +169,12 @@ describe('the access log', () => {
     expect(down.status).toBe(502);
     expect(down.json.error.code).toBe('upstream_connection_error');
     await expect.poll(() => lines.length).toBe(1);
-    const events = (await getJson(gw.url, `/v1/requests/${down.headers.get('x-conveyor-request-id')}/timeline`)).json.events as Array<{ type: string }>;
-    expect(events.map((e) => e.type).slice(-2)).toEqual(['request-end', 'tool-end']);
+    const events = (await getJson(gw.url, `/v1/requests/${down.headers.get('x-conveyor-request-id')}/timeline`)).json.events as Array<{ type: string; detail?: string }>;
+    // The call ends (aborted) before the request does, so a follower of its events sees both.
+    expect(events.slice(-2).map((e) => [e.type, e.detail])).toEqual([
+      ['tool-end', 'aborted'],
+      ['request-end', 'upstream_connection_error'],
+    ]);
     expect(lines[0]).toMatchObject({ status: 502, error: 'upstream_connection_error', outcome: 'upstream_connection_error', tool_calls: 1 });
   });
 

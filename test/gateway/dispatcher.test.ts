@@ -368,3 +368,51 @@ describe('Dispatcher: a side-effecting call beside a call that is rejected', () 
     expect(log.indexOf('send s1 ended')).toBeLessThan(log.indexOf('decode ended'));
   });
 });
+
+describe('Dispatcher: every tool-start has one tool-end', () => {
+  /** A whole-call tool that runs until it is aborted. */
+  const untilAborted: ToolPlugin = {
+    name: 'wait',
+    description: 'waits until aborted',
+    parameters: { type: 'object' },
+    consumes: 'call',
+    start: () => {
+      let stop!: (err: Error) => void;
+      const stopped = new Promise<never>((_resolve, reject) => (stop = reject));
+      // A call aborted before its end is never asked for its end.
+      stopped.catch(() => undefined);
+      return { piece: () => undefined, end: () => stopped, abort: (reason) => stop(new Error(reason)) };
+    },
+  };
+  const started = (timeline: Timeline) =>
+    new Dispatcher({ tools: new Map([['wait', untilAborted]]), partialExecution: true, signal: new AbortController().signal, timeline, round: 1, onProgress: () => {}, onReject: () => {} });
+  const toolEnds = (timeline: Timeline) => timeline.events.filter((e) => e.type === 'tool-end').map((e) => [e.callId, e.detail]);
+
+  it('ends each running call at once as aborted when the request is over, whole or still being written, and never twice', async () => {
+    const timeline = new Timeline('test');
+    const d = started(timeline);
+    d.callStart('c1', 'wait');
+    d.callEnd('c1', {});
+    d.callStart('c2', 'wait');
+    d.abortAll('client aborted');
+    expect(toolEnds(timeline)).toEqual([
+      ['c1', 'aborted'],
+      ['c2', 'aborted'],
+    ]);
+    // The tools' own ends (their errors) come later: not marked again.
+    d.endDecode();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(toolEnds(timeline)).toEqual([
+      ['c1', 'aborted'],
+      ['c2', 'aborted'],
+    ]);
+  });
+
+  it('ends a call the parser found malformed (or the token limit cut) as cancelled', () => {
+    const timeline = new Timeline('test');
+    const d = started(timeline);
+    d.callStart('c1', 'wait');
+    d.cancel('c1', 'truncated call');
+    expect(toolEnds(timeline)).toEqual([['c1', 'cancelled']]);
+  });
+});

@@ -63,6 +63,9 @@ describe('GET /metrics (Prometheus)', () => {
     expect((await ask('lookup-once')).status).toBe(200);
     expect((await ask('lookup-secret')).status).toBe(200);
     expect((await postJson(gateway.url, '/v1/chat/completions', { model: SIM_MODEL, messages: [] }, auth)).status).toBe(400);
+    // Refused before the route runs (no key, a wrong method): counted by their codes all the same.
+    expect((await postJson(gateway.url, '/v1/chat/completions', { model: SIM_MODEL, messages: [] })).status).toBe(401);
+    expect((await fetch(`${gateway.url}/v1/chat/completions`, { headers: auth })).status).toBe(405);
 
     const res = await fetch(`${gateway.url}/metrics`);
     expect(res.status).toBe(200);
@@ -70,6 +73,11 @@ describe('GET /metrics (Prometheus)', () => {
     const text = await res.text();
     expect(sample(text, 'conveyor_requests_total{outcome="answer"}')).toBe(3);
     expect(sample(text, 'conveyor_requests_total{outcome="invalid_request"}')).toBe(1);
+    expect(sample(text, 'conveyor_requests_total{outcome="invalid_api_key"}')).toBe(1);
+    expect(sample(text, 'conveyor_requests_total{outcome="method_not_allowed"}')).toBe(1);
+    // Known outcomes exist from the first scrape, so a rate over them reads 0 rather than nothing.
+    expect(sample(text, 'conveyor_requests_total{outcome="length"}')).toBe(0);
+    expect(sample(text, 'conveyor_tool_calls_total{tool="lookup",outcome="stopped"}')).toBe(0);
     expect(sample(text, 'conveyor_requests_in_flight')).toBe(0);
     expect(sample(text, 'conveyor_rounds_total')).toBe(6);
     expect(sample(text, 'conveyor_tool_calls_total{tool="lookup",outcome="ok"}')).toBe(2);
@@ -105,5 +113,73 @@ describe('conveyor_tool_calls_total for a request that ended before its call', (
     expect(sample(text, 'conveyor_tool_calls_total{tool="python",outcome="ok"}')).toBe(1);
     expect(sample(text, 'conveyor_tool_calls_total{tool="python",outcome="error"}')).toBeUndefined();
     expect(sample(text, 'conveyor_requests_total{outcome="upstream_connection_error"}')).toBe(1);
+  });
+});
+
+/** A request's timeline with a round in it, for the unit tests below. */
+function roundTimeline(id: string): Timeline {
+  const timeline = new Timeline(id);
+  timeline.mark('round-start', { round: 1 });
+  timeline.mark('upstream-accepted', { round: 1, detail: 'http://upstream/v1' });
+  return timeline;
+}
+
+async function ended(timeline: Timeline): Promise<string> {
+  const metrics = new GatewayMetrics({ toolNames: ['python'] });
+  metrics.requestStarted();
+  metrics.requestEnded(timeline);
+  return metrics.render();
+}
+
+describe('conveyor_tool_calls_total and conveyor_tool_duration_seconds, from a timeline', () => {
+  it('counts a call the client\'s leaving stopped while it was being written as stopped, not error, and does not time it', async () => {
+    const timeline = roundTimeline('chatcmpl-left');
+    timeline.mark('tool-start', { round: 1, callId: 'c1', detail: 'python' });
+    timeline.mark('tool-end', { round: 1, callId: 'c1', detail: 'aborted' });
+    timeline.mark('abort', { round: 1, detail: 'client aborted' });
+    timeline.mark('request-end', { detail: 'client_aborted' });
+    const text = await ended(timeline);
+    expect(sample(text, 'conveyor_tool_calls_total{tool="python",outcome="stopped"}')).toBe(1);
+    expect(sample(text, 'conveyor_tool_calls_total{tool="python",outcome="error"}')).toBe(0);
+    expect(sample(text, 'conveyor_tool_duration_seconds_count{tool="python"}')).toBeUndefined();
+    // Its decode never ended: the round waited for nothing after it.
+    expect(sample(text, 'conveyor_tool_wait_after_decode_seconds_count')).toBe(0);
+  });
+
+  it('counts a call the parser found malformed (or the token limit cut) as cancelled', async () => {
+    const timeline = roundTimeline('chatcmpl-cut');
+    timeline.mark('tool-start', { round: 1, callId: 'c1', detail: 'python' });
+    timeline.mark('abort', { round: 1, callId: 'c1', detail: 'malformed: truncated call' });
+    timeline.mark('tool-end', { round: 1, callId: 'c1', detail: 'cancelled' });
+    timeline.mark('decode-end', { round: 1, detail: 'length' });
+    timeline.mark('request-end', { detail: 'length' });
+    const text = await ended(timeline);
+    expect(sample(text, 'conveyor_tool_calls_total{tool="python",outcome="cancelled"}')).toBe(1);
+    expect(sample(text, 'conveyor_tool_calls_total{tool="python",outcome="stopped"}')).toBe(0);
+    expect(sample(text, 'conveyor_rounds_total')).toBe(1);
+  });
+
+  it("times a call from the moment it was whole, not from its first piece: the model's writing is not tool time", async () => {
+    const timeline = roundTimeline('chatcmpl-partial');
+    timeline.mark('tool-start', { round: 1, callId: 'c1', detail: 'python' });
+    // The model writes the call for a while; its statements run meanwhile.
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    timeline.mark('call-end', { round: 1, callId: 'c1' });
+    timeline.mark('decode-end', { round: 1, detail: 'tool_calls' });
+    timeline.mark('tool-end', { round: 1, callId: 'c1', detail: 'ok' });
+    timeline.mark('round-end', { round: 1 });
+    timeline.mark('request-end', { detail: 'answer' });
+    const text = await ended(timeline);
+    expect(sample(text, 'conveyor_tool_duration_seconds_count{tool="python"}')).toBe(1);
+    // Well under the 60 ms of writing (call-end to tool-end is back to back here).
+    expect(sample(text, 'conveyor_tool_duration_seconds_sum{tool="python"}')).toBeLessThan(0.03);
+    expect(sample(text, 'conveyor_tool_wait_after_decode_seconds_count')).toBe(1);
+  });
+
+  it('does not count a round the upstream refused as a model round', async () => {
+    const timeline = new Timeline('chatcmpl-refused');
+    timeline.mark('round-start', { round: 1 });
+    timeline.mark('request-end', { detail: 'model_not_found' });
+    expect(sample(await ended(timeline), 'conveyor_rounds_total')).toBe(0);
   });
 });

@@ -115,7 +115,7 @@ describe('maxConcurrentRequests: requests beyond it wait in line, and beyond the
     expect(answered.json.choices[0].text).toBe('completed two');
     expect(completions).toEqual(['two']);
     expect((await getJson(gw.url, '/health')).json.requests).toMatchObject({ running: 0, queued: 0 });
-    expect(await (await fetch(`${gw.url}/metrics`)).text()).toMatch(/^conveyor_forwarded_requests_total\{status="gateway_busy"\} 1$/m);
+    expect(await (await fetch(`${gw.url}/metrics`)).text()).toMatch(/^conveyor_forwarded_requests_total\{status="503",error="gateway_busy"\} 1$/m);
   });
 
   it("is retried by the official openai client, which waits as Retry-After says", async () => {

@@ -245,6 +245,6 @@ describe('what the gateway sends upstream and back', () => {
     const error = ((await failed.json()) as { error: { type: string; code: string } }).error;
     expect(error.type).toBe('upstream_error');
     const metrics = await (await fetch(`${down.url}/metrics`)).text();
-    expect(metrics).toContain(`conveyor_forwarded_requests_total{status="${error.code}"} 1`);
+    expect(metrics).toContain(`conveyor_forwarded_requests_total{status="502",error="${error.code}"} 1`);
   });
 });
