@@ -84,7 +84,7 @@ export class RoundParser {
   end(cut = false): void {
     // A call cut off by the stop is unfinished on purpose: flushing would release its raw text as content.
     if (this.stopped) return;
-    this.route(this.o.parser.end());
+    this.route(this.o.parser.end(cut));
     if (this.toolCallParser) this.route(cut ? this.toolCallParser.endCut() : this.toolCallParser.end());
   }
 

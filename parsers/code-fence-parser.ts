@@ -108,7 +108,7 @@ class CodeFenceParserImpl implements CodeFenceParser {
     return out.take();
   }
 
-  end(): ParserEvent[] {
+  end(cut = false): ParserEvent[] {
     if (this.#ended) return [];
     this.#ended = true;
     const out = this.#out;
@@ -117,8 +117,14 @@ class CodeFenceParserImpl implements CodeFenceParser {
     const block = this.#block;
     if (block.kind === 'call') {
       const line = this.#line;
-      if (line.length > 0 && !isClosingFence(line, block.fence)) this.#piece(out, block, removeIndent(line, block.fence.indent));
-      out.push({ type: 'call-end', callId: block.callId, args: { code: block.code } });
+      const closed = line.length > 0 && isClosingFence(line, block.fence);
+      // Cut inside the block (not at its closing fence): the model had not finished the code, so
+      // its last line, likely half a statement, is not run and the call is not one.
+      if (cut && !closed) out.push({ type: 'malformed', callId: block.callId, reason: 'truncated call' });
+      else {
+        if (line.length > 0 && !closed) this.#piece(out, block, removeIndent(line, block.fence.indent));
+        out.push({ type: 'call-end', callId: block.callId, args: { code: block.code } });
+      }
     }
     this.#block = { kind: 'prose' };
     return out.take();

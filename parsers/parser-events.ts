@@ -33,7 +33,12 @@ export type ParserEvent =
 
 export interface ToolCallParser {
   push(delta: string): ParserEvent[];
-  end(): ParserEvent[];
+  /**
+   * The output is over. `cut`: it did not end, it was cut (the token limit), so a call still open
+   * is unfinished and ends `malformed`, where a format whose calls have no closing marker (a code
+   * block, which CommonMark runs to the end of the document) would otherwise end it as it stands.
+   */
+  end(cut?: boolean): ParserEvent[];
   /**
    * push() without allocating for the commonest token: when `delta` is just the next fragment
    * of the arguments being written, returns that call's id, standing for the events

@@ -57,15 +57,15 @@ export function withCodeFences(inner: ToolCallParser, options: CodeFenceParserOp
       const events = inner.pushFast ? inner.pushFast(delta) : inner.push(delta);
       return typeof events === 'string' ? events : route(events);
     },
-    end: () => {
+    end: (cut = false) => {
       if (ended) return [];
       ended = true;
-      const out = [...route(inner.end())];
+      const out = [...route(inner.end(cut))];
       // Every format ends its open call at end(); one that did not would leave its consumers a
       // call that never ends, so it is closed here, and nothing stays open once this has ended.
       for (const callId of open) out.push({ type: 'malformed', callId, reason: 'the output ended inside the call' });
       open.clear();
-      return [...out, ...fences.end()];
+      return [...out, ...fences.end(cut)];
     },
   };
 }

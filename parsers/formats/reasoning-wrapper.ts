@@ -101,12 +101,12 @@ class ReasoningWrapper implements ToolCallParser {
     return events;
   }
 
-  end(): ParserEvent[] {
+  end(cut = false): ParserEvent[] {
     if (this.#ended) return [];
     this.#ended = true;
     this.#direct = false;
     this.#run('', true);
-    for (const event of this.#inner.end()) this.#out.event(event);
+    for (const event of this.#inner.end(cut)) this.#out.event(event);
     return this.#out.take(true);
   }
 

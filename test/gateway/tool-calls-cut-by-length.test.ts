@@ -2,7 +2,8 @@ import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { DONE, MODEL, vllmChunk, vllmUsage } from '../llm-client/fixtures/vllm-streams.ts';
 import { sseHeaders } from '../llm-client/upstream-test-server.ts';
-import { scriptedGateway } from '../support/scripted-gateway.ts';
+import type { ToolPlugin } from '../../plugins/plugin-types.ts';
+import { scriptedGateway, toolMap } from '../support/scripted-gateway.ts';
 import { postJson, streamChat } from '../support/sse-client.ts';
 
 const scripted = scriptedGateway();
@@ -54,5 +55,45 @@ describe('an upstream-parsed tool call that max_tokens cut', () => {
     const res = await postJson(gw.url, '/v1/chat/completions', ask());
     expect(res.json.choices[0].finish_reason).toBe('tool_calls');
     expect(res.json.choices[0].message.tool_calls[0].function).toEqual({ name: 'get_weather', arguments: '{"city": "Paris"}' });
+  });
+});
+
+describe('a ```python block that max_tokens cut', () => {
+  /** A `python` tool that records what reached it: statements as their lines complete, then its end or its abort. */
+  function recordingPython(log: string[]): ToolPlugin {
+    return {
+      name: 'python',
+      description: 'python (a test tool)',
+      parameters: { type: 'object' },
+      consumes: 'line',
+      start: () => ({
+        piece: (piece) => void (piece.kind === 'line' && log.push(`line ${piece.text.trim()}`)),
+        end: async () => {
+          log.push('end');
+          return { ok: true, content: 'ran' };
+        },
+        abort: (reason) => void log.push(`abort ${reason}`),
+      }),
+    };
+  }
+  const cutFence = (_req: unknown, res: ServerResponse) => {
+    sseHeaders(res);
+    res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content: 'Here:\n```python\nx = 1\ny = [x *' }), vllmChunk({}, 'length'), vllmUsage(20, 12), DONE].join(''));
+  };
+
+  it('is no call: its complete statements ran as they came, its half statement never runs, and no tool result is made', async () => {
+    const log: string[] = [];
+    const gw = await scripted.start(cutFence, { tools: toolMap(recordingPython(log)) });
+    const res = await postJson(gw.url, '/v1/chat/completions', { model: MODEL, max_tokens: 12, messages: [{ role: 'user', content: 'compute' }] });
+    expect(res.status).toBe(200);
+    expect(res.json.choices[0].finish_reason).toBe('length');
+    expect(res.json.choices[0].message.content).toBe('Here:\n```python\nx = 1\ny = [x *');
+    expect(res.json.conveyor.messages).toEqual([]);
+    expect(log).toEqual(['line x = 1', 'abort truncated call']);
+
+    const streamed = await streamChat(gw.url, { model: MODEL, max_tokens: 12, stream: true, messages: [{ role: 'user', content: 'compute' }] });
+    const events = streamed.chunks.map((c) => (c as { conveyor?: { type: string; reason?: string } }).conveyor).filter((e) => e?.type.startsWith('tool_call.'));
+    expect(events.map((e) => e!.type)).toEqual(['tool_call.started', 'tool_call.cancelled']);
+    expect(events[1]!.reason).toBe('truncated call');
   });
 });

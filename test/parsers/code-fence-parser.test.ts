@@ -160,7 +160,7 @@ describe('code-fence parser: line endings and characters', () => {
 
 describe('code-fence parser: end of generation', () => {
   it('flushes the last partial line of an unclosed block as a piece without newline, then ends the call', () => {
-    const input = 'Working on it:\n```python\nfor i in range(3):\n    print(i'; // max_tokens cut here
+    const input = 'Working on it:\n```python\nfor i in range(3):\n    print(i'; // the output ended here (no cut)
     expect(parse(input).filter((e) => e.type !== 'text')).toEqual([
       start(),
       line('for i in range(3):\n', 1),
@@ -173,6 +173,14 @@ describe('code-fence parser: end of generation', () => {
     expect(parse('```python\nx = 1\n').filter((e) => e.type !== 'text')).toEqual([start(), line('x = 1\n', 1), end('x = 1\n')]);
     expect(parse('```python\nx = 1\n```').filter((e) => e.type !== 'text')).toEqual([start(), line('x = 1\n', 1), end('x = 1\n')]);
     expect(parse('```python\n').filter((e) => e.type !== 'text')).toEqual([start(), end('')]);
+  });
+
+  it('makes a block the token limit cut a malformed call, its half line not run; one cut at its closing fence is whole', () => {
+    const parser = createCodeFenceParser();
+    const events = [...parser.push('```python\nx = 1\ny = [x *'), ...parser.end(true)].filter((e) => e.type !== 'text');
+    expect(events).toEqual([start(), line('x = 1\n', 1), { type: 'malformed', callId: 'call_1', reason: 'truncated call' }]);
+    const closed = createCodeFenceParser();
+    expect([...closed.push('```python\nx = 1\n```'), ...closed.end(true)].filter((e) => e.type !== 'text')).toEqual([start(), line('x = 1\n', 1), end('x = 1\n')]);
   });
 
   it('does not start a call for an opening fence cut before its newline', () => {
