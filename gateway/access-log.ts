@@ -69,7 +69,8 @@ export class AccessLog {
       {
         method,
         path,
-        status: res.statusCode,
+        // Nothing went out to a client that left first: nginx's 499, not the 200 Node presets.
+        status: !res.headersSent && clientLeft(res) ? 499 : res.statusCode,
         duration_ms: round1(durationMs),
         ...(errorCode === undefined ? {} : { error: errorCode }),
         // A request refused before its completion began (bad body, busy) still has the id its

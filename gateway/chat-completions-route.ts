@@ -160,6 +160,9 @@ async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, fa
       sendJson(res, 200, completionBody(id, request.model, result, partialExecution));
     } catch (err) {
       timeline.mark('request-end', { detail: errorCode(failure(err)) });
+      // The official SDKs retry a 5xx (twice by default) by sending the whole request again: its
+      // tools would run again, effects and all. Told not to, they honour this before the status.
+      if (timeline.first('tool-start')) res.setHeader('x-should-retry', 'false');
       throw failure(err);
     }
     return;
@@ -244,11 +247,16 @@ function completionBody(id: string, model: string, result: SessionResult, partia
   };
 }
 
-/** As OpenAI writes a message: `refusal` always there, null (no upstream the gateway fronts reports one). */
+/**
+ * As OpenAI writes a message: `refusal` always there, null (no upstream the gateway fronts reports
+ * one); `content` null for a turn that only called tools (its last round wrote no text), as a
+ * stream's accumulated message has it.
+ */
 function assistantMessage(result: SessionResult) {
   const reasoning = result.reasoning ? { reasoning_content: result.reasoning } : {};
-  if (result.clientToolCalls.length === 0) return { role: 'assistant', content: result.content, refusal: null, ...reasoning };
-  return { role: 'assistant', content: result.content === '' ? null : result.content, refusal: null, ...reasoning, tool_calls: result.clientToolCalls };
+  const onlyCalls = result.content === '' && (result.clientToolCalls.length > 0 || result.messages.length > 0);
+  const message = { role: 'assistant', content: onlyCalls ? null : result.content, refusal: null, ...reasoning };
+  return result.clientToolCalls.length === 0 ? message : { ...message, tool_calls: result.clientToolCalls };
 }
 
 function errorCode(err: unknown): string {

@@ -47,11 +47,25 @@ export const chatMessageSchema = z.discriminatedUnion('role', [
 
 export type ChatMessage = z.infer<typeof chatMessageSchema>;
 
-/** OpenAI's `tool_choice`: a mode, or one function the model must call. */
-const toolChoiceSchema = z.union([
-  z.enum(['none', 'auto', 'required']),
-  z.looseObject({ type: z.literal('function'), function: z.looseObject({ name: z.string().min(1) }) }),
-]);
+const TOOL_CHOICE_SHAPE = '"none", "auto", "required" or {"type": "function", "function": {"name": "…"}}';
+
+/**
+ * OpenAI's `tool_choice`: a mode, or one function the model must call. Its newer shapes
+ * (`allowed_tools`, `custom`) are refused by name: vLLM has neither.
+ */
+const toolChoiceSchema = z.union(
+  [
+    z.enum(['none', 'auto', 'required']),
+    z.looseObject({ type: z.literal('function'), function: z.looseObject({ name: z.string().min(1) }) }),
+  ],
+  {
+    error: (issue) => {
+      const type = (issue.input as { type?: unknown } | null)?.type;
+      if (type === 'allowed_tools' || type === 'custom') return `the "${type}" tool choice is not supported; use ${TOOL_CHOICE_SHAPE}`;
+      return `must be ${TOOL_CHOICE_SHAPE}`;
+    },
+  },
+);
 
 export type ToolChoice = z.infer<typeof toolChoiceSchema>;
 
@@ -81,6 +95,9 @@ const samplingFields = {
   user: optional(z.string({ error: 'must be a string' })),
 };
 
+/** `max_tokens`, `max_completion_tokens`: a count of tokens, said so. */
+const tokenLimit = z.number({ error: 'must be a positive integer' }).int('must be a positive integer').positive('must be a positive integer');
+
 /**
  * The OpenAI chat-completions body. Unknown fields pass through to the upstream untouched (a
  * gateway must not drop sampling options it does not know); our own extensions are prefixed
@@ -91,12 +108,16 @@ export const chatRequestSchema = z.looseObject({
   messages: z.array(chatMessageSchema).min(1, 'messages must contain at least one message'),
   stream: z.boolean().nullish().transform((stream) => stream ?? false),
   stream_options: z.looseObject({ include_usage: optional(z.boolean()), continuous_usage_stats: optional(z.boolean()) }).nullable().optional(),
-  max_tokens: z.number().int().positive().nullable().optional(),
-  max_completion_tokens: z.number().int().positive().nullable().optional(),
-  n: z.literal(1, 'only n=1 is supported').nullable().optional(),
+  max_tokens: tokenLimit.nullable().optional(),
+  max_completion_tokens: tokenLimit.nullable().optional(),
+  n: z.number({ error: 'must be an integer' }).pipe(z.literal(1, 'only n=1 is supported')).nullable().optional(),
   ...samplingFields,
   // Refused rather than forwarded and dropped: the upstream would compute them for nothing.
-  logprobs: z.literal(false, 'logprobs are not supported: the gateway re-frames the text around tool calls and does not pass per-token log probabilities on').nullable().optional(),
+  logprobs: z
+    .boolean({ error: 'must be a boolean' })
+    .pipe(z.literal(false, 'logprobs are not supported: the gateway re-frames the text around tool calls and does not pass per-token log probabilities on'))
+    .nullable()
+    .optional(),
   /** Extension: run tools while the model decodes (default: the server's setting). */
   partial_execution: optional(z.boolean()),
   /** Extension: upper bound on model→tool→model rounds for this request. */

@@ -242,6 +242,20 @@ describe('the access log', () => {
     await expect.poll(() => lines.length).toBe(2);
     expect(lines[1]).toMatchObject({ path: '/v1/chat/completions', status: 200, client_gone: true });
     expect(lines[1]).not.toHaveProperty('cut_short');
+
+    // Not streamed, the client left before anything was sent: nginx's 499, not a 200 that never went out.
+    const impatient = new AbortController();
+    const waiting = fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Tell a story' }] }),
+      signal: impatient.signal,
+    });
+    await expect.poll(() => scripted.upstream.requests.length).toBe(3);
+    impatient.abort();
+    await expect(waiting).rejects.toThrow();
+    await expect.poll(() => lines.length).toBe(3);
+    expect(lines[2]).toMatchObject({ path: '/v1/chat/completions', status: 499, client_gone: true, stream: false });
   });
 
   it('logs an error the gateway did not expect with its stack, while the client gets internal_error', async () => {

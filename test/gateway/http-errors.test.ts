@@ -226,6 +226,22 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     expect((await postJson(gateway.url, '/v1/chat/completions', { ...hello, logprobs: false })).status).toBe(200);
   });
 
+  it('says what a wrong tool_choice, logprobs or token limit should be, not zod\'s "Invalid input"', async () => {
+    const cases: Array<[Record<string, unknown>, string, RegExp]> = [
+      [{ tool_choice: 'sometimes' }, 'tool_choice', /^tool_choice: must be "none", "auto", "required" or \{"type": "function"/],
+      [{ tool_choice: { type: 'allowed_tools', allowed_tools: {} } }, 'tool_choice', /the "allowed_tools" tool choice is not supported/],
+      [{ logprobs: 'yes' }, 'logprobs', /^logprobs: must be a boolean$/],
+      [{ max_tokens: 0 }, 'max_tokens', /^max_tokens: must be a positive integer$/],
+      [{ max_completion_tokens: 1.5 }, 'max_completion_tokens', /^max_completion_tokens: must be a positive integer$/],
+    ];
+    for (const [extra, param, message] of cases) {
+      const res = await postJson(gateway.url, '/v1/chat/completions', { ...hello, ...extra });
+      expect(res.status, JSON.stringify(extra)).toBe(400);
+      expect(res.json.error.param).toBe(param);
+      expect(res.json.error.message).toMatch(message);
+    }
+  });
+
   it('answers unknown routes with 404 and wrong methods with 405', async () => {
     expect((await getJson(gateway.url, '/v1/nope')).status).toBe(404);
     const wrong = await getJson(gateway.url, '/v1/chat/completions');

@@ -1,0 +1,46 @@
+import type { ServerResponse } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { DONE, MODEL, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
+import { sseHeaders } from '../llm-client/upstream-test-server.ts';
+import { answeringTool, scriptedGateway, toolMap } from '../support/scripted-gateway.ts';
+import { postJson } from '../support/sse-client.ts';
+
+const scripted = scriptedGateway();
+const echo = answeringTool('echo', (args) => String(args.text));
+const ask = (extra: Record<string, unknown> = {}) => ({ model: MODEL, tools: [{ type: 'function', function: { name: 'echo' } }], messages: [{ role: 'user', content: 'say hi' }], ...extra });
+
+/** Round 1 calls `echo` (Hermes markup, which the gateway reads for MODEL); a later round gets `later`. */
+function callThen(later: (res: ServerResponse) => void) {
+  return (_req: unknown, res: ServerResponse, body: unknown) => {
+    if ((body as { messages: Array<{ role: string }> }).messages.some((m) => m.role === 'tool')) return later(res);
+    sseHeaders(res);
+    const call = '<tool_call>\n{"name": "echo", "arguments": {"text": "hi"}}\n</tool_call>';
+    res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content: call }), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
+  };
+}
+
+describe('a non-streamed answer', () => {
+  it('tells the SDKs not to retry a failure that came after a tool ran (they would run it again), and only then', async () => {
+    const gw = await scripted.start(
+      callThen((res) => void res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"message":"engine dead","type":"InternalServerError","code":500}}')),
+      { tools: toolMap(echo) },
+    );
+    const failed = await postJson(gw.url, '/v1/chat/completions', ask());
+    expect(failed.status).toBe(502);
+    expect(failed.headers.get('x-should-retry')).toBe('false');
+
+    // No tool had run: a retry repeats nothing, so it is the client's to make.
+    const first = await scripted.start((_req, res) => void res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"message":"engine dead"}}'), { tools: toolMap(echo) });
+    const refused = await postJson(first.url, '/v1/chat/completions', ask());
+    expect(refused.status).toBe(502);
+    expect(refused.headers.get('x-should-retry')).toBeNull();
+  });
+
+  it('has content null for a turn that only called tools, as a stream has it', async () => {
+    const gw = await scripted.start(callThen(() => {}), { tools: toolMap(echo) });
+    const res = await postJson(gw.url, '/v1/chat/completions', ask({ max_tool_rounds: 1 }));
+    expect(res.status).toBe(200);
+    expect(res.json.choices[0].message.content).toBeNull();
+    expect(res.json.conveyor.messages[0]).toMatchObject({ role: 'assistant', content: null });
+  });
+});
