@@ -115,9 +115,10 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
   };
   // A list option that holds nothing (`CONVEYOR_API_KEYS=` in a container's environment, `--api-key ''`)
   // counts as not given: read as "no keys", an empty variable would drop the config file's keys and
-  // leave the gateway open to anyone.
+  // leave the gateway open to anyone. Items are trimmed: `--upstream "A, B"` made a replica URL
+  // with a space in it (and `A, A` two replicas), `--api-key "k1, k2"` a key " k2".
   const list = (value: string[] | string | undefined) => {
-    const items = value === undefined ? [] : (typeof value === 'string' ? [value] : value).flatMap((v) => v.split(',')).filter((v) => v !== '');
+    const items = value === undefined ? [] : (typeof value === 'string' ? [value] : value).flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
     return items.length === 0 ? undefined : items;
   };
   const upstreams = list(given('upstream'));

@@ -36,7 +36,7 @@ export async function printBanner(conveyor: ConveyorHandle, sim: BannerSimSettin
   const builtins = [...conveyor.gateway.tools.keys()].filter((name) => !conveyor.replacedBuiltins.has(name));
   const model = upstream.model ?? (conveyor.sim ? (sim.modelName ?? 'mistral-7b-instruct-sim') : '<model>');
   const shipped = sim.scenarioDirs === undefined || sim.scenarioDirs.some((dir) => resolve(dir) === SCENARIOS_DIR);
-  const example = tryExample({ url, model, apiKey: config.apiKeys[0], config, builtins, sim: conveyor.sim ? { shippedScenarios: shipped } : undefined });
+  const example = tryExample({ url, model, keyed: config.apiKeys.length > 0, config, builtins, sim: conveyor.sim ? { shippedScenarios: shipped } : undefined });
   for (const line of ['', ...example]) console.log(line);
   if (config.playground) console.log(`or open ${url}/ in a browser: the playground, with tool events and a live timeline`);
 }
@@ -45,7 +45,11 @@ export interface TryExampleSettings {
   /** The gateway's URL, without /v1. */
   url: string;
   model: string;
-  apiKey?: string;
+  /**
+   * The gateway takes keys: the example sends `$CONVEYOR_API_KEY`, never a key itself, since
+   * stdout is also the log (docker logs, journald) and a key there is a key leaked.
+   */
+  keyed?: boolean;
   config: Pick<GatewayConfig, 'toolParsers' | 'defaultToolParser'>;
   /** The built-in tools that run (a module's tool of a built-in's name is not the built-in). */
   builtins: readonly string[];
@@ -78,8 +82,9 @@ export function tryExample(settings: TryExampleSettings): string[] {
   return ['try: no example fits: the shipped scenarios that run a tool call python or calculator, both off here (--plugins)'];
 }
 
-function curl({ url, model, apiKey }: TryExampleSettings, { content, ...extra }: { content: string; tool_parser?: string }): string[] {
+function curl({ url, model, keyed }: TryExampleSettings, { content, ...extra }: { content: string; tool_parser?: string }): string[] {
   const body = JSON.stringify({ model, stream: true, ...extra, messages: [{ role: 'user', content }] });
-  const auth = apiKey === undefined ? '' : ` -H 'Authorization: Bearer ${apiKey}'`;
-  return [`  curl -N ${url}/v1/chat/completions -H 'Content-Type: application/json'${auth} \\`, `    -d '${body}'`];
+  const auth = keyed ? ' -H "Authorization: Bearer $CONVEYOR_API_KEY"' : '';
+  const lines = [`  curl -N ${url}/v1/chat/completions -H 'Content-Type: application/json'${auth} \\`, `    -d '${body}'`];
+  return keyed ? [...lines, '  (CONVEYOR_API_KEY: one of the keys given with --api-key; never printed here)'] : lines;
 }

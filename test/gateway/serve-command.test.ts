@@ -279,6 +279,8 @@ describe('conveyor serve (the main job) in its own process', () => {
       { args: ['--port', port, '--sim-profile', 'fast-test'], message: 'conveyor: listen EADDRINUSE' },
       { args: ['--upstream', 'http://127.0.0.1:9/v1,not-a-url'], message: 'conveyor: option \'--upstream <url...>\': "not-a-url" is not a URL', code: 2 },
       { args: ['--upstream', 'http://127.0.0.1:9/v1', 'http://127.0.0.1:9/v1'], message: 'a replica is listed twice', code: 2 },
+      // A space after the comma once made a second replica, " http://…", of the same one.
+      { args: ['--upstream', 'http://127.0.0.1:9/v1, http://127.0.0.1:9/v1'], message: 'a replica is listed twice', code: 2 },
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', 'no-such-plugin.ts'], message: 'conveyor: tool module no-such-plugin.ts: no such file' },
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', NOT_A_PLUGIN], message: 'has no default export; export default definePlugin({...})' },
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', LIMIT_TYPO_PLUGIN], message: `conveyor: tool module ${LIMIT_TYPO_PLUGIN}: plugin limit_typo: unknown key 'timeout' in limits (did you mean 'timeoutMs'?)\n` },

@@ -37,9 +37,9 @@ describe('the start-up banner\'s "try:" example', () => {
     expect(body(lines)?.messages[0]?.content).toBe('<what your rule matches>');
   });
 
-  it('asks a real model anything, with the client key when the gateway has one', () => {
-    const real = { ...base, sim: undefined, model: '<model>', apiKey: 'k1' };
-    expect(tryExample(real)[1]).toContain("-H 'Authorization: Bearer k1' \\");
+  it('asks a real model anything, naming a key when the gateway has keys, and never printing one', () => {
+    const real = { ...base, sim: undefined, model: '<model>', keyed: true };
+    expect(tryExample(real)[1]).toContain('-H "Authorization: Bearer $CONVEYOR_API_KEY" \\');
     expect(body(tryExample(real))?.messages[0]?.content).toBe('Plot a sine wave in Python using only the standard library.');
     expect(body(tryExample({ ...real, builtins: [] }))?.messages[0]?.content).toBe('What is 200*701?');
   });
