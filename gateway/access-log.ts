@@ -100,6 +100,11 @@ export class AccessLog {
     );
   }
 
+  /** A request Node's HTTP parser refused before it was one (431, 400): no method or path to name. */
+  unparsed(status: number, parserError: string | undefined): void {
+    this.log.info({ status, error: 'unparsable_request', ...(parserError ? { parser_error: parserError } : {}) }, 'request');
+  }
+
   /** A replica starts to rest after a failure (warn), or takes streams again (info). */
   replicaHealth(event: ReplicaHealthEvent): void {
     if (event.type === 'resting') {

@@ -1,7 +1,7 @@
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { NotFoundError } from '../core/errors.ts';
+import { InvalidRequestError, NotFoundError } from '../core/errors.ts';
 import { authenticate, KEY_SUBPROTOCOL_PREFIX } from './client-auth.ts';
 import { toErrorResponse } from './error-response.ts';
 import type { Timeline, TimelineEvent } from './timeline.ts';
@@ -30,6 +30,8 @@ export class RequestEventsSocket {
   private readonly apiKeys: readonly string[];
   private readonly guard: (req: IncomingMessage) => void;
   private readonly answered: (answer: UpgradeAnswer) => void;
+  /** When each upgrade under way began, for the line of one that ws refuses. */
+  private readonly started = new WeakMap<IncomingMessage, number>();
 
   /**
    * `guard` runs first on every upgrade and throws to refuse it (Host and Origin checks);
@@ -41,6 +43,11 @@ export class RequestEventsSocket {
     this.apiKeys = options.apiKeys;
     this.guard = options.guard ?? (() => {});
     this.answered = options.answered ?? (() => {});
+    // A handshake ws itself refuses (no Sec-WebSocket-Key, a version it does not speak) is
+    // answered here, in the OpenAI error shape and with its access line, like the gateway's own refusals.
+    this.wss.on('wsClientError', (err: Error, socket: Duplex, req: IncomingMessage) => {
+      this.refuse(req, socket, new InvalidRequestError(`WebSocket handshake: ${err.message}`), this.started.get(req) ?? performance.now());
+    });
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       if ((req.headers.upgrade ?? '').toLowerCase() === 'websocket') this.upgrade(req, socket, head);
       else this.declineUpgrade(req, socket, head);
@@ -55,6 +62,7 @@ export class RequestEventsSocket {
 
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const started = performance.now();
+    this.started.set(req, started);
     socket.on('error', () => socket.destroy());
     try {
       this.guard(req);
@@ -69,13 +77,15 @@ export class RequestEventsSocket {
         follow(ws, timeline);
       });
     } catch (err) {
-      const { status, body } = toErrorResponse(err);
-      this.answered({ req, status, durationMs: performance.now() - started, errorCode: body.error.code });
-      const json = JSON.stringify(body);
-      socket.end(
-        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(json)}\r\nconnection: close\r\n\r\n${json}`,
-      );
+      this.refuse(req, socket, err, started);
     }
+  }
+
+  private refuse(req: IncomingMessage, socket: Duplex, err: unknown, started: number): void {
+    const { status, body } = toErrorResponse(err);
+    this.answered({ req, status, durationMs: performance.now() - started, errorCode: body.error.code });
+    const json = JSON.stringify(body);
+    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(json)}\r\nconnection: close\r\n\r\n${json}`);
   }
 
   /**

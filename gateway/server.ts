@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { BoundedQueue } from '../core/bounded-queue.ts';
 import { cutByShutdown, GatewayBusyError, GatewayConfigError, InvalidRequestError, MethodNotAllowedError, NotFoundError, OriginNotAllowedError, ShuttingDownError, UpgradeRequiredError } from '../core/errors.ts';
@@ -176,6 +176,17 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     });
   });
 
+  // A request Node's parser refuses (headers too large, a malformed request line) never reaches
+  // the handler: answered as Node answers it, and given its access line like any other.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    // As Node's own handler: an answer only on a socket that has had none of its bytes yet (not a
+    // reset, not an error in the middle of a response, which has its line already).
+    if (!socket.writable || socket.bytesWritten > 0 || err.code === 'ECONNRESET') return void socket.destroy();
+    const status = CLIENT_ERROR_STATUS[err.code ?? ''] ?? 400;
+    accessLog.unparsed(status, err.code);
+    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n\r\n`);
+  });
+
   // `Expect: 100-continue`: a chat body declared over maxBodyBytes is refused (413) before the
   // client sends it, and the connection closes after, since that body will not follow.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
@@ -289,3 +300,6 @@ function servePlayground(serve: ReturnType<typeof playgroundRoute>): Handler {
 function unparsedTarget(url: string | undefined): string {
   return url === undefined ? '?' : url.split('?')[0]!;
 }
+
+/** The statuses Node itself answers its parser's errors with; 400 for the rest. */
+const CLIENT_ERROR_STATUS: Readonly<Record<string, number>> = { HPE_HEADER_OVERFLOW: 431, ERR_HTTP_REQUEST_TIMEOUT: 408 };

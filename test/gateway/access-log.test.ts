@@ -120,6 +120,17 @@ describe('the access log', () => {
     expect(JSON.stringify(lines[0])).not.toContain('LEAKED');
   });
 
+  it("writes a line for a request Node's parser refused (headers too large), answered as Node answers it", async () => {
+    const { gw, lines } = await loggedGateway('info');
+    const socket = connect(gw.port, '127.0.0.1');
+    socket.end(`GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'x'.repeat(20_000)}\r\n\r\n`);
+    let answer = '';
+    for await (const chunk of socket) answer += String(chunk);
+    expect(answer).toMatch(/^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+    await expect.poll(() => lines.length).toBe(1);
+    expect(lines[0]).toMatchObject({ status: 431, error: 'unparsable_request', parser_error: 'HPE_HEADER_OVERFLOW' });
+  });
+
   it('warns when an upstream replica fails and rests; the request moves on to the other', async () => {
     const dead = await startTestUpstream(() => {});
     await dead.close();
@@ -214,6 +225,16 @@ describe('the access log', () => {
     await expect.poll(() => lines.length).toBe(3);
     expect(lines[2]).toMatchObject({ path: `/v1/requests/${streamed.requestId}/events`, status: 101, websocket: true });
     expect(lines[2]).not.toHaveProperty('error');
+
+    // A handshake ws itself refuses (no Sec-WebSocket-Key): answered in the OpenAI shape, and logged.
+    const socket = connect(gw.port, '127.0.0.1');
+    socket.end(`GET /v1/requests/${streamed.requestId}/events HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+    let raw = '';
+    for await (const chunk of socket) raw += String(chunk);
+    expect(raw).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)).error.message).toMatch(/^WebSocket handshake: .*Sec-WebSocket-Key/);
+    await expect.poll(() => lines.length).toBe(4);
+    expect(lines[3]).toMatchObject({ path: `/v1/requests/${streamed.requestId}/events`, status: 400, error: 'invalid_request', websocket: true });
   });
 
   it('says client_gone only when the client left, and cut_short when the gateway cut the answer', async () => {
