@@ -32,6 +32,15 @@ export interface TimelineEvent {
   detail?: string;
 }
 
+/**
+ * Events a request marks once per token-ish unit (a Python line, a field, a slow reader's pause)
+ * rather than once per round or call: past MAX_KEPT_EVENTS a timeline keeps counting them but no
+ * longer stores them, so 1,000 kept timelines stay bounded however long or slowly read an answer is.
+ * Followers still get each one as it happens.
+ */
+const REPEATED: ReadonlySet<TimelineEventType> = new Set(['piece', 'unit-done', 'client-paused', 'client-resumed']);
+export const MAX_KEPT_EVENTS = 5_000;
+
 /** Per-round figures the benchmark needs: g = decode time, t = tool time (paper's notation). */
 export interface RoundSummary {
   round: number;
@@ -56,6 +65,8 @@ export class Timeline {
   /** Followers of this request's events as they happen (GET /v1/requests/:id/events); usually none. */
   private listeners: Array<(event: TimelineEvent) => void> = [];
   #end: TimelineEvent | undefined;
+  /** Repeated events not stored, past MAX_KEPT_EVENTS. */
+  #dropped = 0;
 
   constructor(requestId: string) {
     this.requestId = requestId;
@@ -64,7 +75,8 @@ export class Timeline {
 
   mark(type: TimelineEventType, fields: Omit<TimelineEvent, 't' | 'type'> = {}): TimelineEvent {
     const event: TimelineEvent = { t: round3(performance.now() - this.origin), type, ...fields };
-    this.events.push(event);
+    if (this.events.length < MAX_KEPT_EVENTS || !REPEATED.has(type)) this.events.push(event);
+    else this.#dropped += 1;
     if (type === 'request-end') this.#end ??= event;
     for (const listener of this.listeners) {
       // A follower's failure is its own: the request goes on.
@@ -126,7 +138,7 @@ export class Timeline {
   }
 
   toJSON() {
-    return { id: this.requestId, started_at: this.startedAt, events: this.events, rounds: this.rounds() };
+    return { id: this.requestId, started_at: this.startedAt, events: this.events, ...(this.#dropped > 0 ? { events_not_kept: this.#dropped } : {}), rounds: this.rounds() };
   }
 }
 
