@@ -27,6 +27,9 @@ export interface CompletionFacts {
  * Paths polled by probes and scrapers, and the playground's static files: logged at debug, not
  * info, so they do not bury the API traffic.
  */
+/** How long a closed response's line waits for its request to end (a tool that ignores its abort must not hold it). */
+const END_WAIT_MS = 1_000;
+
 const QUIET_PATHS = new Set(['/health', '/health/ready', '/metrics', ...PLAYGROUND_PATHS]);
 
 /**
@@ -63,23 +66,42 @@ export class AccessLog {
     const level = QUIET_PATHS.has(path) ? 'debug' : 'info';
     if (!this.log.isLevelEnabled(level)) return;
     const completion = this.#completions.get(res);
-    // A stream that failed after its 200 told its client by an error event, not a status.
-    errorCode ??= completion?.streamError ?? this.#errorCodes.get(res);
-    this.log[level](
-      {
-        method,
-        path,
-        // Nothing went out to a client that left first: nginx's 499, not the 200 Node presets.
-        status: !res.headersSent && clientLeft(res) ? 499 : res.statusCode,
-        duration_ms: round1(durationMs),
-        ...(errorCode === undefined ? {} : { error: errorCode }),
-        // A request refused before its completion began (bad body, busy) still has the id its
-        // client was given, so the client's quote of it finds this line.
-        ...(completion ? summarize(completion) : requestIdOf(res)),
-        ...(res.writableFinished ? {} : clientLeft(res) ? { client_gone: true } : { cut_short: true }),
-      },
-      'request',
-    );
+    const write = (): void => {
+      // A stream that failed after its 200 told its client by an error event, not a status.
+      const code = errorCode ?? completion?.streamError ?? this.#errorCodes.get(res);
+      this.log[level](this.#line(method, path, res, durationMs, code, completion), 'request');
+    };
+    // The response of a client that left closes a moment before its request has ended (the
+    // session sees the abort next): the line waits for that end, briefly, so that its outcome
+    // (client_aborted) is the one /metrics counts rather than `unfinished`.
+    const timeline = completion?.timeline;
+    if (!timeline || timeline.ended) return write();
+    let done = false;
+    const once = (): void => {
+      if (done) return;
+      done = true;
+      unsubscribe();
+      clearTimeout(timer);
+      write();
+    };
+    const unsubscribe = timeline.subscribe((e) => void (e.type === 'request-end' && once()));
+    const timer = setTimeout(once, END_WAIT_MS);
+    timer.unref();
+  }
+
+  #line(method: string, path: string, res: ServerResponse, durationMs: number, errorCode: string | undefined, completion: CompletionFacts | undefined) {
+    return {
+      method,
+      path,
+      // Nothing went out to a client that left first: nginx's 499, not the 200 Node presets.
+      status: !res.headersSent && clientLeft(res) ? 499 : res.statusCode,
+      duration_ms: round1(durationMs),
+      ...(errorCode === undefined ? {} : { error: errorCode }),
+      // A request refused before its completion began (bad body, busy) still has the id its
+      // client was given, so the client's quote of it finds this line.
+      ...(completion ? summarize(completion) : requestIdOf(res)),
+      ...(res.writableFinished ? {} : clientLeft(res) ? { client_gone: true } : { cut_short: true }),
+    };
   }
 
   /**

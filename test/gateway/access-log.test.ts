@@ -261,7 +261,7 @@ describe('the access log', () => {
     const leaving = new AbortController();
     await expect(streamChat(gw.url, { model: MODEL, messages: [{ role: 'user', content: 'Tell a story' }] }, () => leaving.abort(), leaving.signal)).rejects.toThrow();
     await expect.poll(() => lines.length).toBe(2);
-    expect(lines[1]).toMatchObject({ path: '/v1/chat/completions', status: 200, client_gone: true });
+    expect(lines[1]).toMatchObject({ path: '/v1/chat/completions', status: 200, client_gone: true, outcome: 'client_aborted' });
     expect(lines[1]).not.toHaveProperty('cut_short');
 
     // Not streamed, the client left before anything was sent: nginx's 499, not a 200 that never went out.
@@ -276,7 +276,7 @@ describe('the access log', () => {
     impatient.abort();
     await expect(waiting).rejects.toThrow();
     await expect.poll(() => lines.length).toBe(3);
-    expect(lines[2]).toMatchObject({ path: '/v1/chat/completions', status: 499, client_gone: true, stream: false });
+    expect(lines[2]).toMatchObject({ path: '/v1/chat/completions', status: 499, client_gone: true, stream: false, outcome: 'client_aborted' });
   });
 
   it('logs an error the gateway did not expect with its stack, while the client gets internal_error', async () => {
