@@ -134,6 +134,52 @@ export class UpstreamModelNotFoundError extends UpstreamResponseError {
   }
 }
 
+/** What an upstream's context-overflow 400 said: its context, and the prompt's size in its tokens. */
+export interface ContextLimits {
+  /** The model's context, prompt and reply together (vLLM's `max_model_len`). */
+  maxModelLen: number;
+  inputTokens: number;
+}
+
+/**
+ * The upstream's 400 for a prompt that alone does not fit the model's context (vLLM: "This
+ * model's maximum context length is 32768 tokens. However, your request has 33000 input
+ * tokens…"), with OpenAI's code and param for it, `context_length_exceeded` on `messages`: the
+ * code clients branch on to shorten the conversation and try again.
+ */
+export class UpstreamContextLengthError extends UpstreamResponseError {
+  readonly maxModelLen: number;
+  readonly inputTokens: number;
+  constructor(message: string, limits: ContextLimits) {
+    super(400, message, 'messages', 'context_length_exceeded');
+    this.maxModelLen = limits.maxModelLen;
+    this.inputTokens = limits.inputTokens;
+  }
+}
+
+/**
+ * The upstream's 400 for a prompt that fits the context but leaves less room than max_tokens asks
+ * for (vLLM: "'max_tokens' or 'max_completion_tokens' is too large: 32272. This model's maximum
+ * context length is 32768 tokens and your request has 686 input tokens (32272 > 32768 - 686)."). Its
+ * code stays `upstream_response_error`: the client's fix is a smaller max_tokens, not a shorter
+ * conversation (OpenAI words its own "max_tokens is too large" on param `max_tokens`, code
+ * `invalid_value`). A later round of a tool request sends it again with `tokensThatFit`.
+ */
+export class UpstreamMaxTokensTooLargeError extends UpstreamResponseError {
+  readonly maxModelLen: number;
+  readonly inputTokens: number;
+  constructor(message: string, param: string | null, limits: ContextLimits) {
+    super(400, message, param);
+    this.maxModelLen = limits.maxModelLen;
+    this.inputTokens = limits.inputTokens;
+  }
+
+  /** The largest max_tokens this prompt leaves room for. */
+  get tokensThatFit(): number {
+    return this.maxModelLen - this.inputTokens;
+  }
+}
+
 export class UpstreamConnectionError extends UpstreamError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('upstream_connection_error', message, options);

@@ -1,4 +1,4 @@
-import { ClientAbortedError, ToolRejectedError } from '../core/errors.ts';
+import { ClientAbortedError, ToolRejectedError, UpstreamMaxTokensTooLargeError } from '../core/errors.ts';
 import type { UpstreamStream } from '../llm-client/pump-chat-completion.ts';
 import type { ReplicaAffinity } from '../llm-client/upstream-replicas.ts';
 import type { UpstreamPart } from '../llm-client/upstream-parts.ts';
@@ -45,9 +45,8 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
   onEvent({ type: 'round-start', round });
   // The request goes out first, ahead of everything else this round needs. Parts only ever arrive
   // from a later socket read, never from inside this call, so onPart can refer to what follows.
-  let stream: UpstreamStream;
-  try {
-    stream = opts.upstream.pump(
+  const send = (limit: number | undefined): UpstreamStream =>
+    opts.upstream.pump(
       {
         body: upstreamBody({
           request: opts.request,
@@ -55,7 +54,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
           model: opts.upstream.model,
           round,
           messages: opts.upstreamMessages ? opts.upstreamMessages(messages) : messages,
-          maxTokens,
+          maxTokens: limit,
           continuousUsage: opts.upstream.continuousUsage,
         }),
         signal,
@@ -68,6 +67,11 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
       },
       (part) => onPart(part),
     );
+  let stream: UpstreamStream;
+  /** The max_tokens this round's upstream request carries: what the budget leaves, or what the context does (below). */
+  let roundMaxTokens = maxTokens;
+  try {
+    stream = send(maxTokens);
   } catch (err) {
     throw signal.aborted ? new ClientAbortedError() : err;
   }
@@ -180,8 +184,28 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     });
   };
 
+  // What the rounds before left of max_tokens can be more than this round's prompt leaves of the
+  // context: round 1 had room for it, but the calls and results since have grown the prompt, and
+  // vLLM refuses the request whole ("'max_tokens' … is too large"). The client asked for nothing
+  // wrong, so the round is sent once more, asking for what the context leaves. Round 1's refusal is
+  // the client's own request refused, and goes to it as vLLM words it.
+  const resendLimit = (err: unknown): number | undefined => {
+    if (round === 1 || maxTokens === undefined || !(err instanceof UpstreamMaxTokensTooLargeError) || deltas > 0 || signal.aborted || buildError) return undefined;
+    const fit = err.tokensThatFit;
+    return fit >= 1 && fit < maxTokens ? fit : undefined;
+  };
   try {
-    await stream.done;
+    try {
+      await stream.done;
+    } catch (err) {
+      // Once: a refusal of the resent request is not caught here.
+      const fit = resendLimit(err);
+      if (fit === undefined) throw err;
+      timeline.mark('error', { round, detail: `the upstream refused max_tokens ${roundMaxTokens}, more than the prompt leaves of the context: sent again with ${fit}` });
+      roundMaxTokens = fit;
+      stream = send(fit);
+      await stream.done;
+    }
   } catch (err) {
     if (buildError) throw buildError.error;
     if (signal.aborted) {
@@ -200,7 +224,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
   try {
     // vLLM reports `tool_calls` for any decode its tool parser found a call in, max_tokens cut or
     // not: a round that used its whole budget was cut, and its last call never finished.
-    if (finishReason === 'tool_calls' && !rejection && !cutAtSecondCall && maxTokens !== undefined && (usage?.completion_tokens ?? deltas) >= maxTokens) finishReason = 'length';
+    if (finishReason === 'tool_calls' && !rejection && !cutAtSecondCall && roundMaxTokens !== undefined && (usage?.completion_tokens ?? deltas) >= roundMaxTokens) finishReason = 'length';
     const { dispatcher, clientCalls, parser } = build();
     // A rejected call was cut off by us, not by the model: flushing the parser would report it as
     // truncated and release its raw text as content. The Dispatcher answers it with the rejection.

@@ -142,10 +142,11 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
     },
   };
 
-  // max_tokens bounds the whole answer, all rounds together: each round may use what is left.
-  // A round the gateway cut short has no usage from the upstream (unless it sent usage on every
-  // chunk): its streamed deltas count then (one token each from vLLM: a lower bound), so rejects
-  // cannot decode past the budget.
+  // max_tokens bounds the whole answer, all rounds together: each round may use what is left, or
+  // less where the prompt, grown by the rounds before, leaves less of the context (runRound sends
+  // such a round again with what fits). A round the gateway cut short has no usage from the
+  // upstream (unless it sent usage on every chunk): its streamed deltas count then (one token each
+  // from vLLM: a lower bound), so rejects cannot decode past the budget.
   const budget = opts.request.max_completion_tokens ?? opts.request.max_tokens ?? undefined;
   let spent = 0;
   const clientCallIndices = { next: 0 };
@@ -197,6 +198,7 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
  * A later round's prompt is the client's messages plus what the gateway appended (its tools'
  * results): the upstream's 400 for it ("your request has 33000 input tokens, reduce the length
  * of the input messages") must say so, or it sends the client after a request it did not make.
+ * The code stays (`context_length_exceeded` for a prompt that no longer fits the context).
  */
 function refusedAfterTools(err: unknown, round: number): unknown {
   if (!(err instanceof UpstreamResponseError) || err.status !== 400) return err;

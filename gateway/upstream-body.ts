@@ -10,7 +10,7 @@ export interface UpstreamBodyInput {
   round: number;
   /** The conversation so far: the client's messages, then this request's assistant turns and observations. */
   messages: ChatMessage[];
-  /** What is left of the client's max_tokens (or max_completion_tokens) after the rounds before. */
+  /** What is left of the client's max_tokens (or max_completion_tokens) after the rounds before, or less when the context leaves less (session-round.ts). */
   maxTokens?: number;
   /** Ask for usage on every chunk (vLLM's `stream_options.continuous_usage_stats`). */
   continuousUsage?: boolean;

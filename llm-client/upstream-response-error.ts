@@ -1,4 +1,4 @@
-import { UpstreamModelNotFoundError, UpstreamResponseError } from '../core/errors.ts';
+import { UpstreamContextLengthError, UpstreamMaxTokensTooLargeError, UpstreamModelNotFoundError, UpstreamResponseError, type ContextLimits } from '../core/errors.ts';
 import { upstreamErrorMessage, upstreamErrorParam } from './upstream-error-message.ts';
 
 // Error bodies are small; a server streaming megabytes of HTML error page is cut here.
@@ -52,9 +52,55 @@ export function upstreamResponseError(status: number, chunks: readonly Uint8Arra
   } catch {
     message = plainText(text) || undefined;
   }
-  if (status === 404 && message !== undefined && MODEL_DOES_NOT_EXIST.test(message)) return new UpstreamModelNotFoundError(message);
-  return new UpstreamResponseError(status, message ?? bareStatusMessage(status), param);
+  if (message === undefined) return new UpstreamResponseError(status, bareStatusMessage(status), param);
+  if (status === 404 && MODEL_DOES_NOT_EXIST.test(message)) return new UpstreamModelNotFoundError(message);
+  const limits = status === 400 ? contextLimits(message) : undefined;
+  if (limits && limits.inputTokens >= limits.maxModelLen) return new UpstreamContextLengthError(message, limits);
+  // OpenAI names the field it refuses (`max_tokens is too large: …` on param `max_tokens`); older vLLM names none.
+  if (limits) return new UpstreamMaxTokensTooLargeError(message, param ?? 'max_tokens', limits);
+  return new UpstreamResponseError(status, message, param);
 }
+
+/**
+ * The context and the prompt's size a context-overflow 400 states, in the wordings of vLLM (each
+ * version's) and OpenAI; undefined for any other message. Whether the prompt alone overflows
+ * (`inputTokens >= maxModelLen`) decides the code:
+ * - vLLM >= 0.9: "This model's maximum context length is N tokens. However, your request has P
+ *   input tokens. Please reduce the length of the input messages." (the prompt alone), and
+ *   "'max_tokens' or 'max_completion_tokens' is too large: M. This model's maximum context length
+ *   is N tokens and your request has P input tokens (M > N - P)." (the prompt fits; some builds
+ *   append " None");
+ * - older vLLM, in the words OpenAI used then: "This model's maximum context length is N tokens.
+ *   However, you requested T tokens (P in the messages, M in the completion)." (and "…you requested
+ *   P tokens in the messages, Please reduce…" with no max_tokens);
+ * - OpenAI now: "This model's maximum context length is N tokens. However, your messages resulted
+ *   in P tokens.";
+ * - vLLM's engine, past the server's check (V1): "The decoder prompt (length P) is longer than the
+ *   maximum model length of N."
+ *
+ * OpenAI gave that old combined message (prompt plus max_tokens) `context_length_exceeded` as well;
+ * here only a prompt that does not fit on its own gets it. Clients read the code as "shorten the
+ * conversation", which does not help when max_tokens is the excess, and OpenAI's current API
+ * refuses a too-large max_tokens as a bad `max_tokens` (code `invalid_value`) instead.
+ */
+export function contextLimits(message: string): ContextLimits | undefined {
+  const engine = ENGINE_PROMPT_TOO_LONG.exec(message);
+  if (engine) return { inputTokens: Number(engine[1]), maxModelLen: Number(engine[2]) };
+  const context = MAXIMUM_CONTEXT.exec(message);
+  if (!context) return undefined;
+  const input = INPUT_TOKENS.map((re) => re.exec(message)).find((m) => m !== null);
+  return input ? { maxModelLen: Number(context[1]), inputTokens: Number(input[1]) } : undefined;
+}
+
+const MAXIMUM_CONTEXT = /\bmaximum context length is (\d+) tokens\b/i;
+/** The prompt's size, in each wording's place (the first group). */
+const INPUT_TOKENS = [
+  /\byour request has (\d+) input tokens\b/i,
+  /\byou requested \d+ tokens \((\d+) in the messages, \d+ in the completion\)/i,
+  /\byou requested (\d+) tokens in the messages\b/i,
+  /\byour messages resulted in (\d+) tokens\b/i,
+];
+const ENGINE_PROMPT_TOO_LONG = /\bprompt \(length (\d+)\) is longer than the maximum model length of (\d+)\b/i;
 
 /**
  * How vLLM ("The model `x` does not exist.") and OpenAI ("… does not exist or you do not have
