@@ -227,12 +227,6 @@ export class ToolRejectedError extends ConveyorError {
   }
 }
 
-export class RoundLimitError extends ConveyorError {
-  constructor(limit: number) {
-    super('round_limit_exceeded', `the conversation needed more than ${limit} tool rounds`);
-  }
-}
-
 export class AuthenticationError extends ConveyorError {
   constructor() {
     super('invalid_api_key', 'missing or invalid API key (send "Authorization: Bearer <key>")');

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AuthenticationError, MethodNotAllowedError, ConveyorError, InvalidRequestError, NotFoundError, UpstreamError, UpstreamResponseError, ClientAbortedError, SandboxError, SandboxLimitError, ShuttingDownError, GatewayBusyError, ToolRejectedError, RoundLimitError, UnsupportedMediaTypeError, HostNotAllowedError, OriginNotAllowedError, PayloadTooLargeError, UpgradeRequiredError } from '../core/errors.ts';
+import { AuthenticationError, MethodNotAllowedError, ConveyorError, InvalidRequestError, NotFoundError, UpstreamError, UpstreamResponseError, ClientAbortedError, SandboxError, SandboxLimitError, ShuttingDownError, GatewayBusyError, ToolRejectedError, UnsupportedMediaTypeError, HostNotAllowedError, OriginNotAllowedError, PayloadTooLargeError, UpgradeRequiredError } from '../core/errors.ts';
 
 export interface OpenAIErrorBody {
   error: { message: string; type: string; param: string | null; code: string };
@@ -53,7 +53,7 @@ function statusOf(err: ConveyorError): number {
   if (err instanceof UpstreamError) return 502;
   if (err instanceof ClientAbortedError) return 499;
   if (err instanceof ShuttingDownError || err instanceof GatewayBusyError) return 503;
-  if (err instanceof ToolRejectedError || err instanceof RoundLimitError) return 422;
+  if (err instanceof ToolRejectedError) return 422;
   if (err instanceof SandboxError || err instanceof SandboxLimitError) return 500;
   return 500;
 }
@@ -67,7 +67,7 @@ function typeOf(err: ConveyorError): string {
   // field), as OpenAI types it; the status and the upstream's message and param pass through.
   if (err instanceof UpstreamResponseError && statusOf(err) < 500) return 'invalid_request_error';
   if (err instanceof UpstreamError) return 'upstream_error';
-  if (err instanceof ToolRejectedError || err instanceof RoundLimitError) return 'tool_error';
+  if (err instanceof ToolRejectedError) return 'tool_error';
   return 'server_error';
 }
 
