@@ -77,8 +77,9 @@ export class NotFoundError extends ConveyorError {
   }
 }
 
-/** OpenAI's answer to a model it does not serve: 404, code `model_not_found`. */
+/** OpenAI's answer to a model it does not serve: 404, code `model_not_found`, on `param: "model"` as the chat route's. */
 export class ModelNotFoundError extends NotFoundError {
+  readonly param = 'model';
   constructor(model: string) {
     super(`The model \`${model}\` does not exist.`, 'model_not_found');
   }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AuthenticationError, MethodNotAllowedError, ConveyorError, InvalidRequestError, NotFoundError, UpstreamError, UpstreamResponseError, ClientAbortedError, SandboxError, SandboxLimitError, ShuttingDownError, GatewayBusyError, ToolRejectedError, UnsupportedMediaTypeError, HostNotAllowedError, OriginNotAllowedError, PayloadTooLargeError, UpgradeRequiredError } from '../core/errors.ts';
+import { AuthenticationError, MethodNotAllowedError, ConveyorError, InvalidRequestError, ModelNotFoundError, NotFoundError, UpstreamError, UpstreamResponseError, ClientAbortedError, SandboxError, SandboxLimitError, ShuttingDownError, GatewayBusyError, ToolRejectedError, UnsupportedMediaTypeError, HostNotAllowedError, OriginNotAllowedError, PayloadTooLargeError, UpgradeRequiredError } from '../core/errors.ts';
 
 export interface OpenAIErrorBody {
   error: { message: string; type: string; param: string | null; code: string };
@@ -16,7 +16,7 @@ export function toErrorResponse(err: unknown): { status: number; body: OpenAIErr
   if (!(err instanceof ConveyorError)) {
     return { status: 500, body: body('internal server error', 'server_error', null, 'internal_error') };
   }
-  const param = err instanceof InvalidRequestError || err instanceof UpstreamResponseError ? err.param : null;
+  const param = err instanceof InvalidRequestError || err instanceof UpstreamResponseError || err instanceof ModelNotFoundError ? err.param : null;
   const headers = headersOf(err);
   const message = refusedCredentials(err) ? `the upstream refused the gateway's own credentials (HTTP ${(err as UpstreamResponseError).status}: ${err.message}); check its upstream API key` : err.message;
   return { status: statusOf(err), body: body(message, typeOf(err), param, err.code), ...(headers ? { headers } : {}) };

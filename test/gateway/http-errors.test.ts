@@ -309,7 +309,7 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     }
     const retrieved = await getJson(gateway.url, '/v1/models/no-such-model');
     expect(retrieved.status).toBe(404);
-    expect(retrieved.json.error).toMatchObject({ type: 'invalid_request_error', code: 'model_not_found' });
+    expect(retrieved.json.error).toMatchObject({ type: 'invalid_request_error', code: 'model_not_found', param: 'model' });
     expect(await (await fetch(`${gateway.url}/metrics`)).text()).toMatch(/^conveyor_requests_total\{outcome="model_not_found"\} 2$/m);
   });
 
