@@ -147,7 +147,8 @@ export class AccessLog {
 }
 
 function summarize({ timeline, model, stream, partialExecution }: CompletionFacts): Record<string, unknown> {
-  let rounds = 0;
+  // A round counts once however many replicas took it (one that failed before its first token hands it on).
+  const rounds = new Set<number | undefined>();
   let toolCalls = 0;
   let rejected = 0;
   let firstToken: number | undefined;
@@ -155,7 +156,7 @@ function summarize({ timeline, model, stream, partialExecution }: CompletionFact
   for (const e of timeline.events) {
     // A round counts once the upstream took it, as in conveyor_rounds_total: one it refused decoded nothing.
     if (e.type === 'upstream-accepted') {
-      rounds += 1;
+      rounds.add(e.round);
       if (e.detail) upstreams.add(e.detail);
     } else if (e.type === 'tool-start') toolCalls += 1;
     else if (e.type === 'abort' && e.detail?.startsWith('rejected')) rejected += 1;
@@ -169,7 +170,7 @@ function summarize({ timeline, model, stream, partialExecution }: CompletionFact
     partial_execution: partialExecution,
     outcome: end?.detail ?? 'unfinished',
     ...(firstToken === undefined ? {} : { ttft_ms: round1(firstToken) }),
-    rounds,
+    rounds: rounds.size,
     tool_calls: toolCalls,
     ...(rejected > 0 ? { rejected_calls: rejected } : {}),
     upstreams: [...upstreams],

@@ -168,9 +168,11 @@ export class GatewayMetrics {
     // When each call's tool had the whole call: its call-end, or its round's decode-end for one the decode stopped inside.
     const written = new Map<string, number>();
     const decodeEnds = new Map<number, number>();
+    // A round counts once however many replicas took it (one that failed before its first token hands it on).
+    const rounds = new Set<number | undefined>();
     for (const e of timeline.events) {
       if (e === end) break;
-      if (e.type === 'upstream-accepted') this.#rounds.inc();
+      if (e.type === 'upstream-accepted') rounds.add(e.round);
       else if (e.type === 'call-end' && e.callId) written.set(e.callId, e.t);
       else if (e.type === 'decode-end' && e.round !== undefined) decodeEnds.set(e.round, e.t);
       else if (e.type === 'tool-start' && e.callId) calls.set(e.callId, { name: e.detail ?? 'unknown', start: e.t });
@@ -191,6 +193,7 @@ export class GatewayMetrics {
     }
     // Calls the request's end stopped whose end came after it (a tool that took its time to stop).
     for (const call of calls.values()) this.#toolCalls.inc({ tool: call.name, outcome: 'stopped' });
+    if (rounds.size > 0) this.#rounds.inc(rounds.size);
   }
 }
 
@@ -216,7 +219,7 @@ function registerReplicaMetrics(registry: Registry, replicas: UpstreamReplicas):
   });
   new Gauge({
     name: 'conveyor_upstream_replica_healthy',
-    help: '1 while a replica takes requests, 0 while it rests after failures.',
+    help: '1 while a replica has no failure since its latest success; 0 while it rests after a failure, and after the rest until a request succeeds on it.',
     labelNames,
     registers,
     collect() {
@@ -224,8 +227,8 @@ function registerReplicaMetrics(registry: Registry, replicas: UpstreamReplicas):
     },
   });
   for (const [field, name, help] of [
-    ['accepted', 'conveyor_upstream_replica_accepted_total', 'Streams each replica accepted.'],
-    ['failures', 'conveyor_upstream_replica_failures_total', 'Failures counted against each replica (it rested after each).'],
+    ['accepted', 'conveyor_upstream_replica_accepted_total', 'Requests each replica served (a chat stream once its first token arrived).'],
+    ['failures', 'conveyor_upstream_replica_failures_total', 'Failures counted against each replica (those of one outage, in flight together, rest it once).'],
   ] as const) {
     const seen = new Map<string, number>();
     new Counter({

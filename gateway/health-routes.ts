@@ -47,10 +47,16 @@ export function healthRoutes(s: HealthSources): Array<{ method: string; pattern:
   ];
 }
 
-/** snake_case, like the rest of /health. */
+/**
+ * snake_case, like the rest of /health. `healthy` only while the replica has no failure since its
+ * latest success (`state: "healthy"`); `resting` after a failure, then `probing` once the rest is
+ * over and until a request succeeds on it: an alert on `healthy` does not flap back to true for a
+ * replica that is still down.
+ */
 function replicaHealth(r: ReplicaState) {
   return {
     base_url: r.baseUrl,
+    state: r.state,
     healthy: r.healthy,
     in_flight: r.inFlight,
     resting_for_ms: r.restingForMs,

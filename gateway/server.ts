@@ -105,7 +105,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
 
   const routes: Array<{ method: string; pattern: RegExp; handler: Handler }> = [
     { method: 'POST', pattern: CHAT_PATH, handler: (req, res) => chatCompletionsRoute(routeCtx, req, res) },
-    ...modelsRoutes(config),
+    ...modelsRoutes(config, upstream.pump.replicas),
     {
       method: 'GET',
       pattern: /^\/v1\/requests\/(?<id>[\w-]+)\/timeline$/,

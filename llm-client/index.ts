@@ -11,4 +11,4 @@ export {
   type StreamRequest,
   type ListModelsOptions,
 } from './upstream-options.ts';
-export { UpstreamReplicas, type ReplicaAffinity, type ReplicaHealthEvent, type ReplicaState } from './upstream-replicas.ts';
+export { UpstreamReplicas, type ReplicaAffinity, type ReplicaHealth, type ReplicaHealthEvent, type ReplicaState } from './upstream-replicas.ts';

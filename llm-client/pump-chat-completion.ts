@@ -42,7 +42,7 @@ export interface ChatCompletionPump {
  * token (the URL check alone cost more than the rest of the options together).
  *
  * Several base URLs are replicas of one model: each stream goes to one of them, and moves to
- * another if its replica fails before accepting it (upstream-replicas.ts, failover-stream.ts).
+ * another if its replica fails before its first token (upstream-replicas.ts, failover-stream.ts).
  *
  * `requestsValidated`: the caller has checked every body already, to rules at least as strict as
  * `ChatRequestBodySchema` (the gateway's chat request schema is), so the per-stream check is skipped;
@@ -52,7 +52,7 @@ export function createChatCompletionPump(
   connection: UpstreamConnectionOptions,
   options: { requestsValidated?: boolean; onReplicaHealthChange?: (event: ReplicaHealthEvent) => void } = {},
 ): ChatCompletionPump {
-  const { baseUrl, replicaRestMs, maxReplicaRestMs, ...rest } = parseUpstreamOptions(UpstreamConnectionSchema, connection);
+  const { baseUrl, replicaRestMs, maxReplicaRestMs, model, ...rest } = parseUpstreamOptions(UpstreamConnectionSchema, connection);
   const check = options.requestsValidated
     ? (request: StreamRequest) => request
     : (request: StreamRequest) => parseUpstreamOptions(StreamRequestSchema, request) as StreamRequest;
@@ -63,7 +63,8 @@ export function createChatCompletionPump(
   const replicas = new UpstreamReplicas(baseUrl, { restMs: replicaRestMs, maxRestMs: maxReplicaRestMs, onHealthChange: options.onReplicaHealthChange });
   const pump = (request: StreamRequest, onPart: (part: UpstreamPart) => void) => {
     const checked = check(request);
-    return startFailoverStream(replicas, { ...rest, ...checked, baseUrl: baseUrl[0]! } as ResolvedStreamOptions, checked.affinity, onPart);
+    const target = { replicas, affinity: checked.affinity, modelNamedByGateway: Boolean(model) };
+    return startFailoverStream(target, { ...rest, ...checked, baseUrl: baseUrl[0]! } as ResolvedStreamOptions, onPart);
   };
   return Object.assign(pump, { replicas });
 }

@@ -65,7 +65,8 @@ export const ChatRequestBodySchema = z.looseObject({
  * Called once, before any part, when the upstream has answered 200 with an event stream: it has
  * taken the request and tokens will follow (vLLM sends these headers before it prefills). A
  * gateway can open its own response then instead of on the way to the first token. `baseUrl` is the
- * upstream that took it: with several replicas, the one chosen.
+ * upstream that took it: with several replicas, the one chosen, and called again for each replica
+ * that takes the stream over when one that accepted it failed before its first token.
  */
 const onAccepted = z.custom<(upstream: { baseUrl: string }) => void>((v) => typeof v === 'function', 'must be a function').optional();
 
@@ -87,6 +88,12 @@ const { signal: _signal, baseUrl: _baseUrl, ...connectionOnly } = connection;
 export const UpstreamConnectionSchema = z.object({
   ...connectionOnly,
   baseUrl: UpstreamUrlsSchema,
+  /**
+   * The model every request is sent as, when the gateway names it (its `upstream.model`, which
+   * the gateway passes here whole). With replicas, a 404 model_not_found is then that replica's
+   * failure: it rests and the stream moves on (failover-stream.ts). Bodies are not rewritten with it.
+   */
+  model: z.string().optional(),
   /** How long a replica that failed rests before it is tried again (doubles per failure in a row). */
   replicaRestMs: milliseconds.default(2_000),
   maxReplicaRestMs: milliseconds.default(30_000),

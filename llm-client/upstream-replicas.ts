@@ -7,9 +7,11 @@
  * replica's prefix cache already holds almost all of it and its prefill is nearly free. New
  * conversations go to the replica with the fewest streams in flight from this process.
  *
- * Health is passive: a replica that refused a connection, timed out, or answered 502/503/504 rests
- * for a while (doubling with each failure in a row, up to a ceiling), and the next request that
- * finds it rested tries it again. No probe traffic is sent.
+ * Health is passive: a replica that failed (failover-stream.ts, `classifyReplicaFailure`) rests for
+ * a while (doubling with each failure in a row, up to a ceiling). Once the rest is over it is on
+ * trial (half-open): one request at a time may try it, while the others keep going to replicas
+ * without failures; a success ends the trial, a failure starts the next, longer rest. No probe
+ * traffic is sent: the trial request is a client's, and fails over if the replica fails it again.
  */
 
 /** One conversation's hold on a replica: the caller keeps one per conversation, the pump fills it in. */
@@ -25,7 +27,7 @@ export interface ReplicaHealthOptions {
   maxRestMs?: number;
   /** Monotonic milliseconds (tests pass a fake). */
   now?: () => number;
-  /** Told when a replica starts to rest and when it takes a stream again after failures (the gateway logs both). */
+  /** Told when a replica starts to rest and when it serves a request again after failures (the gateway logs both). */
   onHealthChange?: (event: ReplicaHealthEvent) => void;
 }
 
@@ -33,15 +35,26 @@ export type ReplicaHealthEvent =
   | { type: 'resting'; baseUrl: string; restMs: number; consecutiveFailures: number; error: unknown }
   | { type: 'recovered'; baseUrl: string; consecutiveFailures: number };
 
+/**
+ * `healthy`: no failure since its latest success. `resting`: it failed and is not tried now.
+ * `probing`: its rest is over but it has not succeeded since it failed; one request at a time tries it.
+ */
+export type ReplicaHealth = 'healthy' | 'resting' | 'probing';
+
 /** What `/health` shows of one replica. */
 export interface ReplicaState {
   baseUrl: string;
+  state: ReplicaHealth;
+  /** `state === 'healthy'`: a replica whose rest is merely over has not proved itself yet. */
   healthy: boolean;
   inFlight: number;
-  /** Milliseconds of rest left; 0 when healthy. */
+  /** Milliseconds of rest left; 0 once the rest is over. */
   restingForMs: number;
   consecutiveFailures: number;
-  /** Streams it accepted, and failures counted against it, since start. */
+  /**
+   * Streams it served (a chat stream counts once its first token arrived: headers alone prove
+   * nothing, vLLM sends them before it prefills), and failures counted against it, since start.
+   */
   accepted: number;
   failures: number;
 }
@@ -82,30 +95,38 @@ export class UpstreamReplicas {
 
   /**
    * The replica for a conversation's next attempt, never one in `tried`: its own replica if that is
-   * healthy, else the healthy one with the fewest streams in flight. When every untried replica is
-   * resting, the one whose rest ends first (a request is never refused for want of a healthy
-   * replica: the outage may be over). `undefined` once every replica has been tried.
+   * available, else the available one with the fewest streams in flight. Available: no failure
+   * since its latest success, or on trial (rest over) with nothing in flight to it, so that only
+   * one request at a time tries a replica that failed. When no untried replica is available, the
+   * one back soonest (on trial before resting, then fewest in flight): a request is never refused
+   * for want of a healthy replica, the outage may be over. `undefined` once every replica was tried.
+   *
+   * The trial is held by `inFlight`, which every caller counts for the attempt it starts on the
+   * picked replica, and uncounts however the attempt ends: there is no claim to leak. Streams
+   * still in flight to a replica when it failed hold it the same way: they are its trial (one of
+   * them reaching its first token is a success), and new requests wait for them to end.
    */
   pick(affinity: ReplicaAffinity | undefined, tried: ReadonlySet<Replica>): Replica | undefined {
     const now = this.#now();
     const n = this.replicas.length;
     let best: Replica | undefined;
-    let soonest: Replica | undefined;
+    let fallback: Replica | undefined;
     for (let k = 0; k < n; k++) {
       const replica = this.replicas[(this.#cursor + k) % n]!;
       if (tried.has(replica)) continue;
-      if (replica.restingUntil > now) {
-        if (soonest === undefined || replica.restingUntil < soonest.restingUntil) soonest = replica;
+      const onTrial = replica.consecutiveFailures > 0;
+      if (replica.restingUntil > now || (onTrial && replica.inFlight > 0)) {
+        if (fallback === undefined || backSooner(replica, fallback, now)) fallback = replica;
         continue;
       }
       if (replica.baseUrl === affinity?.baseUrl) return replica;
       if (best === undefined || replica.inFlight < best.inFlight) best = replica;
     }
     this.#cursor = (this.#cursor + 1) % n;
-    return best ?? soonest;
+    return best ?? fallback;
   }
 
-  /** The replica took a stream (200, event stream): its failures in a row are over. */
+  /** The replica served a stream (its first token, or a forwarded answer): its failures in a row are over. */
   succeeded(replica: Replica): void {
     replica.accepted += 1;
     if (replica.consecutiveFailures > 0) {
@@ -121,8 +142,8 @@ export class UpstreamReplicas {
   }
 
   /**
-   * The replica failed in a way another replica may not (see `isReplicaFailure`): it rests. An
-   * attempt that began before the replica's latest failure was counted is the same outage seen
+   * The replica failed in a way another replica may not (failover-stream.ts, `classifyReplicaFailure`):
+   * it rests. An attempt that began before the replica's latest failure was counted is the same outage seen
    * again (every stream in flight when a replica falls over fails with it): it counts in `failures`
    * but neither doubles the rest nor extends it, or one burst would rest a replica for the ceiling.
    */
@@ -138,14 +159,25 @@ export class UpstreamReplicas {
 
   states(): ReplicaState[] {
     const now = this.#now();
-    return this.replicas.map((r) => ({
-      baseUrl: r.baseUrl,
-      healthy: r.restingUntil <= now,
-      inFlight: r.inFlight,
-      restingForMs: Math.max(0, Math.ceil(r.restingUntil - now)),
-      consecutiveFailures: r.consecutiveFailures,
-      accepted: r.accepted,
-      failures: r.failures,
-    }));
+    return this.replicas.map((r) => {
+      const state: ReplicaHealth = r.consecutiveFailures === 0 ? 'healthy' : r.restingUntil > now ? 'resting' : 'probing';
+      return {
+        baseUrl: r.baseUrl,
+        state,
+        healthy: state === 'healthy',
+        inFlight: r.inFlight,
+        restingForMs: Math.max(0, Math.ceil(r.restingUntil - now)),
+        consecutiveFailures: r.consecutiveFailures,
+        accepted: r.accepted,
+        failures: r.failures,
+      };
+    });
   }
+}
+
+/** Of two replicas not available now, the one to try first: on trial before resting, then the rest that ends first, then the least loaded. */
+function backSooner(a: Replica, b: Replica, now: number): boolean {
+  const aBack = Math.max(a.restingUntil, now);
+  const bBack = Math.max(b.restingUntil, now);
+  return aBack !== bBack ? aBack < bBack : a.inFlight < b.inFlight;
 }

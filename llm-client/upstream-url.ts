@@ -45,6 +45,11 @@ export function parseUpstreamUrl(baseUrl: string): UpstreamUrl {
     throw new TypeError(`"${baseUrl}" is not a URL: write http://host:port/v1, or unix:/path/to.sock:/v1 for a socket`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`"${baseUrl}": an upstream is reached over http:, https: or unix:, not ${url.protocol}`);
+  // Never sent (a request goes to the origin, which has none), and the URL is shown in /health,
+  // /metrics, the banner and every access line: refused rather than silently dropped or leaked.
+  if (url.username !== '' || url.password !== '') {
+    throw new TypeError(`"${url.protocol}//…@${url.host}${url.pathname}": credentials in an upstream URL are not sent; give the upstream's key with --upstream-api-key (config upstream.apiKey)`);
+  }
   return { origin: url.origin, pathname: url.pathname.replace(/\/+$/, ''), search: url.search };
 }
 

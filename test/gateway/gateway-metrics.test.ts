@@ -176,6 +176,14 @@ describe('conveyor_tool_calls_total and conveyor_tool_duration_seconds, from a t
     expect(sample(text, 'conveyor_tool_wait_after_decode_seconds_count')).toBe(1);
   });
 
+  it('counts a round once when a second replica took it over (the first failed before its first token)', async () => {
+    const timeline = roundTimeline('chatcmpl-failover');
+    timeline.mark('upstream-accepted', { round: 1, detail: 'http://other/v1' });
+    timeline.mark('decode-end', { round: 1, detail: 'stop' });
+    timeline.mark('request-end', { detail: 'answer' });
+    expect(sample(await ended(timeline), 'conveyor_rounds_total')).toBe(1);
+  });
+
   it('does not count a round the upstream refused as a model round', async () => {
     const timeline = new Timeline('chatcmpl-refused');
     timeline.mark('round-start', { round: 1 });

@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { ClientAbortedError, UpstreamConnectionError, UpstreamResponseError, UpstreamTotalTimeoutError } from '../../core/errors.ts';
+import { ClientAbortedError, UpstreamConnectionError, UpstreamModelNotFoundError, UpstreamResponseError, UpstreamTotalTimeoutError } from '../../core/errors.ts';
 import { createChatCompletionPump, type ChatCompletionPump, type ReplicaAffinity, type UpstreamPart } from '../../llm-client/index.ts';
 import { expectedPlainParts, MODEL, modelNotFoundBody, plainContentStream, vllmChunk } from './fixtures/vllm-streams.ts';
 import { trackedUpstreams } from './tracked-upstreams.ts';
@@ -80,16 +80,51 @@ describe('a pump over several replicas: failover before the upstream accepts', (
     }
   });
 
-  it('does not retry what every replica would answer the same (404 unknown model): the error is the first replica’s', async () => {
+  it('does not retry what every replica would answer the same (404 for a model the client named): the error is the first replica’s', async () => {
     const bad = await failing(404);
     const good = await live();
     const pump = createChatCompletionPump({ baseUrl: [bad.baseUrl, good.baseUrl] });
     const { error, parts } = await run(pump, { baseUrl: bad.baseUrl });
-    expect(error).toBeInstanceOf(UpstreamResponseError);
+    expect(error).toBeInstanceOf(UpstreamModelNotFoundError);
     expect((error as UpstreamResponseError).status).toBe(404);
     expect(parts).toEqual([]);
     expect(good.requests).toHaveLength(0);
     expect(stateOf(pump, bad.baseUrl).healthy).toBe(true);
+  });
+
+  it('moves on from a replica that does not serve the model the gateway names (404 model_not_found), and rests it', async () => {
+    const bad = await failing(404);
+    const good = await live();
+    const pump = createChatCompletionPump({ baseUrl: [bad.baseUrl, good.baseUrl], model: MODEL });
+    const { error, parts } = await run(pump, { baseUrl: bad.baseUrl });
+    expect(error).toBeUndefined();
+    expect(parts).toEqual(expectedPlainParts);
+    expect([bad.requests.length, good.requests.length]).toEqual([1, 1]);
+    expect(stateOf(pump, bad.baseUrl)).toMatchObject({ healthy: false, failures: 1 });
+  });
+
+  it('moves on from a replica whose engine is dead (500) or that refuses the gateway’s key (401, 403), and rests it', async () => {
+    for (const status of [500, 401, 403]) {
+      const bad = await failing(status);
+      const good = await live();
+      const pump = createChatCompletionPump({ baseUrl: [bad.baseUrl, good.baseUrl] });
+      const { error, parts } = await run(pump, { baseUrl: bad.baseUrl });
+      expect(error).toBeUndefined();
+      expect(parts).toEqual(expectedPlainParts);
+      expect([bad.requests.length, good.requests.length]).toEqual([1, 1]);
+      expect(stateOf(pump, bad.baseUrl)).toMatchObject({ healthy: false, failures: 1 });
+      expect(stateOf(pump, good.baseUrl)).toMatchObject({ healthy: true, accepted: 1 });
+    }
+  });
+
+  it('hands the last replica’s 500 to the caller when every replica answers it, each tried once', async () => {
+    const first = await failing(500);
+    const second = await failing(500);
+    const pump = createChatCompletionPump({ baseUrl: [first.baseUrl, second.baseUrl] });
+    const { error } = await run(pump, { baseUrl: first.baseUrl });
+    expect(error).toBeInstanceOf(UpstreamResponseError);
+    expect((error as UpstreamResponseError).status).toBe(500);
+    expect([first.requests.length, second.requests.length]).toEqual([1, 1]);
   });
 
   it('never moves a stream its replica has accepted: a failure after the first token ends it', async () => {

@@ -57,7 +57,7 @@ describe('UpstreamReplicas: which replica takes the next stream', () => {
     expect(set.pick(undefined, none)!.baseUrl).toBe('http://b/v1');
 
     clock.now += 350;
-    expect(set.states()[0]).toMatchObject({ healthy: true, consecutiveFailures: 4, failures: 4 });
+    expect(set.states()[0]).toMatchObject({ state: 'probing', healthy: false, consecutiveFailures: 4, failures: 4 });
     set.succeeded(a);
     set.failed(a);
     expect(set.states()[0]).toMatchObject({ healthy: false, restingForMs: 100, consecutiveFailures: 1, failures: 5, accepted: 1 });
@@ -111,6 +111,55 @@ describe('UpstreamReplicas: which replica takes the next stream', () => {
     expect(set.pick(undefined, tried)!.baseUrl).toBe('http://c/v1');
     tried.add(byUrl('http://c/v1'));
     expect(set.pick(undefined, tried)).toBeUndefined();
+  });
+
+  it('says a replica whose rest is over is on trial, not healthy, until it succeeds (regression: healthy while it was still down)', () => {
+    const { set, clock, byUrl } = setUp(['http://a/v1', 'http://b/v1']);
+    const a = byUrl('http://a/v1');
+    expect(set.states()[0]).toMatchObject({ state: 'healthy', healthy: true });
+    set.failed(a);
+    expect(set.states()[0]).toMatchObject({ state: 'resting', healthy: false, restingForMs: 100 });
+    clock.now += 100;
+    expect(set.states()[0]).toMatchObject({ state: 'probing', healthy: false, restingForMs: 0, consecutiveFailures: 1 });
+    set.succeeded(a);
+    expect(set.states()[0]).toMatchObject({ state: 'healthy', healthy: true, consecutiveFailures: 0 });
+  });
+
+  it('lets one request at a time try a replica whose rest is over; the others go to healthy replicas meanwhile', () => {
+    const { set, clock, byUrl } = setUp(['http://a/v1', 'http://b/v1']);
+    const [a, b] = [byUrl('http://a/v1'), byUrl('http://b/v1')];
+    set.failed(a);
+    clock.now += 100;
+    b.inFlight = 3;
+    // The trial: a has nothing in flight, so it is the least loaded.
+    const trial = set.pick(undefined, none)!;
+    expect(trial).toBe(a);
+    a.inFlight += 1;
+    // While the trial runs, every other request goes to b, whatever its load or its conversation.
+    for (let i = 0; i < 4; i++) expect(set.pick(undefined, none)).toBe(b);
+    expect(set.pick({ baseUrl: 'http://a/v1' }, none)).toBe(b);
+    // Only b tried already: a is still offered rather than nothing.
+    expect(set.pick(undefined, new Set([b]))).toBe(a);
+
+    // The trial ended without a verdict (the client left): the next request tries a again.
+    a.inFlight -= 1;
+    expect(set.pick(undefined, none)).toBe(a);
+    // It succeeded: a takes requests as any healthy replica does.
+    set.succeeded(a);
+    a.inFlight = 2;
+    expect(set.pick({ baseUrl: 'http://a/v1' }, none)).toBe(a);
+  });
+
+  it('when every replica is unavailable, prefers one on trial (back already) over one still resting, then the least loaded', () => {
+    const { set, clock, byUrl } = setUp();
+    const [a, b, c] = [byUrl('http://a/v1'), byUrl('http://b/v1'), byUrl('http://c/v1')];
+    set.failed(a);
+    set.failed(b);
+    clock.now += 100;
+    set.failed(c);
+    a.inFlight = 2;
+    b.inFlight = 1;
+    expect(set.pick(undefined, none)).toBe(b);
   });
 
   it('refuses an empty or repeated list', () => {

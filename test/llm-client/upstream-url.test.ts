@@ -25,6 +25,13 @@ describe('parseUpstreamUrl', () => {
     expect(() => parseUpstreamUrl('unix::/v1')).toThrow(/names no socket/);
     expect(() => parseUpstreamUrl('unix:/run/vllm.sock:v1')).toThrow(/must start with \//);
   });
+
+  it('refuses credentials in the URL (never sent, and the URL is shown everywhere), without repeating them', () => {
+    for (const url of ['http://user:hunter2@127.0.0.1:8000/v1', 'https://token@vllm.internal/v1']) {
+      expect(() => parseUpstreamUrl(url)).toThrow(/credentials in an upstream URL are not sent; give the upstream's key with --upstream-api-key/);
+      expect(() => parseUpstreamUrl(url)).not.toThrow(/hunter2|token@/);
+    }
+  });
 });
 
 describe('UpstreamUrlsSchema', () => {
