@@ -11,7 +11,10 @@ function toResult(expression: string, evaluation: Evaluation): ToolResult {
 
 /**
  * The `calculator` tool: exact arithmetic with mathjs BigNumbers, evaluated the moment the
- * `expression` field is decoded (a thread, since a big `factorial` or matrix is CPU work).
+ * `expression` field is decoded. In a process, not a thread: the model picks the sizes
+ * (`zeros(60000000)` is nine characters), and a worker thread that runs out of heap can abort the
+ * whole gateway (nodejs/node#47224: V8's out-of-memory handler is the process's); a process that
+ * does is one call's error.
  *
  * @example
  * await runScriptedCall(inlineTool(calculator), { args: { expression: '200*701' } }) // result.content === '140200'
@@ -25,9 +28,8 @@ export default definePlugin({
     expression: z.string().min(1).max(MAX_EXPRESSION_LENGTH).describe('The expression, e.g. "200*701" or "sqrt(2)/3".'),
   }),
   consumes: 'field',
-  runtime: 'thread',
-  // No memoryMb: a thread's heap is the pool's worker limit (256 MB by default), not the plugin's.
-  limits: { timeoutMs: 5_000 },
+  runtime: 'process',
+  limits: { timeoutMs: 5_000, memoryMb: 256 },
   hooks: {
     onLoad: warmExactMath,
     onStart: warmExactMath,

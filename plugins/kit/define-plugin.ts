@@ -9,7 +9,9 @@ import type { GuestJs } from './guest-js.ts';
  * - `inline`: in the gateway's event loop. Only for trusted, I/O-bound code that never runs what
  *   the model wrote (an HTTP fetch, a schema check).
  * - `thread`: a worker thread from a shared piscina pool. Trusted, CPU-bound code; not a
- *   security boundary.
+ *   security boundary, and its heap limit is no memory boundary either: a worker that runs out
+ *   of heap can abort the whole process (nodejs/node#47224), so code whose allocations the
+ *   model controls (a matrix size) belongs in `process`.
  * - `isolate`: an isolated-vm isolate (Node >= 22, isolated-vm >= 6.2.0) for untrusted JS; falls
  *   back to `process` where isolates are unavailable.
  * - `process`: a child process (any language) over framed IPC, with rlimits; the strongest.

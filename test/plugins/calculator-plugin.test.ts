@@ -3,14 +3,17 @@ import calculator from '../../plugins/calculator/calculator-plugin.ts';
 import { evaluateExact } from '../../plugins/calculator/exact-math.ts';
 import { inlineTool } from '../../plugins/kit/inline-tool.ts';
 import { runScriptedCall } from '../../plugins/kit/testing.ts';
+import { toolFromPlugin } from '../../plugins/kit/tool-from-plugin.ts';
+import { createRuntimePools } from '../../sandbox/runtimes/runtime-pools.ts';
 
 const tool = inlineTool(calculator);
 const call = (expression: string, streamed = true) =>
   runScriptedCall(tool, { pieces: streamed ? [{ kind: 'field', path: ['expression'], value: expression }] : [], args: { expression } });
 
 describe('calculator plugin', () => {
-  it('declares a field-consuming thread tool with one expression argument', () => {
-    expect(calculator.runtime).toBe('thread');
+  it('declares a field-consuming process tool with one expression argument', () => {
+    // Not a thread: a worker that runs out of heap can abort the whole process (nodejs/node#47224).
+    expect(calculator.runtime).toBe('process');
     expect(tool).toMatchObject({ name: 'calculator', consumes: 'field' });
     expect(tool.parameters).toMatchObject({ properties: { expression: { type: 'string' } }, required: ['expression'] });
   });
@@ -82,4 +85,19 @@ describe('calculator plugin', () => {
     await call('y = 5');
     expect((await call('y')).result?.content).toBe('error: Undefined symbol y');
   });
+});
+
+describe('calculator in its runtime', () => {
+  it('answers an expression that allocates past its memory with an error, and this process lives on to answer the next', async () => {
+    const pools = createRuntimePools();
+    try {
+      const remote = toolFromPlugin(calculator, { moduleUrl: new URL('../../plugins/calculator/calculator-plugin.ts', import.meta.url), pools });
+      const run = (expression: string) => runScriptedCall(remote, { pieces: [{ kind: 'field', path: ['expression'], value: expression }], args: { expression } });
+      // One 1-D array of 6e7 elements: in a worker thread, V8's out-of-memory abort took the whole gateway down.
+      expect((await run('zeros(60000000)')).result).toMatchObject({ ok: false, content: expect.stringMatching(/ran out of memory/) });
+      expect((await run('200*701')).result).toMatchObject({ ok: true, content: '140200' });
+    } finally {
+      await pools.close();
+    }
+  }, 60_000);
 });
