@@ -3,7 +3,7 @@ import { searchMarkers } from '../marker-search.ts';
 import type { ParserEvent, Piece, ToolCallParser } from '../parser-events.ts';
 import { EventOutput } from './event-output.ts';
 import { parseParserOptions } from './parser-options.ts';
-import { parsePythonLiteral } from './python-value-parser.ts';
+import { readPythonArguments } from './python-value-parser.ts';
 
 export const LlmCompilerPlanParserOptionsSchema = z
   .object({
@@ -37,7 +37,8 @@ const STEP_HEAD = /^[ \t]*\d+\.[ \t]*[A-Za-z_]\w*\(/;
  *   `end()`), a `step` piece {index, tool, args, raw}: `args` are the positional arguments as
  *   Python literals (`$1`/`${1}` stay inside the strings, to be resolved by the executor);
  *   arguments that are not literals (`calc($1 * 2)`, keywords) give `[argsText]`, as
- *   LLMCompiler does; `raw` is the line as written;
+ *   LLMCompiler does, and so do literals nested deeper than MAX_PYTHON_NESTING; `raw` is the
+ *   line as written;
  * - `call-args`: JSON built step by step, `{"steps":[step` then `,step` and `]}` at the end;
  * - `call-end` {steps} after the `join()` step, or at `<END_OF_PLAN>`.
  * Step lines are not content; every other line (`Thought: …`, prose) is, released as soon as
@@ -160,7 +161,11 @@ class LlmCompilerPlanParser implements ToolCallParser {
     const [, index, tool, argsText] = match as unknown as [string, string, string, string];
     const raw = this.#line.endsWith('\r') ? this.#line.slice(0, -1) : this.#line;
     this.#newLine();
-    const args = parsePythonLiteral(`[${argsText}\n]`) ?? { value: [argsText], json: JSON.stringify([argsText]) };
+    // Not all literals: the whole text is the one argument, as LLMCompiler has it. A literal nested
+    // past MAX_PYTHON_NESTING too: as a string, the next round's JSON.stringify of the plan's
+    // arguments cannot overflow the stack; the plan tool refuses that step by name (step-arguments.ts).
+    const read = readPythonArguments(argsText);
+    const args = 'error' in read ? { value: [argsText], json: JSON.stringify([argsText]) } : read;
     this.#step({ index: Number(index), tool, args: args.value as unknown[], raw }, args.json);
   }
 

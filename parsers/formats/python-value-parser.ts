@@ -18,6 +18,18 @@ type Frame =
 const CLOSER = { list: ']', tuple: ')', dict: '}' } as const;
 
 /**
+ * How deep a value's lists, tuples and dicts may nest, as for JSON arguments (the JSON scanner's
+ * `maxNesting`). The parser itself keeps an explicit stack, but what walks the value next recurses:
+ * `JSON.stringify` of the call's arguments in the next round's assistant turn, a plan's `$n`
+ * substitution. 20,000 nested lists in a plan step overflowed the stack there: the whole request
+ * answered 500. No tool's arguments need this depth.
+ */
+export const MAX_PYTHON_NESTING = 256;
+
+/** The value nests deeper than its parser allows (MAX_PYTHON_NESTING by default). */
+export class PythonNestingError extends PythonSyntaxError {}
+
+/**
  * Builds one Python literal (what `ast.literal_eval` accepts, minus sets, bytes and complex
  * numbers) from tokens, as its JSON value: tuples become arrays, dict keys become strings the
  * way `json.dumps` writes them. Tokens are offered one by one; `offer` answers false for the
@@ -25,12 +37,18 @@ const CLOSER = { list: ']', tuple: ')', dict: '}' } as const;
  * adjacent strings concatenate, so a string is complete only once a non-string token follows.
  */
 export class PythonValueParser {
+  readonly #maxNesting: number;
   #stack: Frame[] = [];
   #done = false;
   #value: unknown;
   #json = '';
   #pendingString: string | undefined;
   #sign: 1 | -1 | undefined;
+
+  /** `maxNesting`: containers deeper than this are a PythonNestingError (default MAX_PYTHON_NESTING). */
+  constructor(options: { maxNesting?: number } = {}) {
+    this.#maxNesting = options.maxNesting ?? MAX_PYTHON_NESTING;
+  }
 
   /** Whether `token` belongs to the value; false means the value is complete (see `value`). */
   offer(token: PythonToken): boolean {
@@ -126,13 +144,13 @@ export class PythonValueParser {
       case 'punct':
         switch (token.value) {
           case '[':
-            this.#stack.push({ kind: 'list', items: [], json: [], expectItem: true, sawComma: false });
+            this.#open({ kind: 'list', items: [], json: [], expectItem: true, sawComma: false });
             return;
           case '(':
-            this.#stack.push({ kind: 'tuple', items: [], json: [], expectItem: true, sawComma: false });
+            this.#open({ kind: 'tuple', items: [], json: [], expectItem: true, sawComma: false });
             return;
           case '{':
-            this.#stack.push({ kind: 'dict', entries: new Map(), identity: '', key: '', state: 'key' });
+            this.#open({ kind: 'dict', entries: new Map(), identity: '', key: '', state: 'key' });
             return;
           case '-':
           case '+':
@@ -147,6 +165,11 @@ export class PythonValueParser {
             throw new PythonSyntaxError(`expected a value, got '${token.value}'`);
         }
     }
+  }
+
+  #open(frame: Frame): void {
+    if (this.#stack.length >= this.#maxNesting) throw new PythonNestingError(`nested deeper than ${this.#maxNesting}`);
+    this.#stack.push(frame);
   }
 
   #close(): void {
@@ -217,12 +240,15 @@ function keyIdentity(value: unknown, json: string): string {
   return Number.isInteger(value) ? BigInt(value as number).toString() : json;
 }
 
+/** A literal as PythonValueParser reads it, or why the text is not exactly one. */
+export type PythonReading = { value: unknown; json: string } | { error: PythonSyntaxError };
+
 /**
- * The Python literal `text` as JSON, or undefined if it is not exactly one literal: its value
- * and the text `json.dumps` writes for it (see PythonValueParser.json).
+ * The Python literal `text` as JSON: its value and the text `json.dumps` writes for it (see
+ * PythonValueParser.json), or the error that makes it no single literal.
  */
-export function parsePythonLiteral(text: string): { value: unknown; json: string } | undefined {
-  const parser = new PythonValueParser();
+export function readPythonLiteral(text: string, options: { maxNesting?: number } = {}): PythonReading {
+  const parser = new PythonValueParser(options);
   const lexer = new PythonLexer((token) => {
     if (!parser.offer(token)) throw new PythonSyntaxError('text after the value');
   });
@@ -232,13 +258,21 @@ export function parsePythonLiteral(text: string): { value: unknown; json: string
     const value = parser.finish();
     return { value, json: parser.json };
   } catch (error) {
-    if (error instanceof PythonSyntaxError) return undefined;
+    if (error instanceof PythonSyntaxError) return { error };
     throw error;
   }
 }
 
-/** Positional call arguments `a, b` (the inside of a call's parentheses) as an array. */
-export function parsePythonArguments(text: string): unknown[] | undefined {
-  const parsed = parsePythonLiteral(`[${text}\n]`);
-  return parsed === undefined ? undefined : (parsed.value as unknown[]);
+/** The Python literal `text` as JSON (see readPythonLiteral), or undefined if it is not exactly one literal. */
+export function parsePythonLiteral(text: string): { value: unknown; json: string } | undefined {
+  const reading = readPythonLiteral(text);
+  return 'error' in reading ? undefined : reading;
+}
+
+/**
+ * Positional call arguments `a, b` (the inside of a call's parentheses) as an array, and its JSON.
+ * Each argument may nest as deep as a literal of its own (the list around them is not counted).
+ */
+export function readPythonArguments(text: string): PythonReading {
+  return readPythonLiteral(`[${text}\n]`, { maxNesting: MAX_PYTHON_NESTING + 1 });
 }

@@ -15,6 +15,13 @@ interface Parsed {
 const NUMBER = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 
 /**
+ * Deeper arrays and objects are not read (undefined, as text that is no JSON): the reader
+ * recurses, and 20,000 levels overflowed the stack and failed the request. The JSON formats'
+ * scanner stops at the same depth (json-value-assembler.ts).
+ */
+const MAX_NESTING = 256;
+
+/**
  * A JSON text as JSON.parse reads it, and the compact JSON that Python's
  * `json.dumps(json.loads(text))` writes for it: what vLLM sends for an object or array
  * parameter it decoded. The difference from `JSON.stringify(JSON.parse(text))` is what a client
@@ -34,18 +41,19 @@ export function redumpJson(text: string): Parsed | undefined {
     return undefined;
   }
   // JSON.parse has checked the grammar: the reader below only has to follow it.
-  return readValue({ text, at: 0 });
+  return readValue({ text, at: 0 }, 0);
 }
 
 function skipSpace(r: Reader): void {
   while (r.at < r.text.length && ' \t\n\r'.includes(r.text[r.at]!)) r.at++;
 }
 
-function readValue(r: Reader): Parsed | undefined {
+function readValue(r: Reader, depth: number): Parsed | undefined {
   skipSpace(r);
   const c = r.text[r.at]!;
-  if (c === '{') return readObject(r);
-  if (c === '[') return readArray(r);
+  if ((c === '{' || c === '[') && depth >= MAX_NESTING) return undefined;
+  if (c === '{') return readObject(r, depth + 1);
+  if (c === '[') return readArray(r, depth + 1);
   if (c === '"') {
     const value = readString(r);
     return { value, json: JSON.stringify(value) };
@@ -77,7 +85,7 @@ function readString(r: Reader): string {
   return JSON.parse(r.text.slice(start, r.at)) as string;
 }
 
-function readArray(r: Reader): Parsed | undefined {
+function readArray(r: Reader, depth: number): Parsed | undefined {
   const items: unknown[] = [];
   const json: string[] = [];
   r.at++;
@@ -87,7 +95,7 @@ function readArray(r: Reader): Parsed | undefined {
     return { value: items, json: '[]' };
   }
   for (;;) {
-    const item = readValue(r);
+    const item = readValue(r, depth);
     if (item === undefined) return undefined;
     items.push(item.value);
     json.push(item.json);
@@ -96,7 +104,7 @@ function readArray(r: Reader): Parsed | undefined {
   }
 }
 
-function readObject(r: Reader): Parsed | undefined {
+function readObject(r: Reader, depth: number): Parsed | undefined {
   const object: Record<string, unknown> = {};
   const json = new Map<string, string>();
   r.at++;
@@ -110,7 +118,7 @@ function readObject(r: Reader): Parsed | undefined {
     const key = readString(r);
     skipSpace(r);
     r.at++; // ':'
-    const item = readValue(r);
+    const item = readValue(r, depth);
     if (item === undefined) return undefined;
     setOwn(object, key, item.value);
     json.set(key, item.json);

@@ -6,7 +6,15 @@ const FORMAT_TOOL = 'format';
 // `{{` and `}}` are literal braces, as in Python's str.format: the plan steps that call format are
 // written in Python's syntax, and without an escape no template could say "{}" itself.
 const PLACEHOLDER = /\{\{|\}\}|\{(\d*)\}/g;
-const value = (n: number) => z.union([z.string(), z.number(), z.boolean()]).optional().describe(`The value for {${n}} (or the ${n === 1 ? 'first' : n === 2 ? 'second' : 'third'} {}).`);
+// zod's own message for a union that no member accepts is "Invalid input": nothing a model that
+// passed an object or null could fix its call from.
+const notScalar = (input: unknown) =>
+  `expected a string, number or boolean, got ${input === null ? 'null (leave the value out instead)' : Array.isArray(input) ? 'a list' : typeof input === 'object' ? 'an object' : typeof input}`;
+const value = (n: number) =>
+  z
+    .union([z.string(), z.number(), z.boolean()], { error: (issue) => (issue.code === 'invalid_union' ? notScalar(issue.input) : undefined) })
+    .optional()
+    .describe(`The value for {${n}} (or the ${n === 1 ? 'first' : n === 2 ? 'second' : 'third'} {}).`);
 
 /**
  * Fills `{}` (left to right) or `{1}`..`{3}` in `template`; explains what is missing instead of
@@ -23,7 +31,9 @@ export function formatTemplate(template: string, values: readonly unknown[]): To
     if (found === undefined || found === null) missing ??= match === '{}' ? `{} number ${at + 1}` : match;
     return found === undefined || found === null ? match : String(found);
   });
-  if (missing !== undefined) return { ok: false, content: `error: no value for ${missing} in ${JSON.stringify(template)}` };
+  // Python's str.format counts from {0}; a model used to it is told where these positions start.
+  const hint = missing === '{0}' ? ' (positions start at {1})' : '';
+  if (missing !== undefined) return { ok: false, content: `error: no value for ${missing} in ${JSON.stringify(template)}${hint}` };
   return { ok: true, content: text, data: { value: text } };
 }
 

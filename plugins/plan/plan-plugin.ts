@@ -3,7 +3,7 @@ import { definePlugin, reject, type PluginContext } from '../kit/define-plugin.t
 import type { ToolResult } from '../plugin-types.ts';
 import { formatPlanTranscript, PlanRun, scalarValue, type PlanToolOptions } from './plan-run.ts';
 
-export type { PlanToolOptions } from './plan-run.ts';
+export { DEFAULT_MAX_PARALLEL_STEPS, DEFAULT_MAX_PLAN_STEPS, type PlanToolOptions } from './plan-run.ts';
 
 
 const Step = z.object({ index: z.number().int().min(1), tool: z.string(), args: z.array(z.unknown()), raw: z.string() });
@@ -13,9 +13,10 @@ const valueOf = (result: ToolResult) => (scalarValue(result) === undefined ? {} 
 
 /**
  * The `plan` tool for LLMCompiler-style plans: each `step` piece is dispatched to its tool as
- * soon as its line is decoded and its `$n` dependencies have results; a step naming an unknown
- * tool or a missing step rejects the plan at once. Runs inline: it only orchestrates, and the
- * tools it calls run in their own runtimes.
+ * soon as its line is decoded and its `$n` dependencies have results (at most `maxParallelSteps`
+ * at once, the rest waiting their turn); a step naming an unknown tool, a missing step or a
+ * nested plan, or one past `maxSteps`, rejects the plan at once. Runs inline: it only
+ * orchestrates, and the tools it calls run in their own runtimes.
  *
  * @example
  * registry.set('plan', inlineTool(createPlanTool({ tools: (name) => registry.get(name) })));
@@ -23,13 +24,18 @@ const valueOf = (result: ToolResult) => (scalarValue(result) === undefined ? {} 
 export function createPlanTool(options: PlanToolOptions) {
   const joinTool = options.joinTool ?? 'join';
   const name = options.name ?? 'plan';
+  // 0 slots would leave every step waiting for ever: refused here, where the gateway starts.
+  for (const key of ['maxSteps', 'maxParallelSteps'] as const) {
+    const limit = options[key];
+    if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) throw new RangeError(`createPlanTool: ${key} must be a positive integer, got ${limit}`);
+  }
   return definePlugin({
     name,
     description: `Runs a plan of numbered tool calls ("1. search(\\"x\\")", "$1" refers to step 1's result), ending with ${joinTool}().`,
     parameters: z.object({ steps: z.array(Step) }),
     consumes: 'step',
     hooks: {
-      onStart: (ctx) => void (ctx.state['run'] = new PlanRun({ tools: options.tools, joinTool, planTool: name }, ctx)),
+      onStart: (ctx) => void (ctx.state['run'] = new PlanRun({ ...options, joinTool, planTool: name }, ctx)),
       onPiece(piece, ctx) {
         if (piece.kind !== 'step') return;
         const reason = run(ctx).add(piece);

@@ -1,3 +1,6 @@
+import { setMaxListeners } from 'node:events';
+import { availableParallelism } from 'node:os';
+import { BoundedQueue } from '../../core/bounded-queue.ts';
 import { planStepDependencies, type PlanStep } from '../../parsers/formats/llmcompiler-plan-parser.ts';
 import type { ToolCallContext, ToolExecution, ToolPlugin, ToolResult } from '../plugin-types.ts';
 import { escapeTemplateText, templateParameterOf } from '../format/format-plugin.ts';
@@ -10,7 +13,27 @@ export interface PlanToolOptions {
   name?: string;
   /** The step that ends a plan; default `join`. */
   joinTool?: string;
+  /** Steps a plan may have, `join` aside; the next one rejects the plan. Default DEFAULT_MAX_PLAN_STEPS. */
+  maxSteps?: number;
+  /** Steps of one plan running at once; the others wait in the plan. Default DEFAULT_MAX_PARALLEL_STEPS. */
+  maxParallelSteps?: number;
 }
+
+/**
+ * LLMCompiler plans are a handful of steps (a few lookups, a computation, an answer); 20 leaves
+ * room for a wide fan-out, and bounds the tool calls one model answer can order, which all share
+ * the gateway's tool runtimes with every other request.
+ */
+export const DEFAULT_MAX_PLAN_STEPS = 20;
+
+/**
+ * 4 steps at once runs a plan's usual fan-out without waiting. Fewer on a machine with fewer CPUs:
+ * the thread runtime has one worker per CPU, and a step's time limit runs while its hooks wait in
+ * that pool's queue, so more steps at once than workers had steps that never ran for their limit
+ * reported "timed out after 5000 ms" (and took every worker and queue slot from other requests).
+ * Never fewer than 2: running independent steps side by side is what a plan is for.
+ */
+export const DEFAULT_MAX_PARALLEL_STEPS = Math.max(2, Math.min(4, availableParallelism()));
 
 /** Finds the tool a plan step names. */
 export type ToolResolver = ReadonlyMap<string, ToolPlugin> | ((name: string) => ToolPlugin | undefined);
@@ -29,7 +52,8 @@ const REFERENCE = /\$\{(\d+)\}|\$(\d+)/g;
 
 /**
  * One plan's execution: each step starts the moment it is added and the steps it references
- * have results, so independent steps run in parallel while the model is still writing the plan.
+ * have results, so independent steps run in parallel while the model is still writing the plan,
+ * at most `maxParallelSteps` at once.
  * A step's positional arguments become the tool's arguments in the order of its JSON Schema
  * `properties` (`search("x")` → `{ query: "x" }`); `$n` / `${n}` inside them, or bare among them
  * (`stepArguments`), are replaced by step n's value (`stepValue`). A step whose dependency failed
@@ -42,22 +66,38 @@ export class PlanRun {
   readonly #controller = new AbortController();
   readonly #signal: AbortSignal;
   readonly #resolve: (name: string) => ToolPlugin | undefined;
-
   readonly #joinTool: string;
+  readonly #planTool: string;
+  readonly #maxSteps: number;
+  /** Held by each step from tool.start() to its result; a step waits for one before it starts. */
+  readonly #slots: BoundedQueue;
 
   /** `planTool` is the plan tool's own name: a step may not start a nested plan. */
-  constructor(options: { tools: ToolResolver; joinTool: string; planTool: string }, ctx: Pick<ToolCallContext, 'callId' | 'signal' | 'emit'>) {
+  constructor(
+    options: { tools: ToolResolver; joinTool: string; planTool: string; maxSteps?: number; maxParallelSteps?: number },
+    ctx: Pick<ToolCallContext, 'callId' | 'signal' | 'emit'>,
+  ) {
     this.ctx = ctx;
-    const { tools, planTool } = options;
-    this.#resolve = (name) => (name === planTool ? undefined : typeof tools === 'function' ? tools(name) : tools.get(name));
+    const { tools } = options;
+    this.#resolve = (name) => (typeof tools === 'function' ? tools(name) : tools.get(name));
     this.#joinTool = options.joinTool;
+    this.#planTool = options.planTool;
+    this.#maxSteps = options.maxSteps ?? DEFAULT_MAX_PLAN_STEPS;
+    // Every step waits at most once, so the queue never refuses one.
+    this.#slots = new BoundedQueue(options.maxParallelSteps ?? DEFAULT_MAX_PARALLEL_STEPS, this.#maxSteps, () => new Error('too many plan steps'));
     this.#signal = AbortSignal.any([ctx.signal, this.#controller.signal]);
+    // Each step listens on it while it waits for a slot, then its execution does (and whatever its
+    // hooks hand the signal to): at most maxSteps and their calls, not a leak, and Node's warning
+    // past 10 went to the gateway's stderr for any plan of more than 10 steps.
+    setMaxListeners(0, this.#signal);
   }
 
   /** Dispatches a step (a repeated index is ignored); returns why the plan is invalid, if it is. */
   add(step: PlanStepInput): string | undefined {
     if (this.#steps.has(step.index)) return undefined;
     if (step.tool === this.#joinTool) return undefined;
+    if (this.#steps.size >= this.#maxSteps) return `step ${step.index}: a plan may have at most ${this.#maxSteps} steps (${this.#joinTool}() aside); write a shorter plan`;
+    if (step.tool === this.#planTool) return `step ${step.index}: plans cannot nest; write the inner plan's steps into this plan`;
     const tool = this.#resolve(step.tool);
     if (tool === undefined) return `step ${step.index}: unknown tool "${step.tool}"`;
     const deps = planStepDependencies({ ...step, kind: 'step' }, this.#joinTool);
@@ -67,6 +107,7 @@ export class PlanRun {
     if (missing !== undefined) return `step ${step.index} refers to $${missing}, which is not a step of this plan`;
     const names = Object.keys((tool.parameters['properties'] as Record<string, unknown> | undefined) ?? {});
     const args = stepArguments(step);
+    if (!Array.isArray(args)) return `step ${step.index}: ${args.problem}`;
     // A step's value goes into format's template as text, as format's own values go in: its braces
     // ("set() is {}") must not become placeholders, nor leave format short of values.
     const template = templateParameterOf(tool);
@@ -88,7 +129,10 @@ export class PlanRun {
   async finish(steps: readonly PlanStepInput[]): Promise<StepOutcome[]> {
     for (const step of steps) {
       const reason = this.add(step);
-      if (reason !== undefined) throw new Error(reason);
+      if (reason === undefined) continue;
+      // As a rejected piece aborts the plan: the steps already started are not left running.
+      this.abort(reason);
+      throw new Error(reason);
     }
     const ordered = [...this.#steps.entries()].sort(([a], [b]) => a - b);
     return Promise.all(ordered.map(([, s]) => s.outcome));
@@ -104,9 +148,16 @@ export class PlanRun {
    * failed while the model was still writing the plan would be an unhandled rejection, which ends
    * the gateway's process. Its arguments are built in here for that reason too: the model's
    * literals can nest deeper than `substitute` can recurse (a RangeError).
+   *
+   * A step waits for its slot here, before tool.start(): a tool's time limit runs from its start,
+   * so a step waiting its turn is not timed out for it.
    */
   async #run(tool: ToolPlugin, step: PlanStepInput, args: () => Record<string, unknown>): Promise<ToolResult> {
-    if (this.#signal.aborted) return { ok: false, content: 'error: the plan was aborted' };
+    const release = await this.#slots.acquire(this.#signal).catch(() => undefined);
+    if (release === undefined || this.#signal.aborted) {
+      release?.();
+      return { ok: false, content: 'error: the plan was aborted' };
+    }
     let execution: ToolExecution | undefined;
     try {
       const input = args();
@@ -117,6 +168,7 @@ export class PlanRun {
       return { ok: false, content: `error: ${step.tool} failed: ${(err as Error).message}` };
     } finally {
       if (execution) this.#running.delete(execution);
+      release();
     }
   }
 }

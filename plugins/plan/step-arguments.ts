@@ -1,25 +1,30 @@
-import { parsePythonArguments } from '../../parsers/formats/python-value-parser.ts';
+import { MAX_PYTHON_NESTING, PythonNestingError, readPythonArguments } from '../../parsers/formats/python-value-parser.ts';
 import type { PlanStepInput } from './plan-run.ts';
 
 const BARE_REFERENCE = /^\$(?:\{\d+\}|\d+)/;
 
 /**
- * A step's positional arguments, a bare `$n` among literals read as the string `"$n"`.
+ * A step's positional arguments, a bare `$n` among literals read as the string `"$n"`; or, for
+ * literals nested deeper than MAX_PYTHON_NESTING, why the step cannot run.
  *
  * The plan parser hands over a step whose arguments are not all Python literals as one string, the
  * whole argument text, as LLMCompiler does: right for an expression (`calculator($1 * 2)` →
  * `["$1 * 2"]`), but a bare reference beside literals (`format("{} pages.", $3)`) made that text,
  * quotes and comma included, the first argument: format's template, with its `{}` left unfilled.
  * Quoting each bare reference and parsing again gives `["{} pages.", "$3"]`, what the model meant;
- * text that is still no list of literals (`$1 * 2`) stays the one argument it was.
+ * text that is still no list of literals (`$1 * 2`) stays the one argument it was. A literal the
+ * parser refused for its depth would reach the tool as that text too, with nothing to tell the
+ * model what went wrong: that is the problem returned instead.
  */
-export function stepArguments(step: Pick<PlanStepInput, 'args' | 'raw'>): unknown[] {
+export function stepArguments(step: Pick<PlanStepInput, 'args' | 'raw'>): unknown[] | { problem: string } {
   const { args, raw } = step;
   const text = raw.slice(raw.indexOf('(') + 1, raw.lastIndexOf(')'));
   // Only the parser's fallback: a real string argument that happens to hold `$1` is left alone.
   if (args.length !== 1 || args[0] !== text) return args;
   const quoted = quoteBareReferences(text);
-  return quoted === text ? args : (parsePythonArguments(quoted) ?? args);
+  const read = readPythonArguments(quoted);
+  if (!('error' in read)) return quoted === text ? args : (read.value as unknown[]);
+  return read.error instanceof PythonNestingError ? { problem: `an argument nests lists, tuples or dicts deeper than ${MAX_PYTHON_NESTING} levels` } : args;
 }
 
 /** `"a {}", $1` → `"a {}", "$1"`: references outside string literals become strings. */

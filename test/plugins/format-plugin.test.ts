@@ -24,6 +24,19 @@ describe('format plugin', () => {
     expect(formatTemplate('{3}', ['a', 'b'])).toMatchObject({ ok: false, content: expect.stringContaining('{3}') });
   });
 
+  // Review 4, finding 8: zod's "Invalid input" gave a model that passed an object nothing to fix.
+  it('says what a value must be when it is an object, a list or null', async () => {
+    const error = async (value1: unknown) => (await runScriptedCall(tool, { args: { template: '{}', value1 } })).result?.content;
+    expect(await error({ x: 1 })).toBe('error: format got invalid arguments: ✖ expected a string, number or boolean, got an object\n  → at value1');
+    expect(await error([1])).toContain('expected a string, number or boolean, got a list');
+    expect(await error(null)).toContain('expected a string, number or boolean, got null (leave the value out instead)');
+  });
+
+  it('tells a model that counts from {0}, as Python does, that positions start at {1}', () => {
+    expect(formatTemplate('{0}', ['a'])).toEqual({ ok: false, content: 'error: no value for {0} in "{0}" (positions start at {1})' });
+    expect(formatTemplate('{4}', ['a']).content).toBe('error: no value for {4} in "{4}"');
+  });
+
   it('rejects a call without a template at the schema', async () => {
     const run = await runScriptedCall(tool, { args: { value1: 1 } });
     expect(run.result?.ok).toBe(false);

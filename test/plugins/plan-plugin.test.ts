@@ -187,7 +187,8 @@ describe('plan plugin: invalid plans', () => {
   it('rejects a reference to a step the plan does not have, too many arguments, and a nested plan', async () => {
     expect((await run('1. echo("a")\n3. echo("$2")\n4. join()\n')).rejected).toBe('step 3 refers to $2, which is not a step of this plan');
     expect((await run('1. echo("a", "b")\n2. join()\n')).rejected).toBe('step 1: echo takes 1 argument(s) (text), got 2');
-    expect((await run('1. plan("a")\n2. join()\n')).rejected).toBe('step 1: unknown tool "plan"');
+    // Named as what it is, not as a tool that does not exist (the model sees `plan` among its tools).
+    expect((await run('1. plan("a")\n2. join()\n')).rejected).toBe("step 1: plans cannot nest; write the inner plan's steps into this plan");
   });
 
   it('leaves a $n that is not an earlier step as written: a dollar amount reaches the tool unchanged', async () => {
