@@ -30,6 +30,8 @@ export const builtinPluginsConfigSchema = z
           file: z.string().optional(),
           maxRows: positiveInt.optional(),
           timeLimitMs: positiveInt.optional(),
+          /** Characters of cell text returned at most, all rows together (default 65 536). */
+          maxChars: positiveInt.optional(),
         }),
       ])
       .default({}),
@@ -37,7 +39,18 @@ export const builtinPluginsConfigSchema = z
     local_news: z.boolean().default(true),
     /** Fills a template with values: a plan's last, answer-writing step. */
     format: z.boolean().default(true),
-    plan: z.boolean().default(true),
+    /** LLMCompiler plans (plugins/plan); the defaults are DEFAULT_MAX_PLAN_STEPS and DEFAULT_MAX_PARALLEL_STEPS. */
+    plan: z
+      .union([
+        z.literal(false),
+        z.strictObject({
+          /** Steps one plan may have (`join` aside): one model answer cannot order more tool calls. */
+          maxSteps: positiveInt.optional(),
+          /** Steps of one plan running at once, so that one plan cannot take every worker of a tool runtime. */
+          maxParallelSteps: positiveInt.optional(),
+        }),
+      ])
+      .default({}),
     http_get: z
       .union([
         z.literal(false),
@@ -46,6 +59,8 @@ export const builtinPluginsConfigSchema = z
           allowPrivateNetwork: z.boolean().optional(),
           maxBytes: positiveInt.optional(),
           timeoutMs: positiveInt.optional(),
+          /** Redirects followed at most (default 5); with 0 a redirect is reported as an error. */
+          maxRedirects: z.number().int().nonnegative().optional(),
         }),
       ])
       .default({}),

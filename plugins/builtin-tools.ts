@@ -73,10 +73,10 @@ export async function createBuiltinTools(options: { config?: BuiltinPluginsConfi
 
   if (config.database !== false) {
     const file = files.databaseFile ?? path.resolve(ensureSampleDatabase());
-    const { maxRows, timeLimitMs } = config.database;
+    const { maxRows, timeLimitMs, maxChars } = config.database;
     add(
       toolFromPlugin(database, {
-        moduleUrl: moduleUrl('./database/database-plugin.ts', { file, maxRows, timeLimitMs }),
+        moduleUrl: moduleUrl('./database/database-plugin.ts', { file, maxRows, timeLimitMs, maxChars }),
         pools,
         readOnlyPaths: [path.dirname(file)],
       }),
@@ -88,7 +88,7 @@ export async function createBuiltinTools(options: { config?: BuiltinPluginsConfi
   if (config.format) add(inlineTool(format));
   if (config.http_get !== false) add(inlineTool(createHttpGetPlugin(config.http_get)), { allowPrivateNetwork: config.http_get.allowPrivateNetwork ?? false });
   // Last, so that its steps can name every tool above; it looks them up per call.
-  if (config.plan) add(inlineTool(createPlanTool({ tools: (name) => tools.get(name) })));
+  if (config.plan) add(inlineTool(createPlanTool({ tools: (name) => tools.get(name), ...config.plan })));
   return { tools, describe };
 }
 

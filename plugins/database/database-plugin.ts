@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { definePlugin, reject } from '../kit/define-plugin.ts';
 import { databaseModuleOptions, DEFAULT_TIME_LIMIT_MS, type DatabasePluginOptions } from './database-options.ts';
-import { formatTable, queryDatabase, type QueryOutcome } from './read-only-query.ts';
+import { queryDatabase, type QueryOutcome } from './read-only-query.ts';
+import { formatTable } from './result-table.ts';
 
 /**
  * The `database` tool: read-only SQL on one SQLite file. The connection opens when the call

@@ -46,6 +46,18 @@ export function isPragmaWithValue(sql: string): boolean {
   }
 }
 
+/**
+ * `PRAGMA database_list` and its table-valued `pragma_database_list` show the database file's
+ * path on the host, which is not the model's to see. A pragma or table name cannot be built at
+ * run time in SQL and `database_list` is not split by quoting or case, so the text itself is
+ * checked (a string literal that holds it is refused too: a false alarm, never a leak).
+ */
+export function readsFilePaths(sql: string): boolean {
+  return /database_list/i.test(sql);
+}
+
+export const FILE_PATHS_ERROR = "PRAGMA database_list is not available (it shows the database file's path on the host); the database's schema name is main";
+
 export const PRAGMA_WITH_VALUE_ERROR =
   "a PRAGMA that sets a value is not allowed (it would change the connection); read a setting with PRAGMA name alone or its table-valued function, e.g. SELECT * FROM pragma_table_info('products')";
 
@@ -86,6 +98,7 @@ export function closeReadOnlyDatabases(): void {
  */
 export function runReadOnlyQuery(db: SqliteDatabase, sql: string, limits: QueryLimits): QueryOutcome {
   if (isPragmaWithValue(sql)) return { ok: false, error: PRAGMA_WITH_VALUE_ERROR, writes: true };
+  if (readsFilePaths(sql)) return { ok: false, error: FILE_PATHS_ERROR, writes: false };
   let stmt: SqliteStatement;
   try {
     stmt = db.prepare(sql);
@@ -153,17 +166,4 @@ function plainValue(value: unknown): unknown {
   if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
   if (value instanceof Uint8Array) return `<blob ${value.length} bytes>`;
   return value;
-}
-
-/**
- * The rows as a compact pipe-separated table the model reads easily, plus a row count line.
- *
- * @example
- * formatTable({ ok: true, columns: ['n'], rows: [[1]], truncated: false }) // 'n\n1\n(1 row)'
- */
-export function formatTable(result: Extract<QueryOutcome, { ok: true }>): string {
-  const cell = (v: unknown) => (v === null ? 'NULL' : typeof v === 'string' && !/[|\n\r]/.test(v) ? v : typeof v === 'string' ? JSON.stringify(v) : String(v));
-  const lines = [result.columns.join(' | '), ...result.rows.map((row) => row.map(cell).join(' | '))];
-  const count = result.truncated ? `(first ${result.rows.length} rows; more were left out)` : `(${result.rows.length} row${result.rows.length === 1 ? '' : 's'})`;
-  return `${lines.join('\n')}\n${count}`;
 }

@@ -33,7 +33,8 @@ export function isPrivateAddress(address: string): boolean {
 export class PrivateNetworkError extends Error {
   readonly code = 'EPRIVATENETWORK';
   constructor(host: string, address: string) {
-    super(`${host} is a private network address (${address}); http_get only fetches public hosts`);
+    const resolved = host === address ? '' : ` (${address})`;
+    super(`${host} is a private network address${resolved}; http_get only fetches public hosts`);
   }
 }
 

@@ -2,23 +2,52 @@ import { extractPageText } from '../search/html-page-text.ts';
 import type { ToolResult } from '../plugin-types.ts';
 import type { LimitedGetResult } from './limited-get.ts';
 
+/** Bytes sniffed for binary content: enough for any file header, little work for a large text. */
+const SNIFF_BYTES = 4096;
+
+/**
+ * Binary rather than UTF-8 text: a NUL, or more than one character in ten that is invalid UTF-8
+ * (U+FFFD) or a control character no text uses. A body cut inside a character is still text.
+ */
+export function looksBinary(body: Buffer): boolean {
+  const head = body.subarray(0, SNIFF_BYTES);
+  if (head.includes(0)) return true;
+  // stream: an incomplete character at the end (a body or a sniff cut inside it) is held back, not U+FFFD.
+  const text = new TextDecoder('utf-8').decode(head, { stream: true });
+  const odd = text.match(/[\uFFFD\u0001-\u0008\u000E-\u001A\u001C-\u001F\u007F]/g)?.length ?? 0;
+  return odd * 10 > text.length;
+}
+
+/** The line that says the body is not whole, and why; '' when it is. */
+function cutNote(result: LimitedGetResult, timeoutMs: number): string {
+  if (result.timedOut) return `\n[cut: the body was still arriving at the ${timeoutMs} ms time limit; ${result.body.length} bytes read]`;
+  return result.truncated ? `\n[cut at ${result.body.length} bytes]` : '';
+}
+
 /**
  * What the model reads: a status line, then the body as text: HTML reduced to its title and
- * content text (the same extractor as the search index), other text as is, binary described.
+ * content text (the same extractor as the search index), other text as is, binary described (a
+ * declared non-text type, a body still compressed, or UTF-8 that is not text by looksBinary:
+ * a server that sends no content type, or a wrong one, must not hand the model NULs and U+FFFD).
  */
-export function httpGetObservation(result: LimitedGetResult): string {
+export function httpGetObservation(result: LimitedGetResult, options: { timeoutMs: number }): string {
   const head = `HTTP ${result.status} ${result.contentType || '(no content type)'} from ${result.url}`;
-  const note = result.truncated ? `\n[cut at ${result.body.length} bytes]` : '';
+  const note = cutNote(result, options.timeoutMs);
+  const bytes = result.body.length;
+  if (result.contentEncoding !== undefined) return `${head}\n[${result.contentEncoding}-encoded content, ${bytes} bytes, not shown]${note}`;
   const type = result.contentType.toLowerCase();
   const textual = type === '' || /^text\/|json|xml|javascript|x-www-form-urlencoded/.test(type);
-  if (!textual) return `${head}\n[${result.body.length} bytes of ${type}]${note}`;
-  const charset = /charset="?([\w-]+)/.exec(type)?.[1] ?? 'utf-8';
-  let text: string;
+  if (!textual) return `${head}\n[${bytes} bytes of ${type}]${note}`;
+  const declared = /charset="?([\w-]+)/.exec(type)?.[1];
+  let decoder: TextDecoder;
   try {
-    text = new TextDecoder(charset).decode(result.body);
+    decoder = new TextDecoder(declared ?? 'utf-8');
   } catch {
-    text = new TextDecoder('utf-8').decode(result.body);
+    decoder = new TextDecoder('utf-8');
   }
+  // UTF-16 and other declared multi-byte charsets have NULs in plain text: only UTF-8 is sniffed.
+  if (decoder.encoding === 'utf-8' && looksBinary(result.body)) return `${head}\n[binary content, ${bytes} bytes, not shown]${note}`;
+  let text = decoder.decode(result.body);
   if (type.includes('html')) {
     const page = extractPageText(text);
     text = [page.title, ...page.sections.map((s) => s.text)].filter((t) => t !== '').join('\n');
@@ -27,10 +56,10 @@ export function httpGetObservation(result: LimitedGetResult): string {
 }
 
 /** The tool result for a completed fetch (any HTTP status: the model sees it and decides). */
-export function httpGetResult(result: LimitedGetResult): ToolResult {
+export function httpGetResult(result: LimitedGetResult, options: { timeoutMs: number }): ToolResult {
   return {
     ok: true,
-    content: httpGetObservation(result),
-    data: { status: result.status, url: result.url, bytes: result.body.length, truncated: result.truncated },
+    content: httpGetObservation(result, options),
+    data: { status: result.status, url: result.url, bytes: result.body.length, truncated: result.truncated, ...(result.timedOut ? { timedOut: true } : {}) },
   };
 }

@@ -3,7 +3,7 @@ import { definePlugin, reject } from '../kit/define-plugin.ts';
 import { guardedConnector } from './guarded-connector.ts';
 import { httpGetResult } from './http-get-observation.ts';
 import { httpGetModuleOptions, resolveHttpGetOptions, type HttpGetOptions } from './http-get-options.ts';
-import { limitedGet, parseHttpUrl } from './limited-get.ts';
+import { isTimeoutError, limitedGet, parseHttpUrl } from './limited-get.ts';
 import { OriginPreconnection } from './origin-preconnection.ts';
 
 /**
@@ -35,9 +35,11 @@ export function createHttpGetPlugin(options: HttpGetOptions = {}) {
         const pre = OriginPreconnection.take(ctx.state);
         const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(limits.timeoutMs)]);
         try {
-          return httpGetResult(await limitedGet(url, { ...limits, connectorFor: OriginPreconnection.connectorFor(pre, connect), signal }));
+          return httpGetResult(await limitedGet(url, { ...limits, connectorFor: OriginPreconnection.connectorFor(pre, connect), signal }), limits);
         } catch (err) {
-          return { ok: false, content: `error: GET ${url} failed: ${(err as Error).message}` };
+          // undici says "The operation was aborted due to timeout": name the limit instead.
+          const reason = isTimeoutError(err, signal) ? `no response within the ${limits.timeoutMs} ms time limit` : (err as Error).message;
+          return { ok: false, content: `error: GET ${url} failed: ${reason}` };
         } finally {
           pre?.close();
         }

@@ -1,5 +1,6 @@
-import { Client, type buildConnector } from 'undici';
+import { Client, type buildConnector, type Dispatcher } from 'undici';
 import type { HttpGetOptions } from './http-get-options.ts';
+import { readLimitedBody } from './read-limited-body.ts';
 
 export interface LimitedGetOptions extends Required<Omit<HttpGetOptions, 'allowPrivateNetwork'>> {
   /** The connector for each origin visited (the pre-opened one for the first). */
@@ -14,8 +15,22 @@ export interface LimitedGetResult {
   status: number;
   contentType: string;
   body: Buffer;
-  /** The body was longer than maxBytes and was cut there. */
+  /** The body was cut: at maxBytes, or at the time limit (`timedOut`). */
   truncated: boolean;
+  /** The time limit ran out while the body was still arriving; `body` is what came before. */
+  timedOut: boolean;
+  /** A Content-Encoding the body still has (the server ignored `identity`, with one not decoded here). */
+  contentEncoding?: string;
+}
+
+/**
+ * Whether `err` is the fetch running out of time: the whole-fetch signal's timeout (an
+ * AbortSignal.timeout's TimeoutError) or undici's own per-phase timeouts.
+ */
+export function isTimeoutError(err: unknown, signal: AbortSignal): boolean {
+  if (signal.aborted && (signal.reason as { name?: string } | undefined)?.name === 'TimeoutError') return true;
+  const code = (err as { code?: string } | undefined)?.code;
+  return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT';
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -34,9 +49,11 @@ export function parseHttpUrl(text: string): URL | string {
 }
 
 /**
- * GET with undici, one Client per origin visited (a string URL is checked by parseHttpUrl first): follows up to `maxRedirects` redirects (each
- * target re-checked by parseHttpUrl), reads at most `maxBytes` of the body, asks for no
- * compression (so the byte limit is the real size).
+ * GET with undici, one Client per origin visited (a string URL is checked by parseHttpUrl first):
+ * follows up to `maxRedirects` redirects (each target re-checked by parseHttpUrl, and an error
+ * on a later hop says the redirect led there), reads at most `maxBytes` of the body, asks for no
+ * compression (so the byte limit is the real size) and decodes the body if a server compresses
+ * it anyway (readLimitedBody).
  */
 export async function limitedGet(start: string | URL, options: LimitedGetOptions): Promise<LimitedGetResult> {
   const first = typeof start === 'string' ? parseHttpUrl(start) : start;
@@ -45,12 +62,22 @@ export async function limitedGet(start: string | URL, options: LimitedGetOptions
   for (let hop = 0; ; hop++) {
     const client = new Client(url.origin, { connect: options.connectorFor(url.origin), headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs });
     try {
-      const response = await client.request({
-        path: `${url.pathname}${url.search}`,
-        method: 'GET',
-        headers: { 'user-agent': options.userAgent, accept: '*/*', 'accept-encoding': 'identity' },
-        signal: options.signal,
-      });
+      let response: Dispatcher.ResponseData;
+      try {
+        response = await client.request({
+          path: `${url.pathname}${url.search}`,
+          method: 'GET',
+          headers: { 'user-agent': options.userAgent, accept: '*/*', 'accept-encoding': 'identity' },
+          signal: options.signal,
+        });
+      } catch (err) {
+        // Without this the model reads "localhost is a private network address" under the URL it asked for.
+        if (hop > 0 && !isTimeoutError(err, options.signal)) {
+          const outcome = (err as { code?: string }).code === 'EPRIVATENETWORK' ? 'refused' : 'which failed';
+          throw new Error(`redirected to ${url.href}, ${outcome}: ${(err as Error).message}`, { cause: err });
+        }
+        throw err;
+      }
       const location = response.headers['location'];
       if (REDIRECTS.has(response.statusCode) && typeof location === 'string') {
         await response.body.dump();
@@ -60,22 +87,16 @@ export async function limitedGet(start: string | URL, options: LimitedGetOptions
         url = next;
         continue;
       }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      let truncated = false;
-      for await (const chunk of response.body as AsyncIterable<Buffer>) {
-        const room = options.maxBytes - size;
-        if (chunk.length > room) {
-          chunks.push(chunk.subarray(0, room));
-          truncated = true;
-          response.body.destroy();
-          break;
-        }
-        chunks.push(chunk);
-        size += chunk.length;
-      }
-      const contentType = response.headers['content-type'];
-      return { url: url.href, status: response.statusCode, contentType: typeof contentType === 'string' ? contentType : '', body: Buffer.concat(chunks), truncated };
+      const header = (name: string) => {
+        const value = response.headers[name];
+        return typeof value === 'string' ? value : Array.isArray(value) ? value.join(', ') : '';
+      };
+      const body = await readLimitedBody(response.body, {
+        maxBytes: options.maxBytes,
+        contentEncoding: header('content-encoding'),
+        isTimeout: (err) => isTimeoutError(err, options.signal),
+      });
+      return { url: url.href, status: response.statusCode, contentType: header('content-type'), ...body };
     } finally {
       await client.destroy().catch(() => {});
     }

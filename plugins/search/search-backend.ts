@@ -18,6 +18,8 @@ export interface SearchBackend {
    * every word of the query, however many hits `limit` lets through.
    */
   countSync?(query: string): number;
+  /** Present when the backend searches only some of a long query's words: which it searches, which it leaves out. */
+  queryWords?(query: string): { searched: string[]; ignored: string[] };
   /** Present when an asynchronous backend can also count (an HTTP API that reports its total). */
   answer?(query: string, limit: number, signal: AbortSignal): Promise<SearchAnswer>;
 }
@@ -25,18 +27,12 @@ export interface SearchBackend {
 /** What one search found: the ranked hits and, when the backend can count, the pages matching every word. */
 export interface SearchAnswer {
   hits: SearchHit[];
+  /** Pages that contain every searched word: every word of the query unless `ignoredWords`. */
   matches?: number;
-}
-
-/**
- * The observation the model sees: numbered hits, one title/url/snippet block each, then the
- * count of pages matching every word when the backend knows it (the hits are ranked by any word).
- */
-export function formatSearchHits(query: string, hits: readonly SearchHit[], matches?: number): string {
-  if (hits.length === 0) return `No results for ${JSON.stringify(query)}.`;
-  const list = hits.map((hit, i) => `${i + 1}. ${hit.title}\n   ${hit.url}\n   ${hit.snippet}`).join('\n');
-  if (matches === undefined) return list;
-  return `${list}\n${matches} ${matches === 1 ? 'page contains' : 'pages contain'} every word of ${JSON.stringify(query)}.`;
+  /** Words of the query the backend did not search (past its word cap); absent when none. */
+  ignoredWords?: string[];
+  /** With ignoredWords: how many distinct words were searched. */
+  searchedWords?: number;
 }
 
 /** The answer of a synchronous backend (plain data: it may travel in ctx.state); undefined for an asynchronous one. */
@@ -44,7 +40,9 @@ export function searchSyncAnswer(backend: SearchBackend, query: string, limit: n
   if (!backend.searchSync) return undefined;
   const hits = backend.searchSync(query, limit);
   const matches = backend.countSync?.(query);
-  return matches === undefined ? { hits } : { hits, matches };
+  const words = backend.queryWords?.(query);
+  const cut = words !== undefined && words.ignored.length > 0 ? { ignoredWords: words.ignored, searchedWords: words.searched.length } : {};
+  return { hits, ...(matches === undefined ? {} : { matches }), ...cut };
 }
 
 /** One search on `backend`: synchronously where it can, else over its async API (with a count where the API gives one). */

@@ -1,13 +1,16 @@
 import { z } from 'zod';
 import { definePlugin } from '../kit/define-plugin.ts';
 import { forgetEarlySearch, startEarlySearch, takeEarlySearch } from './early-searches.ts';
-import { formatSearchHits, searchAnswer } from './search-backend.ts';
+import { searchAnswer } from './search-backend.ts';
+import { searchResult } from './search-observation.ts';
 import { lazySearchBackend, searchModuleOptions, type SearchPluginOptions } from './search-options.ts';
 
 /**
  * The `search` tool: the query runs the moment the `query` field is decoded; onEnd only awaits it.
  * Its result's `data.value` is the number of pages that contain every word of the query (local
  * index only: an HTTP search API reports no count), the scalar a plan step's `$n` stands for.
+ * The local index searches a query's first MAX_QUERY_WORDS distinct words; past them the
+ * observation names the ignored words and the count is no value (searchResult).
  *
  * @example
  * const tool = inlineTool(createSearchPlugin({ backend: 'sqlite', indexFile: 'dist/search-index/python-docs.sqlite' }));
@@ -32,9 +35,7 @@ export function createSearchPlugin(options: SearchPluginOptions) {
       async onEnd({ query }, ctx) {
         const early = takeEarlySearch(ctx, query);
         try {
-          const { hits, matches } = await (early ?? run(query, ctx.signal));
-          const data = { hits, early: early !== undefined, ...(matches === undefined ? {} : { value: matches }) };
-          return { ok: true, content: formatSearchHits(query, hits, matches), data };
+          return searchResult(query, await (early ?? run(query, ctx.signal)), early !== undefined);
         } catch (err) {
           return { ok: false, content: `error: search failed: ${(err as Error).message}` };
         }

@@ -14,23 +14,36 @@ export const SEARCH_INDEX_SCHEMA = `
 /** bm25 column weights (title, url, body): a query term in a title counts eight body hits. */
 const RANK = 'bm25(docs, 8.0, 0.0, 1.0)';
 const SNIPPET = "snippet(docs, 2, '**', '**', '…', 24)";
-const MAX_TERMS = 32;
+/**
+ * Distinct words searched at most: bounds the FTS5 expression (a 1 MB query of distinct words
+ * would be an OR of 200 000 terms). The rest are reported as ignored (queryWords), because the
+ * page count claims "every word" and a plan's `$n` computes with it.
+ */
+export const MAX_QUERY_WORDS = 32;
 /** A row is a page section; its page is its URL without the `#section` fragment. */
 const PAGE_OF_ROW = "CASE WHEN instr(url, '#') > 0 THEN substr(url, 1, instr(url, '#') - 1) ELSE url END";
+
+/**
+ * The distinct words of free text as the index matches them (NFKC, lower case), in order of
+ * first appearance: the first MAX_QUERY_WORDS are `searched`, the rest `ignored`.
+ */
+export function queryWords(text: string): { searched: string[]; ignored: string[] } {
+  const words = (text.normalize('NFKC').match(/[\p{L}\p{N}+#]+/gu) ?? []).filter((w) => /[\p{L}\p{N}]/u.test(w));
+  const distinct = [...new Set(words.map((w) => w.toLowerCase()))];
+  return { searched: distinct.slice(0, MAX_QUERY_WORDS), ignored: distinct.slice(MAX_QUERY_WORDS) };
+}
 
 /**
  * Turns free text into an FTS5 query: each word becomes a quoted term (so `AND`, `"`, `*`,
  * `NEAR` or a stray `(` in the model's query are words, never syntax errors), OR-ed together so
  * bm25 ranks pages that match more and rarer terms first (`every`: AND-ed, for counting the
- * pages that contain all of them). Returns undefined when the text has no word at all.
+ * pages that contain all of them). Only queryWords' `searched` words take part. Returns
+ * undefined when the text has no word at all.
  */
 export function toFtsQuery(text: string, match: 'any' | 'every' = 'any'): string | undefined {
-  const words = (text.normalize('NFKC').match(/[\p{L}\p{N}+#]+/gu) ?? []).filter((w) => /[\p{L}\p{N}]/u.test(w));
-  if (words.length === 0) return undefined;
-  return [...new Set(words.map((w) => w.toLowerCase()))]
-    .slice(0, MAX_TERMS)
-    .map((w) => `"${w}"`)
-    .join(match === 'every' ? ' AND ' : ' OR ');
+  const { searched } = queryWords(text);
+  if (searched.length === 0) return undefined;
+  return searched.map((w) => `"${w}"`).join(match === 'every' ? ' AND ' : ' OR ');
 }
 
 /** A read-only handle on an index built by `buildSearchIndex`. */
@@ -86,10 +99,16 @@ export class SqliteSearchIndex implements SearchBackend {
    * How many pages have a section (its title included) that contains every word of `text`: a
    * COUNT over the whole index, not capped by any result limit. The number the `search` tool
    * reports as its result's `data.value`, so a plan step can compute with it (`$1 + $2`).
+   * Past MAX_QUERY_WORDS it counts the searched words only (see queryWords).
    */
   countSync(text: string): number {
     const query = toFtsQuery(text, 'every');
     return query === undefined ? 0 : this.#count.get(query)!.pages;
+  }
+
+  /** The words of `text` searched, and those past MAX_QUERY_WORDS, left out of the search and the count. */
+  queryWords(text: string): { searched: string[]; ignored: string[] } {
+    return queryWords(text);
   }
 
   /** What the builder recorded: source, document count, build time. */

@@ -5,7 +5,7 @@ import { inlineTool } from '../../../plugins/kit/inline-tool.ts';
 import { toolFromPlugin } from '../../../plugins/kit/tool-from-plugin.ts';
 import { createRuntimePools } from '../../../sandbox/runtimes/runtime-pools.ts';
 
-// Making a thread tool starts nothing (a worker starts with the first call); the pools are closed anyway.
+// Making a process tool starts nothing (a process starts with the first call); the pools are closed anyway.
 const pools = createRuntimePools();
 afterAll(() => pools.close());
 
@@ -14,7 +14,7 @@ describe('a sideEffects plugin tells the gateway so', () => {
     expect(inlineTool(outbox).sideEffects).toBe(true);
     expect(toolFromPlugin(outbox).sideEffects).toBe(true);
     const moduleUrl = new URL('../../../plugins/calculator/calculator-plugin.ts', import.meta.url);
-    expect(toolFromPlugin(calculator, { moduleUrl, pools })).toMatchObject({ runtime: 'thread', sideEffects: false });
+    expect(toolFromPlugin(calculator, { moduleUrl, pools })).toMatchObject({ runtime: 'process', sideEffects: false });
     expect(inlineTool(calculator).sideEffects).toBe(false);
   });
 });

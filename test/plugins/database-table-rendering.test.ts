@@ -1,0 +1,64 @@
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDatabasePlugin } from '../../plugins/database/database-plugin.ts';
+import { closeReadOnlyDatabases } from '../../plugins/database/read-only-query.ts';
+import { formatTable, tableCell } from '../../plugins/database/result-table.ts';
+import { inlineTool } from '../../plugins/kit/inline-tool.ts';
+import { runScriptedCall } from '../../plugins/kit/testing.ts';
+import { openSqlite } from '../../plugins/sqlite-driver.ts';
+import { suiteTempDir } from '../support/temp-dir.ts';
+
+const dir = suiteTempDir('conveyor-database-table-');
+const file = path.join(dir, 'odd.sqlite');
+
+beforeAll(() => {
+  const db = openSqlite(file);
+  db.exec(`CREATE TABLE t("a|b" TEXT, "two
+lines" TEXT); INSERT INTO t VALUES ('x', 'y');`);
+  db.close();
+});
+
+afterAll(closeReadOnlyDatabases);
+
+const query = async (sql: string) => {
+  const run = await runScriptedCall(inlineTool(createDatabasePlugin({ file })), { pieces: [{ kind: 'field', path: ['query'], value: sql }], args: { query: sql } });
+  return run.result!;
+};
+
+describe('database table output', () => {
+  it('quotes column names by the cell rule, so the header stays one line with one name per column', async () => {
+    // The regression: the header was columns.join(' | '), so a name with a newline spanned two
+    // lines and a name with "|" read as two columns.
+    const result = await query("SELECT 'a|b', 'line1\nline2', NULL, 'NULL', ''");
+    const lines = result.content.split('\n');
+    expect(lines).toHaveLength(3);
+    // SQLite names an expression column by its text: `'NULL'` and `''` (quotes included) are unambiguous.
+    expect(lines[0]).toBe(`"'a|b'" | "'line1\\nline2'" | "NULL" | 'NULL' | ''`);
+    expect(lines[0]!.split(' | ')).toHaveLength(5);
+    expect((await query('SELECT * FROM t')).content).toBe('"a|b" | "two\\nlines"\nx | y\n(1 row)');
+  });
+
+  it('tells SQL NULL from the text NULL, and shows empty text', async () => {
+    const result = await query("SELECT NULL AS a, 'NULL' AS b, 'null' AS c, '' AS d, ' pad' AS e, '\"q\"' AS f, 'plain text' AS g");
+    expect(result.content.split('\n')[1]).toBe('NULL | "NULL" | "null" | "" | " pad" | "\\"q\\"" | plain text');
+    expect(result.data?.['rows']).toEqual([[null, 'NULL', 'null', '', ' pad', '"q"', 'plain text']]);
+  });
+
+  it('keeps every row on one line whatever line separator a value holds', () => {
+    for (const separator of ['\r', '\t', '\v', '\f', '\u001c', '\u0085', '\u2028', '\u2029']) {
+      const table = formatTable({ ok: true, columns: [`c${separator}1`], rows: [[`a${separator}b`]], truncated: false });
+      expect(table.split(/\r\n|[\n\r\v\f\u001c-\u001e\u0085\u2028\u2029]/), JSON.stringify(separator)).toHaveLength(3);
+      expect(JSON.parse(table.split('\n')[1]!)).toBe(`a${separator}b`);
+    }
+    expect([1, 2.5, '9007199254740993', 'café'].map(tableCell)).toEqual(['1', '2.5', '9007199254740993', 'café']);
+  });
+
+  it("does not show the database file's host path (PRAGMA database_list)", async () => {
+    for (const sql of ['PRAGMA database_list', 'pragma main.DATABASE_LIST', 'SELECT file FROM pragma_database_list', 'SELECT * FROM "pragma_database_list"()']) {
+      const result = await query(sql);
+      expect(result, sql).toEqual({ ok: false, content: expect.stringMatching(/^error: PRAGMA database_list is not available/) });
+      expect(result.content, sql).not.toContain(dir);
+    }
+    expect((await query('PRAGMA table_list')).ok).toBe(true);
+  });
+});

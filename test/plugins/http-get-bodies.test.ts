@@ -1,0 +1,162 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { brotliCompressSync, createGzip, deflateSync, gzipSync } from 'node:zlib';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { builtinPluginsConfigSchema } from '../../plugins/builtin-plugins-config.ts';
+import { guardedConnector } from '../../plugins/http-get/guarded-connector.ts';
+import { looksBinary } from '../../plugins/http-get/http-get-observation.ts';
+import { createHttpGetPlugin } from '../../plugins/http-get/http-get-plugin.ts';
+import type { HttpGetOptions } from '../../plugins/http-get/http-get-options.ts';
+import { limitedGet } from '../../plugins/http-get/limited-get.ts';
+import { inlineTool } from '../../plugins/kit/inline-tool.ts';
+import { runScriptedCall } from '../../plugins/kit/testing.ts';
+
+let server: Server;
+let base: string;
+let handler: (req: IncomingMessage, res: ServerResponse) => void;
+const open = new Set<ServerResponse>();
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    open.add(res);
+    res.on('close', () => open.delete(res));
+    handler(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterEach(() => {
+  for (const res of open) res.destroy();
+  server.closeAllConnections();
+});
+
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+});
+
+const get = (path: string, options: HttpGetOptions = {}) => {
+  const url = `${base}${path}`;
+  return runScriptedCall(inlineTool(createHttpGetPlugin({ allowPrivateNetwork: true, ...options })), { pieces: [{ kind: 'field', path: ['url'], value: url }], args: { url } });
+};
+const PNG_HEAD = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52, 0xfe, 0xff]);
+
+describe('http_get: bodies that are not plain text', () => {
+  it('describes a binary body without a content type instead of decoding it as text', async () => {
+    // The regression: `type === ''` counted as text, so the model got NULs and U+FFFD.
+    handler = (_req, res) => {
+      res.removeHeader('content-type');
+      res.end(PNG_HEAD);
+    };
+    const run = await get('/notype');
+    expect(run.result).toMatchObject({ ok: true, content: `HTTP 200 (no content type) from ${base}/notype\n[binary content, ${PNG_HEAD.length} bytes, not shown]` });
+  });
+
+  it('sniffs UTF-8 only: text without a type, text cut inside a character and UTF-16 are still shown', async () => {
+    expect(looksBinary(Buffer.from('plain text, no type\n\tindented'))).toBe(false);
+    expect(looksBinary(Buffer.from('café ☕').subarray(0, -1))).toBe(false);
+    expect(looksBinary(Buffer.from([0xc3, 0x28, 0xa0, 0xa1, 0xe2, 0x28, 0xa1, 0xf0, 0x28, 0x8c, 0xbc]))).toBe(true);
+    handler = (_req, res) => {
+      res.setHeader('content-type', 'text/plain; charset=utf-16le');
+      res.end(Buffer.from('héllo', 'utf16le'));
+    };
+    expect((await get('/utf16')).result?.content.split('\n')[1]).toBe('héllo');
+  });
+
+  it('decodes a gzip, deflate or brotli body that the server sent although identity was asked for', async () => {
+    const encoders = { gzip: gzipSync, deflate: deflateSync, br: brotliCompressSync };
+    handler = (req, res) => {
+      const encoding = req.url!.slice(1) as keyof typeof encoders;
+      expect(req.headers['accept-encoding']).toBe('identity');
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': encoding });
+      res.end(encoders[encoding](`hello ${encoding}`));
+    };
+    for (const encoding of Object.keys(encoders)) {
+      expect((await get(`/${encoding}`)).result?.content, encoding).toBe(`HTTP 200 text/plain from ${base}/${encoding}\nhello ${encoding}`);
+    }
+  });
+
+  it('cuts a decompressed body at maxBytes (a decompression bomb stops there) and describes an encoding it cannot decode', async () => {
+    handler = (req, res) => {
+      if (req.url === '/zstd') {
+        res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'zstd' });
+        return res.end(Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3]));
+      }
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' });
+      res.end(gzipSync('z'.repeat(10_000_000)));
+    };
+    const bomb = await get('/bomb', { maxBytes: 1000 });
+    expect(bomb.result).toMatchObject({ ok: true, data: { bytes: 1000, truncated: true } });
+    expect(bomb.result?.content).toBe(`HTTP 200 text/plain from ${base}/bomb\n${'z'.repeat(1000)}\n[cut at 1000 bytes]`);
+    expect((await get('/zstd')).result?.content).toBe(`HTTP 200 text/plain from ${base}/zstd\n[zstd-encoded content, 7 bytes, not shown]`);
+  });
+
+  it('reports a compressed body that does not decode as an error that says so', async () => {
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' });
+      res.end('not gzip at all');
+    };
+    const run = await get('/bad');
+    expect(run.result?.ok).toBe(false);
+    expect(run.result?.content).toMatch(/failed: the body is gzip-encoded \(sent although identity was asked for\) and could not be decoded: /);
+  });
+});
+
+describe('http_get: limits', () => {
+  it('keeps the part of a slow body read before the time limit, and says which limit cut it', async () => {
+    // The regression: "The operation was aborted due to timeout", and what was read was dropped.
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('first part');
+    };
+    const run = await get('/slow', { timeoutMs: 200 });
+    expect(run.result).toMatchObject({
+      ok: true,
+      content: `HTTP 200 text/plain from ${base}/slow\nfirst part\n[cut: the body was still arriving at the 200 ms time limit; 10 bytes read]`,
+      data: { bytes: 10, truncated: true, timedOut: true },
+    });
+    // The same through the decoder, for a server that compresses anyway.
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' });
+      const gzip = createGzip();
+      gzip.pipe(res);
+      gzip.write('first part');
+      gzip.flush();
+    };
+    expect((await get('/slow-gzip', { timeoutMs: 200 })).result?.content).toBe(
+      `HTTP 200 text/plain from ${base}/slow-gzip\nfirst part\n[cut: the body was still arriving at the 200 ms time limit; 10 bytes read]`,
+    );
+  });
+
+  it('names the time limit when no response came at all', async () => {
+    handler = () => {};
+    const run = await get('/silent', { timeoutMs: 150 });
+    expect(run.result).toEqual({ ok: false, content: `error: GET ${base}/silent failed: no response within the 150 ms time limit` });
+  });
+
+  it('says that a redirect led to a private address, and names an IP literal once', async () => {
+    handler = (req, res) => {
+      res.writeHead(302, { location: req.url === '/to-name' ? `http://localhost:${new URL(base).port}/x` : 'http://169.254.169.254/latest/meta-data/' });
+      res.end();
+    };
+    const guarded = guardedConnector({ allowPrivateNetwork: false, connectTimeoutMs: 1000 });
+    const direct = guardedConnector({ allowPrivateNetwork: true, connectTimeoutMs: 1000 });
+    const fetch = (path: string) =>
+      limitedGet(`${base}${path}`, { maxBytes: 1000, timeoutMs: 1000, maxRedirects: 5, userAgent: 't', signal: AbortSignal.timeout(5000), connectorFor: (origin) => (origin === base ? direct : guarded) });
+    await expect(fetch('/to-meta')).rejects.toThrow(
+      'redirected to http://169.254.169.254/latest/meta-data/, refused: 169.254.169.254 is a private network address; http_get only fetches public hosts',
+    );
+    await expect(fetch('/to-name')).rejects.toThrow(/^redirected to http:\/\/localhost:\d+\/x, refused: localhost is a private network address \(127\.0\.0\.1\)/);
+  });
+
+  it('takes maxRedirects (and maxBytes, timeoutMs) from the --plugins settings', async () => {
+    const config = builtinPluginsConfigSchema.parse({ http_get: { maxRedirects: 0, maxBytes: 10, timeoutMs: 1000 } });
+    expect(config.http_get).toEqual({ maxRedirects: 0, maxBytes: 10, timeoutMs: 1000 });
+    expect(() => builtinPluginsConfigSchema.parse({ http_get: { maxRedirects: -1 } })).toThrow();
+    handler = (_req, res) => {
+      res.writeHead(302, { location: '/elsewhere' });
+      res.end();
+    };
+    expect((await get('/moved', config.http_get as HttpGetOptions)).result?.content).toBe(`error: GET ${base}/moved failed: more than 0 redirects`);
+  });
+});
