@@ -117,6 +117,8 @@ export class UpstreamResponseError extends UpstreamError {
   readonly status: number;
   /** The field the upstream's error named (vLLM's `param`, e.g. `temperature`), when it named one. */
   readonly param: string | null;
+  /** The upstream's Retry-After (a 429 or 503), passed on to the client with the status it keeps. */
+  retryAfter?: string;
   constructor(status: number, message: string, param: string | null = null, code = 'upstream_response_error') {
     super(code, message);
     this.status = status;

@@ -34,6 +34,8 @@ function refusedCredentials(err: ConveyorError): boolean {
 function headersOf(err: ConveyorError): Record<string, string> | undefined {
   // OpenAI's clients wait as long as Retry-After says before they retry (up to 60 s).
   if (err instanceof GatewayBusyError) return { 'retry-after': '1' };
+  // A 429 passes with its status: its wait too, which the SDKs honour (a 503 becomes 502, no wait to keep).
+  if (err instanceof UpstreamResponseError && err.retryAfter !== undefined && statusOf(err) === err.status) return { 'retry-after': err.retryAfter };
   if (err instanceof MethodNotAllowedError) return { allow: err.allowed.join(', ') };
   if (err instanceof UpgradeRequiredError) return { upgrade: 'websocket' };
   return undefined;

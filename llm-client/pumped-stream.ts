@@ -103,7 +103,7 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
     this.responded = true;
     this.#resumeRequest = resume;
     if (statusCode > 299) {
-      this.#errorBody = new ErrorBody(statusCode);
+      this.#errorBody = new ErrorBody(statusCode, rawHeaderValue(rawHeaders, 'retry-after') || undefined);
       return true;
     }
     const contentType = rawHeaderValue(rawHeaders, 'content-type');

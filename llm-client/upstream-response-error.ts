@@ -20,11 +20,14 @@ export async function readUpstreamResponseError(
 /** A non-2xx body taken read by read (undici pushes it), kept up to MAX_ERROR_BODY_BYTES. */
 export class ErrorBody {
   readonly status: number;
+  readonly #retryAfter: string | undefined;
   readonly #chunks: Uint8Array[] = [];
   #size = 0;
 
-  constructor(status: number) {
+  /** `retryAfter`: the answer's Retry-After header, when it had one. */
+  constructor(status: number, retryAfter?: string) {
     this.status = status;
+    this.#retryAfter = retryAfter;
   }
 
   /** Keeps one read; true once the bound is reached and the rest need not be read. */
@@ -36,7 +39,9 @@ export class ErrorBody {
 
   /** The error for what was read so far. */
   error(): UpstreamResponseError {
-    return upstreamResponseError(this.status, this.#chunks);
+    const error = upstreamResponseError(this.status, this.#chunks);
+    if (this.#retryAfter) error.retryAfter = this.#retryAfter;
+    return error;
   }
 }
 

@@ -44,3 +44,14 @@ describe('a non-streamed answer', () => {
     expect(res.json.conveyor.messages[0]).toMatchObject({ role: 'assistant', content: null });
   });
 });
+
+describe('an upstream that is rate limiting', () => {
+  it("passes its 429 on with its Retry-After, which the SDKs wait for, streamed or not", async () => {
+    const gw = await scripted.start((_req, res) => void res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '7' }).end('{"error":{"message":"slow down"}}'));
+    for (const stream of [false, true]) {
+      const res = await postJson(gw.url, '/v1/chat/completions', { model: MODEL, stream, messages: [{ role: 'user', content: 'hi' }] });
+      expect(res.status, `stream ${stream}`).toBe(429);
+      expect(res.headers.get('retry-after')).toBe('7');
+    }
+  });
+});
