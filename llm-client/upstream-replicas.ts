@@ -111,6 +111,7 @@ export class UpstreamReplicas {
     const n = this.replicas.length;
     let best: Replica | undefined;
     let fallback: Replica | undefined;
+    let affine: Replica | undefined;
     for (let k = 0; k < n; k++) {
       const replica = this.replicas[(this.#cursor + k) % n]!;
       if (tried.has(replica)) continue;
@@ -119,9 +120,10 @@ export class UpstreamReplicas {
         if (fallback === undefined || backSooner(replica, fallback, now)) fallback = replica;
         continue;
       }
-      if (replica.baseUrl === affinity?.baseUrl) return replica;
+      if (replica.baseUrl === affinity?.baseUrl) affine = replica;
       if (best === undefined || replica.inFlight < best.inFlight) best = replica;
     }
+    if (affine && !crowded(affine, best!)) return affine;
     this.#cursor = (this.#cursor + 1) % n;
     return best ?? fallback;
   }
@@ -174,6 +176,19 @@ export class UpstreamReplicas {
     });
   }
 }
+
+/**
+ * A conversation's replica is left for the least loaded one only when its queue is far longer:
+ * its prefix cache saves the conversation's prefill, worth a longer queue, but not one that holds
+ * every conversation after a failover burst while restarted replicas sit idle (bounded-load
+ * affinity: more than twice the least loaded replica's streams, plus a margin).
+ */
+function crowded(affine: Replica, least: Replica): boolean {
+  return affine.inFlight > AFFINITY_LOAD_FACTOR * least.inFlight + AFFINITY_LOAD_MARGIN;
+}
+
+const AFFINITY_LOAD_FACTOR = 2;
+const AFFINITY_LOAD_MARGIN = 8;
 
 /** Of two replicas not available now, the one to try first: on trial before resting, then the rest that ends first, then the least loaded. */
 function backSooner(a: Replica, b: Replica, now: number): boolean {

@@ -44,6 +44,21 @@ describe('UpstreamReplicas: which replica takes the next stream', () => {
     expect(set.pick(affinity, none)!.baseUrl).not.toBe('http://c/v1');
   });
 
+  it('lets a conversation go from its replica only when that one holds far more streams than the least loaded (bounded-load affinity)', () => {
+    const { set, byUrl } = setUp();
+    const affinity = { baseUrl: 'http://c/v1' };
+    byUrl('http://a/v1').inFlight = 4;
+    byUrl('http://b/v1').inFlight = 4;
+    byUrl('http://c/v1').inFlight = 16; // 2 × 4 + 8: still its own
+    expect(set.pick(affinity, none)!.baseUrl).toBe('http://c/v1');
+    byUrl('http://c/v1').inFlight = 17;
+    expect(set.pick(affinity, none)!.baseUrl).not.toBe('http://c/v1');
+    // After a failover burst: 100 streams on it, none on the replicas back from a restart.
+    byUrl('http://a/v1').inFlight = 0;
+    byUrl('http://c/v1').inFlight = 100;
+    expect(set.pick(affinity, none)!.baseUrl).toBe('http://a/v1');
+  });
+
   it('rests a failed replica, doubling the rest per failure in a row up to the ceiling, and forgets after a success', () => {
     const { set, clock, byUrl } = setUp(['http://a/v1', 'http://b/v1']);
     const a = byUrl('http://a/v1');
