@@ -23,13 +23,13 @@ export interface CompletionFacts {
   streamError?: string;
 }
 
+/** How long a closed response's line waits for its request to end (a tool that ignores its abort must not hold it). */
+const END_WAIT_MS = 1_000;
+
 /**
  * Paths polled by probes and scrapers, and the playground's static files: logged at debug, not
  * info, so they do not bury the API traffic.
  */
-/** How long a closed response's line waits for its request to end (a tool that ignores its abort must not hold it). */
-const END_WAIT_MS = 1_000;
-
 const QUIET_PATHS = new Set(['/health', '/health/ready', '/metrics', ...PLAYGROUND_PATHS]);
 
 /**

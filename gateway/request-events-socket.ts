@@ -85,7 +85,10 @@ export class RequestEventsSocket {
     const { status, body } = toErrorResponse(err);
     this.answered({ req, status, durationMs: performance.now() - started, errorCode: body.error.code });
     const json = JSON.stringify(body);
-    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(json)}\r\nconnection: close\r\n\r\n${json}`);
+    // Closed once written, as ws closes a refused handshake: a half-open socket would stay.
+    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(json)}\r\nconnection: close\r\n\r\n${json}`, () =>
+      socket.destroy(),
+    );
   }
 
   /**

@@ -184,7 +184,9 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     if (!socket.writable || socket.bytesWritten > 0 || err.code === 'ECONNRESET') return void socket.destroy();
     const status = CLIENT_ERROR_STATUS[err.code ?? ''] ?? 400;
     accessLog.unparsed(status, err.code);
-    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n\r\n`);
+    // Closed once written, as Node's own handler does: the server allows half-open sockets, so a
+    // client that never closes its side would otherwise hold this one open.
+    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n\r\n`, () => socket.destroy());
   });
 
   // `Expect: 100-continue`: a chat body declared over maxBodyBytes is refused (413) before the
@@ -302,4 +304,4 @@ function unparsedTarget(url: string | undefined): string {
 }
 
 /** The statuses Node itself answers its parser's errors with; 400 for the rest. */
-const CLIENT_ERROR_STATUS: Readonly<Record<string, number>> = { HPE_HEADER_OVERFLOW: 431, ERR_HTTP_REQUEST_TIMEOUT: 408 };
+const CLIENT_ERROR_STATUS: Readonly<Record<string, number>> = { HPE_HEADER_OVERFLOW: 431, HPE_CHUNK_EXTENSIONS_OVERFLOW: 413, ERR_HTTP_REQUEST_TIMEOUT: 408 };

@@ -131,6 +131,20 @@ describe('the access log', () => {
     expect(lines[0]).toMatchObject({ status: 431, error: 'unparsable_request', parser_error: 'HPE_HEADER_OVERFLOW' });
   });
 
+  it('closes a refused connection even when the client keeps its side open', async () => {
+    const { gw } = await loggedGateway('info');
+    const socket = connect({ port: gw.port, host: '127.0.0.1', allowHalfOpen: true });
+    socket.write('GARBAGE\r\n\r\n');
+    let answer = '';
+    socket.on('data', (chunk) => (answer += String(chunk)));
+    await once(socket, 'end');
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    // Before, the gateway only half-closed it: its socket stayed, one per such client.
+    const connections = () => new Promise<number>((resolve, reject) => gw.server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
+    await expect.poll(connections).toBe(0);
+    socket.destroy();
+  });
+
   it('warns when an upstream replica fails and rests; the request moves on to the other', async () => {
     const dead = await startTestUpstream(() => {});
     await dead.close();
