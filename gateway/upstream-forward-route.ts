@@ -211,14 +211,19 @@ function connectionTo(ctx: ForwardRouteContext, baseUrl: string): ForwardConnect
   return connection;
 }
 
-/** A status another replica may not answer, as a chat's failover counts it (429, 502–504), else undefined. */
+/** A status another replica may not answer, as a chat's failover counts it (429, 401/403, 500, 502–504), else undefined. */
 function replicaRefusal(status: number): UpstreamResponseError | undefined {
   if (status < 400) return undefined;
   const error = new UpstreamResponseError(status, `upstream answered HTTP ${status}`);
   return classifyReplicaFailure(error) === 'final' ? undefined : error;
 }
 
-/** The replica's health after an answer passed to the client: a 429 or another 5xx says nothing of it. */
+/**
+ * The replica's health after an answer passed to the client (the last replica's, whatever it is):
+ * an answer classifyReplicaFailure calls the replica's own (401/403, 500, 502–504) rests it; a
+ * 429, or another 5xx, says nothing of it. The body is not read to tell a bare 500 from one that
+ * says why, as the chat route does: a forwarded 500 rests its replica.
+ */
 function recordAnswer({ replicas, replica, startedAt }: ReplicaAttempt, status: number, refusal: UpstreamResponseError | undefined): void {
   if (refusal !== undefined && classifyReplicaFailure(refusal) === 'rest') replicas.failed(replica, refusal, startedAt);
   else if (status < 500 && refusal === undefined) replicas.succeeded(replica);

@@ -8,6 +8,7 @@ import {
   UpstreamResponseError,
 } from '../core/errors.ts';
 import { isGenerationPart } from './chat-chunk-decoder.ts';
+import { bareStatusMessage } from './upstream-response-error.ts';
 import type { ResolvedStreamOptions } from './upstream-options.ts';
 import type { UpstreamPart } from './upstream-parts.ts';
 import type { Replica, ReplicaAffinity, UpstreamReplicas } from './upstream-replicas.ts';
@@ -25,18 +26,21 @@ export interface ReplicaFailureContext {
 
 /**
  * How a failed attempt counts: `rest` — the replica itself is down, drowning or broken (refused or
- * reset connection, connect or headers timeout, 502/503/504; 500, which is how vLLM answers every
- * request once its engine is dead; 401/403, a replica started with another key; 404
- * model_not_found when the gateway names the model), so it rests and another one is tried;
- * `busy` — it is only full (429), so another one is tried but it does not rest; `final` — any
+ * reset connection, connect or headers timeout, 502/503/504; a bare 500, with no error body, which
+ * is how vLLM answers every request once its engine is dead; 401/403, a replica started with
+ * another key; 404 model_not_found when the gateway names the model), so it rests and another one
+ * is tried; `busy` — it is only full (429), or it failed this request with a 500 that says why (an
+ * error body: vLLM's answer to an exception in that request's handling, which may be the
+ * request's own doing and must not rest every replica it is tried on), so another one is tried
+ * but it does not rest; `final` — any
  * other replica would answer the same (400 bad request, 404 for a model the client named, 422),
  * or the failure is this process's own: the caller stopped it, or the pools were closed under it
  * (`ShuttingDownError`). A stale keep-alive socket is none of these: the attempt already sent it
  * again on a new connection (keep-alive-retry-stream.ts), and what reaches here failed there too.
  *
  * Only the last replica tried answers the client, so an error every replica shares (a key wrong
- * for all of them, a request that crashes each server with a 500) still reaches it, after each
- * replica was tried once and rested: requests go on being sent to the replica back soonest.
+ * for all of them, a request that fails each server with a 500) still reaches it, after each
+ * replica was tried once.
  */
 export function classifyReplicaFailure(error: unknown, context: ReplicaFailureContext = {}): 'rest' | 'busy' | 'final' {
   if (error instanceof UpstreamConnectionError || error instanceof UpstreamConnectTimeoutError || error instanceof UpstreamHeadersTimeoutError) {
@@ -45,12 +49,13 @@ export function classifyReplicaFailure(error: unknown, context: ReplicaFailureCo
   if (error instanceof UpstreamModelNotFoundError) return context.modelNamedByGateway ? 'rest' : 'final';
   if (error instanceof UpstreamResponseError) {
     if (error.status === 429) return 'busy';
+    if (error.status === 500) return error.message === bareStatusMessage(500) ? 'rest' : 'busy';
     if (REPLICA_STATUSES.has(error.status)) return 'rest';
   }
   return 'final';
 }
 
-const REPLICA_STATUSES = new Set([401, 403, 500, 502, 503, 504]);
+const REPLICA_STATUSES = new Set([401, 403, 502, 503, 504]);
 
 /** Which replicas a stream may use, and what its failures mean. */
 export interface FailoverTarget extends ReplicaFailureContext {

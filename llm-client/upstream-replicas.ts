@@ -68,6 +68,8 @@ export class Replica {
   failures = 0;
   /** When the latest failure in a row was counted (the clock of UpstreamReplicas); -Infinity: none yet. */
   lastFailureAt = Number.NEGATIVE_INFINITY;
+  /** When a request was last sent to try it after a rest; -Infinity: no trial under way. */
+  trialSince = Number.NEGATIVE_INFINITY;
 
   constructor(baseUrl: string) {
     this.baseUrl = baseUrl;
@@ -101,10 +103,11 @@ export class UpstreamReplicas {
    * one back soonest (on trial before resting, then fewest in flight): a request is never refused
    * for want of a healthy replica, the outage may be over. `undefined` once every replica was tried.
    *
-   * The trial is held by `inFlight`, which every caller counts for the attempt it starts on the
-   * picked replica, and uncounts however the attempt ends: there is no claim to leak. Streams
-   * still in flight to a replica when it failed hold it the same way: they are its trial (one of
-   * them reaching its first token is a success), and new requests wait for them to end.
+   * A trial is the request sent to it once its rest is over: it holds the replica while something
+   * is in flight to it (`inFlight`, which every caller counts for the attempt it starts and
+   * uncounts however it ends, so a trial the client abandoned frees it at once), for at most
+   * TRIAL_HOLD_MS. Streams from before the failure (past their first token, they can prove
+   * nothing) do not hold it: only a trial started since does, and no longer than that bound.
    */
   pick(affinity: ReplicaAffinity | undefined, tried: ReadonlySet<Replica>): Replica | undefined {
     const now = this.#now();
@@ -115,17 +118,24 @@ export class UpstreamReplicas {
     for (let k = 0; k < n; k++) {
       const replica = this.replicas[(this.#cursor + k) % n]!;
       if (tried.has(replica)) continue;
-      const onTrial = replica.consecutiveFailures > 0;
-      if (replica.restingUntil > now || (onTrial && replica.inFlight > 0)) {
+      const trialHeld = replica.consecutiveFailures > 0 && replica.inFlight > 0 && now - replica.trialSince < TRIAL_HOLD_MS;
+      if (replica.restingUntil > now || trialHeld) {
         if (fallback === undefined || backSooner(replica, fallback, now)) fallback = replica;
         continue;
       }
       if (replica.baseUrl === affinity?.baseUrl) affine = replica;
       if (best === undefined || replica.inFlight < best.inFlight) best = replica;
     }
-    if (affine && !crowded(affine, best!)) return affine;
+    if (affine && !crowded(affine, best!)) return this.#chosen(affine, now);
     this.#cursor = (this.#cursor + 1) % n;
-    return best ?? fallback;
+    const chosen = best ?? fallback;
+    return chosen && this.#chosen(chosen, now);
+  }
+
+  /** A replica whose rest is over and that has not succeeded since starts its trial with this request. */
+  #chosen(replica: Replica, now: number): Replica {
+    if (replica.consecutiveFailures > 0 && replica.restingUntil <= now) replica.trialSince = now;
+    return replica;
   }
 
   /** The replica served a stream (its first token, or a forwarded answer): its failures in a row are over. */
@@ -136,6 +146,7 @@ export class UpstreamReplicas {
     }
     replica.consecutiveFailures = 0;
     replica.restingUntil = 0;
+    replica.trialSince = Number.NEGATIVE_INFINITY;
   }
 
   /** The replicas' clock: an attempt notes its start with it, for `failed`. */
@@ -153,6 +164,7 @@ export class UpstreamReplicas {
     replica.failures += 1;
     if (attemptStartedAt < replica.lastFailureAt) return;
     replica.lastFailureAt = this.#now();
+    replica.trialSince = Number.NEGATIVE_INFINITY;
     replica.consecutiveFailures += 1;
     const rest = Math.min(this.#maxRestMs, this.#restMs * 2 ** (replica.consecutiveFailures - 1));
     replica.restingUntil = this.#now() + rest;
@@ -186,6 +198,9 @@ export class UpstreamReplicas {
 function crowded(affine: Replica, least: Replica): boolean {
   return affine.inFlight > AFFINITY_LOAD_FACTOR * least.inFlight + AFFINITY_LOAD_MARGIN;
 }
+
+/** The longest one trial holds a replica back from other requests (a first token takes less, even behind a long prompt). */
+const TRIAL_HOLD_MS = 10_000;
 
 const AFFINITY_LOAD_FACTOR = 2;
 const AFFINITY_LOAD_MARGIN = 8;

@@ -98,11 +98,9 @@ describe('a gateway over replicas, one of which fails every request its own way'
     expect(res.json.error.code).toBe('model_not_found');
   });
 
-  it('moves requests off a replica whose engine is dead (500 to everything), and rests it; the last replica’s error reaches the client', async () => {
-    const dead = await fake((_req, res) => {
-      res.writeHead(500, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ object: 'error', message: 'engine dead', type: 'InternalServerError', param: null, code: 500 }));
-    });
+  it('moves requests off a replica whose engine is dead (a bare 500 to everything), and rests it; the last replica’s error reaches the client', async () => {
+    // vLLM with VLLM_KEEP_ALIVE_ON_ENGINE_DEATH once its engine died: 500, no body.
+    const dead = await fake((_req, res) => void res.writeHead(500).end());
     const good = await sim();
     const gateway = await gatewayOver({ baseUrl: [dead.baseUrl, good.url] });
     const responses = await Promise.all(Array.from({ length: 4 }, () => postJson(gateway.url, '/v1/chat/completions', body)));

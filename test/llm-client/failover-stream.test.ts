@@ -21,6 +21,9 @@ const failing = (status: number) =>
     }),
   );
 
+/** vLLM once its engine is dead (VLLM_KEEP_ALIVE_ON_ENGINE_DEATH): `status` with no body. */
+const bare = (status: number) => track(startTestUpstream((_req, res) => void res.writeHead(status).end()));
+
 /** A base URL on which nothing listens: connections are refused. */
 async function deadUrl(): Promise<string> {
   const probe = createServer();
@@ -103,9 +106,9 @@ describe('a pump over several replicas: failover before the upstream accepts', (
     expect(stateOf(pump, bad.baseUrl)).toMatchObject({ healthy: false, failures: 1 });
   });
 
-  it('moves on from a replica whose engine is dead (500) or that refuses the gateway’s key (401, 403), and rests it', async () => {
+  it('moves on from a replica whose engine is dead (a bare 500) or that refuses the gateway’s key (401, 403), and rests it', async () => {
     for (const status of [500, 401, 403]) {
-      const bad = await failing(status);
+      const bad = status === 500 ? await bare(500) : await failing(status);
       const good = await live();
       const pump = createChatCompletionPump({ baseUrl: [bad.baseUrl, good.baseUrl] });
       const { error, parts } = await run(pump, { baseUrl: bad.baseUrl });
@@ -115,6 +118,16 @@ describe('a pump over several replicas: failover before the upstream accepts', (
       expect(stateOf(pump, bad.baseUrl)).toMatchObject({ healthy: false, failures: 1 });
       expect(stateOf(pump, good.baseUrl)).toMatchObject({ healthy: true, accepted: 1 });
     }
+  });
+
+  it('moves on from a replica that failed the request with a 500 that says why, without resting it (the request may be the cause)', async () => {
+    const bad = await failing(500);
+    const good = await live();
+    const pump = createChatCompletionPump({ baseUrl: [bad.baseUrl, good.baseUrl] });
+    const { error, parts } = await run(pump, { baseUrl: bad.baseUrl });
+    expect(error).toBeUndefined();
+    expect(parts).toEqual(expectedPlainParts);
+    expect(stateOf(pump, bad.baseUrl)).toMatchObject({ healthy: true, failures: 0 });
   });
 
   it('hands the last replica’s 500 to the caller when every replica answers it, each tried once', async () => {

@@ -165,6 +165,22 @@ describe('UpstreamReplicas: which replica takes the next stream', () => {
     expect(set.pick({ baseUrl: 'http://a/v1' }, none)).toBe(a);
   });
 
+  it('is not held back by streams from before its failure, which cannot prove it; a trial holds it at most 10 s', () => {
+    const { set, clock, byUrl } = setUp(['http://a/v1', 'http://b/v1']);
+    const [a, b] = [byUrl('http://a/v1'), byUrl('http://b/v1')];
+    a.inFlight = 3; // long generations, past their first token
+    set.failed(a);
+    clock.now += 2_100;
+    b.inFlight = 5;
+    // Regression: a was out of rotation until those three ended, minutes perhaps, not its 2 s.
+    expect(set.pick(undefined, none)).toBe(a);
+    a.inFlight += 1;
+    expect(set.pick(undefined, none)).toBe(b);
+    // A trial that never ends (no first token, no failure, no client leaving) holds it 10 s at most.
+    clock.now += 10_000;
+    expect(set.pick(undefined, none)).toBe(a);
+  });
+
   it('when every replica is unavailable, prefers one on trial (back already) over one still resting, then the least loaded', () => {
     const { set, clock, byUrl } = setUp();
     const [a, b, c] = [byUrl('http://a/v1'), byUrl('http://b/v1'), byUrl('http://c/v1')];
