@@ -145,6 +145,8 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     }
   });
   let finishReason = 'stop';
+  /** A client's stop string ended the decode (vLLM's stop_reason): what it was writing is cut, as by the token limit. */
+  let stoppedByString = false;
   let usage: Usage | undefined;
   let deltas = 0;
   let firstToken = true;
@@ -162,8 +164,10 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     if (part.type === 'content') (machinery ?? build()).parser.text(part.text);
     else if (part.type === 'reasoning') onEvent({ type: 'reasoning', text: part.text });
     else if (part.type === 'tool-call-delta') (machinery ?? build()).parser.toolCallDelta(part);
-    else if (part.type === 'finish') finishReason = part.reason;
-    else if (part.type === 'usage') {
+    else if (part.type === 'finish') {
+      finishReason = part.reason;
+      stoppedByString = part.stopString !== undefined;
+    } else if (part.type === 'usage') {
       usage = part.usage;
       onEvent({ type: 'usage', round, usage });
     }
@@ -228,7 +232,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     const { dispatcher, clientCalls, parser } = build();
     // A rejected call was cut off by us, not by the model: flushing the parser would report it as
     // truncated and release its raw text as content. The Dispatcher answers it with the rejection.
-    if (!rejection) parser.end(finishReason === 'length');
+    if (!rejection) parser.end(finishReason === 'length' || stoppedByString);
     timeline.mark('decode-end', { round, detail: finishReason });
     // The request is about to fail with the rejection: its other calls' results would go nowhere.
     if (rejection && opts.onToolReject === 'error') dispatcher.dropAll(`the request failed: ${rejection.name} rejected a call`);

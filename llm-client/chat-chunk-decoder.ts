@@ -155,7 +155,10 @@ export class ChatChunkDecoder {
         if (call.function?.arguments) part.arguments = call.function.arguments;
         parts.push(part);
       });
-      if (choice.finish_reason) parts.push({ type: 'finish', reason: choice.finish_reason });
+      if (choice.finish_reason) {
+        const stopReason = (choice as { stop_reason?: unknown }).stop_reason;
+        parts.push({ type: 'finish', reason: choice.finish_reason, ...(typeof stopReason === 'string' ? { stopString: stopReason } : {}) });
+      }
     }
     return parts;
   }

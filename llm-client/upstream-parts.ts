@@ -10,7 +10,8 @@ export type UpstreamPart =
   | { type: 'content'; text: string }
   | { type: 'reasoning'; text: string }
   | ToolCallDeltaPart
-  | { type: 'finish'; reason: string }
+  /** `stopString`: the stop string that ended the decode, as vLLM names it (its `stop_reason`; a token id or null otherwise). */
+  | { type: 'finish'; reason: string; stopString?: string }
   /**
    * May arrive more than once (vLLM `continuous_usage_stats`); the last one is the total. Comes
    * before the other parts of its chunk, counting them.

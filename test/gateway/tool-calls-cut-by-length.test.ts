@@ -81,6 +81,23 @@ describe('a ```python block that max_tokens cut', () => {
     res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content: 'Here:\n```python\nx = 1\ny = [x *' }), vllmChunk({}, 'length'), vllmUsage(20, 12), DONE].join(''));
   };
 
+  it('is cut by a stop string the same way (vLLM names it in stop_reason); a block the output simply ended inside still runs', async () => {
+    const ending = (stopReason: string | null) => (_req: unknown, res: ServerResponse) => {
+      sseHeaders(res);
+      res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content: 'Here:\n```python\nx = 1\ny = 2' }), vllmChunk({}, 'stop', {}, stopReason), vllmUsage(20, 12), DONE].join(''));
+    };
+    const ask = { model: MODEL, stop: ['END'], messages: [{ role: 'user', content: 'compute' }] };
+    const cut: string[] = [];
+    let gw = await scripted.start(ending('END'), { tools: toolMap(recordingPython(cut)) });
+    expect((await postJson(gw.url, '/v1/chat/completions', ask)).json.conveyor.messages).toEqual([]);
+    expect(cut).toEqual(['line x = 1', 'abort truncated call']);
+
+    const ended: string[] = [];
+    gw = await scripted.start(ending(null), { tools: toolMap(recordingPython(ended)) });
+    expect((await postJson(gw.url, '/v1/chat/completions', { ...ask, max_tool_rounds: 1 })).json.conveyor.messages).toHaveLength(2);
+    expect(ended).toEqual(['line x = 1', 'line y = 2', 'end']);
+  });
+
   it('is no call: its complete statements ran as they came, its half statement never runs, and no tool result is made', async () => {
     const log: string[] = [];
     const gw = await scripted.start(cutFence, { tools: toolMap(recordingPython(log)) });
