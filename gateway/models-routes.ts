@@ -14,14 +14,14 @@ export function modelsRoutes(
   replicas?: UpstreamReplicas,
 ): Array<{ method: string; pattern: RegExp; handler: (req: unknown, res: ServerResponse, params: Record<string, string>) => Promise<void> }> {
   return [
-    { method: 'GET', pattern: /^\/v1\/models\/?$/, handler: async (_req, res) => sendJson(res, 200, await models(config, replicas)) },
+    { method: 'GET', pattern: /^\/v1\/models\/?$/, handler: async (_req, res) => sendJson(res, 200, await models(config, replicas, res)) },
     {
       // vLLM has no such route, so it is answered from the list.
       method: 'GET',
       pattern: /^\/v1\/models\/(?<id>.+)$/,
       handler: async (_req, res, params) => {
         const id = decodeModelId(params.id ?? '');
-        const model = (await models(config, replicas)).data.find((m) => m.id === id);
+        const model = (await models(config, replicas, res)).data.find((m) => m.id === id);
         if (!model) throw new ModelNotFoundError(id);
         sendJson(res, 200, model);
       },
@@ -38,7 +38,8 @@ function decodeModelId(raw: string): string {
   }
 }
 
-async function models(config: GatewayConfig, replicas: UpstreamReplicas | undefined) {
+/** `res`: the client's answer; its connection closing cuts the upstream requests still open. */
+async function models(config: GatewayConfig, replicas: UpstreamReplicas | undefined, res: ServerResponse) {
   if (config.upstream.model) {
     return { object: 'list', data: [{ id: config.upstream.model, object: 'model', created: 0, owned_by: 'conveyor' }] };
   }
@@ -49,11 +50,14 @@ async function models(config: GatewayConfig, replicas: UpstreamReplicas | undefi
   // then cut: a client polling this route must not leave a socket per call open to a hung
   // replica, each for the whole headers timeout.
   const controller = new AbortController();
+  const clientLeft = () => controller.abort();
+  res.once('close', clientLeft);
   try {
     return await Promise.any(urls.map((url) => listModels({ baseUrl: url, apiKey, timeouts, signal: controller.signal })));
   } catch (err) {
     throw err instanceof AggregateError ? err.errors[0] : err;
   } finally {
+    res.off('close', clientLeft);
     controller.abort();
   }
 }

@@ -137,12 +137,13 @@ async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, re
         recordAnswer(attempt, status, refusal);
       }
       answered = true;
-      ctx.metrics.forwarded(status);
       const headers = answerHeaders(upstreamHeaders, res);
       if (ForwardedErrorAnswer.wanted(status, headers)) {
+        // Counted when it goes out: cut before its end, the client gets the gateway's error instead.
         held = new ForwardedErrorAnswer(status, headers, request.method, `/v1${request.endpoint}`);
         return;
       }
+      ctx.metrics.forwarded(status);
       res.writeHead(status, headers);
       res.flushHeaders();
     },
@@ -162,14 +163,18 @@ async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, re
     await exchange.done;
     if (held === undefined) return void res.end();
     const { headers, body, code } = held.answer();
+    ctx.metrics.forwarded(held.status);
     ctx.accessLog.errorAnswered(res, code);
     res.writeHead(held.status, headers).end(body);
   } catch (error) {
     // After the status line there is nothing to send but a cut answer.
     if (answered && held === undefined) return void res.destroy();
     const failure = request.signal.aborted ? (ctx.shutdown.aborted ? ctx.shutdown.reason : new ClientAbortedError()) : error;
-    // An error answer cut before its end: nothing of it went out, and the failure is answered instead (counted already).
-    if (answered) throw failure;
+    // An error answer cut before its end: nothing of it went out, and the failure is answered instead.
+    if (answered) {
+      countFailure(ctx, failure);
+      throw failure;
+    }
     const kind = classifyReplicaFailure(failure);
     if (attempt !== undefined && kind === 'rest') attempt.replicas.failed(attempt.replica, failure, attempt.startedAt);
     if (attempt === undefined || attempt.last || kind === 'final') countFailure(ctx, failure);

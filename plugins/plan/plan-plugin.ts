@@ -34,6 +34,10 @@ export function createPlanTool(options: PlanToolOptions) {
     description: `Runs a plan of numbered tool calls ("1. search(\\"x\\")", "$1" refers to step 1's result), ending with ${joinTool}().`,
     parameters: z.object({ steps: z.array(Step) }),
     consumes: 'step',
+    // No clock of its own: each step is bounded by its own tool's limit, and the plan's length by
+    // maxSteps. An inline tool's default 30 s counted the waits of steps queued for a slot too:
+    // 20 steps two at a time (a 2-CPU host) at a few seconds each failed whole plans.
+    limits: { timeoutMs: 0 },
     hooks: {
       onStart: (ctx) => void (ctx.state['run'] = new PlanRun({ ...options, joinTool, planTool: name }, ctx)),
       onPiece(piece, ctx) {

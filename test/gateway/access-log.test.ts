@@ -108,6 +108,23 @@ describe('the access log', () => {
     expect(lines[0]).toMatchObject({ path: '/v1/nonexist', status: 404, error: 'not_found' });
   });
 
+  it('counts a forwarded error answer cut before its end as the error the client got, not the upstream status', async () => {
+    const { lines, logger } = collectingLogger('info');
+    const gw = await scripted.start((_req, res) => {
+      res.writeHead(500, { 'content-type': 'application/json', 'content-length': '100' });
+      res.write('{"error":');
+      setTimeout(() => res.socket?.destroy(), 20);
+    }, { logger });
+    const res = await fetch(`${gw.url}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"input":"hi"}' });
+    expect(res.status).toBe(502);
+    const { error } = (await res.json()) as { error: { code: string } };
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    expect(metrics).toContain(`conveyor_forwarded_requests_total{status="502",error="${error.code}"} 1`);
+    expect(metrics).not.toMatch(/^conveyor_forwarded_requests_total\{status="500"/m);
+    await expect.poll(() => lines.length).toBeGreaterThanOrEqual(1);
+    expect(lines[0]).toMatchObject({ path: '/v1/embeddings', status: 502, error: error.code });
+  });
+
   it('logs a request target that is not a path without its query, which may carry a key', async () => {
     const { gw, lines } = await loggedGateway('info');
     const socket = connect(gw.port, '127.0.0.1');

@@ -187,3 +187,9 @@ describe('plan plugin settings (--plugins)', () => {
     expect(() => builtinPluginsConfigSchema.parse({ plan: { maxStep: 8 } })).toThrow();
   });
 });
+
+describe('the plan tool has no clock of its own', () => {
+  it('leaves time limits to its steps (an inline default of 30 s counted the waits for a slot and failed whole plans)', () => {
+    expect(createPlanTool({ tools: () => undefined }).limits).toEqual({ timeoutMs: 0 });
+  });
+});
