@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { UpstreamConnectionError, UpstreamFirstTokenTimeoutError } from '../../core/errors.ts';
-import { createChatCompletionPump, type ChatCompletionPump, type ReplicaAffinity, type UpstreamPart } from '../../llm-client/index.ts';
-import { expectedPlainParts, MODEL, plainContentStream, vllmChunk } from './fixtures/vllm-streams.ts';
+import { createChatCompletionPump, type ReplicaAffinity } from '../../llm-client/index.ts';
+import { expectedPlainParts, plainContentStream, vllmChunk } from './fixtures/vllm-streams.ts';
+import { replicaState, runPump } from './replica-pump-run.ts';
 import { trackedUpstreams } from './tracked-upstreams.ts';
 import { pause, sseHeaders, startSseUpstream, startTestUpstream } from './upstream-test-server.ts';
 
-const body = { model: MODEL, messages: [{ role: 'user', content: 'hi' }] };
 const track = trackedUpstreams();
 const timeouts = { connectMs: 10_000, headersMs: 10_000, firstTokenMs: 300, idleMs: 10_000 };
 
@@ -25,18 +25,8 @@ const acceptsThenDrops = () =>
     }),
   );
 
-async function run(pump: ChatCompletionPump, affinity?: ReplicaAffinity) {
-  const parts: UpstreamPart[] = [];
-  const accepted: string[] = [];
-  const stream = pump({ body, signal: new AbortController().signal, affinity, onAccepted: ({ baseUrl }) => accepted.push(baseUrl) }, (part) => parts.push(part));
-  const error = await stream.done.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  return { parts, error, accepted };
-}
-
-const stateOf = (pump: ChatCompletionPump, baseUrl: string) => pump.replicas!.states().find((s) => s.baseUrl === baseUrl)!;
+const run = runPump;
+const stateOf = replicaState;
 
 describe('a replica that accepts a stream and fails before its first token (regression: never rested, its share of requests failed)', () => {
   it('moves the stream on from a replica silent after its headers, rests that replica, and counts no success for it', async () => {
