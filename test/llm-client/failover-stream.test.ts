@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { ClientAbortedError, UpstreamConnectionError, UpstreamModelNotFoundError, UpstreamResponseError, UpstreamTotalTimeoutError } from '../../core/errors.ts';
+import { ClientAbortedError, UpstreamModelNotFoundError, UpstreamResponseError, UpstreamTotalTimeoutError } from '../../core/errors.ts';
 import { createChatCompletionPump, type ReplicaAffinity } from '../../llm-client/index.ts';
 import { expectedPlainParts, MODEL, modelNotFoundBody, plainContentStream, vllmChunk } from './fixtures/vllm-streams.ts';
 import { replicaState, runPump } from './replica-pump-run.ts';
@@ -130,22 +130,7 @@ describe('a pump over several replicas: failover before the upstream accepts', (
     expect([first.requests.length, second.requests.length]).toEqual([1, 1]);
   });
 
-  it('never moves a stream its replica has accepted: a failure after the first token ends it', async () => {
-    const breaking = await track(
-      startTestUpstream((_req, res) => {
-        sseHeaders(res);
-        res.write(vllmChunk({ content: 'Par' }));
-        setTimeout(() => res.socket?.destroy(), 20);
-      }),
-    );
-    const good = await live();
-    const pump = createChatCompletionPump({ baseUrl: [breaking.baseUrl, good.baseUrl] });
-    const { error, parts, accepted } = await run(pump, { baseUrl: breaking.baseUrl });
-    expect(error).toBeInstanceOf(UpstreamConnectionError);
-    expect(accepted).toHaveLength(1);
-    expect(parts.filter((p) => p.type === 'content')).toEqual([{ type: 'content', text: 'Par' }]);
-    expect(good.requests).toHaveLength(0);
-  });
+  // A failure after the first token ends the stream: failover-after-accept.test.ts.
 
   it('fails with the last replica’s error once every replica has failed, each tried once', async () => {
     const dead = await deadUrl();
