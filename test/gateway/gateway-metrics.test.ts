@@ -171,8 +171,10 @@ describe('conveyor_tool_calls_total and conveyor_tool_duration_seconds, from a t
     timeline.mark('request-end', { detail: 'answer' });
     const text = await ended(timeline);
     expect(sample(text, 'conveyor_tool_duration_seconds_count{tool="python"}')).toBe(1);
-    // Well under the 60 ms of writing (call-end to tool-end is back to back here).
-    expect(sample(text, 'conveyor_tool_duration_seconds_sum{tool="python"}')).toBeLessThan(0.03);
+    // From call-end to tool-end (back to back here), not from tool-start: less than the writing.
+    const at = (type: string) => timeline.events.find((e) => e.type === type)!.t;
+    expect(sample(text, 'conveyor_tool_duration_seconds_sum{tool="python"}')).toBeCloseTo((at('tool-end') - at('call-end')) / 1000, 6);
+    expect(at('call-end') - at('tool-start')).toBeGreaterThan(50);
     expect(sample(text, 'conveyor_tool_wait_after_decode_seconds_count')).toBe(1);
   });
 
