@@ -6,7 +6,7 @@ import { NdjsonLineSplitter } from '../python-ipc.ts';
 import { killProcessTree } from '../process-tree.ts';
 import { childMessageSchema, type CallMessage, type ChildMessage, type HostMessage } from './plugin-protocol.ts';
 import type { ProcessLaunchPlan } from './process-launch.ts';
-import { describeExit, type ProcessExit } from './process-exit.ts';
+import { describeExit, OUT_OF_MEMORY, type ProcessExit } from './process-exit.ts';
 
 type ReadyMessage = Extract<ChildMessage, { t: 'ready' }>;
 
@@ -35,7 +35,7 @@ const MAX_LINE = 8 * 1024 * 1024;
 export class PluginProcess {
   private readonly child: ChildProcess;
   private readonly channel: Duplex;
-  private readonly output: { tail: string; bytes: number };
+  private readonly output: { tail: string; bytes: number; outOfMemory: boolean };
   readonly ready: ReadyMessage;
   private readonly routes = new Map<string, (message: CallMessage) => void>();
   private readonly loads = new Map<string, Array<(m: Extract<ChildMessage, { t: 'loaded' }>) => void>>();
@@ -47,7 +47,7 @@ export class PluginProcess {
     child: ChildProcess,
     channel: Duplex,
     ready: ReadyMessage,
-    output: { tail: string; bytes: number },
+    output: { tail: string; bytes: number; outOfMemory: boolean },
   ) {
     this.child = child;
     this.channel = channel;
@@ -66,7 +66,7 @@ export class PluginProcess {
         ...(plan.uid !== undefined ? { uid: plan.uid, gid: plan.gid } : {}),
       });
       const channel = child.stdio[3] as Duplex;
-      const output = { tail: '', bytes: 0 };
+      const output = { tail: '', bytes: 0, outOfMemory: false };
       let proc: PluginProcess | null = null;
       let settled = false;
       const onAbort = (): void => fail(String(options.signal?.reason ?? 'aborted'));
@@ -90,7 +90,10 @@ export class PluginProcess {
       const collect = (chunk: Buffer): void => {
         output.bytes += chunk.length;
         const text = chunk.toString('utf8');
-        output.tail = (output.tail + text).slice(-STDERR_TAIL);
+        const joined = output.tail + text;
+        // Tested on the tail and this read together, so a line split across two reads is seen.
+        output.outOfMemory ||= OUT_OF_MEMORY.test(joined);
+        output.tail = joined.slice(-STDERR_TAIL);
         options.onOutput?.(text);
         if (output.bytes > options.outputBytes) (proc ? proc.kill(`it printed more than ${options.outputBytes} bytes`) : fail('output limit'));
       };
@@ -238,7 +241,7 @@ export class PluginProcess {
         // none left
       }
     }
-    this.exit = { killedFor: this.killedFor, code, signal, stderrTail: this.output.tail.trim() };
+    this.exit = { killedFor: this.killedFor, code, signal, stderrTail: this.output.tail.trim(), outOfMemory: this.output.outOfMemory };
     this.channel.destroy();
     for (const listener of [...this.exitListeners]) listener(this.exit);
     this.exitListeners.clear();

@@ -7,12 +7,21 @@ export interface ProcessExit {
   code: number | null;
   signal: NodeJS.Signals | null;
   stderrTail: string;
+  /**
+   * Its output said it ran out of memory at some point. Kept apart from the tail: after V8's
+   * "heap out of memory" line comes a native stack trace whose lines name the node binary's path,
+   * and with a long one (a Node from node_modules) the tail no longer held that line.
+   */
+  outOfMemory?: boolean;
 }
+
+/** What a process prints as it runs out of memory: V8's fatal error, malloc's, Python's. */
+export const OUT_OF_MEMORY = /heap out of memory|Allocation failed|Cannot allocate|MemoryError|out of memory/i;
 
 /** Why a process is gone, in one line for a tool error, and which limit (if any) stopped it. */
 export function describeExit(exit: ProcessExit): { message: string; limit: 'memory' | 'cpu' | 'file-size' | 'output' | null } {
   if (exit.killedFor) return { message: exit.killedFor, limit: /printed more than/.test(exit.killedFor) ? 'output' : null };
-  if (/heap out of memory|Allocation failed|Cannot allocate|MemoryError|out of memory/i.test(exit.stderrTail)) {
+  if (exit.outOfMemory || OUT_OF_MEMORY.test(exit.stderrTail)) {
     return { message: 'it ran out of memory (memory limit)', limit: 'memory' };
   }
   // bwrap and unshare exit with 128+N when the plugin process died of signal N.
