@@ -5,24 +5,11 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { GatewayDeps, GatewayHandle } from '../../gateway/server.ts';
-import type { ToolPlugin } from '../../plugins/plugin-types.ts';
 import { DONE, MODEL, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
 import { sseHeaders, startTestUpstream } from '../llm-client/upstream-test-server.ts';
-import { answeringTool, callThenAnswer, SCRIPTED, scriptedGateway, toolMap } from '../support/scripted-gateway.ts';
+import { answeringTool, callThenAnswer, SCRIPTED, scriptedGateway, toolMap, untilAbortedTool } from '../support/scripted-gateway.ts';
 import { getJson, postJson, streamChat } from '../support/sse-client.ts';
 
-/** A gateway tool whose call runs until it is aborted, and then answers at once with an error. */
-const untilAborted: ToolPlugin = {
-  name: 'wait',
-  description: 'wait (a test tool)',
-  parameters: { type: 'object' },
-  consumes: 'call',
-  start: () => {
-    let stop!: (err: Error) => void;
-    const stopped = new Promise<never>((_resolve, reject) => (stop = reject));
-    return { piece: () => undefined, end: () => stopped, abort: (reason) => stop(new Error(reason)) };
-  },
-};
 
 type Line = Record<string, unknown>;
 
@@ -205,7 +192,7 @@ describe('the access log', () => {
         res.write(vllmChunk({ role: 'assistant', content: '' }) + vllmChunk({ content: '<tool_call>\n{"name": "wait", "arguments": {}}\n</tool_call>' }));
         setTimeout(() => res.socket?.destroy(), 50);
       },
-      { tools: toolMap(untilAborted), logger },
+      { tools: toolMap(untilAbortedTool), logger },
     );
     const down = await postJson(gw.url, '/v1/chat/completions', { ...ask, tools: [{ type: 'function', function: { name: 'wait' } }] });
     expect(down.status).toBe(502);

@@ -4,6 +4,7 @@ import { Timeline } from '../../gateway/timeline.ts';
 import type { Piece } from '../../parsers/parser-events.ts';
 import type { ToolPlugin, ToolProgress } from '../../plugins/plugin-types.ts';
 import { MAX_PROGRESS_EVENTS, MAX_PROGRESS_TEXT, ProgressBudget } from '../../gateway/progress-budget.ts';
+import { untilAbortedTool } from '../support/scripted-gateway.ts';
 
 /** A line-consuming tool that records what reached it and when (relative to decode events). */
 function recordingTool(log: string[], opts: { rejectOn?: string } = {}): ToolPlugin {
@@ -372,22 +373,8 @@ describe('Dispatcher: a side-effecting call beside a call that is rejected', () 
 });
 
 describe('Dispatcher: every tool-start has one tool-end', () => {
-  /** A whole-call tool that runs until it is aborted. */
-  const untilAborted: ToolPlugin = {
-    name: 'wait',
-    description: 'waits until aborted',
-    parameters: { type: 'object' },
-    consumes: 'call',
-    start: () => {
-      let stop!: (err: Error) => void;
-      const stopped = new Promise<never>((_resolve, reject) => (stop = reject));
-      // A call aborted before its end is never asked for its end.
-      stopped.catch(() => undefined);
-      return { piece: () => undefined, end: () => stopped, abort: (reason) => stop(new Error(reason)) };
-    },
-  };
   const started = (timeline: Timeline) =>
-    new Dispatcher({ tools: new Map([['wait', untilAborted]]), partialExecution: true, signal: new AbortController().signal, timeline, round: 1, onProgress: () => {}, onReject: () => {} });
+    new Dispatcher({ tools: new Map([['wait', untilAbortedTool]]), partialExecution: true, signal: new AbortController().signal, timeline, round: 1, onProgress: () => {}, onReject: () => {} });
   const toolEnds = (timeline: Timeline) => timeline.events.filter((e) => e.type === 'tool-end').map((e) => [e.callId, e.detail]);
 
   it('ends each running call at once as aborted when the request is over, whole or still being written, and never twice', async () => {

@@ -58,6 +58,21 @@ export function answeringTool(name: string, answer: (args: Record<string, unknow
   };
 }
 
+/** A whole-call gateway tool named `wait` whose call runs until it is aborted, and then ends with the abort's reason as its error. */
+export const untilAbortedTool: ToolPlugin = {
+  name: 'wait',
+  description: 'wait (a test tool)',
+  parameters: { type: 'object' },
+  consumes: 'call',
+  start: () => {
+    let stop!: (err: Error) => void;
+    const stopped = new Promise<never>((_resolve, reject) => (stop = reject));
+    // A call aborted before its end is never asked for its end.
+    stopped.catch(() => undefined);
+    return { piece: () => undefined, end: () => stopped, abort: (reason) => stop(new Error(reason)) };
+  },
+};
+
 /** The tools map `start` takes in its deps. */
 export function toolMap(...tools: ToolPlugin[]): Map<string, ToolPlugin> {
   return new Map(tools.map((t) => [t.name, t]));
