@@ -29,7 +29,7 @@ const simSectionSchema = z
 const runtimesSectionSchema = z
   .strictObject({
     thread: z.strictObject({ maxThreads: positiveInt, maxQueue: count, maxOldGenerationSizeMb: positiveInt, idleTimeoutMs: positiveInt }).partial(),
-    process: z.strictObject({ maxProcesses: positiveInt, maxQueue: count, sparesPerPlugin: count, maxSpares: count }).partial(),
+    process: z.strictObject({ maxProcesses: positiveInt, maxQueue: count, sparesPerPlugin: count, maxSpares: count, maxIdlePerPlugin: count, idleMs: positiveInt }).partial(),
     isolate: z.strictObject({ maxCalls: positiveInt, maxQueue: count, heapMb: positiveInt, dataMb: positiveInt }).partial(),
   })
   .partial();

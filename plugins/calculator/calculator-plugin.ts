@@ -14,7 +14,7 @@ function toResult(expression: string, evaluation: Evaluation): ToolResult {
  * `expression` field is decoded. In a process, not a thread: the model picks the sizes
  * (`zeros(60000000)` is nine characters), and a worker thread that runs out of heap can abort the
  * whole gateway (nodejs/node#47224: V8's out-of-memory handler is the process's); a process that
- * does is one call's error.
+ * does is one call's error. Its processes serve one call after another (reuseProcess).
  *
  * @example
  * await runScriptedCall(inlineTool(calculator), { args: { expression: '200*701' } }) // result.content === '140200'
@@ -29,6 +29,10 @@ export default definePlugin({
   }),
   consumes: 'field',
   runtime: 'process',
+  // Each expression gets a fresh scope, and nothing in an expression can change the mathjs
+  // instance (exact-math.ts): a process start per call (~0.5 s when calls outpace the warm spare)
+  // would buy no isolation.
+  reuseProcess: true,
   limits: { timeoutMs: 5_000, memoryMb: 256 },
   hooks: {
     onLoad: warmExactMath,

@@ -19,7 +19,8 @@ let evaluate: MathJsInstance['evaluate'] | undefined;
  * mathjs parses into its own AST and never calls JS eval/Function; on top of that, as its
  * security guide advises, the functions that reach the parser or change the instance
  * (import, createUnit, evaluate, parse, compile, simplify, derivative, …) are disabled inside
- * expressions.
+ * expressions, and so is `config`, so that no expression changes how the next one (another
+ * call's, in the same process) is computed.
  */
 function instance(): { math: MathJsInstance; evaluate: MathJsInstance['evaluate'] } {
   if (!math || !evaluate) {
@@ -32,7 +33,7 @@ function instance(): { math: MathJsInstance; evaluate: MathJsInstance['evaluate'
     const disabled = (name: string) => () => {
       throw new Error(`function ${name} is not available in the calculator`);
     };
-    const names = ['import', 'createUnit', 'evaluate', 'parse', 'compile', 'simplify', 'simplifyCore', 'derivative', 'resolve', 'reviver', 'replacer', 'rationalize', 'leafCount', 'symbolicEqual'];
+    const names = ['import', 'createUnit', 'config', 'evaluate', 'parse', 'compile', 'simplify', 'simplifyCore', 'derivative', 'resolve', 'reviver', 'replacer', 'rationalize', 'leafCount', 'symbolicEqual'];
     math.import(Object.fromEntries(names.map((name) => [name, disabled(name)])), { override: true });
   }
   return { math, evaluate };

@@ -22,6 +22,9 @@ export function createDatabasePlugin(options: DatabasePluginOptions) {
     // handler; a worker stuck in sqlite3_step ignores terminate()): only killing a process stops
     // a runaway query, so it runs in one, never in the gateway or a worker thread.
     runtime: 'process',
+    // The connection is read-only and refuses what would change it (a PRAGMA with a value, ATTACH),
+    // so a process can serve one call after another: a call then does not wait for Node to start.
+    reuseProcess: true,
     limits: { timeoutMs: (options.timeLimitMs ?? DEFAULT_TIME_LIMIT_MS) + 1_000 },
     hooks: {
       onStart: () => void queryDatabase(options, 'SELECT 1'), // opens the file; a failure is reported by the query

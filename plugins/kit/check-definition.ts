@@ -6,9 +6,9 @@ const RUNTIMES = ['inline', 'thread', 'isolate', 'process'];
 const CONSUMES = ['line', 'field', 'step', 'call'];
 const HOOKS = ['onLoad', 'onStart', 'onPiece', 'onAbort'];
 const LIMITS = ['timeoutMs', 'memoryMb', 'cpuSeconds', 'fileSizeMb', 'maxProcesses'];
-const KEYS = ['name', 'description', 'parameters', 'consumes', 'lineField', 'runtime', 'sideEffects', 'limits', 'hooks'];
-/** defineCommandPlugin's keys: a program in another language instead of hooks. */
-const COMMAND_KEYS = [...KEYS.filter((k) => k !== 'hooks'), 'command'];
+const KEYS = ['name', 'description', 'parameters', 'consumes', 'lineField', 'runtime', 'sideEffects', 'reuseProcess', 'limits', 'hooks'];
+/** defineCommandPlugin's keys: a program in another language instead of hooks (reuse needs the JS host's CPU report). */
+const COMMAND_KEYS = [...KEYS.filter((k) => k !== 'hooks' && k !== 'reuseProcess'), 'command'];
 const COMMAND_HINT = "a plugin in another language names the program that runs it instead: defineCommandPlugin({ …, command: ['/usr/bin/python3', '/abs/plugin.py'] }) (plugins/README.md \"Other languages\")";
 /**
  * The limits each runtime applies (tool-from-plugin.ts): the call clock everywhere; `isolate` sizes
@@ -43,6 +43,9 @@ export function definitionProblem(value: unknown, kind: 'plugin' | 'command' | '
   // A hook written beside name and parameters (`onEnd: …` at the top) is the likeliest unknown key: say where it goes.
   const hookAtTop = Object.keys(d).find((k) => [...HOOKS, 'onEnd'].includes(k));
   if (hookAtTop !== undefined) return `unknown key '${hookAtTop}': hooks go inside hooks (hooks: { ${hookAtTop}: … })`;
+  if (command && d['reuseProcess'] !== undefined) {
+    return 'reuseProcess is for JS plugins (definePlugin): the gateway keeps a process for more calls only while it knows the CPU time it used, which the JS plugin host reports; a command plugin gets a fresh process per call';
+  }
   const unknownTop = unknownKey(d, command ? COMMAND_KEYS : KEYS, '');
   if (unknownTop !== undefined) return unknownTop;
   if (typeof d['name'] !== 'string' || !FUNCTION_NAME.test(d['name'])) {
@@ -68,6 +71,13 @@ export function definitionProblem(value: unknown, kind: 'plugin' | 'command' | '
   // A declaration that whatever reads it tests for truth: 'false' would read as true, and 'yes' says nothing typed code can rely on.
   if (d['sideEffects'] !== undefined && typeof d['sideEffects'] !== 'boolean') {
     return `sideEffects must be true or false (true when onEnd changes the world), got ${describe(d['sideEffects'])}`;
+  }
+  if (d['reuseProcess'] !== undefined && typeof d['reuseProcess'] !== 'boolean') {
+    return `reuseProcess must be true or false (true: a process that answered a call serves the plugin's next calls), got ${describe(d['reuseProcess'])}`;
+  }
+  // Only `process` starts a process per call; elsewhere the promise would be one nothing keeps.
+  if (d['reuseProcess'] === true && d['runtime'] !== 'process') {
+    return `reuseProcess is for runtime "process" (a fresh process per call unless it is set), got runtime ${describe(d['runtime'] ?? 'inline')}; the thread and isolate runtimes reuse their workers and host already`;
   }
   if (d['consumes'] === 'line' && lineFieldOf(d as { consumes: string; parameters: z.ZodType; lineField?: unknown }) === undefined) {
     return d['lineField'] === undefined

@@ -14,7 +14,7 @@ import type { PluginDefinition } from './define-plugin.ts';
  *   consumes: 'field', command: ['/usr/bin/python3', '/abs/path/echo_plugin.py'],
  * });
  */
-export interface CommandPluginDefinition<S extends z.ZodType = z.ZodType> extends Omit<PluginDefinition<S>, 'hooks' | 'runtime'> {
+export interface CommandPluginDefinition<S extends z.ZodType = z.ZodType> extends Omit<PluginDefinition<S>, 'hooks' | 'runtime' | 'reuseProcess'> {
   /** Always `process`, the one runtime that runs another program; may be left out. */
   runtime?: 'process';
   /**

@@ -160,6 +160,17 @@ export interface PluginDefinition<S extends z.ZodType = z.ZodType> {
   runtime?: PluginRuntime;
   /** True if onEnd changes the world (writes, sends): then nothing may happen before the call is whole and valid. */
   sideEffects?: boolean;
+  /**
+   * Runtime `process` only. By default each call runs in a fresh process, killed when the call
+   * ends: nothing one call leaves behind reaches the next, which may be another user's request.
+   * True: a process that answered its call with a result serves the plugin's later calls (kept
+   * `idleMs`, 30 s, between them), so a call does not wait for Node to start when calls come
+   * faster than the pool's warm spares. Only for plugins whose calls leave nothing behind: what a
+   * call puts in module state, the process's memory or its working directory, later calls see. An
+   * aborted or timed-out call's process is still killed, and a process is retired before its CPU
+   * limit could cut a call short (each call keeps `limits.cpuSeconds`) and after 1000 calls.
+   */
+  reuseProcess?: boolean;
   /** The call's time limit and, in runtime `process` / `isolate`, its resource limits. */
   limits?: PluginLimits;
   /** The code: onEnd, and optionally onLoad, onStart, onPiece, onAbort (a plugin in another language: defineCommandPlugin). */

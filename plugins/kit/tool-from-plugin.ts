@@ -126,7 +126,7 @@ export function toolFromPlugin(definition: PluginDefinition | CommandPluginDefin
     const support = await pools.isolate.ensure(readPaths);
     if (support.available) return pools.isolate.acquire(readPaths, signal);
     const lease = await processLease(signal);
-    return { proc: lease.proc, done: (reason, clean) => lease.done(reason, clean), data: { runtime: 'process', requestedRuntime: 'isolate', fallbackReason: support.reason } };
+    return { proc: lease.proc, done: (reason, ending) => lease.done(reason, ending), data: { runtime: 'process', requestedRuntime: 'isolate', fallbackReason: support.reason } };
   };
   return {
     ...base,
@@ -188,5 +188,7 @@ function processRecipe(
     limits,
     dataMb: limits.memoryMb + nodeDataHeadroomMb(PLUGIN_HOST_ISOLATES),
     cpuSeconds: limits.cpuSeconds + PLUGIN_HOST_STARTUP_CPU_S,
+    // An isolate plugin falling back to `process` never asks for it (definePlugin refuses it there).
+    ...((definition as PluginDefinition).reuseProcess === true ? { reuse: true } : {}),
   };
 }

@@ -87,9 +87,9 @@ export class IsolateHosts {
     }
     return {
       proc: host,
-      done: (_reason, clean) => {
+      done: (_reason, ending) => {
         release();
-        if (!clean && host.alive) this.checkResponsive(host);
+        if (ending.kind === 'unanswered' && host.alive) this.checkResponsive(host);
       },
     };
   }

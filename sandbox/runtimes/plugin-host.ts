@@ -125,7 +125,8 @@ function receive(message: HostMessage): void {
         // A failed call stays until its `abort`, which the gateway sends on `failed`: its onAbort
         // must still run, and an `end` sent before `failed` reached the gateway comes first.
         if (call.failure === null) calls.delete(message.callId);
-        send({ t: 'result', callId: message.callId, ...result });
+        const { user, system } = process.cpuUsage();
+        send({ t: 'result', callId: message.callId, ...result, cpuMs: (user + system) / 1000 });
       });
       return;
     }

@@ -62,6 +62,12 @@ export const childMessageSchema = z.discriminatedUnion('t', [
     ok: z.boolean(),
     content: z.string(),
     data: z.record(z.string(), z.unknown()).optional(),
+    /**
+     * CPU time the process has used so far, all calls and its start-up (RLIMIT_CPU counts it so):
+     * a reusable plugin's process (ProcessRecipe.reuse) is kept for another call only while its
+     * CPU limit leaves that call its whole share, and only if it says.
+     */
+    cpuMs: z.number().nonnegative().optional(),
   }),
   /**
    * onStart or onPiece threw, onPiece returned something else than a verdict, or the module did not

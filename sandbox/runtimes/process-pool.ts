@@ -1,16 +1,15 @@
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
 import type { SandboxMode } from '../python-launch.ts';
 import { descendantPids } from '../process-tree.ts';
-import { makeStagingDir } from '../stale-staging.ts';
 import { BoundedQueue } from '../../core/bounded-queue.ts';
 import { SandboxError, SandboxQueueFullError } from '../../core/errors.ts';
+import { IdleProcesses } from './idle-processes.ts';
 import { eitherSignal, untilAborted } from './linked-abort.ts';
 import { ON_LOAD_LIMIT_MS, START_ALLOWANCE_MS } from './on-load-limit.ts';
 import { PluginProcess } from './plugin-process.ts';
 import { planProcessLaunch, type ProcessLimits, type SandboxSetup } from './process-launch.ts';
 import { detectProcessSandbox, type ProcessProtections } from './process-sandbox.ts';
-import { claimUid, killUid, pidsOfUids, releaseUid } from './uid-processes.ts';
+import type { CallEnding } from './remote-execution.ts';
+import { ProcessStaging } from './process-staging.ts';
 
 export interface ProcessPoolOptions {
   /** 'auto' tries bwrap, then a network+PID namespace (unshare), then none. Default: $CONVEYOR_SANDBOX, else 'auto'. */
@@ -23,6 +22,10 @@ export interface ProcessPoolOptions {
   sparesPerPlugin?: number;
   /** Warm processes kept ready in all. Default 4. */
   maxSpares?: number;
+  /** A reusable plugin's processes (ProcessRecipe.reuse) kept between its calls, per plugin. Default 4. */
+  maxIdlePerPlugin?: number;
+  /** How long such a process waits for its plugin's next call before it is killed. Default 30 s. */
+  idleMs?: number;
   /** As root, process n runs as uid uidBase+n (n ≥ 1; uidBase itself for probes and hosts). Default 1_900_000_000. */
   uidBase?: number;
   /** Time to say `ready`: Node's start, the import and a JS plugin's onLoad. Default 30 s + the onLoad limit (on-load-limit.ts). */
@@ -45,15 +48,19 @@ export interface ProcessRecipe {
   dataMb: number;
   cpuSeconds: number | null;
   extraEnv?: Record<string, string>;
+  /**
+   * A process that answered its call serves later calls of the same key (PluginDefinition.reuseProcess),
+   * while its CPU limit (cpuSeconds) leaves each call limits.cpuSeconds.
+   */
+  reuse?: boolean;
 }
 
 export interface ProcessLease {
   readonly proc: PluginProcess;
-  /** Kills the process (one call per process) and frees its slot; idempotent. */
-  done(reason: string): void;
+  /** Kills the process, or keeps it for the next call (a reusable recipe's, after a result), and frees its slot; idempotent. */
+  done(reason: string, ending?: CallEnding): void;
 }
 
-const UID_RANGE = 4096;
 
 /**
  * The shared pool of runtime `process`: at most maxProcesses calls at once, each in a fresh
@@ -67,11 +74,12 @@ export class ProcessPool {
   /** Warm processes per recipe key, started or still starting (null: the start failed). */
   private readonly spares = new Map<string, Array<Promise<PluginProcess | null>>>();
   private readonly live = new Set<PluginProcess>();
+  /** Reusable recipes' processes between calls. */
+  private readonly idle: IdleProcesses;
   /** spawn()s in progress: close() waits for each (a child still starting is killed, then gone). */
   private readonly starting = new Set<Promise<unknown>>();
   private readonly closing = new AbortController();
-  private readonly usedUids = new Set<number>();
-  private stagingRoot: string | null = null;
+  private readonly staging: ProcessStaging;
   private closed = false;
   /** How long a plugin's onLoad may take in a plugin process or isolate host (RuntimePoolsOptions.onLoadTimeoutMs). */
   readonly onLoadTimeoutMs: number;
@@ -84,10 +92,14 @@ export class ProcessPool {
       maxQueue: options.maxQueue ?? 32,
       sparesPerPlugin: options.sparesPerPlugin ?? 1,
       maxSpares: options.maxSpares ?? 4,
+      maxIdlePerPlugin: options.maxIdlePerPlugin ?? 4,
+      idleMs: options.idleMs ?? 30_000,
       uidBase: options.uidBase ?? 1_900_000_000,
       startupTimeoutMs: options.startupTimeoutMs ?? START_ALLOWANCE_MS + onLoadTimeoutMs,
       onOutput: options.onOutput ?? (() => undefined),
     };
+    this.staging = new ProcessStaging(this.options.uidBase);
+    this.idle = new IdleProcesses({ maxPerKey: this.options.maxIdlePerPlugin, idleMs: this.options.idleMs });
     this.slots = new BoundedQueue(this.options.maxProcesses, this.options.maxQueue, SandboxQueueFullError.refusal('process'));
   }
 
@@ -98,7 +110,8 @@ export class ProcessPool {
   }
 
   /**
-   * Waits for a slot (bounded queue), then hands out a warm spare or a freshly started process.
+   * Waits for a slot (bounded queue), then hands out a kept process (a reusable recipe's), a warm
+   * spare or a freshly started process.
    * `signal` (the call's) aborting while the process starts frees the slot at once: a cold start
    * is killed, a spare still coming up goes back to its list.
    */
@@ -107,7 +120,7 @@ export class ProcessPool {
     const release = await this.slots.acquire(signal);
     let proc: PluginProcess;
     try {
-      proc = (await this.takeSpare(recipe.key, signal)) ?? (await this.spawn(recipe, signal));
+      proc = (recipe.reuse ? this.idle.take(recipe.key) : null) ?? (await this.takeSpare(recipe.key, signal)) ?? (await this.spawn(recipe, signal));
       if (this.closed) {
         // close() came while this call waited for its process: it is not handed out.
         proc.kill('the process runtime is shut down');
@@ -121,10 +134,10 @@ export class ProcessPool {
     let finished = false;
     return {
       proc,
-      done: (reason) => {
+      done: (reason, ending) => {
         if (finished) return;
         finished = true;
-        proc.kill(reason);
+        if (!(recipe.reuse && !this.closed && ending && this.idle.offer(recipe, proc, ending))) proc.kill(reason);
         release();
       },
     };
@@ -176,30 +189,9 @@ export class ProcessPool {
   private async start(recipe: ProcessRecipe, signal?: AbortSignal): Promise<PluginProcess> {
     const { setup } = await this.ready();
     if (this.closed) throw shutDown();
-    const uid = setup.uidDrop ? this.allocateUid() : null;
-    let hostCwd: string | null = null;
-    let cleaned = false;
-    const cleanup = (): void => {
-      // Once: a second releaseUid could drop a lock another gateway has claimed since.
-      if (cleaned) return;
-      cleaned = true;
-      if (uid !== null) {
-        killUid(uid);
-        this.usedUids.delete(uid);
-        releaseUid(uid);
-      }
-      if (hostCwd !== null) rmSync(hostCwd, { recursive: true, force: true });
-    };
+    const place = this.staging.claim(setup.uidDrop);
     try {
-      // Inside the try: a claimed uid that a failed mkdtemp or chown left held was never given
-      // back, and each such failure took one more of the range until no process could start.
-      // Made again when a tmp cleaner removed it under a long-running gateway: else every later
-      // start would fail until a restart.
-      if (this.stagingRoot === null || !existsSync(this.stagingRoot)) this.stagingRoot = makeStagingRoot();
-      hostCwd = mkdtempSync(join(this.stagingRoot, 'p-'));
-      chmodSync(hostCwd, 0o700);
-      if (uid !== null) chownSync(hostCwd, uid, uid);
-      const plan = planProcessLaunch(setup, { ...recipe, uid, hostCwd });
+      const plan = planProcessLaunch(setup, { ...recipe, uid: place.uid, hostCwd: place.hostCwd });
       const plugin = recipe.label ?? 'plugin';
       const stop = signal ? eitherSignal(this.closing.signal, signal) : { signal: this.closing.signal, unlink: () => undefined };
       const proc = await PluginProcess.start(plan, {
@@ -215,7 +207,7 @@ export class ProcessPool {
       this.live.add(proc);
       proc.onceExit(() => {
         this.live.delete(proc);
-        cleanup();
+        place.release();
       });
       if (this.closed) {
         // close() came after `ready` but before the process was in `live`, where it kills them.
@@ -225,7 +217,7 @@ export class ProcessPool {
       }
       return proc;
     } catch (err) {
-      cleanup();
+      place.release();
       throw err;
     }
   }
@@ -236,17 +228,19 @@ export class ProcessPool {
     for (const proc of this.live) {
       if (proc.pid !== null) pids.push(proc.pid, ...descendantPids(proc.pid));
     }
-    pids.push(...pidsOfUids(this.usedUids));
+    pids.push(...this.staging.pids());
     return [...new Set(pids)];
   }
 
-  get stats(): { running: number; queued: number; spares: number } {
-    return { running: this.slots.active, queued: this.slots.waiting, spares: [...this.spares.values()].reduce((n, l) => n + l.length, 0) };
+  /** `idle`: reusable plugins' processes kept between calls. */
+  get stats(): { running: number; queued: number; spares: number; idle: number } {
+    return { running: this.slots.active, queued: this.slots.waiting, spares: [...this.spares.values()].reduce((n, l) => n + l.length, 0), idle: this.idle.size };
   }
 
   async close(): Promise<void> {
     this.closed = true;
     this.spares.clear();
+    this.idle.clear();
     // Children still starting (a call's cold start, a spare, an isolate host) are killed now rather
     // than awaited: a start-up may take up to startupTimeoutMs, and one that came up after close
     // would be handed a call and outlive the pool.
@@ -254,7 +248,7 @@ export class ProcessPool {
     const exits = [...this.live].map((proc) => new Promise<void>((resolve) => proc.onceExit(() => resolve())));
     for (const proc of this.live) proc.kill('the gateway is shutting down');
     await Promise.all([...exits, ...this.starting]);
-    if (this.stagingRoot) rmSync(this.stagingRoot, { recursive: true, force: true });
+    this.staging.remove();
   }
 
   /**
@@ -273,26 +267,10 @@ export class ProcessPool {
     }
     return null;
   }
-
-  private allocateUid(): number {
-    const uid = claimUid(this.options.uidBase, UID_RANGE);
-    this.usedUids.add(uid);
-    return uid;
-  }
 }
-
-const STAGING_PREFIX = 'conveyor-plugins-';
 
 function shutDown(): SandboxError {
   return new SandboxError('the process runtime is shut down');
-}
-
-function makeStagingRoot(): string {
-  const root = makeStagingDir(STAGING_PREFIX);
-  // Traversable, not listable: each process finds only its own directory.
-  chmodSync(root, 0o711);
-  mkdirSync(root, { recursive: true });
-  return root;
 }
 
 function sandboxFromEnv(): 'auto' | SandboxMode {

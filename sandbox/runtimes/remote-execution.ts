@@ -11,14 +11,24 @@ import type { CallMessage } from './plugin-protocol.ts';
 
 let wireCounter = 0;
 
+/**
+ * How a call let go of its process: `result`, the child answered it (with its process's CPU time
+ * so far, if it said); `answered`, the child acknowledged its `abort`; `unanswered`, it did not
+ * (or is gone); `unused`, the call was over before its process came, and never ran on it.
+ */
+export type CallEnding =
+  | { kind: 'result'; cpuMs?: number }
+  | { kind: 'answered' }
+  | { kind: 'unanswered' }
+  | { kind: 'unused' };
 
 export interface RemoteLease {
   readonly proc: PluginProcess;
   /**
-   * The call is over: kill its process, or leave a shared host. `clean`: the child answered the
-   * call's last message (its result, or `aborted`), so a shared host is known to be responsive.
+   * The call is over: kill its process, keep it for the next call (a reusable plugin's, after a
+   * result), or leave a shared host (which, after `unanswered`, checks that its loop still turns).
    */
-  done(reason: string, clean: boolean): void;
+  done(reason: string, ending: CallEnding): void;
   /** Merged into every result of the call (e.g. that an isolate plugin ran in the process fallback). */
   readonly data?: Record<string, unknown>;
 }
@@ -93,7 +103,7 @@ export class RemoteExecution implements ToolExecution {
       (lease) => {
         clearTimeout(this.unstarted);
         if (this.finished) {
-          lease.done('call already over', true);
+          lease.done('call already over', { kind: 'unused' });
           return null;
         }
         this.leaseData = lease.data ?? {};
@@ -180,7 +190,7 @@ export class RemoteExecution implements ToolExecution {
         const data = { ...message.data, ...this.options.data, ...this.leaseData };
         waiter({ ok: message.ok, content: message.content, ...(Object.keys(data).length > 0 ? { data } : {}) });
         // Finished here, not where end() resumes: nothing may end the call another way in between.
-        this.finish('call finished', true);
+        this.finish('call finished', { kind: 'result', ...(message.cpuMs !== undefined ? { cpuMs: message.cpuMs } : {}) });
         return;
       }
       case 'failed': {
@@ -216,7 +226,7 @@ export class RemoteExecution implements ToolExecution {
     // child that cannot answer (its loop blocked) gets its timeout that much after the limit, on
     // purpose, since the gateway cannot tell it from a child about to send its result (README).
     if (known || !this.resultWaiter) this.settleResult();
-    this.finish(reason, false);
+    this.finish(reason);
   }
 
   private errorResult(message: string, code: string, limit?: string): ToolResult {
@@ -235,7 +245,8 @@ export class RemoteExecution implements ToolExecution {
     waiter(this.failure);
   }
 
-  private finish(reason: string, clean: boolean): void {
+  /** Ends the call; `answered`: by its result, else the child is sent `abort` and its answer awaited. */
+  private finish(reason: string, answered?: CallEnding): void {
     if (this.finished) return;
     this.finished = true;
     this.settleOver(null);
@@ -244,33 +255,33 @@ export class RemoteExecution implements ToolExecution {
     this.controller.abort(reason);
     void this.lease.then((lease) => {
       if (!lease) return;
-      if (clean) return this.leave(lease, reason, true);
+      if (answered) return this.leave(lease, reason, answered);
       // The child runs onAbort (and aborts ctx.signal) and answers `aborted`; the process is
       // killed (a shared host leaves the call) on that answer, when the process ends, or after
       // ON_ABORT_GRACE_MS, whichever comes first. The call stays routed meanwhile, so progress
       // onAbort emits still reaches the request.
       let off: () => void = () => undefined;
       let released = false;
-      const release = (answered: boolean): void => {
+      const release = (ending: CallEnding): void => {
         if (released) return;
         released = true;
         this.onAborted = null;
         clearTimeout(timer);
         off();
         this.settleResult();
-        this.leave(lease, reason, answered);
+        this.leave(lease, reason, ending);
       };
-      const timer = setTimeout(() => release(false), ON_ABORT_GRACE_MS);
-      this.onAborted = () => release(true);
-      off = lease.proc.onceExit(() => release(false));
+      const timer = setTimeout(() => release({ kind: 'unanswered' }), ON_ABORT_GRACE_MS);
+      this.onAborted = () => release({ kind: 'answered' });
+      off = lease.proc.onceExit(() => release({ kind: 'unanswered' }));
       lease.proc.send({ t: 'abort', callId: this.wireId, reason });
     });
   }
 
   /** The call is done with its process (or shared host): unroute it and let the lease go. */
-  private leave(lease: RemoteLease, reason: string, clean: boolean): void {
+  private leave(lease: RemoteLease, reason: string, ending: CallEnding): void {
     lease.proc.unroute(this.wireId);
     this.offExit();
-    lease.done(reason, clean);
+    lease.done(reason, ending);
   }
 }

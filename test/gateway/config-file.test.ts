@@ -85,7 +85,7 @@ describe('conveyor serve --config FILE', () => {
     // Inside a union (a toolModules entry is a path or an object), the object's own complaints.
     expect(message({ toolModules: [{ modul: 'x.ts' }] })).toBe('toolModules[0].module: missing; toolModules[0].modul: unknown key (did you mean module?)');
     // Nothing near: the keys that level takes.
-    expect(message({ runtimes: { process: { zzz: 1 } } })).toBe('runtimes.process.zzz: unknown key (known: maxProcesses, maxQueue, sparesPerPlugin, maxSpares)');
+    expect(message({ runtimes: { process: { zzz: 1 } } })).toBe('runtimes.process.zzz: unknown key (known: maxProcesses, maxQueue, sparesPerPlugin, maxSpares, maxIdlePerPlugin, idleMs)');
     // Every problem, in one line.
     expect(message({ gateway: { port: 'eighty', upstream: { timeout: {} } } })).toBe('gateway.port: expected number, received string; gateway.upstream.timeout: unknown key (did you mean timeouts?)');
   });

@@ -43,7 +43,7 @@ describe('calculator plugin', () => {
   });
 
   it('refuses what would escape arithmetic: no JS, no parser or import from inside an expression', async () => {
-    for (const expression of ['evaluate("1+1")', 'parse("1")', 'import({x: 1})', 'createUnit("foo")', 'simplify("x+x")']) {
+    for (const expression of ['evaluate("1+1")', 'parse("1")', 'import({x: 1})', 'createUnit("foo")', 'simplify("x+x")', 'config({"number": "number"})', 'f = config; f({"precision": 10})']) {
       const result = (await call(expression)).result;
       expect(result?.ok, expression).toBe(false);
       expect(result?.content, expression).toMatch(/is not available in the calculator/);
@@ -85,6 +85,12 @@ describe('calculator plugin', () => {
     await call('y = 5');
     expect((await call('y')).result?.content).toBe('error: Undefined symbol y');
   });
+
+  // Its processes serve one call after another (reuseProcess): no expression may change how the next is computed.
+  it('keeps nothing of one call that changes the next: config is refused, and 1/3 keeps its 60 digits', async () => {
+    expect((await call('config({"number": "number", "precision": 5})')).result?.ok).toBe(false);
+    expect((await call('1/3')).result?.content).toBe(`0.${'3'.repeat(60)}`);
+  });
 });
 
 describe('calculator in its runtime', () => {
@@ -96,6 +102,10 @@ describe('calculator in its runtime', () => {
       // One 1-D array of 6e7 elements: in a worker thread, V8's out-of-memory abort took the whole gateway down.
       expect((await run('zeros(60000000)')).result).toMatchObject({ ok: false, content: expect.stringMatching(/ran out of memory/) });
       expect((await run('200*701')).result).toMatchObject({ ok: true, content: '140200' });
+      // That call's process is kept for the next (reuseProcess), which then does not wait for one to start.
+      expect(pools.process.stats.idle).toBe(1);
+      expect((await run('2^10')).result).toMatchObject({ ok: true, content: '1024' });
+      expect(pools.process.stats.idle).toBe(1);
     } finally {
       await pools.close();
     }

@@ -46,6 +46,7 @@ describe('defineCommandPlugin', () => {
       [{ command: [] }, /command must be/],
       [{ commands: ['x'] }, /unknown key 'commands' \(did you mean 'command'\?\)/],
       [{ limits: { timeout: 1 } }, /unknown key 'timeout' in limits/],
+      [{ reuseProcess: true }, /reuseProcess is for JS plugins \(definePlugin\).*a command plugin gets a fresh process per call/],
     ];
     for (const [extra, message] of cases) {
       expect(() => defineCommandPlugin({ ...reverse, ...extra } as never), JSON.stringify(extra)).toThrow(message);

@@ -23,6 +23,10 @@ describe('definePlugin checks the whole definition, naming the field', () => {
     [{ hooks: { onPiece: () => undefined } }, /hooks.onEnd must be a function/],
     [{ hooks: { ...good.hooks, onAbort: 'later' } }, /hooks.onAbort must be a function, got "later"/],
     [{ limits: { timeoutMs: -5 } }, /limits.timeoutMs must be a positive number, got -5/],
+    [{ runtime: 'process', reuseProcess: 'yes' }, /reuseProcess must be true or false .*got "yes"/],
+    // Only `process` starts a process per call: elsewhere the flag would promise what nothing does.
+    [{ reuseProcess: true }, /reuseProcess is for runtime "process" .*got runtime "inline"/],
+    [{ runtime: 'thread', reuseProcess: true }, /reuseProcess is for runtime "process" .*got runtime "thread"/],
   ])('refuses %j', (change, message) => {
     expect(() => definePlugin({ ...good, ...change } as never)).toThrow(message);
   });
@@ -36,7 +40,7 @@ describe('definePlugin checks the whole definition, naming the field', () => {
     [{ limits: { timeoutMs: 100, memoryMB: 64 } }, "plugin weather: unknown key 'memoryMB' in limits (did you mean 'memoryMb'?)"],
     [{ hooks: { ...good.hooks, piece: () => undefined } }, "plugin weather: unknown key 'piece' in hooks (did you mean 'onPiece'?)"],
     [{ hooks: { ...good.hooks, onpiece: () => undefined } }, "plugin weather: unknown key 'onpiece' in hooks (did you mean 'onPiece'?)"],
-    [{ colour: 'red' }, "plugin weather: unknown key 'colour' (known: name, description, parameters, consumes, lineField, runtime, sideEffects, limits, hooks)"],
+    [{ colour: 'red' }, "plugin weather: unknown key 'colour' (known: name, description, parameters, consumes, lineField, runtime, sideEffects, reuseProcess, limits, hooks)"],
   ])('refuses the unknown key of %j in one line, naming the key meant', (change, message) => {
     expect(() => definePlugin({ ...good, ...change } as never)).toThrow(new TypeError(message));
   });

@@ -42,7 +42,7 @@ describe('ProcessPool.close() with children still starting', () => {
       message: expect.stringMatching(/shut down/),
     });
     own.process.warm(recipe(readyAtOnce));
-    expect(own.process.stats).toEqual({ running: 0, queued: 0, spares: 0 });
+    expect(own.process.stats).toEqual({ running: 0, queued: 0, spares: 0, idle: 0 });
     expect(leftovers(own, sandboxUids(own))).toEqual([]);
   });
 

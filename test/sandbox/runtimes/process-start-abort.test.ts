@@ -41,7 +41,7 @@ describe('a call aborted while its process starts', () => {
     );
     controller.abort('request aborted');
     expect(await lease).toBe('request aborted');
-    expect(own.process.stats).toEqual({ running: 0, queued: 0, spares: 1 });
+    expect(own.process.stats).toEqual({ running: 0, queued: 0, spares: 1, idle: 0 });
     // No process was started for the call: the one starting is the spare, which close() takes.
     expect(pools.output().split(STARTING).length - 1).toBe(1);
   });

@@ -1,0 +1,96 @@
+/**
+ * What `reuseProcess` saves: calculator calls through a real, sandboxed process pool (the
+ * gateway's defaults: one warm spare per plugin), with the plugin as it ships (its processes kept
+ * between calls) and with a fresh process per call, in alternating rounds. Each round sends
+ * `--calls` calls one after another, then as many in pairs (two at once, as the bench's on/off
+ * pairs and parallel tool calls do): a pair finds one spare, so without reuse one of its calls
+ * waits for Node to start.
+ *
+ *   npx tsx bench/plugin-start/reuse.ts [--runs N] [--calls N]   → bench/results/<date>-process-reuse.{md,json}
+ */
+import os from 'node:os';
+import { Command } from 'commander';
+import calculator from '../../plugins/calculator/calculator-plugin.ts';
+import { runScriptedCall } from '../../plugins/kit/testing.ts';
+import { toolFromPlugin } from '../../plugins/kit/tool-from-plugin.ts';
+import { createRuntimePools } from '../../sandbox/runtimes/runtime-pools.ts';
+import { wholeNumber } from '../../gateway/commands/number-options.ts';
+import { jsonText, writeResultFiles } from '../result-files.ts';
+import { summarize } from '../stats.ts';
+
+const { runs, calls } = new Command()
+  .name('process-reuse')
+  .description('Calculator calls through the process pool, with reuseProcess and with a fresh process per call.')
+  .option('--runs <n>', 'alternating rounds per mode', wholeNumber(1, 100), 6)
+  .option('--calls <n>', 'calls per round, sequential and then in pairs', wholeNumber(2, 1000), 20)
+  .parse()
+  .opts<{ runs: number; calls: number }>();
+
+const MODES = { reused: calculator, 'fresh per call': { ...calculator, reuseProcess: false } } as const;
+type Mode = keyof typeof MODES;
+const moduleUrl = new URL('../../plugins/calculator/calculator-plugin.ts', import.meta.url).href;
+const samples = new Map<string, number[]>();
+let sandbox = '';
+
+async function timedCall(tool: ReturnType<typeof toolFromPlugin>, i: number): Promise<number> {
+  const started = performance.now();
+  const run = await runScriptedCall(tool, { args: { expression: `200*${700 + i}` }, pieces: [{ kind: 'field', path: ['expression'], value: `200*${700 + i}` }] });
+  if (!run.result?.ok) throw new Error(`calculator failed: ${run.result?.content}`);
+  return performance.now() - started;
+}
+
+async function round(mode: Mode): Promise<void> {
+  // A pool per round: every round starts as a gateway does, with one warm spare.
+  const pools = createRuntimePools({ process: { uidBase: 1_900_600_000 } });
+  sandbox = (await pools.process.ready()).protections.mode;
+  const tool = toolFromPlugin(MODES[mode], { moduleUrl, pools });
+  tool.warm();
+  try {
+    await timedCall(tool, 0); // the spare's first call: waits for it to come up in both modes
+    const sequential: number[] = [];
+    for (let i = 0; i < calls; i++) sequential.push(await timedCall(tool, i));
+    const pairs: number[] = [];
+    for (let i = 0; i < calls; i += 2) pairs.push(...(await Promise.all([timedCall(tool, i), timedCall(tool, i + 1)])));
+    samples.set(`${mode}\tsequential`, [...(samples.get(`${mode}\tsequential`) ?? []), ...sequential]);
+    samples.set(`${mode}\tpairs`, [...(samples.get(`${mode}\tpairs`) ?? []), ...pairs]);
+  } finally {
+    await pools.close();
+  }
+}
+
+const modes = Object.keys(MODES) as Mode[];
+for (let r = 0; r < runs; r++) {
+  for (const mode of r % 2 === 0 ? modes : [...modes].reverse()) await round(mode);
+  process.stderr.write(`\rprocess-reuse: ${r + 1}/${runs}`);
+}
+process.stderr.write('\n');
+
+const rows = [...samples].map(([key, ms]) => {
+  const [mode, pattern] = key.split('\t') as [Mode, string];
+  return { mode, pattern, ms: summarize(ms) };
+});
+const fmt = (v: number) => (v < 10 ? v.toFixed(2) : v.toFixed(0));
+const command = `npx tsx bench/plugin-start/reuse.ts ${process.argv.slice(2).join(' ')}`.trim();
+const lines = [
+  `Command: \`${command}\` (Node ${process.version})`,
+  '',
+  `# Process reuse (calculator) — ${new Date().toISOString()}`,
+  '',
+  `Node ${process.version}; ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}; sandbox mode \`${sandbox}\`; ${runs} rounds per mode, alternating, each a new pool with one warm spare; ${calls} calls one after another, then ${calls} in pairs. Call start → result, as the dispatcher waits.`,
+  '',
+  '| mode | calls | p50 (ms) | p99 (ms) | mean (ms) |',
+  '|---|---|---:|---:|---:|',
+  ...rows.map((r) => `| ${r.mode} | ${r.pattern} | ${fmt(r.ms.p50)} | ${fmt(r.ms.p99)} | ${fmt(r.ms.mean)} |`),
+  '',
+];
+for (const pattern of ['sequential', 'pairs']) {
+  const [reused, fresh] = modes.map((m) => rows.find((r) => r.mode === m && r.pattern === pattern)!);
+  lines.push(`- ${pattern}: a reused process answers in ${(reused!.ms.mean / fresh!.ms.mean).toFixed(3)}× the mean time of a fresh process per call.`);
+}
+const markdown = `${lines.join('\n')}\n`;
+const files = writeResultFiles('bench/results', 'process-reuse', {
+  '.md': markdown,
+  '.json': jsonText({ command, node: process.version, cpu: os.cpus()[0]?.model.trim(), sandbox, runs, calls, rows }),
+});
+console.log(markdown);
+console.log(`results: ${files.join(', ')}`);

@@ -1,0 +1,108 @@
+import type { PluginProcess } from './plugin-process.ts';
+import type { ProcessRecipe } from './process-pool.ts';
+import type { CallEnding } from './remote-execution.ts';
+
+/** Calls one reused process serves at most: what a plugin leaks per call stays bounded. */
+export const MAX_CALLS_PER_PROCESS = 1000;
+
+export interface IdleProcessesOptions {
+  /** Processes kept per recipe key; one more is killed. */
+  maxPerKey: number;
+  /** How long a kept process may wait for its next call before it is killed. */
+  idleMs: number;
+}
+
+interface Kept {
+  proc: PluginProcess;
+  timer: NodeJS.Timeout;
+  offExit: () => void;
+}
+
+/**
+ * Processes of a reusable plugin (ProcessRecipe.reuse) between two of its calls, per recipe key.
+ * The most recently used goes first, so under a light load the others age out: a burst's processes
+ * are not all kept warm for ever. A kept process that dies (an outside kill, the OOM killer) leaves
+ * its list at once.
+ */
+export class IdleProcesses {
+  private readonly options: IdleProcessesOptions;
+  private readonly byKey = new Map<string, Kept[]>();
+  private readonly served = new WeakMap<PluginProcess, number>();
+
+  constructor(options: IdleProcessesOptions) {
+    this.options = options;
+  }
+
+  /**
+   * Keeps a reusable recipe's process for its next call, or says no (the caller kills it): after a
+   * result (an aborted call may have left work running) that said how much CPU the process has
+   * used, while its RLIMIT_CPU still leaves a call the plugin's whole cpuSeconds; or a process no
+   * call ran on. Never past MAX_CALLS_PER_PROCESS calls, nor maxPerKey kept.
+   */
+  offer(recipe: Pick<ProcessRecipe, 'key' | 'cpuSeconds' | 'limits'>, proc: PluginProcess, ending: CallEnding): boolean {
+    const calls = (this.served.get(proc) ?? 0) + (ending.kind === 'unused' ? 0 : 1);
+    if (calls >= MAX_CALLS_PER_PROCESS) return false;
+    if (ending.kind === 'result') {
+      const slackMs = recipe.cpuSeconds === null ? Infinity : (recipe.cpuSeconds - recipe.limits.cpuSeconds) * 1000;
+      if (ending.cpuMs === undefined || ending.cpuMs > slackMs) return false;
+    } else if (ending.kind !== 'unused') {
+      return false;
+    }
+    this.served.set(proc, calls);
+    return this.keep(recipe.key, proc);
+  }
+
+  private keep(key: string, proc: PluginProcess): boolean {
+    const list = this.byKey.get(key) ?? [];
+    if (list.length >= this.options.maxPerKey || !proc.alive) return false;
+    const kept: Kept = {
+      proc,
+      timer: setTimeout(() => {
+        this.remove(key, kept);
+        proc.kill(`idle for ${this.options.idleMs} ms`);
+      }, this.options.idleMs),
+      offExit: () => undefined,
+    };
+    // Not what keeps the gateway running: close() kills the kept processes anyway.
+    kept.timer.unref();
+    kept.offExit = proc.onceExit(() => this.remove(key, kept));
+    list.push(kept);
+    this.byKey.set(key, list);
+    return true;
+  }
+
+  /** The most recently kept live process of `key`, taken out of the list; null if none. */
+  take(key: string): PluginProcess | null {
+    const list = this.byKey.get(key);
+    for (let kept = list?.pop(); kept; kept = list?.pop()) {
+      this.release(kept);
+      if (kept.proc.alive) return kept.proc;
+    }
+    return null;
+  }
+
+  get size(): number {
+    let n = 0;
+    for (const list of this.byKey.values()) n += list.length;
+    return n;
+  }
+
+  /** Forgets every kept process (the pool kills them: they are among its live ones). */
+  clear(): void {
+    for (const list of this.byKey.values()) for (const kept of list) this.release(kept);
+    this.byKey.clear();
+  }
+
+  private remove(key: string, kept: Kept): void {
+    const list = this.byKey.get(key);
+    const at = list?.indexOf(kept) ?? -1;
+    if (at < 0) return;
+    list!.splice(at, 1);
+    this.release(kept);
+  }
+
+  private release(kept: Kept): void {
+    clearTimeout(kept.timer);
+    kept.offExit();
+  }
+}
