@@ -45,6 +45,6 @@ export const database: Workload = {
 /** Calculator: 200*701. */
 export const calculator: Workload = {
   name: 'calculator',
-  description: 'calculator("200*701") (mathjs BigNumber in a worker thread), then an answer.',
+  description: 'calculator("200*701") (mathjs BigNumber in a sandboxed process, kept between calls), then an answer.',
   request: () => scenarioRequest('calculator', 'What is 200*701?', tools('calculator')),
 };
