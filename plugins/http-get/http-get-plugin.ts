@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { definePlugin, reject } from '../kit/define-plugin.ts';
-import { guardedConnector } from './guarded-connector.ts';
+import { guardedConnector, isPrivateAddress, PrivateNetworkError } from './guarded-connector.ts';
 import { httpGetResult } from './http-get-observation.ts';
 import { httpGetModuleOptions, resolveHttpGetOptions, type HttpGetOptions } from './http-get-options.ts';
 import { isTimeoutError, limitedGet, parseHttpUrl } from './limited-get.ts';
@@ -8,8 +8,8 @@ import { OriginPreconnection } from './origin-preconnection.ts';
 
 /**
  * The `http_get` tool, side-effect-safe: when the `url` field is decoded it only opens a
- * connection to the origin (or rejects a non-http(s) URL); the GET is sent once the call is
- * whole and valid. Inline: plain I/O, and the pre-opened socket lives in ctx.state.
+ * connection to the origin (or rejects a non-http(s) URL, or a private address written as one);
+ * the GET is sent once the call is whole and valid. Inline: plain I/O, and the pre-opened socket lives in ctx.state.
  *
  * @example
  * const tool = inlineTool(createHttpGetPlugin({ maxBytes: 64 * 1024, timeoutMs: 5000 }));
@@ -29,6 +29,9 @@ export function createHttpGetPlugin(options: HttpGetOptions = {}) {
         if (piece.kind !== 'field' || piece.path.join('.') !== 'url' || typeof piece.value !== 'string') return;
         const url = parseHttpUrl(piece.value);
         if (typeof url === 'string') return reject(url);
+        // A private IP literal is known for one already (a name is checked once it resolves, on connect).
+        const literal = url.hostname.replace(/^\[(.*)\]$/, '$1');
+        if (!allowPrivateNetwork && isPrivateAddress(literal)) return reject(new PrivateNetworkError(literal, literal).message);
         OriginPreconnection.open(ctx.state, url, connect);
       },
       async onEnd({ url }, ctx) {

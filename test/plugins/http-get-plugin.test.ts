@@ -123,11 +123,17 @@ describe('http_get plugin', () => {
 
   it('refuses loopback and private addresses by default, by IP and by name, without connecting', async () => {
     const port = (server.address() as AddressInfo).port;
-    for (const url of [`${base}/`, `http://localhost:${port}/`, `http://[::1]:${port}/`]) {
+    // An IP literal is refused as its field closes (the decode is cut short there), a name once it resolves.
+    for (const url of [`${base}/`, `http://[::1]:${port}/`]) {
       const run = await runScriptedCall(inlineTool(createHttpGetPlugin()), { pieces: [urlPiece(url)], args: { url } });
-      expect(run.result?.ok, url).toBe(false);
-      expect(run.result?.content, url).toMatch(/is a private network address/);
+      expect(run.rejected, url).toMatch(/^(127\.0\.0\.1|::1) is a private network address; http_get only fetches public hosts$/);
+      expect(run.result, url).toBeUndefined();
     }
+    const byName = `http://localhost:${port}/`;
+    const run = await runScriptedCall(inlineTool(createHttpGetPlugin()), { pieces: [urlPiece(byName)], args: { url: byName } });
+    expect(run.rejected).toBeUndefined();
+    expect(run.result?.ok).toBe(false);
+    expect(run.result?.content).toMatch(/localhost is a private network address \((127\.0\.0\.1|::1)\)/);
     expect(events).toEqual([]);
     expect(['10.1.2.3', '172.20.0.1', '192.168.1.1', '169.254.169.254', '::ffff:127.0.0.1', 'fd00::1'].every(isPrivateAddress)).toBe(true);
     // IPv4 carried in IPv6 forms a router turns back into IPv4: NAT64, 6to4, IPv4-compatible, local NAT64.
