@@ -84,7 +84,14 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
   try {
     // A request still waiting in line when a shutdown's grace runs out is turned away (503
     // gateway_shutting_down) rather than let in, and upstream, as the running ones are cut.
-    release = await admitted(ctx.admission, res, { waited: () => timeline.mark('admitted'), cancel: ctx.shutdown });
+    const inLine = performance.now();
+    let waited = false;
+    const waitedFor = (): void => {
+      waited = true;
+      timeline.mark('admitted');
+    };
+    release = await admitted(ctx.admission, res, { waited: waitedFor, cancel: ctx.shutdown });
+    ctx.metrics.admitted(waited ? (performance.now() - inLine) / 1000 : 0);
   } catch (err) {
     refused(err);
     throw err;

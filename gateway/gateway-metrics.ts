@@ -45,6 +45,8 @@ export class GatewayMetrics {
   readonly #toolDuration: Histogram;
   readonly #toolWait: Histogram;
   readonly #forwarded: Counter;
+  readonly #tokens: Counter;
+  readonly #queueWait: Histogram | undefined;
 
   /**
    * `replicas`: the upstream's, when it has several; `pythonCells`: the sandbox's load;
@@ -100,9 +102,22 @@ export class GatewayMetrics {
       labelNames: ['status', 'error'],
       registers,
     });
+    this.#tokens = new Counter({
+      name: 'conveyor_tokens_total',
+      help: 'Tokens of chat completion rounds, as the upstream reported them (kind: prompt, completion); every round of a request counts its prompt.',
+      labelNames: ['kind'],
+      registers,
+    });
+    for (const kind of ['prompt', 'completion']) this.#tokens.inc({ kind }, 0);
     for (const outcome of ANSWER_OUTCOMES) this.#requests.inc({ outcome }, 0);
     for (const tool of toolNames) for (const outcome of TOOL_OUTCOMES) this.#toolCalls.inc({ tool, outcome }, 0);
     if (admission) {
+      this.#queueWait = new Histogram({
+        name: 'conveyor_request_queue_seconds',
+        help: 'Per request let in (chat completions and forwarded): how long it waited for one of maxConcurrentRequests places (0 when one was free).',
+        buckets: [0, ...SHORT_BUCKETS],
+        registers,
+      });
       new Gauge({
         name: 'conveyor_requests_queued',
         help: 'Requests (chat completions and forwarded) waiting for one of maxConcurrentRequests places.',
@@ -133,6 +148,11 @@ export class GatewayMetrics {
     this.#forwarded.inc(error === undefined ? { status } : { status, error });
   }
 
+  /** A request had its place among maxConcurrentRequests after `seconds` in line. */
+  admitted(seconds: number): void {
+    this.#queueWait?.observe(seconds);
+  }
+
   /** A request refused before it began (bad JSON, a body that fails the schema): counted, not timed. */
   requestRefused(code: string): void {
     this.#requests.inc({ outcome: code });
@@ -153,6 +173,8 @@ export class GatewayMetrics {
     const end = timeline.end!;
     this.#requests.inc({ outcome: end.detail ?? 'unknown' });
     this.#duration.observe(end.t / 1000);
+    this.#tokens.inc({ kind: 'prompt' }, timeline.tokens.prompt);
+    this.#tokens.inc({ kind: 'completion' }, timeline.tokens.completion);
     const firstToken = timeline.first('first-token');
     if (firstToken) this.#ttft.observe(firstToken.t / 1000);
     this.#countCalls(timeline, end);

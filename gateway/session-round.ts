@@ -198,6 +198,14 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     const fit = err.tokensThatFit;
     return fit >= 1 && fit < maxTokens ? fit : undefined;
   };
+  // The round's usage once its stream is over, whatever ended it: its last report (on every chunk
+  // with continuous usage, so a cut round counts what it decoded). Once: the resent request's.
+  let counted = false;
+  const countTokens = (): void => {
+    if (counted || usage === undefined) return;
+    counted = true;
+    timeline.addTokens(usage);
+  };
   try {
     try {
       await stream.done;
@@ -211,6 +219,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
       await stream.done;
     }
   } catch (err) {
+    countTokens();
     if (buildError) throw buildError.error;
     if (signal.aborted) {
       machinery?.dispatcher.abortAll('client aborted');
@@ -223,6 +232,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     }
     finishReason = rejection ? 'tool_rejected' : 'tool_calls';
   }
+  countTokens();
   // Whatever fails from here on (a parser's end, the client's writer) must leave no tool of this
   // round running for a request that is over.
   try {

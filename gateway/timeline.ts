@@ -67,6 +67,8 @@ export class Timeline {
   #end: TimelineEvent | undefined;
   /** Repeated events not stored, past MAX_KEPT_EVENTS. */
   #dropped = 0;
+  /** Tokens the upstream reported, all rounds (a round cut before its usage came counts none). */
+  #tokens = { prompt: 0, completion: 0 };
 
   constructor(requestId: string) {
     this.requestId = requestId;
@@ -130,6 +132,17 @@ export class Timeline {
       });
     }
     return out;
+  }
+
+  /** A round's usage as the upstream reported it (its last report, once per round). */
+  addTokens(usage: { prompt_tokens: number; completion_tokens: number }): void {
+    this.#tokens.prompt += usage.prompt_tokens;
+    this.#tokens.completion += usage.completion_tokens;
+  }
+
+  /** Prompt and completion tokens of every round whose usage the upstream reported. */
+  get tokens(): { readonly prompt: number; readonly completion: number } {
+    return this.#tokens;
   }
 
   /** Wall-clock start as an ISO 8601 string. */

@@ -59,9 +59,9 @@ describe('GET /metrics (Prometheus)', () => {
   it('counts requests by outcome, tool calls by tool and outcome, and times them; open to scrapers without a key', async () => {
     const auth = { authorization: 'Bearer k' };
     const ask = (scenario: string) => postJson(gateway.url, '/v1/chat/completions', { model: SIM_MODEL, scenario, messages: [{ role: 'user', content: 'Look it up.' }] }, auth);
-    expect((await ask('lookup-once')).status).toBe(200);
-    expect((await ask('lookup-once')).status).toBe(200);
-    expect((await ask('lookup-secret')).status).toBe(200);
+    const answers = [await ask('lookup-once'), await ask('lookup-once'), await ask('lookup-secret')];
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+    const usage = (kind: 'prompt_tokens' | 'completion_tokens') => answers.reduce((sum, a) => sum + (a.json.usage[kind] as number), 0);
     expect((await postJson(gateway.url, '/v1/chat/completions', { model: SIM_MODEL, messages: [] }, auth)).status).toBe(400);
     // Refused before the route runs (no key, a wrong method): counted by their codes all the same.
     expect((await postJson(gateway.url, '/v1/chat/completions', { model: SIM_MODEL, messages: [] })).status).toBe(401);
@@ -80,6 +80,12 @@ describe('GET /metrics (Prometheus)', () => {
     expect(sample(text, 'conveyor_tool_calls_total{tool="lookup",outcome="stopped"}')).toBe(0);
     expect(sample(text, 'conveyor_requests_in_flight')).toBe(0);
     expect(sample(text, 'conveyor_rounds_total')).toBe(6);
+    // Every round's tokens as the upstream reported them, which is what the answers' usage adds up.
+    expect(sample(text, 'conveyor_tokens_total{kind="prompt"}')).toBe(usage('prompt_tokens'));
+    expect(sample(text, 'conveyor_tokens_total{kind="completion"}')).toBe(usage('completion_tokens'));
+    expect(usage('prompt_tokens')).toBeGreaterThan(0);
+    // Without maxConcurrentRequests there is no line to wait in, and no histogram of it.
+    expect(text).not.toMatch(/conveyor_request_queue_seconds/);
     expect(sample(text, 'conveyor_tool_calls_total{tool="lookup",outcome="ok"}')).toBe(2);
     expect(sample(text, 'conveyor_tool_calls_total{tool="lookup",outcome="rejected"}')).toBe(1);
     expect(sample(text, 'conveyor_tool_duration_seconds_count{tool="lookup"}')).toBe(2);

@@ -59,7 +59,11 @@ describe('maxConcurrentRequests: requests beyond it wait in line, and beyond the
     const events = (await getJson(gw.url, `/v1/requests/${thirdId}/timeline`)).json.events as TimelineEvent[];
     expect(events.map((e) => e.type).slice(0, 3)).toEqual(['request-start', 'admitted', 'round-start']);
     expect((await getJson(gw.url, '/health')).json.requests).toMatchObject({ running: 0, queued: 0 });
-    expect(await (await fetch(`${gw.url}/metrics`)).text()).toMatch(/^conveyor_requests_total\{outcome="gateway_busy"\} 1$/m);
+    const after = await (await fetch(`${gw.url}/metrics`)).text();
+    expect(after).toMatch(/^conveyor_requests_total\{outcome="gateway_busy"\} 1$/m);
+    // Three were let in: two at once (0 s in line), and the third after it waited for the first.
+    expect(after).toMatch(/^conveyor_request_queue_seconds_count 3$/m);
+    expect(after).toMatch(/^conveyor_request_queue_seconds_bucket\{le="0"\} 2$/m);
   });
 
   it('gives up the place in line of a client that leaves while it waits', async () => {
