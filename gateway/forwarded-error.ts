@@ -75,6 +75,11 @@ export class ForwardedErrorAnswer {
     return { headers, body, code: rewritten?.error.code ?? own! };
   }
 
+  /** The answer read as a chat round reads an upstream's error (its own message): what classifyReplicaFailure judges. */
+  upstreamError(): UpstreamResponseError {
+    return upstreamResponseError(this.status, this.#chunks);
+  }
+
   /** The upstream's answer as the gateway's typed error, its message saying where it came from. */
   error(): UpstreamResponseError {
     const read = upstreamResponseError(this.status, this.#chunks);

@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { BoundedQueue } from '../core/bounded-queue.ts';
 import { ChunkedBodyWriter } from '../core/chunked-body-writer.ts';
@@ -11,6 +11,7 @@ import type { GatewayConfig } from './config.ts';
 import type { AccessLog } from './access-log.ts';
 import { toErrorResponse } from './error-response.ts';
 import { ForwardedErrorAnswer } from './forwarded-error.ts';
+import { answerHeaders, forwardedHeaders } from './forwarded-headers.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import { admitted } from './request-admission.ts';
 import { readBodyBytes, readJsonBody } from './request-body.ts';
@@ -27,23 +28,6 @@ export interface ForwardRouteContext {
   shutdown: AbortSignal;
 }
 
-// RFC 9110 §7.6.1's hop-by-hop fields, and what the gateway sets itself on each hop.
-const NOT_FORWARDED = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'host',
-  'expect',
-  // The client's key is for the gateway; the upstream gets the gateway's own (upstream.apiKey).
-  'authorization',
-]);
-
 /**
  * Any `/v1/…` request the gateway does not implement itself (`/v1/completions`, `/v1/embeddings`,
  * vLLM's `/v1/score` …): passed to the upstream and its answer passed back byte for byte, status,
@@ -56,9 +40,10 @@ const NOT_FORWARDED = new Set([
  *
  * With replicas, the least loaded takes it. A body held whole (or none) can be sent again, so it
  * fails over as a chat does: a replica that cannot be reached, times out before its headers or
- * answers 502/503/504 rests and the next one is tried, as one that answers 429 is, until one answers
- * otherwise or each has been tried once; the last one's answer is passed back whatever it is. A
- * streamed body goes to one replica only.
+ * answers one of its own failures (a bare 500, 401/403, 502–504, with `upstream.model` a 404
+ * model_not_found) rests and the next one is tried, as one that answers 429 or a 500 that says
+ * why is, until one answers otherwise or each has been tried once; the last one's answer is passed
+ * back whatever it is. A streamed body goes to one replica only.
  *
  * With maxConcurrentRequests each takes one of its places as a chat completion does (a
  * `/v1/completions` stream costs the gateway and the upstream what a chat stream does), waiting in
@@ -80,7 +65,10 @@ export async function upstreamForwardRoute(ctx: ForwardRouteContext, req: Incomi
   const request: ForwardedRequest = { method: req.method ?? 'GET', endpoint: path.slice('/v1'.length), query, headers, body, signal: abortOnClose(res, ctx.shutdown) };
   let release: () => void;
   try {
-    release = await admitted(ctx.admission, res, { cancel: ctx.shutdown });
+    const inLine = performance.now();
+    let waited = false;
+    release = await admitted(ctx.admission, res, { waited: () => (waited = true), cancel: ctx.shutdown });
+    ctx.metrics.admitted(waited ? (performance.now() - inLine) / 1000 : 0);
   } catch (error) {
     countFailure(ctx, error);
     throw error;
@@ -105,7 +93,7 @@ async function forwardToSome(ctx: ForwardRouteContext, request: ForwardedRequest
     try {
       return await forwardTo(ctx, request, res, { replicas, replica, last, startedAt: replicas.now() });
     } catch (error) {
-      if (last || request.signal.aborted || classifyReplicaFailure(error) === 'final') throw error;
+      if (last || request.signal.aborted || classifyReplicaFailure(error, failureContext(ctx)) === 'final') throw error;
     }
   }
 }
@@ -130,19 +118,22 @@ async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, re
   let held: ForwardedErrorAnswer | undefined;
   const exchange = forwardRequest(connectionTo(ctx, attempt?.replica.baseUrl ?? (ctx.config.upstream.baseUrl as string)), request, {
     head(status, upstreamHeaders) {
-      if (attempt !== undefined) {
-        const refusal = replicaRefusal(status);
-        // Thrown, the answer is dropped and its connection closed; the caller tries the next replica.
-        if (refusal !== undefined && !attempt.last) throw refusal;
-        recordAnswer(attempt, status, refusal);
-      }
-      answered = true;
       const headers = answerHeaders(upstreamHeaders, res);
       if (ForwardedErrorAnswer.wanted(status, headers)) {
-        // Counted when it goes out: cut before its end, the client gets the gateway's error instead.
+        // Read whole first: what it says decides whether another replica is tried (heldRefusal),
+        // and it is counted when it goes out (cut before its end, the client gets the gateway's error).
         held = new ForwardedErrorAnswer(status, headers, request.method, `/v1${request.endpoint}`);
+        answered = true;
         return;
       }
+      if (attempt !== undefined) {
+        // An error answer the gateway cannot read (compressed), judged by its status alone. Thrown,
+        // it is dropped and its connection closed; the caller tries the next replica.
+        const refusal = replicaRefusal(status);
+        if (refusal !== undefined && !attempt.last) throw refusal;
+        recordAnswer(attempt, refusal === undefined ? (status < 500 ? 'final' : 'busy') : classifyReplicaFailure(refusal), refusal);
+      }
+      answered = true;
       ctx.metrics.forwarded(status);
       res.writeHead(status, headers);
       res.flushHeaders();
@@ -159,13 +150,16 @@ async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, re
     },
   });
   if (attempt !== undefined) attempt.replica.inFlight += 1;
+  let failOver: Error | undefined;
   try {
     await exchange.done;
-    if (held === undefined) return void res.end();
-    const { headers, body, code } = held.answer();
-    ctx.metrics.forwarded(held.status);
-    ctx.accessLog.errorAnswered(res, code);
-    res.writeHead(held.status, headers).end(body);
+    if (held === undefined) res.end();
+    else if (attempt === undefined || (failOver = heldRefusal(ctx, attempt, held)) === undefined) {
+      const { headers, body, code } = held.answer();
+      ctx.metrics.forwarded(held.status);
+      ctx.accessLog.errorAnswered(res, code);
+      res.writeHead(held.status, headers).end(body);
+    }
   } catch (error) {
     // After the status line there is nothing to send but a cut answer.
     if (answered && held === undefined) return void res.destroy();
@@ -182,6 +176,30 @@ async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, re
   } finally {
     if (attempt !== undefined) attempt.replica.inFlight -= 1;
   }
+  // Dropped unseen (nothing of it went out): the caller tries the next replica.
+  if (failOver !== undefined) throw failOver;
+}
+
+/**
+ * A replica's error answer, read whole, as a chat's failover reads it (classifyReplicaFailure):
+ * the error to try the next replica with (a bare 500, 401/403, 502–504, a 404 model_not_found for
+ * the model the gateway names rest the replica; a 429 or a 500 that says why do not), or, for the
+ * last replica and for an error that is the request's own, undefined: the answer goes to the client.
+ */
+function heldRefusal(ctx: ForwardRouteContext, attempt: ReplicaAttempt, held: ForwardedErrorAnswer): Error | undefined {
+  const error = held.upstreamError();
+  const kind = classifyReplicaFailure(error, failureContext(ctx));
+  if (kind === 'final' || attempt.last) {
+    recordAnswer(attempt, kind === 'final' && held.status >= 500 ? 'busy' : kind, error);
+    return undefined;
+  }
+  if (kind === 'rest') attempt.replicas.failed(attempt.replica, error, attempt.startedAt);
+  return error;
+}
+
+/** A 404 model_not_found is the replica's when the gateway names the model (`upstream.model`), the client's otherwise. */
+function failureContext(ctx: ForwardRouteContext): { modelNamedByGateway: boolean } {
+  return { modelNamedByGateway: ctx.config.upstream.model !== undefined };
 }
 
 /** A forwarded request the gateway answers itself (no upstream answer): its status and error code. */
@@ -224,46 +242,14 @@ function replicaRefusal(status: number): UpstreamResponseError | undefined {
 }
 
 /**
- * The replica's health after an answer passed to the client (the last replica's, whatever it is):
- * an answer classifyReplicaFailure calls the replica's own (401/403, 500, 502–504) rests it; a
- * 429, or another 5xx, says nothing of it. The body is not read to tell a bare 500 from one that
- * says why, as the chat route does: a forwarded 500 rests its replica.
+ * The replica's health after an answer passed to the client (the last replica's, whatever it is),
+ * as classifyReplicaFailure reads it: `rest` (the replica's own failure: a bare 500, 401/403,
+ * 502–504) rests it; `final` under 500 (a success, or the request's own error) counts as a
+ * success; `busy` (a 429, a 500 that says why, another 5xx) says nothing of it.
  */
-function recordAnswer({ replicas, replica, startedAt }: ReplicaAttempt, status: number, refusal: UpstreamResponseError | undefined): void {
-  if (refusal !== undefined && classifyReplicaFailure(refusal) === 'rest') replicas.failed(replica, refusal, startedAt);
-  else if (status < 500 && refusal === undefined) replicas.succeeded(replica);
-}
-
-function forwardedHeaders(incoming: IncomingHttpHeaders): Record<string, string | string[]> {
-  const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(incoming)) {
-    if (value !== undefined && !NOT_FORWARDED.has(name)) headers[name] = value;
-  }
-  return headers;
-}
-
-/**
- * The upstream's answer headers less its CORS ones: which pages may read an answer is the
- * gateway's policy (cors.ts, set on `res` before this), and vLLM allows every origin by default,
- * which would otherwise override it on every forwarded endpoint. Its `Vary` joins the gateway's
- * (`Origin`) instead of replacing it, as writeHead would: a cache must key on both.
- */
-function answerHeaders(upstream: Record<string, string | string[]>, res: ServerResponse): Record<string, string | string[]> {
-  const headers = forwardedHeaders(upstream);
-  for (const name of Object.keys(headers)) if (name.startsWith('access-control-')) delete headers[name];
-  const ours = res.getHeader('vary');
-  if (ours !== undefined && headers['vary'] !== undefined) headers['vary'] = joinedVary(String(ours), [headers['vary']].flat());
-  return headers;
-}
-
-/** One `Vary` from the gateway's and the upstream's, each field once (`*` alone means all). */
-function joinedVary(ours: string, theirs: string[]): string {
-  const fields = new Map<string, string>();
-  for (const field of [ours, ...theirs].flatMap((value) => value.split(','))) {
-    const name = field.trim();
-    if (name !== '' && !fields.has(name.toLowerCase())) fields.set(name.toLowerCase(), name);
-  }
-  return fields.has('*') ? '*' : [...fields.values()].join(', ');
+function recordAnswer({ replicas, replica, startedAt }: ReplicaAttempt, kind: 'rest' | 'busy' | 'final', error: Error | undefined): void {
+  if (kind === 'rest') replicas.failed(replica, error, startedAt);
+  else if (kind === 'final') replicas.succeeded(replica);
 }
 
 function hasBody(req: IncomingMessage): boolean {

@@ -11,7 +11,8 @@ interface FakeUpstream {
   server: Server;
 }
 
-async function fakeUpstream(status: number): Promise<FakeUpstream> {
+/** `body`: the error answer's own body (undefined: an OpenAI-shaped one that echoes the request); '' is none at all. */
+async function fakeUpstream(status: number, body?: string): Promise<FakeUpstream> {
   const upstream: FakeUpstream = { url: '', hits: 0, server: createServer() };
   upstream.server.on('request', (req, res) => {
     const parts: Buffer[] = [];
@@ -19,6 +20,7 @@ async function fakeUpstream(status: number): Promise<FakeUpstream> {
     req.on('end', () => {
       upstream.hits += 1;
       res.writeHead(status, { 'content-type': 'application/json' });
+      if (body !== undefined) return res.end(body);
       // An error in OpenAI's shape, as vLLM's own are, so the gateway passes it back as it is (forwarded-error.ts).
       const error = status >= 400 ? { error: { message: `HTTP ${status}`, type: 'upstream', param: null, code: status } } : {};
       res.end(JSON.stringify({ ...error, from: upstream.url, status, body: Buffer.concat(parts).toString() }));
@@ -49,6 +51,17 @@ describe('forwarded requests over several replicas', () => {
   async function over(...baseUrls: string[]): Promise<GatewayHandle> {
     gateway = await startGateway({ port: 0, upstream: { baseUrl: baseUrls } }, { tools: new Map() });
     return gateway;
+  }
+
+  /** Replicas of their own, closed with the test. */
+  const extra: FakeUpstream[] = [];
+  afterAll(async () => {
+    await Promise.all(extra.map((u) => new Promise((resolve) => u.server.close(resolve))));
+  });
+  async function answering(status: number, body: string): Promise<FakeUpstream> {
+    const upstream = await fakeUpstream(status, body);
+    extra.push(upstream);
+    return upstream;
   }
 
   function post(gw: GatewayHandle, body: BodyInit, init: RequestInit = {}): Promise<Response> {
@@ -84,6 +97,36 @@ describe('forwarded requests over several replicas', () => {
     res = await post(gw, '{}');
     expect(await res.json()).toMatchObject({ from: ok.url, status: 200 });
     expect(await replicaHealth(gw, busy.url)).toMatchObject({ healthy: true, failures: 0 });
+  });
+
+  it('reads a 500 before it fails over, as a chat does: a bare one rests its replica, one that says why does not', async () => {
+    const ok = upstreams.get(200)!;
+    const bare = await answering(500, '');
+    let gw = await over(bare.url, ok.url);
+    expect(await (await post(gw, '{}')).json()).toMatchObject({ from: ok.url, status: 200 });
+    expect(await replicaHealth(gw, bare.url)).toMatchObject({ healthy: false, failures: 1 });
+    await gw.close();
+
+    const saysWhy = await answering(500, JSON.stringify({ error: { message: 'this input made the tokenizer fail', type: 'InternalServerError', param: null, code: 500 } }));
+    gw = await over(saysWhy.url, ok.url);
+    expect(await (await post(gw, '{}')).json()).toMatchObject({ from: ok.url, status: 200 });
+    expect(await replicaHealth(gw, saysWhy.url)).toMatchObject({ healthy: true, failures: 0 });
+    expect(saysWhy.hits).toBe(1);
+  });
+
+  it('moves on from a replica without the model the gateway names (404 model_not_found), and rests it; without --model the 404 is the answer', async () => {
+    const ok = upstreams.get(200)!;
+    const noSuchModel = await answering(404, JSON.stringify({ error: { message: 'The model `m` does not exist.', type: 'NotFoundError', param: null, code: 404 } }));
+    gateway = await startGateway({ port: 0, upstream: { baseUrl: [noSuchModel.url, ok.url], model: 'm' } }, { tools: new Map() });
+    expect(await (await post(gateway, '{"input":"x"}')).json()).toMatchObject({ from: ok.url, status: 200, body: '{"input":"x","model":"m"}' });
+    expect(await replicaHealth(gateway, noSuchModel.url)).toMatchObject({ healthy: false, failures: 1 });
+    await gateway.close();
+
+    // The client named the model: every replica would refuse it alike, so the first answer is the client's.
+    const gw = await over(noSuchModel.url, ok.url);
+    const res = await post(gw, '{"model":"m"}');
+    expect(res.status).toBe(404);
+    expect(await replicaHealth(gw, noSuchModel.url)).toMatchObject({ healthy: true, failures: 0 });
   });
 
   it("passes the last replica's refusal back as it is once every replica has been tried", async () => {
