@@ -112,9 +112,11 @@ describe('a gateway over replicas, one of which fails every request its own way'
     expect(res.status).toBe(502);
   });
 
-  it('on a forwarded endpoint too, drops a 500 or 401 answer from one replica and tries the next, resting the first', async () => {
+  it('on a forwarded endpoint too, drops a bare 500 or a 401 answer from one replica and tries the next, resting the first', async () => {
     for (const status of [500, 401]) {
       const bad = await fake((_req, res) => {
+        // A dead engine's 500 says nothing (a 500 that says why moves on without resting: upstream-forward-replicas.test.ts).
+        if (status === 500) return void res.writeHead(500).end();
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ error: { message: `HTTP ${status}`, type: 'upstream', param: null, code: status } }));
       });
