@@ -39,8 +39,8 @@ const upstreamConfigSchema = z.strictObject({
   /** Model name sent upstream for every request (default: the client's `model`). */
   model: z.string().optional(),
   /**
-   * With several replicas, a conversation's later rounds return to the replica of its first
-   * (prefix cache reuse); false = every round goes to the least loaded replica.
+   * With several replicas, a conversation's later rounds, and the client's later turns, return to
+   * the replica of its first (prefix cache reuse); false = every round goes to the least loaded replica.
    */
   conversationAffinity: z.boolean().default(true),
   /**

@@ -6,6 +6,7 @@ import type { ToolPlugin, ToolProgress } from '../plugins/plugin-types.ts';
 import type { ChatMessage, ChatRequest } from './chat-request-schema.ts';
 import type { ClientToolCall } from './client-calls.ts';
 import type { ClientToolValidator } from './client-tool-validator.ts';
+import { conversationKey } from './conversation-key.ts';
 import { roundMessages } from './round-messages.ts';
 import { runRound } from './session-round.ts';
 import type { Timeline } from './timeline.ts';
@@ -15,7 +16,7 @@ export interface UpstreamTarget {
   pump: ChatCompletionPump;
   /** When set, every upstream request names this model whatever the client asked for. */
   model?: string;
-  /** Replicas only: false sends every round to the least loaded replica instead of the conversation's own. */
+  /** Replicas only: false sends every round, and every turn, to the least loaded replica instead of the conversation's own. */
   conversationAffinity?: boolean;
   /** Ask the upstream for usage on every chunk (config `upstream.continuousUsage`). */
   continuousUsage?: boolean;
@@ -131,9 +132,12 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
     content += text;
     opts.onEvent({ type: 'content', text });
   };
-  // With several upstream replicas, every round returns to the one that served the first: it
-  // holds the conversation so far in its prefix cache.
-  const affinity: ReplicaAffinity | undefined = opts.upstream.conversationAffinity === false ? undefined : {};
+  // With several upstream replicas, every round returns to the one that served the first, and the
+  // first to the one that served the client's previous turn: it holds the conversation so far in
+  // its prefix cache.
+  const replicas = opts.upstream.conversationAffinity === false ? undefined : opts.upstream.pump.replicas;
+  const key = replicas && conversationKey(opts.request);
+  const affinity: ReplicaAffinity | undefined = opts.upstream.conversationAffinity === false ? undefined : { baseUrl: key && replicas?.conversations.replicaOf(key) };
   const sessionOpts: SessionOptions = {
     ...opts,
     onEvent: (event) => {
@@ -150,47 +154,51 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
   const budget = opts.request.max_completion_tokens ?? opts.request.max_tokens ?? undefined;
   let spent = 0;
   const clientCallIndices = { next: 0 };
-  for (let round = 1; ; round++) {
-    let firstText = true;
-    const tokensLeft = budget === undefined ? undefined : budget - spent;
-    const out = await runRound(sessionOpts, round, {
-      affinity,
-      messages: [...opts.request.messages, ...appended],
-      maxTokens: tokensLeft,
-      emitText: (text) => {
-        // Rounds are joined by a blank line so the client's markdown does not glue a closing fence
-        // to the next round's first word. This is the gateway's only addition to the model's text.
-        if (firstText && content !== '' && !content.endsWith('\n\n')) emitContent(content.endsWith('\n') ? '\n' : '\n\n');
-        firstText = false;
-        emitContent(text);
-      },
-      clientCallIndices,
-    }).catch((err: unknown) => {
-      throw round > 1 ? refusedAfterTools(err, round) : err;
-    });
-    if (out.usage) usage = sumUsage(usage, out.usage);
-    spent += out.usage?.completion_tokens ?? out.deltas;
-    const answered = out.calls.length === 0 && out.clientCalls.length === 0;
-    const done = (finishReason: SessionResult['finishReason'], stopReason: StopReason): SessionResult => ({
-      content,
-      reasoning,
-      finishReason,
-      stopReason,
-      usage,
-      messages: appended,
-      ...(answered ? { answer: out.text } : {}),
-      clientToolCalls: out.clientCalls,
-      rounds: round,
-    });
-    if (answered) {
+  try {
+    for (let round = 1; ; round++) {
+      let firstText = true;
+      const tokensLeft = budget === undefined ? undefined : budget - spent;
+      const out = await runRound(sessionOpts, round, {
+        affinity,
+        messages: [...opts.request.messages, ...appended],
+        maxTokens: tokensLeft,
+        emitText: (text) => {
+          // Rounds are joined by a blank line so the client's markdown does not glue a closing fence
+          // to the next round's first word. This is the gateway's only addition to the model's text.
+          if (firstText && content !== '' && !content.endsWith('\n\n')) emitContent(content.endsWith('\n') ? '\n' : '\n\n');
+          firstText = false;
+          emitContent(text);
+        },
+        clientCallIndices,
+      }).catch((err: unknown) => {
+        throw round > 1 ? refusedAfterTools(err, round) : err;
+      });
+      if (out.usage) usage = sumUsage(usage, out.usage);
+      spent += out.usage?.completion_tokens ?? out.deltas;
+      const answered = out.calls.length === 0 && out.clientCalls.length === 0;
+      const done = (finishReason: SessionResult['finishReason'], stopReason: StopReason): SessionResult => ({
+        content,
+        reasoning,
+        finishReason,
+        stopReason,
+        usage,
+        messages: appended,
+        ...(answered ? { answer: out.text } : {}),
+        clientToolCalls: out.clientCalls,
+        rounds: round,
+      });
+      if (answered) {
+        if (out.finishReason === 'length') return done('length', 'length');
+        return done(out.finishReason === 'content_filter' ? 'content_filter' : 'stop', 'answer');
+      }
+      appended.push(...roundMessages(out.text, out.calls, out.clientCalls, opts.observations ?? 'tool'));
+      if (out.clientCalls.length > 0) return done('tool_calls', 'client_tool_calls');
       if (out.finishReason === 'length') return done('length', 'length');
-      return done(out.finishReason === 'content_filter' ? 'content_filter' : 'stop', 'answer');
+      if (round >= opts.maxRounds) return done('length', 'max_tool_rounds');
+      if (budget !== undefined && spent >= budget) return done('length', 'length');
     }
-    appended.push(...roundMessages(out.text, out.calls, out.clientCalls, opts.observations ?? 'tool'));
-    if (out.clientCalls.length > 0) return done('tool_calls', 'client_tool_calls');
-    if (out.finishReason === 'length') return done('length', 'length');
-    if (round >= opts.maxRounds) return done('length', 'max_tool_rounds');
-    if (budget !== undefined && spent >= budget) return done('length', 'length');
+  } finally {
+    if (key !== undefined && affinity?.baseUrl !== undefined) replicas?.conversations.remember(key, affinity.baseUrl);
   }
 }
 

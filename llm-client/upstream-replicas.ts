@@ -4,8 +4,10 @@
  *
  * A conversation's rounds go back to the replica that served its previous round (`ReplicaAffinity`):
  * each round's prompt is the previous one plus the model's turn and the tools' observations, so that
- * replica's prefix cache already holds almost all of it and its prefill is nearly free. New
- * conversations go to the replica with the fewest streams in flight from this process.
+ * replica's prefix cache already holds almost all of it and its prefill is nearly free. So do a
+ * client's later turns, which resend the conversation: `conversations` remembers each recent
+ * conversation's replica. New conversations go to the replica with the fewest streams in flight
+ * from this process.
  *
  * Health is passive: a replica that failed (failover-stream.ts, `classifyReplicaFailure`) rests for
  * a while (doubling with each failure in a row, up to a ceiling). Once the rest is over it is on
@@ -13,6 +15,8 @@
  * without failures; a success ends the trial, a failure starts the next, longer rest. No probe
  * traffic is sent: the trial request is a client's, and fails over if the replica fails it again.
  */
+
+import { RecentConversations } from './recent-conversations.ts';
 
 /** One conversation's hold on a replica: the caller keeps one per conversation, the pump fills it in. */
 export interface ReplicaAffinity {
@@ -78,6 +82,8 @@ export class Replica {
 
 export class UpstreamReplicas {
   readonly replicas: readonly Replica[];
+  /** The replica of each recent conversation, for the client's next turn (the caller keys them). */
+  readonly conversations = new RecentConversations();
   readonly #restMs: number;
   readonly #maxRestMs: number;
   readonly #now: () => number;

@@ -67,7 +67,7 @@ export function registerServeCommand(program: Command): void {
       'OpenAI-compatible upstream base URL, e.g. http://127.0.0.1:8000/v1 (default: the embedded simulator); several (repeated or comma-separated) are replicas of one model',
       listOf('an upstream base URL'),
     )
-    .option('--no-conversation-affinity', "with several upstreams: send every round to the least loaded replica, not back to the conversation's own")
+    .option('--no-conversation-affinity', "with several upstreams: send every round and every turn to the least loaded replica, not back to the conversation's own")
     .option('--continuous-usage', "ask the upstream for usage on every chunk (vLLM, SGLang), so rounds cut short by a tool's reject count in usage")
     .option('--model <name>', "model name sent upstream for every request (default: the client's model)")
     .addOption(new Option('--upstream-api-key <key>', 'API key for the upstream').env('CONVEYOR_UPSTREAM_API_KEY'))

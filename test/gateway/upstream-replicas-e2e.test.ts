@@ -87,6 +87,31 @@ describe('a gateway in front of several replicas of one model', () => {
     expect(kept.hits).toBeGreaterThan(spread.hits);
   });
 
+  it("sends a client's next turns to the replica that served its first, where they find it in its prefix cache", async () => {
+    // Each turn resends the conversation so far, as a chat client does.
+    const turns = async (via: GatewayHandle, topic: string) => {
+      const messages: Array<{ role: string; content: string }> = [{ role: 'user', content: `${topic}: ${'look every key up and report. '.repeat(8)}` }];
+      const replicas: string[] = [];
+      for (let turn = 0; turn < 3; turn++) {
+        const res = await postJson(via.url, '/v1/chat/completions', { ...body, messages });
+        expect(res.status).toBe(200);
+        replicas.push(...new Set(await acceptedBy(res.headers.get('x-conveyor-request-id'), via)));
+        messages.push({ role: 'assistant', content: res.json.choices[0].message.content }, { role: 'user', content: `And key ${turn}?` });
+      }
+      return replicas;
+    };
+    const hits = () => sims.reduce((sum, s) => sum + s.counters().prefixCacheHits, 0);
+    let before = hits();
+    const kept = await turns(gateway, 'Otters');
+    const keptHits = hits() - before;
+    expect(kept).toHaveLength(3);
+    expect(new Set(kept).size).toBe(1);
+    // Without affinity every round, and so every turn, goes to the least loaded (here: the next) replica.
+    before = hits();
+    expect(new Set(await turns(spreading, 'Lynxes')).size).toBe(2);
+    expect(keptHits).toBeGreaterThan(hits() - before);
+  });
+
   it('shows each replica’s load and health on /health', async () => {
     const health = await getJson(gateway.url, '/health');
     expect(health.json.upstream).toEqual(sims.map((s) => s.url));
@@ -100,7 +125,9 @@ describe('a gateway in front of several replicas of one model', () => {
   it('keeps answering when a replica goes down: its requests move to the other, no client sees an error', async () => {
     const [gone, left] = sims as [SimHandle, SimHandle];
     await gone.close();
-    const responses = await Promise.all(Array.from({ length: 4 }, () => postJson(gateway.url, '/v1/chat/completions', body)));
+    // New conversations (an opening not seen before, so no replica remembered for it): the least loaded takes each.
+    const fresh = { ...body, messages: [{ role: 'user', content: 'A replica is down: look a and b up.' }] };
+    const responses = await Promise.all(Array.from({ length: 4 }, () => postJson(gateway.url, '/v1/chat/completions', fresh)));
     for (const res of responses) {
       expect(res.status).toBe(200);
       expect(await acceptedBy(res.headers.get('x-conveyor-request-id'))).toEqual([left.url, left.url, left.url]);
