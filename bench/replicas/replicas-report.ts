@@ -13,7 +13,7 @@ export function replicasMarkdown(meta: ReplicasResult['meta'], modes: Record<Aff
     '## Replicas: conversation affinity vs least-loaded per round',
     '',
     `${meta.replicas} simulator replicas (profile \`${meta.profile}\`, prefix caching on) behind two gateways; ` +
-      `${kept.conversations} + ${spread.conversations} three-round tool conversations, each over its own document ` +
+      `${kept.conversations} + ${spread.conversations} conversations of two client turns (three tool rounds, then a follow-up that resends it all), each over its own document ` +
       `(~${meta.docTokens} tokens; ${meta.promptTokensPerConversation} prompt tokens per conversation over its rounds), ` +
       `Poisson arrivals at ${meta.ratePerS}/s, passes alternating kept / spread. Wall time ${wallS.toFixed(1)} s.`,
     '',
@@ -27,9 +27,13 @@ export function replicasMarkdown(meta: ReplicasResult['meta'], modes: Record<Aff
     row('rounds 2–3 TTFT mean, ms', kept.laterRoundTtftMs.mean, spread.laterRoundTtftMs.mean, ms),
     row('rounds 2–3 TTFT p50, ms', kept.laterRoundTtftMs.p50, spread.laterRoundTtftMs.p50, ms),
     row('rounds 2–3 TTFT p99, ms', kept.laterRoundTtftMs.p99, spread.laterRoundTtftMs.p99, ms),
-    row('conversation latency mean, ms', kept.e2eMs.mean, spread.e2eMs.mean, ms),
-    row('conversation latency p50, ms', kept.e2eMs.p50, spread.e2eMs.p50, ms),
-    row('conversation latency p99, ms', kept.e2eMs.p99, spread.e2eMs.p99, ms),
+    row('first turn latency mean, ms', kept.e2eMs.mean, spread.e2eMs.mean, ms),
+    row('first turn latency p50, ms', kept.e2eMs.p50, spread.e2eMs.p50, ms),
+    row('first turn latency p99, ms', kept.e2eMs.p99, spread.e2eMs.p99, ms),
+    row("next turn on the first turn's replica", kept.nextTurnSameReplicaShare, spread.nextTurnSameReplicaShare, pct, false),
+    row('next turn TTFT mean, ms', kept.nextTurnTtftMs.mean, spread.nextTurnTtftMs.mean, ms),
+    row('next turn TTFT p50, ms', kept.nextTurnTtftMs.p50, spread.nextTurnTtftMs.p50, ms),
+    row('next turn TTFT p99, ms', kept.nextTurnTtftMs.p99, spread.nextTurnTtftMs.p99, ms),
     '',
   ].join('\n');
 }

@@ -33,11 +33,14 @@ export interface ReplicasOptions {
 
 export interface ConversationRecord {
   mode: AffinityMode;
+  /** The first turn (three rounds), request to answer. */
   e2eMs: number;
-  /** Round start → first token, ms, per round. */
+  /** Round start → first token, ms, per round of the first turn. */
   ttftMs: number[];
-  /** The replica that accepted each round. */
+  /** The replica that accepted each round of the first turn. */
   replicas: string[];
+  /** The client's next turn (one round, resending the whole conversation): its TTFT, and its replica. */
+  nextTurn: { ttftMs: number; replica: string };
 }
 
 export interface ModeResult {
@@ -52,6 +55,9 @@ export interface ModeResult {
   prefilledTokensPerConversation: number;
   /** Conversations whose rounds all went to one replica. */
   oneReplicaShare: number;
+  /** The client's next turn: its TTFT, and the share that went to the replica of the first turn. */
+  nextTurnTtftMs: Summary;
+  nextTurnSameReplicaShare: number;
   /** Share of rounds each replica took. */
   replicaShares: number[];
 }
@@ -71,6 +77,8 @@ type Counters = z.infer<typeof countersSchema>;
 /**
  * Two simulator replicas (own processes) behind two gateways over both: one keeps each
  * conversation on its replica (the default), one sends every round to the least loaded replica.
+ * Each conversation is two client turns: three tool rounds over the document, then a follow-up
+ * question that resends all of it.
  * The same kind of conversation alternates between them pass by pass, each with a document of its
  * own and the same seeded arrival process, so only routing differs; the replicas' prefix-cache
  * counters say how much prefill it saved.
@@ -186,10 +194,20 @@ function conversationBody(doc: string): Record<string, unknown> {
 
 async function converse(gateway: GatewayHandle, body: Record<string, unknown>, mode: AffinityMode): Promise<ConversationRecord> {
   const t0 = performance.now();
-  const res = await fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const answer = (await res.json()) as { conveyor?: { rounds: number } };
+  const first = await turn(gateway, body, 3);
   const e2eMs = performance.now() - t0;
-  if (res.status !== 200 || answer.conveyor?.rounds !== 3) throw new Error(`conversation failed (${res.status}): ${JSON.stringify(answer).slice(0, 300)}`);
+  // The client's next turn, as a chat client sends it: everything so far (the gateway's tool rounds
+  // are not the client's to resend; the answer is), then its question.
+  const messages = [...(body['messages'] as unknown[]), { role: 'assistant', content: first.content }, { role: 'user', content: 'Which quarters drive it?' }];
+  const next = await turn(gateway, { ...body, scenario: 'replicas-follow-up', messages }, 1);
+  return { mode, e2eMs, ttftMs: first.ttftMs, replicas: first.replicas, nextTurn: { ttftMs: next.ttftMs[0]!, replica: next.replicas[0]! } };
+}
+
+/** One request of a conversation, checked, with its rounds' TTFT and replicas from its timeline. */
+async function turn(gateway: GatewayHandle, body: Record<string, unknown>, rounds: number): Promise<{ content: string; ttftMs: number[]; replicas: string[] }> {
+  const res = await fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const answer = (await res.json()) as { conveyor?: { rounds: number }; choices?: Array<{ message: { content: string } }> };
+  if (res.status !== 200 || answer.conveyor?.rounds !== rounds) throw new Error(`conversation failed (${res.status}): ${JSON.stringify(answer).slice(0, 300)}`);
   const timeline = gateway.timelines.get(res.headers.get('x-conveyor-request-id') ?? '');
   if (!timeline) throw new Error('no timeline for the conversation');
   const ttftMs: number[] = [];
@@ -200,7 +218,7 @@ async function converse(gateway: GatewayHandle, body: Record<string, unknown>, m
     else if (e.type === 'first-token') ttftMs.push(e.t - roundStart);
     else if (e.type === 'upstream-accepted') replicas.push(e.detail ?? '');
   }
-  return { mode, e2eMs, ttftMs, replicas };
+  return { content: answer.choices?.[0]?.message.content ?? '', ttftMs, replicas };
 }
 
 async function warmTokenizers(sims: readonly SimProcess[], bodies: readonly Record<string, unknown>[]): Promise<void> {
@@ -240,6 +258,8 @@ function summarizeMode(mode: AffinityMode, all: readonly ConversationRecord[], c
     cacheHitRate: cache.queries === 0 ? NaN : cache.hits / cache.queries,
     prefilledTokensPerConversation: records.length === 0 ? NaN : (cache.queries - cache.hits) / records.length,
     oneReplicaShare: records.filter((r) => new Set(r.replicas).size === 1).length / records.length,
+    nextTurnTtftMs: summarize(records.map((r) => r.nextTurn.ttftMs)),
+    nextTurnSameReplicaShare: records.filter((r) => r.nextTurn.replica === r.replicas[0]).length / records.length,
     replicaShares: replicaUrls.map((url) => rounds.filter((r) => r === url).length / rounds.length),
   };
 }

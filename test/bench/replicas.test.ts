@@ -13,6 +13,9 @@ describe('runReplicas (bench/replicas)', () => {
     }
     // Kept: every round of a conversation on one replica, so rounds 2 and 3 find the rounds before.
     expect(kept.oneReplicaShare).toBe(1);
+    // And the client's next turn goes back to that replica.
+    expect(kept.nextTurnSameReplicaShare).toBe(1);
+    expect(kept.nextTurnTtftMs.n).toBe(3);
     expect(kept.cacheHitRate).toBeGreaterThan(0.5);
     expect(kept.cacheHitRate).toBeGreaterThanOrEqual(spread.cacheHitRate);
     for (const field of ['e2eMs', 'firstRoundTtftMs', 'laterRoundTtftMs'] as const) {
@@ -21,5 +24,6 @@ describe('runReplicas (bench/replicas)', () => {
     }
     expect(result.markdown).toContain('| prefix cache hit rate (prompt tokens) |');
     expect(result.markdown).toContain('| rounds 2–3 TTFT mean, ms |');
+    expect(result.markdown).toContain('| next turn TTFT mean, ms |');
   }, 120_000);
 });
