@@ -23,7 +23,13 @@ const tool = () => toolFromPlugin(counter, { moduleUrl: fixture('reuse-counter-p
 const call = async (args: { waitMs?: number; fail?: boolean } = {}) => (await runScriptedCall(tool(), { args })).result;
 /** Every kept process killed (between tests): the next call starts afresh. */
 const dropKept = async (): Promise<void> => {
-  for (const pid of pools.process.livePids()) process.kill(pid, 'SIGKILL');
+  for (const pid of pools.process.livePids()) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone between the listing and the kill (a process of the last call, still being reaped)
+    }
+  }
   expect(await eventually(() => pools.process.stats.idle === 0 && pools.process.livePids().length === 0)).toBe(true);
 };
 
