@@ -1,5 +1,5 @@
 import { ClientAbortedError, thrownMessage } from '../core/errors.ts';
-import type { Piece } from '../parsers/parser-events.ts';
+import { pieceLabel, type Piece } from '../parsers/parser-events.ts';
 import type { ToolExecution, ToolPlugin, ToolProgress, ToolResult } from '../plugins/plugin-types.ts';
 import { ProgressBudget } from './progress-budget.ts';
 import { capObservation } from './observation-cap.ts';
@@ -87,7 +87,7 @@ export class Dispatcher {
   piece(callId: string, piece: Piece): void {
     const call = this.find(callId);
     if (!call || call.cancelled) return;
-    this.opts.timeline.mark('piece', { round: this.opts.round, callId, detail: describe(piece) });
+    this.opts.timeline.mark('piece', { round: this.opts.round, callId, detail: pieceLabel(piece) });
     if (piece.kind === 'field' && piece.path.length === 1) call.decodedFields[String(piece.path[0])] = piece.value;
     if (this.opts.partialExecution) this.deliver(call, piece);
     else call.buffered.push(piece);
@@ -196,7 +196,7 @@ export class Dispatcher {
     try {
       call.execution = this.startExecution(call.plugin, callId, name, budget);
     } catch (err) {
-      call.failed = errorMessage(err);
+      call.failed = thrownMessage(err);
     }
   }
 
@@ -226,7 +226,7 @@ export class Dispatcher {
       } catch (err) {
         // Kept on the call rather than left to reject the chain, which nothing awaits until the
         // call ends: an unhandled rejection would take the whole gateway down.
-        call.failed = errorMessage(err);
+        call.failed = thrownMessage(err);
         abortQuietly(execution, `failed: ${call.failed}`);
         return;
       }
@@ -252,7 +252,7 @@ export class Dispatcher {
         if (call.notRun !== undefined) return { ok: false, content: `error: ${name} was not run: ${call.notRun}` };
         return call.execution!.end(args);
       })
-      .catch((err: unknown): ToolResult => ({ ok: false, content: `error: ${name} failed: ${errorMessage(err)}` }))
+      .catch((err: unknown): ToolResult => ({ ok: false, content: `error: ${name} failed: ${thrownMessage(err)}` }))
       .then((result) => {
         this.#markToolEnd(call, result.ok ? 'ok' : 'error');
         const max = this.opts.maxObservationChars;
@@ -280,12 +280,6 @@ export class Dispatcher {
   }
 }
 
-function describe(piece: Piece): string {
-  if (piece.kind === 'line') return `line ${piece.lineNo}`;
-  if (piece.kind === 'field') return `field ${piece.path.join('.')}`;
-  return `step ${piece.index}`;
-}
-
 /**
  * A throwing abort hook (a plugin bug) must not stop what called it: inside a piece's chain it left
  * a reject unreported (the decode ran on) and the chain rejected with nothing awaiting it, an
@@ -298,6 +292,3 @@ function abortQuietly(execution: ToolExecution | undefined, reason: string): voi
     // The call is over either way.
   }
 }
-
-/** Worded as the plugin runtimes word a throwing hook (core/errors.ts), so a bug reads the same whatever ran the tool. */
-const errorMessage = thrownMessage;

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
-import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { BoundedQueue } from '../core/bounded-queue.ts';
 import { cutByShutdown, GatewayBusyError, GatewayConfigError, InvalidRequestError, MethodNotAllowedError, NotFoundError, OriginNotAllowedError, ShuttingDownError, UpgradeRequiredError } from '../core/errors.ts';
@@ -8,6 +8,7 @@ import { AccessLog, silentLogger, type Logger } from './access-log.ts';
 import { authenticate } from './client-auth.ts';
 import { CorsPolicy, isSameOrigin } from './cors.ts';
 import { hostCheck } from './host-check.ts';
+import { answerExpectContinue, answerParserRefusals } from './server-connection-hooks.ts';
 import { PLAYGROUND_PATHS, PLAYGROUND_PATTERN, playgroundRoute } from './playground-route.ts';
 import { createChatCompletionPump } from '../llm-client/pump-chat-completion.ts';
 import type { ToolPlugin } from '../plugins/plugin-types.ts';
@@ -176,27 +177,8 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     });
   });
 
-  // A request Node's parser refuses (headers too large, a malformed request line) never reaches
-  // the handler: answered as Node answers it, and given its access line like any other.
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    // As Node's own handler: an answer only on a socket that has had none of its bytes yet (not a
-    // reset, not an error in the middle of a response, which has its line already).
-    if (!socket.writable || socket.bytesWritten > 0 || err.code === 'ECONNRESET') return void socket.destroy();
-    const status = CLIENT_ERROR_STATUS[err.code ?? ''] ?? 400;
-    accessLog.unparsed(status, err.code);
-    // Closed once written, as Node's own handler does: the server allows half-open sockets, so a
-    // client that never closes its side would otherwise hold this one open.
-    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n\r\n`, () => socket.destroy());
-  });
-
-  // `Expect: 100-continue`: a chat body declared over maxBodyBytes is refused (413) before the
-  // client sends it, and the connection closes after, since that body will not follow.
-  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-    const path = pathOf(req.url ?? '/');
-    if (path !== undefined && CHAT_PATH.test(path) && Number(req.headers['content-length']) > config.maxBodyBytes) res.shouldKeepAlive = false;
-    else res.writeContinue();
-    server.emit('request', req, res);
-  });
+  answerParserRefusals(server, accessLog);
+  answerExpectContinue(server, (path) => CHAT_PATH.test(path), config.maxBodyBytes);
 
   const checkHost = hostCheck(config.host, config.apiKeys, config.allowedHosts);
   const cors = new CorsPolicy(config.allowedOrigins);
@@ -302,6 +284,3 @@ function servePlayground(serve: ReturnType<typeof playgroundRoute>): Handler {
 function unparsedTarget(url: string | undefined): string {
   return url === undefined ? '?' : url.split('?')[0]!;
 }
-
-/** The statuses Node itself answers its parser's errors with; 400 for the rest. */
-const CLIENT_ERROR_STATUS: Readonly<Record<string, number>> = { HPE_HEADER_OVERFLOW: 431, HPE_CHUNK_EXTENSIONS_OVERFLOW: 413, ERR_HTTP_REQUEST_TIMEOUT: 408 };

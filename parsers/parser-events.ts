@@ -16,6 +16,13 @@ export type Piece =
   /** One finished plan step. */
   | { kind: 'step'; index: number; tool: string; args: unknown[]; raw: string };
 
+/** A piece as a timeline names it: `line 3`, `field location`, `step 2` (the bench finds the validation field by it). */
+export function pieceLabel(piece: Piece): string {
+  if (piece.kind === 'line') return `line ${piece.lineNo}`;
+  if (piece.kind === 'field') return `field ${piece.path.join('.')}`;
+  return `step ${piece.index}`;
+}
+
 export type ParserEvent =
   /** Visible content, forwarded to the client unchanged. */
   | { type: 'text'; text: string }
