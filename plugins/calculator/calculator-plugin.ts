@@ -29,9 +29,9 @@ export default definePlugin({
   }),
   consumes: 'field',
   runtime: 'process',
-  // Each expression gets a fresh scope, and nothing in an expression can change the mathjs
-  // instance (exact-math.ts): a process start per call (~0.5 s when calls outpace the warm spare)
-  // would buy no isolation.
+  // Each expression gets a fresh scope, and what could change the shared mathjs instance (import,
+  // createUnit, config, typed's methods) is out of an expression's reach (exact-math.ts): a
+  // process start per call (~0.5 s when calls outpace the warm spare) would buy little isolation.
   reuseProcess: true,
   limits: { timeoutMs: 5_000, memoryMb: 256 },
   hooks: {

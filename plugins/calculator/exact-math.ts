@@ -15,12 +15,21 @@ let math: MathJsInstance | undefined;
 let evaluate: MathJsInstance['evaluate'] | undefined;
 
 /**
+ * Names each expression's scope shadows. `typed`, mathjs' type system, cannot be imported over
+ * (its lazy factories find it in the namespace) and its methods are callable from an expression:
+ * `typed.clear()` or `typed.addConversion(…)` changed how every function built after it works,
+ * for the calls after it too (a kept process serves many requests' calls). In the scope it is a
+ * function with no methods, and the namespace's own is out of reach.
+ */
+const SHADOWED = ['typed'];
+
+/**
  * mathjs with BigNumbers (decimal.js), so `0.1 + 0.2` is `0.3` and `2^100` has all its digits.
  * mathjs parses into its own AST and never calls JS eval/Function; on top of that, as its
  * security guide advises, the functions that reach the parser or change the instance
  * (import, createUnit, evaluate, parse, compile, simplify, derivative, …) are disabled inside
- * expressions, and so is `config`, so that no expression changes how the next one (another
- * call's, in the same process) is computed.
+ * expressions, and so is `config`; `typed` is shadowed in each expression's scope (SHADOWED): no
+ * expression may change how the next one (another call's, in the same process) is computed.
  */
 function instance(): { math: MathJsInstance; evaluate: MathJsInstance['evaluate'] } {
   if (!math || !evaluate) {
@@ -30,13 +39,22 @@ function instance(): { math: MathJsInstance; evaluate: MathJsInstance['evaluate'
     math = createRequire(import.meta.url)('mathjs/lib/browser/math.js') as MathJsInstance;
     math.config({ number: 'BigNumber', precision: PRECISION });
     evaluate = math.evaluate;
-    const disabled = (name: string) => () => {
-      throw new Error(`function ${name} is not available in the calculator`);
-    };
+    const disabled = unavailable;
     const names = ['import', 'createUnit', 'config', 'evaluate', 'parse', 'compile', 'simplify', 'simplifyCore', 'derivative', 'resolve', 'reviver', 'replacer', 'rationalize', 'leafCount', 'symbolicEqual'];
     math.import(Object.fromEntries(names.map((name) => [name, disabled(name)])), { override: true });
   }
   return { math, evaluate };
+}
+
+/** A new expression scope, with the SHADOWED names in it. */
+function freshScope(): Map<string, unknown> {
+  return new Map(SHADOWED.map((name) => [name, unavailable(name)]));
+}
+
+function unavailable(name: string): () => never {
+  return () => {
+    throw new Error(`function ${name} is not available in the calculator`);
+  };
 }
 
 /** Loads and sets up mathjs now (the calculator's onLoad, as its worker starts, and its onStart), so the first expression does not wait for it. */
@@ -57,7 +75,7 @@ export function evaluateExact(expression: string): Evaluation {
   if (expression.trim() === '') return { ok: false, error: 'empty expression' };
   const { math, evaluate } = instance();
   try {
-    let value: unknown = evaluate(expression, new Map());
+    let value: unknown = evaluate(expression, freshScope());
     if ((value as { isResultSet?: boolean } | null)?.isResultSet === true) {
       const entries = (value as { entries: unknown[] }).entries;
       value = entries[entries.length - 1];

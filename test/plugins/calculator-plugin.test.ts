@@ -91,6 +91,14 @@ describe('calculator plugin', () => {
     expect((await call('config({"number": "number", "precision": 5})')).result?.ok).toBe(false);
     expect((await call('1/3')).result?.content).toBe(`0.${'3'.repeat(60)}`);
   });
+
+  // typed.clear() made every function built after it fail ("Unknown type number"), in later calls too.
+  it("refuses to reach mathjs' type system: typed's methods are out of reach, and gamma still works after", async () => {
+    for (const expression of ['typed.clear()', 'f = typed; f.clearConversions()', 'typed.addConversion({from: "Unit", to: "BigNumber", convert: sqrt})']) {
+      expect((await call(expression)).result?.ok, expression).toBe(false);
+    }
+    expect((await call('gamma(5) + hypot(3, 4) + combinations(10, 3)')).result?.content).toBe('149');
+  });
 });
 
 describe('calculator in its runtime', () => {
@@ -105,6 +113,10 @@ describe('calculator in its runtime', () => {
       // That call's process is kept for the next (reuseProcess), which then does not wait for one to start.
       expect(pools.process.stats.idle).toBe(1);
       expect((await run('2^10')).result).toMatchObject({ ok: true, content: '1024' });
+      expect(pools.process.stats.idle).toBe(1);
+      // One call's attempt at the shared instance leaves the next call, in the same process, as it was.
+      expect((await run('typed.clear()')).result?.ok).toBe(false);
+      expect((await run('gamma(5)')).result).toMatchObject({ ok: true, content: '24' });
       expect(pools.process.stats.idle).toBe(1);
     } finally {
       await pools.close();
