@@ -101,3 +101,60 @@ export function processAlive(pid: number): boolean {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
+
+/** Linux's USER_HZ: /proc reports CPU times in these ticks (100 on every mainstream architecture). */
+const TICKS_PER_SECOND = 100;
+
+/**
+ * User + system CPU time of a process, all its threads, in ms, from /proc/<pid>/stat (10 ms
+ * resolution); NaN where /proc cannot say (gone, or not Linux).
+ */
+export function processCpuMs(pid: number): number {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  } catch {
+    return NaN;
+  }
+  // The command name (field 2) may contain spaces and parentheses: count fields after the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+}
+
+/**
+ * The most CPU time any one process of `root`'s tree has used, in ms (RLIMIT_CPU holds per
+ * process): `root` and its descendants, found through /proc/<pid>/task/<tid>/children, which
+ * reads a few small files rather than the whole process table. NaN where /proc cannot say.
+ */
+export function maxCpuMsInTree(root: number): number {
+  let max = NaN;
+  const queue = [root];
+  const seen = new Set<number>();
+  while (queue.length > 0) {
+    const pid = queue.shift()!;
+    if (seen.has(pid)) continue;
+    seen.add(pid);
+    const ms = processCpuMs(pid);
+    if (!Number.isNaN(ms)) max = Number.isNaN(max) ? ms : Math.max(max, ms);
+    queue.push(...childPids(pid));
+  }
+  return max;
+}
+
+function childPids(pid: number): number[] {
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+  const children: number[] = [];
+  for (const tid of tasks) {
+    try {
+      for (const child of readFileSync(`/proc/${pid}/task/${tid}/children`, 'latin1').split(' ')) if (child.trim() !== '') children.push(Number(child));
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return children;
+}

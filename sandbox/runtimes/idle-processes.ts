@@ -1,3 +1,4 @@
+import { maxCpuMsInTree } from '../process-tree.ts';
 import type { PluginProcess } from './plugin-process.ts';
 import type { ProcessRecipe } from './process-pool.ts';
 import type { CallEnding } from './remote-execution.ts';
@@ -16,6 +17,11 @@ interface Kept {
   proc: PluginProcess;
   timer: NodeJS.Timeout;
   offExit: () => void;
+  /**
+   * After the I/O this turn of the loop has brought: the child printed before it answered, but
+   * its stderr may be read after its result. Output read past this point is the next call's.
+   */
+  settled: Promise<void>;
 }
 
 /**
@@ -37,14 +43,16 @@ export class IdleProcesses {
    * Keeps a reusable recipe's process for its next call, or says no (the caller kills it): after a
    * result (an aborted call may have left work running) that said how much CPU the process has
    * used, while its RLIMIT_CPU still leaves a call the plugin's whole cpuSeconds; or a process no
-   * call ran on. Never past MAX_CALLS_PER_PROCESS calls, nor maxPerKey kept.
+   * call ran on. Never past MAX_CALLS_PER_PROCESS calls; past maxPerKey kept, the least recently used goes.
    */
   offer(recipe: Pick<ProcessRecipe, 'key' | 'cpuSeconds' | 'limits'>, proc: PluginProcess, ending: CallEnding): boolean {
     const calls = (this.served.get(proc) ?? 0) + (ending.kind === 'unused' ? 0 : 1);
     if (calls >= MAX_CALLS_PER_PROCESS) return false;
     if (ending.kind === 'result') {
       const slackMs = recipe.cpuSeconds === null ? Infinity : (recipe.cpuSeconds - recipe.limits.cpuSeconds) * 1000;
-      if (ending.cpuMs === undefined || ending.cpuMs > slackMs) return false;
+      // The child's own word, unless /proc says it used more (a child is not trusted to say).
+      const measured = proc.pid === null ? NaN : maxCpuMsInTree(proc.pid);
+      if (ending.cpuMs === undefined || Math.max(ending.cpuMs, Number.isNaN(measured) ? 0 : measured) > slackMs) return false;
     } else if (ending.kind !== 'unused') {
       return false;
     }
@@ -54,7 +62,13 @@ export class IdleProcesses {
 
   private keep(key: string, proc: PluginProcess): boolean {
     const list = this.byKey.get(key) ?? [];
-    if (list.length >= this.options.maxPerKey || !proc.alive) return false;
+    if (this.options.maxPerKey === 0 || !proc.alive) return false;
+    // Full: the least recently used one goes, not this one, which the next call would take first.
+    if (list.length >= this.options.maxPerKey) {
+      const oldest = list.shift()!;
+      this.release(oldest);
+      oldest.proc.kill(`more than ${this.options.maxPerKey} kept`);
+    }
     const kept: Kept = {
       proc,
       timer: setTimeout(() => {
@@ -62,6 +76,7 @@ export class IdleProcesses {
         proc.kill(`idle for ${this.options.idleMs} ms`);
       }, this.options.idleMs),
       offExit: () => undefined,
+      settled: new Promise((resolve) => setImmediate(resolve)),
     };
     // Not what keeps the gateway running: close() kills the kept processes anyway.
     kept.timer.unref();
@@ -71,12 +86,18 @@ export class IdleProcesses {
     return true;
   }
 
-  /** The most recently kept live process of `key`, taken out of the list; null if none. */
-  take(key: string): PluginProcess | null {
+  /**
+   * The most recently kept live process of `key`, taken out of the list, its last call's output
+   * read and its output accounting started afresh for the next (PluginProcess.nextCall); null if none.
+   */
+  async take(key: string): Promise<PluginProcess | null> {
     const list = this.byKey.get(key);
     for (let kept = list?.pop(); kept; kept = list?.pop()) {
       this.release(kept);
-      if (kept.proc.alive) return kept.proc;
+      await kept.settled;
+      if (!kept.proc.alive) continue;
+      kept.proc.nextCall();
+      return kept.proc;
     }
     return null;
   }

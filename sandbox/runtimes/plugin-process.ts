@@ -169,6 +169,16 @@ export class PluginProcess {
     return this.exit === null;
   }
 
+  /**
+   * A kept process (reuseProcess) takes its next call: the output limit counts from here, and what
+   * an exit reports (its stderr tail, an out-of-memory line) is this call's, not another request's.
+   */
+  nextCall(): void {
+    this.output.bytes = 0;
+    this.output.tail = '';
+    this.output.outOfMemory = false;
+  }
+
   get pid(): number | null {
     return this.child.pid ?? null;
   }

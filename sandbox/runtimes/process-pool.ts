@@ -120,7 +120,7 @@ export class ProcessPool {
     const release = await this.slots.acquire(signal);
     let proc: PluginProcess;
     try {
-      proc = (recipe.reuse ? this.idle.take(recipe.key) : null) ?? (await this.takeSpare(recipe.key, signal)) ?? (await this.spawn(recipe, signal));
+      proc = (recipe.reuse ? await this.idle.take(recipe.key) : null) ?? (await this.takeSpare(recipe.key, signal)) ?? (await this.spawn(recipe, signal));
       if (this.closed) {
         // close() came while this call waited for its process: it is not handed out.
         proc.kill('the process runtime is shut down');

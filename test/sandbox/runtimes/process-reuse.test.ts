@@ -20,7 +20,7 @@ afterAll(async () => {
 });
 
 const tool = () => toolFromPlugin(counter, { moduleUrl: fixture('reuse-counter-plugin.ts'), pools });
-const call = async (args: { waitMs?: number; fail?: boolean } = {}) => (await runScriptedCall(tool(), { args })).result;
+const call = async (args: { waitMs?: number; fail?: boolean; print?: string; exit?: number } = {}) => (await runScriptedCall(tool(), { args })).result;
 /** Every kept process killed (between tests): the next call starts afresh. */
 const dropKept = async (): Promise<void> => {
   for (const pid of pools.process.livePids()) {
@@ -45,6 +45,16 @@ describe('a reusable plugin (reuseProcess) in the process runtime', () => {
     expect(pools.process.stats.idle).toBe(1);
   });
 
+  it("counts each call's output on its own: the output limit, and what an exit quotes, are not another call's", async () => {
+    await dropKept();
+    // 400 KiB a call: four calls print more than the 1 MiB a process may print for one call.
+    for (let n = 1; n <= 4; n++) expect(await call({ print: 'x'.repeat(400 * 1024) })).toMatchObject({ ok: true, content: String(n) });
+    expect(await call({ print: 'user A secret: hunter2' })).toMatchObject({ ok: true, content: '5' });
+    const exited = await call({ exit: 3 });
+    expect(exited).toMatchObject({ ok: false, content: expect.stringContaining('exited with code 3') });
+    expect(exited?.content, exited?.content).not.toContain('hunter2');
+  });
+
   it('kills the process of a call that timed out, and the next call starts a fresh one', async () => {
     await dropKept();
     expect(await call()).toMatchObject({ content: '1' });
@@ -60,7 +70,7 @@ describe('a reusable plugin (reuseProcess) in the process runtime', () => {
     const burst = await Promise.all([1, 2, 3].map(() => call({ waitMs: 200 })));
     expect(burst.map((r) => r?.content)).toEqual(['1', '1', '1']);
     expect(pools.process.stats.idle).toBe(2);
-    // The third was killed: the next burst finds two processes that served one call, and starts one.
+    // One was killed (the least recently used): the next burst finds two processes that served one call, and starts one.
     const again = await Promise.all([1, 2, 3].map(() => call({ waitMs: 200 })));
     expect(again.map((r) => r?.content).sort()).toEqual(['1', '2', '2']);
   });

@@ -1,0 +1,22 @@
+import { spawn } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { maxCpuMsInTree, processCpuMs } from '../../sandbox/process-tree.ts';
+
+describe('maxCpuMsInTree', () => {
+  it("finds the busiest process of a tree, a grandchild's included (RLIMIT_CPU holds per process)", async () => {
+    // A parent that idles, and its child that burns about 400 ms of CPU, then idles too.
+    const script = `require('node:child_process').spawn(process.execPath, ['-e', 'const end = Date.now() + 3000; while (Date.now() < end); setTimeout(() => {}, 10000)'], { stdio: 'ignore' }); setTimeout(() => {}, 10000)`;
+    const parent = spawn(process.execPath, ['-e', script], { stdio: 'ignore', detached: true });
+    try {
+      // Polled: on a busy machine the loop gets less than a core.
+      for (let i = 0; i < 100 && !(maxCpuMsInTree(parent.pid!) >= 300); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      const own = processCpuMs(parent.pid!);
+      const max = maxCpuMsInTree(parent.pid!);
+      expect(max).toBeGreaterThanOrEqual(300);
+      expect(max).toBeGreaterThan(own);
+      expect(Number.isNaN(maxCpuMsInTree(2 ** 22 + 12345))).toBe(true);
+    } finally {
+      process.kill(-parent.pid!, 'SIGKILL');
+    }
+  });
+});
