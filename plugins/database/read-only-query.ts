@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { openSqlite, type SqliteDatabase, type SqliteStatement } from '../sqlite-driver.ts';
 import { DEFAULT_MAX_CHARS, DEFAULT_MAX_ROWS, DEFAULT_TIME_LIMIT_MS, type DatabasePluginOptions } from './database-options.ts';
 
@@ -66,28 +67,47 @@ export type QueryOutcome =
   /** `writes`: the statement would change the database (or its connection), not merely failed. */
   | { ok: false; error: string; writes: boolean };
 
-const handles = new Map<string, SqliteDatabase>();
+/** Each file's connection, and the file it opened (its inode): a file replaced since is opened again. */
+const handles = new Map<string, { db: SqliteDatabase; inode: string }>();
 
 /**
  * This process's (or worker's) read-only connection to `file`, opened on first use: SQLite
  * itself refuses writes (readonly, query_only), a missing file is an error rather than a new
  * empty database, and no JS function is registered on it, so a query cannot call back into JS.
+ * A file replaced by another (a deploy's atomic rename) is opened anew: a kept process
+ * (reuseProcess) would otherwise go on answering from the old one. Changes written into the same
+ * file SQLite sees itself.
  */
 export function openReadOnlyDatabase(file: string): SqliteDatabase {
-  let db = handles.get(file);
-  if (db === undefined || !db.open) {
-    db = openSqlite(file, { readonly: true, fileMustExist: true });
+  const inode = inodeOf(file);
+  let handle = handles.get(file);
+  if (handle !== undefined && (!handle.db.open || handle.inode !== inode)) {
+    if (handle.db.open) handle.db.close();
+    handle = undefined;
+  }
+  if (handle === undefined) {
+    const db = openSqlite(file, { readonly: true, fileMustExist: true });
     db.pragma('query_only = ON');
     db.defaultSafeIntegers(true);
-    handles.set(file, db);
+    handle = { db, inode };
+    handles.set(file, handle);
   }
-  return db;
+  return handle.db;
 }
 
 /** Closes every connection opened by openReadOnlyDatabase (tests, shutdown). */
 export function closeReadOnlyDatabases(): void {
-  for (const db of handles.values()) db.close();
+  for (const { db } of handles.values()) db.close();
   handles.clear();
+}
+
+function inodeOf(file: string): string {
+  try {
+    const { dev, ino } = statSync(file);
+    return `${dev}:${ino}`;
+  } catch {
+    return 'missing'; // opening it says so
+  }
 }
 
 /**

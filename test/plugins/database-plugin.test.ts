@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { openSqlite } from '../../plugins/sqlite-driver.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -141,5 +141,24 @@ describe('database plugin', () => {
       maxRows: undefined,
       timeLimitMs: 500,
     });
+  });
+});
+
+describe('database plugin: a file replaced under its open connection', () => {
+  // A kept process (reuseProcess) holds its connection across calls: a deploy that swaps the file
+  // (write a new one, rename it over the old) must be seen by the next query.
+  it('answers from the new file once the old one was renamed over', async () => {
+    const swapped = path.join(dir, 'swapped.sqlite');
+    const write = (target: string, name: string) => {
+      const db = openSqlite(target);
+      db.exec(`CREATE TABLE t(name TEXT); INSERT INTO t VALUES ('${name}');`);
+      db.close();
+    };
+    write(swapped, 'before');
+    const ask = () => runScriptedCall(inlineTool(createDatabasePlugin({ file: swapped })), { args: { query: 'SELECT name FROM t' } });
+    expect((await ask()).result?.content).toContain('before');
+    write(`${swapped}.next`, 'after');
+    renameSync(`${swapped}.next`, swapped);
+    expect((await ask()).result?.content).toContain('after');
   });
 });
