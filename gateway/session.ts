@@ -132,12 +132,15 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
     content += text;
     opts.onEvent({ type: 'content', text });
   };
-  // With several upstream replicas, every round returns to the one that served the first, and the
-  // first to the one that served the client's previous turn: it holds the conversation so far in
-  // its prefix cache.
+  // With several upstream replicas, every round returns to the one that served the first, and a
+  // later turn's first to the one that served the client's previous turn: it holds the
+  // conversation so far in its prefix cache. A first turn (no assistant message yet) goes to the
+  // least loaded: conversations that open alike would otherwise all pile onto one replica.
   const replicas = opts.upstream.conversationAffinity === false ? undefined : opts.upstream.pump.replicas;
   const key = replicas && conversationKey(opts.request);
-  const affinity: ReplicaAffinity | undefined = opts.upstream.conversationAffinity === false ? undefined : { baseUrl: key && replicas?.conversations.replicaOf(key) };
+  const laterTurn = opts.request.messages.some((m) => m.role === 'assistant');
+  const affinity: ReplicaAffinity | undefined =
+    opts.upstream.conversationAffinity === false ? undefined : { baseUrl: key && laterTurn ? replicas?.conversations.replicaOf(key) : undefined };
   const sessionOpts: SessionOptions = {
     ...opts,
     onEvent: (event) => {

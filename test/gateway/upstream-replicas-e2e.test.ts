@@ -89,8 +89,9 @@ describe('a gateway in front of several replicas of one model', () => {
 
   it("sends a client's next turns to the replica that served its first, where they find it in its prefix cache", async () => {
     // Each turn resends the conversation so far, as a chat client does.
+    const opening = (topic: string) => ({ role: 'user', content: `${topic}: ${'look every key up and report. '.repeat(8)}` });
     const turns = async (via: GatewayHandle, topic: string) => {
-      const messages: Array<{ role: string; content: string }> = [{ role: 'user', content: `${topic}: ${'look every key up and report. '.repeat(8)}` }];
+      const messages: Array<{ role: string; content: string }> = [opening(topic)];
       const replicas: string[] = [];
       for (let turn = 0; turn < 3; turn++) {
         const res = await postJson(via.url, '/v1/chat/completions', { ...body, messages });
@@ -110,6 +111,13 @@ describe('a gateway in front of several replicas of one model', () => {
     before = hits();
     expect(new Set(await turns(spreading, 'Lynxes')).size).toBe(2);
     expect(keptHits).toBeGreaterThan(hits() - before);
+    // A first turn that opens alike is a new conversation: the least loaded replica takes it, not the remembered one.
+    const firstTurns: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const res = await postJson(gateway.url, '/v1/chat/completions', { ...body, messages: [opening('Otters')] });
+      firstTurns.push((await acceptedBy(res.headers.get('x-conveyor-request-id')))[0]!);
+    }
+    expect(new Set(firstTurns).size).toBe(2);
   });
 
   it('shows each replica’s load and health on /health', async () => {
