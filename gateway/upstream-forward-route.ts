@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { BoundedQueue } from '../core/bounded-queue.ts';
 import { ChunkedBodyWriter } from '../core/chunked-body-writer.ts';
-import { ClientAbortedError, UpstreamResponseError } from '../core/errors.ts';
+import { ClientAbortedError, thrownMessage, UpstreamConnectionError, UpstreamResponseError } from '../core/errors.ts';
 import { classifyReplicaFailure } from '../llm-client/failover-stream.ts';
 import { forwardConnection, forwardRequest, type ForwardConnection, type ForwardedRequest } from '../llm-client/forward-request.ts';
 import { requestJson } from '../llm-client/request-json.ts';
@@ -164,7 +164,13 @@ async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, re
     // After the status line there is nothing to send but a cut answer.
     if (answered && held === undefined) return void res.destroy();
     const failure = request.signal.aborted ? (ctx.shutdown.aborted ? ctx.shutdown.reason : new ClientAbortedError()) : error;
-    // An error answer cut before its end: nothing of it went out, and the failure is answered instead.
+    // An error answer that broke before its end (cut, or stalled past the idle limit): nothing of it
+    // went out. With another replica to try, that replica failed the request itself (it rests) and
+    // the next is tried, as if it had refused the connection; else the failure is the answer.
+    if (answered && attempt !== undefined && !attempt.last && !request.signal.aborted) {
+      attempt.replicas.failed(attempt.replica, failure, attempt.startedAt);
+      throw new UpstreamConnectionError(`the replica's HTTP ${held?.status} answer broke off before its end: ${thrownMessage(failure)}`, { cause: failure });
+    }
     if (answered) {
       countFailure(ctx, failure);
       throw failure;

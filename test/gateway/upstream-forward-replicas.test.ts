@@ -129,6 +129,29 @@ describe('forwarded requests over several replicas', () => {
     expect(await replicaHealth(gw, noSuchModel.url)).toMatchObject({ healthy: true, failures: 0 });
   });
 
+  it('moves on, once, from a replica whose error answer breaks off before its end, and rests it', async () => {
+    const ok = upstreams.get(200)!;
+    const dying = createServer((req, res) => {
+      req.resume();
+      res.writeHead(503, { 'content-type': 'application/json', 'content-length': '200' });
+      res.write('{"error": {"message": "overlo');
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    await new Promise<void>((resolve) => dying.listen(0, '127.0.0.1', resolve));
+    try {
+      const dyingUrl = `http://127.0.0.1:${(dying.address() as AddressInfo).port}/v1`;
+      const gw = await over(dyingUrl, ok.url);
+      expect(await (await post(gw, '{}')).json()).toMatchObject({ from: ok.url, status: 200 });
+      expect(await replicaHealth(gw, dyingUrl)).toMatchObject({ healthy: false, failures: 1 });
+      const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+      // One request, one answer: the broken one is not counted as a failure the client got.
+      expect(metrics).toMatch(/^conveyor_forwarded_requests_total\{status="200"\} 1$/m);
+      expect(metrics).not.toMatch(/^conveyor_forwarded_requests_total\{status="502"/m);
+    } finally {
+      await new Promise((resolve) => dying.close(resolve));
+    }
+  });
+
   it("passes the last replica's refusal back as it is once every replica has been tried", async () => {
     const [busy, unavailable] = [upstreams.get(429)!, upstreams.get(503)!];
     const gw = await over(unavailable.url, busy.url);
