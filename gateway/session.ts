@@ -139,8 +139,7 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
   const replicas = opts.upstream.conversationAffinity === false ? undefined : opts.upstream.pump.replicas;
   const key = replicas && conversationKey(opts.request);
   const laterTurn = opts.request.messages.some((m) => m.role === 'assistant');
-  const affinity: ReplicaAffinity | undefined =
-    opts.upstream.conversationAffinity === false ? undefined : { baseUrl: key && laterTurn ? replicas?.conversations.replicaOf(key) : undefined };
+  const affinity: ReplicaAffinity | undefined = replicas && { baseUrl: key && laterTurn ? replicas.conversations.replicaOf(key) : undefined };
   const sessionOpts: SessionOptions = {
     ...opts,
     onEvent: (event) => {
