@@ -8,6 +8,7 @@ import { ClientToolValidator } from './client-tool-validator.ts';
 import { gatewayToolsFor, withPluginSchemas } from './request-tools.ts';
 import { ChatChunkWriter } from './chat-chunk-writer.ts';
 import type { AccessLog, CompletionFacts } from './access-log.ts';
+import type { ClientKeyId } from './client-auth.ts';
 import type { GatewayConfig } from './config.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import { toErrorResponse } from './error-response.ts';
@@ -44,7 +45,8 @@ const NO_TOOLS: ReadonlyMap<string, ToolPlugin> = new Map();
 const missingField = (issue: { code?: string; input?: unknown }) => (issue.code === 'invalid_type' && issue.input === undefined ? 'required' : undefined);
 
 /** POST /v1/chat/completions: validate, open a Session, answer as SSE chunks or one JSON body. */
-export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+/** `key`: the id of the API key the request came with (ClientKeyId); its tools' kept processes and its timeline are that key's. */
+export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingMessage, res: ServerResponse, key: ClientKeyId = undefined): Promise<void> {
   // On every answer, errors included, so a client can quote it and an operator find its timeline.
   const requestId = newRequestId();
   res.setHeader(REQUEST_ID_HEADER, requestId);
@@ -52,7 +54,7 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
   // From the request's arrival, so that its times (TTFT, duration) count the body's reading and
   // checks, and a refused request still has the timeline its id names.
   const timeline = new Timeline(requestId);
-  ctx.timelines.add(timeline);
+  ctx.timelines.add(timeline, key);
   const refused = (err: unknown): void => {
     const code = toErrorResponse(err).body.error.code;
     timeline.mark('request-end', { detail: code });
@@ -98,7 +100,7 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
   }
   ctx.metrics.requestStarted();
   try {
-    await answer(ctx, { request, gatewayTools: tools, parsed, facts }, res);
+    await answer(ctx, { request, gatewayTools: tools, parsed, facts, key }, res);
   } finally {
     release();
     // A request refused before its session began (an unknown tool_parser, a tool schema that does
@@ -115,9 +117,11 @@ interface Admitted {
   parsed: ParserChoice;
   /** Its access-line facts, which also carry its timeline; a stream's closing error is added. */
   facts: CompletionFacts;
+  /** The API key it came with. */
+  key: ClientKeyId;
 }
 
-async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, facts }: Admitted, res: ServerResponse): Promise<void> {
+async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, facts, key }: Admitted, res: ServerResponse): Promise<void> {
   const { timeline, partialExecution } = facts;
   const id = timeline.requestId;
   // The request's one abort signal: the client going away cancels the decode and kills its tools,
@@ -158,6 +162,7 @@ async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, fa
     clientToolValidator: request.validate_tool_arguments && request.tools ? new ClientToolValidator(request.tools) : undefined,
     timeline,
     signal: cancel.signal,
+    clientKey: key,
   };
 
   if (!request.stream) {

@@ -9,11 +9,19 @@ import { AuthenticationError } from '../core/errors.ts';
 export const KEY_SUBPROTOCOL_PREFIX = 'openai-insecure-api-key.';
 
 /**
- * Checks the request's `Authorization: Bearer <key>` against the configured keys (none: open);
- * with `subprotocolKey`, a WebSocket upgrade's key subprotocol is accepted too.
+ * Who a request is for: the id of the API key it came with (16 hex digits of the key's sha256),
+ * or undefined on a gateway without keys. Requests of one key may share what another key's may
+ * not: a kept plugin process (reuseProcess), a request's timeline.
  */
-export function authenticate(req: IncomingMessage, keys: readonly string[], options: { subprotocolKey?: boolean } = {}): void {
-  if (keys.length === 0) return;
+export type ClientKeyId = string | undefined;
+
+/**
+ * Checks the request's `Authorization: Bearer <key>` against the configured keys (none: open)
+ * and returns the key's id; with `subprotocolKey`, a WebSocket upgrade's key subprotocol is
+ * accepted too.
+ */
+export function authenticate(req: IncomingMessage, keys: readonly string[], options: { subprotocolKey?: boolean } = {}): ClientKeyId {
+  if (keys.length === 0) return undefined;
   const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim();
   const given = bearer ?? (options.subprotocolKey ? subprotocolKey(req) : undefined) ?? '';
   // Digests of equal length, every key compared: neither a key's length nor which key matched
@@ -22,6 +30,7 @@ export function authenticate(req: IncomingMessage, keys: readonly string[], opti
   let ok = false;
   for (const key of keys) ok = timingSafeEqual(digest(key), givenDigest) || ok;
   if (!ok) throw new AuthenticationError();
+  return givenDigest.toString('hex', 0, 8);
 }
 
 function digest(text: string): Buffer {

@@ -17,6 +17,8 @@ export interface DispatcherOptions {
   /** Off = the sequential baseline: nothing reaches a tool until the round's decode has ended. */
   partialExecution: boolean;
   signal: AbortSignal;
+  /** Whose calls these are (ToolCallContext.tenant). */
+  tenant?: string;
   timeline: Timeline;
   round: number;
   onProgress: (call: { callId: string; name: string }, progress: ToolProgress) => void;
@@ -204,6 +206,7 @@ export class Dispatcher {
     return plugin.start({
       callId,
       signal: this.opts.signal,
+      ...(this.opts.tenant === undefined ? {} : { tenant: this.opts.tenant }),
       emit: (emitted) => {
         const progress = budget.take(emitted);
         if (!progress) return;

@@ -69,8 +69,8 @@ export class RequestEventsSocket {
       const path = pathOf(req.url ?? '/');
       const id = path === undefined ? undefined : EVENTS_PATH.exec(path)?.groups?.id;
       if (id === undefined) throw new NotFoundError(`no WebSocket route for ${path}`);
-      authenticate(req, this.apiKeys, { subprotocolKey: true });
-      const timeline = this.timelines.get(id);
+      const key = authenticate(req, this.apiKeys, { subprotocolKey: true });
+      const timeline = this.timelines.get(id, key);
       if (!timeline) throw new NotFoundError(`no timeline for request ${id} (only recent requests are kept)`);
       this.wss.handleUpgrade(req, socket, head, (ws) => {
         ws.once('close', () => this.answered({ req, status: 101, durationMs: performance.now() - started }));

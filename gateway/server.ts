@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { BoundedQueue } from '../core/bounded-queue.ts';
 import { cutByShutdown, GatewayBusyError, GatewayConfigError, InvalidRequestError, MethodNotAllowedError, NotFoundError, OriginNotAllowedError, ShuttingDownError, UpgradeRequiredError } from '../core/errors.ts';
 import { AccessLog, silentLogger, type Logger } from './access-log.ts';
-import { authenticate } from './client-auth.ts';
+import { authenticate, type ClientKeyId } from './client-auth.ts';
 import { CorsPolicy, isSameOrigin } from './cors.ts';
 import { hostCheck } from './host-check.ts';
 import { answerExpectContinue, answerParserRefusals } from './server-connection-hooks.ts';
@@ -69,9 +69,9 @@ const CHAT_PATH = /^\/v1\/chat\/completions\/?$/;
 /** How long the answers cut at the end of a shutdown get to reach their clients before the connections close. */
 const CUT_FLUSH_MS = 1000;
 
-type Handler = (req: IncomingMessage, res: ServerResponse, params: Record<string, string>) => Promise<void> | void;
+/** `key`: the id of the client's API key (undefined on a gateway without keys, and on the open paths). */
+type Handler = (req: IncomingMessage, res: ServerResponse, params: Record<string, string>, key: ClientKeyId) => Promise<void> | void;
 
-/** Starts the OpenAI-compatible gateway. Pipeline per request: auth → route → handler; errors → one mapper. */
 /** The gateway's settings with their defaults filled in; a GatewayConfigError naming every mistake. */
 export function parseGatewayConfig(input: GatewayConfigInput): GatewayConfig {
   const parsed = gatewayConfigSchema.safeParse(input);
@@ -79,6 +79,7 @@ export function parseGatewayConfig(input: GatewayConfigInput): GatewayConfig {
   return parsed.data;
 }
 
+/** Starts the OpenAI-compatible gateway. Pipeline per request: auth → route → handler; errors → one mapper. */
 export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps): Promise<GatewayHandle> {
   const config = parseGatewayConfig(input);
   const timelines = new TimelineStore();
@@ -105,13 +106,13 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
   const routeCtx = { config, upstream, metrics, accessLog, tools: deps.tools, timelines, admission, shutdown: shutdown.signal, modelParents };
 
   const routes: Array<{ method: string; pattern: RegExp; handler: Handler }> = [
-    { method: 'POST', pattern: CHAT_PATH, handler: (req, res) => chatCompletionsRoute(routeCtx, req, res) },
+    { method: 'POST', pattern: CHAT_PATH, handler: (req, res, _params, key) => chatCompletionsRoute(routeCtx, req, res, key) },
     ...modelsRoutes(config, upstream.pump.replicas),
     {
       method: 'GET',
       pattern: /^\/v1\/requests\/(?<id>[\w-]+)\/timeline$/,
-      handler: (_req, res, params) => {
-        const timeline = timelines.get(params.id ?? '');
+      handler: (_req, res, params, key) => {
+        const timeline = timelines.get(params.id ?? '', key);
         if (!timeline) throw new NotFoundError(`no timeline for request ${params.id} (only recent requests are kept)`);
         sendJson(res, 200, timeline.toJSON());
       },
@@ -200,8 +201,8 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     if (!route) throw new MethodNotAllowedError(req.method ?? '?', path, allowedMethods(matches));
     // Probes and scrapers come without the clients' keys (vLLM's /health and /metrics are open
     // too); the playground page holds no secrets and asks for the key itself.
-    if (!OPEN_PATHS.has(path)) authenticate(req, config.apiKeys);
-    await route.handler(req, res, route.pattern.exec(path)?.groups ?? {});
+    const key = OPEN_PATHS.has(path) ? undefined : authenticate(req, config.apiKeys);
+    await route.handler(req, res, route.pattern.exec(path)?.groups ?? {}, key);
   }
 
   // A browser opens a WebSocket from any page without asking the server first (no preflight):

@@ -107,6 +107,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
         tools: opts.tools,
         partialExecution: opts.partialExecution,
         signal,
+        tenant: opts.clientKey,
         timeline,
         round,
         onProgress: (call, progress) => onEvent({ type: 'tool-progress', ...call, progress }),

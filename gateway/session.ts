@@ -4,6 +4,7 @@ import type { ReplicaAffinity } from '../llm-client/upstream-replicas.ts';
 import type { ToolCallParser } from '../parsers/parser-events.ts';
 import type { ToolPlugin, ToolProgress } from '../plugins/plugin-types.ts';
 import type { ChatMessage, ChatRequest } from './chat-request-schema.ts';
+import type { ClientKeyId } from './client-auth.ts';
 import type { ClientToolCall } from './client-calls.ts';
 import type { ClientToolValidator } from './client-tool-validator.ts';
 import { conversationKey } from './conversation-key.ts';
@@ -105,6 +106,8 @@ export interface SessionOptions {
   timeline: Timeline;
   /** The request's one abort signal, linked to the client connection. */
   signal: AbortSignal;
+  /** Whose request this is (the API key's id): its tool calls run as that key's (ToolCallContext.tenant). */
+  clientKey?: ClientKeyId;
   onEvent: (event: SessionEvent) => void;
   /** Wraps the hand-over of several tokens read at once, so their events can leave in one write (llm-client's `batchDelivery`). */
   batchDelivery?: (deliver: () => void) => void;

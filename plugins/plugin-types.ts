@@ -29,6 +29,12 @@ export interface ToolCallContext {
   readonly signal: AbortSignal;
   /** Progress the tool reports while it runs (statement done, output chunk…), for the timeline and client. */
   readonly emit: (event: ToolProgress) => void;
+  /**
+   * Whose call this is: the gateway's id of the API key the request came with; absent on a
+   * gateway without keys. A kept process (`reuseProcess`) only ever serves calls of the tenant
+   * whose call it served, so what one client's call leaves in it never reaches another's.
+   */
+  readonly tenant?: string;
 }
 
 /**

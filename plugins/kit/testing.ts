@@ -21,6 +21,8 @@ export interface ScriptedCall {
   callId?: string;
   /** The model's pace: milliseconds before each piece and before the end (default 0). */
   gapMs?: number;
+  /** Whose call it is (ToolCallContext.tenant: the gateway's id of the client's API key); default none. */
+  tenant?: string;
 }
 
 /**
@@ -57,7 +59,7 @@ export interface ScriptedRun {
  */
 export async function runScriptedCall(tool: ToolPlugin, call: ScriptedCall, signal = new AbortController().signal): Promise<ScriptedRun> {
   const progress: ToolProgress[] = [];
-  const execution = tool.start({ callId: call.callId ?? 'call_test', signal, emit: (p) => progress.push(p) });
+  const execution = tool.start({ callId: call.callId ?? 'call_test', signal, emit: (p) => progress.push(p), ...(call.tenant === undefined ? {} : { tenant: call.tenant }) });
   const run: ScriptedRun = { verdicts: [], progress };
   const gap = () => (call.gapMs ? new Promise((resolve) => setTimeout(resolve, call.gapMs)) : undefined);
   // A tool whose piece or end throws (the kit's never do; a hand-written ToolPlugin may) gets the

@@ -107,7 +107,7 @@ export function toolFromPlugin(definition: PluginDefinition | CommandPluginDefin
   }
 
   const recipe = processRecipe(definition, moduleUrl, command, options, pools.onLoadTimeoutMs);
-  const processLease = (signal: AbortSignal): Promise<RemoteLease> => pools.process.acquire(recipe, signal);
+  const processLease = (signal: AbortSignal, tenant: string | undefined): Promise<RemoteLease> => pools.process.acquire(recipe, signal, tenant);
   const warm = (): void => {
     void pools.process.ready().then(() => pools.process.warm(recipe), () => undefined);
   };
@@ -122,10 +122,10 @@ export function toolFromPlugin(definition: PluginDefinition | CommandPluginDefin
 
   // isolate: the shared host where isolated-vm works, else the process runtime (reported per result).
   const readPaths = sandboxReadPaths(GATEWAY_ROOT, moduleUrl, options.readOnlyPaths);
-  const acquire = async (signal: AbortSignal): Promise<RemoteLease> => {
+  const acquire = async (signal: AbortSignal, tenant: string | undefined): Promise<RemoteLease> => {
     const support = await pools.isolate.ensure(readPaths);
     if (support.available) return pools.isolate.acquire(readPaths, signal);
-    const lease = await processLease(signal);
+    const lease = await processLease(signal, tenant);
     return { proc: lease.proc, done: (reason, ending) => lease.done(reason, ending), data: { runtime: 'process', requestedRuntime: 'isolate', fallbackReason: support.reason } };
   };
   return {

@@ -15,6 +15,8 @@ export interface IdleProcessesOptions {
 
 interface Kept {
   proc: PluginProcess;
+  /** Whose call it served (ToolCallContext.tenant): it serves no one else's. */
+  tenant: string | undefined;
   timer: NodeJS.Timeout;
   offExit: () => void;
   /**
@@ -25,10 +27,11 @@ interface Kept {
 }
 
 /**
- * Processes of a reusable plugin (ProcessRecipe.reuse) between two of its calls, per recipe key.
- * The most recently used goes first, so under a light load the others age out: a burst's processes
- * are not all kept warm for ever. A kept process that dies (an outside kill, the OOM killer) leaves
- * its list at once.
+ * Processes of a reusable plugin (ProcessRecipe.reuse) between two of its calls, per recipe key,
+ * each for the tenant whose call it served. The most recently used goes first, so under a light
+ * load the others age out: a burst's processes are not all kept warm for ever. maxPerKey bounds
+ * a plugin's kept processes whatever their tenants, so many clients cannot multiply them. A kept
+ * process that dies (an outside kill, the OOM killer) leaves its list at once.
  */
 export class IdleProcesses {
   private readonly options: IdleProcessesOptions;
@@ -43,9 +46,10 @@ export class IdleProcesses {
    * Keeps a reusable recipe's process for its next call, or says no (the caller kills it): after a
    * result (an aborted call may have left work running) that said how much CPU the process has
    * used, while its RLIMIT_CPU still leaves a call the plugin's whole cpuSeconds; or a process no
-   * call ran on. Never past MAX_CALLS_PER_PROCESS calls; past maxPerKey kept, the least recently used goes.
+   * call ran on. Never past MAX_CALLS_PER_PROCESS calls; past maxPerKey kept, the least recently
+   * used goes. `tenant`: whose call the process was taken for; only that tenant's calls get it.
    */
-  offer(recipe: Pick<ProcessRecipe, 'key' | 'cpuSeconds' | 'limits'>, proc: PluginProcess, ending: CallEnding): boolean {
+  offer(recipe: Pick<ProcessRecipe, 'key' | 'cpuSeconds' | 'limits'>, proc: PluginProcess, ending: CallEnding, tenant?: string): boolean {
     const calls = (this.served.get(proc) ?? 0) + (ending.kind === 'unused' ? 0 : 1);
     if (calls >= MAX_CALLS_PER_PROCESS) return false;
     if (ending.kind === 'result') {
@@ -57,10 +61,10 @@ export class IdleProcesses {
       return false;
     }
     this.served.set(proc, calls);
-    return this.keep(recipe.key, proc);
+    return this.keep(recipe.key, proc, tenant);
   }
 
-  private keep(key: string, proc: PluginProcess): boolean {
+  private keep(key: string, proc: PluginProcess, tenant: string | undefined): boolean {
     const list = this.byKey.get(key) ?? [];
     if (this.options.maxPerKey === 0 || !proc.alive) return false;
     // Full: the least recently used one goes, not this one, which the next call would take first.
@@ -71,6 +75,7 @@ export class IdleProcesses {
     }
     const kept: Kept = {
       proc,
+      tenant,
       timer: setTimeout(() => {
         this.remove(key, kept);
         proc.kill(`idle for ${this.options.idleMs} ms`);
@@ -87,19 +92,26 @@ export class IdleProcesses {
   }
 
   /**
-   * The most recently kept live process of `key`, taken out of the list, its last call's output
-   * read and its output accounting started afresh for the next (PluginProcess.nextCall); null if none.
+   * The most recently kept live process of `key` that served `tenant`, taken out of the list, its
+   * last call's output read and its output accounting started afresh for the next
+   * (PluginProcess.nextCall); null if none.
    */
-  async take(key: string): Promise<PluginProcess | null> {
-    const list = this.byKey.get(key);
-    for (let kept = list?.pop(); kept; kept = list?.pop()) {
-      this.release(kept);
+  async take(key: string, tenant?: string): Promise<PluginProcess | null> {
+    // Looked up afresh after each wait: other calls take and keep processes meanwhile.
+    for (let kept = this.lastOf(key, tenant); kept; kept = this.lastOf(key, tenant)) {
+      this.remove(key, kept);
       await kept.settled;
       if (!kept.proc.alive) continue;
       kept.proc.nextCall();
       return kept.proc;
     }
     return null;
+  }
+
+  private lastOf(key: string, tenant: string | undefined): Kept | undefined {
+    const list = this.byKey.get(key) ?? [];
+    for (let at = list.length - 1; at >= 0; at--) if (list[at]!.tenant === tenant) return list[at];
+    return undefined;
   }
 
   get size(): number {

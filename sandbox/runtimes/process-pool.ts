@@ -113,14 +113,15 @@ export class ProcessPool {
    * Waits for a slot (bounded queue), then hands out a kept process (a reusable recipe's), a warm
    * spare or a freshly started process.
    * `signal` (the call's) aborting while the process starts frees the slot at once: a cold start
-   * is killed, a spare still coming up goes back to its list.
+   * is killed, a spare still coming up goes back to its list. `tenant` (ToolCallContext.tenant):
+   * a kept process is handed out only to calls of the tenant whose call it served.
    */
-  async acquire(recipe: ProcessRecipe, signal: AbortSignal): Promise<ProcessLease> {
+  async acquire(recipe: ProcessRecipe, signal: AbortSignal, tenant?: string): Promise<ProcessLease> {
     if (this.closed) throw shutDown();
     const release = await this.slots.acquire(signal);
     let proc: PluginProcess;
     try {
-      proc = (recipe.reuse ? await this.idle.take(recipe.key) : null) ?? (await this.takeSpare(recipe.key, signal)) ?? (await this.spawn(recipe, signal));
+      proc = (recipe.reuse ? await this.idle.take(recipe.key, tenant) : null) ?? (await this.takeSpare(recipe.key, signal)) ?? (await this.spawn(recipe, signal));
       if (this.closed) {
         // close() came while this call waited for its process: it is not handed out.
         proc.kill('the process runtime is shut down');
@@ -137,7 +138,7 @@ export class ProcessPool {
       done: (reason, ending) => {
         if (finished) return;
         finished = true;
-        if (!(recipe.reuse && !this.closed && ending && this.idle.offer(recipe, proc, ending))) proc.kill(reason);
+        if (!(recipe.reuse && !this.closed && ending && this.idle.offer(recipe, proc, ending, tenant))) proc.kill(reason);
         release();
       },
     };

@@ -49,7 +49,8 @@ export interface RemoteCallOptions {
    * must still end it. Default START_ALLOWANCE_MS plus the default onLoad limit.
    */
   startLimitMs?: number;
-  acquire(signal: AbortSignal): Promise<RemoteLease>;
+  /** `tenant`: the call's (ToolCallContext.tenant); a kept process serves only its own tenant's calls. */
+  acquire(signal: AbortSignal, tenant: string | undefined): Promise<RemoteLease>;
   /** Extra data on every result (e.g. that an isolate plugin ran in the process fallback). */
   data?: Record<string, unknown>;
 }
@@ -99,7 +100,7 @@ export class RemoteExecution implements ToolExecution {
     this.clock = new CallClock(options.timeoutMs, () => this.fail(`timed out after ${options.timeoutMs} ms`, 'sandbox_limit_exceeded', 'timeout'));
     const startLimitMs = options.startLimitMs ?? START_ALLOWANCE_MS + ON_LOAD_LIMIT_MS;
     this.unstarted = setTimeout(() => this.fail(`found no process to run it within ${startLimitMs} ms`, 'sandbox_limit_exceeded', 'timeout'), startLimitMs);
-    this.lease = options.acquire(this.controller.signal).then(
+    this.lease = options.acquire(this.controller.signal, call.tenant).then(
       (lease) => {
         clearTimeout(this.unstarted);
         if (this.finished) {

@@ -20,7 +20,8 @@ afterAll(async () => {
 });
 
 const tool = () => toolFromPlugin(counter, { moduleUrl: fixture('reuse-counter-plugin.ts'), pools });
-const call = async (args: { waitMs?: number; fail?: boolean; print?: string; exit?: number } = {}) => (await runScriptedCall(tool(), { args })).result;
+const call = async (args: { waitMs?: number; fail?: boolean; print?: string; exit?: number } = {}, tenant?: string) =>
+  (await runScriptedCall(tool(), { args, ...(tenant === undefined ? {} : { tenant }) })).result;
 /** Every kept process killed (between tests): the next call starts afresh. */
 const dropKept = async (): Promise<void> => {
   for (const pid of pools.process.livePids()) {
@@ -53,6 +54,23 @@ describe('a reusable plugin (reuseProcess) in the process runtime', () => {
     const exited = await call({ exit: 3 });
     expect(exited).toMatchObject({ ok: false, content: expect.stringContaining('exited with code 3') });
     expect(exited?.content, exited?.content).not.toContain('hunter2');
+  });
+
+  it("hands a kept process only to calls of the tenant whose call it served, and keeps maxIdlePerPlugin in all", async () => {
+    await dropKept();
+    expect(await call({}, 'key-a')).toMatchObject({ content: '1' });
+    // Key B's call finds key A's process kept, and does not get it.
+    expect(await call({}, 'key-b')).toMatchObject({ content: '1' });
+    expect(await call({}, 'key-a')).toMatchObject({ content: '2' });
+    expect(await call({}, 'key-b')).toMatchObject({ content: '2' });
+    // Nor does a call on a gateway without keys.
+    expect(await call()).toMatchObject({ content: '1' });
+    // Three tenants' processes, two kept (the plugin's bound): the least recently used, key A's, went.
+    expect(pools.process.stats.idle).toBe(2);
+    expect(await call({}, 'key-a')).toMatchObject({ content: '1' });
+    // Which put out key B's (now the least recently used); the keyless one is still there.
+    expect(await call()).toMatchObject({ content: '2' });
+    expect(await call({}, 'key-b')).toMatchObject({ content: '1' });
   });
 
   it('kills the process of a call that timed out, and the next call starts a fresh one', async () => {
