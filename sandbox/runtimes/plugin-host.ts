@@ -7,7 +7,9 @@
  * Per-call state (the hook context, ctx.state) lives here, keyed by callId, from `start` until
  * the `result` is sent or the call is aborted.
  */
+import { readdirSync, rmSync } from 'node:fs';
 import { Socket } from 'node:net';
+import { join } from 'node:path';
 import { verdictOf } from '../../plugins/kit/check-definition.ts';
 import type { GuestJs } from '../../plugins/kit/guest-js.ts';
 import type { PluginContext, PluginDefinition } from '../../plugins/kit/define-plugin.ts';
@@ -36,6 +38,18 @@ const flags = new Map(process.argv.slice(2).map((arg) => {
 const requestedGuest = flags.get('guest') ?? 'node-vm';
 const onLoadLimitMs = Number(flags.get('onload-limit-ms')) || ON_LOAD_LIMIT_MS;
 const DEFAULT_GUEST_MEMORY_MB = 64;
+
+/**
+ * The process's own writable directories (process-launch.ts points HOME and TMPDIR at them in
+ * every mode), read before any plugin code runs: a plugin that changed its environment must not
+ * point the clean-up elsewhere.
+ */
+const scratchDirs = [...new Set([process.env.HOME, process.env.TMPDIR].filter((d): d is string => d !== undefined && d !== '' && d !== '/'))];
+/**
+ * What the scratch directories held when the first call started (tsx's cache, files an onLoad
+ * wrote): a reused process starts each later call with only these.
+ */
+let scratchAtStart: Set<string> | undefined;
 
 const channel = new Socket({ fd: 3, readable: true, writable: true });
 const splitter = new NdjsonLineSplitter();
@@ -148,6 +162,12 @@ function receive(message: HostMessage): void {
 }
 
 function startCall(message: Extract<HostMessage, { t: 'start' }>): void {
+  // A reused process (reuseProcess): what the last call wrote does not reach this one, nor add up
+  // against the directories' size limit. A shared host serves calls at once, and has no such files.
+  if (!flags.has('shared')) {
+    if (scratchAtStart === undefined) scratchAtStart = new Set(scratchEntries());
+    else resetScratchDirs(scratchAtStart);
+  }
   const controller = new AbortController();
   const definition = message.module
     ? loadPluginForCalls(message.module, onLoadLimitMs)
@@ -181,6 +201,29 @@ function failCall(callId: string, call: Call, failure: ToolResult): void {
   call.failure = failure.content;
   const code = failure.data?.['code'];
   send({ t: 'failed', callId, content: failure.content, ...(code === 'sandbox_limit_exceeded' ? { code } : {}) });
+}
+
+function scratchEntries(): string[] {
+  return scratchDirs.flatMap((dir) => {
+    try {
+      return readdirSync(dir).map((name) => join(dir, name));
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** Removes every entry of the scratch directories that `kept` does not name. */
+function resetScratchDirs(kept: ReadonlySet<string>): void {
+  for (const path of scratchEntries()) {
+    if (kept.has(path)) continue;
+    try {
+      // rm -r does not follow a symlink: a link the plugin planted goes, not what it points to.
+      rmSync(path, { recursive: true, force: true });
+    } catch {
+      // One the plugin made unremovable (a busy file): the call still runs.
+    }
+  }
 }
 
 void main();

@@ -20,7 +20,7 @@ afterAll(async () => {
 });
 
 const tool = () => toolFromPlugin(counter, { moduleUrl: fixture('reuse-counter-plugin.ts'), pools });
-const call = async (args: { waitMs?: number; fail?: boolean; print?: string; exit?: number } = {}, tenant?: string) =>
+const call = async (args: { waitMs?: number; fail?: boolean; print?: string; exit?: number; files?: boolean } = {}, tenant?: string) =>
   (await runScriptedCall(tool(), { args, ...(tenant === undefined ? {} : { tenant }) })).result;
 /** Every kept process killed (between tests): the next call starts afresh. */
 const dropKept = async (): Promise<void> => {
@@ -71,6 +71,15 @@ describe('a reusable plugin (reuseProcess) in the process runtime', () => {
     // Which put out key B's (now the least recently used); the keyless one is still there.
     expect(await call()).toMatchObject({ content: '2' });
     expect(await call({}, 'key-b')).toMatchObject({ content: '1' });
+  });
+
+  it('empties its HOME and TMPDIR between calls: what one call wrote there, the next does not find', async () => {
+    await dropKept();
+    // What the runtime itself keeps there (tsx's cache on Node 20) stays; what the call left goes.
+    const first = await call({ files: true });
+    expect(first?.content).toMatch(/^1: /);
+    expect(first?.content).not.toContain('left-by-call');
+    expect((await call({ files: true }))?.content).toBe(`2: ${first!.content.slice(3)}`);
   });
 
   it('kills the process of a call that timed out, and the next call starts a fresh one', async () => {
