@@ -24,14 +24,26 @@ export function searchMarkers(text: string, markers: readonly string[], final = 
   // The best so far in two locals, not an object: this runs on every delta that may hold a marker.
   let index = -1;
   let marker = '';
-  for (let k = 0; k < markers.length; k++) {
-    const candidate = markers[k]!;
-    const at = text.indexOf(candidate);
-    if (at < 0) continue;
-    if (index < 0 || at < index || (at === index && candidate.length > marker.length)) {
-      index = at;
-      marker = candidate;
+  // A long text (one large delta, a held candidate read again) is searched in windows that double:
+  // a parser calls this again after each marker it finds, and a marker absent from the text was
+  // looked for to its end every time, quadratic in the text's length.
+  for (let window = LONG_TEXT; ; window *= 2) {
+    const whole = window >= text.length;
+    // Long enough that every marker starting before `window` is whole in it.
+    const part = whole ? text : text.slice(0, window + longest(markers) - 1);
+    for (let k = 0; k < markers.length; k++) {
+      const candidate = markers[k]!;
+      const at = part.indexOf(candidate);
+      if (at < 0) continue;
+      if (index < 0 || at < index || (at === index && candidate.length > marker.length)) {
+        index = at;
+        marker = candidate;
+      }
     }
+    // One starting at or past `window` may come after one cut at the window's end.
+    if (whole || (index >= 0 && index < window)) break;
+    index = -1;
+    marker = '';
   }
   let holdFrom = text.length;
   if (index >= 0) {
@@ -48,6 +60,15 @@ export function searchMarkers(text: string, markers: readonly string[], final = 
     if (start < holdFrom) holdFrom = start;
   }
   return { found: false, holdFrom };
+}
+
+/** Texts up to this long are searched whole (every delta of a stream). */
+export const LONG_TEXT = 4096;
+
+function longest(markers: readonly string[]): number {
+  let n = 0;
+  for (let k = 0; k < markers.length; k++) if (markers[k]!.length > n) n = markers[k]!.length;
+  return n;
 }
 
 /**

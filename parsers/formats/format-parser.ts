@@ -1,5 +1,5 @@
 import type { ParserEvent, ToolCallParser } from '../parser-events.ts';
-import { searchMarkers, type MarkerSet } from '../marker-search.ts';
+import { LONG_TEXT, searchMarkers, type MarkerSet } from '../marker-search.ts';
 import { knownString } from '../known-string.ts';
 import { EventList } from './event-list.ts';
 import type { LaneTarget, PlainWriter } from './plain-lane.ts';
@@ -186,8 +186,10 @@ export abstract class FormatParser implements ToolCallParser {
     scan.marker = undefined;
     scan.next = buf.length;
     // Fast path for most deltas of prose: where no marker's first character occurs, there is
-    // neither a marker nor the start of one.
-    if (!markers.mayStartIn(rest)) {
+    // neither a marker nor the start of one. Not for a long text, which searchMarkers reads only
+    // as far as its first marker: a character no marker here starts with was looked for to the
+    // end of a large delta at every marker in it.
+    if (rest.length <= LONG_TEXT && !markers.mayStartIn(rest)) {
       scan.before = rest;
       return scan;
     }

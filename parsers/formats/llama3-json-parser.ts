@@ -42,6 +42,9 @@ export function createLlama3JsonParser(options: Llama3JsonParserOptions = {}): T
 class Llama3JsonParser extends FormatParser {
   readonly #registry: CallRegistry;
   #state: State = { kind: 'prose' };
+  /** Set while #reread steps through text: a candidate failing in it leaves its text to read next here. */
+  #rereading = false;
+  #again: string | undefined;
 
   constructor(options: z.output<typeof Llama3JsonParserOptionsSchema>) {
     super();
@@ -93,7 +96,10 @@ class Llama3JsonParser extends FormatParser {
           // A "{" inside the failed candidate can start a call of its own: in `{"Sure.{"name": …}`
           // the prose's key string swallowed the call's brace. Its text is read again from there.
           out.text(raw.slice(0, next));
-          return this.#reread(raw.slice(next) + buf.slice(stop), buf.length, out);
+          const again = raw.slice(next) + buf.slice(stop);
+          if (!this.#rereading) return this.#reread(again, buf.length, out);
+          this.#again = again;
+          return buf.length;
         }
         if (state.call.status === 'complete') this.#state = { kind: 'after-call', call: state.call, ws: '' };
         return stop;
@@ -149,10 +155,21 @@ class Llama3JsonParser extends FormatParser {
     }
   }
 
-  /** Steps through `text` (already seen, or the rest of this buffer) from the prose state; returns `end`. */
+  /**
+   * Steps through `text` (already seen, and the rest of this buffer) from the prose state; returns
+   * `end`. A candidate that fails in it leaves the text to read next in `#again`, read by this
+   * loop: called from `step` again, each failing candidate took a stack frame, and a few
+   * thousand in one delta overflowed the stack.
+   */
   #reread(text: string, end: number, out: EventList): number {
-    let i = 0;
-    while (i < text.length) i = this.step(text, i, out);
+    this.#rereading = true;
+    for (let next: string | undefined = text; next !== undefined; ) {
+      this.#again = undefined;
+      let i = 0;
+      while (i < next.length) i = this.step(next, i, out);
+      next = this.#again;
+    }
+    this.#rereading = false;
     return end;
   }
 

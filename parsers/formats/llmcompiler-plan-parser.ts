@@ -3,6 +3,7 @@ import { searchMarkers } from '../marker-search.ts';
 import type { ParserEvent, Piece, ToolCallParser } from '../parser-events.ts';
 import { EventOutput } from './event-output.ts';
 import { parseParserOptions } from './parser-options.ts';
+import { PlanStepHead } from './plan-step-head.ts';
 import { readPythonArguments } from './python-value-parser.ts';
 
 export const LlmCompilerPlanParserOptionsSchema = z
@@ -24,9 +25,6 @@ export type PlanStep = Extract<Piece, { kind: 'step' }>;
 
 // LLMCompiler's ACTION_PATTERN, line-anchored and tolerant of spacing: "3. search("x")  #E3".
 const STEP_LINE = /^[ \t]*(\d+)\.[ \t]*([A-Za-z_]\w*)\((.*)\)[ \t]*(?:#\w*)?[ \t]*\r?$/;
-// Every prefix of a step line up to its "name(": once there, only the line's end can tell.
-const STEP_PREFIX = /^[ \t]*(?:\d+(?:\.[ \t]*(?:[A-Za-z_]\w*)?)?)?$/;
-const STEP_HEAD = /^[ \t]*\d+\.[ \t]*[A-Za-z_]\w*\(/;
 
 /**
  * LLMCompiler plans (SqueezeAILab/LLMCompiler): numbered steps `1. search("x")`,
@@ -79,6 +77,7 @@ class LlmCompilerPlanParser implements ToolCallParser {
   #line = '';
   #lineIsText = false;
   #lineHasHead = false;
+  #head = new PlanStepHead();
   #plan: OpenPlan | undefined;
   #calls = 0;
   #ended = false;
@@ -142,8 +141,9 @@ class LlmCompilerPlanParser implements ToolCallParser {
     }
     this.#line += text;
     if (this.#lineHasHead) return;
-    if (STEP_HEAD.test(this.#line)) this.#lineHasHead = true;
-    else if (!STEP_PREFIX.test(this.#line)) {
+    const head = this.#head.feed(text);
+    if (head === 'head') this.#lineHasHead = true;
+    else if (head === 'text') {
       this.#lineIsText = true;
       this.#out.text(this.#line);
       this.#line = '';
@@ -173,6 +173,7 @@ class LlmCompilerPlanParser implements ToolCallParser {
     this.#line = '';
     this.#lineIsText = false;
     this.#lineHasHead = false;
+    this.#head = new PlanStepHead();
   }
 
   /** `argsJson`: the args as Python's `json.dumps` writes them (an id past 2^53 keeps its digits). */

@@ -26,7 +26,7 @@ type Call = JsonCallObject | JsonArguments;
 
 type State =
   | { kind: 'prose' }
-  /** After [TOOL_CALLS]: "[" (v0.3 list), "{" (one object) or a name (v11+) decides the shape. */
+  /** After [TOOL_CALLS] (once or more): "[" (v0.3 list), "{" (one object) or a name (v11+) decides the shape. */
   | { kind: 'opening'; raw: RawText }
   /** v0.3 list: before an item ("{"), or "]" when `first`. */
   | { kind: 'item'; raw: RawText; first: boolean }
@@ -80,6 +80,14 @@ class MistralParser extends FormatParser {
         if (j === buf.length) return j;
         const c = buf[j]!;
         if (c === '[') {
+          // [TOOL_CALLS] again (small fine-tunes repeat it): frame, as vLLM drops every one. Taken
+          // for a list's "[", it read the call after it as prose.
+          const again = matchLiteral(buf, j, TOOL_CALLS);
+          if (again === 'partial') return this.holdMarkerStart(buf, j, PROSE_MARKERS);
+          if (again === 'full') {
+            state.raw.add(TOOL_CALLS);
+            return j + TOOL_CALLS.length;
+          }
           state.raw.add(c);
           this.#state = { kind: 'item', raw: state.raw, first: true };
           return j + 1;

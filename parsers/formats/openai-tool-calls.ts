@@ -45,8 +45,8 @@ interface Call {
 
 /**
  * Adapts `delta.tool_calls` fragments ({index, id?, name?, arguments?}) to parser events:
- * call-start when the name arrives (the name comes whole, as OpenAI, vLLM and SGLang send it;
- * argument text before it is queued), call-args with each fragment exactly as received, field
+ * call-start when the name arrives (the name comes whole, as OpenAI, vLLM and SGLang send it:
+ * a different name for the same call later is `malformed`; argument text before it is queued), call-args with each fragment exactly as received, field
  * and line pieces through the incremental scanner, and call-end only at an explicit boundary —
  * a fragment for the next index, finish(), or end() — never because the arguments parse.
  * A call whose arguments are incomplete at that boundary (max_tokens) is `malformed`; so is
@@ -60,6 +60,7 @@ export function createOpenAIToolCallsParser(options: OpenAIToolCallsOptions = {}
 class OpenAIToolCalls implements OpenAIToolCallsParser {
   readonly #registry: CallRegistry;
   readonly #upstreamIds: boolean;
+  readonly #upstreamIdsUsed = new Set<string>();
   readonly #calls = new Map<number, Call>();
   #current: Call | undefined;
   #carry: Carry | undefined;
@@ -166,7 +167,12 @@ class OpenAIToolCalls implements OpenAIToolCallsParser {
     }
     this.#current = call;
     if (part.id !== undefined) call.upstreamId ??= part.id;
-    if (part.name !== undefined && call.name === undefined && part.name.length > 0) this.#start(call, part.name, out);
+    if (part.name !== undefined && part.name.length > 0) {
+      if (call.name === undefined) this.#start(call, part.name, out);
+      // A name sent in pieces would run the tool named by its first: the call is refused instead.
+      // The same name again (some servers repeat it on every fragment) is no news.
+      else if (part.name !== call.name) return this.#malformed(call, `tool call ${part.index}'s name came in pieces (${JSON.stringify(call.name)}, then ${JSON.stringify(part.name)}): it must arrive whole`, out);
+    }
     if (part.arguments !== undefined && !call.closed) {
       if (call.args) this.#args(call, part.arguments, out);
       else call.early += part.arguments;
@@ -180,7 +186,10 @@ class OpenAIToolCalls implements OpenAIToolCallsParser {
       this.#malformed(call, rejection, out);
       return;
     }
-    call.callId = this.#upstreamIds && call.upstreamId ? call.upstreamId : this.#registry.nextCallId();
+    // An upstream id used twice would name two calls: the second gets one of the gateway's.
+    const upstreamId = this.#upstreamIds && call.upstreamId && !this.#upstreamIdsUsed.has(call.upstreamId) ? call.upstreamId : undefined;
+    if (upstreamId !== undefined) this.#upstreamIdsUsed.add(upstreamId);
+    call.callId = upstreamId ?? this.#registry.nextCallId();
     out.push({ type: 'call-start', callId: call.callId, name });
     call.args = new JsonArguments(call.callId, { lineField: this.#registry.lineField(name), maxFieldDepth: this.#registry.maxFieldDepth });
     if (call.early.length > 0) this.#args(call, call.early, out);

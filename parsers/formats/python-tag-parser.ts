@@ -49,8 +49,13 @@ class PythonTagParser implements ToolCallParser {
   readonly #options: z.output<typeof PythonTagParserOptionsSchema>;
   readonly #out = new EventOutput();
   #mode: 'prose' | 'after-tag' | 'code' = 'prose';
-  /** Input not decided yet: a possible marker, or the whitespace after the tag. */
+  /** Input not decided yet: a possible marker. */
   #held = '';
+  /**
+   * The whitespace after the tag so far, kept apart from `#held`: held, it was read again with
+   * every delta, and a model that runs into whitespace there cost time quadratic in its length.
+   */
+  #space = '';
   #call: OpenCall | undefined;
   #calls = 0;
   #ended = false;
@@ -71,8 +76,8 @@ class PythonTagParser implements ToolCallParser {
     this.#run('', true);
     if (this.#mode === 'after-tag') {
       // Only whitespace followed the tag: still code, as the tag promised.
-      const code = this.#held;
-      this.#held = '';
+      const code = this.#space;
+      this.#space = '';
       this.#start();
       this.#code(code, true);
     }
@@ -103,21 +108,21 @@ class PythonTagParser implements ToolCallParser {
     return input.slice(found.index + found.marker.length);
   }
 
-  /** `input` follows the tag (plus the whitespace held so far). */
+  /** `input` follows the tag and the whitespace after it so far (`#space`). */
   #afterTag(input: string): string {
     let i = 0;
     while (i < input.length && isSpace(input[i]!)) i++;
-    if (i === input.length) {
-      this.#held = input;
-      return '';
-    }
+    this.#space += input.slice(0, i);
+    if (i === input.length) return '';
+    const space = this.#space;
+    this.#space = '';
     if (input[i] === '{') {
-      this.#out.text(this.#options.tag + input.slice(0, i));
+      this.#out.text(this.#options.tag + space);
       this.#mode = 'prose';
       return input.slice(i);
     }
     this.#start();
-    return input;
+    return space + input.slice(i);
   }
 
   #start(): void {

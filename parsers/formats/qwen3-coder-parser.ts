@@ -5,7 +5,7 @@ import { EventOutput } from './event-output.ts';
 import { parseParserOptions } from './parser-options.ts';
 import { Qwen3CoderCall } from './qwen3-coder-call.ts';
 import { Qwen3CoderParserOptionsSchema, type Qwen3CoderParserOptions } from './qwen3-coder-options.ts';
-import { FUNCTION, FUNCTION_END, isName, isSpace, PARAMETER, readFunctionOpener } from './qwen3-function-opener.ts';
+import { bodyStart, FUNCTION, FUNCTION_END, isName, leadingSpace, PARAMETER, readFunctionTag } from './qwen3-function-opener.ts';
 import { parameterTypes } from './schema-typed-value.ts';
 import type { XmlParameterValue } from './xml-parameter-value.ts';
 
@@ -19,7 +19,8 @@ const BODY_MARKERS = [PARAMETER, FUNCTION_END, TOOL_CALL_END];
 const BETWEEN_MARKERS = [FUNCTION, TOOL_CALL_END];
 const PROSE_MARKERS = [TOOL_CALL, FUNCTION];
 
-type Mode = 'prose' | 'candidate' | 'bare' | 'function-name' | 'body' | 'parameter-name' | 'value' | 'between';
+/** `bare-tag`: after a bare `<function=name>`, until its body shows (a call) or prose does. */
+type Mode = 'prose' | 'candidate' | 'bare' | 'bare-tag' | 'function-name' | 'body' | 'parameter-name' | 'value' | 'between';
 
 /**
  * Qwen3-Coder's XML tool calls (vLLM's `qwen3_coder` parser):
@@ -59,6 +60,8 @@ class Qwen3CoderParser implements ToolCallParser {
   #call: Qwen3CoderCall | undefined;
   /** The function or parameter name being read. */
   #name = '';
+  /** The name of the bare `<function=name>` in `bare-tag` mode. */
+  #bareName = '';
   #value: XmlParameterValue | undefined;
   #calls = 0;
   #ended = false;
@@ -84,6 +87,7 @@ class Qwen3CoderParser implements ToolCallParser {
         break;
       case 'between':
       case 'bare':
+      case 'bare-tag':
         // Every call has ended and only </tool_call> is missing, or a bare <function= never showed a body.
         this.#out.text(this.#raw);
         break;
@@ -136,15 +140,17 @@ class Qwen3CoderParser implements ToolCallParser {
         return input.slice(found.index + TOOL_CALL.length);
       }
       case 'candidate':
+        return this.#afterToolCall(input);
       case 'bare':
-        return this.#opener(input);
+        return this.#bareTag(input);
+      case 'bare-tag':
+        return this.#bareBody(input);
       case 'function-name':
       case 'parameter-name':
         return this.#readName(input);
       case 'body':
       case 'between': {
-        let i = 0;
-        while (i < input.length && isSpace(input[i]!)) i++;
+        const i = leadingSpace(input);
         if (i > 0) {
           this.#raw += input.slice(0, i);
           return input.slice(i);
@@ -174,22 +180,72 @@ class Qwen3CoderParser implements ToolCallParser {
     }
   }
 
-  /** After `<tool_call>`, or at a bare `<function=` (see readFunctionOpener): a call, or prose. */
-  #opener(input: string): string | undefined {
-    const bare = this.#mode === 'bare';
-    const found = readFunctionOpener(input, bare);
+  // Whitespace is taken as it comes in the three below, never held: held, it was read again with
+  // every delta, and a model that runs into whitespace there cost time quadratic in its length.
+
+  /** After `<tool_call>`: whitespace, then `<function=name>` starts a call; anything else was prose. */
+  #afterToolCall(input: string): string | undefined {
+    const space = leadingSpace(input);
+    if (space > 0) {
+      this.#raw += input.slice(0, space);
+      return input.slice(space);
+    }
+    const found = readFunctionTag(input);
     if (found.kind === 'more') return undefined;
-    // Without the <tool_call> opener, only a tool the request offers (when it says) makes a call.
-    if (found.kind === 'call' && !(bare && this.#types.size > 0 && !this.#types.has(found.name))) {
+    if (found.kind === 'tag') {
       this.#raw += input.slice(0, found.consumed);
       this.#startCall(found.name);
       return input.slice(found.consumed);
     }
     // A literal marker in prose: it is content, and what follows it is scanned as prose.
-    this.#out.text(bare ? FUNCTION : TOOL_CALL);
+    this.#out.text(this.#raw);
     this.#raw = '';
     this.#mode = 'prose';
-    return bare ? input.slice(FUNCTION.length) : input;
+    return input;
+  }
+
+  /** At a bare `<function=`: its tag, or prose. */
+  #bareTag(input: string): string | undefined {
+    const found = readFunctionTag(input);
+    if (found.kind === 'more') return undefined;
+    // Without the <tool_call> opener, only a tool the request offers (when it says) makes a call.
+    if (found.kind === 'tag' && !(this.#types.size > 0 && !this.#types.has(found.name))) {
+      this.#raw = input.slice(0, found.consumed);
+      this.#bareName = found.name;
+      this.#mode = 'bare-tag';
+      return input.slice(found.consumed);
+    }
+    return this.#bareProse(input.slice(FUNCTION.length));
+  }
+
+  /** After a bare `<function=name>`: whitespace, then its body makes it a call; anything else, prose. */
+  #bareBody(input: string): string | undefined {
+    const space = leadingSpace(input);
+    if (space > 0) {
+      this.#raw += input.slice(0, space);
+      return input.slice(space);
+    }
+    const body = bodyStart(input);
+    if (body === 'more') return undefined;
+    if (body === 'body') {
+      this.#startCall(this.#bareName);
+      return input;
+    }
+    // Prose after all. The tag's name and the whitespace after it hold no "<", so no marker: they
+    // are text as they stand, and only `input` needs scanning (joined to it, the rest of a large
+    // delta was copied at every such tag).
+    this.#out.text(this.#raw);
+    this.#raw = '';
+    this.#mode = 'prose';
+    return input;
+  }
+
+  /** A bare `<function=` that is no call: it is content, and `rest` (what followed it) is scanned as prose. */
+  #bareProse(rest: string): string {
+    this.#out.text(FUNCTION);
+    this.#raw = '';
+    this.#mode = 'prose';
+    return rest;
   }
 
   #readName(input: string): string | undefined {

@@ -2,37 +2,48 @@ export const FUNCTION = '<function=';
 export const PARAMETER = '<parameter=';
 export const FUNCTION_END = '</function>';
 
-export type FunctionOpener =
-  /** A call to `name`; `consumed` characters of the text are its opener. */
-  | { kind: 'call'; name: string; consumed: number }
+export type FunctionTag =
+  /** `<function=name>`: `consumed` characters of the text. */
+  | { kind: 'tag'; name: string; consumed: number }
   /** The text so far could still become one: wait for more. */
   | { kind: 'more' }
-  /** Not a call: the marker is prose. */
+  /** Not a function tag. */
   | { kind: 'prose' };
 
 /**
- * Reads the start of a Qwen3-Coder call. After `<tool_call>` (`bare` false): whitespace, then
- * `<function=name>`. A bare `<function=name>` in prose (`bare` true) is a call only once the
- * function body shows, after whitespace, as `<parameter=` or `</function>`: Qwen3-Coder often
- * drops the `<tool_call>` opener (and still writes the closing `</tool_call>`); vLLM's
+ * Reads `<function=name>` at the start of `text`. After `<tool_call>` and whitespace it opens a
+ * call. A bare one in prose is a call only once the function body shows (bodyStart): Qwen3-Coder
+ * often drops the `<tool_call>` opener (and still writes the closing `</tool_call>`); vLLM's
  * qwen3_coder keys on `<function=` for that reason, while a tag merely named in prose
  * ("use <function=name> tags") is followed by prose and stays text.
  */
-export function readFunctionOpener(text: string, bare: boolean): FunctionOpener {
-  let i = bare ? 0 : skipSpace(text, 0);
-  const at = text.slice(i);
-  if (!at.startsWith(FUNCTION)) return FUNCTION.startsWith(at) ? { kind: 'more' } : { kind: 'prose' };
-  const after = at.slice(FUNCTION.length);
-  const close = after.indexOf('>');
-  const name = close === -1 ? after : after.slice(0, close);
-  if (!isName(name) || close === 0) return { kind: 'prose' };
-  if (close === -1) return { kind: 'more' };
-  i += FUNCTION.length + close + 1;
-  if (!bare) return { kind: 'call', name, consumed: i };
-  const body = skipSpace(text, i);
-  const rest = text.slice(body);
-  if (rest.startsWith(PARAMETER) || rest.startsWith(FUNCTION_END)) return { kind: 'call', name, consumed: body };
-  return PARAMETER.startsWith(rest) || FUNCTION_END.startsWith(rest) ? { kind: 'more' } : { kind: 'prose' };
+export function readFunctionTag(text: string): FunctionTag {
+  if (!text.startsWith(FUNCTION)) return FUNCTION.startsWith(text) ? { kind: 'more' } : { kind: 'prose' };
+  // Read only as far as the name goes: `<function=<function=…` in one delta searched the whole
+  // rest for a ">" at every "<function=".
+  const end = NAME_END.exec(text.slice(FUNCTION.length));
+  if (end === null) return { kind: 'more' };
+  if (end[0] !== '>' || end.index === 0) return { kind: 'prose' };
+  return { kind: 'tag', name: text.slice(FUNCTION.length, FUNCTION.length + end.index), consumed: FUNCTION.length + end.index + 1 };
+}
+
+/** What ends a tag's name: its ">", or whitespace or "<", which mean it is no tag (isName). */
+const NAME_END = /[>\s<]/;
+
+/**
+ * After a bare `<function=name>` and the whitespace that follows it: whether `text` opens the
+ * function's body (`<parameter=` or `</function>`), could still, or is prose.
+ */
+export function bodyStart(text: string): 'body' | 'more' | 'prose' {
+  if (text.startsWith(PARAMETER) || text.startsWith(FUNCTION_END)) return 'body';
+  return PARAMETER.startsWith(text) || FUNCTION_END.startsWith(text) ? 'more' : 'prose';
+}
+
+/** How many whitespace characters `text` starts with. */
+export function leadingSpace(text: string): number {
+  let i = 0;
+  while (i < text.length && isSpace(text[i]!)) i++;
+  return i;
 }
 
 export function isSpace(c: string): boolean {
@@ -42,9 +53,4 @@ export function isSpace(c: string): boolean {
 /** Names are what stands between `=` and `>`; whitespace or `<` there means it is no tag. */
 export function isName(text: string): boolean {
   return !/[\s<]/.test(text);
-}
-
-function skipSpace(text: string, from: number): number {
-  while (from < text.length && isSpace(text[from]!)) from++;
-  return from;
 }

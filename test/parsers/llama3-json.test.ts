@@ -61,6 +61,16 @@ describe('llama3-json parser: calls', () => {
     expect(textOf(tagged)).toBe('{"a ');
   });
 
+  it('reads thousands of failing candidates in one delta (a file given to `conveyor parse`) as it reads them streamed', () => {
+    // Each `{` opens a candidate inside the last one's key string; each fails, and the text from the
+    // next `{` is read again: once a stack frame each, which overflowed the stack.
+    const input = `${'{"'.repeat(8000)}{"name": "f", "parameters": {"x": 1}}`;
+    const events = parse(input);
+    expect(callsOf(events).map((c) => [c.name, c.args])).toEqual([['f', { x: 1 }]]);
+    expect(textOf(events)).toBe('{"'.repeat(8000));
+    expect(coalesceText(feed(make(), input.match(/[^]{1,7}/g)!))).toEqual(coalesceText(events));
+  });
+
   it('accepts <|python_tag|> before the JSON', () => {
     const events = parse('<|python_tag|>{"name": "python", "parameters": {"code": "x = 1\\nprint(x)"}}');
     expect(events.filter((e) => e.type === 'call-piece').map((e) => e.type === 'call-piece' && e.piece.kind)).toEqual(['line', 'line', 'field']);

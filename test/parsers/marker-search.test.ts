@@ -1,5 +1,23 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { searchMarkers } from '../../parsers/marker-search.ts';
+import { searchMarkers, type MarkerSearch } from '../../parsers/marker-search.ts';
+
+/** The search as it reads: every marker looked for in the whole text. */
+function searchWhole(text: string, markers: readonly string[], final: boolean): MarkerSearch {
+  let index = -1;
+  let marker = '';
+  for (const candidate of markers) {
+    const at = text.indexOf(candidate);
+    if (at >= 0 && (index < 0 || at < index || (at === index && candidate.length > marker.length))) [index, marker] = [at, candidate];
+  }
+  const partials = markers.map((m) => {
+    for (let start = Math.max(0, text.length - m.length + 1); start < text.length; start++) if (m.startsWith(text.slice(start))) return start;
+    return text.length;
+  });
+  const holdFrom = Math.min(text.length, ...partials);
+  if (index >= 0 && (final || holdFrom > index)) return { found: true, index, marker };
+  return { found: false, holdFrom };
+}
 
 describe('searchMarkers', () => {
   const markers = ['<tool_call>', '</tool_call>'];
@@ -26,5 +44,16 @@ describe('searchMarkers', () => {
     expect(searchMarkers('x\nEN', ['\n', '\nEND'], false)).toEqual({ found: false, holdFrom: 1 });
     // At the end of the input the complete marker is the answer.
     expect(searchMarkers('a [PY', ['[', '[PY]'])).toEqual({ found: true, index: 2, marker: '[' });
+  });
+  it('answers for a long text (searched in windows) as for a short one', () => {
+    const markers = ['[TOOL_CALLS]', '[TOOL', '[ARGS]', '\nEND'];
+    const piece = fc.constantFrom('x', ' ', '[', '[TOOL', '[TOOL_CALLS]', '[ARGS]', '\n', '\nEN', '\nEND', 'y'.repeat(1000));
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 60 }), fc.nat(20_000), fc.boolean(), (pieces, padding, final) => {
+        const text = 'p'.repeat(padding) + pieces.join('');
+        expect(searchMarkers(text, markers, final)).toEqual(searchWhole(text, markers, final));
+      }),
+      { numRuns: 500 },
+    );
   });
 });

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../../core/errors.ts';
 import { createMistralParser, type MistralParserOptions } from '../../parsers/formats/mistral-parser.ts';
 import { createParser } from '../../parsers/index.ts';
+import { coalesceText } from '../../parsers/parser-events.ts';
 import { args, callsOf, end, expectWellFormedCalls, feed, field, malformedOf, splitInvarianceProperties, start, text, textOf, whole } from './format-test-kit.ts';
 import { expectNoHalfCharacters, generatedCall, groupBy, groupings, prose, type GeneratedCall } from './json-call-arbitraries.ts';
 
@@ -47,6 +48,17 @@ describe('mistral parser: v0.3 lists', () => {
     const events = parse('[TOOL_CALLS] [{"name": "f", "arguments": {}}]\nextra trailing data');
     expect(nameAndArgs(events)).toEqual([['f', '{}']]);
     expect(textOf(events)).toBe('\nextra trailing data');
+  });
+
+  it('takes a repeated [TOOL_CALLS] as frame, in every split (vLLM drops every one)', () => {
+    for (const input of ['[TOOL_CALLS][TOOL_CALLS] [{"name": "f", "arguments": {"a": 1}}]', '[TOOL_CALLS] [TOOL_CALLS][TOOL_CALLS]f[ARGS]{"a": 1}']) {
+      const events = parse(input);
+      expect(callsOf(events).map((c) => [c.name, c.args])).toEqual([['f', { a: 1 }]]);
+      expect(textOf(events)).toBe('');
+      for (const size of [1, 2, 5]) expect(coalesceText(feed(make(), input.match(new RegExp(`[^]{1,${size}}`, 'g'))!))).toEqual(coalesceText(events));
+    }
+    // A "[" that starts no marker still opens the list; one that only looked like it is prose.
+    expect(textOf(parse('[TOOL_CALLS][TOOL_CALL x'))).toBe('[TOOL_CALLS][TOOL_CALL x');
   });
 
   it('accepts a bare object after [TOOL_CALLS]', () => {

@@ -108,8 +108,20 @@ describe('openai tool-call deltas', () => {
     expect(malformedOf(run([{ index: 0, name: 'rm', arguments: '{}' }], { tools: ['f'] }))).toEqual([{ type: 'malformed', reason: 'unknown tool "rm"' }]);
   });
 
+  it('refuses a name that comes in pieces rather than run the tool its first piece names; the same name again is fine', () => {
+    const split = run([{ index: 0, name: 'get_' }, { index: 0, name: 'weather', arguments: '{}' }]);
+    expect(malformedOf(split)).toEqual([{ type: 'malformed', callId: 'call_1', reason: 'tool call 0\'s name came in pieces ("get_", then "weather"): it must arrive whole' }]);
+    expect(split.some((e) => e.type === 'call-end')).toBe(false);
+    const repeated = run([{ index: 0, name: 'f', arguments: '{"a":' }, { index: 0, name: 'f', arguments: '1}' }]);
+    expect(malformedOf(repeated)).toEqual([]);
+    expect(callsOf(repeated).map((c) => c.args)).toEqual([{ a: 1 }]);
+  });
+
   it('can keep the upstream ids, and is registered as "openai-tool-calls"', () => {
     expect(run([{ index: 0, id: 'call_up', name: 'f', arguments: '{}' }], { upstreamIds: true })[0]).toEqual(start('f', 'call_up'));
+    // An id the upstream gave twice names the second call with one of the gateway's.
+    const twice = run([{ index: 0, id: 'call_up', name: 'f', arguments: '{}' }, { index: 1, id: 'call_up', name: 'g', arguments: '{}' }], { upstreamIds: true });
+    expect(twice.filter((e) => e.type === 'call-start')).toEqual([start('f', 'call_up'), start('g', 'call_1')]);
     const parser = createParser('openai-tool-calls') as ReturnType<typeof createOpenAIToolCallsParser>;
     expect(parser.pushToolCallDelta({ index: 0, name: 'f' })).toEqual([start('f')]);
   });

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../../core/errors.ts';
 import { createPythonTagParser, type PythonTagParserOptions } from '../../parsers/formats/python-tag-parser.ts';
 import { createParser } from '../../parsers/index.ts';
+import { coalesceText } from '../../parsers/parser-events.ts';
 import { args, callsOf, end, expectWellFormedCalls, feed, group, line, splitInvarianceProperties, start, text, textOf, whole } from './format-test-kit.ts';
 
 const make = (options?: PythonTagParserOptions) => () => createPythonTagParser(options);
@@ -11,6 +12,20 @@ const parse = (input: string, options?: PythonTagParserOptions) => {
   expectWellFormedCalls(events);
   return events;
 };
+
+describe('python-tag parser: whitespace after the tag', () => {
+  it('is taken as it comes: then code (which keeps it), JSON (text), or the end (code)', () => {
+    const spaces = ' \n'.repeat(5000);
+    const both = (input: string) => {
+      const events = parse(input);
+      expect(coalesceText(feed(make(), input.match(/[^]{1,3}/g)!))).toEqual(coalesceText(events));
+      return events;
+    };
+    expect(callsOf(both(`<|python_tag|>${spaces}print(1)<|eom_id|>`)).map((c) => c.args)).toEqual([{ code: `${spaces}print(1)` }]);
+    expect(both(`<|python_tag|>${spaces}{"name": "f"}`)).toEqual([text(`<|python_tag|>${spaces}{"name": "f"}`)]);
+    expect(callsOf(both(`<|python_tag|>${spaces}`)).map((c) => c.args)).toEqual([{ code: spaces }]);
+  });
+});
 
 describe('python-tag parser (Llama 3.1 code interpreter)', () => {
   it('turns the code after <|python_tag|> into a python call with one piece per line', () => {

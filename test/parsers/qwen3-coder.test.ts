@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../../core/errors.ts';
 import { createQwen3CoderParser, type Qwen3CoderParserOptions } from '../../parsers/formats/qwen3-coder-parser.ts';
 import { createParser } from '../../parsers/index.ts';
+import { coalesceText } from '../../parsers/parser-events.ts';
 import { args, callsOf, end, expectWellFormedCalls, feed, field, line, malformedOf, splitInvarianceProperties, start, text, textOf, whole } from './format-test-kit.ts';
 
 const make = (options?: Qwen3CoderParserOptions) => () => createQwen3CoderParser(options);
@@ -18,6 +19,32 @@ const call = (name: string, params: Record<string, string>) =>
     .join('')}</function>\n</tool_call>`;
 
 const tool = (name: string, properties: Record<string, unknown>) => ({ type: 'function' as const, function: { name, parameters: { type: 'object', properties } } });
+
+describe('qwen3-coder parser: whitespace where a call may start', () => {
+  // Taken as it comes, never held and read again with each delta (that was quadratic in its length).
+  const spaces = ' \n\t'.repeat(3000);
+  const sameStreamed = (input: string, options?: Qwen3CoderParserOptions) => {
+    const events = parse(input, options);
+    expect(coalesceText(feed(make(options), input.match(/[^]{1,3}/g)!))).toEqual(coalesceText(events));
+    return events;
+  };
+
+  it('after <tool_call>: then a call, or prose with the whitespace kept', () => {
+    const called = sameStreamed(`<tool_call>${spaces}<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>`);
+    expect(callsOf(called).map((c) => [c.name, c.args])).toEqual([['f', { a: '1' }]]);
+    expect(textOf(sameStreamed(`<tool_call>${spaces}no call`))).toBe(`<tool_call>${spaces}no call`);
+  });
+
+  it('after a bare <function=name>: then its body makes it a call, prose leaves it text', () => {
+    const called = sameStreamed(`<function=f>${spaces}<parameter=a>\n1\n</parameter>\n</function>`);
+    expect(callsOf(called).map((c) => [c.name, c.args])).toEqual([['f', { a: '1' }]]);
+    const prose = `Use <function=f>${spaces}tags. <function=g> too`;
+    expect(sameStreamed(prose)).toEqual([text(prose)]);
+    // A tool the request does not offer: the tag stays prose at once.
+    const offered = { toolDefinitions: [tool('g', {})] };
+    expect(textOf(sameStreamed(`<function=f>${spaces}<parameter=a>\n1\n</parameter>`, offered))).toBe(`<function=f>${spaces}<parameter=a>\n1\n</parameter>`);
+  });
+});
 
 describe('qwen3-coder parser: calls', () => {
   it('parses a call after content, one field per closed parameter', () => {
