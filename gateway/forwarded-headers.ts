@@ -17,11 +17,16 @@ const NOT_FORWARDED = new Set([
   'authorization',
 ]);
 
-/** The client's headers as they go upstream: the hop-by-hop ones and its key left out. */
+/**
+ * The client's headers as they go upstream (or an upstream's as they go back): the hop-by-hop
+ * ones, those the `Connection` header names as this hop's own (RFC 9110 §7.6.1), and the client's
+ * key left out.
+ */
 export function forwardedHeaders(incoming: IncomingHttpHeaders): Record<string, string | string[]> {
+  const named = [incoming['connection'] ?? []].flat().flatMap((value) => value.split(',').map((field) => field.trim().toLowerCase()));
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(incoming)) {
-    if (value !== undefined && !NOT_FORWARDED.has(name)) headers[name] = value;
+    if (value !== undefined && !NOT_FORWARDED.has(name) && !named.includes(name)) headers[name] = value;
   }
   return headers;
 }

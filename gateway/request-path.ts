@@ -1,3 +1,5 @@
+import { InvalidRequestError } from '../core/errors.ts';
+
 /**
  * A request target's path, dot segments resolved; undefined for one no URL parser reads (`//[`,
  * `http://[/`), which node:http lets through and `new URL` throws on: thrown in the request
@@ -9,5 +11,14 @@ export function pathOf(target: string): string | undefined {
     return (target.startsWith('/') ? new URL(`http://gateway${target}`) : new URL(target, 'http://gateway')).pathname;
   } catch {
     return undefined;
+  }
+}
+
+/** `path` with its percent-escapes decoded (`%2F` too), as uvicorn routes it; a bad escape is a 400. */
+export function decodedPath(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    throw new InvalidRequestError(`the path ${path} has a malformed percent-escape`);
   }
 }

@@ -24,7 +24,7 @@ import { sendJson } from './send-json.ts';
 import { newRequestId, OPENAI_REQUEST_ID_HEADER, REQUEST_ID_HEADER } from './request-id.ts';
 import { RequestEventsSocket } from './request-events-socket.ts';
 import { LINGER_MS, lingerOverUnreadBody } from './unread-body.ts';
-import { pathOf } from './request-path.ts';
+import { decodedPath, pathOf } from './request-path.ts';
 import { TimelineStore } from './timeline-store.ts';
 import { UpstreamReadiness } from './upstream-readiness.ts';
 import { healthRoutes } from './health-routes.ts';
@@ -192,6 +192,12 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     const matches = routes.filter((r) => r.pattern.test(path));
     if (matches.length === 0 && config.forwardOtherEndpoints && path.startsWith('/v1/')) {
       authenticate(req, config.apiKeys);
+      // vLLM and SGLang (uvicorn) decode the path before they route it: `/v1/%63hat/completions`
+      // or `/v1/chat%2Fcompletions`, forwarded as written, reached their chat route past this one.
+      const decoded = decodedPath(path);
+      if (routes.some((r) => r.pattern.test(decoded))) {
+        throw new InvalidRequestError(`the path ${path} decodes to ${decoded}, a route of the gateway: send it without percent-encoding`);
+      }
       return upstreamForwardRoute(routeCtx, req, res, path);
     }
     if (matches.length === 0) throw new NotFoundError(`no route for ${req.method} ${path}`);

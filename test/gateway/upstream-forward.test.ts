@@ -97,6 +97,20 @@ describe('other /v1 endpoints pass through to the upstream (the simulator)', () 
     expect(conveyor.sim!.counters().requestsReceived).toBe(before);
   });
 
+  it("refuses a percent-encoded path to one of the gateway's own routes rather than forward it past them", async () => {
+    const before = conveyor.sim!.counters().requestsReceived;
+    for (const path of ['/v1/%63hat/completions', '/v1/chat%2Fcompletions', '/v1/chat%2fcompletions/']) {
+      const res = await fetch(`${conveyor.gateway.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer client-key', 'content-type': 'application/json' },
+        body: JSON.stringify({ model: SIM_MODEL, messages: [{ role: 'user', content: 'hi' }], n: 2 }),
+      });
+      expect(res.status, path).toBe(400);
+      expect(await res.json()).toMatchObject({ error: { code: 'invalid_request', message: expect.stringContaining('decodes to /v1/chat/completions') } });
+    }
+    expect(conveyor.sim!.counters().requestsReceived).toBe(before);
+  });
+
   it('cancels the upstream decode when the client goes away mid-stream', async () => {
     const aborted = conveyor.sim!.counters().abortedSequences;
     const controller = new AbortController();
