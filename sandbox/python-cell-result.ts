@@ -2,7 +2,8 @@ import { SandboxError, SandboxLimitError } from '../core/errors.ts';
 import type { CellMessage } from './python-ipc.ts';
 import type { PythonSandboxLimits } from './python-sandbox-options.ts';
 
-export type KilledBy = 'wall-clock' | 'output' | 'abort' | 'memory' | 'cpu';
+/** `control`: the cell's code broke its control pipe's bounds (cell_io.py), or wrote what the zygote could not read. */
+export type KilledBy = 'wall-clock' | 'output' | 'abort' | 'memory' | 'cpu' | 'control';
 
 export interface CellError {
   type: string;
@@ -30,7 +31,7 @@ export interface CellOutcome {
   limits: PythonSandboxLimits;
 }
 
-export const KILL_REASONS: ReadonlySet<KilledBy> = new Set<KilledBy>(['wall-clock', 'output', 'abort', 'memory', 'cpu']);
+export const KILL_REASONS: ReadonlySet<KilledBy> = new Set<KilledBy>(['wall-clock', 'output', 'abort', 'memory', 'cpu', 'control']);
 const SIGXCPU = 24;
 const SIGKILL = 9;
 
@@ -38,7 +39,7 @@ type ExitMessage = Extract<CellMessage, { t: 'exit' }>;
 
 /** Which limit (if any) ended a cell that Node did not kill itself. */
 export function killedByOf(message: ExitMessage, limits: PythonSandboxLimits): KilledBy | null {
-  if (message.killed === 'output') return 'output';
+  if (message.killed === 'output' || message.killed === 'control') return message.killed;
   const signal = message.status.signal;
   if (signal === null) return null;
   if (KILL_REASONS.has(message.killed as KilledBy)) return message.killed as KilledBy;
@@ -88,6 +89,7 @@ export function killedResult(killedBy: KilledBy, outcome: CellOutcome): CellResu
     // SIGKILL nobody sent for a limit is most often the kernel's OOM killer, but it could be anyone's.
     memory: ['memoryMb', `execution stopped: the cell was killed (SIGKILL), most likely out of memory (its limit is ${limits.memoryMb} MB)`],
     cpu: ['cpuSeconds', `execution stopped: the cell used more than ${limits.cpuSeconds} s of CPU time`],
+    control: ['controlPipe', 'execution stopped: the cell wrote to its control pipe (fd 3) what the sandbox does not take'],
   };
   const [limit, note] = notes[killedBy];
   const error = new SandboxLimitError(limit, note);

@@ -18,10 +18,15 @@ import termios
 
 READ, WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 CHUNK = 65536
+# The cell's code can write to its control pipe too: what it may make the zygote hold for it is
+# bounded (the executor's own lines are far shorter, and a handful wait at a time). Past either
+# bound the cell is killed ('control'), since the zygote and its memory serve every cell.
+MAX_CTL_LINE = 65536
+MAX_PENDING = 10000
 
 
 class CellIO:
-    def __init__(self, cell_id, lines_w, out_r, ctl_r, cap, selector, send, on_cap):
+    def __init__(self, cell_id, lines_w, out_r, ctl_r, cap, selector, send, on_cap, on_abuse):
         self.id = cell_id
         self.lines_w, self.out_r, self.ctl_r = lines_w, out_r, ctl_r
         for fd in (lines_w, out_r, ctl_r):
@@ -29,6 +34,8 @@ class CellIO:
         self._sel = selector
         self._send = send          # message to Node
         self._on_cap = on_cap      # called once when the output cap is reached
+        self._on_abuse = on_abuse  # called once when the control pipe breaks a bound
+        self.abused = False
         self._cap = cap
         self._emitted = 0          # output bytes forwarded (or dropped past the cap)
         self._read = 0             # output bytes read from the pipe
@@ -139,12 +146,23 @@ class CellIO:
         if not data:
             self._close('ctl_r')
             return False
-        self._ctl_buf += data
-        *lines, self._ctl_buf = self._ctl_buf.split(b'\n')
+        if self.abused:
+            return True  # read on to the end, and dropped
+        if b'\n' not in data:
+            # Only the new bytes are searched: split again as a whole, a line the cell never ended
+            # cost the zygote time quadratic in its length.
+            self._ctl_buf += data
+            if len(self._ctl_buf) > MAX_CTL_LINE:
+                self._abuse()
+            return True
+        *lines, self._ctl_buf = (self._ctl_buf + data).split(b'\n')
         for line in lines:
+            if len(line) > MAX_CTL_LINE or len(self._pending) >= MAX_PENDING:
+                self._abuse()
+                return True
             try:
                 message = json.loads(line)
-            except ValueError:
+            except Exception:  # ValueError, and RecursionError for a line nested deep enough
                 continue  # a cell can write garbage into its own control pipe; ignore it
             if not isinstance(message, dict):
                 continue
@@ -172,8 +190,10 @@ class CellIO:
     def _flush(self, final=False):
         while self._pending:
             message = self._pending[0]
-            position = message.get('o') if isinstance(message.get('o'), int) else 0
-            while position > self._read and self._read_output(position - self._read):
+            # The cell's word: any int, and a read the size of it raised MemoryError (OverflowError
+            # past 2**63) in the zygote, ending every cell. Read a chunk at a time instead.
+            position = message.get('o') if type(message.get('o')) is int and message.get('o') > 0 else 0
+            while position > self._read and self._read_output(min(position - self._read, CHUNK)):
                 pass  # counted bytes were written before the message: they are in the pipe
             if position > self._read and not final and self.out_r is not None:
                 break
@@ -181,6 +201,12 @@ class CellIO:
             self._emit(min(max(position - self._emitted, 0), len(self._buf)))
             self._forward(message)
         self._emit(len(self._buf))
+
+    def _abuse(self):
+        self.abused = True
+        self._ctl_buf = b''
+        self._pending.clear()
+        self._on_abuse()
 
     def _emit(self, count):
         if count <= 0:

@@ -24,6 +24,9 @@ _DENIED = (
     'fsconfig', 'fspick', 'move_mount', 'open_tree', 'settimeofday', 'clock_settime', 'adjtimex',
     'iopl', 'ioperm', 'lookup_dcookie', 'vhangup',
     'pidfd_open', 'pidfd_getfd', 'kcmp', 'process_madvise', 'process_mrelease',
+    # Written, a memfd is RAM that neither RLIMIT_AS nor the sized tmpfs counts (only RLIMIT_FSIZE
+    # per file): nothing a cell needs (multiprocessing uses /dev/shm, which is sized).
+    'memfd_create', 'memfd_secret',
 )
 _CLONE_NS_FLAGS = (0x00020000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000,
                    0x02000000)  # NEWNS NEWUTS NEWIPC NEWUSER NEWPID NEWNET NEWCGROUP

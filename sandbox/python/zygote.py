@@ -78,7 +78,8 @@ class Zygote:
             return
         holder = {}
         io = cell_io.CellIO(cell_id, *fds, int(limits['outputBytes']), self.sel, self.send,
-                            lambda: self.kill_cell(holder['cell'], 'output'))
+                            lambda: self.kill_cell(holder['cell'], 'output'),
+                            lambda: self.kill_cell(holder['cell'], 'control'))
         cell = Cell(cell_id, pid, pidfd, io, cwd, self.forker.cell_ns)
         holder['cell'] = cell
         io.register(lambda kind: (kind, cell))
@@ -184,6 +185,24 @@ class Zygote:
         elif kind == 'kill':
             self.kill_cell(cell, message.get('reason') or 'abort')
 
+    def on_cell(self, kind, cell):
+        try:
+            if kind == 'out':
+                cell.io.on_output()
+            elif kind == 'ctl':
+                cell.io.on_ctl()
+            elif kind == 'lines':
+                cell.io.flush_lines()
+            elif kind == 'pid':
+                self.on_exit(cell)
+        except Exception:
+            # What a cell sends (its code can write to both its pipes) must cost that cell alone:
+            # raised here, it ended the zygote and every other cell in flight. (The exit's own
+            # bookkeeping reads nothing the cell wrote but the pipes, which drain() bounds.)
+            if kind == 'pid':
+                raise
+            self.kill_cell(cell, 'control')
+
     def shutdown(self):
         live = set(self.by_pid)
         process_tree.kill_all(lambda: list(live) + self._strays(live))
@@ -200,14 +219,8 @@ class Zygote:
                     self.on_node()
                 elif self.cells.get(cell.id) is not cell:
                     continue
-                elif kind == 'out':
-                    cell.io.on_output()
-                elif kind == 'ctl':
-                    cell.io.on_ctl()
-                elif kind == 'lines':
-                    cell.io.flush_lines()
-                elif kind == 'pid':
-                    self.on_exit(cell)
+                else:
+                    self.on_cell(kind, cell)
             if self.needs_poll:
                 for cell in list(self.cells.values()):
                     if cell.pid in self.by_pid:

@@ -81,6 +81,10 @@ describe('cells and the zygote are not dumpable', () => {
       else expect(line).not.toMatch(/^\w+ -1 1$/);
     }
   });
+  it("seccomp, when active, refuses memfd_create: a written memfd is RAM outside the cell's memory limit", async () => {
+    const { result } = await runScript(sandbox, "import os\ntry:\n    os.memfd_create('x')\n    print('made')\nexcept OSError as e:\n    print(e.errno)\n");
+    expect(result.observation).toBe(sandbox.protections().seccomp ? '1\n' : 'made\n');
+  });
 });
 
 describe('the zygote under bwrap is the sandbox\'s PID 1', () => {
@@ -213,6 +217,34 @@ describe('what a cell writes into its own control pipe', () => {
     // The bystander, opened before and still running, finishes as if nothing happened.
     bystander.pushLine('print(x)\n');
     expect(await bystander.finish()).toMatchObject({ ok: true, observation: '42\n' });
+    expect(sandbox.zygotePid()).toBe(before);
+  });
+
+  it.each([
+    ['an output position past any buffer (a read that size ended the zygote)', "os.write(3, b'{\"t\": \"x\", \"o\": 99999999999}\\n')\nos.write(3, b'{\"t\": \"x\", \"o\": ' + str(10**30).encode() + b'}\\n')\nprint('said')\n", 'said\n'],
+    ['a line nested too deep to parse', "os.write(3, b'[' * 60000 + b'\\n')\nprint('said')\n", 'said\n'],
+  ])('is ignored when it is %s, the zygote and a bystander unharmed', async (_what, forged, observation) => {
+    const before = sandbox.zygotePid();
+    const recorder = new ProgressRecorder();
+    const bystander = sandbox.openCell({ id: 'bystander-2', onProgress: recorder.listener });
+    bystander.pushLine('x = 6 * 7\n');
+    await recorder.waitFor((p) => p.type === 'unit-done' && p.startLine === 1);
+    const { result } = await runScript(sandbox, `import os\n${forged}`);
+    expect(result.observation).toBe(observation);
+    bystander.pushLine('print(x)\n');
+    expect(await bystander.finish()).toMatchObject({ ok: true, observation: '42\n' });
+    expect(sandbox.zygotePid()).toBe(before);
+  });
+
+  it.each([
+    ['a line it never ends', "os.write(3, b'x' * 200000)\n"],
+    ['more messages than the zygote holds for it', "import json\nline = b'{\"t\": \"x\", \"o\": 1000000}\\n'\nfor _ in range(20):\n    os.write(3, line * 1000)\n"],
+  ])("kills the cell for %s, and only it", async (_what, flood) => {
+    const before = sandbox.zygotePid();
+    const { result } = await runScript(sandbox, `import os, time\n${flood}time.sleep(5)\nprint('not reached')\n`);
+    expect(result).toMatchObject({ ok: false, killedBy: 'control', error: { message: expect.stringContaining('control pipe') } });
+    expect(result.observation).not.toContain('not reached');
+    expect((await runScript(sandbox, 'print(1)\n')).result.observation).toBe('1\n');
     expect(sandbox.zygotePid()).toBe(before);
   });
 });
