@@ -27,7 +27,8 @@ const SHADOWED = ['typed'];
  * mathjs with BigNumbers (decimal.js), so `0.1 + 0.2` is `0.3` and `2^100` has all its digits.
  * mathjs parses into its own AST and never calls JS eval/Function; on top of that, as its
  * security guide advises, the functions that reach the parser or change the instance
- * (import, createUnit, evaluate, parse, compile, simplify, derivative, …) are disabled inside
+ * (import, createUnit, evaluate, parse, compile, and every one that takes a Node: simplify,
+ * derivative, …) are disabled inside
  * expressions, and so is `config`; `typed` is shadowed in each expression's scope (SHADOWED): no
  * expression may change how the next one (another call's, in the same process) is computed.
  */
@@ -39,11 +40,23 @@ function instance(): { math: MathJsInstance; evaluate: MathJsInstance['evaluate'
     math = createRequire(import.meta.url)('mathjs/lib/browser/math.js') as MathJsInstance;
     math.config({ number: 'BigNumber', precision: PRECISION });
     evaluate = math.evaluate;
-    const disabled = unavailable;
-    const names = ['import', 'createUnit', 'config', 'evaluate', 'parse', 'compile', 'simplify', 'simplifyCore', 'derivative', 'resolve', 'reviver', 'replacer', 'rationalize', 'leafCount', 'symbolicEqual'];
-    math.import(Object.fromEntries(names.map((name) => [name, disabled(name)])), { override: true });
+    const names = ['import', 'createUnit', 'config', 'evaluate', 'parse', 'compile', 'reviver', 'replacer', ...nodeFunctions(math)];
+    math.import(Object.fromEntries(names.map((name) => [name, unavailable(name)])), { override: true });
   }
   return { math, evaluate };
+}
+
+/**
+ * The functions that take an expression tree (a Node: simplify, simplifyConstant, derivative,
+ * rationalize, …), found by their signatures so that one a later mathjs adds is caught too. Each
+ * parses a string into a Node, whose methods an expression may call: `simplifyConstant("typed")
+ * .evaluate()` returned the namespace's own `typed`, past SHADOWED. The `is…` tests only answer
+ * true or false.
+ */
+function nodeFunctions(math: MathJsInstance): string[] {
+  return Object.entries(math as unknown as Record<string, unknown>)
+    .filter(([name, fn]) => typeof fn === 'function' && !/^is[A-Z]/.test(name) && Object.keys((fn as { signatures?: object }).signatures ?? {}).some((s) => /\bNode\b/.test(s)))
+    .map(([name]) => name);
 }
 
 /** A new expression scope, with the SHADOWED names in it. */
