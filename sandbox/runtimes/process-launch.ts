@@ -1,7 +1,8 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SandboxError } from '../../core/errors.ts';
+import { hiddenUnder } from './checkout-secrets.ts';
 import { boundedDev, findExecutable, PYTHON_SOURCE_DIR, systemBinds, type SandboxMode } from '../python-launch.ts';
 
 /** Per-process limits of runtime `process` (the isolate host uses the same, minus CPU). */
@@ -231,7 +232,7 @@ export function processLimitApplies(setup: SandboxSetup, uid: number | null): bo
   return uid !== null || (setup.mode !== 'none' && !isRoot());
 }
 
-/** Read-only binds for the given host paths, hiding secrets that commonly sit in a checkout. */
+/** Read-only binds for the given host paths, hiding secrets that commonly sit in a checkout (checkout-secrets.ts). */
 function readOnlyBinds(paths: string[]): string[] {
   const unique = [...new Set(paths.map((p) => resolve(p)))]
     .filter((p) => existsSync(p) && p !== '/usr' && !p.startsWith('/usr/'))
@@ -240,21 +241,12 @@ function readOnlyBinds(paths: string[]): string[] {
   const args: string[] = [];
   for (const path of unique) {
     args.push('--ro-bind', path, path);
-    for (const name of safeReaddir(path)) {
-      // Read-only too: an empty tmpfs the plugin's uid owns, unsized, was host RAM it could fill.
-      if (name === '.git') args.push('--tmpfs', join(path, name), '--remount-ro', join(path, name));
-      else if (/^\.env(\..*)?$|^\.npmrc$|\.pem$|\.key$/.test(name)) args.push('--ro-bind', '/dev/null', join(path, name));
-    }
+    const hidden = hiddenUnder(path);
+    // Read-only too: an empty tmpfs the plugin's uid owns, unsized, was host RAM it could fill.
+    for (const dir of hidden.dirs) args.push('--tmpfs', dir, '--remount-ro', dir);
+    for (const file of hidden.files) args.push('--ro-bind', '/dev/null', file);
   }
   return args;
-}
-
-function safeReaddir(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
 }
 
 /** The launcher's interpreter: Debian's python3 (where python3-seccomp lives), under /usr. */
