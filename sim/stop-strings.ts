@@ -78,5 +78,8 @@ export function earlierStop(byString: StopPoint | undefined, byToken: StopPoint 
  */
 export function stopHoldBackChars(stops: readonly string[], includeStop: boolean): number {
   if (includeStop || stops.length === 0) return 0;
-  return Math.max(0, Math.max(...stops.map((s) => s.length)) - 1);
+  // A loop, not Math.max(...lengths): spread, a long list (the gateway passes any number) overflowed the stack.
+  let longest = 0;
+  for (const stop of stops) if (stop.length > longest) longest = stop.length;
+  return Math.max(0, longest - 1);
 }

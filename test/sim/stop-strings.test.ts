@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeText } from '../../sim/mistral-tokenizer.ts';
 import { IncrementalDetokenizer } from '../../sim/incremental-detokenizer.ts';
 import { startSim, type SimHandle } from '../../sim/sim-server.ts';
-import { earlierStop, findStopPoint, findStopTokenPoint } from '../../sim/stop-strings.ts';
+import { earlierStop, findStopPoint, findStopTokenPoint, stopHoldBackChars } from '../../sim/stop-strings.ts';
 import { allSseData, fixedReplyScenario, postChat } from './sim-test-helpers.ts';
 
 const REPLY = 'Thought: I should search.\nAction: search("hello world")\nObservation: none yet';
@@ -45,6 +45,15 @@ describe('findStopPoint', () => {
   it('finds nothing for strings the reply lacks, or empty ones', () => {
     expect(findStopPoint(ids, ['Final Answer:', ''], false)).toBeUndefined();
     expect(findStopPoint(ids, [], false)).toBeUndefined();
+  });
+});
+
+describe('stopHoldBackChars', () => {
+  it('holds back the longest stop string but one, for a list of any length (a spread overflowed the stack)', () => {
+    expect(stopHoldBackChars(['ab', 'abcd'], false)).toBe(3);
+    expect(stopHoldBackChars(['ab', 'abcd'], true)).toBe(0);
+    const many = Array.from({ length: 300_000 }, (_, i) => `s${i}`);
+    expect(stopHoldBackChars(many, false)).toBe('s299999'.length - 1);
   });
 });
 
