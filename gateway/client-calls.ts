@@ -90,6 +90,11 @@ export class ClientCalls {
     return this.calls.get(callId)?.name;
   }
 
+  /** Whether early validation refused the call. */
+  isRejected(callId: string): boolean {
+    return this.calls.get(callId)?.rejected !== undefined;
+  }
+
   /** Early validation failed: the call is not the client's to run; the model hears why instead. */
   reject(callId: string, reason: string): void {
     const call = this.calls.get(callId);

@@ -127,23 +127,20 @@ export class RoundParser {
           }
           if (event.piece.kind === 'field') this.o.clientCalls.field(event.callId, event.piece.path, event.piece.value);
           const reason = this.o.validator?.check(clientTool, event.piece);
-          if (reason) {
-            clientCalls.reject(event.callId, reason);
-            // Refused, the call is the gateway's to answer (its observation is the reason, as for a
-            // rejected gateway call), and it ends with a tool-result: announced here, so that
-            // result has its start. Never streamed to the client as tool_calls (held until valid).
-            if (!this.announcedCalls.has(event.callId)) {
-              this.announcedCalls.set(event.callId, clientTool);
-              onEvent({ type: 'tool-call', round, callId: event.callId, name: clientTool });
-            }
-            this.o.onClientReject({ callId: event.callId, name: clientTool }, reason);
-          }
+          if (reason) this.#rejectClientCall(event.callId, clientTool, reason);
           break;
         }
-        case 'call-end':
-          if (clientCalls.has(event.callId)) clientCalls.end(event.callId, event.args);
-          else dispatcher.callEnd(event.callId, event.args);
+        case 'call-end': {
+          const clientTool = clientCalls.name(event.callId);
+          if (clientTool === undefined) {
+            dispatcher.callEnd(event.callId, event.args);
+            break;
+          }
+          const reason = clientCalls.isRejected(event.callId) ? undefined : this.o.validator?.checkEnd(clientTool, event.args);
+          if (reason) this.#rejectClientCall(event.callId, clientTool, reason);
+          else clientCalls.end(event.callId, event.args);
           break;
+        }
         case 'malformed':
           timeline.mark('error', { round, callId: event.callId, detail: `malformed call: ${event.reason}` });
           if (event.callId) {
@@ -160,5 +157,19 @@ export class RoundParser {
           break;
       }
     }
+  }
+
+  /**
+   * Early validation refused a client call: it is the gateway's to answer (its observation is the
+   * reason, as for a rejected gateway call), and it ends with a tool-result, announced here so that
+   * result has its start. Never streamed to the client as tool_calls (held until valid).
+   */
+  #rejectClientCall(callId: string, name: string, reason: string): void {
+    this.o.clientCalls.reject(callId, reason);
+    if (!this.announcedCalls.has(callId)) {
+      this.announcedCalls.set(callId, name);
+      this.o.onEvent({ type: 'tool-call', round: this.o.round, callId, name });
+    }
+    this.o.onClientReject({ callId, name }, reason);
   }
 }

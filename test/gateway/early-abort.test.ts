@@ -123,5 +123,26 @@ describe('early abort: a tool rejects a call while it is still being decoded', (
       expect(JSON.parse(call.function.arguments)).toEqual({ location: 'Springfield' });
       await eventually(() => sim.counters().abortedSequences === before.abortedSequences + 1, 'one aborted sequence');
     });
+
+    const asked = (parameters: Record<string, unknown>) =>
+      postJson(clientSide.url, '/v1/chat/completions', { ...body, tools: [{ type: 'function', function: { name: 'local_news', parameters } }], validate_tool_arguments: true });
+
+    it('refuses an argument the schema does not declare, under additionalProperties: false, as it closes', async () => {
+      const before = sim.counters();
+      const res = await asked({ type: 'object', properties: { topic: { type: 'string' } }, additionalProperties: false });
+      expect(res.json.choices[0].finish_reason).toBe('stop');
+      expect(res.json.choices[0].message.content).toContain('argument "location" of local_news: not one the schema declares');
+      await eventually(() => sim.counters().abortedSequences === before.abortedSequences + 1, 'the decode was cut at the field');
+    });
+
+    it('refuses a call that ends without a required argument, and passes one that has them all', async () => {
+      const properties = { location: { type: 'string' }, topic: { type: 'string' } };
+      const missing = await asked({ type: 'object', properties, required: ['location', 'topic', 'date', 'constructor'] });
+      expect(missing.json.choices[0].finish_reason).toBe('stop');
+      expect(missing.json.choices[0].message.content).toContain('local_news is missing its required arguments "date", "constructor"');
+      const complete = await asked({ type: 'object', properties, required: ['location', 'topic'] });
+      expect(complete.json.choices[0].finish_reason).toBe('tool_calls');
+      expect(JSON.parse(complete.json.choices[0].message.tool_calls[0].function.arguments)).toMatchObject({ location: 'Springfield' });
+    });
   });
 });
