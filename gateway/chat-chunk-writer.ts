@@ -44,6 +44,15 @@ export class ChatChunkWriter {
    * costs no more for it.
    */
   private usageField: string;
+  /**
+   * Whether a gateway tool has had an event yet. Until one has, the round events are held back (a
+   * round that ends without one drops its own): a response in which no gateway tool runs streams
+   * exactly as OpenAI's, every chunk with its choice, for the loops that read `choices[0]` of
+   * every chunk (OpenAI's own Python examples do).
+   */
+  private toolEvents = false;
+  /** A round.started held back until its round's first tool event. */
+  private heldRoundStart: number | undefined;
 
   constructor(sse: SseWriter, id: string, model: string, options: ChatChunkWriterOptions) {
     this.sse = sse;
@@ -71,7 +80,8 @@ export class ChatChunkWriter {
         this.usageField = `,"usage":${JSON.stringify(sumUsage(this.usageBefore, e.usage))}`;
         return;
       case 'round-start':
-        this.extension({ type: 'round.started', round: e.round });
+        if (this.toolEvents) this.extension({ type: 'round.started', round: e.round });
+        else this.heldRoundStart = e.round;
         return;
       case 'round-end':
         if (this.roundUsage) {
@@ -79,8 +89,24 @@ export class ChatChunkWriter {
           this.roundUsage = undefined;
         }
         this.sse.batch();
-        this.extension({ type: 'round.finished', round: e.round, finish_reason: e.finishReason });
+        this.heldRoundStart = undefined;
+        if (this.toolEvents) this.extension({ type: 'round.finished', round: e.round, finish_reason: e.finishReason });
         return;
+    }
+    this.callEvent(e);
+  }
+
+  /**
+   * An event of a call: a gateway tool's, as extension chunks (the first of them releases the
+   * round start held back), or the client's, as `tool_calls` deltas.
+   */
+  private callEvent(e: SessionEvent): void {
+    if (!this.toolEvents && (e.type === 'tool-call' || e.type === 'tool-progress' || e.type === 'tool-cancelled' || e.type === 'tool-result')) {
+      this.toolEvents = true;
+      if (this.heldRoundStart !== undefined) this.extension({ type: 'round.started', round: this.heldRoundStart });
+      this.heldRoundStart = undefined;
+    }
+    switch (e.type) {
       case 'tool-call':
         this.extension({ type: 'tool_call.started', round: e.round, call_id: e.callId, name: e.name });
         return;

@@ -59,11 +59,12 @@ describe('ChatChunkWriter', () => {
       const at = (c: number) => [
         ...[
           choice({ role: 'assistant', content: '' }),
-          { choices: [], conveyor: { type: 'round.started', round: 1 } },
           ...TEXTS.map((text) => choice({ content: text })),
           ...TEXTS.map((text) => choice({ reasoning_content: text })),
           choice({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] }),
           choice({ tool_calls: [{ index: 0, function: { arguments: '{"city": "Par' } }] }),
+          // Held back until the round's first gateway tool event.
+          { choices: [], conveyor: { type: 'round.started', round: 1 } },
           { choices: [], conveyor: { type: 'tool_call.completed', round: 1, call_id: 'call_r1_1', name: 'calculator', ok: true, content: '6', data: { expression: '2*3', value: '6' } } },
           { choices: [], conveyor: { type: 'tool_call.completed', round: 1, call_id: 'call_r1_2', name: 'calculator', ok: true, content: '7' } },
           { choices: [], conveyor: { type: 'round.finished', round: 1, finish_reason: 'stop' } },
@@ -90,6 +91,7 @@ describe('ChatChunkWriter', () => {
       { type: 'content', text: 'a' },
       { type: 'usage', round: 1, usage: u(10, 2) },
       { type: 'reasoning', text: 'r' },
+      { type: 'tool-call', round: 1, callId: 'call_r1_1', name: 'calc' },
       { type: 'round-end', round: 1, finishReason: 'tool_calls' },
       { type: 'round-start', round: 2 },
       { type: 'usage', round: 2, usage: u(20, 1) },
@@ -99,9 +101,10 @@ describe('ChatChunkWriter', () => {
     writer.finish({ finishReason: 'tool_calls', usage: u(30, 3), messages: [] } as unknown as SessionResult);
     const at = (c: number) => [
       expectedChunk(id, c, 'm', { ...choice({ role: 'assistant', content: '' }), usage: null }), // before any usage: null
-      expectedChunk(id, c, 'm', { choices: [], conveyor: { type: 'round.started', round: 1 }, usage: null }),
       expectedChunk(id, c, 'm', { ...choice({ content: 'a' }), usage: u(10, 1) }),
       expectedChunk(id, c, 'm', { ...choice({ reasoning_content: 'r' }), usage: u(10, 2) }),
+      expectedChunk(id, c, 'm', { choices: [], conveyor: { type: 'round.started', round: 1 }, usage: u(10, 2) }),
+      expectedChunk(id, c, 'm', { choices: [], conveyor: { type: 'tool_call.started', round: 1, call_id: 'call_r1_1', name: 'calc' }, usage: u(10, 2) }),
       expectedChunk(id, c, 'm', { choices: [], conveyor: { type: 'round.finished', round: 1, finish_reason: 'tool_calls' }, usage: u(10, 2) }),
       expectedChunk(id, c, 'm', { choices: [], conveyor: { type: 'round.started', round: 2 }, usage: u(10, 2) }),
       expectedChunk(id, c, 'm', { ...choice({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'f', arguments: '' } }] }), usage: u(30, 3) }),
