@@ -9,6 +9,7 @@ import { gatewayToolsFor, withPluginSchemas } from './request-tools.ts';
 import { ChatChunkWriter } from './chat-chunk-writer.ts';
 import type { AccessLog, CompletionFacts } from './access-log.ts';
 import type { ClientKeyId } from './client-auth.ts';
+import type { DroppedToolTurns } from './dropped-tool-turns.ts';
 import type { GatewayConfig } from './config.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import { toErrorResponse } from './error-response.ts';
@@ -37,6 +38,8 @@ export interface ChatRouteContext {
   shutdown: AbortSignal;
   /** An adapter's base model, for a model name no tool-parser rule matches. */
   modelParents: ModelParents;
+  /** The gateway's tool turns of responses that ended with client calls, for the next turn of a loop that drops them. */
+  droppedTurns: DroppedToolTurns;
 }
 
 const NO_TOOLS: ReadonlyMap<string, ToolPlugin> = new Map();
@@ -71,6 +74,11 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
     // Before the schemas are filled in: a tool named alone is the gateway's, one described is the client's.
     tools = gatewayToolsFor(checked.data, ctx.tools);
     request = withPluginSchemas(checked.data, tools);
+    const messages = ctx.droppedTurns.restore(key, request.messages);
+    if (messages !== request.messages) {
+      request = { ...request, messages };
+      timeline.mark('history-restored', { detail: "the gateway's tool turns the client's history left out" });
+    }
     const model = ctx.config.upstream.model ?? request.model;
     // A LoRA adapter (`sql-lora`) writes its base model's format: asked of the upstream only for a name no rule knows.
     const parent = request.tool_parser || matchesRule(ctx.config, model) ? undefined : await ctx.modelParents.parentOf(model);
@@ -168,6 +176,7 @@ async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, fa
   if (!request.stream) {
     try {
       const result = await runSession({ ...sessionBase, onEvent: () => {} });
+      keepDroppedTurns(ctx, key, result);
       timeline.mark('request-end', { detail: result.stopReason });
       sendJson(res, 200, completionBody(id, request.model, result, partialExecution));
     } catch (err) {
@@ -227,6 +236,7 @@ async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, fa
         },
       },
     });
+    keepDroppedTurns(ctx, key, result);
     timeline.mark('request-end', { detail: result.stopReason });
     open().finish(result);
   } catch (thrown) {
@@ -239,6 +249,11 @@ async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, fa
     facts.streamError = body.error.code;
     writer.fail(body);
   }
+}
+
+/** A response that ends with calls for the client: its turns, for a next turn that leaves the gateway's out. */
+function keepDroppedTurns(ctx: ChatRouteContext, key: ClientKeyId, result: SessionResult): void {
+  if (result.stopReason === 'client_tool_calls') ctx.droppedTurns.remember(key, result.clientToolCalls, result.messages);
 }
 
 function completionBody(id: string, model: string, result: SessionResult, partialExecution: boolean) {

@@ -25,6 +25,7 @@ import { newRequestId, OPENAI_REQUEST_ID_HEADER, REQUEST_ID_HEADER } from './req
 import { RequestEventsSocket } from './request-events-socket.ts';
 import { LINGER_MS, lingerOverUnreadBody } from './unread-body.ts';
 import { decodedPath, pathOf } from './request-path.ts';
+import { DroppedToolTurns } from './dropped-tool-turns.ts';
 import { TimelineStore } from './timeline-store.ts';
 import { UpstreamReadiness } from './upstream-readiness.ts';
 import { healthRoutes } from './health-routes.ts';
@@ -103,7 +104,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
   // Every request in flight listens on it: no listener count is a leak here (0 = no limit, no warning).
   setMaxListeners(0, shutdown.signal);
   const modelParents = new ModelParents(config.upstream);
-  const routeCtx = { config, upstream, metrics, accessLog, tools: deps.tools, timelines, admission, shutdown: shutdown.signal, modelParents };
+  const routeCtx = { config, upstream, metrics, accessLog, tools: deps.tools, timelines, admission, shutdown: shutdown.signal, modelParents, droppedTurns: new DroppedToolTurns() };
 
   const routes: Array<{ method: string; pattern: RegExp; handler: Handler }> = [
     { method: 'POST', pattern: CHAT_PATH, handler: (req, res, _params, key) => chatCompletionsRoute(routeCtx, req, res, key) },

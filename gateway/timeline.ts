@@ -4,6 +4,8 @@ export type TimelineEventType =
   | 'request-start'
   /** The request waited for one of maxConcurrentRequests places and has it now. */
   | 'admitted'
+  /** The client's history left out the gateway's tool turns of its last response; they were put back (dropped-tool-turns.ts). */
+  | 'history-restored'
   | 'round-start'
   /** The upstream took the round's request; `detail` names it (the replica chosen, when there are several). */
   | 'upstream-accepted'
