@@ -1,4 +1,5 @@
-import { startSim, type SimHandle, type SimOptions } from '../sim/sim-server.ts';
+import type { SimHandle, SimOptions } from '../sim/sim-server.ts';
+import { startSimThread } from '../sim/sim-thread.ts';
 import { checkBuiltinDataFiles } from '../plugins/builtin-data-files.ts';
 import { createBuiltinTools } from '../plugins/builtin-tools.ts';
 import { builtinPluginsConfigSchema, type BuiltinPluginsConfigInput } from '../plugins/builtin-plugins-config.ts';
@@ -74,7 +75,8 @@ export async function startConveyor(options: ConveyorOptions = {}): Promise<Conv
     // a data file a setting names that is not there stops the start before anything is started.
     const plugins = builtinPluginsConfigSchema.parse(options.plugins ?? {});
     checkBuiltinDataFiles(plugins);
-    sim = upstreamUrl ? undefined : await startSim(options.sim);
+    // On a thread of its own: its work (tokenising a prompt of megabytes) must not hold the gateway's.
+    sim = upstreamUrl ? undefined : await startSimThread(options.sim);
     if (plugins.python) sandbox = await startPythonSandbox(options.sandbox);
     const builtins = await createBuiltinTools({ config: plugins, pools, sandbox });
     const tools = builtins.tools;
