@@ -134,7 +134,16 @@ export const chatRequestSchema = z.looseObject({
    */
   tool_parser: optional(z.string().min(1)),
   skip_special_tokens: optional(z.boolean()),
-  tools: optional(z.array(z.looseObject({ type: z.string(), function: z.looseObject({ name: z.string().min(1) }).optional() }))),
+  tools: optional(
+    z.array(
+      z.looseObject({
+        type: z.string(),
+        // As OpenAI checks them (vLLM passes a string `parameters` to the chat template); null, as
+        // clients that serialise every field send it, is left out.
+        function: z.looseObject({ name: z.string().min(1), description: optional(z.string()), parameters: optional(z.record(z.string(), z.unknown())) }).optional(),
+      }),
+    ),
+  ),
   /** `none`: no call is recognised or run; `required` or a named function: the first round only (see README). */
   tool_choice: toolChoiceSchema.nullable().optional(),
   /** `false`: at most one call per round; the decode is cut where a second call begins. */
@@ -163,10 +172,13 @@ export const chatRequestSchema = z.looseObject({
   const choice = request.tool_choice;
   if (choice == null || choice === 'none' || choice === 'auto') return;
   const names = (request.tools ?? []).map((tool) => tool.function?.name);
+  // A gateway tool is offered to every request, but one that forces it lists it, by name alone.
+  const listIt = (name: string) => ` (to force one of the gateway's tools, list it by name alone: "tools": [{"type": "function", "function": {"name": ${JSON.stringify(name)}}}])`;
   if (names.length === 0) {
-    ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: `tool_choice ${JSON.stringify(choice)} needs tools, and the request lists none` });
+    const hint = typeof choice === 'object' ? listIt(choice.function.name) : '';
+    ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: `tool_choice ${JSON.stringify(choice)} needs tools, and the request lists none${hint}` });
   } else if (typeof choice === 'object' && !names.includes(choice.function.name)) {
-    ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: `tool_choice names "${choice.function.name}", which is not in tools (${names.join(', ')})` });
+    ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: `tool_choice names "${choice.function.name}", which is not in tools (${names.join(', ')})${listIt(choice.function.name)}` });
   }
 });
 

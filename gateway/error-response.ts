@@ -64,11 +64,13 @@ function typeOf(err: ConveyorError): string {
   if (err instanceof InvalidRequestError || err instanceof NotFoundError || err instanceof MethodNotAllowedError || err instanceof UnsupportedMediaTypeError || err instanceof HostNotAllowedError || err instanceof OriginNotAllowedError || err instanceof PayloadTooLargeError || err instanceof UpgradeRequiredError) {
     return 'invalid_request_error';
   }
-  if (err instanceof AuthenticationError) return 'authentication_error';
+  // OpenAI's own words for a wrong key (`invalid_request_error`, code `invalid_api_key`), and for
+  // any failure of theirs (`server_error`): clients and retry wrappers branch on them. The code
+  // says which failure it was (upstream_unreachable, upstream_first_token_timeout, …).
+  if (err instanceof AuthenticationError) return 'invalid_request_error';
   // A 4xx the upstream answered is about the client's request (a model it does not serve, a bad
   // field), as OpenAI types it; the status and the upstream's message and param pass through.
   if (err instanceof UpstreamResponseError && statusOf(err) < 500) return 'invalid_request_error';
-  if (err instanceof UpstreamError) return 'upstream_error';
   if (err instanceof ToolRejectedError) return 'tool_error';
   return 'server_error';
 }

@@ -14,7 +14,7 @@ export function withPluginSchemas(request: ChatRequest, tools: ReadonlyMap<strin
       const plugin = tool.function ? tools.get(tool.function.name) : undefined;
       if (!plugin || tool.function?.parameters != null) return tool;
       // A field sent as null (clients that serialise every field) is one left out: the plugin's fills it.
-      const given = Object.fromEntries(Object.entries(tool.function ?? {}).filter(([, value]) => value !== null));
+      const given = Object.fromEntries(Object.entries(tool.function ?? {}).filter(([, value]) => value != null));
       return { ...tool, function: { description: plugin.description, ...given, name: plugin.name, parameters: plugin.parameters } };
     }),
   };

@@ -162,6 +162,16 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     expect(fine.status).toBe(200);
   });
 
+  it("refuses a function's parameters or description of the wrong type, as OpenAI does, and takes null for either", async () => {
+    for (const [field, value] of [['parameters', 'x'], ['parameters', [1]], ['description', 7]] as const) {
+      const res = await postJson(gateway.url, '/v1/chat/completions', { ...hello, tools: [{ type: 'function', function: { name: 'lookup', [field]: value } }] });
+      expect(res.status, `${field}: ${JSON.stringify(value)}`).toBe(400);
+      expect(res.json.error).toMatchObject({ type: 'invalid_request_error', param: `tools.0.function.${field}` });
+    }
+    const nulls = await postJson(gateway.url, '/v1/chat/completions', { ...hello, tools: [{ type: 'function', function: { name: 'lookup', description: null, parameters: null } }] });
+    expect(nulls.status).toBe(200);
+  });
+
   it('refuses stream_options without stream, and a function tool without its function, as OpenAI and vLLM do', async () => {
     const options = await postJson(gateway.url, '/v1/chat/completions', { ...hello, stream_options: { include_usage: true } });
     expect(options.status).toBe(400);
@@ -368,7 +378,7 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     try {
       const res = await postJson(wrongKey.url, '/v1/chat/completions', hello);
       expect(res.status).toBe(502);
-      expect(res.json.error).toMatchObject({ type: 'upstream_error', code: 'upstream_response_error' });
+      expect(res.json.error).toMatchObject({ type: 'server_error', code: 'upstream_response_error' });
       expect(res.json.error.message).toMatch(/^the upstream refused the gateway's own credentials \(HTTP 401: .*\); check its upstream API key$/);
     } finally {
       await wrongKey.close();

@@ -79,7 +79,7 @@ describe('tool_choice that forces a call', () => {
   it.each([
     ['a function the request does not list', { model: QWEN, tools: [WEATHER], tool_choice: { type: 'function', function: { name: 'lookup' } } }, 'not in tools (get_weather)'],
     ['"required" with no tools', { model: QWEN, tool_choice: 'required' }, 'the request lists none'],
-    ['a named function with no tools', { model: QWEN, tool_choice: { type: 'function', function: { name: 'lookup' } } }, 'the request lists none'],
+    ['a named function with no tools', { model: QWEN, tool_choice: { type: 'function', function: { name: 'lookup' } } }, 'the request lists none (to force one of the gateway\'s tools, list it by name alone: "tools": [{"type": "function", "function": {"name": "lookup"}}])'],
     ['an unknown mode', { model: QWEN, tools: [WEATHER], tool_choice: 'always' }, ''],
   ])('refuses %s with a 400 naming tool_choice, before anything goes upstream', async (_what, body, message) => {
     const gw = await gatewayOver(['unused'], [lookupTool([])]);

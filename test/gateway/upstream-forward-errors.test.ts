@@ -104,10 +104,10 @@ describe('error answers of every kind from a scripted upstream', () => {
     expect(plain.status).toBe(500);
     expect(plain.headers.get('retry-after')).toBe('3');
     expect(plain.headers.get('content-type')).toBe('application/json');
-    expect(error(plain.text)).toEqual({ message: 'Internal Server Error (upstream: GET /v1/plain-500)', type: 'upstream_error', param: null, code: 'upstream_response_error' });
+    expect(error(plain.text)).toEqual({ message: 'Internal Server Error (upstream: GET /v1/plain-500)', type: 'server_error', param: null, code: 'upstream_response_error' });
     const html = await get('html-502');
     expect(html.status).toBe(502);
-    expect(error(html.text)).toMatchObject({ message: '502 Bad Gateway nginx (upstream: GET /v1/html-502)', type: 'upstream_error' });
+    expect(error(html.text)).toMatchObject({ message: '502 Bad Gateway nginx (upstream: GET /v1/html-502)', type: 'server_error' });
   });
 
   it('names the status when the body says nothing', async () => {
@@ -119,7 +119,7 @@ describe('error answers of every kind from a scripted upstream', () => {
   it("says a 401 is the upstream refusing the gateway's own key, not the client's", async () => {
     const refused = await get('vllm-401');
     expect(refused.status).toBe(401);
-    expect(error(refused.text)).toMatchObject({ type: 'upstream_error', code: 'upstream_response_error' });
+    expect(error(refused.text)).toMatchObject({ type: 'server_error', code: 'upstream_response_error' });
     expect(error(refused.text).message).toMatch(/^the upstream refused the gateway's own credentials \(HTTP 401: Unauthorized \(upstream: GET \/v1\/vllm-401\)\)/);
   });
 

@@ -176,7 +176,7 @@ describe('forwarded requests over several replicas', () => {
     });
     const res = await post(gw, upload, { duplex: 'half' } as RequestInit);
     expect(res.status).toBe(502);
-    expect(((await res.json()) as { error: { type: string } }).error.type).toBe('upstream_error');
+    expect(((await res.json()) as { error: { type: string } }).error.type).toBe('server_error');
     expect(ok.hits).toBe(before);
   });
 });

@@ -93,7 +93,7 @@ describe('other /v1 endpoints pass through to the upstream (the simulator)', () 
       body: JSON.stringify({ model: SIM_MODEL, prompt: 'x' }),
     });
     expect(res.status).toBe(401);
-    expect(((await res.json()) as { error: { type: string } }).error.type).toBe('authentication_error');
+    expect(((await res.json()) as { error: { type: string } }).error.type).toBe('invalid_request_error');
     expect(conveyor.sim!.counters().requestsReceived).toBe(before);
   });
 
@@ -257,7 +257,7 @@ describe('what the gateway sends upstream and back', () => {
     const failed = await fetch(`${down.url}/v1/embeddings`, { method: 'POST', headers: { authorization: 'Bearer client-key', 'content-type': 'application/json' }, body: '{}' });
     expect(failed.status).toBe(502);
     const error = ((await failed.json()) as { error: { type: string; code: string } }).error;
-    expect(error.type).toBe('upstream_error');
+    expect(error.type).toBe('server_error');
     const metrics = await (await fetch(`${down.url}/metrics`)).text();
     expect(metrics).toContain(`conveyor_forwarded_requests_total{status="502",error="${error.code}"} 1`);
   });
