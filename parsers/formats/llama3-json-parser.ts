@@ -42,9 +42,15 @@ export function createLlama3JsonParser(options: Llama3JsonParserOptions = {}): T
 class Llama3JsonParser extends FormatParser {
   readonly #registry: CallRegistry;
   #state: State = { kind: 'prose' };
-  /** Set while #reread steps through text: a candidate failing in it leaves its text to read next here. */
-  #rereading = false;
-  #again: string | undefined;
+  /**
+   * A failed candidate's text from the next "{" in it (which may start a call of its own), to be
+   * read before the text after the candidate: set by #step, read by #reread.
+   */
+  #replay: string | undefined;
+  /** Set while #reread steps through replayed text: a hold there is kept in #carry, not in the parser's pending text. */
+  #replaying = false;
+  /** What a state held at the end of a replayed text: it goes in front of the text read next. */
+  #carry = '';
 
   constructor(options: z.output<typeof Llama3JsonParserOptionsSchema>) {
     super();
@@ -52,6 +58,17 @@ class Llama3JsonParser extends FormatParser {
   }
 
   protected step(buf: string, i: number, out: EventList): number {
+    const next = this.#step(buf, i, out);
+    return this.#replay === undefined || this.#replaying ? next : this.#reread(buf, next, out);
+  }
+
+  protected override hold(buf: string, i: number): number {
+    if (!this.#replaying) return super.hold(buf, i);
+    this.#carry = knownString(buf).slice(i);
+    return buf.length;
+  }
+
+  #step(buf: string, i: number, out: EventList): number {
     buf = knownString(buf);
     const state = this.#state;
     switch (state.kind) {
@@ -96,10 +113,8 @@ class Llama3JsonParser extends FormatParser {
           // A "{" inside the failed candidate can start a call of its own: in `{"Sure.{"name": …}`
           // the prose's key string swallowed the call's brace. Its text is read again from there.
           out.text(raw.slice(0, next));
-          const again = raw.slice(next) + buf.slice(stop);
-          if (!this.#rereading) return this.#reread(again, buf.length, out);
-          this.#again = again;
-          return buf.length;
+          this.#replay = raw.slice(next);
+          return stop;
         }
         if (state.call.status === 'complete') this.#state = { kind: 'after-call', call: state.call, ws: '' };
         return stop;
@@ -156,21 +171,49 @@ class Llama3JsonParser extends FormatParser {
   }
 
   /**
-   * Steps through `text` (already seen, and the rest of this buffer) from the prose state; returns
-   * `end`. A candidate that fails in it leaves the text to read next in `#again`, read by this
-   * loop: called from `step` again, each failing candidate took a stack frame, and a few
-   * thousand in one delta overflowed the stack.
+   * Reads the replayed text (#replay), then `buf` goes on at `at` (returned, unless what a replay
+   * held had to be joined to the rest of `buf`, which is then read here too). A candidate failing
+   * inside a replayed text replays its own, read before the rest of that text: a stack, not
+   * recursion (each failing candidate took a stack frame, and a few thousand in one delta
+   * overflowed it), and the texts are never joined to the rest of the buffer (which copied it at
+   * every failing candidate, quadratic in a large delta).
    */
-  #reread(text: string, end: number, out: EventList): number {
-    this.#rereading = true;
-    for (let next: string | undefined = text; next !== undefined; ) {
-      this.#again = undefined;
-      let i = 0;
-      while (i < next.length) i = this.step(next, i, out);
-      next = this.#again;
+  #reread(buf: string, at: number, out: EventList): number {
+    this.#replaying = true;
+    const stack = [{ text: this.#replay!, i: 0 }];
+    this.#replay = undefined;
+    let tail: { text: string; i: number } | undefined;
+    for (;;) {
+      const top = stack[stack.length - 1];
+      if (top === undefined) {
+        if (this.#carry === '') break;
+        // Held at the end of the last replayed text: it goes in front of the rest of the buffer,
+        // read here, where a hold at its end is the parser's own again.
+        tail = { text: this.#carry + buf.slice(at), i: 0 };
+        this.#carry = '';
+        stack.push(tail);
+        continue;
+      }
+      if (top.i >= top.text.length) {
+        stack.pop();
+        const below = stack[stack.length - 1];
+        if (below !== undefined && this.#carry !== '') {
+          below.text = this.#carry + below.text.slice(below.i);
+          below.i = 0;
+          this.#carry = '';
+        }
+        continue;
+      }
+      this.#replaying = top !== tail;
+      top.i = this.#step(top.text, top.i, out);
+      this.#replaying = true;
+      if (this.#replay !== undefined) {
+        stack.push({ text: this.#replay, i: 0 });
+        this.#replay = undefined;
+      }
     }
-    this.#rereading = false;
-    return end;
+    this.#replaying = false;
+    return tail === undefined ? at : buf.length;
   }
 
   #newCall(): JsonCallObject {

@@ -71,6 +71,18 @@ describe('llama3-json parser: calls', () => {
     expect(coalesceText(feed(make(), input.match(/[^]{1,7}/g)!))).toEqual(coalesceText(events));
   });
 
+  it('reads a failed candidate again however it is split, a marker cut at the end of the text read again included', () => {
+    for (const input of [
+      '{"a{"b <|python_tag|>{"name": "f", "parameters": {}}',
+      '{"Sure{"x" {"name": "f", "parameters": {"q": "{\\"name\\""}}',
+      '{"{"{"name": "f", "arguments": {}} {"name',
+    ]) {
+      const events = coalesceText(parse(input));
+      for (let cut = 1; cut < input.length; cut++) expect(coalesceText(feed(make(), [input.slice(0, cut), input.slice(cut)])), `cut at ${cut}`).toEqual(events);
+      expect(coalesceText(feed(make(), [...input]))).toEqual(events);
+    }
+  });
+
   it('accepts <|python_tag|> before the JSON', () => {
     const events = parse('<|python_tag|>{"name": "python", "parameters": {"code": "x = 1\\nprint(x)"}}');
     expect(events.filter((e) => e.type === 'call-piece').map((e) => e.type === 'call-piece' && e.piece.kind)).toEqual(['line', 'line', 'field']);
