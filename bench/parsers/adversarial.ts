@@ -21,6 +21,7 @@ const CASES: Case[] = [
   { name: 'whitespace after <tool_call>', format: 'qwen3-coder', text: (n) => `<tool_call>${' '.repeat(n)}` },
   { name: 'whitespace after a bare <function=f>', format: 'qwen3-coder', text: (n) => `x <function=f>${'\n'.repeat(n)}` },
   { name: '<function=f> repeated', format: 'qwen3-coder', text: (n) => '<function=f>'.repeat(n / 12) },
+  { name: 'a function name that never ends', format: 'qwen3-coder', text: (n) => `<tool_call>\n<function=f>\n<parameter=${'p'.repeat(n)}` },
   { name: 'whitespace after <|python_tag|>', format: 'python-tag', text: (n) => `<|python_tag|>${' '.repeat(n)}` },
   { name: 'a plan line of spaces', format: 'llmcompiler-plan', text: (n) => `1.${' '.repeat(n)}` },
   { name: 'a plan line of tabs', format: 'llmcompiler-plan', text: (n) => '\t'.repeat(n) },
@@ -55,7 +56,7 @@ for (const c of CASES) {
     const two = parseMs(c.format, deltas(c.text(2 * n)));
     cells.push(`${one.toFixed(1)}`, `${two.toFixed(1)}`, `${(two / Math.max(one, 0.05)).toFixed(2)}×`);
   }
-  rows.push(`| ${c.format} | ${c.name} | ${cells.join(' | ')} |`);
+  rows.push(`| ${c.format} | ${c.name.replaceAll('|', '\\|')} | ${cells.join(' | ')} |`);
   process.stderr.write(`${rows.at(-1)}\n`);
 }
 const report = [

@@ -150,11 +150,8 @@ class Qwen3CoderParser implements ToolCallParser {
         return this.#readName(input);
       case 'body':
       case 'between': {
-        const i = leadingSpace(input);
-        if (i > 0) {
-          this.#raw += input.slice(0, i);
-          return input.slice(i);
-        }
+        const space = this.#space(input);
+        if (space !== undefined) return space;
         const at = input;
         const markers = this.#mode === 'body' ? BODY_MARKERS : BETWEEN_MARKERS;
         const marker = markers.find((m) => at.startsWith(m));
@@ -167,13 +164,10 @@ class Qwen3CoderParser implements ToolCallParser {
         if (this.#mode === 'body') {
           // The reason names only the first character: how much more has arrived depends on the split.
           this.#fail(`unexpected text inside <function=${this.#call!.name}> at ${JSON.stringify(at[0])}`);
-        } else {
-          // No </tool_call> after the last function: the block is over, and what follows is content.
-          this.#out.text(this.#raw);
-          this.#raw = '';
-          this.#mode = 'prose';
+          return at;
         }
-        return at;
+        // No </tool_call> after the last function: the block is over, and what follows is content.
+        return this.#prose(this.#raw, at);
       }
       case 'value':
         return this.#valueText(input, final);
@@ -185,11 +179,8 @@ class Qwen3CoderParser implements ToolCallParser {
 
   /** After `<tool_call>`: whitespace, then `<function=name>` starts a call; anything else was prose. */
   #afterToolCall(input: string): string | undefined {
-    const space = leadingSpace(input);
-    if (space > 0) {
-      this.#raw += input.slice(0, space);
-      return input.slice(space);
-    }
+    const space = this.#space(input);
+    if (space !== undefined) return space;
     const found = readFunctionTag(input);
     if (found.kind === 'more') return undefined;
     if (found.kind === 'tag') {
@@ -198,10 +189,7 @@ class Qwen3CoderParser implements ToolCallParser {
       return input.slice(found.consumed);
     }
     // A literal marker in prose: it is content, and what follows it is scanned as prose.
-    this.#out.text(this.#raw);
-    this.#raw = '';
-    this.#mode = 'prose';
-    return input;
+    return this.#prose(this.#raw, input);
   }
 
   /** At a bare `<function=`: its tag, or prose. */
@@ -215,16 +203,13 @@ class Qwen3CoderParser implements ToolCallParser {
       this.#mode = 'bare-tag';
       return input.slice(found.consumed);
     }
-    return this.#bareProse(input.slice(FUNCTION.length));
+    return this.#prose(FUNCTION, input.slice(FUNCTION.length));
   }
 
   /** After a bare `<function=name>`: whitespace, then its body makes it a call; anything else, prose. */
   #bareBody(input: string): string | undefined {
-    const space = leadingSpace(input);
-    if (space > 0) {
-      this.#raw += input.slice(0, space);
-      return input.slice(space);
-    }
+    const space = this.#space(input);
+    if (space !== undefined) return space;
     const body = bodyStart(input);
     if (body === 'more') return undefined;
     if (body === 'body') {
@@ -234,15 +219,20 @@ class Qwen3CoderParser implements ToolCallParser {
     // Prose after all. The tag's name and the whitespace after it hold no "<", so no marker: they
     // are text as they stand, and only `input` needs scanning (joined to it, the rest of a large
     // delta was copied at every such tag).
-    this.#out.text(this.#raw);
-    this.#raw = '';
-    this.#mode = 'prose';
-    return input;
+    return this.#prose(this.#raw, input);
   }
 
-  /** A bare `<function=` that is no call: it is content, and `rest` (what followed it) is scanned as prose. */
-  #bareProse(rest: string): string {
-    this.#out.text(FUNCTION);
+  /** Whitespace at the start of `input` taken into the frame: the rest, or undefined if there was none. */
+  #space(input: string): string | undefined {
+    const space = leadingSpace(input);
+    if (space === 0) return undefined;
+    this.#raw += input.slice(0, space);
+    return input.slice(space);
+  }
+
+  /** What looked like a frame was prose: `text` is content, and `rest` is scanned as prose. */
+  #prose(text: string, rest: string): string {
+    this.#out.text(text);
     this.#raw = '';
     this.#mode = 'prose';
     return rest;
@@ -251,7 +241,9 @@ class Qwen3CoderParser implements ToolCallParser {
   #readName(input: string): string | undefined {
     const close = input.indexOf('>');
     const part = close === -1 ? input : input.slice(0, close);
-    if (!isName(this.#name + part) || (close === 0 && this.#name === '')) {
+    // The name so far was checked with its delta: only the new part is (again and again, a long
+    // name cost time quadratic in its length).
+    if (!isName(part) || (close === 0 && this.#name === '')) {
       const what = this.#mode === 'function-name' ? 'function' : 'parameter';
       const bad = part.search(/[\s<]/);
       const at = bad === -1 ? close : bad;
@@ -338,11 +330,9 @@ class Qwen3CoderParser implements ToolCallParser {
     const callId = this.#call?.callId;
     const message = `qwen3-coder: ${reason}`;
     this.#out.event(callId === undefined ? { type: 'malformed', reason: message } : { type: 'malformed', callId, reason: message });
-    this.#out.text(this.#raw);
-    this.#raw = '';
     this.#call = undefined;
     this.#name = '';
     this.#value = undefined;
-    this.#mode = 'prose';
+    this.#prose(this.#raw, '');
   }
 }
