@@ -35,6 +35,14 @@ describe('qwen3-coder parser: whitespace where a call may start', () => {
     expect(textOf(sameStreamed(`<tool_call>${spaces}no call`))).toBe(`<tool_call>${spaces}no call`);
   });
 
+  it('reads a long parameter name as it comes (checked a part at a time), and one with a space in it as broken', () => {
+    const name = 'p'.repeat(20_000);
+    const called = sameStreamed(`<tool_call>\n<function=f>\n<parameter=${name}>\n1\n</parameter>\n</function>\n</tool_call>`);
+    expect(callsOf(called).map((c) => Object.keys(c.args))).toEqual([[name]]);
+    const broken = sameStreamed(`<tool_call>\n<function=f>\n<parameter=${name} x>\n1\n</parameter>\n</function>\n</tool_call>`);
+    expect(malformedOf(broken)).toHaveLength(1);
+  });
+
   it('after a bare <function=name>: then its body makes it a call, prose leaves it text', () => {
     const called = sameStreamed(`<function=f>${spaces}<parameter=a>\n1\n</parameter>\n</function>`);
     expect(callsOf(called).map((c) => [c.name, c.args])).toEqual([['f', { a: '1' }]]);
