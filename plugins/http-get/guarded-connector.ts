@@ -7,17 +7,25 @@ import { buildConnector } from 'undici';
  * not reach the gateway's own host or its internal network (SSRF). IPv4-mapped IPv6 addresses
  * are checked against the IPv4 rules by BlockList itself; IPv6 forms that carry an IPv4 address
  * a router turns back into it (NAT64's 64:ff9b::/96, 6to4's 2002::/16) are checked against the
- * same IPv4 ranges, and the IPv4-compatible ::/96 and local NAT64 64:ff9b:1::/48 are refused whole.
+ * same IPv4 ranges, and the IPv4-compatible ::/96 and local NAT64 64:ff9b:1::/48 are refused whole
+ * (PRIVATE_V6).
  */
 const PRIVATE = new BlockList();
-const PRIVATE_V4 = [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 3]] as const;
+const PRIVATE_V4 = [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24],
+  // Documentation ranges and the old 6to4 relay anycast: nothing public lives there either.
+  ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 3],
+] as const;
 for (const [net, prefix] of PRIVATE_V4) {
   PRIVATE.addSubnet(net, prefix, 'ipv4');
   const [high, low] = ipv4Groups(net);
   PRIVATE.addSubnet(`64:ff9b::${high}:${low}`, 96 + prefix, 'ipv6');
   PRIVATE.addSubnet(`2002:${high}:${low}::`, 16 + prefix, 'ipv6');
 }
-for (const [net, prefix] of [['::', 96], ['64:ff9b:1::', 48], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) PRIVATE.addSubnet(net, prefix, 'ipv6');
+// Also refused whole: SIIT's IPv4-translated ::ffff:0:0/96, the discard prefix 100::/64, Teredo
+// 2001::/32 (an IPv4 address inside, obfuscated), documentation 2001:db8::/32, and the old site-local fec0::/10.
+const PRIVATE_V6 = [['::', 96], ['::ffff:0:0:0', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 32], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8]] as const;
+for (const [net, prefix] of PRIVATE_V6) PRIVATE.addSubnet(net, prefix, 'ipv6');
 
 /** An IPv4 address as the two 16-bit hex groups it fills in an IPv6 address. */
 function ipv4Groups(address: string): [string, string] {

@@ -139,6 +139,9 @@ describe('http_get plugin', () => {
     // IPv4 carried in IPv6 forms a router turns back into IPv4: NAT64, 6to4, IPv4-compatible, local NAT64.
     const embedded = ['64:ff9b::7f00:1', '64:ff9b::a00:1', '64:ff9b::169.254.169.254', '2002:7f00:1::', '2002:c0a8:101::1', '::127.0.0.1', '::a00:1', '64:ff9b:1::8.8.8.8'];
     expect(embedded.filter((a) => !isPrivateAddress(a))).toEqual([]);
+    // SIIT, Teredo, discard, old site-local, and the documentation and 6to4-relay ranges (review 6).
+    const others = ['::ffff:0:7f00:1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '100::1', 'fec0::1', '2001:db8::1', '192.0.2.1', '198.51.100.7', '203.0.113.9', '192.88.99.1'];
+    expect(others.filter((a) => !isPrivateAddress(a))).toEqual([]);
     expect(['93.184.215.14', '2606:4700::1111', '64:ff9b::5db8:d70e', '2002:5db8:d70e::1'].some(isPrivateAddress)).toBe(false);
   });
 });
