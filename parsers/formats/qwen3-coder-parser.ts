@@ -5,7 +5,8 @@ import { EventOutput } from './event-output.ts';
 import { parseParserOptions } from './parser-options.ts';
 import { Qwen3CoderCall } from './qwen3-coder-call.ts';
 import { Qwen3CoderParserOptionsSchema, type Qwen3CoderParserOptions } from './qwen3-coder-options.ts';
-import { bodyStart, FUNCTION, FUNCTION_END, isName, leadingSpace, PARAMETER, readFunctionTag } from './qwen3-function-opener.ts';
+import { Qwen3CallOpening } from './qwen3-call-opening.ts';
+import { FUNCTION, FUNCTION_END, isName, leadingSpace, PARAMETER } from './qwen3-function-opener.ts';
 import { parameterTypes } from './schema-typed-value.ts';
 import type { XmlParameterValue } from './xml-parameter-value.ts';
 
@@ -19,8 +20,8 @@ const BODY_MARKERS = [PARAMETER, FUNCTION_END, TOOL_CALL_END];
 const BETWEEN_MARKERS = [FUNCTION, TOOL_CALL_END];
 const PROSE_MARKERS = [TOOL_CALL, FUNCTION];
 
-/** `bare-tag`: after a bare `<function=name>`, until its body shows (a call) or prose does. */
-type Mode = 'prose' | 'candidate' | 'bare' | 'bare-tag' | 'function-name' | 'body' | 'parameter-name' | 'value' | 'between';
+/** `opening`: after `<tool_call>`, or at a bare `<function=` (#opening says which, and how far). */
+type Mode = 'prose' | 'opening' | 'function-name' | 'body' | 'parameter-name' | 'value' | 'between';
 
 /**
  * Qwen3-Coder's XML tool calls (vLLM's `qwen3_coder` parser):
@@ -60,8 +61,7 @@ class Qwen3CoderParser implements ToolCallParser {
   #call: Qwen3CoderCall | undefined;
   /** The function or parameter name being read. */
   #name = '';
-  /** The name of the bare `<function=name>` in `bare-tag` mode. */
-  #bareName = '';
+  #opening: Qwen3CallOpening | undefined;
   #value: XmlParameterValue | undefined;
   #calls = 0;
   #ended = false;
@@ -85,14 +85,14 @@ class Qwen3CoderParser implements ToolCallParser {
     switch (this.#mode) {
       case 'prose':
         break;
-      case 'between':
-      case 'bare':
-      case 'bare-tag':
-        // Every call has ended and only </tool_call> is missing, or a bare <function= never showed a body.
-        this.#out.text(this.#raw);
+      case 'opening':
+        if (this.#opening!.afterToolCall) this.#fail('the output ended inside <tool_call> before a function name');
+        // A bare <function= never showed a body.
+        else this.#out.text(this.#raw);
         break;
-      case 'candidate':
-        this.#fail('the output ended inside <tool_call> before a function name');
+      case 'between':
+        // Every call has ended and only </tool_call> is missing.
+        this.#out.text(this.#raw);
         break;
       default:
         this.#fail(`the output ended inside ${this.#call ? `the call to ${this.#call.name}` : '<tool_call>'}`);
@@ -130,21 +130,14 @@ class Qwen3CoderParser implements ToolCallParser {
           return '';
         }
         this.#out.text(input.slice(0, found.index));
-        if (found.marker === FUNCTION) {
-          this.#mode = 'bare';
-          this.#raw = '';
-          return input.slice(found.index);
-        }
-        this.#mode = 'candidate';
-        this.#raw = TOOL_CALL;
-        return input.slice(found.index + TOOL_CALL.length);
+        const bare = found.marker === FUNCTION;
+        this.#mode = 'opening';
+        this.#opening = new Qwen3CallOpening(bare ? 'bare' : 'tool_call', (name) => this.#types.size === 0 || this.#types.has(name));
+        this.#raw = bare ? '' : TOOL_CALL;
+        return input.slice(bare ? found.index : found.index + TOOL_CALL.length);
       }
-      case 'candidate':
-        return this.#afterToolCall(input);
-      case 'bare':
-        return this.#bareTag(input);
-      case 'bare-tag':
-        return this.#bareBody(input);
+      case 'opening':
+        return this.#openingText(input);
       case 'function-name':
       case 'parameter-name':
         return this.#readName(input);
@@ -174,52 +167,21 @@ class Qwen3CoderParser implements ToolCallParser {
     }
   }
 
-  // Whitespace is taken as it comes in the three below, never held: held, it was read again with
-  // every delta, and a model that runs into whitespace there cost time quadratic in its length.
-
-  /** After `<tool_call>`: whitespace, then `<function=name>` starts a call; anything else was prose. */
-  #afterToolCall(input: string): string | undefined {
-    const space = this.#space(input);
-    if (space !== undefined) return space;
-    const found = readFunctionTag(input);
-    if (found.kind === 'more') return undefined;
-    if (found.kind === 'tag') {
-      this.#raw += input.slice(0, found.consumed);
-      this.#startCall(found.name);
-      return input.slice(found.consumed);
+  #openingText(input: string): string | undefined {
+    const step = this.#opening!.step(input);
+    switch (step.kind) {
+      case 'more':
+        return undefined;
+      case 'frame':
+        this.#raw += step.frame;
+        return step.rest;
+      case 'call':
+        this.#raw += step.frame;
+        this.#startCall(step.name);
+        return step.rest;
+      case 'prose':
+        return this.#prose(step.marker ?? this.#raw, step.rest);
     }
-    // A literal marker in prose: it is content, and what follows it is scanned as prose.
-    return this.#prose(this.#raw, input);
-  }
-
-  /** At a bare `<function=`: its tag, or prose. */
-  #bareTag(input: string): string | undefined {
-    const found = readFunctionTag(input);
-    if (found.kind === 'more') return undefined;
-    // Without the <tool_call> opener, only a tool the request offers (when it says) makes a call.
-    if (found.kind === 'tag' && !(this.#types.size > 0 && !this.#types.has(found.name))) {
-      this.#raw = input.slice(0, found.consumed);
-      this.#bareName = found.name;
-      this.#mode = 'bare-tag';
-      return input.slice(found.consumed);
-    }
-    return this.#prose(FUNCTION, input.slice(FUNCTION.length));
-  }
-
-  /** After a bare `<function=name>`: whitespace, then its body makes it a call; anything else, prose. */
-  #bareBody(input: string): string | undefined {
-    const space = this.#space(input);
-    if (space !== undefined) return space;
-    const body = bodyStart(input);
-    if (body === 'more') return undefined;
-    if (body === 'body') {
-      this.#startCall(this.#bareName);
-      return input;
-    }
-    // Prose after all. The tag's name and the whitespace after it hold no "<", so no marker: they
-    // are text as they stand, and only `input` needs scanning (joined to it, the rest of a large
-    // delta was copied at every such tag).
-    return this.#prose(this.#raw, input);
   }
 
   /** Whitespace at the start of `input` taken into the frame: the rest, or undefined if there was none. */
