@@ -32,21 +32,24 @@ export async function startSimThread(options: SimOptions = {}): Promise<SimHandl
   // A simulator that fails later ends its thread, not the gateway: its requests then fail as a
   // dead upstream's do. Without a listener, the thread's error would be thrown in this one.
   worker.on('error', () => undefined);
+  let exited = false;
+  const ended = new Promise<void>((resolve) => worker.once('exit', () => resolve(void (exited = true))));
   // Not what keeps the process running: the gateway's server does, and close() ends the thread.
   worker.unref();
   const slots = new Float64Array(counters);
-  let closing: Promise<void> | undefined;
+  let asked = false;
   return {
     url: ready.url,
     port: ready.port,
     counters: () => Object.fromEntries(ready.keys.map((key, i) => [key, slots[i]])) as unknown as SimCounters,
     close() {
-      closing ??= new Promise<void>((resolve) => {
-        worker.once('exit', () => resolve());
+      // A thread that already ended (its simulator failed) has nothing to close; asked once, it ends.
+      if (!exited && !asked) {
+        asked = true;
         worker.once('message', () => void worker.terminate());
         worker.postMessage({ t: 'close' });
-      });
-      return closing;
+      }
+      return ended;
     },
   };
 }

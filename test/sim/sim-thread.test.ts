@@ -20,6 +20,8 @@ describe('the simulator on a worker thread (the embedded upstream)', () => {
       await sim.close();
     }
     await expect(fetch(`${sim.url}/models`)).rejects.toThrow();
+    // Closed again (a second signal, a test's clean-up after a stop): the thread has ended, nothing waits.
+    await sim.close();
   });
 
   it('refuses a profile it cannot load with the SimConfigError startSim gives', async () => {
