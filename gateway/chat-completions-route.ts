@@ -47,8 +47,11 @@ const NO_TOOLS: ReadonlyMap<string, ToolPlugin> = new Map();
 /** "model: required" rather than zod's "expected string, received undefined" for a field left out. */
 const missingField = (issue: { code?: string; input?: unknown }) => (issue.code === 'invalid_type' && issue.input === undefined ? 'required' : undefined);
 
-/** POST /v1/chat/completions: validate, open a Session, answer as SSE chunks or one JSON body. */
-/** `key`: the id of the API key the request came with (ClientKeyId); its tools' kept processes and its timeline are that key's. */
+/**
+ * POST /v1/chat/completions: validate, open a Session, answer as SSE chunks or one JSON body.
+ * `key`: the id of the API key the request came with (ClientKeyId); its tools' kept processes,
+ * its timeline and its dropped tool turns are that key's.
+ */
 export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingMessage, res: ServerResponse, key: ClientKeyId = undefined): Promise<void> {
   // On every answer, errors included, so a client can quote it and an operator find its timeline.
   const requestId = newRequestId();
