@@ -128,6 +128,25 @@ const gatewayConfigFields = z.strictObject({
    */
   clientStallMs: z.number().int().positive().default(60_000),
   /**
+   * How long a client may take to send what it sends (Node's server timeouts, shorter than Node's
+   * own 60 s and 5 min): its headers (`headersMs`), its whole request, body included (`requestMs`;
+   * the answer's time is not counted, a long stream is not cut), and how long an idle keep-alive
+   * connection is kept (`keepAliveMs`). Past the first two it gets 408 and its connection closes,
+   * so a client that sends a byte now and then cannot hold a socket for minutes.
+   */
+  clientTimeouts: z
+    .strictObject({
+      headersMs: z.number().int().positive().default(20_000),
+      requestMs: z.number().int().positive().default(120_000),
+      keepAliveMs: z.number().int().positive().default(5_000),
+    })
+    .prefault({}),
+  /**
+   * The most client connections open at once (WebSocket followers included); one more is closed as
+   * it opens. Unset: no limit but the process's file descriptors (`ulimit -n`).
+   */
+  maxConnections: z.number().int().positive().optional(),
+  /**
    * Requests answered at once, chat completions and forwarded /v1 requests alike; more wait, first
    * come first served, for a place (the client leaving gives its place up). Unset: no limit, every
    * request goes upstream at once.
@@ -184,6 +203,9 @@ const gatewayConfigFields = z.strictObject({
 export const gatewayConfigSchema = gatewayConfigFields.superRefine((config, ctx) => {
   if (config.maxQueuedRequests !== undefined && config.maxConcurrentRequests === undefined) {
     ctx.addIssue({ code: 'custom', path: ['maxQueuedRequests'], message: 'bounds the line of maxConcurrentRequests, which is not set: nothing waits without it' });
+  }
+  if (config.clientTimeouts.headersMs > config.clientTimeouts.requestMs) {
+    ctx.addIssue({ code: 'custom', path: ['clientTimeouts', 'headersMs'], message: `the headers are part of the request: at most requestMs (${config.clientTimeouts.requestMs})` });
   }
   if (config.allowedOrigins.includes('*') && config.apiKeys.length === 0) {
     ctx.addIssue({

@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { BoundedQueue } from '../core/bounded-queue.ts';
@@ -144,7 +144,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
   let draining = false;
   let wake: (() => void) | undefined;
   let closing: Promise<void> | undefined;
-  const server = createServer((req, res) => {
+  const server = createServer(serverOptions(config), (req, res) => {
     const started = performance.now();
     const method = req.method ?? '?';
     const path = pathOf(req.url ?? '/');
@@ -179,6 +179,8 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     });
   });
 
+  server.keepAliveTimeout = config.clientTimeouts.keepAliveMs;
+  if (config.maxConnections !== undefined) server.maxConnections = config.maxConnections;
   answerParserRefusals(server, accessLog);
   answerExpectContinue(server, (path) => CHAT_PATH.test(path), config.maxBodyBytes);
 
@@ -275,6 +277,12 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
       wake = done;
     });
   }
+}
+
+/** Node checks the two request timeouts on a timer (every 30 s by default): ticked often enough that a short one is kept. */
+function serverOptions(config: GatewayConfig): ServerOptions {
+  const { headersMs, requestMs } = config.clientTimeouts;
+  return { headersTimeout: headersMs, requestTimeout: requestMs, connectionsCheckingInterval: Math.min(1000, Math.ceil(headersMs / 4)) };
 }
 
 /** The methods the routes of a path take, HEAD beside GET. */
