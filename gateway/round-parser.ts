@@ -56,6 +56,11 @@ export class RoundParser {
     this.o = o;
   }
 
+  /** The round's calls, gateway's and client's together, in the order the model began them. */
+  callOrder(): string[] {
+    return [...this.callsStarted];
+  }
+
   text(delta: string): void {
     if (this.stopped) return;
     const parser = this.o.parser;

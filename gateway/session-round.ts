@@ -15,6 +15,8 @@ export interface RoundOutput {
   text: string;
   calls: CallOutcome[];
   clientCalls: ClientToolCall[];
+  /** Every call's id, in the order the model began them (calls and clientCalls each keep it, but not between them). */
+  callOrder: string[];
   finishReason: string;
   usage?: Usage;
   /** Text and tool-call deltas the upstream streamed in this round. */
@@ -258,7 +260,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     for (const c of calls) onEvent({ type: 'tool-result', round, callId: c.callId, name: c.name, ok: c.result.ok, content: c.result.content, ...(c.result.data ? { data: c.result.data } : {}) });
     timeline.mark('round-end', { round, detail: finishReason });
     onEvent({ type: 'round-end', round, finishReason });
-    return { text: parser.visibleText, calls, clientCalls: clientCalls.completed(), finishReason, usage, deltas };
+    return { text: parser.visibleText, calls, clientCalls: clientCalls.completed(), callOrder: parser.callOrder(), finishReason, usage, deltas };
   } catch (err) {
     // The client gone while the tools finish: they stop as they do when it leaves mid-decode.
     if (signal.aborted) timeline.mark('abort', { round, detail: 'client aborted' });

@@ -196,7 +196,7 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
         if (out.finishReason === 'length') return done('length', 'length');
         return done(out.finishReason === 'content_filter' ? 'content_filter' : 'stop', 'answer');
       }
-      appended.push(...roundMessages(out.text, out.calls, out.clientCalls, opts.observations ?? 'tool'));
+      appended.push(...roundMessages(out, opts.observations ?? 'tool'));
       if (out.clientCalls.length > 0) return done('tool_calls', 'client_tool_calls');
       if (out.finishReason === 'length') return done('length', 'length');
       if (round >= opts.maxRounds) return done('length', 'max_tool_rounds');

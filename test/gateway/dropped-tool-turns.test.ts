@@ -8,16 +8,20 @@ const scripted = scriptedGateway();
 
 type Message = { role: string; content?: string | null; tool_calls?: Array<{ id: string; function: { name: string } }>; tool_call_id?: string };
 
-/** Round 1: a gateway tool (calc) and a client tool (get_weather) in one turn; later, an answer naming what the model was shown. */
-const mixedRound: UpstreamHandler = (_req, res, body) => {
-  const messages = (body as { messages: Message[] }).messages;
-  const shown = messages.map((m) => (m.role === 'tool' ? `tool:${m.content}` : m.role === 'assistant' ? `assistant:${(m.tool_calls ?? []).map((c) => c.function.name).join('+')}` : m.role));
-  const content = messages.some((m) => m.role === 'tool')
-    ? `shown: ${shown.join(' | ')}`
-    : '<tool_call>{"name": "calc", "arguments": {"expression": "2+2"}}</tool_call><tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>';
-  sseHeaders(res);
-  res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content }), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
-};
+const CALC = '<tool_call>{"name": "calc", "arguments": {"expression": "2+2"}}</tool_call>';
+const WEATHER_CALL = '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>';
+
+/** Round 1: `calls`, gateway tool (calc) and client tool (get_weather) in one turn; later, an answer naming what the model was shown. */
+function roundCalling(calls: string): UpstreamHandler {
+  return (_req, res, body) => {
+    const messages = (body as { messages: Message[] }).messages;
+    const shown = messages.map((m) => (m.role === 'tool' ? `tool:${m.content}` : m.role === 'assistant' ? `assistant:${(m.tool_calls ?? []).map((c) => c.function.name).join('+')}` : m.role));
+    const content = messages.some((m) => m.role === 'tool') ? `shown: ${shown.join(' | ')}` : calls;
+    sseHeaders(res);
+    res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content }), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
+  };
+}
+const mixedRound = roundCalling(CALC + WEATHER_CALL);
 
 const WEATHER = { type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
 
@@ -62,5 +66,22 @@ describe("the gateway's tool turns of a response that ended with client calls", 
     expect((await ask('k-1', [user, { role: 'assistant', ...message }, result])).choices[0]!.message.content).toBe('shown: user | assistant:calc+get_weather | tool:4 | tool:sunny');
     // Only that last request's history was restored, and its timeline says so.
     expect(restoredIds).toEqual(['k-1']);
+  });
+
+  it("list the round's calls in the order the model made them, a client's call before the gateway's included", async () => {
+    const gw = await scripted.start(roundCalling(WEATHER_CALL + CALC), { tools: toolMap(answeringTool('calc', () => '4')) });
+    const ask = (messages: unknown[]) =>
+      fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, tools: [WEATHER], messages }) }).then(
+        (res) => res.json() as Promise<{ choices: Array<{ message: { tool_calls: Array<{ id: string }> } }>; conveyor: { messages: Message[] } }>,
+      );
+    const user = { role: 'user', content: 'weather and math' };
+    const first = await ask([user]);
+    const [assistant, calcResult] = first.conveyor.messages;
+    expect(assistant!.tool_calls!.map((c) => c.function.name)).toEqual(['get_weather', 'calc']);
+    expect(calcResult).toMatchObject({ role: 'tool', tool_call_id: assistant!.tool_calls![1]!.id, content: '4' });
+    // Continued, the model is shown its turn as it wrote it.
+    const result = { role: 'tool', tool_call_id: first.choices[0]!.message.tool_calls[0]!.id, content: 'sunny' };
+    const second = await ask([user, ...first.conveyor.messages, result]);
+    expect((second as unknown as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content).toBe('shown: user | assistant:get_weather+calc | tool:4 | tool:sunny');
   });
 });
