@@ -119,6 +119,8 @@ export class UpstreamResponseError extends UpstreamError {
   readonly param: string | null;
   /** The upstream's Retry-After (a 429 or 503), passed on to the client with the status it keeps. */
   retryAfter?: string;
+  /** Sent inside a 200 stream: its status is the error object's own `code`, which vLLM sets to 400 for any failure there. */
+  inStream?: boolean;
   constructor(status: number, message: string, param: string | null = null, code = 'upstream_response_error') {
     super(code, message);
     this.status = status;

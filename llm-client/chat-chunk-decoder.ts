@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { UpstreamProtocolError, UpstreamResponseError } from '../core/errors.ts';
 import type { UpstreamPart } from './upstream-parts.ts';
-import { isUpstreamErrorObject, upstreamErrorMessage, upstreamErrorParam, upstreamErrorStatus } from './upstream-error-message.ts';
+import { isUpstreamErrorObject } from './upstream-error-message.ts';
+import { inStreamUpstreamError } from './upstream-response-error.ts';
 import { TOKEN_CHUNK_END, tokenEventHead, tokenEventsOf, type TokenEvent } from './token-event-bytes.ts';
 import { usageCounts } from './usage-counts.ts';
 
@@ -115,11 +116,7 @@ export class ChatChunkDecoder {
       if (eventName === 'error') throw new UpstreamResponseError(500, data);
       throw new UpstreamProtocolError(`upstream sent an SSE event that is not JSON: ${preview(data)}`);
     }
-    if (eventName === 'error' || isUpstreamErrorObject(json)) {
-      const message = upstreamErrorMessage(json) ?? `upstream reported an error mid-stream: ${preview(data)}`;
-      // The HTTP status was already 200; the object's own code (vLLM puts one) says what it was.
-      throw new UpstreamResponseError(upstreamErrorStatus(json) ?? 500, message, upstreamErrorParam(json));
-    }
+    if (eventName === 'error' || isUpstreamErrorObject(json)) throw inStreamUpstreamError(json, data);
     const chunk = isTokenChunk(json) ? json : parseChunk(json, data);
     const parts: UpstreamPart[] = [];
     if (!this.#started) {

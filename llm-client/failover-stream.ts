@@ -31,8 +31,9 @@ export interface ReplicaFailureContext {
  * another key; 404 model_not_found when the gateway names the model), so it rests and another one
  * is tried; `busy` — it is only full (429), or it failed this request with a 500 that says why (an
  * error body: vLLM's answer to an exception in that request's handling, which may be the
- * request's own doing and must not rest every replica it is tried on), so another one is tried
- * but it does not rest; `final` — any
+ * request's own doing and must not rest every replica it is tried on), or with an error object
+ * inside its stream before any token (vLLM gives each its defaults, code 400, the request's fault
+ * or not), so another one is tried but it does not rest; `final` — any
  * other replica would answer the same (400 bad request, 404 for a model the client named, 422),
  * or the failure is this process's own: the caller stopped it, or the pools were closed under it
  * (`ShuttingDownError`). A stale keep-alive socket is none of these: the attempt already sent it
@@ -48,7 +49,7 @@ export function classifyReplicaFailure(error: unknown, context: ReplicaFailureCo
   }
   if (error instanceof UpstreamModelNotFoundError) return context.modelNamedByGateway ? 'rest' : 'final';
   if (error instanceof UpstreamResponseError) {
-    if (error.status === 429) return 'busy';
+    if (error.status === 429 || (error.inStream && error.status < 500)) return 'busy';
     if (error.status === 500) return error.message === bareStatusMessage(500) ? 'rest' : 'busy';
     if (REPLICA_STATUSES.has(error.status)) return 'rest';
   }

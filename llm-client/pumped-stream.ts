@@ -41,6 +41,8 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
   #deferred = false;
   #endOfBody = false;
   #sawDone = false;
+  /** A chunk with a finish_reason has been delivered: the answer is whole. */
+  #sawFinish = false;
   /** The body of a non-2xx answer, read for its message. */
   #errorBody: ErrorBody | undefined;
   #expired: UpstreamError | undefined;
@@ -187,7 +189,7 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
     if (this.#sawDone) return;
     let parts: UpstreamPart[];
     if (isTokenEvent(event)) parts = tokenEventParts(event);
-    else if (event.data === '[DONE]') {
+    else if (event.data.trimEnd() === '[DONE]') {
       this.#sawDone = true;
       this.#afterDone = setTimeout(() => this.fail(new UpstreamProtocolError('the response stayed open after [DONE]')), AFTER_DONE_GRACE_MS);
       return;
@@ -204,6 +206,7 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
 
   /** What `onPart` throws is the consumer's own failure: it ends the stream unchanged. */
   #deliver(part: UpstreamPart): void {
+    if (part.type === 'finish') this.#sawFinish = true;
     this.#delivering += 1;
     try {
       this.onPart(part);
@@ -253,6 +256,13 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
     if (this.settled) return;
     if (!this.#decoder?.started) {
       this.settle(new UpstreamProtocolError('upstream ended the stream without sending any chunk'));
+      return;
+    }
+    // vLLM, SGLang and llama.cpp end every whole answer with a finish_reason: a body that ends
+    // without one was cut short (a proxy's timeout, a server that logged an error and stopped),
+    // and passed on it would read as an answer the model finished.
+    if (!this.#sawFinish) {
+      this.settle(new UpstreamProtocolError('upstream ended the stream without a finish_reason: the answer was cut short'));
       return;
     }
     this.#deliver({ type: 'end' });

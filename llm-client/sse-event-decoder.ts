@@ -25,7 +25,11 @@ export class SseEventDecoder {
       maxBufferSize: MAX_EVENT_CHARS,
       onEvent,
       onError: (error) => {
-        // Unknown fields are ignored by the SSE spec; only an oversized event is fatal.
+        // Unknown fields are ignored by the SSE spec, but for one: llama.cpp's server reports an
+        // error in its stream as a line of its own, `error: {…}` (then `data: [DONE]`), which
+        // dropped would pass the answer cut short for a whole one. It is read as an error event.
+        if (error.type === 'unknown-field' && error.field === 'error' && error.value !== undefined) onEvent({ event: 'error', data: error.value, id: undefined });
+        // Only an oversized event is fatal.
         if (error.type === 'max-buffer-size-exceeded') this.#failure ??= error;
       },
     });

@@ -1,5 +1,5 @@
 import { UpstreamContextLengthError, UpstreamMaxTokensTooLargeError, UpstreamModelNotFoundError, UpstreamResponseError, type ContextLimits } from '../core/errors.ts';
-import { upstreamErrorMessage, upstreamErrorParam } from './upstream-error-message.ts';
+import { upstreamErrorMessage, upstreamErrorParam, upstreamErrorStatus } from './upstream-error-message.ts';
 
 // Error bodies are small; a server streaming megabytes of HTML error page is cut here.
 export const MAX_ERROR_BODY_BYTES = 64 * 1024;
@@ -50,8 +50,9 @@ export function upstreamResponseError(status: number, chunks: readonly Uint8Arra
   const text = Buffer.concat(chunks).toString('utf8').slice(0, MAX_ERROR_BODY_BYTES);
   let message: string | undefined;
   let param: string | null = null;
+  let body: unknown;
   try {
-    const body: unknown = JSON.parse(text);
+    body = JSON.parse(text);
     message = upstreamErrorMessage(body);
     param = upstreamErrorParam(body);
   } catch {
@@ -59,11 +60,60 @@ export function upstreamResponseError(status: number, chunks: readonly Uint8Arra
   }
   if (message === undefined) return new UpstreamResponseError(status, bareStatusMessage(status), param);
   if (status === 404 && MODEL_DOES_NOT_EXIST.test(message)) return new UpstreamModelNotFoundError(message);
-  const limits = status === 400 ? contextLimits(message) : undefined;
-  if (limits && limits.inputTokens >= limits.maxModelLen) return new UpstreamContextLengthError(message, limits);
+  return status === 400 ? contextError(message, param, body) ?? new UpstreamResponseError(status, message, param) : new UpstreamResponseError(status, message, param);
+}
+
+/**
+ * The error for an error object an upstream sent inside its 200 stream (`raw`: the event's data),
+ * after the status line said all was well, so the object's own `code` is all there is to go by:
+ * - a context overflow, in any wording contextLimits knows or llama.cpp's: the context errors, as a
+ *   400 before the stream would be (llama.cpp queues a request before it measures its prompt, and
+ *   vLLM's engine finds a prompt too long only once it runs);
+ * - vLLM's engine dead: a 503, which rests the replica, though vLLM (up to 0.11) gives every
+ *   exception in a stream its defaults, code 400 `BadRequestError`;
+ * - any other: `inStream`, with the code it carries (500 without one), which failover reads as
+ *   "another replica may do": an in-stream 400 from vLLM says nothing about the request.
+ */
+export function inStreamUpstreamError(body: unknown, raw: string): UpstreamResponseError {
+  const message = upstreamErrorMessage(body) ?? `upstream reported an error mid-stream: ${raw.length > 200 ? `${raw.slice(0, 200)}…` : raw}`;
+  const param = upstreamErrorParam(body);
+  const context = contextError(message, param, body);
+  if (context) return context;
+  if (ENGINE_DEAD.test(message)) return new UpstreamResponseError(503, message, null);
+  const error = new UpstreamResponseError(upstreamErrorStatus(body) ?? 500, message, param);
+  error.inStream = true;
+  return error;
+}
+
+/** A context-overflow refusal as the error its code says, undefined for any other message. */
+function contextError(message: string, param: string | null, body: unknown): UpstreamResponseError | undefined {
+  const limits = contextLimits(message) ?? llamaCppContextLimits(body);
+  if (limits === undefined) return undefined;
+  if (limits.inputTokens >= limits.maxModelLen) return new UpstreamContextLengthError(message, limits);
   // OpenAI names the field it refuses (`max_tokens is too large: …` on param `max_tokens`); older vLLM names none.
-  if (limits) return new UpstreamMaxTokensTooLargeError(message, param ?? 'max_tokens', limits);
-  return new UpstreamResponseError(status, message, param);
+  return new UpstreamMaxTokensTooLargeError(message, param ?? 'max_tokens', limits);
+}
+
+/**
+ * llama.cpp's server words a prompt longer than its context "the request exceeds the available
+ * context size, try increasing it" and puts the numbers beside it: `{"error": {"type":
+ * "exceed_context_size_error", "n_prompt_tokens": P, "n_ctx": N, …}}`.
+ */
+function llamaCppContextLimits(body: unknown): ContextLimits | undefined {
+  const error = isRecord(body) && isRecord(body.error) ? body.error : body;
+  if (!isRecord(error) || error.type !== 'exceed_context_size_error') return undefined;
+  const { n_prompt_tokens: inputTokens, n_ctx: maxModelLen } = error;
+  return Number.isInteger(inputTokens) && Number.isInteger(maxModelLen) ? { inputTokens: inputTokens as number, maxModelLen: maxModelLen as number } : undefined;
+}
+
+/**
+ * vLLM's words for an engine that died under its requests (V1's EngineDeadError and its
+ * AsyncLLM's message, V0's AsyncEngineDeadError): every request on it fails alike from then on.
+ */
+const ENGINE_DEAD = /\bEngineCore encountered an issue\b|\bEngineDeadError\b|\bEngine loop has died\b|\bAsyncEngineDeadError\b|\bengine is dead\b/i;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

@@ -127,7 +127,7 @@ describe('pumpChatCompletion (the push-based stream the gateway consumes)', () =
       res.write(vllmChunk({ content: 'a' }));
       await pause(20);
       res.write(vllmChunk({ content: 'b' }) + vllmChunk({ content: 'c' }));
-      res.end('data: [DONE]\n\n');
+      res.end(vllmChunk({}, 'stop') + 'data: [DONE]\n\n');
     });
     const parts: UpstreamPart[] = [];
     const stream = pumpChatCompletion({ baseUrl: upstream.baseUrl, body, signal: new AbortController().signal }, (part) => {
@@ -139,7 +139,7 @@ describe('pumpChatCompletion (the push-based stream the gateway consumes)', () =
     expect(parts).toEqual([START, { type: 'content', text: 'a' }]);
     stream.resume();
     await stream.done;
-    expect(parts.slice(2)).toEqual([{ type: 'content', text: 'b' }, { type: 'content', text: 'c' }, { type: 'end' }]);
+    expect(parts.slice(2)).toEqual([{ type: 'content', text: 'b' }, { type: 'content', text: 'c' }, { type: 'finish', reason: 'stop' }, { type: 'end' }]);
   });
 
   it('finishes the delivery under way first when onPart pauses and resumes at once: no part twice', async () => {
@@ -148,7 +148,7 @@ describe('pumpChatCompletion (the push-based stream the gateway consumes)', () =
       res.write(vllmChunk({ content: 'a' }));
       await pause(20);
       // Several events in one read: handed over from the held list.
-      res.end(['b', 'c', 'd'].map((text) => vllmChunk({ content: text })).join('') + 'data: [DONE]\n\n');
+      res.end(['b', 'c', 'd'].map((text) => vllmChunk({ content: text })).join('') + vllmChunk({}, 'stop') + 'data: [DONE]\n\n');
     });
     const parts: UpstreamPart[] = [];
     const stream = pumpChatCompletion({ baseUrl: upstream.baseUrl, body, signal: new AbortController().signal }, (part) => {
@@ -159,7 +159,7 @@ describe('pumpChatCompletion (the push-based stream the gateway consumes)', () =
       }
     });
     await stream.done;
-    expect(parts.map((p) => (p.type === 'content' ? p.text : p.type))).toEqual(['start', 'a', 'b', 'c', 'd', 'end']);
+    expect(parts.map((p) => (p.type === 'content' ? p.text : p.type))).toEqual(['start', 'a', 'b', 'c', 'd', 'finish', 'end']);
   });
 
   it('holds the end back from a consumer that paused after [DONE], though the upstream keeps the response open', async () => {

@@ -111,7 +111,7 @@ describe('streamChatCompletion phase timeouts', () => {
       sseHeaders(res);
       res.write(vllmChunk({ content: 'a' }));
       await pause(150);
-      res.end(vllmChunk({ content: 'b' }) + 'data: [DONE]\n\n');
+      res.end(vllmChunk({ content: 'b' }) + vllmChunk({}, 'stop') + 'data: [DONE]\n\n');
     });
     const parts = [];
     for await (const part of streamChatCompletion({

@@ -20,6 +20,13 @@ describe("an upstream's context overflow", () => {
     expect(error).toMatchObject({ status: 400, message, param: 'messages', code: 'context_length_exceeded', maxModelLen, inputTokens });
   });
 
+  it("is context_length_exceeded in llama.cpp's words, its numbers beside the message", () => {
+    const message = 'the request exceeds the available context size, try increasing it';
+    const error = read(400, { error: { code: 400, message, type: 'exceed_context_size_error', n_prompt_tokens: 5000, n_ctx: 4096 } });
+    expect(error).toBeInstanceOf(UpstreamContextLengthError);
+    expect(error).toMatchObject({ status: 400, message, code: 'context_length_exceeded', maxModelLen: 4096, inputTokens: 5000 });
+  });
+
   it('reads the same in an older vLLM body, its fields at the top level', () => {
     const message = "This model's maximum context length is 2048 tokens. However, your request has 3000 input tokens. Please reduce the length of the input messages.";
     const error = read(400, { object: 'error', message, type: 'BadRequestError', param: null, code: 400 });

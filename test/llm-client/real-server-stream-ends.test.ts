@@ -1,0 +1,100 @@
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { UpstreamContextLengthError, UpstreamProtocolError, UpstreamResponseError } from '../../core/errors.ts';
+import { closeUpstreamPools, createChatCompletionPump, streamChatCompletion } from '../../llm-client/index.ts';
+import { expectedPlainParts, MODEL, plainContentStream, START, vllmChunk } from './fixtures/vllm-streams.ts';
+import { replicaState, runPump } from './replica-pump-run.ts';
+import { trackedUpstreams } from './tracked-upstreams.ts';
+import { collect, startSseUpstream, type TestUpstream } from './upstream-test-server.ts';
+
+// What real servers send inside a 200 stream that the simulator never does: llama.cpp's `error:`
+// line, vLLM's in-stream errors (each with code 400 up to 0.11), a body that ends without a
+// finish_reason, a `[DONE]` with a trailing space.
+
+const body = { model: MODEL, messages: [{ role: 'user', content: 'hi' }] };
+let upstream: TestUpstream | undefined;
+afterEach(async () => {
+  await upstream?.close();
+  upstream = undefined;
+});
+afterAll(closeUpstreamPools);
+
+async function streamOf(sse: string) {
+  upstream = await startSseUpstream(sse);
+  return collect(streamChatCompletion({ baseUrl: upstream.baseUrl, body, signal: new AbortController().signal }));
+}
+
+/** llama.cpp's server_sent_event(sink, "error", …): a line whose field is `error`, then [DONE]. */
+const llamaCppError = (error: Record<string, unknown>) => `error: ${JSON.stringify({ error })}\n\ndata: [DONE]\n\n`;
+
+/** vLLM's create_streaming_error_response with its defaults (every version to 0.11). */
+const vllmStreamError = (message: string) => `data: ${JSON.stringify({ error: { message, type: 'BadRequestError', param: null, code: 400 } })}\n\ndata: [DONE]\n\n`;
+
+describe('a stream from a real server that ends in an error or early', () => {
+  it("reads llama.cpp's `error:` line after some text as the upstream's error, not as a whole answer", async () => {
+    const { parts, error } = await streamOf(vllmChunk({ content: 'Hello' }) + llamaCppError({ code: 500, message: 'slot failed', type: 'server_error' }));
+    expect(parts).toEqual([START, { type: 'content', text: 'Hello' }]);
+    expect(error).toBeInstanceOf(UpstreamResponseError);
+    expect(error).toMatchObject({ status: 500, message: 'slot failed' });
+  });
+
+  it("reads llama.cpp's context overflow, sent in its stream before any token, as context_length_exceeded with its numbers", async () => {
+    const overflow = { code: 400, message: 'the request exceeds the available context size, try increasing it', type: 'exceed_context_size_error', n_prompt_tokens: 5000, n_ctx: 4096 };
+    const { parts, error } = await streamOf(llamaCppError(overflow));
+    expect(parts).toEqual([]);
+    expect(error).toBeInstanceOf(UpstreamContextLengthError);
+    expect(error).toMatchObject({ code: 'context_length_exceeded', status: 400, inputTokens: 5000, maxModelLen: 4096 });
+  });
+
+  it("reads vLLM's engine prompt-too-long, sent in its stream, as context_length_exceeded", async () => {
+    const { error } = await streamOf(vllmStreamError('The decoder prompt (length 9000) is longer than the maximum model length of 8192. Make sure that `max_model_len` is no smaller than the number of text tokens.'));
+    expect(error).toBeInstanceOf(UpstreamContextLengthError);
+    expect(error).toMatchObject({ inputTokens: 9000, maxModelLen: 8192 });
+  });
+
+  it("reads vLLM's dead engine, which it reports in the stream as a 400, as a 503", async () => {
+    const { error } = await streamOf(vllmChunk({ role: 'assistant', content: '' }) + vllmStreamError('EngineCore encountered an issue. See stack trace (above) for the root cause.'));
+    expect(error).toBeInstanceOf(UpstreamResponseError);
+    expect(error).toMatchObject({ status: 503, message: expect.stringContaining('EngineCore encountered an issue') });
+  });
+
+  it('fails a body that ends after text without a finish_reason, [DONE] or not: the answer was cut short', async () => {
+    for (const end of ['', 'data: [DONE]\n\n']) {
+      const { parts, error } = await streamOf(vllmChunk({ content: 'Hello' }) + end);
+      expect(parts).toEqual([START, { type: 'content', text: 'Hello' }]);
+      expect(error).toBeInstanceOf(UpstreamProtocolError);
+      expect((error as Error).message).toMatch(/without a finish_reason/);
+      await upstream!.close();
+    }
+  });
+
+  it('ends cleanly at a [DONE] with trailing white space', async () => {
+    const { parts, error } = await streamOf(vllmChunk({ content: 'ok' }) + vllmChunk({}, 'stop') + 'data: [DONE] \n\n');
+    expect(error).toBeUndefined();
+    expect(parts.at(-1)).toEqual({ type: 'end' });
+  });
+});
+
+describe("a replica's in-stream error before any token", () => {
+  const track = trackedUpstreams();
+
+  it('moves the stream to another replica without resting the first, as vLLM gives any such error code 400', async () => {
+    const odd = await track(startSseUpstream(vllmChunk({ role: 'assistant', content: '' }) + vllmStreamError('Expected 2 output tokens, got 1')));
+    const good = await track(startSseUpstream(plainContentStream));
+    const pump = createChatCompletionPump({ baseUrl: [odd.baseUrl, good.baseUrl] });
+    const { error, parts } = await runPump(pump, { baseUrl: odd.baseUrl });
+    expect(error).toBeUndefined();
+    expect(parts).toEqual(expectedPlainParts);
+    expect([odd.requests.length, good.requests.length]).toEqual([1, 1]);
+    expect(replicaState(pump, odd.baseUrl)).toMatchObject({ healthy: true });
+  });
+
+  it("moves on from a replica whose engine died, and rests it", async () => {
+    const dead = await track(startSseUpstream(vllmChunk({ role: 'assistant', content: '' }) + vllmStreamError('EngineCore encountered an issue. See stack trace (above) for the root cause.')));
+    const good = await track(startSseUpstream(plainContentStream));
+    const pump = createChatCompletionPump({ baseUrl: [dead.baseUrl, good.baseUrl] });
+    const { error, parts } = await runPump(pump, { baseUrl: dead.baseUrl });
+    expect(error).toBeUndefined();
+    expect(parts).toEqual(expectedPlainParts);
+    expect(replicaState(pump, dead.baseUrl)).toMatchObject({ healthy: false, failures: 1 });
+  });
+});
