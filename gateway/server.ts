@@ -184,7 +184,8 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
   answerParserRefusals(server, accessLog);
   answerExpectContinue(server, (path) => CHAT_PATH.test(path), config.maxBodyBytes);
 
-  const checkHost = hostCheck(config.host, config.apiKeys, config.allowedHosts);
+  // Set once the server is listening: whether it checks depends on the address it bound.
+  let checkHost: ReturnType<typeof hostCheck>;
   const cors = new CorsPolicy(config.allowedOrigins);
   async function handle(req: IncomingMessage, res: ServerResponse, path: string | undefined): Promise<void> {
     if (path === undefined) throw new InvalidRequestError(`the request target is not a valid path: ${req.url}`);
@@ -231,7 +232,8 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     server.once('error', reject);
     server.listen(config.port, config.host, resolve);
   });
-  const { port } = server.address() as AddressInfo;
+  const { port, address } = server.address() as AddressInfo;
+  checkHost = hostCheck(config.host, address, config.apiKeys, config.allowedHosts);
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   return {
     url: `http://${host}:${port}`,

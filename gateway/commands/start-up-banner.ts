@@ -1,7 +1,9 @@
+import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { SCENARIOS_DIR } from '../../sim/scenario-loader.ts';
 import { DEFAULT_PROFILE, type SimOptions } from '../../sim/sim-server.ts';
 import type { GatewayConfig } from '../config.ts';
+import { isLoopbackAddress } from '../host-check.ts';
 import { chooseParser } from '../parser-selection.ts';
 import type { ConveyorHandle } from '../start-conveyor.ts';
 
@@ -21,6 +23,10 @@ export async function printBanner(conveyor: ConveyorHandle, sim: BannerSimSettin
   const { url, config } = conveyor.gateway;
   const upstream = config.upstream;
   console.log(`conveyor gateway listening on ${url}/v1`);
+  const { address } = conveyor.gateway.server.address() as AddressInfo;
+  if (config.apiKeys.length === 0 && !isLoopbackAddress(address)) {
+    console.log(`warning: no --api-key on ${address}, which other machines can reach: anyone who can reach it can run its tools`);
+  }
   const replicas = typeof upstream.baseUrl === 'string' ? [upstream.baseUrl] : upstream.baseUrl;
   console.log(`upstream: ${conveyor.sim ? `embedded simulator at ${conveyor.sim.url} (profile ${typeof sim.profile === 'object' ? sim.profile.name : (sim.profile ?? DEFAULT_PROFILE)})` : replicas.join(', ')}${replicas.length > 1 ? ' (replicas)' : ''}`);
   if (!conveyor.sim) {

@@ -4,9 +4,9 @@ import type { GatewayConfigInput } from '../../gateway/config.ts';
 import { startGateway } from '../../gateway/server.ts';
 
 /** GET /v1/models addressed to `host`, as a browser on a rebound name would send it. */
-function modelsAs(port: number, host: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+function modelsAs(port: number, host: string, headers: Record<string, string> = {}, connectTo = '127.0.0.1'): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path: '/v1/models', headers: { host, ...headers } }, (res) => {
+    const req = request({ host: connectTo, port, path: '/v1/models', headers: { host, ...headers } }, (res) => {
       let text = '';
       res.on('data', (c: Buffer) => (text += c.toString()));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
@@ -37,6 +37,18 @@ describe('DNS rebinding protection (keyless gateway on loopback)', () => {
         expect((await modelsAs(port, host)).status, host).toBe(200);
       }
     });
+  });
+
+  it('checks on a loopback listener however --host spells it (127.1, a long IPv6 form, a name for loopback), serving that name', async () => {
+    // `localhost.localdomain`-like names: /etc/hosts maps `localhost` on every machine; the check
+    // must not depend on --host being one of the spellings it knows.
+    for (const host of ['127.1', '0:0:0:0:0:0:0:1', 'localhost']) {
+      await withGateway({ host }, async (port) => {
+        const rebound = await modelsAs(port, `rebind.attacker.example:${port}`, {}, host);
+        expect(rebound.status, host).toBe(403);
+        expect((await modelsAs(port, `${host.includes(':') ? `[${host}]` : host}:${port}`, {}, host)).status, host).toBe(200);
+      });
+    }
   });
 
   it('serves the names in allowedHosts', async () => {

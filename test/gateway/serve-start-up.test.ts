@@ -159,6 +159,18 @@ describe('conveyor serve: the banner\'s "try:" example fits the settings', () =>
     await exited;
   }, 60_000);
 
+  it('warns, keyless on an address other machines reach, that anyone who reaches it can run its tools; on loopback it does not', async () => {
+    for (const host of ['0.0.0.0', '127.0.0.1']) {
+      const { proc, printed } = await serve(['--host', host, '--sim-profile', 'fast-test', '--plugins', '{"python":false}', '--log-level', 'silent']);
+      await printedExample(printed);
+      const warned = printed.some((line) => /^warning: no --api-key on 0\.0\.0\.0, which other machines can reach/.test(line));
+      expect(warned, host).toBe(host === '0.0.0.0');
+      const exited = once(proc, 'exit');
+      proc.kill('SIGTERM');
+      await exited;
+    }
+  }, 60_000);
+
   // With the author's own scenarios the shipped sine wave got the simulator's "No scenario matched".
   it("with the author's own scenarios (--sim-scenarios), says the request must match one of their rules", async () => {
     const scenarios = path.join(dir, 'scenarios');
