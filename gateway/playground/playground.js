@@ -20,7 +20,7 @@ const $ = (id) => document.getElementById(id);
 const ui = {
   settings: $('settings'), model: $('model'), partial: $('partial'), key: $('key'), examples: $('examples'), conversation: $('conversation'),
   events: $('events'), timeline: $('timeline'), stats: $('stats'), form: $('ask'), prompt: $('prompt'),
-  send: $('send'), stop: $('stop'), clear: $('clear'), status: $('status'),
+  send: $('send'), stop: $('stop'), clear: $('clear'), status: $('status'), announcer: $('announcer'),
 };
 
 /** The conversation so far, as sent upstream: user turns and the assistant's visible answers. */
@@ -43,7 +43,14 @@ function setStatus(text, isError = false) {
 
 async function loadModels() {
   sessionStorage.setItem('conveyor-key', ui.key.value.trim());
-  const res = await fetch('/v1/models', { headers: headers() });
+  let res;
+  try {
+    res = await fetch('/v1/models', { headers: headers() });
+  } catch (err) {
+    // A network failure, or a key fetch cannot put in a header (a character outside Latin-1).
+    setStatus(`GET /v1/models failed: ${err.message}`, true);
+    return;
+  }
   const body = await res.json().catch(() => ({}));
   if (!res.ok) {
     setStatus(`GET /v1/models: ${body.error?.message ?? res.status}${res.status === 401 ? ' (enter the API key above)' : ''}`, true);
@@ -85,8 +92,12 @@ class Run {
   event(text, kind = '') {
     const item = el('li', kind);
     item.append(el('time', undefined, `${((performance.now() - this.started) / 1000).toFixed(3)} s`), el('span', undefined, text));
+    // Only the list's own box follows, and only if the reader is at its bottom: scrollIntoView
+    // scrolled the page too, taking the prompt box out of view at every event.
+    const box = ui.events.parentElement;
+    const following = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
     ui.events.append(item);
-    item.scrollIntoView({ block: 'nearest' });
+    if (following) box.scrollTop = box.scrollHeight;
   }
 
   /**
@@ -101,6 +112,11 @@ class Run {
     const following = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
     this.content.textContent = this.text;
     if (following) box.scrollTop = box.scrollHeight;
+  }
+
+  /** The whole answer, told once to a screen reader (the bubble itself is redrawn every frame, so it is no live region). */
+  announce(text) {
+    ui.announcer.textContent = text;
   }
 
   /** One parsed chunk of the stream: text for the bubble, `conveyor` events for the list. */
@@ -144,14 +160,18 @@ class Run {
   }
 }
 
-/** Reads the SSE stream and hands each `data:` payload to `run`. */
+/**
+ * Reads the SSE stream and hands each `data:` payload to `run`. A stream that ends before its
+ * [DONE] was cut (a dropped connection, a proxy's timeout, the gateway failing after its headers):
+ * an error, so the cut answer is not taken for a whole one and sent back as history.
+ */
 async function readStream(res, run) {
   const reader = res.body.getReader();
   const decoder = new TextDecoder();
   let buffered = '';
   for (;;) {
     const { done, value } = await reader.read();
-    if (done) return;
+    if (done) throw new Error('the stream ended before [DONE]: the connection was cut, the answer is incomplete');
     buffered += decoder.decode(value, { stream: true });
     let end;
     while ((end = buffered.indexOf('\n\n')) >= 0) {
@@ -218,6 +238,7 @@ async function send(prompt) {
     await readStream(res, run);
     // With the tool rounds' calls and observations, so a follow-up question can build on them.
     history.push(...(run.turns ?? [{ role: 'assistant', content: run.text }]));
+    run.announce(run.text);
     // The answer is whole; a timeline that could not follow it still says so.
     const trouble = run.timeline.trouble;
     setStatus(`done · request ${run.bubble.dataset.requestId} · ${trouble ?? `its timeline: /v1/requests/${run.bubble.dataset.requestId}/timeline`}`, trouble !== undefined);

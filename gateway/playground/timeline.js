@@ -169,7 +169,8 @@ export class Timeline {
         if (idle > 0) bar.style.background = `linear-gradient(to right, var(--tool-idle) ${idle}%, var(--tool) ${idle}%)`;
       }
       track.append(bar);
-      row.append(el('span', 'label', span.label), track);
+      // Failed is said in words too, not by the bar's colour alone.
+      row.append(el('span', 'label', span.kind === 'failed' && !span.label.startsWith('rejected') ? `${span.label} (failed)` : span.label), track);
       return row;
     });
     this.page.panel.replaceChildren(...rows);

@@ -115,6 +115,48 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
     }
   }, 90_000);
 
+  it('takes a stream cut before its [DONE] for no answer: says so and leaves the turn out of the next request', async () => {
+    const page = await browser.newPage();
+    try {
+      const sent: Array<{ messages: Array<{ role: string; content: string }> }> = [];
+      let cut = true;
+      // The gateway's real answer, its connection dropped a third of the way in (as a proxy's timeout leaves it).
+      await page.route('**/v1/chat/completions', async (route) => {
+        sent.push(JSON.parse(route.request().postData() ?? '{}'));
+        const real = await route.fetch();
+        const body = await real.text();
+        await route.fulfill({ response: real, body: cut ? body.slice(0, body.indexOf('\n\n', body.length / 3) + 2) : body });
+        cut = false;
+      });
+      await openPlayground(page, conveyor.gateway.url);
+      await page.getByLabel('Your message').fill('Say hello.');
+      await page.click('#send');
+      await page.waitForSelector('.turn.assistant.finished');
+      expect(await page.textContent('#status')).toMatch(/^error: the stream ended before \[DONE\]/);
+      expect(await page.textContent('.turn.user.left-out .note')).toBe('left out of the conversation: it got no answer');
+      await page.getByLabel('Your message').fill('Again.');
+      await page.click('#send');
+      await page.waitForFunction(() => document.getElementById('status')?.textContent?.startsWith('done'));
+      expect(sent[1]!.messages).toEqual([{ role: 'user', content: 'Again.' }]);
+      // The whole answer is told once, to screen readers, through its own live region.
+      expect(await page.textContent('#announcer')).toBe(await page.textContent('.turn.assistant:last-of-type .content'));
+    } finally {
+      await page.close();
+    }
+  }, 90_000);
+
+  it('says why when the model list cannot be fetched', async () => {
+    const page = await browser.newPage();
+    try {
+      await page.route('**/v1/models', (route) => route.abort('connectionrefused'));
+      await page.goto(`${conveyor.gateway.url}/`);
+      await page.waitForFunction(() => document.getElementById('status')?.textContent !== '');
+      expect(await page.textContent('#status')).toMatch(/^GET \/v1\/models failed: /);
+    } finally {
+      await page.close();
+    }
+  }, 90_000);
+
   it('New chat during a request empties the timeline, and the stopped request does not draw into it again', async () => {
     const page = await browser.newPage();
     try {
