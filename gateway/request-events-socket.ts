@@ -1,7 +1,7 @@
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { InvalidRequestError, NotFoundError } from '../core/errors.ts';
+import { InvalidRequestError, MethodNotAllowedError, NotFoundError } from '../core/errors.ts';
 import { authenticate, KEY_SUBPROTOCOL_PREFIX } from './client-auth.ts';
 import { toErrorResponse } from './error-response.ts';
 import type { Timeline, TimelineEvent } from './timeline.ts';
@@ -12,6 +12,19 @@ const EVENTS_PATH = /^\/v1\/requests\/(?<id>[\w-]+)\/events$/;
 
 /** The close reason (code 1000) once the request's `request-end` has been sent. */
 const ENDED = 'request ended';
+
+/**
+ * A follower that reads nothing while its request goes on (a piece event per statement of a long
+ * script) would have every event held for it in the gateway's memory: past this much unsent it is
+ * closed (1008) instead. A whole kept timeline's replay is well under it.
+ */
+const MAX_UNSENT_BYTES = 4 * 1024 * 1024;
+const TOO_SLOW = 'follower too slow: more than 4 MiB of events unread';
+/** How long a follower closed for being slow has to take the close frame before its socket is cut. */
+const SLOW_CLOSE_MS = 1000;
+
+/** The WebSocket versions ws speaks (RFC 6455 §4.4: a refusal names them). */
+const WEBSOCKET_VERSIONS = '13, 8';
 
 /**
  * `GET /v1/requests/:id/events` as a WebSocket: a request's timeline as it happens. Each message
@@ -69,6 +82,14 @@ export class RequestEventsSocket {
       const path = pathOf(req.url ?? '/');
       const id = path === undefined ? undefined : EVENTS_PATH.exec(path)?.groups?.id;
       if (id === undefined) throw new NotFoundError(`no WebSocket route for ${path}`);
+      // Refused here rather than by ws, whose refusals reach its error listener without their status.
+      if (req.method !== 'GET') throw new MethodNotAllowedError(req.method ?? '?', path!, ['GET']);
+      const version = req.headers['sec-websocket-version'];
+      if (version !== '13' && version !== '8') {
+        return this.refuse(req, socket, new InvalidRequestError(`WebSocket handshake: Sec-WebSocket-Version ${version ?? '(none)'} is not one this server speaks (${WEBSOCKET_VERSIONS})`), started, {
+          'sec-websocket-version': WEBSOCKET_VERSIONS,
+        });
+      }
       const key = authenticate(req, this.apiKeys, { subprotocolKey: true });
       const timeline = this.timelines.get(id, key);
       if (!timeline) throw new NotFoundError(`no timeline for request ${id} (only recent requests are kept)`);
@@ -81,13 +102,15 @@ export class RequestEventsSocket {
     }
   }
 
-  private refuse(req: IncomingMessage, socket: Duplex, err: unknown, started: number): void {
-    const { status, body } = toErrorResponse(err);
+  private refuse(req: IncomingMessage, socket: Duplex, err: unknown, started: number, extraHeaders: Record<string, string> = {}): void {
+    const { status, body, headers } = toErrorResponse(err);
     this.answered({ req, status, durationMs: performance.now() - started, errorCode: body.error.code });
     const json = JSON.stringify(body);
+    const lines = Object.entries({ ...headers, ...extraHeaders }).map(([name, value]) => `${name}: ${value}\r\n`);
     // Closed once written, as ws closes a refused handshake: a half-open socket would stay.
-    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(json)}\r\nconnection: close\r\n\r\n${json}`, () =>
-      socket.destroy(),
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines.join('')}content-type: application/json\r\ncontent-length: ${Buffer.byteLength(json)}\r\nconnection: close\r\n\r\n${json}`,
+      () => socket.destroy(),
     );
   }
 
@@ -141,14 +164,26 @@ function chooseSubprotocol(offered: Set<string>): string | false {
 }
 
 function follow(ws: WebSocket, timeline: Timeline): void {
-  const send = (event: TimelineEvent) => ws.send(JSON.stringify(event));
-  for (const event of timeline.events) send(event);
+  let unsubscribe = (): void => {};
+  /** False once the follower is closed for being too slow: nothing more goes to it. */
+  const send = (event: TimelineEvent): boolean => {
+    if (ws.readyState !== ws.OPEN) return false;
+    if (ws.bufferedAmount > MAX_UNSENT_BYTES) {
+      unsubscribe();
+      ws.close(1008, TOO_SLOW);
+      setTimeout(() => ws.terminate(), SLOW_CLOSE_MS).unref();
+      return false;
+    }
+    ws.send(JSON.stringify(event));
+    return true;
+  };
+  for (const event of timeline.events) if (!send(event)) return;
   if (timeline.ended) {
     ws.close(1000, ENDED);
     return;
   }
-  const unsubscribe = timeline.subscribe((event) => {
-    send(event);
+  unsubscribe = timeline.subscribe((event) => {
+    if (!send(event)) return;
     if (event.type === 'request-end') {
       unsubscribe();
       ws.close(1000, ENDED);

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { ConveyorHandle } from '../../gateway/start-conveyor.ts';
 import { startGateway } from '../../gateway/server.ts';
-import type { TimelineEvent } from '../../gateway/timeline.ts';
+import { Timeline, type TimelineEvent } from '../../gateway/timeline.ts';
 import { getJson } from '../support/sse-client.ts';
 import { SINE_STDLIB_REQUEST, startTestConveyor } from '../support/conveyor-fixture.ts';
 
@@ -140,6 +140,58 @@ describe('GET /v1/requests/:id/events (WebSocket)', () => {
 });
 
 describe('request events with API keys', () => {
+  it('refuses another method with 405 and Allow, and a version it does not speak with 400 naming those it does (RFC 6455)', async () => {
+    const gateway = await startGateway({ port: 0, upstream: { baseUrl: 'http://127.0.0.1:9/v1' } }, { tools: new Map() });
+    try {
+      const timeline = new Timeline('chatcmpl-live');
+      gateway.timelines.add(timeline);
+      const handshake = (method: string, version: string) =>
+        `${method} /v1/requests/chatcmpl-live/events HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: ${version}\r\n\r\n`;
+      const raw = async (text: string) => {
+        const socket = connect(gateway.port, '127.0.0.1');
+        socket.write(text);
+        let answer = '';
+        for await (const chunk of socket) answer += String(chunk);
+        return answer;
+      };
+      const post = await raw(handshake('POST', '13'));
+      expect(post).toMatch(/^HTTP\/1\.1 405 Method Not Allowed\r\n/);
+      expect(post).toMatch(/\r\nallow: GET\r\n/i);
+      const old = await raw(handshake('GET', '7'));
+      expect(old).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+      expect(old).toMatch(/\r\nsec-websocket-version: 13, 8\r\n/i);
+      expect(old).toContain('Sec-WebSocket-Version 7 is not one this server speaks');
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('closes a follower that reads nothing once its unsent events pass the bound, rather than holding them all', async () => {
+    const gateway = await startGateway({ port: 0, upstream: { baseUrl: 'http://127.0.0.1:9/v1' } }, { tools: new Map() });
+    try {
+      const timeline = new Timeline('chatcmpl-long');
+      gateway.timelines.add(timeline);
+      const ws = new WebSocket(wsUrl(gateway.url, 'chatcmpl-long'));
+      await once(ws, 'open');
+      // Stops reading its socket: what the gateway sends piles up in the kernel, then in the gateway.
+      ws.pause();
+      let received = 0;
+      ws.on('message', () => (received += 1));
+      const closed = once(ws, 'close');
+      const big = 'x'.repeat(100_000);
+      for (let i = 0; i < 400; i++) timeline.mark('piece', { round: 1, detail: big });
+      ws.resume();
+      const [code, reason] = (await closed) as [number, Buffer];
+      expect(code).toBe(1008);
+      expect(String(reason)).toMatch(/^follower too slow/);
+      // 40 MB marked; it was sent up to the bound (plus what the kernel took), not all of it.
+      expect(received).toBeLessThan(400);
+      timeline.mark('request-end', { detail: 'answer' });
+    } finally {
+      await gateway.close();
+    }
+  });
+
   it('asks for the same bearer key as the HTTP routes', async () => {
     const gateway = await startGateway({ port: 0, upstream: { baseUrl: 'http://127.0.0.1:9/v1' }, apiKeys: ['k-1'] }, { tools: new Map() });
     try {
