@@ -32,7 +32,9 @@ export function inspectInterpreter(python: string): Promise<InterpreterInfo> {
   return new Promise((resolvePromise, reject) => {
     execFile(python, ['-I', '-c', script], { timeout: 15_000 }, (error, stdout, stderr) => {
       if (error) {
-        reject(new SandboxError(`cannot run the Python interpreter ${python}: ${stderr || error.message}`, { cause: error }));
+        // execFile's message quotes the whole -c script: the exit status or errno says more.
+        const why = stderr.trim() || (typeof error.code === 'number' ? `it exited with status ${error.code}` : String(error.code ?? error.message));
+        reject(new SandboxError(`cannot run the Python interpreter ${python}: ${why} (name another with --python PATH, or run without the python tool: --plugins '{"python":false}')`, { cause: error }));
         return;
       }
       try {

@@ -46,6 +46,10 @@ export async function startSimThread(options: SimOptions = {}): Promise<SimHandl
       // A thread that already ended (its simulator failed) has nothing to close; asked once, it ends.
       if (!exited && !asked) {
         asked = true;
+        // Held while it closes: a start-up that fails before the server listens awaits this with
+        // nothing else keeping the process alive, and Node would end it (status 13) before the
+        // error could be told.
+        worker.ref();
         worker.once('message', () => void worker.terminate());
         worker.postMessage({ t: 'close' });
       }

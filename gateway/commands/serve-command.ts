@@ -121,6 +121,11 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
     const items = value === undefined ? [] : (typeof value === 'string' ? [value] : value).flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
     return items.length === 0 ? undefined : items;
   };
+  // On the command line, though, an empty key is a mistake (`--api-key "$KEY"`, KEY unset), and
+  // read as none it would start the gateway open: refused as every other empty list value is.
+  if (command.getOptionValueSource('apiKey') === 'cli' && list(opts.apiKey) === undefined) {
+    command.error("option '--api-key <key...>' argument '' is invalid. expected a key, not an empty value (an unset variable?)");
+  }
   const upstreams = list(given('upstream'));
   const flags = {
     gateway: defined({
@@ -163,10 +168,14 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
   if (refused !== undefined) command.error(refused);
   const shutdownGrace = given('shutdownGrace') ?? file.shutdownGraceSeconds ?? opts.shutdownGrace;
   ignoreClosedStdout();
+  const logger = pino({ level: given('logLevel') ?? file.logLevel ?? opts.logLevel });
+  // A promise a hook of an inline tool (or a thread's own code) let go of, rejected: Node's default
+  // ends the process, every request in flight with it. It is that tool's bug, logged; the gateway goes on.
+  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection (a tool or hook that did not await a promise); the gateway goes on'));
   const conveyor = await startConveyor({
     ...options,
     ...(file.toolModuleLoadSeconds !== undefined ? { toolModuleLoadMs: file.toolModuleLoadSeconds * 1000 } : {}),
-    logger: pino({ level: given('logLevel') ?? file.logLevel ?? opts.logLevel }),
+    logger,
   });
   // At once, before the banner: it waits up to 2 s on the upstream's readiness while the gateway
   // already serves, and a SIGTERM then (an orchestrator's rollout) would kill it without its grace.

@@ -28,6 +28,7 @@ const NOT_A_PLUGIN = fileURLToPath(new URL('../../core/errors.ts', import.meta.u
 const WORD_COUNT_PLUGIN = fileURLToPath(new URL('../../plugins/kit/examples/word-count-plugin.ts', import.meta.url));
 
 const FAULTY_PLUGIN = fileURLToPath(new URL('../sandbox/runtimes/fixtures/faulty-plugin.ts', import.meta.url));
+const STRAY_REJECTION_PLUGIN = fileURLToPath(new URL('../sandbox/runtimes/fixtures/stray-rejection-plugin.ts', import.meta.url));
 const LIMIT_TYPO_PLUGIN = fileURLToPath(new URL('../sandbox/runtimes/fixtures/limit-typo-plugin.ts', import.meta.url));
 const KIT = fileURLToPath(new URL('../../plugins/kit/index.ts', import.meta.url));
 
@@ -287,6 +288,7 @@ describe('conveyor serve (the main job) in its own process', () => {
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', cjsPlugin], message: `conveyor: tool module ${cjsPlugin}: it is a CommonJS module (plugins are ES modules: use .ts/.mjs/.js with import/export` },
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', WORD_COUNT_PLUGIN, '--tool', `${WORD_COUNT_PLUGIN}?again`], message: `a tool named word_count is already loaded, from ${WORD_COUNT_PLUGIN}\n` },
       { args: ['--config', 'no-such-config.json'], message: 'conveyor: config file no-such-config.json: ENOENT' },
+      { args: ['--api-key', ''], message: "conveyor: option '--api-key <key...>' argument '' is invalid. expected a key, not an empty value", code: 2 },
       { args: ['--tool-read-path', '/srv/data'], message: 'conveyor: --tool-read-path applies to the modules given with --tool', code: 2 },
       { args: ['--plugins', '{"pyhton":false}'], message: 'conveyor: option \'--plugins <json>\' argument \'{"pyhton":false}\' is invalid. pyhton: unknown key (did you mean python?)', code: 2 },
       { args: ['--plugins', '{bad'], message: "conveyor: option '--plugins <json>' argument '{bad' is invalid. ", code: 2 },
@@ -377,6 +379,20 @@ describe('conveyor serve (the main job) in its own process', () => {
     const stderr = await refusedStart(['--tool', module]);
     expect(stderr).toContain(`conveyor: tool module ${module}: Cannot find package 'zod' imported from ${module} (`);
     expect(stderr).toContain('a package.json with {"type": "module"} and `npm install zod@4` run there');
+  }, 60_000);
+
+  it('logs a promise an inline tool let go of that then rejects, and serves on (Node would end the process)', async () => {
+    const { url, logLines } = await serve(['--sim-profile', 'fast-test', '--plugins', '{"python":false}', '--tool', STRAY_REJECTION_PLUGIN]);
+    const res = await fetch(`${url}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'mistral-7b-instruct-sim', messages: [{ role: 'user', content: 'What is 200*701?' }] }),
+    });
+    expect(((await res.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content).toContain('140200');
+    await eventually(() => logLines.some((l) => (l as { msg?: string }).msg?.startsWith('unhandled promise rejection')), 'the rejection is logged');
+    const line = logLines.find((l) => (l as { msg?: string }).msg?.startsWith('unhandled promise rejection')) as { level: number; err: { message: string } };
+    expect(line).toMatchObject({ level: 50, err: { message: 'stray rejection from a hook' } });
+    expect((await fetch(`${url.replace(/\/v1$/, '')}/health`)).status).toBe(200);
   }, 60_000);
 
   it('says in the banner which built-in a --tool module replaced, and from which module', async () => {

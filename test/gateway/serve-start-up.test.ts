@@ -62,6 +62,12 @@ const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 describe('conveyor serve: start-up failures of a tool module', () => {
   // Node ended the process with status 13 and nothing on stderr: the import's top-level await was
   // all the CLI's own top-level await waited on, and nothing else was left on the event loop.
+  it('says in one line, status 1, that the Python interpreter cannot run, on the embedded simulator too (was: status 13 and nothing)', async () => {
+    const { code, stderr } = await refusedStart(['--python', '/bin/false']);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/^conveyor: cannot run the Python interpreter \/bin\/false/);
+  }, 60_000);
+
   it('stops with one line and status 1 when a module does not finish loading in time (config toolModuleLoadSeconds)', async () => {
     const module = moduleFile('never-loads.ts', 'await new Promise(() => {});\nexport default 1;\n');
     const config = path.join(dir, 'load-time.json');
