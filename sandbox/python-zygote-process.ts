@@ -36,6 +36,10 @@ export class ZygoteProcess {
     return new Promise((resolvePromise, reject) => {
       const child = spawn(plan.command, plan.args, {
         stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+        // Its own process group, as the plugin processes have: a terminal's Ctrl-C (SIGINT to the
+        // foreground group) reaches the gateway, whose shutdown grace lets the cells running finish;
+        // sharing the group, the zygote died at once and every cell with it.
+        detached: true,
         env: plan.env,
         ...(plan.uid !== undefined ? { uid: plan.uid, gid: plan.gid } : {}),
       });

@@ -100,6 +100,39 @@ describe('conveyor serve (the main job) in its own process', () => {
     await eventually(() => alive().length === 0, `the gateway's sandbox processes ${sandboxPids.join(', ')} are gone`);
   }, 60_000);
 
+  it("lets a python call finish after a terminal's Ctrl-C (SIGINT to the whole process group), within the shutdown grace", async () => {
+    // Its own process group, as a shell's foreground job is: Ctrl-C signals every process in it.
+    const proc = spawn(process.execPath, [CLI, 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    child = proc;
+    const url = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: proc.stdout! }).on('line', (line) => {
+        const match = /listening on (\S+\/v1)$/.exec(line);
+        if (match) resolve(match[1]!);
+      });
+      proc.once('exit', (code) => reject(new Error(`conveyor serve exited (${code})`)));
+    });
+    const res = await fetch(`${url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...SINE_STDLIB_REQUEST, stream: true }) });
+    const reader = res.body!.getReader();
+    let events = '';
+    let signalled = false;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      events += Buffer.from(value).toString('utf8');
+      // The python call has begun: the Ctrl-C comes while it runs.
+      if (!signalled && events.includes('"type":"tool_call.started"')) {
+        signalled = true;
+        process.kill(-proc.pid!, 'SIGINT');
+      }
+    }
+    expect(signalled).toBe(true);
+    expect(events).toMatch(/"type":"tool_call\.completed"[^\n]*"ok":true/);
+    expect(events).toContain('samples=13 peak=1.000');
+    expect(events).not.toContain('sandbox process died');
+    const [code] = (await once(proc, 'exit')) as [number | null];
+    expect(code).toBe(0);
+  }, 60_000);
+
   it('runs a tool author\'s plugin module given with --tool, in its own runtime, in front of a real upstream', async () => {
     const upstream = await startTestUpstream(wordCountModel);
     try {
