@@ -10,7 +10,8 @@ export const ON_LOAD_LIMIT_MS = 30_000;
 
 /**
  * How long a call may wait for a worker or a process (the queue, a cold start) beyond its plugin's
- * onLoad. A worker and a JS plugin process run onLoad before they take a call, so the call's own
+ * onLoad. A JS plugin process runs onLoad before it takes a call, and a call on a worker waits for
+ * its own plugin's, so the call's own
  * wait ends at this plus the onLoad limit: a hung onLoad is then reported as such, first, rather
  * than as "found no worker" (review 3, finding 6).
  */

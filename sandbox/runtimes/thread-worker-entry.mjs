@@ -7,9 +7,11 @@ if (!process.features.typescript) {
   register();
 }
 const { default: runThreadTask, preloadPluginModules } = await import('./thread-worker.ts');
-// Before piscina counts this worker ready: the pool's plugins, so that no first call pays for
-// their import, a worker started to replace one lost to an abort or a timeout included.
+// The pool's plugins, imported (and their onLoad run) as the worker starts, so that no first call
+// pays for their import, a worker started to replace one lost to an abort or a timeout included.
+// Not awaited: a call waits for its own plugin's load only (runThreadTask), so one plugin whose
+// onLoad hangs does not hold every other plugin's calls until its limit (review 7).
 const { workerData } = await import('node:worker_threads');
-await preloadPluginModules(workerData?.preload ?? []);
+void preloadPluginModules(workerData?.preload ?? []);
 
 export default runThreadTask;

@@ -40,10 +40,10 @@ export interface ThreadTaskResult {
 const onLoadLimitMs: number = (workerData as { onLoadTimeoutMs?: number } | null)?.onLoadTimeoutMs ?? ON_LOAD_LIMIT_MS;
 
 /**
- * Imports plugin modules (and runs their onLoad) ahead of their calls. A module that fails to load
- * fails at its first call instead, and so does one whose onLoad is still running onLoadLimitMs
- * after it began (`onLoad did not finish within N ms`): the worker takes tasks from then on. The
- * backstop is for an import that never ends.
+ * Imports plugin modules (and runs their onLoad) ahead of their calls; the worker takes tasks
+ * meanwhile, each waiting for its own module only. A module that fails to load fails at its first
+ * call instead, and so does one whose onLoad is still running onLoadLimitMs after it began (`onLoad
+ * did not finish within N ms`). The backstop is for an import that never ends.
  */
 export async function preloadPluginModules(modules: readonly string[]): Promise<void> {
   let timer: NodeJS.Timeout | undefined;

@@ -4,6 +4,7 @@ import { toolFromPlugin } from '../../../plugins/kit/tool-from-plugin.ts';
 import { runScriptedCall } from '../../../plugins/kit/testing.ts';
 import { createRuntimePools, type RuntimePools } from '../../../sandbox/runtimes/runtime-pools.ts';
 import echo from './fixtures/echo-plugin.ts';
+import faulty from './fixtures/faulty-plugin.ts';
 import hostile from './fixtures/hostile-plugin.ts';
 import importMarker, { IMPORTS_CHANNEL } from './fixtures/import-marker-plugin.ts';
 import slowLoad from './fixtures/slow-load-plugin.ts';
@@ -82,6 +83,21 @@ describe('thread runtime', () => {
       const tool = toolFromPlugin(slowLoad, { moduleUrl: fixture('slow-load-plugin.ts'), pools: own });
       const run = await runScriptedCall(tool, { args: { text: 'cold' } });
       expect(run.result).toMatchObject({ ok: true, content: 'COLD' });
+    } finally {
+      await own.close();
+    }
+  });
+
+  it("serves a plugin's calls while another plugin of the pool is still in its onLoad (which never ends)", async () => {
+    const own = createRuntimePools({ thread: { maxThreads: 1 } });
+    try {
+      const hanging = toolFromPlugin({ ...faulty, name: 'hangs_at_load', runtime: 'thread' }, { moduleUrl: `${fixture('faulty-plugin.ts')}?load=hang&name=hangs_at_load`, pools: own });
+      const tool = toolFromPlugin({ ...echo, runtime: 'thread' }, { moduleUrl: fixture('echo-plugin.ts'), pools: own });
+      hanging.warm();
+      tool.warm();
+      // Before, the worker took no call until every preloaded onLoad had ended or hit its limit (60 s in all).
+      const run = await runScriptedCall(tool, { args: { text: 'served' } });
+      expect(run.result).toMatchObject({ ok: true });
     } finally {
       await own.close();
     }
