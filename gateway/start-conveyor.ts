@@ -64,7 +64,7 @@ export async function startConveyor(options: ConveyorOptions = {}): Promise<Conv
   parseGatewayConfig(gatewayInput(options.gateway, upstreamUrl ?? 'http://127.0.0.1/v1'));
   // A sandboxed plugin's console output is its author's one way to see inside it.
   const onOutput = ({ plugin, text }: { plugin: string; text: string }): void => options.logger?.info({ plugin, output: text.trimEnd() }, 'plugin output');
-  const pools = createRuntimePools({ ...options.runtimes, process: { onOutput, ...options.runtimes?.process } });
+  const pools = createRuntimePools({ ...options.runtimes, process: { onOutput, ...options.runtimes?.process }, thread: { onOutput, ...options.runtimes?.thread } });
   let sim: SimHandle | undefined;
   let sandbox: ConveyorHandle['sandbox'] | undefined;
   try {

@@ -6,6 +6,7 @@ import type { ToolProgress } from '../../plugins/plugin-types.ts';
 import { ON_LOAD_LIMIT_MS } from './on-load-limit.ts';
 import { END_OF_PROGRESS, HOOK_BEGUN, type ThreadTask, type ThreadTaskResult } from './thread-worker.ts';
 import { progressSchema } from './plugin-protocol.ts';
+import { listenForThreadOutput, threadOutputChannelName, type ThreadOutput } from './thread-output.ts';
 
 export interface ThreadPoolOptions {
   /** Worker threads. Default: the machine's cores. */
@@ -16,6 +17,8 @@ export interface ThreadPoolOptions {
   maxOldGenerationSizeMb?: number;
   /** An idle worker above the minimum exits after this long. Default 30 s. */
   idleTimeoutMs?: number;
+  /** Each write a plugin makes to stdout or stderr in a worker (the gateway logs it). Default: dropped. */
+  onOutput?: (output: ThreadOutput) => void;
 }
 
 /** How long a finished task's progress may trail its result (it normally arrives at once). */
@@ -28,7 +31,7 @@ const ENTRY = new URL('./thread-worker-entry.mjs', import.meta.url).href;
  * not a security boundary: code in it can reach process.getBuiltinModule('fs').
  */
 export class ThreadPool {
-  readonly options: Required<ThreadPoolOptions>;
+  readonly options: Required<Omit<ThreadPoolOptions, 'onOutput'>>;
   private pool: Piscina | null = null;
   /** Module URLs every worker imports as it starts. */
   private readonly preload: string[] = [];
@@ -37,8 +40,12 @@ export class ThreadPool {
   /** How long a plugin's onLoad may take in a worker (RuntimePoolsOptions.onLoadTimeoutMs). */
   readonly onLoadTimeoutMs: number;
 
+  private readonly outputChannel = threadOutputChannelName();
+  private readonly stopListening: () => void;
+
   constructor(options: ThreadPoolOptions = {}, onLoadTimeoutMs = ON_LOAD_LIMIT_MS) {
     this.onLoadTimeoutMs = onLoadTimeoutMs;
+    this.stopListening = listenForThreadOutput(this.outputChannel, options.onOutput ?? (() => undefined));
     this.options = {
       maxThreads: options.maxThreads ?? availableParallelism(),
       maxQueue: options.maxQueue ?? 64,
@@ -122,13 +129,14 @@ export class ThreadPool {
     const pool = this.pool;
     this.pool = null;
     await pool?.destroy();
+    this.stopListening();
   }
 
   private ensurePool(): Piscina {
     if (this.pool) return this.pool;
     this.pool = new Piscina({
       filename: ENTRY,
-      workerData: { preload: this.preload, onLoadTimeoutMs: this.onLoadTimeoutMs },
+      workerData: { preload: this.preload, onLoadTimeoutMs: this.onLoadTimeoutMs, outputChannel: this.outputChannel },
       // A full set of workers at all times: piscina 5 starts replacements for workers it lost (abort,
       // OOM, exit) only up to minThreads, and with fewer workers left, queued tasks were stranded.
       minThreads: this.options.maxThreads,

@@ -5,6 +5,7 @@ import type { ToolResult } from '../../plugins/plugin-types.ts';
 import { verdictOf } from '../../plugins/kit/check-definition.ts';
 import { hookFailure, loadPluginForCalls, runEndHook } from './load-plugin-module.ts';
 import { ON_LOAD_LIMIT_MS, START_ALLOWANCE_MS } from './on-load-limit.ts';
+import { captureThreadOutput } from './thread-output.ts';
 
 export const END_OF_PROGRESS = '__end_of_progress__';
 /** Sent on a task's port once its plugin is loaded and its hook is about to run: the call's clock starts here. */
@@ -39,6 +40,11 @@ export interface ThreadTaskResult {
 /** The pool's onLoad limit (ThreadPool passes it in workerData); the default where none is given. */
 const onLoadLimitMs: number = (workerData as { onLoadTimeoutMs?: number } | null)?.onLoadTimeoutMs ?? ON_LOAD_LIMIT_MS;
 
+/** The plugin whose hook runs now (one task at a time per worker), or the module being preloaded. */
+let printing = 'thread worker';
+const outputChannel = (workerData as { outputChannel?: string } | null)?.outputChannel;
+if (outputChannel !== undefined) captureThreadOutput(outputChannel, () => printing);
+
 /**
  * Imports plugin modules (and runs their onLoad) ahead of their calls; the worker takes tasks
  * meanwhile, each waiting for its own module only. A module that fails to load fails at its first
@@ -68,6 +74,7 @@ export default async function runThreadTask(task: ThreadTask): Promise<ThreadTas
     state: task.state,
     emit: (progress) => task.port.postMessage(progress),
   };
+  printing = task.plugin;
   try {
     const definition = await loadPluginForCalls(task.module, onLoadLimitMs);
     if (definition.name !== task.plugin) throw new Error(`module exports plugin "${definition.name}", expected "${task.plugin}"`);

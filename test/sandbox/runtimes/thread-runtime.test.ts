@@ -5,6 +5,7 @@ import { runScriptedCall } from '../../../plugins/kit/testing.ts';
 import { createRuntimePools, type RuntimePools } from '../../../sandbox/runtimes/runtime-pools.ts';
 import echo from './fixtures/echo-plugin.ts';
 import faulty from './fixtures/faulty-plugin.ts';
+import printing from './fixtures/printing-plugin.ts';
 import hostile from './fixtures/hostile-plugin.ts';
 import importMarker, { IMPORTS_CHANNEL } from './fixtures/import-marker-plugin.ts';
 import slowLoad from './fixtures/slow-load-plugin.ts';
@@ -98,6 +99,23 @@ describe('thread runtime', () => {
       // Before, the worker took no call until every preloaded onLoad had ended or hit its limit (60 s in all).
       const run = await runScriptedCall(tool, { args: { text: 'served' } });
       expect(run.result).toMatchObject({ ok: true });
+    } finally {
+      await own.close();
+    }
+  });
+
+  it("hands what a plugin prints in a worker to onOutput, naming the plugin, instead of the gateway's stdout", async () => {
+    const printed: Array<{ plugin: string; text: string }> = [];
+    const own = createRuntimePools({ thread: { maxThreads: 1, onOutput: (output) => printed.push(output) } });
+    try {
+      const tool = toolFromPlugin(printing, { moduleUrl: fixture('printing-plugin.ts'), pools: own });
+      const run = await runScriptedCall(tool, { args: { text: 'hello' } });
+      expect(run.result).toMatchObject({ ok: true, content: 'ok' });
+      await until(() => printed.length >= 2);
+      expect(printed).toEqual([
+        { plugin: 'printing', text: 'printed hello\n' },
+        { plugin: 'printing', text: 'no newline' },
+      ]);
     } finally {
       await own.close();
     }
