@@ -68,7 +68,8 @@ export function readConfigFile(path: string): ConveyorConfigFile {
   let text: string;
   let raw: unknown;
   try {
-    text = readFileSync(path, 'utf8');
+    // A byte-order mark (Windows editors save one) is no part of the JSON.
+    text = readFileSync(path, 'utf8').replace(/^\uFEFF/, '');
   } catch (err) {
     throw new GatewayConfigError(`config file ${path}: ${(err as Error).message}`, { cause: err });
   }

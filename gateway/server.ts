@@ -229,7 +229,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
   });
 
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) => reject(listenError(err, config.host, config.port)));
     server.listen(config.port, config.host, resolve);
   });
   const { port, address } = server.address() as AddressInfo;
@@ -285,6 +285,18 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
 function serverOptions(config: GatewayConfig): ServerOptions {
   const { headersMs, requestMs } = config.clientTimeouts;
   return { headersTimeout: headersMs, requestTimeout: requestMs, connectionsCheckingInterval: Math.min(1000, Math.ceil(headersMs / 4)) };
+}
+
+/** Why the gateway could not listen, naming the setting to change (the system's words alone name neither). */
+function listenError(err: NodeJS.ErrnoException, host: string, port: number): Error {
+  const fix: Record<string, string> = {
+    EADDRINUSE: `port ${port} is in use: another --port (config gateway.port), or 0 for any free one`,
+    EADDRNOTAVAIL: `${host} is no address of this machine: another --host (config gateway.host)`,
+    ENOTFOUND: `${host} is no address or name this machine resolves: another --host (config gateway.host)`,
+    EACCES: `port ${port} needs privileges: a port above 1023 (--port, config gateway.port)`,
+  };
+  const hint = fix[err.code ?? ''];
+  return hint === undefined ? err : new GatewayConfigError(`cannot listen on ${host}:${port}: ${hint} (${err.message})`, { cause: err });
 }
 
 /** The methods the routes of a path take, HEAD beside GET. */

@@ -196,6 +196,11 @@ export function toolResultOf(plugin: string, value: unknown): ToolResult {
     // The shape is right but for data: "not a string or { ok, content }" would send the author looking at ok and content.
     return { ok: false, content: `error: ${plugin}'s onEnd returned { ok, content, data } with data ${describe(r.data)}; data must be an object (or left out)` };
   }
+  // An object with both fields, of the wrong types: say which, not "not { ok, content }".
+  if (typeof r === 'object' && r !== null && 'ok' in r && 'content' in r) {
+    const wrong = [typeof r.ok !== 'boolean' ? `ok ${describe(r.ok)} (a boolean)` : undefined, typeof r.content !== 'string' ? `content ${describe(r.content)} (a string)` : undefined].filter(Boolean);
+    return { ok: false, content: `error: ${plugin}'s onEnd returned { ok, content } with ${wrong.join(' and ')}` };
+  }
   return { ok: false, content: `error: ${plugin}'s onEnd returned ${describe(value)}, not a string or { ok, content }` };
 }
 

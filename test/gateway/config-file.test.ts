@@ -30,6 +30,10 @@ describe('conveyor serve --config FILE', () => {
     expect(readConfigFile(configFile(content))).toEqual(content);
   });
 
+  it('reads a file a Windows editor saved with a byte-order mark', () => {
+    expect(readConfigFile(configFile('\uFEFF{"gateway": {"port": 9091}}'))).toEqual({ gateway: { port: 9091 } });
+  });
+
   it('makes relative paths relative to the file, not to the working directory', () => {
     const folder = path.join(dir, 'etc');
     const file = configFile(

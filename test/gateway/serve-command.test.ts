@@ -310,7 +310,8 @@ describe('conveyor serve (the main job) in its own process', () => {
       // A name that is no shipped profile is a wrong command line; a profile file that is not there, a file the command could not use.
       { args: ['--sim-profile', 'no-such-profile'], message: "conveyor: option '--sim-profile <name>' argument 'no-such-profile' is invalid. not a shipped profile (", code: 2 },
       { args: ['--sim-profile', 'no-such-profile.json'], message: 'conveyor: timing profile "no-such-profile.json" not found' },
-      { args: ['--port', port, '--sim-profile', 'fast-test'], message: 'conveyor: listen EADDRINUSE' },
+      { args: ['--port', port, '--sim-profile', 'fast-test'], message: `conveyor: cannot listen on 127.0.0.1:${port}: port ${port} is in use: another --port (config gateway.port), or 0 for any free one (listen EADDRINUSE` },
+      { args: ['--host', '256.1.1.1', '--sim-profile', 'fast-test'], message: 'conveyor: cannot listen on 256.1.1.1:0: 256.1.1.1 is no address or name this machine resolves: another --host (config gateway.host)' },
       { args: ['--upstream', 'http://127.0.0.1:9/v1,not-a-url'], message: 'conveyor: option \'--upstream <url...>\': "not-a-url" is not a URL', code: 2 },
       { args: ['--upstream', 'http://127.0.0.1:9/v1', 'http://127.0.0.1:9/v1'], message: 'a replica is listed twice', code: 2 },
       // A space after the comma once made a second replica, " http://…", of the same one.

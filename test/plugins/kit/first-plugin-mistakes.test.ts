@@ -39,4 +39,10 @@ describe('a first plugin\'s mistakes name their fix', () => {
     const run = await runScriptedCall(inlineTool(plugin), { args: { city: 'Paris' } });
     expect(run.result?.content).toBe("error: weather's onEnd returned 42, not a string or { ok, content }");
   });
+
+  it('onEnd returning { ok, content } of the wrong types says which field is wrong', async () => {
+    const plugin = definePlugin({ ...good, hooks: { onEnd: () => ({ ok: 'yes', content: 5 }) as never } });
+    const run = await runScriptedCall(inlineTool(plugin), { args: { city: 'Paris' } });
+    expect(run.result?.content).toBe('error: weather\'s onEnd returned { ok, content } with ok "yes" (a boolean) and content 5 (a string)');
+  });
 });
