@@ -1,6 +1,9 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { shippedProfileNames } from '../../sim/timing-profile.ts';
+import { ZodError } from 'zod';
 import { gatewayConfigSchema, type GatewayConfigInput } from '../config.ts';
+import { conveyorConfigFileSchema } from '../config-file.ts';
+import { describeConfigIssues } from '../config-issues.ts';
 
 /**
  * A list option's parser (`--tool a.ts b.ts`, `--tool a.ts,b.ts`): each value kept as given (the
@@ -56,8 +59,8 @@ const SIM_PLACEHOLDER = 'http://127.0.0.1/v1';
  * line, exit status 2, as every other refused option value is; the file's own values are left to
  * the start (status 1, README "Exit status"). Returns the line to stop with, or undefined.
  */
-export function refusedOptionValue(gateway: Partial<Omit<GatewayConfigInput, 'upstream'>> & { upstream?: Partial<GatewayConfigInput['upstream']> }, command: Command): string | undefined {
-  const checked = gatewayConfigSchema.safeParse({ ...gateway, upstream: { ...gateway.upstream, baseUrl: gateway.upstream?.baseUrl ?? SIM_PLACEHOLDER } });
+export function refusedOptionValue(gateway: GatewaySettings, command: Command): string | undefined {
+  const checked = checkedGateway(gateway);
   if (checked.success) return undefined;
   const given = command.options.filter((option) => {
     const source = command.getOptionValueSource(option.attributeName());
@@ -68,4 +71,23 @@ export function refusedOptionValue(gateway: Partial<Omit<GatewayConfigInput, 'up
     if (option) return `option '${option.flags}': ${issue.message}`;
   }
   return undefined;
+}
+
+/**
+ * What the file's values (with the options') make that the gateway refuses though each value alone
+ * passed the file's check: a rule across keys (`maxQueuedRequests` without `maxConcurrentRequests`,
+ * `allowedOrigins: ["*"]` without keys), said with the file and the key's whole path, as the file's
+ * other mistakes are. Returns the message, or undefined.
+ */
+export function refusedFileValue(gateway: GatewaySettings, file: string): string | undefined {
+  const checked = checkedGateway(gateway);
+  if (checked.success) return undefined;
+  const issues = checked.error.issues.map((issue) => ({ ...issue, path: ['gateway', ...issue.path] }));
+  return `config file ${file}: ${describeConfigIssues(new ZodError(issues), conveyorConfigFileSchema)}`;
+}
+
+type GatewaySettings = Partial<Omit<GatewayConfigInput, 'upstream'>> & { upstream?: Partial<GatewayConfigInput['upstream']> };
+
+function checkedGateway(gateway: GatewaySettings) {
+  return gatewayConfigSchema.safeParse({ ...gateway, upstream: { ...gateway.upstream, baseUrl: gateway.upstream?.baseUrl ?? SIM_PLACEHOLDER } });
 }

@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { ZodError } from 'zod';
 import { builtinPluginsConfigSchema, type BuiltinPluginsConfigInput } from '../../plugins/builtin-plugins-config.ts';
 import { closeUpstreamPools } from '../../llm-client/index.ts';
+import { GatewayConfigError } from '../../core/errors.ts';
 import { MAX_TOOL_ROUNDS } from '../config.ts';
 import { readConfigFile } from '../config-file.ts';
 import { describeConfigIssues } from '../config-issues.ts';
@@ -12,7 +13,7 @@ import { DEFAULT_PROFILE } from '../../sim/sim-server.ts';
 import { shippedProfileNames } from '../../sim/timing-profile.ts';
 import { ignoreClosedStdout } from './closed-stdout.ts';
 import { wholeNumber } from './number-options.ts';
-import { listOf, refusedOptionValue, simProfile } from './option-values.ts';
+import { listOf, refusedFileValue, refusedOptionValue, simProfile } from './option-values.ts';
 import { printBanner } from './start-up-banner.ts';
 
 interface ServeOptions {
@@ -166,6 +167,8 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
   };
   const refused = refusedOptionValue(options.gateway, command);
   if (refused !== undefined) command.error(refused);
+  const refusedInFile = opts.config === undefined ? undefined : refusedFileValue(options.gateway, opts.config);
+  if (refusedInFile !== undefined) throw new GatewayConfigError(refusedInFile);
   const shutdownGrace = given('shutdownGrace') ?? file.shutdownGraceSeconds ?? opts.shutdownGrace;
   ignoreClosedStdout();
   const logger = pino({ level: given('logLevel') ?? file.logLevel ?? opts.logLevel });

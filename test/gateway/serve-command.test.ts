@@ -306,6 +306,8 @@ describe('conveyor serve (the main job) in its own process', () => {
     writeFileSync(cjsPlugin, `const { definePlugin } = require(${JSON.stringify(KIT)});\nmodule.exports = definePlugin({});\n`);
     const wrongType = path.join(configDir, 'wrong-type.json');
     writeFileSync(wrongType, JSON.stringify({ gateway: { port: '8080' } }));
+    const acrossKeys = path.join(configDir, 'across-keys.json');
+    writeFileSync(acrossKeys, JSON.stringify({ gateway: { maxQueuedRequests: 3 } }));
     const attempts = [
       // A name that is no shipped profile is a wrong command line; a profile file that is not there, a file the command could not use.
       { args: ['--sim-profile', 'no-such-profile'], message: "conveyor: option '--sim-profile <name>' argument 'no-such-profile' is invalid. not a shipped profile (", code: 2 },
@@ -334,6 +336,8 @@ describe('conveyor serve (the main job) in its own process', () => {
       { args: ['--shutdown-grace', ''], message: "option '--shutdown-grace <seconds>' argument '' is invalid. expected seconds ≥ 0", code: 2 },
       // zod's report is one line here, the key's path included.
       { args: ['--config', wrongType], message: `conveyor: config file ${wrongType}: gateway.port: expected number, received string\n` },
+      // A rule across keys, once told without the file or the key's whole path.
+      { args: ['--config', acrossKeys], message: `conveyor: config file ${acrossKeys}: gateway.maxQueuedRequests: bounds the line of maxConcurrentRequests, which is not set` },
     ];
     for (const { args, message, code = 1 } of attempts as Array<{ args: string[]; message: string; code?: number }>) {
       const failed = await promisify(execFile)(process.execPath, [CLI, 'serve', '--port', '0', ...args], { timeout: 30_000 }).then(
