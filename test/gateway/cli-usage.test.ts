@@ -100,7 +100,7 @@ describe('the CLI: version, help and usage errors (in a child process)', () => {
     // A value the file holds stays the file's failure (1), the value an option gave beside it a usage error (2).
     const everyOrigin = path.join(dir, 'every-origin.json');
     writeFileSync(everyOrigin, JSON.stringify({ gateway: { allowedOrigins: ['*'] } }));
-    expect(await conveyor(['serve', '--config', everyOrigin])).toEqual(oneLineFailure(1, /^conveyor: invalid gateway configuration: allowedOrigins: allowing every origin \(\*\) needs apiKeys/));
+    expect(await conveyor(['serve', '--config', everyOrigin])).toEqual(oneLineFailure(1, `config file ${everyOrigin}: gateway.allowedOrigins: allowing every origin (*) needs apiKeys (--api-key): without keys, any web page its user opens could run the gateway's tools`));
     const queued = path.join(dir, 'queued.json');
     writeFileSync(queued, JSON.stringify({ gateway: { maxConcurrentRequests: 2 } }));
     expect(await conveyor(['serve', '--config', queued, '--max-queued-requests', '1', '--upstream', 'ftp://x'])).toEqual(oneLineFailure(2, /^conveyor: option '--upstream <url\.\.\.>': "ftp:\/\/x"/));
