@@ -1,26 +1,30 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { UpstreamContextLengthError, UpstreamProtocolError, UpstreamResponseError } from '../../core/errors.ts';
-import { closeUpstreamPools, createChatCompletionPump, streamChatCompletion } from '../../llm-client/index.ts';
+import { createChatCompletionPump, streamChatCompletion } from '../../llm-client/index.ts';
 import { expectedPlainParts, MODEL, plainContentStream, START, vllmChunk } from './fixtures/vllm-streams.ts';
 import { replicaState, runPump } from './replica-pump-run.ts';
 import { trackedUpstreams } from './tracked-upstreams.ts';
-import { collect, startSseUpstream, type TestUpstream } from './upstream-test-server.ts';
+import { collect, startSseUpstream } from './upstream-test-server.ts';
 
 // What real servers send inside a 200 stream that the simulator never does: llama.cpp's `error:`
 // line, vLLM's in-stream errors (each with code 400 up to 0.11), a body that ends without a
 // finish_reason, a `[DONE]` with a trailing space.
 
 const body = { model: MODEL, messages: [{ role: 'user', content: 'hi' }] };
-let upstream: TestUpstream | undefined;
-afterEach(async () => {
-  await upstream?.close();
-  upstream = undefined;
-});
-afterAll(closeUpstreamPools);
+const track = trackedUpstreams();
 
 async function streamOf(sse: string) {
-  upstream = await startSseUpstream(sse);
+  const upstream = await track(startSseUpstream(sse));
   return collect(streamChatCompletion({ baseUrl: upstream.baseUrl, body, signal: new AbortController().signal }));
+}
+
+/** A pump over [first, a healthy replica], its stream sent to `first`: what came out, and the replicas' states after. */
+async function failingOver(first: string) {
+  const odd = await track(startSseUpstream(first));
+  const good = await track(startSseUpstream(plainContentStream));
+  const pump = createChatCompletionPump({ baseUrl: [odd.baseUrl, good.baseUrl] });
+  const run = await runPump(pump, { baseUrl: odd.baseUrl });
+  return { ...run, requests: [odd.requests.length, good.requests.length], first: replicaState(pump, odd.baseUrl) };
 }
 
 /** llama.cpp's server_sent_event(sink, "error", …): a line whose field is `error`, then [DONE]. */
@@ -63,7 +67,6 @@ describe('a stream from a real server that ends in an error or early', () => {
       expect(parts).toEqual([START, { type: 'content', text: 'Hello' }]);
       expect(error).toBeInstanceOf(UpstreamProtocolError);
       expect((error as Error).message).toMatch(/without a finish_reason/);
-      await upstream!.close();
     }
   });
 
@@ -75,26 +78,18 @@ describe('a stream from a real server that ends in an error or early', () => {
 });
 
 describe("a replica's in-stream error before any token", () => {
-  const track = trackedUpstreams();
-
   it('moves the stream to another replica without resting the first, as vLLM gives any such error code 400', async () => {
-    const odd = await track(startSseUpstream(vllmChunk({ role: 'assistant', content: '' }) + vllmStreamError('Expected 2 output tokens, got 1')));
-    const good = await track(startSseUpstream(plainContentStream));
-    const pump = createChatCompletionPump({ baseUrl: [odd.baseUrl, good.baseUrl] });
-    const { error, parts } = await runPump(pump, { baseUrl: odd.baseUrl });
-    expect(error).toBeUndefined();
-    expect(parts).toEqual(expectedPlainParts);
-    expect([odd.requests.length, good.requests.length]).toEqual([1, 1]);
-    expect(replicaState(pump, odd.baseUrl)).toMatchObject({ healthy: true });
+    const run = await failingOver(vllmChunk({ role: 'assistant', content: '' }) + vllmStreamError('Expected 2 output tokens, got 1'));
+    expect(run.error).toBeUndefined();
+    expect(run.parts).toEqual(expectedPlainParts);
+    expect(run.requests).toEqual([1, 1]);
+    expect(run.first).toMatchObject({ healthy: true });
   });
 
-  it("moves on from a replica whose engine died, and rests it", async () => {
-    const dead = await track(startSseUpstream(vllmChunk({ role: 'assistant', content: '' }) + vllmStreamError('EngineCore encountered an issue. See stack trace (above) for the root cause.')));
-    const good = await track(startSseUpstream(plainContentStream));
-    const pump = createChatCompletionPump({ baseUrl: [dead.baseUrl, good.baseUrl] });
-    const { error, parts } = await runPump(pump, { baseUrl: dead.baseUrl });
-    expect(error).toBeUndefined();
-    expect(parts).toEqual(expectedPlainParts);
-    expect(replicaState(pump, dead.baseUrl)).toMatchObject({ healthy: false, failures: 1 });
+  it('moves on from a replica whose engine died, and rests it', async () => {
+    const run = await failingOver(vllmChunk({ role: 'assistant', content: '' }) + vllmStreamError('EngineCore encountered an issue. See stack trace (above) for the root cause.'));
+    expect(run.error).toBeUndefined();
+    expect(run.parts).toEqual(expectedPlainParts);
+    expect(run.first).toMatchObject({ healthy: false, failures: 1 });
   });
 });
