@@ -27,6 +27,8 @@ const EXIT_DRAIN_MS = 250;
 const CHANNEL_END_MS = 1000;
 /** Longest protocol line accepted; a child that sends more without a newline is killed. */
 const MAX_LINE = 8 * 1024 * 1024;
+/** Why such a child is killed: a result (or progress) that large, in words a tool author can act on. */
+const TOO_LONG = 'protocol error: a message over 8 MiB (a result or progress this large is more than the gateway takes from a plugin process: return less)';
 
 /**
  * The gateway's side of one sandboxed plugin process: spawns it in its own session, waits for
@@ -113,7 +115,7 @@ export class PluginProcess {
         if (proc ? proc.killedFor : settled) return;
         const nl = chunk.lastIndexOf('\n');
         pending = nl < 0 ? pending + chunk.length : chunk.length - nl - 1;
-        if (pending > MAX_LINE) return proc ? proc.kill('protocol error: line too long') : fail('protocol error');
+        if (pending > MAX_LINE) return proc ? proc.kill(TOO_LONG) : fail(TOO_LONG);
         for (const line of splitter.push(chunk)) {
           if (!line.trim()) continue;
           const parsed = childMessageSchema.safeParse(safeJson(line));

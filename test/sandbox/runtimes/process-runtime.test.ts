@@ -193,6 +193,12 @@ describe('a child that misbehaves on the protocol', () => {
     expect(run.result?.content).not.toContain('Traceback');
   });
 
+  it('says, for a result past the protocol\'s line limit, how large a message may be and what to do', async () => {
+    const run = await runScriptedCall(hostileTool(), { args: { attack: 'huge-result' } });
+    expect(run.result).toMatchObject({ ok: false });
+    expect(run.result?.content).toContain('a message over 8 MiB (a result or progress this large is more than the gateway takes from a plugin process: return less)');
+  });
+
   it('is killed when it floods its output', async () => {
     const tool = toolFromPlugin(echo, { command: pythonChild('while True:\n    sys.stdout.write("x" * 65536)'), pools });
     const run = await runScriptedCall(tool, { args: { text: 'x' } });
