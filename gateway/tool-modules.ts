@@ -46,7 +46,7 @@ export async function toolsFromModules(
     if (!existsSync(file)) throw new GatewayConfigError(`tool module ${module}: no such file${file === module ? '' : ` ${file}`}${whereFrom(module)}`);
     let tool: RuntimeTool;
     try {
-      const definition = await withinLoadTime(loadPluginModule(url), module, options.loadTimeoutMs ?? DEFAULT_TOOL_MODULE_LOAD_MS);
+      const definition = await withoutExit(() => withinLoadTime(loadPluginModule(url), module, options.loadTimeoutMs ?? DEFAULT_TOOL_MODULE_LOAD_MS));
       tool = toolFromPlugin(definition, { moduleUrl: url, pools, ...(readOnlyPaths ? { readOnlyPaths: readOnlyPaths.map((p) => resolve(p)) } : {}) });
     } catch (err) {
       throw loadFailure(module, url, err);
@@ -59,6 +59,23 @@ export async function toolsFromModules(
     tools.push(tool);
   }
   return tools;
+}
+
+/**
+ * A module's top-level code runs in the gateway (its definition is read here, whatever its
+ * runtime): a stray `process.exit(0)` there ended `conveyor serve` with status 0 and no word,
+ * which a supervisor takes for a clean stop. While it is imported, exiting is its load's error.
+ */
+async function withoutExit<T>(load: () => Promise<T>): Promise<T> {
+  const exit = process.exit;
+  process.exit = ((code?: number | string | null) => {
+    throw new Error(`its top-level code called process.exit(${code ?? ''}) as the gateway imported it: keep the top level to imports and the definition, and set up in onLoad`);
+  }) as typeof process.exit;
+  try {
+    return await load();
+  } finally {
+    process.exit = exit;
+  }
 }
 
 /**

@@ -306,6 +306,8 @@ describe('conveyor serve (the main job) in its own process', () => {
     writeFileSync(cjsPlugin, `const { definePlugin } = require(${JSON.stringify(KIT)});\nmodule.exports = definePlugin({});\n`);
     const wrongType = path.join(configDir, 'wrong-type.json');
     writeFileSync(wrongType, JSON.stringify({ gateway: { port: '8080' } }));
+    const exitingModule = path.join(configDir, 'exits-at-import.mjs');
+    writeFileSync(exitingModule, 'process.exit(0);\nexport default {};\n');
     const acrossKeys = path.join(configDir, 'across-keys.json');
     writeFileSync(acrossKeys, JSON.stringify({ gateway: { maxQueuedRequests: 3 } }));
     const attempts = [
@@ -324,6 +326,8 @@ describe('conveyor serve (the main job) in its own process', () => {
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', cjsPlugin], message: `conveyor: tool module ${cjsPlugin}: it is a CommonJS module (plugins are ES modules: use .ts/.mjs/.js with import/export` },
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', WORD_COUNT_PLUGIN, '--tool', `${WORD_COUNT_PLUGIN}?again`], message: `a tool named word_count is already loaded, from ${WORD_COUNT_PLUGIN}\n` },
       { args: ['--config', 'no-such-config.json'], message: 'conveyor: config file no-such-config.json: ENOENT' },
+      // Once status 0 and not a word: a supervisor took it for a clean stop.
+      { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', exitingModule], message: `conveyor: tool module ${exitingModule}: its top-level code called process.exit(0) as the gateway imported it` },
       { args: ['--api-key', ''], message: "conveyor: option '--api-key <key...>' argument '' is invalid. expected a key, not an empty value", code: 2 },
       { args: ['--tool-read-path', '/srv/data'], message: 'conveyor: --tool-read-path applies to the modules given with --tool', code: 2 },
       { args: ['--plugins', '{"pyhton":false}'], message: 'conveyor: option \'--plugins <json>\' argument \'{"pyhton":false}\' is invalid. pyhton: unknown key (did you mean python?)', code: 2 },
