@@ -146,7 +146,8 @@ describe('conveyor serve: a stdout whose reader has gone', () => {
 describe('conveyor serve: the banner\'s "try:" example fits the settings', () => {
   /** The body of the banner's curl, once the banner is out. */
   async function printedExample(printed: string[]): Promise<Record<string, unknown> | undefined> {
-    await eventually(() => printed.some((line) => line.startsWith('try:')), 'the banner is printed');
+    // The example's `-d` line comes after its `try:` line, perhaps in a later read of stdout.
+    await eventually(() => printed.some((line) => line.startsWith("    -d '")), 'the banner is printed');
     const data = printed.find((line) => line.startsWith("    -d '"));
     return data === undefined ? undefined : (JSON.parse(data.slice("    -d '".length, -1)) as Record<string, unknown>);
   }
