@@ -32,15 +32,18 @@ describe('upstream.continuousUsage: a round cut short still counts in usage', ()
     await Promise.all([plain?.close(), continuous?.close()]);
   });
 
-  async function usageOf(conveyor: ConveyorHandle): Promise<{ usage: Usage; cutRoundTokens: number }> {
+  async function usageOf(conveyor: ConveyorHandle): Promise<{ usage: Usage; cutRoundTokens: number; prompted: number }> {
     const before = conveyor.sim!.counters();
     const res = await postJson(conveyor.gateway.url, '/v1/chat/completions', body);
     expect(res.status).toBe(200);
     expect(res.json.conveyor.rounds).toBe(3);
     // Rounds 2 and 3 decode whole replies; what the sim generated beyond them is round 1's, up to its abort.
     await eventually(() => conveyor.sim!.counters().running === 0, 'the sim is idle');
-    const generated = conveyor.sim!.counters().tokensGenerated - before.tokensGenerated;
-    return { usage: res.json.usage as Usage, cutRoundTokens: generated - (res.json.usage as Usage).completion_tokens };
+    const after = conveyor.sim!.counters();
+    const generated = after.tokensGenerated - before.tokensGenerated;
+    // Every round's prompt as the sim received it, the cut round's included.
+    const prompted = after.promptTokens - before.promptTokens;
+    return { usage: res.json.usage as Usage, cutRoundTokens: generated - (res.json.usage as Usage).completion_tokens, prompted };
   }
 
   it("adds the cut round's prompt and the tokens decoded before the cut, which plain usage leaves out", async () => {
@@ -49,14 +52,16 @@ describe('upstream.continuousUsage: a round cut short still counts in usage', ()
     // Without usage on every chunk the cut round is missing: only rounds 2 and 3 are counted.
     expect(off.cutRoundTokens).toBeGreaterThanOrEqual(encodeText(THROUGH_BAD_FIELD).length);
 
-    const prompt = on.usage.prompt_tokens - off.usage.prompt_tokens;
+    // Plain usage leaves the cut round's prompt out (it holds the user's message and the chat
+    // template); with usage on every chunk, every prompt the sim received is counted. Compared
+    // within each run: the later rounds' prompts quote what the cut round decoded before its cut,
+    // which differs from run to run (once by exactly 6 tokens, and a comparison across runs failed).
+    expect(off.prompted - off.usage.prompt_tokens).toBeGreaterThan(encodeText(USER).length);
+    expect(on.usage.prompt_tokens).toBe(on.prompted);
+    // The cut round's tokens are from the last chunk the gateway read: at least through the bad
+    // field, far less than the whole call (rounds 2 and 3 decode the same replies in both runs).
     const completion = on.usage.completion_tokens - off.usage.completion_tokens;
-    // Round 1's prompt holds the user's message (plus the chat template and the tool's schema) …
-    expect(prompt).toBeGreaterThan(encodeText(USER).length);
-    // … and its count is from the last chunk the gateway read: at least through the bad field,
-    // at most what the sim generated before the abort reached it, far less than the whole call.
     expect(completion).toBeGreaterThanOrEqual(encodeText(THROUGH_BAD_FIELD).length);
-    expect(completion).toBeLessThanOrEqual(off.cutRoundTokens + 3);
     expect(completion).toBeLessThan(encodeText(INVALID_CALL).length);
     expect(on.usage.total_tokens).toBe(on.usage.prompt_tokens + on.usage.completion_tokens);
     expect(on.cutRoundTokens).toBeLessThanOrEqual(3); // nearly all of what the sim generated is counted
