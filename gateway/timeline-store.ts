@@ -30,7 +30,6 @@ export class TimelineStore {
   private readonly capacity: number;
   private readonly maxEvents: number;
   private readonly byId = new Map<string, Kept>();
-  private readonly perKey = new Map<ClientKeyId, number>();
 
   constructor(capacity = MAX_KEPT_TIMELINES, maxEvents = MAX_KEPT_EVENTS_IN_ALL) {
     this.capacity = capacity;
@@ -38,9 +37,8 @@ export class TimelineStore {
   }
 
   add(timeline: Timeline, key: ClientKeyId = undefined): void {
-    this.remove(timeline.requestId);
+    this.byId.delete(timeline.requestId);
     this.byId.set(timeline.requestId, { timeline, key });
-    this.perKey.set(key, (this.perKey.get(key) ?? 0) + 1);
     // The events are counted once per add: the kept timelines grow after they are added.
     let events = 0;
     for (const kept of this.byId.values()) events += kept.timeline.events.length;
@@ -63,9 +61,13 @@ export class TimelineStore {
 
   /** Drops one timeline of the key holding the most, never `spare` (the one just added). */
   private evictOne(spare: string): Timeline | undefined {
+    // Counted here, where it is needed, rather than kept beside byId in step with it.
+    const counts = new Map<ClientKeyId, number>();
     let heaviest: ClientKeyId;
     let most = 0;
-    for (const [key, count] of this.perKey) {
+    for (const { key } of this.byId.values()) {
+      const count = (counts.get(key) ?? 0) + 1;
+      counts.set(key, count);
       if (count > most) [heaviest, most] = [key, count];
     }
     let victim: string | undefined;
@@ -79,16 +81,9 @@ export class TimelineStore {
     }
     // The heaviest key's only timeline is the one just added: take anyone's oldest.
     victim ??= [...this.byId.keys()].find((id) => id !== spare);
-    return victim === undefined ? undefined : this.remove(victim);
-  }
-
-  private remove(id: string): Timeline | undefined {
-    const kept = this.byId.get(id);
-    if (kept === undefined) return undefined;
-    this.byId.delete(id);
-    const left = (this.perKey.get(kept.key) ?? 1) - 1;
-    if (left === 0) this.perKey.delete(kept.key);
-    else this.perKey.set(kept.key, left);
-    return kept.timeline;
+    if (victim === undefined) return undefined;
+    const { timeline } = this.byId.get(victim)!;
+    this.byId.delete(victim);
+    return timeline;
   }
 }
