@@ -1,4 +1,5 @@
 import { RE2JS } from 're2js';
+import { isJsonObject } from '../core/json-object.ts';
 
 /**
  * A client's JSON Schema regular expressions, kept off JavaScript's backtracking engine.
@@ -31,14 +32,14 @@ const SCHEMA_LIST = new Set(['items', 'prefixItems', 'allOf', 'anyOf', 'oneOf'])
 const SCHEMA_MAP = new Set(['properties', '$defs', 'definitions', 'dependentSchemas', 'dependencies']);
 
 function withoutPatterns(schema: unknown): unknown {
-  if (!isObject(schema)) return schema;
+  if (!isJsonObject(schema)) return schema;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(schema)) {
     if (key === 'pattern' && typeof value === 'string') continue;
     if (key === 'patternProperties') continue;
     if (ONE_SCHEMA.has(key)) out[key] = withoutPatterns(value);
     else if (SCHEMA_LIST.has(key)) out[key] = Array.isArray(value) ? value.map(withoutPatterns) : withoutPatterns(value);
-    else if (SCHEMA_MAP.has(key) && isObject(value)) out[key] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, withoutPatterns(sub)]));
+    else if (SCHEMA_MAP.has(key) && isJsonObject(value)) out[key] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, withoutPatterns(sub)]));
     else out[key] = value;
   }
   // The keys patternProperties described are no longer known to the schema: let them through.
@@ -47,7 +48,7 @@ function withoutPatterns(schema: unknown): unknown {
 }
 
 function firstMismatch(schema: unknown, value: unknown, path: Array<string | number>): string | undefined {
-  if (!isObject(schema)) return undefined;
+  if (!isJsonObject(schema)) return undefined;
   if (typeof value === 'string' && typeof schema.pattern === 'string') {
     const regex = compiled(schema.pattern);
     if (regex !== null && !regex.matcher(value).find()) {
@@ -60,7 +61,7 @@ function firstMismatch(schema: unknown, value: unknown, path: Array<string | num
       if (found) return found;
     }
   }
-  if (isObject(value) && isObject(schema.properties)) {
+  if (isJsonObject(value) && isJsonObject(schema.properties)) {
     for (const [key, sub] of Object.entries(schema.properties)) {
       if (!Object.hasOwn(value, key)) continue;
       const found = firstMismatch(sub, value[key], [...path, key]);
@@ -93,9 +94,4 @@ function compiled(pattern: string): RE2JS | null {
   if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
   cache.set(pattern, regex);
   return regex;
-}
-
-/** A JSON object (a schema, or a value with properties): not an array. */
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import { UpstreamModelNotFoundError, UpstreamResponseError } from '../core/errors.ts';
 import { bareStatusMessage, MAX_ERROR_BODY_BYTES, upstreamResponseError } from '../llm-client/upstream-response-error.ts';
 import { toErrorResponse } from './error-response.ts';
+import { isJsonObject } from '../core/json-object.ts';
 
 /**
  * The codes of the gateway's own errors of these statuses (NotFoundError, MethodNotAllowedError …),
@@ -97,7 +98,7 @@ export class ForwardedErrorAnswer {
  */
 function openAIErrorCode(bytes: Buffer): string | undefined {
   const body = parsed(bytes);
-  if (!isRecord(body) || !isRecord(body.error) || typeof body.error.message !== 'string') return undefined;
+  if (!isJsonObject(body) || !isJsonObject(body.error) || typeof body.error.message !== 'string') return undefined;
   const { code, type } = body.error;
   return typeof code === 'string' ? code : typeof type === 'string' ? type : 'upstream_error';
 }
@@ -109,8 +110,8 @@ function openAIErrorCode(bytes: Buffer): string | undefined {
  */
 function fastApiValidation(chunks: readonly Buffer[]): { message: string; param: string | null } | undefined {
   const body = parsed(Buffer.concat(chunks));
-  if (!isRecord(body) || !Array.isArray(body.detail) || body.detail.length === 0) return undefined;
-  const issues = body.detail.filter(isRecord).filter((d) => typeof d.msg === 'string');
+  if (!isJsonObject(body) || !Array.isArray(body.detail) || body.detail.length === 0) return undefined;
+  const issues = body.detail.filter(isJsonObject).filter((d) => typeof d.msg === 'string');
   if (issues.length === 0) return undefined;
   const field = (d: Record<string, unknown>) => (Array.isArray(d.loc) ? d.loc.map(String).filter((p, i) => i > 0 || p !== 'body').join('.') : '');
   const message = issues.map((d) => (field(d) === '' ? String(d.msg) : `${field(d)}: ${String(d.msg)}`)).join('; ');
@@ -125,6 +126,3 @@ function parsed(bytes: Buffer): unknown {
   }
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}

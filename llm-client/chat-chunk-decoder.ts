@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { UpstreamProtocolError, UpstreamResponseError } from '../core/errors.ts';
+import { dataPreview } from './data-preview.ts';
 import type { UpstreamPart } from './upstream-parts.ts';
 import { isUpstreamErrorObject } from './upstream-error-message.ts';
 import { inStreamUpstreamError } from './upstream-response-error.ts';
@@ -44,7 +45,7 @@ type ChatCompletionChunk = z.output<typeof ChatCompletionChunkSchema>;
 
 function parseChunk(json: unknown, data: string): ChatCompletionChunk {
   const parsed = ChatCompletionChunkSchema.safeParse(json);
-  if (!parsed.success) throw new UpstreamProtocolError(`upstream sent a malformed chunk (${z.prettifyError(parsed.error)}): ${preview(data)}`);
+  if (!parsed.success) throw new UpstreamProtocolError(`upstream sent a malformed chunk (${z.prettifyError(parsed.error)}): ${dataPreview(data)}`);
   return parsed.data;
 }
 
@@ -114,7 +115,7 @@ export class ChatChunkDecoder {
       json = JSON.parse(data);
     } catch {
       if (eventName === 'error') throw new UpstreamResponseError(500, data);
-      throw new UpstreamProtocolError(`upstream sent an SSE event that is not JSON: ${preview(data)}`);
+      throw new UpstreamProtocolError(`upstream sent an SSE event that is not JSON: ${dataPreview(data)}`);
     }
     if (eventName === 'error' || isUpstreamErrorObject(json)) throw inStreamUpstreamError(json, data);
     const chunk = isTokenChunk(json) ? json : parseChunk(json, data);
@@ -203,8 +204,4 @@ export function tokenEventParts(event: TokenEvent): UpstreamPart[] {
 /** Whether a part shows the model producing output (what the first-token timer waits for). */
 export function isGenerationPart(part: UpstreamPart): boolean {
   return part.type === 'content' || part.type === 'reasoning' || part.type === 'tool-call-delta' || part.type === 'finish';
-}
-
-function preview(data: string): string {
-  return data.length > 200 ? `${data.slice(0, 200)}…` : data;
 }

@@ -1,3 +1,5 @@
+import { isJsonObject } from '../core/json-object.ts';
+
 /**
  * Pulls the human message out of the error bodies OpenAI-compatible servers send, both as a
  * non-2xx response body and as an `error` object inside the stream:
@@ -6,10 +8,10 @@
  * - FastAPI validation: `{"detail": "..."}` or `{"detail": [{...}]}`
  */
 export function upstreamErrorMessage(body: unknown): string | undefined {
-  if (!isRecord(body)) return undefined;
+  if (!isJsonObject(body)) return undefined;
   const { error } = body;
   if (typeof error === 'string' && error.length > 0) return error;
-  if (isRecord(error)) return upstreamErrorMessage(error);
+  if (isJsonObject(error)) return upstreamErrorMessage(error);
   if (typeof body.message === 'string' && body.message.length > 0) return body.message;
   if (typeof body.detail === 'string') return body.detail;
   if (body.detail !== undefined) return JSON.stringify(body.detail);
@@ -22,25 +24,21 @@ export function upstreamErrorMessage(body: unknown): string | undefined {
  * the whole body), which is the same field with the request's part in front.
  */
 export function upstreamErrorParam(body: unknown): string | null {
-  if (!isRecord(body)) return null;
-  if (isRecord(body.error)) return upstreamErrorParam(body.error);
+  if (!isJsonObject(body)) return null;
+  if (isJsonObject(body.error)) return upstreamErrorParam(body.error);
   if (typeof body.param !== 'string' || body.param.length === 0 || body.param === 'body') return null;
   return body.param.startsWith('body.') ? body.param.slice('body.'.length) : body.param;
 }
 
 /** The HTTP-like status an in-stream error object carries, when it carries a usable one. */
 export function upstreamErrorStatus(body: unknown): number | undefined {
-  if (!isRecord(body)) return undefined;
-  if (isRecord(body.error)) return upstreamErrorStatus(body.error);
+  if (!isJsonObject(body)) return undefined;
+  if (isJsonObject(body.error)) return upstreamErrorStatus(body.error);
   const code = typeof body.code === 'string' ? Number(body.code) : body.code;
   return typeof code === 'number' && Number.isInteger(code) && code >= 400 && code <= 599 ? code : undefined;
 }
 
 /** True when a parsed SSE data object is an error report rather than a chunk. */
 export function isUpstreamErrorObject(body: unknown): boolean {
-  return isRecord(body) && ((body.error !== undefined && body.error !== null) || body.object === 'error');
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return isJsonObject(body) && ((body.error !== undefined && body.error !== null) || body.object === 'error');
 }

@@ -1,4 +1,6 @@
 import { UpstreamContextLengthError, UpstreamMaxTokensTooLargeError, UpstreamModelNotFoundError, UpstreamResponseError, type ContextLimits } from '../core/errors.ts';
+import { isJsonObject } from '../core/json-object.ts';
+import { dataPreview } from './data-preview.ts';
 import { upstreamErrorMessage, upstreamErrorParam, upstreamErrorStatus } from './upstream-error-message.ts';
 
 // Error bodies are small; a server streaming megabytes of HTML error page is cut here.
@@ -75,7 +77,7 @@ export function upstreamResponseError(status: number, chunks: readonly Uint8Arra
  *   "another replica may do": an in-stream 400 from vLLM says nothing about the request.
  */
 export function inStreamUpstreamError(body: unknown, raw: string): UpstreamResponseError {
-  const message = upstreamErrorMessage(body) ?? `upstream reported an error mid-stream: ${raw.length > 200 ? `${raw.slice(0, 200)}…` : raw}`;
+  const message = upstreamErrorMessage(body) ?? `upstream reported an error mid-stream: ${dataPreview(raw)}`;
   const param = upstreamErrorParam(body);
   const context = contextError(message, param, body);
   if (context) return context;
@@ -100,8 +102,8 @@ function contextError(message: string, param: string | null, body: unknown): Ups
  * "exceed_context_size_error", "n_prompt_tokens": P, "n_ctx": N, …}}`.
  */
 function llamaCppContextLimits(body: unknown): ContextLimits | undefined {
-  const error = isRecord(body) && isRecord(body.error) ? body.error : body;
-  if (!isRecord(error) || error.type !== 'exceed_context_size_error') return undefined;
+  const error = isJsonObject(body) && isJsonObject(body.error) ? body.error : body;
+  if (!isJsonObject(error) || error.type !== 'exceed_context_size_error') return undefined;
   const { n_prompt_tokens: inputTokens, n_ctx: maxModelLen } = error;
   return Number.isInteger(inputTokens) && Number.isInteger(maxModelLen) ? { inputTokens: inputTokens as number, maxModelLen: maxModelLen as number } : undefined;
 }
@@ -111,10 +113,6 @@ function llamaCppContextLimits(body: unknown): ContextLimits | undefined {
  * AsyncLLM's message, V0's AsyncEngineDeadError): every request on it fails alike from then on.
  */
 const ENGINE_DEAD = /\bEngineCore encountered an issue\b|\bEngineDeadError\b|\bEngine loop has died\b|\bAsyncEngineDeadError\b|\bengine is dead\b/i;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * The context and the prompt's size a context-overflow 400 states, in the wordings of vLLM (each

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { addValueError } from './error-response.ts';
 import { laxBool, laxInt } from './pydantic-lax.ts';
 import { checkSamplingRequest, samplingRequestFields, streamOptionsProblem, tokenCount } from './sampling-request-fields.ts';
+import { isJsonObject } from '../core/json-object.ts';
 
 // Loose objects: like vLLM (pydantic extra="allow"), fields the simulator does not use
 // (user, logit_bias, ...) are accepted and ignored. Only what the simulator reads is typed.
@@ -72,16 +73,12 @@ function toolUsageProblem(tools: unknown[] | null | undefined, choice: unknown):
     return choice === 'auto' || choice === 'required' ? undefined : `Invalid value for \`tool_choice\`: ${choice}! Only named tools, "none", "auto" or "required" are supported.`;
   }
   const fn = (choice as { function?: unknown }).function;
-  if (!isObject(fn)) return `Invalid value for \`function\`: \`${pyStr(fn)}\` in \`tool_choice\`! ${NAMED_USAGE}`;
+  if (!isJsonObject(fn)) return `Invalid value for \`function\`: \`${pyStr(fn)}\` in \`tool_choice\`! ${NAMED_USAGE}`;
   if (!('name' in fn)) return `Expected field \`name\` in \`function\` in \`tool_choice\`! ${NAMED_USAGE}`;
   if (typeof fn.name !== 'string' || fn.name.length === 0) return `Invalid \`name\` in \`function\`: \`${pyStr(fn.name)}\` in \`tool_choice\`! ${NAMED_USAGE}`;
   // A malformed tool matches nothing (newer vLLM; older ones failed with a KeyError, a 500).
-  const named = tools.some((tool) => isObject(tool) && isObject(tool.function) && tool.function.name === fn.name);
+  const named = tools.some((tool) => isJsonObject(tool) && isJsonObject(tool.function) && tool.function.name === fn.name);
   return named ? undefined : 'The tool specified in `tool_choice` does not match any of the specified `tools`';
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** A JSON value as Python's f-string shows it, near enough for these messages. */
@@ -93,7 +90,7 @@ function pyStr(value: unknown): string {
 
 /** Whether a request names the function to call (`{"type": "function", "function": {"name": …}}`), not "auto" or "required". */
 export function isNamedToolChoice(choice: unknown): boolean {
-  return isObject(choice);
+  return isJsonObject(choice);
 }
 
 export type ChatCompletionRequest = z.infer<typeof chatCompletionRequestSchema>;
