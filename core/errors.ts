@@ -293,6 +293,16 @@ export class GatewayBusyError extends ConveyorError {
   }
 }
 
+/**
+ * A request already has `limit` followers on its events WebSocket: one more is refused (HTTP 429)
+ * rather than given another copy of every event the request marks.
+ */
+export class TooManyFollowersError extends ConveyorError {
+  constructor(requestId: string, limit: number) {
+    super('too_many_followers', `request ${requestId} already has ${limit} followers on its events, the most one request may have; close one, or read GET /v1/requests/${requestId}/timeline instead`);
+  }
+}
+
 /** The gateway is draining for shutdown: requests in flight finish, new ones are turned away. */
 export class ShuttingDownError extends ConveyorError {
   constructor(message = 'the gateway is shutting down; retry on another instance') {

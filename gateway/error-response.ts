@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AuthenticationError, MethodNotAllowedError, ConveyorError, InvalidRequestError, ModelNotFoundError, NotFoundError, UpstreamError, UpstreamResponseError, ClientAbortedError, SandboxError, SandboxLimitError, ShuttingDownError, GatewayBusyError, ToolRejectedError, UnsupportedMediaTypeError, HostNotAllowedError, OriginNotAllowedError, PayloadTooLargeError, UpgradeRequiredError } from '../core/errors.ts';
+import { AuthenticationError, MethodNotAllowedError, ConveyorError, InvalidRequestError, ModelNotFoundError, NotFoundError, UpstreamError, UpstreamResponseError, ClientAbortedError, SandboxError, SandboxLimitError, ShuttingDownError, GatewayBusyError, ToolRejectedError, UnsupportedMediaTypeError, HostNotAllowedError, OriginNotAllowedError, PayloadTooLargeError, TooManyFollowersError, UpgradeRequiredError } from '../core/errors.ts';
 
 export interface OpenAIErrorBody {
   error: { message: string; type: string; param: string | null; code: string };
@@ -50,6 +50,7 @@ function statusOf(err: ConveyorError): number {
   if (err instanceof MethodNotAllowedError) return 405;
   if (err instanceof PayloadTooLargeError) return 413;
   if (err instanceof UpgradeRequiredError) return 426;
+  if (err instanceof TooManyFollowersError) return 429;
   if (err instanceof UpstreamResponseError) return err.status >= 400 && err.status < 500 && !refusedCredentials(err) ? err.status : 502;
   if (err.code.endsWith('_timeout') && err instanceof UpstreamError) return 504;
   if (err instanceof UpstreamError) return 502;
@@ -72,6 +73,8 @@ function typeOf(err: ConveyorError): string {
   // field), as OpenAI types it; the status and the upstream's message and param pass through.
   if (err instanceof UpstreamResponseError && statusOf(err) < 500) return 'invalid_request_error';
   if (err instanceof ToolRejectedError) return 'tool_error';
+  // OpenAI's type for a limit on how many requests at once (its rate limits' 429s).
+  if (err instanceof TooManyFollowersError) return 'requests';
   return 'server_error';
 }
 

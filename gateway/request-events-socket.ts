@@ -1,7 +1,7 @@
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { InvalidRequestError, MethodNotAllowedError, NotFoundError } from '../core/errors.ts';
+import { InvalidRequestError, MethodNotAllowedError, NotFoundError, TooManyFollowersError } from '../core/errors.ts';
 import { authenticate, KEY_SUBPROTOCOL_PREFIX } from './client-auth.ts';
 import { toErrorResponse } from './error-response.ts';
 import type { Timeline, TimelineEvent } from './timeline.ts';
@@ -22,6 +22,13 @@ const MAX_UNSENT_BYTES = 4 * 1024 * 1024;
 const TOO_SLOW = 'follower too slow: more than 4 MiB of events unread';
 /** How long a follower closed for being slow has to take the close frame before its socket is cut. */
 const SLOW_CLOSE_MS = 1000;
+
+/**
+ * Each follower costs a copy of every event the request marks (serialised and queued for it):
+ * past this many on one request, one more is refused (429). A trace viewer or two per request
+ * is the use; a client opening hundreds on one id is not.
+ */
+export const MAX_FOLLOWERS_PER_REQUEST = 32;
 
 /** The WebSocket versions ws speaks (RFC 6455 §4.4: a refusal names them). */
 const WEBSOCKET_VERSIONS = '13, 8';
@@ -45,6 +52,8 @@ export class RequestEventsSocket {
   private readonly answered: (answer: UpgradeAnswer) => void;
   /** When each upgrade under way began, for the line of one that ws refuses. */
   private readonly started = new WeakMap<IncomingMessage, number>();
+  /** Each timeline's followers: sockets accepted or being upgraded, until they close. */
+  private readonly followers = new WeakMap<Timeline, number>();
 
   /**
    * `guard` runs first on every upgrade and throws to refuse it (Host and Origin checks);
@@ -93,6 +102,12 @@ export class RequestEventsSocket {
       const key = authenticate(req, this.apiKeys, { subprotocolKey: true });
       const timeline = this.timelines.get(id, key);
       if (!timeline) throw new NotFoundError(`no timeline for request ${id} (only recent requests are kept)`);
+      const following = this.followers.get(timeline) ?? 0;
+      if (following >= MAX_FOLLOWERS_PER_REQUEST) throw new TooManyFollowersError(id, MAX_FOLLOWERS_PER_REQUEST);
+      // Counted from here, not from the callback, so handshakes in flight count too; the raw
+      // socket's close comes once whether the upgrade completed or not.
+      this.followers.set(timeline, following + 1);
+      socket.once('close', () => this.followers.set(timeline, (this.followers.get(timeline) ?? 1) - 1));
       this.wss.handleUpgrade(req, socket, head, (ws) => {
         ws.once('close', () => this.answered({ req, status: 101, durationMs: performance.now() - started }));
         follow(ws, timeline);

@@ -4,6 +4,7 @@ import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { ConveyorHandle } from '../../gateway/start-conveyor.ts';
+import { MAX_FOLLOWERS_PER_REQUEST } from '../../gateway/request-events-socket.ts';
 import { startGateway } from '../../gateway/server.ts';
 import { Timeline, type TimelineEvent } from '../../gateway/timeline.ts';
 import { getJson } from '../support/sse-client.ts';
@@ -188,6 +189,52 @@ describe('request events with API keys', () => {
       expect(received).toBeLessThan(400);
       timeline.mark('request-end', { detail: 'answer' });
     } finally {
+      await gateway.close();
+    }
+  });
+
+  it('refuses one follower past the per-request bound with a 429, and takes one again once another leaves', async () => {
+    const gateway = await startGateway({ port: 0, upstream: { baseUrl: 'http://127.0.0.1:9/v1' } }, { tools: new Map() });
+    const open: WebSocket[] = [];
+    try {
+      const timeline = new Timeline('chatcmpl-watched');
+      gateway.timelines.add(timeline);
+      const url = wsUrl(gateway.url, 'chatcmpl-watched');
+      for (let i = 0; i < MAX_FOLLOWERS_PER_REQUEST; i++) {
+        const ws = new WebSocket(url);
+        open.push(ws);
+        await once(ws, 'open');
+      }
+      const refused = await refusal(url);
+      expect(refused.status).toBe(429);
+      expect(refused.body.error.code).toBe('too_many_followers');
+      expect(refused.body.error.message).toContain('/v1/requests/chatcmpl-watched/timeline');
+      // Another request's followers are counted apart.
+      const other = new Timeline('chatcmpl-other');
+      gateway.timelines.add(other);
+      const elsewhere = new WebSocket(wsUrl(gateway.url, 'chatcmpl-other'));
+      open.push(elsewhere);
+      await once(elsewhere, 'open');
+
+      const leaving = open.shift()!;
+      leaving.close();
+      await once(leaving, 'close');
+      // The server's side of the socket closes a moment after the client's close frame.
+      await expect.poll(async () => {
+        const ws = new WebSocket(url);
+        ws.on('error', () => {});
+        const [event] = await Promise.race([once(ws, 'open').then(() => ['open']), once(ws, 'unexpected-response').then(() => ['refused'])]);
+        if (event === 'open') open.push(ws);
+        else ws.terminate();
+        return event;
+      }).toBe('open');
+      // All still live: the last event reaches every follower.
+      const ends = open.map((ws) => once(ws, 'close'));
+      timeline.mark('request-end', { detail: 'answer' });
+      other.mark('request-end', { detail: 'answer' });
+      expect(((await Promise.all(ends)) as [number][]).map(([code]) => code)).toEqual(open.map(() => 1000));
+    } finally {
+      for (const ws of open) ws.terminate();
       await gateway.close();
     }
   });
