@@ -145,11 +145,13 @@ export class ChatChunkWriter {
     // Without it a streaming client could not put the gateway's tool rounds (their calls'
     // arguments above all) into its history: the turns to append, the answer's own included.
     const messages = result.messages.length > 0 ? { type: 'response.messages', messages: [...result.messages, ...answerTurn(result)] } : undefined;
-    if (messages !== undefined && this.options.conveyorEvents) this.extension(messages);
-    // A client that turned the events off still needs the turns: they ride on the finish chunk,
-    // which has its choice, so a client that reads choices[0] of every chunk meets no empty
-    // extension chunk, and the SDKs keep the unknown field as they keep any.
-    const carried = messages !== undefined && !this.options.conveyorEvents ? { conveyor: messages } : {};
+    // A client that turned the events off still needs the turns, and a response in which no
+    // gateway tool ran (the model called the client's tools) has sent no extension chunk so far:
+    // then they ride on the finish chunk, which has its choice, so a client that reads choices[0]
+    // of every chunk meets no empty extension chunk, and the SDKs keep the unknown field as they keep any.
+    const onFinish = !this.options.conveyorEvents || !this.toolEvents;
+    if (messages !== undefined && !onFinish) this.extension(messages);
+    const carried = messages !== undefined && onFinish ? { conveyor: messages } : {};
     this.chunk({ choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: result.finishReason }], ...carried });
     if (this.options.includeUsage) this.sse.data(this.head + JSON.stringify({ choices: [], usage: result.usage }).slice(1));
     this.sse.data('[DONE]');

@@ -147,6 +147,31 @@ describe('ChatChunkWriter', () => {
     expect([expectedChunk(id, created, 'm', choice({}, 'stop')), expectedChunk(id, created - 1, 'm', choice({}, 'stop'))]).toContain(plain.writes[0]);
   });
 
+  it('with only client tool calls, sends no extension chunk: the turns ride on the finish chunk, every chunk has its choice', () => {
+    const { res, writes } = recordingResponse();
+    const id = 'chatcmpl-3';
+    const writer = new ChatChunkWriter(new SseWriter(res), id, 'm', { includeUsage: false, conveyorEvents: true });
+    const created = Math.floor(Date.now() / 1000);
+    writer.start();
+    const events: SessionEvent[] = [
+      { type: 'round-start', round: 1 },
+      { type: 'client-call-start', index: 0, callId: 'call_1', name: 'get_weather' },
+      { type: 'client-call-args', index: 0, text: '{"city": "Paris"}' },
+      { type: 'round-end', round: 1, finishReason: 'tool_calls' },
+    ];
+    for (const e of events) writer.event(e);
+    const messages = [{ role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } }] }];
+    writer.finish({ finishReason: 'tool_calls', usage: {}, messages } as unknown as SessionResult);
+    const at = (c: number) => [
+      expectedChunk(id, c, 'm', choice({ role: 'assistant', content: '' })),
+      expectedChunk(id, c, 'm', choice({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] })),
+      expectedChunk(id, c, 'm', choice({ tool_calls: [{ index: 0, function: { arguments: '{"city": "Paris"}' } }] })),
+      expectedChunk(id, c, 'm', { ...choice({}, 'tool_calls'), conveyor: { type: 'response.messages', messages } }),
+      'data: [DONE]\n\n',
+    ];
+    expect([at(created), at(created - 1)]).toContainEqual(writes);
+  });
+
   it('splits a multi-line payload into several data lines', () => {
     const { res, writes } = recordingResponse();
     new SseWriter(res).data('a\nb');
