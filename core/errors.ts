@@ -225,10 +225,15 @@ export class SandboxError extends ConveyorError {
 export class ToolRejectedError extends ConveyorError {
   readonly tool: string;
   readonly reason: string;
-  constructor(tool: string, reason: string) {
-    super('tool_rejected', `${tool} rejected the call: ${reason}`);
+  constructor(tool: string, reason: string, message = `${tool} rejected the call: ${reason}`) {
+    super('tool_rejected', message);
     this.tool = tool;
     this.reason = reason;
+  }
+
+  /** The model called `tool`, which the request has no tool under: refused by the gateway, not by a tool. */
+  static undeclared(tool: string, reason: string): ToolRejectedError {
+    return new ToolRejectedError(tool, reason, `the model called a tool this request does not have: ${reason}`);
   }
 }
 

@@ -17,6 +17,8 @@ interface Pending {
   done: boolean;
   malformed: boolean;
   rejected?: string;
+  /** A call to a tool the request does not have (UndeclaredToolCheck): refused at its start, never sent. */
+  undeclared?: boolean;
   /** Top-level fields decoded so far: what the history shows of a call rejected before its end. */
   decodedFields: Record<string, unknown>;
 }
@@ -61,6 +63,14 @@ export class ClientCalls {
     if (!this.options.holdUntilValid) this.send(callId, call);
   }
 
+  /**
+   * A call to a name the request offers no tool under: kept for the round's history and answered
+   * with `reason` like a refused call, never sent to the client.
+   */
+  startUndeclared(callId: string, name: string, reason: string): void {
+    this.calls.set(callId, { name, argsText: '', sawArgs: false, done: false, malformed: false, rejected: reason, undeclared: true, decodedFields: {} });
+  }
+
   args(callId: string, text: string): void {
     const call = this.calls.get(callId);
     if (!call || call.done) return;
@@ -102,8 +112,8 @@ export class ClientCalls {
   }
 
   /** Calls early validation refused, with the fields the model wrote before the bad one (as a rejected gateway call keeps them). */
-  rejected(): Array<{ callId: string; name: string; reason: string; args: Record<string, unknown> }> {
-    return [...this.calls.entries()].flatMap(([callId, c]) => (c.rejected ? [{ callId, name: c.name, reason: c.rejected, args: c.decodedFields }] : []));
+  rejected(): Array<{ callId: string; name: string; reason: string; undeclared: boolean; args: Record<string, unknown> }> {
+    return [...this.calls.entries()].flatMap(([callId, c]) => (c.rejected ? [{ callId, name: c.name, reason: c.rejected, undeclared: c.undeclared === true, args: c.decodedFields }] : []));
   }
 
   malformed(callId: string): void {

@@ -8,6 +8,7 @@ import type { Dispatcher } from './dispatcher.ts';
 import { lineFieldsOf } from './parser-selection.ts';
 import type { SessionEvent } from './session.ts';
 import type { Timeline } from './timeline.ts';
+import type { UndeclaredToolCheck } from './undeclared-tools.ts';
 
 export interface RoundParserOptions {
   round: number;
@@ -22,7 +23,9 @@ export interface RoundParserOptions {
   emitText: (text: string) => void;
   /** Early checks for client-executed calls, when the request asked for them. */
   validator?: ClientToolValidator;
-  onClientReject: (call: { callId: string; name: string }, reason: string) => void;
+  /** Refuses a call to a name the request offers no tool under (undefined: any such call is the client's). */
+  undeclared?: UndeclaredToolCheck;
+  onClientReject: (call: { callId: string; name: string; undeclared?: boolean }, reason: string) => void;
   /**
    * Set for `parallel_tool_calls: false`: called where the round's second call begins. That call
    * and everything after it is dropped; the caller cuts the decode.
@@ -117,9 +120,16 @@ export class RoundParser {
             dispatcher.callStart(event.callId, event.name);
             this.announcedCalls.set(event.callId, event.name);
             onEvent({ type: 'tool-call', round, callId: event.callId, name: event.name });
-          } else {
-            clientCalls.start(event.callId, event.name);
+            break;
           }
+          const undeclared = this.o.undeclared?.(event.name);
+          if (undeclared === undefined) {
+            clientCalls.start(event.callId, event.name);
+            break;
+          }
+          clientCalls.startUndeclared(event.callId, event.name, undeclared);
+          this.#announceRefusal(event.callId, event.name);
+          this.o.onClientReject({ callId: event.callId, name: event.name, undeclared: true }, undeclared);
           break;
         case 'call-args':
           clientCalls.args(event.callId, event.text);
@@ -171,10 +181,14 @@ export class RoundParser {
    */
   #rejectClientCall(callId: string, name: string, reason: string): void {
     this.o.clientCalls.reject(callId, reason);
-    if (!this.announcedCalls.has(callId)) {
-      this.announcedCalls.set(callId, name);
-      this.o.onEvent({ type: 'tool-call', round: this.o.round, callId, name });
-    }
+    this.#announceRefusal(callId, name);
     this.o.onClientReject({ callId, name }, reason);
+  }
+
+  /** A call the gateway answers itself with a refusal: started, so that its tool-result has its start. */
+  #announceRefusal(callId: string, name: string): void {
+    if (this.announcedCalls.has(callId)) return;
+    this.announcedCalls.set(callId, name);
+    this.o.onEvent({ type: 'tool-call', round: this.o.round, callId, name });
   }
 }

@@ -8,6 +8,7 @@ import { Dispatcher, type CallOutcome } from './dispatcher.ts';
 import { RoundParser } from './round-parser.ts';
 import { DEFAULT_MAX_OBSERVATION_CHARS } from './observation-cap.ts';
 import type { ClientFlow, SessionOptions, Usage } from './session.ts';
+import { undeclaredToolCheck } from './undeclared-tools.ts';
 import { upstreamBody } from './upstream-body.ts';
 
 /** What one round leaves for the session's loop (session.ts) to decide the next step with. */
@@ -79,9 +80,9 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
   }
   // A reject verdict cuts only this round's decode short (the stream's own abort); the request's
   // signal still cancels everything.
-  let rejection: { name: string; reason: string } | undefined;
-  function rejectCall(call: { callId: string; name: string }, reason: string): void {
-    rejection ??= { name: call.name, reason };
+  let rejection: { name: string; reason: string; undeclared?: boolean } | undefined;
+  function rejectCall(call: { callId: string; name: string; undeclared?: boolean }, reason: string): void {
+    rejection ??= { name: call.name, reason, undeclared: call.undeclared };
     timeline.mark('abort', { round, callId: call.callId, detail: `rejected: ${reason}` });
     machinery?.parser.stop();
     stream.abort(new Error(reason));
@@ -129,6 +130,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
         onEvent,
         emitText,
         validator: opts.clientToolValidator,
+        undeclared: undeclaredToolCheck(opts.request.tools, opts.tools),
         onClientReject: rejectCall,
         onSecondCall: opts.request.parallel_tool_calls === false ? cutSecondCall : undefined,
       });
@@ -248,15 +250,15 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     if (!rejection) parser.end(finishReason === 'length' || stoppedByString);
     timeline.mark('decode-end', { round, detail: finishReason });
     // The request is about to fail with the rejection: its other calls' results would go nowhere.
-    if (rejection && opts.onToolReject === 'error') dispatcher.dropAll(`the request failed: ${rejection.name} rejected a call`);
+    if (rejection && opts.onToolReject === 'error') dispatcher.dropAll(rejection.undeclared ? `the request failed: the model called ${rejection.name}, which this request has no tool for` : `the request failed: ${rejection.name} rejected a call`);
     // A client call that failed early validation is answered, like a rejected gateway call, with
     // the reason, so a re-prompt shows the model what was wrong.
     const calls: CallOutcome[] = [
       ...(await dispatcher.settle()),
-      ...clientCalls.rejected().map((c) => ({ callId: c.callId, name: c.name, args: c.args, result: { ok: false, content: `error: ${c.name} rejected the call: ${c.reason}` } })),
+      ...clientCalls.rejected().map((c) => ({ callId: c.callId, name: c.name, args: c.args, result: { ok: false, content: c.undeclared ? `error: ${c.reason}` : `error: ${c.name} rejected the call: ${c.reason}` } })),
     ];
     if (signal.aborted) throw new ClientAbortedError();
-    if (rejection && opts.onToolReject === 'error') throw new ToolRejectedError(rejection.name, rejection.reason);
+    if (rejection && opts.onToolReject === 'error') throw rejection.undeclared ? ToolRejectedError.undeclared(rejection.name, rejection.reason) : new ToolRejectedError(rejection.name, rejection.reason);
     for (const c of calls) onEvent({ type: 'tool-result', round, callId: c.callId, name: c.name, ok: c.result.ok, content: c.result.content, ...(c.result.data ? { data: c.result.data } : {}) });
     timeline.mark('round-end', { round, detail: finishReason });
     onEvent({ type: 'round-end', round, finishReason });

@@ -41,7 +41,7 @@ describe('ClientCalls', () => {
       { type: 'client-call-args', index: 0, text: '{"city": "Paris"}' },
     ]);
     expect(calls.completed().map((c) => c.id)).toEqual(['good']);
-    expect(calls.rejected()).toEqual([{ callId: 'bad', name: 'get_weather', reason: 'argument "city": expected string', args: {} }]);
+    expect(calls.rejected()).toEqual([{ callId: 'bad', name: 'get_weather', reason: 'argument "city": expected string', undeclared: false, args: {} }]);
   });
 
   it("numbers calls across a session's rounds, so a later round's call never shares an index with one already streamed", () => {
