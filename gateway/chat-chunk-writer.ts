@@ -1,4 +1,5 @@
-import { NO_USAGE, sumUsage, type SessionEvent, type SessionResult, type Usage } from './session.ts';
+import { NO_USAGE, sumUsage } from '../llm-client/usage-counts.ts';
+import type { SessionEvent, SessionResult, Usage } from './session.ts';
 import type { SseWriter } from './sse-writer.ts';
 import type { OpenAIErrorBody } from './error-response.ts';
 

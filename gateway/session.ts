@@ -1,6 +1,8 @@
 import { UpstreamResponseError } from '../core/errors.ts';
 import type { ChatCompletionPump } from '../llm-client/pump-chat-completion.ts';
+import type { UpstreamUsage } from '../llm-client/upstream-parts.ts';
 import type { ReplicaAffinity } from '../llm-client/upstream-replicas.ts';
+import { NO_USAGE, sumUsage } from '../llm-client/usage-counts.ts';
 import type { ToolCallParser } from '../parsers/parser-events.ts';
 import type { ToolPlugin, ToolProgress } from '../plugins/plugin-types.ts';
 import type { ChatMessage, ChatRequest } from './chat-request-schema.ts';
@@ -48,11 +50,8 @@ export type SessionEvent =
    */
   | { type: 'usage'; round: number; usage: Usage };
 
-export interface Usage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-}
+/** The upstream's counts, all rounds added up (usage-counts.ts). */
+export type Usage = UpstreamUsage;
 
 export type StopReason = 'answer' | 'length' | 'max_tool_rounds' | 'client_tool_calls';
 
@@ -220,9 +219,3 @@ function refusedAfterTools(err: unknown, round: number): unknown {
   return new UpstreamResponseError(err.status, message, err.param, err.code);
 }
 
-/** No tokens: where a sum of usages starts. */
-export const NO_USAGE: Usage = Object.freeze({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
-
-export function sumUsage(a: Usage, b: Usage): Usage {
-  return { prompt_tokens: a.prompt_tokens + b.prompt_tokens, completion_tokens: a.completion_tokens + b.completion_tokens, total_tokens: a.total_tokens + b.total_tokens };
-}

@@ -132,13 +132,9 @@ export class ChatChunkDecoder {
     }
     // Usage first: on a chunk that also carries a token (continuous_usage_stats) it counts that
     // token, so whoever writes the token on can send the usage with it.
-    if (chunk.usage) {
-      const { prompt_tokens, completion_tokens } = chunk.usage;
-      parts.push({
-        type: 'usage',
-        usage: { prompt_tokens, completion_tokens, total_tokens: chunk.usage.total_tokens ?? prompt_tokens + completion_tokens },
-      });
-    }
+    // The schema has checked the counts: usageCounts reads them, and the details, as the token path does.
+    const usage = chunk.usage ? usageCounts(chunk.usage) : undefined;
+    if (usage) parts.push({ type: 'usage', usage });
     for (const choice of chunk.choices) {
       const delta = choice.delta;
       // Some vLLM versions send the same text in both `reasoning` and `reasoning_content`; taking

@@ -32,4 +32,11 @@ export interface UpstreamUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** OpenAI's breakdown of the prompt (`cached_tokens`: what the prefix cache held), when the server sends it. */
+  prompt_tokens_details?: UsageDetails;
+  /** OpenAI's breakdown of the completion (`reasoning_tokens`), when the server sends it. */
+  completion_tokens_details?: UsageDetails;
 }
+
+/** The counts of a usage details object, by their OpenAI names. */
+export type UsageDetails = Record<string, number>;

@@ -102,6 +102,17 @@ describe('ChatChunkDecoder', () => {
     expect(() => fast.decode(chunk({ ...token, usage: { prompt_tokens: 12, completion_tokens: '3' } }))).toThrow(UpstreamProtocolError);
   });
 
+  it("keeps the usage's details (vLLM's cached_tokens, a reasoning model's reasoning_tokens) on both paths, and drops a null one", () => {
+    const usage = { prompt_tokens: 40, completion_tokens: 3, total_tokens: 43, prompt_tokens_details: { cached_tokens: 32 }, completion_tokens_details: { reasoning_tokens: 2, note: 'x' } };
+    const read = { prompt_tokens: 40, completion_tokens: 3, total_tokens: 43, prompt_tokens_details: { cached_tokens: 32 }, completion_tokens_details: { reasoning_tokens: 2 } };
+    const token = { choices: [{ index: 0, delta: { content: ' x' }, logprobs: null, finish_reason: null }], usage };
+    // The token path (one content delta) and the schema's (the usage-only last chunk).
+    expect(new ChatChunkDecoder('m').decode(chunk(token)).slice(-2)).toEqual([{ type: 'usage', usage: read }, { type: 'content', text: ' x' }]);
+    expect(new ChatChunkDecoder('m').decode(chunk({ choices: [], usage })).slice(-1)).toEqual([{ type: 'usage', usage: read }]);
+    const plain = { prompt_tokens: 40, completion_tokens: 3, total_tokens: 43 };
+    expect(new ChatChunkDecoder('m').decode(chunk({ choices: [], usage: { ...plain, prompt_tokens_details: null } })).slice(-1)).toEqual([{ type: 'usage', usage: plain }]);
+  });
+
   it('rejects data that is not a chunk', () => {
     const decoder = new ChatChunkDecoder('m');
     expect(() => decoder.decode('{"choices":')).toThrow(UpstreamProtocolError);
