@@ -23,7 +23,7 @@ export function hostCheck(
   allowedHosts: readonly string[],
 ): ((req: IncomingMessage) => void) | undefined {
   if (apiKeys.length > 0 || !isLoopbackAddress(boundAddress)) return undefined;
-  const allowed = new Set([...allowedHosts, listenHost].map((h) => bare(h.toLowerCase())));
+  const allowed = new Set([...allowedHosts, listenHost].map((h) => bare(h.toLowerCase()).replace(/\.$/, '')));
   return (req) => {
     const header = req.headers.host;
     if (header === undefined) return;
@@ -48,15 +48,21 @@ function hostName(header: string): string {
   const value = header.trim().toLowerCase();
   if (value.startsWith('[')) return value.slice(1, value.indexOf(']'));
   const colon = value.lastIndexOf(':');
-  return colon === -1 ? value : value.slice(0, colon);
+  // `localhost.` is `localhost` written as a fully qualified name.
+  return (colon === -1 ? value : value.slice(0, colon)).replace(/\.$/, '');
 }
 
 function bare(host: string): string {
   return host.replace(/^\[|\]$/g, '');
 }
 
+/**
+ * A name that cannot be an attacker's: a loopback name, or any IP address at all (`0.0.0.0`, which
+ * reaches loopback on Linux and is what vLLM's start-up line prints; a LAN address), since only a
+ * DNS name can be rebound.
+ */
 function isLoopbackName(name: string): boolean {
   const host = bare(name.toLowerCase());
   if (host === 'localhost' || host.endsWith('.localhost')) return true;
-  return isLoopbackAddress(host);
+  return isIP(host) !== 0;
 }

@@ -33,9 +33,15 @@ describe('DNS rebinding protection (keyless gateway on loopback)', () => {
       expect(rebound.status).toBe(403);
       expect(rebound.body.error).toMatchObject({ code: 'host_not_allowed', type: 'invalid_request_error' });
       expect(rebound.body.error.message).toContain('--allowed-host');
-      for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, 'app.localhost', '127.0.0.2']) {
+      for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, 'app.localhost', '127.0.0.2', `localhost.:${port}`]) {
         expect((await modelsAs(port, host)).status, host).toBe(200);
       }
+      // An IP address cannot be rebound, whatever it is: 0.0.0.0 (vLLM's start-up line prints it) or a LAN address.
+      for (const host of [`0.0.0.0:${port}`, '192.168.1.20', `[fe80::1]:${port}`]) {
+        expect((await modelsAs(port, host)).status, host).toBe(200);
+      }
+      // A trailing dot does not make another name one.
+      expect((await modelsAs(port, `attacker.example.:${port}`)).status).toBe(403);
     });
   });
 
