@@ -22,11 +22,28 @@ describe('capObservation', () => {
     expect(capped).toMatchObject({ ok: false, data: { error: 'x' } });
   });
 
-  it('never splits a surrogate pair, and always fits the limit', () => {
+  it('counts UTF-8 bytes too, which bound the tokens: CJK text, up to three tokens a character, keeps a third as many characters', () => {
+    const content = `開始${'漢字'.repeat(5_000)}終了`;
+    const capped = capObservation({ ok: true, content }, 400).content;
+    expect(Buffer.byteLength(capped)).toBeLessThanOrEqual(400);
+    expect(capped.length).toBeLessThan(200);
+    expect(capped.startsWith('開始')).toBe(true);
+    expect(capped.endsWith('終了')).toBe(true);
+    const count = Number(/\[… ([\d,]+) characters of this output cut …\]/.exec(capped)![1]!.replace(/,/g, ''));
+    const note = `\n[… ${count.toLocaleString('en-US')} characters of this output cut …]\n`;
+    expect(capped.length - note.length + count).toBe(content.length);
+    // Within the limit in characters but over it in bytes: cut as well.
+    expect(Buffer.byteLength(capObservation({ ok: true, content: '字'.repeat(300) }, 400).content)).toBeLessThanOrEqual(400);
+  });
+
+  it('never splits a surrogate pair, and always fits the limit, in characters and in bytes', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'grapheme', maxLength: 400 }), fc.integer({ min: 80, max: 300 }), (content, max) => {
         const capped = capObservation({ ok: true, content }, max).content;
-        expect(capped.length).toBeLessThanOrEqual(Math.max(max, content.length <= max ? content.length : 0));
+        const within = content.length <= max && Buffer.byteLength(content) <= max;
+        expect(capped.length).toBeLessThanOrEqual(Math.max(max, within ? content.length : 0));
+        expect(Buffer.byteLength(capped)).toBeLessThanOrEqual(Math.max(max, within ? Buffer.byteLength(content) : 0));
+        if (within) expect(capped).toBe(content);
         // No lone half of a surrogate pair.
         expect(capped).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
       }),
