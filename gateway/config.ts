@@ -192,7 +192,8 @@ const gatewayConfigFields = z.strictObject({
    */
   observations: z.enum(['tool', 'user']).default('tool'),
   /**
-   * The longest a tool result the model is shown may be, in characters; a longer one loses its
+   * The longest a tool result the model is shown may be, in characters and in UTF-8 bytes alike
+   * (a bound on its tokens whatever the text); a longer one loses its
    * middle (gateway/observation-cap.ts), so a tool that prints a lot cannot push the next round's
    * prompt past the model's context. The client's `data` and the tool's live output are whole.
    */
