@@ -43,6 +43,9 @@ export const chatMessageSchema = z.discriminatedUnion('role', [
     tool_calls: optional(z.array(toolCallSchema)),
   }),
   z.looseObject({ role: z.literal('tool'), content: content('tool'), tool_call_id: z.string() }),
+  // OpenAI's deprecated function calling, still in its SDKs' message types and taken by vLLM:
+  // older agents (LangChain's openai-functions) send the result of a `function_call` this way.
+  z.looseObject({ role: z.literal('function'), content: content('function').nullable(), name: z.string() }),
 ]);
 
 export type ChatMessage = z.infer<typeof chatMessageSchema>;

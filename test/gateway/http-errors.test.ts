@@ -130,6 +130,20 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     expect(res.json.object).toBe('chat.completion');
   });
 
+  it("takes OpenAI's deprecated function-calling turns (a function_call, then a role function result), as vLLM does, and wants the function's name", async () => {
+    const history = [
+      { role: 'user', content: 'weather?' },
+      { role: 'assistant', content: null, function_call: { name: 'get_weather', arguments: '{"city": "Paris"}' } },
+      { role: 'function', name: 'get_weather', content: 'sunny' },
+    ];
+    const res = await postJson(gateway.url, '/v1/chat/completions', { model: SIM_MODEL, messages: history });
+    expect(res.status).toBe(200);
+    expect(res.json.object).toBe('chat.completion');
+    const nameless = await postJson(gateway.url, '/v1/chat/completions', { model: SIM_MODEL, messages: [{ role: 'function', content: 'sunny' }] });
+    expect(nameless.status).toBe(400);
+    expect(nameless.json.error.param).toBe('messages.0.name');
+  });
+
   it('takes null inside stream_options too, read as left out (no usage chunk)', async () => {
     const res = await streamChat(gateway.url, { ...hello, max_tokens: 3, stream_options: { include_usage: null, continuous_usage_stats: null } });
     expect(res.status).toBe(200);
