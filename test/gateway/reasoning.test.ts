@@ -17,7 +17,8 @@ describe('reasoning blocks through the gateway', () => {
     await conveyor?.close();
   });
 
-  const body = { model: SIM_MODEL, scenario: 'think', messages: [{ role: 'user', content: 'weather in Paris?' }] };
+  const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+  const body = { model: SIM_MODEL, scenario: 'think', tools, messages: [{ role: 'user', content: 'weather in Paris?' }] };
 
   it('sends a leading <think> block as reasoning_content and does not run calls written inside it', async () => {
     const res = await postJson(conveyor.gateway.url, '/v1/chat/completions', body);

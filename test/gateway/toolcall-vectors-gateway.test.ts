@@ -15,7 +15,9 @@ function directParse(v: ToolcallVector) {
   const events = coalesceText([...parser.push(v.raw_text), ...parser.end()]);
   const calls = events.flatMap((e) => (e.type === 'call-end' ? [e.args] : []));
   const content = events.flatMap((e) => (e.type === 'text' ? [e.text] : [])).join('');
-  return { calls, content };
+  // Every name the model calls, a malformed call's too: the client lists them (a call to a tool it does not list is refused).
+  const names = [...new Set(events.flatMap((e) => (e.type === 'call-start' ? [e.name] : [])))];
+  return { calls, content, names };
 }
 
 describe('tool-call vectors through the gateway (simulator replays each raw text)', () => {
@@ -92,13 +94,21 @@ describe('tool-call vectors through the gateway (simulator replays each raw text
     expect(tool.content).not.toContain('never');
   });
 
+  /** The `tools` the vector's client sends: typed from its schema where it has one, else the names its model calls. */
+  function requestTools(v: ToolcallVector): { tools?: unknown[] } {
+    const typed = vectorTools(v);
+    if (typed) return { tools: typed };
+    const { names } = directParse(v);
+    return names.length === 0 ? {} : { tools: names.map((name) => ({ type: 'function', function: { name } })) };
+  }
+
   function request(v: ToolcallVector) {
     return {
       model: SIM_MODEL,
       scenario: `vec-${v.id}`,
       tool_parser: VECTOR_TOOL_PARSER[v.format],
       messages: [{ role: 'user', content: `vector ${v.id}` }],
-      ...(vectorTools(v) ? { tools: vectorTools(v) } : {}),
+      ...requestTools(v),
     };
   }
 });
