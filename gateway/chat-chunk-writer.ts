@@ -131,7 +131,14 @@ export class ChatChunkWriter {
         // A round ends in one burst of events (results, round end, then the next round's start or
         // the finish): one packet for all of them.
         this.sse.batch();
-        this.extension({ type: 'tool_call.completed', round: e.round, call_id: e.callId, name: e.name, ok: e.ok, content: e.content, ...(e.data ? { data: e.data } : {}) });
+        const completed = { type: 'tool_call.completed', round: e.round, call_id: e.callId, name: e.name, ok: e.ok, content: e.content };
+        try {
+          this.extension(e.data ? { ...completed, data: e.data } : completed);
+        } catch {
+          // A data the kit would have refused (a BigInt, a cycle), from a tool made without it: the
+          // event goes without it rather than the stream failing for it.
+          this.extension(completed);
+        }
         return;
     }
   }

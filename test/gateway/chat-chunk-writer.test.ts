@@ -172,6 +172,18 @@ describe('ChatChunkWriter', () => {
     expect([at(created), at(created - 1)]).toContainEqual(writes);
   });
 
+  it("sends a tool's result without a data that is not JSON (a tool made without the kit), rather than failing the stream", () => {
+    const { res, writes } = recordingResponse();
+    const writer = new ChatChunkWriter(new SseWriter(res), 'chatcmpl-4', 'm', { includeUsage: false, conveyorEvents: true });
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    writer.event({ type: 'tool-call', round: 1, callId: 'c1', name: 'odd' });
+    writer.event({ type: 'tool-result', round: 1, callId: 'c1', name: 'odd', ok: true, content: 'fine', data: { n: 10n } as unknown as Record<string, unknown> });
+    writer.event({ type: 'tool-result', round: 1, callId: 'c1', name: 'odd', ok: true, content: 'fine', data: cyclic });
+    const completed = writes.filter((w) => w.includes('tool_call.completed')).map((w) => JSON.parse(w.slice('data: '.length)).conveyor);
+    expect(completed).toEqual([0, 1].map(() => ({ type: 'tool_call.completed', round: 1, call_id: 'c1', name: 'odd', ok: true, content: 'fine' })));
+  });
+
   it('splits a multi-line payload into several data lines', () => {
     const { res, writes } = recordingResponse();
     new SseWriter(res).data('a\nb');
