@@ -322,12 +322,23 @@ export function cutByShutdown(): ShuttingDownError {
 
 /**
  * A thrown value as the phrase a tool error quotes (`error: X failed: <this>`): a plain Error's
- * message alone, another class's name with its message (`TypeError: …` says what kind of bug), any
- * other value (a thrown string) as it is. Every runtime and the dispatcher use it, so one plugin bug
- * reads the same wherever it ran. Duck-typed: an Error from another realm (node:vm) is one too.
+ * message alone, another class's name with its message (`TypeError: …` says what kind of bug), a
+ * thrown string as it is, any other object as JSON (`throw { code: 42 }` read `[object Object]`).
+ * Every runtime and the dispatcher use it, so one plugin bug reads the same wherever it ran.
+ * Duck-typed: an Error from another realm (node:vm) is one too.
  */
 export function thrownMessage(err: unknown): string {
   const e = err as { name?: unknown; message?: unknown } | null;
-  if (typeof e !== 'object' || e === null || typeof e.message !== 'string') return String(err);
-  return typeof e.name !== 'string' || e.name === 'Error' || e.name === '' ? e.message : `${e.name}: ${e.message}`;
+  if (typeof e === 'object' && e !== null && typeof e.message === 'string') {
+    return typeof e.name !== 'string' || e.name === 'Error' || e.name === '' ? e.message : `${e.name}: ${e.message}`;
+  }
+  if (typeof err !== 'object' || err === null) return String(err);
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(err);
+  } catch {
+    // A cycle or a BigInt inside: String() is all there is.
+  }
+  if (json === undefined) return String(err);
+  return json.length > 500 ? `${json.slice(0, 500)}…` : json;
 }

@@ -40,19 +40,41 @@ export function loadScenarioDir(dir: string): LoadedScenario[] {
   try {
     files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
   } catch (cause) {
-    throw new SimConfigError(`scenario directory ${dir} cannot be read`, { cause });
+    throw new SimConfigError(unreadableDir(dir, cause), { cause });
   }
   return files.map((file) => {
     const path = join(dir, file);
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (cause) {
+      throw new SimConfigError(`scenario file ${path} cannot be read (${messageOf(cause)})`, { cause });
+    }
     let json: unknown;
     try {
-      json = JSON.parse(readFileSync(path, 'utf8'));
+      json = JSON.parse(text);
     } catch (cause) {
-      throw new SimConfigError(`scenario file ${path} is not valid JSON`, { cause });
+      // The parser's own words carry the position (`Expected double-quoted property name in JSON at position 84 (line 5 column 3)`).
+      throw new SimConfigError(`scenario file ${path} is not valid JSON: ${messageOf(cause)}`, { cause });
     }
     if (json !== null && typeof json === 'object' && !Array.isArray(json) && !('name' in json)) {
       json = { name: basename(file, '.json'), ...json };
     }
     return parseScenario(json, path);
   });
+}
+
+/**
+ * Why a scenario folder cannot be read, in words: a file given where the folder belongs
+ * (`--sim-scenarios my.json`) is the likely mistake, and ENOTDIR alone did not say it.
+ */
+function unreadableDir(dir: string, cause: unknown): string {
+  const code = (cause as { code?: unknown } | null)?.code;
+  if (code === 'ENOTDIR') return `scenario directory ${dir} is a file, not a folder: scenarios are given by folder (--sim-scenarios DIR, sim.scenarioDirs), each *.json file in it one scenario; give the folder that holds this file`;
+  if (code === 'ENOENT') return `scenario directory ${dir} does not exist`;
+  return `scenario directory ${dir} cannot be read (${messageOf(cause)})`;
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { ToolResult, Verdict } from '../plugin-types.ts';
 import { FUNCTION_NAME, FUNCTION_NAME_RULE } from '../../core/function-name.ts';
+import { describeValue as describe } from './describe-value.ts';
 
 const RUNTIMES = ['inline', 'thread', 'isolate', 'process'];
 const CONSUMES = ['line', 'field', 'step', 'call'];
@@ -87,6 +87,10 @@ export function definitionProblem(value: unknown, kind: 'plugin' | 'command' | '
   // The plugin's code: its hooks, or the program that runs it.
   const codeProblem = command ? commandProblem(d['command']) : hooksProblem(d['hooks']);
   if (codeProblem !== undefined) return codeProblem;
+  // A `call` plugin is fed no pieces: its onPiece would be a check that silently never runs.
+  if (!command && d['consumes'] === 'call' && (d['hooks'] as Record<string, unknown>)['onPiece'] !== undefined) {
+    return `hooks.onPiece is never called for consumes "call" (onEnd gets the whole call at once); to see the call as the model writes it, consume 'field', 'line' or 'step'`;
+  }
   const limits = d['limits'] as Record<string, unknown> | undefined;
   if (limits !== undefined && (typeof limits !== 'object' || limits === null || Array.isArray(limits))) return `limits must be an object, got ${describe(limits)}`;
   const unknownLimit = limits === undefined ? undefined : unknownKey(limits, LIMITS, 'limits');
@@ -185,38 +189,6 @@ export function lineFieldOf(definition: { consumes: string; parameters: z.ZodTyp
 }
 
 /**
- * What onEnd returned, as the result the model sees: a string is a success; `{ ok, content }`
- * passes as it is; anything else is the plugin's error, said as such, not an empty observation.
- */
-export function toolResultOf(plugin: string, value: unknown): ToolResult {
-  if (typeof value === 'string') return { ok: true, content: value };
-  const r = value as Partial<ToolResult> | null | undefined;
-  if (typeof r === 'object' && r !== null && typeof r.ok === 'boolean' && typeof r.content === 'string') {
-    if (r.data === undefined || (typeof r.data === 'object' && r.data !== null)) return r as ToolResult;
-    // The shape is right but for data: "not a string or { ok, content }" would send the author looking at ok and content.
-    return { ok: false, content: `error: ${plugin}'s onEnd returned { ok, content, data } with data ${describe(r.data)}; data must be an object (or left out)` };
-  }
-  // An object with both fields, of the wrong types: say which, not "not { ok, content }".
-  if (typeof r === 'object' && r !== null && 'ok' in r && 'content' in r) {
-    const wrong = [typeof r.ok !== 'boolean' ? `ok ${describe(r.ok)} (a boolean)` : undefined, typeof r.content !== 'string' ? `content ${describe(r.content)} (a string)` : undefined].filter(Boolean);
-    return { ok: false, content: `error: ${plugin}'s onEnd returned { ok, content } with ${wrong.join(' and ')}` };
-  }
-  return { ok: false, content: `error: ${plugin}'s onEnd returned ${describe(value)}, not a string or { ok, content }` };
-}
-
-/**
- * What onPiece returned, as the verdict the gateway acts on: nothing (carry on) or a
- * `reject(reason)`. Anything else ('reject', `{ reject: 'x' }`, true) is the plugin's error, said
- * as such, rather than read as "carry on" while the author meant to stop the decode.
- */
-export function verdictOf(plugin: string, value: unknown): { verdict: Verdict } | { error: string } {
-  if (value === undefined) return { verdict: undefined };
-  const v = value as { verdict?: unknown; reason?: unknown } | null;
-  if (typeof v === 'object' && v !== null && v.verdict === 'reject' && typeof v.reason === 'string') return { verdict: { verdict: 'reject', reason: v.reason } };
-  return { error: `error: ${plugin}'s onPiece returned ${describe(value)}, not undefined or reject(reason)` };
-}
-
-/**
  * Why `schema` has no JSON Schema to send upstream (a zod 3 schema, a `z.date()` field, a
  * transform's output), naming the field where one is to blame; undefined when it has one.
  */
@@ -279,15 +251,4 @@ function editDistance(a: string, b: string): number {
     row = next;
   }
   return row[b.length]!;
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  if (typeof value !== 'object') return typeof value;
-  // Its keys say which shape was meant (`{ reject }` for `reject(reason)`, `{ type, properties }` for a JSON Schema).
-  const keys = Object.keys(value);
-  return keys.length === 0 ? 'an empty object' : `an object { ${keys.slice(0, 4).join(', ')}${keys.length > 4 ? ', …' : ''} }`;
 }

@@ -71,7 +71,16 @@ export interface PluginContext {
    * structured-cloneable values (no sockets, functions or class instances).
    */
   readonly state: Record<string, unknown>;
-  /** Reports progress to the timeline and the client (`tool_call.progress` / `.output`). */
+  /**
+   * Reports progress to the timeline and the client: `{ type: 'unit-done', detail }` (a string of
+   * at most 10,000 characters; the client's `tool_call.progress`) or `{ type: 'output', stream:
+   * 'stdout' | 'stderr', text }` (at most 1,000,000 characters; `tool_call.output`). Any other
+   * event fails the call, naming what is wrong, in every runtime.
+   *
+   * @example
+   * ctx.emit({ type: 'unit-done', detail: `row ${n} fetched` });
+   * ctx.emit({ type: 'output', stream: 'stdout', text: 'compiling…\n' });
+   */
   emit(progress: ToolProgress): void;
   /**
    * Evaluates untrusted JS (runtime `isolate`, and `process` where isolates are unavailable);
@@ -102,7 +111,7 @@ export interface PluginHooks<Args> {
    * Once where the calls will run, before the first: in each worker or plugin process (a thread
    * worker as it starts), or in the gateway for `inline` (when the tool is made). Load libraries
    * and compile what every call needs, so no call waits for it; nothing per call. If it throws,
-   * each call fails with that error; while it is still running 30 s after it began
+   * each call fails with `error: <tool> onLoad failed: <message>`; while it is still running 30 s after it began
    * (createRuntimePools({ onLoadTimeoutMs })), each call fails with `error: <tool> onLoad did not
    * finish within 30000 ms`, in every runtime (calls after a late finish run).
    */
@@ -149,7 +158,7 @@ export interface PluginDefinition<S extends z.ZodType = z.ZodType> {
   description: string;
   /** Arguments schema: validates the decoded call and yields the JSON Schema sent upstream in `tools`. */
   parameters: S;
-  /** The piece kind onPiece receives as it is decoded; `call` = only onEnd with the whole call. */
+  /** The piece kind onPiece receives as it is decoded; `call` = only onEnd with the whole call (an onPiece is refused). */
   consumes: Piece['kind'] | 'call';
   /**
    * With `consumes: 'line'` only (refused elsewhere): the string argument whose completed lines are the pieces, as the

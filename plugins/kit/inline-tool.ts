@@ -1,9 +1,11 @@
 import type { Piece } from '../../parsers/parser-events.ts';
 import type { ToolCallContext, ToolExecution, ToolPlugin, ToolResult, Verdict } from '../plugin-types.ts';
 import { CallClock } from '../../sandbox/runtimes/call-clock.ts';
+import { hookThrowOf, type HookErrorLog, type HookName, type HookThrow } from '../../sandbox/runtimes/hook-throw.ts';
 import { abortReasonOf, hookFailure, invalidArguments, runEndHook } from '../../sandbox/runtimes/load-plugin-module.ts';
 import { boundedOnLoad, ON_LOAD_LIMIT_MS } from '../../sandbox/runtimes/on-load-limit.ts';
-import { lineFieldOf, verdictOf } from './check-definition.ts';
+import { lineFieldOf } from './check-definition.ts';
+import { progressOf, verdictOf } from './check-hook-output.ts';
 import { parametersJsonSchema, type PluginContext, type PluginDefinition } from './define-plugin.ts';
 
 /**
@@ -19,6 +21,8 @@ export interface InlineToolOptions {
    * (createRuntimePools({ onLoadTimeoutMs })). The first tool made of a definition sets it.
    */
   onLoadTimeoutMs?: number;
+  /** Each hook throw, with its stack, for the gateway log (toolFromPlugin passes the pools' own, RuntimePoolsOptions.onHookError). */
+  onHookError?: HookErrorLog;
 }
 
 /**
@@ -41,7 +45,7 @@ export function inlineTool(definition: PluginDefinition, options: InlineToolOpti
     consumes: definition.consumes,
     lineField: lineFieldOf(definition),
     sideEffects: definition.sideEffects === true,
-    start: (ctx) => new InlineExecution(definition, ctx),
+    start: (ctx) => new InlineExecution(definition, ctx, options.onHookError),
   };
 }
 
@@ -89,15 +93,23 @@ class InlineExecution implements ToolExecution {
   private stop: (value: typeof STOPPED) => void = () => undefined;
   /** Settles when the call stops waiting for its hooks. */
   private readonly stopped = new Promise<typeof STOPPED>((resolve) => (this.stop = resolve));
+  private readonly report: (thrown: HookThrow) => void;
 
-  constructor(definition: PluginDefinition, call: ToolCallContext) {
+  constructor(definition: PluginDefinition, call: ToolCallContext, onHookError: HookErrorLog = () => undefined) {
     this.definition = definition;
-    this.ctx = { callId: call.callId, signal: this.controller.signal, state: {}, emit: call.emit };
+    this.report = (thrown) => onHookError({ ...thrown, plugin: definition.name, runtime: 'inline', callId: call.callId });
+    // Checked as every runtime checks it: a malformed event fails the call, naming the field.
+    const emit = (progress: unknown): void => {
+      const checked = progressOf(definition.name, progress);
+      if ('error' in checked) this.fail({ ok: false, content: checked.error }, abortReasonOf(definition.name, checked.error));
+      else call.emit(checked.progress);
+    };
+    this.ctx = { callId: call.callId, signal: this.controller.signal, state: {}, emit };
     const timeoutMs = definition.limits?.timeoutMs ?? INLINE_DEFAULT_TIMEOUT_MS;
     // 0: none, for a plugin whose work another boundary bounds (the python tool's sandbox).
     this.clock = timeoutMs === 0 ? undefined : new CallClock(timeoutMs, () => this.failWith(`timed out after ${timeoutMs} ms`, 'sandbox_limit_exceeded'));
     const onStart = definition.hooks.onStart;
-    const start = () => (onStart ? this.run(() => onStart(this.ctx)) : undefined);
+    const start = () => (onStart ? this.run('onStart', () => onStart(this.ctx)) : undefined);
     // Without an onLoad to wait for, onStart begins at once (on the next microtask), as the call opens.
     this.chain = definition.hooks.onLoad ? this.load().then((ok) => (ok ? start() : undefined)) : Promise.resolve(start());
     if (call.signal.aborted) queueMicrotask(() => this.abort('request aborted'));
@@ -114,7 +126,7 @@ class InlineExecution implements ToolExecution {
     const step = this.chain.then(async (): Promise<Verdict> => {
       const onPiece = this.definition.hooks.onPiece;
       if (this.failure || !onPiece) return undefined;
-      const ran = await this.run(() => onPiece(piece, this.ctx));
+      const ran = await this.run('onPiece', () => onPiece(piece, this.ctx));
       if (!ran) return undefined;
       const checked = verdictOf(this.definition.name, ran.value);
       if ('error' in checked) {
@@ -132,7 +144,7 @@ class InlineExecution implements ToolExecution {
     if (!parsed.success) this.failWith(invalidArguments(parsed.error), 'invalid_arguments', 'invalid arguments');
     this.clock?.finalStretch();
     await this.chain;
-    const ran = await this.run(() => runEndHook(this.definition, rawArgs, this.ctx));
+    const ran = await this.run('onEnd', () => runEndHook(this.definition, rawArgs, this.ctx, this.report));
     const result = this.failure ?? ran?.value ?? this.errorResult('returned no result', 'sandbox_error');
     this.finished = true;
     this.clock?.stop();
@@ -163,7 +175,7 @@ class InlineExecution implements ToolExecution {
     try {
       return (await Promise.race([loadInline(this.definition)(), this.stopped])) !== STOPPED && !this.failure;
     } catch (err) {
-      this.failThrown(err);
+      this.failThrown(err, undefined);
       return false;
     }
   }
@@ -172,14 +184,14 @@ class InlineExecution implements ToolExecution {
    * Runs one hook on the call's clock; undefined when it threw (the call's failure is set) or
    * the call stopped waiting for it.
    */
-  private async run<T>(hook: () => T | Promise<T>): Promise<{ value: T } | undefined> {
+  private async run<T>(name: HookName, hook: () => T | Promise<T>): Promise<{ value: T } | undefined> {
     if (this.failure) return undefined;
     const over = this.clock?.work();
     try {
       const value = await Promise.race([Promise.resolve().then(hook), this.stopped]);
       return value === STOPPED || this.failure ? undefined : { value: value as T };
     } catch (err) {
-      this.failThrown(err);
+      this.failThrown(err, name);
       return undefined;
     } finally {
       over?.();
@@ -191,8 +203,13 @@ class InlineExecution implements ToolExecution {
     this.fail(this.errorResult(message, code), reason);
   }
 
-  /** A hook threw (or onLoad ran past its limit): the call's error, worded as every runtime words it. */
-  private failThrown(err: unknown): void {
+  /**
+   * A hook threw (or onLoad ran past its limit): the call's error, worded as every runtime words it;
+   * the stack goes to the log, once per call (the first failure is the call's).
+   */
+  private failThrown(err: unknown, hook: HookName | undefined): void {
+    const thrown = this.failure || this.finished ? undefined : hookThrowOf(hook, err);
+    if (thrown) this.report(thrown);
     const failure = hookFailure(this.definition.name, err);
     const withRuntime = failure.data ? { ...failure, data: { ...failure.data, runtime: 'inline' } } : failure;
     this.fail(withRuntime, abortReasonOf(this.definition.name, failure.content));

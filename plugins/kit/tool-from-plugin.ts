@@ -92,7 +92,9 @@ export function toolFromPlugin(definition: PluginDefinition | CommandPluginDefin
   };
   const hooked = definition as PluginDefinition;
   const pools = options.pools;
-  if (runtime === 'inline') return { ...inlineTool(hooked, pools ? { onLoadTimeoutMs: pools.onLoadTimeoutMs } : {}), runtime, warm: () => undefined };
+  if (runtime === 'inline') {
+    return { ...inlineTool(hooked, pools ? { onLoadTimeoutMs: pools.onLoadTimeoutMs, onHookError: pools.onHookError } : {}), runtime, warm: () => undefined };
+  }
   if (!pools) throw new TypeError(`plugin ${definition.name}: runtime "${runtime}" needs options.pools (createRuntimePools())`);
   const moduleUrl = options.moduleUrl === undefined ? undefined : String(options.moduleUrl);
   if (!moduleUrl && !command) {
@@ -103,7 +105,7 @@ export function toolFromPlugin(definition: PluginDefinition | CommandPluginDefin
   const startLimitMs = START_ALLOWANCE_MS + pools.onLoadTimeoutMs;
 
   if (runtime === 'thread') {
-    return { ...base, warm: () => pools.thread.warm({ module: moduleUrl as string, name: definition.name }), start: (ctx) => new ThreadExecution(pools.thread, hooked, moduleUrl as string, ctx, timeoutMs) };
+    return { ...base, warm: () => pools.thread.warm({ module: moduleUrl as string, name: definition.name }), start: (ctx) => new ThreadExecution(pools.thread, hooked, moduleUrl as string, ctx, timeoutMs, pools.onHookError) };
   }
 
   const recipe = processRecipe(definition, moduleUrl, command, options, pools.onLoadTimeoutMs);
@@ -116,7 +118,7 @@ export function toolFromPlugin(definition: PluginDefinition | CommandPluginDefin
       ...base,
       warm,
       start: (ctx: ToolCallContext): ToolExecution =>
-        new RemoteExecution(ctx, { definition, runtime: 'process', ...(moduleUrl && !command ? { module: moduleUrl } : {}), timeoutMs, startLimitMs, acquire: processLease }),
+        new RemoteExecution(ctx, { definition, runtime: 'process', ...(moduleUrl && !command ? { module: moduleUrl } : {}), timeoutMs, startLimitMs, acquire: processLease, onHookError: pools.onHookError }),
     };
   }
 
@@ -143,6 +145,7 @@ export function toolFromPlugin(definition: PluginDefinition | CommandPluginDefin
         timeoutMs,
         startLimitMs,
         acquire,
+        onHookError: pools.onHookError,
       }),
   };
 }

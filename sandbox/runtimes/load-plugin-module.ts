@@ -3,11 +3,13 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { thrownMessage } from '../../core/errors.ts';
 import { isCommandPlugin, type CommandPluginDefinition } from '../../plugins/kit/define-command-plugin.ts';
-import { definitionProblem, toolResultOf } from '../../plugins/kit/check-definition.ts';
+import { definitionProblem } from '../../plugins/kit/check-definition.ts';
+import { toolResultOf } from '../../plugins/kit/check-hook-output.ts';
 import type { PluginContext, PluginDefinition } from '../../plugins/kit/define-plugin.ts';
 import type { ToolResult } from '../../plugins/plugin-types.ts';
 import { nativeTypeScript } from './node-recipe.ts';
-import { boundedOnLoad, ON_LOAD_LIMIT_MS, OnLoadLimitError } from './on-load-limit.ts';
+import { hookThrowOf, type HookThrow } from './hook-throw.ts';
+import { boundedOnLoad, ON_LOAD_LIMIT_MS, OnLoadFailedError, OnLoadLimitError } from './on-load-limit.ts';
 
 const cache = new Map<string, Promise<PluginDefinition | CommandPluginDefinition>>();
 
@@ -113,13 +115,30 @@ function notJavaScript(url: string): Error | undefined {
   );
 }
 
-/** Validates the decoded arguments and runs onEnd; every failure becomes a tool error result. */
-export async function runEndHook(definition: PluginDefinition, rawArgs: Record<string, unknown>, ctx: PluginContext): Promise<ToolResult> {
+/**
+ * Validates the decoded arguments and runs onEnd; every failure becomes a tool error result. A
+ * throw also goes to `onThrow`, with its stack, for the gateway log.
+ */
+export async function runEndHook(
+  definition: PluginDefinition,
+  rawArgs: Record<string, unknown>,
+  ctx: PluginContext,
+  onThrow: (thrown: HookThrow) => void = () => undefined,
+): Promise<ToolResult> {
   const parsed = definition.parameters.safeParse(rawArgs);
   if (!parsed.success) return { ok: false, content: `error: ${definition.name} ${invalidArguments(parsed.error)}`, data: { code: 'invalid_arguments' } };
+  let value: unknown;
   try {
-    return toolResultOf(definition.name, await definition.hooks.onEnd(parsed.data, ctx));
+    value = await definition.hooks.onEnd(parsed.data, ctx);
   } catch (err) {
+    const thrown = hookThrowOf('onEnd', err);
+    if (thrown) onThrow(thrown);
+    return hookFailure(definition.name, err);
+  }
+  try {
+    return toolResultOf(definition.name, value);
+  } catch (err) {
+    // A getter in the result that throws as it is read.
     return hookFailure(definition.name, err);
   }
 }
@@ -131,10 +150,12 @@ export function invalidArguments(error: z.ZodError): string {
 
 /**
  * A hook threw: the call's tool error, worded alike in every runtime. An onLoad past its limit is
- * the runtime's limit, not the plugin's throw: `error: <tool> onLoad did not finish within N ms`.
+ * the runtime's limit, not the plugin's throw: `error: <tool> onLoad did not finish within N ms`;
+ * an onLoad that threw says so: `error: <tool> onLoad failed: <message>`.
  */
 export function hookFailure(plugin: string, err: unknown): ToolResult {
   if (err instanceof OnLoadLimitError) return { ok: false, content: `error: ${plugin} ${err.message}`, data: { code: err.code } };
+  if (err instanceof OnLoadFailedError) return { ok: false, content: `error: ${plugin} ${err.message}` };
   return { ok: false, content: `error: ${plugin} failed: ${thrownMessage(err)}` };
 }
 

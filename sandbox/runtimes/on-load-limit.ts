@@ -1,4 +1,4 @@
-import { SandboxLimitError } from '../../core/errors.ts';
+import { SandboxLimitError, thrownMessage } from '../../core/errors.ts';
 
 /**
  * How long a plugin's onLoad may take where its calls run (the gateway for `inline`, each worker,
@@ -24,17 +24,36 @@ export class OnLoadLimitError extends SandboxLimitError {
   }
 }
 
+/**
+ * The plugin's onLoad threw: each call waiting for it fails with `onLoad failed: <message>`, which
+ * says where to look (an onEnd throw reads `failed: <message>`, and the two were one error).
+ */
+export class OnLoadFailedError extends Error {
+  constructor(cause: unknown) {
+    super(`onLoad failed: ${thrownMessage(cause)}`, { cause });
+    this.name = 'OnLoadFailedError';
+  }
+}
+
 const DONE: () => Promise<void> = () => Promise.resolve();
 
 /**
- * Starts onLoad now, once, and returns what each call awaits: onLoad's outcome, or, once `limitMs`
- * have passed with onLoad still running, an OnLoadLimitError at once. The deadline runs from
- * onLoad's start, not from each call's, so a hung onLoad does not make every call wait the whole
- * limit again; an onLoad that finishes late after all serves the calls that come after it.
+ * Starts onLoad now, once, and returns what each call awaits: onLoad's outcome (a throw as an
+ * OnLoadFailedError), or, once `limitMs` have passed with onLoad still running, an
+ * OnLoadLimitError at once. The deadline runs from onLoad's start, not from each call's, so a hung
+ * onLoad does not make every call wait the whole limit again; an onLoad that finishes late after
+ * all serves the calls that come after it.
  */
 export function boundedOnLoad(onLoad: (() => void | Promise<void>) | undefined, limitMs: number): () => Promise<void> {
   if (!onLoad) return DONE;
-  const running = Promise.resolve().then(onLoad).then(() => undefined);
+  const running = Promise.resolve()
+    .then(onLoad)
+    .then(
+      () => undefined,
+      (err: unknown) => {
+        throw new OnLoadFailedError(err);
+      },
+    );
   let settled: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
   const overdue = new Promise<never>((_, reject) => {

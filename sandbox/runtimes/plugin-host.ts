@@ -10,12 +10,13 @@
 import { readdirSync, rmSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
-import { verdictOf } from '../../plugins/kit/check-definition.ts';
+import { progressOf, verdictOf } from '../../plugins/kit/check-hook-output.ts';
 import type { GuestJs } from '../../plugins/kit/guest-js.ts';
 import type { PluginContext, PluginDefinition } from '../../plugins/kit/define-plugin.ts';
 import type { ToolProgress, ToolResult } from '../../plugins/plugin-types.ts';
 import { NdjsonLineSplitter } from '../python-ipc.ts';
 import { createIsolatedVmGuest, loadIsolatedVm } from './isolated-vm-guest.ts';
+import { hookThrowOf, type HookName, type HookThrow } from './hook-throw.ts';
 import { hookFailure, loadPluginForCalls, runEndHook } from './load-plugin-module.ts';
 import { createNodeVmGuest } from './node-vm-guest.ts';
 import { ON_LOAD_LIMIT_MS } from './on-load-limit.ts';
@@ -56,8 +57,31 @@ const splitter = new NdjsonLineSplitter();
 const calls = new Map<string, Call>();
 let makeGuest: (memoryMb: number) => GuestJs | undefined = () => undefined;
 
-function send(message: ChildMessage): void {
-  if (!channel.destroyed) channel.write(`${JSON.stringify(message)}\n`);
+/** `plugin`: whose result this is, for the error that replaces one that cannot be sent. */
+function send(message: ChildMessage, plugin = 'the plugin'): void {
+  if (channel.destroyed) return;
+  let line: string;
+  try {
+    line = JSON.stringify(message);
+  } catch (err) {
+    // A result whose data is no JSON (toolResultOf refuses the common ones; a toJSON that makes a
+    // BigInt slips by): uncaught here, it ended the process, and the call read "exited with code 1".
+    const unsent = unsendable(message, err, plugin);
+    if (unsent === undefined) return;
+    line = JSON.stringify(unsent);
+  }
+  channel.write(`${line}\n`);
+}
+
+/** What to send instead of a message JSON.stringify threw on: its call's error, or nothing (said on stderr, which the gateway logs). */
+function unsendable(message: ChildMessage, err: unknown, plugin: string): ChildMessage | undefined {
+  const why = err instanceof Error ? err.message : String(err);
+  if (message.t === 'result') {
+    const { cpuMs } = message;
+    return { t: 'result', callId: message.callId, ok: false, content: `error: ${plugin}'s onEnd returned data that is not JSON (${why})`, ...(cpuMs !== undefined ? { cpuMs } : {}) };
+  }
+  process.stderr.write(`a ${message.t} message cannot be sent as JSON (${why}); dropped\n`);
+  return undefined;
 }
 
 async function main(): Promise<void> {
@@ -117,7 +141,7 @@ function receive(message: HostMessage): void {
             if ('error' in checked) failCall(message.callId, call, { ok: false, content: checked.error });
             else if (checked.verdict) reject = checked.verdict.reason;
           } catch (err) {
-            failCall(message.callId, call, hookFailure(call.plugin, err));
+            failCall(message.callId, call, hookFailure(call.plugin, err), hookThrowOf('onPiece', err));
           }
         }
         send({ t: 'verdict', callId: message.callId, seq: message.seq, ...(reject !== undefined ? { reject } : {}) });
@@ -129,10 +153,11 @@ function receive(message: HostMessage): void {
       if (!call) return send({ t: 'result', callId: message.callId, ok: false, content: 'error: unknown call' });
       call.chain = call.chain.then(async () => {
         const definition = await call.definition.catch(() => null);
+        let thrown: HookThrow | undefined;
         const result =
           call.failure !== null || definition === null
             ? { ok: false, content: call.failure ?? 'error: the plugin module did not load' }
-            : await runEndHook(definition, message.args, call.ctx);
+            : await runEndHook(definition, message.args, call.ctx, (t) => (thrown = t));
         // Aborted while onEnd ran (a time limit, the request gone): onAbort has run, and the gateway
         // takes this call's `aborted` as its end, so a result now would end it a second way.
         if (call.controller.signal.aborted) return;
@@ -140,7 +165,9 @@ function receive(message: HostMessage): void {
         // must still run, and an `end` sent before `failed` reached the gateway comes first.
         if (call.failure === null) calls.delete(message.callId);
         const { user, system } = process.cpuUsage();
-        send({ t: 'result', callId: message.callId, ...result, cpuMs: (user + system) / 1000 });
+        // A malformed ctx.emit in onEnd failed the call meanwhile: that error is the call's.
+        const outcome = call.failure !== null ? { ok: false, content: call.failure } : result;
+        send({ t: 'result', callId: message.callId, ...outcome, cpuMs: (user + system) / 1000, ...(thrown ? { thrown } : {}) }, call.plugin);
       });
       return;
     }
@@ -177,17 +204,25 @@ function startCall(message: Extract<HostMessage, { t: 'start' }>): void {
     callId: message.toolCallId,
     signal: controller.signal,
     state: {},
-    emit: (progress: ToolProgress) => send({ t: 'progress', callId: message.callId, progress }),
+    // Checked here, as in every runtime: a malformed event fails the call naming the field, where
+    // the gateway's own check of the wire line killed the process with the raw line.
+    emit: (progress: ToolProgress) => {
+      const checked = progressOf(message.plugin, progress);
+      if ('progress' in checked) send({ t: 'progress', callId: message.callId, progress: checked.progress });
+      else if (calls.get(message.callId) === call) failCall(message.callId, call, { ok: false, content: checked.error });
+    },
     ...(guest ? { guest } : {}),
   };
   const call: Call = { plugin: message.plugin, ctx, controller, definition, chain: Promise.resolve(), failure: null };
+  let running: HookName | undefined;
   call.chain = definition.then(
     async (d) => {
       if (d.name !== message.plugin) throw new Error(`module exports plugin "${d.name}", expected "${message.plugin}"`);
+      running = 'onStart';
       await d.hooks.onStart?.(ctx);
     },
   ).catch((err: unknown) => {
-    failCall(message.callId, call, hookFailure(message.plugin, err));
+    failCall(message.callId, call, hookFailure(message.plugin, err), hookThrowOf(running, err));
   });
   calls.set(message.callId, call);
 }
@@ -195,12 +230,14 @@ function startCall(message: Extract<HostMessage, { t: 'start' }>): void {
 /**
  * A hook failed the call: later hooks are skipped, `end` answers with this error, and the gateway,
  * told now, ends the call at once (its `abort` brings onAbort), as the inline runtime does. A
- * failure with a code (onLoad past its limit) passes it on.
+ * failure with a code (onLoad past its limit) passes it on, and a throw its stack. The first
+ * failure is the call's, as in the other runtimes.
  */
-function failCall(callId: string, call: Call, failure: ToolResult): void {
+function failCall(callId: string, call: Call, failure: ToolResult, thrown?: HookThrow): void {
+  if (call.failure !== null) return;
   call.failure = failure.content;
   const code = failure.data?.['code'];
-  send({ t: 'failed', callId, content: failure.content, ...(code === 'sandbox_limit_exceeded' ? { code } : {}) });
+  send({ t: 'failed', callId, content: failure.content, ...(code === 'sandbox_limit_exceeded' ? { code } : {}), ...(thrown ? { thrown } : {}) });
 }
 
 function scratchEntries(): string[] {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Piece } from '../../parsers/parser-events.ts';
+import { hookThrowSchema } from './hook-throw.ts';
 
 /**
  * The plugin protocol: NDJSON over the fd-3 socketpair between the gateway and a plugin process
@@ -38,10 +39,18 @@ export type HostMessage =
 
 const callId = z.string().min(1).max(200);
 
-/** A ToolProgress as a plugin may send it: checked at every runtime's seam (this protocol, the thread pool's port). */
+/** Longest `unit-done` detail, and longest `output` text, one ctx.emit may carry. */
+export const MAX_PROGRESS_DETAIL = 10_000;
+export const MAX_PROGRESS_TEXT = 1_000_000;
+
+/**
+ * A ToolProgress as a plugin may send it: checked where ctx.emit is called, in every runtime
+ * (plugins/kit/check-hook-output.ts: progressOf), and again at the seams a plugin could bypass
+ * that (this protocol, the thread pool's port).
+ */
 export const progressSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('unit-done'), detail: z.string().max(10_000) }),
-  z.object({ type: z.literal('output'), stream: z.enum(['stdout', 'stderr']), text: z.string().max(1_000_000) }),
+  z.object({ type: z.literal('unit-done'), detail: z.string().max(MAX_PROGRESS_DETAIL) }),
+  z.object({ type: z.literal('output'), stream: z.enum(['stdout', 'stderr']), text: z.string().max(MAX_PROGRESS_TEXT) }),
 ]);
 
 export const childMessageSchema = z.discriminatedUnion('t', [
@@ -68,6 +77,8 @@ export const childMessageSchema = z.discriminatedUnion('t', [
      * CPU limit leaves that call its whole share, and only if it says.
      */
     cpuMs: z.number().nonnegative().optional(),
+    /** onEnd threw (the result is its error): which hook, and the stack, for the gateway log. */
+    thrown: hookThrowSchema.optional(),
   }),
   /**
    * onStart or onPiece threw, onPiece returned something else than a verdict, or the module did not
@@ -80,6 +91,8 @@ export const childMessageSchema = z.discriminatedUnion('t', [
     content: z.string(),
     /** The call's data.code where it is not the plugin's own error: its onLoad ran past the runtime's limit. */
     code: z.literal('sandbox_limit_exceeded').optional(),
+    /** A hook threw: which, and the stack, for the gateway log (`content` quotes only the message). */
+    thrown: hookThrowSchema.optional(),
   }),
   /** The answer to `abort`: onAbort has settled (or there was none, or no such call): kill now. */
   z.object({ t: z.literal('aborted'), callId }),

@@ -3,6 +3,7 @@ import type { Piece } from '../../parsers/parser-events.ts';
 import type { PluginDefinition } from '../../plugins/kit/define-plugin.ts';
 import type { ToolCallContext, ToolExecution, ToolResult, Verdict } from '../../plugins/plugin-types.ts';
 import { CallClock, ON_ABORT_GRACE_MS } from './call-clock.ts';
+import type { HookErrorLog } from './hook-throw.ts';
 import { abortReasonOf, invalidArguments } from './load-plugin-module.ts';
 import type { PluginProcess } from './plugin-process.ts';
 import { ON_LOAD_LIMIT_MS, START_ALLOWANCE_MS } from './on-load-limit.ts';
@@ -53,6 +54,8 @@ export interface RemoteCallOptions {
   acquire(signal: AbortSignal, tenant: string | undefined): Promise<RemoteLease>;
   /** Extra data on every result (e.g. that an isolate plugin ran in the process fallback). */
   data?: Record<string, unknown>;
+  /** A hook's throw as the child reports it, with its stack, for the gateway log (RuntimePoolsOptions.onHookError). */
+  onHookError?: HookErrorLog;
 }
 
 /**
@@ -174,6 +177,9 @@ export class RemoteExecution implements ToolExecution {
   }
 
   private receive(message: CallMessage): void {
+    if ((message.t === 'result' || message.t === 'failed') && message.thrown) {
+      this.options.onHookError?.({ ...message.thrown, plugin: this.options.definition.name, runtime: this.options.runtime, callId: this.call.callId });
+    }
     switch (message.t) {
       case 'progress':
         this.call.emit(message.progress);

@@ -1,3 +1,4 @@
+import type { HookErrorLog } from './hook-throw.ts';
 import { IsolateHosts, type IsolateHostsOptions } from './isolate-hosts.ts';
 import type { IsolatedVmSupport } from './isolated-vm-support.ts';
 import { nativeTypeScript, sandboxReadPaths } from './node-recipe.ts';
@@ -16,6 +17,13 @@ export interface RuntimePoolsOptions {
    * N ms` (data.code `sandbox_limit_exceeded`). Default 30 000.
    */
   onLoadTimeoutMs?: number;
+  /**
+   * Each throw of a plugin hook (onLoad, onStart, onPiece, onEnd) in the tools made with these
+   * pools, with the plugin, hook, runtime, call id and stack: the call's tool error quotes only the
+   * message, so this is where an author finds the file and line (`conveyor serve` logs it at
+   * warn). Default: dropped.
+   */
+  onHookError?: HookErrorLog;
   thread?: ThreadPoolOptions;
   process?: ProcessPoolOptions;
   isolate?: IsolateHostsOptions;
@@ -61,9 +69,12 @@ export class RuntimePools {
   readonly isolate: IsolateHosts;
   /** See RuntimePoolsOptions.onLoadTimeoutMs. */
   readonly onLoadTimeoutMs: number;
+  /** See RuntimePoolsOptions.onHookError. */
+  readonly onHookError: HookErrorLog;
 
   constructor(options: RuntimePoolsOptions = {}) {
     this.onLoadTimeoutMs = options.onLoadTimeoutMs ?? ON_LOAD_LIMIT_MS;
+    this.onHookError = options.onHookError ?? (() => undefined);
     if (!(this.onLoadTimeoutMs > 0 && Number.isFinite(this.onLoadTimeoutMs))) throw new RangeError(`onLoadTimeoutMs must be a positive number of ms, got ${this.onLoadTimeoutMs}`);
     this.thread = new ThreadPool(options.thread, this.onLoadTimeoutMs);
     this.process = new ProcessPool(options.process, this.onLoadTimeoutMs);

@@ -3,6 +3,7 @@ import type { Piece } from '../../parsers/parser-events.ts';
 import type { PluginDefinition } from '../../plugins/kit/define-plugin.ts';
 import type { ToolCallContext, ToolExecution, ToolResult, Verdict } from '../../plugins/plugin-types.ts';
 import { CallClock, ON_ABORT_GRACE_MS } from './call-clock.ts';
+import type { HookErrorLog } from './hook-throw.ts';
 import { abortReasonOf, invalidArguments } from './load-plugin-module.ts';
 import { START_ALLOWANCE_MS } from './on-load-limit.ts';
 import type { ThreadPool } from './thread-pool.ts';
@@ -35,6 +36,7 @@ export class ThreadExecution implements ToolExecution {
    * onLoad is reported as such, not as a missing worker.
    */
   private readonly startLimitMs: number;
+  private readonly onHookError: HookErrorLog;
 
   constructor(
     pool: ThreadPool,
@@ -42,8 +44,10 @@ export class ThreadExecution implements ToolExecution {
     module: string,
     call: ToolCallContext,
     timeoutMs: number,
+    onHookError: HookErrorLog = () => undefined,
   ) {
     this.pool = pool;
+    this.onHookError = onHookError;
     this.definition = definition;
     this.module = module;
     this.call = call;
@@ -79,7 +83,9 @@ export class ThreadExecution implements ToolExecution {
       await this.chain;
       if (this.failure) return this.failure;
       const r = await this.task('end', { args: rawArgs });
-      return this.failure ?? r?.result ?? this.errorResult('returned no result', 'sandbox_error');
+      // The worker's own error (a result it cannot copy back, a malformed ctx.emit) is the call's, as
+      // in piece(): "returned no result" hid it. Not through absorb(): onEnd ran, so no onAbort.
+      return this.failure ?? (r?.error !== undefined ? failureOf(r.error, r.code) : r?.result) ?? this.errorResult('returned no result', 'sandbox_error');
     } finally {
       // onEnd ran (whatever it returned): the call is over without onAbort, as in every runtime.
       this.settle();
@@ -103,7 +109,9 @@ export class ThreadExecution implements ToolExecution {
       this.markBegun();
     };
     try {
-      return await this.pool.run({ ...this.base(), hook, state: this.state, ...extra }, this.call.emit, this.controller.signal, begun);
+      const r = await this.pool.run({ ...this.base(), hook, state: this.state, ...extra }, this.call.emit, this.controller.signal, begun);
+      if (r.thrown) this.onHookError({ ...r.thrown, plugin: this.definition.name, runtime: 'thread', callId: this.call.callId });
+      return r;
     } catch (err) {
       if (!this.finished) this.fail(describe(err), err instanceof ConveyorError ? err.code : 'sandbox_error');
       return null;
@@ -119,10 +127,7 @@ export class ThreadExecution implements ToolExecution {
     this.state = r.state;
     // A hook threw (or onPiece returned something else than a verdict): the call ends here, as an
     // inline one does, rather than at `end`, so onAbort runs now.
-    if (r.error) {
-      const failure = { ok: false, content: r.error, ...(r.code ? { data: { code: r.code, runtime: 'thread' } } : {}) };
-      this.stop(failure, abortReasonOf(this.definition.name, r.error));
-    }
+    if (r.error) this.stop(failureOf(r.error, r.code), abortReasonOf(this.definition.name, r.error));
   }
 
   private base(): Pick<ThreadTask, 'module' | 'plugin' | 'callId'> {
@@ -180,6 +185,11 @@ export class ThreadExecution implements ToolExecution {
     this.clock.stop();
     this.controller.abort(this.failure?.content ?? 'call finished');
   }
+}
+
+/** A task's error (ThreadTaskResult.error and .code) as the call's result. */
+function failureOf(error: string, code: string | undefined): ToolResult {
+  return { ok: false, content: error, ...(code ? { data: { code, runtime: 'thread' } } : {}) };
 }
 
 function describe(err: unknown): string {

@@ -2,7 +2,8 @@ import { workerData, type MessagePort } from 'node:worker_threads';
 import type { Piece } from '../../parsers/parser-events.ts';
 import type { PluginContext } from '../../plugins/kit/define-plugin.ts';
 import type { ToolResult } from '../../plugins/plugin-types.ts';
-import { verdictOf } from '../../plugins/kit/check-definition.ts';
+import { progressOf, verdictOf } from '../../plugins/kit/check-hook-output.ts';
+import { hookThrowOf, type HookName, type HookThrow } from './hook-throw.ts';
 import { hookFailure, loadPluginForCalls, runEndHook } from './load-plugin-module.ts';
 import { ON_LOAD_LIMIT_MS, START_ALLOWANCE_MS } from './on-load-limit.ts';
 import { captureThreadOutput } from './thread-output.ts';
@@ -35,6 +36,8 @@ export interface ThreadTaskResult {
   error?: string;
   /** The error's data.code where it is the runtime's, not the plugin's (onLoad past its limit). */
   code?: string;
+  /** A hook threw: its stack, for the gateway log (the error says only the message). */
+  thrown?: HookThrow;
 }
 
 /** The pool's onLoad limit (ThreadPool passes it in workerData); the default where none is given. */
@@ -68,12 +71,22 @@ export default async function runThreadTask(task: ThreadTask): Promise<ThreadTas
   // Aborted only for onAbort (the call is over, and ctx.signal says so there as in every runtime):
   // a call that ends while another of its hooks runs terminates that whole worker (piscina).
   const stop = new AbortController();
+  // A malformed event fails the call, as in every runtime: the first one's error is the hook's
+  // outcome once it returns (the task cannot end the call sooner). Checked here, before the
+  // post, which a BigInt detail would make throw in the hook.
+  let emitError: string | undefined;
   const ctx: PluginContext = {
     callId: task.callId,
     signal: stop.signal,
     state: task.state,
-    emit: (progress) => task.port.postMessage(progress),
+    emit: (progress) => {
+      const checked = progressOf(task.plugin, progress);
+      if ('error' in checked) emitError ??= checked.error;
+      else task.port.postMessage(checked.progress);
+    },
   };
+  const failedEmit = (): ThreadTaskResult | undefined => (emitError === undefined ? undefined : copyable({ state: ctx.state, error: emitError }, task.plugin));
+  let running: HookName | undefined;
   printing = task.plugin;
   try {
     const definition = await loadPluginForCalls(task.module, onLoadLimitMs);
@@ -83,15 +96,20 @@ export default async function runThreadTask(task: ThreadTask): Promise<ThreadTas
       case 'load':
         return { state: ctx.state };
       case 'start':
+        running = 'onStart';
         await definition.hooks.onStart?.(ctx);
-        return copyable({ state: ctx.state }, task.plugin);
+        return failedEmit() ?? copyable({ state: ctx.state }, task.plugin);
       case 'piece': {
+        running = 'onPiece';
         const checked = verdictOf(task.plugin, await definition.hooks.onPiece?.(task.piece as Piece, ctx));
         if ('error' in checked) return copyable({ state: ctx.state, error: checked.error }, task.plugin);
-        return copyable({ state: ctx.state, ...(checked.verdict ? { reject: checked.verdict.reason } : {}) }, task.plugin);
+        return failedEmit() ?? copyable({ state: ctx.state, ...(checked.verdict ? { reject: checked.verdict.reason } : {}) }, task.plugin);
       }
-      case 'end':
-        return copyable({ state: ctx.state, result: await runEndHook(definition, task.args ?? {}, ctx) }, task.plugin);
+      case 'end': {
+        let thrown: HookThrow | undefined;
+        const result = await runEndHook(definition, task.args ?? {}, ctx, (t) => (thrown = t));
+        return failedEmit() ?? copyable({ state: ctx.state, result, ...(thrown ? { thrown } : {}) }, task.plugin);
+      }
       case 'abort':
         stop.abort(task.reason);
         // Awaited (an async onAbort included), so the gateway's grace bounds all of it; the state
@@ -102,7 +120,8 @@ export default async function runThreadTask(task: ThreadTask): Promise<ThreadTas
   } catch (err) {
     const failure = hookFailure(task.plugin, err);
     const code = failure.data?.['code'];
-    return copyable({ state: ctx.state, error: failure.content, ...(typeof code === 'string' ? { code } : {}) }, task.plugin);
+    const thrown = hookThrowOf(running, err);
+    return failedEmit() ?? copyable({ state: ctx.state, error: failure.content, ...(typeof code === 'string' ? { code } : {}), ...(thrown ? { thrown } : {}) }, task.plugin);
   } finally {
     // Progress travels on its own port, which piscina's result may overtake: mark the end.
     task.port.postMessage(END_OF_PROGRESS);

@@ -29,6 +29,7 @@ const WORD_COUNT_PLUGIN = fileURLToPath(new URL('../../plugins/kit/examples/word
 
 const FAULTY_PLUGIN = fileURLToPath(new URL('../sandbox/runtimes/fixtures/faulty-plugin.ts', import.meta.url));
 const STRAY_REJECTION_PLUGIN = fileURLToPath(new URL('../sandbox/runtimes/fixtures/stray-rejection-plugin.ts', import.meta.url));
+const THROWING_PLUGIN = fileURLToPath(new URL('../sandbox/runtimes/fixtures/throwing-calculator-plugin.ts', import.meta.url));
 const LIMIT_TYPO_PLUGIN = fileURLToPath(new URL('../sandbox/runtimes/fixtures/limit-typo-plugin.ts', import.meta.url));
 const KIT = fileURLToPath(new URL('../../plugins/kit/index.ts', import.meta.url));
 
@@ -435,6 +436,25 @@ describe('conveyor serve (the main job) in its own process', () => {
     const line = logLines.find((l) => (l as { msg?: string }).msg?.startsWith('unhandled promise rejection')) as { level: number; err: { message: string } };
     expect(line).toMatchObject({ level: 50, err: { message: 'stray rejection from a hook' } });
     expect((await fetch(`${url.replace(/\/v1$/, '')}/health`)).status).toBe(200);
+  }, 60_000);
+
+  // Regression (review 8, finding 4): the model got the message, and nothing of it was logged.
+  it("logs a hook's throw at warn, with the tool, the hook and the stack", async () => {
+    const { url, logLines } = await serve(['--sim-profile', 'fast-test', '--plugins', '{"python":false}', '--tool', THROWING_PLUGIN]);
+    const res = await fetch(`${url}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'mistral-7b-instruct-sim', messages: [{ role: 'user', content: 'What is 200*701?' }] }),
+    });
+    expect(res.status).toBe(200);
+    await eventually(() => logLines.some((l) => (l as { msg?: string }).msg === "calculator's onEnd threw"), 'the throw is logged');
+    expect(logLines.find((l) => (l as { msg?: string }).msg === "calculator's onEnd threw")).toMatchObject({
+      level: 40,
+      plugin: 'calculator',
+      hook: 'onEnd',
+      runtime: 'inline',
+      stack: expect.stringMatching(/^Error: deliberate failure\n\s+at .*throwing-calculator-plugin\.ts:\d+/),
+    });
   }, 60_000);
 
   it('says in the banner which built-in a --tool module replaced, and from which module', async () => {

@@ -120,4 +120,29 @@ describe('scenario validation', () => {
     writeFileSync(join(dir, 'broken.json'), '{ not json');
     expect(() => loadScenarioDir(dir!)).toThrow(/broken\.json/);
   });
+
+  // Regression (review 8, finding 10): `is not valid JSON` with no position, and `cannot be read`
+  // for a file given where the folder belongs.
+  it('says where a scenario file stops being JSON, in the parser\'s words', () => {
+    dir = mkdtempSync(join(tmpdir(), 'sim-scenarios-'));
+    const text = '{\n  "rules": [\n    { "reply": "hi" },\n  ]\n}\n';
+    writeFileSync(join(dir, 'bad.json'), text);
+    // Its wording differs by Node version (a position on 22, the text around it on 20).
+    let parserSays = '';
+    try {
+      JSON.parse(text);
+    } catch (err) {
+      parserSays = (err as Error).message;
+    }
+    expect(parserSays).not.toBe('');
+    expect(() => loadScenarioDir(dir!)).toThrow(`${join(dir, 'bad.json')} is not valid JSON: ${parserSays}`);
+  });
+
+  it('says that a scenario directory given as a file is a file, not a folder', () => {
+    dir = mkdtempSync(join(tmpdir(), 'sim-scenarios-'));
+    const file = join(dir, 'mytools.json');
+    writeFileSync(file, JSON.stringify({ rules: [{ reply: 'hi' }] }));
+    expect(() => loadScenarioDir(file)).toThrow(`scenario directory ${file} is a file, not a folder: scenarios are given by folder`);
+    expect(() => loadScenarioDir(join(dir!, 'missing'))).toThrow(/does not exist/);
+  });
 });

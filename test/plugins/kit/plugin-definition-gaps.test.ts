@@ -15,6 +15,14 @@ describe('definePlugin refuses what would be silently ignored', () => {
     );
   });
 
+  // Regression (review 8, finding 7): it loaded, and the reject it meant to give never came.
+  it('an onPiece on a plugin that consumes the whole call', () => {
+    expect(refused({ consumes: 'call', hooks: { ...good.hooks, onPiece: () => undefined } })).toThrow(
+      new TypeError(`plugin weather: hooks.onPiece is never called for consumes "call" (onEnd gets the whole call at once); to see the call as the model writes it, consume 'field', 'line' or 'step'`),
+    );
+    expect(() => definePlugin({ ...good, consumes: 'call', hooks: { onEnd: good.hooks.onEnd } })).not.toThrow();
+  });
+
   it('a sideEffects that is not a boolean', () => {
     expect(refused({ sideEffects: 'yes' })).toThrow(new TypeError('plugin weather: sideEffects must be true or false (true when onEnd changes the world), got "yes"'));
     expect(definePlugin({ ...good, sideEffects: false }).sideEffects).toBe(false);

@@ -52,7 +52,7 @@ describe('a plugin mistake reads the same in every runtime', () => {
         (await runScriptedCall(await faultyTool(runtime), piece('throw-type-error'))).result,
       ];
       expect(results, runtime).toEqual([
-        { ok: false, content: 'error: faulty failed: boom in onLoad' },
+        { ok: false, content: 'error: faulty onLoad failed: boom in onLoad' },
         { ok: false, content: 'error: faulty failed: boom in onStart' },
         { ok: false, content: 'error: faulty failed: boom in onPiece' },
         { ok: false, content: 'error: faulty failed: TypeError: not a function' },

@@ -15,14 +15,17 @@ afterAll(async () => {
 });
 
 describe('thread runtime: progress from the worker', () => {
-  it('drops progress of no known shape; the call, its request and the gateway go on', async () => {
+  // Progress of no known shape was dropped without a word (review 8, finding 3): now, as in every
+  // runtime, the first one fails the call naming its missing field. It never reaches the client.
+  it('passes on no progress of unknown shape: the call fails naming the field, its request and the gateway go on', async () => {
     const tool = toolFromPlugin(badProgress, { moduleUrl: fixture('bad-progress-plugin.ts'), pools });
     const { url } = await gateway.start(callThenAnswer({ name: 'bad_progress', arguments: {} }, (observation) => `got ${observation}`), { tools: toolMap(tool) });
     const chat = await streamChat(url, { model: MODEL, messages: [{ role: 'user', content: 'go' }] });
     expect(chat.status).toBe(200);
     expect(chat.events.filter((e) => e.type === 'tool_call.output')).toEqual([expect.objectContaining({ name: 'bad_progress', stream: 'stdout', text: 'fine\n' })]);
-    expect(chat.events.find((e) => e.type === 'tool_call.completed')).toMatchObject({ name: 'bad_progress', ok: true, content: 'done' });
-    expect(chat.content).toBe('got done');
+    const error = "error: bad_progress's ctx.emit({ type: 'output' }) needs stream 'stdout' or 'stderr' (got undefined); ctx.emit takes { type: 'unit-done', detail } or { type: 'output', stream: 'stdout' | 'stderr', text } (strings)";
+    expect(chat.events.find((e) => e.type === 'tool_call.completed')).toMatchObject({ name: 'bad_progress', ok: false, content: error });
+    expect(chat.content).toBe(`got ${error}`);
     expect(chat.done).toBe(true);
   });
 });
