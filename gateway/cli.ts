@@ -4,6 +4,7 @@ import { ConveyorError } from '../core/errors.ts';
 import { EXIT_FAILURE, EXIT_USAGE, printFailure } from './commands/exit-status.ts';
 import { registerParseCommand } from './commands/parse-command.ts';
 import { registerServeCommand } from './commands/serve-command.ts';
+import { exitProcess } from './commands/exit-guard.ts';
 
 // Read at run time: the version a user reports is the installed package's, whatever was built.
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -18,7 +19,7 @@ const program = new Command()
   // ("error: unknown option", two lines with a suggestion, exit 1) become the CLI's one line and
   // its usage status (gateway/commands/exit-status.ts); help and --version still exit 0.
   .configureOutput({ outputError: (message) => printFailure(message.replace(/^error: /, '')) })
-  .exitOverride((err: CommanderError) => process.exit(err.exitCode === 0 ? 0 : EXIT_USAGE))
+  .exitOverride((err: CommanderError) => exitProcess(err.exitCode === 0 ? 0 : EXIT_USAGE))
   .addHelpText(
     'after',
     '\nserve is the default command: `conveyor --port 9000` is `conveyor serve --port 9000`.\n' +
@@ -41,14 +42,14 @@ const [first, second] = process.argv.slice(2);
 const word = first === 'help' ? second : first;
 if (word !== undefined && !word.startsWith('-') && word !== 'help' && !commands.includes(word)) {
   printFailure(`unknown command '${word}' (commands: ${commands.join(', ')}; conveyor --help)`);
-  process.exit(EXIT_USAGE);
+  exitProcess(EXIT_USAGE);
 }
 await program.parseAsync().catch((err: unknown) => {
   // A mistake the user can fix (a bad profile or config, a port in use) gets one line, no stack;
   // startConveyor has already closed whatever it had started. Anything else is a bug: rethrown.
   if (err instanceof ConveyorError || isSystemError(err)) {
     printFailure(err.message);
-    process.exit(EXIT_FAILURE);
+    exitProcess(EXIT_FAILURE);
   }
   throw err;
 });

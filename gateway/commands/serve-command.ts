@@ -15,6 +15,7 @@ import { ignoreClosedStdout } from './closed-stdout.ts';
 import { wholeNumber } from './number-options.ts';
 import { listOf, refusedFileValue, refusedOptionValue, simProfile } from './option-values.ts';
 import { printBanner } from './start-up-banner.ts';
+import { exitProcess, guardProcessExit } from './exit-guard.ts';
 
 interface ServeOptions {
   config?: string;
@@ -175,6 +176,7 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
   // A promise a hook of an inline tool (or a thread's own code) let go of, rejected: Node's default
   // ends the process, every request in flight with it. It is that tool's bug, logged; the gateway goes on.
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection (a tool or hook that did not await a promise); the gateway goes on'));
+  guardProcessExit(logger);
   const conveyor = await startConveyor({
     ...options,
     ...(file.toolModuleLoadSeconds !== undefined ? { toolModuleLoadMs: file.toolModuleLoadSeconds * 1000 } : {}),
@@ -199,7 +201,7 @@ function stopOnSignals(conveyor: ConveyorHandle, shutdownGrace: number): () => b
         // and their access lines written; a process that still hangs after that is stopped anyway.
         console.log(`${signal} again: cutting the requests still running…`);
         void conveyor.close();
-        setTimeout(() => process.exit(1), FORCED_EXIT_MS).unref();
+        setTimeout(() => exitProcess(1), FORCED_EXIT_MS).unref();
         return;
       }
       closing = true;
@@ -207,7 +209,7 @@ function stopOnSignals(conveyor: ConveyorHandle, shutdownGrace: number): () => b
       conveyor
         .close({ graceMs: shutdownGrace * 1000 })
         .then(() => closeUpstreamPools())
-        .then(() => process.exit(0), () => process.exit(1));
+        .then(() => exitProcess(0), () => exitProcess(1));
     });
   }
   return () => closing;

@@ -1,4 +1,4 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import path from 'node:path';
@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import OpenAI from 'openai';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { descendantPids, readProcessTable } from '../../sandbox/process-tree.ts';
 import { eventually, SINE_STDLIB_REQUEST } from '../support/conveyor-fixture.ts';
 import { MODEL } from '../llm-client/fixtures/vllm-streams.ts';
@@ -15,6 +15,7 @@ import { startTestUpstream } from '../llm-client/upstream-test-server.ts';
 import { callThenAnswer, listingModels } from '../support/scripted-gateway.ts';
 import { ensureSampleDatabase } from '../../plugins/database/sample-database.ts';
 import { suiteTempDir } from '../support/temp-dir.ts';
+import { CLI, servedConveyors } from '../support/serve-process.ts';
 
 const configDir = suiteTempDir('conveyor-serve-');
 
@@ -33,34 +34,7 @@ const THROWING_PLUGIN = fileURLToPath(new URL('../sandbox/runtimes/fixtures/thro
 const LIMIT_TYPO_PLUGIN = fileURLToPath(new URL('../sandbox/runtimes/fixtures/limit-typo-plugin.ts', import.meta.url));
 const KIT = fileURLToPath(new URL('../../plugins/kit/index.ts', import.meta.url));
 
-const CLI = fileURLToPath(new URL('../../bin/conveyor.js', import.meta.url));
-let child: ChildProcess | undefined;
-
-afterEach(() => {
-  if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  child = undefined;
-});
-
-/** `conveyor serve` as `npm start` runs it (bin/conveyor.js: tsx on Node 20, Node's own type stripping on 22/24). */
-async function serve(args: string[] = ['--sim-profile', 'fast-test'], env: NodeJS.ProcessEnv = process.env): Promise<{ proc: ChildProcess; url: string; logLines: unknown[]; printed: string[] }> {
-  const proc = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
-  child = proc;
-  let stderr = '';
-  proc.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
-  const lines = createInterface({ input: proc.stdout! });
-  const logLines: unknown[] = [];
-  const printed: string[] = [];
-  const url = await new Promise<string>((resolve, reject) => {
-    lines.on('line', (line) => {
-      if (line.startsWith('{')) logLines.push(JSON.parse(line));
-      else printed.push(line);
-      const match = /listening on (\S+\/v1)$/.exec(line);
-      if (match) resolve(match[1]!);
-    });
-    proc.once('exit', (code) => reject(new Error(`conveyor serve exited (${code}): ${stderr.slice(-1000)}`)));
-  });
-  return { proc, url, logLines, printed };
-}
+const { serve, adopt } = servedConveyors();
 
 describe('conveyor serve (the main job) in its own process', () => {
   it('serves the official openai client, runs the python tool in its sandbox, and leaves nothing behind on SIGTERM', async () => {
@@ -104,7 +78,7 @@ describe('conveyor serve (the main job) in its own process', () => {
   it("lets a python call finish after a terminal's Ctrl-C (SIGINT to the whole process group), within the shutdown grace", async () => {
     // Its own process group, as a shell's foreground job is: Ctrl-C signals every process in it.
     const proc = spawn(process.execPath, [CLI, 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    child = proc;
+    adopt(proc);
     const url = await new Promise<string>((resolve, reject) => {
       createInterface({ input: proc.stdout! }).on('line', (line) => {
         const match = /listening on (\S+\/v1)$/.exec(line);
