@@ -88,7 +88,11 @@ export async function startConveyor(options: ConveyorOptions = {}): Promise<Conv
     const replacedBuiltins = new Map<string, string>();
     moduleTools.forEach((tool, i) => {
       const module = modulePath(options.toolModules![i]!);
-      if (tools.has(tool.name)) replacedBuiltins.set(tool.name, module);
+      if (tools.has(tool.name)) {
+        replacedBuiltins.set(tool.name, module);
+        // Said at warn too: a supervisor's log may be all that is read, and a module may take a built-in's name by accident.
+        options.logger?.warn({ tool: tool.name, module }, `tool module ${module} replaces the built-in tool ${tool.name}`);
+      }
       described[tool.name] = { runtime: tool.runtime, module };
     });
     for (const tool of [...(options.tools ?? []), ...moduleTools]) tools.set(tool.name, tool);
