@@ -34,6 +34,8 @@ const PARAMETERS_HINT = "parameters must be a zod 4 object schema (import { z } 
  */
 export function definitionProblem(value: unknown, kind: 'plugin' | 'command' | 'either' = 'either'): string | undefined {
   if (typeof value !== 'object' || value === null) return `expected the object definePlugin(...) returns, got ${describe(value)}`;
+  // `export default [definePlugin(…), …]`: one module is one plugin (the same file serves several through a query).
+  if (Array.isArray(value)) return `expected the object definePlugin(...) returns, got an array: a module exports one plugin as its default; for several, use one module each, or one module with a query that picks the plugin (--tool 'my-plugin.ts?name=a')`;
   const d = value as Record<string, unknown>;
   const command = kind === 'command' || (kind === 'either' && d['hooks'] === undefined && 'command' in d);
   if (command && d['hooks'] !== undefined) return `a plugin with a command has no hooks (its code is the command's program); a JS plugin is definePlugin({ …, hooks })`;

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import weather from '../../../plugins/kit/examples/location-check-plugin.ts';
 import { definePlugin, inlineTool, runScriptedCall, type Piece, type PluginContext } from '../../../plugins/kit/index.ts';
+import { definitionProblem } from '../../../plugins/kit/check-definition.ts';
 import { good } from './weather-definition.ts';
 
 // What a first-time tool author's walkthrough found accepted without a word, or refused in words
@@ -21,6 +22,11 @@ describe('definePlugin refuses what would be silently ignored', () => {
       new TypeError(`plugin weather: hooks.onPiece is never called for consumes "call" (onEnd gets the whole call at once); to see the call as the model writes it, consume 'field', 'line' or 'step'`),
     );
     expect(() => definePlugin({ ...good, consumes: 'call', hooks: { onEnd: good.hooks.onEnd } })).not.toThrow();
+  });
+
+  // Review 8: `export default [definePlugin(…)]` read "unknown key '0'".
+  it('an array of definitions as the default export', () => {
+    expect(definitionProblem([definePlugin(good)])).toMatch(/^expected the object definePlugin\(\.\.\.\) returns, got an array: a module exports one plugin as its default; .*\?name=a/);
   });
 
   it('a sideEffects that is not a boolean', () => {
