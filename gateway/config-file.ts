@@ -22,6 +22,7 @@ const simSectionSchema = z
     prefixCacheTokens: count,
     maxNumBatchedTokens: positiveInt,
     toolCallParser: z.enum(TOOL_CALL_PARSERS),
+    enablePromptTokensDetails: z.boolean(),
   })
   .partial();
 

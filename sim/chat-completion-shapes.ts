@@ -24,10 +24,20 @@ export interface Usage {
   prompt_tokens: number;
   total_tokens: number;
   completion_tokens: number;
+  prompt_tokens_details?: { cached_tokens: number } | null;
 }
 
 export function usage(promptTokens: number, completionTokens: number): Usage {
   return { prompt_tokens: promptTokens, total_tokens: promptTokens + completionTokens, completion_tokens: completionTokens };
+}
+
+/**
+ * A request's final usage: with `--enable-prompt-tokens-details`, and a prefix the cache held,
+ * `prompt_tokens_details.cached_tokens` as vLLM gives it (left out, or null in a whole response, otherwise).
+ */
+export function finalUsage(promptTokens: number, completionTokens: number, cachedTokens: number | undefined, details: boolean | undefined): Usage {
+  const totals = usage(promptTokens, completionTokens);
+  return details && cachedTokens ? { ...totals, prompt_tokens_details: { cached_tokens: cachedTokens } } : totals;
 }
 
 interface StreamChoice {
@@ -103,7 +113,7 @@ export function chatCompletion(ident: CompletionIdentity, message: { content: st
     ],
     service_tier: null,
     system_fingerprint: null,
-    usage: { ...totals, prompt_tokens_details: null },
+    usage: { ...totals, prompt_tokens_details: totals.prompt_tokens_details ?? null },
     prompt_logprobs: null,
     kv_transfer_params: null,
   };

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { chatCompletion, newCompletionIdentity, usage } from './chat-completion-shapes.ts';
+import { chatCompletion, finalUsage, newCompletionIdentity } from './chat-completion-shapes.ts';
 import { promptTokenIds } from './chat-prompt.ts';
 import { chatCompletionRequestSchema, isNamedToolChoice, type ChatCompletionRequest } from './chat-request-schema.ts';
 import { ChatStreamWriter } from './chat-stream-writer.ts';
@@ -45,13 +45,13 @@ function startCompletion(ctx: SimContext, body: ChatCompletionRequest, res: Serv
 
   if (body.stream) {
     const toolCalls = parsesToolCalls ? toolCallsStream(reply) : undefined;
-    const writer = new ChatStreamWriter(res, ident, { promptTokens, ...usageOptions(body.stream_options), toolCalls, finishWithToolCalls });
+    const writer = new ChatStreamWriter(res, ident, { promptTokens, ...usageOptions(body.stream_options), toolCalls, finishWithToolCalls, promptTokensDetails: ctx.promptTokensDetails });
     return playStreamed(ctx, plan, res, writer);
   }
   playWhole(ctx, plan, res, (text, last) => {
     // Parsed from the text as generated: a reply cut inside its calls is no valid list, and vLLM returns it as content.
     const found = parsesToolCalls ? messageToolCalls(text) : undefined;
-    const totals = usage(promptTokens, last.completionTokens);
+    const totals = finalUsage(promptTokens, last.completionTokens, last.cachedTokens, ctx.promptTokensDetails);
     if (found) sendJson(res, 200, chatCompletion(ident, found, finishWithToolCalls ? 'tool_calls' : last.finishReason, totals, last.stopReason));
     else sendJson(res, 200, chatCompletion(ident, { content: text }, last.finishReason, totals, last.stopReason));
   });

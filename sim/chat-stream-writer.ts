@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { ChunkedBodyWriter } from '../core/chunked-body-writer.ts';
 import {
   deltaChunk,
+  finalUsage,
   roleChunk,
   usage,
   usageChunk,
@@ -21,6 +22,8 @@ export interface ChatStreamOptions {
   toolCalls?: ToolCallsStream;
   /** Whether calls sent end the stream with finish_reason `tool_calls` (false for a named tool_choice). Default true. */
   finishWithToolCalls?: boolean;
+  /** vLLM's `--enable-prompt-tokens-details`: the final usage says how many prompt tokens the prefix cache held (`prompt_tokens_details.cached_tokens`). */
+  promptTokensDetails?: boolean;
 }
 
 /**
@@ -70,7 +73,7 @@ export class ChatStreamWriter {
     const finishReason = event.finishReason !== null && toolCalls?.called && this.options.finishWithToolCalls !== false ? 'tool_calls' : event.finishReason;
     this.send(this.withUsage(deltaChunk(this.ident, delta ?? {}, finishReason, event.stopReason), event.completionTokens));
     if (event.finishReason === null) return;
-    if (this.options.includeUsage) this.send(usageChunk(this.ident, usage(this.options.promptTokens, event.completionTokens)));
+    if (this.options.includeUsage) this.send(usageChunk(this.ident, finalUsage(this.options.promptTokens, event.completionTokens, event.cachedTokens, this.options.promptTokensDetails)));
     this.res.end('data: [DONE]\n\n');
     this.ended = true;
   }

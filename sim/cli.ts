@@ -36,6 +36,7 @@ interface SimCliOptions {
   maxNumBatchedTokens?: number;
   enableAutoToolChoice?: boolean;
   toolCallParser?: ToolCallParserName;
+  enablePromptTokensDetails?: boolean;
 }
 
 /** A failed listen as one line: a busy port is an everyday mistake, not a crash worth a stack. */
@@ -64,6 +65,7 @@ const program = new Command()
   .option('--max-num-batched-tokens <n>', "tokens one engine step may process, decodes and prefill chunks (default: the profile's)", parsePositive)
   .option('--enable-auto-tool-choice', "parse the replies' tool calls into `tool_calls` (needs --tool-call-parser), as vLLM does")
   .addOption(new Option('--tool-call-parser <name>', 'the tool-call format --enable-auto-tool-choice parses').choices(TOOL_CALL_PARSERS))
+  .option('--enable-prompt-tokens-details', "say in each request's usage how many prompt tokens the prefix cache held (prompt_tokens_details.cached_tokens), as vLLM does")
   .action(async (model: string | undefined, opts: SimCliOptions) => {
     // vLLM refuses to start this way too.
     if (opts.enableAutoToolChoice && !opts.toolCallParser) program.error('sim: --enable-auto-tool-choice needs --tool-call-parser');
@@ -81,6 +83,7 @@ const program = new Command()
       maxModelLen: opts.maxModelLen,
       apiKey: opts.apiKey || undefined, // an empty VLLM_API_KEY asks for none, as in vLLM
       toolCallParser: opts.enableAutoToolChoice ? opts.toolCallParser : undefined,
+      enablePromptTokensDetails: opts.enablePromptTokensDetails === true,
     });
     console.log(sim.url);
     const shutdown = (signal: NodeJS.Signals) => {

@@ -35,7 +35,7 @@ export function textCompletion(ident: CompletionIdentity, text: string, finishRe
     choices: [{ index: 0, text, logprobs: null, finish_reason: finishReason, stop_reason: stopReason, prompt_logprobs: null }],
     service_tier: null,
     system_fingerprint: null,
-    usage: { ...usage, prompt_tokens_details: null },
+    usage: { ...usage, prompt_tokens_details: usage.prompt_tokens_details ?? null },
     kv_transfer_params: null,
   };
 }

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { ChunkedBodyWriter } from '../core/chunked-body-writer.ts';
-import { usage, type CompletionIdentity } from './chat-completion-shapes.ts';
+import { finalUsage, usage, type CompletionIdentity } from './chat-completion-shapes.ts';
 import { textChunk, textUsageChunk } from './completion-shapes.ts';
 import type { TokenEvent } from './sequence.ts';
 
@@ -10,6 +10,8 @@ export interface CompletionStreamOptions {
   includeUsage: boolean;
   /** stream_options.continuous_usage_stats: usage on every chunk instead of null. */
   continuousUsage: boolean;
+  /** vLLM's `--enable-prompt-tokens-details`: the final usage says how many prompt tokens the prefix cache held (`prompt_tokens_details.cached_tokens`). */
+  promptTokensDetails?: boolean;
 }
 
 /**
@@ -48,7 +50,7 @@ export class CompletionStreamWriter {
     const totals = continuousUsage ? usage(promptTokens, event.completionTokens) : null;
     this.#send(textChunk(this.#ident, event.text, event.finishReason, last ? (event.stopReason ?? null) : null, totals));
     if (!last) return;
-    if (includeUsage) this.#send(textUsageChunk(this.#ident, usage(promptTokens, event.completionTokens)));
+    if (includeUsage) this.#send(textUsageChunk(this.#ident, finalUsage(promptTokens, event.completionTokens, event.cachedTokens, this.#options.promptTokensDetails)));
     this.#res.end('data: [DONE]\n\n');
     this.#ended = true;
   }

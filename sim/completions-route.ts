@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { usage } from './chat-completion-shapes.ts';
+import { finalUsage } from './chat-completion-shapes.ts';
 import { completionRequestSchema, DEFAULT_COMPLETION_MAX_TOKENS, type CompletionRequest } from './completion-request-schema.ts';
 import { newTextCompletionIdentity, textCompletion } from './completion-shapes.ts';
 import { CompletionStreamWriter } from './completion-stream-writer.ts';
@@ -54,8 +54,8 @@ function startCompletion(ctx: SimContext, body: CompletionRequest, res: ServerRe
   const promptTokens = plan.promptTokens;
   const ident = newTextCompletionIdentity(body.model ?? ctx.modelName);
 
-  if (body.stream) return playStreamed(ctx, plan, res, new CompletionStreamWriter(res, ident, { promptTokens, ...usageOptions(body.stream_options) }));
+  if (body.stream) return playStreamed(ctx, plan, res, new CompletionStreamWriter(res, ident, { promptTokens, ...usageOptions(body.stream_options), promptTokensDetails: ctx.promptTokensDetails }));
   playWhole(ctx, plan, res, (text, last) =>
-    sendJson(res, 200, textCompletion(ident, text, last.finishReason, last.stopReason ?? null, usage(promptTokens, last.completionTokens))),
+    sendJson(res, 200, textCompletion(ident, text, last.finishReason, last.stopReason ?? null, finalUsage(promptTokens, last.completionTokens, last.cachedTokens, ctx.promptTokensDetails))),
   );
 }

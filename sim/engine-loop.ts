@@ -212,6 +212,7 @@ export class EngineLoop {
       }
       // The cache never covers a whole prompt: its last token's logits give the first output token.
       seq.prefillLeft = seq.plan.promptTokens - cached;
+      seq.cachedTokens = cached;
       prefill(seq);
     }
     this.stats.maxWaiting = Math.max(this.stats.maxWaiting, this.waiting.length);

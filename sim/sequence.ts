@@ -14,6 +14,8 @@ export interface TokenEvent {
   finishReason: FinishReason | null;
   /** On the last event of a sequence that a `stop` string or stop token ended: that string or token id (vLLM's `stop_reason`). */
   stopReason?: string | number;
+  /** On the last event: the prompt tokens the prefix cache held at admission (vLLM's `num_cached_tokens`). */
+  cachedTokens?: number;
 }
 
 /** Receives a sequence's tokens; called synchronously from the engine loop. */
@@ -54,6 +56,8 @@ export class Sequence {
   lastTokenAt: number | null = null;
   /** Prompt tokens still to prefill (set at admission, less the cached prefix); 0 = decoding. */
   prefillLeft = 0;
+  /** Prompt tokens the prefix cache held when the engine admitted it. */
+  cachedTokens = 0;
   private readonly schedule: readonly number[];
   private readonly finishReason: FinishReason;
   private readonly stop: StopPoint | undefined;
@@ -105,8 +109,8 @@ export class Sequence {
     let text = tokenId === EOS_TOKEN_ID && last && this.finishReason === 'stop' && !this.stop ? '' : this.detokenizer.push(tokenId);
     if (this.plan.holdBackChars) text = this.release(text, last);
     else if (this.stop) text = this.cutAtStop(text);
-    if (this.stop && last) return { tokenId, text, completionTokens: this.emitted, finishReason: 'stop', stopReason: this.stop.stop };
-    return { tokenId, text, completionTokens: this.emitted, finishReason: last ? this.finishReason : null };
+    if (this.stop && last) return { tokenId, text, completionTokens: this.emitted, finishReason: 'stop', stopReason: this.stop.stop, cachedTokens: this.cachedTokens };
+    return last ? { tokenId, text, completionTokens: this.emitted, finishReason: this.finishReason, cachedTokens: this.cachedTokens } : { tokenId, text, completionTokens: this.emitted, finishReason: null };
   }
 
   /** The text stops where the stop string begins (or ends, with include_stop_str_in_output). */

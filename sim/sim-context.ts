@@ -12,6 +12,8 @@ export interface SimContext {
   modelPath: string;
   /** vLLM's `--enable-auto-tool-choice --tool-call-parser <name>`: replies' tool calls leave as `tool_calls`. */
   toolCallParser?: ToolCallParserName;
+  /** vLLM's `--enable-prompt-tokens-details`: the final usage says how many prompt tokens the prefix cache held (`prompt_tokens_details.cached_tokens`). */
+  promptTokensDetails?: boolean;
   /** vLLM's --api-key: requests under /v1 must carry `Authorization: Bearer <key>`. */
   apiKey?: string;
 }

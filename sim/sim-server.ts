@@ -58,6 +58,12 @@ export interface SimOptions {
    * Default: off, the text as written (vLLM without those flags).
    */
   toolCallParser?: ToolCallParserName;
+  /**
+   * vLLM's `--enable-prompt-tokens-details`: a request's final usage carries
+   * `prompt_tokens_details: {cached_tokens}` when the prefix cache held part of its prompt.
+   * Default: off, as in vLLM (`prompt_tokens_details: null`).
+   */
+  enablePromptTokensDetails?: boolean;
 }
 
 /** The server-side tool parsers the simulator has (vLLM's `--tool-call-parser` names). */
@@ -95,6 +101,7 @@ export async function startSim(options: SimOptions = {}): Promise<SimHandle> {
       modelName: options.modelName ?? DEFAULT_MODEL_NAME,
       modelPath: options.modelPath ?? options.modelName ?? DEFAULT_MODEL_NAME,
       toolCallParser: options.toolCallParser,
+      promptTokensDetails: options.enablePromptTokensDetails === true,
       apiKey: options.apiKey,
     }),
   );

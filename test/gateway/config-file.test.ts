@@ -20,7 +20,7 @@ describe('conveyor serve --config FILE', () => {
   it('reads every section as written, without filling in defaults', () => {
     const content = {
       gateway: { port: 9090, onToolReject: 'error', upstream: { timeouts: { firstTokenMs: 120_000 } }, toolParsers: [{ model: 'my-finetune', format: 'hermes' }] },
-      sim: { profile: 'mistral-7b-h100', prefixCacheTokens: 0, toolCallParser: 'mistral' },
+      sim: { profile: 'mistral-7b-h100', prefixCacheTokens: 0, toolCallParser: 'mistral', enablePromptTokensDetails: true },
       sandbox: { limits: { memoryMb: 512 } },
       plugins: { http_get: false },
       runtimes: { process: { maxProcesses: 4 } },
