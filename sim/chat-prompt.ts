@@ -1,4 +1,5 @@
 import { BOS_TOKEN_ID, EOS_TOKEN_ID, encodeText } from './mistral-tokenizer.ts';
+import { checkContentPartTypes } from './content-part-types.ts';
 import { contentText, type ChatMessageLike } from './scenario-matcher.ts';
 
 /**
@@ -14,6 +15,7 @@ import { contentText, type ChatMessageLike } from './scenario-matcher.ts';
  * engine's step timer) on every round.
  */
 export function promptTokenIds(messages: readonly ChatMessageLike[], tools?: readonly unknown[] | null): number[] {
+  checkContentPartTypes(messages);
   const ids: number[] = [BOS_TOKEN_ID];
   const add = (text: string) => {
     for (const id of encodeText(text)) ids.push(id);
