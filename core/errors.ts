@@ -51,12 +51,12 @@ export class UpgradeRequiredError extends ConveyorError {
   }
 }
 
-/** A keyless gateway on loopback was addressed by a name that is not a loopback one (gateway/host-check.ts). */
+/** A keyless gateway on loopback was addressed by a DNS name that is not a loopback one (gateway/host-check.ts). */
 export class HostNotAllowedError extends ConveyorError {
   constructor(host: string, listenHost: string) {
     super(
       'host_not_allowed',
-      `Host "${host}" is not allowed: this gateway listens on ${listenHost} without API keys, so it answers only requests addressed to a loopback name (DNS rebinding protection). Allow the name with --allowed-host, or require keys with --api-key.`,
+      `Host "${host}" is not allowed: this gateway listens on ${listenHost} without API keys, so it answers only requests addressed to a loopback name or an IP address (DNS rebinding protection). Allow the name with --allowed-host, or require keys with --api-key.`,
     );
   }
 }

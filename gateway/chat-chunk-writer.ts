@@ -54,6 +54,12 @@ export class ChatChunkWriter {
   private toolEvents = false;
   /** A round.started held back until its round's first tool event. */
   private heldRoundStart: number | undefined;
+  /**
+   * Refusals of calls to tools the request does not have, made while no gateway tool had run: no
+   * tool ran for them either, so they stay out of the stream (their result too), which goes on as
+   * OpenAI's would. The timeline and `response.messages` still have them.
+   */
+  private readonly quietRefusals = new Set<string>();
 
   constructor(sse: SseWriter, id: string, model: string, options: ChatChunkWriterOptions) {
     this.sse = sse;
@@ -102,6 +108,11 @@ export class ChatChunkWriter {
    * round start held back), or the client's, as `tool_calls` deltas.
    */
   private callEvent(e: SessionEvent): void {
+    if (e.type === 'tool-call' && e.undeclared && !this.toolEvents) {
+      this.quietRefusals.add(e.callId);
+      return;
+    }
+    if (e.type === 'tool-result' && this.quietRefusals.delete(e.callId)) return;
     if (!this.toolEvents && (e.type === 'tool-call' || e.type === 'tool-progress' || e.type === 'tool-cancelled' || e.type === 'tool-result')) {
       this.toolEvents = true;
       if (this.heldRoundStart !== undefined) this.extension({ type: 'round.started', round: this.heldRoundStart });

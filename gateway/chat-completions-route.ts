@@ -155,7 +155,9 @@ async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, fa
   // Part of the request id in every call id, so the calls of two turns never share one.
   const callIdPrefix = (round: number) => `call_${id.slice(-8)}_r${round}_`;
   const choice: ParserChoice = noCalls ? { ...parsed, format: PASS_THROUGH } : parsed;
-  const pythonTool = tools.has('python') || (request.tools ?? []).some((tool) => tool.function?.name === 'python');
+  const offered = (name: string) => tools.has(name) || (request.tools ?? []).some((tool) => tool.function?.name === name);
+  const pythonTool = offered('python');
+  const planTool = offered('plan');
   const sessionBase = {
     request,
     upstream: ctx.upstream,
@@ -165,7 +167,7 @@ async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, fa
     tools,
     observations: ctx.config.observations,
     maxObservationChars: ctx.config.maxObservationChars,
-    createParser: (round: number) => buildParser(choice, ctx.config, { callIdPrefix: callIdPrefix(round), requestTools: request.tools, lineFields: lineFieldsOf(tools), pythonTool }),
+    createParser: (round: number) => buildParser(choice, ctx.config, { callIdPrefix: callIdPrefix(round), requestTools: request.tools, lineFields: lineFieldsOf(tools), pythonTool, planTool }),
     callIdPrefix,
     partialExecution,
     maxRounds: request.max_tool_rounds ?? ctx.config.maxToolRounds,

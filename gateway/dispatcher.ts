@@ -31,7 +31,7 @@ export interface DispatcherOptions {
    * for a request that then fails without reporting it.
    */
   rejectFailsRequest?: boolean;
-  /** A result's content past this many characters loses its middle before the model sees it (capObservation). */
+  /** A result's content past this many characters, or UTF-8 bytes, loses its middle before the model sees it (capObservation). */
   maxObservationChars?: number;
 }
 

@@ -6,7 +6,7 @@ import { HostNotAllowedError } from '../core/errors.ts';
  * DNS rebinding protection for a keyless gateway on loopback. A web page on a name its attacker
  * points at 127.0.0.1 is same-origin to the browser, so it could post JSON to the gateway and read
  * the answer, running the gateway's tools from any site the user visits. Such a request carries
- * the attacker's name in `Host`; real local clients use a loopback name or address, or the name
+ * the attacker's name in `Host`; real local clients use a loopback name, an IP address, or the name
  * the gateway was told to listen on. With API keys (the page has none) or a non-loopback listener
  * (a network service, reached by any name), no check.
  *
@@ -28,7 +28,7 @@ export function hostCheck(
     const header = req.headers.host;
     if (header === undefined) return;
     const name = hostName(header);
-    if (!isLoopbackName(name) && !allowed.has(name)) throw new HostNotAllowedError(name, listenHost);
+    if (!cannotBeRebound(name) && !allowed.has(name)) throw new HostNotAllowedError(name, listenHost);
   };
 }
 
@@ -61,7 +61,7 @@ function bare(host: string): string {
  * reaches loopback on Linux and is what vLLM's start-up line prints; a LAN address), since only a
  * DNS name can be rebound.
  */
-function isLoopbackName(name: string): boolean {
+function cannotBeRebound(name: string): boolean {
   const host = bare(name.toLowerCase());
   if (host === 'localhost' || host.endsWith('.localhost')) return true;
   return isIP(host) !== 0;

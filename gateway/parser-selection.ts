@@ -66,11 +66,16 @@ export interface RoundParserInputs {
    * the prose to call; without one a fence is the model's text, not a call to a tool nobody has.
    */
   pythonTool: boolean;
+  /** Whether the request has a `plan` tool for an LLMCompiler plan to call (the same for plans). */
+  planTool: boolean;
 }
 
 /** A fresh parser for one round: the model's format, plus ```python fences in its prose when enabled. */
-export function buildParser(choice: ParserChoice, config: GatewayConfig, { callIdPrefix: prefix, requestTools, lineFields, pythonTool }: RoundParserInputs): ToolCallParser {
-  if (choice.format === PASS_THROUGH || (choice.format === 'code-fence' && !pythonTool)) {
+export function buildParser(choice: ParserChoice, config: GatewayConfig, { callIdPrefix: prefix, requestTools, lineFields, pythonTool, planTool }: RoundParserInputs): ToolCallParser {
+  // A format whose every call goes to one tool (a fence or <|python_tag|> to python, a plan to
+  // plan) reads as the model's text when the request has no such tool, not as calls to refuse.
+  const noToolForFormat = ((choice.format === 'code-fence' || choice.format === 'python-tag') && !pythonTool) || (choice.format === 'llmcompiler-plan' && !planTool);
+  if (choice.format === PASS_THROUGH || noToolForFormat) {
     return choice.reasoning ? withReasoning(passThroughParser()) : passThroughParser();
   }
   const fence = { languages: config.codeFence.languages, bareFence: config.codeFence.bareFence, toolName: 'python' };

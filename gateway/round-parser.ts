@@ -128,7 +128,7 @@ export class RoundParser {
             break;
           }
           clientCalls.startUndeclared(event.callId, event.name, undeclared);
-          this.#announceRefusal(event.callId, event.name);
+          this.#announceRefusal(event.callId, event.name, true);
           this.o.onClientReject({ callId: event.callId, name: event.name, undeclared: true }, undeclared);
           break;
         case 'call-args':
@@ -186,9 +186,9 @@ export class RoundParser {
   }
 
   /** A call the gateway answers itself with a refusal: started, so that its tool-result has its start. */
-  #announceRefusal(callId: string, name: string): void {
+  #announceRefusal(callId: string, name: string, undeclared = false): void {
     if (this.announcedCalls.has(callId)) return;
     this.announcedCalls.set(callId, name);
-    this.o.onEvent({ type: 'tool-call', round: this.o.round, callId, name });
+    this.o.onEvent({ type: 'tool-call', round: this.o.round, callId, name, ...(undeclared ? { undeclared: true as const } : {}) });
   }
 }

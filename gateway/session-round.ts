@@ -130,7 +130,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
         onEvent,
         emitText,
         validator: opts.clientToolValidator,
-        undeclared: undeclaredToolCheck(opts.request.tools, opts.tools),
+        undeclared: undeclaredToolCheck(opts.request, opts.tools),
         onClientReject: rejectCall,
         onSecondCall: opts.request.parallel_tool_calls === false ? cutSecondCall : undefined,
       });
@@ -259,7 +259,10 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     ];
     if (signal.aborted) throw new ClientAbortedError();
     if (rejection && opts.onToolReject === 'error') throw rejection.undeclared ? ToolRejectedError.undeclared(rejection.name, rejection.reason) : new ToolRejectedError(rejection.name, rejection.reason);
-    for (const c of calls) onEvent({ type: 'tool-result', round, callId: c.callId, name: c.name, ok: c.result.ok, content: c.result.content, ...(c.result.data ? { data: c.result.data } : {}) });
+    const undeclared = new Set(clientCalls.rejected().flatMap((c) => (c.undeclared ? [c.callId] : [])));
+    for (const c of calls) {
+      onEvent({ type: 'tool-result', round, callId: c.callId, name: c.name, ok: c.result.ok, content: c.result.content, ...(c.result.data ? { data: c.result.data } : {}), ...(undeclared.has(c.callId) ? { undeclared: true as const } : {}) });
+    }
     timeline.mark('round-end', { round, detail: finishReason });
     onEvent({ type: 'round-end', round, finishReason });
     return { text: parser.visibleText, calls, clientCalls: clientCalls.completed(), callOrder: parser.callOrder(), finishReason, usage, deltas };

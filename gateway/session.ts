@@ -31,9 +31,10 @@ export type SessionEvent =
   | { type: 'upstream-accepted'; round: number }
   | { type: 'content'; text: string }
   | { type: 'reasoning'; text: string }
-  | { type: 'tool-call'; round: number; callId: string; name: string }
+  /** `undeclared`: the gateway refusing a call to a tool the request does not have (undeclared-tools.ts), not a tool running. */
+  | { type: 'tool-call'; round: number; callId: string; name: string; undeclared?: true }
   | { type: 'tool-progress'; callId: string; name: string; progress: ToolProgress }
-  | { type: 'tool-result'; round: number; callId: string; name: string; ok: boolean; content: string; data?: Record<string, unknown> }
+  | { type: 'tool-result'; round: number; callId: string; name: string; ok: boolean; content: string; data?: Record<string, unknown>; undeclared?: true }
   /**
    * A started gateway call that turned out not to be one (malformed, or cut by the token limit
    * before the model finished it): it has no observation, so no tool-result follows. With
