@@ -94,15 +94,19 @@ class InlineExecution implements ToolExecution {
   /** Settles when the call stops waiting for its hooks. */
   private readonly stopped = new Promise<typeof STOPPED>((resolve) => (this.stop = resolve));
   private readonly report: (thrown: HookThrow) => void;
+  /** Set (null) while onEnd runs: the first malformed ctx.emit then, the call's result once onEnd returns. */
+  private endEmitError?: ToolResult | null;
 
   constructor(definition: PluginDefinition, call: ToolCallContext, onHookError: HookErrorLog = () => undefined) {
     this.definition = definition;
     this.report = (thrown) => onHookError({ ...thrown, plugin: definition.name, runtime: 'inline', callId: call.callId });
-    // Checked as every runtime checks it: a malformed event fails the call, naming the field.
+    // Checked as every runtime checks it: a malformed event fails the call, naming the field; in
+    // onEnd, once it returns (no onAbort while onEnd may be committing), as the other runtimes do.
     const emit = (progress: unknown): void => {
       const checked = progressOf(definition.name, progress);
-      if ('error' in checked) this.fail({ ok: false, content: checked.error }, abortReasonOf(definition.name, checked.error));
-      else call.emit(checked.progress);
+      if (!('error' in checked)) call.emit(checked.progress);
+      else if (this.endEmitError !== undefined) this.endEmitError ??= { ok: false, content: checked.error };
+      else this.fail({ ok: false, content: checked.error }, abortReasonOf(definition.name, checked.error));
     };
     this.ctx = { callId: call.callId, signal: this.controller.signal, state: {}, emit };
     const timeoutMs = definition.limits?.timeoutMs ?? INLINE_DEFAULT_TIMEOUT_MS;
@@ -144,8 +148,9 @@ class InlineExecution implements ToolExecution {
     if (!parsed.success) this.failWith(invalidArguments(parsed.error), 'invalid_arguments', 'invalid arguments');
     this.clock?.finalStretch();
     await this.chain;
+    this.endEmitError = null;
     const ran = await this.run('onEnd', () => runEndHook(this.definition, rawArgs, this.ctx, this.report));
-    const result = this.failure ?? ran?.value ?? this.errorResult('returned no result', 'sandbox_error');
+    const result = this.failure ?? this.endEmitError ?? ran?.value ?? this.errorResult('returned no result', 'sandbox_error');
     this.finished = true;
     this.clock?.stop();
     this.detach();

@@ -30,6 +30,11 @@ interface Call {
   /** Hooks of one call run one after another, in the order the gateway sent them. */
   chain: Promise<unknown>;
   failure: string | null;
+  /**
+   * Set while onEnd runs: a malformed ctx.emit then becomes the call's result once onEnd returns,
+   * as in the thread runtime, rather than an abort (and onAbort) while onEnd may be committing.
+   */
+  endEmitError?: string | null;
 }
 
 const flags = new Map(process.argv.slice(2).map((arg) => {
@@ -154,6 +159,7 @@ function receive(message: HostMessage): void {
       call.chain = call.chain.then(async () => {
         const definition = await call.definition.catch(() => null);
         let thrown: HookThrow | undefined;
+        call.endEmitError = null;
         const result =
           call.failure !== null || definition === null
             ? { ok: false, content: call.failure ?? 'error: the plugin module did not load' }
@@ -165,8 +171,9 @@ function receive(message: HostMessage): void {
         // must still run, and an `end` sent before `failed` reached the gateway comes first.
         if (call.failure === null) calls.delete(message.callId);
         const { user, system } = process.cpuUsage();
-        // A malformed ctx.emit in onEnd failed the call meanwhile: that error is the call's.
-        const outcome = call.failure !== null ? { ok: false, content: call.failure } : result;
+        // A malformed ctx.emit in onEnd: that error is the call's, now that onEnd has returned.
+        const failure = call.failure ?? call.endEmitError;
+        const outcome = failure ? { ok: false, content: failure } : result;
         send({ t: 'result', callId: message.callId, ...outcome, cpuMs: (user + system) / 1000, ...(thrown ? { thrown } : {}) }, call.plugin);
       });
       return;
@@ -209,6 +216,7 @@ function startCall(message: Extract<HostMessage, { t: 'start' }>): void {
     emit: (progress: ToolProgress) => {
       const checked = progressOf(message.plugin, progress);
       if ('progress' in checked) send({ t: 'progress', callId: message.callId, progress: checked.progress });
+      else if (call.endEmitError !== undefined) call.endEmitError ??= checked.error;
       else if (calls.get(message.callId) === call) failCall(message.callId, call, { ok: false, content: checked.error });
     },
     ...(guest ? { guest } : {}),

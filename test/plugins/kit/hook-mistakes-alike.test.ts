@@ -71,6 +71,16 @@ describe('review 8: hook mistakes read the same in every runtime', () => {
     }
   });
 
+  // Review 8 (the diff's review, #2): in process and inline the bad event aborted the call while
+  // onEnd went on (onAbort beside a commit in progress, the process killed); thread let it finish.
+  it('a malformed ctx.emit in onEnd lets onEnd finish, then is the call\'s error, in every runtime', async () => {
+    for (const runtime of RUNTIMES) {
+      const run = await runScriptedCall(faultyTool(runtime), { args: { mode: 'emit-bad-then-commit' } });
+      expect(run.result, runtime).toEqual({ ok: false, content: `error: faulty's ctx.emit({ type: 'unit-done' }) needs detail, a string (got undefined); ${SHAPES}` });
+      expect(run.progress, runtime).toEqual([{ type: 'unit-done', detail: 'committed' }]);
+    }
+  });
+
   // Finding 5: `failed: <message>`, as an onEnd throw reads.
   it('a throwing onLoad says onLoad failed', async () => {
     for (const runtime of RUNTIMES) {
