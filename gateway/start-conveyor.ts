@@ -10,6 +10,7 @@ import type { Logger } from './access-log.ts';
 import type { GatewayConfigInput } from './config.ts';
 import { parseGatewayConfig, startGateway, type GatewayHandle } from './server.ts';
 import { modulePath, toolsFromModules, type ToolModuleSpec } from './tool-modules.ts';
+import { hookErrorLog } from './hook-error-log.ts';
 
 export interface ConveyorOptions {
   gateway?: Omit<Partial<GatewayConfigInput>, 'upstream'> & { upstream?: Partial<GatewayConfigInput['upstream']> };
@@ -64,8 +65,7 @@ export async function startConveyor(options: ConveyorOptions = {}): Promise<Conv
   parseGatewayConfig(gatewayInput(options.gateway, upstreamUrl ?? 'http://127.0.0.1/v1'));
   // A sandboxed plugin's console output is its author's one way to see inside it.
   const onOutput = ({ plugin, text }: { plugin: string; text: string }): void => options.logger?.info({ plugin, output: text.trimEnd() }, 'plugin output');
-  // The call's tool error quotes only the message: the stack, with the file and line, is logged here.
-  const onHookError: RuntimePoolsOptions['onHookError'] = ({ plugin, hook, runtime, callId, stack }) => options.logger?.warn({ plugin, hook, runtime, callId, stack }, `${plugin}'s ${hook} threw`);
+  const onHookError = hookErrorLog(options.logger);
   const pools = createRuntimePools({ onHookError, ...options.runtimes, process: { onOutput, ...options.runtimes?.process }, thread: { onOutput, ...options.runtimes?.thread } });
   let sim: SimHandle | undefined;
   let sandbox: ConveyorHandle['sandbox'] | undefined;
