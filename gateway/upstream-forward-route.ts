@@ -16,6 +16,7 @@ import type { GatewayMetrics } from './gateway-metrics.ts';
 import { admitted } from './request-admission.ts';
 import { readBodyBytes, readJsonBody } from './request-body.ts';
 import type { UpstreamTarget } from './session.ts';
+import { isJsonObject } from '../core/json-object.ts';
 
 export interface ForwardRouteContext {
   config: GatewayConfig;
@@ -267,5 +268,5 @@ function isJson(req: IncomingMessage): boolean {
 }
 
 function withModel(body: unknown, model: string): unknown {
-  return typeof body === 'object' && body !== null && !Array.isArray(body) ? { ...body, model } : body;
+  return isJsonObject(body) ? { ...body, model } : body;
 }

@@ -239,6 +239,28 @@ describe('request events with API keys', () => {
     }
   });
 
+  it('counts a handshake ws refuses only until its socket closes: refused ones do not use up the bound', async () => {
+    const gateway = await startGateway({ port: 0, upstream: { baseUrl: 'http://127.0.0.1:9/v1' } }, { tools: new Map() });
+    try {
+      const timeline = new Timeline('chatcmpl-probed');
+      gateway.timelines.add(timeline);
+      // No Sec-WebSocket-Key: past the gateway's own checks (counted), then refused by ws.
+      const bad = `GET /v1/requests/chatcmpl-probed/events HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n`;
+      for (let i = 0; i < MAX_FOLLOWERS_PER_REQUEST + 8; i++) {
+        const socket = connect(gateway.port, '127.0.0.1');
+        socket.write(bad);
+        let answer = '';
+        for await (const chunk of socket) answer += String(chunk);
+        expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+      }
+      const ws = new WebSocket(wsUrl(gateway.url, 'chatcmpl-probed'));
+      await once(ws, 'open');
+      ws.terminate();
+    } finally {
+      await gateway.close();
+    }
+  });
+
   it('asks for the same bearer key as the HTTP routes', async () => {
     const gateway = await startGateway({ port: 0, upstream: { baseUrl: 'http://127.0.0.1:9/v1' }, apiKeys: ['k-1'] }, { tools: new Map() });
     try {
