@@ -251,15 +251,17 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     timeline.mark('decode-end', { round, detail: finishReason });
     // The request is about to fail with the rejection: its other calls' results would go nowhere.
     if (rejection && opts.onToolReject === 'error') dispatcher.dropAll(rejection.undeclared ? `the request failed: the model called ${rejection.name}, which this request has no tool for` : `the request failed: ${rejection.name} rejected a call`);
-    // A client call that failed early validation is answered, like a rejected gateway call, with
-    // the reason, so a re-prompt shows the model what was wrong.
+    // A client call that failed early validation (or named a tool the request does not have) is
+    // answered, like a rejected gateway call, with the reason, so a re-prompt shows the model what was wrong.
+    const settled = await dispatcher.settle();
+    const refused = clientCalls.rejected();
     const calls: CallOutcome[] = [
-      ...(await dispatcher.settle()),
-      ...clientCalls.rejected().map((c) => ({ callId: c.callId, name: c.name, args: c.args, result: { ok: false, content: c.undeclared ? `error: ${c.reason}` : `error: ${c.name} rejected the call: ${c.reason}` } })),
+      ...settled,
+      ...refused.map((c) => ({ callId: c.callId, name: c.name, args: c.args, result: { ok: false, content: c.undeclared ? `error: ${c.reason}` : `error: ${c.name} rejected the call: ${c.reason}` } })),
     ];
     if (signal.aborted) throw new ClientAbortedError();
     if (rejection && opts.onToolReject === 'error') throw rejection.undeclared ? ToolRejectedError.undeclared(rejection.name, rejection.reason) : new ToolRejectedError(rejection.name, rejection.reason);
-    const undeclared = new Set(clientCalls.rejected().flatMap((c) => (c.undeclared ? [c.callId] : [])));
+    const undeclared = new Set(refused.flatMap((c) => (c.undeclared ? [c.callId] : [])));
     for (const c of calls) {
       onEvent({ type: 'tool-result', round, callId: c.callId, name: c.name, ok: c.result.ok, content: c.result.content, ...(c.result.data ? { data: c.result.data } : {}), ...(undeclared.has(c.callId) ? { undeclared: true as const } : {}) });
     }
