@@ -1,4 +1,4 @@
-import { ClientAbortedError, ToolRejectedError, UpstreamMaxTokensTooLargeError } from '../core/errors.ts';
+import { ClientAbortedError, ToolRejectedError, UpstreamContextLengthError, UpstreamMaxTokensTooLargeError, type ContextLimits } from '../core/errors.ts';
 import type { UpstreamStream } from '../llm-client/pump-chat-completion.ts';
 import type { ReplicaAffinity } from '../llm-client/upstream-replicas.ts';
 import type { UpstreamPart } from '../llm-client/upstream-parts.ts';
@@ -34,7 +34,15 @@ export interface RoundInputs {
   emitText: (text: string) => void;
   /** The session's next client `tool_calls` index (ClientCallsOptions.indices). */
   clientCallIndices: { next: number };
+  /**
+   * For a prompt the upstream refused as longer than its context: the conversation with this
+   * request's tool results cut to fit (and the cut, in bytes), or undefined where that cannot help.
+   */
+  fitToContext?: (limits: ContextLimits) => { messages: ChatMessage[]; cap: number } | undefined;
 }
+
+/** How many times one round is sent again with its tool results cut shorter (estimates from tokens to bytes can fall short). */
+const MAX_FITS = 2;
 
 /**
  * One round of a session: the upstream decode streamed through the round's parser, each call
@@ -43,7 +51,8 @@ export interface RoundInputs {
  */
 export async function runRound(opts: SessionOptions, round: number, inputs: RoundInputs): Promise<RoundOutput> {
   const { timeline, onEvent, signal } = opts;
-  const { affinity, messages, maxTokens, emitText } = inputs;
+  const { affinity, maxTokens, emitText } = inputs;
+  let messages = inputs.messages;
   timeline.mark('round-start', { round });
   onEvent({ type: 'round-start', round });
   // The request goes out first, ahead of everything else this round needs. Parts only ever arrive
@@ -203,6 +212,22 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     const fit = err.tokensThatFit;
     return fit >= 1 && fit < maxTokens ? fit : undefined;
   };
+  // A later round's prompt that this request's tool results grew past the context, or so near it
+  // that the reply has little room: sent again with them cut shorter (observation-fit.ts), at most
+  // MAX_FITS times. Tried before resendLimit, which would leave the reply that little room.
+  let fits = 0;
+  const refit = (err: unknown): ChatMessage[] | undefined => {
+    const refused = err instanceof UpstreamContextLengthError || err instanceof UpstreamMaxTokensTooLargeError;
+    if (round === 1 || fits >= MAX_FITS || !refused || deltas > 0 || signal.aborted || buildError) return undefined;
+    const fitted = inputs.fitToContext?.(err);
+    if (fitted === undefined) return undefined;
+    fits++;
+    timeline.mark('error', {
+      round,
+      detail: `the prompt, ${err.inputTokens} tokens, left the reply too little of the context of ${err.maxModelLen}: this request's tool results were cut to ${fitted.cap} bytes each and the round sent again`,
+    });
+    return fitted.messages;
+  };
   // The round's usage once its stream is over, whatever ended it: its last report (on every chunk
   // with continuous usage, so a cut round counts what it decoded). Once: the resent request's.
   let counted = false;
@@ -211,17 +236,24 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     counted = true;
     timeline.addTokens(usage);
   };
+  let resentLimit = false;
   try {
-    try {
-      await stream.done;
-    } catch (err) {
-      // Once: a refusal of the resent request is not caught here.
-      const fit = resendLimit(err);
-      if (fit === undefined) throw err;
-      timeline.mark('error', { round, detail: `the upstream refused max_tokens ${roundMaxTokens}, more than the prompt leaves of the context: sent again with ${fit}` });
-      roundMaxTokens = fit;
-      stream = send(fit);
-      await stream.done;
+    for (;;) {
+      try {
+        await stream.done;
+        break;
+      } catch (err) {
+        const fitted = refit(err);
+        // Once: a second refusal of max_tokens is not caught here.
+        const fit = fitted === undefined && !resentLimit ? resendLimit(err) : undefined;
+        if (fitted !== undefined) messages = fitted;
+        else if (fit !== undefined) {
+          resentLimit = true;
+          timeline.mark('error', { round, detail: `the upstream refused max_tokens ${roundMaxTokens}, more than the prompt leaves of the context: sent again with ${fit}` });
+          roundMaxTokens = fit;
+        } else throw err;
+        stream = send(roundMaxTokens);
+      }
     }
   } catch (err) {
     countTokens();

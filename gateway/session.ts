@@ -10,8 +10,9 @@ import type { ClientKeyId } from './client-auth.ts';
 import type { ClientToolCall } from './client-calls.ts';
 import type { ClientToolValidator } from './client-tool-validator.ts';
 import { conversationKey } from './conversation-key.ts';
+import { observationCapToFit, recutRound } from './observation-fit.ts';
 import { roundMessages } from './round-messages.ts';
-import { runRound } from './session-round.ts';
+import { runRound, type RoundOutput } from './session-round.ts';
 import type { Timeline } from './timeline.ts';
 
 export interface UpstreamTarget {
@@ -128,6 +129,10 @@ export interface ClientFlow {
  */
 export async function runSession(opts: SessionOptions): Promise<SessionResult> {
   const appended: ChatMessage[] = [];
+  // The rounds that called tools, as decoded: `appended` is rebuilt from them when a later round's
+  // prompt must have their results cut shorter (observationCap, in bytes) to fit the context.
+  const toolRounds: RoundOutput[] = [];
+  let observationCap: number | undefined;
   let usage: Usage = NO_USAGE;
   let content = '';
   let reasoning = '';
@@ -175,6 +180,14 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
           emitContent(text);
         },
         clientCallIndices,
+        fitToContext: (limits) => {
+          const results = toolRounds.flatMap((r) => r.calls.map((c) => c.result.content));
+          const cap = observationCapToFit(limits, [...opts.request.messages, ...appended], results, tokensLeft);
+          if (cap === undefined || (observationCap !== undefined && cap >= observationCap)) return undefined;
+          observationCap = cap;
+          appended.splice(0, appended.length, ...toolRounds.flatMap((r) => roundMessages(recutRound(r, cap), opts.observations ?? 'tool')));
+          return { messages: [...opts.request.messages, ...appended], cap };
+        },
       }).catch((err: unknown) => {
         throw round > 1 ? refusedAfterTools(err, round) : err;
       });
@@ -196,7 +209,8 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
         if (out.finishReason === 'length') return done('length', 'length');
         return done(out.finishReason === 'content_filter' ? 'content_filter' : 'stop', 'answer');
       }
-      appended.push(...roundMessages(out, opts.observations ?? 'tool'));
+      toolRounds.push(out);
+      appended.push(...roundMessages(observationCap === undefined ? out : recutRound(out, observationCap), opts.observations ?? 'tool'));
       if (out.clientCalls.length > 0) return done('tool_calls', 'client_tool_calls');
       if (out.finishReason === 'length') return done('length', 'length');
       if (round >= opts.maxRounds) return done('length', 'max_tool_rounds');
