@@ -9,7 +9,12 @@ const ALIASES: Record<string, ParserFormat> = {
   'qwen2.5': 'hermes',
   qwen3: 'hermes',
   llama3: 'llama3-json',
+  // vLLM registers its llama3_json class under this name too (Llama 4's JSON calls).
+  'llama4-json': 'llama3-json',
   'llama4-pythonic': 'pythonic',
+  // vLLM's XML reader of the same Qwen3-Coder format, and older vLLM's name for DeepSeek-V3.
+  'qwen3-xml': 'qwen3-coder',
+  deepseekv3: 'deepseek-v3',
   markdown: 'code-fence',
   llmcompiler: 'llmcompiler-plan',
 };

@@ -18,6 +18,11 @@ export interface CallObjectShape {
    * arguments object has also begun (Llama JSON: `{"name": "Ada", …}` in prose is not yet a call).
    */
   startWhen: 'name' | 'name-and-args';
+  /**
+   * A call with a name and no arguments key calls with `{}` (Mistral, as vLLM's parser reads it:
+   * `tool_call.get("arguments", {})`), rather than being malformed.
+   */
+  argsOptional?: boolean;
 }
 
 export type CallObjectFailure = {
@@ -174,7 +179,11 @@ export class JsonCallObject {
         case 'done': {
           const kind = this.#shape.strict ? 'not-call' : 'malformed';
           if (this.#name === undefined) return this.#fail(kind, 'no "name"', at);
-          if (this.#args === undefined) return this.#fail(kind, `no "${this.#shape.argsKeys.join('" or "')}"`, at);
+          if (this.#args === undefined) {
+            if (!this.#shape.argsOptional) return this.#fail(kind, `no "${this.#shape.argsKeys.join('" or "')}"`, at);
+            this.#args = {};
+            this.#emitArgs('{}', out);
+          }
           this.#status = 'complete';
           this.#update();
           break;

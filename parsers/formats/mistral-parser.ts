@@ -20,7 +20,7 @@ const CALL_ID = '[CALL_ID]';
 const AFTER_NAME = new MarkerSet([ARGS, CALL_ID]);
 const TO_ARGS = new MarkerSet([ARGS]);
 const MAX_NAME = 256;
-const CALL_SHAPE: CallObjectShape = { argsKeys: ['arguments'], strict: false, extraKeys: ['id'], startWhen: 'name' };
+const CALL_SHAPE: CallObjectShape = { argsKeys: ['arguments'], strict: false, extraKeys: ['id'], startWhen: 'name', argsOptional: true };
 
 type Call = JsonCallObject | JsonArguments;
 
@@ -33,7 +33,7 @@ type State =
   | { kind: 'object'; raw: RawText; call: JsonCallObject; inList: boolean }
   /** v0.3 list: after an item, "," or "]". */
   | { kind: 'after-item'; raw: RawText; call: JsonCallObject }
-  /** v11+: the name, up to [ARGS] (optionally name[CALL_ID]id[ARGS]). */
+  /** v11+: the name, up to [ARGS] (optionally name[CALL_ID]id[ARGS]) or straight to its "{". */
   | { kind: 'name'; raw: RawText; name: string }
   | { kind: 'call-id'; raw: RawText; name: string; id: number }
   | { kind: 'args-before'; raw: RawText; args: JsonArguments }
@@ -42,9 +42,11 @@ type State =
   | { kind: 'after-call'; call: Call; ws: string };
 
 /**
- * Mistral: `[TOOL_CALLS] [{"name": …, "arguments": {…}}, …]` (v0.3 tokenizers),
- * `[TOOL_CALLS]name[ARGS]{…}` (v11+, repeated for parallel calls, with an optional
- * `[CALL_ID]id` before `[ARGS]`), and a bare `[TOOL_CALLS]{…}` object.
+ * Mistral: `[TOOL_CALLS] [{"name": …, "arguments": {…}}, …]` (v0.3 tokenizers; an item without
+ * "arguments" calls with `{}`, as vLLM reads it), `[TOOL_CALLS]name[ARGS]{…}` (v11+, repeated for
+ * parallel calls, with an optional `[CALL_ID]id` before `[ARGS]`), `[TOOL_CALLS]name{…}` (the same
+ * as vLLM passes it on under `--tokenizer-mode mistral`, whose detokenizer drops `[ARGS]` whatever
+ * skip_special_tokens says), and a bare `[TOOL_CALLS]{…}` object.
  * A list item ends at the "," or "]" after it; a call without an end marker ends at the first
  * non-whitespace character after its JSON, or at end(). Text after the calls (e.g. after "]") is
  * content. `[TOOL_CALLS]` followed by anything else is prose; a broken call yields `malformed`
@@ -157,6 +159,7 @@ class MistralParser extends FormatParser {
           this.#state = { kind: 'call-id', raw: state.raw, name: state.name, id: 0 };
           return j + CALL_ID.length;
         }
+        if (buf[j] === '{') return this.#startArgs(state.raw, state.name, j, out);
         return this.#prose(state.raw, j, out);
       }
       case 'call-id': {

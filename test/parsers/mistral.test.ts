@@ -61,6 +61,15 @@ describe('mistral parser: v0.3 lists', () => {
     expect(textOf(parse('[TOOL_CALLS][TOOL_CALL x'))).toBe('[TOOL_CALLS][TOOL_CALL x');
   });
 
+  it('calls with {} for an item without "arguments", as vLLM reads it (a tool that takes none)', () => {
+    const events = parse('[TOOL_CALLS] [{"name": "now"}, {"name": "add", "arguments": {"a": 1}}]');
+    expect(callsOf(events).map((c) => [c.name, c.args, c.argsText])).toEqual([
+      ['now', {}, '{}'],
+      ['add', { a: 1 }, '{"a": 1}'],
+    ]);
+    expect(malformedOf(events)).toEqual([]);
+  });
+
   it('accepts a bare object after [TOOL_CALLS]', () => {
     expect(nameAndArgs(parse('[TOOL_CALLS] {"name": "f", "arguments": {"x": [1, 2]}}'))).toEqual([['f', '{"x": [1, 2]}']]);
   });
@@ -81,6 +90,20 @@ describe('mistral parser: v11+ name[ARGS]', () => {
       args('}', 'call_2'),
       end({ tz: 'CET' }, 'call_2'),
     ]);
+  });
+
+  it("takes name{…} without [ARGS]: vLLM's Mistral tokenizer mode drops that token from the text", () => {
+    const input = 'Sure.[TOOL_CALLS]add_this_and_that{"a": 3.5, "b": 4}[TOOL_CALLS]multiply{"a": 3, "b": 6}';
+    for (const events of [parse(input), feed(make(), input.split(''))]) {
+      expectWellFormedCalls(events);
+      expect(nameAndArgs(events)).toEqual([
+        ['add_this_and_that', '{"a": 3.5, "b": 4}'],
+        ['multiply', '{"a": 3, "b": 6}'],
+      ]);
+      expect(textOf(events)).toBe('Sure.');
+    }
+    // A name that runs into anything but "{", [ARGS] or [CALL_ID] is still prose.
+    expect(textOf(parse('[TOOL_CALLS]add ({"a": 1})'))).toBe('[TOOL_CALLS]add ({"a": 1})');
   });
 
   it('streams the code of a python call as lines', () => {
@@ -128,17 +151,17 @@ describe('mistral parser: what is not a call', () => {
   });
 });
 
-type Group = { prose: string } | { calls: GeneratedCall[]; style: 'list' | 'v11' | 'object' };
+type Group = { prose: string } | { calls: GeneratedCall[]; style: 'list' | 'v11' | 'v11-no-args-token' | 'object' };
 const render = (g: Exclude<Group, { prose: string }>) => {
   const object = (c: GeneratedCall) => `{"name": ${JSON.stringify(c.name)}, "arguments": ${c.argsText}}`;
   if (g.style === 'list') return `[TOOL_CALLS] [${g.calls.map(object).join(', ')}]`;
   if (g.style === 'object') return `[TOOL_CALLS]${object(g.calls[0]!)}`;
-  return g.calls.map((c) => `[TOOL_CALLS]${c.name}[ARGS]${c.argsText}`).join('');
+  return g.calls.map((c) => `[TOOL_CALLS]${c.name}${g.style === 'v11' ? '[ARGS]' : ''}${c.argsText}`).join('');
 };
 const safeProse = prose(['[TOOL_CALLS', '[TOOL_', '[TOOL_CALLS] nope', '[ARGS]', 'TOOL_CALLS]']);
 const group: fc.Arbitrary<Group> = fc.oneof(
   safeProse.map((p) => ({ prose: p })),
-  fc.record({ calls: fc.array(generatedCall, { minLength: 1, maxLength: 3 }), style: fc.constantFrom('list' as const, 'v11' as const, 'object' as const) }),
+  fc.record({ calls: fc.array(generatedCall, { minLength: 1, maxLength: 3 }), style: fc.constantFrom('list' as const, 'v11' as const, 'v11-no-args-token' as const, 'object' as const) }),
 );
 // A call with no end marker (v11, object) ends at the next non-whitespace character, so prose
 // after it must not itself continue the JSON: a leading space keeps the example unambiguous.
