@@ -28,15 +28,25 @@ export function parameterTypes(tools: readonly ToolDefinition[] | undefined): Pa
     const properties = tool.function.parameters?.properties;
     const types = new Map<string, string[]>();
     if (typeof properties === 'object' && properties !== null) {
-      for (const [name, schema] of Object.entries(properties)) {
-        const type = typeof schema === 'object' && schema !== null ? (schema as { type?: unknown }).type : undefined;
-        const list = (Array.isArray(type) ? type : [type ?? 'string']).map((t) => String(t).trim().toLowerCase());
-        types.set(name, list);
-      }
+      for (const [name, schema] of Object.entries(properties)) types.set(name, schemaTypes(schema));
     }
     byTool.set(tool.function.name, types);
   }
   return byTool;
+}
+
+/**
+ * A property schema's types: its `type` (one or a list), else those of its `anyOf`/`oneOf`
+ * branches, which is how Pydantic writes `Optional[int]` (`anyOf: [{type: integer}, {type:
+ * null}]`), as vLLM's qwen3_coder reads them; a schema or branch without a type (`$ref`, an enum
+ * alone) counts as a string, so its value stays the text the model wrote.
+ */
+function schemaTypes(schema: unknown): string[] {
+  if (typeof schema !== 'object' || schema === null) return ['string'];
+  const { type, anyOf, oneOf } = schema as { type?: unknown; anyOf?: unknown; oneOf?: unknown };
+  const branches = Array.isArray(anyOf) ? anyOf : Array.isArray(oneOf) ? oneOf : undefined;
+  if (type === undefined && branches !== undefined && branches.length > 0) return [...new Set(branches.flatMap((b) => schemaTypes(b)))];
+  return (Array.isArray(type) ? type : [type ?? 'string']).map((t) => String(t).trim().toLowerCase());
 }
 
 /** A converted parameter: its value, and its JSON as vLLM (Python's `json.dumps`) writes it. */
@@ -52,7 +62,7 @@ export interface TypedValue {
  * the text it was. `json` is what the client reads, so it keeps what Python keeps and a double
  * cannot: every digit of an int (an id past 2^53), and floats in Python's repr (see
  * redumpJson). Deliberate differences from vLLM, so that no value changes silently: "null"
- * becomes null only where the schema allows something other than a string (vLLM turns every
+ * (or "None") becomes null only where the schema allows something other than a string (vLLM turns every
  * "null" into None, even for string parameters), a boolean that is neither "true" nor "false"
  * stays text (vLLM makes it false), and a number written as an int keeps its digits (vLLM's
  * float() rounds 12345678901234567890 to 12345678901234567168). Without a schema every value
@@ -62,7 +72,9 @@ export function convertParameter(raw: string, types: readonly string[] | undefin
   const text = { value: raw, json: JSON.stringify(raw) };
   if (types === undefined) return text;
   const stringLike = types.some(isStringType);
-  if (raw.trim().toLowerCase() === 'null' && (types.includes('null') || !stringLike)) return { value: null, json: 'null' };
+  // "None": Python's null, which Qwen3.5's chat template writes.
+  const word = raw.trim();
+  if ((word.toLowerCase() === 'null' || word === 'None') && (types.includes('null') || !stringLike)) return { value: null, json: 'null' };
   if (stringLike) return text;
   const type = types.find((t) => t !== 'null') ?? 'string';
   if (['int', 'uint', 'long', 'short', 'unsigned'].some((prefix) => type.startsWith(prefix))) {

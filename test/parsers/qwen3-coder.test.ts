@@ -104,6 +104,27 @@ describe('qwen3-coder parser: calls', () => {
     expect(callsOf(parse(input, { toolDefinitions }))[0]!.args).toEqual({ n: 'forty', b: 'yes', s: 'null', o: null, x: null });
   });
 
+  it("reads a type from anyOf/oneOf (Pydantic's Optional[T]), and None as null where the schema allows more than a string", () => {
+    const optional = (type: string) => ({ anyOf: [{ type }, { type: 'null' }], default: null });
+    const toolDefinitions = [
+      tool('f', {
+        i: optional('integer'),
+        o: optional('object'),
+        a: optional('array'),
+        b: { oneOf: [{ type: 'boolean' }, { type: 'null' }] },
+        n: optional('integer'),
+        s: optional('string'),
+        r: { anyOf: [{ $ref: '#/$defs/Point' }, { type: 'null' }] },
+        p: { type: 'integer' },
+        t: { type: 'string' },
+      }),
+    ];
+    const input = call('f', { i: '10', o: '{"k": 1}', a: '["a", "b"]', b: 'true', n: 'None', s: '10', r: '{"x": 1}', p: 'None', t: 'None' });
+    const [parsed] = callsOf(parse(input, { toolDefinitions }));
+    expect(parsed!.args).toEqual({ i: 10, o: { k: 1 }, a: ['a', 'b'], b: true, n: null, s: '10', r: '{"x": 1}', p: null, t: 'None' });
+    expect(JSON.parse(parsed!.argsText)).toEqual(parsed!.args);
+  });
+
   // Regression: call-args held JSON.stringify of the converted doubles, so an integer id past 2^53
   // reached the client as 12345678901234567000; vLLM's int() keeps every digit, and json.dumps writes them.
   it('keeps every digit of a big integer in call-args, and writes floats as json.dumps does', () => {
