@@ -281,12 +281,12 @@ function completionBody(id: string, model: string, result: SessionResult, partia
 
 /**
  * As OpenAI writes a message: `refusal` always there, null (no upstream the gateway fronts reports
- * one); `content` null for a turn that only called tools (its last round wrote no text), as a
- * stream's accumulated message has it.
+ * one); `content` null for a turn that only called tools (its rounds wrote no text but the
+ * whitespace between calls, which vLLM's parsers drop too), so `if (message.content)` reads it right.
  */
 function assistantMessage(result: SessionResult) {
   const reasoning = result.reasoning ? { reasoning_content: result.reasoning } : {};
-  const onlyCalls = result.content === '' && (result.clientToolCalls.length > 0 || result.messages.length > 0);
+  const onlyCalls = result.content.trim() === '' && (result.clientToolCalls.length > 0 || result.messages.length > 0);
   const message = { role: 'assistant', content: onlyCalls ? null : result.content, refusal: null, ...reasoning };
   return result.clientToolCalls.length === 0 ? message : { ...message, tool_calls: result.clientToolCalls };
 }

@@ -25,8 +25,8 @@ export function roundMessages(round: Pick<RoundOutput, 'text' | 'calls' | 'clien
   const assistant: ChatMessage = {
     role: 'assistant',
     // A turn that only called tools has no text: null, as OpenAI writes it (and as the response's
-    // own `message.content` reads for the same turn), not "".
-    content: text === '' ? null : text,
+    // own `message.content` reads for the same turn), not "" nor the whitespace between its calls.
+    content: text.trim() === '' ? null : text,
     tool_calls: inCallOrder(entries, (e) => e.id, round.callOrder).map((e) => e.entry),
   };
   return [assistant, ...calls.map(toolMessage)];

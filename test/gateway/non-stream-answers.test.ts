@@ -43,6 +43,18 @@ describe('a non-streamed answer', () => {
     expect(res.json.choices[0].message.content).toBeNull();
     expect(res.json.conveyor.messages[0]).toMatchObject({ role: 'assistant', content: null });
   });
+
+  it('has content null for calls the client runs with only whitespace between them, as vLLM drops it', async () => {
+    const calls = ['Paris', 'Oslo'].map((city) => `<tool_call>\n{"name": "get_weather", "arguments": {"city": "${city}"}}\n</tool_call>`).join('\n');
+    const gw = await scripted.start((_req, res) => {
+      sseHeaders(res);
+      res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content: `${calls}\n` }), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
+    });
+    const res = await postJson(gw.url, '/v1/chat/completions', { model: MODEL, tools: [{ type: 'function', function: { name: 'get_weather' } }], messages: [{ role: 'user', content: 'weather?' }] });
+    expect(res.status).toBe(200);
+    expect(res.json.choices[0]).toMatchObject({ message: { content: null }, finish_reason: 'tool_calls' });
+    expect(res.json.choices[0].message.tool_calls.map((c: { function: { arguments: string } }) => JSON.parse(c.function.arguments).city)).toEqual(['Paris', 'Oslo']);
+  });
 });
 
 describe('an upstream that is rate limiting', () => {
