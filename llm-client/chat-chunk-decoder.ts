@@ -4,7 +4,7 @@ import { dataPreview } from './data-preview.ts';
 import type { UpstreamPart } from './upstream-parts.ts';
 import { isUpstreamErrorObject } from './upstream-error-message.ts';
 import { inStreamUpstreamError } from './upstream-response-error.ts';
-import { TOKEN_CHUNK_END, tokenEventHead, tokenEventsOf, type TokenEvent } from './token-event-bytes.ts';
+import { tokenChoicesEnd, tokenEventLayout, tokenEventsOf, type TokenEvent, type TokenEventLayout } from './token-event-bytes.ts';
 import { usageCounts } from './usage-counts.ts';
 
 // Loose objects everywhere: servers add fields (logprobs, stop_reason, token_ids, …) that we
@@ -81,6 +81,19 @@ function isTokenChunk(json: unknown): json is ChatCompletionChunk {
 }
 
 /**
+ * One token of content and nothing else the decoder reads in its choices: one choice, no finish,
+ * and a delta whose every other field is null. A chunk whose choices end as this one's do is then
+ * one too (the usage after them, with continuous usage, is read on its own).
+ */
+function isPlainToken(chunk: ChatCompletionChunk): boolean {
+  if (chunk.choices.length !== 1) return false;
+  const choice = chunk.choices[0] as Record<string, unknown>;
+  const delta = choice['delta'] as Record<string, unknown> | null | undefined;
+  if (choice['finish_reason'] != null || typeof delta?.['content'] !== 'string') return false;
+  return Object.entries(delta).every(([key, value]) => key === 'content' || value === null);
+}
+
+/**
  * The text before the content string in vLLM's chunk for one token of this stream: the same for
  * every token, since id, created and model do not change within a stream.
  */
@@ -95,8 +108,10 @@ export class ChatChunkDecoder {
   #started = false;
   /** tokenChunkStart of this stream's first chunk, once it has been seen. */
   #tokenStart: string | undefined;
-  /** The same as the bytes of an SSE event (token-event-bytes.ts), built on first use. */
-  #tokenHead: Buffer | undefined;
+  /** What follows the content in this stream's token chunks (tokenChoicesEnd), and the chunk's closing brace; learned from its first. */
+  #tokenEnd: string | undefined;
+  /** Both as the bytes of an SSE event (token-event-bytes.ts), built on first use. */
+  #tokenLayout: TokenEventLayout | undefined;
 
   constructor(requestedModel: string) {
     this.requestedModel = requestedModel;
@@ -130,6 +145,7 @@ export class ChatChunkDecoder {
         created: chunk.created ?? Math.floor(Date.now() / 1000),
       });
     }
+    if (this.#tokenEnd === undefined && isPlainToken(chunk)) this.#learnTokenEnd(data);
     // Usage first: on a chunk that also carries a token (continuous_usage_stats) it counts that
     // token, so whoever writes the token on can send the usage with it.
     // The schema has checked the counts: usageCounts reads them, and the details, as the token path does.
@@ -163,9 +179,16 @@ export class ChatChunkDecoder {
    * and `decode`. The read must start at an event boundary.
    */
   tokenEvents(read: Buffer): TokenEvent[] | undefined {
-    if (this.#tokenStart === undefined) return undefined;
-    this.#tokenHead ??= tokenEventHead(this.#tokenStart);
-    return tokenEventsOf(read, this.#tokenHead);
+    if (this.#tokenStart === undefined || this.#tokenEnd === undefined) return undefined;
+    this.#tokenLayout ??= tokenEventLayout(this.#tokenStart, this.#tokenEnd.slice(0, -1));
+    return tokenEventsOf(read, this.#tokenLayout);
+  }
+
+  /** The end of this stream's token chunks, from its first plain one (through the whole parse). */
+  #learnTokenEnd(data: string): void {
+    if (this.#tokenStart === undefined) return;
+    const end = tokenChoicesEnd(data, this.#tokenStart);
+    if (end !== undefined) this.#tokenEnd = `${end}}`;
   }
 
   /**
@@ -178,8 +201,9 @@ export class ChatChunkDecoder {
    */
   #tokenText(data: string): string | undefined {
     const start = this.#tokenStart;
-    if (start === undefined || !data.startsWith(start) || !data.endsWith(TOKEN_CHUNK_END)) return undefined;
-    const middle = data.slice(start.length, data.length - TOKEN_CHUNK_END.length);
+    const end = this.#tokenEnd;
+    if (start === undefined || end === undefined || !data.startsWith(start) || !data.endsWith(end)) return undefined;
+    const middle = data.slice(start.length, data.length - end.length);
     if (middle.charCodeAt(0) !== 34 /* " */) return undefined;
     try {
       const text: unknown = JSON.parse(middle);

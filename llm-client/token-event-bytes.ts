@@ -8,6 +8,11 @@
  * CPU than the rest of the decode; here they are a byte compare, a byte search and the decode of
  * the few bytes of content.
  *
+ * The end is learned from the stream's first plain token chunk (tokenChoicesEnd), not assumed:
+ * vLLM up to 0.10.1 ends one with `},"logprobs":null,"finish_reason":null}]}`, 0.10.2 on adds
+ * `"token_ids":null` to every choice, a reasoning parser puts `"reasoning_content":null` in the
+ * delta. A hard-coded end matched the simulator and missed every token of a real vLLM 0.11.
+ *
  * With `continuous_usage_stats` each such chunk also carries the usage so far after its choices:
  * that small object is parsed alone (it has no strings, so the event's blank line ends it).
  *
@@ -20,13 +25,17 @@
 import type { UpstreamUsage } from './upstream-parts.ts';
 import { usageCounts } from './usage-counts.ts';
 
-/** What follows the content string in vLLM's chunk for one token, byte for byte. */
-export const TOKEN_CHUNK_END = '},"logprobs":null,"finish_reason":null}]}';
-
 /** A token event, its content; or its content and the usage so far when its chunk has one. */
 export type TokenEvent = string | { text: string; usage: UpstreamUsage };
 
-const CHOICES_END = Buffer.from(TOKEN_CHUNK_END.slice(0, -1));
+/** The bytes around the content of every token event of one stream. */
+export interface TokenEventLayout {
+  /** `data: ` and the chunk up to the content string (`{"id":…"content":`). */
+  head: Buffer;
+  /** From the content string's closing quote (excluded) to the end of `choices` (`}…}]`). */
+  choicesEnd: Buffer;
+}
+
 const CHUNK_END = Buffer.from('}\n\n');
 const USAGE_FIELD = Buffer.from(',"usage":');
 const BLANK_LINE = Buffer.from('\n\n');
@@ -34,28 +43,49 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const CLOSE_BRACE = 0x7d;
 
-/** The bytes every token event of a stream starts with, given the chunk's start (`{"id":…"content":`). */
-export function tokenEventHead(chunkStart: string): Buffer {
-  return Buffer.from(`data: ${chunkStart}`);
+/** The layout of a stream's token events, from its chunk start and its learned choices end. */
+export function tokenEventLayout(chunkStart: string, choicesEnd: string): TokenEventLayout {
+  return { head: Buffer.from(`data: ${chunkStart}`), choicesEnd: Buffer.from(choicesEnd) };
 }
 
 /**
- * Each token event in `read`, in order, when the read is made only of whole token events starting
- * with `head`; otherwise undefined. The caller knows the read starts at an event boundary
+ * What follows the content string up to the end of `choices` in `data`, a token chunk's JSON
+ * that starts with `chunkStart`: `},"logprobs":null,"finish_reason":null,"token_ids":null}]`, or
+ * `,"reasoning_content":null},…` (the delta's other fields).
+ * The caller has checked that the chunk is one plain token (one choice, content only, no finish),
+ * so every event that ends the same is one too. Undefined when the chunk has anything after its
+ * choices but the usage, or an end with no quote (which a JSON string could hold).
+ */
+export function tokenChoicesEnd(data: string, chunkStart: string): string | undefined {
+  if (!data.startsWith(chunkStart) || data.charCodeAt(chunkStart.length) !== QUOTE) return undefined;
+  let i = chunkStart.length + 1;
+  while (i < data.length && data.charCodeAt(i) !== QUOTE) i += data.charCodeAt(i) === BACKSLASH ? 2 : 1;
+  if (i >= data.length) return undefined;
+  const tail = data.slice(i + 1);
+  // `…}]}`, or `…}],"usage":{…}}` with continuous usage: the usage varies, the choices' end does not.
+  const usageAt = tail.indexOf('],"usage":');
+  const end = usageAt >= 0 ? tail.slice(0, usageAt + 1) : tail.endsWith(']}') ? tail.slice(0, -1) : undefined;
+  return end !== undefined && end.includes('"') ? end : undefined;
+}
+
+/**
+ * Each token event in `read`, in order, when the read is made only of whole token events of
+ * `layout`; otherwise undefined. The caller knows the read starts at an event boundary
  * (SseEventDecoder.atEventBoundary).
  */
-export function tokenEventsOf(read: Buffer, head: Buffer): TokenEvent[] | undefined {
+export function tokenEventsOf(read: Buffer, layout: TokenEventLayout): TokenEvent[] | undefined {
+  const { head, choicesEnd } = layout;
   const events: TokenEvent[] = [];
   let at = 0;
   while (at < read.length) {
     const open = at + head.length;
     if (open >= read.length || read.compare(head, 0, head.length, at, open) !== 0 || read[open] !== QUOTE) return undefined;
-    const choicesEnd = read.indexOf(CHOICES_END, open + 1);
-    const close = choicesEnd - 1;
-    if (choicesEnd < 0 || close === open || read[close] !== QUOTE) return undefined;
+    const endAt = read.indexOf(choicesEnd, open + 1);
+    const close = endAt - 1;
+    if (endAt < 0 || close === open || read[close] !== QUOTE) return undefined;
     const text = jsonString(read, open, close);
     if (text === undefined) return undefined;
-    const after = choicesEnd + CHOICES_END.length;
+    const after = endAt + choicesEnd.length;
     if (startsAt(read, CHUNK_END, after)) {
       events.push(text);
       at = after + CHUNK_END.length;

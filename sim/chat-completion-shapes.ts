@@ -46,6 +46,8 @@ interface StreamChoice {
   logprobs: null;
   finish_reason: SentFinishReason | null;
   stop_reason?: string | number | null;
+  /** vLLM 0.10.2 on: the token ids of the delta with `return_token_ids`, else null (on every chunk but the role's). */
+  token_ids?: null;
 }
 
 export interface ChatCompletionChunk {
@@ -55,21 +57,25 @@ export interface ChatCompletionChunk {
   model: string;
   choices: StreamChoice[];
   usage?: Usage;
+  /** vLLM 0.10.2 on: on the role chunk, the prompt's token ids with `return_token_ids`, else null. */
+  prompt_token_ids?: null;
 }
 
 /** The first chunk: vLLM sends the role with an empty content before any token text. */
 export function roleChunk(ident: CompletionIdentity): ChatCompletionChunk {
-  return chunk(ident, [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]);
+  return { ...chunk(ident, [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]), prompt_token_ids: null };
 }
 
 /**
  * One token's delta (`{content}`, or with a tool parser `{tool_calls}`, both, or `{}` on a last
  * token that adds nothing); the last one carries finish_reason and stop_reason (the matched
- * `stop` string or stop token id, else null).
+ * `stop` string or stop token id, else null). Every one ends with `"token_ids":null`, as vLLM's
+ * since 0.10.2 do (a gateway that expects the older end must still read them fast).
  */
 export function deltaChunk(ident: CompletionIdentity, delta: ReplyDelta, finishReason: SentFinishReason | null, stopReason?: string | number): ChatCompletionChunk {
   const choice: StreamChoice = { index: 0, delta, logprobs: null, finish_reason: finishReason };
   if (finishReason !== null) choice.stop_reason = stopReason ?? null;
+  choice.token_ids = null;
   return chunk(ident, [choice]);
 }
 
@@ -109,12 +115,14 @@ export function chatCompletion(ident: CompletionIdentity, message: { content: st
         logprobs: null,
         finish_reason: finishReason,
         stop_reason: stopReason ?? null,
+        token_ids: null,
       },
     ],
     service_tier: null,
     system_fingerprint: null,
     usage: { ...totals, prompt_tokens_details: totals.prompt_tokens_details ?? null },
     prompt_logprobs: null,
+    prompt_token_ids: null,
     kv_transfer_params: null,
   };
 }

@@ -14,9 +14,10 @@ function setUp() {
     if (held.decoding) held.events.push(event);
     else seenOutside.push(event.data);
   });
-  sse.feed(Buffer.from(vllmChunk({ role: 'assistant', content: '' })));
-  // The first chunk went by the SSE decoder and the whole decode, as it does in a stream.
-  decoder.decode(seenOutside[0]!, undefined);
+  sse.feed(Buffer.from(vllmChunk({ role: 'assistant', content: '' }) + vllmChunk({ content: 'x' })));
+  // The first chunks went by the SSE decoder and the whole decode, as they do in a stream: the
+  // token's taught the decoder how this stream's token chunks end.
+  for (const data of seenOutside.splice(0)) decoder.decode(data, undefined);
   return { held, decoder, sse, seenOutside };
 }
 

@@ -10,13 +10,20 @@ import { vllmChunk } from './fixtures/vllm-streams.ts';
 const tokenEvent = (content: string) => vllmChunk({ content });
 const FIRST = vllmChunk({ role: 'assistant', content: '' });
 
-/** A decoder that has seen the stream's first chunk, as PumpedStream's is once a stream generates. */
-function started(): ChatChunkDecoder {
+/**
+ * A decoder that has seen the stream's first chunk and its first token's, as PumpedStream's is
+ * once a stream generates: the token chunk's end is learned from the first one, through the whole parse.
+ */
+function started(first: string = FIRST + tokenEvent('x')): ChatChunkDecoder {
   const decoder = new ChatChunkDecoder('asked');
   const sse = new SseEventDecoder((event) => decoder.decode(event.data, event.event));
-  sse.feed(Buffer.from(FIRST));
+  sse.feed(Buffer.from(first));
   return decoder;
 }
+
+/** A token's chunk as vLLM 0.10.2 and later write it: `token_ids` on every choice (null unless asked for). */
+const tokenEvent0102 = (content: string, delta: Record<string, unknown> = {}) =>
+  tokenEvent(content).replace(/"delta":\{"content":(".*")\},"logprobs":null,"finish_reason":null\}/, (_m, text: string) => `"delta":{"content":${text}${Object.entries(delta).map(([k, v]) => `,"${k}":${JSON.stringify(v)}`).join('')}},"logprobs":null,"finish_reason":null,"token_ids":null}`);
 
 /** The content parts the SSE decoder and the whole decode give for the same bytes. */
 function slowPath(read: Buffer): UpstreamPart[] {
@@ -97,8 +104,39 @@ describe('token events read from bytes (ChatChunkDecoder.tokenEvents)', () => {
     for (const other of others) expect(decoder.tokenEvents(Buffer.from(other)), other).toBeUndefined();
   });
 
-  it('reads nothing before the stream has given its first chunk', () => {
+  it('reads nothing before the stream has given its first chunk and its first token', () => {
     expect(new ChatChunkDecoder('asked').tokenEvents(Buffer.from(tokenEvent('a')))).toBeUndefined();
+    expect(started(FIRST).tokenEvents(Buffer.from(tokenEvent('a')))).toBeUndefined();
+  });
+
+  it("learns the end from the stream's own first token: vLLM 0.10.2+'s token_ids, a reasoning parser's null reasoning_content", () => {
+    for (const delta of [{}, { reasoning_content: null }, { reasoning_content: null, reasoning: null }]) {
+      const decoder = started(FIRST + tokenEvent0102('x', delta));
+      const read = Buffer.from(['a', 'b"c', '\n'].map((t) => tokenEvent0102(t, delta)).join(''));
+      expect(decoder.tokenEvents(read), JSON.stringify(delta)).toEqual(['a', 'b"c', '\n']);
+      // The same end on the whole parse's shortcut, and no other end on either.
+      expect(decoder.decode(tokenEvent0102('d', delta).slice(6, -2))).toEqual([{ type: 'content', text: 'd' }]);
+      expect(decoder.tokenEvents(Buffer.from(tokenEvent('a')))).toBeUndefined();
+    }
+    // With the usage so far after the choices (continuous_usage_stats), learned from a counted chunk.
+    const counted = (content: string, completion: number) =>
+      tokenEvent0102(content).replace(/\]\}\n\n$/, `],"usage":{"prompt_tokens":3,"total_tokens":${3 + completion},"completion_tokens":${completion}}}\n\n`);
+    const decoder = started(FIRST + counted('x', 1));
+    expect(decoder.tokenEvents(Buffer.from(counted('a', 2) + tokenEvent0102('b')))).toEqual([{ text: 'a', usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } }, 'b']);
+  });
+
+  it('learns no end from a token that carries anything else: a finish, a reasoning text, tool calls', () => {
+    for (const first of [
+      vllmChunk({ content: 'x' }, 'stop'),
+      vllmChunk({ content: 'x', reasoning_content: 'hm' }),
+      vllmChunk({ content: 'x', tool_calls: [{ index: 0, function: { arguments: '{' } }] }),
+    ]) {
+      const decoder = started(FIRST + first);
+      expect(decoder.tokenEvents(Buffer.from(tokenEvent('a'))), first).toBeUndefined();
+      // It learns from the next plain one.
+      decoder.decode(tokenEvent('y').slice(6, -2));
+      expect(decoder.tokenEvents(Buffer.from(tokenEvent('a')))).toEqual(['a']);
+    }
   });
 });
 

@@ -46,16 +46,19 @@ describe('streaming chat completion', () => {
     }
     expect(Math.abs(chunks[0]!.created - Date.now() / 1000)).toBeLessThan(60);
     expect(chunks[0]!.choices).toEqual([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]);
+    // vLLM 0.10.2 on: the role chunk ends with the prompt's token ids (null unless asked for), every later choice with its own.
+    expect(payloads[0]).toMatch(/"finish_reason":null\}\],"prompt_token_ids":null\}$/);
+    expect(payloads[1]).toMatch(/^\{"id":"chatcmpl-\w+","object":"chat.completion.chunk","created":\d+,"model":"mistral-7b-instruct-sim","choices":\[\{"index":0,"delta":\{"content":".*"\},"logprobs":null,"finish_reason":null,"token_ids":null\}\]\}$/);
 
     const tokenChunks = chunks.slice(1, -1);
     const replyTokens = encodeText(REPLY).length;
     expect(tokenChunks).toHaveLength(replyTokens + 1); // + EOS
     for (const c of tokenChunks.slice(0, -1)) {
-      expect(c.choices).toEqual([{ index: 0, delta: { content: expect.any(String) }, logprobs: null, finish_reason: null }]);
+      expect(c.choices).toEqual([{ index: 0, delta: { content: expect.any(String) }, logprobs: null, finish_reason: null, token_ids: null }]);
     }
     expect(tokenChunks.filter((c) => c.choices[0]!.delta.content === '').length).toBeGreaterThanOrEqual(3 + 1);
     expect(tokenChunks.at(-1)!.choices).toEqual([
-      { index: 0, delta: { content: '' }, logprobs: null, finish_reason: 'stop', stop_reason: null },
+      { index: 0, delta: { content: '' }, logprobs: null, finish_reason: 'stop', stop_reason: null, token_ids: null },
     ]);
     expect(streamedText(payloads)).toBe(REPLY);
 
@@ -141,6 +144,7 @@ describe('non-streaming chat completion', () => {
           logprobs: null,
           finish_reason: 'stop',
           stop_reason: null,
+          token_ids: null,
         },
       ],
       service_tier: null,
@@ -152,6 +156,7 @@ describe('non-streaming chat completion', () => {
         prompt_tokens_details: null,
       },
       prompt_logprobs: null,
+      prompt_token_ids: null,
       kv_transfer_params: null,
     });
   });
