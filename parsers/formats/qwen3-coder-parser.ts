@@ -39,9 +39,10 @@ type Mode = 'prose' | 'opening' | 'function-name' | 'body' | 'parameter-name' | 
  * The `lineFields` parameter of a tool (code) also yields a `line` piece per completed line
  * while it streams; a line is certain once a character after its "\n" is (the value's last
  * "\n" is not its own), and the lines concatenate to the final value.
- * `call-end` comes at `</function>` (or `</tool_call>`); several functions may share a block.
+ * `call-end` comes at `</function>` (or `</tool_call>`), or at `end()` when the output ended
+ * (EOS, not cut) after a parameter's `</parameter>`; several functions may share a block.
  * Whitespace inside the block is not content; a function body holding anything but
- * parameters, or cut off by `end()`, is `malformed` (no `call-end`), after which the raw text
+ * parameters, or cut off by `end(true)`, is `malformed` (no `call-end`), after which the raw text
  * since the last finished call is released as content and scanning resumes as prose.
  */
 export function createQwen3CoderParser(options: Qwen3CoderParserOptions = {}): ToolCallParser {
@@ -78,10 +79,18 @@ class Qwen3CoderParser implements ToolCallParser {
     return this.#out.take();
   }
 
-  end(): ParserEvent[] {
+  end(cut = false): ParserEvent[] {
     if (this.#ended) return [];
     this.#ended = true;
     this.#run('', true);
+    // The model ended (EOS) after a function's last </parameter>, its </function> never written:
+    // the call is what it wrote, as vLLM's qwen3_coder reads it. Cut by the token limit or a stop
+    // string it was unfinished, and so is a value never closed (vLLM would run the call with the
+    // value up to the end): malformed, below.
+    if (!cut && this.#call !== undefined && this.#mode === 'body') {
+      this.#endCall();
+      this.#mode = 'prose';
+    }
     switch (this.#mode) {
       case 'prose':
         break;

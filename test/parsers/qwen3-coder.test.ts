@@ -249,6 +249,20 @@ describe('qwen3-coder parser: prose and failures', () => {
     expect(textOf(perChar)).toBe(input);
   });
 
+  it('ends a call whose output ended after a </parameter>, as vLLM does, unless the output was cut', () => {
+    const input = 'Checking.<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n';
+    for (const events of [parse(input), feed(make(), input.split(''))]) {
+      expectWellFormedCalls(events);
+      expect(callsOf(events).map((c) => [c.name, c.args])).toEqual([['get_weather', { city: 'Paris' }]]);
+      expect(textOf(events)).toBe('Checking.');
+    }
+    const parser = createQwen3CoderParser();
+    const cut = [...parser.push(input), ...parser.end(true)];
+    expect(callsOf(cut)).toEqual([]);
+    expect(malformedOf(cut)).toHaveLength(1);
+    expect(textOf(cut)).toBe(input);
+  });
+
   it('reports a truncation before the function name without a call id', () => {
     expect(parse('<tool_call>\n<function=get_')).toEqual([{ type: 'malformed', reason: expect.stringContaining('before a function name') }, text('<tool_call>\n<function=get_')]);
   });
