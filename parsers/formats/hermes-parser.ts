@@ -15,7 +15,7 @@ export const HermesParserOptionsSchema = CallOptionsSchema.extend({
 
 export type HermesParserOptions = z.input<typeof HermesParserOptionsSchema>;
 
-const CALL_SHAPE: CallObjectShape = { argsKeys: ['arguments'], strict: false, startWhen: 'name' };
+const CALL_SHAPE: CallObjectShape = { argsKeys: ['arguments'], strict: false, startWhen: 'name', argsMayBeString: true };
 
 type State =
   | { kind: 'prose' }

@@ -2,6 +2,7 @@ import { IncrementalJsonScanner } from '../json/incremental-json-scanner.ts';
 import type { Piece } from '../parser-events.ts';
 import type { CallRegistry } from './call-options.ts';
 import type { EventList } from './event-list.ts';
+import { JsonArguments } from './json-arguments.ts';
 
 export interface CallObjectShape {
   /** Keys that may hold the arguments object (`arguments`, Llama's `parameters`). */
@@ -23,6 +24,12 @@ export interface CallObjectShape {
    * `tool_call.get("arguments", {})`), rather than being malformed.
    */
   argsOptional?: boolean;
+  /**
+   * The arguments may also come as a string holding the JSON object (Granite 4, some Qwen
+   * fine-tunes: `"arguments": "{\"a\": 1}"`), decoded once as vLLM's hermes parser does. Its
+   * pieces and `call-args` (the decoded text) then come when the string closes, not as it streams.
+   */
+  argsMayBeString?: boolean;
 }
 
 export type CallObjectFailure = {
@@ -49,6 +56,8 @@ export class JsonCallObject {
   #argsKey: string | undefined;
   #argsOpen = false;
   #args: Record<string, unknown> | undefined;
+  /** The arguments as a JSON string (argsMayBeString), once it has closed. */
+  #argsText: string | undefined;
   #callId: string | undefined;
   #lineField: string | undefined;
   #queue: Queued[] = [];
@@ -142,6 +151,10 @@ export class JsonCallObject {
         case 'open': {
           const key = e.path[0];
           if (e.path.length !== 1 || typeof key !== 'string' || !this.#shape.argsKeys.includes(key)) break;
+          if (e.kind === 'string' && this.#shape.argsMayBeString) {
+            this.#argsKey = key;
+            break;
+          }
           if (e.kind !== 'object') return this.#fail(this.#shape.strict ? 'not-call' : 'malformed', `"${key}" must be a JSON object`, at);
           this.#argsKey = key;
           this.#argsOpen = true;
@@ -156,6 +169,8 @@ export class JsonCallObject {
               if (typeof e.value !== 'string') return this.#fail(this.#shape.strict ? 'not-call' : 'malformed', '"name" must be a string', at);
               this.#name = e.value;
               if (!this.#maybeStart(out)) return at;
+            } else if (e.path[0] === this.#argsKey && typeof e.value === 'string') {
+              this.#argsText = e.value;
             } else if (e.path[0] === this.#argsKey) {
               this.#emitArgs(text.slice(argsFrom, at), out);
               this.#argsOpen = false;
@@ -179,6 +194,10 @@ export class JsonCallObject {
         case 'done': {
           const kind = this.#shape.strict ? 'not-call' : 'malformed';
           if (this.#name === undefined) return this.#fail(kind, 'no "name"', at);
+          if (this.#args === undefined && this.#argsText !== undefined) {
+            const failed = this.#decodeArgsText(this.#argsText, out);
+            if (failed !== undefined) return this.#fail('malformed', failed, at);
+          }
           if (this.#args === undefined) {
             if (!this.#shape.argsOptional) return this.#fail(kind, `no "${this.#shape.argsKeys.join('" or "')}"`, at);
             this.#args = {};
@@ -205,6 +224,21 @@ export class JsonCallObject {
     if (this.#status !== 'pending') return;
     this.#scanner.end();
     this.#fail('malformed', 'truncated call', 0);
+  }
+
+  /**
+   * The arguments string's JSON object, through the same scanner as streamed arguments (so its
+   * pieces and lines are those the object itself would give); the reason it is not one, if not.
+   */
+  #decodeArgsText(json: string, out: EventList): string | undefined {
+    const callId = this.#callId;
+    if (callId === undefined) return undefined;
+    const args = new JsonArguments(callId, { lineField: this.#lineField, maxFieldDepth: this.#registry.maxFieldDepth });
+    const start = json.length - json.trimStart().length;
+    const stop = args.write(json, start, json.length, out);
+    if (args.status !== 'complete' || json.slice(stop).trim() !== '') return `"${this.#argsKey}" is a string that does not hold one JSON object`;
+    this.#args = args.args;
+    return undefined;
   }
 
   /** Emits call-start once the call is certain; false if the name is refused (then failed). */

@@ -151,11 +151,33 @@ describe('hermes parser: what is not a call', () => {
     }
   });
 
-  it('fails arguments that are not an object (string-encoded JSON included)', () => {
-    const input = '<tool_call>{"name": "f", "arguments": "{\\"a\\": 1}"}</tool_call>';
-    const events = parse(input);
-    expect(events.slice(0, 2)).toEqual([start('f'), { type: 'malformed', callId: 'call_1', reason: '"arguments" must be a JSON object' }]);
-    expect(textOf(events)).toBe(input);
+  it('fails arguments that are not an object, nor a string holding one', () => {
+    for (const [value, reason] of [
+      ['[1]', '"arguments" must be a JSON object'],
+      ['"hello"', '"arguments" is a string that does not hold one JSON object'],
+      ['"{\\"a\\": 1} {}"', '"arguments" is a string that does not hold one JSON object'],
+    ]) {
+      const input = `<tool_call>{"name": "f", "arguments": ${value}}</tool_call>`;
+      const events = parse(input);
+      expect(callsOf(events), value).toEqual([]);
+      expect(malformedOf(events)).toEqual([{ type: 'malformed', callId: 'call_1', reason }]);
+      expect(textOf(events)).toBe(input);
+    }
+  });
+
+  it("decodes arguments sent as a string holding the JSON object once (Granite 4), as vLLM's hermes parser does", () => {
+    const input = '<tool_call>{"name": "python", "arguments": " {\\"code\\": \\"a = 1\\\\nprint(a)\\\\n\\"} "}</tool_call>';
+    for (const events of [parse(input), feed(make(), input.split(''))]) {
+      expectWellFormedCalls(events);
+      expect(callsOf(events).map((c) => [c.name, c.args, c.argsText])).toEqual([['python', { code: 'a = 1\nprint(a)\n' }, '{"code": "a = 1\\nprint(a)\\n"}']]);
+      // The pieces the object itself would give: its lines and its field.
+      expect(events.flatMap((e) => (e.type === 'call-piece' ? [e.piece] : []))).toEqual([
+        { kind: 'line', text: 'a = 1\n', lineNo: 1 },
+        { kind: 'line', text: 'print(a)\n', lineNo: 2 },
+        { kind: 'field', path: ['code'], value: 'a = 1\nprint(a)\n' },
+      ]);
+      expect(textOf(events)).toBe('');
+    }
   });
 
   it('refuses tools outside the whitelist', () => {
