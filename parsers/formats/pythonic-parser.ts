@@ -22,8 +22,12 @@ export type PythonicParserOptions = z.input<typeof PythonicParserOptionsSchema>;
  * Pythonic tool calls (Llama 3.2/4 and others; vLLM's and SGLang's `pythonic` parsers):
  * `[get_weather(city="Paris"), f(x=1)]`, a Python list of calls with literal keyword arguments.
  *
- * When a `[` starts a call list: only once the text reads `[name(` followed by `kw=` or `)`
- * (whitespace allowed between the tokens). Until then the text from `[` is held; as soon as it
+ * When a `[` starts a call list: only at the start of a line (the output's start, after a
+ * newline or a wrapper token, spaces and tabs aside), and only once the text reads `[name(`
+ * followed by `kw=` or `)` (whitespace allowed between the tokens). A call list inside a sentence
+ * ("You could call [search(query="x")] yourself") is the model talking about a call, not making
+ * one: vLLM's parser goes further and takes a list only at the very start of the output, which
+ * misses a model's calls after a line of preamble. Until then the text from `[` is held; as soon as it
  * can no longer read that way, the `[` is released as text and scanning resumes after it, so
  * prose such as "[1]", "[see below]" or "[f(x), f(y)]" (positional) is content, unchanged.
  *
@@ -76,6 +80,8 @@ class PythonicParser implements ToolCallParser {
   #chunkFrom = 0;
   #calls = 0;
   #ended = false;
+  /** Whether the prose so far ends at the start of a line (only spaces or tabs since its last newline). */
+  #atLineStart = true;
 
   readonly #markers: string[];
 
@@ -110,7 +116,7 @@ class PythonicParser implements ToolCallParser {
         if (result.kind === 'more') return;
         if (result.kind === 'rejected') {
           // Prose after all: the "[" is content, and the text after it is scanned afresh.
-          this.#out.text('[');
+          this.#text('[');
           this.#mode = 'prose';
           input = result.text.slice(1);
           continue;
@@ -131,18 +137,34 @@ class PythonicParser implements ToolCallParser {
       const found = searchMarkers(rest, this.#markers, final);
       if (!found.found) {
         const holdFrom = final ? rest.length : found.holdFrom;
-        this.#out.text(rest.slice(0, holdFrom));
+        this.#text(rest.slice(0, holdFrom));
         this.#held = rest.slice(holdFrom);
         return '';
       }
-      this.#out.text(rest.slice(0, found.index));
+      this.#text(rest.slice(0, found.index));
+      if (found.marker === '[' && !this.#atLineStart) {
+        this.#text('[');
+        rest = rest.slice(found.index + 1);
+        continue;
+      }
       if (found.marker === '[') {
         this.#mode = 'candidate';
         this.#candidate = new PythonicCandidate();
         return rest.slice(found.index);
       }
+      // A wrapper token: what follows it starts a line.
+      this.#atLineStart = true;
       rest = rest.slice(found.index + found.marker.length);
     }
+  }
+
+  /** Prose out as content, keeping track of whether it ends at a line's start. */
+  #text(text: string): void {
+    if (text === '') return;
+    this.#out.text(text);
+    const newline = text.lastIndexOf('\n');
+    const tail = newline === -1 ? text : text.slice(newline + 1);
+    this.#atLineStart = (newline !== -1 || this.#atLineStart) && /^[ \t]*$/.test(tail);
   }
 
   #startList(): void {
@@ -183,7 +205,7 @@ class PythonicParser implements ToolCallParser {
   #fail(reason: string, unconsumed: string): void {
     const callId = this.#call?.callId;
     this.#out.event(callId === undefined ? { type: 'malformed', reason: `pythonic: ${reason}` } : { type: 'malformed', callId, reason: `pythonic: ${reason}` });
-    this.#out.text(unconsumed);
+    this.#text(unconsumed);
     this.#call = undefined;
     this.#value = undefined;
     this.#lexer = undefined;
@@ -272,6 +294,8 @@ class PythonicParser implements ToolCallParser {
     this.#consumedThroughCurrent();
     this.#lexer = undefined;
     this.#mode = 'prose';
+    // A list that follows at once ([f(x=1)][g(y=2)]) is more calls, as after a newline.
+    this.#atLineStart = true;
     return false;
   }
 

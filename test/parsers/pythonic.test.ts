@@ -37,9 +37,9 @@ describe('pythonic parser: calls', () => {
   });
 
   it('keeps the text before and after the list as content, unchanged', () => {
-    const events = parse("Let me check. [get_weather(city='Oslo')] I'll report back.\n");
+    const events = parse("Let me check.\n  [get_weather(city='Oslo')] I'll report back.\n");
     expect(events).toEqual([
-      text('Let me check. '),
+      text('Let me check.\n  '),
       start('get_weather'),
       field(['city'], 'Oslo'),
       args('{"city":"Oslo"}'),
@@ -94,7 +94,8 @@ b')]`;
   });
 
   it('refuses a \\N{name} escape (no Unicode name table here) as a malformed call, with the text kept', () => {
-    const input = String.raw`Hi [f(s="a \N{BULLET} b")] done`;
+    const input = String.raw`Hi
+[f(s="a \N{BULLET} b")] done`;
     const events = parse(input);
     expect(malformedOf(events)).toEqual([{ type: 'malformed', callId: 'call_1', reason: expect.stringContaining('\\N{…}') }]);
     expect(textOf(events)).toBe(input);
@@ -179,8 +180,8 @@ describe('pythonic parser: prose and failures', () => {
   });
 
   it('reports a truncated call as malformed, streamed or whole, and releases its text', () => {
-    const input = 'Checking. [get_weather(city="Par';
-    const expected = [text('Checking. '), start('get_weather'), { type: 'malformed', callId: 'call_1', reason: expect.stringContaining('ended') }, text('[get_weather(city="Par')];
+    const input = 'Checking.\n[get_weather(city="Par';
+    const expected = [text('Checking.\n'), start('get_weather'), { type: 'malformed', callId: 'call_1', reason: expect.stringContaining('ended') }, text('[get_weather(city="Par')];
     expect(parse(input)).toEqual(expected);
     expect(whole(make(), input)).toEqual(whole(make(), input));
     const perChar = feed(make(), input.split(''));
@@ -210,13 +211,27 @@ describe('pythonic parser: prose and failures', () => {
   });
 
   it('resumes as prose at the character that broke a list', () => {
-    const events = parse('[f(x=1) oops] then [g(y=2)]');
+    const events = parse('[f(x=1) oops] then\n[g(y=2)]');
     expect(callsOf(events).map((c) => [c.name, c.args])).toEqual([
       ['f', { x: 1 }],
       ['g', { y: 2 }],
     ]);
     expect(malformedOf(events)).toEqual([{ type: 'malformed', reason: expect.stringContaining("expected ',' or ']'") }]);
-    expect(textOf(events)).toBe(' oops] then ');
+    expect(textOf(events)).toBe(' oops] then\n');
+  });
+
+  it('takes a list only at the start of a line: one inside a sentence is the model talking about a call', () => {
+    for (const input of ['You could call [search(query="x")] yourself.', 'See [docs(v=1)](http://x).', 'Done. [f(x=1)]']) {
+      for (const events of [parse(input), feed(make(), input.split(''))]) {
+        expect(callsOf(events), input).toEqual([]);
+        expect(malformedOf(events)).toEqual([]);
+        expect(textOf(events)).toBe(input);
+      }
+    }
+    // The output's start, a line's (after spaces or tabs), a wrapper token, or right after a list.
+    const input = '<|python_start|>[a(x=1)]<|python_end|>\n\t[b(x=2)][c(x=3)]\nok <|python_start|>[d(x=4)]';
+    expect(callsOf(parse(input)).map((c) => c.name)).toEqual(['a', 'b', 'c', 'd']);
+    expect(callsOf(feed(make(), input.split(''))).map((c) => c.name)).toEqual(['a', 'b', 'c', 'd']);
   });
 });
 
