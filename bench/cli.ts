@@ -69,6 +69,7 @@ if (workloads.length === 0 && givenOptions.length) {
 if (opts.name !== undefined && !/^[\w.+=@-]+$/.test(opts.name)) {
   fail(`--name ${JSON.stringify(opts.name)}: a result file name, without a folder (use --out for that): letters, digits and . _ - + = @`);
 }
+if (opts.quick && program.getOptionValueSource('runs') === 'cli') fail('--quick runs each workload twice per mode: give --runs or --quick, not both');
 if (opts.model && !opts.upstream) fail('--model names the model of a real upstream: give --upstream too (the simulator serves its own)');
 if (opts.upstream && program.getOptionValueSource('profile') === 'cli') {
   fail('--profile sets the simulator\'s decode timing: with --upstream, the real server decodes at its own speed (the report would say n/a)');
@@ -164,7 +165,8 @@ if (failures.length) process.exitCode = 1;
 
 /** Prints the summary and writes the result files of what has finished. */
 function report(interrupted?: { signal: string; during: string }): void {
-  const run = { meta, reports, sections, wallS: (performance.now() - started) / 1000, quick, failures, ...(interrupted ? { interrupted } : {}) };
+  const origin = { command, ...provenance() };
+  const run = { origin, meta, reports, sections, wallS: (performance.now() - started) / 1000, quick, failures, ...(interrupted ? { interrupted } : {}) };
   const markdown = markdownReport(run);
   console.log(`\n${markdown}`);
   if (reports.length || sections.length) {
@@ -178,6 +180,7 @@ function flagOf(key: string): string {
 }
 
 function fail(message: string): never {
-  console.error(`bench: ${message}`);
+  // One line, whatever the message (a profile file's schema errors come one per line).
+  console.error(`bench: ${message.trim().replace(/\s*\n\s*/g, '; ')}`);
   process.exit(2);
 }

@@ -20,6 +20,8 @@ export interface BenchMeta extends Provenance {
 }
 
 export interface BenchRun {
+  /** Every run's, whatever parts it ran: its command, commit, CPUs and load at the end. */
+  origin: Provenance & { command: string };
   meta?: BenchMeta;
   reports: WorkloadReport[];
   sections: SectionResult[];
@@ -38,7 +40,14 @@ const spread = (std: number, runs: number) => (runs > 1 ? ms(std) : '–');
 
 /** The Markdown summary printed at the end and saved next to the JSON. */
 export function markdownReport(run: BenchRun): string {
-  const lines = [`# Conveyor benchmark — ${new Date().toISOString().slice(0, 10)}`, ''];
+  const { origin } = run;
+  const lines = [
+    `# Conveyor benchmark — ${new Date().toISOString().slice(0, 10)}`,
+    '',
+    `Command: \`${origin.command}\`  `,
+    `Commit ${origin.commit}; ${origin.cpus}, load average at the end ${origin.loadavg.join(' / ')}`,
+    '',
+  ];
   if (run.quick) lines.push('**`--quick`: a smoke test (two runs per mode, no warm-up, short sections). Its numbers show that everything runs, not how fast: do not quote them.**', '');
   if (run.interrupted) {
     lines.push(`**Interrupted (${run.interrupted.signal}) during ${run.interrupted.during}: only the parts below had finished; ${run.interrupted.during} and what was to follow did not.**`, '');
@@ -55,8 +64,6 @@ function workloadsTable(meta: BenchMeta, reports: WorkloadReport[]): string[] {
   const lines = [
     '## Workloads (the paper\'s six)',
     '',
-    `Command: \`${meta.command}\`  `,
-    `Commit ${meta.commit}; ${meta.cpus}, load average at the end ${meta.loadavg.join(' / ')}  `,
     `Node ${meta.node}; upstream: ${meta.upstream}; decode profile: ${meta.profile}; tool profile: ${meta.toolProfile.name} (${meta.toolProfile.description})  `,
     `python: ${meta.python}; search: ${meta.search}  `,
     `pairs: ${meta.pairs}; workloads: ${meta.workloads}`,
@@ -95,6 +102,7 @@ export function writeBenchFiles(dir: string, name: string, run: BenchRun & { mar
   const files: Record<string, string> = {
     '.md': run.markdown,
     '.json': jsonText({
+      origin: run.origin,
       meta: run.meta,
       quick: Boolean(run.quick),
       ...(run.interrupted ? { interrupted: run.interrupted } : {}),

@@ -1,4 +1,5 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import cliProgress from 'cli-progress';
 import { startConveyor, type ConveyorHandle } from '../gateway/start-conveyor.ts';
 import { defaultSearchIndex } from '../plugins/builtin-tools.ts';
@@ -48,16 +49,21 @@ export async function runWorkloads(o: WorkloadsOptions): Promise<{
     // The stands enable the python tool (codegen needs it), so startConveyor has started its sandbox.
     if (!sandbox) throw new Error('the workloads need the python tool, and its sandbox did not start');
     const python = sandbox.python;
-    const env = { numpy: canImport(python, 'numpy, matplotlib') };
+    const env = { numpy: await canImport(python, 'numpy, matplotlib') };
     // cli-progress's MultiBar renders a non-TTY stream wrongly (placeholders, totals): plain lines there.
     const tty = process.stderr.isTTY === true;
     const bars = tty ? new cliProgress.MultiBar({ format: '{workload} |{bar}| {value}/{total} runs {detail}', hideCursor: true, stream: process.stderr }, cliProgress.Presets.shades_classic) : undefined;
     const measure = (workload: Workload, stand: Stand, arrive: () => Promise<void>) => {
       let done = 0;
+      // Without a terminal: a line per workload at most every 10 s (a run of search or codegen takes
+      // seconds, so every 10th run left CI silent for minutes), and its last.
+      let lastLine = performance.now();
       const bar = bars?.create(o.runs * 2, 0, { workload: workload.name.padEnd(11), detail: '' }) ?? {
         increment: (payload: { detail: string }) => {
           done++;
-          if (done % 10 === 0 || done === o.runs * 2) process.stderr.write(`${workload.name}: ${done}/${o.runs * 2} runs, ${payload.detail}\n`);
+          if (performance.now() - lastLine < 10_000 && done !== o.runs * 2) return;
+          lastLine = performance.now();
+          process.stderr.write(`${workload.name}: ${done}/${o.runs * 2} runs, ${payload.detail}\n`);
         },
       };
       return runAb({
@@ -140,7 +146,9 @@ async function startStand(o: WorkloadsOptions, coldImports: boolean): Promise<St
   const searchApi = profile.search ? await startSearchApiServer({ indexFile: await defaultSearchIndex(), ...profile.search }) : undefined;
   try {
     const conveyor = await startConveyor({
-      gateway: { port: 0, upstream: { baseUrl: o.upstreamUrl.includes(',') ? o.upstreamUrl.split(',') : o.upstreamUrl, model: o.model } },
+      // The key from the environment, as `conveyor serve` takes it: on the command line it would be
+      // copied into the result files' Command line.
+      gateway: { port: 0, upstream: { baseUrl: o.upstreamUrl.includes(',') ? o.upstreamUrl.split(',') : o.upstreamUrl, model: o.model, apiKey: process.env.CONVEYOR_UPSTREAM_API_KEY || undefined } },
       sandbox: coldImports ? { preImports: [] } : {},
       plugins: searchApi ? { search: { url: searchApi.urlTemplate } } : {},
       decorateTool: (tool) => (tool.name === 'python' ? withStartupLatency(tool, profile.python.startupMs) : tool),
@@ -175,9 +183,12 @@ function barrier(parties: number): { arrive(): Promise<void>; leave(): void } {
   };
 }
 
-function canImport(python: string, modules: string): boolean {
+const execFileAsync = promisify(execFile);
+
+/** Asynchronous: the import takes seconds, and a Ctrl-C meanwhile must be handled at once. */
+async function canImport(python: string, modules: string): Promise<boolean> {
   try {
-    execFileSync(python, ['-c', `import ${modules}`], { stdio: 'ignore', timeout: 30_000 });
+    await execFileAsync(python, ['-c', `import ${modules}`], { timeout: 30_000 });
     return true;
   } catch {
     return false;

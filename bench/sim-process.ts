@@ -18,11 +18,12 @@ export interface SimProcess {
  */
 export async function spawnSim(profile: string, options: { scenarios?: readonly string[]; toolCallParser?: ToolCallParserName } = {}): Promise<SimProcess> {
   const cli = fileURLToPath(new URL('../sim/cli.ts', import.meta.url));
-  const args = ['--import', 'tsx', cli, '--port', '0', '--profile', profile, ...(options.scenarios ?? []).flatMap((dir) => ['--scenarios', dir])];
+  // --exit-with-stdin: the bench's end closes the pipe, however it ends (a SIGKILL runs no reaper).
+  const args = ['--import', 'tsx', cli, '--port', '0', '--exit-with-stdin', '--profile', profile, ...(options.scenarios ?? []).flatMap((dir) => ['--scenarios', dir])];
   if (options.toolCallParser) args.push('--enable-auto-tool-choice', '--tool-call-parser', options.toolCallParser);
   // Its stderr is kept, not passed through: its shutdown line would break into the progress bars.
   // It is shown when the simulator dies on its own, which is when it matters.
-  const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
   reapOnExit(child);
   let stderr = '';
   child.stderr!.on('data', (b: Buffer) => (stderr = (stderr + b.toString()).slice(-4000)));

@@ -37,6 +37,7 @@ interface SimCliOptions {
   enableAutoToolChoice?: boolean;
   toolCallParser?: ToolCallParserName;
   enablePromptTokensDetails?: boolean;
+  exitWithStdin?: boolean;
 }
 
 /** A failed listen as one line: a busy port is an everyday mistake, not a crash worth a stack. */
@@ -66,6 +67,7 @@ const program = new Command()
   .option('--enable-auto-tool-choice', "parse the replies' tool calls into `tool_calls` (needs --tool-call-parser), as vLLM does")
   .addOption(new Option('--tool-call-parser <name>', 'the tool-call format --enable-auto-tool-choice parses').choices(TOOL_CALL_PARSERS))
   .option('--enable-prompt-tokens-details', "say in each request's usage how many prompt tokens the prefix cache held (prompt_tokens_details.cached_tokens), as vLLM does")
+  .option('--exit-with-stdin', "exit when stdin closes: a parent that spawns the simulator with a stdin pipe takes it down when it dies, even by SIGKILL")
   .action(async (model: string | undefined, opts: SimCliOptions) => {
     // vLLM refuses to start this way too.
     if (opts.enableAutoToolChoice && !opts.toolCallParser) program.error('sim: --enable-auto-tool-choice needs --tool-call-parser');
@@ -86,8 +88,11 @@ const program = new Command()
       enablePromptTokensDetails: opts.enablePromptTokensDetails === true,
     });
     console.log(sim.url);
-    const shutdown = (signal: NodeJS.Signals) => {
-      console.error(`sim: ${signal}, shutting down`);
+    let closing = false;
+    const shutdown = (why: string) => {
+      if (closing) return;
+      closing = true;
+      console.error(`sim: ${why}, shutting down`);
       sim.close().then(
         () => process.exit(0),
         (err: unknown) => {
@@ -98,6 +103,10 @@ const program = new Command()
     };
     process.once('SIGINT', shutdown);
     process.once('SIGTERM', shutdown);
+    if (opts.exitWithStdin) {
+      process.stdin.once('end', () => shutdown('stdin closed')).once('close', () => shutdown('stdin closed'));
+      process.stdin.resume();
+    }
   });
 
 program.parseAsync().catch((err: unknown) => {

@@ -65,12 +65,18 @@ export function lineChart(o: { title: string; xLabel: string; yLabel: string; se
  * barChart({ title: 'Latency', yLabel: 'ms', groups: [
  *   { label: 'codegen', bars: [{ label: 'off', value: 900, error: 20 }, { label: 'on', value: 700, error: 15 }] }] })
  */
+/** A value as a tooltip says it: one decimal, no float noise (11672.81234… → 11672.8). */
+const round = (v: number) => String(Number(v.toFixed(1)));
+
 export function barChart(o: { title: string; yLabel: string; groups: BarGroup[]; width?: number; height?: number }): string {
   const labels = [...new Set(o.groups.flatMap((g) => g.bars.map((b) => b.label)))];
   const fr = frame(o.width ?? DEFAULT_WIDTH, o.height ?? DEFAULT_HEIGHT, labels);
   const bars = o.groups.flatMap((g) => g.bars).filter((b) => Number.isFinite(b.value));
   const err = (b: { error?: number }) => (b.error !== undefined && Number.isFinite(b.error) ? Math.abs(b.error) : 0);
-  const y = linearScale(Math.min(...bars.map((b) => b.value - err(b))), Math.max(...bars.map((b) => b.value + err(b))), [fr.bottom, fr.top], { zero: true });
+  // A whisker stops at zero on the bar's side of it: a latency of 7 s ± 8 s is not down to −1 s.
+  const low = (b: BarGroup['bars'][number]) => (b.value >= 0 ? Math.max(0, b.value - err(b)) : b.value - err(b));
+  const high = (b: BarGroup['bars'][number]) => (b.value <= 0 ? Math.min(0, b.value + err(b)) : b.value + err(b));
+  const y = linearScale(Math.min(...bars.map(low)), Math.max(...bars.map(high)), [fr.bottom, fr.top], { zero: true });
   const body = axes(fr, { ticks: [], map: (v) => v }, y, '', o.yLabel);
   const groupWidth = (fr.right - fr.left) / Math.max(1, o.groups.length);
   const barWidth = (groupWidth * 0.8) / Math.max(1, labels.length);
@@ -82,11 +88,11 @@ export function barChart(o: { title: string; yLabel: string; groups: BarGroup[];
       const bx = x0 + li * barWidth;
       const [top, bottom] = [y.map(Math.max(0, b.value)), y.map(Math.min(0, b.value))];
       body.push(
-        `<rect x="${f(bx + 1)}" y="${f(top)}" width="${f(Math.max(1, barWidth - 2))}" height="${f(Math.max(0, bottom - top))}" fill="${color(li)}"><title>${esc(`${g.label} — ${b.label}: ${b.value}${err(b) ? ` ± ${err(b)}` : ''}`)}</title></rect>`,
+        `<rect x="${f(bx + 1)}" y="${f(top)}" width="${f(Math.max(1, barWidth - 2))}" height="${f(Math.max(0, bottom - top))}" fill="${color(li)}"><title>${esc(`${g.label} — ${b.label}: ${round(b.value)}${err(b) ? ` ± ${round(err(b))}` : ''}`)}</title></rect>`,
       );
       if (err(b) > 0) {
         const cx = bx + barWidth / 2;
-        const [hi, lo] = [y.map(b.value + err(b)), y.map(b.value - err(b))];
+        const [hi, lo] = [y.map(high(b)), y.map(low(b))];
         body.push(
           `<path d="M${f(cx)},${f(hi)}V${f(lo)}M${f(cx - 4)},${f(hi)}H${f(cx + 4)}M${f(cx - 4)},${f(lo)}H${f(cx + 4)}" stroke="#222222" stroke-width="1.2" fill="none"/>`,
         );

@@ -60,6 +60,9 @@ describe('npm run bench -- workloads --quick', () => {
       { args: ['calculator', '--profile', 'no-such-profile'], message: /^bench: timing profile "no-such-profile" not found[^(]*\(looked for [^)]*\); shipped profiles: [^()]*$/ },
       { args: ['sweep', '--runs', '5', '--profile', 'mistral-7b-h100'], message: /^bench: --runs, --profile only set\(s\) up the workloads, and none is named: sweep/ },
       { args: ['calculator', '--model', 'some-model'], message: /^bench: --model names the model of a real upstream/ },
+      { args: ['calculator', '--quick', '--runs', '5'], message: /^bench: --quick runs each workload twice per mode: give --runs or --quick, not both$/ },
+      // A profile file that is not one: its schema's complaints, on one line.
+      { args: ['calculator', '--profile', 'package.json'], message: /^bench: .*package\.json.*$/ },
       { args: ['calculator', '--upstream', 'http://127.0.0.1:9/v1', '--sim-tool-call-parser', 'mistral'], message: /^bench: --sim-tool-call-parser sets up the simulator/ },
       { args: ['calculator', '--out', '/dev/null/results'], message: /^bench: --out \/dev\/null\/results: / },
       { args: ['calculator', '--runs', '2abc'], message: /^bench: option '--runs <n>' argument '2abc' is invalid\. expected a whole number from 1 to 1000$/ },

@@ -6,7 +6,7 @@ vi.mock('../../bench/sweep/run-sweep.ts', () => ({
 }));
 
 const { runExtraSections } = await import('../../bench/extra-sections.ts');
-const { writeBenchFiles } = await import('../../bench/report.ts');
+const { markdownReport, writeBenchFiles } = await import('../../bench/report.ts');
 
 describe('runExtraSections', () => {
   it("keeps the sweep's Markdown and SVG out of its JSON: they are files of their own", async () => {
@@ -22,12 +22,18 @@ describe('runExtraSections', () => {
     const { join } = await import('node:path');
     const dir = mkdtempSync(join(tmpdir(), 'conveyor-bench-sections-'));
     try {
-      const files = writeBenchFiles(dir, 'sections', { reports: [], sections: results, wallS: 1, markdown: '# run' });
+      const origin = { command: 'npm run bench -- sweep --quick', commit: 'abc1234', cpus: '2 × test', loadavg: [1, 1, 1] };
+      const files = writeBenchFiles(dir, 'sections', { origin, reports: [], sections: results, wallS: 1, markdown: '# run' });
       const json = readFileSync(files.find((f) => f.endsWith('.json'))!, 'utf8');
       expect(json).not.toContain('<svg');
+      // A run of sections alone says where it came from too.
+      expect(JSON.parse(json).origin).toEqual(origin);
       // The section's Markdown is kept once (beside its JSON), not a second time inside it.
       expect(json.split('## sweep table')).toHaveLength(2);
       expect(files.some((f) => f.endsWith('-sweep.svg'))).toBe(true);
+      const markdown = markdownReport({ origin, reports: [], sections: results, wallS: 1 });
+      expect(markdown).toContain('Command: `npm run bench -- sweep --quick`');
+      expect(markdown).toContain('Commit abc1234; 2 × test, load average at the end 1 / 1 / 1');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

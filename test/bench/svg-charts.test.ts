@@ -88,6 +88,13 @@ describe('svg charts', () => {
     expect(xml.elements.filter((e) => e === 'path')).toHaveLength(3);
   });
 
+  it('barChart: a whisker wider than its bar stops at zero, and no tick goes below it; tooltips are rounded', () => {
+    const svg = barChart({ title: 'Spread', yLabel: 'ms', groups: [{ label: 'calculator', bars: [{ label: 'partial on', value: 7174.81234, error: 8273.4567 }] }] });
+    assertWellFormedXml(svg);
+    expect(svg).not.toMatch(/>-\d/);
+    expect(svg).toContain('calculator — partial on: 7174.8 ± 8273.5');
+  });
+
   it('cdfChart: one step line per non-empty series, y axis from 0 to 1', () => {
     const svg = cdfChart({
       title: 'Latency CDF',

@@ -21,7 +21,7 @@ afterEach(() => {
 async function startCli(args: string[] = []): Promise<{ proc: ChildProcess; url: string }> {
   const proc = spawn(process.execPath, ['--import', 'tsx', 'sim/cli.ts', '--port', '0', '--profile', 'fast-test', ...args], {
     cwd: repoRoot,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   children.push(proc);
   const lines = createInterface({ input: proc.stdout! });
@@ -44,6 +44,17 @@ describe('sim/cli.ts', () => {
       expect(code).toBe(0);
     });
   }
+
+  it('--exit-with-stdin: exits cleanly when its stdin closes (its parent gone, even by SIGKILL), and not before', async () => {
+    const { proc, url } = await startCli(['--exit-with-stdin']);
+    const res = await postChat(url, { messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 });
+    expect(res.status).toBe(200);
+    expect(proc.exitCode).toBeNull();
+    const exited = once(proc, 'exit');
+    proc.stdin!.end();
+    const [code] = (await exited) as [number | null];
+    expect(code).toBe(0);
+  });
 
   it('--uds PATH: listens on a Unix domain socket, as vLLM does, prints unix:PATH:/v1 and removes the socket on exit', async () => {
     const socket = join(udsDir, 'sim.sock');
