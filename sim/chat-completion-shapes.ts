@@ -16,8 +16,21 @@ export interface CompletionIdentity {
   model: string;
 }
 
-export function newCompletionIdentity(model: string): CompletionIdentity {
-  return { id: `chatcmpl-${randomUUID().replaceAll('-', '')}`, created: Math.floor(Date.now() / 1000), model };
+/**
+ * `requestId`: the client's, as vLLM takes it (serving_engine's `_base_request_id`): its
+ * `X-Request-Id` header, else the body's `request_id`; then the id is `chatcmpl-` and that.
+ */
+export function newCompletionIdentity(model: string, requestId?: string): CompletionIdentity {
+  return { id: `chatcmpl-${requestId ?? randomUUID().replaceAll('-', '')}`, created: Math.floor(Date.now() / 1000), model };
+}
+
+/** The request id a client gave, the way vLLM reads it: the `X-Request-Id` header first, then the body's `request_id`. */
+export function clientRequestId(req: { headers: Record<string, string | string[] | undefined> }, body: Record<string, unknown>): string | undefined {
+  const header = req.headers['x-request-id'];
+  const given = Array.isArray(header) ? header[0] : header;
+  if (given) return given;
+  const id = body['request_id'];
+  return typeof id === 'string' && id !== '' ? id : undefined;
 }
 
 export interface Usage {

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { chatCompletion, finalUsage, newCompletionIdentity } from './chat-completion-shapes.ts';
+import { chatCompletion, clientRequestId, finalUsage, newCompletionIdentity } from './chat-completion-shapes.ts';
 import { promptTokenIds } from './chat-prompt.ts';
 import { chatCompletionRequestSchema, isNamedToolChoice, type ChatCompletionRequest } from './chat-request-schema.ts';
 import { ChatStreamWriter } from './chat-stream-writer.ts';
@@ -18,7 +18,7 @@ export async function handleChatCompletions(ctx: SimContext, req: IncomingMessag
   const body = await readJsonRequest(req, res, chatCompletionRequestSchema);
   if (body === undefined) return;
   try {
-    startCompletion(ctx, body, res);
+    startCompletion(ctx, body, res, clientRequestId(req, body));
   } catch (err) {
     sendErrorFor(res, err);
   }
@@ -29,13 +29,13 @@ function toolCallsStream(reply: string): ToolCallsStream | undefined {
   return layout && new ToolCallsStream(layout);
 }
 
-function startCompletion(ctx: SimContext, body: ChatCompletionRequest, res: ServerResponse): void {
+function startCompletion(ctx: SimContext, body: ChatCompletionRequest, res: ServerResponse, requestId: string | undefined): void {
   const selected = selectScenario(ctx, body);
   const prompt = promptTokenIds(body.messages, body.tools);
   const promptTokens = prompt.length;
   const reply = ctx.scenarios.reply(body.messages, selected).text;
   const plan = sequencePlan(ctx, body, { promptTokenIds: prompt, outputTokenIds: encodeText(reply), inputField: 'messages' });
-  const ident = newCompletionIdentity(body.model ?? ctx.modelName);
+  const ident = newCompletionIdentity(body.model ?? ctx.modelName, requestId);
   // vLLM runs its tool parser for `tool_choice: "auto"`, the default once `tools` are given.
   // "required" and a named function (structured output there) are parsed the same way here.
   const parsesToolCalls = ctx.toolCallParser !== undefined && (body.tools?.length ?? 0) > 0 && body.tool_choice !== 'none';

@@ -23,7 +23,10 @@ export const chatCompletionRequestSchema = z
     messages: z.array(chatMessageSchema).min(1),
     max_tokens: tokenCount.nullish(),
     max_completion_tokens: tokenCount.nullish(),
-    /** Only looked at by a server with a tool parser (`--tool-call-parser`): whether it parses the reply. */
+    /**
+     * Checked after the model validators (toolShapeSchema), as pydantic checks fields after `mode="before"`
+     * validators; only looked at by a server with a tool parser (`--tool-call-parser`): whether it parses the reply.
+     */
     tools: z.array(z.unknown()).nullish(),
     tool_choice: z.union([z.string(), z.looseObject({})]).nullish(),
     logprobs: laxBool().nullish(),
@@ -49,7 +52,20 @@ function checkChatRequest(body: ChatValidatorFields, ctx: z.RefinementCtx): void
   }
   const streamProblem = streamOptionsProblem(body);
   if (streamProblem !== undefined) return addValueError(ctx, streamProblem, 'stream_options');
+  // check_generation_prompt reads the body as sent: both must be given (add_generation_prompt's default is not enough).
+  if (body.continue_final_message && body.add_generation_prompt) {
+    return addValueError(ctx, 'Cannot set both `continue_final_message` and `add_generation_prompt` to True.');
+  }
+  // Then the fields: each tool as vLLM's ChatCompletionToolsParam reads it.
+  const tools = z.array(toolShapeSchema).nullish().safeParse(body.tools);
+  if (!tools.success) for (const issue of tools.error.issues) ctx.addIssue({ ...issue, path: ['tools', ...issue.path] } as Parameters<typeof ctx.addIssue>[0]);
 }
+
+/** A function tool with a name (`type` defaults to "function"), as ChatCompletionToolsParam takes it. */
+const toolShapeSchema = z.looseObject({
+  type: z.literal('function').optional(),
+  function: z.looseObject({ name: z.string(), description: z.string().nullish(), parameters: z.record(z.string(), z.unknown()).nullish() }),
+});
 
 interface ChatValidatorFields {
   tools?: unknown[] | null;
@@ -58,6 +74,8 @@ interface ChatValidatorFields {
   top_logprobs?: number | null;
   stream?: boolean | null;
   stream_options?: Parameters<typeof streamOptionsProblem>[0]['stream_options'];
+  continue_final_message?: unknown;
+  add_generation_prompt?: unknown;
 }
 
 const NAMED_USAGE = 'Correct usage: `{"type": "function", "function": {"name": "my_function"}}`';

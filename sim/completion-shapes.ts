@@ -4,8 +4,9 @@ import type { CompletionIdentity, SentFinishReason, Usage } from './chat-complet
 // vLLM's serving_completion: streamed chunks dumped with exclude_unset=False (so `usage: null` and
 // every choice field are present), the usage chunk with exclude_none, the full response as is.
 
-export function newTextCompletionIdentity(model: string): CompletionIdentity {
-  return { id: `cmpl-${randomUUID().replaceAll('-', '')}`, created: Math.floor(Date.now() / 1000), model };
+/** `requestId`: the client's (clientRequestId), as on chat: then the id is `cmpl-` and that. */
+export function newTextCompletionIdentity(model: string, requestId?: string): CompletionIdentity {
+  return { id: `cmpl-${requestId ?? randomUUID().replaceAll('-', '')}`, created: Math.floor(Date.now() / 1000), model };
 }
 
 /** One streamed `text_completion` chunk: a token's text; the last one carries finish_reason and stop_reason. */

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { finalUsage } from './chat-completion-shapes.ts';
+import { clientRequestId, finalUsage } from './chat-completion-shapes.ts';
 import { completionRequestSchema, DEFAULT_COMPLETION_MAX_TOKENS, type CompletionRequest } from './completion-request-schema.ts';
 import { newTextCompletionIdentity, textCompletion } from './completion-shapes.ts';
 import { CompletionStreamWriter } from './completion-stream-writer.ts';
@@ -23,7 +23,7 @@ export async function handleCompletions(ctx: SimContext, req: IncomingMessage, r
   const body = await readJsonRequest(req, res, completionRequestSchema);
   if (body === undefined) return;
   try {
-    startCompletion(ctx, body, res);
+    startCompletion(ctx, body, res, clientRequestId(req, body));
   } catch (err) {
     sendErrorFor(res, err);
   }
@@ -39,7 +39,7 @@ function promptOf(body: CompletionRequest): { text: string; tokenIds: readonly n
   return { text: decodeClientTokenIds(tokenIds, 'prompt'), tokenIds };
 }
 
-function startCompletion(ctx: SimContext, body: CompletionRequest, res: ServerResponse): void {
+function startCompletion(ctx: SimContext, body: CompletionRequest, res: ServerResponse, requestId: string | undefined): void {
   const selected = selectScenario(ctx, body);
   // vLLM's serving_completion refuses it right after the model check, before the prompt is read.
   if (body.suffix != null) throw new InvalidRequestError('suffix is not currently supported');
@@ -52,7 +52,7 @@ function startCompletion(ctx: SimContext, body: CompletionRequest, res: ServerRe
     defaultMaxTokens: DEFAULT_COMPLETION_MAX_TOKENS,
   });
   const promptTokens = plan.promptTokens;
-  const ident = newTextCompletionIdentity(body.model ?? ctx.modelName);
+  const ident = newTextCompletionIdentity(body.model ?? ctx.modelName, requestId);
 
   if (body.stream) return playStreamed(ctx, plan, res, new CompletionStreamWriter(res, ident, { promptTokens, ...usageOptions(body.stream_options), promptTokensDetails: ctx.promptTokensDetails }));
   playWhole(ctx, plan, res, (text, last) =>

@@ -129,6 +129,30 @@ describe('stream_options without stream (validate_stream_options)', () => {
   });
 });
 
+describe('the shape of tools, and the generation-prompt flags', () => {
+  it('refuses a tool without a function or its name, or of a type other than "function", as ChatCompletionToolsParam does', async () => {
+    for (const [tools, loc] of [
+      [[{ type: 'function' }], "('body', 'tools', 0, 'function')"],
+      [[{ type: 'function', function: { description: 'no name' } }], "('body', 'tools', 0, 'function', 'name')"],
+      [[{ type: 'custom', function: { name: 'f' } }], "('body', 'tools', 0, 'type')"],
+    ] as const) {
+      const res = await chat({ tools });
+      expect(res.status, JSON.stringify(tools)).toBe(400);
+      expect(res.body.error.message).toContain(`'loc': ${loc}`);
+    }
+    // type defaults to "function".
+    expect((await chat({ tools: [{ function: { name: 'f', parameters: { type: 'object' } } }] })).status).toBe(200);
+  });
+
+  it('refuses continue_final_message with add_generation_prompt, both given (check_generation_prompt)', async () => {
+    expect(await chat({ continue_final_message: true, add_generation_prompt: true })).toEqual({
+      status: 400,
+      body: modelValidatorError('Cannot set both `continue_final_message` and `add_generation_prompt` to True.', null),
+    });
+    expect((await chat({ continue_final_message: true })).status).toBe(200);
+  });
+});
+
 describe("SamplingParams' checks", () => {
   it('refuses a negative temperature, with the value as Python prints a float', async () => {
     expect(await chat({ temperature: -1 })).toEqual({ status: 400, body: samplingParamsError('temperature must be non-negative, got -1.0.', 'temperature') });

@@ -161,6 +161,17 @@ describe('non-streaming chat completion', () => {
     });
   });
 
+  it("builds the id from the client's X-Request-Id, else its body's request_id, as vLLM does", async () => {
+    const byHeader = await postChat(sim.url, { messages, max_tokens: 1 }, { headers: { 'content-type': 'application/json', 'x-request-id': 'myreq123' } });
+    expect(((await byHeader.json()) as { id: string }).id).toBe('chatcmpl-myreq123');
+    const byBody = (await (await postChat(sim.url, { messages, max_tokens: 1, request_id: 'abc' })).json()) as { id: string };
+    expect(byBody.id).toBe('chatcmpl-abc');
+    const streamed = await allSseData(await postChat(sim.url, { messages, max_tokens: 2, stream: true, request_id: 'abc' }, { headers: { 'content-type': 'application/json', 'x-request-id': 'wins' } }));
+    expect(streamed.slice(0, -1).map((p) => (JSON.parse(p) as { id: string }).id)).toEqual(streamed.slice(0, -1).map(() => 'chatcmpl-wins'));
+    const completion = await fetch(`${sim.url}/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'r1' }, body: JSON.stringify({ prompt: 'hi', max_tokens: 1 }) });
+    expect(((await completion.json()) as { id: string }).id).toBe('cmpl-r1');
+  });
+
   it('names a scenario alias model in the response', async () => {
     const body = (await (await postChat(sim.url, { model: 'sim-hello', messages })).json()) as { model: string };
     expect(body.model).toBe('sim-hello');
