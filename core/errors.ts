@@ -3,8 +3,8 @@
  * Every module throws these; only gateway/error-response.ts turns them into HTTP statuses and
  * OpenAI error bodies.
  */
-export { ConveyorError } from './errors/conveyor-error.js';
-export * from './errors/request-errors.js';
-export * from './errors/upstream-errors.js';
-export * from './errors/tool-errors.js';
-export * from './errors/gateway-errors.js';
+export { ConveyorError } from './errors/conveyor-error.ts';
+export * from './errors/request-errors.ts';
+export * from './errors/upstream-errors.ts';
+export * from './errors/tool-errors.ts';
+export * from './errors/gateway-errors.ts';

@@ -1,4 +1,4 @@
-import { ConveyorError } from './conveyor-error.js';
+import { ConveyorError } from './conveyor-error.ts';
 
 // The gateway's own state: its configuration, its limits, its shutdown.
 

@@ -1,4 +1,4 @@
-import { ConveyorError } from './conveyor-error.js';
+import { ConveyorError } from './conveyor-error.ts';
 
 // What the client sent, or how: refused with a 4xx before any work starts.
 

@@ -1,4 +1,4 @@
-import { ConveyorError } from './conveyor-error.js';
+import { ConveyorError } from './conveyor-error.ts';
 
 // A tool call that a plugin, its sandbox or its runtime's pool refused or could not finish.
 

@@ -1,4 +1,4 @@
-import { ConveyorError } from './conveyor-error.js';
+import { ConveyorError } from './conveyor-error.ts';
 
 // Everything that goes wrong talking to the model server.
 
