@@ -10,6 +10,7 @@ import { provenance } from './provenance.ts';
 import { spawnSim } from './sim-process.ts';
 import { loadTimingProfile, shippedProfileNames } from '../sim/timing-profile.ts';
 import { parseUpstreamUrl } from '../llm-client/upstream-url.ts';
+import { preflightUpstream } from './upstream-preflight.ts';
 import { TOOL_CALL_PARSERS, type ToolCallParserName } from '../sim/sim-server.ts';
 import { TOOL_PROFILES } from './tool-profiles/tool-profiles.ts';
 import { codegen } from './workloads/codegen.ts';
@@ -93,6 +94,17 @@ for (const url of opts.upstream?.split(',') ?? []) {
     fail(`--upstream: ${(err as Error).message}`);
   }
 }
+// A wrong base URL, key or model answers every workload request with an error; asked once here.
+let model: string | undefined;
+if (opts.upstream && workloads.length) {
+  try {
+    const found = await preflightUpstream({ urls: opts.upstream.split(','), model: opts.model, apiKey: process.env.CONVEYOR_UPSTREAM_API_KEY || undefined });
+    model = found.model;
+    if (found.picked) console.error(`bench: no --model given: using '${model}', the first model ${opts.upstream.split(',')[0]} lists`);
+  } catch (err) {
+    fail((err as Error).message);
+  }
+}
 // The results folder too, before minutes of measuring that it could not keep.
 try {
   mkdirSync(opts.out, { recursive: true });
@@ -129,7 +141,7 @@ if (workloads.length) {
       const run = await runWorkloads({
         workloads,
         upstreamUrl: opts.upstream ?? sim!.url,
-        model: opts.model,
+        model,
         toolProfile,
         runs: opts.quick ? 2 : opts.runs,
         warmup: opts.quick ? 0 : 1,
@@ -138,7 +150,8 @@ if (workloads.length) {
         coldImports: Boolean(opts.coldImports),
       });
       const simulator = `simulator (separate process${opts.simToolCallParser ? `, --tool-call-parser ${opts.simToolCallParser}` : ''})`;
-      meta = { ...run.meta, ...provenance(), command, profile: opts.upstream ? 'n/a (real upstream)' : opts.profile, upstream: opts.upstream ?? simulator };
+      const upstream = opts.upstream ? `${opts.upstream} (model ${model})` : simulator;
+      meta = { ...run.meta, ...provenance(), command, profile: opts.upstream ? 'n/a (real upstream)' : opts.profile, upstream };
       reports = run.reports;
       failures.push(...run.failures);
     } finally {

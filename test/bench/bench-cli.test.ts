@@ -91,7 +91,7 @@ describe('npm run bench -- workloads --quick', () => {
     }
   }, 120_000);
 
-  it('reports an upstream it cannot reach in one line, exit status 1, and writes no empty results', async () => {
+  it('checks --upstream before any gateway starts: one line that says what to change, exit status 2, no result files', async () => {
     const empty = suiteTempDir('conveyor-bench-fail-');
     const failed = await run(process.execPath, ['--import', 'tsx', 'bench/cli.ts', 'calculator', '--runs', '1', '--upstream', 'http://127.0.0.1:9/v1', '--out', empty], {
       cwd: root,
@@ -100,11 +100,9 @@ describe('npm run bench -- workloads --quick', () => {
       () => null,
       (err: { code: number; stderr: string; stdout: string }) => err,
     );
-    expect(failed?.code).toBe(1);
-    expect(failed?.stderr).toMatch(/^bench: workload calculator failed: .*502.*upstream_connection_error/m);
-    expect(failed?.stderr).not.toMatch(/^\s+at /m);
-    expect(failed?.stdout).toContain('**workload calculator failed:**');
-    expect(failed?.stdout).not.toContain('## Workloads');
+    expect(failed?.code).toBe(2);
+    expect(failed?.stderr.trim()).toMatch(/^bench: --upstream http:\/\/127\.0\.0\.1:9\/v1: .*ECONNREFUSED.* is the server running and listening there\?$/);
+    expect(failed?.stdout).toBe('');
     expect(await readdir(empty)).toEqual([]);
   }, 150_000);
 
@@ -156,17 +154,23 @@ describe('npm run bench -- workloads --quick', () => {
 
   it('exits after a gateway that cannot start (a replica listed twice) instead of hanging on the stands that did', async () => {
     const empty = suiteTempDir('conveyor-bench-bad-upstream-');
-    // Two workloads: one stand's failure must close the other's gateway and both search API stand-ins.
-    const failed = await run(process.execPath, ['--import', 'tsx', 'bench/cli.ts', 'calculator', 'search', '--runs', '1', '--upstream', 'http://127.0.0.1:9/v1,http://127.0.0.1:9/v1', '--out', empty], {
-      cwd: root,
-      timeout: 60_000,
-    }).then(
-      () => null,
-      (err: { code: number | null; signal: string | null; stderr: string }) => err,
-    );
-    expect(failed?.signal ?? null).toBeNull();
-    expect(failed?.code).toBe(1);
-    expect(failed?.stderr).toMatch(/^bench: workloads failed: invalid gateway configuration: .*a replica is listed twice/m);
-    expect(await readdir(empty)).toEqual([]);
+    // A live upstream, so the /models check passes and the gateways' own configuration refuses it.
+    const sim = await startSim({ profile: 'fast-test' });
+    try {
+      // Two workloads: one stand's failure must close the other's gateway and both search API stand-ins.
+      const failed = await run(process.execPath, ['--import', 'tsx', 'bench/cli.ts', 'calculator', 'search', '--runs', '1', '--upstream', `${sim.url},${sim.url}`, '--out', empty], {
+        cwd: root,
+        timeout: 60_000,
+      }).then(
+        () => null,
+        (err: { code: number | null; signal: string | null; stderr: string }) => err,
+      );
+      expect(failed?.signal ?? null).toBeNull();
+      expect(failed?.code).toBe(1);
+      expect(failed?.stderr).toMatch(/^bench: workloads failed: invalid gateway configuration: .*a replica is listed twice/m);
+      expect(await readdir(empty)).toEqual([]);
+    } finally {
+      await sim.close();
+    }
   }, 90_000);
 });
