@@ -3,10 +3,13 @@ import { BOS_TOKEN_ID, encodeText, tokenBytes, VOCAB_SIZE } from './mistral-toke
 
 /**
  * A text prompt's token ids (/v1/completions, /tokenize): BOS first unless `addSpecialTokens` is
- * false, as vLLM's tokenizer encodes it for Mistral.
+ * false, as vLLM's tokenizer encodes it for Mistral. SentencePiece (and the Metaspace
+ * pre-tokenizer of HF's Llama-style tokenizers) adds a space before the text, so "Plot" is one
+ * token, `▁Plot`, not `Pl` `ot`: without it, prompt_tokens and /tokenize's ids were off from
+ * vLLM's by a token or two. A reply is encoded without it (`encodeText`): it continues a prompt.
  */
 export function textPromptTokenIds(text: string, addSpecialTokens = true): number[] {
-  const ids = encodeText(text);
+  const ids = text === '' ? [] : encodeText(` ${text}`);
   return addSpecialTokens ? [BOS_TOKEN_ID, ...ids] : [...ids];
 }
 

@@ -25,16 +25,27 @@ describe('POST /tokenize', () => {
     const res = await post('/tokenize', { prompt: 'Hello world' });
     expect(res.status).toBe(200);
     const body = (await res.json()) as Record<string, unknown>;
-    const tokens = [BOS_TOKEN_ID, ...encodeText('Hello world')];
+    const tokens = [BOS_TOKEN_ID, ...encodeText(' Hello world')];
     expect(body).toEqual({ count: tokens.length, max_model_len: 4096, tokens, token_strs: null });
     expect(Object.keys(body)).toEqual(['count', 'max_model_len', 'tokens', 'token_strs']);
   });
 
   it('leaves BOS out with add_special_tokens: false, and names the pieces with return_token_strs', async () => {
     const bare = (await (await post('/tokenize', { prompt: 'Hello world', add_special_tokens: false })).json()) as { tokens: number[] };
-    expect(bare.tokens).toEqual(encodeText('Hello world'));
+    expect(bare.tokens).toEqual(encodeText(' Hello world'));
     const named = (await (await post('/tokenize', { prompt: 'Hello world', return_token_strs: true })).json()) as { token_strs: string[] };
-    expect(named.token_strs).toEqual(['<s>', 'Hello', '▁world']);
+    expect(named.token_strs).toEqual(['<s>', '▁Hello', '▁world']);
+  });
+
+  // The ids vLLM gives with Mistral-7B's tokenizer (SentencePiece's added leading space): the
+  // simulator gave [1, 2249, 322, …] ("Pl", "ot"), a token more in prompt_tokens.
+  it('adds the leading space SentencePiece adds, so a text prompt has the ids vLLM gives it', async () => {
+    const ids = async (prompt: string) => ((await (await post('/tokenize', { prompt })).json()) as { tokens: number[] }).tokens;
+    expect(await ids('Plot a sine wave')).toEqual([BOS_TOKEN_ID, 27171, 264, 268, 473, 8333]);
+    expect(await ids('hello world')).toEqual([BOS_TOKEN_ID, 6312, 28709, 1526]);
+    expect(await ids('')).toEqual([BOS_TOKEN_ID]);
+    const completion = (await (await fetch(`${sim.url}/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'Plot a sine wave', max_tokens: 1 }) })).json()) as { usage: { prompt_tokens: number } };
+    expect(completion.usage.prompt_tokens).toBe(6);
   });
 
   it('counts messages exactly as a chat completion counts its prompt_tokens', async () => {
