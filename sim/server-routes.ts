@@ -31,7 +31,6 @@ const ROUTES: Record<string, Partial<Record<string, Handler>>> = {
   '/health': { GET: emptyOk },
   '/ping': { GET: emptyOk, POST: emptyOk },
   '/version': { GET: (_ctx, _req, res) => sendJson(res, 200, { version: SIM_VLLM_VERSION }) },
-  '/metrics': { GET: serveMetrics },
   '/sim/counters': { GET: (ctx, _req, res) => sendJson(res, 200, ctx.engine.counters()) },
   // vLLM's (dev-mode) route: benchmarks empty the cache between phases.
   '/reset_prefix_cache': {
@@ -51,12 +50,28 @@ const ROUTES: Record<string, Partial<Record<string, Handler>>> = {
 export function createRequestListener(ctx: SimContext): (req: IncomingMessage, res: ServerResponse) => void {
   const auth = ctx.apiKey === undefined ? undefined : new ApiKeyAuth(ctx.apiKey);
   return (req, res) => {
-    const path = (req.url ?? '/').split('?')[0]!;
+    const url = req.url ?? '/';
+    const query = url.indexOf('?');
+    const path = query < 0 ? url : url.slice(0, query);
     if (auth !== undefined && !auth.admit(req, res, path)) return;
     if (applyCors(req, res)) return;
+    // vLLM mounts prometheus_client's app with the regex ^/metrics(?P<path>.*)$ (api_server.py
+    // mount_metrics), so every path under it and every method gets the metrics.
+    if (path.startsWith('/metrics')) {
+      req.resume();
+      return serveMetrics(ctx, req, res);
+    }
     const methods = ROUTES[path];
     if (methods === undefined) {
       req.resume();
+      // Starlette's redirect_slashes: the same path with its trailing slash toggled, if that is a
+      // route (for any method), answers 307 to it; clients then repeat the request there.
+      const toggled = path.endsWith('/') ? path.slice(0, -1) : `${path}/`;
+      if (path !== '/' && ROUTES[toggled] !== undefined) {
+        const location = `http://${req.headers.host ?? 'localhost'}${toggled}${query < 0 ? '' : url.slice(query)}`;
+        res.writeHead(307, { location, 'content-length': '0' }).end();
+        return;
+      }
       return sendJson(res, 404, { detail: 'Not Found' });
     }
     // Starlette adds HEAD to every GET route; node:http drops the body of a HEAD response.

@@ -224,6 +224,28 @@ describe('errors', () => {
     expect(await wrong.json()).toEqual({ detail: 'Method Not Allowed' });
     expect((await fetch(`${sim.url}/models`, { method: 'POST' })).status).toBe(405);
   });
+
+  // FastAPI's redirect_slashes: a client given a base URL with a trailing slash still reaches vLLM.
+  it('answers a route with its trailing slash toggled with 307 to the route, as Starlette does', async () => {
+    const models = await fetch(`${sim.url}/models/?x=1`, { redirect: 'manual' });
+    expect(models.status).toBe(307);
+    expect(models.headers.get('location')).toBe(`${sim.url}/models?x=1`);
+    const chat = await fetch(`${sim.url}/chat/completions/`, { method: 'POST', body: '{}', redirect: 'manual' });
+    expect(chat.status).toBe(307);
+    expect(chat.headers.get('location')).toBe(`${sim.url}/chat/completions`);
+    // A 307 keeps the method and body: fetch follows it to a completion.
+    const followed = await fetch(`${sim.url}/chat/completions/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }) });
+    expect(followed.status).toBe(200);
+    expect((await fetch(`${sim.url}/nothing/`, { redirect: 'manual' })).status).toBe(404);
+  });
+
+  it('serves the metrics under every path and method below /metrics, as vLLM mounts them', async () => {
+    for (const [path, method] of [['/metrics/', 'GET'], ['/metrics', 'POST']] as const) {
+      const res = await fetch(`${origin}${path}`, { method });
+      expect(res.status).toBe(200);
+      expect(await res.text()).toContain('vllm:num_requests_running');
+    }
+  });
 });
 
 describe('other routes', () => {
