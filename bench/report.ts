@@ -65,7 +65,7 @@ function workloadsTable(meta: BenchMeta, reports: WorkloadReport[]): string[] {
     '## Workloads (the paper\'s six)',
     '',
     `Node ${meta.node}; upstream: ${meta.upstream}; decode profile: ${meta.profile}; tool profile: ${meta.toolProfile.name} (${meta.toolProfile.description})  `,
-    `python: ${meta.python}; search: ${meta.search}  `,
+    ...setUps(meta),
     `pairs: ${meta.pairs}; workloads: ${meta.workloads}`,
     '',
     '| workload | runs | off mean ± std (ms) | on mean ± std (ms) | off p50 / p99 (ms) | on p50 / p99 (ms) | improvement | g_i (ms) | t_i (ms) | bound (ms) | bound / on | failed tool calls |',
@@ -118,4 +118,11 @@ export function writeBenchFiles(dir: string, name: string, run: BenchRun & { mar
   }
   for (const s of run.sections) if (s.svg) files[`-${s.name}.svg`] = s.svg;
   return writeResultFiles(dir, name, files);
+}
+
+// The Python and search set-ups, where a workload of the run used them: a calculator-only run's
+// header named an interpreter and a search API it never touched.
+function setUps(meta: BenchMeta): string[] {
+  const used = [['python', meta.python], ['search', meta.search]].filter(([, what]) => what !== 'not used');
+  return used.length ? [`${used.map(([part, what]) => `${part}: ${what}`).join('; ')}  `] : [];
 }

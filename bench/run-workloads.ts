@@ -107,6 +107,7 @@ export async function runWorkloads(o: WorkloadsOptions): Promise<{
     const reports = settled.filter((r) => r !== undefined);
     bars?.stop();
     const search = o.toolProfile.search;
+    const uses = (part: 'python' | 'search'): boolean => o.workloads.some((w) => w.uses?.includes(part));
     return {
       reports,
       failures,
@@ -117,8 +118,8 @@ export async function runWorkloads(o: WorkloadsOptions): Promise<{
         pairs: o.sequentialPairs ? 'sequential' : 'each on/off pair sent at the same moment, except search and planning (they share their search API) and database (one warm spare process): sequential',
         workloads:
           o.workloads.length === 1 ? 'one, with its own gateway' : o.serialWorkloads ? 'one after the other, each with its own gateway' : 'all at once, each with its own gateway, sharing the upstream',
-        python: `${python}${env.numpy ? ' with numpy+matplotlib' : ' (stdlib only)'}${coldImports ? ', cold imports' : ', pre-imported in the fork server'}`,
-        search: search ? `HTTP backend → search API stand-in (${search.latencyMs} ms, ${search.concurrency || 'unlimited'} at a time)` : 'in-process FTS5 index',
+        python: !uses('python') ? 'not used' : `${python}${env.numpy ? ' with numpy+matplotlib' : ' (stdlib only)'}${coldImports ? ', cold imports' : ', pre-imported in the fork server'}`,
+        search: !uses('search') ? 'not used' : search ? `HTTP backend → search API stand-in (${search.latencyMs} ms, ${search.concurrency || 'unlimited'} at a time)` : 'in-process FTS5 index',
         sandbox: sandbox.protections(),
       },
     };

@@ -8,6 +8,7 @@ import type { Workload } from './workload.ts';
 export const codegen: Workload = {
   name: 'codegen',
   description: 'Plot a sine wave (paper Figure 3): one python code block, then an answer quoting its output.',
+  uses: ['python'],
   request: ({ numpy }) => ({
     model: 'mistral-7b-instruct-sim',
     scenario: numpy ? 'sine-wave' : 'sine-wave-stdlib',

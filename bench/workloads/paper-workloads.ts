@@ -9,6 +9,7 @@ export const search: Workload = {
   description: 'Three searches (hello world in Python, C++, Java) in one round over the search tool, then an answer.',
   request: () => scenarioRequest('search-hello-world', 'Find hello world programs in Python, C++ and Java.', tools('search')),
   sequentialPairs: true,
+  uses: ['search'],
 };
 
 /** Planning: an LLMCompiler plan: two searches, a calculator step on their results, a format step, join(). */
@@ -17,6 +18,7 @@ export const planning: Workload = {
   description: 'A 4-step LLMCompiler plan: two independent searches, a calculator step on their counts, a format step writing the answer, join().',
   request: () => scenarioRequest('planning', 'How many hello-world pages are there for Python and for Java together?', { tool_parser: 'llmcompiler-plan' }),
   sequentialPairs: true,
+  uses: ['search'],
 };
 
 /** Validation: a local-news call whose location lacks the state; the figure is the time to detect it. */

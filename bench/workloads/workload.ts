@@ -15,6 +15,8 @@ export interface Workload {
    * sent together would queue behind each other, so its pairs always run one after the other.
    */
   sequentialPairs?: boolean;
+  /** The set-ups the report describes that it runs on: the Python sandbox, the search API stand-in. */
+  uses?: ReadonlyArray<'python' | 'search'>;
   /**
    * Workloads whose point is early detection (Validation): the time from request start to the
    * moment the gateway rejected the call, and the earliest it could have (the invalid field

@@ -44,6 +44,7 @@ describe('npm run bench -- workloads --quick', () => {
     const md = await readFile(path.join(out, `${stem}.md`), 'utf8');
     expect(md).toContain('a smoke test');
     expect(md).toContain('| failed tool calls |');
+    expect(md).toMatch(/^python: .*; search: /m);
     for (const name of names) expect(md).toContain(`| ${name}`);
     const svg = await readFile(path.join(out, `${stem}.svg`), 'utf8');
     expect(svg.startsWith('<svg')).toBe(true);
@@ -144,6 +145,10 @@ describe('npm run bench -- workloads --quick', () => {
         expect(json.reports.map((r: { workload: string }) => r.workload)).toEqual(['calculator']);
         expect(json.reports[0].records).toHaveLength(4);
         expect(json.failures).toEqual([{ part: 'workload database', message: expect.stringContaining('refused by the test') }]);
+        // Neither workload runs Python or searches: the header does not describe those set-ups.
+        expect(json.meta).toMatchObject({ python: 'not used', search: 'not used' });
+        const md = await readFile(path.join(out, (await readdir(out)).find((f) => f.endsWith('.md'))!), 'utf8');
+        expect(md).not.toMatch(/^(python|search): /m);
       } finally {
         proxy.closeAllConnections();
         await new Promise((resolve) => proxy.close(resolve));
