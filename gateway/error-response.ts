@@ -18,7 +18,7 @@ export function toErrorResponse(err: unknown): { status: number; body: OpenAIErr
   }
   const param = err instanceof InvalidRequestError || err instanceof UpstreamResponseError || err instanceof ModelNotFoundError ? err.param : null;
   const headers = headersOf(err);
-  const message = refusedCredentials(err) ? `the upstream refused the gateway's own credentials (HTTP ${(err as UpstreamResponseError).status}: ${err.message}); check its upstream API key` : err.message;
+  const message = refusedCredentials(err) ? `the upstream refused the gateway's own credentials (HTTP ${(err as UpstreamResponseError).status}: ${err.message}); check its upstream API key` : (err.clientMessage ?? err.message);
   return { status: statusOf(err), body: body(message, typeOf(err), param, err.code), ...(headers ? { headers } : {}) };
 }
 

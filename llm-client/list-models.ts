@@ -48,7 +48,9 @@ export async function listModels(options: ListModelsOptions): Promise<UpstreamMo
       if (response.statusCode >= 400 && response.statusCode < 500) {
         // An empty body's message only repeats the status.
         const said = refused.message === bareStatusMessage(response.statusCode) ? '' : `: ${refused.message}`;
-        throw new UpstreamProtocolError(`upstream ${baseUrl}/models answered HTTP ${response.statusCode}${said} (check the upstream's base URL and API key)`);
+        throw new UpstreamProtocolError(`upstream ${baseUrl}/models answered HTTP ${response.statusCode}${said} (check the upstream's base URL and API key)`, {
+          clientMessage: `the upstream's /models answered HTTP ${response.statusCode}${said}`,
+        });
       }
       throw refused;
     }

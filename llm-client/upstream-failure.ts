@@ -29,10 +29,13 @@ export function toUpstreamError(error: unknown, context: { baseUrl: string; time
     // upstream did nothing wrong, so this must not read as its failure, rest it or fail over.
     case 'UND_ERR_DESTROYED':
     case 'UND_ERR_CLOSED':
-      return new ShuttingDownError(`the connections to upstream ${context.baseUrl} were closed before this request finished: the gateway is shutting down`);
+      return new ShuttingDownError('the connections to the upstream were closed before this request finished: the gateway is shutting down');
   }
   const message = error instanceof Error ? error.message : String(error);
-  return new UpstreamConnectionError(`upstream ${context.baseUrl} failed: ${message}`, { cause: error });
+  // undici's and the OS's messages name the address (connect ECONNREFUSED 10.0.0.7:8000): the
+  // client is told the failure's code, the log (replica resting, its reason) keeps the rest.
+  const clientMessage = `the connection to the upstream failed${typeof code === 'string' ? ` (${code})` : ''}`;
+  return new UpstreamConnectionError(`upstream ${context.baseUrl} failed: ${message}`, { cause: error, clientMessage });
 }
 
 /**

@@ -5,9 +5,15 @@
 export class ConveyorError extends Error {
   /** Stable, machine-readable; never change an existing one. */
   readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
+  /**
+   * What the client's error body says, where it must differ from `message` (which the gateway's
+   * own logs keep): the upstream's address is the operator's to know, not every client's.
+   */
+  readonly clientMessage?: string;
+  constructor(code: string, message: string, options?: { cause?: unknown; clientMessage?: string }) {
     super(message, options);
     this.name = new.target.name;
     this.code = code;
+    if (options?.clientMessage !== undefined) this.clientMessage = options.clientMessage;
   }
 }

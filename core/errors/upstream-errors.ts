@@ -7,7 +7,7 @@ export class UpstreamError extends ConveyorError {}
 
 export class UpstreamConnectTimeoutError extends UpstreamError {
   constructor(ms: number, url: string) {
-    super('upstream_connect_timeout', `connecting to upstream ${url} took longer than ${ms} ms`);
+    super('upstream_connect_timeout', `connecting to upstream ${url} took longer than ${ms} ms`, { clientMessage: `connecting to the upstream took longer than ${ms} ms` });
   }
 }
 
@@ -110,14 +110,14 @@ export class UpstreamMaxTokensTooLargeError extends UpstreamResponseError {
 }
 
 export class UpstreamConnectionError extends UpstreamError {
-  constructor(message: string, options?: { cause?: unknown }) {
+  constructor(message: string, options?: { cause?: unknown; clientMessage?: string }) {
     super('upstream_connection_error', message, options);
   }
 }
 
 /** The stream ended or was malformed in a way no OpenAI-compatible server produces. */
 export class UpstreamProtocolError extends UpstreamError {
-  constructor(message: string) {
-    super('upstream_protocol_error', message);
+  constructor(message: string, options?: { clientMessage?: string }) {
+    super('upstream_protocol_error', message, options);
   }
 }

@@ -312,6 +312,12 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     const res = await postJson(orphan.url, '/v1/chat/completions', { ...hello, stream: true });
     expect(res.status).toBe(502);
     expect(res.json.error.code).toBe('upstream_connection_error');
+    // The upstream's address is the operator's (the log's replica line names it), not every client's.
+    expect(res.json.error.message).toBe('the connection to the upstream failed (ECONNREFUSED)');
+    expect(JSON.stringify(res.json)).not.toContain('127.0.0.1:9');
+    const models = await getJson(orphan.url, '/v1/models');
+    expect(models.status).toBe(502);
+    expect(JSON.stringify(models.json)).not.toContain('127.0.0.1:9');
     expect((await getJson(orphan.url, '/health')).status).toBe(200);
   });
 
