@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { pino, type Logger } from 'pino';
+import { ConveyorError } from '../core/errors.ts';
 import type { ReplicaHealthEvent } from '../llm-client/upstream-replicas.ts';
 import { isExpectedError } from './error-response.ts';
 import type { Timeline } from './timeline.ts';
@@ -43,6 +44,8 @@ export class AccessLog {
   readonly #completions = new WeakMap<ServerResponse, CompletionFacts>();
   /** Error answers a route wrote itself (a forwarded upstream error), by the code they carry. */
   readonly #errorCodes = new WeakMap<ServerResponse, string>();
+  /** What an error said that its client was not told (the upstream's address), for the operator. */
+  readonly #errorDetails = new WeakMap<ServerResponse, string>();
 
   constructor(log: Logger) {
     this.log = log;
@@ -51,6 +54,11 @@ export class AccessLog {
   /** The chat route names the completion a response carries. */
   describe(res: ServerResponse, facts: CompletionFacts): void {
     if (this.log.isLevelEnabled('info')) this.#completions.set(res, facts);
+  }
+
+  /** The client's error body left out part of `err`'s message: the line keeps it as `error_detail`. */
+  errorSent(res: ServerResponse, err: unknown): void {
+    if (err instanceof ConveyorError && err.clientMessage !== undefined && this.log.isLevelEnabled('info')) this.#errorDetails.set(res, err.message);
   }
 
   /** A route answered with an error it wrote itself (not thrown): its line names the code. */
@@ -97,6 +105,7 @@ export class AccessLog {
       status: !res.headersSent && clientLeft(res) ? 499 : res.statusCode,
       duration_ms: round1(durationMs),
       ...(errorCode === undefined ? {} : { error: errorCode }),
+      ...(this.#errorDetails.has(res) ? { error_detail: this.#errorDetails.get(res) } : {}),
       // A request refused before its completion began (bad body, busy) still has the id its
       // client was given, so the client's quote of it finds this line.
       ...(completion ? summarize(completion) : requestIdOf(res)),

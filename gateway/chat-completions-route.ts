@@ -250,6 +250,7 @@ async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, fa
     if (err instanceof ClientAbortedError) return;
     if (!writer) throw err;
     ctx.accessLog.unexpected(err, { request_id: id });
+    ctx.accessLog.errorSent(res, err);
     const { body } = toErrorResponse(err);
     facts.streamError = body.error.code;
     writer.fail(body);

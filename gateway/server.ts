@@ -160,6 +160,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     handle(req, res, path).catch((err: unknown) => {
       const { status, body, headers } = toErrorResponse(err);
       errorCode = body.error.code;
+      accessLog.errorSent(res, err);
       accessLog.unexpected(err, { method, path });
       if (res.headersSent) {
         res.destroy();

@@ -82,6 +82,10 @@ describe('the access log', () => {
     expect(requestId).toMatch(/^chatcmpl-/);
     // The upstream took no round: none is counted (as in conveyor_rounds_total).
     expect(lines[1]).toMatchObject({ status: 502, error: down.json.error.code, request_id: requestId, outcome: down.json.error.code, rounds: 0, tool_calls: 0 });
+    // The client is not told the upstream's address; the operator's line is.
+    expect(down.json.error.message).not.toContain(scripted.upstream.baseUrl);
+    expect(lines[1]!.error_detail).toContain(`upstream ${scripted.upstream.baseUrl} failed: `);
+    expect(lines[0]).not.toHaveProperty('error_detail');
   });
 
   it("names the code of an upstream's error answer it forwarded, as its client got it", async () => {
