@@ -4,8 +4,9 @@ import type { ParserEvent, ToolCallParser } from '../parser-events.ts';
 import { EventOutput } from './event-output.ts';
 import { parseParserOptions } from './parser-options.ts';
 import { PythonLexer, PythonSyntaxError, type PythonToken } from './python-literal-lexer.ts';
-import { PythonValueParser, setOwn } from './python-value-parser.ts';
+import { PythonCallSkipper } from './python-call-skipper.ts';
 import { PythonicCandidate } from './pythonic-candidate.ts';
+import { PythonicListGrammar } from './pythonic-list-grammar.ts';
 
 export const PythonicParserOptionsSchema = z
   .object({
@@ -43,21 +44,18 @@ export type PythonicParserOptions = z.input<typeof PythonicParserOptionsSchema>;
  * - `call-end` at the call's `)`. The list's `]` ends it; text after it is content again.
  * The list itself (brackets, separators) is never content; the wrapper tokens are dropped.
  *
- * A committed list that turns out impossible (a positional argument, a non-literal value, text
- * after a call) or is cut off by `end()` yields `malformed` (with the open call's id, if any,
- * and no `call-end`), then the raw text not yet consumed by a finished call is released as
- * content and scanning resumes at the offending character.
+ * A call that cannot be read (a value that is no literal ours reads, such as `b'z'`, `1e999` or
+ * a name; a positional or repeated argument) is `malformed`, with its id, at the offending
+ * character; its own text, from its name to the `)` that closes it (PythonCallSkipper), is
+ * released as content, and the list goes on: the calls after it still run, as the next
+ * `<tool_call>` does after a broken hermes call. A committed list that turns out impossible
+ * outside a call (text after a call, a bracket that does not match) or is cut off by `end()`
+ * yields `malformed` (with the open call's id, if any, and no `call-end`), then the raw text not
+ * yet consumed by a finished call is released as content and scanning resumes at the offending
+ * character.
  */
 export function createPythonicParser(options: PythonicParserOptions = {}): ToolCallParser {
   return new PythonicParser(parseParserOptions(PythonicParserOptionsSchema, options, 'pythonic'));
-}
-
-type ListState = 'open' | 'call-name' | 'call-paren' | 'arg-name' | 'arg-eq' | 'arg-value' | 'after-call';
-
-interface OpenCall {
-  callId: string;
-  args: Record<string, unknown>;
-  argNames: Set<string>;
 }
 
 class PythonicParser implements ToolCallParser {
@@ -67,17 +65,19 @@ class PythonicParser implements ToolCallParser {
   /** Prose that could still be a wrapper token. */
   #held = '';
   #candidate = new PythonicCandidate();
+  #grammar: PythonicListGrammar | undefined;
+  /** Reads the list's tokens; undefined while #skipper reads through a malformed call. */
   #lexer: PythonLexer | undefined;
-  #state: ListState = 'open';
-  #call: OpenCall | undefined;
-  #callName = '';
-  #argName = '';
-  #value: PythonValueParser | undefined;
-  /** Whether a `]` may close the list now (after a finished call, or a comma after one). */
-  #canClose = false;
+  #skipper: PythonCallSkipper | undefined;
   /** The list's text since the last finished call, from earlier chunks and from `#chunkFrom` on. */
   #raw = '';
+  /** The chunk the lexer reads. */
+  #chunk = '';
   #chunkFrom = 0;
+  /** Where, in that text, the current call's name begins. */
+  #callFrom = 0;
+  /** Whether a call of the list has ended well (until then its text is released as written). */
+  #ran = false;
   #calls = 0;
   #ended = false;
   /** Whether the prose so far ends at the start of a line (only spaces or tabs since its last newline). */
@@ -169,134 +169,116 @@ class PythonicParser implements ToolCallParser {
 
   #startList(): void {
     this.#mode = 'list';
-    this.#state = 'open';
-    this.#canClose = false;
     this.#raw = '';
+    this.#ran = false;
+    this.#grammar = new PythonicListGrammar(this.#out, () => `${this.#options.callIdPrefix}${++this.#calls}`);
     this.#lexer = new PythonLexer((token) => this.#token(token));
   }
 
   /** Feeds list text; returns what follows the list or a failure ('' while the list is still open). */
   #list(input: string, final: boolean): string {
-    const lexer = this.#lexer!;
-    this.#chunkFrom = 0;
-    try {
-      const stop = lexer.feed(input);
-      if (this.#mode !== 'list') return input.slice(stop);
-    } catch (error) {
-      if (!(error instanceof PythonSyntaxError)) throw error;
-      // Nothing from the offending character on belongs to the list: it is scanned as prose.
-      this.#fail(error.message, this.#raw + input.slice(this.#chunkFrom, lexer.index));
-      return input.slice(lexer.index);
-    }
-    this.#raw += input.slice(this.#chunkFrom);
-    if (final) {
-      let reason = 'the output ended inside the tool call list';
+    let at = 0;
+    for (;;) {
+      if (this.#skipper !== undefined) {
+        const skipped = this.#skipper.feed(input, at);
+        const to = skipped.kind === 'more' ? input.length : skipped.kind === 'closed' ? skipped.end : skipped.at;
+        this.#text(input.slice(at, to));
+        if (skipped.kind === 'more') {
+          if (final) this.#fail('the output ended inside the tool call list', '');
+          return '';
+        }
+        this.#skipper = undefined;
+        if (skipped.kind === 'broken') {
+          this.#fail(skipped.reason, '');
+          return input.slice(to);
+        }
+        this.#lexer = new PythonLexer((token) => this.#token(token));
+        this.#raw = '';
+        at = to;
+      }
+      const lexer = this.#lexer!;
+      this.#chunk = input;
+      this.#chunkFrom = at;
       try {
-        lexer.finish();
+        const stop = lexer.feed(input, at);
+        if (this.#mode !== 'list') return input.slice(stop);
       } catch (error) {
         if (!(error instanceof PythonSyntaxError)) throw error;
-        reason = `the output ended inside the tool call list (${error.message})`;
+        const consumed = this.#raw + input.slice(this.#chunkFrom, lexer.index);
+        if (this.#grammar!.openCallId !== undefined && this.#dropCall(error.message, consumed)) {
+          at = lexer.index;
+          continue;
+        }
+        // Nothing from the offending character on belongs to the list: it is scanned as prose.
+        this.#fail(error.message, consumed);
+        return input.slice(lexer.index);
       }
-      this.#fail(reason, this.#raw);
+      this.#raw += input.slice(this.#chunkFrom);
+      if (final) {
+        let reason = 'the output ended inside the tool call list';
+        try {
+          lexer.finish();
+        } catch (error) {
+          if (!(error instanceof PythonSyntaxError)) throw error;
+          reason = `the output ended inside the tool call list (${error.message})`;
+        }
+        this.#fail(reason, this.#raw);
+      }
+      return '';
     }
-    return '';
   }
 
-  #fail(reason: string, unconsumed: string): void {
-    const callId = this.#call?.callId;
-    this.#out.event(callId === undefined ? { type: 'malformed', reason: `pythonic: ${reason}` } : { type: 'malformed', callId, reason: `pythonic: ${reason}` });
-    this.#text(unconsumed);
-    this.#call = undefined;
-    this.#value = undefined;
+  /**
+   * The open call cannot be read (a value that is no literal, a positional or repeated
+   * argument): it alone is malformed, and the list goes on after its `)`, as a hermes call that
+   * fails leaves the next `<tool_call>` to run. Its text is content: once a call of the list has
+   * run, from its name on; before, all of `consumed` (the list's text since its `[` or the last
+   * malformed call's `)`), so that a list none of whose calls runs reads as the model wrote it.
+   * Returns false, with nothing done, where the skipper cannot read on from the call's text.
+   */
+  #dropCall(reason: string, consumed: string): boolean {
+    const callText = consumed.slice(this.#callFrom);
+    const skipper = new PythonCallSkipper();
+    if (skipper.feed(callText).kind !== 'more') return false;
+    this.#out.event({ type: 'malformed', callId: this.#grammar!.openCallId!, reason: `pythonic: ${reason}` });
+    this.#text(this.#ran ? callText : consumed);
+    this.#grammar!.dropCall();
     this.#lexer = undefined;
-    this.#mode = 'prose';
-  }
-
-  /** The list grammar, one token at a time; returns false once the list has closed. */
-  #token(token: PythonToken): boolean {
-    switch (this.#state) {
-      case 'open':
-        this.#state = 'call-name';
-        return true;
-      case 'call-name':
-        if (token.kind === 'name') {
-          this.#callName = token.value;
-          this.#state = 'call-paren';
-          return true;
-        }
-        if (isPunct(token, ']') && this.#canClose) return this.#closeList();
-        throw new PythonSyntaxError('expected the name of a function to call');
-      case 'call-paren': {
-        if (!isPunct(token, '(')) throw new PythonSyntaxError(`expected '(' after ${this.#callName}`);
-        this.#calls += 1;
-        const callId = `${this.#options.callIdPrefix}${this.#calls}`;
-        this.#call = { callId, args: {}, argNames: new Set() };
-        this.#out.event({ type: 'call-start', callId, name: this.#callName });
-        this.#state = 'arg-name';
-        return true;
-      }
-      case 'arg-name':
-        if (token.kind === 'name') {
-          if (this.#call!.argNames.has(token.value)) throw new PythonSyntaxError(`keyword argument repeated: ${token.value}`);
-          this.#argName = token.value;
-          this.#state = 'arg-eq';
-          return true;
-        }
-        if (isPunct(token, ')')) return this.#endCall();
-        throw new PythonSyntaxError('tool calls take keyword arguments only');
-      case 'arg-eq':
-        if (!isPunct(token, '=')) throw new PythonSyntaxError(`expected '=' after the argument name ${this.#argName}`);
-        this.#value = new PythonValueParser();
-        this.#state = 'arg-value';
-        return true;
-      case 'arg-value':
-        if (this.#value!.offer(token)) return true;
-        this.#argument(this.#value!.value, this.#value!.json);
-        if (isPunct(token, ',')) {
-          this.#state = 'arg-name';
-          return true;
-        }
-        if (isPunct(token, ')')) return this.#endCall();
-        throw new PythonSyntaxError(`expected ',' or ')' after the value of ${this.#argName}`);
-      case 'after-call':
-        if (isPunct(token, ',')) {
-          this.#state = 'call-name';
-          return true;
-        }
-        if (isPunct(token, ']')) return this.#closeList();
-        throw new PythonSyntaxError("expected ',' or ']' after a call");
-    }
-  }
-
-  #argument(value: unknown, json: string): void {
-    const call = this.#call!;
-    const name = this.#argName;
-    const first = call.argNames.size === 0;
-    call.argNames.add(name);
-    setOwn(call.args, name, value);
-    this.#value = undefined;
-    this.#out.event({ type: 'call-piece', callId: call.callId, piece: { kind: 'field', path: [name], value } });
-    this.#out.event({ type: 'call-args', callId: call.callId, text: `${first ? '{' : ','}${JSON.stringify(name)}:${json}` });
-  }
-
-  #endCall(): boolean {
-    const call = this.#call!;
-    this.#out.event({ type: 'call-args', callId: call.callId, text: call.argNames.size === 0 ? '{}' : '}' });
-    this.#out.event({ type: 'call-end', callId: call.callId, args: call.args });
-    this.#call = undefined;
-    this.#state = 'after-call';
-    this.#canClose = true;
-    this.#consumedThroughCurrent();
+    this.#skipper = skipper;
     return true;
   }
 
-  #closeList(): boolean {
-    this.#consumedThroughCurrent();
+  #fail(reason: string, unconsumed: string): void {
+    const callId = this.#grammar?.openCallId;
+    this.#out.event(callId === undefined ? { type: 'malformed', reason: `pythonic: ${reason}` } : { type: 'malformed', callId, reason: `pythonic: ${reason}` });
+    this.#text(unconsumed);
+    this.#grammar = undefined;
     this.#lexer = undefined;
+    this.#skipper = undefined;
     this.#mode = 'prose';
-    // A list that follows at once ([f(x=1)][g(y=2)]) is more calls, as after a newline.
-    this.#atLineStart = true;
-    return false;
+  }
+
+  /** A token of the list; returns false once the list has closed. */
+  #token(token: PythonToken): boolean {
+    const step = this.#grammar!.token(token);
+    if (step === 'call-name' && token.kind === 'name') {
+      // The name ends at the current character: PythonLexer emits a name at the one after it.
+      this.#callFrom = this.#raw.length + this.#lexer!.index - this.#chunkFrom - token.value.length;
+    } else if (step === 'call-end') {
+      this.#ran = true;
+      this.#consumedThroughCurrent();
+    } else if (step === 'list-end') {
+      // A list whose every call was malformed: its end is text too, like the rest of it.
+      if (!this.#ran) this.#text(this.#raw + this.#chunk.slice(this.#chunkFrom, this.#lexer!.index + 1));
+      this.#consumedThroughCurrent();
+      this.#grammar = undefined;
+      this.#lexer = undefined;
+      this.#mode = 'prose';
+      // A list that follows at once ([f(x=1)][g(y=2)]) is more calls, as after a newline.
+      this.#atLineStart = true;
+      return false;
+    }
+    return true;
   }
 
   /** A finished call (or the list's end) has consumed the text up to the current character. */
@@ -304,8 +286,4 @@ class PythonicParser implements ToolCallParser {
     this.#raw = '';
     this.#chunkFrom = this.#lexer!.index + 1;
   }
-}
-
-function isPunct(token: PythonToken, value: string): boolean {
-  return token.kind === 'punct' && token.value === value;
 }

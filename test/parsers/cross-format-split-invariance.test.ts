@@ -17,6 +17,7 @@ const CALLS = [
   '<|python_tag|>{"name": "f", "parameters": {}}',
   '<|python_tag|>print(1)<|eom_id|>',
   '[f(q=1), g()]',
+  "[f(q=x, s=')'), g(q=1)]",
   '<|python_start|>[f(q="x")]<|python_end|>',
   '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{"q": 3}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
   '<｜tool▁call▁begin｜>f<｜tool▁sep｜>{"q": 4}<｜tool▁call▁end｜>',

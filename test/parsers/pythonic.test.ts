@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../../core/errors.ts';
 import { createPythonicParser, type PythonicParserOptions } from '../../parsers/formats/pythonic-parser.ts';
 import { createParser } from '../../parsers/index.ts';
-import { coalesceText } from '../../parsers/parser-events.ts';
+import { coalesceText, type ParserEvent } from '../../parsers/parser-events.ts';
 import { args, callsOf, end, expectWellFormedCalls, feed, field, malformedOf, perChar, splitInvarianceProperties, start, text, textOf, whole } from './format-test-kit.ts';
 
 const make = (options?: PythonicParserOptions) => () => createPythonicParser(options);
@@ -208,6 +208,8 @@ describe('pythonic parser: prose and failures', () => {
     const events = parse(input);
     expect(malformedOf(events)).toEqual([{ type: 'malformed', callId: 'call_1', reason: expect.stringContaining(reason) }]);
     expect(callsOf(events)).toEqual([]);
+    // No call of the list ran: all of it reads as the model wrote it.
+    expect(textOf(events)).toBe(input);
   });
 
   it('resumes as prose at the character that broke a list', () => {
@@ -232,6 +234,135 @@ describe('pythonic parser: prose and failures', () => {
     const input = '<|python_start|>[a(x=1)]<|python_end|>\n\t[b(x=2)][c(x=3)]\nok <|python_start|>[d(x=4)]';
     expect(callsOf(parse(input)).map((c) => c.name)).toEqual(['a', 'b', 'c', 'd']);
     expect(callsOf(feed(make(), input.split(''))).map((c) => c.name)).toEqual(['a', 'b', 'c', 'd']);
+  });
+});
+
+// Regression: a value no literal of ours reads (`b'z'`, `1e999`, a name) in the first call made
+// the whole list malformed and text, so the good calls after it never ran (README, "Known
+// differences", review 9). vLLM does no better: one exception anywhere in its ast walk makes all
+// of the output content (non-streamed), or drops every delta from the bad call on (streamed).
+describe('pythonic parser: one bad call among good ones', () => {
+  const goodCalls = (events: readonly ParserEvent[]) => callsOf(events).map((c) => ({ name: c.name, args: c.args }));
+
+  it.each([
+    ["b'z'", 'b-prefixed strings are not plain literals'],
+    ['1e999', 'number 1e999 is out of range'],
+    ['foo', 'arguments must be literals, not the name foo'],
+    ['{1, 2}', "expected ':' after a dict key"],
+    ["-'a'", 'a sign must be followed by a number'],
+    ['"\\N{BULLET}"', '\\N{…} escapes are not supported'],
+  ])('in the first call (%s): that call alone is malformed, its text kept, and the next calls run', (value, reason) => {
+    const input = `Checking.\n[lookup(q=${value}), get_weather(city='Paris'), get_time(tz='CET')]\nDone.`;
+    const events = parse(input);
+    expect(events).toEqual([
+      text('Checking.\n'),
+      start('lookup'),
+      { type: 'malformed', callId: 'call_1', reason: `pythonic: ${reason}` },
+      // Nothing of the list has run yet, so its text so far is content as written, "[" included.
+      text(`[lookup(q=${value})`),
+      start('get_weather', 'call_2'),
+      field(['city'], 'Paris', 'call_2'),
+      args('{"city":"Paris"}', 'call_2'),
+      end({ city: 'Paris' }, 'call_2'),
+      start('get_time', 'call_3'),
+      field(['tz'], 'CET', 'call_3'),
+      args('{"tz":"CET"}', 'call_3'),
+      end({ tz: 'CET' }, 'call_3'),
+      text('\nDone.'),
+    ]);
+    expect(perChar(make(), input)).toEqual(events);
+    for (let cut = 0; cut <= input.length; cut++) expect(coalesceText(feed(make(), [input.slice(0, cut), input.slice(cut)]))).toEqual(events);
+  });
+
+  it('in a middle call: the calls before and after it run, and its own text is content', () => {
+    const events = parse('[a(x=1), lookup(q=foo, n=2), b(y=[1, 2]), c()]');
+    expect(goodCalls(events)).toEqual([
+      { name: 'a', args: { x: 1 } },
+      { name: 'b', args: { y: [1, 2] } },
+      { name: 'c', args: {} },
+    ]);
+    expect(callsOf(events).map((c) => c.callId)).toEqual(['call_1', 'call_3', 'call_4']);
+    expect(malformedOf(events)).toEqual([{ type: 'malformed', callId: 'call_2', reason: 'pythonic: arguments must be literals, not the name foo' }]);
+    // Once a call has run, the list's brackets and separators stay frame: only the call is text.
+    expect(textOf(events)).toBe('lookup(q=foo, n=2)');
+  });
+
+  it('in the last call: the calls before it run', () => {
+    const events = parse("[a(x=1),\n b(q=None, r=b'\\x00')\n]");
+    expect(goodCalls(events)).toEqual([{ name: 'a', args: { x: 1 } }]);
+    expect(malformedOf(events)).toEqual([{ type: 'malformed', callId: 'call_2', reason: expect.stringContaining('b-prefixed') }]);
+    expect(textOf(events)).toBe("b(q=None, r=b'\\x00')");
+  });
+
+  it.each(['f(1, x=2)', 'f(x=1, 2)', 'f(x=1, x=2)', 'f(x=1 2)', 'f(x=1; y=2)', "f(x='a' + 'b')", 'f(x=[1, 2], y=set())'])(
+    'a positional or repeated argument, or junk after a value, is one malformed call too: %s',
+    (bad) => {
+      const events = parse(`[ok(n=1), ${bad}, ok(n=2)]`);
+      expect(goodCalls(events)).toEqual([
+        { name: 'ok', args: { n: 1 } },
+        { name: 'ok', args: { n: 2 } },
+      ]);
+      expect(malformedOf(events)).toEqual([{ type: 'malformed', callId: 'call_2', reason: expect.any(String) }]);
+      expect(textOf(events)).toBe(bad);
+    },
+  );
+
+  it('ends the list at a bracket that does not match: no ")" after it can be trusted to end the call', () => {
+    const events = parse('[ok(n=1), f(x=[1, 2)], ok(n=2)]');
+    expect(goodCalls(events)).toEqual([{ name: 'ok', args: { n: 1 } }]);
+    expect(malformedOf(events)).toEqual([
+      { type: 'malformed', callId: 'call_2', reason: expect.stringContaining("expected ',' or ']'") },
+      { type: 'malformed', reason: "pythonic: expected ']', got ')'" },
+    ]);
+    expect(textOf(events)).toBe('f(x=[1, 2)], ok(n=2)]');
+  });
+
+  it("finds the bad call's end past brackets, strings and comments that hold a ')'", () => {
+    const bad = String.raw`lookup(q=foo, s=')', t="""a)
+'''""", d={'k': [(1, 2)]}, # not the end)
+ r=r'\')', u='\'')`;
+    const input = `[${bad}, get_weather(city='Oslo')]`;
+    const events = parse(input);
+    expect(goodCalls(events)).toEqual([{ name: 'get_weather', args: { city: 'Oslo' } }]);
+    expect(textOf(events)).toBe(`[${bad}`);
+    expect(perChar(make(), input)).toEqual(events);
+  });
+
+  it('a list none of whose calls runs reads as the model wrote it', () => {
+    for (const input of ["[f(x=foo), g(y=b'z')]", '[f(x=foo),\n g(y=1e999),\n]', '[f(x=foo)](https://example.com)', '[f(x=foo)] and [g(y=bar)]']) {
+      const events = parse(input);
+      expect(callsOf(events), input).toEqual([]);
+      expect(textOf(events), input).toBe(input);
+      expect(perChar(make(), input)).toEqual(events);
+    }
+  });
+
+  it("ends the list where a bad call cannot end: a newline in a one-line string, the output's end", () => {
+    // 'it' closes the string early; the quote after "fine" opens one the line never closes.
+    const input = "[f(x='it's fine'), g(y=1)]\nnext line";
+    const events = parse(input);
+    expect(callsOf(events)).toEqual([]);
+    expect(malformedOf(events).map((m) => m.callId)).toEqual(['call_1', undefined]);
+    expect(textOf(events)).toBe(input);
+    const cut = parse("[a(x=1), f(x=foo, y='unfinished");
+    expect(goodCalls(cut)).toEqual([{ name: 'a', args: { x: 1 } }]);
+    expect(malformedOf(cut)).toEqual([
+      { type: 'malformed', callId: 'call_2', reason: 'pythonic: arguments must be literals, not the name foo' },
+      { type: 'malformed', reason: 'pythonic: the output ended inside the tool call list' },
+    ]);
+    expect(textOf(cut)).toBe("f(x=foo, y='unfinished");
+  });
+
+  it('streams: malformed at the character that makes the call impossible, the next call at its "("', () => {
+    const parser = createPythonicParser();
+    expect(parser.push('[lookup(q=fo')).toEqual([start('lookup')]);
+    expect(parser.push('o')).toEqual([]);
+    expect(parser.push(', n=')).toEqual([{ type: 'malformed', callId: 'call_1', reason: 'pythonic: arguments must be literals, not the name foo' }, text('[lookup(q=foo, n=')]);
+    expect(parser.push("'x)')")).toEqual([text("'x)')")]);
+    expect(parser.push(', get_weather(')).toEqual([start('get_weather', 'call_2')]);
+    expect(parser.push("city='Paris')")).toEqual([field(['city'], 'Paris', 'call_2'), args('{"city":"Paris"}', 'call_2'), end({ city: 'Paris' }, 'call_2')]);
+    expect(parser.push(']')).toEqual([]);
+    expect(parser.end()).toEqual([]);
   });
 });
 
@@ -287,11 +418,17 @@ const evalPy = (source: string): unknown => {
   return call?.args.v;
 };
 
+// Values no literal of ours reads, some holding brackets, quotes or a comment that the bad call's end is found past.
+const badValue = fc.constantFrom("b'z'", '1e999', 'foo', '{1, 2}', "f(')')", "[x, '''a)\n''']", '1 # )\n', "'a' + 'b'", '(1, 2]', "'it's'");
+
 const callList = fc
   .array(
     fc.record({
       name: fc.constantFrom('get_weather', 'search', 'f', 'run_code'),
-      kwargs: fc.uniqueArray(fc.tuple(fc.constantFrom('city', 'q', 'n', 'code', 'opts', 'x'), pyValue(3).map((v) => v.src)), { maxLength: 3, selector: ([k]) => k }),
+      kwargs: fc.uniqueArray(fc.tuple(fc.constantFrom('city', 'q', 'n', 'code', 'opts', 'x'), fc.oneof({ weight: 6, arbitrary: pyValue(3).map((v) => v.src) }, { weight: 1, arbitrary: badValue })), {
+        maxLength: 3,
+        selector: ([k]) => k,
+      }),
     }),
     { minLength: 1, maxLength: 3 },
   )
