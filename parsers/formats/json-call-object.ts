@@ -1,50 +1,19 @@
-import { IncrementalJsonScanner } from '../json/incremental-json-scanner.ts';
+import { IncrementalJsonScanner, type JsonPath } from '../json/incremental-json-scanner.ts';
 import type { Piece } from '../parser-events.ts';
 import type { CallRegistry } from './call-options.ts';
 import type { EventList } from './event-list.ts';
+import type { CallObjectFailure, CallObjectShape } from './call-object-shape.ts';
 import { JsonArguments } from './json-arguments.ts';
 
-export interface CallObjectShape {
-  /** Keys that may hold the arguments object (`arguments`, Llama's `parameters`). */
-  argsKeys: readonly string[];
-  /**
-   * Strict: the object is a call only if every key is `name`, an args key or one of
-   * `extraKeys`; anything else makes it `not-call` (Llama JSON, which has no marker, so any `{`
-   * in prose is a candidate). Lenient: other keys are ignored (inside explicit markers).
-   */
-  strict: boolean;
-  extraKeys?: readonly string[];
-  /**
-   * When to emit call-start: as soon as the name closes (explicit markers), or only once the
-   * arguments object has also begun (Llama JSON: `{"name": "Ada", …}` in prose is not yet a call).
-   */
-  startWhen: 'name' | 'name-and-args';
-  /**
-   * A call with a name and no arguments key calls with `{}` (Mistral, as vLLM's parser reads it:
-   * `tool_call.get("arguments", {})`), rather than being malformed.
-   */
-  argsOptional?: boolean;
-  /**
-   * The arguments may also come as a string holding the JSON object (Granite 4, some Qwen
-   * fine-tunes: `"arguments": "{\"a\": 1}"`), decoded once as vLLM's hermes parser does. Its
-   * pieces and `call-args` (the decoded text) then come when the string closes, not as it streams.
-   */
-  argsMayBeString?: boolean;
-}
-
-export type CallObjectFailure = {
-  /** not-call: it was never a call (prose); rejected: a tool not in the whitelist; malformed: a broken call. */
-  kind: 'not-call' | 'rejected' | 'malformed';
-  reason: string;
-};
+export type { CallObjectFailure, CallObjectShape } from './call-object-shape.ts';
 
 type Queued = { args: string } | { piece: Piece; lineField?: string };
 
 /**
- * One `{"name": …, "arguments": {…}}` object (hermes, Mistral, Llama JSON), scanned once as it
- * streams. Keys may come in any order: until the name is known, the arguments' raw text and
- * pieces are queued, then released in order right after call-start, so where each event lands
- * depends only on the text, never on the split.
+ * One `{"name": …, "arguments": {…}}` object (hermes, Mistral, Llama JSON; with the shape's
+ * `wrapperKey`, also inside `{"function": …}`), scanned once as it streams. Keys may come in any
+ * order: until the name is known, the arguments' raw text and pieces are queued, then released in
+ * order right after call-start, so where each event lands depends only on the text, never on the split.
  */
 export class JsonCallObject {
   readonly #registry: CallRegistry;
@@ -67,17 +36,23 @@ export class JsonCallObject {
    * Kept up to date at each change (#update) so that the per-token path reads one field.
    */
   #plainId: string | undefined = '';
+  /** Where the call object's keys are in a path: 0, or 1 inside the shape's wrapper key. */
+  #level = 0;
 
   constructor(registry: CallRegistry, shape: CallObjectShape) {
     this.#registry = registry;
     this.#shape = shape;
+    const wrapper = shape.wrapperKey;
+    const linePaths = registry.linePaths(shape.argsKeys);
+    // One level deeper for a wrapped call; its paths are those of the call, inside the wrapper key.
+    const depth = wrapper === undefined ? 1 : 2;
     this.#scanner = new IncrementalJsonScanner({
-      keyDepth: 1,
-      openDepth: 1,
-      maxFieldDepth: 1 + registry.maxFieldDepth,
-      linePaths: registry.linePaths(shape.argsKeys),
+      keyDepth: depth,
+      openDepth: depth,
+      maxFieldDepth: depth + registry.maxFieldDepth,
+      linePaths: wrapper === undefined ? linePaths : [...linePaths, ...linePaths.map((path): JsonPath => [wrapper, ...path])],
       // A key repeated inside the arguments is malformed, as in JsonArguments.
-      uniqueKeysUnder: shape.argsKeys.map((key) => [key]),
+      uniqueKeysUnder: shape.argsKeys.flatMap((key) => (wrapper === undefined ? [[key]] : [[key], [wrapper, key]])),
     });
   }
 
@@ -133,29 +108,47 @@ export class JsonCallObject {
 
   #handleEvents(text: string, from: number, stop: number, base: number, out: EventList): number {
     let argsFrom = from;
+    const shape = this.#shape;
     const events = this.#scanner.takeScanEvents();
     for (let k = 0; k < events.length; k++) {
       const e = events[k]!;
       const at = e.at - base;
+      const level = this.#level;
+      // Wrapped, only what is inside the wrapper key's object is the call's.
+      if (level === 1 && e.type !== 'key' && e.type !== 'done' && e.type !== 'error' && e.path[0] !== shape.wrapperKey) continue;
       switch (e.type) {
         case 'key': {
-          const key = e.path[0] as string;
-          if (key === 'name' ? this.#name !== undefined : this.#shape.argsKeys.includes(key) && this.#argsKey !== undefined) {
+          const depth = e.path.length - 1;
+          if (depth > level) break;
+          const key = e.path[depth] as string;
+          const callKey = key === 'name' || shape.argsKeys.includes(key);
+          if (depth < level) {
+            // The wrapper's own keys, after its call object: no second call there.
+            if (callKey || key === shape.wrapperKey) return this.#fail('malformed', `"${key}" outside "${shape.wrapperKey}"`, at);
+          } else if (key === 'name' ? this.#name !== undefined : callKey && this.#argsKey !== undefined) {
             return this.#fail('malformed', `duplicate "${key}"`, at);
+          } else if (callKey || this.#opensWrapper(key, depth)) {
+            break;
           }
-          if (this.#shape.strict && key !== 'name' && !this.#shape.argsKeys.includes(key) && !this.#shape.extraKeys?.includes(key)) {
+          if (shape.strict && !shape.extraKeys?.includes(key) && !(shape.ignoreKeysOnceStarted && this.#callId !== undefined)) {
             return this.#fail('not-call', `unexpected key "${key}"`, at);
           }
           break;
         }
         case 'open': {
-          const key = e.path[0];
-          if (e.path.length !== 1 || typeof key !== 'string' || !this.#shape.argsKeys.includes(key)) break;
-          if (e.kind === 'string' && this.#shape.argsMayBeString) {
+          const key = e.path[level];
+          if (e.path.length !== level + 1 || typeof key !== 'string') break;
+          if (this.#opensWrapper(key, level)) {
+            if (e.kind !== 'object') return this.#fail(shape.strict ? 'not-call' : 'malformed', `"${key}" must be a JSON object`, at);
+            this.#level = 1;
+            break;
+          }
+          if (!shape.argsKeys.includes(key)) break;
+          if (e.kind === 'string' && shape.argsMayBeString) {
             this.#argsKey = key;
             break;
           }
-          if (e.kind !== 'object') return this.#fail(this.#shape.strict ? 'not-call' : 'malformed', `"${key}" must be a JSON object`, at);
+          if (e.kind !== 'object') return this.#fail(shape.strict ? 'not-call' : 'malformed', `"${key}" must be a JSON object`, at);
           this.#argsKey = key;
           this.#argsOpen = true;
           this.#update();
@@ -164,45 +157,39 @@ export class JsonCallObject {
           break;
         }
         case 'field': {
-          if (e.path.length === 1) {
-            if (e.path[0] === 'name') {
-              if (typeof e.value !== 'string') return this.#fail(this.#shape.strict ? 'not-call' : 'malformed', '"name" must be a string', at);
+          const key = e.path[level];
+          if (e.path.length === level) {
+            // The wrapper key's object has closed: the call's keys are all there.
+            if (!this.#closeCall(at, out)) return at;
+          } else if (e.path.length === level + 1) {
+            if (key === 'name') {
+              if (typeof e.value !== 'string') return this.#fail(shape.strict ? 'not-call' : 'malformed', '"name" must be a string', at);
               this.#name = e.value;
               if (!this.#maybeStart(out)) return at;
-            } else if (e.path[0] === this.#argsKey && typeof e.value === 'string') {
+            } else if (key === this.#argsKey && typeof e.value === 'string') {
               this.#argsText = e.value;
-            } else if (e.path[0] === this.#argsKey) {
+            } else if (key === this.#argsKey) {
               this.#emitArgs(text.slice(argsFrom, at), out);
               this.#argsOpen = false;
               this.#update();
               this.#args = e.value as Record<string, unknown>;
             }
-          } else if (e.path[0] === this.#argsKey) {
+          } else if (key === this.#argsKey && e.path.length - level - 1 <= this.#registry.maxFieldDepth) {
             this.#emitArgs(text.slice(argsFrom, at), out);
             argsFrom = at;
-            this.#emitPiece({ kind: 'field', path: e.path.slice(1), value: e.value }, undefined, out);
+            this.#emitPiece({ kind: 'field', path: e.path.slice(level + 1), value: e.value }, undefined, out);
           }
           break;
         }
         case 'line': {
-          if (e.path[0] !== this.#argsKey) break;
+          if (e.path[level] !== this.#argsKey) break;
           this.#emitArgs(text.slice(argsFrom, at), out);
           argsFrom = at;
-          this.#emitPiece({ kind: 'line', text: e.text, lineNo: e.lineNo }, e.path[1] as string, out);
+          this.#emitPiece({ kind: 'line', text: e.text, lineNo: e.lineNo }, e.path[level + 1] as string, out);
           break;
         }
         case 'done': {
-          const kind = this.#shape.strict ? 'not-call' : 'malformed';
-          if (this.#name === undefined) return this.#fail(kind, 'no "name"', at);
-          if (this.#args === undefined && this.#argsText !== undefined) {
-            const failed = this.#decodeArgsText(this.#argsText, out);
-            if (failed !== undefined) return this.#fail('malformed', failed, at);
-          }
-          if (this.#args === undefined) {
-            if (!this.#shape.argsOptional) return this.#fail(kind, `no "${this.#shape.argsKeys.join('" or "')}"`, at);
-            this.#args = {};
-            this.#emitArgs('{}', out);
-          }
+          if (level === 0 && !this.#closeCall(at, out)) return at;
           this.#status = 'complete';
           this.#update();
           break;
@@ -217,6 +204,27 @@ export class JsonCallObject {
     }
     if (this.#argsOpen) this.#emitArgs(text.slice(argsFrom, stop), out);
     return stop;
+  }
+
+  /** Whether `key`, at `depth`, is the wrapper key opening the call object: no key of the call came before it. */
+  #opensWrapper(key: string, depth: number): boolean {
+    return depth === 0 && this.#level === 0 && key === this.#shape.wrapperKey && this.#name === undefined && this.#argsKey === undefined;
+  }
+
+  /** The call object has closed: false (and failed) if it is not a whole call. */
+  #closeCall(at: number, out: EventList): boolean {
+    const kind = this.#shape.strict ? 'not-call' : 'malformed';
+    if (this.#name === undefined) return this.#failed(kind, 'no "name"', at);
+    if (this.#args === undefined && this.#argsText !== undefined) {
+      const failed = this.#decodeArgsText(this.#argsText, out);
+      if (failed !== undefined) return this.#failed('malformed', failed, at);
+    }
+    if (this.#args === undefined) {
+      if (!this.#shape.argsOptional) return this.#failed(kind, `no "${this.#shape.argsKeys.join('" or "')}"`, at);
+      this.#args = {};
+      this.#emitArgs('{}', out);
+    }
+    return true;
   }
 
   /** The input has ended inside the object. */
@@ -276,6 +284,11 @@ export class JsonCallObject {
 
   #update(): void {
     this.#plainId = this.#status !== 'pending' ? undefined : this.#argsOpen ? (this.#callId ?? '') : '';
+  }
+
+  #failed(kind: CallObjectFailure['kind'], reason: string, at: number): false {
+    this.#fail(kind, reason, at);
+    return false;
   }
 
   #fail(kind: CallObjectFailure['kind'], reason: string, at: number): number {

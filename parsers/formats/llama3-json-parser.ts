@@ -12,28 +12,43 @@ export const Llama3JsonParserOptionsSchema = CallOptionsSchema.strict();
 export type Llama3JsonParserOptions = z.input<typeof Llama3JsonParserOptionsSchema>;
 
 const PYTHON_TAG = '<|python_tag|>';
-const PROSE_MARKERS = new MarkerSet([PYTHON_TAG, '{']);
-const CALL_SHAPE: CallObjectShape = { argsKeys: ['parameters', 'arguments'], strict: true, extraKeys: ['type'], startWhen: 'name-and-args' };
+const PROSE_MARKERS = new MarkerSet([PYTHON_TAG, '{', '[']);
+const CALL_SHAPE: CallObjectShape = {
+  argsKeys: ['parameters', 'arguments'],
+  strict: true,
+  // OpenAI's tool-call keys besides the function (Mistral's list items carry "id" too): part of a
+  // call's shape, so allowed before call-start, which `{"id": …, "type": "function", "function": {…}}` needs.
+  extraKeys: ['type', 'id'],
+  ignoreKeysOnceStarted: true,
+  wrapperKey: 'function',
+  startWhen: 'name-and-args',
+};
 
 type State =
   | { kind: 'prose' }
-  /** After `<|python_tag|>` (or after a call's ";"): whitespace, then "{" or it was prose. */
-  | { kind: 'lead'; raw: RawText }
-  | { kind: 'call'; raw: RawText; call: JsonCallObject }
+  /**
+   * After `<|python_tag|>`, a call's ";" or "," or a "[" (`inList`): whitespace, then "{" (or,
+   * not in a list, "[") or it was prose.
+   */
+  | { kind: 'lead'; raw: RawText; inList: boolean }
+  | { kind: 'call'; raw: RawText; call: JsonCallObject; inList: boolean }
   /** A complete call; it ends at the next non-whitespace character or at end(). */
-  | { kind: 'after-call'; call: JsonCallObject; ws: string };
+  | { kind: 'after-call'; call: JsonCallObject; ws: string; inList: boolean };
 
 /**
  * Llama 3.1/3.2/3.3 JSON tool calls: `{"name": …, "parameters": {…}}` ("arguments" accepted too),
- * anywhere in the text, several separated by ";", optionally after `<|python_tag|>`.
+ * anywhere in the text, several separated by ";", optionally after `<|python_tag|>`; also as
+ * OpenAI's `{"type": "function", "function": {…}}` and in a `[…, …]` list.
  * With no marker, any "{" in prose is a candidate: it is held back only while it can still be a
- * call — every key so far is "name", "parameters"/"arguments" or "type" — and released as text,
- * with no event, the moment it cannot (another key, a syntax error, no name or arguments).
- * call-start needs both the name and the start of the arguments object, so prose such as
- * `{"name": "Ada", …}` never starts a call. A call ends at the first non-whitespace character
- * after its object or at end(); whitespace and one ";" there are the separator before the next
- * call, and go out as text if no call follows. `<|python_tag|>` not followed
- * by "{" is text (raw Python after it is the `llama3-python` format's business).
+ * call — every key so far is "name", "parameters"/"arguments", "type", "id" or a first "function" —
+ * and released as text, with no event, the moment it cannot (another key, a syntax error, no name
+ * or arguments). call-start needs both the name and the start of the arguments object, so prose
+ * such as `{"name": "Ada", …}` never starts a call; from there on other keys are ignored, as
+ * vLLM ignores them. A call ends at the first non-whitespace character after its object or at
+ * end(); whitespace and one ";" there are the separator before the next call, and go out as text
+ * if no call follows. A "[" before a call, and the "," between list items and the "]" after them,
+ * are frame in the same way. `<|python_tag|>` not followed by "{" or "[" is text (raw Python
+ * after it is the `llama3-python` format's business).
  */
 export function createLlama3JsonParser(options: Llama3JsonParserOptions = {}): ToolCallParser {
   return new Llama3JsonParser(parseFormatOptions(Llama3JsonParserOptionsSchema, options, 'llama3_json'));
@@ -77,10 +92,10 @@ class Llama3JsonParser extends FormatParser {
         out.text(found.before);
         if (found.marker === undefined) return buf.length;
         if (found.marker === '{') {
-          this.#state = { kind: 'call', raw: new RawText(), call: this.#newCall() };
+          this.#state = { kind: 'call', raw: new RawText(), call: this.#newCall(), inList: false };
           return found.next - 1;
         }
-        this.#state = { kind: 'lead', raw: new RawText(found.marker) };
+        this.#state = { kind: 'lead', raw: new RawText(found.marker), inList: found.marker === '[' };
         return found.next;
       }
       case 'lead': {
@@ -88,8 +103,13 @@ class Llama3JsonParser extends FormatParser {
         state.raw.add(buf.slice(i, j));
         if (j === buf.length) return j;
         if (buf[j] === '{') {
-          this.#state = { kind: 'call', raw: state.raw, call: this.#newCall() };
+          this.#state = { kind: 'call', raw: state.raw, call: this.#newCall(), inList: state.inList };
           return j;
+        }
+        if (buf[j] === '[' && !state.inList) {
+          state.raw.add('[');
+          this.#state = { kind: 'lead', raw: state.raw, inList: true };
+          return j + 1;
         }
         out.text(state.raw.text);
         this.#state = { kind: 'prose' };
@@ -116,7 +136,7 @@ class Llama3JsonParser extends FormatParser {
           this.#replay = raw.slice(next);
           return stop;
         }
-        if (state.call.status === 'complete') this.#state = { kind: 'after-call', call: state.call, ws: '' };
+        if (state.call.status === 'complete') this.#state = { kind: 'after-call', call: state.call, ws: '', inList: state.inList };
         return stop;
       }
       case 'after-call': {
@@ -124,13 +144,19 @@ class Llama3JsonParser extends FormatParser {
         state.ws += buf.slice(i, j);
         if (j === buf.length) return j;
         out.push({ type: 'call-end', callId: state.call.callId!, args: state.call.args });
-        // A separator (";" or whitespace) is the next call's frame, released as text if no call follows.
-        if (buf[j] === ';') {
-          this.#state = { kind: 'lead', raw: new RawText(`${state.ws};`) };
+        const c = buf[j]!;
+        // A list's "]" after a call is frame: the call came after its "[".
+        if (c === ']' && state.inList) {
+          this.#state = { kind: 'prose' };
           return j + 1;
         }
-        if (buf[j] === '{') {
-          this.#state = { kind: 'call', raw: new RawText(state.ws), call: this.#newCall() };
+        // A separator (";", a list's "," or whitespace) is the next call's frame, released as text if no call follows.
+        if (c === ';' || (c === ',' && state.inList)) {
+          this.#state = { kind: 'lead', raw: new RawText(state.ws + c), inList: state.inList };
+          return j + 1;
+        }
+        if (c === '{') {
+          this.#state = { kind: 'call', raw: new RawText(state.ws), call: this.#newCall(), inList: state.inList };
           return j;
         }
         out.text(state.ws);
@@ -224,8 +250,10 @@ class Llama3JsonParser extends FormatParser {
 /** Where a call could start in a failed candidate's text, after the candidate's own "{": -1 if nowhere. */
 function nextCandidate(raw: string): number {
   const own = raw.indexOf('{');
-  const brace = raw.indexOf('{', own + 1);
-  const tag = raw.indexOf(PYTHON_TAG, own + 1);
-  if (brace === -1) return tag;
-  return tag === -1 ? brace : Math.min(brace, tag);
+  let next = -1;
+  for (const marker of PROSE_MARKERS.list) {
+    const at = raw.indexOf(marker, own + 1);
+    if (at !== -1 && (next === -1 || at < next)) next = at;
+  }
+  return next;
 }

@@ -115,7 +115,7 @@ describe('llama3-json parser: prose that only looks like a call', () => {
   });
 
   it('reports a started call that breaks, or is cut by max_tokens, as malformed and returns its text', () => {
-    for (const input of ['{"name": "f", "parameters": {"a": 1}, "extra": 2}', '{"name": "f", "parameters": {"a": 1']) {
+    for (const input of ['{"name": "f", "parameters": {"a": 1}, "name": "g"}', '{"name": "f", "parameters": {"a": 1']) {
       const events = parse(input);
       expect(malformedOf(events)).toHaveLength(1);
       expect(malformedOf(events)[0]!.callId).toBe('call_1');
@@ -136,25 +136,162 @@ describe('llama3-json parser: prose that only looks like a call', () => {
   });
 });
 
+/** Every cut into two deltas, and one character per delta, give the whole text's events. */
+const expectSplitInvariant = (input: string) => {
+  const expected = coalesceText(parse(input));
+  for (let cut = 1; cut < input.length; cut++) expect(coalesceText(feed(make(), [input.slice(0, cut), input.slice(cut)])), `cut at ${cut}`).toEqual(expected);
+  expect(coalesceText(feed(make(), [...input]))).toEqual(expected);
+};
+
+describe('llama3-json parser: keys vLLM ignores, wrappers and lists (review 9, "llama3-json, extra keys")', () => {
+  it('ignores a key after call-start, whatever its value: vLLM reads only the name and the arguments', () => {
+    const calls = [
+      '{"name": "f", "parameters": {"a": 1}, "id": "x"}',
+      '{"name": "f", "parameters": {"a": 1}, "meta": {"note": "}{][ \\"}", "n": [1, {"x": null}, "]"]}}',
+      '{"parameters": {"a": 1}, "name": "f", "tags": ["{", "}"], "type": "function"}',
+      '{"type": "function", "name": "f", "arguments": {"a": 1}, "extra": {"parameters": {"a": 2}, "name": "g"}}',
+    ];
+    for (const input of calls) {
+      const events = parse(input);
+      expect(events.filter((e) => e.type === 'call-start')).toEqual([start('f')]);
+      expect(callsOf(events)).toEqual([{ callId: 'call_1', name: 'f', args: { a: 1 }, argsText: '{"a": 1}' }]);
+      expect(textOf(events)).toBe('');
+      expectSplitInvariant(`Sure. ${input} Done.`);
+    }
+    expect(parse('{"name": "f", "parameters": {"a": 1}, "id": "x"}; {"name": "g", "parameters": {}}')).toEqual([
+      start('f'),
+      args('{"a": 1'),
+      field(['a'], 1),
+      args('}'),
+      end({ a: 1 }),
+      start('g', 'call_2'),
+      args('{}', 'call_2'),
+      end({}, 'call_2'),
+    ]);
+  });
+
+  it('keeps an object prose when a key outside the call comes before call-start (an OpenAI tool definition is not a call)', () => {
+    // Only "type" and "id", OpenAI's tool-call keys, may come before it.
+    for (const input of [
+      '{"note": "x", "name": "f", "parameters": {"a": 1}}',
+      '{"name": "f", "note": "x", "parameters": {"a": 1}}',
+      '{"name": "get_weather", "description": "Weather {now}", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}',
+      '{"type": "function", "function": {"name": "get_weather", "description": "d", "parameters": {"type": "object"}}}',
+    ]) {
+      expect(parse(input)).toEqual([text(input)]);
+      expectSplitInvariant(input);
+    }
+    // Not a wrapper, but the call inside it is still found, as any call in prose.
+    const inside = '{"index": 0, "type": "function", "function": {"name": "f", "parameters": {}}}';
+    expect(parse(inside)).toEqual([text('{"index": 0, "type": "function", "function": '), start('f'), args('{}'), end({}), text('}')]);
+  });
+
+  it('still makes a started call malformed for a second name or arguments', () => {
+    for (const input of ['{"name": "f", "parameters": {"a": 1}, "arguments": {}}', '{"type": "function", "function": {"name": "f", "parameters": {}}, "name": "g"}']) {
+      const events = parse(input);
+      expect(malformedOf(events).map((e) => e.callId)).toEqual(['call_1']);
+      expect(callsOf(events)).toEqual([]);
+      expect(textOf(events)).toBe(input);
+      expectSplitInvariant(input);
+    }
+  });
+
+  it('reads OpenAI\'s {"type": "function", "function": {…}} as the call, its braces and keys not content', () => {
+    const input = 'Calling: {"type": "function", "function": {"name": "get_weather", "parameters": {"city": "Paris"}}, "id": "call_9"} ok';
+    expect(parse(input)).toEqual([
+      text('Calling: '),
+      start('get_weather'),
+      args('{"city": "Paris"'),
+      field(['city'], 'Paris'),
+      args('}'),
+      end({ city: 'Paris' }),
+      text(' ok'),
+    ]);
+    expectSplitInvariant(input);
+    // OpenAI's own order, its "id" first.
+    const openai = parse('{"id": "call_9", "type": "function", "function": {"name": "f", "parameters": {}}}');
+    expect(callsOf(openai).map((c) => [c.name, c.args])).toEqual([['f', {}]]);
+    expect(textOf(openai)).toBe('');
+    const before = parse('{"function": {"arguments": {"code": "print(1)\\n"}, "name": "python", "type": "function"}, "type": "function"}');
+    expect(before.filter((e) => e.type === 'call-piece').map((e) => e.type === 'call-piece' && e.piece.kind)).toEqual(['line', 'field']);
+    expect(callsOf(before)).toEqual([{ callId: 'call_1', name: 'python', args: { code: 'print(1)\n' }, argsText: '{"code": "print(1)\\n"}' }]);
+    expect(textOf(before)).toBe('');
+  });
+
+  it('takes a [ … ] list of calls with its brackets and commas as frame, as vLLM finds each object in it', () => {
+    const input = 'Calls: [\n  {"name": "a", "parameters": {}},\n  {"type": "function", "function": {"name": "b", "arguments": {"x": 1}}}\n] done';
+    expect(parse(input)).toEqual([
+      text('Calls: '),
+      start('a'),
+      args('{}'),
+      end({}),
+      start('b', 'call_2'),
+      args('{"x": 1', 'call_2'),
+      field(['x'], 1, 'call_2'),
+      args('}', 'call_2'),
+      end({ x: 1 }, 'call_2'),
+      text(' done'),
+    ]);
+    expectSplitInvariant(input);
+    const tagged = parse('<|python_tag|>[{"name": "a", "parameters": {}}]');
+    expect(callsOf(tagged).map((c) => c.name)).toEqual(['a']);
+    expect(textOf(tagged)).toBe('');
+    // The prose's key string ran over the list's "[": read again from there.
+    const swallowed = parse('{"a [{"name": "f", "parameters": {}}]');
+    expect(callsOf(swallowed).map((c) => c.name)).toEqual(['f']);
+    expect(textOf(swallowed)).toBe('{"a ');
+  });
+
+  it('releases brackets and commas around anything but calls as text', () => {
+    for (const input of ['[1, 2] and [x]', '[] [ ]', '[{"a": 1}]', '[[{"a": 1}]]', 'a, b]', '{"name": "f", "parameters": {}}, x']) {
+      expect(textOf(parse(input))).toBe(input.replace('{"name": "f", "parameters": {}}', ''));
+      expectSplitInvariant(input);
+    }
+    // A list whose second item is no call: the "[" was the first call's frame, the rest is text.
+    const mixed = '[{"name": "a", "parameters": {}}, 42, {"name": "b", "parameters": {}}]';
+    const events = parse(mixed);
+    expect(callsOf(events).map((c) => c.name)).toEqual(['a', 'b']);
+    expect(textOf(events)).toBe(', 42, ]');
+    expectSplitInvariant(mixed);
+  });
+});
+
+/** After call-start, a key the call does not use, with braces and brackets in its strings. */
+const EXTRA_KEY = ', "meta": {"note": "}{][ \\"}", "n": [1, {"x": null}, "]"]}';
+type Shape = { variant: number; wrapped?: boolean; extra?: boolean };
 /** Llama's calls in every shape; `<|python_tag|>` only leads the first call of a group. */
-const render = (c: GeneratedCall, variant: number, first = true) => {
+const renderCall = (c: GeneratedCall, { variant, wrapped = false, extra = false }: Shape) => {
   const key = variant % 2 === 0 ? 'parameters' : 'arguments';
   const name = `"name": ${JSON.stringify(c.name)}`;
-  const body = variant % 3 === 0 ? `{"${key}": ${c.argsText}, ${name}}` : variant % 3 === 1 ? `{${name}, "${key}": ${c.argsText}}` : `{"type": "function", ${name}, "${key}": ${c.argsText}}`;
-  return variant % 5 === 0 && first ? `<|python_tag|>${body}` : body;
+  let body = variant % 3 === 0 ? `{"${key}": ${c.argsText}, ${name}}` : variant % 3 === 1 ? `{${name}, "${key}": ${c.argsText}}` : `{"type": "function", ${name}, "${key}": ${c.argsText}}`;
+  if (extra) body = `${body.slice(0, -1)}${EXTRA_KEY}}`;
+  return wrapped ? `{"type": "function", "function": ${body}${extra ? ', "id": "call_9"' : ''}}` : body;
 };
-const safeProse = prose(['{', '}', '{"a": 1}', '{"name": "x"}', 'x = {1}', ';', '<|python_tag|>print(1)', '<|python', '{"parameters": 1}']).filter((p) => /[^\s;]/.test(p));
+const render = (c: GeneratedCall, variant: number, first = true) => (variant % 5 === 0 && first ? '<|python_tag|>' : '') + renderCall(c, { variant });
+// A "[" right before a call is the frame of a list of calls: no prose here ends with one.
+const safeProse = prose(['{', '}', '{"a": 1}', '{"name": "x"}', 'x = {1}', ';', '<|python_tag|>print(1)', '<|python', '{"parameters": 1}', ']', '[1, 2]', ',']).filter(
+  (p) => /[^\s;,]/.test(p) && !/\[\s*$/.test(p),
+);
 const group = fc.record({
   prose: safeProse,
-  calls: fc.array(fc.record({ call: generatedCall, variant: fc.nat(29) }), { maxLength: 3 }),
+  calls: fc.array(fc.record({ call: generatedCall, variant: fc.nat(29), wrapped: fc.boolean(), extra: fc.boolean() }), { maxLength: 3 }),
   sep: fc.constantFrom(';', '; ', ';\n', '\n', ' ', ''),
+  list: fc.constantFrom(undefined, ['[', ',', ']'], ['[ ', ', ', ' ]'], ['[\n  ', ',\n  ', '\n]']),
 });
+/** A group's calls, joined by its separator or written as a list; `<|python_tag|>` may lead them. */
+const renderGroup = (g: { calls: Array<Shape & { call: GeneratedCall }>; sep: string; list: readonly string[] | undefined }) => {
+  const tag = g.calls[0] !== undefined && g.calls[0].variant % 5 === 0 ? '<|python_tag|>' : '';
+  const calls = g.calls.map((c) => renderCall(c.call, c));
+  if (g.list === undefined || calls.length === 0) return tag + calls.join(g.sep);
+  const [open, sep, close] = g.list;
+  return tag + open + calls.join(sep) + close;
+};
 
 describe('llama3-json parser: properties', () => {
   it('recovers every call exactly, and all prose as text', () => {
     fc.assert(
       fc.property(fc.array(group, { maxLength: 4 }), groupings, (groups, sizes) => {
-        const input = groups.map((g) => g.prose + g.calls.map((c, i) => render(c.call, c.variant, i === 0)).join(g.sep)).join('');
+        const input = groups.map((g) => g.prose + renderGroup(g)).join('');
         for (const events of [whole(make(), input), feed(make(), groupBy(input, sizes))]) {
           expectWellFormedCalls(events);
           expect(callsOf(events).map((c) => [c.name, c.args, c.argsText])).toEqual(groups.flatMap((g) => g.calls.map(({ call: c }) => [c.name, c.args, c.argsText])));
@@ -174,7 +311,23 @@ describe('llama3-json parser: properties', () => {
       const full = render(call, variant);
       return full.slice(0, cut % full.length);
     }),
-    fc.constantFrom('{', '{"name": "f", "parameters": {"a": 1}, "x": 1}', ';', '<|python_tag|>', '😀', '\uD83D'),
+    fc.record({ call: generatedCall, variant: fc.nat(29), wrapped: fc.boolean(), extra: fc.boolean() }).map((c) => renderCall(c.call, c)),
+    fc.constantFrom(
+      '{',
+      '{"name": "f", "parameters": {"a": 1}, "x": 1}',
+      '{"name": "f", "parameters": {"a": 1}, "name": "g"}',
+      '{"x": 1, "name": "f", "parameters": {}}',
+      '{"type": "function", "function": {"name": "f", "parameters": {"a": 1}}, "name": "g"}',
+      '{"type": "function", "function": {"name": "f", "description": "d", "parameters": {}}}',
+      '{"function": 1}',
+      ';',
+      '[',
+      ', ',
+      ']',
+      '<|python_tag|>',
+      '😀',
+      '\uD83D',
+    ),
   );
   splitInvarianceProperties(make(), fc.array(fragment, { maxLength: 6 }).map((f) => f.join('')), { runs: 120 });
 });
