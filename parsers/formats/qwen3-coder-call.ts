@@ -33,6 +33,11 @@ export class Qwen3CoderCall {
     out.event({ type: 'call-start', callId, name });
   }
 
+  /** The tool's parameters in the request's schema (types by name); undefined when it names none. */
+  get schema(): ReadonlyMap<string, string[]> | undefined {
+    return this.#types !== undefined && this.#types.size > 0 ? this.#types : undefined;
+  }
+
   /** Whether the call already has this parameter. */
   has(parameter: string): boolean {
     return Object.hasOwn(this.args, parameter);

@@ -6,16 +6,13 @@ import { parseParserOptions } from './parser-options.ts';
 import { Qwen3CoderCall } from './qwen3-coder-call.ts';
 import { Qwen3CoderParserOptionsSchema, type Qwen3CoderParserOptions } from './qwen3-coder-options.ts';
 import { Qwen3CallOpening } from './qwen3-call-opening.ts';
-import { FUNCTION, FUNCTION_END, isName, leadingSpace, PARAMETER } from './qwen3-function-opener.ts';
+import { FUNCTION, FUNCTION_END, isName, leadingSpace, PARAMETER, PARAMETER_END, TOOL_CALL, TOOL_CALL_END } from './qwen3-function-opener.ts';
+import { Qwen3ValueEnd } from './qwen3-value-end.ts';
 import { parameterTypes } from './schema-typed-value.ts';
 import type { XmlParameterValue } from './xml-parameter-value.ts';
 
 export { Qwen3CoderParserOptionsSchema, type Qwen3CoderParserOptions } from './qwen3-coder-options.ts';
 
-const TOOL_CALL = '<tool_call>';
-const TOOL_CALL_END = '</tool_call>';
-const PARAMETER_END = '</parameter>';
-const VALUE_ENDS = [PARAMETER_END, PARAMETER, FUNCTION_END, TOOL_CALL_END];
 const BODY_MARKERS = [PARAMETER, FUNCTION_END, TOOL_CALL_END];
 const BETWEEN_MARKERS = [FUNCTION, TOOL_CALL_END];
 const PROSE_MARKERS = [TOOL_CALL, FUNCTION];
@@ -32,10 +29,12 @@ type Mode = 'prose' | 'opening' | 'function-name' | 'body' | 'parameter-name' | 
  * Without `<tool_call>` (Qwen3-Coder drops it), `<function=name>` starts a call at the
  * `<parameter=` or `</function>` after it, and an orphan `</tool_call>` after the call is frame.
  * A parameter value is raw text up to `</parameter>` (or, as vLLM tolerates, the next
- * `<parameter=`, `</function>` or `</tool_call>`), minus one leading and one trailing "\n".
- * At that end marker come a `field` piece {path: [name], value} and a `call-args` fragment
- * (Qwen3CoderCall): values are converted with the tool's schema types when `toolDefinitions`
- * are given, else strings, and `call-args` is JSON built one parameter at a time.
+ * `<parameter=`, `</function>` or `</tool_call>`), minus one leading and one trailing "\n";
+ * the marker ends it only if what follows is structure too (Qwen3ValueEnd), else it is text
+ * of the value. Once that is certain come a `field` piece {path: [name], value} and a
+ * `call-args` fragment (Qwen3CoderCall): values are converted with the tool's schema types
+ * when `toolDefinitions` are given, else strings, and `call-args` is JSON built one parameter
+ * at a time.
  * The `lineFields` parameter of a tool (code) also yields a `line` piece per completed line
  * while it streams; a line is certain once a character after its "\n" is (the value's last
  * "\n" is not its own), and the lines concatenate to the final value.
@@ -64,6 +63,8 @@ class Qwen3CoderParser implements ToolCallParser {
   #name = '';
   #opening: Qwen3CallOpening | undefined;
   #value: XmlParameterValue | undefined;
+  /** Where #value ends: what holds back a marker inside it until what follows decides it. */
+  #valueEnd: Qwen3ValueEnd | undefined;
   #calls = 0;
   #ended = false;
 
@@ -112,7 +113,8 @@ class Qwen3CoderParser implements ToolCallParser {
   #run(delta: string, final: boolean): void {
     let input = this.#held + delta;
     this.#held = '';
-    while (input !== '') {
+    // At the end a value may still hold a marker, with no input left to decide it.
+    while (input !== '' || (final && this.#valueEnd?.holds === true)) {
       const rest = this.#step(input, final);
       if (rest === undefined) {
         // Undecided: wait for more text (at the end, `end()` settles it).
@@ -241,24 +243,22 @@ class Qwen3CoderParser implements ToolCallParser {
     } else {
       this.#mode = 'value';
       this.#value = this.#call!.openParameter(name);
+      this.#valueEnd = new Qwen3ValueEnd(name, this.#call!);
     }
     return input.slice(close + 1);
   }
 
   #valueText(input: string, final: boolean): string {
-    const found = searchMarkers(input, VALUE_ENDS);
-    const certain = found.found ? found.index : final ? input.length : found.holdFrom;
-    this.#raw += input.slice(0, certain);
-    for (const line of this.#value!.append(input.slice(0, certain))) this.#call!.line(line);
-    if (!found.found) {
-      this.#held = input.slice(certain);
-      return '';
-    }
-    this.#raw += found.marker;
+    const step = this.#valueEnd!.push(input, final);
+    this.#raw += step.text;
+    for (const line of this.#value!.append(step.text)) this.#call!.line(line);
+    if (step.kind === 'more') return '';
+    this.#raw += step.marker;
     this.#call!.closeParameter(this.#value!);
     this.#value = undefined;
-    this.#marker(found.marker);
-    return input.slice(found.index + found.marker.length);
+    this.#valueEnd = undefined;
+    this.#marker(step.marker);
+    return step.rest;
   }
 
   /** A complete marker has been consumed in body, between or value mode. */
@@ -304,6 +304,7 @@ class Qwen3CoderParser implements ToolCallParser {
     this.#call = undefined;
     this.#name = '';
     this.#value = undefined;
+    this.#valueEnd = undefined;
     this.#prose(this.#raw, '');
   }
 }

@@ -1,6 +1,9 @@
+export const TOOL_CALL = '<tool_call>';
+export const TOOL_CALL_END = '</tool_call>';
 export const FUNCTION = '<function=';
-export const PARAMETER = '<parameter=';
 export const FUNCTION_END = '</function>';
+export const PARAMETER = '<parameter=';
+export const PARAMETER_END = '</parameter>';
 
 export type FunctionTag =
   /** `<function=name>`: `consumed` characters of the text. */

@@ -4,7 +4,7 @@ import { InvalidRequestError } from '../../core/errors.ts';
 import { createQwen3CoderParser, type Qwen3CoderParserOptions } from '../../parsers/formats/qwen3-coder-parser.ts';
 import { createParser } from '../../parsers/index.ts';
 import { coalesceText } from '../../parsers/parser-events.ts';
-import { args, callsOf, end, expectWellFormedCalls, feed, field, line, malformedOf, splitInvarianceProperties, start, text, textOf, whole } from './format-test-kit.ts';
+import { args, callsOf, end, expectWellFormedCalls, feed, field, line, malformedOf, perChar, splitInvarianceProperties, start, text, textOf, whole } from './format-test-kit.ts';
 
 const make = (options?: Qwen3CoderParserOptions) => () => createQwen3CoderParser(options);
 const parse = (input: string, options?: Qwen3CoderParserOptions) => {
@@ -268,10 +268,11 @@ describe('qwen3-coder parser: prose and failures', () => {
   });
 
   it('reports junk inside a function body, then resumes as prose there', () => {
-    const events = parse('<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\noops</function></tool_call>');
+    const input = '<tool_call>\n<function=f>\noops<parameter=a>\n1\n</parameter>\n</function></tool_call>';
+    const events = parse(input);
     expect(malformedOf(events)).toEqual([{ type: 'malformed', callId: 'call_1', reason: expect.stringContaining('unexpected text') }]);
     expect(callsOf(events)).toEqual([]);
-    expect(textOf(events)).toBe('<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\noops</function></tool_call>');
+    expect(textOf(events)).toBe(input);
   });
 
   it('keeps calls finished before a failure, and what follows an unclosed block', () => {
@@ -279,6 +280,117 @@ describe('qwen3-coder parser: prose and failures', () => {
     expect(callsOf(events).map((c) => c.name)).toEqual(['f']);
     expect(textOf(events)).toBe('\nThe end.');
     expect(malformedOf(events)).toEqual([]);
+  });
+});
+
+// Regression (review 9): a literal </function>, or a line <parameter=x>, inside a value ended or
+// split it where it stood, and the call ran with the value cut there: a model writing a chat
+// template, a tool parser or its docs writes such text. As in vLLM's qwen3_coder, a marker in a
+// value is structure only when what follows it is, and <parameter=x> only for a parameter of the tool.
+describe('qwen3-coder parser: markup inside a value', () => {
+  const writeFile = { toolDefinitions: [tool('write_file', { path: { type: 'string' }, content: { type: 'string' } })] };
+  const write = (content: string) => call('write_file', { path: 'x.py', content });
+  /** The events, the same one character per delta, in 3-character deltas and whole. */
+  const sameSplit = (input: string, options?: Qwen3CoderParserOptions) => {
+    const events = parse(input, options);
+    expect(perChar(make(options), input)).toEqual(events);
+    expect(coalesceText(feed(make(options), input.match(/[^]{1,3}/g) ?? []))).toEqual(events);
+    return events;
+  };
+  const argsOf = (input: string, options?: Qwen3CoderParserOptions) => callsOf(sameSplit(input, options)).map((c) => c.args);
+
+  it('a value holding </function> text ran the call with the value cut there', () => {
+    const content = 'END = "</function>"\nif line.strip() == "</function>":\n    done()\n</function>\nprint(1)';
+    for (const options of [undefined, writeFile]) {
+      const events = sameSplit(`${write(content)}\nDone.`, options);
+      expect(callsOf(events).map((c) => c.args)).toEqual([{ path: 'x.py', content }]);
+      expect(textOf(events)).toBe('\nDone.');
+    }
+  });
+
+  it('a value holding </function> then </tool_call> text, its </parameter> missing, is not cut there', () => {
+    const code = 'END = """</function>\n</tool_call>"""\npass\n</function>\n</tool_call>\nx';
+    const input = `<tool_call>\n<function=write_file>\n<parameter=content>\n${code}\n</function>\n</tool_call>`;
+    for (const options of [undefined, writeFile]) expect(argsOf(input, options)).toEqual([{ content: code }]);
+    // Before the output's end or another call it ends the value.
+    expect(argsOf(`${input}\n<tool_call>\n<function=g>\n</function>\n</tool_call>`)).toEqual([{ content: code }, {}]);
+  });
+
+  it('a value holding a line <parameter=x>, x not in the schema, was split there', () => {
+    const content = 'Qwen3-Coder writes\n<parameter=city>\nParis\n</parameter>\nthen </function>.';
+    expect(argsOf(write(content), writeFile)).toEqual([{ path: 'x.py', content }]);
+  });
+
+  it('a value holding a whole example call (a template, a parser test) stays whole, schema or not', () => {
+    const example = `Example:\n${call('get_weather', { city: 'Paris', path: '/' })}\n<function=f>\n<parameter=path>\n</parameter>\n</function>\nEnd.`;
+    // content before path: the example's <parameter=path> lines are the example's, not the next parameter.
+    const input = call('write_file', { content: example, path: 'x.py' });
+    for (const options of [undefined, writeFile]) expect(argsOf(input, options)).toEqual([{ content: example, path: 'x.py' }]);
+    // Indented in code, and with a </function> inside the example's own value.
+    const test = `def test():\n    text = '''\n    ${call('get_weather', { city: '</function>' }).replaceAll('\n', '\n    ')}\n    '''\n    assert parse(text)`;
+    for (const options of [undefined, writeFile]) expect(argsOf(call('write_file', { content: test, path: 'x.py' }), options)).toEqual([{ content: test, path: 'x.py' }]);
+  });
+
+  it('still ends a value at a real next parameter: after </parameter>, or on its own line without one', () => {
+    expect(argsOf(call('write_file', { path: 'x.py', content: 'hi' }), writeFile)).toEqual([{ path: 'x.py', content: 'hi' }]);
+    const missing = '<tool_call>\n<function=write_file>\n<parameter=path>\nx.py\n<parameter=content>\nhi\n</function>\n</tool_call>';
+    for (const options of [undefined, writeFile]) expect(argsOf(missing, options)).toEqual([{ path: 'x.py', content: 'hi' }]);
+    // A line naming a parameter already given (or this one) is the value's, schema or not.
+    const nested = 'a\n<parameter=path>\nb\n</parameter>\n<parameter=content>\nc\n</parameter>';
+    for (const options of [undefined, writeFile]) expect(argsOf(write(nested), options)).toEqual([{ path: 'x.py', content: nested }]);
+    // A <parameter=x> inside a line is text even without a schema.
+    expect(argsOf(call('f', { a: 'x <parameter=b> y\n', b: '2' }))).toEqual([{ a: 'x <parameter=b> y\n', b: '2' }]);
+  });
+
+  it("takes a </parameter> followed by text, or by a parameter not in the schema, as the value's, as vLLM does", () => {
+    const junk = '<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\noops</function></tool_call>';
+    expect(argsOf(junk)).toEqual([{ a: '1\n</parameter>\noops' }]);
+    const unknown = '<tool_call>\n<function=write_file>\n<parameter=content>\n1\n</parameter>\n<parameter=bogus>\n2\n</parameter>\n</function>\n</tool_call>';
+    expect(argsOf(unknown, writeFile)).toEqual([{ content: '1\n</parameter>\n<parameter=bogus>\n2\n</parameter>' }]);
+    // Without a schema any parameter is one.
+    expect(argsOf(unknown)).toEqual([{ content: '1', bogus: '2' }]);
+  });
+
+  it("takes </tool_call> in a value as structure only before another call or the output's end", () => {
+    const content = 'STOP = "</tool_call>"\n</tool_call>\nx';
+    expect(argsOf(write(content), writeFile)).toEqual([{ path: 'x.py', content }]);
+    expect(argsOf('<tool_call>\n<function=f>\n<parameter=a>\n1\n</tool_call>\n<tool_call>\n<function=g>\n</function>\n</tool_call>')).toEqual([{ a: '1' }, {}]);
+  });
+
+  it('fires a field once what follows decides it: at the > of the next tag, or at "=" without a schema', () => {
+    const parser = createQwen3CoderParser(writeFile);
+    expect(parser.push('<tool_call>\n<function=write_file>\n<parameter=path>\nx.py\n</parameter>\n<parameter=conten')).toEqual([start('write_file')]);
+    expect(parser.push('t')).toEqual([]);
+    expect(parser.push('>')).toEqual([field(['path'], 'x.py'), args('{"path":"x.py"')]);
+    expect(parser.push('\nhi\n</parameter>\n</function')).toEqual([]);
+    expect(parser.push('>')).toEqual([field(['content'], 'hi'), args(',"content":"hi"}'), end({ path: 'x.py', content: 'hi' })]);
+    expect([...parser.push('\n</tool_call>'), ...parser.end()]).toEqual([]);
+    const bare = createQwen3CoderParser();
+    expect(bare.push('<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n<parameter')).toEqual([start('f')]);
+    expect(bare.push('=')).toEqual([field(['a'], '1'), args('{"a":"1"')]);
+    // A marker that is text goes into the value at the character that shows it.
+    const lines = createQwen3CoderParser();
+    lines.push('<tool_call>\n<function=python>\n<parameter=code>\nx = 1\n</function>');
+    expect(lines.push('"')).toEqual([line('x = 1\n', 1)]);
+  });
+
+  it('takes a marker still held when the output ends as structure, cut or not', () => {
+    const input = '<function=f>\n<parameter=a>\n1\n</function>\n';
+    expect(argsOf(input)).toEqual([{ a: '1' }]);
+    // A stop string "</tool_call>" leaves this text, and end(true).
+    const parser = createQwen3CoderParser();
+    expect(callsOf([...parser.push(input), ...parser.end(true)]).map((c) => c.args)).toEqual([{ a: '1' }]);
+    // Prose after it: the value never closed.
+    const prose = `${input}Done.`;
+    const events = sameSplit(prose);
+    expect(malformedOf(events)).toHaveLength(1);
+    expect(textOf(events)).toBe(prose);
+  });
+
+  it('reads a long run of whitespace after </parameter> as it comes', () => {
+    const spaces = ' \n'.repeat(20_000);
+    const input = `<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>${spaces}x</parameter>${spaces}</function>\n</tool_call>`;
+    expect(argsOf(input)).toEqual([{ a: `1\n</parameter>${spaces}x` }]);
   });
 });
 
@@ -329,6 +441,40 @@ describe('qwen3-coder parser: properties', () => {
         expect(lines.join('')).toBe(code ?? '');
       }),
       { numRuns: 150 },
+    );
+  });
+});
+
+// Values built of markup that is the value's wherever it stands (each closing marker followed by
+// text, nested examples balanced): they round-trip, and split invariance holds over them.
+const markupPiece = fc.constantFrom(
+  'a', ' ', '\n', 'x = "</function>"', '</tool_call>', '</parameter>', '<tool_call>', 'use <function=g> tags',
+  '\n<parameter=zz>\nv\n</parameter>\n', `\n${call('g', { zz: '1', content: '</function>' })}\n`,
+);
+const markupValue = fc.array(markupPiece, { maxLength: 6 }).map((pieces) => pieces.join('a'));
+const markupTools = { toolDefinitions: [tool('w', { content: { type: 'string' }, path: { type: 'string' } })] };
+const markupOutput = fc
+  .array(fc.tuple(markupValue, fc.constantFrom('', 'Text. ', '\n'), fc.boolean()), { minLength: 1, maxLength: 3 })
+  .chain((calls) =>
+    fc.nat().map((cut) => {
+      const full = calls.map(([v, before, opener]) => before + call('w', { content: v, path: 'p' }).slice(opener ? 0 : '<tool_call>\n'.length)).join('');
+      return cut % 4 === 0 ? full.slice(0, cut % (full.length + 1)) : full;
+    }),
+  );
+
+describe('qwen3-coder parser: properties of values holding markup', () => {
+  splitInvarianceProperties(make(), markupOutput, { runs: 60 });
+
+  describe('with schema types', () => {
+    splitInvarianceProperties(make(markupTools), markupOutput, { runs: 60 });
+  });
+
+  it('round-trips them with a schema', () => {
+    fc.assert(
+      fc.property(markupValue, (v) => {
+        expect(callsOf(whole(make(markupTools), call('w', { content: v, path: 'p' }))).map((c) => c.args)).toEqual([{ content: v, path: 'p' }]);
+      }),
+      { numRuns: 200 },
     );
   });
 });
