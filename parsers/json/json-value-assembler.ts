@@ -16,6 +16,13 @@ export interface JsonStructureOptions {
    * closing quote, where it becomes certain. Default none, as JSON.parse (the last one wins).
    */
   uniqueKeysUnder?: readonly JsonPath[];
+  /**
+   * Inside this top-level key, depths count from one level down: a wrapper such as OpenAI's
+   * `{"function": {"name": …}}` gets the events its contents would get unwrapped, and an
+   * unwrapped object no more than its own (deeper limits for all would cost events on every
+   * argument of every call).
+   */
+  unwrapKey?: string;
 }
 
 /** The states this file sets, numbered as in json-structure-scanner.ts (see there). */
@@ -52,6 +59,7 @@ export abstract class JsonValueAssembler {
   readonly #openDepth: number;
   readonly #maxNesting: number;
   readonly #uniqueKeysUnder: readonly JsonPath[];
+  readonly #unwrapKey: string | undefined;
 
   protected state: number = S.VALUE;
   /** Characters consumed so far. */
@@ -71,6 +79,13 @@ export abstract class JsonValueAssembler {
     this.#openDepth = options.openDepth ?? -1;
     this.#maxNesting = options.maxNesting ?? 256;
     this.#uniqueKeysUnder = options.uniqueKeysUnder ?? [];
+    this.#unwrapKey = options.unwrapKey;
+  }
+
+  /** The path's length, less the wrapper level inside `unwrapKey`. */
+  #depth(): number {
+    const length = this.path.length;
+    return this.#unwrapKey !== undefined && length > 1 && this.path[0] === this.#unwrapKey ? length - 1 : length;
   }
 
   /** Characters consumed so far; the top-level value ends here once `done`. */
@@ -131,7 +146,7 @@ export abstract class JsonValueAssembler {
 
   /** A value of this kind starts at `at` (its first character). */
   protected startsValue(kind: ValueKind, at: number): void {
-    if (this.path.length <= this.#openDepth) this.emit(scanEvent('open', this.path.slice(), at, undefined, undefined, undefined, kind, undefined));
+    if (this.#depth() <= this.#openDepth) this.emit(scanEvent('open', this.path.slice(), at, undefined, undefined, undefined, kind, undefined));
   }
 
   /** An object or array opens at `at`; fails if that is nested too deep. */
@@ -174,7 +189,7 @@ export abstract class JsonValueAssembler {
   protected endKey(key: string, at: number): void {
     this.#stack[this.#stack.length - 1]!.key = key;
     this.path[this.path.length - 1] = key;
-    if (this.path.length - 1 < this.#keyDepth) this.emit(scanEvent('key', this.path.slice(), at, undefined, undefined, undefined, undefined, undefined));
+    if (this.#depth() - 1 < this.#keyDepth) this.emit(scanEvent('key', this.path.slice(), at, undefined, undefined, undefined, undefined, undefined));
     this.state = S.COLON;
   }
 
@@ -205,7 +220,7 @@ export abstract class JsonValueAssembler {
       this.emit(scanEvent('done', undefined, at, value, undefined, undefined, undefined, undefined));
       return;
     }
-    if (depth <= this.#maxFieldDepth && (!isContainer || this.#containerFields)) {
+    if (this.#depth() <= this.#maxFieldDepth && (!isContainer || this.#containerFields)) {
       this.emit(scanEvent('field', this.path.slice(), at, value, undefined, undefined, undefined, undefined));
     }
     const frame = this.#stack[this.#stack.length - 1]!;
