@@ -1,4 +1,4 @@
-import { IncrementalJsonScanner, type JsonPath } from '../json/incremental-json-scanner.ts';
+import { IncrementalJsonScanner, type IncrementalJsonScannerOptions, type JsonPath } from '../json/incremental-json-scanner.ts';
 import type { ValueKind } from '../json/json-scan-event.ts';
 import type { Piece } from '../parser-events.ts';
 import type { CallRegistry } from './call-options.ts';
@@ -43,18 +43,7 @@ export class JsonCallObject {
   constructor(registry: CallRegistry, shape: CallObjectShape) {
     this.#registry = registry;
     this.#shape = shape;
-    const wrapper = shape.wrapperKey;
-    const linePaths = registry.linePaths(shape.argsKeys);
-    // A wrapped call's paths are those of the call, inside the wrapper key, which the scanner unwraps.
-    this.#scanner = new IncrementalJsonScanner({
-      keyDepth: 1,
-      openDepth: 1,
-      maxFieldDepth: 1 + registry.maxFieldDepth,
-      unwrapKey: wrapper,
-      linePaths: wrapper === undefined ? linePaths : [...linePaths, ...linePaths.map((path): JsonPath => [wrapper, ...path])],
-      // A key repeated inside the arguments is malformed, as in JsonArguments.
-      uniqueKeysUnder: shape.argsKeys.flatMap((key) => (wrapper === undefined ? [[key]] : [[key], [wrapper, key]])),
-    });
+    this.#scanner = new IncrementalJsonScanner(scannerOptions(registry, shape));
   }
 
   get status(): 'pending' | 'complete' | 'failed' {
@@ -205,9 +194,8 @@ export class JsonCallObject {
     const level = this.#level;
     const key = path[level];
     if (path.length !== level + 1 || typeof key !== 'string') return false;
-    const notObject = (): undefined => void this.#fail(shape.strict ? 'not-call' : 'malformed', `"${key}" must be a JSON object`, at);
     if (this.#opensWrapper(key, level)) {
-      if (kind !== 'object') return notObject();
+      if (kind !== 'object') return this.#notObject(key, at);
       this.#level = 1;
       return false;
     }
@@ -216,11 +204,16 @@ export class JsonCallObject {
       this.#argsKey = key;
       return false;
     }
-    if (kind !== 'object') return notObject();
+    if (kind !== 'object') return this.#notObject(key, at);
     this.#argsKey = key;
     this.#argsOpen = true;
     this.#update();
     return this.#maybeStart(out) ? true : undefined;
+  }
+
+  #notObject(key: string, at: number): undefined {
+    this.#fail(this.#shape.strict ? 'not-call' : 'malformed', `"${key}" must be a JSON object`, at);
+    return undefined;
   }
 
   /** Whether `key`, at `depth`, is the wrapper key opening the call object: no key of the call came before it. */
@@ -315,4 +308,32 @@ export class JsonCallObject {
     this.#queue = [];
     return at;
   }
+}
+
+const scannerOptionsByShape = new WeakMap<CallObjectShape, WeakMap<CallRegistry, IncrementalJsonScannerOptions>>();
+
+/**
+ * The scanner's options for a format's shape and a parser's registry: made once, not for each
+ * candidate `{` (llama3-json makes one per `{` in prose), as they depend on nothing else.
+ */
+function scannerOptions(registry: CallRegistry, shape: CallObjectShape): IncrementalJsonScannerOptions {
+  let byRegistry = scannerOptionsByShape.get(shape);
+  if (byRegistry === undefined) scannerOptionsByShape.set(shape, (byRegistry = new WeakMap()));
+  let options = byRegistry.get(registry);
+  if (options === undefined) {
+    const wrapper = shape.wrapperKey;
+    const linePaths = registry.linePaths(shape.argsKeys);
+    // A wrapped call's paths are those of the call, inside the wrapper key, which the scanner unwraps.
+    options = {
+      keyDepth: 1,
+      openDepth: 1,
+      maxFieldDepth: 1 + registry.maxFieldDepth,
+      unwrapKey: wrapper,
+      linePaths: wrapper === undefined ? linePaths : [...linePaths, ...linePaths.map((path): JsonPath => [wrapper, ...path])],
+      // A key repeated inside the arguments is malformed, as in JsonArguments.
+      uniqueKeysUnder: shape.argsKeys.flatMap((key) => (wrapper === undefined ? [[key]] : [[key], [wrapper, key]])),
+    };
+    byRegistry.set(registry, options);
+  }
+  return options;
 }
