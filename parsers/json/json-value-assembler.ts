@@ -60,6 +60,8 @@ export abstract class JsonValueAssembler {
   readonly #maxNesting: number;
   readonly #uniqueKeysUnder: readonly JsonPath[];
   readonly #unwrapKey: string | undefined;
+  /** Whether the top-level key being read is `unwrapKey` (set as each top-level key closes). */
+  #inWrapper = false;
 
   protected state: number = S.VALUE;
   /** Characters consumed so far. */
@@ -85,7 +87,7 @@ export abstract class JsonValueAssembler {
   /** The path's length, less the wrapper level inside `unwrapKey`. */
   #depth(): number {
     const length = this.path.length;
-    return this.#unwrapKey !== undefined && length > 1 && this.path[0] === this.#unwrapKey ? length - 1 : length;
+    return this.#inWrapper && length > 1 ? length - 1 : length;
   }
 
   /** Characters consumed so far; the top-level value ends here once `done`. */
@@ -189,6 +191,7 @@ export abstract class JsonValueAssembler {
   protected endKey(key: string, at: number): void {
     this.#stack[this.#stack.length - 1]!.key = key;
     this.path[this.path.length - 1] = key;
+    if (this.path.length === 1 && this.#unwrapKey !== undefined) this.#inWrapper = key === this.#unwrapKey;
     if (this.#depth() - 1 < this.#keyDepth) this.emit(scanEvent('key', this.path.slice(), at, undefined, undefined, undefined, undefined, undefined));
     this.state = S.COLON;
   }
