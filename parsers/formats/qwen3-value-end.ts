@@ -23,7 +23,9 @@ const INDENT = /^[ \t]*$/;
 /** What must follow a closing marker, after whitespace, for it to be structure (else it is the value's text). */
 const FOLLOWERS = new Map<string, readonly string[]>([
   [PARAMETER_END, [PARAMETER, FUNCTION_END, TOOL_CALL_END]],
-  [FUNCTION_END, [TOOL_CALL_END, TOOL_CALL, FUNCTION]],
+  // Not `<tool_call>` or `<function=` straight after: decided at the tag, before any name, they
+  // let `END = "</function><tool_call>"` in code cut the value (vLLM too takes only `</tool_call>`).
+  [FUNCTION_END, [TOOL_CALL_END]],
   [TOOL_CALL_END, [TOOL_CALL, FUNCTION]],
 ]);
 
@@ -43,7 +45,7 @@ interface NameRule {
  *   none, any `<parameter=`), `</function>` or `</tool_call>`;
  * - `</tool_call>` (no `</parameter>` or `</function>` before it), then whitespace, then
  *   `<tool_call>` or `<function=`; `</function>` (no `</parameter>` before it), then whitespace,
- *   then `<tool_call>`, `<function=`, or a `</tool_call>` that is structure as just said;
+ *   then a `</tool_call>` that is structure as just said;
  * - a line `<parameter=name>` (no `</parameter>` before it): a name in the schema (with none,
  *   any name) that the call has not had, nor is this parameter's;
  * - any of these where the output ends (`end()`), the text still undecided then.

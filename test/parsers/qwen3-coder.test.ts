@@ -316,6 +316,19 @@ describe('qwen3-coder parser: markup inside a value', () => {
     expect(argsOf(`${input}\n<tool_call>\n<function=g>\n</function>\n</tool_call>`)).toEqual([{ content: code }, {}]);
   });
 
+  // Review of session 37: decided at the tag, before any name, these cut the value and ran it
+  // (and, for the second, a call to zzz, a tool the request does not have).
+  it('a value holding </function> then <tool_call> or <function=, its </parameter> missing, is not cut there', () => {
+    for (const code of ['END = "</function><tool_call>"\nprint(END)', 'assert parse("<function=a></function><function=zzz></function>") == 2']) {
+      const input = `<tool_call>\n<function=write_file>\n<parameter=content>\n${code}\n</parameter>\n</function>\n</tool_call>`;
+      for (const options of [undefined, writeFile]) {
+        const events = sameSplit(input, options);
+        expect(callsOf(events).map((c) => [c.name, c.args])).toEqual([['write_file', { content: code }]]);
+        expect(textOf(events)).toBe('');
+      }
+    }
+  });
+
   it('a value holding a line <parameter=x>, x not in the schema, was split there', () => {
     const content = 'Qwen3-Coder writes\n<parameter=city>\nParis\n</parameter>\nthen </function>.';
     expect(argsOf(write(content), writeFile)).toEqual([{ path: 'x.py', content }]);
