@@ -3,7 +3,7 @@
  * URL, a missing key or a wrong `--model` reads as one line that says what to change, rather than
  * as every workload request failing with the upstream's 404 after the set-up.
  */
-import { ConveyorError } from '../core/errors.ts';
+import { ConveyorError, UpstreamProtocolError } from '../core/errors.ts';
 import { listModels, type UpstreamModelList } from '../llm-client/list-models.ts';
 import { parseUpstreamUrl } from '../llm-client/upstream-url.ts';
 
@@ -54,12 +54,12 @@ async function listReplica(url: string, apiKey: string | undefined, timeoutMs: n
 
 /** What the user most likely has to change, from the way the listing failed. */
 function hint(url: string, err: unknown, apiKey: string | undefined): string {
-  const status = /answered HTTP (\d{3})/.exec(err instanceof Error ? err.message : '')?.[1];
-  if (status === '404') {
+  const status = err instanceof UpstreamProtocolError ? err.upstreamStatus : undefined;
+  if (status === 404) {
     const { pathname } = parseUpstreamUrl(url);
     return pathname.endsWith('/v1') ? '' : ' — OpenAI-compatible servers answer under /v1: give the base URL with it, e.g. http://host:8000/v1';
   }
-  if (status === '401' || status === '403') {
+  if (status === 401 || status === 403) {
     return apiKey === undefined ? ' — the server wants a key: set CONVEYOR_UPSTREAM_API_KEY' : ' — CONVEYOR_UPSTREAM_API_KEY is set, and the server refused it';
   }
   if (err instanceof ConveyorError && err.code === 'upstream_connection_error') return ' — is the server running and listening there?';

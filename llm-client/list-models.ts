@@ -50,6 +50,7 @@ export async function listModels(options: ListModelsOptions): Promise<UpstreamMo
         const said = refused.message === bareStatusMessage(response.statusCode) ? '' : `: ${refused.message}`;
         throw new UpstreamProtocolError(`upstream ${baseUrl}/models answered HTTP ${response.statusCode}${said} (check the upstream's base URL and API key)`, {
           clientMessage: `the upstream's /models answered HTTP ${response.statusCode}${said}`,
+          upstreamStatus: response.statusCode,
         });
       }
       throw refused;

@@ -117,7 +117,10 @@ export class UpstreamConnectionError extends UpstreamError {
 
 /** The stream ended or was malformed in a way no OpenAI-compatible server produces. */
 export class UpstreamProtocolError extends UpstreamError {
-  constructor(message: string, options?: { clientMessage?: string }) {
+  /** The HTTP status the upstream answered, when that status is what made the answer unusable. */
+  readonly upstreamStatus?: number;
+  constructor(message: string, options?: { clientMessage?: string; upstreamStatus?: number }) {
     super('upstream_protocol_error', message, options);
+    if (options?.upstreamStatus !== undefined) this.upstreamStatus = options.upstreamStatus;
   }
 }
