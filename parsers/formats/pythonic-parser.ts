@@ -47,7 +47,7 @@ export type PythonicParserOptions = z.input<typeof PythonicParserOptionsSchema>;
  * A call that cannot be read (a value that is no literal ours reads, such as `b'z'`, `1e999` or
  * a name; a positional or repeated argument) is `malformed`, with its id, at the offending
  * character; its own text, from its name to the `)` that closes it (PythonCallSkipper), is
- * released as content, and the list goes on: the calls after it still run, as the next
+ * released as content at that `)`, and the list goes on: the calls after it still run, as the next
  * `<tool_call>` does after a broken hermes call. A committed list that turns out impossible
  * outside a call (text after a call, a bracket that does not match) or is cut off by `end()`
  * yields `malformed` (with the open call's id, if any, and no `call-end`), then the raw text not
@@ -69,6 +69,13 @@ class PythonicParser implements ToolCallParser {
   /** Reads the list's tokens; undefined while #skipper reads through a malformed call. */
   #lexer: PythonLexer | undefined;
   #skipper: PythonCallSkipper | undefined;
+  /**
+   * While #skipper reads through a malformed call: its text so far, released as content at its
+   * `)`; and the separator before it (after a call that ran), frame unless the list then fails,
+   * when it goes out first. Held, not streamed, so that a failing list's text stays in order.
+   */
+  #dropped = '';
+  #droppedAfter = '';
   /** The list's text since the last finished call, from earlier chunks and from `#chunkFrom` on. */
   #raw = '';
   /** The chunk the lexer reads. */
@@ -182,16 +189,19 @@ class PythonicParser implements ToolCallParser {
       if (this.#skipper !== undefined) {
         const skipped = this.#skipper.feed(input, at);
         const to = skipped.kind === 'more' ? input.length : skipped.kind === 'closed' ? skipped.end : skipped.at;
-        this.#text(input.slice(at, to));
+        this.#dropped += input.slice(at, to);
         if (skipped.kind === 'more') {
-          if (final) this.#fail('the output ended inside the tool call list', '');
+          if (final) this.#fail('the output ended inside the tool call list', this.#droppedAfter + this.#dropped);
           return '';
         }
         this.#skipper = undefined;
         if (skipped.kind === 'broken') {
-          this.#fail(skipped.reason, '');
+          this.#fail(skipped.reason, this.#droppedAfter + this.#dropped);
           return input.slice(to);
         }
+        this.#text(this.#dropped);
+        this.#dropped = '';
+        this.#droppedAfter = '';
         this.#lexer = new PythonLexer((token) => this.#token(token));
         this.#raw = '';
         at = to;
@@ -241,7 +251,8 @@ class PythonicParser implements ToolCallParser {
     const skipper = new PythonCallSkipper();
     if (skipper.feed(callText).kind !== 'more') return false;
     this.#out.event({ type: 'malformed', callId: this.#grammar!.openCallId!, reason: `pythonic: ${reason}` });
-    this.#text(this.#ran ? callText : consumed);
+    this.#dropped = this.#ran ? callText : consumed;
+    this.#droppedAfter = this.#ran ? consumed.slice(0, this.#callFrom) : '';
     this.#grammar!.dropCall();
     this.#lexer = undefined;
     this.#skipper = skipper;
@@ -249,6 +260,8 @@ class PythonicParser implements ToolCallParser {
   }
 
   #fail(reason: string, unconsumed: string): void {
+    this.#dropped = '';
+    this.#droppedAfter = '';
     const callId = this.#grammar?.openCallId;
     this.#out.event(callId === undefined ? { type: 'malformed', reason: `pythonic: ${reason}` } : { type: 'malformed', callId, reason: `pythonic: ${reason}` });
     this.#text(unconsumed);

@@ -314,7 +314,9 @@ describe('pythonic parser: one bad call among good ones', () => {
       { type: 'malformed', callId: 'call_2', reason: expect.stringContaining("expected ',' or ']'") },
       { type: 'malformed', reason: "pythonic: expected ']', got ')'" },
     ]);
-    expect(textOf(events)).toBe('f(x=[1, 2)], ok(n=2)]');
+    // The list's text since its last finished call, separator first, as any failed list releases it.
+    expect(textOf(events)).toBe(', f(x=[1, 2)], ok(n=2)]');
+    expect(perChar(make(), '[ok(n=1), f(x=[1, 2)], ok(n=2)]')).toEqual(events);
   });
 
   it("finds the bad call's end past brackets, strings and comments that hold a ')'", () => {
@@ -350,15 +352,23 @@ describe('pythonic parser: one bad call among good ones', () => {
       { type: 'malformed', callId: 'call_2', reason: 'pythonic: arguments must be literals, not the name foo' },
       { type: 'malformed', reason: 'pythonic: the output ended inside the tool call list' },
     ]);
-    expect(textOf(cut)).toBe("f(x=foo, y='unfinished");
+    expect(textOf(cut)).toBe(", f(x=foo, y='unfinished");
+    // Broken by a newline in a one-line string after a call ran: the separator stays before the call's text.
+    const broken = '[a(x=1),\n f(x=foo, y="a\nb"), g(y=1)]';
+    const split = parse(broken);
+    expect(goodCalls(split)).toEqual([{ name: 'a', args: { x: 1 } }]);
+    expect(textOf(split)).toBe(broken.slice('[a(x=1)'.length));
+    expect(perChar(make(), broken)).toEqual(split);
   });
 
   it('streams: malformed at the character that makes the call impossible, the next call at its "("', () => {
     const parser = createPythonicParser();
     expect(parser.push('[lookup(q=fo')).toEqual([start('lookup')]);
     expect(parser.push('o')).toEqual([]);
-    expect(parser.push(', n=')).toEqual([{ type: 'malformed', callId: 'call_1', reason: 'pythonic: arguments must be literals, not the name foo' }, text('[lookup(q=foo, n=')]);
-    expect(parser.push("'x)')")).toEqual([text("'x)')")]);
+    expect(parser.push(', n=')).toEqual([{ type: 'malformed', callId: 'call_1', reason: 'pythonic: arguments must be literals, not the name foo' }]);
+    // The bad call's text is held until its ")" (were the list to fail first, the text before it would go out first).
+    expect(parser.push("'x)'")).toEqual([]);
+    expect(parser.push(')')).toEqual([text("[lookup(q=foo, n='x)')")]);
     expect(parser.push(', get_weather(')).toEqual([start('get_weather', 'call_2')]);
     expect(parser.push("city='Paris')")).toEqual([field(['city'], 'Paris', 'call_2'), args('{"city":"Paris"}', 'call_2'), end({ city: 'Paris' }, 'call_2')]);
     expect(parser.push(']')).toEqual([]);
