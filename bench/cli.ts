@@ -9,7 +9,7 @@ import { runWorkloads } from './run-workloads.ts';
 import { provenance } from './provenance.ts';
 import { spawnSim } from './sim-process.ts';
 import { loadTimingProfile, shippedProfileNames } from '../sim/timing-profile.ts';
-import { parseUpstreamUrl } from '../llm-client/upstream-url.ts';
+import { parseUpstreamUrl, UpstreamUrlSchema } from '../llm-client/upstream-url.ts';
 import { preflightUpstream } from './upstream-preflight.ts';
 import { TOOL_CALL_PARSERS, type ToolCallParserName } from '../sim/sim-server.ts';
 import { TOOL_PROFILES } from './tool-profiles/tool-profiles.ts';
@@ -86,13 +86,19 @@ if (!opts.upstream) {
     fail((err as Error).message);
   }
 }
-// A malformed --upstream failed only once the gateways started, as the workloads' failure (exit 1).
+// A malformed --upstream, or a replica listed twice, failed only once the gateways started, as
+// the workloads' failure (exit 1).
+const replicas = new Set<string>();
 for (const url of opts.upstream?.split(',') ?? []) {
   try {
     parseUpstreamUrl(url);
   } catch (err) {
     fail(`--upstream: ${(err as Error).message}`);
   }
+  // The gateway's own rule (its config refuses the list): the same URL, trailing slashes aside.
+  const replica = UpstreamUrlSchema.parse(url);
+  if (replicas.has(replica)) fail(`--upstream: ${replica} is listed twice: each replica once`);
+  replicas.add(replica);
 }
 // A wrong base URL, key or model answers every workload request with an error; asked once here.
 let model: string | undefined;

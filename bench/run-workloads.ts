@@ -5,6 +5,7 @@ import { startConveyor, type ConveyorHandle } from '../gateway/start-conveyor.ts
 import { defaultSearchIndex } from '../plugins/builtin-tools.ts';
 import type { BenchMeta } from './report.ts';
 import { runAb, type WorkloadReport } from './run-ab.ts';
+import { startAll } from './start-all.ts';
 import { startSearchApiServer, type SearchApiServer } from './tool-profiles/search-api-server.ts';
 import type { ToolProfile } from './tool-profiles/tool-profiles.ts';
 import { withStartupLatency } from './tool-profiles/with-startup-latency.ts';
@@ -43,7 +44,8 @@ export async function runWorkloads(o: WorkloadsOptions): Promise<{
   meta: Omit<BenchMeta, 'command' | 'profile' | 'upstream' | keyof Provenance>;
 }> {
   const coldImports = o.coldImports || o.toolProfile.python.coldImports;
-  const stands = await startStands(o, coldImports);
+  // One stand per workload; a malformed --upstream or a replica listed twice fails them all.
+  const stands = await startAll(o.workloads.length, () => startStand(o, coldImports), closeStand);
   try {
     const sandbox = stands[0]!.conveyor.sandbox;
     // The stands enable the python tool (codegen needs it), so startConveyor has started its sandbox.
@@ -126,20 +128,6 @@ export async function runWorkloads(o: WorkloadsOptions): Promise<{
   } finally {
     await Promise.allSettled(stands.map(closeStand));
   }
-}
-
-/**
- * One stand per workload. If any fails to start (a malformed --upstream, a replica listed twice),
- * the ones that did start are closed before the error is thrown: left open, their servers, sandbox
- * processes and thread workers kept the bench process alive after it had reported the failure.
- */
-async function startStands(o: WorkloadsOptions, coldImports: boolean): Promise<Stand[]> {
-  const settled = await Promise.allSettled(o.workloads.map(() => startStand(o, coldImports)));
-  const started = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
-  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-  if (!failed) return started;
-  await Promise.allSettled(started.map(closeStand));
-  throw failed.reason;
 }
 
 async function startStand(o: WorkloadsOptions, coldImports: boolean): Promise<Stand> {
