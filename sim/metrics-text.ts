@@ -11,7 +11,9 @@ export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8
 export function renderMetrics(engine: EngineLoop, modelName: string): string {
   const c = engine.counters();
   const stats = engine.stats;
-  const label = `model_name="${modelName.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
+  // vLLM v1's labels on every metric: the served model and the engine's index (one engine here, as
+  // vLLM without data parallelism), in that order.
+  const label = `model_name="${modelName.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}",engine="0"`;
   const lines: string[] = [];
   const metric = (name: string, type: string, help: string, samples: Array<[string, number]>) => {
     lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);

@@ -282,12 +282,12 @@ describe('other routes', () => {
     expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
     const text = await res.text();
     expect(text).toContain('# TYPE vllm:num_requests_running gauge');
-    expect(text).toMatch(/^vllm:num_requests_running\{model_name="mistral-7b-instruct-sim"\} 0\.0$/m);
-    expect(text).toMatch(/^vllm:num_requests_waiting\{model_name="mistral-7b-instruct-sim"\} 0\.0$/m);
-    expect(text).toMatch(/^vllm:generation_tokens_total\{model_name="mistral-7b-instruct-sim"\} [1-9]\d*\.0$/m);
-    expect(text).toMatch(/^vllm:time_to_first_token_seconds_count\{model_name="mistral-7b-instruct-sim"\} [1-9]/m);
-    expect(text).toContain('vllm:request_success_total{model_name="mistral-7b-instruct-sim",finished_reason="stop"}');
-    expect(text).toMatch(/^vllm:request_success_total\{model_name="mistral-7b-instruct-sim",finished_reason="abort"\} \d+\.0$/m);
+    expect(text).toMatch(/^vllm:num_requests_running\{model_name="mistral-7b-instruct-sim",engine="0"\} 0\.0$/m);
+    expect(text).toMatch(/^vllm:num_requests_waiting\{model_name="mistral-7b-instruct-sim",engine="0"\} 0\.0$/m);
+    expect(text).toMatch(/^vllm:generation_tokens_total\{model_name="mistral-7b-instruct-sim",engine="0"\} [1-9]\d*\.0$/m);
+    expect(text).toMatch(/^vllm:time_to_first_token_seconds_count\{model_name="mistral-7b-instruct-sim",engine="0"\} [1-9]/m);
+    expect(text).toContain('vllm:request_success_total{model_name="mistral-7b-instruct-sim",engine="0",finished_reason="stop"}');
+    expect(text).toMatch(/^vllm:request_success_total\{model_name="mistral-7b-instruct-sim",engine="0",finished_reason="abort"\} \d+\.0$/m);
     expect(text).toContain('sim:aborted_sequences_total');
   });
 });
