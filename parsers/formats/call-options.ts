@@ -73,6 +73,7 @@ export class CallRegistry {
   readonly #options: CallOptions;
   readonly #policy: CallPolicy;
   #calls = 0;
+  #scanKey: string | undefined;
 
   constructor(options: CallOptions) {
     this.#options = options;
@@ -86,6 +87,15 @@ export class CallRegistry {
 
   get maxFieldDepth(): number {
     return this.#options.maxFieldDepth ?? Number.POSITIVE_INFINITY;
+  }
+
+  /**
+   * What decides how a call object's JSON is scanned (its line fields and field depth), as a
+   * string: the same for every parser given equal options, though the gateway makes new options
+   * (a new call id prefix) for every round.
+   */
+  get scanKey(): string {
+    return (this.#scanKey ??= JSON.stringify([this.#options.maxFieldDepth ?? null, this.lineFieldNames]));
   }
 
   /** Every argument name some tool streams as lines (the scanner must watch all of them). */

@@ -101,6 +101,23 @@ describe('hermes parser: calls', () => {
     expect(pieces).toEqual([line('ls\n', 1), line('pwd', 2), field(['cmd'], 'ls\npwd'), field(['o'], { a: { b: 1 } })]);
   });
 
+  it('scans each parser by its own lineFields and maxFieldDepth, whatever other parsers were made with', () => {
+    // The scanner's options are shared by every parser with equal options (call-object-scanner-options.ts):
+    // parsers with other options, made in turn or alternately, must not get each other's.
+    const input = '<tool_call>{"name": "sh", "arguments": {"cmd": "ls\\npwd", "o": {"a": 1}}}</tool_call>';
+    const pieces = (options: HermesParserOptions) => parse(input, options).filter((e) => e.type === 'call-piece');
+    for (let round = 0; round < 2; round++) {
+      expect(pieces({ lineFields: { sh: 'cmd' }, maxFieldDepth: 1 })).toEqual([line('ls\n', 1), line('pwd', 2), field(['cmd'], 'ls\npwd'), field(['o'], { a: 1 })]);
+      expect(pieces({ lineFields: { sh: 'other' } })).toEqual([field(['cmd'], 'ls\npwd'), field(['o', 'a'], 1), field(['o'], { a: 1 })]);
+      expect(pieces({ callIdPrefix: `r${round}_`, lineFields: { '*': 'cmd' }, maxFieldDepth: 1 })).toEqual([
+        line('ls\n', 1, `r${round}_1`),
+        line('pwd', 2, `r${round}_1`),
+        field(['cmd'], 'ls\npwd', `r${round}_1`),
+        field(['o'], { a: 1 }, `r${round}_1`),
+      ]);
+    }
+  });
+
   it('ends a call at end() when the object is complete but </tool_call> never came', () => {
     const events = parse('<tool_call>\n{"name": "final_answer", "arguments": {"trigger": false}}\n</tool_');
     expect(callsOf(events)).toEqual([{ callId: 'call_1', name: 'final_answer', args: { trigger: false }, argsText: '{"trigger": false}' }]);
