@@ -36,6 +36,8 @@ export interface ClientCallsOptions {
    * merge into it in a client that accumulates deltas by index.
    */
   indices: { next: number };
+  /** A call has ended (whole or malformed): the round may cut a decode it held for it (`streaming`). */
+  onCallEnded?: () => void;
 }
 
 /**
@@ -89,6 +91,7 @@ export class ClientCalls {
       this.send(callId, call);
       this.emit({ type: 'client-call-args', index: call.index!, text: call.argsText });
     }
+    this.options.onCallEnded?.();
   }
   /** A closed field of the call's arguments (its top-level ones are kept for a rejected call's history). */
   field(callId: string, path: ReadonlyArray<string | number>, value: unknown): void {
@@ -118,7 +121,15 @@ export class ClientCalls {
 
   malformed(callId: string): void {
     const call = this.calls.get(callId);
-    if (call) call.malformed = true;
+    if (!call) return;
+    call.malformed = true;
+    this.options.onCallEnded?.();
+  }
+
+  /** Whether the client has been sent the start of a call that is still being decoded. */
+  get streaming(): boolean {
+    for (const call of this.calls.values()) if (call.index !== undefined && !call.done && !call.malformed) return true;
+    return false;
   }
 
   /** The calls that completed validly, in the order the model made them. */

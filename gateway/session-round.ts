@@ -90,12 +90,32 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
   // A reject verdict cuts only this round's decode short (the stream's own abort); the request's
   // signal still cancels everything.
   let rejection: { name: string; reason: string; undeclared?: boolean } | undefined;
+  /** Whether the decode was cut for the rejection (only once a client call it found being written has ended). */
+  let cutForRejection = false;
+  let pendingCut: { callId: string; reason: string } | undefined;
   function rejectCall(call: { callId: string; name: string; undeclared?: boolean }, reason: string): void {
     rejection ??= { name: call.name, reason, undeclared: call.undeclared };
-    timeline.mark('abort', { round, callId: call.callId, detail: `rejected: ${reason}` });
+    // A verdict that comes while the model writes a client call (a check that took a process or
+    // database round trip) waits for that call's end: cut now, the client would be left holding
+    // half a call, which an SDK's tool runner runs. The request that fails on a reject is cut at once.
+    if (opts.onToolReject !== 'error' && machinery?.clientCalls.streaming) {
+      pendingCut ??= { callId: call.callId, reason };
+      return;
+    }
+    cutForReject(call.callId, reason);
+  }
+  function cutForReject(callId: string, reason: string): void {
+    if (cutForRejection) return;
+    cutForRejection = true;
+    timeline.mark('abort', { round, callId, detail: `rejected: ${reason}` });
     machinery?.parser.stop();
     stream.abort(new Error(reason));
   }
+  /** The upstream's stream is over: nothing is left to cut. */
+  let decodeOver = false;
+  const clientCallEnded = (): void => {
+    if (pendingCut && !decodeOver && !machinery?.clientCalls.streaming) cutForReject(pendingCut.callId, pendingCut.reason);
+  };
   // parallel_tool_calls: false. vLLM drops the calls after the first once they are decoded; the
   // parser sees the second begin, so its decode is not paid for at all.
   let cutAtSecondCall = false;
@@ -127,7 +147,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
         rejectFailsRequest: opts.onToolReject === 'error',
         maxObservationChars: opts.maxObservationChars ?? DEFAULT_MAX_OBSERVATION_CHARS,
       });
-      const clientCalls = new ClientCalls(onEvent, { holdUntilValid: opts.clientToolValidator !== undefined, indices: inputs.clientCallIndices });
+      const clientCalls = new ClientCalls(onEvent, { holdUntilValid: opts.clientToolValidator !== undefined, indices: inputs.clientCallIndices, onCallEnded: clientCallEnded });
       const parser = new RoundParser({
         round,
         callIdPrefix: opts.callIdPrefix?.(round) ?? `call_r${round}_`,
@@ -256,6 +276,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
       }
     }
   } catch (err) {
+    decodeOver = true;
     countTokens();
     if (buildError) throw buildError.error;
     if (signal.aborted) {
@@ -263,23 +284,24 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
       timeline.mark('abort', { round, detail: 'client aborted' });
       throw new ClientAbortedError();
     }
-    if (!rejection && !cutAtSecondCall) {
+    if (!cutForRejection && !cutAtSecondCall) {
       machinery?.dispatcher.abortAll('upstream failed');
       throw err;
     }
-    finishReason = rejection ? 'tool_rejected' : 'tool_calls';
+    finishReason = cutForRejection ? 'tool_rejected' : 'tool_calls';
   }
+  decodeOver = true;
   countTokens();
   // Whatever fails from here on (a parser's end, the client's writer) must leave no tool of this
   // round running for a request that is over.
   try {
     // vLLM reports `tool_calls` for any decode its tool parser found a call in, max_tokens cut or
     // not: a round that used its whole budget was cut, and its last call never finished.
-    if (finishReason === 'tool_calls' && !rejection && !cutAtSecondCall && roundMaxTokens !== undefined && (usage?.completion_tokens ?? deltas) >= roundMaxTokens) finishReason = 'length';
+    if (finishReason === 'tool_calls' && !cutForRejection && !cutAtSecondCall && roundMaxTokens !== undefined && (usage?.completion_tokens ?? deltas) >= roundMaxTokens) finishReason = 'length';
     const { dispatcher, clientCalls, parser } = build();
     // A rejected call was cut off by us, not by the model: flushing the parser would report it as
     // truncated and release its raw text as content. The Dispatcher answers it with the rejection.
-    if (!rejection) parser.end(finishReason === 'length' || stoppedByString);
+    if (!cutForRejection) parser.end(finishReason === 'length' || stoppedByString);
     timeline.mark('decode-end', { round, detail: finishReason });
     // The request is about to fail with the rejection: its other calls' results would go nowhere.
     if (rejection && opts.onToolReject === 'error') dispatcher.dropAll(rejection.undeclared ? `the request failed: the model called ${rejection.name}, which this request has no tool for` : `the request failed: ${rejection.name} rejected a call`);

@@ -57,6 +57,25 @@ describe('ClientCalls', () => {
     expect(round2.sent.map((e) => e.index)).toEqual([1, 1]);
   });
 
+  it('says whether a call the client was sent is still being decoded, and when a call ends', () => {
+    let ended = 0;
+    const calls = new ClientCalls(() => {}, { holdUntilValid: false, indices: { next: 0 }, onCallEnded: () => ended++ });
+    expect(calls.streaming).toBe(false);
+    calls.start('c1', 'get_weather');
+    calls.args('c1', '{"city": "Par');
+    expect(calls.streaming).toBe(true);
+    calls.args('c1', 'is"}');
+    calls.end('c1', { city: 'Paris' });
+    expect([calls.streaming, ended]).toEqual([false, 1]);
+    calls.start('c2', 'get_weather');
+    calls.malformed('c2');
+    expect([calls.streaming, ended]).toEqual([false, 2]);
+    // Held under validation, a call is not the client's until it is whole: nothing of it is streaming.
+    const held = new ClientCalls(() => {}, { holdUntilValid: true, indices: { next: 0 } });
+    held.start('c3', 'get_weather');
+    expect(held.streaming).toBe(false);
+  });
+
   it('gives a call without raw argument text (a code fence) its arguments as one JSON delta', () => {
     const { calls, sent } = clientCalls(false);
     calls.start('c1', 'python');

@@ -100,6 +100,59 @@ describe('a round cut short', () => {
     expect(observations).toEqual(['error: guard rejected the call: read-only', 'error: calc was not run: the round was cut short before the model finished writing this call']);
   });
 
+  it("lets a client call already streaming end before a gateway tool's late reject cuts the decode: the client never holds half a call", async () => {
+    // guard's verdict comes once the client has been sent the start of get_weather, as a check
+    // that takes a process or database round trip can; the rest of the call comes well after.
+    let releaseVerdict!: () => void;
+    const verdictDue = new Promise<void>((resolve) => (releaseVerdict = resolve));
+    const guard: ToolPlugin = {
+      name: 'guard',
+      description: 'refuses writes',
+      parameters: { type: 'object' },
+      consumes: 'field',
+      start: () => ({
+        piece: async (piece) => {
+          if (piece.kind !== 'field') return undefined;
+          await verdictDue;
+          return { verdict: 'reject', reason: 'read-only' };
+        },
+        end: async () => ({ ok: true, content: 'rows' }),
+        abort: () => {},
+      }),
+    };
+    const gw = await scripted.start(
+      (_req, res, body) => {
+        const observed = (body as { messages: Messages }).messages.some((m) => m.role === 'tool');
+        if (observed) return void streamPieces(res, ['Nothing was deleted.']);
+        void (async () => {
+          sseHeaders(res);
+          res.write(vllmChunk({ role: 'assistant', content: '' }));
+          res.write(vllmChunk({ content: '<tool_call>\n{"name": "guard", "arguments": {"query": "DELETE FROM t"}}\n</tool_call>\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Par' }));
+          await sleep(100);
+          releaseVerdict();
+          await sleep(300);
+          if (res.destroyed) return;
+          for (const piece of ['is", "unit": ', '"celsius"}}\n</tool_call>\n<tool_call>\n{"name": "guard", "arguments": {"query": "DROP t"}}\n</tool_call>']) {
+            res.write(vllmChunk({ content: piece }));
+            await sleep(5);
+          }
+          if (!res.destroyed) res.end([vllmChunk({ content: '' }, 'stop'), DONE].join(''));
+        })();
+      },
+      { tools: toolMap(guard) },
+    );
+    const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+    const stream = client.chat.completions.stream({ model: MODEL, messages: [{ role: 'user', content: 'clean up, then the weather' }], tools: [weatherTool] });
+    for await (const _ of stream);
+    const final = await stream.finalChatCompletion();
+    expect(final.choices[0]!.finish_reason).toBe('tool_calls');
+    expect(final.choices[0]!.message.tool_calls).toEqual([expect.objectContaining({ function: { name: 'get_weather', arguments: '{"city": "Paris", "unit": "celsius"}' } })]);
+    // Cut at the client call's end: the guard call after it was never decoded, and no round 2 was asked for.
+    expect(scripted.upstream.requests).toHaveLength(1);
+    const conveyor = (final as unknown as { conveyor: { messages: Array<{ role: string; content: string | null }> } }).conveyor;
+    expect(conveyor.messages.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual(['error: guard rejected the call: read-only']);
+  });
+
   it('a ```python fence is the text it is when the request has no python tool', async () => {
     const gw = await scripted.start((_req, res) => void streamPieces(res, ['Run this:\n```python\n', 'print(1)\n', '```\n']));
     const res = await postJson(gw.url, '/v1/chat/completions', { model: MODEL, messages: [{ role: 'user', content: 'code?' }] });
