@@ -51,7 +51,10 @@ function statusOf(err: ConveyorError): number {
   if (err instanceof PayloadTooLargeError) return 413;
   if (err instanceof UpgradeRequiredError) return 426;
   if (err instanceof TooManyFollowersError) return 429;
-  if (err instanceof UpstreamResponseError) return err.status >= 400 && err.status < 500 && !refusedCredentials(err) ? err.status : 502;
+  // An error object inside the upstream's 200 stream carries the status its server gave it, and
+  // vLLM (up to 0.11) gives every failure there 400: the request had been accepted, so whatever
+  // failed is the server's (a 502 that clients retry), bar a 429's "slow down".
+  if (err instanceof UpstreamResponseError) return err.status >= 400 && err.status < 500 && !(err.inStream && err.status !== 429) && !refusedCredentials(err) ? err.status : 502;
   if (err.code.endsWith('_timeout') && err instanceof UpstreamError) return 504;
   if (err instanceof UpstreamError) return 502;
   if (err instanceof ClientAbortedError) return 499;

@@ -57,6 +57,18 @@ describe('a non-streamed answer', () => {
   });
 });
 
+describe('an error the upstream sends inside its 200 stream', () => {
+  it("is the server's failure (502 server_error), though vLLM gives it code 400: the request had been accepted", async () => {
+    const gw = await scripted.start((_req, res) => {
+      sseHeaders(res);
+      res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content: 'Hel' }), 'data: {"error":{"message":"engine fell over","type":"BadRequestError","param":null,"code":400}}\n\n', DONE].join(''));
+    });
+    const res = await postJson(gw.url, '/v1/chat/completions', { model: MODEL, messages: [{ role: 'user', content: 'hi' }] });
+    expect(res.status).toBe(502);
+    expect(res.json.error).toMatchObject({ message: 'engine fell over', type: 'server_error', code: 'upstream_response_error' });
+  });
+});
+
 describe('an upstream that is rate limiting', () => {
   it("passes its 429 on with its Retry-After, which the SDKs wait for, streamed or not", async () => {
     const gw = await scripted.start((_req, res) => void res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '7' }).end('{"error":{"message":"slow down"}}'));
