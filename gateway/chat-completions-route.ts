@@ -178,12 +178,16 @@ async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, fa
     clientKey: key,
   };
 
+  // The model that answers, as OpenAI's answers name it: with --model, whatever name the client
+  // sent, the one model the gateway serves (and lists at /v1/models).
+  const answeredBy = ctx.config.upstream.model ?? request.model;
+
   if (!request.stream) {
     try {
       const result = await runSession({ ...sessionBase, onEvent: () => {} });
       keepDroppedTurns(ctx, key, result);
       timeline.mark('request-end', { detail: result.stopReason });
-      sendJson(res, 200, completionBody(id, request.model, result, partialExecution));
+      sendJson(res, 200, completionBody(id, answeredBy, result, partialExecution));
     } catch (err) {
       timeline.mark('request-end', { detail: errorCode(failure(err)) });
       // The official SDKs retry a 5xx (twice by default) by sending the whole request again: its
@@ -205,7 +209,7 @@ async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, fa
   const open = (): ChatChunkWriter => {
     if (writer) return writer;
     sse = new SseWriter(res);
-    writer = new ChatChunkWriter(sse, id, request.model, {
+    writer = new ChatChunkWriter(sse, id, answeredBy, {
       includeUsage: request.stream_options?.include_usage === true,
       continuousUsage: request.stream_options?.include_usage === true && request.stream_options.continuous_usage_stats === true,
       conveyorEvents: request.conveyor_events !== false,

@@ -2,8 +2,8 @@ import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { DONE, MODEL, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
 import { sseHeaders } from '../llm-client/upstream-test-server.ts';
-import { answeringTool, scriptedGateway, toolMap } from '../support/scripted-gateway.ts';
-import { postJson } from '../support/sse-client.ts';
+import { answeringTool, listingModels, scriptedGateway, toolMap } from '../support/scripted-gateway.ts';
+import { postJson, streamChat } from '../support/sse-client.ts';
 
 const scripted = scriptedGateway();
 const echo = answeringTool('echo', (args) => String(args.text));
@@ -54,6 +54,26 @@ describe('a non-streamed answer', () => {
     expect(res.status).toBe(200);
     expect(res.json.choices[0]).toMatchObject({ message: { content: null }, finish_reason: 'tool_calls' });
     expect(res.json.choices[0].message.tool_calls.map((c: { function: { arguments: string } }) => JSON.parse(c.function.arguments).city)).toEqual(['Paris', 'Oslo']);
+  });
+});
+
+describe('the model an answer names', () => {
+  it("is the one the gateway serves under --model, whatever name the client sent, streamed or not", async () => {
+    const seen: string[] = [];
+    const gw = await scripted.start(
+      listingModels((_req, res, body) => {
+        seen.push((body as { model: string }).model);
+        sseHeaders(res);
+        res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content: 'Hi.' }), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
+      }, ['served-model']),
+      {},
+      { upstream: { baseUrl: 'unused', model: 'served-model' } },
+    );
+    const whole = await postJson(gw.url, '/v1/chat/completions', { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] });
+    expect(whole.json.model).toBe('served-model');
+    const streamed = await streamChat(gw.url, { model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    expect(new Set(streamed.chunks.map((c) => c.model))).toEqual(new Set(['served-model']));
+    expect(seen).toEqual(['served-model', 'served-model']);
   });
 });
 
