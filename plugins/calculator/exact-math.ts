@@ -27,7 +27,7 @@ const SHADOWED = ['typed'];
  * mathjs with BigNumbers (decimal.js), so `0.1 + 0.2` is `0.3` and `2^100` has all its digits.
  * mathjs parses into its own AST and never calls JS eval/Function; on top of that, as its
  * security guide advises, the functions that reach the parser or change the instance
- * (import, createUnit, evaluate, parse, compile, and every one that takes a Node: simplify,
+ * (import, createUnit, evaluate, parse, compile, parser, and every one that takes a Node: simplify,
  * derivative, …) are disabled inside
  * expressions, and so is `config`; `typed` is shadowed in each expression's scope (SHADOWED): no
  * expression may change how the next one (another call's, in the same process) is computed.
@@ -40,7 +40,9 @@ function instance(): { math: MathJsInstance; evaluate: MathJsInstance['evaluate'
     math = createRequire(import.meta.url)('mathjs/lib/browser/math.js') as MathJsInstance;
     math.config({ number: 'BigNumber', precision: PRECISION });
     evaluate = math.evaluate;
-    const names = ['import', 'createUnit', 'config', 'evaluate', 'parse', 'compile', 'reviver', 'replacer', ...nodeFunctions(math)];
+    // parser() hands out a Parser whose evaluate() runs in a scope of its own, where `typed` is the
+    // namespace's real one: `parser().evaluate("typed.clear()")` went past SHADOWED.
+    const names = ['import', 'createUnit', 'config', 'evaluate', 'parse', 'compile', 'parser', 'reviver', 'replacer', ...nodeFunctions(math)];
     math.import(Object.fromEntries(names.map((name) => [name, unavailable(name)])), { override: true });
   }
   return { math, evaluate };

@@ -108,6 +108,17 @@ describe('calculator plugin', () => {
     // Functions mathjs builds only now, after those attempts: built with a cleared typed, they failed.
     expect((await call('norm([3, 4]) + mean([1, 2, 3]) + lcm(4, 6) + xgcd(12, 8)[1]')).result?.content).toBe('23');
   });
+
+  // A Parser evaluates in a scope of its own, where typed is the namespace's real one: the shadow did not reach it.
+  it('refuses parser(): its evaluate() cannot clear typed, and map still works after, in this same instance', async () => {
+    for (const expression of ['parser().evaluate("typed.clear()")', 'x = parser(); x.evaluate("typed.clear()"); 1', 'p = parser; p().evaluate("2+2")']) {
+      const result = (await call(expression)).result;
+      expect(result?.ok, expression).toBe(false);
+      expect(result?.content, expression).toMatch(/function parser is not available in the calculator/);
+    }
+    expect((await call('map([1, 2, 3], f(x) = x^2)')).result?.content).toBe('[1, 4, 9]');
+    expect((await call('std(2, 4, 6)')).result?.content).toBe('2');
+  });
 });
 
 describe('calculator in its runtime', () => {
