@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { GatewayConfigError } from '../core/errors.ts';
+import { MAX_TIMER_MS, MAX_TIMER_MS_RULE } from '../core/max-timer-ms.ts';
 import { builtinPluginsConfigSchema } from '../plugins/builtin-plugins-config.ts';
 import { pythonSandboxOptionsSchema } from '../sandbox/python-sandbox-options.ts';
 import { gatewayConfigSectionSchema } from './config.ts';
@@ -11,6 +12,7 @@ import type { ConveyorOptions } from './start-conveyor.ts';
 
 const positiveInt = z.number().int().positive();
 const count = z.number().int().min(0);
+const timerMs = positiveInt.max(MAX_TIMER_MS, `must be ${MAX_TIMER_MS_RULE}`);
 
 /** The embedded simulator's settings a file may set (sim/sim-server.ts SimOptions). */
 const simSectionSchema = z
@@ -29,8 +31,8 @@ const simSectionSchema = z
 /** Sizes of the plugin runtime pools (sandbox/runtimes: thread-pool, process-pool, isolate-hosts). */
 const runtimesSectionSchema = z
   .strictObject({
-    thread: z.strictObject({ maxThreads: positiveInt, maxQueue: count, maxOldGenerationSizeMb: positiveInt, idleTimeoutMs: positiveInt }).partial(),
-    process: z.strictObject({ maxProcesses: positiveInt, maxQueue: count, sparesPerPlugin: count, maxSpares: count, maxIdlePerPlugin: count, idleMs: positiveInt }).partial(),
+    thread: z.strictObject({ maxThreads: positiveInt, maxQueue: count, maxOldGenerationSizeMb: positiveInt, idleTimeoutMs: timerMs }).partial(),
+    process: z.strictObject({ maxProcesses: positiveInt, maxQueue: count, sparesPerPlugin: count, maxSpares: count, maxIdlePerPlugin: count, idleMs: timerMs }).partial(),
     isolate: z.strictObject({ maxCalls: positiveInt, maxQueue: count, heapMb: positiveInt, dataMb: positiveInt }).partial(),
   })
   .partial();

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_TIMER_MS, MAX_TIMER_MS_RULE } from '../core/max-timer-ms.ts';
 import { UpstreamUrlsSchema } from '../llm-client/upstream-url.ts';
 import { resolveParserFormat } from '../parsers/format-names.ts';
 import { normaliseOrigin } from './cors.ts';
@@ -24,6 +25,9 @@ export const DEFAULT_TOOL_PARSERS = [
   { model: 'functionary', format: 'functionary-v3', reasoning: false },
   { model: 'mistral|mixtral|ministral|magistral|devstral|codestral', format: 'mistral', reasoning: false },
 ];
+
+/** A time limit that ends in a timer (setTimeout, a socket's timeout). */
+const timerMs = z.number().int().positive().max(MAX_TIMER_MS, `must be ${MAX_TIMER_MS_RULE}`);
 
 /** The upstream part of the gateway's configuration. */
 const upstreamConfigSchema = z.strictObject({
@@ -53,11 +57,11 @@ const upstreamConfigSchema = z.strictObject({
   continuousUsage: z.boolean().default(false),
   timeouts: z
     .strictObject({
-      connectMs: z.number().int().positive(),
-      headersMs: z.number().int().positive(),
-      firstTokenMs: z.number().int().positive(),
-      idleMs: z.number().int().positive(),
-      totalMs: z.number().int().positive(),
+      connectMs: timerMs,
+      headersMs: timerMs,
+      firstTokenMs: timerMs,
+      idleMs: timerMs,
+      totalMs: timerMs,
     })
     .partial()
     .default({}),
@@ -126,7 +130,7 @@ const gatewayConfigFields = z.strictObject({
    * A streamed answer waits (its upstream read paused) while its client's socket is full; a client
    * that takes nothing for this long is cut off, its decode and tools stopped (nginx's send_timeout).
    */
-  clientStallMs: z.number().int().positive().default(60_000),
+  clientStallMs: timerMs.default(60_000),
   /**
    * How long a client may take to send what it sends (Node's server timeouts, shorter than Node's
    * own 60 s and 5 min): its headers (`headersMs`), its whole request, body included (`requestMs`;
@@ -136,9 +140,9 @@ const gatewayConfigFields = z.strictObject({
    */
   clientTimeouts: z
     .strictObject({
-      headersMs: z.number().int().positive().default(20_000),
-      requestMs: z.number().int().positive().default(120_000),
-      keepAliveMs: z.number().int().positive().default(5_000),
+      headersMs: timerMs.default(20_000),
+      requestMs: timerMs.default(120_000),
+      keepAliveMs: timerMs.default(5_000),
     })
     .prefault({}),
   /**

@@ -1,12 +1,13 @@
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { InvalidRequestError } from '../core/errors.ts';
+import { MAX_TIMER_MS, MAX_TIMER_MS_RULE } from '../core/max-timer-ms.ts';
 import type { ReplicaAffinity } from './upstream-replicas.ts';
 import { UpstreamUrlSchema, UpstreamUrlsSchema } from './upstream-url.ts';
 
 // setTimeout clamps anything above 2^31-1 ms to 1 ms, which would turn a "very long" timeout
 // into an immediate one.
-const milliseconds = z.number().int().positive().max(2 ** 31 - 1);
+const milliseconds = z.number().int().positive().max(MAX_TIMER_MS, `must be ${MAX_TIMER_MS_RULE}`);
 
 /**
  * One named timeout per phase (STYLE 7). There is deliberately no default total timeout: a

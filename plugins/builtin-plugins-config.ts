@@ -1,6 +1,9 @@
 import { z } from 'zod';
+import { MAX_TIMER_MS } from '../core/max-timer-ms.ts';
 
 const positiveInt = z.number().int().positive();
+/** The tool's own time limit (limits.timeoutMs) is this one plus a second, and must fit Node's timers. */
+const toolTimeMs = positiveInt.max(MAX_TIMER_MS - 1_000, `must be at most ${MAX_TIMER_MS - 1_000} ms: the tool's limit is 1 s more, and Node's timers keep at most ${MAX_TIMER_MS} ms (past it they fire at once)`);
 
 /**
  * Which built-in tools the gateway registers, and their settings. Each is on by default; `false`
@@ -29,7 +32,7 @@ export const builtinPluginsConfigSchema = z
           /** SQLite file, opened read-only (default: a small demo `employees` database). */
           file: z.string().optional(),
           maxRows: positiveInt.optional(),
-          timeLimitMs: positiveInt.optional(),
+          timeLimitMs: toolTimeMs.optional(),
           /** Characters of cell text returned at most, all rows together (default 65 536). */
           maxChars: positiveInt.optional(),
         }),
@@ -58,7 +61,7 @@ export const builtinPluginsConfigSchema = z
           /** Let the tool reach loopback and private addresses (off: SSRF protection). */
           allowPrivateNetwork: z.boolean().optional(),
           maxBytes: positiveInt.optional(),
-          timeoutMs: positiveInt.optional(),
+          timeoutMs: toolTimeMs.optional(),
           /** Redirects followed at most (default 5); with 0 a redirect is reported as an error. */
           maxRedirects: z.number().int().nonnegative().optional(),
         }),

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
+import { MAX_TIMER_MS, MAX_TIMER_MS_RULE } from '../core/max-timer-ms.ts';
 
 /** Per-cell limits. The memory budget is address space on top of the pre-loaded zygote image. */
 export interface PythonSandboxLimits {
@@ -53,6 +54,7 @@ export interface PythonSandboxOptions {
 export const DEFAULT_PRE_IMPORTS: readonly string[] = ['numpy', 'matplotlib.pyplot'];
 
 const positiveInt = z.number().int().positive();
+const timerMs = positiveInt.max(MAX_TIMER_MS, `must be ${MAX_TIMER_MS_RULE}`);
 
 /** Validates limit overrides (sandbox-wide or per cell). */
 export const pythonLimitsSchema = z
@@ -62,7 +64,7 @@ export const pythonLimitsSchema = z
     fileSizeMb: positiveInt,
     maxProcesses: positiveInt,
     outputBytes: positiveInt,
-    wallClockMs: positiveInt,
+    wallClockMs: timerMs,
   })
   .partial();
 
@@ -71,7 +73,7 @@ export const pythonSandboxOptionsSchema = z.strictObject({
   preImports: z.array(z.string().regex(/^[A-Za-z_][\w.]*$/, 'a dotted module name')).optional(),
   limits: pythonLimitsSchema.optional(),
   sandbox: z.enum(['auto', 'bwrap', 'netns', 'none']).optional(),
-  startupTimeoutMs: positiveInt.optional(),
+  startupTimeoutMs: timerMs.optional(),
   maxCells: positiveInt.optional(),
   maxQueuedCells: z.number().int().nonnegative().optional(),
 });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { FUNCTION_NAME, FUNCTION_NAME_RULE } from '../../core/function-name.ts';
+import { MAX_TIMER_MS, MAX_TIMER_MS_RULE } from '../../core/max-timer-ms.ts';
 import { describeValue as describe } from './describe-value.ts';
 
 const RUNTIMES = ['inline', 'thread', 'isolate', 'process'];
@@ -102,6 +103,7 @@ export function definitionProblem(value: unknown, kind: 'plugin' | 'command' | '
     // An inline plugin whose work another boundary bounds (the python tool's sandbox) says 0: none.
     if (limit === 'timeoutMs' && v === 0 && !command && (d['runtime'] ?? 'inline') === 'inline') continue;
     if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v > 0)) return `limits.${limit} must be a positive number, got ${describe(v)}`;
+    if (limit === 'timeoutMs' && typeof v === 'number' && v > MAX_TIMER_MS) return `limits.timeoutMs must be ${MAX_TIMER_MS_RULE}, got ${describe(v)}`;
   }
   return limits === undefined ? undefined : ignoredLimit(limits, command ? 'process' : (d['runtime'] as string | undefined));
 }

@@ -33,7 +33,8 @@ export interface PluginLimits {
    * every millisecond counts. The same in `inline`, where a hook that overruns cannot be stopped
    * (it runs on the gateway's loop): the call stops waiting for it, aborts ctx.signal and ends with
    * the timeout error. 30 s when left out, in every runtime; `inline` may say 0 for none, when
-   * something else bounds the work (the python tool's sandbox bounds each cell).
+   * something else bounds the work (the python tool's sandbox bounds each cell). At most
+   * 2147483647 (about 24.8 days, the longest timer Node keeps).
    */
   timeoutMs?: number;
   /**

@@ -115,6 +115,13 @@ describe('conveyor serve --config FILE', () => {
     expect(() => readConfigFile(configFile({ gateway: { toolParsers: [{ model: 'my-model', format: 'hermez' }] } }))).toThrow(/gateway\.toolParsers\[0\]\.format: unknown tool-call format "hermez"/);
     expect(() => readConfigFile(configFile({ gateway: { defaultToolParser: 'hermez' } }))).toThrow(/gateway\.defaultToolParser/);
     expect(readConfigFile(configFile({ gateway: { defaultToolParser: 'none', toolParsers: [{ model: 'x', format: 'qwen3_coder' }] } })).gateway?.defaultToolParser).toBe('none');
+    // Past 2^31-1 ms Node's timers fire after 1 ms: a limit written large to mean "none" would stop everything at once.
+    expect(() => readConfigFile(configFile({ gateway: { clientStallMs: 3e9 } }))).toThrow(/gateway\.clientStallMs: must be at most 2147483647 ms/);
+    expect(() => readConfigFile(configFile({ gateway: { upstream: { timeouts: { idleMs: 3e9 } } } }))).toThrow(/gateway\.upstream\.timeouts\.idleMs: must be at most 2147483647 ms/);
+    expect(() => readConfigFile(configFile({ sandbox: { limits: { wallClockMs: 3e9 } } }))).toThrow(/sandbox\.limits\.wallClockMs: must be at most 2147483647 ms/);
+    expect(() => readConfigFile(configFile({ runtimes: { process: { idleMs: 3e9 } } }))).toThrow(/runtimes\.process\.idleMs: must be at most 2147483647 ms/);
+    expect(() => readConfigFile(configFile({ plugins: { database: { timeLimitMs: 2_147_483_000 } } }))).toThrow(/plugins\.database\.timeLimitMs: must be at most 2147482647 ms/);
+    expect(readConfigFile(configFile({ sandbox: { limits: { wallClockMs: 2_147_483_647 } } })).sandbox?.limits?.wallClockMs).toBe(2_147_483_647);
     expect(() => readConfigFile(configFile('{"gateway": {'))).toThrow(/config file .*JSON/);
     expect(() => readConfigFile(path.join(dir, 'missing.json'))).toThrow(/config file .*missing\.json: ENOENT/);
   });

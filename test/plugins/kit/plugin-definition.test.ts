@@ -23,6 +23,8 @@ describe('definePlugin checks the whole definition, naming the field', () => {
     [{ hooks: { onPiece: () => undefined } }, /hooks.onEnd must be a function/],
     [{ hooks: { ...good.hooks, onAbort: 'later' } }, /hooks.onAbort must be a function, got "later"/],
     [{ limits: { timeoutMs: -5 } }, /limits.timeoutMs must be a positive number, got -5/],
+    // Node turns a longer setTimeout into 1 ms: every call "timed out after 3000000000 ms" at once.
+    [{ limits: { timeoutMs: 3e9 } }, /limits.timeoutMs must be at most 2147483647 ms .*, got 3000000000/],
     [{ runtime: 'process', reuseProcess: 'yes' }, /reuseProcess must be true or false .*got "yes"/],
     // Only `process` starts a process per call: elsewhere the flag would promise what nothing does.
     [{ reuseProcess: true }, /reuseProcess is for runtime "process" .*got runtime "inline"/],
