@@ -25,7 +25,7 @@ export function toolResultOf(plugin: string, value: unknown): ToolResult {
   }
   // An object with both fields, of the wrong types: say which, not "not { ok, content }".
   if (typeof r === 'object' && r !== null && 'ok' in r && 'content' in r) {
-    const wrong = [typeof r.ok !== 'boolean' ? `ok ${describe(r.ok)} (a boolean)` : undefined, typeof r.content !== 'string' ? `content ${describe(r.content)} (a string)` : undefined].filter(Boolean);
+    const wrong = [typeof r.ok !== 'boolean' ? `ok ${describe(r.ok)} (must be a boolean)` : undefined, typeof r.content !== 'string' ? `content ${describe(r.content)} (must be a string)` : undefined].filter(Boolean);
     return { ok: false, content: `error: ${plugin}'s onEnd returned { ok, content } with ${wrong.join(' and ')}` };
   }
   return { ok: false, content: `error: ${plugin}'s onEnd returned ${describe(value)}, not a string or { ok, content }` };

@@ -43,6 +43,6 @@ describe('a first plugin\'s mistakes name their fix', () => {
   it('onEnd returning { ok, content } of the wrong types says which field is wrong', async () => {
     const plugin = definePlugin({ ...good, hooks: { onEnd: () => ({ ok: 'yes', content: 5 }) as never } });
     const run = await runScriptedCall(inlineTool(plugin), { args: { city: 'Paris' } });
-    expect(run.result?.content).toBe('error: weather\'s onEnd returned { ok, content } with ok "yes" (a boolean) and content 5 (a string)');
+    expect(run.result?.content).toBe('error: weather\'s onEnd returned { ok, content } with ok "yes" (must be a boolean) and content 5 (must be a string)');
   });
 });
