@@ -84,11 +84,10 @@ export class ForwardedErrorAnswer {
   /** The upstream's answer as the gateway's typed error, its message saying where it came from. */
   error(): UpstreamResponseError {
     const read = upstreamResponseError(this.status, this.#chunks);
-    const detail = fastApiValidation(this.#chunks);
-    const said = detail?.message ?? (read.message === bareStatusMessage(this.status) ? (STATUS_CODES[this.status] ?? `HTTP ${this.status}`) : read.message);
+    const said = read.message === bareStatusMessage(this.status) ? (STATUS_CODES[this.status] ?? `HTTP ${this.status}`) : read.message;
     const message = `${said} (upstream: ${this.#request})`;
     if (read instanceof UpstreamModelNotFoundError) return new UpstreamModelNotFoundError(message);
-    return new UpstreamResponseError(this.status, message, detail?.param ?? read.param, CODE_OF_STATUS[this.status] ?? read.code);
+    return new UpstreamResponseError(this.status, message, read.param, CODE_OF_STATUS[this.status] ?? read.code);
   }
 }
 
@@ -101,21 +100,6 @@ function openAIErrorCode(bytes: Buffer): string | undefined {
   if (!isJsonObject(body) || !isJsonObject(body.error) || typeof body.error.message !== 'string') return undefined;
   const { code, type } = body.error;
   return typeof code === 'string' ? code : typeof type === 'string' ? type : 'upstream_error';
-}
-
-/**
- * FastAPI's 422 (`{"detail": [{"loc": ["body", "prompt"], "msg": "Field required", "input": …}]}`)
- * as one line naming each field, and the first field as OpenAI's `param`, rather than the list's
- * JSON, which quotes the client's whole body back at it (`input`).
- */
-function fastApiValidation(chunks: readonly Buffer[]): { message: string; param: string | null } | undefined {
-  const body = parsed(Buffer.concat(chunks));
-  if (!isJsonObject(body) || !Array.isArray(body.detail) || body.detail.length === 0) return undefined;
-  const issues = body.detail.filter(isJsonObject).filter((d) => typeof d.msg === 'string');
-  if (issues.length === 0) return undefined;
-  const field = (d: Record<string, unknown>) => (Array.isArray(d.loc) ? d.loc.map(String).filter((p, i) => i > 0 || p !== 'body').join('.') : '');
-  const message = issues.map((d) => (field(d) === '' ? String(d.msg) : `${field(d)}: ${String(d.msg)}`)).join('; ');
-  return { message, param: field(issues[0]!) || null };
 }
 
 function parsed(bytes: Buffer): unknown {

@@ -14,8 +14,24 @@ export function upstreamErrorMessage(body: unknown): string | undefined {
   if (isJsonObject(error)) return upstreamErrorMessage(error);
   if (typeof body.message === 'string' && body.message.length > 0) return body.message;
   if (typeof body.detail === 'string') return body.detail;
+  const validation = fastApiValidation(body.detail);
+  if (validation !== undefined) return validation.message;
   if (body.detail !== undefined) return JSON.stringify(body.detail);
   return undefined;
+}
+
+/**
+ * FastAPI's 422 (`{"detail": [{"loc": ["body", "prompt"], "msg": "Field required", "input": …}]}`,
+ * SGLang's and vLLM's routes' own validation) as one line naming each field, and the first field
+ * as OpenAI's `param`, rather than the list's JSON, which quotes the client's whole body back at it (`input`).
+ */
+function fastApiValidation(detail: unknown): { message: string; param: string | null } | undefined {
+  if (!Array.isArray(detail) || detail.length === 0) return undefined;
+  const issues = detail.filter(isJsonObject).filter((d) => typeof d.msg === 'string');
+  if (issues.length === 0) return undefined;
+  const field = (d: Record<string, unknown>) => (Array.isArray(d.loc) ? d.loc.map(String).filter((p, i) => i > 0 || p !== 'body').join('.') : '');
+  const message = issues.map((d) => (field(d) === '' ? String(d.msg) : `${field(d)}: ${String(d.msg)}`)).join('; ');
+  return { message, param: field(issues[0]!) || null };
 }
 
 /**
@@ -26,6 +42,8 @@ export function upstreamErrorMessage(body: unknown): string | undefined {
 export function upstreamErrorParam(body: unknown): string | null {
   if (!isJsonObject(body)) return null;
   if (isJsonObject(body.error)) return upstreamErrorParam(body.error);
+  const validation = fastApiValidation(body.detail);
+  if (validation !== undefined) return validation.param;
   if (typeof body.param !== 'string' || body.param.length === 0 || body.param === 'body') return null;
   return body.param.startsWith('body.') ? body.param.slice('body.'.length) : body.param;
 }

@@ -122,17 +122,18 @@ describe('streamChatCompletion over HTTP', () => {
   });
 
   it.each([
-    [400, contextLengthErrorBody, contextLengthErrorBody.error.message],
-    [404, modelNotFoundBody, modelNotFoundBody.message],
-    [422, { detail: [{ loc: ['body', 'messages'], msg: 'field required' }] }, '[{"loc":["body","messages"],"msg":"field required"}]'],
-  ])('throws UpstreamResponseError with the message of a %i OpenAI/vLLM error body', async (status, errorBody, message) => {
+    [400, contextLengthErrorBody, contextLengthErrorBody.error.message, 'max_tokens'],
+    [404, modelNotFoundBody, modelNotFoundBody.message, 'model'],
+    // FastAPI's validation list (SGLang's routes), read as one line per field, not its JSON, which quotes the body back.
+    [422, { detail: [{ loc: ['body', 'messages'], msg: 'field required', input: { model: 'm' } }, { loc: ['body', 'n'], msg: 'too big' }] }, 'messages: field required; n: too big', 'messages'],
+  ])('throws UpstreamResponseError with the message of a %i OpenAI/vLLM error body', async (status, errorBody, message, param) => {
     upstream = await startTestUpstream((_req, res) => {
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(errorBody));
     });
     const { parts, error } = await stream(upstream);
     expect(parts).toEqual([]);
     expect(error).toBeInstanceOf(UpstreamResponseError);
-    expect(error).toMatchObject({ status, message });
+    expect(error).toMatchObject({ status, message, param });
   });
 
   it.each([
