@@ -57,6 +57,24 @@ const scratchDirs = [...new Set([process.env.HOME, process.env.TMPDIR].filter((d
  */
 let scratchAtStart: Set<string> | undefined;
 
+// Node writes to a pipe asynchronously: what a plugin prints past the pipe's 64 KiB waits in this
+// process, reaches the gateway after the call's result, and counts against the next call of a kept
+// process (reuseProcess) while the call that printed it is never stopped at the output limit.
+// Blocking, a print returns once its bytes are in the pipe, and the gateway counts them meanwhile.
+for (const stream of [process.stdout, process.stderr]) {
+  (stream as { _handle?: { setBlocking?: (blocking: boolean) => unknown } })._handle?.setBlocking?.(true);
+}
+
+/**
+ * Resolves once what was printed so far is in the pipes, for a `ready` or `result` to follow it:
+ * setBlocking is no public API, and a pipe it left asynchronous would charge the output to the
+ * next call again. A stream the plugin ended or broke has nothing more to deliver.
+ */
+function outputFlushed(): Promise<void> {
+  const pending = [process.stdout, process.stderr].filter((stream) => stream.writableLength > 0 && !stream.writableEnded && !stream.destroyed);
+  return Promise.all(pending.map((stream) => new Promise<void>((resolve) => stream.write('', () => resolve())))).then(() => undefined);
+}
+
 const channel = new Socket({ fd: 3, readable: true, writable: true });
 const splitter = new NdjsonLineSplitter();
 const calls = new Map<string, Call>();
@@ -121,6 +139,7 @@ async function main(): Promise<void> {
   // The gateway closed the channel (or died): nothing is left to serve.
   channel.on('close', () => process.exit(0));
   channel.on('error', () => process.exit(0));
+  await outputFlushed();
   send({ t: 'ready', pid: process.pid, guest, ...(guestError ? { guestError } : {}) });
 }
 
@@ -170,6 +189,8 @@ function receive(message: HostMessage): void {
         // A failed call stays until its `abort`, which the gateway sends on `failed`: its onAbort
         // must still run, and an `end` sent before `failed` reached the gateway comes first.
         if (call.failure === null) calls.delete(message.callId);
+        // The call's output first: the gateway charges what it reads after the result to the next call.
+        await outputFlushed();
         const { user, system } = process.cpuUsage();
         // A malformed ctx.emit in onEnd: that error is the call's, now that onEnd has returned.
         const failure = call.failure ?? call.endEmitError;

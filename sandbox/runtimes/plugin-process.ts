@@ -6,7 +6,7 @@ import { NdjsonLineSplitter } from '../python-ipc.ts';
 import { killProcessTree } from '../process-tree.ts';
 import { childMessageSchema, type CallMessage, type ChildMessage, type HostMessage } from './plugin-protocol.ts';
 import type { ProcessLaunchPlan } from './process-launch.ts';
-import { describeExit, OUT_OF_MEMORY, type ProcessExit } from './process-exit.ts';
+import { describeExit, OUT_OF_MEMORY, tellingLine, type ProcessExit } from './process-exit.ts';
 
 type ReadyMessage = Extract<ChildMessage, { t: 'ready' }>;
 
@@ -106,7 +106,7 @@ export class PluginProcess {
       let pending = 0;
       channel.setEncoding('utf8');
       channel.on('error', () => undefined);
-      channel.on('data', (chunk: string) => {
+      const onChannel = (chunk: string): void => {
         // Killed (a protocol error, the output limit, the call over): what it wrote before the
         // kill landed is no longer heard, or a well-formed result behind a bad line would still
         // end its call, and a line too long would keep growing here. The same for a start-up that
@@ -136,7 +136,12 @@ export class PluginProcess {
             fail(`first message was ${parsed.data.t}, not ready`);
           }
         }
-      });
+      };
+      // Handled once the rest of this turn's I/O is: the child's output reaches its pipes before
+      // its result (plugin-host.ts), but both can be read in one turn, and output read after the
+      // result went to the next call of a kept process, or pushed the call that printed it past the
+      // output limit only once that call had ended `ok`. FIFO, so the messages keep their order.
+      channel.on('data', (chunk: string) => setImmediate(onChannel, chunk));
       // End of file, or a write that found no reader: nothing holds the child's end of fd 3 any more
       // (bwrap keeps no copy, nor do exec_launcher.py's waiting processes under `unshare`; only
       // `unshare --fork`, used without the Python launcher, does). It can answer nothing, so a
@@ -259,13 +264,6 @@ export class PluginProcess {
     this.exitListeners.clear();
     this.routes.clear();
   }
-}
-
-/** The line of a start-up's output that says what went wrong (Node's `Error: …` line), else its last line. */
-function tellingLine(tail: string): string {
-  const lines = tail.split('\n').map((line) => line.trim()).filter(Boolean);
-  const error = lines.find((line) => /^(\w*Error|Error \[\w+\])\b|^\w+Error:/.test(line));
-  return (error ?? lines.at(-1) ?? '').slice(0, 300);
 }
 
 /** A module or file not found at start-up is most often one the sandbox does not show. */

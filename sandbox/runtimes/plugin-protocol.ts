@@ -7,7 +7,8 @@ import { hookThrowSchema } from './hook-throw.ts';
  * (runtime `process`, or the shared isolate host). One JSON object per line, split on '\n'
  * only; every message but `ready`/`loaded` carries the callId, so one process can serve several
  * calls (the isolate host does). Any language can implement the child side: read fd 3, answer
- * `ready` first, then answer each `piece` with a `verdict`, each `end` with a `result` and each
+ * `ready` first, then answer each `piece` with a `verdict`, each `end` with a `result` (once what the
+ * call printed is flushed: output read after it counts against a kept process's next call) and each
  * `abort` with `aborted` (once its clean-up is done; a child that does not answer is killed
  * ON_ABORT_GRACE_MS, 1 s, after the abort).
  *

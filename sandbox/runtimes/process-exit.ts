@@ -29,9 +29,30 @@ export function describeExit(exit: ProcessExit): { message: string; limit: 'memo
   if (signal === 'SIGXCPU') return { message: 'it used up its CPU time (CPU limit)', limit: 'cpu' };
   if (signal === 'SIGXFSZ') return { message: 'it wrote a file larger than its file size limit', limit: 'file-size' };
   if (exit.code === 121) return { message: `the sandbox setup failed: ${exit.stderrTail.slice(-300)}`, limit: null };
-  const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
-  const last = exit.stderrTail.split('\n').filter(Boolean).slice(-1)[0];
-  return { message: last ? `it ${how} (${last.slice(0, 300)})` : `it ${how}`, limit: null };
+  const how = signal ? `was killed by ${signal}` : `exited with code ${exit.code}`;
+  const said = tellingLine(exit.stderrTail);
+  return { message: said ? `it ${how} (${said})` : `it ${how}`, limit: null };
+}
+
+/**
+ * Lines of a crash report that say nothing of the cause: Node's closing `Node.js vX.Y.Z` banner,
+ * which is the last line of every uncaught throw, and stack frames (`at …`, and V8's numbered
+ * native and JavaScript frames after an abort).
+ */
+const NOISE = /^(Node\.js v\d|at |\d+: |-----.*-----$)/;
+/** An error's own line: Node's `TypeError: …`, `Error [ERR_X]: …`, a stray rejection's, Python's `ModuleNotFoundError: …`. */
+const ERROR_LINE = /^(\w*Error|Error \[\w+\]|UnhandledPromiseRejection)\b/;
+
+/**
+ * The line of a process's output that says what went wrong: the last error line (an uncaught
+ * throw prints it between the source excerpt and the stack, after whatever the plugin logged),
+ * else the last line that is no stack frame or banner; '' if none. Error lines count only
+ * unindented: indented ones are an outer error's `cause` or an AggregateError's members.
+ */
+export function tellingLine(tail: string): string {
+  const lines = tail.split('\n').filter((line) => line.trim() !== '' && !NOISE.test(line.trim()));
+  const error = lines.filter((line) => ERROR_LINE.test(line)).at(-1);
+  return (error ?? lines.at(-1) ?? '').trim().slice(0, 300);
 }
 
 function signalName(num: number): NodeJS.Signals | null {

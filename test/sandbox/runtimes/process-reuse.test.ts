@@ -20,7 +20,7 @@ afterAll(async () => {
 });
 
 const tool = () => toolFromPlugin(counter, { moduleUrl: fixture('reuse-counter-plugin.ts'), pools });
-const call = async (args: { waitMs?: number; fail?: boolean; print?: string; exit?: number; files?: boolean } = {}, tenant?: string) =>
+const call = async (args: { waitMs?: number; fail?: boolean; print?: string; logKiB?: number; exit?: number; files?: boolean } = {}, tenant?: string) =>
   (await runScriptedCall(tool(), { args, ...(tenant === undefined ? {} : { tenant }) })).result;
 /** Every kept process killed (between tests): the next call starts afresh. */
 const dropKept = async (): Promise<void> => {
@@ -54,6 +54,19 @@ describe('a reusable plugin (reuseProcess) in the process runtime', () => {
     const exited = await call({ exit: 3 });
     expect(exited).toMatchObject({ ok: false, content: expect.stringContaining('exited with code 3') });
     expect(exited?.content, exited?.content).not.toContain('hunter2');
+  });
+
+  // Regression (review s38, finding 3): stdout still queued in the plugin process when it answered
+  // was read during the next call, which was killed for it, and the call that printed 5 MB was not.
+  it('charges what a call prints on stdout to that call: just under the limit is fine call after call, past it stops the call that printed', async () => {
+    await dropKept();
+    // 1000 KiB a call, under the 1024 KiB limit: any of one call's lines counted in the next kills that one.
+    for (let n = 1; n <= 3; n++) expect(await call({ logKiB: 1000 })).toMatchObject({ ok: true, content: String(n) });
+    const flood = await call({ logKiB: 5000 });
+    expect(flood).toMatchObject({ ok: false, data: { code: 'sandbox_limit_exceeded', limit: 'output' } });
+    expect(flood?.content).toContain('printed more than 1048576 bytes');
+    // The flood's process is gone; the next call starts a fresh one, with nothing of the flood to answer for.
+    expect(await call()).toMatchObject({ ok: true, content: '1' });
   });
 
   it("hands a kept process only to calls of the tenant whose call it served, and keeps maxIdlePerPlugin in all", async () => {

@@ -11,6 +11,7 @@ import { nativeTypeScript, tsxLoaderUrl } from '../../../sandbox/runtimes/node-r
 import { createRuntimePools, type RuntimePools } from '../../../sandbox/runtimes/runtime-pools.ts';
 import type { ProcessProtections } from '../../../sandbox/runtimes/process-sandbox.ts';
 import echo from './fixtures/echo-plugin.ts';
+import { faultyPlugin } from './fixtures/faulty-plugin.ts';
 import hostile from './fixtures/hostile-plugin.ts';
 import onloadCount from './fixtures/onload-plugin.ts';
 import slowLoad from './fixtures/slow-load-plugin.ts';
@@ -151,6 +152,17 @@ export default definePlugin({ name: 'loose', description: 'd', parameters: z.obj
     expect(run.progress).toEqual([{ type: 'unit-done', detail: 'field text' }]);
     const ok = await runScriptedCall(tool, { args: { text: 'py' }, callId: 'call_py' });
     expect(ok.result).toEqual({ ok: true, content: 'PY', data: { pieces: 0, startedBy: 'call_py' } });
+  });
+
+  // Regression (review s38, finding 2): both read "stopped: it exited with code 1 (Node.js v20.20.2)".
+  it('names the error of a throw in a callback, or of a stray rejection, that ended the process', async () => {
+    const faulty = toolFromPlugin(faultyPlugin(new URLSearchParams()), { moduleUrl: fixture('faulty-plugin.ts'), pools });
+    const crash = async (mode: string) => (await runScriptedCall(faulty, { args: { mode } })).result;
+    expect(await crash('callback-throw')).toMatchObject({
+      ok: false,
+      content: 'error: faulty stopped: it exited with code 1 (TypeError: cannot read x of undefined (in a callback))',
+    });
+    expect(await crash('stray-rejection')).toMatchObject({ ok: false, content: 'error: faulty stopped: it exited with code 1 (Error: stray rejection during onEnd)' });
   });
 
   it('kills the process tree when the request is aborted mid-call', async () => {
