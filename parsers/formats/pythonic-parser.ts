@@ -47,7 +47,8 @@ export type PythonicParserOptions = z.input<typeof PythonicParserOptionsSchema>;
  * A call that cannot be read (a value that is no literal ours reads, such as `b'z'`, `1e999` or
  * a name; a positional or repeated argument) is `malformed`, with its id, at the offending
  * character; its own text, from its name to the `)` that closes it (PythonCallSkipper), is
- * released as content at that `)`, and the list goes on: the calls after it still run, as the next
+ * content (held until a call of the list has run; if none ever does, the list's whole text is,
+ * as written), and the list goes on: the calls after it still run, as the next
  * `<tool_call>` does after a broken hermes call. A committed list that turns out impossible
  * outside a call (text after a call, a bracket that does not match) or is cut off by `end()`
  * yields `malformed` (with the open call's id, if any, and no `call-end`), then the raw text not
@@ -70,12 +71,20 @@ class PythonicParser implements ToolCallParser {
   #lexer: PythonLexer | undefined;
   #skipper: PythonCallSkipper | undefined;
   /**
-   * While #skipper reads through a malformed call: its text so far, released as content at its
-   * `)`; and the separator before it (after a call that ran), frame unless the list then fails,
-   * when it goes out first. Held, not streamed, so that a failing list's text stays in order.
+   * While #skipper reads through a malformed call: its own text so far (from its name), and the
+   * list's text before it since the last finished call (`[` or a separator), which is frame unless
+   * the list then fails. Held, not streamed, so that a failing list's text stays in order.
    */
   #dropped = '';
-  #droppedAfter = '';
+  #droppedLead = '';
+  /**
+   * Malformed calls of a list none of whose calls has run yet: their text as written (from the
+   * list's `[`), released if none ever runs, and their own text alone, released once one does.
+   */
+  #unrunWritten = '';
+  #unrunOwn = '';
+  /** Whether the list's last call so far was malformed (dropped), not one that ran. */
+  #afterDropped = false;
   /** The list's text since the last finished call, from earlier chunks and from `#chunkFrom` on. */
   #raw = '';
   /** The chunk the lexer reads. */
@@ -178,6 +187,7 @@ class PythonicParser implements ToolCallParser {
     this.#mode = 'list';
     this.#raw = '';
     this.#ran = false;
+    this.#afterDropped = false;
     this.#grammar = new PythonicListGrammar(this.#out, () => `${this.#options.callIdPrefix}${++this.#calls}`);
     this.#lexer = new PythonLexer((token) => this.#token(token));
   }
@@ -191,17 +201,24 @@ class PythonicParser implements ToolCallParser {
         const to = skipped.kind === 'more' ? input.length : skipped.kind === 'closed' ? skipped.end : skipped.at;
         this.#dropped += input.slice(at, to);
         if (skipped.kind === 'more') {
-          if (final) this.#fail('the output ended inside the tool call list', this.#droppedAfter + this.#dropped);
+          if (final) this.#fail('the output ended inside the tool call list', this.#droppedLead + this.#dropped);
           return '';
         }
         this.#skipper = undefined;
         if (skipped.kind === 'broken') {
-          this.#fail(skipped.reason, this.#droppedAfter + this.#dropped);
+          this.#fail(skipped.reason, this.#droppedLead + this.#dropped);
           return input.slice(to);
         }
-        this.#text(this.#dropped);
+        // Between two bad calls, the separator is content with them: `f(x=foo), h(y=bar)`.
+        const own = (this.#afterDropped ? this.#droppedLead : '') + this.#dropped;
+        if (this.#ran) this.#text(own);
+        else {
+          this.#unrunWritten += this.#droppedLead + this.#dropped;
+          this.#unrunOwn += own;
+        }
+        this.#afterDropped = true;
         this.#dropped = '';
-        this.#droppedAfter = '';
+        this.#droppedLead = '';
         this.#lexer = new PythonLexer((token) => this.#token(token));
         this.#raw = '';
         at = to;
@@ -251,8 +268,8 @@ class PythonicParser implements ToolCallParser {
     const skipper = new PythonCallSkipper();
     if (skipper.feed(callText).kind !== 'more') return false;
     this.#out.event({ type: 'malformed', callId: this.#grammar!.openCallId!, reason: `pythonic: ${reason}` });
-    this.#dropped = this.#ran ? callText : consumed;
-    this.#droppedAfter = this.#ran ? consumed.slice(0, this.#callFrom) : '';
+    this.#dropped = callText;
+    this.#droppedLead = consumed.slice(0, this.#callFrom);
     this.#grammar!.dropCall();
     this.#lexer = undefined;
     this.#skipper = skipper;
@@ -260,11 +277,10 @@ class PythonicParser implements ToolCallParser {
   }
 
   #fail(reason: string, unconsumed: string): void {
-    this.#dropped = '';
-    this.#droppedAfter = '';
     const callId = this.#grammar?.openCallId;
     this.#out.event(callId === undefined ? { type: 'malformed', reason: `pythonic: ${reason}` } : { type: 'malformed', callId, reason: `pythonic: ${reason}` });
-    this.#text(unconsumed);
+    this.#text(this.#unrunWritten + unconsumed);
+    this.#dropped = this.#droppedLead = this.#unrunWritten = this.#unrunOwn = '';
     this.#grammar = undefined;
     this.#lexer = undefined;
     this.#skipper = undefined;
@@ -278,11 +294,16 @@ class PythonicParser implements ToolCallParser {
       // The name ends at the current character: PythonLexer emits a name at the one after it.
       this.#callFrom = this.#raw.length + this.#lexer!.index - this.#chunkFrom - token.value.length;
     } else if (step === 'call-end') {
+      // The list is a call list after all: the bad calls before this one are content, but not its brackets.
+      if (!this.#ran) this.#text(this.#unrunOwn);
       this.#ran = true;
+      this.#afterDropped = false;
+      this.#unrunWritten = this.#unrunOwn = '';
       this.#consumedThroughCurrent();
     } else if (step === 'list-end') {
       // A list whose every call was malformed: its end is text too, like the rest of it.
-      if (!this.#ran) this.#text(this.#raw + this.#chunk.slice(this.#chunkFrom, this.#lexer!.index + 1));
+      if (!this.#ran) this.#text(this.#unrunWritten + this.#raw + this.#chunk.slice(this.#chunkFrom, this.#lexer!.index + 1));
+      this.#unrunWritten = this.#unrunOwn = '';
       this.#consumedThroughCurrent();
       this.#grammar = undefined;
       this.#lexer = undefined;

@@ -258,12 +258,13 @@ describe('pythonic parser: one bad call among good ones', () => {
       text('Checking.\n'),
       start('lookup'),
       { type: 'malformed', callId: 'call_1', reason: `pythonic: ${reason}` },
-      // Nothing of the list has run yet, so its text so far is content as written, "[" included.
-      text(`[lookup(q=${value})`),
       start('get_weather', 'call_2'),
       field(['city'], 'Paris', 'call_2'),
       args('{"city":"Paris"}', 'call_2'),
       end({ city: 'Paris' }, 'call_2'),
+      // Held until a call of the list ran: then it is a call list, and only the bad call's own
+      // text is content, without the list's "[" (were none to run, all of it would be, as written).
+      text(`lookup(q=${value})`),
       start('get_time', 'call_3'),
       field(['tz'], 'CET', 'call_3'),
       args('{"tz":"CET"}', 'call_3'),
@@ -285,6 +286,21 @@ describe('pythonic parser: one bad call among good ones', () => {
     expect(malformedOf(events)).toEqual([{ type: 'malformed', callId: 'call_2', reason: 'pythonic: arguments must be literals, not the name foo' }]);
     // Once a call has run, the list's brackets and separators stay frame: only the call is text.
     expect(textOf(events)).toBe('lookup(q=foo, n=2)');
+  });
+
+  it('keeps the separator between bad calls side by side as content, before a call runs or after', () => {
+    for (const input of ['[f(x=foo), h(y=bar), g(z=1)]', '[g(z=1), f(x=foo), h(y=bar)]', '[f(x=foo), g(z=1), h(y=bar)]']) {
+      const events = parse(input);
+      expect(goodCalls(events), input).toEqual([{ name: 'g', args: { z: 1 } }]);
+      expect(textOf(events), input).toBe(input.startsWith('[f(x=foo), g') ? 'f(x=foo)h(y=bar)' : 'f(x=foo), h(y=bar)');
+      expect(perChar(make(), input)).toEqual(events);
+    }
+    // None runs, and the list then breaks: all of it is content as written.
+    const broken = "[f(x=foo), h(y=bar), g(z='a\nb')]";
+    const events = parse(broken);
+    expect(callsOf(events)).toEqual([]);
+    expect(textOf(events)).toBe(broken);
+    expect(perChar(make(), broken)).toEqual(events);
   });
 
   it('in the last call: the calls before it run', () => {
@@ -326,7 +342,7 @@ describe('pythonic parser: one bad call among good ones', () => {
     const input = `[${bad}, get_weather(city='Oslo')]`;
     const events = parse(input);
     expect(goodCalls(events)).toEqual([{ name: 'get_weather', args: { city: 'Oslo' } }]);
-    expect(textOf(events)).toBe(`[${bad}`);
+    expect(textOf(events)).toBe(bad);
     expect(perChar(make(), input)).toEqual(events);
   });
 
@@ -366,11 +382,12 @@ describe('pythonic parser: one bad call among good ones', () => {
     expect(parser.push('[lookup(q=fo')).toEqual([start('lookup')]);
     expect(parser.push('o')).toEqual([]);
     expect(parser.push(', n=')).toEqual([{ type: 'malformed', callId: 'call_1', reason: 'pythonic: arguments must be literals, not the name foo' }]);
-    // The bad call's text is held until its ")" (were the list to fail first, the text before it would go out first).
+    // The bad call's text is held until a call of the list runs (were the list to fail or end
+    // first, it would go out as written, from the "[").
     expect(parser.push("'x)'")).toEqual([]);
-    expect(parser.push(')')).toEqual([text("[lookup(q=foo, n='x)')")]);
+    expect(parser.push(')')).toEqual([]);
     expect(parser.push(', get_weather(')).toEqual([start('get_weather', 'call_2')]);
-    expect(parser.push("city='Paris')")).toEqual([field(['city'], 'Paris', 'call_2'), args('{"city":"Paris"}', 'call_2'), end({ city: 'Paris' }, 'call_2')]);
+    expect(parser.push("city='Paris')")).toEqual([field(['city'], 'Paris', 'call_2'), args('{"city":"Paris"}', 'call_2'), end({ city: 'Paris' }, 'call_2'), text("lookup(q=foo, n='x)')")]);
     expect(parser.push(']')).toEqual([]);
     expect(parser.end()).toEqual([]);
   });
