@@ -26,6 +26,17 @@ export class CorsPolicy {
   }
 
   /**
+   * For what a browser sends from any page without asking the server first (a WebSocket, a
+   * text/plain or multipart POST forwarded upstream with the gateway's own upstream key): throws
+   * OriginNotAllowedError unless the request has no Origin (no browser), or one that is allowed or
+   * this gateway's own (the playground).
+   */
+  refuseForeignOrigin(req: IncomingMessage): void {
+    const origin = req.headers.origin;
+    if (origin !== undefined && !this.allows(origin) && !isSameOrigin(origin, req.headers.host)) throw new OriginNotAllowedError(origin);
+  }
+
+  /**
    * Adds the CORS headers an allowed origin's response needs (errors included, so the page can
    * read them). Returns true when `req` was a preflight and has been answered; a preflight from
    * any other origin throws OriginNotAllowedError.

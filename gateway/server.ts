@@ -3,10 +3,10 @@ import { createServer, type IncomingMessage, type Server, type ServerOptions, ty
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { BoundedQueue } from '../core/bounded-queue.ts';
-import { cutByShutdown, GatewayBusyError, GatewayConfigError, InvalidRequestError, MethodNotAllowedError, NotFoundError, OriginNotAllowedError, ShuttingDownError, UpgradeRequiredError } from '../core/errors.ts';
+import { cutByShutdown, GatewayBusyError, GatewayConfigError, InvalidRequestError, MethodNotAllowedError, NotFoundError, ShuttingDownError, UpgradeRequiredError } from '../core/errors.ts';
 import { AccessLog, silentLogger, type Logger } from './access-log.ts';
 import { authenticate, type ClientKeyId } from './client-auth.ts';
-import { CorsPolicy, isSameOrigin } from './cors.ts';
+import { CorsPolicy } from './cors.ts';
 import { hostCheck } from './host-check.ts';
 import { answerExpectContinue, answerParserRefusals } from './server-connection-hooks.ts';
 import { PLAYGROUND_PATHS, PLAYGROUND_PATTERN, playgroundRoute } from './playground-route.ts';
@@ -196,6 +196,9 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     if (draining) throw new ShuttingDownError();
     const matches = routes.filter((r) => r.pattern.test(path));
     if (matches.length === 0 && config.forwardOtherEndpoints && path.startsWith('/v1/')) {
+      // The chat route refuses what a page may send unasked (415 for text/plain); a forwarded
+      // route takes any body (multipart is /v1/audio's own), so it refuses the page instead.
+      cors.refuseForeignOrigin(req);
       authenticate(req, config.apiKeys);
       // vLLM and SGLang (uvicorn) decode the path before they route it: `/v1/%63hat/completions`
       // or `/v1/chat%2Fcompletions`, forwarded as written, reached their chat route past this one.
@@ -224,8 +227,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     answered: (answer) => accessLog.upgraded(answer),
     guard: (req) => {
       checkHost?.(req);
-      const origin = req.headers.origin;
-      if (origin !== undefined && !cors.allows(origin) && !isSameOrigin(origin, req.headers.host)) throw new OriginNotAllowedError(origin);
+      cors.refuseForeignOrigin(req);
     },
   });
 
