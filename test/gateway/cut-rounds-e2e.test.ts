@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { definePlugin } from '../../plugins/kit/define-plugin.ts';
 import { toolFromPlugin } from '../../plugins/kit/tool-from-plugin.ts';
-import type { ToolPlugin } from '../../plugins/plugin-types.ts';
+import type { ToolPlugin, Verdict } from '../../plugins/plugin-types.ts';
+import type { Piece } from '../../parsers/parser-events.ts';
 import { DONE, MODEL, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
 import { sseHeaders } from '../llm-client/upstream-test-server.ts';
 import { answeringTool, scriptedGateway, toolMap } from '../support/scripted-gateway.ts';
@@ -31,6 +32,17 @@ const weatherTool = {
   type: 'function' as const,
   function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
 };
+
+/** A gateway tool that checks each field of its call with `judge` (a query guard) and answers "rows". */
+function guardTool(judge: (piece: Piece) => Promise<Verdict>): ToolPlugin {
+  return {
+    name: 'guard',
+    description: 'refuses writes',
+    parameters: { type: 'object' },
+    consumes: 'field',
+    start: () => ({ piece: judge, end: async () => ({ ok: true, content: 'rows' }), abort: () => {} }),
+  };
+}
 
 describe('a round cut short', () => {
   it('under validate_tool_arguments, a client call that failed never reaches the client; the retry is its only call, index 0', async () => {
@@ -61,20 +73,10 @@ describe('a round cut short', () => {
     let ran = 0;
     const calc = answeringTool('calc', () => String(++ran));
     // Rejects a DELETE query, but only after a while, as a plugin in another process would answer.
-    const guard: ToolPlugin = {
-      name: 'guard',
-      description: 'refuses writes',
-      parameters: { type: 'object' },
-      consumes: 'field',
-      start: () => ({
-        piece: async (piece) => {
-          await sleep(50);
-          return piece.kind === 'field' && String(piece.value).startsWith('DELETE') ? { verdict: 'reject', reason: 'read-only' } : undefined;
-        },
-        end: async () => ({ ok: true, content: 'rows' }),
-        abort: () => {},
-      }),
-    };
+    const guard = guardTool(async (piece) => {
+      await sleep(50);
+      return piece.kind === 'field' && String(piece.value).startsWith('DELETE') ? { verdict: 'reject', reason: 'read-only' } : undefined;
+    });
     const gw = await scripted.start(
       (_req, res, body) => {
         const observed = (body as { messages: Messages }).messages.some((m) => m.role === 'tool');
@@ -105,21 +107,11 @@ describe('a round cut short', () => {
     // that takes a process or database round trip can; the rest of the call comes well after.
     let releaseVerdict!: () => void;
     const verdictDue = new Promise<void>((resolve) => (releaseVerdict = resolve));
-    const guard: ToolPlugin = {
-      name: 'guard',
-      description: 'refuses writes',
-      parameters: { type: 'object' },
-      consumes: 'field',
-      start: () => ({
-        piece: async (piece) => {
-          if (piece.kind !== 'field') return undefined;
-          await verdictDue;
-          return { verdict: 'reject', reason: 'read-only' };
-        },
-        end: async () => ({ ok: true, content: 'rows' }),
-        abort: () => {},
-      }),
-    };
+    const guard = guardTool(async (piece) => {
+      if (piece.kind !== 'field') return undefined;
+      await verdictDue;
+      return { verdict: 'reject', reason: 'read-only' };
+    });
     const gw = await scripted.start(
       (_req, res, body) => {
         const observed = (body as { messages: Messages }).messages.some((m) => m.role === 'tool');
