@@ -141,7 +141,19 @@ export class PluginProcess {
       // its result (plugin-host.ts), but both can be read in one turn, and output read after the
       // result went to the next call of a kept process, or pushed the call that printed it past the
       // output limit only once that call had ended `ok`. FIFO, so the messages keep their order.
-      channel.on('data', (chunk: string) => setImmediate(onChannel, chunk));
+      const queued: string[] = [];
+      let scheduled = false;
+      const drainChannel = (): void => {
+        scheduled = false;
+        for (let chunk = queued.shift(); chunk !== undefined; chunk = queued.shift()) onChannel(chunk);
+      };
+      channel.on('data', (chunk: string) => {
+        queued.push(chunk);
+        if (!scheduled) {
+          scheduled = true;
+          setImmediate(drainChannel);
+        }
+      });
       // End of file, or a write that found no reader: nothing holds the child's end of fd 3 any more
       // (bwrap keeps no copy, nor do exec_launcher.py's waiting processes under `unshare`; only
       // `unshare --fork`, used without the Python launcher, does). It can answer nothing, so a
@@ -163,6 +175,8 @@ export class PluginProcess {
           if (done) return;
           done = true;
           clearTimeout(grace);
+          // A result read just before the exit is still the call's, not lost to it.
+          drainChannel();
           if (proc) proc.onExit(code, signal);
           else fail(`exited with ${signal ? `signal ${signal}` : `code ${code}`}`);
         };
