@@ -76,13 +76,20 @@ describe('other /v1 endpoints pass through to the upstream (the simulator)', () 
   it("keeps its own CORS policy: the upstream's allow-every-origin (vLLM's default) is not passed on", async () => {
     const upstream = await fetch(`${conveyor.sim!.url}/models`, { headers: { origin: 'https://elsewhere.example' } });
     expect(upstream.headers.get('access-control-allow-origin')).toBe('*');
-    const res = await fetch(`${conveyor.gateway.url}/v1/completions`, {
-      method: 'POST',
-      headers: { authorization: 'Bearer client-key', 'content-type': 'application/json', origin: 'https://elsewhere.example' },
-      body: JSON.stringify({ model: SIM_MODEL, prompt: 'hi', max_tokens: 2 }),
-    });
-    expect(res.status).toBe(200);
-    expect(res.headers.get('access-control-allow-origin')).toBeNull();
+    const post = (origin: string) =>
+      fetch(`${conveyor.gateway.url}/v1/completions`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer client-key', 'content-type': 'application/json', origin },
+        body: JSON.stringify({ model: SIM_MODEL, prompt: 'hi', max_tokens: 2 }),
+      });
+    // A page of the gateway's own (the playground) is forwarded, and gets no CORS header it needs none of.
+    const own = await post(new URL(conveyor.gateway.url).origin);
+    expect(own.status).toBe(200);
+    expect(own.headers.get('access-control-allow-origin')).toBeNull();
+    // One on another origin is refused before the upstream hears of it (forward-origin.test.ts).
+    const foreign = await post('https://elsewhere.example');
+    expect(foreign.status).toBe(403);
+    expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
   });
 
   it('asks for the client key before anything goes upstream', async () => {
