@@ -7,6 +7,7 @@ import { withMistralToolCallIds } from './mistral-tool-call-ids.ts';
 import { ClientToolValidator } from './client-tool-validator.ts';
 import { gatewayToolsFor, withPluginSchemas } from './request-tools.ts';
 import { ChatChunkWriter } from './chat-chunk-writer.ts';
+import { armClientStall } from './client-stall.ts';
 import type { AccessLog, CompletionFacts } from './access-log.ts';
 import type { ClientKeyId } from './client-auth.ts';
 import type { DroppedToolTurns } from './dropped-tool-turns.ts';
@@ -234,12 +235,9 @@ async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, fa
         onDrained: (resume) => {
           if (!sse) return resume();
           const stallMs = ctx.config.clientStallMs;
-          const stalled = setTimeout(() => {
-            timeline.mark('abort', { detail: `client stalled: it took nothing for ${stallMs} ms` });
-            res.destroy();
-          }, stallMs);
+          const drained = armClientStall(res, stallMs, () => timeline.mark('abort', { detail: `client stalled: it took nothing for ${stallMs} ms` }));
           sse.onDrained(() => {
-            clearTimeout(stalled);
+            drained();
             resume();
           });
         },

@@ -127,8 +127,9 @@ const gatewayConfigFields = z.strictObject({
     .default([]),
   maxBodyBytes: z.number().int().positive().default(4 * 1024 * 1024),
   /**
-   * A streamed answer waits (its upstream read paused) while its client's socket is full; a client
-   * that takes nothing for this long is cut off, its decode and tools stopped (nginx's send_timeout).
+   * A streamed answer, chat or forwarded, waits (its upstream read paused) while its client's socket
+   * is full; a client that takes nothing for this long is cut off, its decode and tools stopped and
+   * its admission place freed (nginx's send_timeout).
    */
   clientStallMs: timerMs.default(60_000),
   /**

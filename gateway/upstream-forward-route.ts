@@ -2,14 +2,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { BoundedQueue } from '../core/bounded-queue.ts';
 import { ChunkedBodyWriter } from '../core/chunked-body-writer.ts';
-import { ClientAbortedError, thrownMessage, UpstreamConnectionError, UpstreamResponseError } from '../core/errors.ts';
+import { ClientAbortedError, thrownMessage, UpstreamConnectionError, UpstreamTotalTimeoutError } from '../core/errors.ts';
 import { classifyReplicaFailure } from '../llm-client/failover-stream.ts';
 import { forwardConnection, forwardRequest, type ForwardConnection, type ForwardedRequest } from '../llm-client/forward-request.ts';
 import { requestJson } from '../llm-client/request-json.ts';
-import type { Replica, UpstreamReplicas } from '../llm-client/upstream-replicas.ts';
+import type { Replica } from '../llm-client/upstream-replicas.ts';
 import type { GatewayConfig } from './config.ts';
 import type { AccessLog } from './access-log.ts';
 import { toErrorResponse } from './error-response.ts';
+import { armClientStall } from './client-stall.ts';
+import { brokeOffByReplica, heldRefusal, recordRefusal, replicaRefusal, type ReplicaAttempt } from './forward-replica-health.ts';
 import { ForwardedErrorAnswer } from './forwarded-error.ts';
 import { answerHeaders, forwardedHeaders } from './forwarded-headers.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
@@ -44,7 +46,11 @@ export interface ForwardRouteContext {
  * answers one of its own failures (a bare 500, 401/403, 502–504, with `upstream.model` a 404
  * model_not_found) rests and the next one is tried, as one that answers 429 or a 500 that says
  * why is, until one answers otherwise or each has been tried once; the last one's answer is passed
- * back whatever it is. A streamed body goes to one replica only.
+ * back whatever it is. A streamed body goes to one replica only. An answer counts as its replica's
+ * success at its first byte (forward-replica-health.ts has what counts against it after that).
+ *
+ * `upstream.timeouts.totalMs` bounds the whole request, attempts included, and `clientStallMs`
+ * cuts off a client that takes nothing of the answer, as on the chat route.
  *
  * With maxConcurrentRequests each takes one of its places as a chat completion does (a
  * `/v1/completions` stream costs the gateway and the upstream what a chat stream does), waiting in
@@ -63,7 +69,8 @@ export async function upstreamForwardRoute(ctx: ForwardRouteContext, req: Incomi
     body = await readBodyBytes(req, ctx.config.maxBodyBytes);
   }
   const query = req.url?.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '';
-  const request: ForwardedRequest = { method: req.method ?? 'GET', endpoint: path.slice('/v1'.length), query, headers, body, signal: abortOnClose(res, ctx.shutdown) };
+  const cancel = abortOnClose(res, ctx.shutdown);
+  const request: ForwardedRequest = { method: req.method ?? 'GET', endpoint: path.slice('/v1'.length), query, headers, body, signal: cancel.signal };
   let release: () => void;
   try {
     const inLine = performance.now();
@@ -74,9 +81,12 @@ export async function upstreamForwardRoute(ctx: ForwardRouteContext, req: Incomi
     countFailure(ctx, error);
     throw error;
   }
+  // From here on, as a chat's total counts from its first attempt: the wait for a place is not the upstream's.
+  const deadline = totalDeadline(cancel, ctx.config.upstream.timeouts.totalMs);
   try {
     await forwardToSome(ctx, request, res);
   } finally {
+    clearTimeout(deadline);
     release();
   }
 }
@@ -99,15 +109,6 @@ async function forwardToSome(ctx: ForwardRouteContext, request: ForwardedRequest
   }
 }
 
-interface ReplicaAttempt {
-  replicas: UpstreamReplicas;
-  replica: Replica;
-  /** No other replica will be tried: whatever this one answers goes to the client. */
-  last: boolean;
-  /** On the replicas' clock (UpstreamReplicas.failed). */
-  startedAt: number;
-}
-
 /**
  * One try on one upstream. Rejects before anything reached the client (so another replica may be
  * tried), or after the status line with the answer cut.
@@ -115,6 +116,16 @@ interface ReplicaAttempt {
 async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, res: ServerResponse, attempt: ReplicaAttempt | undefined): Promise<void> {
   const writer = new ChunkedBodyWriter(res);
   let answered = false;
+  // A replica's answer that would prove it healthy (under 400, passed on as it comes) proves it
+  // only with its first byte, or its end when it has no body: the chat route's rule (its first
+  // token, failover-stream.ts), since a replica whose engine is wedged still sends its headers.
+  // A 4xx proves nothing: a vLLM whose engine died still answers FastAPI's 404 and 422 itself.
+  let proving = false;
+  let bodyStarted = false;
+  const served = (): void => {
+    proving = false;
+    attempt?.replicas.succeeded(attempt.replica);
+  };
   // An error answer, read whole before any of it goes out (it may need rewriting into OpenAI's shape).
   let held: ForwardedErrorAnswer | undefined;
   const exchange = forwardRequest(connectionTo(ctx, attempt?.replica.baseUrl ?? (ctx.config.upstream.baseUrl as string)), request, {
@@ -132,7 +143,8 @@ async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, re
         // it is dropped and its connection closed; the caller tries the next replica.
         const refusal = replicaRefusal(status);
         if (refusal !== undefined && !attempt.last) throw refusal;
-        recordAnswer(attempt, refusal === undefined ? (status < 500 ? 'final' : 'busy') : classifyReplicaFailure(refusal), refusal);
+        if (refusal !== undefined) recordRefusal(attempt, refusal);
+        else proving = status < 400;
       }
       answered = true;
       ctx.metrics.forwarded(status);
@@ -144,9 +156,15 @@ async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, re
         held.add(chunk);
         return true;
       }
+      bodyStarted = true;
+      if (proving) served();
       if (writer.write(chunk)) return true;
       // Written to the socket itself after the first chunk (ChunkedBodyWriter): its drain says when.
-      (res.socket ?? res).once('drain', () => exchange.resume());
+      const drained = armClientStall(res, ctx.config.clientStallMs);
+      (res.socket ?? res).once('drain', () => {
+        drained();
+        exchange.resume();
+      });
       return false;
     },
   });
@@ -154,8 +172,10 @@ async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, re
   let failOver: Error | undefined;
   try {
     await exchange.done;
-    if (held === undefined) res.end();
-    else if (attempt === undefined || (failOver = heldRefusal(ctx, attempt, held)) === undefined) {
+    if (held === undefined) {
+      if (proving) served();
+      res.end();
+    } else if (attempt === undefined || (failOver = heldRefusal(attempt, held, failureContext(ctx))) === undefined) {
       const { headers, body, code } = held.answer();
       ctx.metrics.forwarded(held.status);
       ctx.accessLog.errorAnswered(res, code);
@@ -163,8 +183,12 @@ async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, re
     }
   } catch (error) {
     // After the status line there is nothing to send but a cut answer.
-    if (answered && held === undefined) return void res.destroy();
-    const failure = request.signal.aborted ? (ctx.shutdown.aborted ? ctx.shutdown.reason : new ClientAbortedError()) : error;
+    if (answered && held === undefined) {
+      if (attempt !== undefined && !request.signal.aborted && brokeOffByReplica(error, bodyStarted)) attempt.replicas.failed(attempt.replica, error, attempt.startedAt);
+      return void res.destroy();
+    }
+    // The client's leaving, the shutdown or the total deadline, each the reason it aborted with.
+    const failure = request.signal.aborted ? request.signal.reason : error;
     // An error answer that broke before its end (cut, or stalled past the idle limit): nothing of it
     // went out. With another replica to try, that replica failed the request itself (it rests) and
     // the next is tried, as if it had refused the connection; else the failure is the answer.
@@ -187,23 +211,6 @@ async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, re
   if (failOver !== undefined) throw failOver;
 }
 
-/**
- * A replica's error answer, read whole, as a chat's failover reads it (classifyReplicaFailure):
- * the error to try the next replica with (a bare 500, 401/403, 502–504, a 404 model_not_found for
- * the model the gateway names rest the replica; a 429 or a 500 that says why do not), or, for the
- * last replica and for an error that is the request's own, undefined: the answer goes to the client.
- */
-function heldRefusal(ctx: ForwardRouteContext, attempt: ReplicaAttempt, held: ForwardedErrorAnswer): Error | undefined {
-  const error = held.upstreamError();
-  const kind = classifyReplicaFailure(error, failureContext(ctx));
-  if (kind === 'final' || attempt.last) {
-    recordAnswer(attempt, kind === 'final' && held.status >= 500 ? 'busy' : kind, error);
-    return undefined;
-  }
-  if (kind === 'rest') attempt.replicas.failed(attempt.replica, error, attempt.startedAt);
-  return error;
-}
-
 /** A 404 model_not_found is the replica's when the gateway names the model (`upstream.model`), the client's otherwise. */
 function failureContext(ctx: ForwardRouteContext): { modelNamedByGateway: boolean } {
   return { modelNamedByGateway: ctx.config.upstream.model !== undefined };
@@ -216,15 +223,25 @@ function countFailure(ctx: ForwardRouteContext, error: unknown): void {
 }
 
 /** The client went away, or the shutdown cut what still runs: the upstream request goes too. */
-function abortOnClose(res: ServerResponse, shutdown: AbortSignal): AbortSignal {
+function abortOnClose(res: ServerResponse, shutdown: AbortSignal): AbortController {
   const controller = new AbortController();
   const cut = () => controller.abort(shutdown.reason);
   shutdown.addEventListener('abort', cut, { once: true });
   res.once('close', () => {
     shutdown.removeEventListener('abort', cut);
-    if (!res.writableEnded) controller.abort();
+    if (!res.writableEnded) controller.abort(new ClientAbortedError());
   });
-  return controller.signal;
+  return controller;
+}
+
+/**
+ * `upstream.timeouts.totalMs`, when set: one deadline for the whole request, failover attempts
+ * included, as on the chat route. It aborts the request with UpstreamTotalTimeoutError: before the
+ * headers that is the answer (504 upstream_total_timeout), after them the answer is cut.
+ */
+function totalDeadline(cancel: AbortController, totalMs: number | undefined): NodeJS.Timeout | undefined {
+  if (totalMs === undefined) return undefined;
+  return setTimeout(() => cancel.abort(new UpstreamTotalTimeoutError(totalMs)), totalMs);
 }
 
 const connections = new WeakMap<GatewayConfig, Map<string, ForwardConnection>>();
@@ -239,24 +256,6 @@ function connectionTo(ctx: ForwardRouteContext, baseUrl: string): ForwardConnect
     mine.set(baseUrl, (connection = forwardConnection({ baseUrl, apiKey, timeouts })));
   }
   return connection;
-}
-
-/** A status another replica may not answer, as a chat's failover counts it (429, 401/403, 500, 502–504), else undefined. */
-function replicaRefusal(status: number): UpstreamResponseError | undefined {
-  if (status < 400) return undefined;
-  const error = new UpstreamResponseError(status, `upstream answered HTTP ${status}`);
-  return classifyReplicaFailure(error) === 'final' ? undefined : error;
-}
-
-/**
- * The replica's health after an answer passed to the client (the last replica's, whatever it is),
- * as classifyReplicaFailure reads it: `rest` (the replica's own failure: a bare 500, 401/403,
- * 502–504) rests it; `final` under 500 (a success, or the request's own error) counts as a
- * success; `busy` (a 429, a 500 that says why, another 5xx) says nothing of it.
- */
-function recordAnswer({ replicas, replica, startedAt }: ReplicaAttempt, kind: 'rest' | 'busy' | 'final', error: Error | undefined): void {
-  if (kind === 'rest') replicas.failed(replica, error, startedAt);
-  else if (kind === 'final') replicas.succeeded(replica);
 }
 
 function hasBody(req: IncomingMessage): boolean {

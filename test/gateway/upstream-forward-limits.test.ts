@@ -1,0 +1,113 @@
+import type { ServerResponse } from 'node:http';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import type { GatewayConfigInput } from '../../gateway/config.ts';
+import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
+import { closeUpstreamPools } from '../../llm-client/index.ts';
+import { eventually } from '../support/conveyor-fixture.ts';
+import { getJson } from '../support/sse-client.ts';
+import { startSlowReader, type SlowReader } from '../support/slow-reader.ts';
+import { sseHeaders, startTestUpstream, type TestUpstream, type UpstreamHandler } from '../llm-client/upstream-test-server.ts';
+
+// clientStallMs and upstream.timeouts.totalMs hold on forwarded requests as on the chat route
+// (findings s38/forward #2 and #3).
+describe('the limits a forwarded request shares with a chat', () => {
+  const opened: Array<{ close(): Promise<void> }> = [];
+  let reader: SlowReader | undefined;
+  afterEach(async () => {
+    reader?.kill();
+    reader = undefined;
+    await Promise.all(opened.splice(0).map((c) => c.close()));
+  });
+  afterAll(closeUpstreamPools);
+
+  async function upstream(handler: UpstreamHandler): Promise<TestUpstream> {
+    const u = await startTestUpstream(handler);
+    opened.push(u);
+    return u;
+  }
+
+  /** `timeouts`: the upstream's (upstream.timeouts). */
+  async function gateway(replicas: TestUpstream[], config: Omit<Partial<GatewayConfigInput>, 'upstream'> & { timeouts?: Record<string, number> } = {}): Promise<GatewayHandle> {
+    const { timeouts, ...rest } = config;
+    const baseUrl = replicas.length === 1 ? replicas[0]!.baseUrl : replicas.map((r) => r.baseUrl);
+    const gw = await startGateway({ port: 0, ...rest, upstream: { baseUrl, timeouts } }, { tools: new Map() });
+    opened.unshift(gw);
+    return gw;
+  }
+
+  it('regression: cuts off a client that takes nothing of a forwarded answer for clientStallMs, freeing its upstream request and its place', async () => {
+    // A large answer written as fast as the gateway takes it, until it is cancelled.
+    let cancelled = false;
+    const big = await upstream((req, res) => {
+      if (!req.url?.endsWith('/big')) return void res.end('{"small":true}');
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.once('close', () => (cancelled = !res.writableFinished));
+      const piece = Buffer.alloc(64 * 1024, 'x');
+      const more = (): void => {
+        for (let i = 0; i < 4096 && !res.destroyed; i++) if (!res.write(piece)) return void res.once('drain', more);
+        res.end();
+      };
+      more();
+    });
+    const gw = await gateway([big], { clientStallMs: 300, maxConcurrentRequests: 1 });
+    reader = await startSlowReader(gw.url, '/v1/big', {});
+    expect(reader.head).toMatch(/^HTTP\/1\.1 200/);
+    await eventually(() => cancelled, 'the stalled answer cancelled its upstream request', 10_000);
+    // Its place is free: the next request is let in and answered.
+    const next = await fetch(`${gw.url}/v1/small`);
+    expect(await next.json()).toEqual({ small: true });
+    const { json } = await getJson(gw.url, '/health');
+    expect(json.requests).toMatchObject({ running: 0 });
+  }, 20_000);
+
+  it('answers 504 upstream_total_timeout when totalMs runs out before any replica answered, failover attempts included', async () => {
+    const refusing = await upstream((_req, res) => {
+      res.writeHead(503, { 'content-type': 'application/json' });
+      res.end('');
+    });
+    // Holds the request without an answer (an engine stuck in prefill behind its queue).
+    let held: ServerResponse | undefined;
+    const silent = await upstream((_req, res) => void (held = res));
+    const gw = await gateway([refusing, silent], { timeouts: { totalMs: 500, headersMs: 5_000 } });
+    const res = await fetch(`${gw.url}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"input":"x"}' });
+    expect(res.status).toBe(504);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('upstream_total_timeout');
+    // Both were tried, in order, and the second one's request was cancelled.
+    expect([refusing.requests.length, silent.requests.length]).toEqual([1, 1]);
+    await silent.requestSocketClosed(0);
+    expect(held?.writableEnded).toBe(false);
+    // The request's own budget ran out, not the replica: it does not rest for it.
+    const { json } = await getJson(gw.url, '/health');
+    expect(json.upstream_replicas.find((r: { base_url: string }) => r.base_url === silent.baseUrl)).toMatchObject({ healthy: true, failures: 0 });
+  });
+
+  it('cuts a forwarded answer still streaming when totalMs runs out', async () => {
+    let events = 0;
+    const streaming = await upstream(async (_req, res) => {
+      sseHeaders(res);
+      for (; events < 40 && !res.destroyed; events++) {
+        res.write(`data: {"n":${events}}\n\n`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      res.end('data: [DONE]\n\n');
+    });
+    const gw = await gateway([streaming], { timeouts: { totalMs: 500 } });
+    const res = await fetch(`${gw.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"stream":true}' });
+    expect(res.status).toBe(200);
+    const body = res.body!.getReader();
+    let text = '';
+    const decoder = new TextDecoder();
+    await expect(
+      (async () => {
+        for (;;) {
+          const { done, value } = await body.read();
+          if (done) return;
+          text += decoder.decode(value, { stream: true });
+        }
+      })(),
+    ).rejects.toThrow();
+    expect(text).toContain('data: {"n":0}');
+    expect(text).not.toContain('[DONE]');
+    await streaming.requestSocketClosed(0);
+  });
+});
