@@ -1,38 +1,29 @@
 import type { ServerResponse } from 'node:http';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { GatewayConfigInput } from '../../gateway/config.ts';
 import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
-import { closeUpstreamPools } from '../../llm-client/index.ts';
+import { closedAfterEach } from '../support/closed-after-each.ts';
 import { eventually } from '../support/conveyor-fixture.ts';
 import { getJson } from '../support/sse-client.ts';
 import { startSlowReader, type SlowReader } from '../support/slow-reader.ts';
-import { sseHeaders, startTestUpstream, type TestUpstream, type UpstreamHandler } from '../llm-client/upstream-test-server.ts';
+import { sseHeaders, type TestUpstream } from '../llm-client/upstream-test-server.ts';
 
 // clientStallMs and upstream.timeouts.totalMs hold on forwarded requests as on the chat route
 // (findings s38/forward #2 and #3).
 describe('the limits a forwarded request shares with a chat', () => {
-  const opened: Array<{ close(): Promise<void> }> = [];
+  const { upstream, keep } = closedAfterEach();
   let reader: SlowReader | undefined;
-  afterEach(async () => {
+  // Registered after closedAfterEach's hook, so it runs before it (vitest runs after-hooks as a stack).
+  afterEach(() => {
     reader?.kill();
     reader = undefined;
-    await Promise.all(opened.splice(0).map((c) => c.close()));
   });
-  afterAll(closeUpstreamPools);
-
-  async function upstream(handler: UpstreamHandler): Promise<TestUpstream> {
-    const u = await startTestUpstream(handler);
-    opened.push(u);
-    return u;
-  }
 
   /** `timeouts`: the upstream's (upstream.timeouts). */
   async function gateway(replicas: TestUpstream[], config: Omit<Partial<GatewayConfigInput>, 'upstream'> & { timeouts?: Record<string, number> } = {}): Promise<GatewayHandle> {
     const { timeouts, ...rest } = config;
     const baseUrl = replicas.length === 1 ? replicas[0]!.baseUrl : replicas.map((r) => r.baseUrl);
-    const gw = await startGateway({ port: 0, ...rest, upstream: { baseUrl, timeouts } }, { tools: new Map() });
-    opened.unshift(gw);
-    return gw;
+    return keep(await startGateway({ port: 0, ...rest, upstream: { baseUrl, timeouts } }, { tools: new Map() }));
   }
 
   it('regression: cuts off a client that takes nothing of a forwarded answer for clientStallMs, freeing its upstream request and its place', async () => {

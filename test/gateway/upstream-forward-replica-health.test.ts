@@ -1,10 +1,10 @@
 import type { ServerResponse } from 'node:http';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
-import { closeUpstreamPools } from '../../llm-client/index.ts';
+import { closedAfterEach } from '../support/closed-after-each.ts';
 import { eventually } from '../support/conveyor-fixture.ts';
 import { getJson } from '../support/sse-client.ts';
-import { sseHeaders, startTestUpstream, type TestUpstream, type UpstreamHandler } from '../llm-client/upstream-test-server.ts';
+import { sseHeaders, type TestUpstream, type UpstreamHandler } from '../llm-client/upstream-test-server.ts';
 
 interface ReplicaHealth {
   healthy: boolean;
@@ -15,23 +15,11 @@ interface ReplicaHealth {
 // A replica counts as healthy once its forwarded answer's first byte arrives, not at its headers,
 // and an answer it breaks off after them counts against it, as on the chat route (findings s38/forward #1).
 describe("a forwarded answer and its replica's health", () => {
-  const opened: Array<{ close(): Promise<void> }> = [];
-  afterEach(async () => {
-    await Promise.all(opened.splice(0).map((c) => c.close()));
-  });
-  afterAll(closeUpstreamPools);
-
-  async function upstream(handler: UpstreamHandler): Promise<TestUpstream> {
-    const u = await startTestUpstream(handler);
-    opened.push(u);
-    return u;
-  }
+  const { upstream, keep } = closedAfterEach();
 
   /** A fresh gateway over `replicas`: its first request goes to the first one listed (all equally loaded). */
   async function over(replicas: TestUpstream[], timeouts: Record<string, number> = {}): Promise<GatewayHandle> {
-    const gw = await startGateway({ port: 0, upstream: { baseUrl: replicas.map((r) => r.baseUrl), timeouts } }, { tools: new Map() });
-    opened.unshift(gw);
-    return gw;
+    return keep(await startGateway({ port: 0, upstream: { baseUrl: replicas.map((r) => r.baseUrl), timeouts } }, { tools: new Map() }));
   }
 
   async function health(gw: GatewayHandle, replica: TestUpstream): Promise<ReplicaHealth> {
