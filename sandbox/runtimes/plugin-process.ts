@@ -148,6 +148,9 @@ export class PluginProcess {
         for (let chunk = queued.shift(); chunk !== undefined; chunk = queued.shift()) onChannel(chunk);
       };
       channel.on('data', (chunk: string) => {
+        // `ready` at once: deferred, output read in the same turn would find no process yet, and a
+        // child that floods right after it would fail its start-up rather than its call.
+        if (!proc && queued.length === 0) return onChannel(chunk);
         queued.push(chunk);
         if (!scheduled) {
           scheduled = true;
