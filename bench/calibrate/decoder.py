@@ -15,8 +15,11 @@ TINY = dict(layers=2, hidden=64, heads=4, kv_heads=2, head_dim=16, ffn=128, voca
 class Decoder:
     """The forward pass of a Llama/Mistral block stack, weights as plain tensors."""
 
-    def __init__(self, shape, device, dtype, max_batch, max_context, max_prompt):
+    def __init__(self, shape, device, dtype, max_batch, max_context, max_prompt, kv_splits=1):
         self.s = shape
+        # Flash decoding: "auto", or how many chunks each decoding sequence's context is split into.
+        self.kv_splits = kv_splits
+        self.sm_count = torch.cuda.get_device_properties(device).multi_processor_count if device.type == "cuda" else 4
         h, hd = shape["hidden"], shape["head_dim"]
         qkv_out = (shape["heads"] + 2 * shape["kv_heads"]) * hd
 
@@ -162,7 +165,37 @@ class Decoder:
         values[:, :, context - 1] = v
         # GQA decode as attention of `group` queries per KV head: K and V are read once.
         q = q.reshape(batch, s["kv_heads"], s["heads"] // s["kv_heads"], s["head_dim"])
+        splits = self.splits_for(batch, context)
+        if splits > 1:
+            return self._split_kv_attention(q, keys, values, splits).reshape(batch, -1)
         return attention(q, keys, values, causal=False).reshape(batch, -1)
+
+    def splits_for(self, batch, context):
+        """How many chunks each decoding sequence's context is split into. One attention call gives
+        each (sequence, KV head) one thread block, 8 of them at batch 1 on a GPU of 132 SMs, each
+        streaming the whole context; vLLM's Hopper kernels (FlashAttention-3, FlashInfer) split a long
+        context across blocks and merge the parts. "auto" splits in halves until the GPU holds two
+        blocks an SM or a chunk would fall under 256 tokens, as their occupancy heuristics do."""
+        if self.kv_splits != "auto":
+            splits = int(self.kv_splits)
+            while context % splits:
+                splits -= 1
+            return splits
+        splits, blocks = 1, batch * self.s["kv_heads"]
+        while blocks * splits < 2 * self.sm_count and context % (2 * splits) == 0 and context // (2 * splits) >= 256:
+            splits *= 2
+        return splits
+
+    def _split_kv_attention(self, q, keys, values, splits):
+        """Decode attention as flash decoding runs it: the context in `splits` chunks, each chunk a
+        head of its own for one attention call (a view of the cache, nothing copied but the queries),
+        the partial results merged by their log-sum-exp."""
+        batch, kv_heads, group, head_dim = q.shape
+        chunk = keys.shape[2] // splits
+        keys, values = (t.reshape(batch, kv_heads * splits, chunk, head_dim) for t in (keys, values))
+        queries = q.unsqueeze(2).expand(batch, kv_heads, splits, group, head_dim).reshape(batch, kv_heads * splits, group, head_dim)
+        out, lse = attention_with_lse(queries, keys, values)
+        return KERNELS["merge_splits"](out.view(batch, kv_heads, splits, group, head_dim), lse.view(batch, kv_heads, splits, group))
 
     def _prefill_attention(self, layer, q, k, v):
         length = q.shape[0]
@@ -217,9 +250,17 @@ def merge_attention(old, old_lse, new, new_lse):
     return old * (old_lse - lse).exp().unsqueeze(-1).to(old.dtype) + new * (new_lse - lse).exp().unsqueeze(-1).to(old.dtype)
 
 
+def merge_splits(out, lse):
+    """Flash decoding's partial results over a context's chunks (dim 2) as one, by their log-sum-exp."""
+    weights = torch.softmax(lse.float(), dim=2).unsqueeze(-1)
+    return (out.float() * weights).sum(2).to(out.dtype)
+
+
 # The elementwise steps between the matrix products; --compile replaces them with fused Triton
 # kernels (torch.compile), the way vLLM's custom kernels fuse them.
-KERNELS = dict(rms_norm=rms_norm, add_rms_norm=add_rms_norm, rope=rope, silu_mul=silu_mul, merge_attention=merge_attention)
+KERNELS = dict(
+    rms_norm=rms_norm, add_rms_norm=add_rms_norm, rope=rope, silu_mul=silu_mul, merge_attention=merge_attention, merge_splits=merge_splits
+)
 
 # FlashAttention that also returns each row's log-sum-exp (PyTorch's own kernel, CUDA only here).
 FLASH_WITH_LSE = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention", None) if TORCH_VERSION >= (2, 1) else None
@@ -230,6 +271,15 @@ def describe_extend_attention(device):
     if FLASH_WITH_LSE is not None and device.type == "cuda":
         return "two FlashAttention calls (cached prefix, new tokens) merged by their log-sum-exp"
     return "one masked scaled_dot_product_attention"
+
+
+def attention_with_lse(q, k, v):
+    """Attention without a mask, and each query row's log-sum-exp: FlashAttention on a GPU, the
+    arithmetic written out on the CPU (--smoke)."""
+    if FLASH_WITH_LSE is not None and q.is_cuda:
+        return FLASH_WITH_LSE(q, k, v, is_causal=False)[:2]
+    scores = (q @ k.transpose(-1, -2)).float() / q.shape[-1] ** 0.5
+    return (scores.softmax(-1).to(q.dtype)) @ v, torch.logsumexp(scores, -1)
 
 
 def attention(q, k, v, causal, mask=None):

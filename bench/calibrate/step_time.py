@@ -8,7 +8,8 @@ Each step runs as a CUDA graph, the way vLLM runs its decode steps, so what is t
 work, not Python's; --compile fuses the elementwise steps between the matrix products with
 torch.compile, as vLLM's custom kernels do. Besides decode batches and prompts it times mixed
 steps (a decode batch and a prompt) and resumed conversations (new tokens over a cached prefix, the
-step after a tool result). --attention varlen runs each step's attention as one varlen call (varlen.py). It writes step-time[-compiled].json (every sample, the
+step after a tool result). --attention varlen runs each step's attention as one varlen call (varlen.py);
+--kv-splits auto splits a decoding sequence's context across thread blocks (flash decoding). It writes step-time[-compiled].json (every sample, the
 fits and a proposed profile) and .md; bench/README.md "Calibrating a profile on a GPU" says how
 they become a profile.
 """
@@ -114,6 +115,11 @@ def parse_args():
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--compile", action="store_true", help="fuse the elementwise steps with torch.compile")
     parser.add_argument(
+        "--kv-splits",
+        default="1",
+        help="flash decoding: chunks each decoding sequence's context is split into, or auto (decoder.Decoder.splits_for)",
+    )
+    parser.add_argument(
         "--attention",
         choices=("split", "varlen"),
         default="split",
@@ -169,7 +175,8 @@ class Bench:
                 if not self.model.fits(batch, context):
                     print(f"decode batch {batch:4d} context {context:5d}: skipped, its KV cache does not fit", flush=True)
                     continue
-                rows.append(dict(batch=batch, context=context, **self.time(self.step(batch, context))))
+                splits = self.model.splits_for(batch, context)
+                rows.append(dict(batch=batch, context=context, kv_splits=splits, **self.time(self.step(batch, context))))
                 print(f"decode batch {batch:4d} context {context:5d}: {rows[-1]['median_ms']:.3f} ms", flush=True)
         return rows
 
@@ -197,6 +204,25 @@ class Bench:
                 rows.append(dict(batch=batch, context=context, tokens=length, **row))
                 print(f"mixed batch {batch:4d} + prompt {length:5d}: {row['median_ms']:.3f} ms", flush=True)
         return rows
+
+    def check_split_decode(self, batch, context):
+        """Flash decoding's merged chunks against one attention call over the whole context."""
+        splits = self.model.splits_for(batch, context)
+        if splits == 1:
+            return None
+        s, layer = self.model.s, self.model.layers[0]
+        for name in ("k_cache", "v_cache"):
+            layer[name].normal_()
+        q, k, v = (torch.randn(batch, n, s["head_dim"], device=self.device, dtype=layer["qkv"].dtype) for n in (s["heads"], s["kv_heads"], s["kv_heads"]))
+        timed = self.model._decode_attention(layer, q, k, v, context)
+        setting, self.model.kv_splits = self.model.kv_splits, 1
+        try:
+            plain = self.model._decode_attention(layer, q, k, v, context)
+        finally:
+            self.model.kv_splits = setting
+        difference = (timed - plain).abs().max().item()
+        print(f"decode attention in {splits} chunks vs one call (batch {batch}, context {context}): max difference {difference:.2e}", flush=True)
+        return dict(batch=batch, context=context, kv_splits=splits, max_difference=difference)
 
     def check_attention(self, prefix, length):
         """The timed attention of a resumed conversation beside two decoding sequences against a
@@ -250,9 +276,10 @@ def main():
     bandwidth = copy_bandwidth(device, dtype)
     longest_prompt = max(args.prompts + args.mixed_prompts + [max(args.resume_prefixes) + max(args.resume_chunks)])
     widest = max(args.batches + args.mixed_batches + args.resume_batches)
-    model = Decoder(shape, device, dtype, widest, max(args.contexts), longest_prompt)
+    model = Decoder(shape, device, dtype, widest, max(args.contexts), longest_prompt, args.kv_splits)
     bench = Bench(model, shape["vocab"], device, args.repeats, args.attention)
     mixed_context = args.mixed_context if args.mixed_context in args.contexts else args.contexts[-1]
+    split_check = bench.check_split_decode(args.batches[0], max(args.contexts))
     decode = bench.decode(args.batches, args.contexts)
     without_graph = bench.decode_without_graph(args.contexts[0])
     prefill = bench.prefill(args.prompts)
@@ -280,11 +307,19 @@ def main():
         mixed=mixed,
         resume=resume,
         attention=args.attention,
+        kv_splits=args.kv_splits,
+        kv_split_check=split_check,
         resume_attention=varlen.describe(device) if bench.varlen else decoder.describe_extend_attention(device),
         seconds=round(time.time() - began, 1),
     )
     os.makedirs(args.out, exist_ok=True)
-    stem = os.path.join(args.out, "step-time" + ("-compiled" if args.compile else "") + ("-varlen" if bench.varlen else ""))
+    stem = os.path.join(
+        args.out,
+        "step-time"
+        + ("-compiled" if args.compile else "")
+        + ("-varlen" if bench.varlen else "")
+        + ("" if args.kv_splits == "1" else f"-kvsplits-{args.kv_splits}"),
+    )
     # The measurements first: GPU time is scarce, and step_time_report.py refits them anywhere.
     with open(stem + ".json", "w") as f:
         json.dump(result, f, indent=2)

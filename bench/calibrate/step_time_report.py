@@ -40,6 +40,8 @@ def analyse(result):
     fits = {}
     for context in sorted({r["context"] for r in decode}):
         rows = [r for r in decode if r["context"] == context]
+        if len({r["batch"] for r in rows}) < 2:
+            continue  # a line needs two batches; a long context may fit only one beside the weights
         fits[f"decode_context_{context}"] = linear_fit([r["batch"] for r in rows], [r["median_ms"] for r in rows])
     # The simulator's step: base + perSeqMs × batch + perContextTokenMs × the context the batch holds
     # (the KV cache it reads), one plane through every measured batch and context. One context
@@ -165,12 +167,22 @@ def markdown(r):
             f"{r['weight_read_floor_ms']:.2f} ms per step.",
             "",
         ]
+    split_rows = [d for d in r["decode"] if d.get("kv_splits", 1) > 1]
+    if split_rows:
+        check = r.get("kv_split_check")
+        lines += [
+            f"Decode attention: flash decoding (`--kv-splits {r['kv_splits']}`), a sequence's context split into "
+            f"chunks attended in one call and merged by their log-sum-exp; {len(split_rows)} of "
+            f"{len(r['decode'])} decode points split (the split count beside each)."
+            + (f" Merged against one call: max difference {check['max_difference']:.1e}." if check else ""),
+            "",
+        ]
     lines += [f"Decode step, median ms of {r['decode'][0]['n']} steps:", ""]
     lines += ["| batch | " + " | ".join(f"context {c}" for c in contexts) + " |"]
     lines += ["| ---: | " + " | ".join("---:" for _ in contexts) + " |"]
     for b in batches:
         cells = [
-            next((f"{d['median_ms']:.3f}" for d in r["decode"] if d["batch"] == b and d["context"] == c), "–")
+            next((f"{d['median_ms']:.3f}" + (f" ({d['kv_splits']})" if d.get("kv_splits", 1) > 1 else "") for d in r["decode"] if d["batch"] == b and d["context"] == c), "–")
             for c in contexts
         ]
         lines.append(f"| {b} | " + " | ".join(cells) + " |")
