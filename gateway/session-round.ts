@@ -1,4 +1,4 @@
-import { ClientAbortedError, ToolRejectedError, UpstreamContextLengthError, UpstreamMaxTokensTooLargeError, type ContextLimits } from '../core/errors.ts';
+import { ClientAbortedError, ToolRejectedError } from '../core/errors.ts';
 import type { UpstreamStream } from '../llm-client/pump-chat-completion.ts';
 import type { ReplicaAffinity } from '../llm-client/upstream-replicas.ts';
 import type { UpstreamPart } from '../llm-client/upstream-parts.ts';
@@ -6,6 +6,7 @@ import type { ChatMessage } from './chat-request-schema.ts';
 import { ClientCalls, type ClientToolCall } from './client-calls.ts';
 import { Dispatcher, type CallOutcome } from './dispatcher.ts';
 import { RoundParser } from './round-parser.ts';
+import { RoundResend, type RoundResendOptions } from './round-resend.ts';
 import { DEFAULT_MAX_OBSERVATION_CHARS } from './observation-cap.ts';
 import type { ClientFlow, SessionOptions, Usage } from './session.ts';
 import { undeclaredToolCheck } from './undeclared-tools.ts';
@@ -34,15 +35,9 @@ export interface RoundInputs {
   emitText: (text: string) => void;
   /** The session's next client `tool_calls` index (ClientCallsOptions.indices). */
   clientCallIndices: { next: number };
-  /**
-   * For a prompt the upstream refused as longer than its context: the conversation with this
-   * request's tool results cut to fit (and the cut, in bytes), or undefined where that cannot help.
-   */
-  fitToContext?: (limits: ContextLimits) => { messages: ChatMessage[]; cap: number } | undefined;
+  /** For a prompt the upstream refused as longer than its context (round-resend.ts). */
+  fitToContext?: RoundResendOptions['fitToContext'];
 }
-
-/** How many times one round is sent again with its tool results cut shorter (estimates from tokens to bytes can fall short). */
-const MAX_FITS = 2;
 
 /**
  * One round of a session: the upstream decode streamed through the round's parser, each call
@@ -222,32 +217,9 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     });
   };
 
-  // What the rounds before left of max_tokens can be more than this round's prompt leaves of the
-  // context: round 1 had room for it, but the calls and results since have grown the prompt, and
-  // vLLM refuses the request whole ("'max_tokens' … is too large"). The client asked for nothing
-  // wrong, so the round is sent once more, asking for what the context leaves. Round 1's refusal is
-  // the client's own request refused, and goes to it as vLLM words it.
-  const resendLimit = (err: unknown): number | undefined => {
-    if (round === 1 || maxTokens === undefined || !(err instanceof UpstreamMaxTokensTooLargeError) || deltas > 0 || signal.aborted || buildError) return undefined;
-    const fit = err.tokensThatFit;
-    return fit >= 1 && fit < maxTokens ? fit : undefined;
-  };
-  // A later round's prompt that this request's tool results grew past the context, or so near it
-  // that the reply has little room: sent again with them cut shorter (observation-fit.ts), at most
-  // MAX_FITS times. Tried before resendLimit, which would leave the reply that little room.
-  let fits = 0;
-  const refit = (err: unknown): ChatMessage[] | undefined => {
-    const refused = err instanceof UpstreamContextLengthError || err instanceof UpstreamMaxTokensTooLargeError;
-    if (round === 1 || fits >= MAX_FITS || !refused || deltas > 0 || signal.aborted || buildError) return undefined;
-    const fitted = inputs.fitToContext?.(err);
-    if (fitted === undefined) return undefined;
-    fits++;
-    timeline.mark('error', {
-      round,
-      detail: `the prompt, ${err.inputTokens} tokens, left the reply too little of the context of ${err.maxModelLen}: this request's tool results were cut to ${fitted.cap} bytes each and the round sent again`,
-    });
-    return fitted.messages;
-  };
+  // A later round the upstream refused before decoding anything (its prompt grown past the context
+  // by this request's calls and results) goes out again, cut to fit.
+  const resend = new RoundResend({ round, maxTokens, timeline, fitToContext: inputs.fitToContext });
   // The round's usage once its stream is over, whatever ended it: its last report (on every chunk
   // with continuous usage, so a cut round counts what it decoded). Once: the resent request's.
   let counted = false;
@@ -256,22 +228,16 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     counted = true;
     timeline.addTokens(usage);
   };
-  let resentLimit = false;
   try {
     for (;;) {
       try {
         await stream.done;
         break;
       } catch (err) {
-        const fitted = refit(err);
-        // Once: a second refusal of max_tokens is not caught here.
-        const fit = fitted === undefined && !resentLimit ? resendLimit(err) : undefined;
-        if (fitted !== undefined) messages = fitted;
-        else if (fit !== undefined) {
-          resentLimit = true;
-          timeline.mark('error', { round, detail: `the upstream refused max_tokens ${roundMaxTokens}, more than the prompt leaves of the context: sent again with ${fit}` });
-          roundMaxTokens = fit;
-        } else throw err;
+        const again = resend.after(err, deltas === 0 && !signal.aborted && !buildError, roundMaxTokens);
+        if (again === undefined) throw err;
+        if ('messages' in again) messages = again.messages;
+        else roundMaxTokens = again.maxTokens;
         stream = send(roundMaxTokens);
       }
     }
