@@ -6,6 +6,7 @@ import { parseParserOptions } from './parser-options.ts';
 import { PythonLexer, PythonSyntaxError, type PythonToken } from './python-literal-lexer.ts';
 import { PythonCallSkipper } from './python-call-skipper.ts';
 import { PythonicCandidate } from './pythonic-candidate.ts';
+import { PythonicHeldText } from './pythonic-held-text.ts';
 import { PythonicListGrammar } from './pythonic-list-grammar.ts';
 
 export const PythonicParserOptionsSchema = z
@@ -64,27 +65,14 @@ class PythonicParser implements ToolCallParser {
   readonly #out = new EventOutput();
   #mode: 'prose' | 'candidate' | 'list' = 'prose';
   /** Prose that could still be a wrapper token. */
-  #held = '';
+  #heldProse = '';
   #candidate = new PythonicCandidate();
   #grammar: PythonicListGrammar | undefined;
   /** Reads the list's tokens; undefined while #skipper reads through a malformed call. */
   #lexer: PythonLexer | undefined;
   #skipper: PythonCallSkipper | undefined;
-  /**
-   * While #skipper reads through a malformed call: its own text so far (from its name), and the
-   * list's text before it since the last finished call (`[` or a separator), which is frame unless
-   * the list then fails. Held, not streamed, so that a failing list's text stays in order.
-   */
-  #dropped = '';
-  #droppedLead = '';
-  /**
-   * Malformed calls of a list none of whose calls has run yet: their text as written (from the
-   * list's `[`), released if none ever runs, and their own text alone, released once one does.
-   */
-  #unrunWritten = '';
-  #unrunOwn = '';
-  /** Whether the list's last call so far was malformed (dropped), not one that ran. */
-  #afterDropped = false;
+  /** The malformed calls' text, until it is known how it reads. */
+  readonly #held = new PythonicHeldText();
   /** The list's text since the last finished call, from earlier chunks and from `#chunkFrom` on. */
   #raw = '';
   /** The chunk the lexer reads. */
@@ -92,8 +80,6 @@ class PythonicParser implements ToolCallParser {
   #chunkFrom = 0;
   /** Where, in that text, the current call's name begins. */
   #callFrom = 0;
-  /** Whether a call of the list has ended well (until then its text is released as written). */
-  #ran = false;
   #calls = 0;
   #ended = false;
   /** Whether the prose so far ends at the start of a line (only spaces or tabs since its last newline). */
@@ -123,8 +109,8 @@ class PythonicParser implements ToolCallParser {
     let input = delta;
     for (;;) {
       if (this.#mode === 'prose') {
-        const text = this.#held + input;
-        this.#held = '';
+        const text = this.#heldProse + input;
+        this.#heldProse = '';
         input = this.#prose(text, final);
         if (input === '') return;
       } else if (this.#mode === 'candidate') {
@@ -154,7 +140,7 @@ class PythonicParser implements ToolCallParser {
       if (!found.found) {
         const holdFrom = final ? rest.length : found.holdFrom;
         this.#text(rest.slice(0, holdFrom));
-        this.#held = rest.slice(holdFrom);
+        this.#heldProse = rest.slice(holdFrom);
         return '';
       }
       this.#text(rest.slice(0, found.index));
@@ -186,8 +172,7 @@ class PythonicParser implements ToolCallParser {
   #startList(): void {
     this.#mode = 'list';
     this.#raw = '';
-    this.#ran = false;
-    this.#afterDropped = false;
+    this.#held.startList();
     this.#grammar = new PythonicListGrammar(this.#out, () => `${this.#options.callIdPrefix}${++this.#calls}`);
     this.#lexer = new PythonLexer((token) => this.#token(token));
   }
@@ -199,26 +184,17 @@ class PythonicParser implements ToolCallParser {
       if (this.#skipper !== undefined) {
         const skipped = this.#skipper.feed(input, at);
         const to = skipped.kind === 'more' ? input.length : skipped.kind === 'closed' ? skipped.end : skipped.at;
-        this.#dropped += input.slice(at, to);
+        this.#held.skip(input.slice(at, to));
         if (skipped.kind === 'more') {
-          if (final) this.#fail('the output ended inside the tool call list', this.#droppedLead + this.#dropped);
+          if (final) this.#fail('the output ended inside the tool call list', this.#held.skipped);
           return '';
         }
         this.#skipper = undefined;
         if (skipped.kind === 'broken') {
-          this.#fail(skipped.reason, this.#droppedLead + this.#dropped);
+          this.#fail(skipped.reason, this.#held.skipped);
           return input.slice(to);
         }
-        // Between two bad calls, the separator is content with them: `f(x=foo), h(y=bar)`.
-        const own = (this.#afterDropped ? this.#droppedLead : '') + this.#dropped;
-        if (this.#ran) this.#text(own);
-        else {
-          this.#unrunWritten += this.#droppedLead + this.#dropped;
-          this.#unrunOwn += own;
-        }
-        this.#afterDropped = true;
-        this.#dropped = '';
-        this.#droppedLead = '';
+        this.#text(this.#held.dropClosed());
         this.#lexer = new PythonLexer((token) => this.#token(token));
         this.#raw = '';
         at = to;
@@ -268,8 +244,7 @@ class PythonicParser implements ToolCallParser {
     const skipper = new PythonCallSkipper();
     if (skipper.feed(callText).kind !== 'more') return false;
     this.#out.event({ type: 'malformed', callId: this.#grammar!.openCallId!, reason: `pythonic: ${reason}` });
-    this.#dropped = callText;
-    this.#droppedLead = consumed.slice(0, this.#callFrom);
+    this.#held.drop(consumed.slice(0, this.#callFrom), callText);
     this.#grammar!.dropCall();
     this.#lexer = undefined;
     this.#skipper = skipper;
@@ -279,8 +254,7 @@ class PythonicParser implements ToolCallParser {
   #fail(reason: string, unconsumed: string): void {
     const callId = this.#grammar?.openCallId;
     this.#out.event(callId === undefined ? { type: 'malformed', reason: `pythonic: ${reason}` } : { type: 'malformed', callId, reason: `pythonic: ${reason}` });
-    this.#text(this.#unrunWritten + unconsumed);
-    this.#dropped = this.#droppedLead = this.#unrunWritten = this.#unrunOwn = '';
+    this.#text(this.#held.release() + unconsumed);
     this.#grammar = undefined;
     this.#lexer = undefined;
     this.#skipper = undefined;
@@ -295,15 +269,12 @@ class PythonicParser implements ToolCallParser {
       this.#callFrom = this.#raw.length + this.#lexer!.index - this.#chunkFrom - token.value.length;
     } else if (step === 'call-end') {
       // The list is a call list after all: the bad calls before this one are content, but not its brackets.
-      if (!this.#ran) this.#text(this.#unrunOwn);
-      this.#ran = true;
-      this.#afterDropped = false;
-      this.#unrunWritten = this.#unrunOwn = '';
+      this.#text(this.#held.callRan());
       this.#consumedThroughCurrent();
     } else if (step === 'list-end') {
       // A list whose every call was malformed: its end is text too, like the rest of it.
-      if (!this.#ran) this.#text(this.#unrunWritten + this.#raw + this.#chunk.slice(this.#chunkFrom, this.#lexer!.index + 1));
-      this.#unrunWritten = this.#unrunOwn = '';
+      const written = this.#held.release();
+      if (!this.#held.ran) this.#text(written + this.#raw + this.#chunk.slice(this.#chunkFrom, this.#lexer!.index + 1));
       this.#consumedThroughCurrent();
       this.#grammar = undefined;
       this.#lexer = undefined;
