@@ -45,7 +45,10 @@ export interface GuestRunOptions {
    * never holds a host object or an isolated-vm handle.
    */
   callbacks?: Record<string, (...args: unknown[]) => unknown>;
-  /** CPU and wall-clock budget for this evaluation, callbacks included. Default 1000 ms. */
+  /**
+   * CPU and wall-clock budget for this evaluation, callbacks included: whole milliseconds from 1
+   * to 2^31 − 1 (the longest timer Node keeps; anything else rejects with a RangeError). Default 1000 ms.
+   */
   timeoutMs?: number;
 }
 

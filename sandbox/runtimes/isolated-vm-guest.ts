@@ -1,4 +1,5 @@
 import { GuestError, type GuestJs, type GuestRunOptions } from '../../plugins/kit/guest-js.ts';
+import { guestTimeoutMs } from './guest-timeout.ts';
 
 /** The subset of isolated-vm (>= 6.2.0) used here; the package is optional, so no type import. */
 interface IvmModule {
@@ -20,7 +21,6 @@ interface IvmReference {
   apply(receiver: undefined, args: unknown[], options: object): Promise<unknown>;
 }
 
-const DEFAULT_TIMEOUT_MS = 1000;
 /** isolated-vm refuses smaller heaps. */
 const MIN_MEMORY_MB = 8;
 
@@ -81,7 +81,7 @@ const BRIDGE = `
 `;
 
 async function runInIsolate(ivm: IvmModule, memoryMb: number, source: string, options: GuestRunOptions): Promise<unknown> {
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeoutMs = guestTimeoutMs(options);
   const isolate = new ivm.Isolate({ memoryLimit: memoryMb });
   let expired = false;
   // `timeout` below bounds the isolate's own CPU; this bounds the wall clock, including waits on

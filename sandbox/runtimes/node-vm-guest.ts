@@ -1,7 +1,7 @@
 import vm from 'node:vm';
 import { GuestError, type GuestJs, type GuestRunOptions } from '../../plugins/kit/guest-js.ts';
+import { guestTimeoutMs } from './guest-timeout.ts';
 
-const DEFAULT_TIMEOUT_MS = 1000;
 
 /**
  * `ctx.guest` where isolated-vm is unavailable. `node:vm` is NOT a security boundary (a guest can
@@ -14,7 +14,7 @@ export function createNodeVmGuest(): GuestJs {
 }
 
 async function runInNodeVm(source: string, options: GuestRunOptions): Promise<unknown> {
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeoutMs = guestTimeoutMs(options);
   const deadline = Date.now() + timeoutMs;
   const scope: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(options.globals ?? {})) scope[name] = copy(value);
