@@ -2,8 +2,29 @@ import { z } from 'zod';
 import { MAX_TIMER_MS } from '../core/max-timer-ms.ts';
 
 const positiveInt = z.number().int().positive();
-/** The tool's own time limit (limits.timeoutMs) is this one plus a second, and must fit Node's timers. */
-const toolTimeMs = positiveInt.max(MAX_TIMER_MS - 1_000, `must be at most ${MAX_TIMER_MS - 1_000} ms: the tool's limit is 1 s more, and Node's timers keep at most ${MAX_TIMER_MS} ms (past it they fire at once)`);
+/** The longest time limit of a tool whose own limit (limits.timeoutMs) is this one plus a second: it must fit Node's timers. */
+export const MAX_TOOL_TIME_MS = MAX_TIMER_MS - 1_000;
+const toolTimeMs = positiveInt.max(MAX_TOOL_TIME_MS, `must be at most ${MAX_TOOL_TIME_MS} ms: the tool's limit is 1 s more, and Node's timers keep at most ${MAX_TIMER_MS} ms (past it they fire at once)`);
+
+/** The database tool's settings, from --plugins or its module URL's query (database-options.ts). */
+export const databaseSettingsSchema = z.strictObject({
+  /** SQLite file, opened read-only (default: a small demo `employees` database). */
+  file: z.string().optional(),
+  maxRows: positiveInt.optional(),
+  timeLimitMs: toolTimeMs.optional(),
+  /** Characters of cell text returned at most, all rows together (default 65 536). */
+  maxChars: positiveInt.optional(),
+});
+
+/** The http_get tool's settings, from --plugins or its module URL's query (http-get-options.ts). */
+export const httpGetSettingsSchema = z.strictObject({
+  /** Let the tool reach loopback and private addresses (off: SSRF protection). */
+  allowPrivateNetwork: z.boolean().optional(),
+  maxBytes: positiveInt.optional(),
+  timeoutMs: toolTimeMs.optional(),
+  /** Redirects followed at most (default 5); with 0 a redirect is reported as an error. */
+  maxRedirects: z.number().int().nonnegative().optional(),
+});
 
 /**
  * Which built-in tools the gateway registers, and their settings. Each is on by default; `false`
@@ -25,19 +46,7 @@ export const builtinPluginsConfigSchema = z
       ])
       .default({}),
     calculator: z.boolean().default(true),
-    database: z
-      .union([
-        z.literal(false),
-        z.strictObject({
-          /** SQLite file, opened read-only (default: a small demo `employees` database). */
-          file: z.string().optional(),
-          maxRows: positiveInt.optional(),
-          timeLimitMs: toolTimeMs.optional(),
-          /** Characters of cell text returned at most, all rows together (default 65 536). */
-          maxChars: positiveInt.optional(),
-        }),
-      ])
-      .default({}),
+    database: z.union([z.literal(false), databaseSettingsSchema]).default({}),
     /** The example validating tool: `location` must be "City, ST" (plugins/validate). */
     local_news: z.boolean().default(true),
     /** Fills a template with values: a plan's last, answer-writing step. */
@@ -54,19 +63,7 @@ export const builtinPluginsConfigSchema = z
         }),
       ])
       .default({}),
-    http_get: z
-      .union([
-        z.literal(false),
-        z.strictObject({
-          /** Let the tool reach loopback and private addresses (off: SSRF protection). */
-          allowPrivateNetwork: z.boolean().optional(),
-          maxBytes: positiveInt.optional(),
-          timeoutMs: toolTimeMs.optional(),
-          /** Redirects followed at most (default 5); with 0 a redirect is reported as an error. */
-          maxRedirects: z.number().int().nonnegative().optional(),
-        }),
-      ])
-      .default({}),
+    http_get: z.union([z.literal(false), httpGetSettingsSchema]).default({}),
   })
   .strict();
 

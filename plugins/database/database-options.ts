@@ -1,3 +1,5 @@
+import { databaseSettingsSchema, MAX_TOOL_TIME_MS } from '../builtin-plugins-config.ts';
+import { moduleUrlSettings } from '../module-url-settings.ts';
 import type { QueryLimits } from './read-only-query.ts';
 
 export interface DatabasePluginOptions extends Partial<QueryLimits> {
@@ -16,19 +18,16 @@ export const DEFAULT_MAX_CHARS = 64 * 1024;
  * The options of the default `database` module. Runtimes load a plugin by its module URL (and
  * the process sandbox scrubs the environment), so the URL's query configures it, e.g.
  * `database-plugin.ts?file=%2Fdata%2Fshop.sqlite&maxRows=50&timeLimitMs=1000`; the variables
- * `CONVEYOR_DATABASE_FILE`, `_MAX_ROWS`, `_TIME_LIMIT_MS`, `_MAX_CHARS` fill what the query leaves out.
+ * `CONVEYOR_DATABASE_FILE`, `_MAX_ROWS`, `_TIME_LIMIT_MS`, `_MAX_CHARS` fill what the query leaves
+ * out. A value that is set but not valid throws a GatewayConfigError that names it.
  */
 export function databaseModuleOptions(moduleUrl: string, env: NodeJS.ProcessEnv = process.env): DatabasePluginOptions {
-  const query = new URL(moduleUrl).searchParams;
-  const positive = (param: string, variable: string) => {
-    const text = query.get(param) ?? env[variable];
-    const value = Number(text);
-    return text && Number.isInteger(value) && value > 0 ? value : undefined;
-  };
-  return {
-    file: query.get('file') ?? env['CONVEYOR_DATABASE_FILE'] ?? '',
-    maxRows: positive('maxRows', 'CONVEYOR_DATABASE_MAX_ROWS'),
-    timeLimitMs: positive('timeLimitMs', 'CONVEYOR_DATABASE_TIME_LIMIT_MS'),
-    maxChars: positive('maxChars', 'CONVEYOR_DATABASE_MAX_CHARS'),
-  };
+  const whole = 'a whole number, at least 1';
+  const settings = moduleUrlSettings('database', moduleUrl, env, databaseSettingsSchema, {
+    file: { param: 'file', variable: 'CONVEYOR_DATABASE_FILE', kind: 'text', rule: 'a file path' },
+    maxRows: { param: 'maxRows', variable: 'CONVEYOR_DATABASE_MAX_ROWS', kind: 'integer', rule: whole },
+    timeLimitMs: { param: 'timeLimitMs', variable: 'CONVEYOR_DATABASE_TIME_LIMIT_MS', kind: 'integer', rule: `a whole number of milliseconds from 1 to ${MAX_TOOL_TIME_MS}` },
+    maxChars: { param: 'maxChars', variable: 'CONVEYOR_DATABASE_MAX_CHARS', kind: 'integer', rule: whole },
+  });
+  return { ...settings, file: settings.file ?? '' };
 }

@@ -1,3 +1,6 @@
+import { httpGetSettingsSchema, MAX_TOOL_TIME_MS } from '../builtin-plugins-config.ts';
+import { moduleUrlSettings } from '../module-url-settings.ts';
+
 export interface HttpGetOptions {
   /** Body bytes read at most; the rest is cut (and said so). Default 512 KiB. */
   maxBytes?: number;
@@ -25,19 +28,14 @@ export function resolveHttpGetOptions(options: HttpGetOptions): Required<HttpGet
 /**
  * The options of the default `http_get` module, from its URL query (runtimes load a plugin by
  * URL): `?allowPrivateNetwork=1&maxBytes=…&timeoutMs=…&maxRedirects=…`, or the variables
- * CONVEYOR_HTTP_GET_ALLOW_PRIVATE=1, _MAX_BYTES, _TIMEOUT_MS, _MAX_REDIRECTS.
+ * CONVEYOR_HTTP_GET_ALLOW_PRIVATE=1, _MAX_BYTES, _TIMEOUT_MS, _MAX_REDIRECTS. A value that is set
+ * but not valid throws a GatewayConfigError that names it.
  */
 export function httpGetModuleOptions(moduleUrl: string, env: NodeJS.ProcessEnv = process.env): HttpGetOptions {
-  const query = new URL(moduleUrl).searchParams;
-  const integer = (param: string, variable: string, min = 1) => {
-    const text = query.get(param) ?? env[variable];
-    const value = Number(text);
-    return text && Number.isInteger(value) && value >= min ? value : undefined;
-  };
-  return {
-    allowPrivateNetwork: (query.get('allowPrivateNetwork') ?? env['CONVEYOR_HTTP_GET_ALLOW_PRIVATE']) === '1',
-    maxBytes: integer('maxBytes', 'CONVEYOR_HTTP_GET_MAX_BYTES'),
-    timeoutMs: integer('timeoutMs', 'CONVEYOR_HTTP_GET_TIMEOUT_MS'),
-    maxRedirects: integer('maxRedirects', 'CONVEYOR_HTTP_GET_MAX_REDIRECTS', 0),
-  };
+  return moduleUrlSettings('http_get', moduleUrl, env, httpGetSettingsSchema, {
+    allowPrivateNetwork: { param: 'allowPrivateNetwork', variable: 'CONVEYOR_HTTP_GET_ALLOW_PRIVATE', kind: 'flag', rule: '1 or 0' },
+    maxBytes: { param: 'maxBytes', variable: 'CONVEYOR_HTTP_GET_MAX_BYTES', kind: 'integer', rule: 'a whole number, at least 1' },
+    timeoutMs: { param: 'timeoutMs', variable: 'CONVEYOR_HTTP_GET_TIMEOUT_MS', kind: 'integer', rule: `a whole number of milliseconds from 1 to ${MAX_TOOL_TIME_MS}` },
+    maxRedirects: { param: 'maxRedirects', variable: 'CONVEYOR_HTTP_GET_MAX_REDIRECTS', kind: 'integer', rule: 'a whole number, at least 0' },
+  });
 }

@@ -131,14 +131,13 @@ describe('database plugin', () => {
 
   it('configures the default module from its URL query, then the environment', () => {
     const url = 'file:///app/plugins/database/database-plugin.ts?file=%2Fdata%2Fshop.sqlite&maxRows=10';
-    expect(databaseModuleOptions(url, { CONVEYOR_DATABASE_FILE: '/other.sqlite', CONVEYOR_DATABASE_TIME_LIMIT_MS: 'soon' })).toEqual({
+    expect(databaseModuleOptions(url, { CONVEYOR_DATABASE_FILE: '/other.sqlite', CONVEYOR_DATABASE_TIME_LIMIT_MS: '1500' })).toEqual({
       file: '/data/shop.sqlite',
       maxRows: 10,
-      timeLimitMs: undefined,
+      timeLimitMs: 1500,
     });
     expect(databaseModuleOptions('file:///app/database-plugin.ts', { CONVEYOR_DATABASE_FILE: '/other.sqlite', CONVEYOR_DATABASE_TIME_LIMIT_MS: '500' })).toEqual({
       file: '/other.sqlite',
-      maxRows: undefined,
       timeLimitMs: 500,
     });
   });
