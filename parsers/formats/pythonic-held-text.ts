@@ -2,8 +2,9 @@
  * The text of a pythonic call list's malformed calls (pythonic-parser.ts), held until it is known
  * how it reads as content. A bad call's own text, from its name to its `)`, is content once a call
  * of the list has run; until one does, its text is held as written (from the list's `[`), so that
- * a list none of whose calls runs is released whole, as the model wrote it. Between two adjacent
- * bad calls the separator is content with them: `f(x=foo), h(y=bar)`.
+ * a list none of whose calls runs is released whole, as the model wrote it. Between two bad calls
+ * the separator is content with them, `f(x=foo), h(y=bar)`, also where a call that ran stands
+ * between them (its own text and separators are the list's frame).
  */
 export class PythonicHeldText {
   /**
@@ -18,6 +19,8 @@ export class PythonicHeldText {
   #unrunOwn = '';
   /** Whether the list's last call so far was malformed, not one that ran. */
   #afterDropped = false;
+  /** Whether bad calls' text of this list is out as content: the next one's goes after a separator. */
+  #released = false;
   #ran = false;
 
   /** Whether a call of the list has ended well. */
@@ -35,6 +38,7 @@ export class PythonicHeldText {
     this.release();
     this.#ran = false;
     this.#afterDropped = false;
+    this.#released = false;
   }
 
   /** A call turned out malformed: `lead` is the list's text before its name since the last finished call, `own` its text so far. */
@@ -52,8 +56,11 @@ export class PythonicHeldText {
   dropClosed(): string {
     const own = (this.#afterDropped ? this.#droppedLead : '') + this.#dropped;
     let release = '';
-    if (this.#ran) release = own;
-    else {
+    if (this.#ran) {
+      // After a call that ran, the separator before this one's name, as the model wrote it.
+      release = this.#released && !this.#afterDropped ? this.#droppedLead + this.#dropped : own;
+      this.#released = true;
+    } else {
       this.#unrunWritten += this.#droppedLead + this.#dropped;
       this.#unrunOwn += own;
     }
@@ -65,6 +72,7 @@ export class PythonicHeldText {
   /** A call of the list ended well: the text to release now (the bad calls before it, the first time; not their brackets). */
   callRan(): string {
     const release = this.#ran ? '' : this.#unrunOwn;
+    if (release !== '') this.#released = true;
     this.#ran = true;
     this.#afterDropped = false;
     this.#unrunWritten = this.#unrunOwn = '';

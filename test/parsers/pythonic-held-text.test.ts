@@ -18,11 +18,21 @@ describe('PythonicHeldText', () => {
     expect(dropBoth(held)).toEqual(['', '']);
     expect(held.callRan()).toBe('f(x=foo), h(y=bar)');
     expect(held.ran).toBe(true);
-    // After a call ran, a bad call is released as it closes, without the separator before it.
+    // After a call ran, a bad call is released as it closes, after the separator the model wrote
+    // before it, since bad calls' text is out already.
+    held.drop(', ', 'k(a=');
+    held.skip('b)');
+    expect(held.dropClosed()).toBe(', k(a=b)');
+    expect(held.callRan()).toBe('');
+  });
+
+  it('releases the first bad call after one that ran without the separator before it', () => {
+    const held = new PythonicHeldText();
+    held.startList();
+    expect(held.callRan()).toBe('');
     held.drop(', ', 'k(a=');
     held.skip('b)');
     expect(held.dropClosed()).toBe('k(a=b)');
-    expect(held.callRan()).toBe('');
   });
 
   it('releases the list as written when none of its calls runs', () => {
