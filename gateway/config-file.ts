@@ -50,7 +50,11 @@ export const conveyorConfigFileSchema = z
     runtimes: runtimesSectionSchema,
     toolModules: z.array(z.union([z.string().min(1), z.strictObject({ module: z.string().min(1), readOnlyPaths: z.array(z.string().min(1)).optional() })])),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
-    shutdownGraceSeconds: z.number().min(0),
+    /** Past Node's longest timer (MAX_TIMER_MS) the grace's timer fired at once, cutting every request on the first SIGTERM. */
+    shutdownGraceSeconds: z
+      .number()
+      .min(0)
+      .max(Math.floor(MAX_TIMER_MS / 1000), `must be at most ${Math.floor(MAX_TIMER_MS / 1000)} s (about 24.8 days, the longest timer Node keeps; past it the timer fires at once)`),
     /** How long each tool module may take to import (ConveyorOptions.toolModuleLoadMs, in seconds). */
     toolModuleLoadSeconds: z.number().positive().max(86_400),
   })
@@ -98,8 +102,10 @@ function withLineAndColumn(message: string, text: string): string {
 
 function withPathsFrom(folder: string, file: ConveyorConfigFile): ConveyorConfigFile {
   const at = (p: string) => (isAbsolute(p) || p.startsWith('file:') ? p : resolve(folder, p));
-  // A profile is a shipped name unless it names a JSON file.
-  const profile = typeof file.sim?.profile === 'string' && file.sim.profile.endsWith('.json') ? at(file.sim.profile) : file.sim?.profile;
+  // A profile is a shipped name unless it names a file, by sim/timing-profile.ts's rule (a slash, or
+  // .json): `profiles/my-gpu` was read from the working directory, though it is a path.
+  const ref = file.sim?.profile;
+  const profile = typeof ref === 'string' && (ref.includes('/') || ref.includes('\\') || ref.endsWith('.json')) ? at(ref) : ref;
   const plugins = file.plugins;
   return {
     ...file,

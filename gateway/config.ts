@@ -26,6 +26,9 @@ export const DEFAULT_TOOL_PARSERS = [
   { model: 'mistral|mixtral|ministral|magistral|devstral|codestral', format: 'mistral', reasoning: false },
 ];
 
+/** A string setting that means nothing empty (or blank); `what` says what it takes instead. */
+const notEmpty = (what: string) => z.string().regex(/\S/, `expected ${what}, not an empty value`);
+
 /** A time limit that ends in a timer (setTimeout, a socket's timeout). */
 const timerMs = z.number().int().positive().max(MAX_TIMER_MS, `must be ${MAX_TIMER_MS_RULE}`);
 
@@ -39,9 +42,13 @@ const upstreamConfigSchema = z.strictObject({
   baseUrl: UpstreamUrlsSchema.refine((v) => typeof v === 'string' || new Set(v).size === v.length, 'a replica is listed twice')
     // A list of one is one upstream: everything past the config reads a list as replicas.
     .transform((v) => (typeof v !== 'string' && v.length === 1 ? v[0]! : v)),
-  apiKey: z.string().optional(),
-  /** Model name sent upstream for every request (default: the client's `model`). */
-  model: z.string().optional(),
+  /** Not empty: `""` failed the start with "invalid upstream request", naming neither the file nor the setting. */
+  apiKey: notEmpty('a key').optional(),
+  /**
+   * Model name sent upstream for every request (default: the client's `model`). Not empty: `""`
+   * named every answer "" and made the upstream "not ready", while the client's model went upstream.
+   */
+  model: notEmpty('a model name').optional(),
   /**
    * With several replicas, a conversation's later rounds, and the client's later turns, return to
    * the replica of its first (prefix cache reuse); false = every round goes to the least loaded replica.
@@ -94,7 +101,8 @@ const modelPattern = z.string().min(1).superRefine((pattern, ctx) => {
  * an error, not a setting silently ignored.
  */
 const gatewayConfigFields = z.strictObject({
-  host: z.string().default('127.0.0.1'),
+  /** Not empty: Node listens on every address for "", keyless gateway included (0.0.0.0 or :: says that on purpose). */
+  host: notEmpty('an address or a host name (0.0.0.0 or :: for every address)').default('127.0.0.1'),
   port: z.number().int().min(0).max(65535).default(8080),
   upstream: upstreamConfigSchema,
   /** Server-wide default; a request may override it with `partial_execution`. */

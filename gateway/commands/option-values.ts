@@ -18,6 +18,19 @@ export function listOf(what: string): (value: string, previous: string[] | undef
 }
 
 /**
+ * A one-value option's parser that refuses an empty value (`--host "$HOST"` with HOST unset), as
+ * `--api-key` does: read as given, `--host ''` listened on every address, `--python ''` ended in a
+ * stack trace, `--model ''` named every answer "", `--config ''` started without the file. An
+ * empty environment variable never gets here: the CLI reads it as unset.
+ */
+export function nonEmpty(what: string): (value: string) => string {
+  return (value) => {
+    if (value.trim() === '') throw new InvalidArgumentError(`expected ${what}, not an empty value (an unset variable?)`);
+    return value;
+  };
+}
+
+/**
  * `--sim-profile`: a shipped profile's name, or a path to a profile file (anything with a slash or
  * ending in .json, as sim/timing-profile.ts reads it). A name that is neither is a usage error,
  * told at once; a file that is missing or not a profile is a file the command could not use (1).

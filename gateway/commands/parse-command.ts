@@ -29,7 +29,16 @@ export function registerParseCommand(program: Command): void {
     .option('--options <json>', 'parser options as JSON, e.g. \'{"tools":["get_weather"]}\'', parseJsonOption)
     .option('--reasoning', 'treat a leading <think>…</think> block as reasoning')
     .option('--coalesce', 'merge adjacent text fragments (the split-invariant normal form)')
-    .action((file: string | undefined, opts: ParseOptions) => {
+    .action((file: string | undefined, opts: ParseOptions, command: Command) => {
+      // Options the format refuses (`{"tools":5}`) are a wrong command line (2), told before stdin
+      // is waited on; they failed as the input was parsed, exit 1, as if a file could not be read.
+      if (opts.options !== undefined) {
+        try {
+          createParser(resolveParserFormat(opts.format), JSON.parse(opts.options) as never);
+        } catch (err) {
+          command.error(`option '--options <json>' argument '${opts.options}' is invalid. ${err instanceof Error ? err.message : String(err)}`);
+        }
+      }
       // A reader that stops early (`| head`) ends the command quietly, as for any Unix filter.
       process.stdout.on('error', (err: NodeJS.ErrnoException) => {
         if (err.code !== 'EPIPE') throw err;

@@ -5,6 +5,7 @@ import { ZodError } from 'zod';
 import { builtinPluginsConfigSchema, type BuiltinPluginsConfigInput } from '../../plugins/builtin-plugins-config.ts';
 import { closeUpstreamPools } from '../../llm-client/index.ts';
 import { GatewayConfigError } from '../../core/errors.ts';
+import { MAX_TIMER_MS } from '../../core/max-timer-ms.ts';
 import { MAX_TOOL_ROUNDS } from '../config.ts';
 import { readConfigFile } from '../config-file.ts';
 import { describeConfigIssues } from '../config-issues.ts';
@@ -13,7 +14,7 @@ import { DEFAULT_PROFILE } from '../../sim/sim-server.ts';
 import { shippedProfileNames } from '../../sim/timing-profile.ts';
 import { ignoreClosedStdout } from './closed-stdout.ts';
 import { wholeNumber } from './number-options.ts';
-import { listOf, refusedFileValue, refusedOptionValue, simProfile } from './option-values.ts';
+import { listOf, nonEmpty, refusedFileValue, refusedOptionValue, simProfile } from './option-values.ts';
 import { printBanner } from './start-up-banner.ts';
 import { exitProcess, guardProcessExit } from './exit-guard.ts';
 
@@ -47,9 +48,13 @@ interface ServeOptions {
 
 const port = wholeNumber(0, 65535);
 const positiveInt = wholeNumber(1);
-// Number() would read '' (an empty variable expanded in a unit file) as 0, and 0x1e as 30.
+// Number() would read '' (an empty variable expanded in a unit file) as 0, and 0x1e as 30. Past
+// Node's longest timer the grace's timer fired at once: `--shutdown-grace 3000000`, meant as "wait
+// for everything", cut every request in flight on the first SIGTERM.
+const MAX_SECONDS = Math.floor(MAX_TIMER_MS / 1000);
 const seconds = (v: string) => {
   if (!/^\s*\d+(\.\d+)?\s*$/.test(v)) throw new InvalidArgumentError('expected seconds ≥ 0, e.g. 30 or 2.5');
+  if (Number(v) > MAX_SECONDS) throw new InvalidArgumentError(`expected at most ${MAX_SECONDS} seconds (about 24.8 days, the longest timer Node keeps; past it the timer fires at once)`);
   return Number(v);
 };
 
@@ -61,8 +66,8 @@ export function registerServeCommand(program: Command): void {
   program
     .command('serve', { isDefault: true })
     .description('run the gateway, in front of the embedded simulator unless --upstream is given (the default command)')
-    .addOption(new Option('--config <file>', 'JSON settings (README "Config file"); the options given here win over it').env('CONVEYOR_CONFIG'))
-    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .addOption(new Option('--config <file>', 'JSON settings (README "Config file"); the options given here win over it').env('CONVEYOR_CONFIG').argParser(nonEmpty('a config file')))
+    .option('--host <host>', 'address to listen on', nonEmpty('an address or a host name (0.0.0.0 or :: for every address)'), '127.0.0.1')
     .option('--port <port>', 'port to listen on (0 = any free port)', port, 8080)
     .option(
       '--upstream <url...>',
@@ -71,8 +76,8 @@ export function registerServeCommand(program: Command): void {
     )
     .option('--no-conversation-affinity', "with several upstreams: send every round and every turn to the least loaded replica, not back to the conversation's own")
     .option('--continuous-usage', "ask the upstream for usage on every chunk (vLLM, SGLang), so rounds cut short by a tool's reject count in usage")
-    .option('--model <name>', "model name sent upstream for every request (default: the client's model)")
-    .addOption(new Option('--upstream-api-key <key>', 'API key for the upstream').env('CONVEYOR_UPSTREAM_API_KEY'))
+    .option('--model <name>', "model name sent upstream for every request (default: the client's model)", nonEmpty('a model name'))
+    .addOption(new Option('--upstream-api-key <key>', 'API key for the upstream').env('CONVEYOR_UPSTREAM_API_KEY').argParser(nonEmpty('a key')))
     .addOption(new Option('--api-key <key...>', 'accept only these bearer keys from clients').env('CONVEYOR_API_KEYS'))
     .option('--allowed-host <name...>', 'without --api-key on a loopback address, names besides loopback ones that requests may be addressed to (Host), e.g. a local proxy\'s', listOf('a host name'))
     .option('--allowed-origin <origin...>', 'web pages on these origins may call the gateway from the browser (CORS), e.g. http://localhost:3000; * allows any page and needs --api-key', listOf('an origin'))
@@ -91,7 +96,9 @@ export function registerServeCommand(program: Command): void {
     )
     // An option with its variable, not the sandbox's own fallback to $CONVEYOR_PYTHON: like every
     // option's variable, it wins over the config file's sandbox.python (README "Config file").
-    .addOption(new Option('--python <path>', 'Python interpreter for the python tool (default: /usr/bin/python3, else python3 on PATH)').env('CONVEYOR_PYTHON'))
+    .addOption(
+      new Option('--python <path>', 'Python interpreter for the python tool (default: /usr/bin/python3, else python3 on PATH)').env('CONVEYOR_PYTHON').argParser(nonEmpty('a Python interpreter')),
+    )
     .option('--tool <module...>', 'plugin modules to run as tools, each default-exporting definePlugin(...) (plugins/README.md); paths relative to the working directory, optionally with a query the module reads (plugin.ts?name=b)', listOf('a plugin module'))
     .option('--tool-read-path <path...>', "files or folders the --tool modules' sandboxed processes may read (runtime process/isolate), beside the repository and Node: a data file their query names", listOf('a path'))
     .addOption(

@@ -79,6 +79,16 @@ describe('the CLI: version, help and usage errors (in a child process)', () => {
       // Read as "no modules", an empty --tool started the gateway without them, silently.
       [['serve', '--tool', ''], "option '--tool <module...>' argument '' is invalid. expected a plugin module, not an empty value"],
       [['serve', '--upstream', ''], "option '--upstream <url...>' argument '' is invalid. expected an upstream base URL, not an empty value"],
+      // Taken as given, an empty value listened on every address (--host), ended in a ZodError's
+      // stack trace (--python), named every answer "" (--model), failed as "invalid upstream
+      // request", status 1 (--upstream-api-key), or started without the file (--config).
+      [['serve', '--host', ''], "option '--host <host>' argument '' is invalid. expected an address or a host name (0.0.0.0 or :: for every address), not an empty value (an unset variable?)"],
+      [['serve', '--python', ''], "option '--python <path>' argument '' is invalid. expected a Python interpreter, not an empty value (an unset variable?)"],
+      [['serve', '--model', ' '], "option '--model <name>' argument ' ' is invalid. expected a model name, not an empty value (an unset variable?)"],
+      [['serve', '--upstream-api-key', ''], "option '--upstream-api-key <key>' argument '' is invalid. expected a key, not an empty value (an unset variable?)"],
+      [['serve', '--config', ''], "option '--config <file>' argument '' is invalid. expected a config file, not an empty value (an unset variable?)"],
+      // Past Node's longest timer the grace's timer fired at once, cutting every request on SIGTERM.
+      [['serve', '--shutdown-grace', '3000000'], "option '--shutdown-grace <seconds>' argument '3000000' is invalid. expected at most 2147483 seconds (about 24.8 days, the longest timer Node keeps; past it the timer fires at once)"],
     ];
     // A few processes at a time: each is a Node start (and tsx on Node 20).
     for (let i = 0; i < cases.length; i += 4) {

@@ -51,6 +51,9 @@ describe('conveyor serve --config FILE', () => {
       plugins: { database: { file: path.join(folder, 'shop.sqlite') }, search: { index: path.join(folder, 'index.sqlite') } },
       sandbox: { python: path.join(folder, 'venv/bin/python3') },
     });
+    // A profile file is anything with a slash, as sim/timing-profile.ts reads it: one without .json
+    // was taken from the working directory.
+    expect(readConfigFile(configFile({ sim: { profile: 'profiles/my-gpu' } }, folder)).sim?.profile).toBe(path.join(folder, 'profiles/my-gpu'));
     // A shipped profile's name and a bare interpreter name stay names.
     expect(readConfigFile(configFile({ sim: { profile: 'fast-test' }, sandbox: { python: 'python3' } }, folder))).toEqual({
       sim: { profile: 'fast-test' },
@@ -122,6 +125,14 @@ describe('conveyor serve --config FILE', () => {
     expect(() => readConfigFile(configFile({ runtimes: { process: { idleMs: 3e9 } } }))).toThrow(/runtimes\.process\.idleMs: must be at most 2147483647 ms/);
     expect(() => readConfigFile(configFile({ plugins: { database: { timeLimitMs: 2_147_483_000 } } }))).toThrow(/plugins\.database\.timeLimitMs: must be at most 2147482647 ms/);
     expect(readConfigFile(configFile({ sandbox: { limits: { wallClockMs: 2_147_483_647 } } })).sandbox?.limits?.wallClockMs).toBe(2_147_483_647);
+    // The shutdown grace ends in a timer too: 3,000,000 s cut every request on the first SIGTERM.
+    expect(() => readConfigFile(configFile({ shutdownGraceSeconds: 3_000_000 }))).toThrow(/shutdownGraceSeconds: must be at most 2147483 s/);
+    expect(readConfigFile(configFile({ shutdownGraceSeconds: 2_147_483 })).shutdownGraceSeconds).toBe(2_147_483);
+    // An empty string where a setting names something: "" listened on every address, named every
+    // answer "", or failed the start as "invalid upstream request" naming neither file nor key.
+    expect(() => readConfigFile(configFile({ gateway: { host: '' } }))).toThrow(/gateway\.host: expected an address or a host name .*not an empty value/);
+    expect(() => readConfigFile(configFile({ gateway: { upstream: { model: ' ' } } }))).toThrow(/gateway\.upstream\.model: expected a model name, not an empty value/);
+    expect(() => readConfigFile(configFile({ gateway: { upstream: { apiKey: '' } } }))).toThrow(/gateway\.upstream\.apiKey: expected a key, not an empty value/);
     expect(() => readConfigFile(configFile('{"gateway": {'))).toThrow(/config file .*JSON/);
     expect(() => readConfigFile(path.join(dir, 'missing.json'))).toThrow(/config file .*missing\.json: ENOENT/);
   });

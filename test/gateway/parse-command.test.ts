@@ -126,6 +126,8 @@ describe('conveyor parse (the CLI, in a child process)', () => {
       { args: ['--format', 'hermes', '--chunks', '0', '/dev/null'], code: 2, stderr: "conveyor: option '--chunks <spec>' argument '0' is invalid. N characters per delta must be at least 1\n" },
       { args: ['--format', 'hermes', '--options', '{bad', '/dev/null'], code: 2, stderr: "conveyor: option '--options <json>' argument '{bad' is invalid. not valid JSON\n" },
       { args: ['--format', 'hermes', '--bogus'], code: 2, stderr: "conveyor: unknown option '--bogus'\n" },
+      // JSON the format's options refuse failed as the input was parsed: exit 1, as an unreadable file.
+      { args: ['--format', 'hermes', '--options', '{"tools":5}', '/dev/null'], code: 2, stderr: expect.stringMatching(/^conveyor: option '--options <json>' argument '\{"tools":5\}' is invalid\. invalid hermes parser options: [^\n]*tools\n$/) },
       { args: ['--format', 'hermes', join(dir, 'no-such-output.txt')], code: 1, stderr: `conveyor: cannot read ${join(dir, 'no-such-output.txt')}: no such file\n` },
       { args: ['--format', 'hermes', dir], code: 1, stderr: `conveyor: cannot read ${dir}: it is a directory\n` },
     ];
