@@ -44,6 +44,12 @@ export async function toolsFromModules(
     const url = moduleUrl(module);
     const file = fileURLToPath(url);
     if (!existsSync(file)) throw new GatewayConfigError(`tool module ${module}: no such file${file === module ? '' : ` ${file}`}${whereFrom(module)}`);
+    // A grant of a path that is not there bound nothing, and the plugin's first read failed with
+    // ENOENT inside its sandbox, far from the typo that caused it.
+    const missing = readOnlyPaths?.find((p) => !existsSync(resolve(p)));
+    if (missing !== undefined) {
+      throw new GatewayConfigError(`tool module ${module}: read-only path ${missing}: no such file or folder${missing === resolve(missing) ? '' : ` ${resolve(missing)}`}${whereFrom(missing)}`);
+    }
     let tool: RuntimeTool;
     try {
       const definition = await withoutExit(() => withinLoadTime(loadPluginModule(url), module, options.loadTimeoutMs ?? DEFAULT_TOOL_MODULE_LOAD_MS));

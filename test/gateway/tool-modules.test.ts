@@ -57,6 +57,19 @@ describe('toolsFromModules', () => {
     }
   }, 60_000);
 
+  // A grant that named nothing bound nothing: the plugin's first read failed with ENOENT in its sandbox.
+  it('refuses a readOnlyPaths entry that does not exist, naming it and the module', async () => {
+    const missing = path.join(dataDir, 'no-such-folder');
+    const err = await toolsFromModules([{ module: HOSTILE_PLUGIN, readOnlyPaths: [dataDir, missing] }], pools).then(
+      () => new Error('loaded'),
+      (e: Error) => e,
+    );
+    expect(err).toMatchObject({
+      code: 'gateway_config_invalid',
+      message: `tool module ${HOSTILE_PLUGIN}: read-only path ${missing}: no such file or folder (toolModules paths in a config file are relative to the file's folder; --tool paths to the working directory, ${process.cwd()})`,
+    });
+  });
+
   // Node ended `conveyor serve` with status 13 and no word (an unsettled top-level await: nothing
   // was left on the event loop), and a merely slow one held the start-up with no message.
   it('stops at a module whose top-level await does not settle within loadTimeoutMs, naming it', async () => {
