@@ -5,6 +5,7 @@ import {
   UpstreamFirstTokenTimeoutError,
   UpstreamHeadersTimeoutError,
   UpstreamModelNotFoundError,
+  UpstreamProtocolError,
   UpstreamResponseError,
 } from '../core/errors.ts';
 import { isGenerationPart } from './chat-chunk-decoder.ts';
@@ -209,6 +210,10 @@ class FailoverStream implements UpstreamStream {
     if (error instanceof UpstreamFirstTokenTimeoutError) return 'rest';
     // Any other deadline (the request's total) is the request's own budget, not the replica's fault.
     if (attempt.interrupted) return 'final';
+    // An answer that ended or went wrong before its first token (no chunk, a body cut off cleanly
+    // without a finish_reason, a 200 that is not an event stream) left the consumer nothing to keep:
+    // another replica may do better. Not rested: one such answer says little of the replica's health.
+    if (error instanceof UpstreamProtocolError) return 'busy';
     return classifyReplicaFailure(error, this.target);
   }
 }

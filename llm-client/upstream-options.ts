@@ -17,7 +17,10 @@ export const UpstreamTimeoutsSchema = z
   .object({
     /** TCP (and TLS) connect. */
     connectMs: milliseconds.default(10_000),
-    /** Request written -> response headers. */
+    /**
+     * Request written -> response headers. A chat stream waits at least `firstTokenMs` for them
+     * (chat-completion-request.ts): llama.cpp's server sends its headers with its first token.
+     */
     headersMs: milliseconds.default(60_000),
     /**
      * Request start -> first generated token (covers queueing and prefill of long prompts). Per

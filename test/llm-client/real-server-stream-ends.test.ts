@@ -93,3 +93,23 @@ describe("a replica's in-stream error before any token", () => {
     expect(run.first).toMatchObject({ healthy: false, failures: 1 });
   });
 });
+
+describe("a replica's answer cut short before any token (regression: failed the request, another replica never tried)", () => {
+  it.each([
+    ['ends after its role chunk, [DONE] or not', vllmChunk({ role: 'assistant', content: '' })],
+    ['ends at [DONE] with no finish_reason', vllmChunk({ role: 'assistant', content: '' }) + 'data: [DONE]\n\n'],
+    ['ends with no chunk at all', ''],
+  ])('moves the stream to another replica, without resting the first, when it %s', async (_what, sse) => {
+    const run = await failingOver(sse);
+    expect(run.error).toBeUndefined();
+    expect(run.parts).toEqual(expectedPlainParts);
+    expect(run.requests).toEqual([1, 1]);
+    expect(run.first).toMatchObject({ healthy: true, failures: 0 });
+  });
+
+  it('still fails a stream cut short after its first token: the client has that token', async () => {
+    const run = await failingOver(vllmChunk({ content: 'Hel' }));
+    expect(run.error).toBeInstanceOf(UpstreamProtocolError);
+    expect(run.requests).toEqual([1, 0]);
+  });
+});

@@ -5,7 +5,6 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
   UpstreamConnectTimeoutError,
   UpstreamFirstTokenTimeoutError,
-  UpstreamHeadersTimeoutError,
   UpstreamIdleTimeoutError,
   UpstreamTotalTimeoutError,
 } from '../../core/errors.ts';
@@ -57,11 +56,26 @@ describe('streamChatCompletion phase timeouts', () => {
     }
   });
 
-  it('headers: a server that accepts the request but never answers', async () => {
+  it('headers: a server that accepts the request but never answers, once the first-token wait is over too', async () => {
     upstream = await startTestUpstream(() => {});
-    const { parts, error } = await stream(upstream.baseUrl, { headersMs: 150 });
+    const { parts, error } = await stream(upstream.baseUrl, { headersMs: 150, firstTokenMs: 400 });
     expect(parts).toEqual([]);
-    expect(error).toBeInstanceOf(UpstreamHeadersTimeoutError);
+    // The first-token deadline bounds the wait for the headers too (below): a shorter headersMs does not cut it.
+    expect(error).toBeInstanceOf(UpstreamFirstTokenTimeoutError);
+  });
+
+  it("headers: llama.cpp's server, which sends them with its first token, is given the first-token wait, not headersMs (regression)", async () => {
+    // llama-server (since ggml-org/llama.cpp#16486) holds a stream's status line until its first
+    // result, so that an error before it is a real HTTP error: its queueing and prefill come before
+    // the headers. Cut at headersMs (60 s by default, half of firstTokenMs), a long prompt failed 504.
+    upstream = await startTestUpstream(async (_req, res) => {
+      await pause(1_500);
+      sseHeaders(res);
+      res.end(vllmChunk({ role: 'assistant', content: 'a' }) + vllmChunk({}, 'stop') + 'data: [DONE]\n\n');
+    });
+    const { parts, error } = await stream(upstream.baseUrl, { headersMs: 100, firstTokenMs: 4_000 });
+    expect(error).toBeUndefined();
+    expect(parts).toContainEqual({ type: 'content', text: 'a' });
   });
 
   it('first token: headers and keep-alive comments arrive, no token does', async () => {
