@@ -228,7 +228,9 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
  * The code stays (`context_length_exceeded` for a prompt that no longer fits the context).
  */
 function refusedAfterTools(err: unknown, round: number): unknown {
-  if (!(err instanceof UpstreamResponseError) || err.status !== 400) return err;
+  // An error inside the stream is the server's failure, not a refusal of the grown prompt: rebuilt,
+  // it lost `inStream` and went to the client as its own 400 (invalid_request_error), not a 502.
+  if (!(err instanceof UpstreamResponseError) || err.status !== 400 || err.inStream) return err;
   const before = round === 2 ? 'round 1' : `rounds 1-${round - 1}`;
   const message = `round ${round} of this request, whose prompt is your messages plus the tool calls and results of ${before}, was refused by the upstream: ${err.message}`;
   return new UpstreamResponseError(err.status, message, err.param, err.code);

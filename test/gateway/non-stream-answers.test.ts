@@ -89,6 +89,25 @@ describe('an error the upstream sends inside its 200 stream', () => {
   });
 });
 
+describe('an error the upstream sends inside its 200 stream in a later round', () => {
+  // Regression: round 2's in-stream error was rebuilt as "round 2 … was refused by the upstream"
+  // with its flag lost, and reached the client as 400 invalid_request_error, which SDKs do not retry.
+  it("is the server's failure too, not a refusal of the prompt the tools grew", async () => {
+    const gw = await scripted.start(
+      (_req, res, body) => {
+        sseHeaders(res);
+        const hasResult = (body as { messages: Array<{ role: string }> }).messages.some((m) => m.role === 'tool');
+        const failure = 'data: {"error":{"message":"engine fell over","type":"BadRequestError","param":null,"code":400}}\n\n';
+        res.end([vllmChunk({ role: 'assistant', content: '' }), ...(hasResult ? [failure] : [vllmChunk({ content: '<tool_call>\n{"name": "note", "arguments": {"text": "x"}}\n</tool_call>' }), vllmChunk({ content: '' }, 'stop')]), DONE].join(''));
+      },
+      { tools: toolMap(answeringTool('note', () => 'noted')) },
+    );
+    const res = await postJson(gw.url, '/v1/chat/completions', { model: MODEL, messages: [{ role: 'user', content: 'take a note' }] });
+    expect(res.status).toBe(502);
+    expect(res.json.error).toMatchObject({ message: 'engine fell over', type: 'server_error', code: 'upstream_response_error' });
+  });
+});
+
 describe('an upstream that is rate limiting', () => {
   it("passes its 429 on with its Retry-After, which the SDKs wait for, streamed or not", async () => {
     const gw = await scripted.start((_req, res) => void res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '7' }).end('{"error":{"message":"slow down"}}'));
