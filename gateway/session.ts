@@ -62,7 +62,7 @@ export interface SessionResult {
   content: string;
   /** Reasoning text (upstream `reasoning_content` or a parsed `<think>` block), all rounds. */
   reasoning: string;
-  /** OpenAI's: `content_filter` passes through from the upstream; its other reasons (vLLM's `abort`) read as `stop`. */
+  /** OpenAI's: `content_filter` passes through from the upstream; its other reasons read as `stop` (vLLM's `abort` is an error, chat-chunk-decoder.ts). */
   finishReason: 'stop' | 'length' | 'tool_calls' | 'content_filter';
   stopReason: StopReason;
   usage: Usage;

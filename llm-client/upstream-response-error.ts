@@ -87,6 +87,18 @@ export function inStreamUpstreamError(body: unknown, raw: string): UpstreamRespo
   return error;
 }
 
+/**
+ * `finish_reason: "abort"`: vLLM and SGLang end a request so when the engine dropped it (a pause
+ * or weight update, a failed KV transfer, a scheduler abort), not when the model finished. Read
+ * as `stop`, the cut answer passed for a whole one. `inStream` with a 500 that says why: before
+ * any token another replica is tried (the replica does not rest); after, the request fails.
+ */
+export function abortedByUpstreamError(): UpstreamResponseError {
+  const error = new UpstreamResponseError(500, 'the upstream aborted the request before its answer was finished (finish_reason "abort")', null);
+  error.inStream = true;
+  return error;
+}
+
 /** A context-overflow refusal as the error its code says, undefined for any other message. */
 function contextError(message: string, param: string | null, body: unknown): UpstreamResponseError | undefined {
   const limits = contextLimits(message) ?? llamaCppContextLimits(body);

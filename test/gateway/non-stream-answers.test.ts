@@ -108,6 +108,21 @@ describe('an error the upstream sends inside its 200 stream in a later round', (
   });
 });
 
+describe('an answer the upstream aborted (finish_reason "abort")', () => {
+  it('is a failure, not a finished answer read as stop: 502 server_error, streamed or not', async () => {
+    const gw = await scripted.start((_req, res) => {
+      sseHeaders(res);
+      res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content: 'Hel' }), vllmChunk({}, 'abort'), DONE].join(''));
+    });
+    const res = await postJson(gw.url, '/v1/chat/completions', { model: MODEL, messages: [{ role: 'user', content: 'hi' }] });
+    expect(res.status).toBe(502);
+    expect(res.json.error).toMatchObject({ type: 'server_error', code: 'upstream_response_error', message: expect.stringContaining('finish_reason "abort"') });
+    const streamed = await streamChat(gw.url, { model: MODEL, stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    expect(streamed.chunks.flatMap((c) => c.choices?.map((choice) => choice.finish_reason) ?? [])).not.toContain('stop');
+    expect(streamed.chunks.filter((c) => c.error).map((c) => c.error!.code)).toEqual(['upstream_response_error']);
+  });
+});
+
 describe('an upstream that is rate limiting', () => {
   it("passes its 429 on with its Retry-After, which the SDKs wait for, streamed or not", async () => {
     const gw = await scripted.start((_req, res) => void res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '7' }).end('{"error":{"message":"slow down"}}'));

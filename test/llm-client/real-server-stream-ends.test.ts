@@ -113,3 +113,24 @@ describe("a replica's answer cut short before any token (regression: failed the 
     expect(run.requests).toEqual([1, 0]);
   });
 });
+
+// Regression: read as `stop`, an answer the engine dropped passed for a whole one, and before any
+// token it counted as the replica's success, so no other replica was tried.
+describe('finish_reason "abort" (vLLM, SGLang: the engine dropped the request)', () => {
+  const aborted = (before: string) => before + vllmChunk({}, 'abort') + 'data: [DONE]\n\n';
+
+  it('fails the stream after text: the answer was cut short, not finished', async () => {
+    const { parts, error } = await streamOf(aborted(vllmChunk({ content: 'Hello' })));
+    expect(parts).toEqual([START, { type: 'content', text: 'Hello' }]);
+    expect(error).toBeInstanceOf(UpstreamResponseError);
+    expect(error).toMatchObject({ status: 500, inStream: true, message: 'the upstream aborted the request before its answer was finished (finish_reason "abort")' });
+  });
+
+  it('before any token, moves the stream to another replica without resting the first', async () => {
+    const run = await failingOver(aborted(vllmChunk({ role: 'assistant', content: '' })));
+    expect(run.error).toBeUndefined();
+    expect(run.parts).toEqual(expectedPlainParts);
+    expect(run.requests).toEqual([1, 1]);
+    expect(run.first).toMatchObject({ healthy: true, failures: 0 });
+  });
+});
