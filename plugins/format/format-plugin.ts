@@ -5,7 +5,9 @@ import type { ToolPlugin, ToolResult } from '../plugin-types.ts';
 const FORMAT_TOOL = 'format';
 // `{{` and `}}` are literal braces, as in Python's str.format: the plan steps that call format are
 // written in Python's syntax, and without an escape no template could say "{}" itself.
-const PLACEHOLDER = /\{\{|\}\}|\{(\d*)\}/g;
+// Any other `{…}` (a name, a format spec: `{total}`, `{:.2f}`) is what a model used to Python means
+// as a placeholder too: it is refused, not left in the text with its value dropped.
+const PLACEHOLDER = /\{\{|\}\}|\{([^{}]*)\}/g;
 // zod's own message for a union that no member accepts is "Invalid input": nothing a model that
 // passed an object or null could fix its call from.
 const notScalar = (input: unknown) =>
@@ -17,20 +19,28 @@ const value = (n: number) =>
     .describe(`The value for {${n}} (or the ${n === 1 ? 'first' : n === 2 ? 'second' : 'third'} {}).`);
 
 /**
- * Fills `{}` (left to right) or `{1}`..`{3}` in `template`; explains what is missing instead of
- * guessing. One pass over the template: a value goes in as it is, so a `{}` or `{2}` inside a value
+ * Fills `{}` (left to right) or `{1}`..`{3}` in `template`; explains what is missing, or a `{name}`
+ * or `{:.2f}` it does not fill, instead of guessing. One pass over the template: a value goes in as it is, so a `{}` or `{2}` inside a value
  * ("set() is {}") is text, never another placeholder.
  */
 export function formatTemplate(template: string, values: readonly unknown[]): ToolResult {
   let next = 0;
   let missing: string | undefined;
+  let unknown: string | undefined;
   const text = template.replace(PLACEHOLDER, (match, position: string | undefined) => {
     if (position === undefined) return match[0]!; // `{{` or `}}`
+    if (!/^\d*$/.test(position)) {
+      unknown ??= match;
+      return match;
+    }
     const at = position === '' ? next++ : Number(position) - 1;
     const found = values[at];
     if (found === undefined || found === null) missing ??= match === '{}' ? `{} number ${at + 1}` : match;
     return found === undefined || found === null ? match : String(found);
   });
+  if (unknown !== undefined) {
+    return { ok: false, content: `error: ${unknown} in ${JSON.stringify(template)} is no placeholder format fills: write {} for the next value or {1}..{3} for a given one (no names, no format specs such as {:.2f}); {{ and }} are literal braces` };
+  }
   // Python's str.format counts from {0}; a model used to it is told where these positions start.
   const hint = missing === '{0}' ? ' (positions start at {1})' : '';
   if (missing !== undefined) return { ok: false, content: `error: no value for ${missing} in ${JSON.stringify(template)}${hint}` };

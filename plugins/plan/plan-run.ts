@@ -4,7 +4,7 @@ import { BoundedQueue } from '../../core/bounded-queue.ts';
 import { planStepDependencies, type PlanStep } from '../../parsers/formats/llmcompiler-plan-parser.ts';
 import type { ToolCallContext, ToolExecution, ToolPlugin, ToolResult } from '../plugin-types.ts';
 import { escapeTemplateText, templateParameterOf } from '../format/format-plugin.ts';
-import { stepArguments } from './step-arguments.ts';
+import { stepCall } from './keyword-arguments.ts';
 
 export interface PlanToolOptions {
   /** The tools steps may call (the gateway's registry, or a lookup into it). */
@@ -55,9 +55,9 @@ const REFERENCE = /\$\{(\d+)\}|\$(\d+)/g;
  * have results, so independent steps run in parallel while the model is still writing the plan,
  * at most `maxParallelSteps` at once.
  * A step's positional arguments become the tool's arguments in the order of its JSON Schema
- * `properties` (`search("x")` → `{ query: "x" }`); `$n` / `${n}` inside them, or bare among them
- * (`stepArguments`), are replaced by step n's value (`stepValue`). A step whose dependency failed
- * is skipped, with that as its error.
+ * `properties` (`search("x")` → `{ query: "x" }`), keyword ones by name (`stepCall`); `$n` / `${n}`
+ * inside them, or bare among them (`stepArguments`), are replaced by step n's value (`stepValue`).
+ * A step whose dependency failed is skipped, with that as its error.
  */
 export class PlanRun {
   private readonly ctx: Pick<ToolCallContext, 'callId' | 'signal' | 'emit'>;
@@ -92,10 +92,13 @@ export class PlanRun {
     setMaxListeners(0, this.#signal);
   }
 
-  /** Dispatches a step (a repeated index is ignored); returns why the plan is invalid, if it is. */
+  /** Dispatches a step (the same step again is ignored); returns why the plan is invalid, if it is. */
   add(step: PlanStepInput): string | undefined {
-    if (this.#steps.has(step.index)) return undefined;
     if (step.tool === this.#joinTool) return undefined;
+    // The same step again (finish() re-adds the steps seen as pieces) is no new step; another step
+    // with its number used to be dropped without a word: it never ran, and no observation said so.
+    const seen = this.#steps.get(step.index)?.step;
+    if (seen !== undefined) return seen.raw === step.raw ? undefined : `step ${step.index}: the plan has two steps numbered ${step.index}; number each step once`;
     if (this.#steps.size >= this.#maxSteps) return `step ${step.index}: a plan may have at most ${this.#maxSteps} steps (${this.#joinTool}() aside); write a shorter plan`;
     if (step.tool === this.#planTool) return `step ${step.index}: plans cannot nest; write the inner plan's steps into this plan`;
     const tool = this.#resolve(step.tool);
@@ -106,18 +109,24 @@ export class PlanRun {
     const missing = deps.find((n) => !this.#steps.has(n));
     if (missing !== undefined) return `step ${step.index} refers to $${missing}, which is not a step of this plan`;
     const names = Object.keys((tool.parameters['properties'] as Record<string, unknown> | undefined) ?? {});
-    const args = stepArguments(step);
-    if (!Array.isArray(args)) return `step ${step.index}: ${args.problem}`;
+    const call = stepCall(step);
+    if ('problem' in call) return `step ${step.index}: ${call.problem}`;
     // A step's value goes into format's template as text, as format's own values go in: its braces
     // ("set() is {}") must not become placeholders, nor leave format short of values.
     const template = templateParameterOf(tool);
-    if (args.length > names.length) return `step ${step.index}: ${step.tool} takes ${names.length} argument(s) (${names.join(', ')}), got ${args.length}`;
+    if (call.positional.length > names.length) return `step ${step.index}: ${step.tool} takes ${names.length} argument(s) (${names.join(', ')}), got ${call.positional.length}`;
+    const args: Array<[string, unknown]> = call.positional.map((arg, i) => [names[i]!, arg]);
+    for (const [name, arg] of call.keywords) {
+      if (!names.includes(name)) return `step ${step.index}: ${step.tool} has no parameter "${name}" (it takes ${names.join(', ')})`;
+      if (args.some(([given]) => given === name)) return `step ${step.index}: ${step.tool} got "${name}" twice`;
+      args.push([name, arg]);
+    }
 
     const outcome = Promise.all(deps.map((n) => this.#steps.get(n)!.outcome)).then(async (before): Promise<StepOutcome> => {
       const failed = before.find((o) => !o.result.ok);
       const result = failed
         ? { ok: false, content: `error: skipped because step ${failed.index} failed` }
-        : await this.#run(tool, step, () => Object.fromEntries(args.map((arg, i) => [names[i]!, substitute(arg, before, names[i] === template ? escapeTemplateText : verbatim)])));
+        : await this.#run(tool, step, () => Object.fromEntries(args.map(([name, arg]) => [name, substitute(arg, before, name === template ? escapeTemplateText : verbatim)])));
       this.ctx.emit({ type: 'unit-done', detail: `step ${step.index} ${step.tool}: ${result.ok ? 'ok' : 'failed'}` });
       return { index: step.index, tool: step.tool, raw: step.raw, result };
     });

@@ -28,7 +28,7 @@ export function stepArguments(step: Pick<PlanStepInput, 'args' | 'raw'>): unknow
 }
 
 /** `"a {}", $1` → `"a {}", "$1"`: references outside string literals become strings. */
-function quoteBareReferences(text: string): string {
+export function quoteBareReferences(text: string): string {
   let out = '';
   let i = 0;
   while (i < text.length) {
@@ -52,7 +52,7 @@ function quoteBareReferences(text: string): string {
 }
 
 /** Index just past the string literal opening at `start` (or the text's end if it never closes). */
-function stringLiteralEnd(text: string, start: number): number {
+export function stringLiteralEnd(text: string, start: number): number {
   const quote = text[start]!;
   const delimiter = text.startsWith(quote.repeat(3), start) ? quote.repeat(3) : quote;
   let i = start + delimiter.length;

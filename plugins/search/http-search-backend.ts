@@ -36,6 +36,21 @@ const ApiResponse = z.union([
 ]);
 
 /**
+ * Characters of a hit's snippet (and title) kept: about what the local index's 24-token snippet
+ * gives. Some engines put a page's whole text in `content`: one hit of 1 MB went to the model as
+ * a 1 MB observation (only the 2 MiB body limit bounded it).
+ */
+export const MAX_HIT_TEXT_CHARS = 300;
+
+/** `text` with its runs of white space made one space, cut to `max` characters with "…" (never inside a surrogate pair). */
+function hitText(text: string, max = MAX_HIT_TEXT_CHARS): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  if (flat.length <= max) return flat;
+  const end = /[\uD800-\uDBFF]/.test(flat[max - 2]!) ? max - 2 : max - 1;
+  return `${flat.slice(0, end).trimEnd()}…`;
+}
+
+/**
  * A search API over HTTP (fetched with undici): GET on the URL template, JSON answer mapped to
  * `SearchHit`s. Non-2xx answers, bodies over `maxBytes`, unknown JSON shapes and timeouts throw.
  */
@@ -80,15 +95,22 @@ export class HttpSearchBackend implements SearchBackend {
     if (response.statusCode < 200 || response.statusCode > 299) {
       throw new Error(`search API answered HTTP ${response.statusCode}: ${text.slice(0, 200)}`);
     }
-    const parsed = ApiResponse.safeParse(JSON.parse(text));
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      // JSON.parse's own message ("Unexpected token '<'") did not say the API answered something else.
+      throw new Error(`search API answer is not JSON: ${hitText(text, 200)}`);
+    }
+    const parsed = ApiResponse.safeParse(json);
     if (!parsed.success) throw new Error('search API answer is not a list of results ({results:[…]}, {items:[…]} or […])');
     const data = parsed.data;
     const raw = Array.isArray(data) ? data : 'results' in data ? data.results : data.items;
     const matches = Array.isArray(data) ? undefined : 'results' in data ? data.number_of_results : data.searchInformation?.totalResults;
     const hits = raw.slice(0, limit).map((hit) => ({
-      title: hit.title ?? hit.name ?? '',
+      title: hitText(hit.title ?? hit.name ?? ''),
       url: hit.url ?? hit.link ?? '',
-      snippet: (hit.snippet ?? hit.content ?? hit.description ?? '').replace(/\s+/g, ' ').trim(),
+      snippet: hitText(hit.snippet ?? hit.content ?? hit.description ?? ''),
     }));
     // A total of 0 beside a page of results is no count: SearXNG says `number_of_results: 0`
     // whenever its engines report none. A smaller non-zero total is one (pages that contain every

@@ -4,9 +4,10 @@ import { createValidatingTool } from './create-validating-tool.ts';
 /**
  * "Austin, TX": a city name (letters of any script, so "Cañon City, CO" and "Española, NM"), a
  * comma and a space, two capital letters; whether those are a US state code is `US_STATE_CODES`'
- * to say ("Paris, FR" and "London, UK" have the shape but no state).
+ * to say ("Paris, FR" and "London, UK" have the shape but no state). The apostrophe may be the
+ * typographic one (U+2019) that models and word processors write: "Coeur d’Alene, ID" is a city.
  */
-export const CITY_STATE = /^\p{Lu}[\p{L}\p{M}.'-]*(?: [\p{L}\p{M}.'-]+)*, ([A-Z]{2})$/u;
+export const CITY_STATE = /^\p{Lu}[\p{L}\p{M}.'\u2019-]*(?: [\p{L}\p{M}.'\u2019-]+)*, ([A-Z]{2})$/u;
 
 /** USPS codes of the 50 states, the District of Columbia and the inhabited territories. */
 export const US_STATE_CODES: ReadonlySet<string> = new Set(

@@ -37,6 +37,19 @@ describe('format plugin', () => {
     expect(formatTemplate('{4}', ['a']).content).toBe('error: no value for {4} in "{4}"');
   });
 
+  // Review s39: `{total}` and `{:.2f}` stayed in the answer as text, the value silently dropped.
+  it('refuses a named placeholder or a format spec, saying what it fills, rather than leaving it unfilled', async () => {
+    const run = await runScriptedCall(tool, { args: { template: 'Total: {total}', value1: 5 } });
+    expect(run.result).toEqual({
+      ok: false,
+      content:
+        'error: {total} in "Total: {total}" is no placeholder format fills: write {} for the next value or {1}..{3} for a given one (no names, no format specs such as {:.2f}); {{ and }} are literal braces',
+    });
+    for (const template of ['{:.2f}', '{1:,}', 'a {} b { }', '{0!r}']) expect(formatTemplate(template, [1, 2]).ok).toBe(false);
+    // Doubled braces stay literal text, around a name too.
+    expect(formatTemplate('{{total}} is {}', [5])).toMatchObject({ ok: true, content: '{total} is 5' });
+  });
+
   it('rejects a call without a template at the schema', async () => {
     const run = await runScriptedCall(tool, { args: { value1: 1 } });
     expect(run.result?.ok).toBe(false);

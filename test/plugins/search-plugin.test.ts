@@ -11,6 +11,7 @@ import { runScriptedCall } from '../../plugins/kit/testing.ts';
 import { sampleDocsSource } from '../../plugins/search/build-search-index.ts';
 import { extractPageText } from '../../plugins/search/html-page-text.ts';
 import { buildSearchIndex } from '../../plugins/search/search-index-builder.ts';
+import { MAX_HIT_TEXT_CHARS } from '../../plugins/search/http-search-backend.ts';
 import { DEFAULT_SEARCH_INDEX_FILE, searchModuleOptions } from '../../plugins/search/search-options.ts';
 import searchDefault, { createSearchPlugin } from '../../plugins/search/search-plugin.ts';
 import { SqliteSearchIndex, toFtsQuery } from '../../plugins/search/sqlite-search-index.ts';
@@ -264,6 +265,19 @@ describe('search plugin (http backend)', () => {
     const run = await runScriptedCall(inlineTool(createSearchPlugin({ backend: 'http', urlTemplate: `${base}/s?q={query}`, maxResults: 1 })), { pieces: [queryPiece('t')], args: { query: 't' } });
     expect(run.result).toMatchObject({ ok: true, content: '1. A\n   https://a.example/\n   a', data: { early: true } });
     expect(run.result?.data).not.toHaveProperty('value');
+  });
+
+  // Review s39: an engine that puts a page's whole text in `content` made a 1 MB observation.
+  it("cuts a hit's long snippet and title to MAX_HIT_TEXT_CHARS, and says when the answer is no JSON", async () => {
+    handler = (_req, res) => res.end(JSON.stringify({ results: [{ title: 'T '.repeat(1000), url: 'https://t.example/', content: 'word '.repeat(200_000) }] }));
+    const call = () => runScriptedCall(inlineTool(createSearchPlugin({ backend: 'http', urlTemplate: `${base}/?q={query}` })), { args: { query: 'q' } });
+    const hit = ((await call()).result?.data?.['hits'] as Array<{ title: string; snippet: string }>)[0]!;
+    for (const text of [hit.title, hit.snippet]) {
+      expect(text.length).toBeLessThanOrEqual(MAX_HIT_TEXT_CHARS);
+      expect(text).toMatch(/ (T|word)…$/);
+    }
+    handler = (_req, res) => res.end('<html>rate\n limited</html>');
+    expect((await call()).result?.content).toBe('error: search failed: search API answer is not JSON: <html>rate limited</html>');
   });
 
   it('turns an HTTP error, a foreign JSON shape and a timeout into tool errors', async () => {

@@ -46,6 +46,14 @@ describe('validate: the local_news example', () => {
     }
   });
 
+  // Review s39: the typographic apostrophe models write rejected a real city and cut the decode.
+  it('takes a typographic apostrophe in a city name, streamed and whole', async () => {
+    const location = 'Coeur d’Alene, ID';
+    const run = await runScriptedCall(tool, { pieces: [field(['location'], location)], args: { location } });
+    expect(run.rejected).toBeUndefined();
+    expect((await runScriptedCall(tool, { args: { location } })).result).toMatchObject({ ok: true });
+  });
+
   it('applies the refinements at the end when no pieces were streamed, with the same reason', async () => {
     const run = await runScriptedCall(tool, { args: { location: 'Paris' } });
     expect(run.result).toEqual({ ok: false, content: 'error: location: must be "City, ST" (e.g. "Austin, TX"), got "Paris"' });
