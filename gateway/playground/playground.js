@@ -79,12 +79,20 @@ class Run {
     this.started = performance.now();
     this.abort = new AbortController();
     this.text = '';
+    /** A reasoning model's thinking (`delta.reasoning_content`): shown apart, never sent back as history. */
+    this.reasoning = '';
+    /** Event list items not yet on the page: put there once a frame, with `render`. */
+    this.pendingEvents = [];
     /** The turns the response adds to the conversation (its `response.messages` event, sent when tools ran). */
     this.turns = undefined;
     this.timeline = new Timeline({ panel: ui.timeline, stats: ui.stats, headers, onTrouble: (text) => setStatus(text, true) });
     this.bubble = el('div', 'turn assistant');
     this.content = el('pre', 'content');
-    this.bubble.append(el('div', 'who', 'assistant'), this.content);
+    // Above the answer and hidden until the model thinks aloud: a thinking model writes nothing
+    // else for as long as it reasons, and an empty bubble looked like a request that hung.
+    this.thoughts = el('pre', 'reasoning');
+    this.thoughts.hidden = true;
+    this.bubble.append(el('div', 'who', 'assistant'), this.thoughts, this.content);
     ui.conversation.append(this.bubble);
     ui.events.replaceChildren();
   }
@@ -92,11 +100,20 @@ class Run {
   event(text, kind = '') {
     const item = el('li', kind);
     item.append(el('time', undefined, `${((performance.now() - this.started) / 1000).toFixed(3)} s`), el('span', undefined, text));
-    // Only the list's own box follows, and only if the reader is at its bottom: scrollIntoView
-    // scrolled the page too, taking the prompt box out of view at every event.
+    // Put in by `render`, once a frame: measuring the box at each event forced a layout per
+    // event, and a script printing line by line (~1,800 output events) froze the page for 2 s.
+    this.pendingEvents.push(item);
+  }
+
+  /** The events since the last frame, in one go; the list follows them if the reader is at its bottom. */
+  renderEvents() {
+    if (this.pendingEvents.length === 0) return;
+    // Only the list's own box follows: scrollIntoView scrolled the page too, taking the prompt
+    // box out of view at every event.
     const box = ui.events.parentElement;
     const following = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
-    ui.events.append(item);
+    ui.events.append(...this.pendingEvents);
+    this.pendingEvents = [];
     if (following) box.scrollTop = box.scrollHeight;
   }
 
@@ -105,12 +122,15 @@ class Run {
    * whole answer out again (a long answer's tokens, each laid out, kept the page busy for seconds).
    */
   render() {
+    this.renderEvents();
     if (!this.textChanged) return;
     this.textChanged = false;
     // Follow the answer as it grows, unless the reader has scrolled up.
     const box = ui.conversation;
     const following = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
     this.content.textContent = this.text;
+    this.thoughts.textContent = this.reasoning;
+    this.thoughts.hidden = this.reasoning === '';
     if (following) box.scrollTop = box.scrollHeight;
   }
 
@@ -126,6 +146,10 @@ class Run {
     const delta = chunk.choices?.[0]?.delta;
     if (delta?.content) {
       this.text += delta.content;
+      this.textChanged = true;
+    }
+    if (delta?.reasoning_content) {
+      this.reasoning += delta.reasoning_content;
       this.textChanged = true;
     }
     for (const call of delta?.tool_calls ?? []) if (call.function?.name) this.event(`client tool call: ${call.function.name} (your code runs it)`, 'client');
@@ -197,8 +221,9 @@ async function send(prompt) {
   const frame = () => {
     // A later request, or New chat, has the panel now: this run's frames stop drawing into it.
     if (shown !== run) return;
-    // Refused before it began (a bad model, a missing key): there is no timeline to draw.
-    if (run.refused) {
+    // Refused before it began (a bad model, a missing key), or no answer came at all (the
+    // connection failed, Stop before the answer began): there is no timeline to draw.
+    if (run.noTimeline) {
       ui.timeline.replaceChildren();
       ui.stats.textContent = '';
       return;
@@ -229,7 +254,7 @@ async function send(prompt) {
       }),
     });
     if (!res.ok) {
-      run.refused = true;
+      run.noTimeline = true;
       const body = await res.json().catch(() => ({}));
       throw new Error(body.error?.message ?? `HTTP ${res.status}`);
     }
@@ -246,6 +271,8 @@ async function send(prompt) {
     // Whatever stopped the page reading (a bad chunk, a thrown error) stops the request too, so
     // the gateway does not go on decoding and running tools for an answer nobody reads.
     run.abort.abort();
+    // No answer began, so no request id to follow: the panel would count "elapsed" for 3 s and keep it.
+    if (run.bubble.dataset.requestId === undefined) run.noTimeline = true;
     // Not sent again: the next question goes without this turn, and the page says so.
     history.pop();
     turn.classList.add('left-out');

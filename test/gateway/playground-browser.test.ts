@@ -35,6 +35,21 @@ async function askSineWave(page: Page): Promise<void> {
   await page.waitForSelector('.turn.assistant.finished', { timeout: 60_000 });
 }
 
+/**
+ * Round 1 writes a script of 120 statements; round 2 quotes its output. Sequentially (partial
+ * execution off) they all run once the decode ends: 120 `lines N-N` events in a burst, many a frame.
+ */
+const STATEMENTS_SCENARIO = {
+  name: 'statements',
+  rules: [
+    {
+      when: { lastUser: 'many statements', round: 1, lastRole: 'user' as const },
+      reply: ['```python', ...Array.from({ length: 119 }, (_, i) => `v${i} = ${i}`), 'print(v118)', '```'].join('\n'),
+    },
+    { when: { lastUser: 'many statements', round: 2, lastRole: 'tool' as const }, reply: 'It printed {{tool_output_last_line}}' },
+  ],
+};
+
 describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground page in a real browser (Chromium)', () => {
   let browser: Browser;
   let conveyor: ConveyorHandle;
@@ -299,6 +314,110 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       expect(await page.$$('#timeline .row')).toHaveLength(0);
     } finally {
       await page.close();
+    }
+  }, 90_000);
+
+  it('shows a reasoning model\'s thinking apart from its answer, as text, and sends only the answer back as history', async () => {
+    // qwen3 is read as a <think> model: its thinking streams as delta.reasoning_content.
+    const thinking = await startTestConveyor({
+      sim: { modelName: 'qwen3-8b-sim', scenarios: [{ name: 'think', rules: [{ when: { lastUser: 'think first' }, reply: '<think>Let me weigh <b>both</b> sides.</think>The answer is 42.' }] }] },
+    });
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${thinking.gateway.url}/`);
+      await page.waitForSelector('#model option:text-is("qwen3-8b-sim")', { state: 'attached' });
+      await page.fill('#prompt', 'Please think first.');
+      await page.click('#send');
+      await page.waitForSelector('.turn.assistant.finished', { timeout: 60_000 });
+      // Before, the thinking went nowhere: the bubble stayed empty for as long as the model reasoned.
+      expect(await page.textContent('.turn.assistant .reasoning')).toBe('Let me weigh <b>both</b> sides.');
+      expect(await page.isVisible('.turn.assistant .reasoning')).toBe(true);
+      expect(await page.$$('.turn.assistant b')).toHaveLength(0);
+      expect(await page.textContent('.turn.assistant .content')).toBe('The answer is 42.');
+      const followUp = page.waitForRequest((req) => req.method() === 'POST' && req.url().endsWith('/v1/chat/completions'));
+      await page.fill('#prompt', 'And then?');
+      await page.click('#send');
+      const history = ((await followUp).postDataJSON() as { messages: unknown[] }).messages;
+      expect(history).toEqual([
+        { role: 'user', content: 'Please think first.' },
+        { role: 'assistant', content: 'The answer is 42.' },
+        { role: 'user', content: 'And then?' },
+      ]);
+      await page.waitForSelector('.turn.assistant.finished >> nth=1', { timeout: 60_000 });
+      // An answer without thinking shows no empty thinking box.
+      expect(await page.isVisible('.turn.assistant >> nth=1 >> .reasoning')).toBe(false);
+    } finally {
+      await page.close();
+      await thinking.close();
+    }
+  }, 90_000);
+
+  it('shows no timeline left counting when no answer came at all (the connection failed, or Stop before it began)', async () => {
+    const page = await browser.newPage();
+    try {
+      await openPlayground(page, conveyor.gateway.url);
+      await page.route('**/v1/chat/completions', (route) => route.abort('connectionreset'));
+      await page.fill('#prompt', 'hello');
+      await page.click('#send');
+      await page.waitForSelector('.turn.assistant.finished');
+      expect(await page.textContent('#status')).toMatch(/^error: /);
+      // Frames went on for 3 s after the failure and left "elapsed 3.01 s · 0 rounds" behind.
+      await page.waitForTimeout(500);
+      expect(await page.textContent('#stats')).toBe('');
+      // Stopped while the request is still waiting for its answer's first byte.
+      await page.unroute('**/v1/chat/completions');
+      await page.route('**/v1/chat/completions', () => {});
+      await page.fill('#prompt', 'hello again');
+      await page.click('#send');
+      await page.waitForFunction(() => document.getElementById('stats')?.textContent?.startsWith('elapsed'));
+      await page.click('#stop');
+      await page.waitForSelector('.turn.assistant.finished >> nth=1');
+      expect(await page.textContent('#status')).toBe('stopped');
+      await page.waitForTimeout(500);
+      expect(await page.textContent('#stats')).toBe('');
+      expect(await page.$$('#timeline .row')).toHaveLength(0);
+    } finally {
+      await page.close();
+    }
+  }, 90_000);
+
+  it('measures the events box once a frame, not once an event (each measure forced a layout)', async () => {
+    const page = await browser.newPage();
+    // Per animation frame: how many times the events box's scrollHeight was read since the frame before.
+    await page.addInitScript(() => {
+      const perFrame: number[] = [];
+      let reads = 0;
+      (window as unknown as { perFrame: number[] }).perFrame = perFrame;
+      const get = Object.getOwnPropertyDescriptor(Element.prototype, 'scrollHeight')!.get!;
+      Object.defineProperty(Element.prototype, 'scrollHeight', {
+        get(this: Element) {
+          if (this.tagName === 'ASIDE') reads += 1;
+          return get.call(this);
+        },
+      });
+      const tick = () => {
+        perFrame.push(reads);
+        reads = 0;
+        requestAnimationFrame(tick);
+      };
+      requestAnimationFrame(tick);
+    });
+    const statements = await startTestConveyor({ sim: { scenarios: [STATEMENTS_SCENARIO] } });
+    try {
+      await openPlayground(page, statements.gateway.url);
+      await page.uncheck('#partial');
+      await page.fill('#prompt', 'many statements');
+      await page.click('#send');
+      await page.waitForSelector('.turn.assistant.finished', { timeout: 60_000 });
+      expect(await page.textContent('.turn.assistant .content')).toContain('It printed 118');
+      expect(await page.$$eval('#events li', (items) => items.filter((i) => /python: lines \d+-\d+$/.test(i.textContent!)).length)).toBe(120);
+      const perFrame = await page.evaluate(() => (window as unknown as { perFrame: number[] }).perFrame);
+      // Two a frame: whether the reader is at the bottom, and where the bottom now is. The run's
+      // end puts in what came after the last frame: one frame more at most.
+      expect(perFrame.filter((n) => n > 2).length).toBeLessThanOrEqual(1);
+    } finally {
+      await page.close();
+      await statements.close();
     }
   }, 90_000);
 

@@ -70,8 +70,9 @@ describe('runSession: a round against a real upstream', () => {
     expect(after.content).toBe(plainContentText);
   });
 
-  it("passes the upstream's content_filter on as the finish reason, and reads its other reasons (vLLM's abort) as stop", async () => {
-    for (const [upstreamReason, expected] of [['content_filter', 'content_filter'], ['abort', 'stop']] as const) {
+  // vLLM's `abort` is no answer at all: an error (chat-chunk-decoder.ts, real-server-stream-ends.test.ts).
+  it("passes the upstream's content_filter on as the finish reason, and reads its other reasons (TGI's eos_token) as stop", async () => {
+    for (const [upstreamReason, expected] of [['content_filter', 'content_filter'], ['eos_token', 'stop']] as const) {
       upstream = await startSseUpstream([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content: 'I cannot' }), vllmChunk({ content: '' }, upstreamReason), DONE].join(''));
       const result = await runSession(options(upstream.baseUrl, passThrough));
       expect(result.finishReason).toBe(expected);
