@@ -27,6 +27,30 @@ async function openPlayground(page: Page, gatewayUrl: string): Promise<void> {
   await modelsListed(page);
 }
 
+type FrameCounter = { perFrame: number[]; bump: (n?: number) => void };
+
+/**
+ * Counts, per animation frame, what `hook` (an init script, run before the page's own) adds with
+ * `window.bump(n)`; `framesCounted` reads the counts back.
+ */
+async function countPerFrame(page: Page, hook: () => void): Promise<void> {
+  await page.addInitScript(() => {
+    const w = window as unknown as FrameCounter;
+    let count = 0;
+    w.perFrame = [];
+    w.bump = (n = 1) => void (count += n);
+    const tick = () => {
+      w.perFrame.push(count);
+      count = 0;
+      requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  });
+  await page.addInitScript(hook);
+}
+
+const framesCounted = (page: Page) => page.evaluate(() => (window as unknown as FrameCounter).perFrame);
+
 const modelsListed = (page: Page) => page.waitForSelector(`#model option:text-is("${SIM_MODEL}")`, { state: 'attached' });
 
 async function askSineWave(page: Page): Promise<void> {
@@ -221,19 +245,12 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
   it('lays the answer out at most once a frame, not once a token', async () => {
     const page = await browser.newPage();
     // Per animation frame: how many times the answer's text was replaced since the frame before.
-    await page.addInitScript(() => {
-      const perFrame: number[] = [];
-      let sets = 0;
-      (window as unknown as { perFrame: number[] }).perFrame = perFrame;
-      new MutationObserver((records) => {
-        sets += records.filter((r) => (r.target as Element).closest?.('.turn.assistant .content')).length;
-      }).observe(document, { childList: true, subtree: true });
-      const tick = () => {
-        perFrame.push(sets);
-        sets = 0;
-        requestAnimationFrame(tick);
-      };
-      requestAnimationFrame(tick);
+    await countPerFrame(page, () => {
+      const { bump } = window as unknown as FrameCounter;
+      new MutationObserver((records) => bump(records.filter((r) => (r.target as Element).closest?.('.turn.assistant .content')).length)).observe(document, {
+        childList: true,
+        subtree: true,
+      });
     });
     try {
       await openPlayground(page, conveyor.gateway.url);
@@ -241,7 +258,8 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       await page.click('#send');
       await page.waitForSelector('.turn.assistant.finished', { timeout: 60_000 });
       expect(await page.textContent('.turn.assistant .content')).toContain('Ada Lovelace');
-      const perFrame = await page.evaluate(() => (window as unknown as { perFrame: number[] }).perFrame);
+      const perFrame = await framesCounted(page);
+      expect(perFrame.some((n) => n > 0), 'the hook counted something').toBe(true);
       // The last delta may land after a frame's render and be put in by the run's end: one such frame at most.
       expect(perFrame.filter((n) => n > 1).length).toBeLessThanOrEqual(1);
     } finally {
@@ -384,23 +402,15 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
   it('measures the events box once a frame, not once an event (each measure forced a layout)', async () => {
     const page = await browser.newPage();
     // Per animation frame: how many times the events box's scrollHeight was read since the frame before.
-    await page.addInitScript(() => {
-      const perFrame: number[] = [];
-      let reads = 0;
-      (window as unknown as { perFrame: number[] }).perFrame = perFrame;
+    await countPerFrame(page, () => {
+      const { bump } = window as unknown as FrameCounter;
       const get = Object.getOwnPropertyDescriptor(Element.prototype, 'scrollHeight')!.get!;
       Object.defineProperty(Element.prototype, 'scrollHeight', {
         get(this: Element) {
-          if (this.tagName === 'ASIDE') reads += 1;
+          if (this.tagName === 'ASIDE') bump();
           return get.call(this);
         },
       });
-      const tick = () => {
-        perFrame.push(reads);
-        reads = 0;
-        requestAnimationFrame(tick);
-      };
-      requestAnimationFrame(tick);
     });
     const statements = await startTestConveyor({ sim: { scenarios: [STATEMENTS_SCENARIO] } });
     try {
@@ -411,7 +421,8 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       await page.waitForSelector('.turn.assistant.finished', { timeout: 60_000 });
       expect(await page.textContent('.turn.assistant .content')).toContain('It printed 118');
       expect(await page.$$eval('#events li', (items) => items.filter((i) => /python: lines \d+-\d+$/.test(i.textContent!)).length)).toBe(120);
-      const perFrame = await page.evaluate(() => (window as unknown as { perFrame: number[] }).perFrame);
+      const perFrame = await framesCounted(page);
+      expect(perFrame.some((n) => n > 0), 'the hook counted something').toBe(true);
       // Two a frame: whether the reader is at the bottom, and where the bottom now is. The run's
       // end puts in what came after the last frame: one frame more at most.
       expect(perFrame.filter((n) => n > 2).length).toBeLessThanOrEqual(1);
