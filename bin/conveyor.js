@@ -12,6 +12,7 @@ try {
   // A module the CLI imports refused its settings as it loaded (a built-in tool's CONVEYOR_*
   // variable that is set but not valid): one line and status 1, as every start-up failure says it.
   if (err?.code !== 'gateway_config_invalid') throw err;
-  process.stderr.write(`conveyor: ${String(err.message).replace(/\s*\n\s*/g, ' ')}\n`);
-  process.exitCode = 1;
+  const { EXIT_FAILURE, printFailure } = await import('../gateway/commands/exit-status.ts');
+  printFailure(err.message);
+  process.exitCode = EXIT_FAILURE;
 }

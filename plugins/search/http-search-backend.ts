@@ -1,6 +1,7 @@
 import { request, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import type { SearchAnswer, SearchBackend, SearchHit } from './search-backend.ts';
+import { textHead } from './text-head.ts';
 
 export interface HttpSearchBackendOptions {
   /**
@@ -46,8 +47,7 @@ export const MAX_HIT_TEXT_CHARS = 300;
 function hitText(text: string, max = MAX_HIT_TEXT_CHARS): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   if (flat.length <= max) return flat;
-  const end = /[\uD800-\uDBFF]/.test(flat[max - 2]!) ? max - 2 : max - 1;
-  return `${flat.slice(0, end).trimEnd()}…`;
+  return `${textHead(flat, max - 1).trimEnd()}…`;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { ToolResult } from '../plugin-types.ts';
 import type { SearchAnswer } from './search-backend.ts';
+import { textHead } from './text-head.ts';
 
 /** Characters of the query quoted back at most: a 1 MB query must not be echoed whole into the timeline. */
 const QUOTED_QUERY_CHARS = 200;
@@ -9,8 +10,7 @@ const NAMED_IGNORED_WORDS = 10;
 /** `text` JSON-quoted, cut to `max` characters (never inside a surrogate pair) and saying how long it was. */
 export function quoteShortened(text: string, max = QUOTED_QUERY_CHARS): string {
   if (text.length <= max) return JSON.stringify(text);
-  const end = /[\uD800-\uDBFF]/.test(text[max - 1]!) ? max - 1 : max;
-  return `${JSON.stringify(`${text.slice(0, end)}…`)} (${text.length} characters)`;
+  return `${JSON.stringify(`${textHead(text, max)}…`)} (${text.length} characters)`;
 }
 
 /** Says which words were left out, so "no results" or a count is never read as covering them. */
