@@ -22,7 +22,7 @@ function toResult(expression: string, evaluation: Evaluation): ToolResult {
 export default definePlugin({
   name: 'calculator',
   description:
-    'Evaluates a math expression exactly (64 significant digits) and returns its value. Syntax: + - * / ^ % ( ), ' +
+    'Evaluates a math expression exactly (64 significant digits; integers exact to 1000 digits) and returns its value. Syntax: + - * / ^ % ( ), ' +
     'functions like sqrt, exp, log, sin, round, factorial (n!), gcd, units ("5 cm to inch"), matrices ([1,2;3,4]).',
   parameters: z.object({
     expression: z.string().min(1).max(MAX_EXPRESSION_LENGTH).describe('The expression, e.g. "200*701" or "sqrt(2)/3".'),

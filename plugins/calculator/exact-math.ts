@@ -1,9 +1,18 @@
 import { createRequire } from 'node:module';
 import type { MathJsInstance } from 'mathjs';
+import { roundingStaysHidden, smallestExponent, watchMagnitudes, withLargestExponent } from './rounded-integers.ts';
 
 /** Significant digits computed; results show DISPLAY_DIGITS so guard digits hide rounding (1/3*3 → 1). */
 const PRECISION = 64;
 const DISPLAY_DIGITS = 60;
+/**
+ * The most digits a result is computed again with when integer rounding would show in it
+ * (rounded-integers.ts): decimal.js keeps ln(10) and pi to 1025 digits, and refuses a precision
+ * past them for log and trigonometry; at 1000 digits the slowest functions take ~0.5 s (`2^(1/3)`).
+ */
+const MAX_PRECISION = 1000;
+/** Digits past the largest integer a computation passes through, so that it is exact again. */
+const INTEGER_GUARD_DIGITS = 8;
 /** Longer input is not arithmetic a model means to do by hand; it also bounds parse time. */
 export const MAX_EXPRESSION_LENGTH = 2000;
 /** Longer results (a big matrix, `ones(1000, 1000)` is 3 MB of text) are an error, not an observation. */
@@ -11,8 +20,8 @@ export const MAX_RESULT_LENGTH = 64 * 1024;
 
 export type Evaluation = { ok: true; value: string } | { ok: false; error: string };
 
-let math: MathJsInstance | undefined;
-let evaluate: MathJsInstance['evaluate'] | undefined;
+type Instance = { math: MathJsInstance; evaluate: MathJsInstance['evaluate']; setPrecision: (precision: number) => void };
+let ready: Instance | undefined;
 
 /**
  * Names each expression's scope shadows. `typed`, mathjs' type system, cannot be imported over
@@ -32,20 +41,27 @@ const SHADOWED = ['typed'];
  * expressions, and so is `config`; `typed` is shadowed in each expression's scope (SHADOWED): no
  * expression may change how the next one (another call's, in the same process) is computed.
  */
-function instance(): { math: MathJsInstance; evaluate: MathJsInstance['evaluate'] } {
-  if (!math || !evaluate) {
+function instance(): Instance {
+  if (!ready) {
     // The package's single-file build (an exported entry point, same library and version): one
     // file instead of ~1000 ES modules, 0.2 s to load instead of 1-2 s. It exports a ready
     // instance (not the factories), private to this module: nothing else loads that path.
-    math = createRequire(import.meta.url)('mathjs/lib/browser/math.js') as MathJsInstance;
+    const math = createRequire(import.meta.url)('mathjs/lib/browser/math.js') as MathJsInstance;
     math.config({ number: 'BigNumber', precision: PRECISION });
-    evaluate = math.evaluate;
+    const evaluate = math.evaluate;
+    watchMagnitudes(math.bignumber(1));
     // parser() hands out a Parser whose evaluate() runs in a scope of its own, where `typed` is the
     // namespace's real one: `parser().evaluate("typed.clear()")` went past SHADOWED.
     const names = ['import', 'createUnit', 'config', 'evaluate', 'parse', 'compile', 'parser', 'reviver', 'replacer', ...nodeFunctions(math)];
     math.import(Object.fromEntries(names.map((name) => [name, unavailable(name)])), { override: true });
+    // decimal.js' own setting, which every operation reads: a few µs. mathjs' config({ precision })
+    // rebuilt its BigNumber class, units and constants (pi, e, ln 2) at the new precision: 0.6 s
+    // back from 1000 digits. Constants stay at 64 digits while a result is computed again, which
+    // is about integers (exactValue).
+    const classes = math as unknown as { BigNumber: { config(settings: { precision: number }): unknown } };
+    ready = { math, evaluate, setPrecision: (precision) => void classes.BigNumber.config({ precision }) };
   }
-  return { math, evaluate };
+  return ready;
 }
 
 /**
@@ -88,13 +104,9 @@ export function warmExactMath(): void {
 export function evaluateExact(expression: string): Evaluation {
   if (expression.length > MAX_EXPRESSION_LENGTH) return { ok: false, error: `expression is longer than ${MAX_EXPRESSION_LENGTH} characters` };
   if (expression.trim() === '') return { ok: false, error: 'empty expression' };
-  const { math, evaluate } = instance();
+  const { math } = instance();
   try {
-    let value: unknown = evaluate(expression, freshScope());
-    if ((value as { isResultSet?: boolean } | null)?.isResultSet === true) {
-      const entries = (value as { entries: unknown[] }).entries;
-      value = entries[entries.length - 1];
-    }
+    const value = exactValue(expression);
     if (value === undefined) return { ok: false, error: 'the expression has no value' };
     if (typeof value === 'function') return { ok: false, error: 'the expression is a function, not a value (call it, e.g. sqrt(2))' };
     const text = math.format(value, { precision: DISPLAY_DIGITS, lowerExp: -20, upperExp: DISPLAY_DIGITS });
@@ -107,6 +119,45 @@ export function evaluateExact(expression: string): Evaluation {
   } catch (err) {
     return { ok: false, error: err instanceof Error ? err.message : String(err) };
   }
+}
+
+/**
+ * The expression's value, computed again with more digits (up to MAX_PRECISION) while rounding an
+ * integer past PRECISION digits would show in it (rounded-integers.ts): `mod(7^100, 13)` is 9, not
+ * the rounding's -1e+21. Most expressions never pass 10^64 and are evaluated once.
+ */
+function exactValue(expression: string): unknown {
+  const { math, setPrecision } = instance();
+  let precision = PRECISION;
+  let run = measuredValue(expression);
+  while (!roundingStaysHidden(run, precision, DISPLAY_DIGITS)) {
+    if (precision >= MAX_PRECISION) {
+      throw new Error(
+        `the result is not exact: the calculation passes through a number with ${run.largestExponent + 1} digits, ` +
+          `more than the ${MAX_PRECISION} significant digits the calculator keeps, and that rounding would change the answer (use smaller numbers)`,
+      );
+    }
+    precision = Math.min(MAX_PRECISION, Math.ceil((run.largestExponent + INTEGER_GUARD_DIGITS) / PRECISION) * PRECISION);
+    setPrecision(precision);
+    try {
+      run = measuredValue(expression);
+    } finally {
+      setPrecision(PRECISION);
+    }
+  }
+  return run.value;
+
+  function measuredValue(text: string): { value: unknown; largestExponent: number; smallestExponent: number } {
+    const { value, largestExponent } = withLargestExponent(() => lastValue(instance().evaluate(text, freshScope())));
+    return { value, largestExponent, smallestExponent: largestExponent < precision ? Infinity : smallestExponent(math, value) };
+  }
+}
+
+/** A multi-statement expression's (`a = 2; a^3`) last value. */
+function lastValue(value: unknown): unknown {
+  if ((value as { isResultSet?: boolean } | null)?.isResultSet !== true) return value;
+  const entries = (value as { entries: unknown[] }).entries;
+  return entries[entries.length - 1];
 }
 
 /**
