@@ -4,6 +4,7 @@
 // everything the model or a tool wrote goes into the page as text, never as HTML.
 
 import { el } from './dom.js';
+import { EventsList } from './events-list.js';
 import { Timeline } from './timeline.js';
 
 /** Prompts the built-in simulator has scenarios for (the benchmark's workloads); any model can take them. */
@@ -76,13 +77,11 @@ function showExamples() {
 /** One answer being streamed: its bubble and the tool events of its chat stream. */
 class Run {
   constructor() {
-    this.started = performance.now();
     this.abort = new AbortController();
     this.text = '';
     /** A reasoning model's thinking (`delta.reasoning_content`): shown apart, never sent back as history. */
     this.reasoning = '';
-    /** Event list items not yet on the page: put there once a frame, with `render`. */
-    this.pendingEvents = [];
+    this.events = new EventsList(ui.events);
     /** The turns the response adds to the conversation (its `response.messages` event, sent when tools ran). */
     this.turns = undefined;
     this.timeline = new Timeline({ panel: ui.timeline, stats: ui.stats, headers, onTrouble: (text) => setStatus(text, true) });
@@ -94,27 +93,6 @@ class Run {
     this.thoughts.hidden = true;
     this.bubble.append(el('div', 'who', 'assistant'), this.thoughts, this.content);
     ui.conversation.append(this.bubble);
-    ui.events.replaceChildren();
-  }
-
-  event(text, kind = '') {
-    const item = el('li', kind);
-    item.append(el('time', undefined, `${((performance.now() - this.started) / 1000).toFixed(3)} s`), el('span', undefined, text));
-    // Put in by `render`, once a frame: measuring the box at each event forced a layout per
-    // event, and a script printing line by line (~1,800 output events) froze the page for 2 s.
-    this.pendingEvents.push(item);
-  }
-
-  /** The events since the last frame, in one go; the list follows them if the reader is at its bottom. */
-  renderEvents() {
-    if (this.pendingEvents.length === 0) return;
-    // Only the list's own box follows: scrollIntoView scrolled the page too, taking the prompt
-    // box out of view at every event.
-    const box = ui.events.parentElement;
-    const following = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
-    ui.events.append(...this.pendingEvents);
-    this.pendingEvents = [];
-    if (following) box.scrollTop = box.scrollHeight;
   }
 
   /**
@@ -122,7 +100,7 @@ class Run {
    * whole answer out again (a long answer's tokens, each laid out, kept the page busy for seconds).
    */
   render() {
-    this.renderEvents();
+    this.events.render();
     if (!this.textChanged) return;
     this.textChanged = false;
     // Follow the answer as it grows, unless the reader has scrolled up.
@@ -152,30 +130,30 @@ class Run {
       this.reasoning += delta.reasoning_content;
       this.textChanged = true;
     }
-    for (const call of delta?.tool_calls ?? []) if (call.function?.name) this.event(`client tool call: ${call.function.name} (your code runs it)`, 'client');
+    for (const call of delta?.tool_calls ?? []) if (call.function?.name) this.events.add(`client tool call: ${call.function.name} (your code runs it)`, 'client');
     const e = chunk.conveyor;
     if (!e) return;
     switch (e.type) {
       case 'round.started':
-        this.event(`round ${e.round} started`);
+        this.events.add(`round ${e.round} started`);
         break;
       case 'round.finished':
-        this.event(`round ${e.round} finished (${e.finish_reason})`);
+        this.events.add(`round ${e.round} finished (${e.finish_reason})`);
         break;
       case 'tool_call.started':
-        this.event(`${e.name} call recognised`, 'tool');
+        this.events.add(`${e.name} call recognised`, 'tool');
         break;
       case 'tool_call.progress':
-        this.event(`${e.name}: ${e.detail}`, 'progress');
+        this.events.add(`${e.name}: ${e.detail}`, 'progress');
         break;
       case 'tool_call.output':
-        this.event(`${e.name} ${e.stream}: ${e.text.trimEnd()}`, 'output');
+        this.events.add(`${e.name} ${e.stream}: ${e.text.trimEnd()}`, 'output');
         break;
       case 'tool_call.completed':
-        this.event(`${e.name} ${e.ok ? 'done' : 'failed'}: ${String(e.content).slice(0, 200)}`, e.ok ? 'done' : 'failed');
+        this.events.add(`${e.name} ${e.ok ? 'done' : 'failed'}: ${String(e.content).slice(0, 200)}`, e.ok ? 'done' : 'failed');
         break;
       case 'tool_call.cancelled':
-        this.event(`${e.name} call dropped: ${e.reason}`, 'failed');
+        this.events.add(`${e.name} call dropped: ${e.reason}`, 'failed');
         break;
       case 'response.messages':
         this.turns = e.messages;

@@ -20,6 +20,7 @@ export class Timeline {
     this.page = page;
     this.rounds = new Map(); // round → span
     this.calls = new Map(); // callId → span
+    this.names = new Map(); // callId → the tool it calls (its call-start), for a call that never opened a tool
     this.inputs = new Map(); // callId → when its first piece (or the whole call) was decoded
     this.spans = [];
     this.firstToken = undefined;
@@ -51,6 +52,11 @@ export class Timeline {
     }
     this.socket.onmessage = (message) => this.serverEvent(JSON.parse(message.data));
     this.socket.onerror = () => this.fail('events WebSocket refused');
+    // The server closes a follower it drops (1008, too slow to read) and a shutdown cuts it (1006)
+    // with no request-end sent: the bars would stop where they were, and the run read as followed.
+    this.socket.onclose = (event) => {
+      if (this.end === undefined && !this.closed && this.trouble === undefined) this.fail(`events WebSocket closed: ${event.code}${event.reason ? ` ${event.reason}` : ''}`);
+    };
   }
 
   /** GET /v1/requests/:id/timeline every quarter second, each new event handed on, until request-end. */
@@ -82,7 +88,8 @@ export class Timeline {
   }
 
   span(label, kind, start, round) {
-    const span = { label, kind, start, end: undefined, round };
+    /** `verdict`: how a failed call failed (rejected, malformed), said before its label. */
+    const span = { label, kind, start, end: undefined, round, verdict: undefined };
     this.spans.push(span);
     return span;
   }
@@ -103,6 +110,9 @@ export class Timeline {
         if (decode) decode.end = t;
         break;
       }
+      case 'call-start':
+        this.names.set(e.callId, e.detail);
+        break;
       case 'tool-start':
         this.calls.set(e.callId, Object.assign(this.span(`${e.detail} · ${e.callId}`, 'tool', t, e.round), { callId: e.callId }));
         break;
@@ -119,10 +129,13 @@ export class Timeline {
         break;
       }
       case 'abort': {
-        // A call rejected while it was being decoded: the decode was cut here.
+        // A call given up while it was being decoded: rejected (by its tool, by validation, or for
+        // a name no tool has) or malformed (the parser's verdict, or the token limit cut it). Most
+        // such calls never opened a tool, so their bar starts here, named by their call-start.
         if (!e.callId) break;
-        const call = this.calls.get(e.callId) ?? this.span(`rejected · ${e.callId}`, 'failed', t, e.round);
+        const call = this.calls.get(e.callId) ?? this.span(`${this.names.get(e.callId) ?? 'call'} · ${e.callId}`, 'failed', t, e.round);
         call.kind = 'failed';
+        call.verdict = /^(rejected|malformed):/.exec(e.detail ?? '')?.[1] ?? 'failed';
         call.end ??= t;
         break;
       }
@@ -169,8 +182,11 @@ export class Timeline {
         if (idle > 0) bar.style.background = `linear-gradient(to right, var(--tool-idle) ${idle}%, var(--tool) ${idle}%)`;
       }
       track.append(bar);
-      // Failed is said in words too, not by the bar's colour alone.
-      row.append(el('span', 'label', span.kind === 'failed' && !span.label.startsWith('rejected') ? `${span.label} (failed)` : span.label), track);
+      // Failed is said in words too, not by the bar's colour alone, and which way: first, since
+      // the column cuts a long label's end (the call id). The whole label on hover.
+      const label = el('span', 'label', span.kind === 'failed' ? `${span.verdict ?? 'failed'} · ${span.label}` : span.label);
+      label.title = label.textContent;
+      row.append(label, track);
       return row;
     });
     this.page.panel.replaceChildren(...rows);

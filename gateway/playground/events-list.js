@@ -1,0 +1,69 @@
+// The playground's tool events list (GET /): one item per event of the chat stream, put on the
+// page once a frame, the latest MAX_SHOWN of them kept. Plain browser JavaScript, no build step.
+
+import { el } from './dom.js';
+
+/**
+ * Items the list keeps. A tool that prints line by line adds one per output chunk: a script
+ * printing for minutes grew the list without bound, and every frame's layout with it.
+ */
+export const MAX_SHOWN = 2000;
+
+export class EventsList {
+  /** @param {HTMLOListElement} list emptied now; its parent is the box that scrolls. */
+  constructor(list) {
+    this.list = list;
+    this.started = performance.now();
+    /** Events not yet on the page, as `{ time, text, kind }`: made into items by `render`. */
+    this.pending = [];
+    /** Events dropped from the list's top (or never put in), told by `marker`. */
+    this.dropped = 0;
+    this.marker = undefined;
+    list.replaceChildren();
+  }
+
+  add(text, kind = '') {
+    this.pending.push({ time: `${((performance.now() - this.started) / 1000).toFixed(3)} s`, text, kind });
+    // A background tab gets no frames: what it could never show is not held for them.
+    if (this.pending.length > 2 * MAX_SHOWN) this.dropped += this.pending.splice(0, this.pending.length - MAX_SHOWN).length;
+  }
+
+  /** The events since the last frame, in one go; the list follows them if the reader is at its bottom. */
+  render() {
+    if (this.pending.length === 0) return;
+    // Only the list's own box follows: scrollIntoView scrolled the page too, taking the prompt
+    // box out of view at every event. Measured once a frame, not once an event: each measure
+    // forced a layout, and a script printing line by line (~1,800 output events) froze the page for 2 s.
+    const box = this.list.parentElement;
+    const following = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
+    const fresh = this.pending.length > MAX_SHOWN ? this.pending.slice(-MAX_SHOWN) : this.pending;
+    this.dropped += this.pending.length - fresh.length;
+    this.pending = [];
+    this.list.append(
+      ...fresh.map(({ time, text, kind }) => {
+        const item = el('li', kind);
+        item.append(el('time', undefined, time), el('span', undefined, text));
+        return item;
+      }),
+    );
+    this.trim();
+    if (following) box.scrollTop = box.scrollHeight;
+  }
+
+  /** Down to the latest MAX_SHOWN items, under one line that says how many came before. */
+  trim() {
+    const first = this.marker ? 1 : 0;
+    const over = this.list.childElementCount - first - MAX_SHOWN;
+    if (over > 0) {
+      // One removal for the lot, however many items the frame brought.
+      const range = document.createRange();
+      range.setStartBefore(this.list.children[first]);
+      range.setEndAfter(this.list.children[first + over - 1]);
+      range.deleteContents();
+      this.dropped += over;
+    }
+    if (this.dropped === 0) return;
+    this.marker ??= this.list.insertBefore(el('li', 'elided'), this.list.firstChild);
+    this.marker.textContent = `… ${this.dropped} earlier event${this.dropped === 1 ? '' : 's'} not shown`;
+  }
+}

@@ -1,0 +1,221 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ConveyorHandle } from '../../gateway/start-conveyor.ts';
+import type { TimelineEvent } from '../../gateway/timeline.ts';
+import { browserRequired, chromiumPath, launchBrowser } from '../support/browser.ts';
+import { SIM_MODEL, startTestConveyor } from '../support/conveyor-fixture.ts';
+
+// The playground's timeline and events list where the server's record does not end the plain
+// way: an events socket closed early, calls given up while decoded, a list too long to keep.
+
+/** Round 1 writes a Python block longer than the token limit the test sets, so the limit cuts it. */
+const TRUNCATED_SCENARIO = {
+  name: 'truncated',
+  rules: [{ when: { lastUser: 'cut python' }, reply: ['```python', ...Array.from({ length: 40 }, (_, i) => `x${i} = ${i}`), 'print(x39)', '```'].join('\n') }],
+};
+
+/** Round 1 calls a tool no one offered (Mistral's format, the simulator's model); round 2 answers the refusal. */
+const UNDECLARED_SCENARIO = {
+  name: 'undeclared',
+  rules: [
+    { when: { lastUser: 'weather', round: 1, lastRole: 'user' as const }, reply: '[TOOL_CALLS][{"name": "weather", "arguments": {"city": "Paris"}}]' },
+    { when: { lastUser: 'weather', round: 2, lastRole: 'tool' as const }, reply: 'There is no weather tool here.' },
+  ],
+};
+
+const modelsListed = (page: Page) => page.waitForSelector(`#model option:text-is("${SIM_MODEL}")`, { state: 'attached' });
+
+async function ask(page: Page, prompt: string, nth = 0): Promise<void> {
+  await page.fill('#prompt', prompt);
+  await page.click('#send');
+  await page.waitForSelector(`.turn.assistant.finished >> nth=${nth}`, { timeout: 60_000 });
+}
+
+/** The timeline's row labels, once the server's request-end has been drawn. */
+async function rowLabels(page: Page): Promise<string[]> {
+  await page.waitForFunction(() => document.getElementById('stats')?.textContent?.includes('total'));
+  return page.$$eval('#timeline .row .label', (labels) => labels.map((l) => l.textContent!));
+}
+
+describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground timeline in a real browser (Chromium)', () => {
+  let browser: Browser;
+  let conveyor: ConveyorHandle;
+  beforeAll(async () => {
+    [browser, conveyor] = await Promise.all([launchBrowser(), startTestConveyor({ sim: { scenarios: [TRUNCATED_SCENARIO, UNDECLARED_SCENARIO] } })]);
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await conveyor?.close();
+  });
+
+  it('says the timeline stopped following when the server closes its events socket before request-end (1008, follower too slow)', async () => {
+    const page = await browser.newPage();
+    const start: TimelineEvent = { t: 0, type: 'request-start' };
+    // The gateway's own close of a follower that reads too slowly: one event, then 1008.
+    await page.addInitScript((event) => {
+      window.WebSocket = class {
+        onmessage: ((e: MessageEvent) => void) | null = null;
+        onclose: ((e: CloseEvent) => void) | null = null;
+        onerror: ((e: Event) => void) | null = null;
+        constructor() {
+          setTimeout(() => {
+            this.onmessage?.(new MessageEvent('message', { data: JSON.stringify(event) }));
+            this.onclose?.(new CloseEvent('close', { code: 1008, reason: 'follower too slow: more than 4 MiB of events unread', wasClean: true }));
+          }, 0);
+        }
+        close(): void {}
+      } as unknown as typeof WebSocket;
+    }, start);
+    try {
+      await page.goto(`${conveyor.gateway.url}/`);
+      await modelsListed(page);
+      await page.click('#examples button:text-is("Calculator")');
+      await page.click('#send');
+      await page.waitForSelector('.turn.assistant.finished', { timeout: 60_000 });
+      expect(await page.textContent('.turn.assistant .content')).toContain('140200');
+      // Before, the bars just stopped and the run read "done · … its timeline: …".
+      expect(await page.textContent('#status')).toMatch(
+        /^done · request chatcmpl-\S+ · the timeline could not follow this request \(events WebSocket closed: 1008 follower too slow: more than 4 MiB of events unread\)$/,
+      );
+      expect(await page.getAttribute('#status', 'class')).toContain('error');
+    } finally {
+      await page.close();
+    }
+  }, 90_000);
+
+  it('says nothing of an events socket the server closes after request-end, or one the page closes itself (Stop, New chat)', async () => {
+    const page = await browser.newPage();
+    // The real socket, each close event's code noted.
+    await page.addInitScript(() => {
+      const Real = window.WebSocket;
+      const closes: number[] = ((window as unknown as { closes: number[] }).closes = []);
+      window.WebSocket = class extends Real {
+        constructor(url: string | URL, protocols?: string | string[]) {
+          super(url, protocols);
+          this.addEventListener('close', (e) => closes.push(e.code));
+        }
+      };
+    });
+    const closed = (n: number) => page.waitForFunction((n) => (window as unknown as { closes: number[] }).closes.length === n, n);
+    try {
+      await page.goto(`${conveyor.gateway.url}/`);
+      await modelsListed(page);
+      await page.click('#examples button:text-is("Calculator")');
+      await ask(page, 'What is 200*701?');
+      await closed(1);
+      expect(await page.textContent('#status')).toMatch(/^done · request (\S+) · its timeline: \/v1\/requests\/\1\/timeline$/);
+      expect(await page.$eval('#status', (status) => status.classList.contains('error'))).toBe(false);
+
+      // Stop: the gateway ends the request, sends its request-end and closes.
+      await page.click('text=Python: sine wave');
+      await page.click('#send');
+      await page.waitForFunction(() => (document.querySelector('.turn.assistant:last-of-type .content')?.textContent ?? '').length > 0);
+      await page.click('#stop');
+      await page.waitForSelector('.turn.assistant.finished >> nth=1');
+      await closed(2);
+      expect(await page.textContent('#status')).toBe('stopped');
+
+      // New chat: the page closes the socket before any request-end.
+      await page.click('text=Python: sine wave');
+      await page.click('#send');
+      await page.waitForFunction(() => document.querySelectorAll('#timeline .row').length >= 2);
+      await page.click('#clear');
+      await closed(3);
+      await page.waitForSelector('#send:not([disabled])');
+      expect(await page.evaluate(() => (window as unknown as { closes: number[] }).closes)).toEqual([1000, 1000, 1005]);
+      expect(await page.textContent('#status')).toBe('');
+    } finally {
+      await page.close();
+    }
+  }, 90_000);
+
+  it('labels a call the token limit cut as malformed, with its tool, whether or not its tool had opened', async () => {
+    const page = await browser.newPage();
+    // A token limit the page has no field for, put in its request.
+    await page.route('**/v1/chat/completions', (route) => route.continue({ postData: JSON.stringify({ ...route.request().postDataJSON(), max_tokens: 40 }) }));
+    try {
+      await page.goto(`${conveyor.gateway.url}/`);
+      await modelsListed(page);
+      // Sequentially the tool opens only once the decode ends, and a cut call never opens it.
+      await page.uncheck('#partial');
+      await ask(page, 'cut python');
+      // Before: "rejected · call_…", no tool named, though nothing rejected it.
+      expect(await rowLabels(page)).toEqual(['round 1 · decode', expect.stringMatching(/^malformed · python · \S+$/)]);
+      // Partial execution opened python with the block; it was cut all the same (before: "python · call_… (failed)").
+      await page.check('#partial');
+      await page.click('#clear');
+      await ask(page, 'cut python');
+      expect(await rowLabels(page)).toEqual(['round 1 · decode', expect.stringMatching(/^malformed · python · \S+$/)]);
+    } finally {
+      await page.close();
+    }
+  }, 90_000);
+
+  it('names the tool of a call refused for a name no tool has', async () => {
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${conveyor.gateway.url}/`);
+      await modelsListed(page);
+      await ask(page, 'What is the weather in Paris?');
+      expect(await page.textContent('.turn.assistant .content')).toBe('There is no weather tool here.');
+      // Before: "rejected · call_…", which tool the model wanted nowhere on the page.
+      expect(await rowLabels(page)).toEqual(['round 1 · decode', expect.stringMatching(/^rejected · weather · \S+$/), 'round 2 · decode']);
+    } finally {
+      await page.close();
+    }
+  }, 90_000);
+
+  it('keeps the latest 2,000 tool events, under a line that counts the rest', async () => {
+    const page = await browser.newPage();
+    const LINES = 2_100;
+    // The gateway's real answer, with the output chunks of a tool that printed 2,100 lines before its [DONE].
+    await page.route('**/v1/chat/completions', async (route) => {
+      const real = await route.fetch();
+      const body = await real.text();
+      const first = JSON.parse(/^data: (.*)$/m.exec(body)![1]!) as { id: string; object: string; created: number; model: string };
+      const output = Array.from({ length: LINES }, (_, i) => {
+        const chunk = { id: first.id, object: first.object, created: first.created, model: first.model, choices: [], conveyor: { type: 'tool_call.output', call_id: 'call_out', name: 'python', stream: 'stdout', text: `line ${i}\n` } };
+        return `data: ${JSON.stringify(chunk)}\n\n`;
+      });
+      const done = body.lastIndexOf('data: [DONE]');
+      await route.fulfill({ response: real, body: body.slice(0, done) + output.join('') + body.slice(done) });
+    });
+    try {
+      await page.goto(`${conveyor.gateway.url}/`);
+      await modelsListed(page);
+      await page.click('#examples button:text-is("Calculator")');
+      await page.click('#send');
+      await page.waitForSelector('.turn.assistant.finished', { timeout: 60_000 });
+      const items = await page.$$eval('#events li', (items) => items.map((i) => i.textContent!));
+      expect(items).toHaveLength(2_001);
+      expect(Number(/^… (\d+) earlier events not shown$/.exec(items[0]!)?.[1])).toBeGreaterThanOrEqual(LINES - 2_000);
+      expect(items.at(-1)).toMatch(/python stdout: line 2099$/);
+
+      // Frame after frame, and events held while no frame came (a background tab): the count goes on.
+      // A string, not a function: the test runner's transform would rewrite a function's import().
+      const list = await page.evaluate(`(async () => {
+        const { EventsList } = await import('/playground/events-list.js');
+        const events = new EventsList(document.getElementById('events'));
+        const batch = (from, n) => { for (let i = 0; i < n; i++) events.add('e' + (from + i)); };
+        batch(0, 1500);
+        events.render();
+        batch(1500, 1500);
+        events.render();
+        const second = document.getElementById('events').firstElementChild.textContent;
+        batch(3000, 5000);
+        events.render();
+        const items = [...document.querySelectorAll('#events li')].map((i) => i.textContent);
+        return { second, count: items.length, first: items[0], next: items[1], last: items.at(-1) };
+      })()`);
+      expect(list).toEqual({
+        second: '… 1000 earlier events not shown',
+        count: 2_001,
+        first: '… 6000 earlier events not shown',
+        next: expect.stringMatching(/e6000$/),
+        last: expect.stringMatching(/e7999$/),
+      });
+    } finally {
+      await page.close();
+    }
+  }, 90_000);
+});
