@@ -10,7 +10,9 @@ import { usageCounts } from './usage-counts.ts';
 // Loose objects everywhere: servers add fields (logprobs, stop_reason, token_ids, …) that we
 // pass over; only the fields we read are type-checked.
 const ToolCallDeltaSchema = z.looseObject({
-  index: z.number().int().nonnegative().optional(),
+  // Some servers and proxies send `index: null`; `decode` reads it as a missing index (the
+  // call's position in the list) rather than failing the stream as a malformed chunk.
+  index: z.number().int().nonnegative().nullish(),
   id: z.string().nullish(),
   function: z.looseObject({ name: z.string().nullish(), arguments: z.string().nullish() }).nullish(),
 });

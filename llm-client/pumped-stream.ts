@@ -193,6 +193,11 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
       this.#sawDone = true;
       this.#afterDone = setTimeout(() => this.fail(new UpstreamProtocolError('the response stayed open after [DONE]')), AFTER_DONE_GRACE_MS);
       return;
+    } else if (event.event !== 'error' && event.data.trim() === '') {
+      // `data: ` alone is some proxies' keep-alive: like a comment it proves the socket alive,
+      // not the model's progress, so it is no chunk (decoded, it failed the stream as "not
+      // JSON") and no tick of the first-token or idle timer.
+      return;
     } else parts = this.#decoder!.decode(event.data, event.event);
     const generation = parts.some(isGenerationPart);
     this.#deadlines.chunkArrived(generation);

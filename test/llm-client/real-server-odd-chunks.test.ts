@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { UpstreamFirstTokenTimeoutError, UpstreamIdleTimeoutError, UpstreamResponseError } from '../../core/errors.ts';
+import { streamChatCompletion, type UpstreamTimeouts } from '../../llm-client/index.ts';
+import { expectedPlainParts, MODEL, plainContentStream, START, vllmChunk, vllmUsage } from './fixtures/vllm-streams.ts';
+import { trackedUpstreams } from './tracked-upstreams.ts';
+import { collect, pause, sseHeaders, startSseUpstream, startTestUpstream } from './upstream-test-server.ts';
+
+// Review s40: bytes real servers and proxies send that the simulator never does. An empty
+// `data:` event (a proxy's keep-alive) failed the stream as "not JSON"; a tool-call delta with
+// `index: null` failed it as a malformed chunk.
+
+const body = { model: MODEL, messages: [{ role: 'user', content: 'hi' }] };
+const generous = { connectMs: 10_000, headersMs: 10_000, firstTokenMs: 10_000, idleMs: 10_000 };
+const track = trackedUpstreams();
+
+const stream = (baseUrl: string, timeouts: Partial<UpstreamTimeouts> = {}) =>
+  collect(streamChatCompletion({ baseUrl, body, signal: new AbortController().signal, timeouts: { ...generous, ...timeouts } }));
+
+/** Each event of an SSE text, with its blank line. */
+const eventsOf = (sse: string) => sse.split(/(?<=\n\n)/);
+
+describe('an empty data: event (a keep-alive)', () => {
+  const KEEP_ALIVES = ['data: \n\n', 'data:\n\n', 'data: \r\n\r\n', 'data:  \n\n'];
+
+  it('is skipped between chunks, in one read and in reads of their own', async () => {
+    const events = eventsOf(plainContentStream);
+    // One before the first chunk, then one of each kind after every chunk but [DONE].
+    const sse = KEEP_ALIVES[0]! + events.map((e, i) => (i < events.length - 1 ? e + KEEP_ALIVES[i % KEEP_ALIVES.length]! : e)).join('');
+    const all = eventsOf(sse);
+    const everyEvent = all.slice(1).map((_, i) => Buffer.byteLength(all.slice(0, i + 1).join('')));
+    for (const cuts of [[], everyEvent]) {
+      const upstream = await track(startSseUpstream(sse, cuts));
+      const { parts, error } = await stream(upstream.baseUrl);
+      expect(error, `cuts ${cuts.length}`).toBeUndefined();
+      expect(parts).toEqual(expectedPlainParts);
+    }
+  });
+
+  it('feeds neither the first-token nor the idle timer, as a comment keep-alive does not', async () => {
+    for (const [before, timeouts, Expected] of [
+      [vllmChunk({ role: 'assistant', content: '' }), { firstTokenMs: 250 }, UpstreamFirstTokenTimeoutError],
+      [vllmChunk({ content: 'Hel' }), { idleMs: 200 }, UpstreamIdleTimeoutError],
+    ] as const) {
+      const upstream = await track(
+        startTestUpstream(async (_req, res) => {
+          sseHeaders(res);
+          res.write(before);
+          while (!res.destroyed && !res.socket?.destroyed) {
+            res.write('data: \n\n');
+            await pause(20);
+          }
+        }),
+      );
+      const { error } = await stream(upstream.baseUrl, timeouts);
+      expect(error).toBeInstanceOf(Expected);
+    }
+  });
+
+  it('is still an error when it is an `event: error`', async () => {
+    const upstream = await track(startSseUpstream(`${vllmChunk({ content: 'a' })}event: error\ndata: \n\n`));
+    const { error } = await stream(upstream.baseUrl);
+    expect(error).toBeInstanceOf(UpstreamResponseError);
+  });
+});
+
+describe('a tool-call delta with index: null', () => {
+  it('takes its position in the list for its index, one call or two in a delta', async () => {
+    const sse = [
+      vllmChunk({ role: 'assistant', content: '' }),
+      vllmChunk({ tool_calls: [{ index: null, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: null } }] }),
+      vllmChunk({ tool_calls: [{ index: null, id: null, function: { arguments: '{"city": "Paris"}' } }] }),
+      vllmChunk({
+        tool_calls: [
+          { index: null, id: 'call_b', type: 'function', function: { name: 'a', arguments: '{}' } },
+          { index: null, id: 'call_c', type: 'function', function: { name: 'b', arguments: '{}' } },
+        ],
+      }),
+      vllmChunk({ content: '' }, 'tool_calls'),
+      vllmUsage(20, 9),
+      'data: [DONE]\n\n',
+    ].join('');
+    const upstream = await track(startSseUpstream(sse));
+    const { parts, error } = await stream(upstream.baseUrl);
+    expect(error).toBeUndefined();
+    expect(parts).toEqual([
+      START,
+      { type: 'tool-call-delta', index: 0, id: 'call_a', name: 'get_weather' },
+      { type: 'tool-call-delta', index: 0, arguments: '{"city": "Paris"}' },
+      { type: 'tool-call-delta', index: 0, id: 'call_b', name: 'a', arguments: '{}' },
+      { type: 'tool-call-delta', index: 1, id: 'call_c', name: 'b', arguments: '{}' },
+      { type: 'finish', reason: 'tool_calls' },
+      { type: 'usage', usage: { prompt_tokens: 20, completion_tokens: 9, total_tokens: 29 } },
+      { type: 'end' },
+    ]);
+  });
+});
