@@ -4,6 +4,7 @@ import type { ParserEvent, Piece, ToolCallParser } from '../parser-events.ts';
 import { EventOutput } from './event-output.ts';
 import { parseParserOptions } from './parser-options.ts';
 import { PlanStepHead } from './plan-step-head.ts';
+import { stepReferences } from './plan-step-reference.ts';
 import { readPythonArguments } from './python-value-parser.ts';
 
 export const LlmCompilerPlanParserOptionsSchema = z
@@ -49,14 +50,14 @@ export function createLlmCompilerPlanParser(options: LlmCompilerPlanParserOption
 
 /**
  * The steps a step waits for, as LLMCompiler computes them: every earlier step for the join
- * step; otherwise the earlier steps whose `$n` or `${n}` appears in its arguments.
+ * step; otherwise the earlier steps it references in its arguments (`$n`, `${n}`, or `${n` with
+ * its brace missing: plan-step-reference.ts).
  */
 export function planStepDependencies(step: PlanStep, joinTool = 'join'): number[] {
   if (step.tool === joinTool) return Array.from({ length: Math.max(0, step.index - 1) }, (_, i) => i + 1);
   const open = step.raw.indexOf('(');
   const found = new Set<number>();
-  for (const match of step.raw.slice(open + 1).matchAll(/\$\{?(\d+)\}?/g)) {
-    const n = Number(match[1]);
+  for (const { step: n } of stepReferences(step.raw.slice(open + 1))) {
     if (n >= 1 && n < step.index) found.add(n);
   }
   return [...found].sort((a, b) => a - b);

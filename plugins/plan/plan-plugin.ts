@@ -15,8 +15,9 @@ const valueOf = (result: ToolResult) => (scalarValue(result) === undefined ? {} 
  * The `plan` tool for LLMCompiler-style plans: each `step` piece is dispatched to its tool as
  * soon as its line is decoded and its `$n` dependencies have results (at most `maxParallelSteps`
  * at once, the rest waiting their turn); a step naming an unknown tool, a missing step or a
- * nested plan, or one past `maxSteps`, rejects the plan at once. Runs inline: it only
- * orchestrates, and the tools it calls run in their own runtimes.
+ * nested plan, or one past `maxSteps`, rejects the plan at once; a plan of `join()` alone is a
+ * tool error that says to write steps. Runs inline: it only orchestrates, and the tools it calls
+ * run in their own runtimes.
  *
  * @example
  * registry.set('plan', inlineTool(createPlanTool({ tools: (name) => registry.get(name) })));
@@ -48,6 +49,9 @@ export function createPlanTool(options: PlanToolOptions) {
       async onEnd({ steps }, ctx) {
         try {
           const outcomes = await run(ctx).finish(steps);
+          // A model mistake, not a plan that ran: answered ok and empty, it read as a tool round
+          // that found nothing, and the model had no word on what to change.
+          if (outcomes.length === 0) return { ok: false, content: `error: the plan has no steps besides ${joinTool}(); write the tool calls as numbered steps before ${joinTool}(), or answer without a plan` };
           const summary = outcomes.map((o) => ({ index: o.index, tool: o.tool, ok: o.result.ok, content: o.result.content, ...valueOf(o.result) }));
           return { ok: outcomes.every((o) => o.result.ok), content: formatPlanTranscript(outcomes), data: { steps: summary } };
         } catch (err) {

@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { availableParallelism } from 'node:os';
 import { BoundedQueue } from '../../core/bounded-queue.ts';
 import { planStepDependencies, type PlanStep } from '../../parsers/formats/llmcompiler-plan-parser.ts';
+import { replaceStepReferences } from '../../parsers/formats/plan-step-reference.ts';
 import type { ToolCallContext, ToolExecution, ToolPlugin, ToolResult } from '../plugin-types.ts';
 import { escapeTemplateText, templateParameterOf } from '../format/format-plugin.ts';
 import { stepCall } from './keyword-arguments.ts';
@@ -48,15 +49,14 @@ export interface StepOutcome {
   result: ToolResult;
 }
 
-const REFERENCE = /\$\{(\d+)\}|\$(\d+)/g;
-
 /**
  * One plan's execution: each step starts the moment it is added and the steps it references
  * have results, so independent steps run in parallel while the model is still writing the plan,
  * at most `maxParallelSteps` at once.
  * A step's positional arguments become the tool's arguments in the order of its JSON Schema
  * `properties` (`search("x")` → `{ query: "x" }`), keyword ones by name (`stepCall`); `$n` / `${n}`
- * inside them, or bare among them (`stepArguments`), are replaced by step n's value (`stepValue`).
+ * inside them (and `${n`, its brace missing), or bare among them (`stepArguments`), are replaced by
+ * step n's value (`stepValue`).
  * A step whose dependency failed is skipped, with that as its error.
  */
 export class PlanRun {
@@ -202,14 +202,16 @@ export function scalarValue(result: ToolResult): string | undefined {
 const verbatim = (text: string) => text;
 
 /**
- * Replaces `$n` / `${n}` in strings (deeply) with step n's value, as `insert` writes it. One pass:
- * a `$2` inside step 1's value stays text.
+ * Replaces the step references in strings (deeply) with step n's value, as `insert` writes it.
+ * One pass: a `$2` inside step 1's value stays text. `${n` counts as `${n}`: the parser has
+ * already made the step wait for step n, and the model's meaning is plain; left as written it
+ * reached the tool as `${1`, which no tool can read.
  */
 function substitute(value: unknown, before: readonly StepOutcome[], insert: (text: string) => string): unknown {
   if (typeof value === 'string') {
-    return value.replace(REFERENCE, (match, braced: string | undefined, bare: string | undefined) => {
-      const found = before.find((o) => o.index === Number(braced ?? bare));
-      return found ? insert(stepValue(found.result)) : match;
+    return replaceStepReferences(value, (reference) => {
+      const found = before.find((o) => o.index === reference.step);
+      return found ? insert(stepValue(found.result)) : reference.text;
     });
   }
   if (Array.isArray(value)) return value.map((v) => substitute(v, before, insert));

@@ -1,7 +1,6 @@
 import { MAX_PYTHON_NESTING, PythonNestingError, readPythonArguments } from '../../parsers/formats/python-value-parser.ts';
+import { stepReferenceAt } from '../../parsers/formats/plan-step-reference.ts';
 import type { PlanStepInput } from './plan-run.ts';
-
-const BARE_REFERENCE = /^\$(?:\{\d+\}|\d+)/;
 
 /**
  * A step's positional arguments, a bare `$n` among literals read as the string `"$n"`; or, for
@@ -39,7 +38,7 @@ export function quoteBareReferences(text: string): string {
       i = end;
       continue;
     }
-    const reference = ch === '$' ? BARE_REFERENCE.exec(text.slice(i))?.[0] : undefined;
+    const reference = ch === '$' ? stepReferenceAt(text, i)?.text : undefined;
     if (reference !== undefined) {
       out += `"${reference}"`;
       i += reference.length;

@@ -51,8 +51,30 @@ function hitText(text: string, max = MAX_HIT_TEXT_CHARS): string {
 }
 
 /**
+ * The search API sent no headers, or not its whole body, within the backend's `timeoutMs`.
+ * Without it the model read "search failed: The operation was aborted due to timeout", which
+ * does not say who took too long.
+ */
+export class SearchTimeoutError extends Error {
+  readonly code = 'ESEARCHTIMEOUT';
+  readonly timeoutMs: number;
+  constructor(timeoutMs: number, options?: { cause?: unknown }) {
+    super(`search API did not answer within ${timeoutMs} ms`, options);
+    this.name = 'SearchTimeoutError';
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** undici's own per-phase timers (headersTimeout, bodyTimeout), by code: a dispatcher may come from another copy of undici. */
+function isUndiciTimeout(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
+}
+
+/**
  * A search API over HTTP (fetched with undici): GET on the URL template, JSON answer mapped to
- * `SearchHit`s. Non-2xx answers, bodies over `maxBytes`, unknown JSON shapes and timeouts throw.
+ * `SearchHit`s. Non-2xx answers, bodies over `maxBytes`, unknown JSON shapes and timeouts throw
+ * (a timeout as SearchTimeoutError; an abort of the caller's signal as that abort).
  */
 export class HttpSearchBackend implements SearchBackend {
   private readonly options: HttpSearchBackendOptions;
@@ -72,28 +94,19 @@ export class HttpSearchBackend implements SearchBackend {
   async answer(query: string, limit: number, signal: AbortSignal): Promise<SearchAnswer> {
     const url = this.options.urlTemplate.replaceAll('{query}', encodeURIComponent(query)).replaceAll('{limit}', String(limit));
     const timeoutMs = this.options.timeoutMs ?? 10_000;
-    const maxBytes = this.options.maxBytes ?? 2 * 1024 * 1024;
-    const response = await request(url, {
-      method: 'GET',
-      headers: { accept: 'application/json', ...this.options.headers },
-      signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-      ...(this.options.dispatcher ? { dispatcher: this.options.dispatcher } : {}),
-    });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of response.body as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > maxBytes) {
-        response.body.destroy();
-        throw new Error(`search API answer is larger than ${maxBytes} bytes`);
-      }
-      chunks.push(chunk);
+    const deadline = AbortSignal.timeout(timeoutMs);
+    let response: { statusCode: number; text: string };
+    try {
+      response = await this.#get(url, timeoutMs, AbortSignal.any([signal, deadline]));
+    } catch (err) {
+      // The call's own abort (the request went away, the tool's time limit) is no slow API: it
+      // reads as that abort, whatever timer of undici's fired meanwhile.
+      if (!signal.aborted && (err === deadline.reason || isUndiciTimeout(err))) throw new SearchTimeoutError(timeoutMs, { cause: err });
+      throw err;
     }
-    const text = Buffer.concat(chunks).toString('utf8');
-    if (response.statusCode < 200 || response.statusCode > 299) {
-      throw new Error(`search API answered HTTP ${response.statusCode}: ${text.slice(0, 200)}`);
+    const { statusCode, text } = response;
+    if (statusCode < 200 || statusCode > 299) {
+      throw new Error(`search API answered HTTP ${statusCode}: ${text.slice(0, 200)}`);
     }
     let json: unknown;
     try {
@@ -116,5 +129,29 @@ export class HttpSearchBackend implements SearchBackend {
     // whenever its engines report none. A smaller non-zero total is one (pages that contain every
     // word, as the bench's stand-in counts them, beside looser matches).
     return matches !== undefined && Number.isFinite(matches) && (matches > 0 || raw.length === 0) ? { hits, matches } : { hits };
+  }
+
+  /** The status and body text, at most `maxBytes` of it; rejects with undici's error or `signal`'s reason. */
+  async #get(url: string, timeoutMs: number, signal: AbortSignal): Promise<{ statusCode: number; text: string }> {
+    const maxBytes = this.options.maxBytes ?? 2 * 1024 * 1024;
+    const response = await request(url, {
+      method: 'GET',
+      headers: { accept: 'application/json', ...this.options.headers },
+      signal,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      ...(this.options.dispatcher ? { dispatcher: this.options.dispatcher } : {}),
+    });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of response.body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > maxBytes) {
+        response.body.destroy();
+        throw new Error(`search API answer is larger than ${maxBytes} bytes`);
+      }
+      chunks.push(chunk);
+    }
+    return { statusCode: response.statusCode, text: Buffer.concat(chunks).toString('utf8') };
   }
 }

@@ -293,7 +293,7 @@ describe('search plugin (http backend)', () => {
     handler = () => {}; // never answers
     const timedOut = await call({ timeoutMs: 100 });
     expect(timedOut.result?.ok).toBe(false);
-    expect(timedOut.result?.content).toMatch(/^error: search failed: /);
+    expect(timedOut.result?.content).toBe('error: search failed: search API did not answer within 100 ms');
   });
 });
 

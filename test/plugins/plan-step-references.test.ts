@@ -1,0 +1,87 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createLlmCompilerPlanParser, planStepDependencies } from '../../parsers/formats/llmcompiler-plan-parser.ts';
+import { stepReferences } from '../../parsers/formats/plan-step-reference.ts';
+import calculator from '../../plugins/calculator/calculator-plugin.ts';
+import { definePlugin } from '../../plugins/kit/define-plugin.ts';
+import { inlineTool } from '../../plugins/kit/inline-tool.ts';
+import { runScriptedCall } from '../../plugins/kit/testing.ts';
+import { createPlanTool } from '../../plugins/plan/plan-plugin.ts';
+import type { ToolPlugin } from '../../plugins/plugin-types.ts';
+
+const echo = inlineTool(definePlugin({ name: 'echo', description: 'test', parameters: z.object({ text: z.string() }), consumes: 'call', hooks: { onEnd: ({ text }) => text } }));
+const pair = inlineTool(
+  definePlugin({ name: 'pair', description: 'test', parameters: z.object({ a: z.string(), b: z.string() }), consumes: 'call', hooks: { onEnd: ({ a, b }) => `${a}|${b}` } }),
+);
+const tools = new Map<string, ToolPlugin>([['echo', echo], ['pair', pair], ['calculator', inlineTool(calculator)]]);
+
+/** Runs plan text through the real plan parser and plan tool, streamed (pieces) or whole. */
+async function runPlan(text: string, streamed = true) {
+  const parser = createLlmCompilerPlanParser();
+  const events = [...parser.push(text), ...parser.end()];
+  const pieces = events.flatMap((e) => (e.type === 'call-piece' ? [e.piece] : []));
+  const end = events.find((e) => e.type === 'call-end');
+  if (end?.type !== 'call-end') throw new Error('plan did not end');
+  return runScriptedCall(inlineTool(createPlanTool({ tools })), { pieces: streamed ? pieces : [], args: end.args });
+}
+const contents = (run: Awaited<ReturnType<typeof runPlan>>) => (run.result?.data?.['steps'] as Array<{ content: string }>).map((s) => s.content);
+
+// Review s40: the parser read `${1` as a reference to step 1 (the step waited for it) but the
+// executor's pattern wanted the closing brace, so the tool got the text `${1` itself.
+describe('plan step references: one definition for the parser and the executor', () => {
+  it('substitutes ${n with its closing brace missing, as ${n}, in a string, a keyword and a bare argument', async () => {
+    const plan = [
+      '1. echo("a")',
+      '2. echo("${1 and ${1} and $1")',
+      '3. echo(text=${1)',
+      '4. pair("x", ${1)',
+      '5. calculator("2+2")',
+      '6. calculator(${5 * 2)',
+      '7. join()',
+      '',
+    ].join('\n');
+    for (const streamed of [true, false]) {
+      const run = await runPlan(plan, streamed);
+      expect(run.result?.ok).toBe(true);
+      expect(contents(run)).toEqual(['a', 'a and a and a', 'a', 'x|a', '4', '8']);
+    }
+  });
+
+  it('leaves a brace that follows a bare $n, and a ${n naming no earlier step, as written', async () => {
+    const run = await runPlan('1. echo("a")\n2. echo("{$1} costs ${500 or ${2")\n3. join()\n');
+    expect(contents(run)).toEqual(['a', '{a} costs ${500 or ${2']);
+  });
+
+  it('never leaves a reference to a step it waited for in the text the tool gets', async () => {
+    const piece = fc.constantFrom('$1', '${1', '${1}', '$2', '${2', '$', '{', '}', '1', 'x', ' ', '$$');
+    await fc.assert(
+      fc.asyncProperty(fc.array(piece, { maxLength: 12 }).map((p) => p.join('')), async (text) => {
+        const line = `3. echo("${text}")`;
+        const run = await runPlan(`1. echo("A")\n2. echo("B")\n${line}\n4. join()\n`);
+        const got = contents(run)[2]!;
+        const waited = planStepDependencies({ kind: 'step', index: 3, tool: 'echo', args: [text], raw: line });
+        for (const { step } of stepReferences(got)) expect(waited).not.toContain(step);
+        // And it waited for each step it substituted, nothing else.
+        expect(waited).toEqual([1, 2].filter((n) => [...stepReferences(text)].some((r) => r.step === n)));
+      }),
+      { numRuns: 150 },
+    );
+  });
+});
+
+// Review s40: a plan of only `join()` answered ok with an empty observation.
+describe('a plan with no steps besides join()', () => {
+  it('is a tool error that tells the model to write steps, streamed and whole', async () => {
+    for (const plan of ['1. join()\n', 'Thought: nothing to look up.\n1. join()<END_OF_PLAN>']) {
+      for (const streamed of [true, false]) {
+        const run = await runPlan(plan, streamed);
+        expect(run.rejected).toBeUndefined();
+        expect(run.result).toEqual({
+          ok: false,
+          content: 'error: the plan has no steps besides join(); write the tool calls as numbered steps before join(), or answer without a plan',
+        });
+      }
+    }
+  });
+});
