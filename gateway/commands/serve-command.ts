@@ -184,25 +184,46 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
   // ends the process, every request in flight with it. It is that tool's bug, logged; the gateway goes on.
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection (a tool or hook that did not await a promise); the gateway goes on'));
   guardProcessExit(logger);
+  // Before start-up, which may wait up to toolModuleLoadSeconds on a tool module: a SIGTERM then
+  // ended the process by Node's default, without a word and without closing what had started.
+  const signals = stopOnSignals(shutdownGrace);
   const conveyor = await startConveyor({
     ...options,
     ...(file.toolModuleLoadSeconds !== undefined ? { toolModuleLoadMs: file.toolModuleLoadSeconds * 1000 } : {}),
     logger,
   });
-  // At once, before the banner: it waits up to 2 s on the upstream's readiness while the gateway
-  // already serves, and a SIGTERM then (an orchestrator's rollout) would kill it without its grace.
-  const stopping = stopOnSignals(conveyor, shutdownGrace);
-  await printBanner(conveyor, options.sim, stopping);
+  // Handed over before the banner: it waits up to 2 s on the upstream's readiness while the
+  // gateway already serves, and a SIGTERM then (an orchestrator's rollout) must get its grace.
+  if (signals.started(conveyor)) return;
+  await printBanner(conveyor, options.sim, signals.stopping);
 }
 
 /**
  * SIGTERM/SIGINT: stop listening, let requests in flight finish for `shutdownGrace` seconds; a
- * second signal cuts them. Returns whether a signal has come.
+ * second signal cuts them. During start-up the first signal stops the gateway as soon as it has
+ * started (nothing is in flight yet), and a second one ends the process at once. `started` hands
+ * over the gateway, and answers whether a signal came first (it is closing, print no banner);
+ * `stopping` answers whether a signal has come.
  */
-function stopOnSignals(conveyor: ConveyorHandle, shutdownGrace: number): () => boolean {
+function stopOnSignals(shutdownGrace: number): { started: (conveyor: ConveyorHandle) => boolean; stopping: () => boolean } {
+  let conveyor: ConveyorHandle | undefined;
   let closing = false;
+  const close = (graceSeconds: number) =>
+    conveyor!
+      .close({ graceMs: graceSeconds * 1000 })
+      .then(() => closeUpstreamPools())
+      .then(() => exitProcess(0), () => exitProcess(1));
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.on(signal, () => {
+      if (conveyor === undefined) {
+        if (closing) {
+          console.log(`${signal} again: stopping now, during start-up`);
+          exitProcess(1);
+        }
+        closing = true;
+        console.log(`\n${signal} during start-up: stopping once it is done (${signal} again to stop now)…`);
+        return;
+      }
       if (closing) {
         // The grace ends now: what still runs is cut, its clients told so (gateway_shutting_down),
         // and their access lines written; a process that still hangs after that is stopped anyway.
@@ -213,13 +234,17 @@ function stopOnSignals(conveyor: ConveyorHandle, shutdownGrace: number): () => b
       }
       closing = true;
       console.log(`\nshutting down: requests in flight have ${shutdownGrace} s to finish (${signal} again to stop now)…`);
-      conveyor
-        .close({ graceMs: shutdownGrace * 1000 })
-        .then(() => closeUpstreamPools())
-        .then(() => exitProcess(0), () => exitProcess(1));
+      void close(shutdownGrace);
     });
   }
-  return () => closing;
+  return {
+    started(handle) {
+      conveyor = handle;
+      if (closing) void close(0);
+      return closing;
+    },
+    stopping: () => closing,
+  };
 }
 
 /** `value` without its undefined fields, so that spreading it over a file's section keeps the file's. */

@@ -1,6 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +14,7 @@ import { suiteTempDir } from '../support/temp-dir.ts';
 
 const CLI = fileURLToPath(new URL('../../bin/conveyor.js', import.meta.url));
 const KIT = fileURLToPath(new URL('../../plugins/kit/index.ts', import.meta.url));
+const WORD_COUNT = fileURLToPath(new URL('../../plugins/kit/examples/word-count-plugin.ts', import.meta.url));
 const dir = suiteTempDir('conveyor-start-up-');
 
 let child: ChildProcess | undefined;
@@ -190,5 +191,53 @@ describe('conveyor serve: the banner\'s "try:" example fits the settings', () =>
     const exited = once(proc, 'exit');
     proc.kill('SIGTERM');
     await exited;
+  }, 60_000);
+});
+
+describe('conveyor serve: a signal during start-up', () => {
+  /** `conveyor serve --tool <a module that waits on a file>` in a child process, once the module has begun loading. */
+  async function startingUp(name: string): Promise<{ proc: ChildProcess; printed: string[]; release: () => void }> {
+    const started = path.join(dir, `${name}.started`);
+    const released = path.join(dir, `${name}.released`);
+    const module = moduleFile(
+      `${name}.ts`,
+      [
+        `import { existsSync, writeFileSync } from 'node:fs';`,
+        `export { default } from ${JSON.stringify(WORD_COUNT)};`,
+        `writeFileSync(${JSON.stringify(started)}, '');`,
+        `while (!existsSync(${JSON.stringify(released)})) await new Promise((resolve) => setTimeout(resolve, 50));`,
+      ].join('\n'),
+    );
+    const proc = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--sim-profile', 'fast-test', '--plugins', '{"python":false}', '--log-level', 'silent', '--tool', module], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child = proc;
+    const printed: string[] = [];
+    createInterface({ input: proc.stdout! }).on('line', (line) => printed.push(line));
+    await eventually(() => existsSync(started), 'the tool module begins loading');
+    return { proc, printed, release: () => writeFileSync(released, '') };
+  }
+
+  // Node's default ended the process at once, status 143 and not a word, closing nothing it had started.
+  it('says so, and stops with status 0 once start-up is done, printing no banner', async () => {
+    const { proc, printed, release } = await startingUp('slow-then-stopped');
+    const exited = once(proc, 'exit');
+    proc.kill('SIGTERM');
+    await eventually(() => printed.some((line) => line.startsWith('SIGTERM during start-up')), 'the signal is acknowledged');
+    expect(proc.exitCode).toBeNull();
+    release();
+    expect(await exited).toEqual([0, null]);
+    expect(printed).toContain('SIGTERM during start-up: stopping once it is done (SIGTERM again to stop now)…');
+    expect(printed.some((line) => line.includes('listening on'))).toBe(false);
+  }, 60_000);
+
+  it('stops at once, status 1, on a second signal before start-up is done', async () => {
+    const { proc, printed } = await startingUp('slow-then-stopped-twice');
+    const exited = once(proc, 'exit');
+    proc.kill('SIGINT');
+    await eventually(() => printed.some((line) => line.startsWith('SIGINT during start-up')), 'the signal is acknowledged');
+    proc.kill('SIGINT');
+    expect(await exited).toEqual([1, null]);
+    expect(printed).toContain('SIGINT again: stopping now, during start-up');
   }, 60_000);
 });
