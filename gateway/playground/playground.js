@@ -259,7 +259,8 @@ async function send(prompt) {
     if (shown === run) setStatus(err.name === 'AbortError' ? 'stopped' : `error: ${err.message}`, err.name !== 'AbortError');
     run.bubble.classList.add('failed');
   } finally {
-    run.render();
+    // Not after New chat: the cleared events list belongs to the next conversation.
+    if (shown === run) run.render();
     running = undefined;
     run.finishedAt = performance.now();
     run.bubble.classList.add('finished');
