@@ -2,7 +2,8 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConveyorHandle } from '../../gateway/start-conveyor.ts';
 import { browserRequired, chromiumPath, launchBrowser } from '../support/browser.ts';
-import { eventually, SIM_MODEL, startTestConveyor } from '../support/conveyor-fixture.ts';
+import { eventually, startTestConveyor } from '../support/conveyor-fixture.ts';
+import { modelsListed, openPlayground, runExample } from '../support/playground-page.ts';
 
 /** A bar's `start–end s` title as numbers. */
 function interval(title: string): { start: number; end: number } {
@@ -20,12 +21,6 @@ async function timelineRows(page: Page): Promise<Map<string, { start: number; en
 /** The inline background of the python call's bar ('' when it is the plain tool colour). */
 const pythonBarBackground = (page: Page) =>
   page.$$eval('#timeline .row', (rows) => (rows.find((r) => r.querySelector('.label')!.textContent!.startsWith('python'))!.querySelector('.bar') as HTMLElement).style.background);
-
-/** Opens the page and waits until it has listed the gateway's models. */
-async function openPlayground(page: Page, gatewayUrl: string): Promise<void> {
-  await page.goto(`${gatewayUrl}/`);
-  await modelsListed(page);
-}
 
 type FrameCounter = { perFrame: number[]; bump: (n?: number) => void };
 
@@ -50,8 +45,6 @@ async function countPerFrame(page: Page, hook: () => void): Promise<void> {
 }
 
 const framesCounted = (page: Page) => page.evaluate(() => (window as unknown as FrameCounter).perFrame);
-
-const modelsListed = (page: Page) => page.waitForSelector(`#model option:text-is("${SIM_MODEL}")`, { state: 'attached' });
 
 async function askSineWave(page: Page): Promise<void> {
   await page.click('text=Python: sine wave');
@@ -254,9 +247,7 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
     });
     try {
       await openPlayground(page, conveyor.gateway.url);
-      await page.click('#examples button:text-is("Database")');
-      await page.click('#send');
-      await page.waitForSelector('.turn.assistant.finished', { timeout: 60_000 });
+      await runExample(page, 'Database');
       expect(await page.textContent('.turn.assistant .content')).toContain('Ada Lovelace');
       const perFrame = await framesCounted(page);
       expect(perFrame.some((n) => n > 0), 'the hook counted something').toBe(true);
@@ -278,9 +269,7 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       await page.fill('#key', key);
       await page.press('#key', 'Enter');
       await modelsListed(page);
-      await page.click('#examples button:text-is("Calculator")');
-      await page.click('#send');
-      await page.waitForSelector('.turn.assistant.finished', { timeout: 60_000 });
+      await runExample(page, 'Calculator');
       expect(await page.textContent('.turn.assistant .content')).toContain('140200');
       expect(await page.textContent('#status')).toMatch(/^done/);
       expect([...(await timelineRows(page)).keys()]).toEqual(['round 1 · decode', 'calculator', 'round 2 · decode']);
@@ -306,9 +295,7 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
     });
     try {
       await openPlayground(page, conveyor.gateway.url);
-      await page.click('#examples button:text-is("Calculator")');
-      await page.click('#send');
-      await page.waitForSelector('.turn.assistant.finished', { timeout: 60_000 });
+      await runExample(page, 'Calculator');
       expect(await page.textContent('.turn.assistant .content')).toContain('140200');
       expect(await page.textContent('#status')).toMatch(/^done · request chatcmpl-\S+ · the timeline could not follow this request \(events WebSocket refused\)$/);
       expect(await page.getAttribute('#status', 'class')).toContain('error');

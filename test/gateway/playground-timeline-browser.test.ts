@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConveyorHandle } from '../../gateway/start-conveyor.ts';
 import type { TimelineEvent } from '../../gateway/timeline.ts';
 import { browserRequired, chromiumPath, launchBrowser } from '../support/browser.ts';
-import { SIM_MODEL, startTestConveyor } from '../support/conveyor-fixture.ts';
+import { startTestConveyor } from '../support/conveyor-fixture.ts';
+import { openPlayground, runExample } from '../support/playground-page.ts';
 
 // The playground's timeline and events list where the server's record does not end the plain
 // way: an events socket closed early, calls given up while decoded, a list too long to keep.
@@ -22,8 +23,6 @@ const UNDECLARED_SCENARIO = {
     { when: { lastUser: 'weather', round: 2, lastRole: 'tool' as const }, reply: 'There is no weather tool here.' },
   ],
 };
-
-const modelsListed = (page: Page) => page.waitForSelector(`#model option:text-is("${SIM_MODEL}")`, { state: 'attached' });
 
 async function ask(page: Page, prompt: string, nth = 0): Promise<void> {
   await page.fill('#prompt', prompt);
@@ -67,11 +66,8 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       } as unknown as typeof WebSocket;
     }, start);
     try {
-      await page.goto(`${conveyor.gateway.url}/`);
-      await modelsListed(page);
-      await page.click('#examples button:text-is("Calculator")');
-      await page.click('#send');
-      await page.waitForSelector('.turn.assistant.finished', { timeout: 60_000 });
+      await openPlayground(page, conveyor.gateway.url);
+      await runExample(page, 'Calculator');
       expect(await page.textContent('.turn.assistant .content')).toContain('140200');
       // Before, the bars just stopped and the run read "done · … its timeline: …".
       expect(await page.textContent('#status')).toMatch(
@@ -98,8 +94,7 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
     });
     const closed = (n: number) => page.waitForFunction((n) => (window as unknown as { closes: number[] }).closes.length === n, n);
     try {
-      await page.goto(`${conveyor.gateway.url}/`);
-      await modelsListed(page);
+      await openPlayground(page, conveyor.gateway.url);
       await page.click('#examples button:text-is("Calculator")');
       await ask(page, 'What is 200*701?');
       await closed(1);
@@ -134,8 +129,7 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
     // A token limit the page has no field for, put in its request.
     await page.route('**/v1/chat/completions', (route) => route.continue({ postData: JSON.stringify({ ...route.request().postDataJSON(), max_tokens: 40 }) }));
     try {
-      await page.goto(`${conveyor.gateway.url}/`);
-      await modelsListed(page);
+      await openPlayground(page, conveyor.gateway.url);
       // Sequentially the tool opens only once the decode ends, and a cut call never opens it.
       await page.uncheck('#partial');
       await ask(page, 'cut python');
@@ -154,8 +148,7 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
   it('names the tool of a call refused for a name no tool has', async () => {
     const page = await browser.newPage();
     try {
-      await page.goto(`${conveyor.gateway.url}/`);
-      await modelsListed(page);
+      await openPlayground(page, conveyor.gateway.url);
       await ask(page, 'What is the weather in Paris?');
       expect(await page.textContent('.turn.assistant .content')).toBe('There is no weather tool here.');
       // Before: "rejected · call_…", which tool the model wanted nowhere on the page.
@@ -181,11 +174,8 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       await route.fulfill({ response: real, body: body.slice(0, done) + output.join('') + body.slice(done) });
     });
     try {
-      await page.goto(`${conveyor.gateway.url}/`);
-      await modelsListed(page);
-      await page.click('#examples button:text-is("Calculator")');
-      await page.click('#send');
-      await page.waitForSelector('.turn.assistant.finished', { timeout: 60_000 });
+      await openPlayground(page, conveyor.gateway.url);
+      await runExample(page, 'Calculator');
       const items = await page.$$eval('#events li', (items) => items.map((i) => i.textContent!));
       expect(items).toHaveLength(2_001);
       expect(Number(/^… (\d+) earlier events not shown$/.exec(items[0]!)?.[1])).toBeGreaterThanOrEqual(LINES - 2_000);

@@ -1,14 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createLlmCompilerPlanParser } from '../../parsers/formats/llmcompiler-plan-parser.ts';
 import calculator from '../../plugins/calculator/calculator-plugin.ts';
 import format from '../../plugins/format/format-plugin.ts';
 import { definePlugin } from '../../plugins/kit/define-plugin.ts';
 import { inlineTool } from '../../plugins/kit/inline-tool.ts';
-import { runScriptedCall } from '../../plugins/kit/testing.ts';
-import { createPlanTool } from '../../plugins/plan/plan-plugin.ts';
 import { stepArguments } from '../../plugins/plan/step-arguments.ts';
 import type { ToolPlugin } from '../../plugins/plugin-types.ts';
+import { planSteps, runPlan } from '../support/plan-runs.ts';
 
 /** Step 1's value is 42, as a search's page count would be. */
 const count = inlineTool(
@@ -19,13 +17,8 @@ const tools = new Map<string, ToolPlugin>([['count', count], ['echo', echo], ['f
 
 /** Runs `1. count("x")`, then `line` as step 2, through the real plan parser and plan tool: step 2's result. */
 async function secondStep(line: string, streamed = true) {
-  const parser = createLlmCompilerPlanParser();
-  const events = [...parser.push(`1. count("x")\n2. ${line}\n3. join()\n`), ...parser.end()];
-  const pieces = events.flatMap((e) => (e.type === 'call-piece' ? [e.piece] : []));
-  const end = events.find((e) => e.type === 'call-end');
-  if (end?.type !== 'call-end') throw new Error('plan did not end');
-  const run = await runScriptedCall(inlineTool(createPlanTool({ tools })), { pieces: streamed ? pieces : [], args: end.args });
-  return (run.result?.data?.['steps'] as Array<{ ok: boolean; content: string }> | undefined)?.[1] ?? run.result;
+  const run = await runPlan(`1. count("x")\n2. ${line}\n3. join()\n`, tools, streamed);
+  return planSteps(run)?.[1] ?? run.result;
 }
 
 describe('a bare $1 in format no longer becomes the whole template', () => {

@@ -1,12 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createLlmCompilerPlanParser } from '../../parsers/formats/llmcompiler-plan-parser.ts';
 import format, { formatTemplate } from '../../plugins/format/format-plugin.ts';
 import { definePlugin } from '../../plugins/kit/define-plugin.ts';
 import { inlineTool } from '../../plugins/kit/inline-tool.ts';
-import { runScriptedCall } from '../../plugins/kit/testing.ts';
-import { createPlanTool } from '../../plugins/plan/plan-plugin.ts';
 import type { ToolPlugin } from '../../plugins/plugin-types.ts';
+import { planSteps, runPlan } from '../support/plan-runs.ts';
 
 /** Says its text back, as its scalar value: what `$n` stands for. */
 const echo = inlineTool(
@@ -16,15 +14,9 @@ const tools = new Map<string, ToolPlugin>([['echo', echo], ['format', inlineTool
 
 /** Runs `plan` (its lines, then join) through the real plan parser and plan tool: the last step's result. */
 async function lastStep(plan: string[]) {
-  const parser = createLlmCompilerPlanParser();
   const lines = plan.map((line, i) => `${i + 1}. ${line}\n`).join('');
-  const events = [...parser.push(`${lines}${plan.length + 1}. join()\n`), ...parser.end()];
-  const pieces = events.flatMap((e) => (e.type === 'call-piece' ? [e.piece] : []));
-  const end = events.find((e) => e.type === 'call-end');
-  if (end?.type !== 'call-end') throw new Error('plan did not end');
-  const run = await runScriptedCall(inlineTool(createPlanTool({ tools })), { pieces, args: end.args });
-  const steps = run.result?.data?.['steps'] as Array<{ ok: boolean; content: string }> | undefined;
-  return steps?.at(-1) ?? run.result;
+  const run = await runPlan(`${lines}${plan.length + 1}. join()\n`, tools);
+  return planSteps(run)?.at(-1) ?? run.result;
 }
 
 describe('format substitutes in one pass: a value goes in verbatim, braces and all', () => {

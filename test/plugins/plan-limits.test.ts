@@ -1,26 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createLlmCompilerPlanParser } from '../../parsers/formats/llmcompiler-plan-parser.ts';
-import type { Piece } from '../../parsers/parser-events.ts';
 import { builtinPluginsConfigSchema } from '../../plugins/builtin-plugins-config.ts';
 import { definePlugin } from '../../plugins/kit/define-plugin.ts';
 import { inlineTool } from '../../plugins/kit/inline-tool.ts';
 import { runScriptedCall } from '../../plugins/kit/testing.ts';
 import { createPlanTool, DEFAULT_MAX_PLAN_STEPS, type PlanToolOptions } from '../../plugins/plan/plan-plugin.ts';
 import type { ToolPlugin } from '../../plugins/plugin-types.ts';
+import { parsePlan } from '../support/plan-runs.ts';
 
 // Review 4, finding 3: one plan could start any number of steps at once and so take every worker
 // and queue slot of the tool runtimes it shares with every other request; steps that only waited
 // for a worker were then reported "timed out after 5000 ms", and a plan of more than 10 steps
 // printed Node's MaxListenersExceededWarning.
-
-function parsePlan(text: string): { pieces: Piece[]; args: Record<string, unknown> } {
-  const parser = createLlmCompilerPlanParser();
-  const events = [...parser.push(text), ...parser.end()];
-  const end = events.find((e) => e.type === 'call-end');
-  if (end?.type !== 'call-end') throw new Error('plan did not end');
-  return { pieces: events.flatMap((e) => (e.type === 'call-piece' ? [e.piece] : [])), args: end.args };
-}
 
 const planOf = (n: number, step = (i: number) => `lookup("q${i}")`) =>
   `${Array.from({ length: n }, (_, i) => `${i + 1}. ${step(i + 1)}`).join('\n')}\n${n + 1}. join()\n`;

@@ -1,7 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createLlmCompilerPlanParser } from '../../parsers/formats/llmcompiler-plan-parser.ts';
-import type { Piece } from '../../parsers/parser-events.ts';
 import calculator from '../../plugins/calculator/calculator-plugin.ts';
 import { definePlugin } from '../../plugins/kit/define-plugin.ts';
 import { inlineTool } from '../../plugins/kit/inline-tool.ts';
@@ -12,16 +11,7 @@ import { createSearchPlugin } from '../../plugins/search/search-plugin.ts';
 import { samplePagesWithEveryWord } from '../gateway/sample-pages-oracle.ts';
 import { suiteTempDir } from '../support/temp-dir.ts';
 import { buildSampleSearchIndex } from '../support/sample-search-index.ts';
-
-/** Runs plan text through the real LLMCompiler parser: the step pieces and the final arguments. */
-function parsePlan(text: string): { pieces: Piece[]; args: Record<string, unknown> } {
-  const parser = createLlmCompilerPlanParser();
-  const events = [...parser.push(text), ...parser.end()];
-  const pieces = events.flatMap((e) => (e.type === 'call-piece' ? [e.piece] : []));
-  const end = events.find((e) => e.type === 'call-end');
-  if (end?.type !== 'call-end') throw new Error('plan did not end');
-  return { pieces, args: end.args };
-}
+import { parsePlan } from '../support/plan-runs.ts';
 
 /** A tool that logs when it starts and finishes and waits for the test to let it finish. */
 function gatedTool(name: string, log: string[]) {

@@ -1,14 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createLlmCompilerPlanParser, planStepDependencies } from '../../parsers/formats/llmcompiler-plan-parser.ts';
+import { planStepDependencies } from '../../parsers/formats/llmcompiler-plan-parser.ts';
 import { stepReferences } from '../../parsers/formats/plan-step-reference.ts';
 import calculator from '../../plugins/calculator/calculator-plugin.ts';
 import { definePlugin } from '../../plugins/kit/define-plugin.ts';
 import { inlineTool } from '../../plugins/kit/inline-tool.ts';
-import { runScriptedCall } from '../../plugins/kit/testing.ts';
-import { createPlanTool } from '../../plugins/plan/plan-plugin.ts';
+import type { ScriptedRun } from '../../plugins/kit/testing.ts';
 import type { ToolPlugin } from '../../plugins/plugin-types.ts';
+import { planSteps, runPlan } from '../support/plan-runs.ts';
 
 const echo = inlineTool(definePlugin({ name: 'echo', description: 'test', parameters: z.object({ text: z.string() }), consumes: 'call', hooks: { onEnd: ({ text }) => text } }));
 const pair = inlineTool(
@@ -16,16 +16,8 @@ const pair = inlineTool(
 );
 const tools = new Map<string, ToolPlugin>([['echo', echo], ['pair', pair], ['calculator', inlineTool(calculator)]]);
 
-/** Runs plan text through the real plan parser and plan tool, streamed (pieces) or whole. */
-async function runPlan(text: string, streamed = true) {
-  const parser = createLlmCompilerPlanParser();
-  const events = [...parser.push(text), ...parser.end()];
-  const pieces = events.flatMap((e) => (e.type === 'call-piece' ? [e.piece] : []));
-  const end = events.find((e) => e.type === 'call-end');
-  if (end?.type !== 'call-end') throw new Error('plan did not end');
-  return runScriptedCall(inlineTool(createPlanTool({ tools })), { pieces: streamed ? pieces : [], args: end.args });
-}
-const contents = (run: Awaited<ReturnType<typeof runPlan>>) => (run.result?.data?.['steps'] as Array<{ content: string }>).map((s) => s.content);
+const planRun = (text: string, streamed = true) => runPlan(text, tools, streamed);
+const contents = (outcome: ScriptedRun) => planSteps(outcome)!.map((s) => s.content);
 
 // Review s40: the parser read `${1` as a reference to step 1 (the step waited for it) but the
 // executor's pattern wanted the closing brace, so the tool got the text `${1` itself.
@@ -42,14 +34,14 @@ describe('plan step references: one definition for the parser and the executor',
       '',
     ].join('\n');
     for (const streamed of [true, false]) {
-      const run = await runPlan(plan, streamed);
+      const run = await planRun(plan, streamed);
       expect(run.result?.ok).toBe(true);
       expect(contents(run)).toEqual(['a', 'a and a and a', 'a', 'x|a', '4', '8']);
     }
   });
 
   it('leaves a brace that follows a bare $n, and a ${n naming no earlier step, as written', async () => {
-    const run = await runPlan('1. echo("a")\n2. echo("{$1} costs ${500 or ${2")\n3. join()\n');
+    const run = await planRun('1. echo("a")\n2. echo("{$1} costs ${500 or ${2")\n3. join()\n');
     expect(contents(run)).toEqual(['a', '{a} costs ${500 or ${2']);
   });
 
@@ -58,7 +50,7 @@ describe('plan step references: one definition for the parser and the executor',
     await fc.assert(
       fc.asyncProperty(fc.array(piece, { maxLength: 12 }).map((p) => p.join('')), async (text) => {
         const line = `3. echo("${text}")`;
-        const run = await runPlan(`1. echo("A")\n2. echo("B")\n${line}\n4. join()\n`);
+        const run = await planRun(`1. echo("A")\n2. echo("B")\n${line}\n4. join()\n`);
         const got = contents(run)[2]!;
         const waited = planStepDependencies({ kind: 'step', index: 3, tool: 'echo', args: [text], raw: line });
         for (const { step } of stepReferences(got)) expect(waited).not.toContain(step);
@@ -75,7 +67,7 @@ describe('a plan with no steps besides join()', () => {
   it('is a tool error that tells the model to write steps, streamed and whole', async () => {
     for (const plan of ['1. join()\n', 'Thought: nothing to look up.\n1. join()<END_OF_PLAN>']) {
       for (const streamed of [true, false]) {
-        const run = await runPlan(plan, streamed);
+        const run = await planRun(plan, streamed);
         expect(run.rejected).toBeUndefined();
         expect(run.result).toEqual({
           ok: false,
