@@ -52,7 +52,9 @@ function instance(): Instance {
     watchMagnitudes(math.bignumber(1));
     // parser() hands out a Parser whose evaluate() runs in a scope of its own, where `typed` is the
     // namespace's real one: `parser().evaluate("typed.clear()")` went past SHADOWED.
-    const names = ['import', 'createUnit', 'config', 'evaluate', 'parse', 'compile', 'parser', 'reviver', 'replacer', ...nodeFunctions(math)];
+    // help(sqrt) builds its text by evaluating the documentation's examples: it failed with
+    // "function config is not available", which told a model nothing it could act on.
+    const names = ['import', 'createUnit', 'config', 'evaluate', 'parse', 'compile', 'parser', 'reviver', 'replacer', 'help', ...nodeFunctions(math)];
     math.import(Object.fromEntries(names.map((name) => [name, unavailable(name)])), { override: true });
     // decimal.js' own setting, which every operation reads: a few µs. mathjs' config({ precision })
     // rebuilt its BigNumber class, units and constants (pi, e, ln 2) at the new precision: 0.6 s

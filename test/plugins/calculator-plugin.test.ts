@@ -48,6 +48,8 @@ describe('calculator plugin', () => {
       expect(result?.ok, expression).toBe(false);
       expect(result?.content, expression).toMatch(/is not available in the calculator/);
     }
+    // help() evaluates its documentation's examples: it failed naming config, which it had called.
+    expect(evaluateExact('help(sqrt)')).toEqual({ ok: false, error: 'function help is not available in the calculator' });
     expect(evaluateExact('constructor').ok).toBe(false);
     expect(evaluateExact('[].constructor.constructor("return process")()').ok).toBe(false);
     expect(evaluateExact('1'.repeat(3000))).toEqual({ ok: false, error: 'expression is longer than 2000 characters' });
