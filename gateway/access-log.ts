@@ -46,6 +46,8 @@ export class AccessLog {
   readonly #errorCodes = new WeakMap<ServerResponse, string>();
   /** What an error said that its client was not told (the upstream's address), for the operator. */
   readonly #errorDetails = new WeakMap<ServerResponse, string>();
+  /** Requests whose rest Node's parser refused, answered by the server's hook, not the route (a body late past requestMs: 408). */
+  readonly #parserAnswers = new WeakMap<ServerResponse, { status: number; parserError: string | undefined }>();
 
   constructor(log: Logger) {
     this.log = log;
@@ -66,6 +68,11 @@ export class AccessLog {
     if (this.log.isLevelEnabled('info')) this.#errorCodes.set(res, code);
   }
 
+  /** Node's parser refused the rest of the request `res` answers (its body), and the connection was answered `status` without the route. */
+  parserAnswered(res: ServerResponse, status: number, parserError: string | undefined): void {
+    this.#parserAnswers.set(res, { status, parserError });
+  }
+
   /**
    * `errorCode`: the OpenAI error code the gateway answered with, when it answered with one (as a
    * status, or as a stream's closing error event).
@@ -76,7 +83,7 @@ export class AccessLog {
     const completion = this.#completions.get(res);
     const write = (): void => {
       // A stream that failed after its 200 told its client by an error event, not a status.
-      const code = errorCode ?? completion?.streamError ?? this.#errorCodes.get(res);
+      const code = errorCode ?? completion?.streamError ?? this.#errorCodes.get(res) ?? (this.#parserAnswers.has(res) ? 'unparsable_request' : undefined);
       this.log[level](this.#line(method, path, res, durationMs, code, completion), 'request');
     };
     // The response of a client that left closes a moment before its request has ended (the
@@ -98,13 +105,15 @@ export class AccessLog {
   }
 
   #line(method: string, path: string, res: ServerResponse, durationMs: number, errorCode: string | undefined, completion: CompletionFacts | undefined) {
+    const parsed = this.#parserAnswers.get(res);
     return {
       method,
       path,
       // Nothing went out to a client that left first: nginx's 499, not the 200 Node presets.
-      status: !res.headersSent && clientLeft(res) ? 499 : res.statusCode,
+      status: !res.headersSent && clientLeft(res) ? 499 : (parsed?.status ?? res.statusCode),
       duration_ms: round1(durationMs),
       ...(errorCode === undefined ? {} : { error: errorCode }),
+      ...(parsed?.parserError === undefined ? {} : { parser_error: parsed.parserError }),
       ...(this.#errorDetails.has(res) ? { error_detail: this.#errorDetails.get(res) } : {}),
       // A request refused before its completion began (bad body, busy) still has the id its
       // client was given, so the client's quote of it finds this line.

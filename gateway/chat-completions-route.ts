@@ -294,6 +294,7 @@ function assistantMessage(result: SessionResult) {
   return result.clientToolCalls.length === 0 ? message : { ...message, tool_calls: result.clientToolCalls };
 }
 
+/** The code the client was answered with (error-response.ts), for the timeline and the metrics: a bug's `internal_error`, not `error` or a Node `ERR_*`. */
 function errorCode(err: unknown): string {
-  return (err as { code?: string })?.code ?? 'error';
+  return toErrorResponse(err).body.error.code;
 }

@@ -11,12 +11,25 @@ const CLIENT_ERROR_STATUS: Readonly<Record<string, number>> = { HPE_HEADER_OVERF
  * handler: answered as Node answers it, and given its access line like any other.
  */
 export function answerParserRefusals(server: Server, accessLog: AccessLog): void {
+  // The responses each connection owes. A parser error while one is owed is that request's (its
+  // body late past requestMs, or cut by the client closing its side): its own line says how it
+  // ended, so a second line would count one request twice. One between requests, on a kept-alive
+  // connection that answered before, is a request of its own: its bytes written say nothing of that.
+  const owed = new WeakMap<Socket, Set<ServerResponse>>();
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket;
+    const responses = owed.get(socket) ?? new Set<ServerResponse>();
+    owed.set(socket, responses.add(res));
+    res.once('close', () => responses.delete(res));
+  });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    // As Node's own handler: an answer only on a socket that has had none of its bytes yet (not a
-    // reset, not an error in the middle of a response, which has its line already).
-    if (!socket.writable || socket.bytesWritten > 0 || err.code === 'ECONNRESET') return void socket.destroy();
+    const responses = [...(owed.get(socket) ?? [])];
+    // As Node's own handler: an answer only on a socket whose response in progress (if any) has
+    // sent nothing yet; not after a reset.
+    if (!socket.writable || responses.some((res) => res.headersSent) || err.code === 'ECONNRESET') return void socket.destroy();
     const status = CLIENT_ERROR_STATUS[err.code ?? ''] ?? 400;
-    accessLog.unparsed(status, err.code);
+    if (responses.length === 0) accessLog.unparsed(status, err.code);
+    else for (const res of responses) accessLog.parserAnswered(res, status, err.code);
     // Closed once written, as Node's own handler does: the server allows half-open sockets, so a
     // client that never closes its side would otherwise hold this one open.
     socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n\r\n`, () => socket.destroy());
