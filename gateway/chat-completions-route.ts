@@ -172,6 +172,7 @@ async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, fa
     callIdPrefix,
     partialExecution,
     maxRounds: request.max_tool_rounds ?? ctx.config.maxToolRounds,
+    maxCallsPerRound: ctx.config.maxToolCallsPerRound,
     onToolReject: request.on_tool_reject ?? ctx.config.onToolReject,
     clientToolValidator: request.validate_tool_arguments && request.tools ? new ClientToolValidator(request.tools) : undefined,
     timeline,

@@ -11,6 +11,10 @@ export const DEFAULT_MAX_QUEUED_REQUESTS = 256;
 /** The most model→tool→model rounds a request may be given (maxToolRounds, --max-tool-rounds). */
 export const MAX_TOOL_ROUNDS = 64;
 
+/** Tool calls one round may start by default (maxToolCallsPerRound), and the most it may be set to. */
+export const DEFAULT_MAX_TOOL_CALLS_PER_ROUND = 64;
+export const MAX_TOOL_CALLS_PER_ROUND = 10_000;
+
 /** Model-name patterns → tool-call format, mirroring the parsers vLLM pairs with these families. */
 export const DEFAULT_TOOL_PARSERS = [
   { model: 'gpt-oss', format: 'harmony', reasoning: false },
@@ -108,6 +112,11 @@ const gatewayConfigFields = z.strictObject({
   /** Server-wide default; a request may override it with `partial_execution`. */
   partialExecution: z.boolean().default(true),
   maxToolRounds: z.number().int().min(1).max(MAX_TOOL_ROUNDS).default(8),
+  /**
+   * The most tool calls one round may start: a model caught in a loop of calls is cut where the
+   * next begins (as parallel_tool_calls: false cuts at the second), and the calls before run.
+   */
+  maxToolCallsPerRound: z.number().int().min(1).max(MAX_TOOL_CALLS_PER_ROUND).default(DEFAULT_MAX_TOOL_CALLS_PER_ROUND),
   /** A tool rejected a call mid-decode: re-prompt the model with the reason, or fail the request. */
   onToolReject: z.enum(['reprompt', 'error']).default('reprompt'),
   /** Bearer keys accepted; empty = no authentication (loopback development). */

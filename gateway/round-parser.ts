@@ -27,10 +27,11 @@ export interface RoundParserOptions {
   undeclared?: UndeclaredToolCheck;
   onClientReject: (call: { callId: string; name: string; undeclared?: boolean }, reason: string) => void;
   /**
-   * Set for `parallel_tool_calls: false`: called where the round's second call begins. That call
-   * and everything after it is dropped; the caller cuts the decode.
+   * The most calls the round may start (1 for `parallel_tool_calls: false`, else the gateway's
+   * maxToolCallsPerRound): `exceeded` is called where the next one begins. That call and
+   * everything after it is dropped; the caller cuts the decode.
    */
-  onSecondCall?: (call: { callId: string; name: string }) => void;
+  callLimit?: { max: number; exceeded: (call: { callId: string; name: string }) => void };
 }
 
 /**
@@ -109,9 +110,9 @@ export class RoundParser {
           onEvent({ type: 'reasoning', text: event.text });
           break;
         case 'call-start':
-          if (this.o.onSecondCall && this.callsStarted.size > 0) {
+          if (this.o.callLimit && this.callsStarted.size >= this.o.callLimit.max) {
             this.stopped = true;
-            this.o.onSecondCall({ callId: event.callId, name: event.name });
+            this.o.callLimit.exceeded({ callId: event.callId, name: event.name });
             return;
           }
           this.callsStarted.add(event.callId);

@@ -112,12 +112,17 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     if (pendingCut && !decodeOver && !machinery?.clientCalls.streaming) cutForReject(pendingCut.callId, pendingCut.reason);
   };
   // parallel_tool_calls: false. vLLM drops the calls after the first once they are decoded; the
-  // parser sees the second begin, so its decode is not paid for at all.
-  let cutAtSecondCall = false;
-  function cutSecondCall(call: { name: string }): void {
-    cutAtSecondCall = true;
-    timeline.mark('abort', { round, detail: `parallel_tool_calls is false: cut where a second call (${call.name}) began` });
-    stream.abort(new Error('parallel_tool_calls is false'));
+  // parser sees the second begin, so its decode is not paid for at all. The gateway's own limit
+  // (maxToolCallsPerRound) cuts a model caught in a loop of calls the same way: the calls before
+  // it run, and the next round sees their results.
+  const oneCall = opts.request.parallel_tool_calls === false;
+  const callLimit = oneCall ? 1 : opts.maxCallsPerRound;
+  let cutAtCallLimit = false;
+  function cutPastCallLimit(call: { name: string }): void {
+    cutAtCallLimit = true;
+    const why = oneCall ? 'parallel_tool_calls is false' : `more than ${callLimit} tool calls in one round (maxToolCallsPerRound)`;
+    timeline.mark('abort', { round, detail: `${why}: cut where ${oneCall ? 'a second call' : `call ${callLimit! + 1}`} (${call.name}) began` });
+    stream.abort(new Error(why));
   }
   // The round's machinery is built just after undici has written the request (undici writes from
   // a setImmediate queued inside the dispatch above, so this one runs next) and while the upstream
@@ -156,7 +161,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
         validator: opts.clientToolValidator,
         undeclared: undeclaredToolCheck(opts.request, opts.tools),
         onClientReject: rejectCall,
-        onSecondCall: opts.request.parallel_tool_calls === false ? cutSecondCall : undefined,
+        callLimit: callLimit === undefined ? undefined : { max: callLimit, exceeded: cutPastCallLimit },
       });
       machinery = { dispatcher, clientCalls, parser };
       return machinery;
@@ -250,7 +255,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
       timeline.mark('abort', { round, detail: 'client aborted' });
       throw new ClientAbortedError();
     }
-    if (!cutForRejection && !cutAtSecondCall) {
+    if (!cutForRejection && !cutAtCallLimit) {
       machinery?.dispatcher.abortAll('upstream failed');
       throw err;
     }
@@ -263,7 +268,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
   try {
     // vLLM reports `tool_calls` for any decode its tool parser found a call in, max_tokens cut or
     // not: a round that used its whole budget was cut, and its last call never finished.
-    if (finishReason === 'tool_calls' && !cutForRejection && !cutAtSecondCall && roundMaxTokens !== undefined && (usage?.completion_tokens ?? deltas) >= roundMaxTokens) finishReason = 'length';
+    if (finishReason === 'tool_calls' && !cutForRejection && !cutAtCallLimit && roundMaxTokens !== undefined && (usage?.completion_tokens ?? deltas) >= roundMaxTokens) finishReason = 'length';
     const { dispatcher, clientCalls, parser } = build();
     // A rejected call was cut off by us, not by the model: flushing the parser would report it as
     // truncated and release its raw text as content. The Dispatcher answers it with the rejection.

@@ -96,6 +96,8 @@ export interface SessionOptions {
   callIdPrefix?: (round: number) => string;
   partialExecution: boolean;
   maxRounds: number;
+  /** The most tool calls one round may start (config maxToolCallsPerRound); undefined: no limit. */
+  maxCallsPerRound?: number;
   /**
    * When a tool rejects a call mid-decode (the decode is cut short either way): `reprompt` feeds
    * the rejection back to the model as the tool's observation for another round; `error` ends the

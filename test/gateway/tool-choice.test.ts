@@ -171,3 +171,53 @@ describe('parallel_tool_calls: false', () => {
     ]);
   });
 });
+
+describe('maxToolCallsPerRound', () => {
+  // A model caught in a loop of calls (a small model repeating itself) had every one run, and the
+  // next round fed all their observations, until max_tokens ended the decode.
+  it('cuts a round where one call more than the limit begins: the calls before run, the next round sees them', async () => {
+    const calls: string[] = [];
+    const loop = Array.from({ length: 50 }, (_, i) => hermesCall('lookup', { q: `q${i}` })).join('');
+    const replies = [loop, 'answered'];
+    const gw = await scripted.start(
+      async (_req, res) => {
+        const reply = replies[(scripted.upstream.requests.length - 1) % replies.length]!;
+        sseHeaders(res);
+        res.write(vllmChunk({ role: 'assistant', content: '' }));
+        for (let i = 0; i < reply.length && !res.destroyed; i += 12) {
+          res.write(vllmChunk({ content: reply.slice(i, i + 12) }));
+          await pause(1);
+        }
+        res.end(vllmChunk({ content: '' }, 'stop') + DONE);
+      },
+      { tools: toolMap(lookupTool(calls)) },
+      { maxToolCallsPerRound: 3 },
+    );
+    const streamed = await streamChat(gw.url, { model: QWEN, tools: [LOOKUP], messages: [{ role: 'user', content: 'go' }] });
+    expect(calls).toEqual(['q0', 'q1', 'q2']);
+    expect(toolMessages(1).map((m) => m.content)).toEqual(['found q0', 'found q1', 'found q2']);
+    expect(streamed.events.filter((e) => e.type === 'round.finished').map((e) => e.finish_reason)).toEqual(['tool_calls', 'stop']);
+    expect(streamed.content).toContain('answered');
+    const timeline = await (await fetch(`${gw.url}/v1/requests/${streamed.requestId}/timeline`)).json();
+    expect(timeline.events.filter((e: { type: string }) => e.type === 'abort').map((e: { detail: string }) => e.detail)).toEqual([
+      'more than 3 tool calls in one round (maxToolCallsPerRound): cut where call 4 (lookup) began',
+    ]);
+    await scripted.upstream.requestSocketClosed(0);
+  });
+
+  it('hands the client no more calls than the limit either, with finish_reason tool_calls', async () => {
+    const loop = Array.from({ length: 20 }, (_, i) => hermesCall('get_weather', { city: `c${i}` })).join('');
+    const limited = await scripted.start(
+      async (_req, res) => {
+        sseHeaders(res);
+        res.write(vllmChunk({ role: 'assistant', content: '' }));
+        res.end(vllmChunk({ content: loop }) + vllmChunk({ content: '' }, 'stop') + DONE);
+      },
+      {},
+      { maxToolCallsPerRound: 2 },
+    );
+    const res = await postJson(limited.url, '/v1/chat/completions', { model: QWEN, tools: [WEATHER], messages: [{ role: 'user', content: 'weather?' }] });
+    expect(res.json.choices[0].finish_reason).toBe('tool_calls');
+    expect(res.json.choices[0].message.tool_calls.map((c: { function: { arguments: string } }) => c.function.arguments)).toEqual(['{"city": "c0"}', '{"city": "c1"}']);
+  });
+});
