@@ -20,6 +20,8 @@ export interface CellResult {
   unitsRun: number;
   error?: CellError;
   killedBy?: KilledBy;
+  /** The status a script run would have exited with; absent when the cell was killed or crashed. */
+  exitCode?: number;
   durationMs: number;
 }
 
@@ -61,6 +63,7 @@ export function exitResult(message: ExitMessage, outcome: CellOutcome): CellResu
       ok: code === 0,
       observation: outcome.output,
       ...base,
+      exitCode: code,
       ...(code === 0 ? {} : { error: { type: 'SystemExit', message: `exit code ${code}`, compileError: false } }),
     };
   }
@@ -76,7 +79,13 @@ export function exitResult(message: ExitMessage, outcome: CellOutcome): CellResu
   // A whole-file run of text that does not compile prints nothing but the compile error; what
   // the incremental run already did is discarded from the observation.
   const observation = report.compileErrorText ?? outcome.output;
-  return { ok: report.compileErrorText === undefined && report.ok, observation, ...base, ...(report.error ? { error: report.error } : {}) };
+  return {
+    ok: report.compileErrorText === undefined && report.ok,
+    observation,
+    ...base,
+    ...(report.exitCode !== undefined ? { exitCode: report.exitCode } : {}),
+    ...(report.error ? { error: report.error } : {}),
+  };
 }
 
 export function killedResult(killedBy: KilledBy, outcome: CellOutcome): CellResult {

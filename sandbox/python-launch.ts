@@ -135,6 +135,9 @@ function baseEnv(home: string, tmp: string): Record<string, string> {
     OPENBLAS_NUM_THREADS: '1',
     OMP_NUM_THREADS: '1',
     MKL_NUM_THREADS: '1',
+    // glibc reserves 64 MiB of address space for each thread's own malloc arena, which RLIMIT_AS
+    // counts: with 1024 MB a cell could start only 16 threads, not the `maxProcesses` it is given.
+    MALLOC_ARENA_MAX: '2',
   };
 }
 

@@ -13,11 +13,17 @@ export function splitLines(code: string): string[] {
   return lines;
 }
 
-/** The tool result the model and the client see for a finished cell. */
+/**
+ * The tool result the model and the client see for a finished cell. The model is shown only the
+ * content, not `ok`: where the script's output alone would not tell it how the run ended, a note
+ * says so (a shell would show the status). `sys.exit(2)` inside a function otherwise read as ""
+ * and `os._exit(3)` after a print as a success; code whose last line is a bare expression, as in
+ * a notebook, got "" and no hint that nothing was printed.
+ */
 export function toToolResult(result: CellResult): ToolResult {
   return {
     ok: result.ok,
-    content: result.observation,
+    content: withStatusNote(result),
     data: {
       unitsRun: result.unitsRun,
       durationMs: result.durationMs,
@@ -25,6 +31,15 @@ export function toToolResult(result: CellResult): ToolResult {
       ...(result.error ? { error: result.error } : {}),
     },
   };
+}
+
+function withStatusNote(result: CellResult): string {
+  const text = result.observation;
+  let note = '';
+  if (result.error?.type === 'SystemExit' && result.exitCode) note = `[exit status ${result.exitCode}]`;
+  else if (result.ok && text === '') note = '[no output]';
+  if (note === '') return text;
+  return `${text}${text === '' || text.endsWith('\n') ? '' : '\n'}${note}`;
 }
 
 /** A cell's progress as tool progress: a statement done, or output (stdout and stderr share one pipe so their order is exact; the merged text is labelled stdout). */

@@ -188,7 +188,7 @@ class CellExecutor:
             if code is None:
                 self.exit_code = 0
             elif isinstance(code, int):
-                self.exit_code = code
+                self.exit_code = _exit_status(code)
             else:
                 self.exit_code = 1
                 try:
@@ -196,7 +196,7 @@ class CellExecutor:
                 except Exception:
                     pass
             if self.exit_code:
-                self.error = {'type': 'SystemExit', 'message': str(code), 'compileError': False}
+                self.error = {'type': 'SystemExit', 'message': _safe_str(code), 'compileError': False}
             return
         # Python 3.11's default excepthook prints err.__traceback__, not its tb argument (F11).
         err.__traceback__ = tb
@@ -267,6 +267,14 @@ class CellExecutor:
         if self.error is not None:
             result['error'] = self.error
         return result
+
+
+def _exit_status(code):
+    """The status a script's `sys.exit(code)` leaves for its parent (CPython's handling of SystemExit,
+    then exit(3)): `sys.exit(True)` fails with 1, `sys.exit(256)` succeeds, and an int past 64 bits
+    gives 255. Reported as given, True made the report unreadable (a bool where an int goes) and
+    the cell passed for a success."""
+    return code & 0xFF if -(1 << 63) <= code < (1 << 63) else 0xFF
 
 
 def _safe_str(value):

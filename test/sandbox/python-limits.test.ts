@@ -174,6 +174,14 @@ describe('limits', () => {
     // The sleeping children die with the cell.
     expect(await eventually(() => sandbox.cellPids().length === 0)).toBe(true);
   });
+
+  it('lets a cell run 24 threads at once within the default memory limit (regression: 16 was the most)', async () => {
+    // Each thread's malloc arena reserved 64 MiB of the cell's address space (MALLOC_ARENA_MAX).
+    const source =
+      'import threading\ngo = threading.Event()\nthreads = [threading.Thread(target=go.wait, daemon=True) for _ in range(24)]\n' +
+      'for t in threads:\n    t.start()\ngo.set()\nfor t in threads:\n    t.join()\nprint(len(threads), "threads")\n';
+    expect((await runScript(sandbox, source)).result.observation).toBe('24 threads\n');
+  });
 });
 
 describe('isolation', () => {

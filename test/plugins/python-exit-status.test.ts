@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ToolResult } from '../../plugins/plugin-types.ts';
+import { createPythonPlugin } from '../../plugins/python/python-plugin.ts';
+import { startPythonSandbox, type PythonSandbox } from '../../sandbox/python-sandbox.ts';
+
+// The model is shown a tool result's content, never its `ok`. A script that ended with a failing
+// status but printed nothing telling (sys.exit(2) in a function, os._exit(3) after a print) read
+// as "" or as plain output, exactly like a success; `sys.exit(True)` (the `sys.exit(not ok)`
+// idiom) even came back ok, its report dropped for a bool where an int goes.
+let sandbox: PythonSandbox;
+
+beforeAll(async () => {
+  sandbox = await startPythonSandbox({ preImports: [] });
+});
+
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+function run(code: string): Promise<ToolResult> {
+  const ctx = { callId: 'call_1', signal: new AbortController().signal, emit: () => {} };
+  return createPythonPlugin(sandbox).start(ctx).end({ code });
+}
+
+describe('python tool: how a run ended is in the content', () => {
+  it('notes a failing exit status that printed nothing', async () => {
+    const result = await run('import sys\ndef main():\n    sys.exit(2)\nmain()\n');
+    expect(result).toMatchObject({ ok: false, content: '[exit status 2]', data: { error: { type: 'SystemExit', message: '2' } } });
+  });
+
+  it('notes os._exit with a failing status after the output', async () => {
+    expect(await run("import os\nprint('hi')\nos._exit(3)\n")).toMatchObject({ ok: false, content: 'hi\n[exit status 3]' });
+  });
+
+  it('sys.exit(True) fails with status 1, as in a script', async () => {
+    const result = await run("import sys\nprint('checked')\nsys.exit(not False)\n");
+    expect(result).toMatchObject({ ok: false, content: 'checked\n[exit status 1]', data: { error: { type: 'SystemExit', message: 'True' } } });
+  });
+
+  it('takes the status a script leaves its parent: 256 is success, past 64 bits is 255', async () => {
+    expect(await run('import sys\nsys.exit(256)\n')).toMatchObject({ ok: true, content: '[no output]' });
+    expect(await run('import sys\nsys.exit(10**400)\n')).toMatchObject({ ok: false, content: '[exit status 255]' });
+    expect(await run('import sys\nsys.exit(-1)\n')).toMatchObject({ ok: false, content: '[exit status 255]' });
+  });
+
+  it('a message given to sys.exit is printed, then the status', async () => {
+    expect(await run("import sys\nsys.exit('bad input')\n")).toMatchObject({ ok: false, content: 'bad input\n[exit status 1]' });
+  });
+
+  it('says when a successful run printed nothing (a bare last expression is not shown)', async () => {
+    expect(await run('x = 6\nx * 7\n')).toMatchObject({ ok: true, content: '[no output]' });
+    expect(await run("import sys\nprint('a')\nsys.exit(0)\n")).toMatchObject({ ok: true, content: 'a\n' });
+  });
+
+  it('adds nothing to a traceback or a compile error, which say it themselves', async () => {
+    const raised = await run("raise ValueError('v')\n");
+    expect(raised.ok).toBe(false);
+    expect(raised.content).toMatch(/ValueError: v\n$/);
+    const compile = await run('def f(:\n');
+    expect(compile.content).toMatch(/SyntaxError: invalid syntax\n$/);
+  });
+});
