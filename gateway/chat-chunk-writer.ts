@@ -4,6 +4,8 @@ import type { SseWriter } from './sse-writer.ts';
 import type { OpenAIErrorBody } from './error-response.ts';
 
 export interface ChatChunkWriterOptions {
+  /** Every chunk's `created` (Unix seconds): the request's arrival. Default: now. */
+  created?: number;
   /** stream_options.include_usage: a last chunk with the usage of all rounds. */
   includeUsage: boolean;
   /**
@@ -28,7 +30,6 @@ export interface ChatChunkWriterOptions {
 export class ChatChunkWriter {
   private readonly sse: SseWriter;
   private readonly options: ChatChunkWriterOptions;
-  private readonly created = Math.floor(Date.now() / 1000);
   /**
    * `{"id":…,"object":…,"created":…,"model":…,` — the envelope every chunk starts with, serialised
    * once. A chunk is this plus the rest of its object's JSON: the same bytes JSON.stringify gives
@@ -65,7 +66,8 @@ export class ChatChunkWriter {
     this.sse = sse;
     this.options = options;
     this.usageField = options.includeUsage ? ',"usage":null' : '';
-    this.head = `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${this.created},"model":${JSON.stringify(model)},`;
+    const created = options.created ?? Math.floor(Date.now() / 1000);
+    this.head = `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},`;
   }
 
   start(): void {

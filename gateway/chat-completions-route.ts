@@ -21,6 +21,7 @@ import { SseWriter } from './sse-writer.ts';
 import { Timeline } from './timeline.ts';
 import type { TimelineStore } from './timeline-store.ts';
 import { sendJson } from './send-json.ts';
+import { completionBody } from './chat-completion-body.ts';
 import { admitted } from './request-admission.ts';
 import { buildParser, chooseParser, lineFieldsOf, matchesRule, needsSpecialTokens, PASS_THROUGH, type ParserChoice } from './parser-selection.ts';
 import type { ModelParents } from './model-parents.ts';
@@ -136,6 +137,9 @@ interface Admitted {
 async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, facts, key }: Admitted, res: ServerResponse): Promise<void> {
   const { timeline, partialExecution } = facts;
   const id = timeline.requestId;
+  // When the request arrived, as OpenAI's and vLLM's `created` say, not when its tool rounds (or
+  // its wait for a place) ended: the same in a stream's chunks and a non-streamed body.
+  const created = Math.floor(Date.parse(timeline.startedAt) / 1000);
   // The request's one abort signal: the client going away cancels the decode and kills its tools,
   // and so does the end of a shutdown's grace period, which the client is then told of.
   const cancel = new AbortController();
@@ -150,8 +154,9 @@ async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, fa
 
   // tool_choice "none": the model is not to call anything, so nothing it writes is taken for a call
   // (vLLM parses none then either) and no gateway tool runs; its text is the answer. A <think>
-  // block is still reasoning.
-  const noCalls = request.tool_choice === 'none';
+  // block is still reasoning. OpenAI's deprecated `function_call: "none"` says the same for a
+  // request that gives no tool_choice (LangChain's openai-functions agents send it).
+  const noCalls = (request.tool_choice ?? (request as { function_call?: unknown }).function_call) === 'none';
   const tools = noCalls ? NO_TOOLS : gatewayTools;
   // Part of the request id in every call id, so the calls of two turns never share one.
   const callIdPrefix = (round: number) => `call_${id.slice(-8)}_r${round}_`;
@@ -189,7 +194,7 @@ async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, fa
       const result = await runSession({ ...sessionBase, onEvent: () => {} });
       keepDroppedTurns(ctx, key, result);
       timeline.mark('request-end', { detail: result.stopReason });
-      sendJson(res, 200, completionBody(id, answeredBy, result, partialExecution));
+      sendJson(res, 200, completionBody(id, created, answeredBy, result, partialExecution));
     } catch (err) {
       timeline.mark('request-end', { detail: errorCode(failure(err)) });
       // The official SDKs retry a 5xx (twice by default) by sending the whole request again: its
@@ -212,6 +217,7 @@ async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, fa
     if (writer) return writer;
     sse = new SseWriter(res);
     writer = new ChatChunkWriter(sse, id, answeredBy, {
+      created,
       includeUsage: request.stream_options?.include_usage === true,
       continuousUsage: request.stream_options?.include_usage === true && request.stream_options.continuous_usage_stats === true,
       conveyorEvents: request.conveyor_events !== false,
@@ -263,36 +269,6 @@ async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, fa
 /** A response that ends with calls for the client: its turns, for a next turn that leaves the gateway's out. */
 function keepDroppedTurns(ctx: ChatRouteContext, key: ClientKeyId, result: SessionResult): void {
   if (result.stopReason === 'client_tool_calls') ctx.droppedTurns.remember(key, result.clientToolCalls, result.messages);
-}
-
-function completionBody(id: string, model: string, result: SessionResult, partialExecution: boolean) {
-  return {
-    id,
-    object: 'chat.completion',
-    created: Math.floor(Date.now() / 1000),
-    model,
-    choices: [{ index: 0, message: assistantMessage(result), logprobs: null, finish_reason: result.finishReason }],
-    usage: result.usage,
-    conveyor: {
-      request_id: id,
-      rounds: result.rounds,
-      stop_reason: result.stopReason,
-      partial_execution: partialExecution,
-      messages: result.messages,
-    },
-  };
-}
-
-/**
- * As OpenAI writes a message: `refusal` always there, null (no upstream the gateway fronts reports
- * one); `content` null for a turn that only called tools (its rounds wrote no text but the
- * whitespace between calls, which vLLM's parsers drop too), so `if (message.content)` reads it right.
- */
-function assistantMessage(result: SessionResult) {
-  const reasoning = result.reasoning ? { reasoning_content: result.reasoning } : {};
-  const onlyCalls = result.content.trim() === '' && (result.clientToolCalls.length > 0 || result.messages.length > 0);
-  const message = { role: 'assistant', content: onlyCalls ? null : result.content, refusal: null, ...reasoning };
-  return result.clientToolCalls.length === 0 ? message : { ...message, tool_calls: result.clientToolCalls };
 }
 
 /** The code the client was answered with (error-response.ts), for the timeline and the metrics: a bug's `internal_error`, not `error` or a Node `ERR_*`. */

@@ -121,6 +121,13 @@ export const chatRequestSchema = z.looseObject({
     .pipe(z.literal(false, 'logprobs are not supported: the gateway re-frames the text around tool calls and does not pass per-token log probabilities on'))
     .nullable()
     .optional(),
+  // Asks for logprobs too (OpenAI and vLLM refuse it without `logprobs: true`): refused in the same
+  // words rather than sent upstream to come back as its validation dump. 0, which asks for none, passes.
+  top_logprobs: z
+    .number({ error: 'must be an integer' })
+    .pipe(z.literal(0, 'top_logprobs is not supported: it needs logprobs, which the gateway does not pass on (it re-frames the text around tool calls)'))
+    .nullable()
+    .optional(),
   /** Extension: run tools while the model decodes (default: the server's setting). */
   partial_execution: optional(z.boolean()),
   /** Extension: upper bound on model→tool→model rounds for this request. */

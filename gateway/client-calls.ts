@@ -44,7 +44,7 @@ export interface ClientCallsOptions {
  * Calls to tools the gateway has no plugin for: the client executes them. Their arguments go
  * out as the model's raw text, fragment by fragment (never re-serialised mid-stream), so the
  * concatenated `tool_calls[].function.arguments` deltas equal the final arguments exactly; under
- * validation, all of it in one delta once the call has passed.
+ * validation, all of it once the call has passed (its start, then its whole arguments).
  */
 export class ClientCalls {
   private readonly emit: Emit;

@@ -104,6 +104,17 @@ describe('tool_choice "none"', () => {
     expect(sentToolChoices()).toEqual(['none']);
   });
 
+  it('is what the deprecated function_call "none" asks for too, in a request with no tool_choice', async () => {
+    const calls: string[] = [];
+    const reply = `Here: ${hermesCall('lookup', { q: 'x' })}`;
+    const gw = await gatewayOver([reply, 'a second round'], [lookupTool(calls)]);
+    const functions = [{ name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } }];
+    const res = await postJson(gw.url, '/v1/chat/completions', { model: QWEN, functions, function_call: 'none', messages: [{ role: 'user', content: 'go' }] });
+    expect(res.json.choices[0].message.content).toBe(reply);
+    expect(res.json.choices[0].finish_reason).toBe('stop');
+    expect(calls).toEqual([]);
+  });
+
   it("still separates a thinking model's reasoning from its answer", async () => {
     const gw = await gatewayOver([`<think>no tools allowed</think>${hermesCall('lookup', { q: 'x' })}`], [lookupTool([])]);
     const res = await postJson(gw.url, '/v1/chat/completions', { model: QWEN3, tools: [LOOKUP], tool_choice: 'none', messages: [{ role: 'user', content: 'go' }] });
