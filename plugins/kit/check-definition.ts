@@ -83,9 +83,12 @@ export function definitionProblem(value: unknown, kind: 'plugin' | 'command' | '
     return `reuseProcess is for runtime "process" (a fresh process per call unless it is set), got runtime ${describe(d['runtime'] ?? 'inline')}; the thread and isolate runtimes reuse their workers and host already`;
   }
   if (d['consumes'] === 'line' && lineFieldOf(d as { consumes: string; parameters: z.ZodType; lineField?: unknown }) === undefined) {
+    // Name the fields that would do, so the fix is a copy away (or say there is none: the schema is then what to change).
+    const strings = stringFields(d['parameters'] as z.ZodType);
+    const choices = strings.length === 0 ? 'parameters has no string field' : `its string fields: ${strings.map((name) => JSON.stringify(name)).join(', ')}`;
     return d['lineField'] === undefined
-      ? 'consumes "line" needs lineField, the string argument whose lines are the pieces (it can be left out only when the arguments have one string field)'
-      : `lineField ${describe(d['lineField'])} is not a string field of parameters`;
+      ? `consumes "line" needs lineField, the string argument whose lines are the pieces (it can be left out only when the arguments have one string field; ${choices})`
+      : `lineField ${describe(d['lineField'])} is not a string field of parameters (${choices})`;
   }
   // The plugin's code: its hooks, or the program that runs it.
   const codeProblem = command ? commandProblem(d['command']) : hooksProblem(d['hooks']);
@@ -181,15 +184,20 @@ interface ZodDef {
  */
 export function lineFieldOf(definition: { consumes: string; parameters: z.ZodType; lineField?: unknown }): string | undefined {
   if (definition.consumes !== 'line') return undefined;
-  let properties: Record<string, { type?: unknown }>;
-  try {
-    properties = ((z.toJSONSchema(definition.parameters, { io: 'input' }) as { properties?: Record<string, { type?: unknown }> }).properties ?? {});
-  } catch {
-    return undefined;
-  }
-  const strings = Object.keys(properties).filter((name) => properties[name]?.type === 'string');
+  const strings = stringFields(definition.parameters);
   if (definition.lineField !== undefined) return typeof definition.lineField === 'string' && strings.includes(definition.lineField) ? definition.lineField : undefined;
   return strings.length === 1 ? strings[0] : undefined;
+}
+
+/** The top-level arguments of type string: those a `line` plugin's lines can come from. */
+function stringFields(parameters: z.ZodType): string[] {
+  let properties: Record<string, { type?: unknown }>;
+  try {
+    properties = (z.toJSONSchema(parameters, { io: 'input' }) as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  } catch {
+    return [];
+  }
+  return Object.keys(properties).filter((name) => properties[name]?.type === 'string');
 }
 
 /**

@@ -1,4 +1,5 @@
-import { extname } from 'node:path';
+import { accessSync, constants } from 'node:fs';
+import { dirname, extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { thrownMessage } from '../../core/errors.ts';
@@ -22,7 +23,14 @@ export function loadPluginModule(url: string): Promise<PluginDefinition | Comman
   let loading = cache.get(url);
   if (!loading) {
     const notJs = notJavaScript(url);
-    loading = notJs ? Promise.reject(notJs) : importModule(url).then((mod: { default?: unknown }) => asDefinition(mod.default, url));
+    loading = notJs
+      ? Promise.reject(notJs)
+      : importModule(url).then(
+          (mod: { default?: unknown }) => asDefinition(mod.default, url),
+          (err: unknown) => {
+            throw unreadableModule(url, err) ?? err;
+          },
+        );
     cache.set(url, loading);
   }
   return loading;
@@ -84,6 +92,38 @@ async function importModule(url: string): Promise<{ default?: unknown }> {
     if (!(err instanceof SyntaxError) && !(typeof code === 'string' && TSX_CAN_LOAD.has(code))) throw err;
     const { tsImport } = await import('tsx/esm/api');
     return tsImport(url, import.meta.url) as Promise<{ default?: unknown }>;
+  }
+}
+
+/**
+ * A module this process may not read: a gateway run as root runs plugin processes (and isolate
+ * hosts) under uids of their own, which read what *others* may. A folder on the way that is 0700
+ * (`mktemp -d`, `/root`) made every call fail with Node's "Cannot find module '<the module>'", for
+ * a file that is plainly there. The first folder (or the file) that stops this uid is named.
+ */
+function unreadableModule(url: string, err: unknown): Error | undefined {
+  if ((err as { code?: unknown } | null)?.code !== 'ERR_MODULE_NOT_FOUND' || !url.startsWith('file:')) return undefined;
+  const file = fileURLToPath(new URL(url));
+  const folders: string[] = [];
+  for (let dir = dirname(file); !folders.includes(dir); dir = dirname(dir)) folders.unshift(dir);
+  const blocked = [...folders.map((dir) => [dir, constants.X_OK] as const), [file, constants.R_OK] as const].find(([path, mode]) => !accessible(path, mode));
+  if (blocked === undefined) return undefined;
+  const [path, mode] = blocked;
+  const uid = typeof process.getuid === 'function' ? ` (uid ${process.getuid()})` : '';
+  const fix = mode === constants.R_OK ? `chmod o+r ${path}` : `chmod o+rx ${path}`;
+  return new Error(
+    `cannot read plugin module ${file}: ${path} is closed to this process${uid}; a gateway run as root runs plugin processes under uids of their own, which read what others may: ${fix}, or keep the module elsewhere`,
+    { cause: err },
+  );
+}
+
+/** Whether this process may reach a folder (X_OK) or read a file (R_OK); a path that is not there counts as reachable (Node's own error stands). */
+function accessible(path: string, mode: number): boolean {
+  try {
+    accessSync(path, mode);
+    return true;
+  } catch (err) {
+    return (err as { code?: unknown }).code !== 'EACCES';
   }
 }
 

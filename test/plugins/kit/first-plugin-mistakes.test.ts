@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { definePlugin, inlineTool, runScriptedCall } from '../../../plugins/kit/index.ts';
 import { good } from './weather-definition.ts';
 
@@ -44,5 +45,17 @@ describe('a first plugin\'s mistakes name their fix', () => {
     const plugin = definePlugin({ ...good, hooks: { onEnd: () => ({ ok: 'yes', content: 5 }) as never } });
     const run = await runScriptedCall(inlineTool(plugin), { args: { city: 'Paris' } });
     expect(run.result?.content).toBe('error: weather\'s onEnd returned { ok, content } with ok "yes" (must be a boolean) and content 5 (must be a string)');
+  });
+
+  // The message said only that lineField was needed or wrong, so the author had to read the schema back to find a name that works.
+  it("a line plugin's missing or wrong lineField names the string fields it may be, or says there is none", () => {
+    const line = { ...good, consumes: 'line' };
+    expect(problem({ ...line, parameters: z.object({ city: z.string(), note: z.string(), days: z.number() }) })).toBe(
+      'plugin weather: consumes "line" needs lineField, the string argument whose lines are the pieces (it can be left out only when the arguments have one string field; its string fields: "city", "note")',
+    );
+    expect(problem({ ...line, parameters: z.object({ days: z.number() }) })).toMatch(/; parameters has no string field\)$/);
+    expect(problem({ ...line, lineField: 'days', parameters: z.object({ city: z.string(), days: z.number() }) })).toBe(
+      'plugin weather: lineField "days" is not a string field of parameters (its string fields: "city")',
+    );
   });
 });

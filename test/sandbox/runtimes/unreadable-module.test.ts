@@ -1,0 +1,60 @@
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toolFromPlugin } from '../../../plugins/kit/tool-from-plugin.ts';
+import { runScriptedCall } from '../../../plugins/kit/testing.ts';
+import { loadPluginModule } from '../../../sandbox/runtimes/load-plugin-module.ts';
+import { createRuntimePools, type RuntimePools } from '../../../sandbox/runtimes/runtime-pools.ts';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const KIT = fileURLToPath(new URL('../../../plugins/kit/index.ts', import.meta.url));
+
+// As root the gateway imports a plugin module as root, but its process runs under a uid of its
+// own, which reads what others may. A module in a 0700 folder (`mktemp -d`, `/root`) failed every
+// call with Node's "Cannot find module '<the module>'", for a file that is plainly there.
+const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+
+describe.runIf(asRoot)('a plugin module in a folder closed to the plugin process', () => {
+  let dir: string;
+  let pools: RuntimePools;
+  let closed: string;
+  beforeAll(() => {
+    // In the checkout (its .tmp is ignored), so `zod` resolves from the gateway's own node_modules.
+    mkdirSync(path.join(ROOT, '.tmp'), { recursive: true });
+    dir = mkdtempSync(path.join(ROOT, '.tmp', 'unreadable-module-'));
+    chmodSync(dir, 0o755);
+    closed = path.join(dir, 'closed');
+    mkdirSync(closed, { mode: 0o700 });
+    writeFileSync(
+      path.join(closed, 'echo-plugin.ts'),
+      `import { z } from 'zod';
+import { definePlugin } from ${JSON.stringify(KIT)};
+export default definePlugin({
+  name: 'echo', description: 'Echoes.', runtime: 'process', consumes: 'call',
+  parameters: z.object({ text: z.string() }),
+  hooks: { onEnd: (args) => args.text },
+});
+`,
+    );
+    pools = createRuntimePools({ process: { uidBase: 1_900_720_000 } });
+  });
+  afterAll(async () => {
+    await pools?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const call = async () => {
+    const url = pathToFileURL(path.join(closed, 'echo-plugin.ts')).href;
+    const tool = toolFromPlugin(await loadPluginModule(url), { moduleUrl: url, pools });
+    return (await runScriptedCall(tool, { args: { text: 'hello' } })).result;
+  };
+
+  it('fails its calls naming the folder and the chmod that opens it, not "Cannot find module"', async () => {
+    const result = await call();
+    expect(result?.ok).toBe(false);
+    expect(result?.content).toContain(`${closed} is closed to this process`);
+    expect(result?.content).toContain(`chmod o+rx ${closed}`);
+    expect(result?.content).not.toContain('Cannot find module');
+  }, 60_000);
+});
