@@ -7,6 +7,7 @@ import type { Timeline } from './timeline.ts';
 import { PLAYGROUND_PATHS } from './playground-route.ts';
 import type { UpgradeAnswer } from './request-events-socket.ts';
 import { REQUEST_ID_HEADER } from './request-id.ts';
+import { bytesOf } from './response-bytes.ts';
 import { pathOf } from './request-path.ts';
 
 export type { Logger } from 'pino';
@@ -47,7 +48,7 @@ export class AccessLog {
   /** What an error said that its client was not told (the upstream's address), for the operator. */
   readonly #errorDetails = new WeakMap<ServerResponse, string>();
   /** Requests whose rest Node's parser refused, answered by the server's hook, not the route (a body late past requestMs: 408). */
-  readonly #parserAnswers = new WeakMap<ServerResponse, { status: number; parserError: string | undefined }>();
+  readonly #parserAnswers = new WeakMap<ServerResponse, { status: number; code: string; parserError: string | undefined }>();
 
   constructor(log: Logger) {
     this.log = log;
@@ -68,9 +69,12 @@ export class AccessLog {
     if (this.log.isLevelEnabled('info')) this.#errorCodes.set(res, code);
   }
 
-  /** Node's parser refused the rest of the request `res` answers (its body), and the connection was answered `status` without the route. */
-  parserAnswered(res: ServerResponse, status: number, parserError: string | undefined): void {
-    this.#parserAnswers.set(res, { status, parserError });
+  /**
+   * Node's parser refused the rest of the request `res` answers (its body), and the connection was
+   * answered `status` without the route; `code`: its error code (request_timeout, unparsable_request).
+   */
+  parserAnswered(res: ServerResponse, status: number, code: string, parserError: string | undefined): void {
+    this.#parserAnswers.set(res, { status, code, parserError });
   }
 
   /**
@@ -83,7 +87,7 @@ export class AccessLog {
     const completion = this.#completions.get(res);
     const write = (): void => {
       // A stream that failed after its 200 told its client by an error event, not a status.
-      const code = errorCode ?? completion?.streamError ?? this.#errorCodes.get(res) ?? (this.#parserAnswers.has(res) ? 'unparsable_request' : undefined);
+      const code = errorCode ?? completion?.streamError ?? this.#errorCodes.get(res) ?? this.#parserAnswers.get(res)?.code;
       this.log[level](this.#line(method, path, res, durationMs, code, completion), 'request');
     };
     // The response of a client that left closes a moment before its request has ended (the
@@ -112,13 +116,15 @@ export class AccessLog {
       // Nothing went out to a client that left first: nginx's 499, not the 200 Node presets.
       status: !res.headersSent && clientLeft(res) ? 499 : (parsed?.status ?? res.statusCode),
       duration_ms: round1(durationMs),
+      ...byteCounts(res),
       ...(errorCode === undefined ? {} : { error: errorCode }),
       ...(parsed?.parserError === undefined ? {} : { parser_error: parsed.parserError }),
       ...(this.#errorDetails.has(res) ? { error_detail: this.#errorDetails.get(res) } : {}),
       // A request refused before its completion began (bad body, busy) still has the id its
       // client was given, so the client's quote of it finds this line.
       ...(completion ? summarize(completion) : requestIdOf(res)),
-      ...(res.writableFinished ? {} : clientLeft(res) ? { client_gone: true } : { cut_short: true }),
+      // The server's own answer to a refused body (a 408) went out whole: nothing was cut.
+      ...(res.writableFinished ? {} : clientLeft(res) ? { client_gone: true } : parsed ? {} : { cut_short: true }),
     };
   }
 
@@ -140,9 +146,9 @@ export class AccessLog {
     );
   }
 
-  /** A request Node's HTTP parser refused before it was one (431, 400): no method or path to name. */
-  unparsed(status: number, parserError: string | undefined): void {
-    this.log.info({ status, error: 'unparsable_request', ...(parserError ? { parser_error: parserError } : {}) }, 'request');
+  /** A request Node's HTTP parser refused before it was one (431, 400; 408 for headers late past headersMs): no method or path to name. */
+  unparsed(status: number, code: string, parserError: string | undefined): void {
+    this.log.info({ status, error: code, ...(parserError ? { parser_error: parserError } : {}) }, 'request');
   }
 
   /** A replica starts to rest after a failure (warn), or takes streams again (info). */
@@ -203,6 +209,11 @@ function summarize({ timeline, model, stream, partialExecution }: CompletionFact
 function clientLeft(res: ServerResponse): boolean {
   const socket = res.req.socket;
   return socket.readableEnded || socket.errored !== null;
+}
+
+function byteCounts(res: ServerResponse): { bytes_sent?: number; bytes_received?: number } {
+  const counts = bytesOf(res);
+  return counts ? { bytes_sent: counts.sent, bytes_received: counts.received } : {};
 }
 
 function requestIdOf(res: ServerResponse): { request_id?: string } {

@@ -90,7 +90,7 @@ export class GatewayMetrics {
     });
     this.#toolWait = new Histogram({
       name: 'conveyor_tool_wait_after_decode_seconds',
-      help: "Per round with tool calls whose decode ended: how long the round still waited for its tools after the model's decode ended (the tool time partial execution did not hide).",
+      help: "Per round that ran gateway tools and reached its end: how long it still waited for its tools after the model's decode ended (the tool time partial execution did not hide; 0 when it hid all of it).",
       buckets: SHORT_BUCKETS,
       registers,
     });
@@ -178,10 +178,27 @@ export class GatewayMetrics {
     const firstToken = timeline.first('first-token');
     if (firstToken) this.#ttft.observe(firstToken.t / 1000);
     this.#countCalls(timeline, end);
+    this.#observeToolWaits(timeline, end);
+  }
+
+  /**
+   * Every round that ran gateway tools and reached its end (its tools all answered), a 0 included:
+   * a round whose tools were done by the decode's end is partial execution's success, and leaving
+   * it out would bias the histogram upward. A round cut first (the client left, the upstream
+   * failed) waited for no answer.
+   */
+  #observeToolWaits(timeline: Timeline, end: TimelineEvent): void {
+    const withTools = new Set<number>();
+    const whole = new Set<number>();
+    for (const e of timeline.events) {
+      if (e === end) break;
+      if (e.round === undefined) continue;
+      if (e.type === 'tool-start') withTools.add(e.round);
+      else if (e.type === 'round-end') whole.add(e.round);
+    }
+    if (withTools.size === 0) return;
     for (const round of timeline.rounds()) {
-      // A round cut before its decode ended (the client left) waited for nothing after it.
-      if (round.toolMs === 0 || !timeline.first('decode-end', round.round)) continue;
-      this.#toolWait.observe(round.toolWaitAfterDecodeMs / 1000);
+      if (withTools.has(round.round) && whole.has(round.round)) this.#toolWait.observe(round.toolWaitAfterDecodeMs / 1000);
     }
   }
 

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { ClientAbortedError, InvalidRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../core/errors.ts';
+import { bodyRefusal } from './server-connection-hooks.ts';
 
 /**
  * Reads a JSON body with a size cap, so one huge request cannot exhaust the gateway's memory.
@@ -53,8 +54,9 @@ export function readBodyBytes(req: IncomingMessage, maxBytes: number): Promise<B
       chunks.push(chunk);
     };
     const onEnd = (): void => finish();
-    // Node says "aborted" (ECONNRESET) when the connection closes mid-body: the client left.
-    const onClose = (): void => finish(new ClientAbortedError());
+    // Node says "aborted" (ECONNRESET) when the connection closes mid-body: the client left, unless
+    // the server closed it, answering the body's lateness (408) itself.
+    const onClose = (): void => finish(bodyRefusal(req) ?? new ClientAbortedError());
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onClose);

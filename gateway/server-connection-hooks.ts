@@ -1,20 +1,34 @@
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { RequestTimeoutError, type ConveyorError } from '../core/errors.ts';
 import type { AccessLog } from './access-log.ts';
 import { pathOf } from './request-path.ts';
 
 /** The statuses Node itself answers its parser's errors with; 400 for the rest. */
 const CLIENT_ERROR_STATUS: Readonly<Record<string, number>> = { HPE_HEADER_OVERFLOW: 431, HPE_CHUNK_EXTENSIONS_OVERFLOW: 413, ERR_HTTP_REQUEST_TIMEOUT: 408 };
 
+/** Requests whose body the server refused and answered itself (a 408 past requestMs), by the error their answer carries. */
+const refusedBodies = new WeakMap<IncomingMessage, ConveyorError>();
+
+/**
+ * Why `req`'s body stopped when the server answered it itself (RequestTimeoutError for its 408),
+ * so that the route reading it ends with the code its client was answered with, not client_aborted;
+ * undefined otherwise.
+ */
+export function bodyRefusal(req: IncomingMessage): ConveyorError | undefined {
+  return refusedBodies.get(req);
+}
+
 /**
  * A request Node's parser refuses (headers too large, a malformed request line) never reaches the
  * handler: answered as Node answers it, and given its access line like any other.
  */
 export function answerParserRefusals(server: Server, accessLog: AccessLog): void {
-  // The responses each connection owes. A parser error while one is owed is that request's (its
-  // body late past requestMs, or cut by the client closing its side): its own line says how it
-  // ended, so a second line would count one request twice. One between requests, on a kept-alive
-  // connection that answered before, is a request of its own: its bytes written say nothing of that.
+  // The responses each connection owes. A parser error while the body of one is still coming is
+  // that request's (its body late past requestMs, or cut by the client closing its side): its own
+  // line says how it ended, so a second line would count one request twice. One between requests,
+  // on a kept-alive connection that answered before, is a request of its own: its bytes written
+  // say nothing of that.
   const owed = new WeakMap<Socket, Set<ServerResponse>>();
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket;
@@ -28,8 +42,16 @@ export function answerParserRefusals(server: Server, accessLog: AccessLog): void
     // sent nothing yet; not after a reset.
     if (!socket.writable || responses.some((res) => res.headersSent) || err.code === 'ECONNRESET') return void socket.destroy();
     const status = CLIENT_ERROR_STATUS[err.code ?? ''] ?? 400;
-    if (responses.length === 0) accessLog.unparsed(status, err.code);
-    else for (const res of responses) accessLog.parserAnswered(res, status, err.code);
+    const timedOut = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+    const code = timedOut ? 'request_timeout' : 'unparsable_request';
+    // The error is the request still being parsed: one whose body has not all come, else a next
+    // one pipelined behind those owed, which never became a request (its line has no method).
+    const parsing = responses.filter((res) => !res.req.complete);
+    if (parsing.length === 0) accessLog.unparsed(status, code, err.code);
+    for (const res of parsing) {
+      if (timedOut) refusedBodies.set(res.req, new RequestTimeoutError());
+      accessLog.parserAnswered(res, status, code, err.code);
+    }
     // Closed once written, as Node's own handler does: the server allows half-open sockets, so a
     // client that never closes its side would otherwise hold this one open.
     socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n\r\n`, () => socket.destroy());

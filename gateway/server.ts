@@ -9,6 +9,7 @@ import { authenticate, type ClientKeyId } from './client-auth.ts';
 import { CorsPolicy } from './cors.ts';
 import { hostCheck } from './host-check.ts';
 import { answerExpectContinue, answerParserRefusals } from './server-connection-hooks.ts';
+import { countResponseBytes } from './response-bytes.ts';
 import { PLAYGROUND_PATHS, PLAYGROUND_PATTERN, playgroundRoute } from './playground-route.ts';
 import { createChatCompletionPump } from '../llm-client/pump-chat-completion.ts';
 import type { ToolPlugin } from '../plugins/plugin-types.ts';
@@ -182,6 +183,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
 
   server.keepAliveTimeout = config.clientTimeouts.keepAliveMs;
   if (config.maxConnections !== undefined) server.maxConnections = config.maxConnections;
+  countResponseBytes(server);
   answerParserRefusals(server, accessLog);
   answerExpectContinue(server, (path) => CHAT_PATH.test(path), config.maxBodyBytes);
 

@@ -10,6 +10,7 @@ import type { Replica } from '../llm-client/upstream-replicas.ts';
 import type { GatewayConfig } from './config.ts';
 import type { AccessLog } from './access-log.ts';
 import { toErrorResponse } from './error-response.ts';
+import { bodyRefusal } from './server-connection-hooks.ts';
 import { armClientStall } from './client-stall.ts';
 import { brokeOffByReplica, heldRefusal, recordRefusal, replicaRefusal, type ReplicaAttempt } from './forward-replica-health.ts';
 import { ForwardedErrorAnswer } from './forwarded-error.ts';
@@ -229,7 +230,7 @@ function abortOnClose(res: ServerResponse, shutdown: AbortSignal): AbortControll
   shutdown.addEventListener('abort', cut, { once: true });
   res.once('close', () => {
     shutdown.removeEventListener('abort', cut);
-    if (!res.writableEnded) controller.abort(new ClientAbortedError());
+    if (!res.writableEnded) controller.abort(bodyRefusal(res.req) ?? new ClientAbortedError());
   });
   return controller;
 }

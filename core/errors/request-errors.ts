@@ -34,6 +34,16 @@ export class PayloadTooLargeError extends ConveyorError {
   }
 }
 
+/**
+ * A request still arriving when `clientTimeouts.requestMs` ran out (Node's requestTimeout): the
+ * server answered it 408 and closed its connection; the route reading its body ends with this.
+ */
+export class RequestTimeoutError extends ConveyorError {
+  constructor() {
+    super('request_timeout', 'the request was still arriving when clientTimeouts.requestMs ran out');
+  }
+}
+
 /** A plain GET on a WebSocket endpoint (the request events): answered 426 with `Upgrade: websocket`. */
 export class UpgradeRequiredError extends ConveyorError {
   constructor(path: string) {

@@ -199,3 +199,37 @@ describe('conveyor_tool_calls_total and conveyor_tool_duration_seconds, from a t
     expect(sample(await ended(timeline), 'conveyor_rounds_total')).toBe(0);
   });
 });
+
+describe('conveyor_tool_wait_after_decode_seconds, from a timeline', () => {
+  /** A round whose one python call starts, ends as `detail` and is marked around its decode's end as `order` says. */
+  function toolRound(id: string, order: Array<'tool-start' | 'tool-end' | 'decode-end' | 'round-end'>, detail = 'ok'): Timeline {
+    const timeline = roundTimeline(id);
+    for (const type of order) timeline.mark(type, { round: 1, ...(type.startsWith('tool') ? { callId: 'c1', detail: type === 'tool-start' ? 'python' : detail } : {}) });
+    return timeline;
+  }
+
+  it('observes a round whose tool was done, in no time, before its decode ended: 0, in the lowest bucket', async () => {
+    const timeline = toolRound('chatcmpl-hidden', ['tool-start', 'tool-end', 'decode-end', 'round-end']);
+    // A calculator's start and end in the same microsecond: the round's tool time is 0.
+    const [start, end] = timeline.events.filter((e) => e.type.startsWith('tool-'));
+    end!.t = start!.t;
+    timeline.mark('request-end', { detail: 'answer' });
+    const text = await ended(timeline);
+    expect(sample(text, 'conveyor_tool_wait_after_decode_seconds_count')).toBe(1);
+    expect(sample(text, 'conveyor_tool_wait_after_decode_seconds_sum')).toBe(0);
+    expect(sample(text, 'conveyor_tool_wait_after_decode_seconds_bucket{le="0.005"}')).toBe(1);
+  });
+
+  it('does not observe a round whose tool the client stopped after the decode ended: the round never had its answer', async () => {
+    const timeline = toolRound('chatcmpl-left-after-decode', ['tool-start', 'decode-end', 'tool-end'], 'aborted');
+    timeline.mark('abort', { round: 1, detail: 'client aborted' });
+    timeline.mark('request-end', { detail: 'client_aborted' });
+    expect(sample(await ended(timeline), 'conveyor_tool_wait_after_decode_seconds_count')).toBe(0);
+  });
+
+  it('does not observe a round without gateway tools', async () => {
+    const timeline = toolRound('chatcmpl-no-tools', ['decode-end', 'round-end']);
+    timeline.mark('request-end', { detail: 'answer' });
+    expect(sample(await ended(timeline), 'conveyor_tool_wait_after_decode_seconds_count')).toBe(0);
+  });
+});
