@@ -60,7 +60,7 @@ interface StreamChoice {
   finish_reason: SentFinishReason | null;
   stop_reason?: string | number | null;
   /** vLLM 0.10.2 on: the token ids of the delta with `return_token_ids`, else null (on every chunk but the role's). */
-  token_ids?: null;
+  token_ids?: readonly number[] | null;
 }
 
 export interface ChatCompletionChunk {
@@ -71,24 +71,25 @@ export interface ChatCompletionChunk {
   choices: StreamChoice[];
   usage?: Usage;
   /** vLLM 0.10.2 on: on the role chunk, the prompt's token ids with `return_token_ids`, else null. */
-  prompt_token_ids?: null;
+  prompt_token_ids?: readonly number[] | null;
 }
 
 /** The first chunk: vLLM sends the role with an empty content before any token text. */
-export function roleChunk(ident: CompletionIdentity): ChatCompletionChunk {
-  return { ...chunk(ident, [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]), prompt_token_ids: null };
+export function roleChunk(ident: CompletionIdentity, promptTokenIds: readonly number[] | null = null): ChatCompletionChunk {
+  return { ...chunk(ident, [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]), prompt_token_ids: promptTokenIds };
 }
 
 /**
  * One token's delta (`{content}`, or with a tool parser `{tool_calls}`, both, or `{}` on a last
  * token that adds nothing); the last one carries finish_reason and stop_reason (the matched
- * `stop` string or stop token id, else null). Every one ends with `"token_ids":null`, as vLLM's
- * since 0.10.2 do (a gateway that expects the older end must still read them fast).
+ * `stop` string or stop token id, else null). Every one ends with `"token_ids":null` (the delta's
+ * ids with `return_token_ids`), as vLLM's since 0.10.2 do (a gateway that expects the older end
+ * must still read them fast).
  */
-export function deltaChunk(ident: CompletionIdentity, delta: ReplyDelta, finishReason: SentFinishReason | null, stopReason?: string | number): ChatCompletionChunk {
+export function deltaChunk(ident: CompletionIdentity, delta: ReplyDelta, finishReason: SentFinishReason | null, stopReason?: string | number, tokenIds: readonly number[] | null = null): ChatCompletionChunk {
   const choice: StreamChoice = { index: 0, delta, logprobs: null, finish_reason: finishReason };
   if (finishReason !== null) choice.stop_reason = stopReason ?? null;
-  choice.token_ids = null;
+  choice.token_ids = tokenIds;
   return chunk(ident, [choice]);
 }
 
@@ -106,7 +107,14 @@ function chunk(ident: CompletionIdentity, choices: StreamChoice[]): ChatCompleti
  * `message.tool_calls` holds what a server-side tool parser found (then `content` is the text
  * before the calls, or null).
  */
-export function chatCompletion(ident: CompletionIdentity, message: { content: string | null; toolCalls?: MessageToolCall[] }, finishReason: SentFinishReason, totals: Usage, stopReason?: string | number) {
+export function chatCompletion(
+  ident: CompletionIdentity,
+  message: { content: string | null; toolCalls?: MessageToolCall[] },
+  finishReason: SentFinishReason,
+  totals: Usage,
+  stopReason?: string | number,
+  ids?: { prompt: readonly number[]; generated: readonly number[] },
+) {
   return {
     id: ident.id,
     object: 'chat.completion' as const,
@@ -128,14 +136,14 @@ export function chatCompletion(ident: CompletionIdentity, message: { content: st
         logprobs: null,
         finish_reason: finishReason,
         stop_reason: stopReason ?? null,
-        token_ids: null,
+        token_ids: ids?.generated ?? null,
       },
     ],
     service_tier: null,
     system_fingerprint: null,
     usage: { ...totals, prompt_tokens_details: totals.prompt_tokens_details ?? null },
     prompt_logprobs: null,
-    prompt_token_ids: null,
+    prompt_token_ids: ids?.prompt ?? null,
     kv_transfer_params: null,
   };
 }

@@ -42,17 +42,20 @@ function startCompletion(ctx: SimContext, body: ChatCompletionRequest, res: Serv
   // vLLM's serving_chat, after OpenAI: "tool_calls" for auto (and required) tool calls; a named
   // tool_choice keeps the engine's own reason ("stop", or "length").
   const finishWithToolCalls = !isNamedToolChoice(body.tool_choice);
+  const returnTokenIds = body.return_token_ids === true ? prompt : undefined;
 
   if (body.stream) {
     const toolCalls = parsesToolCalls ? toolCallsStream(reply) : undefined;
-    const writer = new ChatStreamWriter(res, ident, { promptTokens, ...usageOptions(body.stream_options), toolCalls, finishWithToolCalls, promptTokensDetails: ctx.promptTokensDetails });
+    const options = { promptTokens, ...usageOptions(body.stream_options), toolCalls, finishWithToolCalls, promptTokensDetails: ctx.promptTokensDetails, returnTokenIds };
+    const writer = new ChatStreamWriter(res, ident, options);
     return playStreamed(ctx, plan, res, writer);
   }
-  playWhole(ctx, plan, res, (text, last) => {
+  playWhole(ctx, plan, res, (text, last, tokenIds) => {
+    const ids = returnTokenIds && { prompt: returnTokenIds, generated: tokenIds };
     // Parsed from the text as generated: a reply cut inside its calls is no valid list, and vLLM returns it as content.
     const found = parsesToolCalls ? messageToolCalls(text) : undefined;
     const totals = finalUsage(promptTokens, last.completionTokens, last.cachedTokens, ctx.promptTokensDetails);
-    if (found) sendJson(res, 200, chatCompletion(ident, found, finishWithToolCalls ? 'tool_calls' : last.finishReason, totals, last.stopReason));
-    else sendJson(res, 200, chatCompletion(ident, { content: text }, last.finishReason, totals, last.stopReason));
+    if (found) sendJson(res, 200, chatCompletion(ident, found, finishWithToolCalls ? 'tool_calls' : last.finishReason, totals, last.stopReason, ids));
+    else sendJson(res, 200, chatCompletion(ident, { content: text }, last.finishReason, totals, last.stopReason, ids));
   });
 }

@@ -9,6 +9,7 @@ import {
   type ChatCompletionChunk,
   type CompletionIdentity,
 } from './chat-completion-shapes.ts';
+import { eventTokenIds } from './merged-deltas.ts';
 import type { ToolCallsStream } from './mistral-tool-calls.ts';
 import type { TokenEvent } from './sequence.ts';
 
@@ -24,6 +25,12 @@ export interface ChatStreamOptions {
   finishWithToolCalls?: boolean;
   /** vLLM's `--enable-prompt-tokens-details`: the final usage says how many prompt tokens the prefix cache held (`prompt_tokens_details.cached_tokens`). */
   promptTokensDetails?: boolean;
+  /**
+   * `return_token_ids`: the prompt's ids, sent on the role chunk; every delta chunk then carries its
+   * tokens' ids. A token the tool parser sends no chunk for takes its id with it, as in vLLM 0.11
+   * (vllm-project/vllm#27482).
+   */
+  returnTokenIds?: readonly number[];
 }
 
 /**
@@ -63,7 +70,7 @@ export class ChatStreamWriter {
     if (this.ended) return;
     if (!this.started) {
       this.started = true;
-      this.send(this.withUsage(roleChunk(this.ident), 0));
+      this.send(this.withUsage(roleChunk(this.ident, this.options.returnTokenIds ?? null), 0));
     }
     const toolCalls = this.options.toolCalls;
     const delta = toolCalls ? toolCalls.push(event.text) : { content: event.text };
@@ -71,7 +78,8 @@ export class ChatStreamWriter {
     // the last token always does, with the finish reason.
     if (delta === undefined && event.finishReason === null) return;
     const finishReason = event.finishReason !== null && toolCalls?.called && this.options.finishWithToolCalls !== false ? 'tool_calls' : event.finishReason;
-    this.send(this.withUsage(deltaChunk(this.ident, delta ?? {}, finishReason, event.stopReason), event.completionTokens));
+    const tokenIds = this.options.returnTokenIds === undefined ? null : eventTokenIds(event);
+    this.send(this.withUsage(deltaChunk(this.ident, delta ?? {}, finishReason, event.stopReason, tokenIds), event.completionTokens));
     if (event.finishReason === null) return;
     if (this.options.includeUsage) this.send(usageChunk(this.ident, finalUsage(this.options.promptTokens, event.completionTokens, event.cachedTokens, this.options.promptTokensDetails)));
     this.res.end('data: [DONE]\n\n');

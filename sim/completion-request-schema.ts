@@ -3,15 +3,20 @@ import { addValueError } from './error-response.ts';
 import { laxBool, laxInt } from './pydantic-lax.ts';
 import { checkSamplingRequest, samplingRequestFields, streamOptionsProblem, tokenCount } from './sampling-request-fields.ts';
 
+const tokenIds = z.array(z.number().int().min(0));
+
 /**
  * vLLM's CompletionRequest (the legacy /v1/completions), as far as the simulator reads it; other
  * fields are accepted and ignored, as with pydantic's extra="allow". One prompt per request: a
- * string, a one-string list, or token ids; a list of several strings is refused in words that say so.
+ * string, a one-string list, token ids, or a list of one list of token ids; a list of several
+ * prompts (strings or id lists) is refused in words that say so.
  */
 export const completionRequestSchema = z
   .looseObject({
     ...samplingRequestFields,
-    prompt: z.union([z.string(), z.array(z.string()).min(1), z.array(z.number().int().min(0)).min(1)]),
+    prompt: z.union([z.string(), z.array(z.string()).min(1), tokenIds, z.array(tokenIds).min(1)]),
+    /** BOS before a text prompt; token ids are taken as given either way. */
+    add_special_tokens: laxBool().optional(),
     /** Refused once the model is known, as vLLM refuses it (completions-route.ts). */
     suffix: z.string().nullish(),
     /** vLLM's default is the OpenAI legacy API's: 16. */
@@ -23,7 +28,7 @@ export const completionRequestSchema = z
   .superRefine((body, ctx) => {
     checkSamplingRequest(body, ctx);
     // vLLM answers a list of prompts as a batch, one choice each; the simulator plays one sequence per request.
-    if (Array.isArray(body.prompt) && body.prompt.length > 1 && typeof body.prompt[0] === 'string') {
+    if (Array.isArray(body.prompt) && body.prompt.length > 1 && typeof body.prompt[0] !== 'number') {
       ctx.addIssue({ code: 'custom', path: ['prompt'], message: `The simulator takes one prompt per request; got a list of ${body.prompt.length}. Send one request per prompt.` });
     }
     if (body.echo === true) {

@@ -1,7 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { ChunkedBodyWriter } from '../core/chunked-body-writer.ts';
 import { finalUsage, usage, type CompletionIdentity } from './chat-completion-shapes.ts';
-import { textChunk, textUsageChunk } from './completion-shapes.ts';
+import { textChunk, textUsageChunk, type ChoiceTokenIds } from './completion-shapes.ts';
+import { eventTokenIds } from './merged-deltas.ts';
 import type { TokenEvent } from './sequence.ts';
 
 export interface CompletionStreamOptions {
@@ -12,6 +13,8 @@ export interface CompletionStreamOptions {
   continuousUsage: boolean;
   /** vLLM's `--enable-prompt-tokens-details`: the final usage says how many prompt tokens the prefix cache held (`prompt_tokens_details.cached_tokens`). */
   promptTokensDetails?: boolean;
+  /** `return_token_ids`: the prompt's ids, sent on the first chunk; every chunk then carries its tokens' ids. */
+  returnTokenIds?: readonly number[];
 }
 
 /**
@@ -25,6 +28,7 @@ export class CompletionStreamWriter {
   readonly #ident: CompletionIdentity;
   readonly #options: CompletionStreamOptions;
   #ended = false;
+  #promptIdsSent = false;
 
   constructor(res: ServerResponse, ident: CompletionIdentity, options: CompletionStreamOptions) {
     this.#res = res;
@@ -48,11 +52,19 @@ export class CompletionStreamWriter {
     const { promptTokens, includeUsage, continuousUsage } = this.#options;
     const last = event.finishReason !== null;
     const totals = continuousUsage ? usage(promptTokens, event.completionTokens) : null;
-    this.#send(textChunk(this.#ident, event.text, event.finishReason, last ? (event.stopReason ?? null) : null, totals));
+    this.#send(textChunk(this.#ident, event.text, event.finishReason, last ? (event.stopReason ?? null) : null, totals, this.#tokenIds(event)));
     if (!last) return;
     if (includeUsage) this.#send(textUsageChunk(this.#ident, finalUsage(promptTokens, event.completionTokens, event.cachedTokens, this.#options.promptTokensDetails)));
     this.#res.end('data: [DONE]\n\n');
     this.#ended = true;
+  }
+
+  #tokenIds(event: TokenEvent): ChoiceTokenIds | undefined {
+    const promptIds = this.#options.returnTokenIds;
+    if (promptIds === undefined) return undefined;
+    const prompt = this.#promptIdsSent ? null : promptIds;
+    this.#promptIdsSent = true;
+    return { prompt, generated: eventTokenIds(event) };
   }
 
   #send(chunk: object): void {

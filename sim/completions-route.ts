@@ -30,13 +30,12 @@ export async function handleCompletions(ctx: SimContext, req: IncomingMessage, r
 }
 
 function promptOf(body: CompletionRequest): { text: string; tokenIds: readonly number[] } {
-  const prompt = body.prompt;
-  if (typeof prompt === 'string' || typeof prompt[0] === 'string') {
-    const text = typeof prompt === 'string' ? prompt : (prompt[0] as string);
-    return { text, tokenIds: textPromptTokenIds(text) };
-  }
-  const tokenIds = prompt as number[];
-  return { text: decodeClientTokenIds(tokenIds, 'prompt'), tokenIds };
+  // The schema lets through one prompt only: a list of prompts (strings or id lists) has one element.
+  const prompt = Array.isArray(body.prompt) && body.prompt.length > 0 && typeof body.prompt[0] !== 'number' ? body.prompt[0]! : body.prompt;
+  const tokenIds = typeof prompt === 'string' ? textPromptTokenIds(prompt, body.add_special_tokens ?? true) : (prompt as number[]);
+  // vLLM's input processor refuses a prompt of no tokens (an empty id list, or "" without BOS).
+  if (tokenIds.length === 0) throw new InvalidRequestError('The decoder prompt cannot be empty');
+  return { text: typeof prompt === 'string' ? prompt : decodeClientTokenIds(tokenIds, 'prompt'), tokenIds };
 }
 
 function startCompletion(ctx: SimContext, body: CompletionRequest, res: ServerResponse, requestId: string | undefined): void {
@@ -54,8 +53,14 @@ function startCompletion(ctx: SimContext, body: CompletionRequest, res: ServerRe
   const promptTokens = plan.promptTokens;
   const ident = newTextCompletionIdentity(body.model ?? ctx.modelName, requestId);
 
-  if (body.stream) return playStreamed(ctx, plan, res, new CompletionStreamWriter(res, ident, { promptTokens, ...usageOptions(body.stream_options), promptTokensDetails: ctx.promptTokensDetails }));
-  playWhole(ctx, plan, res, (text, last) =>
-    sendJson(res, 200, textCompletion(ident, text, last.finishReason, last.stopReason ?? null, finalUsage(promptTokens, last.completionTokens, last.cachedTokens, ctx.promptTokensDetails))),
-  );
+  const returnTokenIds = body.return_token_ids === true ? prompt.tokenIds : undefined;
+  if (body.stream) {
+    const options = { promptTokens, ...usageOptions(body.stream_options), promptTokensDetails: ctx.promptTokensDetails, returnTokenIds };
+    return playStreamed(ctx, plan, res, new CompletionStreamWriter(res, ident, options));
+  }
+  playWhole(ctx, plan, res, (text, last, tokenIds) => {
+    const ids = returnTokenIds === undefined ? undefined : { prompt: returnTokenIds, generated: tokenIds };
+    const totals = finalUsage(promptTokens, last.completionTokens, last.cachedTokens, ctx.promptTokensDetails);
+    sendJson(res, 200, textCompletion(ident, text, last.finishReason, last.stopReason ?? null, totals, ids));
+  });
 }

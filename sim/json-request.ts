@@ -25,11 +25,17 @@ export async function readJsonRequest<S extends z.ZodType>(req: IncomingMessage,
     sendVllmError(res, 413, err.message, 'Request Entity Too Large');
     return undefined;
   }
+  // FastAPI reads an empty body as no body at all: the route's one body parameter is missing.
+  if (raw.length === 0) {
+    sendValidationError(res, [{ type: 'missing', loc: ['body'], msg: 'Field required' }]);
+    return undefined;
+  }
+  const text = raw.toString('utf8');
   let json: unknown;
   try {
-    json = JSON.parse(raw.toString('utf8'));
-  } catch {
-    sendValidationError(res, [{ type: 'json_invalid', loc: ['body', 0], msg: 'JSON decode error' }]);
+    json = JSON.parse(text);
+  } catch (err) {
+    sendValidationError(res, [{ type: 'json_invalid', loc: ['body', jsonErrorPosition(err, text)], msg: 'JSON decode error' }]);
     return undefined;
   }
   const parsed = schema.safeParse(json);
@@ -38,4 +44,16 @@ export async function readJsonRequest<S extends z.ZodType>(req: IncomingMessage,
     return undefined;
   }
   return parsed.data;
+}
+
+/**
+ * Where the JSON went wrong, as FastAPI gives it (`loc: ('body', JSONDecodeError.pos)`): V8 says
+ * "at position N" for most mistakes; a text that ends too soon is wrong where it ends, as Python
+ * reports it. V8's "Unexpected token" without a position gives 0.
+ */
+function jsonErrorPosition(err: unknown, text: string): number {
+  const message = err instanceof Error ? err.message : '';
+  const match = /at position (\d+)/.exec(message);
+  if (match) return Number(match[1]);
+  return message.includes('end of JSON input') ? text.length : 0;
 }

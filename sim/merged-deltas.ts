@@ -6,8 +6,8 @@ import type { TokenEvent } from './sequence.ts';
  * A stream's tokens for a client that reads slower than the engine decodes, as vLLM's
  * RequestOutputCollector has them: while the response's socket is full the engine keeps
  * decoding, and the tokens it makes meanwhile are merged into one delta (their text joined, the
- * last one's counts and finish reason), written as one chunk once the socket drains. Written one
- * chunk each, they piled up in the simulator's memory instead.
+ * last one's counts and finish reason, every token's id), written as one chunk once the socket
+ * drains. Written one chunk each, they piled up in the simulator's memory instead.
  */
 export function mergeWhileBlocked(res: ServerResponse, write: (event: TokenEvent) => void): (event: TokenEvent) => void {
   let pending: TokenEvent | undefined;
@@ -27,6 +27,11 @@ export function mergeWhileBlocked(res: ServerResponse, write: (event: TokenEvent
   };
   return (event) => {
     if (!waiting) return deliver(event);
-    pending = pending ? { ...event, text: pending.text + event.text } : event;
+    pending = pending ? { ...event, text: pending.text + event.text, tokenIds: [...eventTokenIds(pending), event.tokenId] } : event;
   };
+}
+
+/** The token ids a (possibly merged) delta carries, in order. */
+export function eventTokenIds(event: TokenEvent): readonly number[] {
+  return event.tokenIds ?? [event.tokenId];
 }

@@ -22,13 +22,18 @@ export function playStreamed(ctx: SimContext, plan: SequencePlan, res: ServerRes
 /** The event of a sequence's last token. */
 export type LastTokenEvent = TokenEvent & { finishReason: NonNullable<TokenEvent['finishReason']> };
 
-/** Plays `plan` to its end, then `answer` sends the one response from the whole text and the last token's event. */
-export function playWhole(ctx: SimContext, plan: SequencePlan, res: ServerResponse, answer: (text: string, last: LastTokenEvent) => void): void {
+/**
+ * Plays `plan` to its end, then `answer` sends the one response from the whole text, the last
+ * token's event and every generated token's id (EOS included, as vLLM's `output.token_ids`).
+ */
+export function playWhole(ctx: SimContext, plan: SequencePlan, res: ServerResponse, answer: (text: string, last: LastTokenEvent, tokenIds: readonly number[]) => void): void {
   let text = '';
+  const tokenIds: number[] = [];
   const handle = ctx.engine.submit(plan, {
     onToken(event) {
       text += event.text;
-      if (event.finishReason !== null) answer(text, event as LastTokenEvent);
+      tokenIds.push(event.tokenId);
+      if (event.finishReason !== null) answer(text, event as LastTokenEvent, tokenIds);
     },
     onAborted: () => res.destroy(),
   });

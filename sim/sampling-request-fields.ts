@@ -54,6 +54,8 @@ export const samplingRequestFields = {
   ignore_eos: laxBool().nullish(),
   /** vLLM extension: EOS, stop tokens and stop strings do not end the sequence before this many tokens. */
   min_tokens: laxInt().nullish(),
+  /** vLLM 0.10.2 on: the prompt's and the generated tokens' ids in the answer (`prompt_token_ids`, `token_ids`), EOS included. */
+  return_token_ids: laxBool().nullish(),
   /** Simulator extension: pick a scenario by name (same as model `sim-<name>`). */
   scenario: z.string().min(1).optional(),
 };

@@ -7,6 +7,8 @@ export type FinishReason = 'stop' | 'length';
 /** What one engine step produced for one sequence. */
 export interface TokenEvent {
   tokenId: number;
+  /** A delta merged for a slow reader (merged-deltas.ts): the ids of all its tokens, `tokenId` last. Absent: `[tokenId]`. */
+  tokenIds?: readonly number[];
   /** Text delta; '' while a multi-byte character is incomplete and for the EOS token. */
   text: string;
   /** Tokens generated so far, this one included (EOS counts, as in vLLM's usage). */

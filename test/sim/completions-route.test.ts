@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BOS_TOKEN_ID, encodeText } from '../../sim/mistral-tokenizer.ts';
+import { BOS_TOKEN_ID, encodeText, EOS_TOKEN_ID } from '../../sim/mistral-tokenizer.ts';
+import { textPromptTokenIds } from '../../sim/prompt-tokens.ts';
 import { startSim, type SimHandle } from '../../sim/sim-server.ts';
 import { allSseData, fixedReplyScenario } from './sim-test-helpers.ts';
 
@@ -43,12 +44,62 @@ describe('POST /v1/completions (vLLM legacy text completions)', () => {
     expect(tokenChunks).toHaveLength(encodeText(REPLY).length + 1); // + EOS
     for (const c of tokenChunks) {
       expect(c).toMatchObject({ id: tokenChunks[0]!.id, object: 'text_completion', model: MODEL, usage: null });
-      expect(Object.keys(c.choices[0]!)).toEqual(['index', 'text', 'logprobs', 'finish_reason', 'stop_reason']);
+      // vLLM 0.10.2 on (return_token_ids): the token-id fields, null unless asked for, dumped with every chunk.
+      expect(c.choices[0]).toMatchObject({ prompt_token_ids: null, token_ids: null });
+      expect(Object.keys(c.choices[0]!)).toEqual(['index', 'text', 'logprobs', 'finish_reason', 'stop_reason', 'prompt_token_ids', 'token_ids']);
     }
     expect(tokenChunks.map((c) => c.choices[0]!.text).join('')).toBe(REPLY);
     expect(tokenChunks.at(-1)!.choices[0]).toMatchObject({ finish_reason: 'stop', stop_reason: null });
     const promptTokens = 1 + encodeText('say hello').length;
     expect(usageChunk).toMatchObject({ choices: [], usage: { prompt_tokens: promptTokens, completion_tokens: tokenChunks.length } });
+  });
+
+  it("sends the whole response's choice with every field of vLLM's CompletionResponseChoice, in its order", async () => {
+    const body = (await (await postCompletion({ model: MODEL, prompt: 'say hello', max_tokens: 2 })).json()) as { choices: Array<Record<string, unknown>> };
+    expect(Object.keys(body)).toEqual(['id', 'object', 'created', 'model', 'choices', 'service_tier', 'system_fingerprint', 'usage', 'kv_transfer_params']);
+    expect(body.choices[0]).toEqual({
+      index: 0,
+      text: expect.any(String),
+      logprobs: null,
+      finish_reason: 'length',
+      stop_reason: null,
+      token_ids: null,
+      prompt_logprobs: null,
+      prompt_token_ids: null,
+    });
+    expect(Object.keys(body.choices[0]!)).toEqual(['index', 'text', 'logprobs', 'finish_reason', 'stop_reason', 'token_ids', 'prompt_logprobs', 'prompt_token_ids']);
+  });
+
+  it('dumps a running usage whole with continuous_usage_stats (prompt_tokens_details: null), the final one without it', async () => {
+    const res = await postCompletion({ model: MODEL, prompt: 'say hello', max_tokens: 2, stream: true, stream_options: { continuous_usage_stats: true } });
+    const payloads = (await allSseData(res)).slice(0, -1);
+    const promptTokens = 1 + encodeText('say hello').length;
+    expect(payloads.map((p) => JSON.stringify((JSON.parse(p) as TextChunk).usage))).toEqual([
+      `{"prompt_tokens":${promptTokens},"total_tokens":${promptTokens + 1},"completion_tokens":1,"prompt_tokens_details":null}`,
+      `{"prompt_tokens":${promptTokens},"total_tokens":${promptTokens + 2},"completion_tokens":2,"prompt_tokens_details":null}`,
+      `{"prompt_tokens":${promptTokens},"total_tokens":${promptTokens + 2},"completion_tokens":2}`,
+    ]);
+  });
+
+  it('returns the prompt and generated token ids with return_token_ids (EOS included), the prompt ids on the first streamed chunk only', async () => {
+    const promptIds = textPromptTokenIds('say hello');
+    const generated = [...encodeText(REPLY), EOS_TOKEN_ID];
+    const whole = (await (await postCompletion({ model: MODEL, prompt: 'say hello', max_tokens: 100, return_token_ids: true })).json()) as {
+      choices: Array<{ text: string; token_ids: number[]; prompt_token_ids: number[] }>;
+      usage: { completion_tokens: number };
+    };
+    expect(whole.choices[0]).toMatchObject({ text: REPLY, prompt_token_ids: promptIds, token_ids: generated });
+    expect(whole.usage.completion_tokens).toBe(generated.length);
+
+    const res = await postCompletion({ model: MODEL, prompt: promptIds, max_tokens: 100, stream: true, return_token_ids: true });
+    const chunks = (await allSseData(res)).slice(0, -1).map((p) => JSON.parse(p) as { choices: Array<{ token_ids: number[]; prompt_token_ids: number[] | null }> });
+    expect(chunks.map((c) => c.choices[0]!.prompt_token_ids)).toEqual([promptIds, ...chunks.slice(1).map(() => null)]);
+    expect(chunks.flatMap((c) => c.choices[0]!.token_ids)).toEqual(generated);
+    // A stop string cuts the text, not the ids: the token that completed it is generated, and counted.
+    const stopped = (await (await postCompletion({ model: MODEL, prompt: 'say hello', max_tokens: 100, stop: ['world'], return_token_ids: true })).json()) as typeof whole;
+    expect(stopped.choices[0]!.text).toBe('Hello ');
+    expect(stopped.choices[0]!.token_ids).toEqual(encodeText('Hello world'));
+    expect(stopped.usage.completion_tokens).toBe(stopped.choices[0]!.token_ids.length);
   });
 
   it('defaults max_tokens to 16 as vLLM does, and ends with finish_reason "length"', async () => {
@@ -117,6 +168,25 @@ describe('POST /v1/completions (vLLM legacy text completions)', () => {
     expect((await postCompletion({ model: MODEL, prompt: 'say hello', suffix: null, max_tokens: 2 })).status).toBe(200);
   });
 
+  it('takes a list of one token-id list as that prompt, and add_special_tokens: false leaves BOS out of a text prompt', async () => {
+    const ids = [BOS_TOKEN_ID, ...encodeText('say hello')];
+    const nested = (await (await postCompletion({ model: MODEL, prompt: [ids], max_tokens: 100 })).json()) as TextChunk;
+    expect(nested.choices[0]!.text).toBe(REPLY);
+    expect(nested.usage!.prompt_tokens).toBe(ids.length);
+    const withBos = (await (await postCompletion({ model: MODEL, prompt: 'say hello', max_tokens: 1 })).json()) as TextChunk;
+    const withoutBos = (await (await postCompletion({ model: MODEL, prompt: 'say hello', max_tokens: 1, add_special_tokens: false })).json()) as TextChunk;
+    expect(withBos.usage!.prompt_tokens).toBe(ids.length);
+    expect(withoutBos.usage!.prompt_tokens).toBe(ids.length - 1);
+  });
+
+  it("refuses a prompt of no tokens in vLLM's words", async () => {
+    for (const body of [{ prompt: [] }, { prompt: [[]] }, { prompt: '', add_special_tokens: false }]) {
+      const res = await postCompletion({ model: MODEL, max_tokens: 1, ...body });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({ error: { message: 'The decoder prompt cannot be empty', type: 'BadRequestError', param: null, code: 400 } });
+    }
+  });
+
   it('says that it takes one prompt per request when given a list of several', async () => {
     const res = await postCompletion({ model: MODEL, prompt: ['a', 'b', 'c'] });
     expect(res.status).toBe(400);
@@ -126,5 +196,8 @@ describe('POST /v1/completions (vLLM legacy text completions)', () => {
       "1 validation error:\n  {'type': 'custom', 'loc': ('body', 'prompt'), 'msg': 'The simulator takes one prompt per request; got a list of 3. Send one request per prompt.'}",
     );
     expect((await postCompletion({ model: MODEL, prompt: ['say hello'], max_tokens: 2 })).status).toBe(200);
+    const idLists = await postCompletion({ model: MODEL, prompt: [[1, 2], [3, 4]] });
+    expect(idLists.status).toBe(400);
+    expect(((await idLists.json()) as { error: { message: string } }).error.message).toContain('The simulator takes one prompt per request; got a list of 2.');
   });
 });

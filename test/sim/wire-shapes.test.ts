@@ -200,6 +200,17 @@ describe('errors', () => {
     expect(opts.body.error.message).toContain('Stream options can only be defined when `stream=True`.');
   });
 
+  it("locates bad JSON as FastAPI does (the decoder's position), and reads an empty body as a missing one", async () => {
+    const post = (body: string) => fetch(`${sim.url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    for (const [raw, pos] of [['{oops', 1], ['{"messages":', 12], ['{"a":1}x', 7]] as const) {
+      const { status, body } = await errorOf(await post(raw));
+      expect(status).toBe(400);
+      expect(body.error.message).toBe(`1 validation error:\n  {'type': 'json_invalid', 'loc': ('body', ${pos}), 'msg': 'JSON decode error'}`);
+    }
+    const empty = await errorOf(await post(''));
+    expect(empty).toMatchObject({ status: 400, body: { error: { message: "1 validation error:\n  {'type': 'missing', 'loc': ('body',), 'msg': 'Field required'}", param: 'body' } } });
+  });
+
   it('answers an unknown model as vLLM does: 404 NotFoundError', async () => {
     const { status, body } = await errorOf(await postChat(sim.url, { model: 'gpt-4o', messages }));
     expect(status).toBe(404);
