@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { requestJson } from './request-json.ts';
-import type { ResolvedStreamOptions } from './upstream-options.ts';
+import { generationHeadersMs, type ResolvedStreamOptions } from './upstream-options.ts';
 import { upstreamTarget } from './upstream-target.ts';
 
 /** The upstream request of one streaming chat completion, and the dispatcher that sends it. */
@@ -28,11 +28,7 @@ export function chatCompletionRequest(options: ResolvedStreamOptions): ChatCompl
       method: 'POST',
       headers: { ...target.headers, 'content-type': 'application/json', accept: 'text/event-stream' },
       body: requestJson(body),
-      // The first token cannot come before the headers, and llama.cpp's server sends them only with
-      // its first token (it holds the status line so an error before it is a real HTTP error): its
-      // queueing and prefill, which firstTokenMs is there to allow, all fall before the headers.
-      // A shorter headersMs cut them short (a 504, and a replica rested, at 60 s of a 120 s wait).
-      headersTimeout: Math.max(options.timeouts.headersMs, options.timeouts.firstTokenMs),
+      headersTimeout: generationHeadersMs(options.timeouts),
       // Token-phase timing is the stream's own (first token vs idle, keep-alives excluded);
       // undici's body timeout would count comment bytes as progress.
       bodyTimeout: 0,

@@ -5,7 +5,13 @@ import { deferDrain, requestDispatched, type DeferredDrain } from './first-token
 import { rawHeaderRecord } from './raw-headers.ts';
 import { awaitSocket, type SocketReuse } from './reused-sockets.ts';
 import { abortReason, isStaleConnectionFailure, toUpstreamError } from './upstream-failure.ts';
-import { ListModelsOptionsSchema, parseUpstreamOptions, type ListModelsOptions, type ResolvedListModelsOptions } from './upstream-options.ts';
+import {
+  generationHeadersMs,
+  ListModelsOptionsSchema,
+  parseUpstreamOptions,
+  type ListModelsOptions,
+  type ResolvedListModelsOptions,
+} from './upstream-options.ts';
 import { upstreamTarget } from './upstream-target.ts';
 
 /** One request to pass to the upstream as it is: any method, any endpoint below the base URL. */
@@ -48,8 +54,8 @@ const HELD_BYTES_LIMIT = 256 * 1024;
 /**
  * Sends one request upstream unchanged but for the upstream's own key, and hands its answer,
  * whatever the status, to `sink` as it arrives: the bytes are not parsed. Connect and headers
- * timeouts are the stream's; between body reads it allows the longer of `firstTokenMs` and
- * `idleMs`, since an upstream may send its headers before a long prefill.
+ * timeouts are a chat stream's (generationHeadersMs); between body reads it allows the longer of
+ * `firstTokenMs` and `idleMs`, since an upstream may send its headers before a long prefill.
  *
  * It is undici's dispatch handler itself, as the chat stream is (pumped-stream.ts), and its
  * reads after the first go out in first-token-first's passes, so a forwarded stream costs the
@@ -142,7 +148,9 @@ class ForwardHandler implements ForwardedExchange, Dispatcher.DispatchHandler, D
         method: this.#request.method as Dispatcher.HttpMethod,
         headers: { ...this.#request.headers, ...target.headers },
         body: this.#request.body,
-        headersTimeout: timeouts.headersMs,
+        // A forwarded completions stream from llama.cpp's server has its headers with its first
+        // token, as a chat stream does (review s41: it failed, and rested the replica, at headersMs).
+        headersTimeout: generationHeadersMs(timeouts),
         bodyTimeout: forwardBodyTimeoutMs(timeouts),
       },
     };
@@ -241,8 +249,8 @@ class ForwardHandler implements ForwardedExchange, Dispatcher.DispatchHandler, D
   #fail(error: unknown): void {
     if (this.#settled) return;
     const { signal } = this.#request;
-    // The silence allowed here is the body timeout above, which the error then names.
-    const timeouts = { ...this.#options.timeouts, idleMs: forwardBodyTimeoutMs(this.#options.timeouts) };
+    // The waits allowed here are the timeouts above, which the error then names.
+    const timeouts = { ...this.#options.timeouts, headersMs: generationHeadersMs(this.#options.timeouts), idleMs: forwardBodyTimeoutMs(this.#options.timeouts) };
     this.#settle(signal.aborted ? abortReason(signal) : toUpstreamError(error, { baseUrl: this.#options.baseUrl, timeouts }));
   }
 

@@ -1,10 +1,13 @@
 import type { EventSourceMessage } from 'eventsource-parser';
 import { UpstreamProtocolError, type UpstreamError } from '../core/errors.ts';
-import { ChatChunkDecoder, isGenerationPart, tokenEventParts } from './chat-chunk-decoder.ts';
+import { AnswerTail } from './answer-tail.ts';
+import { ChatChunkDecoder, isGenerationPart } from './chat-chunk-decoder.ts';
+import { chatEventParts } from './chat-event-parts.ts';
 import { chatCompletionRequest } from './chat-completion-request.ts';
 import { DispatchedRequest } from './dispatched-request.ts';
 import { deferDrain, type DeferredDrain } from './first-token-first.ts';
-import { HeldEvents, isTokenEvent, type HeldEvent } from './held-events.ts';
+import { HeldEvents, type HeldEvent } from './held-events.ts';
+import { PartDelivery } from './part-delivery.ts';
 import { rawHeaderValue } from './raw-headers.ts';
 import { SseEventDecoder } from './sse-event-decoder.ts';
 import { StreamDeadlines, type DeadlineStarts } from './stream-deadlines.ts';
@@ -14,35 +17,22 @@ import { ErrorBody } from './upstream-response-error.ts';
 import type { UpstreamStream } from './upstream-stream.ts';
 
 /**
- * How long the answer waits, after `data: [DONE]`, for the server to end the response. vLLM ends
- * it at once, and waiting for that end keeps the socket for the next request; a server that keeps
- * the response open costs this delay and its socket, not the idle timeout.
- */
-const AFTER_DONE_GRACE_MS = 250;
-
-/**
  * One chat completion's answer, decoded into parts and pushed into `onPart` as it is read; the
  * request under it, undici's abort and the settling are DispatchedRequest's.
  */
 export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> implements UpstreamStream, DeferredDrain {
-  private readonly onPart: (part: UpstreamPart) => void;
+  readonly #delivery: PartDelivery;
   /** The upstream sent a status line: whatever failed after that, the request reached a server that answered it. */
   responded = false;
   #resumeRequest: (() => void) | undefined;
-  #afterDone: NodeJS.Timeout | undefined;
   #paused = false;
-  /** onPart calls under way (resume() from inside one waits for it to return). */
-  #delivering = 0;
-  #resumeQueued = false;
   readonly #held = new HeldEvents();
   /** A generation part has gone out: later events wait for the end of the I/O phase. */
   #generating = false;
   /** In first-token-first's queue. */
   #deferred = false;
   #endOfBody = false;
-  #sawDone = false;
-  /** A chunk with a finish_reason has been delivered: the answer is whole. */
-  #sawFinish = false;
+  readonly #tail = new AnswerTail(() => this.#endWhole(), () => !this.#held.isEmpty);
   /** The body of a non-2xx answer, read for its message. */
   #errorBody: ErrorBody | undefined;
   #expired: UpstreamError | undefined;
@@ -53,7 +43,7 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
 
   constructor(options: ResolvedStreamOptions, onPart: (part: UpstreamPart) => void) {
     super(options);
-    this.onPart = onPart;
+    this.#delivery = new PartDelivery(onPart, (error) => this.settle(error));
     this.#deadlines = new StreamDeadlines(options.timeouts, (error) => {
       this.#expired = error;
       this.fail(error);
@@ -72,27 +62,18 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
     if (this.#paused || this.settled) return;
     this.#paused = true;
     this.#deadlines.pause();
+    this.#tail.pause();
   }
 
   resume(): void {
     if (!this.#paused || this.settled) return;
-    // Called from inside onPart (a consumer that pauses and finds it need not): the delivery under
-    // way finishes first. Resumed in place, a nested drain handed the part being delivered over
-    // again, from the start of the held events the outer one had not yet let go of.
-    if (this.#delivering > 0) {
-      if (!this.#resumeQueued) {
-        this.#resumeQueued = true;
-        queueMicrotask(() => {
-          this.#resumeQueued = false;
-          this.resume();
-        });
-      }
-      return;
-    }
+    // From inside onPart: a consumer that paused and found it need not.
+    if (this.#delivery.resumeLater(() => this.resume())) return;
     this.#paused = false;
     this.#drain();
     if (this.#paused || this.settled) return;
     this.#deadlines.resume();
+    this.#tail.resume();
     if (this.#endOfBody) this.#finish();
     else this.#resumeRequest?.();
   }
@@ -184,21 +165,9 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
   }
 
   #handleEvent(event: HeldEvent): void {
-    // Whatever follows [DONE] is read and dropped, so the socket ends cleanly and goes back to
-    // the keep-alive pool instead of being destroyed.
-    if (this.#sawDone) return;
-    let parts: UpstreamPart[];
-    if (isTokenEvent(event)) parts = tokenEventParts(event);
-    else if (event.data.trimEnd() === '[DONE]') {
-      this.#sawDone = true;
-      this.#afterDone = setTimeout(() => this.fail(new UpstreamProtocolError('the response stayed open after [DONE]')), AFTER_DONE_GRACE_MS);
-      return;
-    } else if (event.event !== 'error' && event.data.trim() === '') {
-      // `data: ` alone is some proxies' keep-alive: like a comment it proves the socket alive,
-      // not the model's progress, so it is no chunk (decoded, it failed the stream as "not
-      // JSON") and no tick of the first-token or idle timer.
-      return;
-    } else parts = this.#decoder!.decode(event.data, event.event);
+    const parts = chatEventParts(event, this.#decoder!, this.#tail);
+    // A keep-alive proves the socket alive, not the model's progress: no tick of the first-token or idle timer.
+    if (parts === undefined) return;
     const generation = parts.some(isGenerationPart);
     this.#deadlines.chunkArrived(generation);
     if (generation) this.#generating = true;
@@ -207,19 +176,14 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
       if (this.settled) return;
       this.#deliver(part);
     }
+    if (this.settled) return;
+    if (this.#tail.finished) this.#deadlines.generationOver();
+    this.#tail.chunkHandled();
   }
 
-  /** What `onPart` throws is the consumer's own failure: it ends the stream unchanged. */
   #deliver(part: UpstreamPart): void {
-    if (part.type === 'finish') this.#sawFinish = true;
-    this.#delivering += 1;
-    try {
-      this.onPart(part);
-    } catch (error) {
-      this.settle(error);
-    } finally {
-      this.#delivering -= 1;
-    }
+    this.#tail.delivered(part);
+    this.#delivery.deliver(part);
   }
 
   /**
@@ -259,33 +223,30 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
 
   #finish(): void {
     if (this.settled) return;
-    if (!this.#decoder?.started) {
-      this.settle(new UpstreamProtocolError('upstream ended the stream without sending any chunk'));
-      return;
-    }
-    // vLLM, SGLang and llama.cpp end every whole answer with a finish_reason: a body that ends
-    // without one was cut short (a proxy's timeout, a server that logged an error and stopped),
-    // and passed on it would read as an answer the model finished.
-    if (!this.#sawFinish) {
-      this.settle(new UpstreamProtocolError('upstream ended the stream without a finish_reason: the answer was cut short'));
-      return;
-    }
+    const fault = this.#tail.endFault(this.#decoder?.started ?? false);
+    if (fault) return this.settle(fault);
     this.#deliver({ type: 'end' });
     this.settle();
+  }
+
+  /**
+   * The answer ends as it stands (answer-tail.ts): the rest of the response is not read, and
+   * closing the request destroys its socket rather than pool it half read.
+   */
+  #endWhole(): void {
+    if (this.settled) return;
+    this.#endOfBody = true;
+    this.#held.clear();
+    this.closeRequest();
+    // A paused consumer gets the end when it resumes, as when the body ends during a pause.
+    if (!this.#paused) this.#finish();
   }
 
   protected override fail(error: unknown): void {
     // The caller's abort wins over everything below (DispatchedRequest's fail answers it).
     if (this.settled || this.options.signal.aborted) return super.fail(error);
-    // After [DONE] the answer is complete; a server that then stalls or resets costs only the socket.
-    if (this.#sawDone) {
-      this.#endOfBody = true;
-      this.#held.clear();
-      this.closeRequest();
-      // A paused consumer gets the end when it resumes, as when the body ends during a pause.
-      if (!this.#paused) this.#finish();
-      return;
-    }
+    // A whole answer is complete; a server that then stalls or resets costs only the socket.
+    if (this.#tail.whole) return this.#endWhole();
     if (this.#expired) this.interrupted = true;
     super.fail(this.#expired ?? error);
   }
@@ -293,6 +254,6 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
   protected release(): void {
     this.#held.clear();
     this.#deadlines.clear();
-    clearTimeout(this.#afterDone);
+    this.#tail.clear();
   }
 }

@@ -35,6 +35,8 @@ export class StreamDeadlines {
   #idleArmed = false;
   #paused = false;
   #expired = false;
+  /** The model has finished (generationOver): only the total deadline still runs. */
+  #generationOver = false;
   /** When the idle clock last restarted (performance.now()). */
   #idleFrom = 0;
   /** When the first token is due (performance.now()); moved on by the time spent paused. */
@@ -61,7 +63,7 @@ export class StreamDeadlines {
   /** A chunk arrived; `generated` when it carried output (a token, a tool-call fragment, a finish). */
   chunkArrived(generated: boolean): void {
     if (generated) this.#tokensFlowing = true;
-    if (!this.#tokensFlowing || this.#paused) return;
+    if (!this.#tokensFlowing || this.#paused || this.#generationOver) return;
     this.#idleFrom = performance.now();
     if (!this.#idleArmed) this.#armIdle(this.timeouts.idleMs);
   }
@@ -81,6 +83,7 @@ export class StreamDeadlines {
   resume(): void {
     if (!this.#paused) return;
     this.#paused = false;
+    if (this.#generationOver) return;
     const now = performance.now();
     if (this.#tokensFlowing) {
       this.#idleFrom = now;
@@ -89,6 +92,15 @@ export class StreamDeadlines {
     }
     this.#firstTokenDue = now + this.#firstTokenLeft;
     this.#armFirstToken(Math.max(0, Math.ceil(this.#firstTokenLeft)));
+  }
+
+  /**
+   * The finish_reason has come: silence from here is the answer's tail, which answer-tail.ts times
+   * (a short wait for the usage chunk and [DONE]), not a stalled model.
+   */
+  generationOver(): void {
+    this.#generationOver = true;
+    this.#disarm();
   }
 
   clear(): void {

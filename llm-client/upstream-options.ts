@@ -36,6 +36,17 @@ export const UpstreamTimeoutsSchema = z
 
 export type UpstreamTimeouts = z.output<typeof UpstreamTimeoutsSchema>;
 
+/**
+ * How long a request whose answer the model generates (a chat stream, a forwarded completion)
+ * waits for the response headers. The first token cannot come before them, and llama.cpp's server
+ * sends them only with its first token (it holds the status line so an error before it is a real
+ * HTTP error): its queueing and prefill, which firstTokenMs is there to allow, all fall before the
+ * headers. A shorter headersMs cut them short (a 504, and a replica rested, at 60 s of a 120 s wait).
+ */
+export function generationHeadersMs({ headersMs, firstTokenMs }: UpstreamTimeouts): number {
+  return Math.max(headersMs, firstTokenMs);
+}
+
 const abortSignal = z.custom<AbortSignal>((v) => v instanceof AbortSignal, 'must be an AbortSignal');
 
 // Duck-typed: undici's Dispatcher may come from another copy of undici (e.g. Node's bundled one).

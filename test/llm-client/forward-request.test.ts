@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UpstreamConnectionError, UpstreamIdleTimeoutError } from '../../core/errors.ts';
+import { UpstreamConnectionError, UpstreamHeadersTimeoutError, UpstreamIdleTimeoutError } from '../../core/errors.ts';
 import { forwardConnection, forwardRequest, type ForwardedRequest } from '../../llm-client/forward-request.ts';
 import { closeUpstreamPools } from '../../llm-client/index.ts';
 import { startRawDroppingUpstream } from './raw-dropping-upstream.ts';
@@ -33,6 +33,11 @@ beforeAll(async () => {
       // A head and one piece, then silence.
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.write('first');
+      return;
+    }
+    if (req.url?.startsWith('/v1/late-head')) {
+      // llama.cpp's server: the head comes with the first token, after the prefill.
+      setTimeout(() => res.writeHead(200, { 'content-type': 'text/event-stream' }).end('data: {}\n\n'), 300);
       return;
     }
     // Never answers: for aborts before the head.
@@ -93,6 +98,17 @@ describe('forwardRequest', () => {
     const exchange = forwardRequest(forwardConnection({ baseUrl, timeouts }), get('/stalls', new AbortController().signal), { head: () => {}, body: () => true });
     await expect(exchange.done).rejects.toBeInstanceOf(UpstreamIdleTimeoutError);
     await expect(exchange.done).rejects.toThrow(/more than 300 ms/);
+  });
+
+  it('waits for the head as a chat stream does, the longer of headersMs and firstTokenMs, and names that wait (regression: it failed at headersMs)', async () => {
+    const sink = { head: () => {}, body: () => true };
+    const late = { connectMs: 5_000, headersMs: 100, firstTokenMs: 5_000, idleMs: 5_000 };
+    await forwardRequest(forwardConnection({ baseUrl, timeouts: late }), get('/late-head', new AbortController().signal), sink).done;
+
+    const never = { connectMs: 5_000, headersMs: 100, firstTokenMs: 200, idleMs: 100 };
+    const exchange = forwardRequest(forwardConnection({ baseUrl, timeouts: never }), get('/hangs', new AbortController().signal), sink);
+    await expect(exchange.done).rejects.toBeInstanceOf(UpstreamHeadersTimeoutError);
+    await expect(exchange.done).rejects.toThrow(/within 200 ms/);
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { UpstreamFirstTokenTimeoutError, UpstreamIdleTimeoutError, UpstreamResponseError } from '../../core/errors.ts';
+import { UpstreamFirstTokenTimeoutError, UpstreamIdleTimeoutError, UpstreamProtocolError, UpstreamResponseError } from '../../core/errors.ts';
 import { streamChatCompletion, type UpstreamTimeouts } from '../../llm-client/index.ts';
 import { expectedPlainParts, MODEL, plainContentStream, START, vllmChunk, vllmUsage } from './fixtures/vllm-streams.ts';
 import { trackedUpstreams } from './tracked-upstreams.ts';
@@ -60,6 +60,63 @@ describe('an empty data: event (a keep-alive)', () => {
     const upstream = await track(startSseUpstream(`${vllmChunk({ content: 'a' })}event: error\ndata: \n\n`));
     const { error } = await stream(upstream.baseUrl);
     expect(error).toBeInstanceOf(UpstreamResponseError);
+  });
+});
+
+describe('a named event that is not an error (a server\'s or proxy\'s ping)', () => {
+  // Review s41: plain-text data failed the whole stream as "not JSON"; JSON data read as a chunk.
+  const PINGS = ['event: ping\ndata: ping\n\n', 'event: keepalive\ndata: {"type":"keepalive"}\n\n', 'event: ping\ndata: {}\n\n', 'event: ping\n\n'];
+
+  it('is skipped before the first chunk and between chunks, in one read and in reads of their own', async () => {
+    const events = eventsOf(plainContentStream);
+    const sse = PINGS.join('') + events.map((e, i) => (i < events.length - 1 ? e + PINGS[i % PINGS.length]! : e)).join('');
+    const all = eventsOf(sse);
+    const everyEvent = all.slice(1).map((_, i) => Buffer.byteLength(all.slice(0, i + 1).join('')));
+    for (const cuts of [[], everyEvent]) {
+      const upstream = await track(startSseUpstream(sse, cuts));
+      const { parts, error } = await stream(upstream.baseUrl);
+      expect(error, `cuts ${cuts.length}`).toBeUndefined();
+      expect(parts).toEqual(expectedPlainParts);
+    }
+  });
+
+  it('feeds neither the first-token nor the idle timer', async () => {
+    for (const [before, timeouts, Expected] of [
+      [vllmChunk({ role: 'assistant', content: '' }), { firstTokenMs: 250 }, UpstreamFirstTokenTimeoutError],
+      [vllmChunk({ content: 'Hel' }), { idleMs: 200 }, UpstreamIdleTimeoutError],
+    ] as const) {
+      const upstream = await track(
+        startTestUpstream(async (_req, res) => {
+          sseHeaders(res);
+          res.write(before);
+          while (!res.destroyed && !res.socket?.destroyed) {
+            res.write('event: ping\ndata: {"type":"ping"}\n\n');
+            await pause(20);
+          }
+        }),
+      );
+      const { error } = await stream(upstream.baseUrl, timeouts);
+      expect(error).toBeInstanceOf(Expected);
+    }
+  });
+
+  it("is a chunk when its name is `message`, the SSE default; `event: error` still fails with the upstream's message", async () => {
+    const named = plainContentStream.replace(/^data: \{/gm, 'event: message\ndata: {');
+    const ok = await stream((await track(startSseUpstream(named))).baseUrl);
+    expect(ok.error).toBeUndefined();
+    expect(ok.parts).toEqual(expectedPlainParts);
+
+    const failing = `${vllmChunk({ content: 'a' })}event: ping\ndata: ping\n\nevent: error\ndata: {"error":{"message":"slot failed","code":500}}\n\n`;
+    const { parts, error } = await stream((await track(startSseUpstream(failing))).baseUrl);
+    expect(parts).toEqual([START, { type: 'content', text: 'a' }]);
+    expect(error).toBeInstanceOf(UpstreamResponseError);
+    expect(error).toMatchObject({ status: 500, message: 'slot failed' });
+  });
+
+  it('leaves an unnamed event whose data is not JSON an error: the upstream is broken', async () => {
+    const { error } = await stream((await track(startSseUpstream(`${vllmChunk({ content: 'a' })}data: ping\n\n${vllmChunk({}, 'stop')}`))).baseUrl);
+    expect(error).toBeInstanceOf(UpstreamProtocolError);
+    expect((error as Error).message).toMatch(/not JSON/);
   });
 });
 
