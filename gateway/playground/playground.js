@@ -5,6 +5,7 @@
 
 import { el } from './dom.js';
 import { EventsList } from './events-list.js';
+import { readStream } from './sse.js';
 import { Timeline } from './timeline.js';
 
 /** Prompts the built-in simulator has scenarios for (the benchmark's workloads); any model can take them. */
@@ -42,23 +43,25 @@ function setStatus(text, isError = false) {
   ui.status.classList.toggle('error', isError);
 }
 
-async function loadModels() {
+/** Lists the gateway's models; false, and the status says why after `before`, when it lists none. */
+async function loadModels(before = '') {
   sessionStorage.setItem('conveyor-key', ui.key.value.trim());
   let res;
   try {
     res = await fetch('/v1/models', { headers: headers() });
   } catch (err) {
     // A network failure, or a key fetch cannot put in a header (a character outside Latin-1).
-    setStatus(`GET /v1/models failed: ${err.message}`, true);
-    return;
+    setStatus(`${before}GET /v1/models failed: ${err.message}`, true);
+    return false;
   }
   const body = await res.json().catch(() => ({}));
   if (!res.ok) {
-    setStatus(`GET /v1/models: ${body.error?.message ?? res.status}${res.status === 401 ? ' (enter the API key above)' : ''}`, true);
-    return;
+    setStatus(`${before}GET /v1/models: ${body.error?.message ?? res.status}${res.status === 401 ? ' (enter the API key above)' : ''}`, true);
+    return false;
   }
-  ui.model.replaceChildren(...body.data.map((m) => el('option', undefined, m.id)));
-  setStatus('');
+  ui.model.replaceChildren(...(body.data ?? []).map((m) => el('option', undefined, m.id)));
+  setStatus(ui.model.value ? '' : `${before}GET /v1/models listed no model`, !ui.model.value);
+  return ui.model.value !== '';
 }
 
 function showExamples() {
@@ -162,33 +165,6 @@ class Run {
   }
 }
 
-/**
- * Reads the SSE stream and hands each `data:` payload to `run`. A stream that ends before its
- * [DONE] was cut (a dropped connection, a proxy's timeout, the gateway failing after its headers):
- * an error, so the cut answer is not taken for a whole one and sent back as history.
- */
-async function readStream(res, run) {
-  const reader = res.body.getReader();
-  const decoder = new TextDecoder();
-  let buffered = '';
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) throw new Error('the stream ended before [DONE]: the connection was cut, the answer is incomplete');
-    buffered += decoder.decode(value, { stream: true });
-    let end;
-    while ((end = buffered.indexOf('\n\n')) >= 0) {
-      const event = buffered.slice(0, end);
-      buffered = buffered.slice(end + 2);
-      for (const line of event.split('\n')) {
-        if (!line.startsWith('data: ')) continue;
-        const data = line.slice(6);
-        if (data === '[DONE]') return;
-        run.chunk(JSON.parse(data));
-      }
-    }
-  }
-}
-
 async function send(prompt) {
   const turn = el('div', 'turn user');
   turn.append(el('div', 'who', 'you'), el('pre', 'content', prompt));
@@ -208,8 +184,9 @@ async function send(prompt) {
     }
     run.render();
     run.timeline.draw();
-    // Until the server's request-end arrives (it trails the stream's [DONE] a little), or not at all.
-    const waiting = run.timeline.end === undefined && (run.finishedAt === undefined || performance.now() - run.finishedAt < 3000);
+    // Until the server's request-end arrives (it trails the stream's [DONE] a little), or not at
+    // all; none will once the timeline has lost the request.
+    const waiting = run.timeline.end === undefined && run.timeline.lostAt === undefined && (run.finishedAt === undefined || performance.now() - run.finishedAt < 3000);
     if (running === run || waiting) requestAnimationFrame(frame);
   };
   requestAnimationFrame(frame);
@@ -238,7 +215,7 @@ async function send(prompt) {
     }
     run.bubble.dataset.requestId = res.headers.get('x-conveyor-request-id') ?? '';
     run.timeline.follow(run.bubble.dataset.requestId, ui.key.value.trim());
-    await readStream(res, run);
+    await readStream(res, (chunk) => run.chunk(chunk));
     // With the tool rounds' calls and observations, so a follow-up question can build on them.
     history.push(...(run.turns ?? [{ role: 'assistant', content: run.text }]));
     run.announce(run.text);
@@ -256,8 +233,12 @@ async function send(prompt) {
     turn.classList.add('left-out');
     turn.append(el('div', 'note', 'left out of the conversation: it got no answer'));
     // After New chat the run is gone from the page: its end is no news for the new conversation.
-    if (shown === run) setStatus(err.name === 'AbortError' ? 'stopped' : `error: ${err.message}`, err.name !== 'AbortError');
-    run.bubble.classList.add('failed');
+    const stopped = err.name === 'AbortError';
+    if (shown === run) setStatus(stopped ? 'stopped' : `error: ${err.message}`, !stopped);
+    // In the bubble too: the status line is the next request's once it is sent, and a refused
+    // request's bubble was left empty. A stop is the reader's choice, not a failure.
+    run.bubble.classList.add(stopped ? 'stopped' : 'failed');
+    run.bubble.append(el('div', 'note', stopped ? 'stopped' : `error: ${err.message}`));
   } finally {
     // Not after New chat: the cleared events list belongs to the next conversation.
     if (shown === run) run.render();
@@ -265,14 +246,19 @@ async function send(prompt) {
     run.finishedAt = performance.now();
     run.bubble.classList.add('finished');
     ui.send.disabled = false;
+    // A disabled button loses focus to the page's body: a keyboard user who pressed Stop goes on from the prompt.
+    if (document.activeElement === ui.stop) ui.prompt.focus();
     ui.stop.disabled = true;
   }
 }
 
-ui.form.addEventListener('submit', (event) => {
+ui.form.addEventListener('submit', async (event) => {
   event.preventDefault();
   const prompt = ui.prompt.value.trim();
   if (!prompt || running) return;
+  // The list did not load (no key yet, the upstream down): list it again rather than send no
+  // model, which the gateway can only refuse, and the prompt with it.
+  if (!ui.model.value && (!(await loadModels('not sent: ')) || running)) return;
   ui.prompt.value = '';
   void send(prompt);
 });

@@ -31,10 +31,13 @@ export class Timeline {
     this.closed = false;
     /** Why the timeline could not follow the request, if it could not: the run's final status keeps it. */
     this.trouble = undefined;
+    /** When it lost the request (server seconds): its clock stops there, since nothing it draws after is the server's. */
+    this.lostAt = undefined;
   }
 
   fail(why) {
     this.trouble = `the timeline could not follow this request (${why})`;
+    this.lostAt ??= this.now();
     if (!this.closed) this.page.onTrouble(this.trouble);
   }
 
@@ -82,9 +85,9 @@ export class Timeline {
     this.socket?.close();
   }
 
-  /** Seconds on the server's clock: the last event's, advanced by the local clock while running. */
+  /** Seconds on the server's clock: the last event's, advanced by the local clock while the request runs and is followed. */
   now() {
-    return this.end ?? (performance.now() - this.clockStart) / 1000;
+    return this.end ?? this.lostAt ?? (performance.now() - this.clockStart) / 1000;
   }
 
   span(label, kind, start, round) {
@@ -124,7 +127,9 @@ export class Timeline {
         const call = this.calls.get(e.callId);
         if (call) {
           call.end = t;
-          if (e.detail !== 'ok') call.kind = 'failed';
+          // `aborted`: the request stopped it (Stop, the client gone, the upstream or round failed),
+          // not its tool. A call an abort event already judged (rejected, malformed) keeps that word.
+          if (call.verdict === undefined && e.detail !== 'ok') call.kind = e.detail === 'aborted' ? 'aborted' : 'failed';
         }
         break;
       }
@@ -184,7 +189,7 @@ export class Timeline {
       track.append(bar);
       // Failed is said in words too, not by the bar's colour alone, and which way: first, since
       // the column cuts a long label's end (the call id). The whole label on hover.
-      const label = el('span', 'label', span.kind === 'failed' ? `${span.verdict ?? 'failed'} · ${span.label}` : span.label);
+      const label = el('span', 'label', span.kind === 'failed' || span.kind === 'aborted' ? `${span.verdict ?? span.kind} · ${span.label}` : span.label);
       label.title = label.textContent;
       row.append(label, track);
       return row;
@@ -193,7 +198,7 @@ export class Timeline {
     const { hidden, total: toolTotal } = this.overlap();
     this.page.stats.textContent = [
       this.firstToken !== undefined ? `first token ${(this.firstToken * 1000).toFixed(0)} ms` : undefined,
-      `${this.end !== undefined ? 'total' : 'elapsed'} ${total.toFixed(2)} s`,
+      `${this.end !== undefined ? 'total' : this.lostAt !== undefined ? 'lost at' : 'elapsed'} ${total.toFixed(2)} s`,
       `${this.rounds.size} round${this.rounds.size === 1 ? '' : 's'}`,
       this.usage ? `${this.usage.prompt_tokens} prompt + ${this.usage.completion_tokens} completion tokens` : undefined,
       this.calls.size ? `tool time ${toolTotal.toFixed(2)} s, ${hidden.toFixed(2)} s of it during the decode` : undefined,

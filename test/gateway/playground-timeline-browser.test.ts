@@ -30,6 +30,17 @@ async function ask(page: Page, prompt: string, nth = 0): Promise<void> {
   await page.waitForSelector(`.turn.assistant.finished >> nth=${nth}`, { timeout: 60_000 });
 }
 
+/** Waits `n` animation frames of the page. */
+const frames = (page: Page, n: number) =>
+  page.evaluate(
+    (n) =>
+      new Promise<void>((resolve) => {
+        const next = () => (--n <= 0 ? resolve() : requestAnimationFrame(next));
+        requestAnimationFrame(next);
+      }),
+    n,
+  );
+
 /** The timeline's row labels, once the server's request-end has been drawn. */
 async function rowLabels(page: Page): Promise<string[]> {
   await page.waitForFunction(() => document.getElementById('stats')?.textContent?.includes('total'));
@@ -119,6 +130,62 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       await page.waitForSelector('#send:not([disabled])');
       expect(await page.evaluate(() => (window as unknown as { closes: number[] }).closes)).toEqual([1000, 1000, 1005]);
       expect(await page.textContent('#status')).toBe('');
+    } finally {
+      await page.close();
+    }
+  }, 90_000);
+
+  it('stops the clock where the timeline lost the request, not seconds after the answer ends', async () => {
+    const page = await browser.newPage();
+    await page.addInitScript(() => {
+      window.WebSocket = class {
+        onmessage: ((e: MessageEvent) => void) | null = null;
+        onclose: ((e: CloseEvent) => void) | null = null;
+        onerror: ((e: Event) => void) | null = null;
+        constructor() {
+          setTimeout(() => this.onclose?.(new CloseEvent('close', { code: 1006, wasClean: false })), 0);
+        }
+        close(): void {}
+      } as unknown as typeof WebSocket;
+    });
+    // The clock's part of the stats (the usage joins them when the stream ends).
+    const clock = async () => /^(?:elapsed|lost at|total) \d+\.\d\d s/.exec((await page.textContent('#stats')) ?? '')?.[0];
+    try {
+      await openPlayground(page, conveyor.gateway.url);
+      await page.click('#examples button:text-is("Calculator")');
+      await page.click('#send');
+      // Lost while the answer still streams: the clock says where, and stays there.
+      await page.waitForFunction(() => document.getElementById('status')?.textContent?.startsWith('the timeline could not follow'));
+      await frames(page, 2);
+      const lost = await clock();
+      expect(lost).toMatch(/^lost at /);
+      await page.waitForSelector('.turn.assistant.finished', { timeout: 60_000 });
+      expect(await page.textContent('.turn.assistant .content')).toContain('140200');
+      // Before: "elapsed" went on counting through the answer and for 3 s after it.
+      await frames(page, 10);
+      expect(await clock()).toBe(lost);
+    } finally {
+      await page.close();
+    }
+  }, 90_000);
+
+  it('labels a tool the Stop button cut as aborted, the gateway\'s word for it, not failed', async () => {
+    const page = await browser.newPage();
+    try {
+      await openPlayground(page, conveyor.gateway.url);
+      await page.click('text=Python: sine wave');
+      await page.click('#send');
+      // Partial execution opened python with the fence; round 1 is still writing its script.
+      await page.waitForSelector('#timeline .row .label:text-matches("^python · ")');
+      await page.click('#stop');
+      await page.waitForSelector('.turn.assistant.finished');
+      expect(await page.textContent('#status')).toBe('stopped');
+      // Before: "failed · python · call_…", in the colour of a tool that went wrong.
+      expect(await rowLabels(page)).toEqual(['round 1 · decode', expect.stringMatching(/^aborted · python · \S+$/)]);
+      expect(await page.$$eval('#timeline .bar', (bars) => bars.map((b) => b.className))).toEqual(['bar decode', 'bar aborted']);
+      const id = await page.getAttribute('.turn.assistant', 'data-request-id');
+      const { events } = (await (await fetch(`${conveyor.gateway.url}/v1/requests/${id}/timeline`)).json()) as { events: TimelineEvent[] };
+      expect(events.filter((e) => e.type === 'tool-end').map((e) => e.detail)).toEqual(['aborted']);
     } finally {
       await page.close();
     }

@@ -1,0 +1,160 @@
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ConveyorHandle } from '../../gateway/start-conveyor.ts';
+import { browserRequired, chromiumPath, launchBrowser } from '../support/browser.ts';
+import { startTestConveyor } from '../support/conveyor-fixture.ts';
+import { modelsListed, openPlayground, runExample } from '../support/playground-page.ts';
+
+// The playground where a request gets no answer (no model listed, refused, stopped), in a
+// phone-wide window, by keyboard, and with more tool events than its box holds.
+
+/** A loopback port nothing listens on: an upstream that is down. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** The chat requests the page sends. */
+function chatRequests(page: Page): string[] {
+  const sent: string[] = [];
+  page.on('request', (req) => void (req.method() === 'POST' && req.url().endsWith('/v1/chat/completions') && sent.push(req.postData() ?? '')));
+  return sent;
+}
+
+describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground without an answer, narrow, by keyboard (Chromium)', () => {
+  let browser: Browser;
+  let conveyor: ConveyorHandle;
+  beforeAll(async () => {
+    [browser, conveyor] = await Promise.all([launchBrowser(), startTestConveyor()]);
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await conveyor?.close();
+  });
+
+  it('sends nothing while no model is listed (the upstream down): says why and keeps the prompt', async () => {
+    const down = await startTestConveyor({ gateway: { upstream: { baseUrl: `http://127.0.0.1:${await closedPort()}/v1` } } });
+    const page = await browser.newPage();
+    const sent = chatRequests(page);
+    try {
+      await page.goto(`${down.gateway.url}/`);
+      await page.waitForFunction(() => document.getElementById('status')?.textContent?.startsWith('GET /v1/models'));
+      await page.fill('#prompt', 'hello');
+      await page.click('#send');
+      // The list is asked for again, and still fails: before, the request went with no model and
+      // came back "model: Too small: expected string…", the prompt gone from its box.
+      await page.waitForFunction(() => document.getElementById('status')?.textContent?.startsWith('not sent: GET /v1/models'));
+      expect(await page.textContent('#status')).toMatch(/^not sent: GET \/v1\/models: .*upstream/);
+      expect(await page.inputValue('#prompt')).toBe('hello');
+      expect(await page.$$('.turn')).toHaveLength(0);
+      expect(sent).toEqual([]);
+    } finally {
+      await page.close();
+      await down.close();
+    }
+  }, 90_000);
+
+  it('lists the models again on Send when they failed to load, then sends', async () => {
+    const page = await browser.newPage();
+    const sent = chatRequests(page);
+    try {
+      await page.route('**/v1/models', (route) => route.abort('connectionrefused'));
+      await page.goto(`${conveyor.gateway.url}/`);
+      await page.waitForFunction(() => document.getElementById('status')?.textContent?.startsWith('GET /v1/models failed'));
+      await page.unroute('**/v1/models');
+      await page.fill('#prompt', 'Say hello.');
+      await page.click('#send');
+      await modelsListed(page);
+      await page.waitForSelector('.turn.assistant.finished', { timeout: 60_000 });
+      expect(await page.textContent('#status')).toMatch(/^done · /);
+      expect(sent.map((body) => JSON.parse(body).model)).toEqual([await page.inputValue('#model')]);
+    } finally {
+      await page.close();
+    }
+  }, 90_000);
+
+  it('says in the answer\'s bubble why it has none: the error, or stopped (not in the colour of a failure)', async () => {
+    const page = await browser.newPage();
+    try {
+      await openPlayground(page, conveyor.gateway.url);
+      await page.$eval('#model', (select) => select.append(new Option('no-such-model', 'no-such-model', true, true)));
+      await page.fill('#prompt', 'hello');
+      await page.click('#send');
+      await page.waitForSelector('.turn.assistant.finished');
+      // Before: an empty bubble, the reason only in the status line the next request takes over.
+      const status = await page.textContent('#status');
+      expect(status).toMatch(/^error: /);
+      expect(await page.textContent('.turn.assistant .note')).toBe(status);
+      expect(await page.getAttribute('.turn.assistant', 'class')).toBe('turn assistant failed finished');
+
+      await page.selectOption('#model', { index: 0 });
+      await page.click('text=Python: sine wave');
+      await page.click('#send');
+      await page.waitForFunction(() => (document.querySelector('.turn.assistant:last-of-type .content')?.textContent ?? '').length > 0);
+      await page.click('#stop');
+      await page.waitForSelector('.turn.assistant.finished >> nth=1');
+      expect(await page.textContent('.turn.assistant:last-of-type .note')).toBe('stopped');
+      expect(await page.getAttribute('.turn.assistant:last-of-type', 'class')).toBe('turn assistant stopped finished');
+    } finally {
+      await page.close();
+    }
+  }, 90_000);
+
+  it('leaves the timeline\'s bars most of a phone-wide row, not a fixed 190px of labels', async () => {
+    const page = await browser.newPage({ viewport: { width: 380, height: 800 } });
+    try {
+      await openPlayground(page, conveyor.gateway.url);
+      await runExample(page, 'Calculator');
+      await page.waitForFunction(() => document.getElementById('stats')?.textContent?.includes('total'));
+      const widths = await page.$$eval('#timeline .row', (rows) => rows.map((r) => [r.querySelector('.label')!.clientWidth, r.querySelector('.track')!.clientWidth]));
+      expect(widths).toHaveLength(3);
+      // Before: 190px of labels left 116px for the bars.
+      for (const [label, track] of widths) expect(track).toBeGreaterThan(label!);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBe(380);
+    } finally {
+      await page.close();
+    }
+  }, 90_000);
+
+  it('keeps the keyboard on the prompt after Stop, not on the page\'s body', async () => {
+    const page = await browser.newPage();
+    try {
+      await openPlayground(page, conveyor.gateway.url);
+      await page.click('text=Python: sine wave');
+      await page.press('#prompt', 'Control+Enter');
+      await page.waitForFunction(() => (document.querySelector('.turn.assistant .content')?.textContent ?? '').length > 0);
+      await page.focus('#stop');
+      await page.keyboard.press('Enter');
+      await page.waitForSelector('.turn.assistant.finished');
+      expect(await page.textContent('#status')).toBe('stopped');
+      // Before: the Stop button, disabled under the focus, left it on <body>.
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('prompt');
+    } finally {
+      await page.close();
+    }
+  }, 90_000);
+
+  it('keeps the tool events\' heading in view when the list scrolls', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    try {
+      await openPlayground(page, conveyor.gateway.url);
+      await runExample(page, 'Python: sine wave');
+      const box = await page.$eval('aside', (aside) => {
+        aside.scrollTop = aside.scrollHeight;
+        const top = aside.getBoundingClientRect().top;
+        return { scrolled: aside.scrollTop, heading: aside.querySelector('h2')!.getBoundingClientRect().top - top };
+      });
+      expect(box.scrolled).toBeGreaterThan(0);
+      // Before: it scrolled away with the first events.
+      expect(box.heading).toBeGreaterThanOrEqual(0);
+      expect(box.heading).toBeLessThan(20);
+    } finally {
+      await page.close();
+    }
+  }, 90_000);
+});
