@@ -98,7 +98,9 @@ export class Timeline {
 
   /**
    * The `request-end` event, whose `detail` says how the request ended. Not always the last event:
-   * a tool the request stopped (an upstream that failed, a client that left) reports its end after.
+   * a tool a failing request dropped (an upstream that failed) may report its end after. A call
+   * running when the client left ends `aborted` before it (Dispatcher.abortAll), which the
+   * playground's bars rely on.
    */
   get end(): TimelineEvent | undefined {
     return this.#end;

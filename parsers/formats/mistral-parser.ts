@@ -20,7 +20,9 @@ const CALL_ID = '[CALL_ID]';
 const AFTER_NAME = new MarkerSet([ARGS, CALL_ID]);
 const TO_ARGS = new MarkerSet([ARGS]);
 const MAX_NAME = 256;
-const CALL_SHAPE: CallObjectShape = { argsKeys: ['arguments'], strict: false, extraKeys: ['id'], startWhen: 'name', argsOptional: true };
+// Arguments as a string holding the object: vLLM's list reading takes the item as a call too
+// (`tool_call.get("arguments", {})`, passed on as a JSON string); decoded, as hermes does.
+const CALL_SHAPE: CallObjectShape = { argsKeys: ['arguments'], strict: false, extraKeys: ['id'], startWhen: 'name', argsOptional: true, argsMayBeString: true };
 
 type Call = JsonCallObject | JsonArguments;
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
-import { coalesceText, type ParserEvent, type ToolCallParser } from '../../parsers/parser-events.ts';
+import { coalesceText, type ParserEvent, type Piece, type ToolCallParser } from '../../parsers/parser-events.ts';
 import { referenceJsonParse } from '../support/reference-json.ts';
 
 /**
@@ -86,6 +86,7 @@ export function expectWellFormedCalls(events: readonly ParserEvent[]): void {
   const seen = new Set<string>();
   let open: string | undefined;
   const args = new Map<string, string>();
+  const pieces = new Map<string, Piece[]>();
   for (const e of events) {
     switch (e.type) {
       case 'call-start':
@@ -98,11 +99,13 @@ export function expectWellFormedCalls(events: readonly ParserEvent[]): void {
       case 'call-args':
         expect(e.callId).toBe(open);
         if (e.type === 'call-args') args.set(e.callId, (args.get(e.callId) ?? '') + e.text);
+        else pieces.set(e.callId, [...(pieces.get(e.callId) ?? []), e.piece]);
         break;
       case 'call-end':
         expect(e.callId).toBe(open);
         // (The code-fence parser, usable as an inner parser, streams no call-args.)
         if (args.has(e.callId)) expect(argsOfText(args.get(e.callId)!)).toEqual(e.args);
+        expectPiecesInArgs(pieces.get(e.callId) ?? [], e.args);
         open = undefined;
         break;
       case 'malformed':
@@ -117,6 +120,27 @@ export function expectWellFormedCalls(events: readonly ParserEvent[]): void {
     }
   }
   expect(open).toBeUndefined();
+}
+
+/**
+ * What a plugin acted on while the call streamed is what the finished call holds: each `field`
+ * piece is the args' value at its path, a call's `line` pieces, numbered from 1, join to one of
+ * its string arguments, and its `step` pieces are its `steps`, in order.
+ */
+export function expectPiecesInArgs(pieces: readonly Piece[], args: Record<string, unknown>): void {
+  const lines = pieces.flatMap((p) => (p.kind === 'line' ? [p] : []));
+  const steps = pieces.flatMap((p) => (p.kind === 'step' ? [p] : []));
+  for (const p of pieces) {
+    if (p.kind !== 'field') continue;
+    let at: unknown = args;
+    for (const key of p.path) at = (at as Record<string | number, unknown>)[key];
+    expect(at, `field ${p.path.join('.')}`).toEqual(p.value);
+  }
+  if (lines.length > 0) {
+    expect(lines.map((l) => l.lineNo)).toEqual(lines.map((_, i) => i + 1));
+    expect(Object.values(args)).toContain(lines.map((l) => l.text).join(''));
+  }
+  if (steps.length > 0) expect(steps.map(({ kind: _, ...step }) => step)).toEqual(args['steps']);
 }
 
 /**

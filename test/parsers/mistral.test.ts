@@ -70,6 +70,19 @@ describe('mistral parser: v0.3 lists', () => {
     expect(malformedOf(events)).toEqual([]);
   });
 
+  it('decodes arguments written as a string holding the JSON object, as hermes does (vLLM takes the item as a call)', () => {
+    const events = parse('[TOOL_CALLS] [{"name": "f", "arguments": "{\\"a\\": [1, {\\"b\\": \\"\\\\ud83d\\\\ude00\\"}]}"}, {"name": "g", "arguments": {}}]');
+    expect(callsOf(events).map((c) => [c.name, c.args, c.argsText])).toEqual([
+      ['f', { a: [1, { b: '😀' }] }, '{"a": [1, {"b": "\\ud83d\\ude00"}]}'],
+      ['g', {}, '{}'],
+    ]);
+    expect(malformedOf(events)).toEqual([]);
+    // A string that holds no JSON object is a broken call, its text kept.
+    const broken = parse('[TOOL_CALLS] [{"name": "f", "arguments": "a=1"}]');
+    expect(malformedOf(broken)).toHaveLength(1);
+    expect(textOf(broken)).toBe('[TOOL_CALLS] [{"name": "f", "arguments": "a=1"}]');
+  });
+
   it('accepts a bare object after [TOOL_CALLS]', () => {
     expect(nameAndArgs(parse('[TOOL_CALLS] {"name": "f", "arguments": {"x": [1, 2]}}'))).toEqual([['f', '{"x": [1, 2]}']]);
   });
@@ -151,17 +164,18 @@ describe('mistral parser: what is not a call', () => {
   });
 });
 
-type Group = { prose: string } | { calls: GeneratedCall[]; style: 'list' | 'v11' | 'v11-no-args-token' | 'object' };
+type Group = { prose: string } | { calls: GeneratedCall[]; style: 'list' | 'list-string-args' | 'v11' | 'v11-no-args-token' | 'object' };
 const render = (g: Exclude<Group, { prose: string }>) => {
   const object = (c: GeneratedCall) => `{"name": ${JSON.stringify(c.name)}, "arguments": ${c.argsText}}`;
   if (g.style === 'list') return `[TOOL_CALLS] [${g.calls.map(object).join(', ')}]`;
+  if (g.style === 'list-string-args') return `[TOOL_CALLS] [${g.calls.map((c) => object({ ...c, argsText: JSON.stringify(c.argsText) })).join(', ')}]`;
   if (g.style === 'object') return `[TOOL_CALLS]${object(g.calls[0]!)}`;
   return g.calls.map((c) => `[TOOL_CALLS]${c.name}${g.style === 'v11' ? '[ARGS]' : ''}${c.argsText}`).join('');
 };
 const safeProse = prose(['[TOOL_CALLS', '[TOOL_', '[TOOL_CALLS] nope', '[ARGS]', 'TOOL_CALLS]']);
 const group: fc.Arbitrary<Group> = fc.oneof(
   safeProse.map((p) => ({ prose: p })),
-  fc.record({ calls: fc.array(generatedCall, { minLength: 1, maxLength: 3 }), style: fc.constantFrom('list' as const, 'v11' as const, 'v11-no-args-token' as const, 'object' as const) }),
+  fc.record({ calls: fc.array(generatedCall, { minLength: 1, maxLength: 3 }), style: fc.constantFrom('list' as const, 'list-string-args' as const, 'v11' as const, 'v11-no-args-token' as const, 'object' as const) }),
 );
 // A call with no end marker (v11, object) ends at the next non-whitespace character, so prose
 // after it must not itself continue the JSON: a leading space keeps the example unambiguous.
