@@ -128,6 +128,14 @@ export const chatRequestSchema = z.looseObject({
     .pipe(z.literal(0, 'top_logprobs is not supported: it needs logprobs, which the gateway does not pass on (it re-frames the text around tool calls)'))
     .nullable()
     .optional(),
+  // vLLM's extension (0.10.2+): the prompt's and the answer's token ids. The gateway's answer is
+  // several rounds' text re-framed around tool calls, which no one list of ids describes; refused
+  // rather than answered without them (a client reading `token_ids` found nothing there).
+  return_token_ids: z
+    .boolean({ error: 'must be a boolean' })
+    .pipe(z.literal(false, 'return_token_ids is not supported: the gateway re-frames the text of several rounds around tool calls, which no one list of token ids describes'))
+    .nullable()
+    .optional(),
   /** Extension: run tools while the model decodes (default: the server's setting). */
   partial_execution: optional(z.boolean()),
   /** Extension: upper bound on model→tool→model rounds for this request. */

@@ -63,6 +63,15 @@ describe('OpenAI request fields and response fields through the openai client', 
     expect(none.choices[0]!.finish_reason).toBe('stop');
   });
 
+  it("refuses vLLM's return_token_ids: true, which the re-framed answer cannot honour, and takes false", async () => {
+    const refused = client.chat.completions.create({ model: SIM_MODEL, messages: ask('hi'), return_token_ids: true } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    const error = (await refused.catch((err: unknown) => err)) as InstanceType<typeof OpenAI.BadRequestError>;
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(error.error).toMatchObject({ param: 'return_token_ids', code: 'invalid_request', message: expect.stringMatching(/^return_token_ids: .*not supported/) });
+    const plain = await client.chat.completions.create({ model: SIM_MODEL, messages: ask('hi'), return_token_ids: false } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    expect(plain.choices[0]!.finish_reason).toBe('stop');
+  });
+
   it('writes a non-streamed answer with the fields vLLM gives it: system_fingerprint and service_tier null, the message with refusal null', async () => {
     const whole = await client.chat.completions.create({ model: SIM_MODEL, messages: ask('hi') });
     expect(whole).toMatchObject({ object: 'chat.completion', system_fingerprint: null, service_tier: null });
