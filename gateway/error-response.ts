@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AuthenticationError, MethodNotAllowedError, ConveyorError, InvalidRequestError, ModelNotFoundError, NotFoundError, UpstreamError, UpstreamResponseError, ClientAbortedError, SandboxError, SandboxLimitError, ShuttingDownError, GatewayBusyError, ToolRejectedError, UnsupportedMediaTypeError, HostNotAllowedError, OriginNotAllowedError, PayloadTooLargeError, RequestTimeoutError, TooManyFollowersError, UpgradeRequiredError } from '../core/errors.ts';
+import { AuthenticationError, MethodNotAllowedError, ConveyorError, InvalidRequestError, ModelNotFoundError, NotFoundError, UpstreamError, UpstreamResponseError, ClientAbortedError, SandboxError, SandboxLimitError, ShuttingDownError, GatewayBusyError, ToolRejectedError, UnsupportedMediaTypeError, HostNotAllowedError, OriginNotAllowedError, PayloadTooLargeError, RequestTimeoutError, TooManyFollowersError, UnparsableBodyError, UpgradeRequiredError } from '../core/errors.ts';
 
 export interface OpenAIErrorBody {
   error: { message: string; type: string; param: string | null; code: string };
@@ -50,6 +50,7 @@ function statusOf(err: ConveyorError): number {
   if (err instanceof MethodNotAllowedError) return 405;
   if (err instanceof PayloadTooLargeError) return 413;
   if (err instanceof RequestTimeoutError) return 408;
+  if (err instanceof UnparsableBodyError) return err.status;
   if (err instanceof UpgradeRequiredError) return 426;
   if (err instanceof TooManyFollowersError) return 429;
   // An error object inside the upstream's 200 stream carries the status its server gave it, and
@@ -66,7 +67,7 @@ function statusOf(err: ConveyorError): number {
 }
 
 function typeOf(err: ConveyorError): string {
-  if (err instanceof InvalidRequestError || err instanceof NotFoundError || err instanceof MethodNotAllowedError || err instanceof UnsupportedMediaTypeError || err instanceof HostNotAllowedError || err instanceof OriginNotAllowedError || err instanceof PayloadTooLargeError || err instanceof RequestTimeoutError || err instanceof UpgradeRequiredError) {
+  if (err instanceof InvalidRequestError || err instanceof NotFoundError || err instanceof MethodNotAllowedError || err instanceof UnsupportedMediaTypeError || err instanceof HostNotAllowedError || err instanceof OriginNotAllowedError || err instanceof PayloadTooLargeError || err instanceof RequestTimeoutError || err instanceof UnparsableBodyError || err instanceof UpgradeRequiredError) {
     return 'invalid_request_error';
   }
   // OpenAI's own words for a wrong key (`invalid_request_error`, code `invalid_api_key`), and for

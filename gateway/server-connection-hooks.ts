@@ -1,17 +1,18 @@
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { RequestTimeoutError, type ConveyorError } from '../core/errors.ts';
+import { RequestTimeoutError, UnparsableBodyError, type ConveyorError } from '../core/errors.ts';
 import type { AccessLog } from './access-log.ts';
 import { pathOf } from './request-path.ts';
 
 /** The statuses Node itself answers its parser's errors with; 400 for the rest. */
 const CLIENT_ERROR_STATUS: Readonly<Record<string, number>> = { HPE_HEADER_OVERFLOW: 431, HPE_CHUNK_EXTENSIONS_OVERFLOW: 413, ERR_HTTP_REQUEST_TIMEOUT: 408 };
 
-/** Requests whose body the server refused and answered itself (a 408 past requestMs), by the error their answer carries. */
+/** Requests whose body the server refused and answered itself (a 408 past requestMs, a 400 for a malformed chunk), by the error their answer carries. */
 const refusedBodies = new WeakMap<IncomingMessage, ConveyorError>();
 
 /**
- * Why `req`'s body stopped when the server answered it itself (RequestTimeoutError for its 408),
+ * Why `req`'s body stopped when the server answered it itself (RequestTimeoutError for its 408,
+ * UnparsableBodyError for a malformed chunked body),
  * so that the route reading it ends with the code its client was answered with, not client_aborted;
  * undefined otherwise.
  */
@@ -49,7 +50,9 @@ export function answerParserRefusals(server: Server, accessLog: AccessLog): void
     const parsing = responses.filter((res) => !res.req.complete);
     if (parsing.length === 0) accessLog.unparsed(status, code, err.code);
     for (const res of parsing) {
+      // A connection the client closed mid-body (HPE_INVALID_EOF_STATE) is its leaving: client_aborted.
       if (timedOut) refusedBodies.set(res.req, new RequestTimeoutError());
+      else if (err.code !== 'HPE_INVALID_EOF_STATE') refusedBodies.set(res.req, new UnparsableBodyError(status === 413 ? 413 : 400, err.code));
       accessLog.parserAnswered(res, status, code, err.code);
     }
     // Closed once written, as Node's own handler does: the server allows half-open sockets, so a

@@ -44,6 +44,19 @@ export class RequestTimeoutError extends ConveyorError {
   }
 }
 
+/**
+ * A body Node's HTTP parser refused part-way (a malformed chunk size: 400; a chunk extension past
+ * its limit: 413), answered by the server with that status, as Node answers it; the route reading
+ * the body ends with this rather than taking the closed connection for a client that left.
+ */
+export class UnparsableBodyError extends ConveyorError {
+  readonly status: 400 | 413;
+  constructor(status: 400 | 413, parserError: string | undefined) {
+    super('unparsable_request', `the request body could not be parsed${parserError ? ` (${parserError})` : ''}`);
+    this.status = status;
+  }
+}
+
 /** A plain GET on a WebSocket endpoint (the request events): answered 426 with `Upgrade: websocket`. */
 export class UpgradeRequiredError extends ConveyorError {
   constructor(path: string) {

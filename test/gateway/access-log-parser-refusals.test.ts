@@ -102,6 +102,20 @@ describe('the access log and requests refused by the HTTP parser', () => {
     expect(lines[0]).toMatchObject({ path: '/v1/embeddings', status: 408, error: 'request_timeout' });
   });
 
+  it('counts a chunked body whose chunk size is malformed by the 400 it was answered, not as a client that left', async () => {
+    const { gw, lines } = await loggedGateway();
+    const socket = connect(gw.port, '127.0.0.1');
+    socket.write('POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n9\r\n{"model":\r\nzz\r\n');
+    let answer = '';
+    for await (const chunk of socket) answer += String(chunk);
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    await expect.poll(() => lines.length).toBe(1);
+    expect(lines[0]).toMatchObject({ path: '/v1/chat/completions', status: 400, error: 'unparsable_request', parser_error: 'HPE_INVALID_CHUNK_SIZE' });
+    const text = await (await fetch(`${gw.url}/metrics`)).text();
+    // Before, /metrics counted it client_aborted while its line said 400.
+    expect([sample(text, 'conveyor_requests_total{outcome="unparsable_request"}'), sample(text, 'conveyor_requests_total{outcome="client_aborted"}')]).toEqual([1, undefined]);
+  });
+
   it('gives a refused request pipelined behind one still being answered its own line, not the earlier request\'s', async () => {
     const { gw, lines } = await loggedGateway();
     const socket = connect(gw.port, '127.0.0.1');
