@@ -3,6 +3,7 @@ import { constants } from 'node:os';
 import { Command, Option } from 'commander';
 import { wholeNumber } from '../gateway/commands/number-options.ts';
 import { runExtraSections, EXTRA_SECTIONS, type ExtraSection, type SectionResult } from './extra-sections.ts';
+import { restoreTerminal } from './progress.ts';
 import { markdownReport, writeBenchFiles, type BenchMeta } from './report.ts';
 import type { WorkloadReport } from './run-ab.ts';
 import { runWorkloads } from './run-workloads.ts';
@@ -129,10 +130,15 @@ let meta: BenchMeta | undefined;
 const sections: SectionResult[] = [];
 const failures: Array<{ part: string; message: string }> = [];
 let running = 'workloads';
+// However the run ends (a signal's process.exit included), the terminal gets back the cursor and
+// line wrapping that the progress bars turned off.
+process.once('exit', () => restoreTerminal());
 // Registered before any child starts, so it runs before child-reaper.ts's handler: a long run
 // stopped with Ctrl-C keeps the parts that had finished. Synchronous, as a signal handler must be.
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.once(signal, () => {
+    // First: with wrapping still off, the summary's long lines were cut at the terminal's edge.
+    restoreTerminal();
     console.error(`\nbench: ${signal} during ${running}`);
     if (reports.length || sections.length) report({ signal, during: running });
     else console.error('bench: nothing had finished, no result files written');

@@ -12,3 +12,12 @@ export function progressBar(label: string, total: number): cliProgress.SingleBar
   bar.start(total, 0, { detail: '' });
   return bar;
 }
+
+/**
+ * Shows the cursor and turns line wrapping back on, as a bar's stop() does: a run stopped by a
+ * signal exits without stopping its bars, and left the terminal it ran in with no cursor and no
+ * wrapping. Only on a terminal: a log file gets no escape codes.
+ */
+export function restoreTerminal(stream: NodeJS.WriteStream = process.stderr): void {
+  if (stream.isTTY) stream.write('\x1b[?25h\x1b[?7h');
+}

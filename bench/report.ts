@@ -55,7 +55,9 @@ export function markdownReport(run: BenchRun): string {
   for (const f of run.failures ?? []) lines.push(`**${f.part} failed:** ${f.message}`, '');
   // Every workload failed: the lines above say why, and a table of no rows would say nothing.
   if (run.meta && run.reports.length > 0) lines.push(...workloadsTable(run.meta, run.reports));
-  for (const section of run.sections) lines.push(section.markdown.trim(), '', `(${section.name}: ${section.wallS.toFixed(0)} s)`, '');
+  // A section's report is a whole document on its own (`# Gateway overhead`): one level down here,
+  // so the run's file has one title and each section is a chapter of it.
+  for (const section of run.sections) lines.push(section.markdown.trim().replace(/^(#{1,5}) /gm, '#$1 '), '', `(${section.name}: ${section.wallS.toFixed(0)} s)`, '');
   lines.push(`Whole run: ${run.wallS.toFixed(0)} s.`, '');
   return lines.join('\n');
 }

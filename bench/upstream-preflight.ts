@@ -47,7 +47,8 @@ async function listReplica(url: string, apiKey: string | undefined, timeoutMs: n
   try {
     return await listModels({ baseUrl: url, apiKey, timeouts: { connectMs: timeoutMs, headersMs: timeoutMs, idleMs: timeoutMs, totalMs: timeoutMs } });
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
+    // OpenSSL's messages end in ":\n", which read as ":;" once the bench prints them on one line.
+    const message = (err instanceof Error ? err.message : String(err)).replace(/[\s:]+$/, '');
     throw new Error(`--upstream ${url}: ${message}${hint(url, err, apiKey)}`);
   }
 }
@@ -62,6 +63,12 @@ function hint(url: string, err: unknown, apiKey: string | undefined): string {
   if (status === 401 || status === 403) {
     return apiKey === undefined ? ' — the server wants a key: set CONVEYOR_UPSTREAM_API_KEY' : ' — CONVEYOR_UPSTREAM_API_KEY is set, and the server refused it';
   }
-  if (err instanceof ConveyorError && err.code === 'upstream_connection_error') return ' — is the server running and listening there?';
+  if (err instanceof ConveyorError && err.code === 'upstream_connection_error') {
+    // What an https: URL meets at a server that speaks plain HTTP (vLLM, llama.cpp and Ollama by
+    // default): that server is running, so asking whether it is would mislead.
+    const code = (err.cause as { code?: unknown } | undefined)?.code;
+    if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG') return ' — the server answers plain HTTP there: give the URL with http://';
+    return ' — is the server running and listening there?';
+  }
   return '';
 }

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -74,6 +75,28 @@ describe('a benchmark stopped by a signal', () => {
       expect(await readFile(path.join(kept, files.find((f) => f.endsWith('.md'))!), 'utf8')).toContain('**Interrupted (SIGINT) during sweep');
     } finally {
       if (bench.exitCode === null) bench.kill('SIGKILL');
+    }
+  }, 180_000);
+
+  // `script` (util-linux, in every Debian) gives the bench a terminal, so its bars draw in place.
+  it.runIf(existsSync('/usr/bin/script'))('gives a terminal its cursor and line wrapping back when stopped with Ctrl-C (SIGINT)', async () => {
+    const kept = suiteTempDir('conveyor-bench-tty-');
+    const command = `stty cols 200; exec ${process.execPath} --import tsx bench/cli.ts database --runs 50 --profile fast-test --out ${kept}`;
+    const term = spawn('/usr/bin/script', ['-qfec', command, '/dev/null'], { cwd: root, stdio: ['pipe', 'pipe', 'ignore'] });
+    let screen = '';
+    term.stdout!.on('data', (b: Buffer) => (screen += b.toString()));
+    const exited = new Promise<number | null>((resolve) => term.once('exit', (code) => resolve(code)));
+    try {
+      await until('the bars to draw', () => (/database +\|/.test(screen) ? true : undefined), 120_000);
+      const bench = await until('the bench process', () => [...readProcessTable().values()].find((p) => p.ppid === term.pid && p.comm === 'node')?.pid, 10_000);
+      process.kill(bench, 'SIGINT');
+      expect(await exited).toBe(130);
+      expect(screen).toContain('bench: SIGINT during workloads');
+      // The bars hid the cursor and turned wrapping off: the last word on each is "on" again.
+      expect(screen.lastIndexOf('\x1b[?25h')).toBeGreaterThan(screen.lastIndexOf('\x1b[?25l'));
+      expect(screen.lastIndexOf('\x1b[?7h')).toBeGreaterThan(screen.lastIndexOf('\x1b[?7l'));
+    } finally {
+      if (term.exitCode === null) term.kill('SIGKILL');
     }
   }, 180_000);
 });

@@ -49,4 +49,12 @@ describe('preflightUpstream (--upstream checked before any gateway starts)', () 
       /^--upstream http:\/\/127\.0\.0\.1:9\/v1: .*ECONNREFUSED.* — is the server running and listening there\?$/,
     );
   });
+
+  it('says to use http:// when an https: URL reaches a server that speaks plain HTTP', async () => {
+    const tls = open.url.replace(/^http:/, 'https:');
+    // OpenSSL's message ends in a colon and a newline: neither is left before the hint.
+    await expect(preflightUpstream({ urls: [tls] })).rejects.toThrow(
+      /^--upstream https:\/\/[^ ]+: .*wrong version number.*\d — the server answers plain HTTP there: give the URL with http:\/\/$/,
+    );
+  });
 });
