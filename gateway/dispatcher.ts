@@ -196,18 +196,23 @@ export class Dispatcher {
     // A start hook that throws is the plugin's bug, answered as that call's error like a throwing
     // piece or end hook: thrown on, it failed the whole request (from inside the upstream read).
     try {
-      call.execution = this.startExecution(call.plugin, callId, name, budget);
+      call.execution = this.startExecution(call, call.plugin, budget);
     } catch (err) {
       call.failed = thrownMessage(err);
     }
   }
 
-  private startExecution(plugin: ToolPlugin, callId: string, name: string, budget: ProgressBudget): ToolExecution {
+  private startExecution(call: CallState, plugin: ToolPlugin, budget: ProgressBudget): ToolExecution {
+    const { callId, name } = call;
     return plugin.start({
       callId,
       signal: this.opts.signal,
       ...(this.opts.tenant === undefined ? {} : { tenant: this.opts.tenant }),
       emit: (emitted) => {
+        // A call that has ended (its result in, or stopped) has said all it will: progress a tool
+        // emits after it (a timer its hook left behind) reached the client after the call's
+        // result, or in a later round, or the timeline after the request's end.
+        if (call.toolEnded) return;
         const progress = budget.take(emitted);
         if (!progress) return;
         if (progress.type === 'unit-done') {

@@ -22,13 +22,33 @@ export function capObservation(result: ToolResult, max: number): ToolResult {
   const content = result.content;
   // A UTF-16 unit is at most 3 bytes of UTF-8: short content needs no count.
   if (content.length * 3 <= max || (content.length <= max && Buffer.byteLength(content) <= max)) return result;
+  // Content a larger cap already cut (cut again to fit the context, observation-fit.ts) loses its
+  // middle around that cut: one note, counting all that went. Cut as any other text, the old note
+  // went unsaid (the model was told of a fraction of the cut) or was itself cut in two.
+  const earlier = earlierCut(content);
+  const start = earlier?.start ?? content;
+  const end = earlier?.end ?? content;
+  const before = earlier?.count ?? 0;
   const note = (cut: number) => `\n[… ${cut.toLocaleString('en-US')} characters of this output cut …]\n`;
   // Room for the note (in bytes: its two ellipses are three each) with the longest count it could say; the count written is what went.
-  const keep = Math.max(0, max - Buffer.byteLength(note(content.length)));
+  const keep = Math.max(0, max - Buffer.byteLength(note(content.length + before)));
   // Bytes are never fewer than characters, so a byte budget keeps both within the limit.
-  const head = headWithin(content, Math.ceil(keep / 2));
-  const from = Math.max(head, tailFrom(content, keep - Math.ceil(keep / 2)));
-  return { ...result, content: `${content.slice(0, head)}${note(from - head)}${content.slice(from)}` };
+  const head = headWithin(start, Math.ceil(keep / 2));
+  const tailBytes = keep - Math.ceil(keep / 2);
+  if (earlier === undefined) {
+    const from = Math.max(head, tailFrom(content, tailBytes));
+    return { ...result, content: `${content.slice(0, head)}${note(from - head)}${content.slice(from)}` };
+  }
+  const from = tailFrom(end, tailBytes);
+  return { ...result, content: `${start.slice(0, head)}${note(before + start.length - head + from)}${end.slice(from)}` };
+}
+
+/** The note of an earlier cut, when `content` has exactly one: what stands either side of it, and the count it says. */
+function earlierCut(content: string): { start: string; end: string; count: number } | undefined {
+  const notes = [...content.matchAll(/\n\[… ([\d,]+) characters of this output cut …\]\n/g)];
+  if (notes.length !== 1) return undefined;
+  const [found] = notes as [RegExpExecArray];
+  return { start: content.slice(0, found.index), end: content.slice(found.index + found[0].length), count: Number(found[1]!.replace(/,/g, '')) };
 }
 
 /** UTF-8 bytes of the code point `code`. */

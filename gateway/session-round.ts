@@ -87,6 +87,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
   let rejection: { name: string; reason: string; undeclared?: boolean } | undefined;
   /** Whether the decode was cut for the rejection (only once a client call it found being written has ended). */
   let cutForRejection = false;
+  let rejectionMarked = false;
   let pendingCut: { callId: string; reason: string } | undefined;
   function rejectCall(call: { callId: string; name: string; undeclared?: boolean }, reason: string): void {
     rejection ??= { name: call.name, reason, undeclared: call.undeclared };
@@ -100,14 +101,23 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     cutForReject(call.callId, reason);
   }
   function cutForReject(callId: string, reason: string): void {
-    if (cutForRejection) return;
+    // The first rejection is marked however late it comes: the metrics, the access log and the
+    // bench's time to detect count it (without partial execution it always comes after the decode).
+    if (!rejectionMarked) timeline.mark('abort', { round, callId, detail: `rejected: ${reason}` });
+    rejectionMarked = true;
+    // A verdict that comes once the model has finished (its finish_reason read, the stream only
+    // waiting for its usage and end) has nothing left to cut: cut, the round lost the calls the
+    // parser ends only at the decode's end (the upstream's parsed calls, a call at EOS) as "cut
+    // short", though the model wrote them whole. The round ends as the model ended it.
+    if (cutForRejection || decodeFinished) return;
     cutForRejection = true;
-    timeline.mark('abort', { round, callId, detail: `rejected: ${reason}` });
     machinery?.parser.stop();
     stream.abort(new Error(reason));
   }
   /** The upstream's stream is over: nothing is left to cut. */
   let decodeOver = false;
+  /** The upstream sent the round's finish_reason (or its stream is over): the model wrote all it will. */
+  let decodeFinished = false;
   const clientCallEnded = (): void => {
     if (pendingCut && !decodeOver && !machinery?.clientCalls.streaming) cutForReject(pendingCut.callId, pendingCut.reason);
   };
@@ -199,6 +209,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     else if (part.type === 'reasoning') onEvent({ type: 'reasoning', text: part.text });
     else if (part.type === 'tool-call-delta') (machinery ?? build()).parser.toolCallDelta(part);
     else if (part.type === 'finish') {
+      decodeFinished = true;
       finishReason = part.reason;
       stoppedByString = part.stopString !== undefined;
     } else if (part.type === 'usage') {
@@ -261,7 +272,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     }
     finishReason = cutForRejection ? 'tool_rejected' : 'tool_calls';
   }
-  decodeOver = true;
+  decodeOver = decodeFinished = true;
   countTokens();
   // Whatever fails from here on (a parser's end, the client's writer) must leave no tool of this
   // round running for a request that is over.

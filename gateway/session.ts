@@ -183,7 +183,9 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
         },
         clientCallIndices,
         fitToContext: (limits) => {
-          const results = toolRounds.flatMap((r) => r.calls.map((c) => c.result.content));
+          // As the prompt the refusal measured has them: after a first cut, the refusal's excess is
+          // over those cut results, and measured against the uncut ones a second cut freed too little.
+          const results = toolRounds.flatMap((r) => (observationCap === undefined ? r : recutRound(r, observationCap)).calls.map((c) => c.result.content));
           const cap = observationCapToFit(limits, [...opts.request.messages, ...appended], results, tokensLeft);
           if (cap === undefined || (observationCap !== undefined && cap >= observationCap)) return undefined;
           observationCap = cap;

@@ -405,3 +405,41 @@ describe('Dispatcher: every tool-start has one tool-end', () => {
     expect(toolEnds(timeline)).toEqual([['c1', 'cancelled']]);
   });
 });
+
+describe('Dispatcher: progress after a call has ended', () => {
+  it('is dropped, whether the call answered or was stopped: no progress follows its tool-end', async () => {
+    const emits: Array<(p: ToolProgress) => void> = [];
+    const lingering: ToolPlugin = {
+      name: 'linger',
+      description: 'keeps a handle on emit past its end',
+      parameters: { type: 'object' },
+      consumes: 'call',
+      start: ({ emit }) => {
+        emits.push(emit);
+        return { piece: () => undefined, end: async () => ({ ok: true, content: 'done' }), abort: () => {} };
+      },
+    };
+    const timeline = new Timeline('test');
+    const seen: string[] = [];
+    const d = new Dispatcher({
+      tools: new Map([['linger', lingering]]),
+      partialExecution: true,
+      signal: new AbortController().signal,
+      timeline,
+      round: 1,
+      onProgress: (call, progress) => seen.push(`${call.callId} ${progress.type === 'unit-done' ? progress.detail : progress.text}`),
+      onReject: () => {},
+    });
+    d.callStart('c1', 'linger');
+    d.callEnd('c1', {});
+    d.callStart('c2', 'linger');
+    emits[0]!({ type: 'unit-done', detail: 'before its end' });
+    await d.settle();
+    emits[0]!({ type: 'unit-done', detail: 'after its result' });
+    d.abortAll('the round failed');
+    emits[1]!({ type: 'output', stream: 'stdout', text: 'after it was stopped' });
+    expect(seen).toEqual(['c1 before its end']);
+    const units = timeline.events.filter((e) => e.type === 'unit-done').map((e) => e.detail);
+    expect(units).toEqual(['before its end']);
+  });
+});

@@ -49,4 +49,30 @@ describe('capObservation', () => {
       }),
     );
   });
+
+  it('cut again shorter (to fit the context), keeps one note that counts all that went, the first cut included', () => {
+    const content = `first line\n${Array.from({ length: 6_000 }, (_, i) => `line ${i}`).join('\n')}\nlast line`;
+    const once = capObservation({ ok: true, content }, 20_000).content;
+    // Shorter by a little (the note of the first cut straddled the second's) and by a lot.
+    for (const max of [once.length - 10, 5_000, 300]) {
+      const twice = capObservation({ ok: true, content: once }, max).content;
+      expect(twice.length).toBeLessThanOrEqual(max);
+      expect(twice.startsWith('first line\n')).toBe(true);
+      expect(twice.endsWith('\nlast line')).toBe(true);
+      const notes = [...twice.matchAll(/\n\[… ([\d,]+) characters of this output cut …\]\n/g)];
+      expect(notes).toHaveLength(1);
+      const count = Number(notes[0]![1]!.replace(/,/g, ''));
+      // As one cut of the whole would say: what is kept and the count add up to the original.
+      expect(twice.length - notes[0]![0].length + count).toBe(content.length);
+    }
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme', maxLength: 600 }), fc.integer({ min: 80, max: 400 }), fc.integer({ min: 80, max: 400 }), (text, first, second) => {
+        const once = capObservation({ ok: true, content: text }, first).content;
+        const twice = capObservation({ ok: true, content: once }, second).content;
+        // Within the second limit, or left as the first cut left it when that already was.
+        expect(Buffer.byteLength(twice)).toBeLessThanOrEqual(Math.max(second, Buffer.byteLength(once)));
+        expect(twice).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
+      }),
+    );
+  });
 });
