@@ -1,11 +1,14 @@
-import { statSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { openSqlite, type SqliteDatabase, type SqliteStatement } from '../sqlite-driver.ts';
 import { DEFAULT_MAX_CHARS, DEFAULT_MAX_ROWS, DEFAULT_TIME_LIMIT_MS, type DatabasePluginOptions } from './database-options.ts';
 
 export interface QueryLimits {
   /** Rows returned at most; the rest is reported as truncated. */
   maxRows: number;
-  /** Checked between rows: stops a query that streams many rows; a single long step needs the thread runtime's kill. */
+  /**
+   * Checked between rows: stops a query that streams many rows; a single long step needs the
+   * process runtime's kill. Also bounds the wait for a lock another program's write holds.
+   */
   timeLimitMs: number;
   /**
    * Characters of cell text returned at most, all rows together: rows past it are left out (as
@@ -87,6 +90,10 @@ export function openReadOnlyDatabase(file: string): SqliteDatabase {
   }
   if (handle === undefined) {
     const db = openSqlite(file, { readonly: true, fileMustExist: true });
+    // A sort or DISTINCT past the page cache spills to a temporary file, which the sandbox keeps
+    // under 16 MiB (RLIMIT_FSIZE, sandbox/runtimes/process-launch.ts): past it the query failed
+    // with "disk I/O error". In memory it is bounded by the process's data limit instead.
+    db.pragma('temp_store = MEMORY');
     db.pragma('query_only = ON');
     db.defaultSafeIntegers(true);
     handle = { db, inode };
@@ -119,16 +126,18 @@ function inodeOf(file: string): string {
 export function runReadOnlyQuery(db: SqliteDatabase, sql: string, limits: QueryLimits): QueryOutcome {
   if (isPragmaWithValue(sql)) return { ok: false, error: PRAGMA_WITH_VALUE_ERROR, writes: true };
   if (readsFilePaths(sql)) return { ok: false, error: FILE_PATHS_ERROR, writes: false };
+  const deadline = performance.now() + limits.timeLimitMs;
+  waitForLocksUntil(db, deadline);
   let stmt: SqliteStatement;
   try {
     stmt = db.prepare(sql);
   } catch (err) {
-    return { ok: false, error: (err as Error).message, writes: false };
+    return { ok: false, error: sqliteErrorText(err, db, limits), writes: false };
   }
   if (!stmt.readonly || !stmt.reader) {
     return { ok: false, error: 'only read-only queries that return rows (SELECT, WITH … SELECT, EXPLAIN) are allowed', writes: true };
   }
-  const deadline = performance.now() + limits.timeLimitMs;
+  waitForLocksUntil(db, deadline);
   const columns = stmt.columns().map((c) => c.name);
   const rows: unknown[][] = [];
   let truncated = false;
@@ -153,9 +162,48 @@ export function runReadOnlyQuery(db: SqliteDatabase, sql: string, limits: QueryL
       if (performance.now() > deadline) return { ok: false, error: `the query ran longer than ${limits.timeLimitMs} ms`, writes: false };
     }
   } catch (err) {
-    return { ok: false, error: (err as Error).message, writes: false };
+    return { ok: false, error: sqliteErrorText(err, db, limits), writes: false };
   }
   return { ok: true, columns, rows, truncated };
+}
+
+/**
+ * SQLite waits for a writer's lock up to the connection's busy timeout, 5 s in better-sqlite3:
+ * past the time limit, and past the tool's own (1 s more), so a locked file ended in the process
+ * being killed ("timed out") instead of an answer. The wait is bounded by what is left of the limit.
+ */
+function waitForLocksUntil(db: SqliteDatabase, deadline: number): void {
+  db.pragma(`busy_timeout = ${Math.max(0, Math.ceil(deadline - performance.now()))}`);
+}
+
+function sqliteErrorText(err: unknown, db: SqliteDatabase, limits: QueryLimits): string {
+  const code = (err as { code?: unknown }).code;
+  if (code === 'SQLITE_BUSY') {
+    return `the database is locked: another program was writing to it for the whole ${limits.timeLimitMs} ms time limit; try the query again later`;
+  }
+  // SQLite reads the header at the first statement: a WAL file then needs its -shm beside it, which
+  // a read-only connection may not create in the folder the sandbox grants read-only (nor in a
+  // folder this uid cannot write). The bare "unable to open database file" said nothing of that.
+  if (code === 'SQLITE_CANTOPEN' && isWalFile(db.name)) {
+    return 'cannot open the database: the file is in WAL mode and its folder is read-only to this tool, so SQLite cannot create (or open) the -shm file it needs beside it (the operator can switch it: PRAGMA journal_mode=DELETE)';
+  }
+  return (err as Error).message;
+}
+
+/** Whether a SQLite file's header says WAL mode (its read and write versions, bytes 18 and 19, are 2). */
+function isWalFile(file: string): boolean {
+  const header = Buffer.alloc(20);
+  try {
+    const fd = openSync(file, 'r');
+    try {
+      readSync(fd, header, 0, 20, 0);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
+  return header[18] === 2 && header[19] === 2;
 }
 
 /** Opens (or reuses) the configured file and runs `sql`; every failure is an outcome, never a throw. */

@@ -19,20 +19,22 @@ const value = (n: number) =>
     .describe(`The value for {${n}} (or the ${n === 1 ? 'first' : n === 2 ? 'second' : 'third'} {}).`);
 
 /**
- * Fills `{}` (left to right) or `{1}`..`{3}` in `template`; explains what is missing, or a `{name}`
- * or `{:.2f}` it does not fill, instead of guessing. One pass over the template: a value goes in as it is, so a `{}` or `{2}` inside a value
+ * Fills `{}` (left to right) or `{1}`..`{3}` in `template`, not both; explains what is missing, or
+ * a `{name}` or `{:.2f}` it does not fill, instead of guessing. One pass over the template: a value goes in as it is, so a `{}` or `{2}` inside a value
  * ("set() is {}") is text, never another placeholder.
  */
 export function formatTemplate(template: string, values: readonly unknown[]): ToolResult {
   let next = 0;
   let missing: string | undefined;
   let unknown: string | undefined;
+  const numbering = { automatic: false, manual: false };
   const text = template.replace(PLACEHOLDER, (match, position: string | undefined) => {
     if (position === undefined) return match[0]!; // `{{` or `}}`
     if (!/^\d*$/.test(position)) {
       unknown ??= match;
       return match;
     }
+    numbering[position === '' ? 'automatic' : 'manual'] = true;
     const at = position === '' ? next++ : Number(position) - 1;
     const found = values[at];
     if (found === undefined || found === null) missing ??= match === '{}' ? `{} number ${at + 1}` : match;
@@ -40,6 +42,10 @@ export function formatTemplate(template: string, values: readonly unknown[]): To
   });
   if (unknown !== undefined) {
     return { ok: false, content: `error: ${unknown} in ${JSON.stringify(template)} is no placeholder format fills: write {} for the next value or {1}..{3} for a given one (no names, no format specs such as {:.2f}); {{ and }} are literal braces` };
+  }
+  // "{1} has {} pages" filled {} with value1 again; Python refuses to switch numbering, and so does this.
+  if (numbering.automatic && numbering.manual) {
+    return { ok: false, content: `error: ${JSON.stringify(template)} mixes {} and numbered placeholders: write every placeholder as {} (filled in order) or every one as {1}..{3}` };
   }
   // Python's str.format counts from {0}; a model used to it is told where these positions start.
   const hint = missing === '{0}' ? ' (positions start at {1})' : '';

@@ -121,6 +121,22 @@ describe('database plugin', () => {
     expect((await query('SELECT 1; SELECT 2')).result?.content).toMatch(/more than one statement/);
   });
 
+  it('says a database locked by a writer is locked within the time limit, rather than waiting past the tool\'s own limit', async () => {
+    // better-sqlite3 waits 5 s for a lock: the process runtime killed the query at timeLimitMs + 1 s first.
+    const writer = openSqlite(file);
+    writer.exec("BEGIN EXCLUSIVE; INSERT INTO products(name) VALUES ('held')");
+    try {
+      expect((await query('SELECT count(*) AS n FROM products', { timeLimitMs: 100 })).result).toEqual({
+        ok: false,
+        content: 'error: the database is locked: another program was writing to it for the whole 100 ms time limit; try the query again later',
+      });
+    } finally {
+      writer.exec('ROLLBACK');
+      writer.close();
+    }
+    expect((await query('SELECT count(*) AS n FROM products', { timeLimitMs: 100 })).result?.content).toBe('n\n3\n(1 row)');
+  });
+
   it('never creates a missing database file', async () => {
     const missing = path.join(dir, 'missing.sqlite');
     const run = await runScriptedCall(inlineTool(createDatabasePlugin({ file: missing })), { pieces: [{ kind: 'field', path: ['query'], value: 'SELECT 1' }], args: { query: 'SELECT 1' } });

@@ -50,6 +50,18 @@ describe('format plugin', () => {
     expect(formatTemplate('{{total}} is {}', [5])).toMatchObject({ ok: true, content: '{total} is 5' });
   });
 
+  it('refuses a template that mixes {} and {n}, as Python does, rather than filling {} with value1 again', async () => {
+    // It answered "Python has Python pages".
+    const run = await runScriptedCall(tool, { args: { template: '{1} has {} pages', value1: 'Python', value2: 42 } });
+    expect(run.result).toEqual({
+      ok: false,
+      content: 'error: "{1} has {} pages" mixes {} and numbered placeholders: write every placeholder as {} (filled in order) or every one as {1}..{3}',
+    });
+    expect(formatTemplate('{} and {2}', ['a', 'b']).ok).toBe(false);
+    // Literal braces are no placeholders, of either kind.
+    expect(formatTemplate('{{}} {1}', ['a'])).toMatchObject({ ok: true, content: '{} a' });
+  });
+
   it('rejects a call without a template at the schema', async () => {
     const run = await runScriptedCall(tool, { args: { value1: 1 } });
     expect(run.result?.ok).toBe(false);
