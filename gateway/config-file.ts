@@ -78,12 +78,19 @@ export function readConfigFile(path: string): ConveyorConfigFile {
     // A byte-order mark (Windows editors save one) is no part of the JSON.
     text = readFileSync(path, 'utf8').replace(/^\uFEFF/, '');
   } catch (err) {
-    throw new GatewayConfigError(`config file ${path}: ${(err as Error).message}`, { cause: err });
+    // Node's "ENOENT: …, open 'conveyor.json'" left out where the file was looked for: under a
+    // service manager the working directory is seldom the one the operator has in mind.
+    const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
+    const where = isAbsolute(path) ? '' : ` ${resolve(path)} (a relative path is taken from the working directory, ${process.cwd()})`;
+    throw new GatewayConfigError(`config file ${path}: ${missing ? `no such file${where}` : (err as Error).message}`, { cause: err });
   }
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    throw new GatewayConfigError(`config file ${path}: not JSON: ${withLineAndColumn((err as Error).message, text)}`, { cause: err });
+    // A conveyor.yaml was answered "Unexpected token 'g'", as if the YAML had a typo in it.
+    const other = /\.(ya?ml|toml|ini)$/i.exec(path)?.[1];
+    const only = other ? ` (a config file is JSON only; ${other.toUpperCase().replace('YML', 'YAML')} is not read)` : '';
+    throw new GatewayConfigError(`config file ${path}: not JSON${only}: ${withLineAndColumn((err as Error).message, text)}`, { cause: err });
   }
   const checked = conveyorConfigFileSchema.safeParse(raw);
   if (!checked.success) throw new GatewayConfigError(`config file ${path}: ${describeConfigIssues(checked.error, conveyorConfigFileSchema)}`);

@@ -35,7 +35,7 @@ function describe(issue: Issue, root: z.ZodType): string {
       .join('; ');
   }
   // zod words a missing key as a type mismatch with undefined.
-  const message = issue.code === 'invalid_type' && / received undefined$/.test(issue.message) ? 'missing' : issue.message.replace(/^Invalid input: /, '');
+  const message = issue.code === 'invalid_type' && / received undefined$/.test(issue.message) ? 'missing' : issue.message.replace(/^Invalid (input|option): /, '');
   return where ? `${where}: ${message}` : message;
 }
 

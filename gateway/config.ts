@@ -46,8 +46,15 @@ const upstreamConfigSchema = z.strictObject({
   baseUrl: UpstreamUrlsSchema.refine((v) => typeof v === 'string' || new Set(v).size === v.length, 'a replica is listed twice')
     // A list of one is one upstream: everything past the config reads a list as replicas.
     .transform((v) => (typeof v !== 'string' && v.length === 1 ? v[0]! : v)),
-  /** Not empty: `""` failed the start with "invalid upstream request", naming neither the file nor the setting. */
-  apiKey: notEmpty('a key').optional(),
+  /**
+   * Not empty: `""` failed the start with "invalid upstream request", naming neither the file nor
+   * the setting. No control character: a key read from a file saved with Windows line ends
+   * (`"$(cat key.txt)"`, an env file) kept its `\r`, which no HTTP header may carry, and every
+   * request failed as `upstream_connection_error (UND_ERR_INVALID_ARG)`. The message never repeats the key.
+   */
+  apiKey: notEmpty('a key')
+    .regex(/^[^\x00-\x1f\x7f]*$/, 'the key holds a control character (a \\r or line end copied with it, as from a file saved on Windows?), which an HTTP header cannot carry')
+    .optional(),
   /**
    * Model name sent upstream for every request (default: the client's `model`). Not empty: `""`
    * named every answer "" and made the upstream "not ready", while the client's model went upstream.

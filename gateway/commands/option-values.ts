@@ -31,6 +31,15 @@ export function nonEmpty(what: string): (value: string) => string {
 }
 
 /**
+ * `--config`: one file. Given twice, the first was dropped without a word, though a reader of
+ * `--config base.json --config site.json` expects the two merged (as compose files are).
+ */
+export function configFile(value: string, previous: string | undefined): string {
+  if (previous !== undefined) throw new InvalidArgumentError(`a second config file (after ${previous}): one --config only; files are not merged`);
+  return nonEmpty('a config file')(value);
+}
+
+/**
  * `--sim-profile`: a shipped profile's name, or a path to a profile file (anything with a slash or
  * ending in .json, as sim/timing-profile.ts reads it). A name that is neither is a usage error,
  * told at once; a file that is missing or not a profile is a file the command could not use (1).
@@ -81,7 +90,10 @@ export function refusedOptionValue(gateway: GatewaySettings, command: Command): 
   });
   for (const issue of checked.error.issues) {
     const option = given.find((o) => SETTING_OF_OPTION[o.attributeName()]!.every((key, i) => issue.path[i] === key));
-    if (option) return `option '${option.flags}': ${issue.message}`;
+    if (option === undefined) continue;
+    // From its variable, the option was never typed: the line says where the value came from, as commander's own do.
+    const from = command.getOptionValueSource(option.attributeName()) === 'env' ? ` (from env ${option.envVar})` : '';
+    return `option '${option.flags}'${from}: ${issue.message}`;
   }
   return undefined;
 }

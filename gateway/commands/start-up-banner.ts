@@ -6,6 +6,7 @@ import type { GatewayConfig } from '../config.ts';
 import { isLoopbackAddress } from '../host-check.ts';
 import { chooseParser } from '../parser-selection.ts';
 import type { ConveyorHandle } from '../start-conveyor.ts';
+import { baseUrlHint } from './base-url-hint.ts';
 
 /** What the banner says about the embedded simulator, as serve was given it. */
 export interface BannerSimSettings {
@@ -33,7 +34,7 @@ export async function printBanner(conveyor: ConveyorHandle, sim: BannerSimSettin
     // Started before its upstream (a vLLM still loading weights) is fine; say so rather than let the first request find out.
     const ready = await conveyor.gateway.readiness.check();
     if (stopping()) return;
-    for (const r of ready.upstream) if (r.error) console.log(`  not ready yet: ${r.error.message} (GET /health/ready says when it is)`);
+    for (const r of ready.upstream) if (r.error) console.log(`  not ready yet: ${r.error.message}${baseUrlHint(r.base_url, r.error.message)} (GET /health/ready says when it is)`);
   }
   console.log(`sandbox: ${conveyor.sandbox ? JSON.stringify(conveyor.sandbox.protections()) : 'off (the python tool is disabled)'}`);
   // A module that replaced a built-in under its name is said to, as /health's `module` does.

@@ -134,6 +134,29 @@ describe('conveyor serve --config FILE', () => {
     expect(() => readConfigFile(configFile({ gateway: { upstream: { model: ' ' } } }))).toThrow(/gateway\.upstream\.model: expected a model name, not an empty value/);
     expect(() => readConfigFile(configFile({ gateway: { upstream: { apiKey: '' } } }))).toThrow(/gateway\.upstream\.apiKey: expected a key, not an empty value/);
     expect(() => readConfigFile(configFile('{"gateway": {'))).toThrow(/config file .*JSON/);
-    expect(() => readConfigFile(path.join(dir, 'missing.json'))).toThrow(/config file .*missing\.json: ENOENT/);
+    expect(() => readConfigFile(path.join(dir, 'missing.json'))).toThrow(`config file ${path.join(dir, 'missing.json')}: no such file`);
+  });
+
+  it('says what to change in a file it cannot use: where a relative name was looked for, YAML, a key with a line end, an unknown level', () => {
+    // Node's "ENOENT: no such file or directory, open 'conveyor.json'" left out the folder it looked in.
+    expect(() => readConfigFile('no-such-conveyor.json')).toThrow(
+      `config file no-such-conveyor.json: no such file ${path.resolve('no-such-conveyor.json')} (a relative path is taken from the working directory, ${process.cwd()})`,
+    );
+    // A YAML file was answered "Unexpected token 'g'", as if it were JSON with a typo.
+    const yaml = path.join(dir, 'conveyor.yaml');
+    writeFileSync(yaml, 'gateway:\n  port: 9000\n');
+    expect(() => readConfigFile(yaml)).toThrow(`config file ${yaml}: not JSON (a config file is JSON only; YAML is not read): `);
+    // A key with its \r (a file saved on Windows) failed every request as upstream_connection_error (UND_ERR_INVALID_ARG).
+    let thrown: unknown;
+    try {
+      readConfigFile(configFile({ gateway: { upstream: { apiKey: 'sk-secret\r' } } }));
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(GatewayConfigError);
+    expect((thrown as Error).message).toMatch(/: gateway\.upstream\.apiKey: the key holds a control character \(a \\r or line end copied with it, as from a file saved on Windows\?\), which an HTTP header cannot carry$/);
+    expect((thrown as Error).message).not.toContain('sk-secret');
+    // zod's "Invalid option: " said nothing the rest of the line does not.
+    expect(() => readConfigFile(configFile({ logLevel: 'verbose' }))).toThrow(/: logLevel: expected one of "fatal"\|"error"\|/);
   });
 });

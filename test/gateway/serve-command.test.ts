@@ -1,5 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Socket } from 'node:net';
 import path from 'node:path';
 import { once } from 'node:events';
@@ -274,6 +275,25 @@ describe('conveyor serve (the main job) in its own process', () => {
     await once(proc, 'exit');
   }, 60_000);
 
+  it('names the base URL to write when the upstream answers 404 to a URL without /v1', async () => {
+    // A server that has no route but /v1/…: vLLM, SGLang and llama.cpp answer a missing route 404.
+    const server = createHttpServer((req, res) => res.writeHead(req.url?.startsWith('/v1/') ? 200 : 404).end()).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const { port } = server.address() as { port: number };
+      const { proc, printed } = await serve(['--upstream', `http://127.0.0.1:${port}`, '--plugins', '{"python":false}', '--log-level', 'silent']);
+      await eventually(() => printed.some((line) => line.startsWith('try:')), 'the banner is printed');
+      // It said only "answered HTTP 404 (check the upstream's base URL and API key)", naming no URL to write.
+      expect(printed).toContain(
+        `  not ready yet: upstream http://127.0.0.1:${port}/models answered HTTP 404 (check the upstream's base URL and API key); OpenAI-compatible servers (vLLM, SGLang, llama.cpp) answer under /v1: http://127.0.0.1:${port}/v1? (GET /health/ready says when it is)`,
+      );
+      proc.kill('SIGTERM');
+      await once(proc, 'exit');
+    } finally {
+      server.close();
+    }
+  }, 60_000);
+
   it('reports a mistake the user can fix in one line, exit status 2 for the command line and 1 for what failed after it, without a stack trace', async () => {
     const { proc, url } = await serve();
     const port = new URL(url).port;
@@ -300,7 +320,7 @@ describe('conveyor serve (the main job) in its own process', () => {
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', LIMIT_TYPO_PLUGIN], message: `conveyor: tool module ${LIMIT_TYPO_PLUGIN}: plugin limit_typo: unknown key 'timeout' in limits (did you mean 'timeoutMs'?)\n` },
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', cjsPlugin], message: `conveyor: tool module ${cjsPlugin}: it is a CommonJS module (plugins are ES modules: use .ts/.mjs/.js with import/export` },
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', WORD_COUNT_PLUGIN, '--tool', `${WORD_COUNT_PLUGIN}?again`], message: `a tool named word_count is already loaded, from ${WORD_COUNT_PLUGIN}\n` },
-      { args: ['--config', 'no-such-config.json'], message: 'conveyor: config file no-such-config.json: ENOENT' },
+      { args: ['--config', 'no-such-config.json'], message: `conveyor: config file no-such-config.json: no such file ${path.resolve('no-such-config.json')} (a relative path is taken from the working directory, ${process.cwd()})\n` },
       // Once status 0 and not a word: a supervisor took it for a clean stop.
       { args: ['--upstream', 'http://127.0.0.1:9/v1', '--tool', exitingModule], message: `conveyor: tool module ${exitingModule}: its top-level code called process.exit(0) as the gateway imported it` },
       { args: ['--api-key', ''], message: "conveyor: option '--api-key <key...>' argument '' is invalid. expected a key, not an empty value", code: 2 },
@@ -333,7 +353,8 @@ describe('conveyor serve (the main job) in its own process', () => {
     expect(mistyped).toMatchObject({ code: 2, stderr: "conveyor: unknown command 'serv' (commands: serve, parse; conveyor --help)\n" });
     proc.kill('SIGTERM');
     await once(proc, 'exit');
-  }, 120_000);
+    // Some thirty CLI starts one after another: 50 s alone, 118 s with the CPU shared.
+  }, 300_000);
 
   /** `conveyor serve` that must refuse to start: its exit status and stderr, checked to be one `conveyor: ` line with no stack. */
   async function refusedStart(args: string[]): Promise<string> {
