@@ -6,11 +6,11 @@ import type { ChatMessage } from './chat-request-schema.ts';
 import { ClientCalls, type ClientToolCall } from './client-calls.ts';
 import { Dispatcher, type CallOutcome } from './dispatcher.ts';
 import { RoundParser } from './round-parser.ts';
+import { sendRound } from './round-request.ts';
 import { RoundResend, type RoundResendOptions } from './round-resend.ts';
 import { DEFAULT_MAX_OBSERVATION_CHARS } from './observation-cap.ts';
 import type { ClientFlow, SessionOptions, Usage } from './session.ts';
 import { undeclaredToolCheck } from './undeclared-tools.ts';
-import { upstreamBody } from './upstream-body.ts';
 
 /** What one round leaves for the session's loop (session.ts) to decide the next step with. */
 export interface RoundOutput {
@@ -50,30 +50,8 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
   let messages = inputs.messages;
   timeline.mark('round-start', { round });
   onEvent({ type: 'round-start', round });
-  // The request goes out first, ahead of everything else this round needs. Parts only ever arrive
-  // from a later socket read, never from inside this call, so onPart can refer to what follows.
-  const send = (limit: number | undefined): UpstreamStream =>
-    opts.upstream.pump(
-      {
-        body: upstreamBody({
-          request: opts.request,
-          overrides: opts.upstreamOverrides,
-          model: opts.upstream.model,
-          round,
-          messages: opts.upstreamMessages ? opts.upstreamMessages(messages) : messages,
-          maxTokens: limit,
-          continuousUsage: opts.upstream.continuousUsage,
-        }),
-        signal,
-        onAccepted: ({ baseUrl }) => {
-          timeline.mark('upstream-accepted', { round, detail: baseUrl });
-          onEvent({ type: 'upstream-accepted', round });
-        },
-        batchDelivery: opts.batchDelivery,
-        affinity,
-      },
-      (part) => onPart(part),
-    );
+  // The request goes out first, ahead of everything else this round needs.
+  const send = (limit: number | undefined): UpstreamStream => sendRound(opts, { round, messages, maxTokens: limit, affinity, onPart: (part) => onPart(part) });
   let stream: UpstreamStream;
   /** The max_tokens this round's upstream request carries: what the budget leaves, or what the context does (below). */
   let roundMaxTokens = maxTokens;
