@@ -176,8 +176,10 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
         maxTokens: tokensLeft,
         emitText: (text) => {
           // Rounds are joined by a blank line so the client's markdown does not glue a closing fence
-          // to the next round's first word. This is the gateway's only addition to the model's text.
-          if (firstText && content !== '' && !content.endsWith('\n\n')) emitContent(content.endsWith('\n') ? '\n' : '\n\n');
+          // to the next round's first word. This is the gateway's only addition to the model's text,
+          // and only after text: the whitespace between a round's calls glues nothing, and a blank
+          // line after it opened the answer with "\n\n".
+          if (firstText && content.trim() !== '' && !content.endsWith('\n\n')) emitContent(content.endsWith('\n') ? '\n' : '\n\n');
           firstText = false;
           emitContent(text);
         },

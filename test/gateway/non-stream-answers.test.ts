@@ -57,6 +57,39 @@ describe('a non-streamed answer', () => {
   });
 });
 
+describe('the text between rounds', () => {
+  it('gets no blank line of the gateway after a round whose text was only the whitespace between its calls', async () => {
+    const calls = ['a', 'b'].map((text) => `<tool_call>\n{"name": "echo", "arguments": {"text": "${text}"}}\n</tool_call>`).join('\n');
+    const gw = await scripted.start(
+      (_req, res, body) => {
+        sseHeaders(res);
+        const answered = (body as { messages: Array<{ role: string }> }).messages.some((m) => m.role === 'tool');
+        res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content: answered ? 'Both said hi.' : calls }), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
+      },
+      { tools: toolMap(echo) },
+    );
+    const res = await postJson(gw.url, '/v1/chat/completions', ask());
+    // The model's own newline between its two calls stays; the gateway adds none before the answer.
+    expect(res.json.choices[0].message.content).toBe('\nBoth said hi.');
+    const streamed = await streamChat(gw.url, ask());
+    expect(streamed.content).toBe('\nBoth said hi.');
+  });
+
+  it('still opens a blank line between a round that wrote text and the next one', async () => {
+    const gw = await scripted.start(
+      (_req, res, body) => {
+        sseHeaders(res);
+        const answered = (body as { messages: Array<{ role: string }> }).messages.some((m) => m.role === 'tool');
+        const reply = answered ? 'Done.' : 'Let me check.<tool_call>\n{"name": "echo", "arguments": {"text": "a"}}\n</tool_call>';
+        res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content: reply }), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
+      },
+      { tools: toolMap(echo) },
+    );
+    const res = await postJson(gw.url, '/v1/chat/completions', ask());
+    expect(res.json.choices[0].message.content).toBe('Let me check.\n\nDone.');
+  });
+});
+
 describe('the model an answer names', () => {
   it("is the one the gateway serves under --model, whatever name the client sent, streamed or not", async () => {
     const seen: string[] = [];
