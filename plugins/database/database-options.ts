@@ -11,8 +11,13 @@ export interface DatabasePluginOptions extends Partial<QueryLimits> {
 
 export const DEFAULT_MAX_ROWS = 100;
 export const DEFAULT_TIME_LIMIT_MS = 2_000;
-/** 64 Ki characters: the table a model reads, and well under the process runtime's 8 MiB message. */
-export const DEFAULT_MAX_CHARS = 64 * 1024;
+/**
+ * The cells' characters a table keeps: under the gateway's 20,000-character cap on an observation
+ * (gateway/observation-cap.ts) with room for the table's separators and its row note, so a big
+ * result is cut here, at a whole row that says more were left out, and not by the gateway in the
+ * middle of one (at 64 Ki it always was).
+ */
+export const DEFAULT_MAX_CHARS = 12_000;
 
 /**
  * The options of the default `database` module. Runtimes load a plugin by its module URL (and

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { definePlugin, reject } from '../kit/define-plugin.ts';
-import { databaseModuleOptions, DEFAULT_TIME_LIMIT_MS, type DatabasePluginOptions } from './database-options.ts';
+import { databaseModuleOptions, DEFAULT_MAX_ROWS, DEFAULT_TIME_LIMIT_MS, type DatabasePluginOptions } from './database-options.ts';
 import { queryDatabase, type QueryOutcome } from './read-only-query.ts';
 import { formatTable } from './result-table.ts';
 
@@ -15,7 +15,8 @@ import { formatTable } from './result-table.ts';
 export function createDatabasePlugin(options: DatabasePluginOptions) {
   return definePlugin({
     name: 'database',
-    description: options.description ?? 'Runs one read-only SQL query (SQLite) and returns the rows as a table. List the tables with: SELECT name, sql FROM sqlite_schema',
+    // Says the row limit: a model that knows it pages with LIMIT/OFFSET, or counts with COUNT(*).
+    description: options.description ?? `Runs one read-only SQL query (SQLite) and returns the rows as a table, at most ${options.maxRows ?? DEFAULT_MAX_ROWS} of them. List the tables with: SELECT name, sql FROM sqlite_schema`,
     parameters: z.object({ query: z.string().min(1).describe('One SELECT statement.') }),
     consumes: 'field',
     // better-sqlite3 is synchronous and cannot be interrupted (no sqlite3_interrupt or progress

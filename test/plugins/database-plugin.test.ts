@@ -9,6 +9,7 @@ import type { DatabasePluginOptions } from '../../plugins/database/database-opti
 import { inlineTool } from '../../plugins/kit/inline-tool.ts';
 import { runScriptedCall } from '../../plugins/kit/testing.ts';
 import { suiteTempDir } from '../support/temp-dir.ts';
+import { DEFAULT_MAX_OBSERVATION_CHARS } from '../../gateway/observation-cap.ts';
 
 const dir = suiteTempDir('conveyor-database-');
 const file = path.join(dir, 'shop.sqlite');
@@ -113,6 +114,15 @@ describe('database plugin', () => {
     const many = await query("WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n LIMIT 50) SELECT x, printf('%.*c', 998, 'y') FROM n", { maxChars: 10_000 });
     expect(many.result).toMatchObject({ ok: true, data: { truncated: true } });
     expect(many.result?.content).toMatch(/\(first 10 rows; more were left out\)$/);
+  });
+
+  it("cuts a wide result at a whole row under the gateway's observation cap by default, and tells the model its row limit", async () => {
+    // 100 rows of 200 characters: 20,000 characters of cells, past the gateway's cap on one observation.
+    const wide = await query("WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n LIMIT 100) SELECT x, printf('%.*c', 196, 'y') AS pad FROM n");
+    expect(wide.result?.content.length).toBeLessThan(DEFAULT_MAX_OBSERVATION_CHARS);
+    expect(wide.result?.content).toMatch(/\(first \d+ rows; more were left out\)$/);
+    expect(createDatabasePlugin({ file }).description).toContain('at most 100 of them');
+    expect(createDatabasePlugin({ file, maxRows: 25 }).description).toContain('at most 25 of them');
   });
 
   it('reports SQL errors as tool errors the model can act on', async () => {
