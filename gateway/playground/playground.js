@@ -239,6 +239,9 @@ async function send(prompt) {
     // request's bubble was left empty. A stop is the reader's choice, not a failure.
     run.bubble.classList.add(stopped ? 'stopped' : 'failed');
     run.bubble.append(el('div', 'note', stopped ? 'stopped' : `error: ${err.message}`));
+    // The turn is left out of the conversation: its question goes back in the box, to send again
+    // as it is or mended, unless a new one is being written there.
+    if (shown === run && ui.prompt.value === '') ui.prompt.value = prompt;
   } finally {
     // Not after New chat: the cleared events list belongs to the next conversation.
     if (shown === run) run.render();

@@ -91,6 +91,8 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       expect(status).toMatch(/^error: /);
       expect(await page.textContent('.turn.assistant .note')).toBe(status);
       expect(await page.getAttribute('.turn.assistant', 'class')).toBe('turn assistant failed finished');
+      // The question, left out of the conversation, is back in the box to send again.
+      expect(await page.inputValue('#prompt')).toBe('hello');
 
       await page.selectOption('#model', { index: 0 });
       await page.click('text=Python: sine wave');
@@ -99,6 +101,7 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       await page.click('#stop');
       await page.waitForSelector('.turn.assistant.finished >> nth=1');
       expect(await page.textContent('.turn.assistant:last-of-type .note')).toBe('stopped');
+      expect(await page.inputValue('#prompt')).toBe('Plot a sine wave in Python using only the standard library.');
       expect(await page.getAttribute('.turn.assistant:last-of-type', 'class')).toBe('turn assistant stopped finished');
     } finally {
       await page.close();
