@@ -45,8 +45,20 @@ export function parseHttpUrl(text: string): URL | string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return `only http:// and https:// URLs can be fetched, not ${url.protocol}`;
   if (url.username || url.password) return 'URLs with credentials are not fetched';
+  if (BAD_PORTS.has(Number(url.port))) return `port ${url.port} is not fetched: it is another protocol's (mail, SSH, IRC…), which browsers refuse too`;
   return url;
 }
+
+/**
+ * The ports the Fetch standard blocks (https://fetch.spec.whatwg.org/#port-blocking): a GET a
+ * model writes to `host:25` or `host:6667` speaks HTTP to a mail or an IRC server, a classic
+ * request-forgery path that private-address checks do not close on a public host.
+ */
+const BAD_PORTS = new Set([
+  1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110, 111, 113, 115, 117,
+  119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636,
+  989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
+]);
 
 /**
  * GET with undici, one Client per origin visited (a string URL is checked by parseHttpUrl first):

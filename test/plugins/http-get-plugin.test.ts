@@ -69,6 +69,9 @@ describe('http_get plugin', () => {
       ['ftp://example.org/x', 'only http:// and https:// URLs can be fetched, not ftp:'],
       ['example.org/page', 'not a valid absolute URL: "example.org/page"'],
       ['http://user:pw@example.org/', 'URLs with credentials are not fetched'],
+      // Ports the Fetch standard blocks: HTTP spoken to a mail server, an SSH or IRC daemon.
+      ['http://example.org:25/', "port 25 is not fetched: it is another protocol's (mail, SSH, IRC…), which browsers refuse too"],
+      ['https://example.org:6667/x', "port 6667 is not fetched: it is another protocol's (mail, SSH, IRC…), which browsers refuse too"],
     ]) {
       expect((await get(url!)).rejected, url).toBe(reason);
     }
@@ -112,6 +115,8 @@ describe('http_get plugin', () => {
     expect((await get(`${base}/a`)).result).toMatchObject({ ok: true, content: `HTTP 200 (no content type) from ${base}/final\nat /final` });
     expect((await get(`${base}/loop`, { maxRedirects: 2 })).result?.content).toBe(`error: GET ${base}/loop failed: more than 2 redirects`);
     expect((await get(`${base}/evil`)).result?.content).toMatch(/redirected to a URL that is not fetched: only http/);
+    handler = (_req, res) => void res.writeHead(302, { location: 'http://127.0.0.1:22/' }).end();
+    expect((await get(`${base}/to-ssh`)).result?.content).toMatch(/redirected to a URL that is not fetched: port 22 is not fetched/);
   });
 
   it('turns a server that never answers into a tool error at the time limit', async () => {
