@@ -29,6 +29,8 @@ const readBefore = new WeakMap<Socket, number>();
  */
 export function countResponseBytes(server: Server): void {
   server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+    // Taken now: by the response's close, Node may have let go of it (req.socket is then null).
+    const connection = req.socket;
     const state: Counting = { socket: undefined, start: 0, sent: undefined, counts: undefined };
     counting.set(res, state);
     const took = (socket: Socket): void => {
@@ -42,7 +44,7 @@ export function countResponseBytes(server: Server): void {
       if (state.socket) state.sent = state.socket.bytesWritten - state.start;
     });
     res.once('close', () => {
-      const socket = req.socket;
+      const socket = connection;
       const read = socket.bytesRead;
       const sent = state.sent ?? (state.socket ? state.socket.bytesWritten - state.start : 0);
       state.counts = { sent, received: read - (readBefore.get(socket) ?? 0) };

@@ -46,5 +46,5 @@ export class ShuttingDownError extends ConveyorError {
 
 /** A request still running when the shutdown's grace period ran out (or a second signal came): cut, and told so. */
 export function cutByShutdown(): ShuttingDownError {
-  return new ShuttingDownError('the gateway shut down before this request finished (its shutdown grace period ran out); retry on another instance');
+  return new ShuttingDownError('the gateway shut down before this request finished (its shutdown grace period ran out, or a second signal cut it short); retry on another instance');
 }
