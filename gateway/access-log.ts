@@ -7,7 +7,7 @@ import type { Timeline } from './timeline.ts';
 import { PLAYGROUND_PATHS } from './playground-route.ts';
 import type { UpgradeAnswer } from './request-events-socket.ts';
 import { REQUEST_ID_HEADER } from './request-id.ts';
-import { bytesOf } from './response-bytes.ts';
+import { bytesOf, connectionOf } from './response-bytes.ts';
 import { pathOf } from './request-path.ts';
 
 export type { Logger } from 'pino';
@@ -207,8 +207,8 @@ function summarize({ timeline, model, stream, partialExecution }: CompletionFact
  * or a connection a shutdown closed.
  */
 function clientLeft(res: ServerResponse): boolean {
-  const socket = res.req.socket;
-  return socket.readableEnded || socket.errored !== null;
+  const socket = connectionOf(res);
+  return socket !== undefined && (socket.readableEnded || socket.errored !== null);
 }
 
 function byteCounts(res: ServerResponse): { bytes_sent?: number; bytes_received?: number } {

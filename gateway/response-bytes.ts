@@ -10,6 +10,8 @@ export interface ByteCounts {
 }
 
 interface Counting {
+  /** The connection the request came on, taken as it came (see countResponseBytes). */
+  connection: Socket;
   socket: Socket | undefined;
   /** The connection's bytesWritten when the response took it (a pipelined one waits its turn). */
   start: number;
@@ -31,7 +33,7 @@ export function countResponseBytes(server: Server): void {
   server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
     // Taken now: by the response's close, Node may have let go of it (req.socket is then null).
     const connection = req.socket;
-    const state: Counting = { socket: undefined, start: 0, sent: undefined, counts: undefined };
+    const state: Counting = { connection, socket: undefined, start: 0, sent: undefined, counts: undefined };
     counting.set(res, state);
     const took = (socket: Socket): void => {
       state.socket = socket;
@@ -53,6 +55,14 @@ export function countResponseBytes(server: Server): void {
       if (!req.complete && !req.destroyed) req.once('end', () => readBefore.set(socket, socket.bytesRead));
     });
   });
+}
+
+/**
+ * The connection `res`'s request came on. `res.req.socket` is not it for long: a request body
+ * handed to undici (a forwarded upload) has its socket set to null once undici is done with it.
+ */
+export function connectionOf(res: ServerResponse): Socket | undefined {
+  return counting.get(res)?.connection ?? res.req.socket ?? undefined;
 }
 
 /** `res`'s counts, once it has closed; undefined before, or on a server that does not count. */

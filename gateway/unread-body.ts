@@ -21,10 +21,12 @@ export const LINGER_MS = 2_000;
 export function lingerOverUnreadBody(req: IncomingMessage, res: ServerResponse, limits: LingerLimits): void {
   res.once('finish', () => {
     if (req.complete || req.destroyed) return;
+    // Taken now: a request stream destroyed meanwhile has its socket set to null (nodejs/node#41011).
+    const socket = req.socket;
     let drained = 0;
     const close = (): void => {
       stop();
-      req.socket.destroy();
+      socket.destroy();
     };
     const onData = (chunk: Buffer): void => {
       drained += chunk.length;
