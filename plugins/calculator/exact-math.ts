@@ -47,7 +47,11 @@ function instance(): Instance {
     // file instead of ~1000 ES modules, 0.2 s to load instead of 1-2 s. It exports a ready
     // instance (not the factories), private to this module: nothing else loads that path.
     const math = createRequire(import.meta.url)('mathjs/lib/browser/math.js') as MathJsInstance;
-    math.config({ number: 'BigNumber', precision: PRECISION });
+    // mathjs' default tolerance (relTol 1e-12) is a double's: floor, ceil and mod took a quotient
+    // within 1e-12 of an integer for that integer, so mod(2^71, 34477293483) (quotient
+    // 68485168146.94…) answered -1899679153, not 32577614330. At 64 digits the rounding a result
+    // may carry is what the DISPLAY_DIGITS guard digits hide: that is the tolerance.
+    math.config({ number: 'BigNumber', precision: PRECISION, relTol: 10 ** -DISPLAY_DIGITS, absTol: 10 ** -(PRECISION - 1) });
     const evaluate = math.evaluate;
     watchMagnitudes(math.bignumber(1));
     // parser() hands out a Parser whose evaluate() runs in a scope of its own, where `typed` is the

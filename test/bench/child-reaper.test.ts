@@ -88,7 +88,8 @@ describe('a benchmark stopped by a signal', () => {
     const exited = new Promise<number | null>((resolve) => term.once('exit', (code) => resolve(code)));
     try {
       await until('the bars to draw', () => (/database +\|/.test(screen) ? true : undefined), 120_000);
-      const bench = await until('the bench process', () => [...readProcessTable().values()].find((p) => p.ppid === term.pid && p.comm === 'node')?.pid, 10_000);
+      // script's one child, the shell that exec'd Node (not by its comm: Node 24 names its main thread "MainThread").
+      const bench = await until('the bench process', () => [...readProcessTable().values()].find((p) => p.ppid === term.pid)?.pid, 10_000);
       process.kill(bench, 'SIGINT');
       expect(await exited).toBe(130);
       expect(screen).toContain('bench: SIGINT during workloads');
