@@ -59,6 +59,8 @@ function instance(): Instance {
     // help(sqrt) builds its text by evaluating the documentation's examples: it failed with
     // "function config is not available", which told a model nothing it could act on.
     const names = ['import', 'createUnit', 'config', 'evaluate', 'parse', 'compile', 'parser', 'reviver', 'replacer', 'help', ...nodeFunctions(math)];
+    // Before `import` itself is disabled below.
+    math.import({ mod: exactMod(math) }, { override: true });
     math.import(Object.fromEntries(names.map((name) => [name, unavailable(name)])), { override: true });
     // decimal.js' own setting, which every operation reads: a few µs. mathjs' config({ precision })
     // rebuilt its BigNumber class, units and constants (pi, e, ln 2) at the new precision: 0.6 s
@@ -68,6 +70,24 @@ function instance(): Instance {
     ready = { math, evaluate, setPrecision: (precision) => void classes.BigNumber.config({ precision }) };
   }
   return ready;
+}
+
+type Big = { isZero(): boolean; isNeg(): boolean; mod(y: Big): Big; plus(y: Big): Big };
+
+/**
+ * mathjs' mod of two BigNumbers is x - y·floor(x/y), its floor taking a quotient within its
+ * tolerance (relative to the quotient) of an integer for that integer: past 10^60 that is a whole
+ * unit, and mod(3^149, 188556629359) answered -25977167596 (fast-check's counterexample). decimal.js'
+ * own remainder is exact; it is given y's sign, as mathjs' mod is, and the other signatures stay.
+ */
+function exactMod(math: MathJsInstance): unknown {
+  const mod = math.mod as unknown as { signatures: Record<string, unknown> };
+  const remainder = (x: Big, y: Big): Big => {
+    if (y.isZero()) return x;
+    const r = x.mod(y);
+    return !r.isZero() && r.isNeg() !== y.isNeg() ? r.plus(y) : r;
+  };
+  return (math.typed as unknown as (name: string, signatures: Record<string, unknown>) => unknown)('mod', { ...mod.signatures, 'BigNumber,BigNumber': remainder });
 }
 
 /**

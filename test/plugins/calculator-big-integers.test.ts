@@ -21,6 +21,9 @@ describe('calculator: integers past 64 digits', () => {
     // A quotient within mathjs' default 1e-12 of an integer (fast-check's counterexample in CI).
     expect(evaluateExact('mod(2^71, 34477293483)')).toEqual({ ok: true, value: '32577614330' });
     expect(evaluateExact('floor(68485168146.9449)')).toEqual({ ok: true, value: '68485168146' });
+    // Past 64 digits, the quotient's own tolerance was a whole unit.
+    expect(evaluateExact('mod(3^149, 188556629359)')).toEqual({ ok: true, value: '162579461763' });
+    expect(evaluateExact('[mod(-7, 3), mod(7, -3), mod(5.5, 2)]')).toEqual({ ok: true, value: '[2, -2, 1.5]' });
     expect(evaluateExact('floor(10^70/3) mod 10')).toEqual({ ok: true, value: '3' });
     expect(evaluateExact('[2^300, mod(7^100, 13)]')).toMatchObject({ ok: true, value: expect.stringMatching(/, 9\]$/) });
   });
