@@ -174,6 +174,7 @@ async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, fa
     observations: ctx.config.observations,
     maxObservationChars: ctx.config.maxObservationChars,
     createParser: (round: number) => buildParser(choice, ctx.config, { callIdPrefix: callIdPrefix(round), requestTools: request.tools, lineFields: lineFieldsOf(tools), pythonTool, planTool }),
+    thinkTags: choice.reasoning,
     callIdPrefix,
     partialExecution,
     maxRounds: request.max_tool_rounds ?? ctx.config.maxToolRounds,

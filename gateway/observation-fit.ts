@@ -60,13 +60,18 @@ export function recutRound<T extends Pick<RoundOutput, 'calls'>>(out: T, cap: nu
   return { ...out, calls: out.calls.map((c) => ({ ...c, result: capObservation(c.result, cap) })) };
 }
 
-/** The UTF-8 bytes of the text a prompt's messages carry (contents, text parts, call arguments). */
+/** The UTF-8 bytes of the text a prompt's messages carry (contents, text parts, reasoning, call arguments). */
 function promptTextBytes(messages: readonly ChatMessage[]): number {
   let bytes = 0;
   for (const m of messages) {
     const content = (m as { content?: unknown }).content;
     if (typeof content === 'string') bytes += Buffer.byteLength(content);
     else if (Array.isArray(content)) for (const part of content) if (typeof part?.text === 'string') bytes += Buffer.byteLength(part.text);
+    // A thinking model's reasoning, which a round's turn carries back (round-messages.ts).
+    for (const field of ['reasoning', 'reasoning_content'] as const) {
+      const reasoning = (m as Record<string, unknown>)[field];
+      if (typeof reasoning === 'string') bytes += Buffer.byteLength(reasoning);
+    }
     for (const call of (m as { tool_calls?: Array<{ function?: { arguments?: unknown } }> }).tool_calls ?? []) {
       if (typeof call.function?.arguments === 'string') bytes += Buffer.byteLength(call.function.arguments);
     }

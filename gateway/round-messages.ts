@@ -1,3 +1,4 @@
+import type { ReasoningField } from '../llm-client/upstream-parts.ts';
 import type { ChatMessage } from './chat-request-schema.ts';
 import type { ClientToolCall } from './client-calls.ts';
 import type { CallOutcome } from './dispatcher.ts';
@@ -11,12 +12,12 @@ type ToolCallEntry = NonNullable<Extract<ChatMessage, { role: 'assistant' }>['to
  * decoded: the next round's prompt then reads as the model wrote it (its prefix cache holds), and a
  * client sees the calls in the order they were streamed.
  */
-export function roundMessages(round: Pick<RoundOutput, 'text' | 'calls' | 'clientCalls' | 'callOrder'>, observations: 'tool' | 'user'): ChatMessage[] {
-  const { text, clientCalls } = round;
+export function roundMessages(round: Pick<RoundOutput, 'text' | 'reasoning' | 'calls' | 'clientCalls' | 'callOrder'>, observations: 'tool' | 'user'): ChatMessage[] {
+  const { text, clientCalls, reasoning } = round;
   const calls = inCallOrder(round.calls, (c) => c.callId, round.callOrder);
   if (observations === 'user' && clientCalls.length === 0) {
     const results = calls.map((c) => `The ${c.name} tool returned:\n${c.result.content}`).join('\n\n');
-    return [{ role: 'assistant', content: text }, { role: 'user', content: results }];
+    return [{ role: 'assistant', content: withThinking(text, reasoning), ...reasoningField(reasoning) }, { role: 'user', content: results }];
   }
   const entries: Array<{ id: string; entry: ToolCallEntry }> = [
     ...calls.map((c) => ({ id: c.callId, entry: { id: c.callId, type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.args) } } })),
@@ -26,10 +27,32 @@ export function roundMessages(round: Pick<RoundOutput, 'text' | 'calls' | 'clien
     role: 'assistant',
     // A turn that only called tools has no text: null, as OpenAI writes it (and as the response's
     // own `message.content` reads for the same turn), not "" nor the whitespace between its calls.
-    content: text.trim() === '' ? null : text,
+    content: text.trim() === '' && reasoning?.in !== 'think-tags' ? null : withThinking(text, reasoning),
+    ...reasoningField(reasoning),
     tool_calls: inCallOrder(entries, (e) => e.id, round.callOrder).map((e) => e.entry),
   };
   return [assistant, ...calls.map(toolMessage)];
+}
+
+/**
+ * A round's reasoning goes back with its turn, as the upstream gave it: a thinking model's chat
+ * template shows the next round the reasoning of the turns since the last user message (Qwen3's
+ * does; DeepSeek-R1's drops it), and without it the model rethinks from scratch and the prompt
+ * parts from the upstream's prefix cache at that turn. Reasoning the gateway parsed out of the
+ * text goes back between the markers the model wrote it in, which the templates split off
+ * again; reasoning an upstream parser sent in a field goes back in that field.
+ */
+export interface RoundReasoning {
+  text: string;
+  in: 'think-tags' | ReasoningField;
+}
+
+function withThinking(text: string, reasoning: RoundReasoning | undefined): string {
+  return reasoning?.in === 'think-tags' ? `<think>${reasoning.text}</think>${text}` : text;
+}
+
+function reasoningField(reasoning: RoundReasoning | undefined): Record<string, string> {
+  return reasoning && reasoning.in !== 'think-tags' ? { [reasoning.in]: reasoning.text } : {};
 }
 
 /** `items` sorted by where their id stands in `order`; one not in it keeps its place after those that are. */

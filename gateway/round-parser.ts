@@ -44,6 +44,8 @@ export class RoundParser {
   private readonly o: RoundParserOptions;
   /** The round's visible text: what goes into the assistant message. */
   visibleText = '';
+  /** The reasoning the parser took out of the text (a `<think>` block, harmony's analysis channel). */
+  reasoningText = '';
   private toolCallParser: OpenAIToolCallsParser | undefined;
   /** Calls begun this round, less those the parser then found malformed (they never happened). */
   private readonly callsStarted = new Set<string>();
@@ -107,6 +109,7 @@ export class RoundParser {
           this.o.emitText(event.text);
           break;
         case 'reasoning':
+          this.reasoningText += event.text;
           onEvent({ type: 'reasoning', text: event.text });
           break;
         case 'call-start':

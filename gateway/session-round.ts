@@ -5,6 +5,7 @@ import type { UpstreamPart } from '../llm-client/upstream-parts.ts';
 import type { ChatMessage } from './chat-request-schema.ts';
 import { ClientCalls, type ClientToolCall } from './client-calls.ts';
 import { Dispatcher, type CallOutcome } from './dispatcher.ts';
+import type { RoundReasoning } from './round-messages.ts';
 import { RoundParser } from './round-parser.ts';
 import { sendRound } from './round-request.ts';
 import { RoundResend, type RoundResendOptions } from './round-resend.ts';
@@ -23,6 +24,8 @@ export interface RoundOutput {
   usage?: Usage;
   /** Text and tool-call deltas the upstream streamed in this round. */
   deltas: number;
+  /** What the model thought before it wrote the round, as the next round's prompt carries it. */
+  reasoning?: RoundReasoning;
 }
 
 /** What a round takes from the session beside its options. */
@@ -172,6 +175,8 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
   let usage: Usage | undefined;
   let deltas = 0;
   let firstToken = true;
+  /** Reasoning an upstream parser sent in its own field (vLLM's `--reasoning-parser`). */
+  let upstreamReasoning: RoundReasoning | undefined;
   // Called synchronously from the socket read that carried the part: the token's whole way to
   // the client (parser, SSE chunk, write) runs in that one call stack.
   const onPart = (part: UpstreamPart): void => {
@@ -184,7 +189,10 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
       }
     }
     if (part.type === 'content') (machinery ?? build()).parser.text(part.text);
-    else if (part.type === 'reasoning') onEvent({ type: 'reasoning', text: part.text });
+    else if (part.type === 'reasoning') {
+      upstreamReasoning = { text: (upstreamReasoning?.text ?? '') + part.text, in: part.field };
+      onEvent({ type: 'reasoning', text: part.text });
+    }
     else if (part.type === 'tool-call-delta') (machinery ?? build()).parser.toolCallDelta(part);
     else if (part.type === 'finish') {
       decodeFinished = true;
@@ -281,7 +289,11 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     }
     timeline.mark('round-end', { round, detail: finishReason });
     onEvent({ type: 'round-end', round, finishReason });
-    return { text: parser.visibleText, calls, clientCalls: clientCalls.completed(), callOrder: parser.callOrder(), finishReason, usage, deltas };
+    // Harmony's analysis channel has no markers a template takes back out of the content: only a
+    // `<think>` block's reasoning goes back as text (RoundReasoning).
+    const parsedReasoning = opts.thinkTags && parser.reasoningText !== '' ? { text: parser.reasoningText, in: 'think-tags' as const } : undefined;
+    const reasoning = upstreamReasoning ?? parsedReasoning;
+    return { text: parser.visibleText, calls, clientCalls: clientCalls.completed(), callOrder: parser.callOrder(), finishReason, usage, deltas, ...(reasoning ? { reasoning } : {}) };
   } catch (err) {
     // The client gone while the tools finish: they stop as they do when it leaves mid-decode.
     if (signal.aborted) timeline.mark('abort', { round, detail: 'client aborted' });

@@ -88,6 +88,8 @@ export interface SessionOptions {
   /** The longest tool result the model is shown (GatewayConfig `maxObservationChars`); default DEFAULT_MAX_OBSERVATION_CHARS. */
   maxObservationChars?: number;
   createParser: (round: number) => ToolCallParser;
+  /** The parser takes `<think>` blocks out of the text (ParserChoice.reasoning): a tool round's block goes back into its turn (RoundReasoning). */
+  thinkTags?: boolean;
   /**
    * The start of the ids of a round's calls (`call_…_r2_`), which the parser numbers on; also the
    * ids of calls the upstream parsed (`…tc1`). Unique per request, so no two turns of a

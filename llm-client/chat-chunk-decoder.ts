@@ -156,9 +156,9 @@ export class ChatChunkDecoder {
     for (const choice of chunk.choices) {
       const delta = choice.delta;
       // Some vLLM versions send the same text in both `reasoning` and `reasoning_content`; taking
-      // one of them keeps it from appearing twice.
+      // one of them keeps it from appearing twice. Those read only `reasoning` back.
       const reasoning = delta?.reasoning_content ?? delta?.reasoning;
-      if (reasoning) parts.push({ type: 'reasoning', text: reasoning });
+      if (reasoning) parts.push({ type: 'reasoning', text: reasoning, field: delta?.reasoning ? 'reasoning' : 'reasoning_content' });
       if (delta?.content) parts.push({ type: 'content', text: delta.content });
       delta?.tool_calls?.forEach((call, position) => {
         const part: UpstreamPart = { type: 'tool-call-delta', index: call.index ?? position };

@@ -8,7 +8,8 @@
 export type UpstreamPart =
   | { type: 'start'; id: string; model: string; created: number }
   | { type: 'content'; text: string }
-  | { type: 'reasoning'; text: string }
+  /** `field`: the delta field it came in (`reasoning` when a chunk had both, as newer vLLM sends): the one to send it back in. */
+  | { type: 'reasoning'; text: string; field: ReasoningField }
   | ToolCallDeltaPart
   /** `stopString`: the stop string that ended the decode, as vLLM names it (its `stop_reason`; a token id or null otherwise). */
   | { type: 'finish'; reason: string; stopString?: string }
@@ -18,6 +19,9 @@ export type UpstreamPart =
    */
   | { type: 'usage'; usage: UpstreamUsage }
   | { type: 'end' };
+
+/** Where an upstream with a reasoning parser puts a thinking model's reasoning: vLLM reads `reasoning` on input, llama.cpp `reasoning_content`. */
+export type ReasoningField = 'reasoning' | 'reasoning_content';
 
 /** One fragment of a native (`tools`) call. Fields are present only when the chunk carried them. */
 export interface ToolCallDeltaPart {

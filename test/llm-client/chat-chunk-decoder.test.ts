@@ -38,7 +38,7 @@ describe('ChatChunkDecoder', () => {
     );
     expect(parts).toEqual([
       { type: 'usage', usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } },
-      { type: 'reasoning', text: 'r' },
+      { type: 'reasoning', text: 'r', field: 'reasoning' },
       { type: 'content', text: 'c' },
       { type: 'tool-call-delta', index: 1, id: 'call_9', name: 'search', arguments: '{"q"' },
       { type: 'tool-call-delta', index: 2 },

@@ -85,8 +85,8 @@ describe('streamChatCompletion over HTTP', () => {
   it('streams reasoning once even when both reasoning fields carry it', async () => {
     const { parts } = await stream(await serve(reasoningStream));
     expect(parts.filter((p) => p.type === 'reasoning' || p.type === 'content')).toEqual([
-      { type: 'reasoning', text: 'The user wants' },
-      { type: 'reasoning', text: ' a number.' },
+      { type: 'reasoning', text: 'The user wants', field: 'reasoning' },
+      { type: 'reasoning', text: ' a number.', field: 'reasoning' },
       { type: 'content', text: '42' },
     ]);
   });

@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { DONE, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
+import { sseHeaders } from '../llm-client/upstream-test-server.ts';
+import { answeringTool, scriptedGateway, toolMap } from '../support/scripted-gateway.ts';
+import { postJson, streamChat } from '../support/sse-client.ts';
+
+type Message = { role: string; content?: string | null; [key: string]: unknown };
+
+/** Qwen3 matches the gateway's `qwen3` rule: hermes calls, `<think>` blocks taken out as reasoning. */
+const QWEN3 = 'Qwen/Qwen3-8B';
+const CALL = '<tool_call>\n{"name": "lookup", "arguments": {"q": "tides"}}\n</tool_call>';
+const lookup = () => toolMap(answeringTool('lookup', () => 'high tide at 06:12'));
+const ask = (model: string, extra: Record<string, unknown> = {}) => ({ model, messages: [{ role: 'user', content: 'When is high tide?' }], ...extra });
+
+/** An upstream that calls `lookup` in round 1 (its deltas as given) and answers once it has the result. */
+function thinkingUpstream(round1: Array<Record<string, unknown>>) {
+  return (_req: unknown, res: import('node:http').ServerResponse, body: unknown) => {
+    const answered = (body as { messages: Message[] }).messages.at(-1)!.role === 'tool';
+    const deltas = answered ? [{ content: 'High tide is at 06:12.' }] : round1;
+    sseHeaders(res);
+    res.end([vllmChunk({ role: 'assistant', content: '' }), ...deltas.map((d) => vllmChunk(d)), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
+  };
+}
+
+const scripted = scriptedGateway();
+/** The assistant turn the gateway wrote for round 1, as round 2's request carried it. */
+const round1Turn = () => (scripted.upstream.requests[1]!.body as { messages: Message[] }).messages[1]!;
+
+describe("a thinking model's reasoning goes back with its tool round", () => {
+  it('puts a <think> block the gateway parsed back before the turn it came with, as the model wrote it', async () => {
+    const gateway = await scripted.start(
+      thinkingUpstream([{ content: '<think>\nThe user wants tides.' }, { content: ' I will look it up.\n</think>\n\n' }, { content: CALL }]),
+      { tools: lookup() },
+    );
+    const res = await postJson(gateway.url, '/v1/chat/completions', ask(QWEN3));
+    expect(res.status).toBe(200);
+    expect(scripted.upstream.requests).toHaveLength(2);
+    const turn = round1Turn();
+    expect(turn.role).toBe('assistant');
+    // Qwen3's template splits a turn's content at </think> and shows the reasoning of the turns since the last user message.
+    expect(turn.content).toBe('<think>\nThe user wants tides. I will look it up.\n</think>\n\n');
+    expect(turn).not.toHaveProperty('reasoning_content');
+    expect(turn).not.toHaveProperty('reasoning');
+    expect((turn.tool_calls as Array<{ function: { name: string } }>)[0]!.function.name).toBe('lookup');
+    // The client still sees the reasoning apart from the answer.
+    expect(res.json.choices[0].message.reasoning_content).toContain('I will look it up.');
+    // (After the newlines round 1 wrote between its block and its call, as vLLM streams them too.)
+    expect(res.json.choices[0].message.content.trimStart()).toBe('High tide is at 06:12.');
+  });
+
+  it('keeps the text a round wrote after its reasoning, after the block', async () => {
+    const gateway = await scripted.start(thinkingUpstream([{ content: '<think>Tides need a lookup.</think>Let me check.\n' }, { content: CALL }]), { tools: lookup() });
+    await streamChat(gateway.url, ask(QWEN3, { stream: true }));
+    expect(round1Turn().content).toBe('<think>Tides need a lookup.</think>Let me check.\n');
+  });
+
+  it('sends reasoning an upstream parser streamed back in the field it came in', async () => {
+    const cases = [
+      // Newer vLLM sends both names and reads `reasoning` back.
+      { delta: { reasoning: 'Need tides.', reasoning_content: 'Need tides.' }, field: 'reasoning', other: 'reasoning_content' },
+      // llama.cpp (and vLLM before the rename) send `reasoning_content`.
+      { delta: { reasoning_content: 'Need tides.' }, field: 'reasoning_content', other: 'reasoning' },
+    ];
+    for (const { delta, field, other } of cases) {
+      const gateway = await scripted.start(
+        thinkingUpstream([delta, { tool_calls: [{ index: 0, id: 'chatcmpl-tool-1', type: 'function', function: { name: 'lookup', arguments: '{"q": "tides"}' } }] }]),
+        { tools: lookup() },
+      );
+      // A model whose rule takes no <think> blocks: the upstream's reasoning parser did the splitting.
+      const res = await postJson(gateway.url, '/v1/chat/completions', ask('Qwen/Qwen2.5-7B-Instruct'));
+      expect(res.status, field).toBe(200);
+      const turn = round1Turn();
+      expect(turn[field], field).toBe('Need tides.');
+      expect(turn, field).not.toHaveProperty(other);
+      expect(turn.content, field).toBeNull();
+      expect(res.json.choices[0].message.reasoning_content, field).toBe('Need tides.');
+    }
+  });
+
+  it('adds nothing to the turn of a round that did not think', async () => {
+    const gateway = await scripted.start(thinkingUpstream([{ content: CALL }]), { tools: lookup() });
+    await postJson(gateway.url, '/v1/chat/completions', ask(QWEN3));
+    const turn = round1Turn();
+    expect(turn.content).toBeNull();
+    expect(Object.keys(turn).sort()).toEqual(['content', 'role', 'tool_calls']);
+  });
+
+  it('writes the same turn into response.messages with observations as user messages', async () => {
+    const gateway = await scripted.start(
+      (_req, res, body) => {
+        const answered = (body as { messages: Message[] }).messages.at(-1)!.role === 'user' && (body as { messages: Message[] }).messages.length > 1;
+        const content = answered ? 'High tide is at 06:12.' : `<think>Look it up.</think>${CALL}`;
+        sseHeaders(res);
+        res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content }), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
+      },
+      { tools: lookup() },
+      { observations: 'user' },
+    );
+    const res = await postJson(gateway.url, '/v1/chat/completions', ask(QWEN3));
+    expect(round1Turn()).toEqual({ role: 'assistant', content: '<think>Look it up.</think>' });
+    expect(res.json.conveyor.messages[0]).toEqual({ role: 'assistant', content: '<think>Look it up.</think>' });
+  });
+});
