@@ -21,6 +21,7 @@ export const completionRequestSchema = z
     suffix: z.string().nullish(),
     /** vLLM's default is the OpenAI legacy API's: 16. */
     max_tokens: tokenCount.nullish(),
+    /** The prompt's text before the completion's (completions-route.ts). */
     echo: laxBool().nullish(),
     /** Refused (checkSamplingRequest), 0 included; typed so that "5" is refused as 5 is. */
     logprobs: laxInt().nullish(),
@@ -30,9 +31,6 @@ export const completionRequestSchema = z
     // vLLM answers a list of prompts as a batch, one choice each; the simulator plays one sequence per request.
     if (Array.isArray(body.prompt) && body.prompt.length > 1 && typeof body.prompt[0] !== 'number') {
       ctx.addIssue({ code: 'custom', path: ['prompt'], message: `The simulator takes one prompt per request; got a list of ${body.prompt.length}. Send one request per prompt.` });
-    }
-    if (body.echo === true) {
-      ctx.addIssue({ code: 'custom', path: ['echo'], message: 'echo is not supported by the simulator.' });
     }
     // CompletionRequest's validate_stream_options (a model validator: a value_error at ('body',)).
     const streamProblem = streamOptionsProblem(body);

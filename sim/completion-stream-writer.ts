@@ -15,6 +15,8 @@ export interface CompletionStreamOptions {
   promptTokensDetails?: boolean;
   /** `return_token_ids`: the prompt's ids, sent on the first chunk; every chunk then carries its tokens' ids. */
   returnTokenIds?: readonly number[];
+  /** `echo`: the prompt's text, sent before the first token's on its chunk. */
+  echo?: string;
 }
 
 /**
@@ -29,6 +31,7 @@ export class CompletionStreamWriter {
   readonly #options: CompletionStreamOptions;
   #ended = false;
   #promptIdsSent = false;
+  #echoed = false;
 
   constructor(res: ServerResponse, ident: CompletionIdentity, options: CompletionStreamOptions) {
     this.#res = res;
@@ -52,7 +55,9 @@ export class CompletionStreamWriter {
     const { promptTokens, includeUsage, continuousUsage } = this.#options;
     const last = event.finishReason !== null;
     const totals = continuousUsage ? usage(promptTokens, event.completionTokens) : null;
-    this.#send(textChunk(this.#ident, event.text, event.finishReason, last ? (event.stopReason ?? null) : null, totals, this.#tokenIds(event)));
+    const text = this.#echoed ? event.text : (this.#options.echo ?? '') + event.text;
+    this.#echoed = true;
+    this.#send(textChunk(this.#ident, text, event.finishReason, last ? (event.stopReason ?? null) : null, totals, this.#tokenIds(event)));
     if (!last) return;
     if (includeUsage) this.#send(textUsageChunk(this.#ident, finalUsage(promptTokens, event.completionTokens, event.cachedTokens, this.#options.promptTokensDetails)));
     this.#res.end('data: [DONE]\n\n');

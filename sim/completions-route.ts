@@ -54,13 +54,16 @@ function startCompletion(ctx: SimContext, body: CompletionRequest, res: ServerRe
   const ident = newTextCompletionIdentity(body.model ?? ctx.modelName, requestId);
 
   const returnTokenIds = body.return_token_ids === true ? prompt.tokenIds : undefined;
+  // `echo`: the text starts with the prompt's, as vLLM writes it (the prompt as sent, or its ids
+  // decoded), on the first chunk of a stream; the usage counts the completion alone all the same.
+  const echo = body.echo === true ? prompt.text : undefined;
   if (body.stream) {
-    const options = { promptTokens, ...usageOptions(body.stream_options), promptTokensDetails: ctx.promptTokensDetails, returnTokenIds };
+    const options = { promptTokens, ...usageOptions(body.stream_options), promptTokensDetails: ctx.promptTokensDetails, returnTokenIds, echo };
     return playStreamed(ctx, plan, res, new CompletionStreamWriter(res, ident, options));
   }
   playWhole(ctx, plan, res, (text, last, tokenIds) => {
     const ids = returnTokenIds === undefined ? undefined : { prompt: returnTokenIds, generated: tokenIds };
     const totals = finalUsage(promptTokens, last.completionTokens, last.cachedTokens, ctx.promptTokensDetails);
-    sendJson(res, 200, textCompletion(ident, text, last.finishReason, last.stopReason ?? null, totals, ids));
+    sendJson(res, 200, textCompletion(ident, (echo ?? '') + text, last.finishReason, last.stopReason ?? null, totals, ids));
   });
 }

@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOS_TOKEN_ID, encodeText, EOS_TOKEN_ID } from '../../sim/mistral-tokenizer.ts';
-import { textPromptTokenIds } from '../../sim/prompt-tokens.ts';
+import { decodeClientTokenIds, textPromptTokenIds } from '../../sim/prompt-tokens.ts';
 import { startSim, type SimHandle } from '../../sim/sim-server.ts';
 import { allSseData, fixedReplyScenario } from './sim-test-helpers.ts';
 
@@ -133,11 +133,30 @@ describe('POST /v1/completions (vLLM legacy text completions)', () => {
     expect(body.usage!.prompt_tokens).toBe(ids.length);
   });
 
+  it('with echo, starts the text with the prompt (on the first chunk of a stream); the usage is unchanged', async () => {
+    const plain = (await (await postCompletion({ model: MODEL, prompt: 'say hello', max_tokens: 3 })).json()) as TextChunk;
+    const echoed = (await (await postCompletion({ model: MODEL, prompt: 'say hello', max_tokens: 3, echo: true })).json()) as TextChunk;
+    expect(echoed.choices[0]!.text).toBe(`say hello${plain.choices[0]!.text}`);
+    expect(echoed.usage).toEqual(plain.usage);
+
+    const res = await postCompletion({ model: MODEL, prompt: 'say hello', max_tokens: 3, echo: 'true', stream: true });
+    const chunks = (await allSseData(res)).slice(0, -1).map((p) => JSON.parse(p) as TextChunk);
+    expect(chunks).toHaveLength(3);
+    expect(chunks[0]!.choices[0]!.text.startsWith('say hello')).toBe(true);
+    expect(chunks[1]!.choices[0]!.text.startsWith('say hello')).toBe(false);
+    expect(chunks.map((c) => c.choices[0]!.text).join('')).toBe(`say hello${plain.choices[0]!.text}`);
+
+    // Token ids echo as their text.
+    const prompt = [BOS_TOKEN_ID, ...encodeText('say hello')];
+    const ids = (await (await postCompletion({ model: MODEL, prompt, max_tokens: 1, echo: true })).json()) as TextChunk;
+    expect(ids.choices[0]!.text).toMatch(/say hello./);
+    expect(ids.choices[0]!.text.startsWith(decodeClientTokenIds(prompt, 'prompt'))).toBe(true);
+  });
+
   it("refuses what it cannot do in vLLM's validation words", async () => {
     const cases: Array<[unknown, string]> = [
       [{ model: MODEL }, 'prompt'],
       [{ model: MODEL, prompt: ['a', 'b'] }, 'prompt'],
-      [{ model: MODEL, prompt: 'a', echo: true }, 'echo'],
       [{ model: MODEL, prompt: 'a', logprobs: 0 }, 'logprobs'],
       [{ model: MODEL, prompt: 'a', prompt_logprobs: 1 }, 'prompt_logprobs'],
     ];
