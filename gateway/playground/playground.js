@@ -82,7 +82,11 @@ class Run {
   constructor() {
     this.abort = new AbortController();
     this.text = '';
-    /** A reasoning model's thinking (`delta.reasoning_content`): shown apart, never sent back as history. */
+    /**
+     * A reasoning model's thinking (`delta.reasoning_content`): shown apart, not sent back as history
+     * with the answer (the turns of tool rounds keep theirs as the gateway wrote them, which a chat
+     * template drops before a later question).
+     */
     this.reasoning = '';
     this.events = new EventsList(ui.events);
     /** The turns the response adds to the conversation (its `response.messages` event, sent when tools ran). */
