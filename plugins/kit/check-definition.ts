@@ -55,6 +55,8 @@ export function definitionProblem(value: unknown, kind: 'plugin' | 'command' | '
     return `name ${JSON.stringify(d['name'])} must be ${FUNCTION_NAME_RULE}`;
   }
   if (typeof d['description'] !== 'string') return `description must be a string, got ${describe(d['description'])}`;
+  // The model picks a tool, and writes its arguments, from this text alone.
+  if (d['description'].trim() === '') return `description is empty: say what the tool does and when to call it (the model reads only this and the parameters' descriptions)`;
   if (typeof (d['parameters'] as { safeParse?: unknown } | null)?.safeParse !== 'function') {
     return `parameters must be a zod schema (z.object({...})), got ${describe(d['parameters'])}; the JSON Schema sent upstream is made from it`;
   }

@@ -155,7 +155,7 @@ export interface PluginHooks<Args> {
 export interface PluginDefinition<S extends z.ZodType = z.ZodType> {
   /** The tool's name, by OpenAI function-name rules (1-64 letters, digits, `_` or `-`). */
   name: string;
-  /** Sent upstream in `tools`: what the model reads to decide when to call the tool. */
+  /** Sent upstream in `tools`: what the model reads to decide when to call the tool (not empty). */
   description: string;
   /** Arguments schema: validates the decoded call and yields the JSON Schema sent upstream in `tools`. */
   parameters: S;

@@ -29,6 +29,14 @@ describe('definePlugin refuses what would be silently ignored', () => {
     expect(definitionProblem([definePlugin(good)])).toMatch(/^expected the object definePlugin\(\.\.\.\) returns, got an array: a module exports one plugin as its default; .*\?name=a/);
   });
 
+  it('an empty description (the model chooses tools by it)', () => {
+    for (const description of ['', '  \n']) {
+      expect(refused({ description })).toThrow(
+        new TypeError(`plugin weather: description is empty: say what the tool does and when to call it (the model reads only this and the parameters' descriptions)`),
+      );
+    }
+  });
+
   it('a sideEffects that is not a boolean', () => {
     expect(refused({ sideEffects: 'yes' })).toThrow(new TypeError('plugin weather: sideEffects must be true or false (true when onEnd changes the world), got "yes"'));
     expect(definePlugin({ ...good, sideEffects: false }).sideEffects).toBe(false);
