@@ -140,13 +140,18 @@ function copyable(result: ThreadTaskResult, plugin: string): ThreadTaskResult {
     structuredClone(result);
     return result;
   } catch (err) {
-    let where = 'returned a result';
-    try {
-      structuredClone(result.state);
-    } catch {
-      where = 'kept a value in ctx.state';
-    }
+    const key = Object.keys(result.state).find((k) => !clones(result.state[k]));
+    const where = key === undefined ? 'returned a result' : `kept a value in ctx.state[${JSON.stringify(key)}]`;
     const why = err instanceof Error ? ` (${err.message})` : '';
     return { state: {}, error: `error: ${plugin} ${where} that cannot be copied between threads${why}: in runtime thread it holds plain data only` };
+  }
+}
+
+function clones(value: unknown): boolean {
+  try {
+    structuredClone(value);
+    return true;
+  } catch {
+    return false;
   }
 }

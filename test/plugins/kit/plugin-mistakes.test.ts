@@ -98,7 +98,7 @@ describe('a plugin mistake reads the same in every runtime', () => {
     const tool = await faultyTool('thread');
     const run = await runScriptedCall(tool, piece('state-function'));
     expect(run.result?.ok).toBe(false);
-    expect(run.result?.content).toMatch(/^error: faulty kept a value in ctx.state that cannot be copied between threads \(.*could not be cloned.*\)/);
+    expect(run.result?.content).toMatch(/^error: faulty kept a value in ctx.state\["callback"\] that cannot be copied between threads \(.*could not be cloned.*\)/);
     // The worker lived through it: the next call is served.
     expect((await runScriptedCall(tool, piece('fine'))).result).toEqual({ ok: true, content: 'fine: fine' });
   });
