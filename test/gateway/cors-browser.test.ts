@@ -1,8 +1,9 @@
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { GatewayHandle } from '../../gateway/server.ts';
 import { MODEL } from '../llm-client/fixtures/vllm-streams.ts';
-import { browserRequired, chromiumPath, launchBrowser, servePage } from '../support/browser.ts';
+import { launchBrowser, servePage } from '../support/browser.ts';
+import { describeInBrowser } from '../support/browser-suite.ts';
 import { answeringTool, callThenAnswer, scriptedGateway, toolMap } from '../support/scripted-gateway.ts';
 
 const scripted = scriptedGateway();
@@ -110,7 +111,7 @@ async function openaiClientFromPage(page: Page, gatewayUrl: string): Promise<{ c
 
 const JSON_WITH_KEY = { 'content-type': 'application/json', authorization: `Bearer ${KEY}`, 'x-stainless-os': 'Linux' };
 
-describe.skipIf(chromiumPath === undefined && !browserRequired)('a real browser (Chromium) calling the gateway from a web page', () => {
+describeInBrowser('a real browser (Chromium) calling the gateway from a web page', () => {
   let browser: Browser;
   let allowed: Awaited<ReturnType<typeof servePage>>;
   let other: Awaited<ReturnType<typeof servePage>>;

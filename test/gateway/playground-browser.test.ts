@@ -1,7 +1,6 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConveyorHandle } from '../../gateway/start-conveyor.ts';
-import { browserRequired, chromiumPath, launchBrowser } from '../support/browser.ts';
+import type { Page } from 'playwright-core';
+import { expect, it } from 'vitest';
+import { browserAndConveyor, describeInBrowser } from '../support/browser-suite.ts';
 import { eventually, startTestConveyor } from '../support/conveyor-fixture.ts';
 import { modelsListed, openPlayground, runExample } from '../support/playground-page.ts';
 
@@ -67,24 +66,15 @@ const STATEMENTS_SCENARIO = {
   ],
 };
 
-describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground page in a real browser (Chromium)', () => {
-  let browser: Browser;
-  let conveyor: ConveyorHandle;
-  beforeAll(async () => {
-    [browser, conveyor] = await Promise.all([launchBrowser(), startTestConveyor()]);
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await conveyor?.close();
-  });
+describeInBrowser('the playground page in a real browser (Chromium)', () => {
+  const suite = browserAndConveyor();
 
   it('streams an answer whose Python ran while it was written, and draws the tool bar inside the decode', async () => {
-    const page = await browser.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (err) => errors.push(err.message));
-    page.on('console', (message) => message.type() === 'error' && errors.push(message.text()));
-    try {
-      await openPlayground(page, conveyor.gateway.url);
+    await suite.withPage(async (page) => {
+      const errors: string[] = [];
+      page.on('pageerror', (err) => errors.push(err.message));
+      page.on('console', (message) => message.type() === 'error' && errors.push(message.text()));
+      await openPlayground(page, suite.conveyor.gateway.url);
       await askSineWave(page);
       // Round 2 quotes the script's output; the events list had it from the tool, live.
       expect(await page.textContent('.turn.assistant .content')).toContain('samples=13 peak=1.000');
@@ -118,15 +108,12 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       expect(await pythonBarBackground(page)).toBe('');
       expect(await page.textContent('.turn.assistant .content')).toContain('samples=13 peak=1.000');
       expect(errors).toEqual([]);
-    } finally {
-      await page.close();
-    }
+    });
   }, 90_000);
 
   it('Stop cancels the request at the gateway: the decode is aborted and the page says stopped', async () => {
-    const page = await browser.newPage();
-    try {
-      await openPlayground(page, conveyor.gateway.url);
+    await suite.withPage(async (page) => {
+      await openPlayground(page, suite.conveyor.gateway.url);
       await page.click('text=Python: sine wave');
       await page.click('#send');
       await page.waitForFunction(() => (document.querySelector('.turn.assistant .content')?.textContent ?? '').length > 0);
@@ -138,18 +125,15 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       const id = await page.getAttribute('.turn.assistant', 'data-request-id');
       // The gateway hears of it when the connection closes, a moment after the page.
       type Events = Array<{ type: string; detail?: string }>;
-      const events = async (): Promise<Events> => (await (await fetch(`${conveyor.gateway.url}/v1/requests/${id}/timeline`)).json()).events;
+      const events = async (): Promise<Events> => (await (await fetch(`${suite.conveyor.gateway.url}/v1/requests/${id}/timeline`)).json()).events;
       await eventually(async () => (await events()).some((e) => e.type === 'request-end'), 'the stopped request ends at the gateway');
       expect(await events()).toContainEqual(expect.objectContaining({ type: 'abort', detail: 'client aborted' }));
       expect((await events()).filter((e) => e.type === 'round-start')).toHaveLength(1);
-    } finally {
-      await page.close();
-    }
+    });
   }, 90_000);
 
   it('takes a stream cut before its [DONE] for no answer: says so and leaves the turn out of the next request', async () => {
-    const page = await browser.newPage();
-    try {
+    await suite.withPage(async (page) => {
       const sent: Array<{ messages: Array<{ role: string; content: string }> }> = [];
       let cut = true;
       // The gateway's real answer, its connection dropped a third of the way in (as a proxy's timeout leaves it).
@@ -160,7 +144,7 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
         await route.fulfill({ response: real, body: cut ? body.slice(0, body.indexOf('\n\n', body.length / 3) + 2) : body });
         cut = false;
       });
-      await openPlayground(page, conveyor.gateway.url);
+      await openPlayground(page, suite.conveyor.gateway.url);
       await page.getByLabel('Your message').fill('Say hello.');
       await page.click('#send');
       await page.waitForSelector('.turn.assistant.finished');
@@ -172,27 +156,21 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       expect(sent[1]!.messages).toEqual([{ role: 'user', content: 'Again.' }]);
       // The whole answer is told once, to screen readers, through its own live region.
       expect(await page.textContent('#announcer')).toBe(await page.textContent('.turn.assistant:last-of-type .content'));
-    } finally {
-      await page.close();
-    }
+    });
   }, 90_000);
 
   it('says why when the model list cannot be fetched', async () => {
-    const page = await browser.newPage();
-    try {
+    await suite.withPage(async (page) => {
       await page.route('**/v1/models', (route) => route.abort('connectionrefused'));
-      await page.goto(`${conveyor.gateway.url}/`);
+      await page.goto(`${suite.conveyor.gateway.url}/`);
       await page.waitForFunction(() => document.getElementById('status')?.textContent !== '');
       expect(await page.textContent('#status')).toMatch(/^GET \/v1\/models failed: /);
-    } finally {
-      await page.close();
-    }
+    });
   }, 90_000);
 
   it('New chat during a request empties the timeline, and the stopped request does not draw into it again', async () => {
-    const page = await browser.newPage();
-    try {
-      await openPlayground(page, conveyor.gateway.url);
+    await suite.withPage(async (page) => {
+      await openPlayground(page, suite.conveyor.gateway.url);
       await page.click('text=Python: sine wave');
       await page.click('#send');
       await page.waitForFunction(() => document.querySelectorAll('#timeline .row').length >= 2);
@@ -203,65 +181,57 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       expect(await page.$$('#timeline .row')).toHaveLength(0);
       expect(await page.textContent('#stats')).toBe('');
       expect(await page.textContent('#status')).toBe('');
-    } finally {
-      await page.close();
-    }
+    });
   }, 90_000);
 
   it('stops the request at the gateway when the page fails to read its stream', async () => {
-    const page = await browser.newPage();
-    // The page's reading breaks on the answer's fifth text chunk.
-    await page.addInitScript(() => {
-      const parse = JSON.parse;
-      let deltas = 0;
-      JSON.parse = ((text: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
-        if (typeof text === 'string' && text.includes('"delta":{"content"') && ++deltas === 5) throw new SyntaxError('unreadable chunk');
-        return parse(text, reviver);
-      }) as typeof JSON.parse;
-    });
-    try {
-      await openPlayground(page, conveyor.gateway.url);
+    await suite.withPage(async (page) => {
+      // The page's reading breaks on the answer's fifth text chunk.
+      await page.addInitScript(() => {
+        const parse = JSON.parse;
+        let deltas = 0;
+        JSON.parse = ((text: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
+          if (typeof text === 'string' && text.includes('"delta":{"content"') && ++deltas === 5) throw new SyntaxError('unreadable chunk');
+          return parse(text, reviver);
+        }) as typeof JSON.parse;
+      });
+      await openPlayground(page, suite.conveyor.gateway.url);
       await page.click('text=Python: sine wave');
       await page.click('#send');
       await page.waitForSelector('.turn.assistant.finished');
       expect(await page.textContent('#status')).toBe('error: unreadable chunk');
       const id = await page.getAttribute('.turn.assistant', 'data-request-id');
       type Events = Array<{ type: string; detail?: string }>;
-      const events = async (): Promise<Events> => (await (await fetch(`${conveyor.gateway.url}/v1/requests/${id}/timeline`)).json()).events;
+      const events = async (): Promise<Events> => (await (await fetch(`${suite.conveyor.gateway.url}/v1/requests/${id}/timeline`)).json()).events;
       await eventually(async () => (await events()).some((e) => e.type === 'request-end'), 'the abandoned request ends at the gateway');
       expect(await events()).toContainEqual(expect.objectContaining({ type: 'abort', detail: 'client aborted' }));
-    } finally {
-      await page.close();
-    }
+    });
   }, 90_000);
 
   it('lays the answer out at most once a frame, not once a token', async () => {
-    const page = await browser.newPage();
-    // Per animation frame: how many times the answer's text was replaced since the frame before.
-    await countPerFrame(page, () => {
-      const { bump } = window as unknown as FrameCounter;
-      new MutationObserver((records) => bump(records.filter((r) => (r.target as Element).closest?.('.turn.assistant .content')).length)).observe(document, {
-        childList: true,
-        subtree: true,
+    await suite.withPage(async (page) => {
+      // Per animation frame: how many times the answer's text was replaced since the frame before.
+      await countPerFrame(page, () => {
+        const { bump } = window as unknown as FrameCounter;
+        new MutationObserver((records) => bump(records.filter((r) => (r.target as Element).closest?.('.turn.assistant .content')).length)).observe(document, {
+          childList: true,
+          subtree: true,
+        });
       });
-    });
-    try {
-      await openPlayground(page, conveyor.gateway.url);
+      await openPlayground(page, suite.conveyor.gateway.url);
       await runExample(page, 'Database');
       expect(await page.textContent('.turn.assistant .content')).toContain('Ada Lovelace');
       const perFrame = await framesCounted(page);
       expect(perFrame.some((n) => n > 0), 'the hook counted something').toBe(true);
       // The last delta may land after a frame's render and be put in by the run's end: one such frame at most.
       expect(perFrame.filter((n) => n > 1).length).toBeLessThanOrEqual(1);
-    } finally {
-      await page.close();
-    }
+    });
   }, 90_000);
 
   it('draws the timeline with a key that a WebSocket subprotocol cannot carry (base64: / + =)', async () => {
     const key = 'pg/key+base64==';
     const keyed = await startTestConveyor({ gateway: { apiKeys: [key] } });
-    const page = await browser.newPage();
+    const page = await suite.browser.newPage();
     const errors: string[] = [];
     page.on('pageerror', (err) => errors.push(err.message));
     try {
@@ -281,33 +251,29 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
   }, 90_000);
 
   it('still says the timeline could not follow a request once its answer is done', async () => {
-    const page = await browser.newPage();
-    // A WebSocket that fails as a refused handshake does: an error event, no message.
-    await page.addInitScript(() => {
-      window.WebSocket = class {
-        onerror: ((e: Event) => void) | null = null;
-        onmessage: ((e: MessageEvent) => void) | null = null;
-        constructor() {
-          setTimeout(() => this.onerror?.(new Event('error')), 0);
-        }
-        close(): void {}
-      } as unknown as typeof WebSocket;
-    });
-    try {
-      await openPlayground(page, conveyor.gateway.url);
+    await suite.withPage(async (page) => {
+      // A WebSocket that fails as a refused handshake does: an error event, no message.
+      await page.addInitScript(() => {
+        window.WebSocket = class {
+          onerror: ((e: Event) => void) | null = null;
+          onmessage: ((e: MessageEvent) => void) | null = null;
+          constructor() {
+            setTimeout(() => this.onerror?.(new Event('error')), 0);
+          }
+          close(): void {}
+        } as unknown as typeof WebSocket;
+      });
+      await openPlayground(page, suite.conveyor.gateway.url);
       await runExample(page, 'Calculator');
       expect(await page.textContent('.turn.assistant .content')).toContain('140200');
       expect(await page.textContent('#status')).toMatch(/^done · request chatcmpl-\S+ · the timeline could not follow this request \(events WebSocket refused\)$/);
       expect(await page.getAttribute('#status', 'class')).toContain('error');
-    } finally {
-      await page.close();
-    }
+    });
   }, 90_000);
 
   it('shows a request the gateway refused as an error, with no timeline left counting', async () => {
-    const page = await browser.newPage();
-    try {
-      await openPlayground(page, conveyor.gateway.url);
+    await suite.withPage(async (page) => {
+      await openPlayground(page, suite.conveyor.gateway.url);
       await page.$eval('#model', (select) => select.append(new Option('no-such-model', 'no-such-model', true, true)));
       await page.fill('#prompt', 'hello');
       await page.click('#send');
@@ -317,9 +283,7 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       await page.waitForTimeout(500);
       expect(await page.textContent('#stats')).toBe('');
       expect(await page.$$('#timeline .row')).toHaveLength(0);
-    } finally {
-      await page.close();
-    }
+    });
   }, 90_000);
 
   it('shows a reasoning model\'s thinking apart from its answer, as text, and sends only the answer back as history', async () => {
@@ -327,7 +291,7 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
     const thinking = await startTestConveyor({
       sim: { modelName: 'qwen3-8b-sim', scenarios: [{ name: 'think', rules: [{ when: { lastUser: 'think first' }, reply: '<think>Let me weigh <b>both</b> sides.</think>The answer is 42.' }] }] },
     });
-    const page = await browser.newPage();
+    const page = await suite.browser.newPage();
     try {
       await page.goto(`${thinking.gateway.url}/`);
       await page.waitForSelector('#model option:text-is("qwen3-8b-sim")', { state: 'attached' });
@@ -358,9 +322,8 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
   }, 90_000);
 
   it('shows no timeline left counting when no answer came at all (the connection failed, or Stop before it began)', async () => {
-    const page = await browser.newPage();
-    try {
-      await openPlayground(page, conveyor.gateway.url);
+    await suite.withPage(async (page) => {
+      await openPlayground(page, suite.conveyor.gateway.url);
       await page.route('**/v1/chat/completions', (route) => route.abort('connectionreset'));
       await page.fill('#prompt', 'hello');
       await page.click('#send');
@@ -381,13 +344,11 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       await page.waitForTimeout(500);
       expect(await page.textContent('#stats')).toBe('');
       expect(await page.$$('#timeline .row')).toHaveLength(0);
-    } finally {
-      await page.close();
-    }
+    });
   }, 90_000);
 
   it('measures the events box once a frame, not once an event (each measure forced a layout)', async () => {
-    const page = await browser.newPage();
+    const page = await suite.browser.newPage();
     // Per animation frame: how many times the events box's scrollHeight was read since the frame before.
     await countPerFrame(page, () => {
       const { bump } = window as unknown as FrameCounter;
@@ -421,7 +382,7 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
 
   it('asks for the API key when the gateway needs one, then uses it for the chat and the events socket', async () => {
     const keyed = await startTestConveyor({ gateway: { apiKeys: ['pg-key'] } });
-    const page = await browser.newPage();
+    const page = await suite.browser.newPage();
     try {
       await page.goto(`${keyed.gateway.url}/`);
       await page.waitForFunction(() => document.getElementById('status')?.textContent?.includes('enter the API key'));

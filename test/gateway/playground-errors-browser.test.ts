@@ -1,9 +1,8 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConveyorHandle } from '../../gateway/start-conveyor.ts';
-import { browserRequired, chromiumPath, launchBrowser } from '../support/browser.ts';
+import type { Page } from 'playwright-core';
+import { expect, it } from 'vitest';
+import { browserAndConveyor, describeInBrowser } from '../support/browser-suite.ts';
 import { startTestConveyor } from '../support/conveyor-fixture.ts';
 import { modelsListed, openPlayground, runExample } from '../support/playground-page.ts';
 
@@ -26,20 +25,12 @@ function chatRequests(page: Page): string[] {
   return sent;
 }
 
-describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground without an answer, narrow, by keyboard (Chromium)', () => {
-  let browser: Browser;
-  let conveyor: ConveyorHandle;
-  beforeAll(async () => {
-    [browser, conveyor] = await Promise.all([launchBrowser(), startTestConveyor()]);
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await conveyor?.close();
-  });
+describeInBrowser('the playground without an answer, narrow, by keyboard (Chromium)', () => {
+  const suite = browserAndConveyor();
 
   it('sends nothing while no model is listed (the upstream down): says why and keeps the prompt', async () => {
     const down = await startTestConveyor({ gateway: { upstream: { baseUrl: `http://127.0.0.1:${await closedPort()}/v1` } } });
-    const page = await browser.newPage();
+    const page = await suite.browser.newPage();
     const sent = chatRequests(page);
     try {
       await page.goto(`${down.gateway.url}/`);
@@ -60,11 +51,10 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
   }, 90_000);
 
   it('lists the models again on Send when they failed to load, then sends', async () => {
-    const page = await browser.newPage();
-    const sent = chatRequests(page);
-    try {
+    await suite.withPage(async (page) => {
+      const sent = chatRequests(page);
       await page.route('**/v1/models', (route) => route.abort('connectionrefused'));
-      await page.goto(`${conveyor.gateway.url}/`);
+      await page.goto(`${suite.conveyor.gateway.url}/`);
       await page.waitForFunction(() => document.getElementById('status')?.textContent?.startsWith('GET /v1/models failed'));
       await page.unroute('**/v1/models');
       await page.fill('#prompt', 'Say hello.');
@@ -73,15 +63,12 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       await page.waitForSelector('.turn.assistant.finished', { timeout: 60_000 });
       expect(await page.textContent('#status')).toMatch(/^done · /);
       expect(sent.map((body) => JSON.parse(body).model)).toEqual([await page.inputValue('#model')]);
-    } finally {
-      await page.close();
-    }
+    });
   }, 90_000);
 
   it('says in the answer\'s bubble why it has none: the error, or stopped (not in the colour of a failure)', async () => {
-    const page = await browser.newPage();
-    try {
-      await openPlayground(page, conveyor.gateway.url);
+    await suite.withPage(async (page) => {
+      await openPlayground(page, suite.conveyor.gateway.url);
       await page.$eval('#model', (select) => select.append(new Option('no-such-model', 'no-such-model', true, true)));
       await page.fill('#prompt', 'hello');
       await page.click('#send');
@@ -103,15 +90,12 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       expect(await page.textContent('.turn.assistant:last-of-type .note')).toBe('stopped');
       expect(await page.inputValue('#prompt')).toBe('Plot a sine wave in Python using only the standard library.');
       expect(await page.getAttribute('.turn.assistant:last-of-type', 'class')).toBe('turn assistant stopped finished');
-    } finally {
-      await page.close();
-    }
+    });
   }, 90_000);
 
   it('leaves the timeline\'s bars most of a phone-wide row, not a fixed 190px of labels', async () => {
-    const page = await browser.newPage({ viewport: { width: 380, height: 800 } });
-    try {
-      await openPlayground(page, conveyor.gateway.url);
+    await suite.withPage(async (page) => {
+      await openPlayground(page, suite.conveyor.gateway.url);
       await runExample(page, 'Calculator');
       await page.waitForFunction(() => document.getElementById('stats')?.textContent?.includes('total'));
       const widths = await page.$$eval('#timeline .row', (rows) => rows.map((r) => [r.querySelector('.label')!.clientWidth, r.querySelector('.track')!.clientWidth]));
@@ -119,15 +103,12 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       // Before: 190px of labels left 116px for the bars.
       for (const [label, track] of widths) expect(track).toBeGreaterThan(label!);
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBe(380);
-    } finally {
-      await page.close();
-    }
+    }, { viewport: { width: 380, height: 800 } });
   }, 90_000);
 
   it('keeps the keyboard on the prompt after Stop, not on the page\'s body', async () => {
-    const page = await browser.newPage();
-    try {
-      await openPlayground(page, conveyor.gateway.url);
+    await suite.withPage(async (page) => {
+      await openPlayground(page, suite.conveyor.gateway.url);
       await page.click('text=Python: sine wave');
       await page.press('#prompt', 'Control+Enter');
       await page.waitForFunction(() => (document.querySelector('.turn.assistant .content')?.textContent ?? '').length > 0);
@@ -137,15 +118,12 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       expect(await page.textContent('#status')).toBe('stopped');
       // Before: the Stop button, disabled under the focus, left it on <body>.
       expect(await page.evaluate(() => document.activeElement?.id)).toBe('prompt');
-    } finally {
-      await page.close();
-    }
+    });
   }, 90_000);
 
   it('keeps the tool events\' heading in view when the list scrolls', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    try {
-      await openPlayground(page, conveyor.gateway.url);
+    await suite.withPage(async (page) => {
+      await openPlayground(page, suite.conveyor.gateway.url);
       await runExample(page, 'Python: sine wave');
       const box = await page.$eval('aside', (aside) => {
         aside.scrollTop = aside.scrollHeight;
@@ -156,8 +134,6 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       // Before: it scrolled away with the first events.
       expect(box.heading).toBeGreaterThanOrEqual(0);
       expect(box.heading).toBeLessThan(20);
-    } finally {
-      await page.close();
-    }
+    }, { viewport: { width: 1280, height: 900 } });
   }, 90_000);
 });

@@ -1,9 +1,7 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConveyorHandle } from '../../gateway/start-conveyor.ts';
+import type { Page } from 'playwright-core';
+import { expect, it } from 'vitest';
 import type { TimelineEvent } from '../../gateway/timeline.ts';
-import { browserRequired, chromiumPath, launchBrowser } from '../support/browser.ts';
-import { startTestConveyor } from '../support/conveyor-fixture.ts';
+import { browserAndConveyor, describeInBrowser } from '../support/browser-suite.ts';
 import { openPlayground, runExample } from '../support/playground-page.ts';
 
 // The playground's timeline and events list where the server's record does not end the plain
@@ -47,37 +45,28 @@ async function rowLabels(page: Page): Promise<string[]> {
   return page.$$eval('#timeline .row .label', (labels) => labels.map((l) => l.textContent!));
 }
 
-describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground timeline in a real browser (Chromium)', () => {
-  let browser: Browser;
-  let conveyor: ConveyorHandle;
-  beforeAll(async () => {
-    [browser, conveyor] = await Promise.all([launchBrowser(), startTestConveyor({ sim: { scenarios: [TRUNCATED_SCENARIO, UNDECLARED_SCENARIO] } })]);
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await conveyor?.close();
-  });
+describeInBrowser('the playground timeline in a real browser (Chromium)', () => {
+  const suite = browserAndConveyor({ sim: { scenarios: [TRUNCATED_SCENARIO, UNDECLARED_SCENARIO] } });
 
   it('says the timeline stopped following when the server closes its events socket before request-end (1008, follower too slow)', async () => {
-    const page = await browser.newPage();
-    const start: TimelineEvent = { t: 0, type: 'request-start' };
-    // The gateway's own close of a follower that reads too slowly: one event, then 1008.
-    await page.addInitScript((event) => {
-      window.WebSocket = class {
-        onmessage: ((e: MessageEvent) => void) | null = null;
-        onclose: ((e: CloseEvent) => void) | null = null;
-        onerror: ((e: Event) => void) | null = null;
-        constructor() {
-          setTimeout(() => {
-            this.onmessage?.(new MessageEvent('message', { data: JSON.stringify(event) }));
-            this.onclose?.(new CloseEvent('close', { code: 1008, reason: 'follower too slow: more than 4 MiB of events unread', wasClean: true }));
-          }, 0);
-        }
-        close(): void {}
-      } as unknown as typeof WebSocket;
-    }, start);
-    try {
-      await openPlayground(page, conveyor.gateway.url);
+    await suite.withPage(async (page) => {
+      const start: TimelineEvent = { t: 0, type: 'request-start' };
+      // The gateway's own close of a follower that reads too slowly: one event, then 1008.
+      await page.addInitScript((event) => {
+        window.WebSocket = class {
+          onmessage: ((e: MessageEvent) => void) | null = null;
+          onclose: ((e: CloseEvent) => void) | null = null;
+          onerror: ((e: Event) => void) | null = null;
+          constructor() {
+            setTimeout(() => {
+              this.onmessage?.(new MessageEvent('message', { data: JSON.stringify(event) }));
+              this.onclose?.(new CloseEvent('close', { code: 1008, reason: 'follower too slow: more than 4 MiB of events unread', wasClean: true }));
+            }, 0);
+          }
+          close(): void {}
+        } as unknown as typeof WebSocket;
+      }, start);
+      await openPlayground(page, suite.conveyor.gateway.url);
       await runExample(page, 'Calculator');
       expect(await page.textContent('.turn.assistant .content')).toContain('140200');
       // Before, the bars just stopped and the run read "done · … its timeline: …".
@@ -85,27 +74,24 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
         /^done · request chatcmpl-\S+ · the timeline could not follow this request \(events WebSocket closed: 1008 follower too slow: more than 4 MiB of events unread\)$/,
       );
       expect(await page.getAttribute('#status', 'class')).toContain('error');
-    } finally {
-      await page.close();
-    }
+    });
   }, 90_000);
 
   it('says nothing of an events socket the server closes after request-end, or one the page closes itself (Stop, New chat)', async () => {
-    const page = await browser.newPage();
-    // The real socket, each close event's code noted.
-    await page.addInitScript(() => {
-      const Real = window.WebSocket;
-      const closes: number[] = ((window as unknown as { closes: number[] }).closes = []);
-      window.WebSocket = class extends Real {
-        constructor(url: string | URL, protocols?: string | string[]) {
-          super(url, protocols);
-          this.addEventListener('close', (e) => closes.push(e.code));
-        }
-      };
-    });
-    const closed = (n: number) => page.waitForFunction((n) => (window as unknown as { closes: number[] }).closes.length === n, n);
-    try {
-      await openPlayground(page, conveyor.gateway.url);
+    await suite.withPage(async (page) => {
+      // The real socket, each close event's code noted.
+      await page.addInitScript(() => {
+        const Real = window.WebSocket;
+        const closes: number[] = ((window as unknown as { closes: number[] }).closes = []);
+        window.WebSocket = class extends Real {
+          constructor(url: string | URL, protocols?: string | string[]) {
+            super(url, protocols);
+            this.addEventListener('close', (e) => closes.push(e.code));
+          }
+        };
+      });
+      const closed = (n: number) => page.waitForFunction((n) => (window as unknown as { closes: number[] }).closes.length === n, n);
+      await openPlayground(page, suite.conveyor.gateway.url);
       await page.click('#examples button:text-is("Calculator")');
       await ask(page, 'What is 200*701?');
       await closed(1);
@@ -130,28 +116,25 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       await page.waitForSelector('#send:not([disabled])');
       expect(await page.evaluate(() => (window as unknown as { closes: number[] }).closes)).toEqual([1000, 1000, 1005]);
       expect(await page.textContent('#status')).toBe('');
-    } finally {
-      await page.close();
-    }
+    });
   }, 90_000);
 
   it('stops the clock where the timeline lost the request, not seconds after the answer ends', async () => {
-    const page = await browser.newPage();
-    await page.addInitScript(() => {
-      window.WebSocket = class {
-        onmessage: ((e: MessageEvent) => void) | null = null;
-        onclose: ((e: CloseEvent) => void) | null = null;
-        onerror: ((e: Event) => void) | null = null;
-        constructor() {
-          setTimeout(() => this.onclose?.(new CloseEvent('close', { code: 1006, wasClean: false })), 0);
-        }
-        close(): void {}
-      } as unknown as typeof WebSocket;
-    });
-    // The clock's part of the stats (the usage joins them when the stream ends).
-    const clock = async () => /^(?:elapsed|lost at|total) \d+\.\d\d s/.exec((await page.textContent('#stats')) ?? '')?.[0];
-    try {
-      await openPlayground(page, conveyor.gateway.url);
+    await suite.withPage(async (page) => {
+      await page.addInitScript(() => {
+        window.WebSocket = class {
+          onmessage: ((e: MessageEvent) => void) | null = null;
+          onclose: ((e: CloseEvent) => void) | null = null;
+          onerror: ((e: Event) => void) | null = null;
+          constructor() {
+            setTimeout(() => this.onclose?.(new CloseEvent('close', { code: 1006, wasClean: false })), 0);
+          }
+          close(): void {}
+        } as unknown as typeof WebSocket;
+      });
+      // The clock's part of the stats (the usage joins them when the stream ends).
+      const clock = async () => /^(?:elapsed|lost at|total) \d+\.\d\d s/.exec((await page.textContent('#stats')) ?? '')?.[0];
+      await openPlayground(page, suite.conveyor.gateway.url);
       await page.click('#examples button:text-is("Calculator")');
       await page.click('#send');
       // Lost while the answer still streams: the clock says where, and stays there.
@@ -164,15 +147,12 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       // Before: "elapsed" went on counting through the answer and for 3 s after it.
       await frames(page, 10);
       expect(await clock()).toBe(lost);
-    } finally {
-      await page.close();
-    }
+    });
   }, 90_000);
 
   it('labels a tool the Stop button cut as aborted, the gateway\'s word for it, not failed', async () => {
-    const page = await browser.newPage();
-    try {
-      await openPlayground(page, conveyor.gateway.url);
+    await suite.withPage(async (page) => {
+      await openPlayground(page, suite.conveyor.gateway.url);
       await page.click('text=Python: sine wave');
       await page.click('#send');
       // Partial execution opened python with the fence; round 1 is still writing its script.
@@ -184,19 +164,16 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       expect(await rowLabels(page)).toEqual(['round 1 · decode', expect.stringMatching(/^aborted · python · \S+$/)]);
       expect(await page.$$eval('#timeline .bar', (bars) => bars.map((b) => b.className))).toEqual(['bar decode', 'bar aborted']);
       const id = await page.getAttribute('.turn.assistant', 'data-request-id');
-      const { events } = (await (await fetch(`${conveyor.gateway.url}/v1/requests/${id}/timeline`)).json()) as { events: TimelineEvent[] };
+      const { events } = (await (await fetch(`${suite.conveyor.gateway.url}/v1/requests/${id}/timeline`)).json()) as { events: TimelineEvent[] };
       expect(events.filter((e) => e.type === 'tool-end').map((e) => e.detail)).toEqual(['aborted']);
-    } finally {
-      await page.close();
-    }
+    });
   }, 90_000);
 
   it('labels a call the token limit cut as malformed, with its tool, whether or not its tool had opened', async () => {
-    const page = await browser.newPage();
-    // A token limit the page has no field for, put in its request.
-    await page.route('**/v1/chat/completions', (route) => route.continue({ postData: JSON.stringify({ ...route.request().postDataJSON(), max_tokens: 40 }) }));
-    try {
-      await openPlayground(page, conveyor.gateway.url);
+    await suite.withPage(async (page) => {
+      // A token limit the page has no field for, put in its request.
+      await page.route('**/v1/chat/completions', (route) => route.continue({ postData: JSON.stringify({ ...route.request().postDataJSON(), max_tokens: 40 }) }));
+      await openPlayground(page, suite.conveyor.gateway.url);
       // Sequentially the tool opens only once the decode ends, and a cut call never opens it.
       await page.uncheck('#partial');
       await ask(page, 'cut python');
@@ -207,41 +184,35 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
       await page.click('#clear');
       await ask(page, 'cut python');
       expect(await rowLabels(page)).toEqual(['round 1 · decode', expect.stringMatching(/^malformed · python · \S+$/)]);
-    } finally {
-      await page.close();
-    }
+    });
   }, 90_000);
 
   it('names the tool of a call refused for a name no tool has', async () => {
-    const page = await browser.newPage();
-    try {
-      await openPlayground(page, conveyor.gateway.url);
+    await suite.withPage(async (page) => {
+      await openPlayground(page, suite.conveyor.gateway.url);
       await ask(page, 'What is the weather in Paris?');
       expect(await page.textContent('.turn.assistant .content')).toBe('There is no weather tool here.');
       // Before: "rejected · call_…", which tool the model wanted nowhere on the page.
       expect(await rowLabels(page)).toEqual(['round 1 · decode', expect.stringMatching(/^rejected · weather · \S+$/), 'round 2 · decode']);
-    } finally {
-      await page.close();
-    }
+    });
   }, 90_000);
 
   it('keeps the latest 2,000 tool events, under a line that counts the rest', async () => {
-    const page = await browser.newPage();
-    const LINES = 2_100;
-    // The gateway's real answer, with the output chunks of a tool that printed 2,100 lines before its [DONE].
-    await page.route('**/v1/chat/completions', async (route) => {
-      const real = await route.fetch();
-      const body = await real.text();
-      const first = JSON.parse(/^data: (.*)$/m.exec(body)![1]!) as { id: string; object: string; created: number; model: string };
-      const output = Array.from({ length: LINES }, (_, i) => {
-        const chunk = { id: first.id, object: first.object, created: first.created, model: first.model, choices: [], conveyor: { type: 'tool_call.output', call_id: 'call_out', name: 'python', stream: 'stdout', text: `line ${i}\n` } };
-        return `data: ${JSON.stringify(chunk)}\n\n`;
+    await suite.withPage(async (page) => {
+      const LINES = 2_100;
+      // The gateway's real answer, with the output chunks of a tool that printed 2,100 lines before its [DONE].
+      await page.route('**/v1/chat/completions', async (route) => {
+        const real = await route.fetch();
+        const body = await real.text();
+        const first = JSON.parse(/^data: (.*)$/m.exec(body)![1]!) as { id: string; object: string; created: number; model: string };
+        const output = Array.from({ length: LINES }, (_, i) => {
+          const chunk = { id: first.id, object: first.object, created: first.created, model: first.model, choices: [], conveyor: { type: 'tool_call.output', call_id: 'call_out', name: 'python', stream: 'stdout', text: `line ${i}\n` } };
+          return `data: ${JSON.stringify(chunk)}\n\n`;
+        });
+        const done = body.lastIndexOf('data: [DONE]');
+        await route.fulfill({ response: real, body: body.slice(0, done) + output.join('') + body.slice(done) });
       });
-      const done = body.lastIndexOf('data: [DONE]');
-      await route.fulfill({ response: real, body: body.slice(0, done) + output.join('') + body.slice(done) });
-    });
-    try {
-      await openPlayground(page, conveyor.gateway.url);
+      await openPlayground(page, suite.conveyor.gateway.url);
       await runExample(page, 'Calculator');
       const items = await page.$$eval('#events li', (items) => items.map((i) => i.textContent!));
       expect(items).toHaveLength(2_001);
@@ -271,8 +242,6 @@ describe.skipIf(chromiumPath === undefined && !browserRequired)('the playground 
         next: expect.stringMatching(/e6000$/),
         last: expect.stringMatching(/e7999$/),
       });
-    } finally {
-      await page.close();
-    }
+    });
   }, 90_000);
 });
