@@ -5,6 +5,7 @@ import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findExecutable, PYTHON_SOURCE_DIR } from '../../sandbox/python-launch.ts';
 import { DEFAULT_PROCESS_LIMITS, LAUNCHER_SCRIPT, launcherPython, planProcessLaunch } from '../../sandbox/runtimes/process-launch.ts';
+import { killAll } from './runtimes/runtime-test-helpers.ts';
 
 const python = launcherPython() ?? 'python3';
 
@@ -119,7 +120,7 @@ time.sleep(60)`;
       expect(await eventually(() => pidsWithArg(token).length === 0)).toBe(true);
     } finally {
       stand.kill('SIGKILL');
-      for (const pid of pidsWithArg(token)) process.kill(pid, 'SIGKILL');
+      killAll(pidsWithArg(token));
     }
   });
 });

@@ -5,7 +5,7 @@ import { runScriptedCall } from '../../../plugins/kit/testing.ts';
 import { createRuntimePools, type RuntimePools } from '../../../sandbox/runtimes/runtime-pools.ts';
 import echo from './fixtures/echo-plugin.ts';
 import counter from './fixtures/reuse-counter-plugin.ts';
-import { eventually, fixture } from './runtime-test-helpers.ts';
+import { eventually, fixture, killAll } from './runtime-test-helpers.ts';
 
 let pools: RuntimePools;
 
@@ -24,13 +24,7 @@ const call = async (args: { waitMs?: number; fail?: boolean; print?: string; log
   (await runScriptedCall(tool(), { args, ...(tenant === undefined ? {} : { tenant }) })).result;
 /** Every kept process killed (between tests): the next call starts afresh. */
 const dropKept = async (): Promise<void> => {
-  for (const pid of pools.process.livePids()) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone between the listing and the kill (a process of the last call, still being reaped)
-    }
-  }
+  killAll(pools.process.livePids());
   expect(await eventually(() => pools.process.stats.idle === 0 && pools.process.livePids().length === 0)).toBe(true);
 };
 

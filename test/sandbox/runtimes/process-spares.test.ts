@@ -7,7 +7,7 @@ import { toolFromPlugin } from '../../../plugins/kit/tool-from-plugin.ts';
 import { runScriptedCall } from '../../../plugins/kit/testing.ts';
 import { createRuntimePools, type RuntimePools } from '../../../sandbox/runtimes/runtime-pools.ts';
 import echo from './fixtures/echo-plugin.ts';
-import { eventually, fixture } from './runtime-test-helpers.ts';
+import { eventually, fixture, killAll } from './runtime-test-helpers.ts';
 
 let pools: RuntimePools;
 // A staging root left by a gateway killed with SIGKILL (its pid has exited).
@@ -40,7 +40,7 @@ describe('warm spares of the process runtime', () => {
     expect(existsSync(stale)).toBe(false);
     // The call's process has gone; what is left is the spare warmed for the next call.
     expect(await settled(() => pools.process.stats.spares === 1 && pools.process.livePids().length > 0)).toBe(true);
-    for (const pid of pools.process.livePids()) process.kill(pid, 'SIGKILL');
+    killAll(pools.process.livePids());
     expect(await settled(() => pools.process.stats.spares === 0)).toBe(true);
 
     expect((await call()).result).toMatchObject({ ok: true, content: 'HI' });

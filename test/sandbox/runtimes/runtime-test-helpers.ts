@@ -13,6 +13,20 @@ export async function eventually(condition: () => boolean, tries = 300, everyMs 
 }
 
 /**
+ * SIGKILLs each of `pids` still running. A listing of a process tree goes stale at once: a child
+ * dies with its parent (PDEATHSIG) or is reaped between the listing and its kill (ESRCH).
+ */
+export function killAll(pids: readonly number[]): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+    }
+  }
+}
+
+/**
  * Processes a runtime left behind: the pools' own bookkeeping, plus, seen from /proc, anything
  * below this test process that a plugin could have started (sandbox wrappers, node, shells)
  * and anything still running under the sandbox uids this pool handed out.
