@@ -51,7 +51,8 @@ export interface ForwardRouteContext {
  * success at its first byte (forward-replica-health.ts has what counts against it after that).
  *
  * `upstream.timeouts.totalMs` bounds the whole request, attempts included, and `clientStallMs`
- * cuts off a client that takes nothing of the answer, as on the chat route.
+ * cuts off a client that takes nothing of the answer, as on the chat route. A JSON body read whole
+ * that does not ask for a stream waits longer for its headers (ForwardedRequest.answersWhole).
  *
  * With maxConcurrentRequests each takes one of its places as a chat completion does (a
  * `/v1/completions` stream costs the gateway and the upstream what a chat stream does), waiting in
@@ -61,17 +62,23 @@ export async function upstreamForwardRoute(ctx: ForwardRouteContext, req: Incomi
   const headers = forwardedHeaders(req.headers);
   let body: IncomingMessage | Buffer | null = hasBody(req) ? req : null;
   const length = Number(req.headers['content-length']);
+  /** The JSON the body holds, where it was read whole and is plain JSON. */
+  let json: unknown;
   if (body !== null && ctx.config.upstream.model !== undefined && isJson(req)) {
-    body = Buffer.from(requestJson(withModel(await readJsonBody(req, ctx.config.maxBodyBytes), ctx.config.upstream.model)));
+    json = withModel(await readJsonBody(req, ctx.config.maxBodyBytes), ctx.config.upstream.model);
+    body = Buffer.from(requestJson(json));
     headers['content-length'] = String(body.length);
   } else if (body !== null && length <= ctx.config.maxBodyBytes) {
     // A body of known, modest size goes out whole, with the request head: piped, undici writes
     // it only in later turns of the loop, on the way to the first token.
     body = await readBodyBytes(req, ctx.config.maxBodyBytes);
+    if (isJson(req) && !isEncoded(req)) json = parsedOrUndefined(body);
   }
   const query = req.url?.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '';
   const cancel = abortOnClose(res, ctx.shutdown);
   const request: ForwardedRequest = { method: req.method ?? 'GET', endpoint: path.slice('/v1'.length), query, headers, body, signal: cancel.signal };
+  // A non-streamed completion's headers come with its last token: it may wait for them as long as it generates.
+  if (isJsonObject(json) && json['stream'] !== true) request.answersWhole = true;
   let release: () => void;
   try {
     const inLine = performance.now();
@@ -265,6 +272,20 @@ function hasBody(req: IncomingMessage): boolean {
 
 function isJson(req: IncomingMessage): boolean {
   return req.headers['content-type']?.split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
+}
+
+function isEncoded(req: IncomingMessage): boolean {
+  const encoding = req.headers['content-encoding']?.trim().toLowerCase();
+  return encoding !== undefined && encoding !== '' && encoding !== 'identity';
+}
+
+function parsedOrUndefined(bytes: Buffer): unknown {
+  try {
+    return JSON.parse(bytes.toString('utf8'));
+  } catch {
+    // The upstream answers a body that is not JSON; the gateway only passes it on.
+    return undefined;
+  }
 }
 
 function withModel(body: unknown, model: string): unknown {

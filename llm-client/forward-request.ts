@@ -26,7 +26,20 @@ export interface ForwardedRequest {
   body: Readable | Buffer | null;
   /** Cancels the request at any point: the upstream socket is destroyed, which stops its decode. */
   signal: AbortSignal;
+  /**
+   * The answer comes whole, its headers with it (a JSON body without `stream: true`): the upstream
+   * generates all of it first, so its headers may wait WHOLE_ANSWER_HEADERS_MS, not a stream's
+   * first-token wait.
+   */
+  answersWhole?: boolean;
 }
+
+/**
+ * How long a request whose answer comes whole may wait for its headers (at least a stream's
+ * wait): the OpenAI SDKs' own request timeout, 10 minutes. A long non-streamed completion is a
+ * request like any other, not an upstream that failed (and rests).
+ */
+export const WHOLE_ANSWER_HEADERS_MS = 600_000;
 
 /** Where the answer goes, as it arrives. */
 export interface ForwardSink {
@@ -54,7 +67,8 @@ const HELD_BYTES_LIMIT = 256 * 1024;
 /**
  * Sends one request upstream unchanged but for the upstream's own key, and hands its answer,
  * whatever the status, to `sink` as it arrives: the bytes are not parsed. Connect and headers
- * timeouts are a chat stream's (generationHeadersMs); between body reads it allows the longer of
+ * timeouts are a chat stream's (generationHeadersMs; longer for an answer that comes whole,
+ * `answersWhole`); between body reads it allows the longer of
  * `firstTokenMs` and `idleMs`, since an upstream may send its headers before a long prefill.
  *
  * It is undici's dispatch handler itself, as the chat stream is (pumped-stream.ts), and its
@@ -150,7 +164,7 @@ class ForwardHandler implements ForwardedExchange, Dispatcher.DispatchHandler, D
         body: this.#request.body,
         // A forwarded completions stream from llama.cpp's server has its headers with its first
         // token, as a chat stream does (review s41: it failed, and rested the replica, at headersMs).
-        headersTimeout: generationHeadersMs(timeouts),
+        headersTimeout: this.#headersMs(),
         bodyTimeout: forwardBodyTimeoutMs(timeouts),
       },
     };
@@ -246,11 +260,16 @@ class ForwardHandler implements ForwardedExchange, Dispatcher.DispatchHandler, D
 
   readonly #onAbort = (): void => this.#settle(abortReason(this.#request.signal));
 
+  #headersMs(): number {
+    const stream = generationHeadersMs(this.#options.timeouts);
+    return this.#request.answersWhole ? Math.max(stream, WHOLE_ANSWER_HEADERS_MS) : stream;
+  }
+
   #fail(error: unknown): void {
     if (this.#settled) return;
     const { signal } = this.#request;
     // The waits allowed here are the timeouts above, which the error then names.
-    const timeouts = { ...this.#options.timeouts, headersMs: generationHeadersMs(this.#options.timeouts), idleMs: forwardBodyTimeoutMs(this.#options.timeouts) };
+    const timeouts = { ...this.#options.timeouts, headersMs: this.#headersMs(), idleMs: forwardBodyTimeoutMs(this.#options.timeouts) };
     this.#settle(signal.aborted ? abortReason(signal) : toUpstreamError(error, { baseUrl: this.#options.baseUrl, timeouts }));
   }
 

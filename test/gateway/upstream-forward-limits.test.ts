@@ -72,6 +72,31 @@ describe('the limits a forwarded request shares with a chat', () => {
     expect(json.upstream_replicas.find((r: { base_url: string }) => r.base_url === silent.baseUrl)).toMatchObject({ healthy: true, failures: 0 });
   });
 
+  it('waits for the headers of an answer that comes whole (no `stream: true`) past a stream\'s first-token wait; a stream still times out, and rests its replica', async () => {
+    // A server that answers only once it has generated everything: 2 s here (undici checks a
+    // headers timeout about every 500 ms, so 200 ms ones run out within about 1 s).
+    const generating = async (_req: unknown, res: ServerResponse) => {
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      if (res.destroyed) return;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"choices":[{"text":"done"}]}');
+    };
+    const gw = await gateway([await upstream(generating), await upstream(generating)], { timeouts: { headersMs: 200, firstTokenMs: 200 } });
+    const health = async () => (await getJson(gw.url, '/health')).json.upstream_replicas as Array<{ healthy: boolean; failures: number }>;
+    const post = (body: string) => fetch(`${gw.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    // Before: a 504 upstream_headers_timeout at 200 ms, and a healthy replica rested.
+    const answered = await post('{"prompt":"write a long story","max_tokens":4000}');
+    expect(answered.status).toBe(200);
+    expect(await answered.json()).toEqual({ choices: [{ text: 'done' }] });
+    expect((await health()).map((r) => [r.healthy, r.failures])).toEqual([[true, 0], [true, 0]]);
+
+    // Both replicas tried, each past the wait for a stream's headers.
+    const streamed = await post('{"prompt":"write a long story","stream":true}');
+    expect(streamed.status).toBe(504);
+    expect(((await streamed.json()) as { error: { code: string } }).error.code).toBe('upstream_headers_timeout');
+    expect((await health()).map((r) => r.healthy)).toEqual([false, false]);
+  }, 20_000);
+
   it('cuts a forwarded answer still streaming when totalMs runs out', async () => {
     let events = 0;
     const streaming = await upstream(async (_req, res) => {
