@@ -245,8 +245,11 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
   protected override fail(error: unknown): void {
     // The caller's abort wins over everything below (DispatchedRequest's fail answers it).
     if (this.settled || this.options.signal.aborted) return super.fail(error);
-    // A whole answer is complete; a server that then stalls or resets costs only the socket.
-    if (this.#tail.whole) return this.#endWhole();
+    // A whole answer is complete; a server that then stalls or resets costs only the socket. So
+    // does one that resets after the finish, before the usage chunk: the model's answer is all
+    // there, and it ends without usage, as after a silence (answer-tail.ts), unless what the
+    // consumer has still to take (a pause) may hold that usage.
+    if (this.#tail.whole || (this.#tail.finished && this.#held.isEmpty && !this.#expired)) return this.#endWhole();
     if (this.#expired) this.interrupted = true;
     super.fail(this.#expired ?? error);
   }

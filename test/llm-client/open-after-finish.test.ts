@@ -93,6 +93,34 @@ describe('a response held open after the finish_reason, without [DONE]', () => {
     expect(parts).toEqual([...FINISHED, USAGE, { type: 'end' }]);
   });
 
+  it('ends the answer without usage, not fails it, when the connection is reset after the finish and before the usage chunk', async () => {
+    const upstream = await track(
+      startTestUpstream(async (_req, res) => {
+        sseHeaders(res);
+        res.write(finished);
+        await pause(20);
+        res.socket?.resetAndDestroy();
+      }),
+    );
+    const { parts, error } = await stream(upstream);
+    expect(error).toBeUndefined();
+    expect(parts).toEqual([...FINISHED, { type: 'end' }]);
+  });
+
+  it('still fails an answer reset before its finish', async () => {
+    const upstream = await track(
+      startTestUpstream(async (_req, res) => {
+        sseHeaders(res);
+        res.write(vllmChunk({ content: 'a' }));
+        await pause(20);
+        res.socket?.resetAndDestroy();
+      }),
+    );
+    const { parts, error } = await stream(upstream);
+    expect(error).toBeDefined();
+    expect(parts.map((p) => p.type)).toEqual(['start', 'content']);
+  });
+
   it('is not an idle timeout: the finish stops the idle clock', async () => {
     const upstream = await heldOpen(finished + vllmUsage(3, 1));
     const { parts, error } = await stream(upstream, { idleMs: 50 });
