@@ -117,7 +117,7 @@ export async function runWorkloads(o: WorkloadsOptions): Promise<{
         date: new Date().toISOString(),
         node: process.version,
         toolProfile: o.toolProfile,
-        pairs: o.sequentialPairs ? 'sequential' : 'each on/off pair sent at the same moment, except search and planning (they share their search API) and database (one warm spare process): sequential',
+        pairs: pairsLine(o),
         workloads:
           o.workloads.length === 1 ? 'one, with its own gateway' : o.serialWorkloads ? 'one after the other, each with its own gateway' : 'all at once, each with its own gateway, sharing the upstream',
         python: !uses('python') ? 'not used' : `${python}${env.numpy ? ' with numpy+matplotlib' : ' (stdlib only)'}${coldImports ? ', cold imports' : ', pre-imported in the fork server'}`,
@@ -182,4 +182,12 @@ async function canImport(python: string, modules: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** How the on/off pairs were sent, naming only the workloads that ran: the report's "pairs:" line. */
+export function pairsLine(o: Pick<WorkloadsOptions, 'sequentialPairs' | 'workloads'>): string {
+  if (o.sequentialPairs) return 'sequential';
+  const sequential = o.workloads.flatMap((w) => (w.sequentialPairs ? [`${w.name} (${w.sequentialPairs})`] : []));
+  const together = 'each on/off pair sent at the same moment';
+  return sequential.length === 0 ? together : `${together}, except ${sequential.join(', ')}: sequential`;
 }

@@ -8,7 +8,7 @@ export const search: Workload = {
   name: 'search',
   description: 'Three searches (hello world in Python, C++, Java) in one round over the search tool, then an answer.',
   request: () => scenarioRequest('search-hello-world', 'Find hello world programs in Python, C++ and Java.', tools('search')),
-  sequentialPairs: true,
+  sequentialPairs: 'its search API',
   uses: ['search'],
 };
 
@@ -17,7 +17,7 @@ export const planning: Workload = {
   name: 'planning',
   description: 'A 4-step LLMCompiler plan: two independent searches, a calculator step on their counts, a format step writing the answer, join().',
   request: () => scenarioRequest('planning', 'How many hello-world pages are there for Python and for Java together?', { tool_parser: 'llmcompiler-plan' }),
-  sequentialPairs: true,
+  sequentialPairs: 'its search API',
   uses: ['search'],
 };
 
@@ -41,7 +41,7 @@ export const database: Workload = {
   // The tool keeps one warm spare process. A pair sent together would race for it, and the on
   // request, which opens its tool when the call starts, would always win: the off request would pay
   // a fresh process's start-up (≈0.5 s on two busy cores) and the gain would be overstated.
-  sequentialPairs: true,
+  sequentialPairs: 'one warm spare process',
 };
 
 /** Calculator: 200*701. */

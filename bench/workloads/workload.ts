@@ -11,10 +11,11 @@ export interface Workload {
   /** The chat request sent for one run (partial_execution is set by the harness). */
   request(env: WorkloadEnv): Record<string, unknown>;
   /**
-   * Its tools share a rate-limited resource (the search API stand-in): an on and an off request
-   * sent together would queue behind each other, so its pairs always run one after the other.
+   * Why its pairs always run one after the other, when they do: its tools share a rate-limited
+   * resource (the search API stand-in, one warm process), and an on and an off request sent
+   * together would queue behind each other. Named in the report.
    */
-  sequentialPairs?: boolean;
+  sequentialPairs?: string;
   /** The set-ups the report describes that it runs on: the Python sandbox, the search API stand-in. */
   uses?: ReadonlyArray<'python' | 'search'>;
   /**

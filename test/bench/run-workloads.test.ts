@@ -2,6 +2,8 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { pairsLine } from '../../bench/run-workloads.ts';
+import { calculator, database, search } from '../../bench/workloads/paper-workloads.ts';
 import { startSim } from '../../sim/sim-server.ts';
 
 const run = promisify(execFile);
@@ -43,4 +45,14 @@ describe('runWorkloads', () => {
       await sim.close();
     }
   }, 90_000);
+});
+
+describe("the report's pairs line", () => {
+  it('names only the workloads that ran one pair member after the other, with why', () => {
+    expect(pairsLine({ sequentialPairs: false, workloads: [calculator] })).toBe('each on/off pair sent at the same moment');
+    expect(pairsLine({ sequentialPairs: false, workloads: [search, calculator, database] })).toBe(
+      'each on/off pair sent at the same moment, except search (its search API), database (one warm spare process): sequential',
+    );
+    expect(pairsLine({ sequentialPairs: true, workloads: [calculator] })).toBe('sequential');
+  });
 });
