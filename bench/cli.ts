@@ -133,6 +133,11 @@ let running = 'workloads';
 // However the run ends (a signal's process.exit included), the terminal gets back the cursor and
 // line wrapping that the progress bars turned off.
 process.once('exit', () => restoreTerminal());
+// `npm run bench … | head`: a reader that stops early is not the run's failure. The result files
+// are written all the same (the summary on stdout is only a copy of the .md file).
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') throw err;
+});
 // Registered before any child starts, so it runs before child-reaper.ts's handler: a long run
 // stopped with Ctrl-C keeps the parts that had finished. Synchronous, as a signal handler must be.
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {

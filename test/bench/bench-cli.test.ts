@@ -1,4 +1,5 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readdir, readFile } from 'node:fs/promises';
@@ -13,6 +14,7 @@ const root = path.resolve(import.meta.dirname, '../..');
 
 describe('npm run bench -- workloads --quick', () => {
   const out = suiteTempDir('conveyor-bench-');
+  const piped = suiteTempDir('conveyor-bench-head-');
 
   // Checks that the files and their fields exist, not the timings (those belong in bench/results).
   it('drives the six workloads through real gateways and writes Markdown, JSON and SVG results', async () => {
@@ -54,6 +56,18 @@ describe('npm run bench -- workloads --quick', () => {
     for (const name of names) expect(timelines).toContain(`>${name}</text>`);
     expect(timelines.match(/>on \(partial\)</g)).toHaveLength(names.length);
   }, 300_000);
+
+  it('exits 0 with its files written when the reader of its summary stops early (| head)', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/cli.ts', 'calculator', '--quick', '--profile', 'fast-test', '--out', piped], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    // As `head -1` does: the first line read, the pipe closed.
+    child.stdout.once('data', () => child.stdout.destroy());
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect(code, stderr).toBe(0);
+    expect(stderr).not.toContain('EPIPE');
+    expect((await readdir(piped)).filter((f) => f.endsWith('.md'))).toHaveLength(1);
+  }, 120_000);
 
   it('refuses, in one line and before starting anything, what it could not honour', async () => {
     const attempts = [
