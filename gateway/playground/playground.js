@@ -243,6 +243,8 @@ async function send(prompt) {
     // request's bubble was left empty. A stop is the reader's choice, not a failure.
     run.bubble.classList.add(stopped ? 'stopped' : 'failed');
     run.bubble.append(el('div', 'note', stopped ? 'stopped' : `error: ${err.message}`));
+    // And in the events list, at the time it happened, after the tool events it cut short.
+    run.events.add(stopped ? 'stopped: the request was cancelled at the gateway' : `error: ${err.message}`, stopped ? '' : 'failed');
     // The turn is left out of the conversation: its question goes back in the box, to send again
     // as it is or mended, unless a new one is being written there.
     if (shown === run && ui.prompt.value === '') ui.prompt.value = prompt;

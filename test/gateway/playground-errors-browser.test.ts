@@ -78,6 +78,7 @@ describeInBrowser('the playground without an answer, narrow, by keyboard (Chromi
       expect(status).toMatch(/^error: /);
       expect(await page.textContent('.turn.assistant .note')).toBe(status);
       expect(await page.getAttribute('.turn.assistant', 'class')).toBe('turn assistant failed finished');
+      expect(await page.textContent('#events li:last-child span')).toBe(status);
       // The question, left out of the conversation, is back in the box to send again.
       expect(await page.inputValue('#prompt')).toBe('hello');
 
@@ -90,6 +91,8 @@ describeInBrowser('the playground without an answer, narrow, by keyboard (Chromi
       expect(await page.textContent('.turn.assistant:last-of-type .note')).toBe('stopped');
       expect(await page.inputValue('#prompt')).toBe('Plot a sine wave in Python using only the standard library.');
       expect(await page.getAttribute('.turn.assistant:last-of-type', 'class')).toBe('turn assistant stopped finished');
+      // Before: the events list ended with the last tool event, as if the answer had run on.
+      expect(await page.textContent('#events li:last-child span')).toBe('stopped: the request was cancelled at the gateway');
     });
   }, 90_000);
 
