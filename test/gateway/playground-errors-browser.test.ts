@@ -109,6 +109,26 @@ describeInBrowser('the playground without an answer, narrow, by keyboard (Chromi
     }, { viewport: { width: 380, height: 800 } });
   }, 90_000);
 
+  it('puts the prompt right under the conversation on a phone, the tool events and the timeline after it', async () => {
+    await suite.withPage(async (page) => {
+      await openPlayground(page, suite.conveyor.gateway.url);
+      const top = (selector: string) => page.$eval(selector, (e) => e.getBoundingClientRect().top);
+      const bottom = (selector: string) => page.$eval(selector, (e) => e.getBoundingClientRect().bottom);
+      // Before: below the events box and the timeline, about 1,500 px down.
+      expect(await top('#prompt')).toBeGreaterThan(await bottom('#conversation'));
+      expect(await top('#prompt')).toBeLessThan(await top('#events'));
+      expect(await top('#events')).toBeLessThan(await top('#timeline'));
+      expect(await bottom('#ask')).toBeLessThanOrEqual(800);
+    }, { viewport: { width: 380, height: 800 } });
+    // A wide window keeps its layout: the events beside the conversation, the prompt below both.
+    await suite.withPage(async (page) => {
+      await openPlayground(page, suite.conveyor.gateway.url);
+      const box = (selector: string) => page.$eval(selector, (e) => e.getBoundingClientRect().toJSON() as DOMRect);
+      expect((await box('#events')).left).toBeGreaterThan((await box('#conversation')).right);
+      expect((await box('#prompt')).top).toBeGreaterThan((await box('#timeline')).top);
+    }, { viewport: { width: 1280, height: 900 } });
+  }, 90_000);
+
   it('keeps the keyboard on the prompt after Stop, not on the page\'s body', async () => {
     await suite.withPage(async (page) => {
       await openPlayground(page, suite.conveyor.gateway.url);
