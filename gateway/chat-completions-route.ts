@@ -2,7 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BoundedQueue } from '../core/bounded-queue.ts';
 import { ClientAbortedError } from '../core/errors.ts';
 import type { ToolPlugin } from '../plugins/plugin-types.ts';
-import { chatRequestSchema, type ChatRequest } from './chat-request-schema.ts';
+import { chatRequestSchema, type ChatMessage, type ChatRequest } from './chat-request-schema.ts';
+import { withThinkingInContent } from './client-reasoning.ts';
 import { withMistralToolCallIds } from './mistral-tool-call-ids.ts';
 import { ClientToolValidator } from './client-tool-validator.ts';
 import { gatewayToolsFor, withPluginSchemas } from './request-tools.ts';
@@ -169,7 +170,7 @@ async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, fa
     upstream: ctx.upstream,
     upstreamOverrides: needsSpecialTokens(choice.format) && request.skip_special_tokens === undefined ? { skip_special_tokens: false } : {},
     // By the model's format, not this request's choice: a history with calls reaches the template even under tool_choice "none".
-    upstreamMessages: parsed.format === 'mistral' ? withMistralToolCallIds : undefined,
+    upstreamMessages: upstreamConversation(parsed.format === 'mistral', choice.reasoning),
     tools,
     observations: ctx.config.observations,
     maxObservationChars: ctx.config.maxObservationChars,
@@ -275,4 +276,11 @@ function keepDroppedTurns(ctx: ChatRouteContext, key: ClientKeyId, result: Sessi
 /** The code the client was answered with (error-response.ts), for the timeline and the metrics: a bug's `internal_error`, not `error` or a Node `ERR_*`. */
 function errorCode(err: unknown): string {
   return toErrorResponse(err).body.error.code;
+}
+
+/** How the conversation is rewritten for the upstream, if at all: Mistral's nine-character call ids, a client's reasoning back in `<think>` blocks. */
+function upstreamConversation(mistralIds: boolean, thinkTags: boolean): ((messages: ChatMessage[]) => ChatMessage[]) | undefined {
+  if (mistralIds && thinkTags) return (messages) => withMistralToolCallIds(withThinkingInContent(messages));
+  if (mistralIds) return withMistralToolCallIds;
+  return thinkTags ? withThinkingInContent : undefined;
 }

@@ -101,3 +101,42 @@ describe("a thinking model's reasoning goes back with its tool round", () => {
     expect(res.json.conveyor.messages[0]).toEqual({ role: 'assistant', content: '<think>Look it up.</think>' });
   });
 });
+
+describe("a client's own tool loop with a thinking model", () => {
+  const client = scriptedGateway();
+  const earlier = (fields: Record<string, unknown>) => ({
+    model: QWEN3,
+    tools: [{ type: 'function', function: { name: 'get_tide', parameters: { type: 'object' } } }],
+    messages: [
+      { role: 'user', content: 'When is high tide?' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_tide', arguments: '{}' } }], ...fields },
+      { role: 'tool', tool_call_id: 'call_1', content: '06:12' },
+    ],
+  });
+  const answering = (_req: unknown, res: import('node:http').ServerResponse) => {
+    sseHeaders(res);
+    res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content: 'At 06:12.' }), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
+  };
+  const sentTurn = () => (client.upstream.requests[0]!.body as { messages: Message[] }).messages[1]!;
+
+  it('sends the reasoning_content the gateway split off back inside the turn, as the model wrote it', async () => {
+    for (const field of ['reasoning_content', 'reasoning']) {
+      const gateway = await client.start(answering);
+      const res = await postJson(gateway.url, '/v1/chat/completions', earlier({ [field]: 'Need the tide table.' }));
+      expect(res.status, field).toBe(200);
+      const turn = sentTurn();
+      expect(turn.content, field).toBe('<think>Need the tide table.</think>');
+      expect(Object.keys(turn).sort(), field).toEqual(['content', 'role', 'tool_calls']);
+    }
+  });
+
+  it('leaves a turn that holds its block already, and a model whose <think> blocks the upstream splits, as the client sent them', async () => {
+    let gateway = await client.start(answering);
+    await postJson(gateway.url, '/v1/chat/completions', { ...earlier({ reasoning_content: 'again' }), messages: earlier({}).messages.map((m, i) => (i === 1 ? { ...m, content: '<think>Need it.</think>' } : m)) });
+    expect(sentTurn().content).toBe('<think>Need it.</think>');
+
+    gateway = await client.start(answering);
+    await postJson(gateway.url, '/v1/chat/completions', { ...earlier({ reasoning_content: 'Need the tide table.' }), model: 'Qwen/Qwen2.5-7B-Instruct' });
+    expect(sentTurn()).toMatchObject({ content: null, reasoning_content: 'Need the tide table.' });
+  });
+});
