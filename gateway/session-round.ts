@@ -1,7 +1,7 @@
 import { ClientAbortedError, ToolRejectedError } from '../core/errors.ts';
 import type { UpstreamStream } from '../llm-client/pump-chat-completion.ts';
 import type { ReplicaAffinity } from '../llm-client/upstream-replicas.ts';
-import type { UpstreamPart } from '../llm-client/upstream-parts.ts';
+import type { ReasoningField, UpstreamPart } from '../llm-client/upstream-parts.ts';
 import type { ChatMessage } from './chat-request-schema.ts';
 import { ClientCalls, type ClientToolCall } from './client-calls.ts';
 import { Dispatcher, type CallOutcome } from './dispatcher.ts';
@@ -175,8 +175,9 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
   let usage: Usage | undefined;
   let deltas = 0;
   let firstToken = true;
-  /** Reasoning an upstream parser sent in its own field (vLLM's `--reasoning-parser`). */
-  let upstreamReasoning: RoundReasoning | undefined;
+  /** Reasoning an upstream parser sent in its own field (vLLM's `--reasoning-parser`), and that field. */
+  let upstreamReasoning = '';
+  let reasoningField: ReasoningField = 'reasoning_content';
   // Called synchronously from the socket read that carried the part: the token's whole way to
   // the client (parser, SSE chunk, write) runs in that one call stack.
   const onPart = (part: UpstreamPart): void => {
@@ -190,7 +191,8 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     }
     if (part.type === 'content') (machinery ?? build()).parser.text(part.text);
     else if (part.type === 'reasoning') {
-      upstreamReasoning = { text: (upstreamReasoning?.text ?? '') + part.text, in: part.field };
+      upstreamReasoning += part.text;
+      reasoningField = part.field;
       onEvent({ type: 'reasoning', text: part.text });
     }
     else if (part.type === 'tool-call-delta') (machinery ?? build()).parser.toolCallDelta(part);
@@ -291,8 +293,9 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     onEvent({ type: 'round-end', round, finishReason });
     // Harmony's analysis channel has no markers a template takes back out of the content: only a
     // `<think>` block's reasoning goes back as text (RoundReasoning).
-    const parsedReasoning = opts.thinkTags && parser.reasoningText !== '' ? { text: parser.reasoningText, in: 'think-tags' as const } : undefined;
-    const reasoning = upstreamReasoning ?? parsedReasoning;
+    let reasoning: RoundReasoning | undefined;
+    if (upstreamReasoning !== '') reasoning = { text: upstreamReasoning, in: reasoningField };
+    else if (opts.thinkTags && parser.reasoningText !== '') reasoning = { text: parser.reasoningText, in: 'think-tags' };
     return { text: parser.visibleText, calls, clientCalls: clientCalls.completed(), callOrder: parser.callOrder(), finishReason, usage, deltas, ...(reasoning ? { reasoning } : {}) };
   } catch (err) {
     // The client gone while the tools finish: they stop as they do when it leaves mid-decode.
