@@ -15,19 +15,28 @@ export const MAX_TOOL_ROUNDS = 64;
 export const DEFAULT_MAX_TOOL_CALLS_PER_ROUND = 64;
 export const MAX_TOOL_CALLS_PER_ROUND = 10_000;
 
-/** Model-name patterns → tool-call format, mirroring the parsers vLLM pairs with these families. */
+/**
+ * Model-name patterns → tool-call format, mirroring the parsers vLLM pairs with these families.
+ * `reasoning`: the model writes a `<think>…</think>` block first (parsed out as reasoning, calls in
+ * it never run); `startsInReasoning`: its chat template opens that block in the prompt, so the
+ * output starts inside it and only its `</think>` shows (DeepSeek-R1, QwQ, Qwen3's thinking-only
+ * releases), as vLLM's deepseek_r1 reasoning parser reads it.
+ */
 export const DEFAULT_TOOL_PARSERS = [
-  { model: 'gpt-oss', format: 'harmony', reasoning: false },
-  { model: 'qwen3-coder', format: 'qwen3-coder', reasoning: false },
-  { model: 'qwen3', format: 'hermes', reasoning: true },
-  { model: 'qwen|hermes', format: 'hermes', reasoning: false },
-  { model: 'deepseek-r1', format: 'deepseek-v3', reasoning: true },
-  { model: 'deepseek-v3\\.1|deepseek-v31', format: 'deepseek-v31', reasoning: false },
-  { model: 'deepseek', format: 'deepseek-v3', reasoning: false },
-  { model: 'llama-?4', format: 'pythonic', reasoning: false },
-  { model: 'llama-?3', format: 'llama3-json', reasoning: false },
-  { model: 'functionary', format: 'functionary-v3', reasoning: false },
-  { model: 'mistral|mixtral|ministral|magistral|devstral|codestral', format: 'mistral', reasoning: false },
+  { model: 'gpt-oss', format: 'harmony', reasoning: false, startsInReasoning: false },
+  { model: 'qwen3-coder', format: 'qwen3-coder', reasoning: false, startsInReasoning: false },
+  // Before the Qwen rules: R1's distills carry a Qwen name too (DeepSeek-R1-Distill-Qwen-7B, DeepSeek-R1-0528-Qwen3-8B).
+  { model: 'deepseek-r1', format: 'deepseek-v3', reasoning: true, startsInReasoning: true },
+  { model: 'qwen3.*thinking', format: 'hermes', reasoning: true, startsInReasoning: true },
+  { model: 'qwen3', format: 'hermes', reasoning: true, startsInReasoning: false },
+  { model: 'qwq', format: 'hermes', reasoning: true, startsInReasoning: true },
+  { model: 'qwen|hermes', format: 'hermes', reasoning: false, startsInReasoning: false },
+  { model: 'deepseek-v3\\.1|deepseek-v31', format: 'deepseek-v31', reasoning: false, startsInReasoning: false },
+  { model: 'deepseek', format: 'deepseek-v3', reasoning: false, startsInReasoning: false },
+  { model: 'llama-?4', format: 'pythonic', reasoning: false, startsInReasoning: false },
+  { model: 'llama-?3', format: 'llama3-json', reasoning: false, startsInReasoning: false },
+  { model: 'functionary', format: 'functionary-v3', reasoning: false, startsInReasoning: false },
+  { model: 'mistral|mixtral|ministral|magistral|devstral|codestral', format: 'mistral', reasoning: false, startsInReasoning: false },
 ];
 
 /** A string setting that means nothing empty (or blank); `what` says what it takes instead. */
@@ -208,7 +217,11 @@ const gatewayConfigFields = z.strictObject({
    * first rule whose case-insensitive regex matches the upstream model name wins.
    */
   toolParsers: z
-    .array(z.strictObject({ model: modelPattern, format: toolParserFormat, reasoning: z.boolean().default(false) }))
+    .array(
+      z
+        .strictObject({ model: modelPattern, format: toolParserFormat, reasoning: z.boolean().default(false), startsInReasoning: z.boolean().default(false) })
+        .refine((rule) => rule.reasoning || !rule.startsInReasoning, { message: 'startsInReasoning is for a rule with reasoning: true (the <think> block its prompt opens)', path: ['startsInReasoning'] }),
+    )
     .default(DEFAULT_TOOL_PARSERS),
   /** Format for models no rule matches (code fences only). */
   defaultToolParser: toolParserFormat.default('code-fence'),

@@ -15,6 +15,8 @@ export interface ParserChoice {
   format: ParserFormat | typeof PASS_THROUGH;
   /** Wrap in the `<think>…</think>` reasoning parser (never set with `tool_parser: "none"`; kept with `tool_choice: "none"`). */
   reasoning: boolean;
+  /** The prompt opened the block: the output starts as reasoning (the rule's `startsInReasoning`). */
+  startsInReasoning?: boolean;
 }
 
 /**
@@ -50,7 +52,8 @@ export function chooseParser(config: GatewayConfig, model: string, override?: st
   if (!rule) return { format: resolveChoiceFormat(config.defaultToolParser), reasoning: false };
   const format = resolveChoiceFormat(rule.format);
   // Pass-through means the text is not looked at, `<think>` blocks included.
-  return { format, reasoning: format !== PASS_THROUGH && rule.reasoning };
+  const reasoning = format !== PASS_THROUGH && rule.reasoning;
+  return { format, reasoning, ...(reasoning && rule.startsInReasoning ? { startsInReasoning: true } : {}) };
 }
 
 /** What a round's parser is built from, beside the format and the config. */
@@ -76,18 +79,22 @@ export function buildParser(choice: ParserChoice, config: GatewayConfig, { callI
   // plan) reads as the model's text when the request has no such tool, not as calls to refuse.
   const noToolForFormat = ((choice.format === 'code-fence' || choice.format === 'python-tag') && !pythonTool) || (choice.format === 'llmcompiler-plan' && !planTool);
   if (choice.format === PASS_THROUGH || noToolForFormat) {
-    return choice.reasoning ? withReasoning(passThroughParser()) : passThroughParser();
+    return withThinking(choice, passThroughParser());
   }
   const fence = { languages: config.codeFence.languages, bareFence: config.codeFence.bareFence, toolName: 'python' };
   if (choice.format === 'code-fence') {
-    const parser = createParser('code-fence', { ...fence, callIdPrefix: prefix });
-    return choice.reasoning ? withReasoning(parser) : parser;
+    return withThinking(choice, createParser('code-fence', { ...fence, callIdPrefix: prefix }));
   }
   const lines = WITHOUT_LINE_FIELDS.has(choice.format) ? {} : { lineFields };
   const options = choice.format === 'qwen3-coder' ? { callIdPrefix: prefix, ...lines, toolDefinitions: requestTools } : { callIdPrefix: prefix, ...lines };
   let parser = createParser(choice.format, options as never);
   if (config.codeFence.enabled && pythonTool) parser = withCodeFences(parser, { ...fence, callIdPrefix: `${prefix}py` });
-  return choice.reasoning ? withReasoning(parser) : parser;
+  return withThinking(choice, parser);
+}
+
+/** `parser` behind the `<think>` block's parser when the choice has one. */
+function withThinking(choice: ParserChoice, parser: ToolCallParser): ToolCallParser {
+  return choice.reasoning ? withReasoning(parser, { startsInReasoning: choice.startsInReasoning === true }) : parser;
 }
 
 /**

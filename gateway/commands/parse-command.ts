@@ -9,6 +9,7 @@ interface ParseOptions {
   chunks?: string;
   options?: string;
   reasoning?: boolean;
+  startsInReasoning?: boolean;
   coalesce?: boolean;
 }
 
@@ -28,6 +29,7 @@ export function registerParseCommand(program: Command): void {
     .option('--chunks <spec>', 'replay a split: "char" (one character per delta), N (N characters per delta), or a JSON file holding an array of deltas', chunksSpec)
     .option('--options <json>', 'parser options as JSON, e.g. \'{"tools":["get_weather"]}\'', parseJsonOption)
     .option('--reasoning', 'treat a leading <think>…</think> block as reasoning')
+    .option('--starts-in-reasoning', 'the prompt opened the <think> block (DeepSeek-R1, QwQ, Qwen3 thinking releases): reasoning up to </think>; implies --reasoning')
     .option('--coalesce', 'merge adjacent text fragments (the split-invariant normal form)')
     .action((file: string | undefined, opts: ParseOptions, command: Command) => {
       // Options the format refuses (`{"tools":5}`) are a wrong command line (2), told before stdin
@@ -58,7 +60,7 @@ export function parseToJsonLines(deltas: readonly string[], opts: ParseOptions):
   const format = resolveParserFormat(opts.format);
   const options = opts.options ? (JSON.parse(opts.options) as Record<string, unknown>) : undefined;
   let parser = createParser(format, options as never);
-  if (opts.reasoning) parser = withReasoning(parser);
+  if (opts.reasoning || opts.startsInReasoning) parser = withReasoning(parser, { startsInReasoning: opts.startsInReasoning === true });
   const events: Array<ParserEvent & { delta?: number }> = [];
   deltas.forEach((delta, i) => events.push(...parser.push(delta).map((e) => ({ delta: i, ...e }))));
   events.push(...parser.end().map((e) => ({ delta: deltas.length, ...e })));

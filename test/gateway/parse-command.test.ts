@@ -137,3 +137,18 @@ describe('conveyor parse (the CLI, in a child process)', () => {
     }
   });
 });
+
+describe('parse --starts-in-reasoning', () => {
+  it('reads the output up to </think> as reasoning, as a prompt that opened the block leaves it, and never runs a call written there', () => {
+    const raw = 'A call like <tool_call>{"name": "x", "arguments": {}}</tool_call> is not needed.</think>\n\nNo call.';
+    const events = parseToJsonLines([raw], { format: 'hermes', startsInReasoning: true, coalesce: true }).map((l) => JSON.parse(l) as Event);
+    expect(events).toEqual([
+      { type: 'reasoning', text: 'A call like <tool_call>{"name": "x", "arguments": {}}</tool_call> is not needed.' },
+      { type: 'text', text: '\n\nNo call.' },
+    ]);
+    // --reasoning alone reads a block only where the output opens one: this is all text, the call included.
+    const plain = parseToJsonLines([raw], { format: 'hermes', reasoning: true, coalesce: true }).map((l) => JSON.parse(l) as Event);
+    expect(plain.some((e) => e.type === 'reasoning')).toBe(false);
+    expect(plain.some((e) => e.type === 'call-end')).toBe(true);
+  });
+});

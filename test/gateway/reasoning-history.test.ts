@@ -102,6 +102,37 @@ describe("a thinking model's reasoning goes back with its tool round", () => {
   });
 });
 
+describe('a thinking model whose prompt opens the <think> block (Qwen3 thinking-2507, QwQ, DeepSeek-R1)', () => {
+  const opened = scriptedGateway();
+
+  it('takes its output up to </think> as reasoning: the call it weighs there never runs, the one after does', async () => {
+    let calls = 0;
+    // Each round's prompt opens the block again: round 2 thinks too before it answers.
+    const gateway = await opened.start(
+      (_req, res, body) => {
+        const answered = (body as { messages: Message[] }).messages.at(-1)!.role === 'tool';
+        const deltas = answered
+          ? ['The table says 06:12.</think>', 'High tide is at 06:12.']
+          : ['Tides need a lookup: <tool_call>\n{"name": "lookup", "arguments": {"q": "draft"}}\n</tool_call> would do.', '\n</think>\n\n', CALL];
+        sseHeaders(res);
+        res.end([vllmChunk({ role: 'assistant', content: '' }), ...deltas.map((content) => vllmChunk({ content })), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
+      },
+      { tools: toolMap(answeringTool('lookup', (args) => `high tide at 06:12 (${String(args['q'])}, call ${++calls})`)) },
+    );
+    const res = await postJson(gateway.url, '/v1/chat/completions', ask('Qwen/Qwen3-30B-A3B-Thinking-2507'));
+    expect(res.status).toBe(200);
+    expect(calls).toBe(1);
+    const message = res.json.choices[0].message;
+    const round1 = 'Tides need a lookup: <tool_call>\n{"name": "lookup", "arguments": {"q": "draft"}}\n</tool_call> would do.\n';
+    expect(message.reasoning_content).toBe(`${round1}The table says 06:12.`);
+    expect(message.content).not.toContain('</think>');
+    expect(message.content.trim()).toBe('High tide is at 06:12.');
+    const turn = (opened.upstream.requests[1]!.body as { messages: Message[] }).messages[1]!;
+    expect(turn.content).toBe(`<think>${round1}</think>\n\n`);
+    expect((opened.upstream.requests[1]!.body as { messages: Message[] }).messages[2]!.content).toBe('high tide at 06:12 (tides, call 1)');
+  });
+});
+
 describe("a client's own tool loop with a thinking model", () => {
   const client = scriptedGateway();
   const earlier = (fields: Record<string, unknown>) => ({
