@@ -77,6 +77,11 @@ export class RoundParser {
     else this.route(events);
   }
 
+  /** The upstream streamed reasoning in a field of its own (ToolCallParser.upstreamSplitsReasoning). */
+  upstreamReasoning(): void {
+    this.o.parser.upstreamSplitsReasoning?.();
+  }
+
   toolCallDelta(part: ToolCallDeltaPart): void {
     if (this.stopped) return;
     this.toolCallParser ??= createOpenAIToolCallsParser({ callIdPrefix: `${this.o.callIdPrefix}tc`, lineFields: lineFieldsOf(this.o.tools) });

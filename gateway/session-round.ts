@@ -191,6 +191,8 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     }
     if (part.type === 'content') (machinery ?? build()).parser.text(part.text);
     else if (part.type === 'reasoning') {
+      // A block the prompt opened is then not in the text: its content is not to be waited on as reasoning.
+      if (upstreamReasoning === '') (machinery ?? build()).parser.upstreamReasoning();
       upstreamReasoning += part.text;
       reasoningField = part.field;
       onEvent({ type: 'reasoning', text: part.text });

@@ -54,6 +54,12 @@ export interface ToolCallParser {
    * (a fresh array and event per token were about a fifth of a JSON format's time per token).
    */
   pushFast?(delta: string): string | ParserEvent[];
+  /**
+   * The upstream splits the model's reasoning off itself (vLLM's `--reasoning-parser` streams it in
+   * a field of its own): the text holds no reasoning block, so one the prompt opened
+   * (`startsInReasoning`) is not waited for. Optional: only the reasoning parser does anything.
+   */
+  upstreamSplitsReasoning?(): void;
 }
 
 /**

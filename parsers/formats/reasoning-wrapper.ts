@@ -95,6 +95,11 @@ class ReasoningWrapper implements ToolCallParser {
     return this.push(delta);
   }
 
+  upstreamSplitsReasoning(): void {
+    // Only before the first character: once the output has begun, it has been read one way.
+    if (this.#state === 'pre-opened') this.#state = 'content';
+  }
+
   #take(): ParserEvent[] {
     const events = this.#out.take();
     this.#direct = this.#state === 'content' && this.#held === '' && this.#out.idle;

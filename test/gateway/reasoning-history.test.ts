@@ -133,6 +133,29 @@ describe('a thinking model whose prompt opens the <think> block (Qwen3 thinking-
   });
 });
 
+describe('a thinking model behind an upstream that splits its reasoning off (vLLM --reasoning-parser)', () => {
+  const split = scriptedGateway();
+
+  it('takes the content as the answer, not as reasoning the prompt opened (DeepSeek-R1 with deepseek_r1)', async () => {
+    const gateway = await split.start((_req, res) => {
+      sseHeaders(res);
+      const deltas = [{ reasoning_content: 'Two and two' }, { reasoning_content: ' make four.' }, { content: 'The answer is 4.' }];
+      res.end([vllmChunk({ role: 'assistant', content: '' }), ...deltas.map((d) => vllmChunk(d)), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
+    });
+    for (const stream of [false, true]) {
+      const body = { model: 'deepseek-ai/DeepSeek-R1', messages: [{ role: 'user', content: '2+2?' }], stream };
+      if (stream) {
+        const streamed = await streamChat(gateway.url, body);
+        expect(streamed.content).toBe('The answer is 4.');
+        continue;
+      }
+      const res = await postJson(gateway.url, '/v1/chat/completions', body);
+      // Before: the rule's prompt-opened block swallowed the answer into reasoning_content.
+      expect(res.json.choices[0].message).toMatchObject({ content: 'The answer is 4.', reasoning_content: 'Two and two make four.' });
+    }
+  });
+});
+
 describe("a client's own tool loop with a thinking model", () => {
   const client = scriptedGateway();
   const earlier = (fields: Record<string, unknown>) => ({

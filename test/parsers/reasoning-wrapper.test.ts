@@ -28,6 +28,22 @@ describe('reasoning wrapper', () => {
     expect(parse(pythonic({ startsInReasoning: true }), '<think>\nHmm.</think>4')).toEqual([reasoning('\nHmm.'), text('4')]);
   });
 
+  it('reads everything as the answer once told the upstream split the reasoning off, a prompt-opened block or not', () => {
+    const parser = withReasoning(createPythonicParser(), { startsInReasoning: true });
+    parser.upstreamSplitsReasoning?.();
+    const events = [...parser.push("[get_weather(city='Pa"), ...parser.push("ris')]"), ...parser.end()];
+    expect(reasoningOf(events)).toBe('');
+    expect(callsOf(events).map((c) => c.args)).toEqual([{ city: 'Paris' }]);
+    const answer = withReasoning(createPythonicParser(), { startsInReasoning: true });
+    answer.upstreamSplitsReasoning?.();
+    expect(textOf([...answer.push('It is 4.'), ...answer.end()])).toBe('It is 4.');
+    // Told after the output began, it changes nothing: the output has been read one way.
+    const late = withReasoning(createPythonicParser(), { startsInReasoning: true });
+    const first = late.push('Hmm.');
+    late.upstreamSplitsReasoning?.();
+    expect(reasoningOf([...first, ...late.push('</think>4'), ...late.end()])).toBe('Hmm.');
+  });
+
   it('keeps a tool call written inside the block as reasoning, never as a call', () => {
     const input = '<think>I could call [get_weather(city="Rome")] or <tool_call>\n<function=f>\n</function>\n</tool_call>.</think>[get_weather(city="Paris")]';
     const events = parse(pythonic(), input);
