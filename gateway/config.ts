@@ -23,20 +23,20 @@ export const MAX_TOOL_CALLS_PER_ROUND = 10_000;
  * releases), as vLLM's deepseek_r1 reasoning parser reads it.
  */
 export const DEFAULT_TOOL_PARSERS = [
-  { model: 'gpt-oss', format: 'harmony', reasoning: false, startsInReasoning: false },
-  { model: 'qwen3-coder', format: 'qwen3-coder', reasoning: false, startsInReasoning: false },
+  { model: 'gpt-oss', format: 'harmony', reasoning: false },
+  { model: 'qwen3-coder', format: 'qwen3-coder', reasoning: false },
   // Before the Qwen rules: R1's distills carry a Qwen name too (DeepSeek-R1-Distill-Qwen-7B, DeepSeek-R1-0528-Qwen3-8B).
   { model: 'deepseek-r1', format: 'deepseek-v3', reasoning: true, startsInReasoning: true },
   { model: 'qwen3.*thinking', format: 'hermes', reasoning: true, startsInReasoning: true },
-  { model: 'qwen3', format: 'hermes', reasoning: true, startsInReasoning: false },
+  { model: 'qwen3', format: 'hermes', reasoning: true },
   { model: 'qwq', format: 'hermes', reasoning: true, startsInReasoning: true },
-  { model: 'qwen|hermes', format: 'hermes', reasoning: false, startsInReasoning: false },
-  { model: 'deepseek-v3\\.1|deepseek-v31', format: 'deepseek-v31', reasoning: false, startsInReasoning: false },
-  { model: 'deepseek', format: 'deepseek-v3', reasoning: false, startsInReasoning: false },
-  { model: 'llama-?4', format: 'pythonic', reasoning: false, startsInReasoning: false },
-  { model: 'llama-?3', format: 'llama3-json', reasoning: false, startsInReasoning: false },
-  { model: 'functionary', format: 'functionary-v3', reasoning: false, startsInReasoning: false },
-  { model: 'mistral|mixtral|ministral|magistral|devstral|codestral', format: 'mistral', reasoning: false, startsInReasoning: false },
+  { model: 'qwen|hermes', format: 'hermes', reasoning: false },
+  { model: 'deepseek-v3\\.1|deepseek-v31', format: 'deepseek-v31', reasoning: false },
+  { model: 'deepseek', format: 'deepseek-v3', reasoning: false },
+  { model: 'llama-?4', format: 'pythonic', reasoning: false },
+  { model: 'llama-?3', format: 'llama3-json', reasoning: false },
+  { model: 'functionary', format: 'functionary-v3', reasoning: false },
+  { model: 'mistral|mixtral|ministral|magistral|devstral|codestral', format: 'mistral', reasoning: false },
 ];
 
 /** A string setting that means nothing empty (or blank); `what` says what it takes instead. */
@@ -219,7 +219,7 @@ const gatewayConfigFields = z.strictObject({
   toolParsers: z
     .array(
       z
-        .strictObject({ model: modelPattern, format: toolParserFormat, reasoning: z.boolean().default(false), startsInReasoning: z.boolean().default(false) })
+        .strictObject({ model: modelPattern, format: toolParserFormat, reasoning: z.boolean().default(false), startsInReasoning: z.boolean().optional() })
         .refine((rule) => rule.reasoning || !rule.startsInReasoning, { message: 'startsInReasoning is for a rule with reasoning: true (the <think> block its prompt opens)', path: ['startsInReasoning'] }),
     )
     .default(DEFAULT_TOOL_PARSERS),

@@ -53,7 +53,7 @@ export function chooseParser(config: GatewayConfig, model: string, override?: st
   const format = resolveChoiceFormat(rule.format);
   // Pass-through means the text is not looked at, `<think>` blocks included.
   const reasoning = format !== PASS_THROUGH && rule.reasoning;
-  return { format, reasoning, ...(reasoning && rule.startsInReasoning ? { startsInReasoning: true } : {}) };
+  return { format, reasoning, ...(reasoning && rule.startsInReasoning === true ? { startsInReasoning: true } : {}) };
 }
 
 /** What a round's parser is built from, beside the format and the config. */
