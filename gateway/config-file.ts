@@ -7,6 +7,7 @@ import { builtinPluginsConfigSchema } from '../plugins/builtin-plugins-config.ts
 import { pythonSandboxOptionsSchema } from '../sandbox/python-sandbox-options.ts';
 import { gatewayConfigSectionSchema } from './config.ts';
 import { describeConfigIssues } from './config-issues.ts';
+import { REASONING_PARSERS } from '../sim/reasoning-split.ts';
 import { TOOL_CALL_PARSERS } from '../sim/sim-server.ts';
 import type { ConveyorOptions } from './start-conveyor.ts';
 
@@ -24,6 +25,7 @@ const simSectionSchema = z
     prefixCacheTokens: count,
     maxNumBatchedTokens: positiveInt,
     toolCallParser: z.enum(TOOL_CALL_PARSERS),
+    reasoningParser: z.enum(REASONING_PARSERS),
     enablePromptTokensDetails: z.boolean(),
   })
   .partial();

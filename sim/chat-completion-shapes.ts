@@ -109,7 +109,7 @@ function chunk(ident: CompletionIdentity, choices: StreamChoice[]): ChatCompleti
  */
 export function chatCompletion(
   ident: CompletionIdentity,
-  message: { content: string | null; toolCalls?: MessageToolCall[] },
+  message: { content: string | null; toolCalls?: MessageToolCall[]; reasoning?: string | null },
   finishReason: SentFinishReason,
   totals: Usage,
   stopReason?: string | number,
@@ -131,7 +131,7 @@ export function chatCompletion(
           audio: null,
           function_call: null,
           tool_calls: message.toolCalls ?? [],
-          reasoning_content: null,
+          reasoning_content: message.reasoning ?? null,
         },
         logprobs: null,
         finish_reason: finishReason,

@@ -9,6 +9,7 @@ import { encodeText } from './mistral-tokenizer.ts';
 import { layoutToolCalls, messageToolCalls, ToolCallsStream } from './mistral-tool-calls.ts';
 import { readJsonRequest } from './json-request.ts';
 import { playStreamed, playWhole } from './play-sequence.ts';
+import { ReasoningStream, splitWholeReply } from './reasoning-split.ts';
 import { selectScenario, sequencePlan } from './request-plan.ts';
 import { usageOptions } from './sampling-request-fields.ts';
 import type { SimContext } from './sim-context.ts';
@@ -45,17 +46,20 @@ function startCompletion(ctx: SimContext, body: ChatCompletionRequest, res: Serv
   const returnTokenIds = body.return_token_ids === true ? prompt : undefined;
 
   if (body.stream) {
-    const toolCalls = parsesToolCalls ? toolCallsStream(reply) : undefined;
-    const options = { promptTokens, ...usageOptions(body.stream_options), toolCalls, finishWithToolCalls, promptTokensDetails: ctx.promptTokensDetails, returnTokenIds };
+    // The reasoning parser runs first; the tool parser reads only what it leaves as content.
+    const reasoning = ctx.reasoningParser && new ReasoningStream(reply, ctx.reasoningParser);
+    const toolCalls = parsesToolCalls ? toolCallsStream(reasoning ? reasoning.content : reply) : undefined;
+    const options = { promptTokens, ...usageOptions(body.stream_options), reasoning, toolCalls, finishWithToolCalls, promptTokensDetails: ctx.promptTokensDetails, returnTokenIds };
     const writer = new ChatStreamWriter(res, ident, options);
     return playStreamed(ctx, plan, res, writer);
   }
   playWhole(ctx, plan, res, (text, last, tokenIds) => {
     const ids = returnTokenIds && { prompt: returnTokenIds, generated: tokenIds };
+    const { reasoning, content } = ctx.reasoningParser ? splitWholeReply(text, ctx.reasoningParser) : { reasoning: null, content: text };
     // Parsed from the text as generated: a reply cut inside its calls is no valid list, and vLLM returns it as content.
-    const found = parsesToolCalls ? messageToolCalls(text) : undefined;
+    const found = parsesToolCalls ? messageToolCalls(content) : undefined;
     const totals = finalUsage(promptTokens, last.completionTokens, last.cachedTokens, ctx.promptTokensDetails);
-    if (found) sendJson(res, 200, chatCompletion(ident, found, finishWithToolCalls ? 'tool_calls' : last.finishReason, totals, last.stopReason, ids));
-    else sendJson(res, 200, chatCompletion(ident, { content: text }, last.finishReason, totals, last.stopReason, ids));
+    if (found) sendJson(res, 200, chatCompletion(ident, { ...found, reasoning }, finishWithToolCalls ? 'tool_calls' : last.finishReason, totals, last.stopReason, ids));
+    else sendJson(res, 200, chatCompletion(ident, { content: ctx.reasoningParser && content === '' ? null : content, reasoning }, last.finishReason, totals, last.stopReason, ids));
   });
 }

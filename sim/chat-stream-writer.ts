@@ -11,6 +11,7 @@ import {
 } from './chat-completion-shapes.ts';
 import { eventTokenIds } from './merged-deltas.ts';
 import type { ToolCallsStream } from './mistral-tool-calls.ts';
+import type { ReasoningStream } from './reasoning-split.ts';
 import type { TokenEvent } from './sequence.ts';
 
 export interface ChatStreamOptions {
@@ -19,7 +20,9 @@ export interface ChatStreamOptions {
   includeUsage: boolean;
   /** stream_options.continuous_usage_stats: usage on every chunk too. */
   continuousUsage: boolean;
-  /** The server's tool parser at work on this reply (`--tool-call-parser`): tokens become `tool_calls` deltas. */
+  /** The server's reasoning parser at work on this reply (`--reasoning-parser`): its thinking goes out as `reasoning_content`. */
+  reasoning?: ReasoningStream;
+  /** The server's tool parser at work on this reply's content (`--tool-call-parser`): tokens become `tool_calls` deltas. */
   toolCalls?: ToolCallsStream;
   /** Whether calls sent end the stream with finish_reason `tool_calls` (false for a named tool_choice). Default true. */
   finishWithToolCalls?: boolean;
@@ -72,8 +75,10 @@ export class ChatStreamWriter {
       this.started = true;
       this.send(this.withUsage(roleChunk(this.ident, this.options.returnTokenIds ?? null), 0));
     }
-    const toolCalls = this.options.toolCalls;
-    const delta = toolCalls ? toolCalls.push(event.text) : { content: event.text };
+    const { toolCalls, reasoning } = this.options;
+    const parts = reasoning ? reasoning.push(event.text) : { content: event.text };
+    const contentDelta = parts.content === undefined ? undefined : toolCalls ? toolCalls.push(parts.content) : { content: parts.content };
+    const delta = parts.reasoning === undefined ? contentDelta : { reasoning_content: parts.reasoning, ...contentDelta };
     // A token the tool parser turns into nothing (a bracket, a key) gets no chunk, as in vLLM;
     // the last token always does, with the finish reason.
     if (delta === undefined && event.finishReason === null) return;

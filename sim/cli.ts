@@ -3,6 +3,7 @@ import { ConveyorError } from '../core/errors.ts';
 import { DEFAULT_MODEL_NAME, DEFAULT_PREFIX_CACHE_TOKENS, DEFAULT_PROFILE, startSim, TOOL_CALL_PARSERS, type ToolCallParserName } from './sim-server.ts';
 import { SCENARIOS_DIR } from './scenario-loader.ts';
 import { shippedProfileNames } from './timing-profile.ts';
+import { REASONING_PARSERS, type ReasoningParserName } from './reasoning-split.ts';
 
 function parsePort(value: string): number {
   const port = Number(value);
@@ -36,6 +37,7 @@ interface SimCliOptions {
   maxNumBatchedTokens?: number;
   enableAutoToolChoice?: boolean;
   toolCallParser?: ToolCallParserName;
+  reasoningParser?: ReasoningParserName;
   enablePromptTokensDetails?: boolean;
   exitWithStdin?: boolean;
 }
@@ -66,6 +68,7 @@ const program = new Command()
   .option('--max-num-batched-tokens <n>', "tokens one engine step may process, decodes and prefill chunks (default: the profile's)", parsePositive)
   .option('--enable-auto-tool-choice', "parse the replies' tool calls into `tool_calls` (needs --tool-call-parser), as vLLM does")
   .addOption(new Option('--tool-call-parser <name>', 'the tool-call format --enable-auto-tool-choice parses').choices(TOOL_CALL_PARSERS))
+  .addOption(new Option('--reasoning-parser <name>', "send a reply's <think>…</think> block as reasoning_content, as vLLM does").choices(REASONING_PARSERS))
   .option('--enable-prompt-tokens-details', "say in each request's usage how many prompt tokens the prefix cache held (prompt_tokens_details.cached_tokens), as vLLM does")
   .option('--exit-with-stdin', "exit when stdin closes: a parent that spawns the simulator with a stdin pipe takes it down when it dies, even by SIGKILL")
   .action(async (model: string | undefined, opts: SimCliOptions) => {
@@ -85,6 +88,7 @@ const program = new Command()
       maxModelLen: opts.maxModelLen,
       apiKey: opts.apiKey || undefined, // an empty VLLM_API_KEY asks for none, as in vLLM
       toolCallParser: opts.enableAutoToolChoice ? opts.toolCallParser : undefined,
+      reasoningParser: opts.reasoningParser,
       enablePromptTokensDetails: opts.enablePromptTokensDetails === true,
     });
     console.log(sim.url);

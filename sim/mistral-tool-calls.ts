@@ -41,6 +41,8 @@ export interface ToolCallDelta {
 }
 
 export interface ReplyDelta {
+  /** With a reasoning parser (reasoning-split.ts): the thinking, ahead of any content of the same token. */
+  reasoning_content?: string;
   content?: string;
   tool_calls?: ToolCallDelta[];
 }

@@ -9,6 +9,7 @@ import type { Scenario } from './scenario-schema.ts';
 import { ScenarioSet } from './scenario-set.ts';
 import { createRequestListener } from './server-routes.ts';
 import { loadTimingProfile, parseTimingProfile, type TimingProfile } from './timing-profile.ts';
+import type { ReasoningParserName } from './reasoning-split.ts';
 
 export type { SimCounters } from './engine-stats.ts';
 export type { Scenario } from './scenario-schema.ts';
@@ -59,6 +60,12 @@ export interface SimOptions {
    */
   toolCallParser?: ToolCallParserName;
   /**
+   * vLLM's `--reasoning-parser deepseek_r1|qwen3`: a reply's `<think>…</think>` block is sent as
+   * `reasoning_content` (streamed deltas, or the message's field), the rest as content, which the
+   * tool parser reads. Default: off, the text as written.
+   */
+  reasoningParser?: ReasoningParserName;
+  /**
    * vLLM's `--enable-prompt-tokens-details`: a request's final usage carries
    * `prompt_tokens_details: {cached_tokens}` when the prefix cache held part of its prompt.
    * Default: off, as in vLLM (`prompt_tokens_details: null`).
@@ -101,6 +108,7 @@ export async function startSim(options: SimOptions = {}): Promise<SimHandle> {
       modelName: options.modelName ?? DEFAULT_MODEL_NAME,
       modelPath: options.modelPath ?? options.modelName ?? DEFAULT_MODEL_NAME,
       toolCallParser: options.toolCallParser,
+      reasoningParser: options.reasoningParser,
       promptTokensDetails: options.enablePromptTokensDetails === true,
       apiKey: options.apiKey,
     }),

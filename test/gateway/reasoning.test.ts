@@ -37,3 +37,33 @@ describe('reasoning blocks through the gateway', () => {
     expect(streamed.content).toBe('Checking.');
   });
 });
+
+describe('DeepSeek-R1 through the gateway, its reasoning split by the upstream or by the gateway', () => {
+  // R1's template opens <think> in the prompt: the model writes its reasoning, then </think>.
+  const REPLY = 'Two and two make four.</think>\n\nThe answer is 4.';
+  const think = { name: 'r1', rules: [{ when: {}, reply: REPLY }] };
+  let split: ConveyorHandle;
+  let raw: ConveyorHandle;
+  beforeAll(async () => {
+    [split, raw] = await Promise.all([
+      startTestConveyor({ sim: { modelName: 'deepseek-r1-sim', reasoningParser: 'deepseek_r1', scenarios: [think] } }),
+      startTestConveyor({ sim: { modelName: 'deepseek-r1-sim', scenarios: [think] } }),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([split?.close(), raw?.close()]);
+  });
+
+  it.each([
+    ['vLLM with --reasoning-parser deepseek_r1 (reasoning_content on the wire)', () => split],
+    ['vLLM without one (the whole text: the gateway reads the block the prompt opened)', () => raw],
+  ])('%s: the answer is the content, the thinking reasoning_content', async (_name, conveyor) => {
+    const body = { model: 'deepseek-r1-sim', scenario: 'r1', messages: [{ role: 'user', content: '2+2?' }] };
+    const res = await postJson(conveyor().gateway.url, '/v1/chat/completions', body);
+    expect(res.status).toBe(200);
+    expect(res.json.choices[0].message.reasoning_content).toBe('Two and two make four.');
+    expect(res.json.choices[0].message.content).toBe('\n\nThe answer is 4.');
+    const streamed = await streamChat(conveyor().gateway.url, { ...body, stream: true });
+    expect(streamed.content).toBe('\n\nThe answer is 4.');
+  });
+});
