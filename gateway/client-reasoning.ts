@@ -3,11 +3,11 @@ import type { ChatMessage } from './chat-request-schema.ts';
 const FIELDS = ['reasoning_content', 'reasoning'] as const;
 
 /**
- * The client's assistant turns as the model wrote them, for an upstream whose `<think>` blocks
- * the gateway parses (ParserChoice.reasoning): such an upstream runs no reasoning parser, so it
- * reads no `reasoning_content` (the field the gateway's answers split the block into, and that
- * clients such as the Vercel AI SDK send back) nor `reasoning`, and its chat template finds a
- * turn's reasoning only in the content. Each turn with one of them gets it back before its text,
+ * The client's assistant turns as the model wrote them, for a model whose `<think>` blocks the
+ * gateway parses (ParserChoice.reasoning): its chat template reads a turn's reasoning from the
+ * block in the content, where an upstream reads `reasoning_content` (the field the gateway's
+ * answers split the block into, and that clients such as the Vercel AI SDK send back) or
+ * `reasoning` only if it runs a reasoning parser, and then by version (vllm#38488). Each turn with one of them gets it back before its text,
  * `<think>…</think>`, as the gateway's own tool rounds carry theirs (round-messages.ts); the
  * template then shows it where it shows reasoning (Qwen3: the turns since the last user message,
  * a client's tool loop included) and drops it elsewhere. A turn whose content already holds a

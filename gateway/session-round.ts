@@ -295,8 +295,10 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     onEvent({ type: 'round-end', round, finishReason });
     // Harmony's analysis channel has no markers a template takes back out of the content: only a
     // `<think>` block's reasoning goes back as text (RoundReasoning).
+    // A `<think>` model's reasoning goes back in its block whoever split it off: every chat template
+    // of such a model reads the block from the content, where vLLM versions differ on the field.
     let reasoning: RoundReasoning | undefined;
-    if (upstreamReasoning !== '') reasoning = { text: upstreamReasoning, in: reasoningField };
+    if (upstreamReasoning !== '') reasoning = { text: upstreamReasoning, in: opts.thinkTags ? 'think-tags' : reasoningField };
     else if (opts.thinkTags && parser.reasoningText !== '') reasoning = { text: parser.reasoningText, in: 'think-tags' };
     return { text: parser.visibleText, calls, clientCalls: clientCalls.completed(), callOrder: parser.callOrder(), finishReason, usage, deltas, ...(reasoning ? { reasoning } : {}) };
   } catch (err) {

@@ -77,6 +77,17 @@ describe("a thinking model's reasoning goes back with its tool round", () => {
     }
   });
 
+  it("puts a <think> model's reasoning back in its block even when an upstream parser split it off (every vLLM reads that)", async () => {
+    const gateway = await scripted.start(
+      thinkingUpstream([{ reasoning_content: 'Need tides.' }, { content: CALL }]),
+      { tools: lookup() },
+    );
+    await postJson(gateway.url, '/v1/chat/completions', ask(QWEN3));
+    const turn = round1Turn();
+    expect(turn.content).toBe('<think>Need tides.</think>');
+    expect(turn).not.toHaveProperty('reasoning_content');
+  });
+
   it('adds nothing to the turn of a round that did not think', async () => {
     const gateway = await scripted.start(thinkingUpstream([{ content: CALL }]), { tools: lookup() });
     await postJson(gateway.url, '/v1/chat/completions', ask(QWEN3));
