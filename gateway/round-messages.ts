@@ -38,9 +38,10 @@ export function roundMessages(round: Pick<RoundOutput, 'text' | 'reasoning' | 'c
  * A round's reasoning goes back with its turn, as the upstream gave it: a thinking model's chat
  * template shows the next round the reasoning of the turns since the last user message (Qwen3's
  * does; DeepSeek-R1's drops it), and without it the model rethinks from scratch and the prompt
- * parts from the upstream's prefix cache at that turn. Reasoning the gateway parsed out of the
- * text goes back between the markers the model wrote it in, which the templates split off
- * again; reasoning an upstream parser sent in a field goes back in that field.
+ * parts from the upstream's prefix cache at that turn. A `<think>` model's reasoning goes back
+ * between the markers the model wrote it in, which the templates split off again, whether the
+ * gateway parsed it out of the text or an upstream parser sent it in a field; any other model's
+ * (gpt-oss) goes back in the field it came in.
  */
 export interface RoundReasoning {
   text: string;
