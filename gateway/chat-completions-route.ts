@@ -88,7 +88,7 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
     const model = ctx.config.upstream.model ?? request.model;
     // A LoRA adapter (`sql-lora`) writes its base model's format: asked of the upstream only for a name no rule knows.
     const parent = request.tool_parser || matchesRule(ctx.config, model) ? undefined : await ctx.modelParents.parentOf(model);
-    parsed = chooseParser(ctx.config, parent ?? model, request.tool_parser);
+    parsed = chooseParser(ctx.config, parent ?? model, request.tool_parser, (request as { chat_template_kwargs?: unknown }).chat_template_kwargs);
   } catch (err) {
     refused(err);
     throw err;

@@ -20,7 +20,8 @@ export const MAX_TOOL_CALLS_PER_ROUND = 10_000;
  * `reasoning`: the model writes a `<think>…</think>` block first (parsed out as reasoning, calls in
  * it never run); `startsInReasoning`: its chat template opens that block in the prompt, so the
  * output starts inside it and only its `</think>` shows (DeepSeek-R1, QwQ, Qwen3's thinking-only
- * releases), as vLLM's deepseek_r1 reasoning parser reads it.
+ * releases), as vLLM's deepseek_r1 reasoning parser reads it; `thinkingKwarg`: a hybrid model's
+ * request switch for that (DeepSeek-V3.1's `chat_template_kwargs.thinking`).
  */
 export const DEFAULT_TOOL_PARSERS = [
   { model: 'gpt-oss', format: 'harmony', reasoning: false },
@@ -31,7 +32,8 @@ export const DEFAULT_TOOL_PARSERS = [
   { model: 'qwen3', format: 'hermes', reasoning: true },
   { model: 'qwq', format: 'hermes', reasoning: true, startsInReasoning: true },
   { model: 'qwen|hermes', format: 'hermes', reasoning: false },
-  { model: 'deepseek-v3\\.1|deepseek-v31', format: 'deepseek-v31', reasoning: false },
+  // Hybrid: `chat_template_kwargs: {"thinking": true}` has its template open the block (vLLM's deepseek_v3 reasoning parser).
+  { model: 'deepseek-v3\\.1|deepseek-v31', format: 'deepseek-v31', reasoning: false, thinkingKwarg: 'thinking' },
   { model: 'deepseek', format: 'deepseek-v3', reasoning: false },
   { model: 'llama-?4', format: 'pythonic', reasoning: false },
   { model: 'llama-?3', format: 'llama3-json', reasoning: false },
@@ -219,7 +221,14 @@ const gatewayConfigFields = z.strictObject({
   toolParsers: z
     .array(
       z
-        .strictObject({ model: modelPattern, format: toolParserFormat, reasoning: z.boolean().default(false), startsInReasoning: z.boolean().optional() })
+        .strictObject({
+          model: modelPattern,
+          format: toolParserFormat,
+          reasoning: z.boolean().default(false),
+          startsInReasoning: z.boolean().optional(),
+          /** A `chat_template_kwargs` key that, true in a request, has the template open the block in the prompt: that request's output starts in reasoning. */
+          thinkingKwarg: z.string().min(1).optional(),
+        })
         .refine((rule) => rule.reasoning || !rule.startsInReasoning, { message: 'startsInReasoning is for a rule with reasoning: true (the <think> block its prompt opens)', path: ['startsInReasoning'] }),
     )
     .default(DEFAULT_TOOL_PARSERS),

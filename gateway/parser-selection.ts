@@ -1,4 +1,5 @@
 import { createParser, withReasoning, type ParserFormat, type ToolCallParser } from '../parsers/index.ts';
+import { isJsonObject } from '../core/json-object.ts';
 import { resolveParserFormat } from '../parsers/format-names.ts';
 import { withCodeFences } from '../parsers/with-code-fences.ts';
 import type { ToolPlugin } from '../plugins/plugin-types.ts';
@@ -45,15 +46,20 @@ export function matchesRule(config: GatewayConfig, model: string): boolean {
   return config.toolParsers.some((_, i) => ruleMatches(config.toolParsers, i, model));
 }
 
-/** The request's `tool_parser` wins; else the first `toolParsers` rule whose pattern matches the model. */
-export function chooseParser(config: GatewayConfig, model: string, override?: string): ParserChoice {
+/**
+ * The request's `tool_parser` wins; else the first `toolParsers` rule whose pattern matches the
+ * model. `templateKwargs`: the request's `chat_template_kwargs`, for a rule's `thinkingKwarg`.
+ */
+export function chooseParser(config: GatewayConfig, model: string, override?: string, templateKwargs?: unknown): ParserChoice {
   if (override) return { format: resolveChoiceFormat(override, 'tool_parser'), reasoning: false };
   const rule = config.toolParsers.find((_, i) => ruleMatches(config.toolParsers, i, model));
   if (!rule) return { format: resolveChoiceFormat(config.defaultToolParser), reasoning: false };
   const format = resolveChoiceFormat(rule.format);
   // Pass-through means the text is not looked at, `<think>` blocks included.
-  const reasoning = format !== PASS_THROUGH && rule.reasoning;
-  return { format, reasoning, ...(reasoning && rule.startsInReasoning === true ? { startsInReasoning: true } : {}) };
+  if (format === PASS_THROUGH) return { format, reasoning: false };
+  const switchedOn = rule.thinkingKwarg !== undefined && isJsonObject(templateKwargs) && templateKwargs[rule.thinkingKwarg] === true;
+  if (switchedOn) return { format, reasoning: true, startsInReasoning: true };
+  return { format, reasoning: rule.reasoning, ...(rule.reasoning && rule.startsInReasoning === true ? { startsInReasoning: true } : {}) };
 }
 
 /** What a round's parser is built from, beside the format and the config. */

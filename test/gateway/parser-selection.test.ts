@@ -21,6 +21,15 @@ describe('the default tool-parser rules for thinking models', () => {
     expect(chooseParser(config, model)).toEqual(choice);
   });
 
+  it("reads DeepSeek-V3.1 as starting in reasoning when the request switches its thinking on (chat_template_kwargs.thinking), as vLLM's deepseek_v3 parser does", () => {
+    expect(chooseParser(config, 'deepseek-ai/DeepSeek-V3.1', undefined, { thinking: true })).toEqual({ format: 'deepseek-v31', reasoning: true, startsInReasoning: true });
+    for (const kwargs of [undefined, {}, { thinking: false }, { thinking: 'true' }, { enable_thinking: true }]) {
+      expect(chooseParser(config, 'deepseek-ai/DeepSeek-V3.1', undefined, kwargs), JSON.stringify(kwargs)).toEqual({ format: 'deepseek-v31', reasoning: false });
+    }
+    // A model whose rule has no such switch is not changed by it.
+    expect(chooseParser(config, 'Qwen/Qwen2.5-7B-Instruct', undefined, { thinking: true })).toEqual({ format: 'hermes', reasoning: false });
+  });
+
   it('refuses startsInReasoning on a rule without reasoning', () => {
     const result = gatewayConfigSchema.safeParse({ upstream: { baseUrl: 'http://127.0.0.1:1/v1' }, toolParsers: [{ model: 'x', format: 'hermes', startsInReasoning: true }] });
     expect(result.success).toBe(false);
