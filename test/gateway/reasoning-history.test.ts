@@ -144,6 +144,24 @@ describe('a thinking model whose prompt opens the <think> block (Qwen3 thinking-
   });
 });
 
+describe("a hybrid model's request that switches thinking on (DeepSeek-V3.1, chat_template_kwargs.thinking)", () => {
+  const hybrid = scriptedGateway();
+
+  it('is read as starting in reasoning; without the switch the text is the answer as written', async () => {
+    const gateway = await hybrid.start((_req, res) => {
+      sseHeaders(res);
+      res.end([vllmChunk({ role: 'assistant', content: '' }), vllmChunk({ content: 'Two and two.</think>' }), vllmChunk({ content: 'Four.' }), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
+    });
+    const ask31 = (extra: Record<string, unknown>) => postJson(gateway.url, '/v1/chat/completions', { model: 'deepseek-ai/DeepSeek-V3.1', messages: [{ role: 'user', content: '2+2?' }], ...extra });
+    const on = await ask31({ chat_template_kwargs: { thinking: true } });
+    expect(on.json.choices[0].message).toMatchObject({ content: 'Four.', reasoning_content: 'Two and two.' });
+    // The switch goes upstream as sent: it is the template's.
+    expect((hybrid.upstream.requests[0]!.body as { chat_template_kwargs?: unknown }).chat_template_kwargs).toEqual({ thinking: true });
+    const off = await ask31({});
+    expect(off.json.choices[0].message.content).toBe('Two and two.</think>Four.');
+  });
+});
+
 describe('a thinking model behind an upstream that splits its reasoning off (vLLM --reasoning-parser)', () => {
   const split = scriptedGateway();
 
