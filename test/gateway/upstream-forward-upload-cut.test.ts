@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { scriptedGateway } from '../support/scripted-gateway.ts';
+import { chunkedUpload } from '../support/chunked-upload.ts';
 
 type Line = Record<string, unknown>;
 
@@ -22,15 +23,7 @@ describe('a forwarded upload whose upstream fails after its status line', () => 
       },
       { logger },
     );
-    const parts = ['{"file": ', '"a"}'];
-    const upload = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        const next = parts.shift();
-        if (next === undefined) return controller.close();
-        await new Promise((resolve) => setTimeout(resolve, 10));
-        controller.enqueue(new TextEncoder().encode(next));
-      },
-    });
+    const upload = chunkedUpload(['{"file": ', '"a"}']);
     const res = await fetch(`${gw.url}/v1/audio/transcriptions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: upload, duplex: 'half' } as RequestInit);
     expect(res.status).toBe(200);
     // The answer breaks off where the upstream failed.

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
 import type { ConveyorHandle } from '../../gateway/start-conveyor.ts';
 import { SIM_MODEL, eventually, startTestConveyor } from '../support/conveyor-fixture.ts';
+import { chunkedUpload } from '../support/chunked-upload.ts';
 
 describe('other /v1 endpoints pass through to the upstream (the simulator)', () => {
   let conveyor: ConveyorHandle;
@@ -213,15 +214,7 @@ describe('what the gateway sends upstream and back', () => {
 
   it('streams a body of unknown length (chunked upload) through as it comes', async () => {
     const gw = await gateway();
-    const parts = ['first part, ', 'second part, ', 'last part'];
-    const upload = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        const next = parts.shift();
-        if (next === undefined) return controller.close();
-        await new Promise((resolve) => setTimeout(resolve, 10));
-        controller.enqueue(new TextEncoder().encode(next));
-      },
-    });
+    const upload = chunkedUpload(['first part, ', 'second part, ', 'last part']);
     const res = await fetch(`${gw.url}/v1/audio/transcriptions`, {
       method: 'POST',
       headers: { authorization: 'Bearer client-key', 'content-type': 'text/plain' },
