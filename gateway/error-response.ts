@@ -19,7 +19,8 @@ export function toErrorResponse(err: unknown): { status: number; body: OpenAIErr
   const param = err instanceof InvalidRequestError || err instanceof UpstreamResponseError || err instanceof ModelNotFoundError ? err.param : null;
   const headers = headersOf(err);
   const message = refusedCredentials(err) ? `the upstream refused the gateway's own credentials (HTTP ${(err as UpstreamResponseError).status}: ${err.message}); check its upstream API key` : (err.clientMessage ?? err.message);
-  return { status: statusOf(err), body: body(message, typeOf(err), param, err.code), ...(headers ? { headers } : {}) };
+  const said = err.afterTools === undefined ? message : `${message} (${err.afterTools})`;
+  return { status: statusOf(err), body: body(said, typeOf(err), param, err.code), ...(headers ? { headers } : {}) };
 }
 
 /**

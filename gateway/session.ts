@@ -1,4 +1,3 @@
-import { UpstreamResponseError } from '../core/errors.ts';
 import type { ChatCompletionPump } from '../llm-client/pump-chat-completion.ts';
 import type { UpstreamUsage } from '../llm-client/upstream-parts.ts';
 import type { ReplicaAffinity } from '../llm-client/upstream-replicas.ts';
@@ -10,6 +9,7 @@ import type { ClientKeyId } from './client-auth.ts';
 import type { ClientToolCall } from './client-calls.ts';
 import type { ClientToolValidator } from './client-tool-validator.ts';
 import { conversationKey } from './conversation-key.ts';
+import { failureAfterTools } from './failure-after-tools.ts';
 import { observationCapToFit, recutRound } from './observation-fit.ts';
 import { roundMessages } from './round-messages.ts';
 import { runRound, type RoundOutput } from './session-round.ts';
@@ -197,7 +197,7 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
           return { messages: [...opts.request.messages, ...appended], cap };
         },
       }).catch((err: unknown) => {
-        throw round > 1 ? refusedAfterTools(err, round) : err;
+        throw failureAfterTools(err, round, opts.timeline);
       });
       if (out.usage) usage = sumUsage(usage, out.usage);
       spent += out.usage?.completion_tokens ?? out.deltas;
@@ -228,19 +228,3 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
     if (key !== undefined && affinity?.baseUrl !== undefined) replicas?.conversations.remember(key, affinity.baseUrl);
   }
 }
-
-/**
- * A later round's prompt is the client's messages plus what the gateway appended (its tools'
- * results): the upstream's 400 for it ("your request has 33000 input tokens, reduce the length
- * of the input messages") must say so, or it sends the client after a request it did not make.
- * The code stays (`context_length_exceeded` for a prompt that no longer fits the context).
- */
-function refusedAfterTools(err: unknown, round: number): unknown {
-  // An error inside the stream is the server's failure, not a refusal of the grown prompt: rebuilt,
-  // it lost `inStream` and went to the client as its own 400 (invalid_request_error), not a 502.
-  if (!(err instanceof UpstreamResponseError) || err.status !== 400 || err.inStream) return err;
-  const before = round === 2 ? 'round 1' : `rounds 1-${round - 1}`;
-  const message = `round ${round} of this request, whose prompt is your messages plus the tool calls and results of ${before}, was refused by the upstream: ${err.message}`;
-  return new UpstreamResponseError(err.status, message, err.param, err.code);
-}
-

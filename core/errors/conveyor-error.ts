@@ -10,6 +10,11 @@ export class ConveyorError extends Error {
    * own logs keep): the upstream's address is the operator's to know, not every client's.
    */
   readonly clientMessage?: string;
+  /**
+   * What the request had done before it failed, where sending it again repeats it (tools a later
+   * round's failure leaves run): the client's error body ends with it.
+   */
+  afterTools?: string;
   constructor(code: string, message: string, options?: { cause?: unknown; clientMessage?: string }) {
     super(message, options);
     this.name = new.target.name;
