@@ -1,4 +1,4 @@
-import { ClientAbortedError, ConveyorError, ToolRejectedError, UpstreamResponseError } from '../core/errors.ts';
+import { ClientAbortedError, ConveyorError, UpstreamResponseError } from '../core/errors.ts';
 import type { Timeline } from './timeline.ts';
 
 /**
@@ -8,9 +8,7 @@ import type { Timeline } from './timeline.ts';
  * the SDKs; this tells the person reading the error.
  */
 export function failureAfterTools(err: unknown, round: number, timeline: Timeline): unknown {
-  // A reject that fails round 1 drops the round's calls, and a tool with side effects holds its
-  // end until the round's verdicts are in (Dispatcher): nothing it would repeat has taken effect.
-  if (err instanceof ClientAbortedError || (round === 1 && err instanceof ToolRejectedError)) return err;
+  if (err instanceof ClientAbortedError) return err;
   const refused = round > 1 ? refusedAfterTools(err, round) : err;
   if (refused !== err || !(err instanceof ConveyorError)) return refused;
   const ran = toolsRan(timeline);
@@ -34,11 +32,15 @@ function refusedAfterTools(err: unknown, round: number): unknown {
 
 const roundsBefore = (round: number): string => (round === 2 ? 'round 1' : `rounds 1-${round - 1}`);
 
-/** The tools that started, in order of first start, with how many times each: "search ×2, calculator". */
+/**
+ * The tools that started, in order of first start, with how many times each: "search ×2,
+ * calculator". A call its tool rejected is left out: it was refused, not run (a validator's).
+ */
 function toolsRan(timeline: Timeline): string {
+  const rejected = new Set(timeline.events.flatMap((e) => (e.type === 'abort' && e.callId !== undefined && e.detail?.startsWith('rejected:') ? [e.callId] : [])));
   const counts = new Map<string, number>();
   for (const e of timeline.events) {
-    if (e.type === 'tool-start' && e.detail !== undefined) counts.set(e.detail, (counts.get(e.detail) ?? 0) + 1);
+    if (e.type === 'tool-start' && e.detail !== undefined && !rejected.has(e.callId!)) counts.set(e.detail, (counts.get(e.detail) ?? 0) + 1);
   }
   return [...counts].map(([name, n]) => (n > 1 ? `${name} ×${n}` : name)).join(', ');
 }
