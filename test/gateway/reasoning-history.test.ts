@@ -135,7 +135,8 @@ describe('a thinking model whose prompt opens the <think> block (Qwen3 thinking-
     expect(calls).toBe(1);
     const message = res.json.choices[0].message;
     const round1 = 'Tides need a lookup: <tool_call>\n{"name": "lookup", "arguments": {"q": "draft"}}\n</tool_call> would do.\n';
-    expect(message.reasoning_content).toBe(`${round1}The table says 06:12.`);
+    // Round 2's reasoning starts a paragraph of its own (round 1's ends with a newline: one more).
+    expect(message.reasoning_content).toBe(`${round1}\nThe table says 06:12.`);
     expect(message.content).not.toContain('</think>');
     expect(message.content.trim()).toBe('High tide is at 06:12.');
     const turn = (opened.upstream.requests[1]!.body as { messages: Message[] }).messages[1]!;
