@@ -152,21 +152,21 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
   const key = replicas && conversationKey(opts.request);
   const laterTurn = opts.request.messages.some((m) => m.role === 'assistant');
   const affinity: ReplicaAffinity | undefined = replicas && { baseUrl: key && laterTurn ? replicas.conversations.replicaOf(key) : undefined };
-  let round = 0;
+  let roundNow = 0;
   let reasoningRound = 0;
   const sessionOpts: SessionOptions = {
     ...opts,
     onEvent: (event) => {
-      if (event.type === 'round-start') round = event.round;
+      if (event.type === 'round-start') roundNow = event.round;
       else if (event.type === 'reasoning') {
         // A later round's reasoning starts a paragraph, as its text does (emitText below): glued,
         // round 1's "I should compute." and round 2's "It said 4." read as one thought.
-        if (reasoningRound !== round && reasoning.trim() !== '' && !reasoning.endsWith('\n\n')) {
+        if (reasoningRound !== roundNow && reasoning.trim() !== '' && !reasoning.endsWith('\n\n')) {
           const glue = reasoning.endsWith('\n') ? '\n' : '\n\n';
           reasoning += glue;
           opts.onEvent({ type: 'reasoning', text: glue });
         }
-        reasoningRound = round;
+        reasoningRound = roundNow;
         reasoning += event.text;
       }
       opts.onEvent(event);
