@@ -158,12 +158,16 @@ class InlineExecution implements ToolExecution {
   }
 
   /**
-   * The request went away or the call was rejected: ctx.signal and onAbort tell the plugin. Its
-   * hooks are still awaited (on the clock): an inline plugin may answer an aborted call with what
-   * it got done (the python tool's cell output up to the abort).
+   * The request went away or the call was rejected: ctx.signal and onAbort tell the plugin. A hook
+   * already running is still awaited (on the clock): an onEnd under way may answer an aborted call
+   * with what it got done (the python tool's cell output up to the abort).
    */
   abort(reason: string): void {
     if (this.finished || this.controller.signal.aborted) return;
+    // Before onEnd has begun, the call ends here, as in the other runtimes: an onPiece still
+    // running is awaited, but no hook starts after onAbort (an end() that came anyway, e.g. for a
+    // call whose decode was whole before its client left, ran onEnd's side effect after onAbort).
+    if (this.endEmitError === undefined) this.failure ??= this.errorResult(`was aborted: ${reason}`, 'aborted');
     this.detach();
     this.controller.abort(reason);
     // A throwing onAbort is the plugin's bug and must not become an uncaught exception in the gateway.

@@ -91,8 +91,11 @@ describe('python plugin', () => {
     await execution.piece({ kind: 'line', text: 'time.sleep(60)\n', lineNo: 3 });
     while (!events.some((e) => e.type === 'unit-done' && e.detail === 'lines 2-2')) await new Promise((r) => setTimeout(r, 5));
     controller.abort();
+    // Aborted before onEnd began, the call ends without it (in every runtime): onAbort kills the cell.
     const result = await execution.end({ code: '' });
-    expect(result).toMatchObject({ ok: false, content: 'started\n[execution aborted]', data: { killedBy: 'abort' } });
+    expect(result).toMatchObject({ ok: false, content: 'error: python was aborted: request aborted', data: { code: 'aborted' } });
+    expect(events).toContainEqual({ type: 'output', stream: 'stdout', text: 'started\n' });
+    while (sandbox.cellLoad().open > 0) await new Promise((r) => setTimeout(r, 5));
   });
 
   it('abort() is idempotent and ends the execution', async () => {
@@ -102,6 +105,7 @@ describe('python plugin', () => {
     execution.abort('client went away');
     execution.abort('again');
     const result = await execution.end({ code: 'while True:\n    pass\n' });
-    expect(result.data).toMatchObject({ killedBy: 'abort' });
+    expect(result).toMatchObject({ ok: false, content: 'error: python was aborted: client went away' });
+    while (sandbox.cellLoad().open > 0) await new Promise((r) => setTimeout(r, 5));
   });
 });
