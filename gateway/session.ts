@@ -11,6 +11,7 @@ import type { ClientToolValidator } from './client-tool-validator.ts';
 import { conversationKey } from './conversation-key.ts';
 import { failureAfterTools } from './failure-after-tools.ts';
 import { observationCapToFit, recutRound } from './observation-fit.ts';
+import { roundJoiner } from './round-joiner.ts';
 import { roundMessages } from './round-messages.ts';
 import { runRound, type RoundOutput } from './session-round.ts';
 import type { Timeline } from './timeline.ts';
@@ -190,11 +191,14 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
         messages: [...opts.request.messages, ...appended],
         maxTokens: tokensLeft,
         emitText: (text) => {
-          // Rounds are joined by a blank line so the client's markdown does not glue a closing fence
-          // to the next round's first word. This is the gateway's only addition to the model's text,
-          // and only after text: the whitespace between a round's calls glues nothing, and a blank
-          // line after it opened the answer with "\n\n".
-          if (firstText && content.trim() !== '' && !content.endsWith('\n\n')) emitContent(content.endsWith('\n') ? '\n' : '\n\n');
+          // Rounds are joined by a blank line (roundJoiner: less where the client's stop strings
+          // would be in it). This is the gateway's only addition to the model's text, and only
+          // after text: the whitespace between a round's calls glues nothing, and a blank line
+          // after it opened the answer with "\n\n".
+          if (firstText && content.trim() !== '' && !content.endsWith('\n\n')) {
+            const joiner = roundJoiner(content, text, opts.request.stop);
+            if (joiner !== '') emitContent(joiner);
+          }
           firstText = false;
           emitContent(text);
         },
