@@ -32,6 +32,14 @@ export function upstreamBody({ request, overrides, model, round, messages, maxTo
   // observation, and forcing another there would loop until max_tool_rounds (OpenAI's Agents SDK
   // resets it the same way, `reset_tool_choice`).
   if (round > 1 && forcesCall(request.tool_choice)) body.tool_choice = 'auto';
+  // vLLM's prefill (`continue_final_message`) goes on with the client's last message, the
+  // assistant's start. A later round's prompt ends with the tools' results instead, which a Hugging
+  // Face template would cut the prompt after (the model writing on inside the tool's turn) and
+  // mistral_common refuses (400): that round opens a reply of its own.
+  if (round > 1 && (request as { continue_final_message?: unknown }).continue_final_message) {
+    body.continue_final_message = false;
+    body.add_generation_prompt = true;
+  }
   // "auto" with no tools listed means what leaving it out means, and some clients send it so; vLLM
   // refuses it ("When using `tool_choice`, `tools` must be set."), so it is not passed on.
   if (body.tool_choice === 'auto' && request.tools == null) delete body.tool_choice;
