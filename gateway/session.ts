@@ -160,12 +160,13 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
     onEvent: (event) => {
       if (event.type === 'round-start') roundNow = event.round;
       else if (event.type === 'reasoning') {
-        // A later round's reasoning starts a paragraph, as its text does (emitText below): glued,
-        // round 1's "I should compute." and round 2's "It said 4." read as one thought.
+        // A later round's reasoning starts a paragraph, as its text does (emitText below; stop
+        // strings bound the reasoning too): glued, round 1's "I should compute." and round 2's
+        // "It said 4." read as one thought.
         if (reasoningRound !== roundNow && reasoning.trim() !== '' && !reasoning.endsWith('\n\n')) {
-          const glue = reasoning.endsWith('\n') ? '\n' : '\n\n';
+          const glue = roundJoiner(reasoning, event.text, opts.request.stop);
           reasoning += glue;
-          opts.onEvent({ type: 'reasoning', text: glue });
+          if (glue !== '') opts.onEvent({ type: 'reasoning', text: glue });
         }
         reasoningRound = roundNow;
         reasoning += event.text;

@@ -44,4 +44,9 @@ describe("a thinking model's reasoning across tool rounds", () => {
     expect(reasoning).toBe('I should compute.\n\nIt said 4.');
     expect(streamed.content).toBe('It is 4.');
   });
+
+  it("parts them without the client's stop strings, which bound the reasoning as they bound the text", async () => {
+    const res = await postJson(conveyor.gateway.url, '/v1/chat/completions', { ...body, stop: ['\n'] });
+    expect(res.json.choices[0].message.reasoning_content).toBe('I should compute. It said 4.');
+  });
 });
