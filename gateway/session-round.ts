@@ -6,6 +6,7 @@ import type { ChatMessage } from './chat-request-schema.ts';
 import { ClientCalls, type ClientToolCall } from './client-calls.ts';
 import { Dispatcher, type CallOutcome } from './dispatcher.ts';
 import type { RoundReasoning } from './round-messages.ts';
+import { RoundCuts } from './round-cuts.ts';
 import { RoundParser } from './round-parser.ts';
 import { sendRound } from './round-request.ts';
 import { RoundResend, type RoundResendOptions } from './round-resend.ts';
@@ -65,56 +66,16 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
   }
   // A reject verdict cuts only this round's decode short (the stream's own abort); the request's
   // signal still cancels everything.
-  let rejection: { name: string; reason: string; undeclared?: boolean } | undefined;
-  /** Whether the decode was cut for the rejection (only once a client call it found being written has ended). */
-  let cutForRejection = false;
-  let rejectionMarked = false;
-  let pendingCut: { callId: string; reason: string } | undefined;
-  function rejectCall(call: { callId: string; name: string; undeclared?: boolean }, reason: string): void {
-    rejection ??= { name: call.name, reason, undeclared: call.undeclared };
-    // A verdict that comes while the model writes a client call (a check that took a process or
-    // database round trip) waits for that call's end: cut now, the client would be left holding
-    // half a call, which an SDK's tool runner runs. The request that fails on a reject is cut at once.
-    if (opts.onToolReject !== 'error' && machinery?.clientCalls.streaming) {
-      pendingCut ??= { callId: call.callId, reason };
-      return;
-    }
-    cutForReject(call.callId, reason);
-  }
-  function cutForReject(callId: string, reason: string): void {
-    // The first rejection is marked however late it comes: the metrics, the access log and the
-    // bench's time to detect count it (without partial execution it always comes after the decode).
-    if (!rejectionMarked) timeline.mark('abort', { round, callId, detail: `rejected: ${reason}` });
-    rejectionMarked = true;
-    // A verdict that comes once the model has finished (its finish_reason read, the stream only
-    // waiting for its usage and end) has nothing left to cut: cut, the round lost the calls the
-    // parser ends only at the decode's end (the upstream's parsed calls, a call at EOS) as "cut
-    // short", though the model wrote them whole. The round ends as the model ended it.
-    if (cutForRejection || decodeFinished) return;
-    cutForRejection = true;
-    machinery?.parser.stop();
-    stream.abort(new Error(reason));
-  }
-  /** The upstream's stream is over: nothing is left to cut. */
-  let decodeOver = false;
-  /** The upstream sent the round's finish_reason (or its stream is over): the model wrote all it will. */
-  let decodeFinished = false;
-  const clientCallEnded = (): void => {
-    if (pendingCut && !decodeOver && !machinery?.clientCalls.streaming) cutForReject(pendingCut.callId, pendingCut.reason);
-  };
-  // parallel_tool_calls: false. vLLM drops the calls after the first once they are decoded; the
-  // parser sees the second begin, so its decode is not paid for at all. The gateway's own limit
-  // (maxToolCallsPerRound) cuts a model caught in a loop of calls the same way: the calls before
-  // it run, and the next round sees their results.
-  const oneCall = opts.request.parallel_tool_calls === false;
-  const callLimit = oneCall ? 1 : opts.maxCallsPerRound;
-  let cutAtCallLimit = false;
-  function cutPastCallLimit(call: { name: string }): void {
-    cutAtCallLimit = true;
-    const why = oneCall ? 'parallel_tool_calls is false' : `more than ${callLimit} tool calls in one round (maxToolCallsPerRound)`;
-    timeline.mark('abort', { round, detail: `${why}: cut where ${oneCall ? 'a second call' : `call ${callLimit! + 1}`} (${call.name}) began` });
-    stream.abort(new Error(why));
-  }
+  const cuts = new RoundCuts({
+    round,
+    timeline,
+    rejectFailsRequest: opts.onToolReject === 'error',
+    oneCall: opts.request.parallel_tool_calls === false,
+    maxCallsPerRound: opts.maxCallsPerRound,
+    stream: () => stream,
+    clientCallStreaming: () => machinery?.clientCalls.streaming === true,
+    stopParser: () => machinery?.parser.stop(),
+  });
   // The round's machinery is built just after undici has written the request (undici writes from
   // a setImmediate queued inside the dispatch above, so this one runs next) and while the upstream
   // prefills: built here, synchronously, it held the request back by its own cost (~0.15 ms on an
@@ -134,11 +95,11 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
         timeline,
         round,
         onProgress: (call, progress) => onEvent({ type: 'tool-progress', ...call, progress }),
-        onReject: (call, reason) => rejectCall(call, reason),
+        onReject: (call, reason) => cuts.reject(call, reason),
         rejectFailsRequest: opts.onToolReject === 'error',
         maxObservationChars: opts.maxObservationChars ?? DEFAULT_MAX_OBSERVATION_CHARS,
       });
-      const clientCalls = new ClientCalls(onEvent, { holdUntilValid: opts.clientToolValidator !== undefined, indices: inputs.clientCallIndices, onCallEnded: clientCallEnded });
+      const clientCalls = new ClientCalls(onEvent, { holdUntilValid: opts.clientToolValidator !== undefined, indices: inputs.clientCallIndices, onCallEnded: () => cuts.clientCallEnded() });
       const parser = new RoundParser({
         round,
         callIdPrefix: opts.callIdPrefix?.(round) ?? `call_r${round}_`,
@@ -151,8 +112,8 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
         emitText,
         validator: opts.clientToolValidator,
         undeclared: undeclaredToolCheck(opts.request, opts.tools),
-        onClientReject: rejectCall,
-        callLimit: callLimit === undefined ? undefined : { max: callLimit, exceeded: cutPastCallLimit },
+        onClientReject: (call, reason) => cuts.reject(call, reason),
+        callLimit: cuts.callLimit === undefined ? undefined : { max: cuts.callLimit, exceeded: (call) => cuts.pastCallLimit(call) },
       });
       machinery = { dispatcher, clientCalls, parser };
       return machinery;
@@ -199,7 +160,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     }
     else if (part.type === 'tool-call-delta') (machinery ?? build()).parser.toolCallDelta(part);
     else if (part.type === 'finish') {
-      decodeFinished = true;
+      cuts.decodeFinished = true;
       finishReason = part.reason;
       stoppedByString = part.stopString !== undefined;
     } else if (part.type === 'usage') {
@@ -248,7 +209,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
       }
     }
   } catch (err) {
-    decodeOver = true;
+    cuts.decodeOver = true;
     countTokens();
     if (buildError) throw buildError.error;
     if (signal.aborted) {
@@ -256,26 +217,27 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
       timeline.mark('abort', { round, detail: 'client aborted' });
       throw new ClientAbortedError();
     }
-    if (!cutForRejection && !cutAtCallLimit) {
+    if (!cuts.cutForRejection && !cuts.cutAtCallLimit) {
       machinery?.dispatcher.abortAll('upstream failed');
       throw err;
     }
-    finishReason = cutForRejection ? 'tool_rejected' : 'tool_calls';
+    finishReason = cuts.cutForRejection ? 'tool_rejected' : 'tool_calls';
   }
-  decodeOver = decodeFinished = true;
+  cuts.decodeOver = cuts.decodeFinished = true;
   countTokens();
   // Whatever fails from here on (a parser's end, the client's writer) must leave no tool of this
   // round running for a request that is over.
   try {
     // vLLM reports `tool_calls` for any decode its tool parser found a call in, max_tokens cut or
     // not: a round that used its whole budget was cut, and its last call never finished.
-    if (finishReason === 'tool_calls' && !cutForRejection && !cutAtCallLimit && roundMaxTokens !== undefined && (usage?.completion_tokens ?? deltas) >= roundMaxTokens) finishReason = 'length';
+    if (finishReason === 'tool_calls' && !cuts.cutForRejection && !cuts.cutAtCallLimit && roundMaxTokens !== undefined && (usage?.completion_tokens ?? deltas) >= roundMaxTokens) finishReason = 'length';
     const { dispatcher, clientCalls, parser } = build();
     // A rejected call was cut off by us, not by the model: flushing the parser would report it as
     // truncated and release its raw text as content. The Dispatcher answers it with the rejection.
-    if (!cutForRejection) parser.end(finishReason === 'length' || stoppedByString);
+    if (!cuts.cutForRejection) parser.end(finishReason === 'length' || stoppedByString);
     timeline.mark('decode-end', { round, detail: finishReason });
     // The request is about to fail with the rejection: its other calls' results would go nowhere.
+    const { rejection } = cuts;
     if (rejection && opts.onToolReject === 'error') dispatcher.dropAll(rejection.undeclared ? `the request failed: the model called ${rejection.name}, which this request has no tool for` : `the request failed: ${rejection.name} rejected a call`);
     // A client call that failed early validation (or named a tool the request does not have) is
     // answered, like a rejected gateway call, with the reason, so a re-prompt shows the model what was wrong.
