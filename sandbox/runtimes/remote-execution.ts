@@ -13,6 +13,13 @@ import type { CallMessage } from './plugin-protocol.ts';
 let wireCounter = 0;
 
 /**
+ * A program in another language that never says `ready` (a Python file object on fd 3 written but
+ * not flushed) held its calls for the whole start limit, then read as a pool with no free process.
+ */
+const NO_READY_HINT =
+  ': its program has not sent its ready message, or every process slot was busy; a plugin in another language first writes {"t":"ready","pid":…,"guest":"none"} and a newline to fd 3, and flushes each message (plugins/README.md "Other languages")';
+
+/**
  * How a call let go of its process: `result`, the child answered it (with its process's CPU time
  * so far, if it said); `answered`, the child acknowledged its `abort`; `unanswered`, it did not
  * (or is gone); `unused`, the call was over before its process came, and never ran on it.
@@ -102,7 +109,7 @@ export class RemoteExecution implements ToolExecution {
     else call.signal.addEventListener('abort', onAbort, { once: true, signal: this.controller.signal });
     this.clock = new CallClock(options.timeoutMs, () => this.fail(`timed out after ${options.timeoutMs} ms`, 'sandbox_limit_exceeded', 'timeout'));
     const startLimitMs = options.startLimitMs ?? START_ALLOWANCE_MS + ON_LOAD_LIMIT_MS;
-    this.unstarted = setTimeout(() => this.fail(`found no process to run it within ${startLimitMs} ms`, 'sandbox_limit_exceeded', 'timeout'), startLimitMs);
+    this.unstarted = setTimeout(() => this.fail(`found no process to run it within ${startLimitMs} ms${options.module ? '' : NO_READY_HINT}`, 'sandbox_limit_exceeded', 'timeout'), startLimitMs);
     this.lease = options.acquire(this.controller.signal, call.tenant).then(
       (lease) => {
         clearTimeout(this.unstarted);
