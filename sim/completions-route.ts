@@ -30,6 +30,8 @@ export async function handleCompletions(ctx: SimContext, req: IncomingMessage, r
 }
 
 function promptOf(body: CompletionRequest): { text: string; tokenIds: readonly number[] } {
+  // The schema lets through a prompt, or embeddings: a server started without the flag refuses those.
+  if (body.prompt == null || body.prompt === '') throw new InvalidRequestError('You must set `--enable-prompt-embeds` to input `prompt_embeds`.', 'prompt_embeds');
   // The schema lets through one prompt only: a list of prompts (strings or id lists) has one element.
   const prompt = Array.isArray(body.prompt) && body.prompt.length > 0 && typeof body.prompt[0] !== 'number' ? body.prompt[0]! : body.prompt;
   const tokenIds = typeof prompt === 'string' ? textPromptTokenIds(prompt, body.add_special_tokens ?? true) : (prompt as number[]);

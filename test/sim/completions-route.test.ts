@@ -155,7 +155,6 @@ describe('POST /v1/completions (vLLM legacy text completions)', () => {
 
   it("refuses what it cannot do in vLLM's validation words", async () => {
     const cases: Array<[unknown, string]> = [
-      [{ model: MODEL }, 'prompt'],
       [{ model: MODEL, prompt: ['a', 'b'] }, 'prompt'],
       [{ model: MODEL, prompt: 'a', logprobs: 0 }, 'logprobs'],
       [{ model: MODEL, prompt: 'a', prompt_logprobs: 1 }, 'prompt_logprobs'],
@@ -199,11 +198,32 @@ describe('POST /v1/completions (vLLM legacy text completions)', () => {
   });
 
   it("refuses a prompt of no tokens in vLLM's words", async () => {
-    for (const body of [{ prompt: [] }, { prompt: [[]] }, { prompt: '', add_special_tokens: false }]) {
+    for (const body of [{ prompt: [] }, { prompt: [[]] }]) {
       const res = await postCompletion({ model: MODEL, max_tokens: 1, ...body });
       expect(res.status).toBe(400);
       expect(await res.json()).toEqual({ error: { message: 'The decoder prompt cannot be empty', type: 'BadRequestError', param: null, code: 400 } });
     }
+  });
+
+  it("refuses a missing, null or empty prompt as vLLM's CompletionRequest does, naming prompt", async () => {
+    for (const body of [{}, { prompt: null }, { prompt: '' }, { prompt: '', prompt_embeds: [] }]) {
+      const res = await postCompletion({ model: MODEL, max_tokens: 1, ...body });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({
+        error: {
+          message: "1 validation error:\n  {'type': 'value_error', 'loc': ('body',), 'msg': 'Value error, Either prompt or prompt_embeds must be provided and non-empty.'}",
+          type: 'Bad Request',
+          param: 'prompt',
+          code: 400,
+        },
+      });
+    }
+  });
+
+  it('refuses prompt embeddings as vLLM started without --enable-prompt-embeds does', async () => {
+    const res = await postCompletion({ model: MODEL, max_tokens: 1, prompt_embeds: 'UEsDBAAACAgAAAAAAAAAAAAAAAAAAAAAAAAQABIAYXJjaGl2ZS9kYXRhLnBrbA==' });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: { message: 'You must set `--enable-prompt-embeds` to input `prompt_embeds`.', type: 'BadRequestError', param: 'prompt_embeds', code: 400 } });
   });
 
   it('says that it takes one prompt per request when given a list of several', async () => {
