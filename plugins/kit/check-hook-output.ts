@@ -1,5 +1,5 @@
 import type { ToolProgress, ToolResult, Verdict } from '../plugin-types.ts';
-import { MAX_PROGRESS_DETAIL, MAX_PROGRESS_TEXT, progressSchema } from '../../sandbox/runtimes/plugin-protocol.ts';
+import { MAX_PROGRESS_DETAIL, MAX_PROGRESS_TEXT, MAX_REJECT_REASON, progressSchema } from '../../sandbox/runtimes/plugin-protocol.ts';
 import { describeValue as describe } from './describe-value.ts';
 
 /**
@@ -39,8 +39,19 @@ export function toolResultOf(plugin: string, value: unknown): ToolResult {
 export function verdictOf(plugin: string, value: unknown): { verdict: Verdict } | { error: string } {
   if (value === undefined) return { verdict: undefined };
   const v = value as { verdict?: unknown; reason?: unknown } | null;
-  if (typeof v === 'object' && v !== null && v.verdict === 'reject' && typeof v.reason === 'string') return { verdict: { verdict: 'reject', reason: v.reason } };
+  if (typeof v === 'object' && v !== null && v.verdict === 'reject' && typeof v.reason === 'string') return { verdict: { verdict: 'reject', reason: rejectReason(v.reason) } };
   return { error: `error: ${plugin}'s onPiece returned ${describe(value)}, not undefined or reject(reason)` };
+}
+
+/**
+ * A reject's reason, cut to what a verdict carries: a longer one (the model's whole value quoted)
+ * was a reject inline and in a thread, but in a plugin process a protocol error that killed it,
+ * the decode not cut and the model reading the raw wire line.
+ */
+function rejectReason(reason: string): string {
+  if (reason.length <= MAX_REJECT_REASON) return reason;
+  const note = ` […; the reason was ${reason.length} characters, cut at ${MAX_REJECT_REASON}]`;
+  return reason.slice(0, MAX_REJECT_REASON - note.length) + note;
 }
 
 const PROGRESS_SHAPES = "ctx.emit takes { type: 'unit-done', detail } or { type: 'output', stream: 'stdout' | 'stderr', text } (strings)";

@@ -43,6 +43,8 @@ const callId = z.string().min(1).max(200);
 /** Longest `unit-done` detail, and longest `output` text, one ctx.emit may carry. */
 export const MAX_PROGRESS_DETAIL = 10_000;
 export const MAX_PROGRESS_TEXT = 1_000_000;
+/** Longest reason a `verdict` may carry; the kit cuts a longer reject(reason) to it (verdictOf). */
+export const MAX_REJECT_REASON = 10_000;
 
 /**
  * A ToolProgress as a plugin may send it: checked where ctx.emit is called, in every runtime
@@ -65,7 +67,7 @@ export const childMessageSchema = z.discriminatedUnion('t', [
   }),
   z.object({ t: z.literal('loaded'), module: z.string(), plugin: z.string().optional(), error: z.string().optional() }),
   z.object({ t: z.literal('progress'), callId, progress: progressSchema }),
-  z.object({ t: z.literal('verdict'), callId, seq: z.number().int(), reject: z.string().max(10_000).optional() }),
+  z.object({ t: z.literal('verdict'), callId, seq: z.number().int(), reject: z.string().max(MAX_REJECT_REASON).optional() }),
   z.object({
     t: z.literal('result'),
     callId,
