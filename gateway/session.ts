@@ -11,6 +11,7 @@ import type { ClientToolValidator } from './client-tool-validator.ts';
 import { conversationKey } from './conversation-key.ts';
 import { failureAfterTools } from './failure-after-tools.ts';
 import { observationCapToFit, recutRound } from './observation-fit.ts';
+import { roundPrompt } from './prefill-turn.ts';
 import { roundJoiner } from './round-joiner.ts';
 import { roundMessages } from './round-messages.ts';
 import { runRound, type RoundOutput } from './session-round.ts';
@@ -189,7 +190,7 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
       const tokensLeft = budget === undefined ? undefined : budget - spent;
       const out = await runRound(sessionOpts, round, {
         affinity,
-        messages: [...opts.request.messages, ...appended],
+        messages: roundPrompt(opts.request, appended),
         maxTokens: tokensLeft,
         emitText: (text) => {
           // Rounds are joined by a blank line (roundJoiner: less where the client's stop strings
@@ -208,11 +209,11 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
           // As the prompt the refusal measured has them: after a first cut, the refusal's excess is
           // over those cut results, and measured against the uncut ones a second cut freed too little.
           const results = toolRounds.flatMap((r) => (observationCap === undefined ? r : recutRound(r, observationCap)).calls.map((c) => c.result.content));
-          const cap = observationCapToFit(limits, [...opts.request.messages, ...appended], results, tokensLeft);
+          const cap = observationCapToFit(limits, roundPrompt(opts.request, appended), results, tokensLeft);
           if (cap === undefined || (observationCap !== undefined && cap >= observationCap)) return undefined;
           observationCap = cap;
           appended.splice(0, appended.length, ...toolRounds.flatMap((r) => roundMessages(recutRound(r, cap), opts.observations ?? 'tool')));
-          return { messages: [...opts.request.messages, ...appended], cap };
+          return { messages: roundPrompt(opts.request, appended), cap };
         },
       }).catch((err: unknown) => {
         throw failureAfterTools(err, round, opts.timeline);

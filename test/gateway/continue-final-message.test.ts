@@ -41,5 +41,8 @@ describe("vLLM's continue_final_message across tool rounds", () => {
     expect(round1).toMatchObject({ continue_final_message: true, add_generation_prompt: false });
     expect(round2!.messages.at(-1)!.role).toBe('tool');
     expect(round2).toMatchObject({ continue_final_message: false, add_generation_prompt: true });
+    // The client's start and round 1's continuation are one assistant turn, as the model wrote it.
+    expect(round2!.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
+    expect(round2!.messages[1]).toMatchObject({ role: 'assistant', content: 'I will look it up.', tool_calls: [{ type: 'function', function: { name: 'lookup', arguments: '{"q":"tides"}' } }] });
   });
 });
