@@ -21,7 +21,8 @@ export default definePlugin({
         callbacks: { price: (name) => PRICES[String(name)] ?? null },
         timeoutMs: 250,
       });
-      return JSON.stringify(value);
+      // JSON.stringify(undefined) is undefined, not a string: onEnd must return text ('void 0', a statement).
+      return JSON.stringify(value) ?? String(value);
     },
   },
 });
