@@ -109,6 +109,24 @@ describeInBrowser('the playground without an answer, narrow, by keyboard (Chromi
     }, { viewport: { width: 380, height: 800 } });
   }, 90_000);
 
+  it("shows the API key field's whole placeholder, at 1280 px and on a phone", async () => {
+    for (const width of [1280, 380]) {
+      await suite.withPage(async (page) => {
+        await openPlayground(page, suite.conveyor.gateway.url);
+        const [text, room] = await page.$eval('#key', (input) => {
+          const style = getComputedStyle(input);
+          const context = document.createElement('canvas').getContext('2d')!;
+          context.font = style.font;
+          const padding = parseFloat(style.paddingLeft) + parseFloat(style.paddingRight);
+          return [context.measureText((input as HTMLInputElement).placeholder).width, input.clientWidth - padding];
+        });
+        // Before: "only if the gateway need", a password field's default width.
+        expect(text).toBeLessThanOrEqual(room);
+        expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBe(width);
+      }, { viewport: { width, height: 800 } });
+    }
+  }, 90_000);
+
   it('puts the prompt right under the conversation on a phone, the tool events and the timeline after it', async () => {
     await suite.withPage(async (page) => {
       await openPlayground(page, suite.conveyor.gateway.url);
