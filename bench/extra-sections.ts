@@ -31,11 +31,8 @@ export async function runExtraSections(
   for (const name of sections) {
     o.onStart?.(name);
     const started = performance.now();
-    const bar = progressBar(name, 1);
-    const onProgress = (done: number, total: number) => {
-      bar.setTotal(total);
-      bar.update(done);
-    };
+    const bar = progressBar(name);
+    const onProgress = (done: number, total: number) => bar.update(done, total);
     try {
       const result = await runSection(name, o, onProgress);
       const done = { name, ...result, wallS: (performance.now() - started) / 1000 };

@@ -1,16 +1,47 @@
 import cliProgress from 'cli-progress';
 
+/** A section's progress: `update` as its steps finish (the total may change), `stop` at its end. */
+export interface SectionProgress {
+  update(done: number, total: number): void;
+  stop(): void;
+}
+
+/** A terminal's redrawn bar, or plain lines where there is none. */
+type ProgressStream = Pick<NodeJS.WriteStream, 'write'> & { isTTY?: boolean };
+
 /**
  * One progress bar per section, on stderr, so the Markdown summary on stdout stays clean. Without
- * a terminal (CI, `2>log`) the bar is written as a line every 10 s instead of redrawn in place.
+ * a terminal (CI, `2>log`) it writes a plain line at most every 10 s and one at the end, as the
+ * workloads do: cli-progress's non-TTY mode printed each section's placeholder first ("0/1",
+ * before the section knew its total).
  */
-export function progressBar(label: string, total: number): cliProgress.SingleBar {
+export function progressBar(label: string, stream: ProgressStream = process.stderr, now: () => number = () => performance.now()): SectionProgress {
+  if (stream.isTTY !== true) return progressLines(label, stream, now);
   const bar = new cliProgress.SingleBar(
-    { format: `${label.padEnd(12)} |{bar}| {value}/{total} {detail}`, hideCursor: true, stream: process.stderr, noTTYOutput: true, notTTYSchedule: 10_000 },
+    { format: `${label.padEnd(12)} |{bar}| {value}/{total} {detail}`, hideCursor: true, stream: stream as NodeJS.WriteStream },
     cliProgress.Presets.shades_classic,
   );
-  bar.start(total, 0, { detail: '' });
-  return bar;
+  // Drawn at once, so a section that takes its first step after a while shows that it began.
+  bar.start(1, 0, { detail: '' });
+  return {
+    update(done, total) {
+      bar.setTotal(total);
+      bar.update(done);
+    },
+    stop: () => bar.stop(),
+  };
+}
+
+function progressLines(label: string, stream: ProgressStream, now: () => number): SectionProgress {
+  let lastLine = now();
+  return {
+    update(done, total) {
+      if (done !== total && now() - lastLine < 10_000) return;
+      lastLine = now();
+      stream.write(`${label}: ${done}/${total}\n`);
+    },
+    stop() {},
+  };
 }
 
 /**

@@ -26,15 +26,8 @@ const program = new Command()
 program.parse();
 const opts = program.opts<{ quick?: boolean; profile: string; docTokens?: number; conversations?: number; passes?: number; rate?: number; out: string }>();
 
-const bar = progressBar('replicas', 1);
-const result = await runReplicas({
-  ...opts,
-  ratePerS: opts.rate,
-  onProgress: (done, total) => {
-    bar.setTotal(total);
-    bar.update(done);
-  },
-});
+const bar = progressBar('replicas');
+const result = await runReplicas({ ...opts, ratePerS: opts.rate, onProgress: (done, total) => bar.update(done, total) });
 bar.stop();
 console.log(`\n${result.markdown}`);
 const command = `npx tsx bench/replicas/run.ts ${process.argv.slice(2).join(' ')}`.trim();
