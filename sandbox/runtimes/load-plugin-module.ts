@@ -1,4 +1,4 @@
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, readFileSync } from 'node:fs';
 import { dirname, extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
@@ -109,12 +109,36 @@ function unreadableModule(url: string, err: unknown): Error | undefined {
   const blocked = [...folders.map((dir) => [dir, constants.X_OK] as const), [file, constants.R_OK] as const].find(([path, mode]) => !accessible(path, mode));
   if (blocked === undefined) return undefined;
   const [path, mode] = blocked;
-  const uid = typeof process.getuid === 'function' ? ` (uid ${process.getuid()})` : '';
+  const own = hostUid();
+  const uid = own === undefined ? '' : ` (uid ${own})`;
   const fix = mode === constants.R_OK ? `chmod o+r ${path}` : `chmod o+rx ${path}`;
   return new Error(
     `cannot read plugin module ${file}: ${path} is closed to this process${uid}; a gateway run as root runs plugin processes under uids of their own, which read what others may: ${fix}, or keep the module elsewhere`,
     { cause: err },
   );
+}
+
+/**
+ * This process's uid as the host sees it. A plugin process in a user namespace of its own
+ * (`unshare -r` maps its uid to 0) said "closed to this process (uid 0)", which reads as root, the
+ * one uid every folder is open to, not the uid a chmod is for.
+ */
+function hostUid(): number | undefined {
+  if (typeof process.getuid !== 'function') return undefined;
+  try {
+    return outsideUid(process.getuid(), readFileSync('/proc/self/uid_map', 'utf8'));
+  } catch {
+    return process.getuid();
+  }
+}
+
+/** `uid` mapped through a uid_map (`inside outside count` per line) to the namespace outside. */
+export function outsideUid(uid: number, uidMap: string): number {
+  for (const line of uidMap.split('\n')) {
+    const [inside, outside, count] = line.trim().split(/\s+/).map(Number);
+    if (inside !== undefined && outside !== undefined && count !== undefined && uid >= inside && uid < inside + count) return outside + (uid - inside);
+  }
+  return uid;
 }
 
 /** Whether this process may reach a folder (X_OK) or read a file (R_OK); a path that is not there counts as reachable (Node's own error stands). */

@@ -4,7 +4,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toolFromPlugin } from '../../../plugins/kit/tool-from-plugin.ts';
 import { runScriptedCall } from '../../../plugins/kit/testing.ts';
-import { loadPluginModule } from '../../../sandbox/runtimes/load-plugin-module.ts';
+import { loadPluginModule, outsideUid } from '../../../sandbox/runtimes/load-plugin-module.ts';
 import { createRuntimePools, type RuntimePools } from '../../../sandbox/runtimes/runtime-pools.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -60,5 +60,17 @@ export default definePlugin({
     expect(result?.content).toContain(`${closed} is closed to this process`);
     expect(result?.content).toContain(`chmod o+rx ${closed}`);
     expect(result?.content).not.toContain('Cannot find module');
+    // The uid the chmod is for, as the host knows it: in a user namespace of its own (`unshare -r`)
+    // the process is uid 0 to itself, and "closed to this process (uid 0)" read as root.
+    expect(result?.content).toMatch(/ is closed to this process \(uid 1900720\d{3}\)/);
   }, 60_000);
+});
+
+describe('outsideUid', () => {
+  it("maps a uid through /proc/self/uid_map to the namespace outside, and leaves an unmapped one", () => {
+    expect(outsideUid(0, '         0 1900720001          1\n')).toBe(1900720001);
+    expect(outsideUid(1000, '         0          0 4294967295\n')).toBe(1000);
+    expect(outsideUid(5, '0 100 1\n10 200 10\n')).toBe(5);
+    expect(outsideUid(12, '0 100 1\n10 200 10\n')).toBe(202);
+  });
 });
