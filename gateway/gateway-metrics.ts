@@ -243,7 +243,12 @@ function toolOutcome(detail: string | undefined): ToolOutcome {
   return 'error';
 }
 
-/** Read from the replica set when scraped; counters advance by what changed since the last scrape. */
+/**
+ * Read from the replica set when scraped; counters advance by what changed since the last scrape.
+ * Every replica has its series from the first scrape, at 0 (as the tool and outcome series do): a
+ * replica's first failure must read as an increase, which `increase()` cannot see in a series that
+ * appears with its first sample, and `failures_total` of a replica that never failed must be 0, not absent.
+ */
 function registerReplicaMetrics(registry: Registry, replicas: UpstreamReplicas): void {
   const registers = [registry];
   const labelNames = ['replica'];
@@ -278,7 +283,7 @@ function registerReplicaMetrics(registry: Registry, replicas: UpstreamReplicas):
       collect() {
         for (const r of replicas.states()) {
           const delta = r[field] - (seen.get(r.baseUrl) ?? 0);
-          if (delta > 0) this.inc({ replica: r.baseUrl }, delta);
+          if (delta >= 0) this.inc({ replica: r.baseUrl }, delta);
           seen.set(r.baseUrl, r[field]);
         }
       },

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
 import { GatewayMetrics } from '../../gateway/gateway-metrics.ts';
+import { UpstreamReplicas } from '../../llm-client/upstream-replicas.ts';
 import { Timeline } from '../../gateway/timeline.ts';
 import { definePlugin, reject } from '../../plugins/kit/define-plugin.ts';
 import { inlineTool } from '../../plugins/kit/inline-tool.ts';
@@ -231,5 +232,25 @@ describe('conveyor_tool_wait_after_decode_seconds, from a timeline', () => {
     const timeline = toolRound('chatcmpl-no-tools', ['decode-end', 'round-end']);
     timeline.mark('request-end', { detail: 'answer' });
     expect(sample(await ended(timeline), 'conveyor_tool_wait_after_decode_seconds_count')).toBe(0);
+  });
+});
+
+describe('conveyor_upstream_replica_*_total, read from the replica set when scraped', () => {
+  it('has every replica from the first scrape, at 0, so that its first failure reads as an increase', async () => {
+    const replicas = new UpstreamReplicas(['http://a.test/v1', 'http://b.test/v1']);
+    const metrics = new GatewayMetrics({ replicas });
+    const first = await metrics.render();
+    for (const url of ['http://a.test/v1', 'http://b.test/v1']) {
+      expect(sample(first, `conveyor_upstream_replica_accepted_total{replica="${url}"}`)).toBe(0);
+      expect(sample(first, `conveyor_upstream_replica_failures_total{replica="${url}"}`)).toBe(0);
+    }
+    const [a, b] = replicas.replicas;
+    replicas.failed(b!, new Error('connect ECONNREFUSED'));
+    replicas.succeeded(a!);
+    const second = await metrics.render();
+    expect(sample(second, 'conveyor_upstream_replica_failures_total{replica="http://b.test/v1"}')).toBe(1);
+    expect(sample(second, 'conveyor_upstream_replica_failures_total{replica="http://a.test/v1"}')).toBe(0);
+    expect(sample(second, 'conveyor_upstream_replica_accepted_total{replica="http://a.test/v1"}')).toBe(1);
+    expect(sample(second, 'conveyor_upstream_replica_accepted_total{replica="http://b.test/v1"}')).toBe(0);
   });
 });
