@@ -116,8 +116,12 @@ function withPathsFrom(folder: string, file: ConveyorConfigFile): ConveyorConfig
   const ref = file.sim?.profile;
   const profile = typeof ref === 'string' && (ref.includes('/') || ref.includes('\\') || ref.endsWith('.json')) ? at(ref) : ref;
   const plugins = file.plugins;
+  const baseUrl = file.gateway?.upstream?.baseUrl;
   return {
     ...file,
+    ...(baseUrl !== undefined
+      ? { gateway: { ...file.gateway, upstream: { ...file.gateway!.upstream, baseUrl: typeof baseUrl === 'string' ? socketFrom(folder, baseUrl) : baseUrl.map((url) => socketFrom(folder, url)) } } }
+      : {}),
     ...(file.toolModules
       ? { toolModules: file.toolModules.map((m) => (typeof m === 'string' ? at(m) : { module: at(m.module), ...(m.readOnlyPaths ? { readOnlyPaths: m.readOnlyPaths.map(at) } : {}) })) }
       : {}),
@@ -133,4 +137,21 @@ function withPathsFrom(folder: string, file: ConveyorConfigFile): ConveyorConfig
         }
       : {}),
   };
+}
+
+/**
+ * A Unix socket upstream (`unix:vllm.sock:/v1`) whose socket path is relative, made relative to the
+ * file's folder like every other path in it: undici connected to it from the working directory, so
+ * the file meant another socket depending on where the gateway was started. Other URLs as written.
+ */
+function socketFrom(folder: string, url: string): string {
+  if (!url.startsWith('unix:')) return url;
+  const rest = url.slice('unix:'.length);
+  const colon = rest.indexOf(':');
+  const socket = colon < 0 ? rest : rest.slice(0, colon);
+  if (socket === '' || isAbsolute(socket)) return url;
+  const path = resolve(folder, socket);
+  // The socket's path ends at its first colon (nginx's form): a folder with one cannot be written so.
+  if (path.includes(':')) throw new GatewayConfigError(`gateway.upstream.baseUrl "${url}": the socket's path from the config file's folder, ${path}, holds a colon, which a unix: URL cannot hold; write the socket's path with no colon in it`);
+  return `unix:${path}${colon < 0 ? '' : rest.slice(colon)}`;
 }

@@ -61,6 +61,14 @@ describe('conveyor serve --config FILE', () => {
     });
   });
 
+  it("makes a Unix socket upstream's relative socket path relative to the file, keeping its base path", () => {
+    const folder = path.join(dir, 'run');
+    const one = readConfigFile(configFile({ gateway: { upstream: { baseUrl: 'unix:vllm.sock:/v1' } } }, folder));
+    expect(one.gateway?.upstream?.baseUrl).toBe(`unix:${path.join(folder, 'vllm.sock')}:/v1`);
+    const replicas = readConfigFile(configFile({ gateway: { upstream: { baseUrl: ['unix:a.sock', 'unix:/run/b.sock:/v1', 'http://127.0.0.1:8000/v1'] } } }, folder));
+    expect(replicas.gateway?.upstream?.baseUrl).toEqual([`unix:${path.join(folder, 'a.sock')}`, 'unix:/run/b.sock:/v1', 'http://127.0.0.1:8000/v1']);
+  });
+
   it('refuses a misspelt key at any depth, naming the file and where', () => {
     for (const [content, where] of [
       [{ gatway: {} }, 'gatway'],
