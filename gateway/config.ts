@@ -137,8 +137,22 @@ const gatewayConfigFields = z.strictObject({
   maxToolCallsPerRound: z.number().int().min(1).max(MAX_TOOL_CALLS_PER_ROUND).default(DEFAULT_MAX_TOOL_CALLS_PER_ROUND),
   /** A tool rejected a call mid-decode: re-prompt the model with the reason, or fail the request. */
   onToolReject: z.enum(['reprompt', 'error']).default('reprompt'),
-  /** Bearer keys accepted; empty = no authentication (loopback development). */
-  apiKeys: z.array(z.string().min(1)).default([]),
+  /**
+   * Bearer keys accepted; empty = no authentication (loopback development). A key with a space or
+   * line end at either end, or a control character, can never match: a client's `Authorization`
+   * value arrives without them (HTTP trims it), so `"sk-1\n"` from a templated file turned every
+   * client away as `invalid_api_key`, the operator told nothing. The message never repeats the key.
+   */
+  apiKeys: z
+    .array(
+      z
+        .string()
+        .min(1)
+        .refine((key) => key === key.trim() && !/[\x00-\x1f\x7f]/.test(key), {
+          message: 'the key has a space or line end at an end, or a control character (copied with it, as from a file saved on Windows?): no client can send it in `Authorization: Bearer <key>`',
+        }),
+    )
+    .default([]),
   /**
    * Keyless on loopback, only requests whose `Host` is a loopback name are served (DNS rebinding
    * protection, gateway/host-check.ts); these names are allowed too (e.g. a local proxy's).

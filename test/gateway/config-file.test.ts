@@ -164,6 +164,12 @@ describe('conveyor serve --config FILE', () => {
     expect(thrown).toBeInstanceOf(GatewayConfigError);
     expect((thrown as Error).message).toMatch(/: gateway\.upstream\.apiKey: the key holds a control character \(a \\r or line end copied with it, as from a file saved on Windows\?\), which an HTTP header cannot carry$/);
     expect((thrown as Error).message).not.toContain('sk-secret');
+    // A client key with its line end was accepted, and every client was then refused as invalid_api_key.
+    for (const key of ['sk-client\r\n', ' sk-client', 'sk-client\t']) {
+      expect(() => readConfigFile(configFile({ gateway: { apiKeys: ['k2', key] } }))).toThrow(/: gateway\.apiKeys\[1\]: the key has a space or line end at an end, or a control character/);
+    }
+    expect(() => readConfigFile(configFile({ gateway: { apiKeys: ['sk-client\n'] } }))).not.toThrow(/sk-client/);
+    expect(readConfigFile(configFile({ gateway: { apiKeys: ['sk a b'] } })).gateway?.apiKeys).toEqual(['sk a b']);
     // zod's "Invalid option: " said nothing the rest of the line does not.
     expect(() => readConfigFile(configFile({ logLevel: 'verbose' }))).toThrow(/: logLevel: expected one of "fatal"\|"error"\|/);
   });
