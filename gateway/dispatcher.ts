@@ -172,6 +172,9 @@ export class Dispatcher {
    */
   abortAll(reason: string): void {
     for (const call of this.calls) {
+      // A call whose end waits on a piece's verdict never reaches its end hook: a tool's effect
+      // (a mail sent, a row written) must not happen for a request that is over.
+      call.notRun ??= reason;
       abortQuietly(call.execution, reason);
       if (call.toolStarted) this.#markToolEnd(call, 'aborted');
     }

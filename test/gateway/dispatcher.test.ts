@@ -406,6 +406,35 @@ describe('Dispatcher: every tool-start has one tool-end', () => {
   });
 });
 
+describe('Dispatcher: a request that is over', () => {
+  it("never calls a tool's end hook once aborted, though the call's end was decoded before", async () => {
+    const log: string[] = [];
+    let verdict!: () => void;
+    const mailer: ToolPlugin = {
+      name: 'mail',
+      description: 'sends a mail at its end, once its address is checked',
+      parameters: { type: 'object' },
+      consumes: 'field',
+      start: () => ({
+        piece: () => new Promise<undefined>((resolve) => (verdict = () => resolve(undefined))),
+        end: async () => (log.push('sent'), { ok: true, content: 'sent' }),
+        abort: (reason) => log.push(`abort ${reason}`),
+      }),
+    };
+    const d = new Dispatcher({ tools: new Map([['mail', mailer]]), partialExecution: true, signal: new AbortController().signal, timeline: new Timeline('test'), round: 1, onProgress: () => {}, onReject: () => {} });
+    d.callStart('m1', 'mail');
+    d.piece('m1', { kind: 'field', path: ['to'], value: 'bob' });
+    d.callEnd('m1', { to: 'bob' });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(verdict).toBeTypeOf('function');
+    // The client leaves while the address check is still out; then the check answers.
+    d.abortAll('client aborted');
+    verdict();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(log).toEqual(['abort client aborted']);
+  });
+});
+
 describe('Dispatcher: progress after a call has ended', () => {
   it('is dropped, whether the call answered or was stopped: no progress follows its tool-end', async () => {
     const emits: Array<(p: ToolProgress) => void> = [];
