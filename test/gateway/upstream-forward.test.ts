@@ -61,7 +61,7 @@ describe('other /v1 endpoints pass through to the upstream (the simulator)', () 
       body: JSON.stringify({ model: SIM_MODEL }),
     });
     expect(res.status).toBe(400);
-    expect(((await res.json()) as { error: { param: string } }).error.param).toBe('body.prompt');
+    expect(((await res.json()) as { error: { param: string; message: string } }).error).toMatchObject({ param: 'prompt', message: expect.stringContaining('Either prompt or prompt_embeds must be provided') });
 
     const unknown = await fetch(`${conveyor.gateway.url}/v1/no-such-endpoint`, { headers: { authorization: 'Bearer client-key' } });
     expect(unknown.status).toBe(404);
