@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BoundedQueue } from '../core/bounded-queue.ts';
-import { ClientAbortedError } from '../core/errors.ts';
+import { ClientAbortedError, UpstreamModelNotFoundError, UpstreamModelNotServedError } from '../core/errors.ts';
 import type { ToolPlugin } from '../plugins/plugin-types.ts';
 import { chatRequestSchema, type ChatMessage, type ChatRequest } from './chat-request-schema.ts';
 import { withThinkingInContent } from './client-reasoning.ts';
@@ -151,7 +151,7 @@ async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, fa
     if (!res.writableFinished) cancel.abort(new ClientAbortedError());
   });
   // What the session throws once the signal is aborted is the client's leaving; the reason says which it was.
-  const failure = (err: unknown): unknown => (cancel.signal.aborted ? cancel.signal.reason : err);
+  const failure = (err: unknown): unknown => (cancel.signal.aborted ? cancel.signal.reason : modelOfGateway(ctx.config.upstream.model, err));
 
   // tool_choice "none": the model is not to call anything, so nothing it writes is taken for a call
   // (vLLM parses none then either) and no gateway tool runs; its text is the answer. A <think>
@@ -271,6 +271,11 @@ async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, fa
 /** A response that ends with calls for the client: its turns, for a next turn that leaves the gateway's out. */
 function keepDroppedTurns(ctx: ChatRouteContext, key: ClientKeyId, result: SessionResult): void {
   if (result.stopReason === 'client_tool_calls') ctx.droppedTurns.remember(key, result.clientToolCalls, result.messages);
+}
+
+/** The upstream's "no such model" for the model the gateway names, not the client: the gateway's failure. */
+function modelOfGateway(model: string | undefined, err: unknown): unknown {
+  return model !== undefined && err instanceof UpstreamModelNotFoundError ? new UpstreamModelNotServedError(model, err.message) : err;
 }
 
 /** The code the client was answered with (error-response.ts), for the timeline and the metrics: a bug's `internal_error`, not `error` or a Node `ERR_*`. */

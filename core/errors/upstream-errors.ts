@@ -63,6 +63,19 @@ export class UpstreamModelNotFoundError extends UpstreamResponseError {
   }
 }
 
+/**
+ * The upstream's 404 model_not_found for the model the gateway names in every request (its
+ * `upstream.model`, `--model`): the gateway's setting is wrong, not the client's request, so it is
+ * the gateway's failure (502), as the upstream's refusal of the gateway's own key is.
+ */
+export class UpstreamModelNotServedError extends UpstreamError {
+  constructor(model: string, upstreamMessage: string) {
+    super('upstream_model_not_served', `the upstream does not serve model '${model}', which the gateway names in every request (upstream.model): ${upstreamMessage}`, {
+      clientMessage: `the gateway is set to a model its upstream does not serve ('${model}'); its operator must change upstream.model (--model) or the upstream`,
+    });
+  }
+}
+
 /** What an upstream's context-overflow 400 said: its context, and the prompt's size in its tokens. */
 export interface ContextLimits {
   /** The model's context, prompt and reply together (vLLM's `max_model_len`). */

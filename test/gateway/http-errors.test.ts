@@ -406,6 +406,25 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     }
   });
 
+  it("answers 502, not the client's 404, when the upstream does not serve the model the gateway names (--model)", async () => {
+    const misnamed = await startGateway({ port: 0, upstream: { baseUrl: sim.url, model: 'no-such-model' } }, { tools: new Map() });
+    try {
+      for (const stream of [false, true]) {
+        // The client's own model name is fine: the gateway sends its own instead.
+        const res = await postJson(misnamed.url, '/v1/chat/completions', { ...hello, stream });
+        expect(res.status).toBe(502);
+        expect(res.json.error).toEqual({
+          type: 'server_error',
+          code: 'upstream_model_not_served',
+          param: null,
+          message: "the gateway is set to a model its upstream does not serve ('no-such-model'); its operator must change upstream.model (--model) or the upstream",
+        });
+      }
+    } finally {
+      await misnamed.close();
+    }
+  });
+
   it('still serves a good request after all of the above', async () => {
     const res = await postJson(gateway.url, '/v1/chat/completions', hello);
     expect(res.status).toBe(200);
