@@ -23,7 +23,7 @@ export class SimConfigError extends ConveyorError {
  */
 export class GatewayBusyError extends ConveyorError {
   constructor(running: number, queued: number) {
-    super('gateway_busy', `the gateway is at its limit of ${running} requests at once, with ${queued} more waiting; retry shortly`);
+    super('gateway_busy', `the gateway is at its limit of ${running} ${running === 1 ? 'request' : 'requests'} at once, with ${queued} more waiting; retry shortly`);
   }
 }
 
