@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { inspect } from 'node:util';
 import { GatewayConfigError, type ConveyorError } from '../core/errors.ts';
@@ -44,6 +44,8 @@ export async function toolsFromModules(
     const url = moduleUrl(module);
     const file = fileURLToPath(url);
     if (!existsSync(file)) throw new GatewayConfigError(`tool module ${module}: no such file${file === module ? '' : ` ${file}`}${whereFrom(module)}`);
+    // Node's "Directory import … is not supported" said nothing of what to give instead.
+    if (statSync(file).isDirectory()) throw new GatewayConfigError(`tool module ${module}: is a folder; name the plugin's module file in it${folderEntry(file)}`);
     // A grant of a path that is not there bound nothing, and the plugin's first read failed with
     // ENOENT inside its sandbox, far from the typo that caused it.
     const missing = readOnlyPaths?.find((p) => !existsSync(resolve(p)));
@@ -194,4 +196,11 @@ function commonJsHint(err: unknown, url: string): string {
   const message = thrownValue(err);
   const commonJs = /\.c[jt]s$/.test(new URL(url).pathname) || /Unexpected token 'export'|Cannot use import statement outside a module|require is not defined|module is not defined/.test(message);
   return commonJs ? ' (plugins are ES modules: use .ts/.mjs/.js with import/export, not require/module.exports; plugins/README.md)' : '';
+}
+
+/** The folder's likely plugin module, for the error that names the folder: ", such as …/index.ts". */
+function folderEntry(folder: string): string {
+  const modules = readdirSync(folder).filter((name) => /\.(m?[jt]s)$/.test(name) && !/\.(test|spec|d)\.[cm]?[jt]s$/.test(name));
+  const entry = modules.find((name) => /^(index|plugin)\./.test(name)) ?? (modules.length === 1 ? modules[0] : undefined);
+  return entry === undefined ? '' : `, such as ${join(folder, entry)}`;
 }

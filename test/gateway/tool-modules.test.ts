@@ -70,6 +70,16 @@ describe('toolsFromModules', () => {
     });
   });
 
+  // Node's own words were "Directory import '…' is not supported resolving ES modules imported from …".
+  it("refuses a folder given for a module, naming the folder's likely module file", async () => {
+    const module = moduleFile('index.ts', 'export default 1;\n');
+    const folder = path.dirname(module);
+    writeFileSync(path.join(folder, 'index.test.ts'), '');
+    expect(await refusal(folder)).toMatchObject({ code: 'gateway_config_invalid', message: `tool module ${folder}: is a folder; name the plugin's module file in it, such as ${module}` });
+    const empty = mkdtempSync(path.join(modulesDir, 'empty-'));
+    expect((await refusal(empty)).message).toBe(`tool module ${empty}: is a folder; name the plugin's module file in it`);
+  });
+
   // Node ended `conveyor serve` with status 13 and no word (an unsettled top-level await: nothing
   // was left on the event loop), and a merely slow one held the start-up with no message.
   it('stops at a module whose top-level await does not settle within loadTimeoutMs, naming it', async () => {
