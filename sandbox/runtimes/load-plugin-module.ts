@@ -125,10 +125,14 @@ function unreadableModule(url: string, err: unknown): Error | undefined {
  */
 function hostUid(): number | undefined {
   if (typeof process.getuid !== 'function') return undefined;
+  const uid = process.getuid();
+  // Only 0 is the namespace's own: under bwrap the process keeps the uid it was started with,
+  // and its uid_map names the namespace bwrap was run from, not the host (0 there, seen in CI).
+  if (uid !== 0) return uid;
   try {
-    return outsideUid(process.getuid(), readFileSync('/proc/self/uid_map', 'utf8'));
+    return outsideUid(uid, readFileSync('/proc/self/uid_map', 'utf8'));
   } catch {
-    return process.getuid();
+    return uid;
   }
 }
 
