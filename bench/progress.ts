@@ -11,9 +11,9 @@ type ProgressStream = Pick<NodeJS.WriteStream, 'write'> & { isTTY?: boolean };
 
 /**
  * One progress bar per section, on stderr, so the Markdown summary on stdout stays clean. Without
- * a terminal (CI, `2>log`) it writes a plain line at most every 10 s and one at the end, as the
- * workloads do: cli-progress's non-TTY mode printed each section's placeholder first ("0/1",
- * before the section knew its total).
+ * a terminal (CI, `2>log`) it writes plain lines: one as the section starts, then at most one
+ * every 10 s and one at the end, as the workloads do (cli-progress's non-TTY mode printed each
+ * section's placeholder first, "0/1", before the section knew its total).
  */
 export function progressBar(label: string, stream: ProgressStream = process.stderr, now: () => number = () => performance.now()): SectionProgress {
   if (stream.isTTY !== true) return progressLines(label, stream, now);
@@ -33,6 +33,8 @@ export function progressBar(label: string, stream: ProgressStream = process.stde
 }
 
 function progressLines(label: string, stream: ProgressStream, now: () => number): SectionProgress {
+  // Which part a log has reached, before its first step (a sweep's takes seconds).
+  stream.write(`${label}: started\n`);
   let lastLine = now();
   return {
     update(done, total) {

@@ -58,7 +58,7 @@ describe('a benchmark stopped by a signal', () => {
     const { bench, stderr, exited } = startBench(['calculator', 'sweep', '--runs', '1', '--profile', 'fast-test', '--out', kept]);
     try {
       // The workload is done once the sweep's progress starts.
-      await until('the sweep to start', () => (/^sweep /m.test(stderr()) ? true : undefined), 120_000);
+      await until('the sweep to start', () => (/^sweep: started$/m.test(stderr()) ? true : undefined), 120_000);
       bench.kill('SIGINT');
       expect(await exited).toBe(130);
       expect(stderr()).toContain('bench: SIGINT during sweep');

@@ -8,7 +8,7 @@ function logStream() {
 }
 
 describe('a section’s progress without a terminal', () => {
-  it('writes plain lines: none before the section knows its total, one at most every 10 s, and its end', () => {
+  it('writes plain lines: its start, no total before the section knows it, one at most every 10 s, and its end', () => {
     const log = logStream();
     let clock = 0;
     const progress = progressBar('sweep', log, () => clock);
@@ -22,7 +22,7 @@ describe('a section’s progress without a terminal', () => {
     progress.update(20, 20);
     progress.stop();
     // Before: cli-progress's "sweep |░░░| 0/1" first, a placeholder total.
-    expect(log.lines).toEqual(['sweep: 2/20\n', 'sweep: 20/20\n']);
+    expect(log.lines).toEqual(['sweep: started\n', 'sweep: 2/20\n', 'sweep: 20/20\n']);
   });
 
   it('writes no escape codes into a log', () => {
