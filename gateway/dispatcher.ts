@@ -1,7 +1,7 @@
 import { ClientAbortedError, thrownMessage } from '../core/errors.ts';
 import { pieceLabel, type Piece } from '../parsers/parser-events.ts';
 import type { ToolExecution, ToolPlugin, ToolProgress, ToolResult } from '../plugins/plugin-types.ts';
-import { ProgressBudget } from './progress-budget.ts';
+import { ProgressBudget } from '../plugins/progress-budget.ts';
 import { capObservation } from './observation-cap.ts';
 import type { Timeline } from './timeline.ts';
 

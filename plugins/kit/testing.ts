@@ -1,6 +1,7 @@
 import { thrownMessage } from '../../core/errors.ts';
 import type { Piece } from '../../parsers/parser-events.ts';
 import type { ToolPlugin, ToolProgress, ToolResult, Verdict } from '../plugin-types.ts';
+import { ProgressBudget } from '../progress-budget.ts';
 
 /**
  * One call as runScriptedCall plays it: the pieces the parser would emit while the model writes
@@ -29,7 +30,8 @@ export interface ScriptedCall {
  * What a tool answered to a ScriptedCall: a verdict per piece, then either `rejected` (the reason
  * of the first reject; no `result`: onEnd did not run) or `result` (what the model would read:
  * onEnd's result, or the tool error of a hook that threw, a wrong return or invalid arguments),
- * and every `ctx.emit` progress event in order.
+ * and every `ctx.emit` progress event in order, as the gateway passes them on: those emitted before
+ * the call ended (a timer a hook left behind emits into nothing), within the per-call budget.
  *
  * @example
  * const run: ScriptedRun = await runScriptedCall(tool, { args: { text: 'hi' } });
@@ -60,13 +62,21 @@ export interface ScriptedRun {
  */
 export async function runScriptedCall(tool: ToolPlugin, call: ScriptedCall, signal = new AbortController().signal): Promise<ScriptedRun> {
   const progress: ToolProgress[] = [];
-  const execution = tool.start({ callId: call.callId ?? 'call_test', signal, emit: (p) => progress.push(p), ...(call.tenant === undefined ? {} : { tenant: call.tenant }) });
+  const budget = new ProgressBudget();
+  let ended = false;
+  const emit = (emitted: ToolProgress): void => {
+    if (ended) return;
+    const passed = budget.take(emitted);
+    if (passed) progress.push(passed);
+  };
+  const execution = tool.start({ callId: call.callId ?? 'call_test', signal, emit, ...(call.tenant === undefined ? {} : { tenant: call.tenant }) });
   const run: ScriptedRun = { verdicts: [], progress };
   const gap = () => (call.gapMs ? new Promise((resolve) => setTimeout(resolve, call.gapMs)) : undefined);
   // A tool whose piece or end throws (the kit's never do; a hand-written ToolPlugin may) gets the
   // tool error the gateway's Dispatcher gives it, so a test sees what the model would.
   const failed = (err: unknown): ScriptedRun => {
     const message = thrownMessage(err);
+    ended = true;
     execution.abort(`failed: ${message}`);
     return { ...run, result: { ok: false, content: `error: ${tool.name} failed: ${message}` } };
   };
@@ -83,6 +93,7 @@ export async function runScriptedCall(tool: ToolPlugin, call: ScriptedCall, sign
     run.verdicts.push(verdict);
     if (verdict?.verdict === 'reject') {
       run.rejected = verdict.reason;
+      ended = true;
       execution.abort(`rejected: ${verdict.reason}`);
       return run;
     }
@@ -93,5 +104,6 @@ export async function runScriptedCall(tool: ToolPlugin, call: ScriptedCall, sign
   } catch (err) {
     return failed(err);
   }
+  ended = true;
   return run;
 }

@@ -3,7 +3,7 @@ import { Dispatcher } from '../../gateway/dispatcher.ts';
 import { Timeline } from '../../gateway/timeline.ts';
 import type { Piece } from '../../parsers/parser-events.ts';
 import type { ToolPlugin, ToolProgress } from '../../plugins/plugin-types.ts';
-import { MAX_PROGRESS_EVENTS, MAX_PROGRESS_TEXT, ProgressBudget } from '../../gateway/progress-budget.ts';
+import { MAX_PROGRESS_EVENTS, MAX_PROGRESS_TEXT, ProgressBudget } from '../../plugins/progress-budget.ts';
 import { untilAbortedTool } from '../support/scripted-gateway.ts';
 
 /** A line-consuming tool that records what reached it and when (relative to decode events). */

@@ -1,4 +1,4 @@
-import type { ToolProgress } from '../plugins/plugin-types.ts';
+import type { ToolProgress } from './plugin-types.ts';
 
 /** Per call: more progress than this is not passed on (client events, timeline marks). */
 export const MAX_PROGRESS_EVENTS = 10_000;
