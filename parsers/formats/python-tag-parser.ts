@@ -30,7 +30,8 @@ export type PythonTagParserOptions = z.input<typeof PythonTagParserOptionsSchema
  *   or `end()`; `call-args` carries the arguments as JSON, `{"code":"` then each line's
  *   JSON-escaped text with its piece, `"}` at the end, so it concatenates to
  *   `JSON.stringify({code})`;
- * - `call-end` {code} at the end token (dropped, never content) or at `end()`.
+ * - `call-end` {code} at the end token (dropped, never content) or at `end()`; at `end(true)`
+ *   (the token limit cut the output) an open call is `malformed`, its text released as content.
  * Built-in tool calls such as `brave_search.call(query="…")` are Python too and arrive as
  * code. Everything outside the tag's code is content, unchanged.
  */
@@ -70,10 +71,22 @@ class PythonTagParser implements ToolCallParser {
     return this.#out.take();
   }
 
-  end(): ParserEvent[] {
+  end(cut = false): ParserEvent[] {
     if (this.#ended) return [];
     this.#ended = true;
     this.#run('', true);
+    // The token limit (or a stop string) cut the code: its last line is likely half a statement
+    // (`limit = 5` of `limit = 500`), and no end token says the model had finished, so the call
+    // is not run. Its text goes out as the model wrote it, as in every other format.
+    if (cut && this.#mode !== 'prose') {
+      const call = this.#call;
+      const code = call === undefined ? this.#space : call.code + call.line;
+      this.#out.event(call === undefined ? { type: 'malformed', reason: 'truncated call' } : { type: 'malformed', callId: call.callId, reason: 'truncated call' });
+      this.#out.text(this.#options.tag + code);
+      this.#call = undefined;
+      this.#space = '';
+      this.#mode = 'prose';
+    }
     if (this.#mode === 'after-tag') {
       // Only whitespace followed the tag: still code, as the tag promised.
       const code = this.#space;

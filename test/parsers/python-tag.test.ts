@@ -57,6 +57,20 @@ describe('python-tag parser (Llama 3.1 code interpreter)', () => {
     expect(callsOf(events)).toEqual([{ callId: 'call_1', name: 'python', args: { code: 'print("héllo 😀")\n' }, argsText: '{"code":"print(\\"héllo 😀\\")\\n"}' }]);
   });
 
+  it('makes code the token limit cut (end(true)) a malformed call, not run, its text content; a finished call before it stands', () => {
+    const input = 'Sure.<|python_tag|>x = 1<|eom_id|><|python_tag|>rows = fetch()\nlimit = 5';
+    for (const deltas of [[input], input.split('')]) {
+      const parser = createPythonTagParser();
+      const events = coalesceText([...deltas.flatMap((d) => parser.push(d)), ...parser.end(true)]);
+      expectWellFormedCalls(events);
+      expect(callsOf(events).map((c) => c.args)).toEqual([{ code: 'x = 1' }]);
+      expect(events.slice(-2)).toEqual([{ type: 'malformed', callId: 'call_2', reason: 'truncated call' }, text('<|python_tag|>rows = fetch()\nlimit = 5')]);
+    }
+    // Cut right after the tag: no call had begun.
+    const parser = createPythonTagParser();
+    expect(coalesceText([...parser.push('<|python_tag|> '), ...parser.end(true)])).toEqual([{ type: 'malformed', reason: 'truncated call' }, text('<|python_tag|> ')]);
+  });
+
   it('keeps text after the end token and handles several calls', () => {
     const events = parse('<|python_tag|>a()<|eom_id|>Now the second:<|python_tag|>b()<|eom_id|>Done.', { callIdPrefix: 'r2_' });
     expect(callsOf(events).map((c) => [c.callId, c.args.code])).toEqual([
