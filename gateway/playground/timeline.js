@@ -3,6 +3,15 @@
 
 import { el } from './dom.js';
 
+/** request-end's details for a request that ended with its answer (the session's stop reasons); any other is an error's code. */
+const ANSWERED = new Set(['answer', 'length', 'max_tool_rounds', 'client_tool_calls']);
+
+/** How a request ended, in the stats' words: undefined when it answered. */
+function outcomeOf(detail) {
+  if (detail === undefined || ANSWERED.has(detail)) return undefined;
+  return detail === 'client_aborted' ? 'stopped' : `failed: ${detail}`;
+}
+
 /**
  * One request's timeline, drawn from the server's own record of it: the events WebSocket
  * (GET /v1/requests/:id/events) replays what the request has had, then sends each event as it
@@ -31,6 +40,8 @@ export class Timeline {
     this.closed = false;
     /** Why the timeline could not follow the request, if it could not: the run's final status keeps it. */
     this.trouble = undefined;
+    /** How the request ended, when not with an answer: 'stopped', or 'failed: <error code>' (request-end's detail). */
+    this.outcome = undefined;
     /** When it lost the request (server seconds): its clock stops there, since nothing it draws after is the server's. */
     this.lostAt = undefined;
   }
@@ -146,6 +157,16 @@ export class Timeline {
       }
       case 'request-end':
         this.end = t;
+        this.outcome = outcomeOf(e.detail);
+        // A decode the request's end cut (Stop, the upstream failing) has no decode-end: its bar
+        // ran on to the end in decode blue, and the timeline read as a request that went well.
+        if (this.outcome !== undefined) {
+          for (const decode of this.rounds.values()) {
+            if (decode.end !== undefined) continue;
+            decode.end = t;
+            decode.kind = this.outcome === 'stopped' ? 'aborted' : 'failed';
+          }
+        }
         this.close();
         break;
     }
@@ -198,7 +219,7 @@ export class Timeline {
     const { hidden, total: toolTotal } = this.overlap();
     this.page.stats.textContent = [
       this.firstToken !== undefined ? `first token ${(this.firstToken * 1000).toFixed(0)} ms` : undefined,
-      `${this.end !== undefined ? 'total' : this.lostAt !== undefined ? 'lost at' : 'elapsed'} ${total.toFixed(2)} s`,
+      `${this.end !== undefined ? 'total' : this.lostAt !== undefined ? 'lost at' : 'elapsed'} ${total.toFixed(2)} s${this.outcome ? ` (${this.outcome})` : ''}`,
       `${this.rounds.size} round${this.rounds.size === 1 ? '' : 's'}`,
       this.usage ? `${this.usage.prompt_tokens} prompt + ${this.usage.completion_tokens} completion tokens` : undefined,
       this.calls.size ? `tool time ${toolTotal.toFixed(2)} s, ${hidden.toFixed(2)} s of it during the decode` : undefined,

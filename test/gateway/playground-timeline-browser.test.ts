@@ -1,7 +1,10 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { expect, it } from 'vitest';
 import type { TimelineEvent } from '../../gateway/timeline.ts';
 import { browserAndConveyor, describeInBrowser } from '../support/browser-suite.ts';
+import { SIM_MODEL, startTestConveyor } from '../support/conveyor-fixture.ts';
 import { openPlayground, runExample } from '../support/playground-page.ts';
 
 // The playground's timeline and events list where the server's record does not end the plain
@@ -160,13 +163,45 @@ describeInBrowser('the playground timeline in a real browser (Chromium)', () => 
       await page.click('#stop');
       await page.waitForSelector('.turn.assistant.finished');
       expect(await page.textContent('#status')).toBe('stopped');
-      // Before: "failed · python · call_…", in the colour of a tool that went wrong.
-      expect(await rowLabels(page)).toEqual(['round 1 · decode', expect.stringMatching(/^aborted · python · \S+$/)]);
-      expect(await page.$$eval('#timeline .bar', (bars) => bars.map((b) => b.className))).toEqual(['bar decode', 'bar aborted']);
+      // Before: "failed · python · call_…", in the colour of a tool that went wrong; and the
+      // decode Stop cut ran on to the end in decode blue, as if it had finished.
+      expect(await rowLabels(page)).toEqual(['aborted · round 1 · decode', expect.stringMatching(/^aborted · python · \S+$/)]);
+      expect(await page.$$eval('#timeline .bar', (bars) => bars.map((b) => b.className))).toEqual(['bar aborted', 'bar aborted']);
+      expect(await page.textContent('#stats')).toMatch(/ · total \d+\.\d\d s \(stopped\) · /);
       const id = await page.getAttribute('.turn.assistant', 'data-request-id');
       const { events } = (await (await fetch(`${suite.conveyor.gateway.url}/v1/requests/${id}/timeline`)).json()) as { events: TimelineEvent[] };
       expect(events.filter((e) => e.type === 'tool-end').map((e) => e.detail)).toEqual(['aborted']);
     });
+  }, 90_000);
+
+  it('labels a decode the upstream cut as failed, and says how the request ended', async () => {
+    // An upstream that writes a few words of the simulator's model, then drops the connection.
+    const upstream = createServer((req, res) => {
+      if (req.method === 'GET') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [{ id: SIM_MODEL, object: 'model' }] }));
+      req.resume().on('end', () => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        for (const word of ['Hello', ' there', ' and']) {
+          res.write(`data: ${JSON.stringify({ id: 'up', object: 'chat.completion.chunk', created: 1, model: SIM_MODEL, choices: [{ index: 0, delta: { content: word }, finish_reason: null }] })}\n\n`);
+        }
+        setTimeout(() => res.socket?.destroy(), 200);
+      });
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    const cutting = await startTestConveyor({ gateway: { upstream: { baseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1` } } });
+    try {
+      await suite.withPage(async (page) => {
+        await openPlayground(page, cutting.gateway.url);
+        await ask(page, 'hello');
+        expect(await page.textContent('#status')).toMatch(/^error: /);
+        // Before: "round 1 · decode" in decode blue and "total 0.21 s", the request read as answered.
+        expect(await rowLabels(page)).toEqual(['failed · round 1 · decode']);
+        expect(await page.$$eval('#timeline .bar', (bars) => bars.map((b) => b.className))).toEqual(['bar failed']);
+        expect(await page.textContent('#stats')).toMatch(/ · total \d+\.\d\d s \(failed: upstream_\w+\) · /);
+      });
+    } finally {
+      await cutting.close();
+      await new Promise<void>((resolve) => upstream.close(() => resolve()));
+    }
   }, 90_000);
 
   it('labels a call the token limit cut as malformed, with its tool, whether or not its tool had opened', async () => {
