@@ -194,6 +194,9 @@ async function send(prompt) {
     if (running === run || waiting) requestAnimationFrame(frame);
   };
   requestAnimationFrame(frame);
+  // As with Stop below: the disabled Send button would drop the focus to the page's body, where a
+  // screen reader says nothing; from the prompt, Tab reaches Stop.
+  if (document.activeElement === ui.send) ui.prompt.focus();
   ui.send.disabled = true;
   ui.stop.disabled = false;
   setStatus('streaming…');

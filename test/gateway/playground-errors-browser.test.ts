@@ -162,6 +162,23 @@ describeInBrowser('the playground without an answer, narrow, by keyboard (Chromi
     });
   }, 90_000);
 
+  it('keeps the keyboard on the prompt after Send, from where Tab reaches Stop', async () => {
+    await suite.withPage(async (page) => {
+      await openPlayground(page, suite.conveyor.gateway.url);
+      await page.click('text=Python: sine wave');
+      await page.focus('#send');
+      await page.keyboard.press('Enter');
+      await page.waitForFunction(() => (document.querySelector('.turn.assistant .content')?.textContent ?? '').length > 0);
+      // Before: the Send button, disabled under the focus, left it on <body>.
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('prompt');
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('stop');
+      await page.keyboard.press('Enter');
+      await page.waitForSelector('.turn.assistant.finished');
+      expect(await page.textContent('#status')).toBe('stopped');
+    });
+  }, 90_000);
+
   it('keeps the tool events\' heading in view when the list scrolls', async () => {
     await suite.withPage(async (page) => {
       await openPlayground(page, suite.conveyor.gateway.url);
