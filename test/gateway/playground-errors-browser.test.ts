@@ -179,6 +179,34 @@ describeInBrowser('the playground without an answer, narrow, by keyboard (Chromi
     });
   }, 90_000);
 
+  it('greys a left-out question and the notes with text that keeps 4.5:1 contrast (WCAG AA)', async () => {
+    await suite.withPage(async (page) => {
+      await openPlayground(page, suite.conveyor.gateway.url);
+      await page.click('text=Python: sine wave');
+      await page.click('#send');
+      await page.waitForFunction(() => (document.querySelector('.turn.assistant .content')?.textContent ?? '').length > 0);
+      await page.click('#stop');
+      await page.waitForSelector('.turn.assistant.finished');
+      const ratios = await page.$$eval('.turn.left-out .content, .turn .note', (texts) =>
+        texts.map((text) => {
+          const rgb = (color: string) => color.match(/[\d.]+/g)!.map(Number);
+          // The text's colour as painted: its alpha and every ancestor's opacity, over the box's white.
+          let alpha = rgb(getComputedStyle(text).color)[3] ?? 1;
+          for (let e: Element | null = text; e; e = e.parentElement) alpha *= Number(getComputedStyle(e).opacity);
+          const painted = rgb(getComputedStyle(text).color).slice(0, 3).map((c) => c * alpha + 255 * (1 - alpha));
+          const luminance = (channels: number[]) => {
+            const [r, g, b] = channels.map((c) => (c / 255 <= 0.03928 ? c / 255 / 12.92 : ((c / 255 + 0.055) / 1.055) ** 2.4));
+            return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+          };
+          return [text.textContent, 1.05 / (luminance(painted) + 0.05)] as const;
+        }),
+      );
+      expect(ratios.map(([text]) => text)).toEqual(['Plot a sine wave in Python using only the standard library.', 'left out of the conversation: it got no answer', 'stopped']);
+      // Before: 4.48 for the notes (#777), about 4.4 for the question (opacity 0.6).
+      for (const [, ratio] of ratios) expect(ratio).toBeGreaterThanOrEqual(4.5);
+    });
+  }, 90_000);
+
   it('keeps the tool events\' heading in view when the list scrolls', async () => {
     await suite.withPage(async (page) => {
       await openPlayground(page, suite.conveyor.gateway.url);
