@@ -117,7 +117,7 @@ export abstract class FormatParser implements ToolCallParser {
     this.#laneRaw = target?.raw;
   }
 
-  end(): ParserEvent[] {
+  end(cut = false): ParserEvent[] {
     if (this.#ended) return [];
     this.#ended = true;
     this.#pendingStartOf = undefined;
@@ -125,7 +125,7 @@ export abstract class FormatParser implements ToolCallParser {
     const out = this.#out;
     const pending = this.#pending;
     this.#pending = '';
-    this.finish(pending, out);
+    this.finish(pending, out, cut);
     return out.take();
   }
 
@@ -149,8 +149,11 @@ export abstract class FormatParser implements ToolCallParser {
     return undefined;
   }
 
-  /** The stream has ended; `pending` is what the current state held. */
-  protected abstract finish(pending: string, out: EventList): void;
+  /**
+   * The stream has ended; `pending` is what the current state held. `cut`: the token limit (or a
+   * stop string) ended it, so a call with no closing marker of its own (a raw-code body) is unfinished.
+   */
+  protected abstract finish(pending: string, out: EventList, cut: boolean): void;
 
   /** Keeps `buf[i..]` for the next push; returns `buf.length`. */
   protected hold(buf: string, i: number): number {

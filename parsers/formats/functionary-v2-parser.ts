@@ -176,7 +176,7 @@ class FunctionaryV2Parser extends FormatParser {
     return state.kind === 'body' && state.body.json ? { writer: state.body.json, raw: state.raw } : undefined;
   }
 
-  protected finish(pending: string, out: EventList): void {
+  protected finish(pending: string, out: EventList, cut: boolean): void {
     const state = this.#state;
     this.#state = { kind: 'content' };
     switch (state.kind) {
@@ -193,7 +193,12 @@ class FunctionaryV2Parser extends FormatParser {
         const code = state.body.code;
         if (code) {
           code.write(pending, out);
-          code.finish(out);
+          // Cut by the token limit: raw code has no end of its own to say it was finished, and
+          // its last line is likely half a statement, so the call is not run (see RawCodeCall).
+          if (cut) {
+            state.raw.add(code.written);
+            this.#broken(state.raw, state.body.callId, 'truncated call', 0, out);
+          } else code.finish(out);
           return;
         }
         const args = state.body.json;

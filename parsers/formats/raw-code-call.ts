@@ -42,6 +42,11 @@ export class RawCodeCall {
     this.#emit(text.slice(from), out);
   }
 
+  /** The code as written so far, for a call that fails and goes out as text. */
+  get written(): string {
+    return this.#code + this.#held;
+  }
+
   /** The body has ended (its end marker, or the end of the stream). */
   finish(out: EventList): void {
     if (this.#held) {

@@ -66,6 +66,24 @@ describe('functionary v2', () => {
     }
   });
 
+  it('fails raw python the token limit cut (end(true)), v2 and v3 alike: its half line is not run', () => {
+    const cases: Array<[ReturnType<typeof v2>, string, string]> = [
+      [v2(), 'python\n<|content|>rows = load()\nlimit = 5', 'python\n<|content|>rows = load()\nlimit = 5'],
+      [v3(), '>>>python\nrows = load()\nlimit = 5', '>>>python\nrows = load()\nlimit = 5'],
+    ];
+    for (const [make, input, released] of cases) {
+      for (const deltas of [[input], input.split('')]) {
+        const parser = make();
+        const events = coalesceText([...deltas.flatMap((d) => parser.push(d)), ...parser.end(true)]);
+        expectWellFormedCalls(events);
+        expect(callsOf(events)).toEqual([]);
+        expect(events.slice(-2)).toEqual([{ type: 'malformed', callId: 'call_1', reason: 'truncated call' }, text(released)]);
+      }
+      // Not cut, the stream's end ends the call, the engine having stripped the stop token.
+      expect(callsOf(whole(make, input)).map((c) => c.args)).toEqual([{ code: 'rows = load()\nlimit = 5' }]);
+    }
+  });
+
   it('is registered as "functionary-v2"', () => {
     expect(whole(() => createParser('functionary-v2', { tools: ['f'] }), 'g\n<|content|>{}')).toEqual([
       { type: 'malformed', reason: 'unknown tool "g"' },

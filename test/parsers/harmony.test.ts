@@ -45,6 +45,17 @@ describe('harmony parser', () => {
     ]);
   });
 
+  it('fails raw python the token limit cut (end(true)), its half line not run; a finished call before it stands', () => {
+    const input = '<|channel|>analysis to=python code<|message|>x = 1<|call|><|start|>assistant<|channel|>analysis to=python code<|message|>rows = load()\nlimit = 5';
+    for (const deltas of [[input], input.split('')]) {
+      const parser = createHarmonyParser();
+      const events = coalesceText([...deltas.flatMap((d) => parser.push(d)), ...parser.end(true)]);
+      expectWellFormedCalls(events);
+      expect(callsOf(events).map((c) => c.args)).toEqual([{ code: 'x = 1' }]);
+      expect(events.slice(-2)).toEqual([{ type: 'malformed', callId: 'call_2', reason: 'truncated call' }, text('<|start|>assistant<|channel|>analysis to=python code<|message|>rows = load()\nlimit = 5')]);
+    }
+  });
+
   it('fails a truncated call the same streamed or whole, and returns its text', () => {
     const input = '<|channel|>analysis<|message|>Think.<|end|><|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{"a": [1, 2';
     const events = parse(input);
