@@ -25,6 +25,10 @@ const CALLS = [
   '<|channel|>analysis<|message|>hm<|end|><|start|>assistant<|channel|>final<|message|>ok<|return|>',
   '<|from|>assistant\n<|recipient|>f\n<|content|>{"q": 6}\n<|stop|>',
   '>>>f\n{"q": 7}',
+  // Raw-code bodies: no closing marker of their own, so end(true) fails them.
+  '<|channel|>analysis to=python code<|message|>x = 1\nprint(x)<|call|>',
+  '>>>python\nprint(3)\n',
+  '<|from|>assistant\n<|recipient|>python\n<|content|>print(4)\n<|stop|>',
   '1. search("x")\n2. join()<END_OF_PLAN>',
   '```python\nprint(2)\n```\n',
   '<think>plan [f(q=1)]</think>',
@@ -70,6 +74,28 @@ describe('every format, fed every format', () => {
     const make = () => withReasoning(withCodeFences(createParser(format), { callIdPrefix: 'fence_' }), { startsInReasoning: format === 'hermes' });
     fc.assert(
       fc.property(outputs, sizes, (text, s) => expectSplitInvariant(make, text, s)),
+      { numRuns: Math.ceil(RUNS / 2) },
+    );
+  });
+});
+
+// The token limit's end (end(true)) takes its own paths (a raw-code body or a code block left
+// open fails there); they too must not depend on where the deltas fell.
+function feedCut(make: () => ToolCallParser, deltas: readonly string[]) {
+  const parser = make();
+  return coalesceText([...deltas.flatMap((d) => parser.push(d)), ...parser.end(true)]);
+}
+
+describe('every format, cut by the token limit', () => {
+  it.each(formats)('%s gives the same events at end(true) however the text is split', (format) => {
+    const make = () => withReasoning(withCodeFences(createParser(format), { callIdPrefix: 'fence_' }));
+    fc.assert(
+      fc.property(outputs, sizes, (text, s) => {
+        const expected = feedCut(make, [text]);
+        expect(feedCut(make, text.split(''))).toEqual(expected);
+        expect(feedCut(make, group(text, s))).toEqual(expected);
+        expectWellFormedCalls(expected);
+      }),
       { numRuns: Math.ceil(RUNS / 2) },
     );
   });
