@@ -176,6 +176,9 @@ async function send(prompt) {
   history.push({ role: 'user', content: prompt });
   const example = picked?.prompt === prompt ? picked : undefined;
   const run = (running = shown = new Run());
+  // Sending is asking to follow the new turn: a reader scrolled up to an earlier answer had the
+  // question and its answer stream out of view, and the answer did not follow since they were not at the bottom.
+  ui.conversation.scrollTop = ui.conversation.scrollHeight;
   const frame = () => {
     // A later request, or New chat, has the panel now: this run's frames stop drawing into it.
     if (shown !== run) return;
