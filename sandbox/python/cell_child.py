@@ -16,6 +16,7 @@ import resource
 import signal
 import sys
 
+import cell_hooks
 import cell_namespace
 import cell_runtime
 import process_tree
@@ -231,6 +232,7 @@ def run(fds, config, parent_pid, seccomp_filter):
         else:
             from cell_executor import CellExecutor
             cell_runtime.install_stdio()
+            cell_hooks.install()
             executor = CellExecutor(config['filename'], send, read_chunk)
             if config['mode'] == 'whole':
                 result = executor.run_whole()

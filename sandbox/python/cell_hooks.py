@@ -1,0 +1,92 @@
+"""Tracebacks that the interpreter prints from C, with the cell's source lines.
+
+An exception a thread does not catch (before 3.13) and every "Exception ignored" report (a
+`__del__`, an atexit callback, a generator's close) are printed by C code that reads each frame's
+source line from the file on disk, not from linecache. A cell's code is in linecache only, so
+those tracebacks lost the line that a script run shows under each of the cell's frames. These
+hooks print the same text with the traceback module, which reads linecache (as the executor
+already does for the cell's own uncaught exception).
+"""
+import sys
+import threading
+import traceback
+
+
+def install():
+    """Only over the interpreter's own hooks: code in the cell that set its own keeps it."""
+    if threading.excepthook is threading.__excepthook__:
+        threading.excepthook = threading.__excepthook__ = _thread_excepthook
+    if sys.unraisablehook is sys.__unraisablehook__:
+        sys.unraisablehook = sys.__unraisablehook__ = _unraisable_hook
+
+
+def _thread_excepthook(args, /):
+    """`_thread._excepthook`: the header, then what sys.excepthook would print."""
+    if args.exc_type == SystemExit:
+        return
+    stderr = sys.stderr
+    if stderr is None:
+        stderr = getattr(args.thread, '_stderr', None)
+        if stderr is None:
+            return
+    name = args.thread.name if args.thread is not None else threading.get_ident()
+    print(f'Exception in thread {name}:', file=stderr, flush=True)
+    traceback.print_exception(args.exc_type, args.exc_value, args.exc_traceback, file=stderr)
+    stderr.flush()
+
+
+def _unraisable_hook(unraisable, /):
+    """CPython's default unraisable hook (`write_unraisable_exc_file`), line for line."""
+    stderr = sys.stderr
+    if stderr is None:
+        return
+    try:
+        stderr.write(''.join(_unraisable_text(unraisable)))
+        stderr.flush()
+    except Exception:
+        pass
+
+
+def _unraisable_text(u):
+    out = []
+    if u.object is not None:
+        out.append('Exception ignored in: ' if u.err_msg is None else f'{u.err_msg}: ')
+        try:
+            out.append(repr(u.object))
+        except Exception:
+            out.append('<object repr() failed>')
+        out.append('\n')
+    elif u.err_msg is not None:
+        out.append(f'{u.err_msg}:\n')
+    if u.exc_traceback is not None:
+        out.extend(_traceback_lines(u.exc_traceback))
+    if u.exc_type is None:
+        return out
+    module = getattr(u.exc_type, '__module__', None)
+    if not isinstance(module, str):
+        out.append('<unknown>')
+    elif module not in ('builtins', '__main__'):
+        out.append(module + '.')
+    out.append(getattr(u.exc_type, '__qualname__', '<unknown>'))
+    if u.exc_value is not None:
+        try:
+            out.append(': ' + str(u.exc_value))
+        except Exception:
+            out.append(': <exception str() failed>')
+    out.append('\n')
+    return out
+
+
+def _traceback_lines(tb):
+    """`PyTraceBack_Print`: the last `sys.tracebacklimit` frames, none at all below 1."""
+    limit = getattr(sys, 'tracebacklimit', None)
+    if isinstance(limit, int) and limit <= 0:
+        return []
+    # A negative limit keeps the last frames, as the C printer does (the traceback module's own
+    # reading of sys.tracebacklimit keeps the first ones).
+    frames = traceback.extract_tb(tb, limit=-limit if isinstance(limit, int) else sys.maxsize)
+    if sys.version_info >= (3, 13):
+        # From 3.13 only the traceback module draws carets; the C printer shows the line alone.
+        for frame in frames:
+            frame.colno = frame.end_colno = None
+    return ['Traceback (most recent call last):\n', *frames.format()]

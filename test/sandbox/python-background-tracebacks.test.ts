@@ -1,0 +1,78 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPythonSandbox, type PythonSandbox } from '../../sandbox/python-sandbox.ts';
+import { runScript } from './python-test-helpers.ts';
+
+/**
+ * Tracebacks printed by the interpreter's C code rather than by the cell's executor: a thread's
+ * uncaught exception (before 3.13) and every "Exception ignored" report. That code reads source
+ * lines from the file on disk, and a cell's code is in linecache only, so these tracebacks came
+ * without the line under each of the cell's frames (`File "<llm-cell>", line 4, in w` and then
+ * straight to `KeyError: 'b'`), where a script run shows it.
+ */
+let sandbox: PythonSandbox;
+let scratch: string;
+
+beforeAll(async () => {
+  sandbox = await startPythonSandbox({ preImports: [] });
+  scratch = mkdtempSync(join(tmpdir(), 'conveyor-bg-tb-'));
+});
+
+afterAll(async () => {
+  await sandbox?.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+/** The same script as a file, through the sandbox's interpreter: `python -u script.py 2>&1`. */
+function realRun(name: string, source: string, filename: string): Promise<string> {
+  const path = join(scratch, name);
+  writeFileSync(path, source);
+  return new Promise((resolve, reject) => {
+    execFile('/bin/sh', ['-c', 'exec "$0" -u "$1" 2>&1 </dev/null', sandbox.python, path], { cwd: scratch, env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' } }, (error, stdout) => {
+      if (error && typeof error.code !== 'number') reject(error);
+      else resolve(stdout.split(path).join(filename));
+    });
+  });
+}
+
+const withoutAddresses = (text: string): string => text.replace(/0x[0-9a-f]+/g, '0x…');
+
+const SCRIPTS: Record<string, [source: string, shows: string]> = {
+  thread: [
+    "import threading\ndef w():\n    x = {'a': 1}\n    return x['b']\nt = threading.Thread(target=w, name='worker'); t.start(); t.join()\nprint('after')\n",
+    "    return x['b']\n",
+  ],
+  'del, generator close and atexit': [
+    'class C:\n    def __del__(self):\n        raise RuntimeError()\nc = C()\ndel c\n' +
+      "import atexit, json\ndef bad(): json.loads('{')\natexit.register(bad)\n" +
+      "def gen():\n    try:\n        yield 1\n    finally:\n        raise ValueError('in finally')\ng = gen(); next(g); del g\nprint('end')\n",
+    "    raise ValueError('in finally')\n",
+  ],
+  'sys.tracebacklimit': [
+    "import sys\nsys.tracebacklimit = 1\ndef f(): raise KeyError('deep')\ndef g(): f()\nclass D:\n    def __del__(self): g()\nd = D(); del d\nsys.tracebacklimit = 0\nd = D(); del d\n",
+    "    def f(): raise KeyError('deep')\n",
+  ],
+};
+
+describe('tracebacks the interpreter prints itself show the cell source, as a script run does', () => {
+  it.each(Object.keys(SCRIPTS))('%s', async (name) => {
+    const [source, shows] = SCRIPTS[name]!;
+    const filename = '<llm-cell>';
+    const [{ result }, real] = await Promise.all([runScript(sandbox, source, { filename }), realRun(`${name.replace(/\W+/g, '_')}.py`, source, filename)]);
+    expect(result.observation).toContain(shows);
+    expect(withoutAddresses(result.observation)).toBe(withoutAddresses(real));
+    expect(result.ok).toBe(true);
+  });
+
+  it('keeps a hook the cell set itself', async () => {
+    const source =
+      "import threading, sys\nthreading.excepthook = lambda a: print('mine', a.exc_type.__name__)\n" +
+      "sys.unraisablehook = lambda u: print('mine too', u.exc_type.__name__)\n" +
+      "threading.Thread(target=lambda: 1 / 0).start()\nclass C:\n    def __del__(self): raise OSError\nc = C(); del c\n";
+    const { result } = await runScript(sandbox, source);
+    expect(result.observation).toBe('mine ZeroDivisionError\nmine too OSError\n');
+  });
+});
