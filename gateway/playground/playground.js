@@ -59,7 +59,10 @@ async function loadModels(before = '') {
     setStatus(`${before}GET /v1/models: ${body.error?.message ?? res.status}${res.status === 401 ? ' (enter the API key above)' : ''}`, true);
     return false;
   }
+  // The model picked stays picked when the list comes again (a key typed in, Send after a failed list).
+  const chosen = ui.model.value;
   ui.model.replaceChildren(...(body.data ?? []).map((m) => el('option', undefined, m.id)));
+  if ([...ui.model.options].some((option) => option.value === chosen)) ui.model.value = chosen;
   setStatus(ui.model.value ? '' : `${before}GET /v1/models listed no model`, !ui.model.value);
   return ui.model.value !== '';
 }
@@ -221,7 +224,8 @@ async function send(prompt) {
     if (!res.ok) {
       run.noTimeline = true;
       const body = await res.json().catch(() => ({}));
-      throw new Error(body.error?.message ?? `HTTP ${res.status}`);
+      // The hint the model list gives too: the gateway's message speaks of headers, to API clients.
+      throw new Error(`${body.error?.message ?? `HTTP ${res.status}`}${res.status === 401 ? ' (enter the API key above)' : ''}`);
     }
     run.bubble.dataset.requestId = res.headers.get('x-conveyor-request-id') ?? '';
     run.timeline.follow(run.bubble.dataset.requestId, ui.key.value.trim());

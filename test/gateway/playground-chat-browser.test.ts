@@ -1,8 +1,10 @@
 import { expect, it } from 'vitest';
 import { browserAndConveyor, describeInBrowser } from '../support/browser-suite.ts';
-import { openPlayground, runExample } from '../support/playground-page.ts';
+import { startTestConveyor } from '../support/conveyor-fixture.ts';
+import { modelsListed, openPlayground, runExample } from '../support/playground-page.ts';
 
-// The playground as a chat, turn after turn: where the conversation's box scrolls to.
+// The playground as a chat, turn after turn: where the conversation's box scrolls to, and the
+// settings a reader changes between turns (the model, the API key).
 
 describeInBrowser('the playground conversation, turn after turn (Chromium)', () => {
   const suite = browserAndConveyor();
@@ -25,5 +27,38 @@ describeInBrowser('the playground conversation, turn after turn (Chromium)', () 
       expect(inView).toEqual([true, true]);
       expect(await page.textContent('.turn.assistant:last-of-type .content')).toContain('140200');
     }, { viewport: { width: 1280, height: 900 } });
+  }, 90_000);
+
+  it('keeps the model picked when the key is typed again, and says to enter the key when a chat is refused for it', async () => {
+    const keyed = await startTestConveyor({ gateway: { apiKeys: ['pg-key'] } });
+    const page = await suite.browser.newPage();
+    try {
+      await page.goto(`${keyed.gateway.url}/`);
+      await page.fill('#key', 'pg-key');
+      await page.press('#key', 'Enter');
+      await modelsListed(page);
+      const options = await page.$$eval('#model option', (list) => list.map((o) => o.textContent!));
+      expect(options.length).toBeGreaterThan(1);
+      await page.selectOption('#model', options[1]!);
+
+      // A wrong key: the list cannot come, and a chat sent with it is refused.
+      await page.fill('#key', 'not-the-key');
+      await page.press('#key', 'Enter');
+      await page.waitForFunction(() => document.getElementById('status')?.textContent?.includes('(enter the API key above)'));
+      await page.fill('#prompt', 'hello');
+      await page.click('#send');
+      await page.waitForSelector('.turn.assistant.finished');
+      // Before: only the gateway's words, 'send "Authorization: Bearer <key>"', meant for API clients.
+      expect(await page.textContent('#status')).toMatch(/^error: .*\(enter the API key above\)$/);
+
+      await page.fill('#key', 'pg-key');
+      await page.press('#key', 'Enter');
+      await page.waitForFunction(() => document.getElementById('status')?.textContent === '');
+      // Before: the list came again with its first model picked.
+      expect(await page.inputValue('#model')).toBe(options[1]);
+    } finally {
+      await page.close();
+      await keyed.close();
+    }
   }, 90_000);
 });
