@@ -8,6 +8,7 @@ import { PythonCallSkipper } from './python-call-skipper.ts';
 import { PythonicCandidate } from './pythonic-candidate.ts';
 import { PythonicHeldText } from './pythonic-held-text.ts';
 import { PythonicListGrammar } from './pythonic-list-grammar.ts';
+import { ProseFenceTracker } from './prose-fence-tracker.ts';
 
 export const PythonicParserOptionsSchema = z
   .object({
@@ -84,6 +85,8 @@ class PythonicParser implements ToolCallParser {
   #ended = false;
   /** Whether the prose so far ends at the start of a line (only spaces or tabs since its last newline). */
   #atLineStart = true;
+  /** A `[` inside a fenced code block is the code's (see ProseFenceTracker). */
+  readonly #fences = new ProseFenceTracker();
 
   readonly #markers: string[];
 
@@ -144,7 +147,7 @@ class PythonicParser implements ToolCallParser {
         return '';
       }
       this.#text(rest.slice(0, found.index));
-      if (found.marker === '[' && !this.#atLineStart) {
+      if (found.marker === '[' && (!this.#atLineStart || this.#fences.inFence)) {
         this.#text('[');
         rest = rest.slice(found.index + 1);
         continue;
@@ -164,12 +167,14 @@ class PythonicParser implements ToolCallParser {
   #text(text: string): void {
     if (text === '') return;
     this.#out.text(text);
+    this.#fences.write(text);
     const newline = text.lastIndexOf('\n');
     const tail = newline === -1 ? text : text.slice(newline + 1);
     this.#atLineStart = (newline !== -1 || this.#atLineStart) && /^[ \t]*$/.test(tail);
   }
 
   #startList(): void {
+    this.#fences.notFenceLine();
     this.#mode = 'list';
     this.#raw = '';
     this.#held.startList();

@@ -235,6 +235,17 @@ describe('pythonic parser: prose and failures', () => {
     expect(callsOf(parse(input)).map((c) => c.name)).toEqual(['a', 'b', 'c', 'd']);
     expect(callsOf(feed(make(), input.split(''))).map((c) => c.name)).toEqual(['a', 'b', 'c', 'd']);
   });
+
+  // Regression: a nested list line in a fenced Python block (code the code-fence wrapper runs)
+  // was read as a call list: two `Point` calls were dispatched and the block's own call failed.
+  it('takes no list inside a fenced code block, where a line starting with "[" is the code\'s', () => {
+    const input = 'Plot it:\n```python\ngrid = [\n    [Point(x=0, y=0), Point(x=1, y=0)],\n]\n```\n[f(x=1)]\n~~~\n[g(x=2)]';
+    for (const events of [parse(input), feed(make(), input.split(''))]) {
+      expect(callsOf(events).map((c) => c.name)).toEqual(['f']);
+      expect(malformedOf(events)).toEqual([]);
+      expect(textOf(events)).toBe(input.replace('[f(x=1)]', ''));
+    }
+  });
 });
 
 // Regression: a value no literal of ours reads (`b'z'`, `1e999`, a name) in the first call made
