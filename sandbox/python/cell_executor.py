@@ -15,6 +15,7 @@ import sys
 import types
 import traceback
 import warnings
+import weakref
 
 import unit_compiler
 from cell_runtime import RecursionBudget, interpreter_shutdown
@@ -175,7 +176,7 @@ class CellExecutor:
             if err is not None:
                 self._handle_exception(err)
                 code = self.exit_code
-            interpreter_shutdown()
+            interpreter_shutdown(self._release_main)
         finally:
             os._exit(code)
 
@@ -222,6 +223,11 @@ class CellExecutor:
 
     # ---- the end -----------------------------------------------------------------------------
 
+    def _release_main(self):
+        main = weakref.ref(self._module)
+        self._module = None
+        return main
+
     def _whole_compile_error(self, source):
         try:
             # Only the error matters here: the statements' own compiles (or the whole run's) have
@@ -262,7 +268,7 @@ class CellExecutor:
                 self.error = {'type': type(self._unit_compile_error).__name__,
                               'message': _safe_str(self._unit_compile_error), 'compileError': True}
                 self.exit_code = 1
-        interpreter_shutdown()
+        interpreter_shutdown(self._release_main)
         result = {'ok': self.error is None, 'unitsRun': self.units_run, 'exitCode': self.exit_code}
         if self.error is not None:
             result['error'] = self.error

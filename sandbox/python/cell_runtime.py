@@ -80,8 +80,11 @@ class RecursionBudget:
         sys.getrecursionlimit, sys.setrecursionlimit = getrecursionlimit, setrecursionlimit
 
 
-def interpreter_shutdown():
-    """What the interpreter does after the main module: join non-daemon threads, run atexit."""
+def interpreter_shutdown(release_main):
+    """What the interpreter does after the main module: join non-daemon threads, run atexit, then
+    finalize the main module, which the cell's os._exit would otherwise skip.
+
+    `release_main()` drops the caller's references to the main module and returns a weakref to it."""
     threading = sys.modules.get('threading')
     if threading is not None:
         try:
@@ -93,6 +96,40 @@ def interpreter_shutdown():
         atexit._run_exitfuncs()
     except BaseException:
         pass
+    _flush_stdio()
+    try:
+        _finalize_main(release_main())
+    except BaseException:
+        pass
+    _flush_stdio()
+
+
+def _finalize_main(main_ref):
+    """CPython's `finalize_modules` for `__main__`: out of sys.modules, a collection (the module's
+    globals go, in their order, while the functions still see them), then `_PyModule_ClearDict`
+    if something still holds the module. Objects only the module held are released here, so
+    their `__del__` (or a suspended generator's `finally`) runs and prints as at the end of a
+    script; before, a cell never ran them."""
+    import gc
+    if sys.modules.get('__main__') is main_ref():
+        sys.modules['__main__'] = None
+    gc.collect()
+    module = main_ref()
+    if module is None:
+        return
+    d = module.__dict__
+    del module
+    for key, value in list(d.items()):
+        if value is not None and isinstance(key, str) and key[:1] == '_' and key[1:2] != '_':
+            d[key] = None
+    for key, value in list(d.items()):
+        if value is not None and isinstance(key, str) and key != '__builtins__':
+            d[key] = None
+    del d
+    gc.collect()
+
+
+def _flush_stdio():
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

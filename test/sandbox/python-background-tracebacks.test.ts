@@ -1,10 +1,9 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPythonSandbox, type PythonSandbox } from '../../sandbox/python-sandbox.ts';
-import { runScript } from './python-test-helpers.ts';
+import { runAsScript, runScript, withoutAddresses } from './python-test-helpers.ts';
 
 /**
  * Tracebacks printed by the interpreter's C code rather than by the cell's executor: a thread's
@@ -25,20 +24,6 @@ afterAll(async () => {
   await sandbox?.close();
   rmSync(scratch, { recursive: true, force: true });
 });
-
-/** The same script as a file, through the sandbox's interpreter: `python -u script.py 2>&1`. */
-function realRun(name: string, source: string, filename: string): Promise<string> {
-  const path = join(scratch, name);
-  writeFileSync(path, source);
-  return new Promise((resolve, reject) => {
-    execFile('/bin/sh', ['-c', 'exec "$0" -u "$1" 2>&1 </dev/null', sandbox.python, path], { cwd: scratch, env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' } }, (error, stdout) => {
-      if (error && typeof error.code !== 'number') reject(error);
-      else resolve(stdout.split(path).join(filename));
-    });
-  });
-}
-
-const withoutAddresses = (text: string): string => text.replace(/0x[0-9a-f]+/g, '0x…');
 
 const SCRIPTS: Record<string, [source: string, shows: string]> = {
   thread: [
@@ -61,7 +46,7 @@ describe('tracebacks the interpreter prints itself show the cell source, as a sc
   it.each(Object.keys(SCRIPTS))('%s', async (name) => {
     const [source, shows] = SCRIPTS[name]!;
     const filename = '<llm-cell>';
-    const [{ result }, real] = await Promise.all([runScript(sandbox, source, { filename }), realRun(`${name.replace(/\W+/g, '_')}.py`, source, filename)]);
+    const [{ result }, real] = await Promise.all([runScript(sandbox, source, { filename }), runAsScript(sandbox.python, scratch, `${name.replace(/\W+/g, '_')}.py`, source, filename)]);
     expect(result.observation).toContain(shows);
     expect(withoutAddresses(result.observation)).toBe(withoutAddresses(real));
     expect(result.ok).toBe(true);

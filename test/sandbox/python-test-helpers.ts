@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { CellMode, CellProgress, CellResult, PythonSandbox } from '../../sandbox/python-sandbox.ts';
 import type { PythonSandboxLimits } from '../../sandbox/python-sandbox-options.ts';
 
@@ -94,3 +97,21 @@ export function withoutCarets(text: string): string {
     .filter((line) => !/^\s*[~^]+\s*$/.test(line))
     .join('\n');
 }
+
+/**
+ * `python -u script.py 2>&1` of `source` written to `dir/name`, with the file's path shown as
+ * `filename`: what the same text prints run as a script, to compare a cell's observation with.
+ */
+export function runAsScript(python: string, dir: string, name: string, source: string, filename: string): Promise<string> {
+  const path = join(dir, name);
+  writeFileSync(path, source);
+  return new Promise((resolve, reject) => {
+    execFile('/bin/sh', ['-c', 'exec "$0" -u "$1" 2>&1 </dev/null', python, path], { cwd: dir, env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' } }, (error, stdout) => {
+      if (error && typeof error.code !== 'number') reject(error);
+      else resolve(stdout.split(path).join(filename));
+    });
+  });
+}
+
+/** Object addresses (`<function f at 0x7f…>`) differ from run to run. */
+export const withoutAddresses = (text: string): string => text.replace(/0x[0-9a-f]+/g, '0x…');
