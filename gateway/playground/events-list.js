@@ -9,6 +9,27 @@ import { el } from './dom.js';
  */
 export const MAX_SHOWN = 2000;
 
+/** A `conveyor` event of the chat stream as the list says it, `[text, kind]`; undefined for those it does not show. */
+export function eventItem(e) {
+  switch (e.type) {
+    case 'round.started':
+      return [`round ${e.round} started`];
+    case 'round.finished':
+      return [`round ${e.round} finished (${e.finish_reason})`];
+    case 'tool_call.started':
+      return [`${e.name} call recognised`, 'tool'];
+    case 'tool_call.progress':
+      return [`${e.name}: ${e.detail}`, 'progress'];
+    case 'tool_call.output':
+      return [`${e.name} ${e.stream}: ${e.text.trimEnd()}`, 'output'];
+    case 'tool_call.completed':
+      return [`${e.name} ${e.ok ? 'done' : 'failed'}: ${String(e.content).slice(0, 200)}`, e.ok ? 'done' : 'failed'];
+    case 'tool_call.cancelled':
+      return [`${e.name} call dropped: ${e.reason}`, 'failed'];
+  }
+  return undefined;
+}
+
 export class EventsList {
   /** @param {HTMLOListElement} list emptied now; its parent is the box that scrolls. */
   constructor(list) {

@@ -4,7 +4,7 @@
 // everything the model or a tool wrote goes into the page as text, never as HTML.
 
 import { el } from './dom.js';
-import { EventsList } from './events-list.js';
+import { EventsList, eventItem } from './events-list.js';
 import { readStream } from './sse.js';
 import { Timeline } from './timeline.js';
 
@@ -143,32 +143,9 @@ class Run {
     for (const call of delta?.tool_calls ?? []) if (call.function?.name) this.events.add(`client tool call: ${call.function.name} (your code runs it)`, 'client');
     const e = chunk.conveyor;
     if (!e) return;
-    switch (e.type) {
-      case 'round.started':
-        this.events.add(`round ${e.round} started`);
-        break;
-      case 'round.finished':
-        this.events.add(`round ${e.round} finished (${e.finish_reason})`);
-        break;
-      case 'tool_call.started':
-        this.events.add(`${e.name} call recognised`, 'tool');
-        break;
-      case 'tool_call.progress':
-        this.events.add(`${e.name}: ${e.detail}`, 'progress');
-        break;
-      case 'tool_call.output':
-        this.events.add(`${e.name} ${e.stream}: ${e.text.trimEnd()}`, 'output');
-        break;
-      case 'tool_call.completed':
-        this.events.add(`${e.name} ${e.ok ? 'done' : 'failed'}: ${String(e.content).slice(0, 200)}`, e.ok ? 'done' : 'failed');
-        break;
-      case 'tool_call.cancelled':
-        this.events.add(`${e.name} call dropped: ${e.reason}`, 'failed');
-        break;
-      case 'response.messages':
-        this.turns = e.messages;
-        break;
-    }
+    if (e.type === 'response.messages') this.turns = e.messages;
+    const item = eventItem(e);
+    if (item) this.events.add(...item);
   }
 }
 
@@ -281,6 +258,12 @@ ui.form.addEventListener('submit', async (event) => {
   ui.prompt.value = '';
   void send(prompt);
 });
+// Enter writes a new line (prompts are often several); the key that sends is said where a
+// first-time reader looks, the box's placeholder, and to assistive technology.
+const SEND_KEYS = /^Mac|^iP/.test(navigator.platform) ? '⌘+Enter' : 'Ctrl+Enter';
+ui.prompt.placeholder = `Ask something, or pick an example above (${SEND_KEYS} sends)`;
+ui.prompt.setAttribute('aria-keyshortcuts', 'Control+Enter Meta+Enter');
+ui.send.title = `Send (${SEND_KEYS})`;
 ui.prompt.addEventListener('keydown', (event) => {
   if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) ui.form.requestSubmit();
 });

@@ -29,6 +29,22 @@ describeInBrowser('the playground conversation, turn after turn (Chromium)', () 
     }, { viewport: { width: 1280, height: 900 } });
   }, 90_000);
 
+  it('says which key sends, where a first-time reader looks and to assistive technology (Enter writes a new line)', async () => {
+    await suite.withPage(async (page) => {
+      await openPlayground(page, suite.conveyor.gateway.url);
+      // Before: nothing said it; Enter, as in most chats, only wrote a new line.
+      expect(await page.getAttribute('#prompt', 'placeholder')).toBe('Ask something, or pick an example above (Ctrl+Enter sends)');
+      expect(await page.getAttribute('#prompt', 'aria-keyshortcuts')).toBe('Control+Enter Meta+Enter');
+      expect(await page.getAttribute('#send', 'title')).toBe('Send (Ctrl+Enter)');
+      await page.fill('#prompt', 'What is 200*701?');
+      await page.press('#prompt', 'Enter');
+      expect(await page.inputValue('#prompt')).toBe('What is 200*701?\n');
+      await page.press('#prompt', 'Control+Enter');
+      await page.waitForSelector('.turn.assistant.finished', { timeout: 60_000 });
+      expect(await page.textContent('.turn.user .content')).toBe('What is 200*701?');
+    });
+  }, 90_000);
+
   it('keeps the model picked when the key is typed again, and says to enter the key when a chat is refused for it', async () => {
     const keyed = await startTestConveyor({ gateway: { apiKeys: ['pg-key'] } });
     const page = await suite.browser.newPage();
