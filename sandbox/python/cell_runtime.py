@@ -111,11 +111,17 @@ def _finalize_main(main_ref):
     their `__del__` (or a suspended generator's `finally`) runs and prints as at the end of a
     script; before, a cell never ran them."""
     import gc
-    if sys.modules.get('__main__') is main_ref():
-        sys.modules['__main__'] = None
+    # CPython empties all of sys.modules; only the main module's entries (aliases included) matter here.
+    for name, module in list(sys.modules.items()):
+        if module is not None and module is main_ref():
+            sys.modules[name] = None
+    module = None
     gc.collect()
     module = main_ref()
-    if module is None:
+    threading = sys.modules.get('threading')
+    # A script's daemon threads no longer run at this point; a cell's still do, and would see
+    # the cleared globals (None) and print errors no script shows.
+    if module is None or (threading is not None and threading.active_count() > 1):
         return
     d = module.__dict__
     del module

@@ -40,6 +40,16 @@ const SCRIPTS: Record<string, [source: string, shows: string]> = {
       'n = Node(); m = Node(); n.other = m; m.other = n\nx = 1 / 0\n',
     'ZeroDivisionError: division by zero\nnode freed\nnode freed\n',
   ],
+  'a main module held under another name goes too': [
+    "import sys\nsys.modules['keep'] = sys.modules['__main__']\nclass C:\n    def __init__(self, n): self.n = n\n" +
+      "    def __del__(self): print('bye', self.n)\na = C('a')\n_b = C('_b')\n",
+    'bye a\nbye _b\n',
+  ],
+  'a main module still held is cleared, _names first': [
+    "import sys, __main__\nsys.keep_main = __main__\nclass C:\n    def __init__(self, n): self.n = n\n" +
+      "    def __del__(self): print('bye', self.n, sys is None)\na = C('a')\n_b = C('_b')\n",
+    'bye _b False\nbye a True\n',
+  ],
 };
 
 describe('a cell finalizes its main module as a script run does', () => {
