@@ -52,6 +52,14 @@ describe('python tool: how a run ended is in the content', () => {
     expect(await run("import sys\nprint('a')\nsys.exit(0)\n")).toMatchObject({ ok: true, content: 'a\n' });
   });
 
+  it('says so when the code closed the sandbox pipes (fd 3 and 4), not a bare status 71', async () => {
+    const result = await run("import os\nprint('a', flush=True)\nos.closerange(3, 256)\nprint('b')\n");
+    expect(result).toMatchObject({
+      ok: false,
+      content: "a\n[execution stopped: the code closed the sandbox's pipes (fd 3 and 4 are the runner's): [Errno 9] Bad file descriptor]\n[exit status 71]",
+    });
+  });
+
   it('adds nothing to a traceback or a compile error, which say it themselves', async () => {
     const raised = await run("raise ValueError('v')\n");
     expect(raised.ok).toBe(false);
