@@ -1,10 +1,10 @@
-import { accessSync, constants as fsConstants, mkdirSync } from 'node:fs';
 import { constants } from 'node:os';
 import { Command, Option } from 'commander';
 import { wholeNumber } from '../gateway/commands/number-options.ts';
 import { runExtraSections, EXTRA_SECTIONS, type ExtraSection, type SectionResult } from './extra-sections.ts';
 import { restoreTerminal } from './progress.ts';
 import { markdownReport, writeBenchFiles, type BenchMeta } from './report.ts';
+import { checkOutDir } from './result-files.ts';
 import type { WorkloadReport } from './run-ab.ts';
 import { runWorkloads } from './run-workloads.ts';
 import { provenance } from './provenance.ts';
@@ -114,10 +114,9 @@ if (opts.upstream && workloads.length) {
 }
 // The results folder too, before minutes of measuring that it could not keep.
 try {
-  mkdirSync(opts.out, { recursive: true });
-  accessSync(opts.out, fsConstants.W_OK);
+  checkOutDir(opts.out);
 } catch (err) {
-  fail(`--out ${opts.out}: ${(err as Error).message}`);
+  fail((err as Error).message);
 }
 const started = performance.now();
 const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim();

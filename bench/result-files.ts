@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -30,4 +30,18 @@ export function writeResultFiles(dir: string, name: string, files: Record<string
 /** A JSON result file's text: indented, with a final newline. */
 export function jsonText(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+/**
+ * Makes `dir` and checks that files can be written in it, throwing an Error whose message is one
+ * line naming `--out`: called before measuring, so a bad `--out` is not found only when the files
+ * are written, after minutes of measuring that it could not keep.
+ */
+export function checkOutDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+    accessSync(dir, constants.W_OK);
+  } catch (err) {
+    throw new Error(`--out ${dir}: ${(err as Error).message}`);
+  }
 }

@@ -1,0 +1,25 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const root = path.resolve(import.meta.dirname, '../..');
+
+// The scripts run beside `npm run bench` (bench/README.md) that take --out. A folder they could not
+// write was found only when the files were written: after the whole sweep (70 s), load run (130 s)
+// or replicas run (45 s), which then ended in a stack trace and kept nothing.
+describe.each(['bench/sweep/run.ts', 'bench/load/run.ts', 'bench/replicas/run.ts'])('%s --out', (script) => {
+  it('refuses a folder it cannot write in one line, status 2, before measuring anything', async () => {
+    const failed = await run(process.execPath, ['--import', 'tsx', script, '--quick', '--out', '/dev/null/results'], { cwd: root, timeout: 20_000 }).then(
+      () => null,
+      (err: { code: number | null; killed?: boolean; stderr: string; stdout: string }) => err,
+    );
+    expect(failed, 'it ran to the end').not.toBeNull();
+    expect(failed!.killed, 'it started measuring').toBeFalsy();
+    expect(failed!.code).toBe(2);
+    expect(failed!.stderr.trim()).toMatch(/^[\w-]+: --out \/dev\/null\/results: ENOTDIR/);
+    expect(failed!.stderr.trim().split('\n')).toHaveLength(1);
+    expect(failed!.stdout).toBe('');
+  }, 30_000);
+});
