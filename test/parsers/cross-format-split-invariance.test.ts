@@ -13,6 +13,9 @@ const CALLS = [
   '<tool_call>\n<function=f>\n<parameter=q>\na\n</parameter>\n</function>\n</tool_call>',
   '[TOOL_CALLS] [{"name": "f", "arguments": {"q": 1}}]',
   '[TOOL_CALLS]f[ARGS]{"q": 1}',
+  // Arguments written as a string holding the object (Granite 4), decoded when the string closes.
+  '<tool_call>\n{"name": "f", "arguments": "{\\"q\\": \\"a\\\\nb\\"}"}\n</tool_call>',
+  '[TOOL_CALLS] [{"name": "f", "arguments": "{\\"q\\": [1, \\"\\\\u00e9\\"]}"}]',
   '{"name": "f", "parameters": {"q": 2}}',
   '<|python_tag|>{"name": "f", "parameters": {}}',
   '<|python_tag|>print(1)<|eom_id|>',
