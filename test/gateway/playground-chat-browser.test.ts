@@ -45,6 +45,50 @@ describeInBrowser('the playground conversation, turn after turn (Chromium)', () 
     });
   }, 90_000);
 
+  it('follows the system\'s dark scheme, every text at 4.5:1 or more on its box (WCAG AA), as in light', async () => {
+    for (const colorScheme of ['dark', 'light'] as const) {
+      await suite.withPage(async (page) => {
+        await openPlayground(page, suite.conveyor.gateway.url);
+        // Tool events of every kind (recognised, failed, done), a failed bar, and an error's notes.
+        await runExample(page, 'Validation (rejected)');
+        await page.waitForFunction(() => document.getElementById('stats')?.textContent?.includes('total'));
+        await page.$eval('#model', (select) => select.append(new Option('no-such-model', 'no-such-model', true, true)));
+        await page.fill('#prompt', 'hello');
+        await page.click('#send');
+        await page.waitForSelector('.turn.assistant.finished >> nth=1');
+        const { page: background, low } = await page.evaluate(() => {
+          const rgb = (color: string) => color.match(/[\d.]+/g)!.map(Number);
+          const luminance = (channels: number[]) => {
+            const [r, g, b] = channels.map((c) => (c / 255 <= 0.03928 ? c / 255 / 12.92 : ((c / 255 + 0.055) / 1.055) ** 2.4));
+            return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+          };
+          const boxOf = (e: Element | null): number[] => {
+            for (; e; e = e.parentElement) {
+              const c = rgb(getComputedStyle(e).backgroundColor);
+              if ((c[3] ?? 1) > 0) return c.slice(0, 3);
+            }
+            return [255, 255, 255];
+          };
+          const low: string[] = [];
+          const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+          for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            const e = node.parentElement!;
+            // Hidden text, and disabled controls (WCAG exempts them), are not read against their box.
+            if (!node.textContent!.trim() || e.closest('.visually-hidden, [hidden], :disabled, option')) continue;
+            const [a, b] = [luminance(rgb(getComputedStyle(e).color).slice(0, 3)), luminance(boxOf(e))];
+            const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+            if (ratio < 4.5) low.push(`${ratio.toFixed(2)} ${e.tagName}.${e.className} "${node.textContent!.trim().slice(0, 30)}"`);
+          }
+          return { page: luminance(boxOf(document.body)), low };
+        });
+        // Before: a white page whatever the system's scheme.
+        if (colorScheme === 'dark') expect(background).toBeLessThan(0.05);
+        else expect(background).toBeGreaterThan(0.8);
+        expect(low).toEqual([]);
+      }, { colorScheme, viewport: { width: 1280, height: 900 } });
+    }
+  }, 120_000);
+
   it('keeps the model picked when the key is typed again, and says to enter the key when a chat is refused for it', async () => {
     const keyed = await startTestConveyor({ gateway: { apiKeys: ['pg-key'] } });
     const page = await suite.browser.newPage();
