@@ -37,27 +37,38 @@ function measureCase(index: number, args: readonly string[]): Promise<CaseResult
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const { quick = false, update = false, only, baseline: baselineSpec } = new Command()
+  const program = new Command()
     .name('parsers')
     .description('Parser throughput: every format on a realistic output, one token per delta, beside re-parsing with partial-json.')
     .option('--quick', 'fewer batches (smoke test)')
     .option('--only <regex>', 'only the cases whose id matches')
     .option('--baseline <ref-or-dir>', 'also time the parsers as of this git ref (or a folder holding parsers/ and core/)')
     .option('--update', "with --only: re-measure those rows and replace them in today's results")
-    .parse()
-    .opts<{ quick?: boolean; update?: boolean; only?: string; baseline?: string }>();
+    .parse();
+  const { quick = false, update = false, only, baseline: baselineSpec } = program.opts<{ quick?: boolean; update?: boolean; only?: string; baseline?: string }>();
+  const cases = buildCases();
+  // Checked before anything runs: a pattern that matched nothing rewrote today's results as an
+  // empty table, and one that is not a regular expression ended in a stack trace.
+  let selected = cases;
+  if (only !== undefined) {
+    try {
+      const pattern = new RegExp(only);
+      selected = cases.filter((c) => pattern.test(c.id));
+    } catch (err) {
+      program.error(`parsers: --only: ${(err as Error).message}`, { exitCode: 2 });
+    }
+    if (selected.length === 0) program.error(`parsers: --only ${JSON.stringify(only)} matches no case: ${cases.map((c) => c.id).join(', ')}`, { exitCode: 2 });
+  }
   // Only parsers/ and core/: the part of the tree the children import from the baseline.
   const baseline = baselineSpec === undefined ? undefined : checkout(baselineSpec, ['parsers', 'core']);
   const childArgs = [...(quick ? ['--quick'] : []), ...(baseline ? ['--baseline', baseline.dir] : [])];
   // Quoted where a shell would read the argument otherwise (`--only 'a|b'`), so it can be pasted.
   let command = `npx tsx bench/parsers/run.ts ${args.map((a) => (/^[\w./:=-]+$/.test(a) ? a : `'${a}'`)).join(' ')}`.trim();
 
-  const cases = buildCases();
   const results: CaseResult[] = [];
   try {
-    for (const [index, c] of cases.entries()) {
-      if (only !== undefined && !new RegExp(only).test(c.id)) continue;
-      const result = await measureCase(index, childArgs);
+    for (const c of selected) {
+      const result = await measureCase(cases.indexOf(c), childArgs);
       const s = runStats(result, 'conveyor')!;
       console.error(`${c.id.padEnd(22)} ${s.mbPerS.median.toFixed(1).padStart(6)} MB/s  ${s.nsPerToken.toFixed(0).padStart(4)} ns/token`);
       results.push(result);
