@@ -89,6 +89,16 @@ describeInBrowser('the playground conversation, turn after turn (Chromium)', () 
     }
   }, 120_000);
 
+  it('names its regions, so a screen reader\'s landmarks and a focused scroll box say which is which', async () => {
+    await suite.withPage(async (page) => {
+      await openPlayground(page, suite.conveyor.gateway.url);
+      // Before: the tool events were an unnamed "complementary", the timeline no region at all.
+      for (const [role, name] of [['region', 'conversation'], ['complementary', 'Tool events'], ['region', 'Timeline']] as const) {
+        expect(await page.getByRole(role, { name, exact: true }).count()).toBe(1);
+      }
+    });
+  }, 90_000);
+
   it('keeps the model picked when the key is typed again, and says to enter the key when a chat is refused for it', async () => {
     const keyed = await startTestConveyor({ gateway: { apiKeys: ['pg-key'] } });
     const page = await suite.browser.newPage();
