@@ -23,6 +23,10 @@ import process_tree
 
 NOBODY = 65534
 _FD_STDIN, _FD_OUT, _FD_ERR, _FD_CTL, _FD_LINES = 0, 1, 2, 3, 4
+# As a plugin process is (PLUGIN_NICE): a cell and the processes it starts yield the CPU to the
+# gateway's event loop. RLIMIT_CPU bounds each process, not the cell, so 64 forked spinners kept
+# every core busy, at the gateway's priority, while the model went on writing.
+CELL_NICE = 5
 
 
 def _vm_size_bytes():
@@ -111,6 +115,7 @@ def setup(fds, config, parent_pid, seccomp_filter):
     if config.get('cellNamespaces'):
         cell_namespace.drop_capabilities()
     apply_limits(config['limits'])
+    os.nice(CELL_NICE)
     if config['dropUid'] and os.geteuid() == 0:
         drop_uid()
     if not process_tree.die_with_parent(parent_pid):
