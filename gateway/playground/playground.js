@@ -197,6 +197,9 @@ async function send(prompt) {
         ...(example?.tools ? { tools: example.tools.map((name) => ({ type: 'function', function: { name } })) } : {}),
         ...example?.extra,
       }),
+    }).catch((err) => {
+      // The browser's own words ("Failed to fetch") do not say that the gateway is gone (stopped, restarted elsewhere).
+      throw err.name === 'AbortError' ? err : new Error(`the gateway could not be reached (${err.message})`);
     });
     if (!res.ok) {
       run.noTimeline = true;

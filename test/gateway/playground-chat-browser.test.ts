@@ -99,6 +99,20 @@ describeInBrowser('the playground conversation, turn after turn (Chromium)', () 
     });
   }, 90_000);
 
+  it('says the gateway could not be reached when the chat request gets no connection', async () => {
+    await suite.withPage(async (page) => {
+      await openPlayground(page, suite.conveyor.gateway.url);
+      await page.route('**/v1/chat/completions', (route) => route.abort('connectionrefused'));
+      await page.fill('#prompt', 'hello');
+      await page.click('#send');
+      await page.waitForSelector('.turn.assistant.finished');
+      // Before: "error: Failed to fetch", the browser's words, nothing said of the gateway.
+      expect(await page.textContent('#status')).toBe('error: the gateway could not be reached (Failed to fetch)');
+      expect(await page.textContent('.turn.assistant .note')).toBe(await page.textContent('#status'));
+      expect(await page.inputValue('#prompt')).toBe('hello');
+    });
+  }, 90_000);
+
   it('keeps the model picked when the key is typed again, and says to enter the key when a chat is refused for it', async () => {
     const keyed = await startTestConveyor({ gateway: { apiKeys: ['pg-key'] } });
     const page = await suite.browser.newPage();
