@@ -22,9 +22,21 @@ export interface Baseline {
  */
 export function baseline(spec: string, paths: readonly string[] = []): Baseline {
   if (existsSync(spec) && statSync(spec).isDirectory()) return { dir: path.resolve(spec), label: spec, dispose: () => {} };
+  // Asked first, so that a typo reads as one line (git archive's failure was a stack trace with
+  // git's own complaint printed above it) and leaves no temporary directory behind.
+  try {
+    execFileSync('git', ['rev-parse', '--verify', '--quiet', `${spec}^{commit}`], { cwd: repoRoot, stdio: 'ignore' });
+  } catch {
+    throw new Error(`--baseline ${spec}: neither a folder nor a commit of this repository`);
+  }
   const dir = mkdtempSync(path.join(os.tmpdir(), 'conveyor-baseline-'));
-  const archive = execFileSync('git', ['archive', spec, ...paths], { cwd: repoRoot, maxBuffer: 256 * 1024 * 1024 });
-  execFileSync('tar', ['-x', '-C', dir], { input: archive });
+  try {
+    const archive = execFileSync('git', ['archive', spec, ...paths], { cwd: repoRoot, maxBuffer: 256 * 1024 * 1024 });
+    execFileSync('tar', ['-x', '-C', dir], { input: archive });
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
   symlinkSync(path.join(repoRoot, 'node_modules'), path.join(dir, 'node_modules'));
   return { dir, label: spec, dispose: () => rmSync(dir, { recursive: true, force: true }) };
 }

@@ -44,7 +44,12 @@ const name = opts.parserCpu ? 'parser-cpu' : 'overhead';
 
 const progress = (done: number, total: number) => process.stderr.write(`\r${name}: ${done}/${total}`);
 const started = performance.now();
-const before = baselineSpec === undefined ? undefined : checkout(baselineSpec);
+let before: ReturnType<typeof checkout> | undefined;
+try {
+  before = baselineSpec === undefined ? undefined : checkout(baselineSpec);
+} catch (err) {
+  program.error(`run: ${(err as Error).message}`, { exitCode: 2 });
+}
 const result = await (name === 'parser-cpu'
   ? runParserCpu({ quick, onProgress: progress })
   : runOverhead({ quick, concurrency, onProgress: progress, baseline: before, profile })

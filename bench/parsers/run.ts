@@ -60,7 +60,12 @@ async function main(): Promise<void> {
     if (selected.length === 0) program.error(`parsers: --only ${JSON.stringify(only)} matches no case: ${cases.map((c) => c.id).join(', ')}`, { exitCode: 2 });
   }
   // Only parsers/ and core/: the part of the tree the children import from the baseline.
-  const baseline = baselineSpec === undefined ? undefined : checkout(baselineSpec, ['parsers', 'core']);
+  let baseline: ReturnType<typeof checkout> | undefined;
+  try {
+    baseline = baselineSpec === undefined ? undefined : checkout(baselineSpec, ['parsers', 'core']);
+  } catch (err) {
+    program.error(`parsers: ${(err as Error).message}`, { exitCode: 2 });
+  }
   const childArgs = [...(quick ? ['--quick'] : []), ...(baseline ? ['--baseline', baseline.dir] : [])];
   // Quoted where a shell would read the argument otherwise (`--only 'a|b'`), so it can be pasted.
   let command = `npx tsx bench/parsers/run.ts ${args.map((a) => (/^[\w./:=-]+$/.test(a) ? a : `'${a}'`)).join(' ')}`.trim();
