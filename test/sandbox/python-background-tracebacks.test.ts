@@ -56,7 +56,7 @@ describe('tracebacks the interpreter prints itself show the cell source, as a sc
     const source =
       "import threading, sys\nthreading.excepthook = lambda a: print('mine', a.exc_type.__name__)\n" +
       "sys.unraisablehook = lambda u: print('mine too', u.exc_type.__name__)\n" +
-      "threading.Thread(target=lambda: 1 / 0).start()\nclass C:\n    def __del__(self): raise OSError\nc = C(); del c\n";
+      "t = threading.Thread(target=lambda: 1 / 0); t.start(); t.join()\nclass C:\n    def __del__(self): raise OSError\nc = C(); del c\n";
     const { result } = await runScript(sandbox, source);
     expect(result.observation).toBe('mine ZeroDivisionError\nmine too OSError\n');
   });
