@@ -85,8 +85,9 @@ class PythonicParser implements ToolCallParser {
   #ended = false;
   /** Whether the prose so far ends at the start of a line (only spaces or tabs since its last newline). */
   #atLineStart = true;
-  /** A `[` inside a fenced code block is the code's (see ProseFenceTracker). */
+  /** A `[` inside a fenced code block is the code's (see ProseFenceTracker), unless a wrapper token, no code's, is just before it. */
   readonly #fences = new ProseFenceTracker();
+  #afterWrapper = false;
 
   readonly #markers: string[];
 
@@ -147,7 +148,7 @@ class PythonicParser implements ToolCallParser {
         return '';
       }
       this.#text(rest.slice(0, found.index));
-      if (found.marker === '[' && (!this.#atLineStart || this.#fences.inFence)) {
+      if (found.marker === '[' && (!this.#atLineStart || (this.#fences.inFence && !this.#afterWrapper))) {
         this.#text('[');
         rest = rest.slice(found.index + 1);
         continue;
@@ -158,7 +159,7 @@ class PythonicParser implements ToolCallParser {
         return rest.slice(found.index);
       }
       // A wrapper token: what follows it starts a line.
-      this.#atLineStart = true;
+      this.#atLineStart = this.#afterWrapper = true;
       rest = rest.slice(found.index + found.marker.length);
     }
   }
@@ -168,6 +169,7 @@ class PythonicParser implements ToolCallParser {
     if (text === '') return;
     this.#out.text(text);
     this.#fences.write(text);
+    this.#afterWrapper = false;
     const newline = text.lastIndexOf('\n');
     const tail = newline === -1 ? text : text.slice(newline + 1);
     this.#atLineStart = (newline !== -1 || this.#atLineStart) && /^[ \t]*$/.test(tail);

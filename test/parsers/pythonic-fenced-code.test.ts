@@ -35,4 +35,12 @@ describe('pythonic parser: fenced code blocks', () => {
       { numRuns: 150 },
     );
   });
+
+  it('still takes a list right after a wrapper token there: a special token is no code\'s', () => {
+    const input = '```\n<|python_start|>[f(x=1)]<|python_end|>\n[g(x=2)]\n```';
+    for (const events of [whole(make, input), coalesceText(feed(make, input.split('')))]) {
+      expect(callsOf(events).map((c) => c.name)).toEqual(['f']);
+      expect(textOf(events)).toBe('```\n\n[g(x=2)]\n```');
+    }
+  });
 });
