@@ -207,7 +207,8 @@ export class Timeline {
         const idle = (100 * (this.busyFrom(span) - span.start)) / Math.max(end - span.start, 0.001);
         if (idle > 0) bar.style.background = `linear-gradient(to right, var(--tool-idle) ${idle}%, var(--tool) ${idle}%)`;
       }
-      track.append(bar);
+      // The bar's times for a screen reader (its title shows them only to a mouse).
+      track.append(bar, el('span', 'visually-hidden', `from ${span.start.toFixed(3)} s to ${end.toFixed(3)} s`));
       // Failed is said in words too, not by the bar's colour alone, and which way: first, since
       // the column cuts a long label's end (the call id). The whole label on hover.
       const label = el('span', 'label', span.kind === 'failed' || span.kind === 'aborted' ? `${span.verdict ?? span.kind} · ${span.label}` : span.label);

@@ -113,6 +113,22 @@ describeInBrowser('the playground conversation, turn after turn (Chromium)', () 
     });
   }, 90_000);
 
+  it('gives a screen reader each timeline bar\'s times, not only its label', async () => {
+    await suite.withPage(async (page) => {
+      await openPlayground(page, suite.conveyor.gateway.url);
+      await runExample(page, 'Calculator');
+      await page.waitForFunction(() => document.getElementById('stats')?.textContent?.includes('total'));
+      const rows = await page.$$eval('#timeline .row', (rows) => rows.map((row) => [row.textContent!, (row.querySelector('.bar') as HTMLElement).title]));
+      expect(rows).toHaveLength(3);
+      // Before: "round 1 · decode" alone; the times were in the bar's title, read on hover.
+      for (const [text, title] of rows) {
+        const [from, to] = title!.split(/–| s/);
+        expect(text).toMatch(/ · \S/);
+        expect(text!.endsWith(`from ${from} s to ${to} s`)).toBe(true);
+      }
+    });
+  }, 90_000);
+
   it('keeps the model picked when the key is typed again, and says to enter the key when a chat is refused for it', async () => {
     const keyed = await startTestConveyor({ gateway: { apiKeys: ['pg-key'] } });
     const page = await suite.browser.newPage();
