@@ -14,7 +14,7 @@ export const SIM_MODEL = 'mistral-7b-instruct-sim';
 export function spawnOverheadSim(profile: string = OVERHEAD_PROFILE): Promise<ChildTarget> {
   return spawnTarget({
     name: 'sim',
-    args: ['--import', 'tsx', here('../../sim/cli.ts'), '--port', '0', '--profile', profile, '--scenarios', here('./scenarios')],
+    args: ['--import', 'tsx', here('../../sim/cli.ts'), '--port', '0', '--exit-with-stdin', '--profile', profile, '--scenarios', here('./scenarios')],
     urlLine: /^(http:\/\/\S+\/v1)$/,
   });
 }

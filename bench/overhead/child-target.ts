@@ -31,7 +31,9 @@ export interface SpawnOptions {
 /** Spawns `node …args` and resolves once the child prints its URL; rejects with its stderr tail if it dies first. */
 export async function spawnTarget(o: SpawnOptions): Promise<ChildTarget> {
   const child: ChildProcess = spawn(process.execPath, o.args, {
-    stdio: ['ignore', 'pipe', 'pipe', ...(o.ipc ? (['ipc'] as const) : [])],
+    // stdin a pipe that only closes when this process ends, however it ends: a child that exits
+    // on its close (the simulator's --exit-with-stdin, exit-with-stdin.mjs) is never left behind.
+    stdio: ['pipe', 'pipe', 'pipe', ...(o.ipc ? (['ipc'] as const) : [])],
     env: o.env ?? process.env,
   });
   reapOnExit(child);

@@ -5,6 +5,7 @@ import { spawnTarget, type ChildTarget } from './child-target.ts';
 
 const START_SERVER = fileURLToPath(new URL('../../node_modules/@portkey-ai/gateway/build/start-server.js', import.meta.url));
 const PRELOAD = fileURLToPath(new URL('./portkey-preload.mjs', import.meta.url));
+const EXIT_WITH_STDIN = fileURLToPath(new URL('./exit-with-stdin.mjs', import.meta.url));
 
 export interface PortkeyTarget extends ChildTarget {
   /** Headers that route a request through Portkey's openai provider to `upstreamUrl`. */
@@ -24,7 +25,7 @@ export async function startPortkey(upstreamUrl: string): Promise<PortkeyTarget |
     const target = await spawnTarget({
       name: 'portkey',
       // It takes only --port=N (no 0 = any port) and always prints http://localhost:N.
-      args: ['--import', PRELOAD, START_SERVER, `--port=${port}`, '--headless'],
+      args: ['--import', PRELOAD, '--import', EXIT_WITH_STDIN, START_SERVER, `--port=${port}`, '--headless'],
       env: { ...process.env, NODE_ENV: 'production' },
       urlLine: /http:\/\/localhost:(\d+)/,
       timeoutMs: 20_000,
