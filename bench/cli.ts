@@ -37,7 +37,7 @@ const program = new Command()
       TOOL_CALL_PARSERS,
     ),
   )
-  .option('--quick', 'smoke test: two runs per mode and no warm-up (overrides --runs), quick variants of the other sections')
+  .option('--quick', 'smoke test: two runs per mode and no warm-up (so not with --runs), quick variants of the other sections')
   .option('--sequential-pairs', 'workloads: send each on/off pair one after the other instead of at the same moment')
   .option('--serial-workloads', 'workloads: run them one after the other instead of all at once')
   .option('--cold-imports', 'workloads: no pre-imports in the Python fork server: each script pays for its imports')
