@@ -21,18 +21,18 @@ describe('cells beyond maxCells', () => {
 
     // b waits behind a, which holds its place while the "model" has not sent its next line.
     // (Output may arrive in more than one piece: the first one is what counts here.)
-    const b = sandbox.openCell({ id: 'b', limits: { wallClockMs: 300 }, onProgress: (p) => p.type === 'output' && !order.includes('b printed') && order.push('b printed') });
+    const b = sandbox.openCell({ id: 'b', limits: { wallClockMs: 1000 }, onProgress: (p) => p.type === 'output' && !order.includes('b printed') && order.push('b printed') });
     b.pushLine('print("b")\n');
     const bDone = b.finish().then((result) => (order.push('b finished'), result));
     expect(sandbox.cellLoad()).toEqual({ open: 1, queued: 1, maxCells: 1, maxQueuedCells: 1 });
-    await new Promise((resolve) => setTimeout(resolve, 600));
+    await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(order).toEqual([]);
 
     order.push('a finishing');
     const aResult = await a.finish();
     expect(aResult).toMatchObject({ ok: true, observation: 'a\n' });
     const bResult = await bDone;
-    // Waited 600 ms with a 300 ms wall clock: the wait was not the cell's.
+    // Waited 1.5 s with a 1 s wall clock: the wait was not the cell's.
     expect(bResult).toMatchObject({ ok: true, observation: 'b\n' });
     expect(bResult.killedBy).toBeUndefined();
     expect(order).toEqual(['a finishing', 'b printed', 'b finished']);

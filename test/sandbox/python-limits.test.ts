@@ -49,11 +49,11 @@ describe('protections report', () => {
 
 describe('limits', () => {
   it('kills an infinite loop at the wall-clock limit', async () => {
-    const { result } = await runScript(sandbox, "print('spinning', flush=True)\nwhile True:\n    pass\n", { limits: { wallClockMs: 300 } });
+    const { result } = await runScript(sandbox, "print('spinning', flush=True)\nwhile True:\n    pass\n", { limits: { wallClockMs: 1000 } });
     expect(result.killedBy).toBe('wall-clock');
     expect(result.ok).toBe(false);
     expect(result.error?.type).toBe('SandboxLimitError');
-    expect(result.observation).toBe('spinning\n[execution stopped: the cell ran longer than 300 ms]');
+    expect(result.observation).toBe('spinning\n[execution stopped: the cell ran longer than 1000 ms]');
   });
 
   it('kills a sleeping cell at the wall-clock limit (RLIMIT_CPU would not)', async () => {
@@ -63,10 +63,10 @@ describe('limits', () => {
 
   it('does not count time spent waiting for the model to send the next line', async () => {
     const recorder = new ProgressRecorder();
-    const cell = sandbox.openCell({ id: 'idle', limits: { wallClockMs: 150 }, onProgress: recorder.listener });
+    const cell = sandbox.openCell({ id: 'idle', limits: { wallClockMs: 1000 }, onProgress: recorder.listener });
     cell.pushLine('x = 1\n');
     await recorder.waitFor((p) => p.type === 'unit-done');
-    await new Promise((r) => setTimeout(r, 400)); // a slow model: longer than the whole budget
+    await new Promise((r) => setTimeout(r, 1500)); // a slow model: longer than the whole budget
     cell.pushLine('print(x)\n');
     const result = await cell.finish();
     expect(result).toMatchObject({ ok: true, observation: '1\n' });
@@ -97,14 +97,16 @@ describe('limits', () => {
   // the zygote that every cell shares, or holding the result until the model stops writing. The
   // model's next try, without the runaway statement, gets the SyntaxError as a script run shows it.
   it('a limit kill stays the observation even when a later line does not compile', async () => {
-    const cell = sandbox.openCell({ id: 'kill-then-syntax', limits: { wallClockMs: 200 } });
+    // 1.5 s, not less: 'a' must be printed before the kill, and a loaded CI machine (five sandbox
+    // files at once) once took longer than 200 ms to start the cell and reach its first line.
+    const cell = sandbox.openCell({ id: 'kill-then-syntax', limits: { wallClockMs: 1500 } });
     cell.pushLine("print('a', flush=True)\nimport time\ntime.sleep(60)\n");
     await cell.settled;
     cell.pushLine('x = = 1\n'); // the model is still writing: ignored
     const result = await cell.finish();
-    expect(result).toMatchObject({ killedBy: 'wall-clock', observation: 'a\n[execution stopped: the cell ran longer than 200 ms]' });
+    expect(result).toMatchObject({ killedBy: 'wall-clock', observation: 'a\n[execution stopped: the cell ran longer than 1500 ms]' });
     // All at once (partial execution off): the same observation.
-    const whole = await runScript(sandbox, "print('a', flush=True)\nimport time\ntime.sleep(60)\nx = = 1\n", { limits: { wallClockMs: 200 } });
+    const whole = await runScript(sandbox, "print('a', flush=True)\nimport time\ntime.sleep(60)\nx = = 1\n", { limits: { wallClockMs: 1500 } });
     expect(whole.result.observation).toBe(result.observation);
   });
 
