@@ -106,7 +106,8 @@ describe('npm run bench -- workloads --quick', () => {
       expect(failed!.stderr).not.toContain('simulator exited');
       expect(failed!.stderr).not.toMatch(/^\s+at /m);
     }
-  }, 120_000);
+    // 17 CLI starts in a row: ~2.5 s each on an idle machine, 7-12 s at a load average of 13.
+  }, 300_000);
 
   it('checks --upstream before any gateway starts: one line that says what to change, exit status 2, no result files', async () => {
     const empty = suiteTempDir('conveyor-bench-fail-');
