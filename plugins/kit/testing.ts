@@ -30,8 +30,8 @@ export interface ScriptedCall {
  * What a tool answered to a ScriptedCall: a verdict per piece, then either `rejected` (the reason
  * of the first reject; no `result`: onEnd did not run) or `result` (what the model would read:
  * onEnd's result, or the tool error of a hook that threw, a wrong return or invalid arguments),
- * and every `ctx.emit` progress event in order, as the gateway passes them on: those emitted before
- * the call ended (a timer a hook left behind emits into nothing), within the per-call budget.
+ * and every `ctx.emit` progress event in order: as the gateway passes them on (`progress`), and
+ * those emitted after the call ended, which it drops (`afterEnd`).
  *
  * @example
  * const run: ScriptedRun = await runScriptedCall(tool, { args: { text: 'hi' } });
@@ -43,7 +43,14 @@ export interface ScriptedRun {
   /** Set when a piece was rejected: the call ends there, as the Session would end it. */
   rejected?: string;
   result?: ToolResult;
+  /** What the client would see of the call's progress: emitted before it ended, within the per-call budget. */
   progress: ToolProgress[];
+  /**
+   * What the tool emitted after its call had ended: the gateway passes none of it on. Here so a
+   * test can see onAbort run (in thread and process runtimes it runs after the call's result is
+   * known) or catch a timer a hook left behind.
+   */
+  afterEnd: ToolProgress[];
 }
 
 /**
@@ -62,15 +69,16 @@ export interface ScriptedRun {
  */
 export async function runScriptedCall(tool: ToolPlugin, call: ScriptedCall, signal = new AbortController().signal): Promise<ScriptedRun> {
   const progress: ToolProgress[] = [];
+  const afterEnd: ToolProgress[] = [];
   const budget = new ProgressBudget();
   let ended = false;
   const emit = (emitted: ToolProgress): void => {
-    if (ended) return;
+    if (ended) return void afterEnd.push(emitted);
     const passed = budget.take(emitted);
     if (passed) progress.push(passed);
   };
   const execution = tool.start({ callId: call.callId ?? 'call_test', signal, emit, ...(call.tenant === undefined ? {} : { tenant: call.tenant }) });
-  const run: ScriptedRun = { verdicts: [], progress };
+  const run: ScriptedRun = { verdicts: [], progress, afterEnd };
   const gap = () => (call.gapMs ? new Promise((resolve) => setTimeout(resolve, call.gapMs)) : undefined);
   // A tool whose piece or end throws (the kit's never do; a hand-written ToolPlugin may) gets the
   // tool error the gateway's Dispatcher gives it, so a test sees what the model would.

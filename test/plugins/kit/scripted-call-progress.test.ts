@@ -10,7 +10,7 @@ import { MAX_PROGRESS_EVENTS } from '../../../plugins/progress-budget.ts';
 // the per-call budget, so a tool author's test passed on progress the model's client never sees.
 
 describe('runScriptedCall progress', () => {
-  it('drops what a tool emits after its call has ended, as the gateway does', async () => {
+  it('keeps what a tool emits after its call has ended apart: the gateway drops it', async () => {
     let late!: () => void;
     const lateEmitted = new Promise<void>((resolve) => (late = resolve));
     const tool = inlineTool(
@@ -35,6 +35,7 @@ describe('runScriptedCall progress', () => {
     await lateEmitted;
     expect(run.result).toEqual({ ok: true, content: 'hi' });
     expect(run.progress).toEqual([{ type: 'unit-done', detail: 'echoed' }]);
+    expect(run.afterEnd).toEqual([{ type: 'unit-done', detail: 'after the end' }]);
   });
 
   it('stops at the per-call budget with the note the client would read', async () => {

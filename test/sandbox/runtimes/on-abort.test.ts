@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Piece } from '../../../parsers/parser-events.ts';
-import { runScriptedCall } from '../../../plugins/kit/testing.ts';
+import { runScriptedCall, type ScriptedRun } from '../../../plugins/kit/testing.ts';
 import { toolFromPlugin } from '../../../plugins/kit/tool-from-plugin.ts';
 import type { ToolPlugin, ToolProgress } from '../../../plugins/plugin-types.ts';
 import { createRuntimePools, type RuntimePools } from '../../../sandbox/runtimes/runtime-pools.ts';
@@ -34,34 +34,38 @@ const field = (value: string): Piece => ({ kind: 'field', path: ['mode'], value 
 const onAbortLines = (progress: ToolProgress[]): string[] =>
   progress.flatMap((p) => (p.type === 'unit-done' && p.detail.startsWith('onAbort') ? [p.detail] : []));
 
+/** Every progress event a scripted call's tool emitted: onAbort's come after the call's end in thread and process. */
+const allProgress = (run: ScriptedRun): ToolProgress[] => [...run.progress, ...run.afterEnd];
+
 /** onAbort's lines, once it has reported (it may run after the call's result). */
-async function abortReports(progress: ToolProgress[]): Promise<string[]> {
-  await eventually(() => onAbortLines(progress).length > 0, 2000);
-  return onAbortLines(progress);
+async function abortReports(source: ToolProgress[] | ScriptedRun): Promise<string[]> {
+  const lines = () => onAbortLines(Array.isArray(source) ? source : allProgress(source));
+  await eventually(() => lines().length > 0, 2000);
+  return lines();
 }
 
 describe.each(RUNTIMES)('onAbort in runtime %s', (runtime) => {
   it('runs, with ctx.signal aborted and ctx.state kept, when onPiece returns a reject verdict', async () => {
     const run = await runScriptedCall(reportTool(runtime), { pieces: [field('reject')], args: { mode: 'reject' }, callId: CALL_ID });
     expect(run.rejected).toBe('not this one');
-    expect(await abortReports(run.progress)).toEqual([abortLine('rejected: not this one')]);
+    expect(await abortReports(run)).toEqual([abortLine('rejected: not this one')]);
   });
 
   it('runs when onPiece throws, or returns something else than a verdict', async () => {
     const thrown = await runScriptedCall(reportTool(runtime), { pieces: [field('throw')], args: { mode: 'throw' }, callId: CALL_ID });
     expect(thrown.result).toEqual({ ok: false, content: 'error: abort_report failed: boom in onPiece' });
-    expect(await abortReports(thrown.progress)).toEqual([abortLine('failed: boom in onPiece')]);
+    expect(await abortReports(thrown)).toEqual([abortLine('failed: boom in onPiece')]);
 
     const wrong = await runScriptedCall(reportTool(runtime), { pieces: [field('return-string')], args: { mode: 'x' }, callId: CALL_ID });
     const error = `abort_report's onPiece returned "reject", not undefined or reject(reason)`;
     expect(wrong.result).toEqual({ ok: false, content: `error: ${error}` });
-    expect(await abortReports(wrong.progress)).toEqual([abortLine(error)]);
+    expect(await abortReports(wrong)).toEqual([abortLine(error)]);
   });
 
   it('runs when onEnd overruns the time limit', async () => {
     const run = await runScriptedCall(reportTool(runtime, { timeoutMs: 500 }), { pieces: [field('fine')], args: { mode: 'hang' }, callId: CALL_ID });
     expect(run.result).toMatchObject({ ok: false, content: 'error: abort_report timed out after 500 ms', data: { code: 'sandbox_limit_exceeded' } });
-    expect(await abortReports(run.progress)).toEqual([abortLine('timed out after 500 ms')]);
+    expect(await abortReports(run)).toEqual([abortLine('timed out after 500 ms')]);
   });
 
   it("runs when the request's signal aborts while onEnd runs", async () => {
@@ -82,13 +86,13 @@ describe.each(RUNTIMES)('onAbort in runtime %s', (runtime) => {
   it('runs when the arguments fail the schema', async () => {
     const run = await runScriptedCall(reportTool(runtime), { pieces: [field('fine')], args: { mode: 42 }, callId: CALL_ID });
     expect(run.result).toMatchObject({ ok: false, data: { code: 'invalid_arguments' } });
-    expect(await abortReports(run.progress)).toEqual([abortLine('invalid arguments')]);
+    expect(await abortReports(run)).toEqual([abortLine('invalid arguments')]);
   });
 
   it('does not run when onEnd finishes the call', async () => {
     const run = await runScriptedCall(reportTool(runtime), { pieces: [field('fine')], args: { mode: 'fine' }, callId: CALL_ID });
     expect(run.result).toEqual({ ok: true, content: 'done: fine' });
-    expect(run.progress).toEqual([]);
+    expect(allProgress(run)).toEqual([]);
   });
 });
 
@@ -105,7 +109,7 @@ describe('an onAbort that never returns', () => {
       try {
         const tool = reportTool(runtime, { query: '?onAbort=hang', pools: own });
         const rejected = await runScriptedCall(tool, { pieces: [field('reject')], args: { mode: 'reject' }, callId: CALL_ID });
-        expect(await abortReports(rejected.progress)).toEqual([abortLine('rejected: not this one')]);
+        expect(await abortReports(rejected)).toEqual([abortLine('rejected: not this one')]);
         const next = await runScriptedCall(tool, { args: { mode: 'next' } });
         expect(next.result).toEqual({ ok: true, content: 'done: next' });
       } finally {

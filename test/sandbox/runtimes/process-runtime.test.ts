@@ -82,6 +82,7 @@ describe('a sample plugin in its own process', () => {
       verdicts: [undefined],
       progress: [{ type: 'unit-done', detail: 'field text' }],
       result: { ok: true, content: 'HELLO', data: { pieces: 1, startedBy: 'call_echo' } },
+      afterEnd: [],
     });
   });
 

@@ -37,8 +37,9 @@ describe('a call whose onStart throws', () => {
     const tool = toolFromPlugin(definition, { moduleUrl: fixture(`abort-report-plugin.ts${query}`), pools });
     const run = await runScriptedCall(tool, { args: { mode: 'fine' }, callId: 'call_abort' });
     expect(run.result).toEqual({ ok: false, content: 'error: abort_report failed: boom in onStart' });
-    await eventually(() => onAbortLines(run.progress).length > 0, 300);
-    expect(onAbortLines(run.progress)).toEqual([abortLine('failed: boom in onStart')]);
+    // onAbort reports after the call's result: what the gateway drops, kept apart as afterEnd.
+    await eventually(() => onAbortLines(run.afterEnd).length > 0, 300);
+    expect(onAbortLines([...run.progress, ...run.afterEnd])).toEqual([abortLine('failed: boom in onStart')]);
   });
 
   it("keeps the failed call for the gateway's abort, even once it has answered the call's end", async () => {

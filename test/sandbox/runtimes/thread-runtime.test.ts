@@ -42,6 +42,7 @@ describe('thread runtime', () => {
         { type: 'unit-done', detail: 'field extra' },
       ],
       result: { ok: true, content: 'ONE', data: { pieces: 2, startedBy: 'call_thread' } },
+      afterEnd: [],
     });
   });
 
