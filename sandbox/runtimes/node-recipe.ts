@@ -41,14 +41,18 @@ export interface PluginHostArgs {
 export const PLUGIN_HOST_ISOLATES = 2;
 
 /**
- * CPU seconds a plugin process spends before its first call. On Node 20: Node, tsx's hooks
+ * CPU seconds a plugin process may spend before its first call. On Node 20: Node, tsx's hooks
  * thread (≈0.3 s) and every module of the host, the kit, zod and the plugin loaded through those
- * hooks (a warm tsx cache barely changes it), measured at 0.9–1.0 s on the 2-core CI machine.
- * With native type stripping (Node 22/24) about 0.2 s, unless the plugin module needs tsx.
+ * hooks (a warm tsx cache barely changes it), measured at 0.9–1.0 s on the 2-core CI machine in a
+ * quiet hour and 2.3–2.5 s in a slow one (the same host, its CPU about 3× slower). With native
+ * type stripping (Node 22/24) about 0.2 s, unless the plugin module needs tsx.
  * RLIMIT_CPU gets this much on top of the plugin's own cpuSeconds, which would otherwise be spent
- * before the plugin ran at all.
+ * before the plugin ran at all; and a reusable plugin's process is kept for its next call only
+ * while it has used no more than this (idle-processes.ts). At 2 s a slow hour's start-up used it
+ * all: no process was ever kept, and every call paid a new one's 2.3 s of CPU. The call's
+ * wall-clock limit still bounds what the larger allowance lets a hook spin.
  */
-export const PLUGIN_HOST_STARTUP_CPU_S = 2;
+export const PLUGIN_HOST_STARTUP_CPU_S = 5;
 
 /** argv of a JS plugin process: node + plugin-host.ts, through tsx where Node cannot strip types. */
 export function pluginHostArgv(args: PluginHostArgs): string[] {
