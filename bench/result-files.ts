@@ -1,5 +1,6 @@
 import { accessSync, constants, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Command } from 'commander';
 
 /**
  * Writes one benchmark run's files as `<dir>/<date>-<name><suffix>` (suffixes such as `.md`,
@@ -43,5 +44,14 @@ export function checkOutDir(dir: string): void {
     accessSync(dir, constants.W_OK);
   } catch (err) {
     throw new Error(`--out ${dir}: ${(err as Error).message}`);
+  }
+}
+
+/** checkOutDir for a standalone bench script: a bad `--out` is its one-line usage error, status 2. */
+export function checkOutOption(program: Command, dir: string): void {
+  try {
+    checkOutDir(dir);
+  } catch (err) {
+    program.error(`${program.name()}: ${(err as Error).message}`, { exitCode: 2 });
   }
 }

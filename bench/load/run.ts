@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import cliProgress from 'cli-progress';
-import { checkOutDir, jsonText, writeResultFiles } from '../result-files.ts';
+import { checkOutOption, jsonText, writeResultFiles } from '../result-files.ts';
 import { runLoad } from './run-load.ts';
 
 const program = new Command()
@@ -11,11 +11,7 @@ const program = new Command()
 program.parse();
 const opts = program.opts<{ quick?: boolean; out: string }>();
 // Before measuring: a bad --out found only when the files are written loses the whole run.
-try {
-  checkOutDir(opts.out);
-} catch (err) {
-  program.error(`${program.name()}: ${(err as Error).message}`, { exitCode: 2 });
-}
+checkOutOption(program, opts.out);
 
 const bar = new cliProgress.SingleBar({ format: 'load |{bar}| {value}/{total} requests', hideCursor: true }, cliProgress.Presets.shades_classic);
 let started = false;

@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { progressBar } from '../progress.ts';
-import { checkOutDir, jsonText, writeResultFiles } from '../result-files.ts';
+import { checkOutOption, jsonText, writeResultFiles } from '../result-files.ts';
 import { runReplicas } from './run-replicas.ts';
 
 const positiveInt = (v: string) => {
@@ -26,11 +26,7 @@ const program = new Command()
 program.parse();
 const opts = program.opts<{ quick?: boolean; profile: string; docTokens?: number; conversations?: number; passes?: number; rate?: number; out: string }>();
 // Before measuring: a bad --out found only when the files are written loses the whole run.
-try {
-  checkOutDir(opts.out);
-} catch (err) {
-  program.error(`${program.name()}: ${(err as Error).message}`, { exitCode: 2 });
-}
+checkOutOption(program, opts.out);
 
 const bar = progressBar('replicas');
 const result = await runReplicas({ ...opts, ratePerS: opts.rate, onProgress: (done, total) => bar.update(done, total) });

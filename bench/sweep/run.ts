@@ -1,7 +1,7 @@
 import cliProgress from 'cli-progress';
 import { Command } from 'commander';
 import { wholeNumber } from '../../gateway/commands/number-options.ts';
-import { checkOutDir, jsonText, writeResultFiles } from '../result-files.ts';
+import { checkOutOption, jsonText, writeResultFiles } from '../result-files.ts';
 import { runSweep } from './run-sweep.ts';
 import { SWEEP_PROFILE } from './sweep-scenarios.ts';
 
@@ -14,11 +14,7 @@ const program = new Command()
 program.parse();
 const opts = program.opts<{ quick?: boolean; runs?: number; out: string }>();
 // Before measuring: a bad --out found only when the files are written loses the whole run.
-try {
-  checkOutDir(opts.out);
-} catch (err) {
-  program.error(`${program.name()}: ${(err as Error).message}`, { exitCode: 2 });
-}
+checkOutOption(program, opts.out);
 
 const command = `npx tsx bench/sweep/run.ts ${process.argv.slice(2).join(' ')}`.trim();
 const bar = new cliProgress.SingleBar({ format: 't/g sweep |{bar}| {value}/{total} requests', hideCursor: true }, cliProgress.Presets.shades_classic);
