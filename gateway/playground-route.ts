@@ -9,6 +9,7 @@ const FILES = {
   '/playground/dom.js': { file: 'dom.js', type: 'text/javascript; charset=utf-8' },
   '/playground/events-list.js': { file: 'events-list.js', type: 'text/javascript; charset=utf-8' },
   '/playground/sse.js': { file: 'sse.js', type: 'text/javascript; charset=utf-8' },
+  '/playground/answer-turns.js': { file: 'answer-turns.js', type: 'text/javascript; charset=utf-8' },
   '/playground/playground.css': { file: 'playground.css', type: 'text/css; charset=utf-8' },
   '/playground/favicon.svg': { file: 'favicon.svg', type: 'image/svg+xml' },
 } as const;

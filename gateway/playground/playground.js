@@ -3,6 +3,7 @@
 // inside the decode that is still writing the call. Plain browser JavaScript, no build step;
 // everything the model or a tool wrote goes into the page as text, never as HTML.
 
+import { ClientCalls, answerTurns } from './answer-turns.js';
 import { el } from './dom.js';
 import { EventsList, eventItem } from './events-list.js';
 import { readStream } from './sse.js';
@@ -94,6 +95,8 @@ class Run {
     this.events = new EventsList(ui.events);
     /** The turns the response adds to the conversation (its `response.messages` event, sent when tools ran). */
     this.turns = undefined;
+    /** The calls for the client's own tools, which the page does not run (answer-turns.js). */
+    this.clientCalls = new ClientCalls();
     this.timeline = new Timeline({ panel: ui.timeline, stats: ui.stats, headers, onTrouble: (text) => setStatus(text, true) });
     this.bubble = el('div', 'turn assistant');
     this.content = el('pre', 'content');
@@ -140,7 +143,8 @@ class Run {
       this.reasoning += delta.reasoning_content;
       this.textChanged = true;
     }
-    for (const call of delta?.tool_calls ?? []) if (call.function?.name) this.events.add(`client tool call: ${call.function.name} (your code runs it)`, 'client');
+    if (delta?.tool_calls) this.clientCalls.add(delta.tool_calls);
+    for (const call of delta?.tool_calls ?? []) if (call.function?.name) this.events.add(`client tool call: ${call.function.name} (not run: the playground runs no client tools)`, 'client');
     const e = chunk.conveyor;
     if (!e) return;
     if (e.type === 'response.messages') this.turns = e.messages;
@@ -211,7 +215,7 @@ async function send(prompt) {
     run.timeline.follow(run.bubble.dataset.requestId, ui.key.value.trim());
     await readStream(res, (chunk) => run.chunk(chunk));
     // With the tool rounds' calls and observations, so a follow-up question can build on them.
-    history.push(...(run.turns ?? [{ role: 'assistant', content: run.text }]));
+    history.push(...answerTurns({ turns: run.turns, text: run.text, calls: run.clientCalls }));
     run.announce(run.text);
     // The answer is whole; a timeline that could not follow it still says so.
     const trouble = run.timeline.trouble;

@@ -3,11 +3,60 @@ import { browserAndConveyor, describeInBrowser } from '../support/browser-suite.
 import { startTestConveyor } from '../support/conveyor-fixture.ts';
 import { modelsListed, openPlayground, runExample } from '../support/playground-page.ts';
 
-// The playground as a chat, turn after turn: where the conversation's box scrolls to, and the
-// settings a reader changes between turns (the model, the API key).
+// The playground as a chat, turn after turn: where the conversation's box scrolls to, the
+// settings a reader changes between turns (the model, the API key), and the history it sends.
+
+/** A tool of the client's own (it has its parameters): the gateway sends its calls back to the client. */
+const GET_WEATHER = { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
+
+/** Round 1 calls the client's get_weather (Mistral's format, the simulator's model); the follow-up gets the default reply. */
+const CLIENT_TOOL_SCENARIO = {
+  name: 'client-tool',
+  rules: [{ when: { lastUser: 'weather in Oslo', round: 1, lastRole: 'user' as const }, reply: '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Oslo"}}]' }],
+};
 
 describeInBrowser('the playground conversation, turn after turn (Chromium)', () => {
-  const suite = browserAndConveyor();
+  const suite = browserAndConveyor({ sim: { scenarios: [CLIENT_TOOL_SCENARIO] } });
+
+  it('sends an answer that only called a client tool back as its tool_calls (content null), each answered as not run', async () => {
+    // With the gateway's response.messages on the finish chunk, and without them (a stream that
+    // has only OpenAI's fields): the page puts the turn together from the tool_calls deltas.
+    for (const gatewayTurns of [true, false]) {
+      await suite.withPage(async (page) => {
+        const sent: Array<{ messages: unknown[] }> = [];
+        // The client's own tool, which the page has no field for, put in its requests.
+        await page.route('**/v1/chat/completions', async (route) => {
+          const body = { ...route.request().postDataJSON(), tools: [GET_WEATHER] };
+          sent.push(body);
+          const real = await route.fetch({ postData: JSON.stringify(body) });
+          const text = await real.text();
+          const openAiOnly = text.replace(/^data: (\{.*\})$/gm, (_, json: string) => {
+            const { conveyor, ...chunk } = JSON.parse(json) as { conveyor?: { type: string } };
+            return `data: ${JSON.stringify(conveyor?.type === 'response.messages' ? chunk : { ...chunk, conveyor })}`;
+          });
+          await route.fulfill({ response: real, body: gatewayTurns ? text : openAiOnly });
+        });
+        await openPlayground(page, suite.conveyor.gateway.url);
+        await page.fill('#prompt', 'What is the weather in Oslo?');
+        await page.click('#send');
+        await page.waitForSelector('.turn.assistant.finished', { timeout: 60_000 });
+        expect(await page.$$eval('#events li span', (items) => items.map((i) => i.textContent))).toContain('client tool call: get_weather (not run: the playground runs no client tools)');
+        await page.fill('#prompt', 'And tomorrow?');
+        await page.click('#send');
+        await page.waitForSelector('.turn.assistant.finished >> nth=1', { timeout: 60_000 });
+        const call = (sent[1]!.messages[1] as { tool_calls?: Array<{ id: string }> }).tool_calls?.[0];
+        // Before: { role: 'assistant', content: '' } without the gateway's turns; with them, no
+        // tool message answered the call, a history OpenAI's API refuses.
+        expect(sent[1]!.messages).toEqual([
+          { role: 'user', content: 'What is the weather in Oslo?' },
+          { role: 'assistant', content: null, tool_calls: [{ id: expect.stringMatching(/\S/), type: 'function', function: { name: 'get_weather', arguments: '{"city": "Oslo"}' } }] },
+          { role: 'tool', tool_call_id: call?.id, content: expect.stringMatching(/^Not run: /) },
+          { role: 'user', content: 'And tomorrow?' },
+        ]);
+        expect(await page.textContent('#status')).toMatch(/^done · /);
+      });
+    }
+  }, 120_000);
 
   it('scrolls to a question just sent, even when the reader had scrolled up to an earlier answer', async () => {
     await suite.withPage(async (page) => {
