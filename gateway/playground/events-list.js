@@ -40,7 +40,27 @@ export class EventsList {
     /** Events dropped from the list's top (or never put in), told by `marker`. */
     this.dropped = 0;
     this.marker = undefined;
+    /** Calls recognised (`tool_call.started`) with no result or cancellation yet: callId → tool name. */
+    this.unfinished = new Map();
     list.replaceChildren();
+  }
+
+  /** A `conveyor` event of the chat stream, as its item if the list shows it. */
+  event(e) {
+    if (e.type === 'tool_call.started') this.unfinished.set(e.call_id, e.name);
+    if (e.type === 'tool_call.completed' || e.type === 'tool_call.cancelled') this.unfinished.delete(e.call_id);
+    const item = eventItem(e);
+    if (item) this.add(...item);
+  }
+
+  /**
+   * Each call still unfinished marked dropped (`why`): the request ended under it (Stop, an error),
+   * and the stream that would have told its end is gone, so its "call recognised" stood alone, as
+   * if the call were still running.
+   */
+  dropUnfinished(why, kind) {
+    for (const name of this.unfinished.values()) this.add(`${name} call dropped: ${why}`, kind);
+    this.unfinished.clear();
   }
 
   add(text, kind = '') {

@@ -5,7 +5,7 @@
 
 import { ClientCalls, answerTurns } from './answer-turns.js';
 import { el } from './dom.js';
-import { EventsList, eventItem } from './events-list.js';
+import { EventsList } from './events-list.js';
 import { readStream } from './sse.js';
 import { Timeline } from './timeline.js';
 
@@ -148,8 +148,7 @@ class Run {
     const e = chunk.conveyor;
     if (!e) return;
     if (e.type === 'response.messages') this.turns = e.messages;
-    const item = eventItem(e);
-    if (item) this.events.add(...item);
+    this.events.event(e);
   }
 }
 
@@ -238,6 +237,7 @@ async function send(prompt) {
     run.bubble.classList.add(stopped ? 'stopped' : 'failed');
     run.bubble.append(el('div', 'note', stopped ? 'stopped' : `error: ${err.message}`));
     // And in the events list, at the time it happened, after the tool events it cut short.
+    run.events.dropUnfinished(stopped ? 'stopped' : 'the request failed', stopped ? '' : 'failed');
     run.events.add(stopped ? 'stopped: the request was cancelled at the gateway' : `error: ${err.message}`, stopped ? '' : 'failed');
     // The turn is left out of the conversation: its question goes back in the box, to send again
     // as it is or mended, unless a new one is being written there.

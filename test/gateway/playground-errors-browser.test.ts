@@ -96,6 +96,22 @@ describeInBrowser('the playground without an answer, narrow, by keyboard (Chromi
     });
   }, 90_000);
 
+  it('marks a call recognised and never finished as dropped when Stop cuts the request', async () => {
+    await suite.withPage(async (page) => {
+      await openPlayground(page, suite.conveyor.gateway.url);
+      await page.click('text=Python: sine wave');
+      await page.click('#send');
+      // Partial execution: python is recognised with the fence, while round 1 still writes its script.
+      await page.waitForSelector('#events li span:text-is("python call recognised")');
+      await page.click('#stop');
+      await page.waitForSelector('.turn.assistant.finished');
+      // Before: the list ended "python call recognised", "stopped: …", as if the call ran on.
+      const items = await page.$$eval('#events li span', (spans) => spans.map((s) => s.textContent));
+      expect(items).toContain('python call recognised');
+      expect(items.slice(-2)).toEqual(['python call dropped: stopped', 'stopped: the request was cancelled at the gateway']);
+    });
+  }, 90_000);
+
   it('leaves the timeline\'s bars most of a phone-wide row, not a fixed 190px of labels', async () => {
     await suite.withPage(async (page) => {
       await openPlayground(page, suite.conveyor.gateway.url);
