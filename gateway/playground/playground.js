@@ -135,6 +135,8 @@ class Run {
     if (chunk.error) throw new Error(chunk.error.message);
     if (chunk.usage) this.timeline.usage = chunk.usage;
     const delta = chunk.choices?.[0]?.delta;
+    // Part of the answer has come (text, thinking, a call, a tool event), not only the stream's opening.
+    if (delta?.content || delta?.reasoning_content || delta?.tool_calls || chunk.conveyor) this.began = true;
     if (delta?.content) {
       this.text += delta.content;
       this.textChanged = true;
@@ -228,7 +230,8 @@ async function send(prompt) {
     // Not sent again: the next question goes without this turn, and the page says so.
     history.pop();
     turn.classList.add('left-out');
-    turn.append(el('div', 'note', 'left out of the conversation: it got no answer'));
+    // Stopped or cut part way, it had an answer, just not a whole one: "it got no answer" said otherwise.
+    turn.append(el('div', 'note', `left out of the conversation: ${run.began ? 'its answer was cut short' : 'it got no answer'}`));
     // After New chat the run is gone from the page: its end is no news for the new conversation.
     const stopped = err.name === 'AbortError';
     if (shown === run) setStatus(stopped ? 'stopped' : `error: ${err.message}`, !stopped);

@@ -81,6 +81,7 @@ describeInBrowser('the playground without an answer, narrow, by keyboard (Chromi
       expect(await page.textContent('#events li:last-child span')).toBe(status);
       // The question, left out of the conversation, is back in the box to send again.
       expect(await page.inputValue('#prompt')).toBe('hello');
+      expect(await page.textContent('.turn.user.left-out .note')).toBe('left out of the conversation: it got no answer');
 
       await page.selectOption('#model', { index: 0 });
       await page.click('text=Python: sine wave');
@@ -89,6 +90,8 @@ describeInBrowser('the playground without an answer, narrow, by keyboard (Chromi
       await page.click('#stop');
       await page.waitForSelector('.turn.assistant.finished >> nth=1');
       expect(await page.textContent('.turn.assistant:last-of-type .note')).toBe('stopped');
+      // Part of this one's answer had come: before, its note said "it got no answer" too.
+      expect(await page.textContent('.turn.user >> nth=1 >> .note')).toBe('left out of the conversation: its answer was cut short');
       expect(await page.inputValue('#prompt')).toBe('Plot a sine wave in Python using only the standard library.');
       expect(await page.getAttribute('.turn.assistant:last-of-type', 'class')).toBe('turn assistant stopped finished');
       // Before: the events list ended with the last tool event, as if the answer had run on.
@@ -217,7 +220,7 @@ describeInBrowser('the playground without an answer, narrow, by keyboard (Chromi
           return [text.textContent, 1.05 / (luminance(painted) + 0.05)] as const;
         }),
       );
-      expect(ratios.map(([text]) => text)).toEqual(['Plot a sine wave in Python using only the standard library.', 'left out of the conversation: it got no answer', 'stopped']);
+      expect(ratios.map(([text]) => text)).toEqual(['Plot a sine wave in Python using only the standard library.', 'left out of the conversation: its answer was cut short', 'stopped']);
       // Before: 4.48 for the notes (#777), about 4.4 for the question (opacity 0.6).
       for (const [, ratio] of ratios) expect(ratio).toBeGreaterThanOrEqual(4.5);
     });
