@@ -198,7 +198,16 @@ class MistralParser extends FormatParser {
         const j = skipWhitespace(buf, i);
         state.ws += buf.slice(i, j);
         if (j === buf.length) return j;
+        // Whitespace between two calls is formatting, not an answer (vLLM has it nowhere in
+        // content: its whole-text pass drops it, its stream appends it to the arguments): it goes
+        // with the next [TOOL_CALLS]'s frame, and out as text only if that frame becomes text.
+        const next = matchLiteral(buf, j, TOOL_CALLS);
+        if (next === 'partial') return this.holdMarkerStart(buf, j, PROSE_MARKERS);
         this.#end(state.call, out);
+        if (next === 'full') {
+          this.#state = { kind: 'opening', raw: new RawText(state.ws + TOOL_CALLS) };
+          return j + TOOL_CALLS.length;
+        }
         out.text(state.ws);
         this.#state = { kind: 'prose' };
         return j;
@@ -244,8 +253,9 @@ class MistralParser extends FormatParser {
         this.#broken(state.raw, state.args.callId, state.args.failure, 0, out);
         return;
       case 'after-call':
+        // Whitespace after the last call is formatting too; a cut [TOOL_CALLS] (`pending`) is text.
         this.#end(state.call, out);
-        out.text(state.ws);
+        out.text(pending === '' ? '' : state.ws + pending);
         return;
     }
   }

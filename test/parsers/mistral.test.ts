@@ -119,6 +119,24 @@ describe('mistral parser: v11+ name[ARGS]', () => {
     expect(textOf(parse('[TOOL_CALLS]add ({"a": 1})'))).toBe('[TOOL_CALLS]add ({"a": 1})');
   });
 
+  it('takes whitespace between calls and after the last one as frame, not content (vLLM has none of it in content)', () => {
+    const input = 'Sure.[TOOL_CALLS]f[ARGS]{"a": 1}\n[TOOL_CALLS]g{"b": 2} \n\n[TOOL_CALLS]h[ARGS]{}\n';
+    const expected = parse(input);
+    expect(nameAndArgs(expected)).toEqual([
+      ['f', '{"a": 1}'],
+      ['g', '{"b": 2}'],
+      ['h', '{}'],
+    ]);
+    expect(expected.filter((e) => e.type === 'text')).toEqual([text('Sure.')]);
+    for (let cut = 0; cut <= input.length; cut++) expect(coalesceText(feed(make(), [input.slice(0, cut), input.slice(cut)]))).toEqual(expected);
+    // Followed by anything else, the whitespace goes out with it, unchanged.
+    expect(textOf(parse('[TOOL_CALLS]f[ARGS]{}\n\nDone.'))).toBe('\n\nDone.');
+    // It belongs to the next frame: if that becomes text (prose, a broken call, a cut marker), so does it.
+    expect(textOf(parse('[TOOL_CALLS]f[ARGS]{}\n[TOOL_CALLS] no tool fits'))).toBe('\n[TOOL_CALLS] no tool fits');
+    expect(textOf(parse('[TOOL_CALLS]f[ARGS]{}\n[TOOL_CALLS]g[ARGS]{"a": }'))).toBe('\n[TOOL_CALLS]g[ARGS]{"a": }');
+    expect(textOf(parse('[TOOL_CALLS]f[ARGS]{} [TOOL_CA'))).toBe(' [TOOL_CA');
+  });
+
   it('streams the code of a python call as lines', () => {
     const events = parse('[TOOL_CALLS]python[ARGS]{"code": "a = 1\\nprint(a)\\n"}');
     expect(events.filter((e) => e.type === 'call-piece').map((e) => e.type === 'call-piece' && e.piece)).toEqual([
@@ -164,18 +182,44 @@ describe('mistral parser: what is not a call', () => {
   });
 });
 
-type Group = { prose: string } | { calls: GeneratedCall[]; style: 'list' | 'list-string-args' | 'v11' | 'v11-no-args-token' | 'object' };
+type Group = { prose: string } | { calls: GeneratedCall[]; style: 'list' | 'list-string-args' | 'v11' | 'v11-no-args-token' | 'object'; sep: string };
 const render = (g: Exclude<Group, { prose: string }>) => {
   const object = (c: GeneratedCall) => `{"name": ${JSON.stringify(c.name)}, "arguments": ${c.argsText}}`;
   if (g.style === 'list') return `[TOOL_CALLS] [${g.calls.map(object).join(', ')}]`;
   if (g.style === 'list-string-args') return `[TOOL_CALLS] [${g.calls.map((c) => object({ ...c, argsText: JSON.stringify(c.argsText) })).join(', ')}]`;
   if (g.style === 'object') return `[TOOL_CALLS]${object(g.calls[0]!)}`;
-  return g.calls.map((c) => `[TOOL_CALLS]${c.name}${g.style === 'v11' ? '[ARGS]' : ''}${c.argsText}`).join('');
+  return g.calls.map((c) => `[TOOL_CALLS]${c.name}${g.style === 'v11' ? '[ARGS]' : ''}${c.argsText}`).join(g.sep);
+};
+/** A call with no end marker of its own, after which whitespace up to the next call or the end is frame. */
+const endsOpen = (g: Group) => 'calls' in g && (g.style === 'v11' || g.style === 'v11-no-args-token' || g.style === 'object');
+/** The content of `groups`: their prose, less whitespace-only prose between such a call and the next call or the end. */
+const contentOf = (groups: readonly Group[]) => {
+  let content = '';
+  let run: string | undefined;
+  const flush = () => {
+    if (run !== undefined && run.trim() !== '') content += run;
+    run = undefined;
+  };
+  for (const g of groups) {
+    if ('prose' in g) {
+      if (run !== undefined) run += g.prose;
+      else content += g.prose;
+    } else {
+      flush();
+      if (endsOpen(g)) run = '';
+    }
+  }
+  flush();
+  return content;
 };
 const safeProse = prose(['[TOOL_CALLS', '[TOOL_', '[TOOL_CALLS] nope', '[ARGS]', 'TOOL_CALLS]']);
 const group: fc.Arbitrary<Group> = fc.oneof(
   safeProse.map((p) => ({ prose: p })),
-  fc.record({ calls: fc.array(generatedCall, { minLength: 1, maxLength: 3 }), style: fc.constantFrom('list' as const, 'list-string-args' as const, 'v11' as const, 'v11-no-args-token' as const, 'object' as const) }),
+  fc.record({
+    calls: fc.array(generatedCall, { minLength: 1, maxLength: 3 }),
+    style: fc.constantFrom('list' as const, 'list-string-args' as const, 'v11' as const, 'v11-no-args-token' as const, 'object' as const),
+    sep: fc.constantFrom('', '', '\n', ' ', ' \n\n'),
+  }),
 );
 // A call with no end marker (v11, object) ends at the next non-whitespace character, so prose
 // after it must not itself continue the JSON: a leading space keeps the example unambiguous.
@@ -190,7 +234,7 @@ describe('mistral parser: properties', () => {
         for (const events of [whole(make(), input), feed(make(), groupBy(input, sizes))]) {
           expectWellFormedCalls(events);
           expect(callsOf(events).map((c) => [c.name, c.args, c.argsText])).toEqual(calls.map((c) => [c.name, c.args, c.argsText]));
-          expect(textOf(events)).toBe(groups.map((g) => ('prose' in g ? g.prose : '')).join(''));
+          expect(textOf(events)).toBe(contentOf(groups));
           expect(malformedOf(events)).toEqual([]);
           expectNoHalfCharacters(events, input);
         }
