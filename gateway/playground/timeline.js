@@ -32,6 +32,8 @@ export class Timeline {
     this.names = new Map(); // callId → the tool it calls (its call-start), for a call that never opened a tool
     this.inputs = new Map(); // callId → when its first piece (or the whole call) was decoded
     this.spans = [];
+    /** The spans' rows on the page (Row), in the same order. */
+    this.rows = [];
     this.firstToken = undefined;
     this.end = undefined;
     /** The stream's usage chunk (all rounds), once it has come. */
@@ -192,33 +194,40 @@ export class Timeline {
     return { hidden, total };
   }
 
+  /**
+   * Puts the spans on the page: each row made once, then patched in place (its bar, its times, its
+   * label), new rows appended. The panel was rebuilt every frame while a request ran, and a screen
+   * reader reading the timeline lost its place with every frame.
+   */
   draw() {
     const total = Math.max(this.now(), 0.001);
-    const rows = this.spans.map((span) => {
-      const row = el('div', 'row');
-      const track = el('div', 'track');
-      const bar = el('div', `bar ${span.kind}`);
+    const fresh = [];
+    this.spans.forEach((span, i) => {
+      let row = this.rows[i];
+      if (!row) fresh.push((row = this.rows[i] = new Row()));
       const end = span.end ?? total;
-      bar.style.left = `${(100 * span.start) / total}%`;
-      bar.style.width = `${Math.max(0.4, (100 * (end - span.start)) / total)}%`;
-      bar.title = `${span.start.toFixed(3)}–${end.toFixed(3)} s`;
-      if (span.callId !== undefined && span.kind === 'tool') {
-        // The wait for the first input, pale: the tool was open, not working.
-        const idle = (100 * (this.busyFrom(span) - span.start)) / Math.max(end - span.start, 0.001);
-        if (idle > 0) bar.style.background = `linear-gradient(to right, var(--tool-idle) ${idle}%, var(--tool) ${idle}%)`;
-      }
-      // The bar's times for a screen reader (its title shows them only to a mouse).
-      track.append(bar, el('span', 'visually-hidden', `from ${span.start.toFixed(3)} s to ${end.toFixed(3)} s`));
+      row.set('class', `bar ${span.kind}`, (v) => (row.bar.className = v));
+      row.set('left', `${(100 * span.start) / total}%`, (v) => (row.bar.style.left = v));
+      row.set('width', `${Math.max(0.4, (100 * (end - span.start)) / total)}%`, (v) => (row.bar.style.width = v));
+      row.set('title', `${span.start.toFixed(3)}–${end.toFixed(3)} s`, (v) => (row.bar.title = v));
+      // The wait for the first input, pale: the tool was open, not working.
+      const idle = span.callId !== undefined && span.kind === 'tool' ? (100 * (this.busyFrom(span) - span.start)) / Math.max(end - span.start, 0.001) : 0;
+      row.set('background', idle > 0 ? `linear-gradient(to right, var(--tool-idle) ${idle}%, var(--tool) ${idle}%)` : '', (v) => (row.bar.style.background = v));
+      row.set('times', `from ${span.start.toFixed(3)} s to ${end.toFixed(3)} s`, (v) => setText(row.times, v));
       // Failed is said in words too, not by the bar's colour alone, and which way: first, since
       // the column cuts a long label's end (the call id). The whole label on hover.
-      const label = el('span', 'label', span.kind === 'failed' || span.kind === 'aborted' ? `${span.verdict ?? span.kind} · ${span.label}` : span.label);
-      label.title = label.textContent;
-      row.append(label, track);
-      return row;
+      row.set('label', span.kind === 'failed' || span.kind === 'aborted' ? `${span.verdict ?? span.kind} · ${span.label}` : span.label, (v) => {
+        setText(row.label, v);
+        row.label.title = v;
+      });
     });
-    this.page.panel.replaceChildren(...rows);
+    // The panel is this timeline's once its first row is there; until then it may hold an earlier
+    // request's rows (or none), which go.
+    const panel = this.page.panel;
+    if (this.rows.length === 0 ? panel.firstChild !== null : panel.firstChild !== this.rows[0].node) panel.replaceChildren(...this.rows.map((row) => row.node));
+    else if (fresh.length > 0) panel.append(...fresh.map((row) => row.node));
     const { hidden, total: toolTotal } = this.overlap();
-    this.page.stats.textContent = [
+    setText(this.page.stats, [
       this.firstToken !== undefined ? `first token ${(this.firstToken * 1000).toFixed(0)} ms` : undefined,
       `${this.end !== undefined ? 'total' : this.lostAt !== undefined ? 'lost at' : 'elapsed'} ${total.toFixed(2)} s${this.outcome ? ` (${this.outcome})` : ''}`,
       `${this.rounds.size} round${this.rounds.size === 1 ? '' : 's'}`,
@@ -226,6 +235,36 @@ export class Timeline {
       this.calls.size ? `tool time ${toolTotal.toFixed(2)} s, ${hidden.toFixed(2)} s of it during the decode` : undefined,
     ]
       .filter(Boolean)
-      .join(' · ');
+      .join(' · '));
   }
+}
+
+/** One span's row on the page, made once and patched after (Timeline.draw). */
+class Row {
+  constructor() {
+    this.label = el('span', 'label');
+    this.bar = el('div', 'bar');
+    // The bar's times for a screen reader (its title shows them only to a mouse).
+    this.times = el('span', 'visually-hidden');
+    const track = el('div', 'track');
+    track.append(this.bar, this.times);
+    this.node = el('div', 'row');
+    this.node.append(this.label, track);
+    /** What was last written of each part, so a frame writes only what changed. */
+    this.written = new Map();
+  }
+
+  set(part, value, write) {
+    if (this.written.get(part) === value) return;
+    this.written.set(part, value);
+    write(value);
+  }
+}
+
+/** `node`'s text, its one text node changed in place: a new node each frame was a new node to a screen reader. */
+function setText(node, text) {
+  const only = node.firstChild;
+  if (only !== null && only === node.lastChild && only.nodeType === Node.TEXT_NODE) {
+    if (only.data !== text) only.data = text;
+  } else node.textContent = text;
 }

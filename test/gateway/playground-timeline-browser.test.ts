@@ -153,6 +153,35 @@ describeInBrowser('the playground timeline in a real browser (Chromium)', () => 
     });
   }, 90_000);
 
+  it('patches the timeline in place while a request runs: a row once drawn stays the same node, so a screen reader keeps its place', async () => {
+    await suite.withPage(async (page) => {
+      await openPlayground(page, suite.conveyor.gateway.url);
+      // Every node the request's frames take out of the timeline, and its first row as first drawn.
+      await page.evaluate(() => {
+        const seen = window as unknown as { removed: string[]; firstRow?: Element };
+        const panel = document.getElementById('timeline')!;
+        seen.removed = [];
+        new MutationObserver((records) => {
+          for (const record of records) for (const node of record.removedNodes) seen.removed.push(node.nodeName);
+          seen.firstRow ??= panel.querySelector('.row') ?? undefined;
+        }).observe(panel, { childList: true, subtree: true });
+      });
+      await runExample(page, 'Python: sine wave');
+      expect(await rowLabels(page)).toEqual(['round 1 · decode', expect.stringMatching(/^python · \S+$/), 'round 2 · decode']);
+      const seen = await page.evaluate(() => {
+        const { removed, firstRow } = window as unknown as { removed: string[]; firstRow?: Element };
+        return { removed, same: firstRow !== undefined && firstRow === document.querySelector('#timeline .row') };
+      });
+      // Before: every row (and its texts) replaced at every frame, hundreds of removals in a run.
+      expect(seen).toEqual({ removed: [], same: true });
+      // The rows still say what they said: the bars' times, in text as in their titles.
+      for (const [text, title] of await page.$$eval('#timeline .row', (rows) => rows.map((row) => [row.textContent!, (row.querySelector('.bar') as HTMLElement).title]))) {
+        const [from, to] = title!.split(/–| s/);
+        expect(text!.endsWith(`from ${from} s to ${to} s`)).toBe(true);
+      }
+    });
+  }, 90_000);
+
   it('labels a tool the Stop button cut as aborted, the gateway\'s word for it, not failed', async () => {
     await suite.withPage(async (page) => {
       await openPlayground(page, suite.conveyor.gateway.url);
