@@ -244,12 +244,13 @@ class Row {
   constructor() {
     this.label = el('span', 'label');
     this.bar = el('div', 'bar');
-    // The bar's times for a screen reader (its title shows them only to a mouse).
-    this.times = el('span', 'visually-hidden');
+    // The bar's times in text, beside it (under it on a phone): its title showed them only to a
+    // mouse, and a screen reader alone had them in text.
+    this.times = el('span', 'times');
     const track = el('div', 'track');
-    track.append(this.bar, this.times);
+    track.append(this.bar);
     this.node = el('div', 'row');
-    this.node.append(this.label, track);
+    this.node.append(this.label, track, this.times);
     /** What was last written of each part, so a frame writes only what changed. */
     this.written = new Map();
   }

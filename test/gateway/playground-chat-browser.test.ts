@@ -178,6 +178,33 @@ describeInBrowser('the playground conversation, turn after turn (Chromium)', () 
     });
   }, 90_000);
 
+  it('shows each timeline bar\'s times in text beside it, or under it on a phone, not only on hover', async () => {
+    for (const width of [1280, 380]) {
+      await suite.withPage(async (page) => {
+        await openPlayground(page, suite.conveyor.gateway.url);
+        await runExample(page, 'Calculator');
+        await page.waitForFunction(() => document.getElementById('stats')?.textContent?.includes('total'));
+        const rows = await page.$$eval('#timeline .row', (rows) =>
+          rows.map((row) => {
+            const times = row.querySelector('.times')!;
+            const [shown, track] = [times.getBoundingClientRect(), row.querySelector('.track')!.getBoundingClientRect()];
+            // Whole (not cut by its column) and in view, left of the bar's end on a phone, where it goes under it.
+            return { text: times.textContent, title: (row.querySelector('.bar') as HTMLElement).title, whole: times.scrollWidth <= times.clientWidth, placed: shown.width > 1 && shown.height > 1 && (shown.left >= track.right || shown.top >= track.bottom) };
+          }),
+        );
+        expect(rows).toHaveLength(3);
+        // Before: in a 1-px visually-hidden span, the bar's title the only times a sighted reader could get, by mouse.
+        for (const { text, title, whole, placed } of rows) {
+          const [from, to] = title.split(/–| s/);
+          expect({ text, whole, placed }).toEqual({ text: `from ${from} s to ${to} s`, whole: true, placed: true });
+        }
+        // The bars still line up: every row's track as wide.
+        expect(new Set(await page.$$eval('#timeline .track', (tracks) => tracks.map((t) => t.clientWidth))).size).toBe(1);
+        expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBe(width);
+      }, { viewport: { width, height: 900 } });
+    }
+  }, 120_000);
+
   it('keeps the model picked when the key is typed again, and says to enter the key when a chat is refused for it', async () => {
     const keyed = await startTestConveyor({ gateway: { apiKeys: ['pg-key'] } });
     const page = await suite.browser.newPage();
