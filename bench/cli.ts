@@ -5,6 +5,7 @@ import { runExtraSections, EXTRA_SECTIONS, type ExtraSection, type SectionResult
 import { restoreTerminal } from './progress.ts';
 import { markdownReport, writeBenchFiles, type BenchMeta } from './report.ts';
 import { checkOutDir } from './result-files.ts';
+import { usageErrorsExit2 } from './usage-errors.ts';
 import type { WorkloadReport } from './run-ab.ts';
 import { runWorkloads } from './run-workloads.ts';
 import { provenance } from './provenance.ts';
@@ -43,13 +44,10 @@ const program = new Command()
   .option('--cold-imports', 'workloads: no pre-imports in the Python fork server: each script pays for its imports')
   .option('--out <dir>', 'where result files go', 'bench/results')
   .option('--name <name>', 'result file name (default: the names run, or "all")')
-  .addHelpText('after', '\nsweep, load, overhead and parser-cpu run fixed set-ups of their own (bench/README.md): the workloads: options do not apply to them.')
-  // Commander's own refusals (an unknown option, a value it rejects) read as this CLI's: one
-  // line, `bench: `, status 2, as fail() answers what it checks itself.
-  .configureOutput({ outputError: (message) => process.stderr.write(`bench: ${message.replace(/^error: /, '').replace(/\n+(?=.)/g, ' ')}`) })
-  .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2));
-
-program.parse();
+  .addHelpText('after', '\nsweep, load, overhead and parser-cpu run fixed set-ups of their own (bench/README.md): the workloads: options do not apply to them.');
+// Commander's own refusals (an unknown option, a value it rejects) read as this CLI's: one
+// line, `bench: `, status 2, as fail() answers what it checks itself.
+usageErrorsExit2(program).parse();
 const opts = program.opts<{
   runs: number; profile: string; toolProfile: string; upstream?: string; model?: string; quick?: boolean; simToolCallParser?: ToolCallParserName;
   sequentialPairs?: boolean; serialWorkloads?: boolean; coldImports?: boolean; out: string; name?: string;

@@ -1,5 +1,5 @@
-import { accessSync, constants, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 
 /**
@@ -10,7 +10,7 @@ import type { Command } from 'commander';
  * one name: the one that finds a file of its set taken removes the ones it wrote and tries the next.
  */
 export function writeResultFiles(dir: string, name: string, files: Record<string, string>): string[] {
-  mkdirSync(dir, { recursive: true });
+  makeDirs(dir);
   const date = new Date().toISOString().slice(0, 10);
   for (let n = 1; ; n++) {
     const stem = join(dir, n === 1 ? `${date}-${name}` : `${date}-${name}-${n}`);
@@ -34,16 +34,45 @@ export function jsonText(value: unknown): string {
 }
 
 /**
- * Makes `dir` and checks that files can be written in it, throwing an Error whose message is one
- * line naming `--out`: called before measuring, so a bad `--out` is not found only when the files
- * are written, after minutes of measuring that it could not keep.
+ * Makes `dir` and checks that files can be written in it, by writing one, throwing an Error whose
+ * message is one line naming `--out`: called before measuring, so a bad `--out` is not found only
+ * when the files are written, after minutes of measuring that it could not keep. A test write, not
+ * access(W_OK): root passes that for a folder where nothing can be created (`/proc`, `/sys`).
  */
 export function checkOutDir(dir: string): void {
   try {
-    mkdirSync(dir, { recursive: true });
-    accessSync(dir, constants.W_OK);
+    makeDirs(dir);
+    const probe = join(dir, `.write-check-${process.pid}`);
+    writeFileSync(probe, '', { flag: 'wx' });
+    rmSync(probe, { force: true });
   } catch (err) {
     throw new Error(`--out ${dir}: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * `mkdir -p`, one folder at a time: Node 20's `mkdirSync(dir, { recursive: true })` never returns
+ * for a path under /proc (`--out /proc/x` hung the bench at 100 % CPU: mkdir there fails with
+ * ENOENT though the parent exists, and Node retries the parent for ever).
+ */
+export function makeDirs(dir: string): void {
+  const missing: string[] = [];
+  for (let at = resolve(dir); ; at = dirname(at)) {
+    try {
+      if (!statSync(at).isDirectory()) throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${at}'`), { code: 'ENOTDIR' });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(at) === at) throw err;
+      missing.unshift(at);
+    }
+  }
+  for (const at of missing) {
+    try {
+      mkdirSync(at);
+    } catch (err) {
+      // Made meanwhile by another run: fine if it is a folder.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(at).isDirectory()) throw err;
+    }
   }
 }
 

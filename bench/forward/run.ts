@@ -9,6 +9,7 @@
  */
 import os from 'node:os';
 import { Command } from 'commander';
+import { usageErrorsExit2 } from '../usage-errors.ts';
 import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
 import { spawnOurGateway, spawnOverheadSim, SIM_MODEL } from '../overhead/bench-servers.ts';
@@ -17,8 +18,7 @@ import { wholeNumber, wholeNumbers } from '../../gateway/commands/number-options
 import { jsonText, writeResultFiles } from '../result-files.ts';
 import { summarize } from '../stats.ts';
 
-const { concurrency: levels, phaseMs, rounds } = new Command()
-  .name('forward')
+const { concurrency: levels, phaseMs, rounds } = usageErrorsExit2(new Command().name('forward'))
   .description('What the gateway costs on an endpoint it only forwards (/v1/completions), next to its chat completions.')
   .option('--concurrency <levels>', 'streams in flight, comma-separated', wholeNumbers(1), [1, 100])
   .option('--phase-ms <ms>', 'length of each measured phase', wholeNumber(100), 8000)

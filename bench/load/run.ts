@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import cliProgress from 'cli-progress';
 import { checkOutOption, jsonText, writeResultFiles } from '../result-files.ts';
+import { usageErrorsExit2 } from '../usage-errors.ts';
 import { runLoad } from './run-load.ts';
 
 const program = new Command()
@@ -8,7 +9,7 @@ const program = new Command()
   .description('Load benchmark: Poisson clients against the gateway and the batching simulator, partial execution on vs off interleaved.')
   .option('--quick', 'one rate for a few seconds, no warm-up (smoke test, under 20 s)')
   .option('--out <dir>', 'where result files go', 'bench/results');
-program.parse();
+usageErrorsExit2(program).parse();
 const opts = program.opts<{ quick?: boolean; out: string }>();
 // Before measuring: a bad --out found only when the files are written loses the whole run.
 checkOutOption(program, opts.out);

@@ -15,6 +15,7 @@
 import { Command } from 'commander';
 import { wholeNumbers } from '../../gateway/commands/number-options.ts';
 import { jsonText, writeResultFiles } from '../result-files.ts';
+import { usageErrorsExit2 } from '../usage-errors.ts';
 import { runParserCpu } from './parser-cpu.ts';
 import { baseline as checkout } from '../git-baseline.ts';
 import { runOverhead } from './run-overhead.ts';
@@ -28,7 +29,7 @@ const program = new Command()
   .option('--baseline <ref-or-dir>', 'also time our gateway as of this git ref (or checkout folder), in the same rounds')
   .option('--profile <name-or-file>', 'simulator timing profile (default bench/overhead/overhead-profile.json), e.g. mistral-7b-h100')
   .option('--parser-cpu', 'instead: gateway CPU per request with and without parsing');
-program.parse();
+usageErrorsExit2(program).parse();
 const opts = program.opts<{ quick?: boolean; concurrency?: number[]; baseline?: string; profile?: string; parserCpu?: boolean }>();
 const { quick = false, concurrency, profile } = opts;
 if (profile !== undefined) {

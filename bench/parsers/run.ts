@@ -17,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
+import { usageErrorsExit2 } from '../usage-errors.ts';
 import { baseline as checkout } from '../git-baseline.ts';
 import { buildCases } from './cases.ts';
 import type { CaseResult } from './measure-case.ts';
@@ -37,8 +38,7 @@ function measureCase(index: number, args: readonly string[]): Promise<CaseResult
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const program = new Command()
-    .name('parsers')
+  const program = usageErrorsExit2(new Command().name('parsers'))
     .description('Parser throughput: every format on a realistic output, one token per delta, beside re-parsing with partial-json.')
     .option('--quick', 'fewer batches (smoke test)')
     .option('--only <regex>', 'only the cases whose id matches')

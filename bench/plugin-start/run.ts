@@ -17,6 +17,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { nativeTypeScript, PLUGIN_HOST_SCRIPT, tsxLoaderUrl } from '../../sandbox/runtimes/node-recipe.ts';
 import { processCpuMs } from '../overhead/proc-cpu.ts';
 import { Command } from 'commander';
+import { usageErrorsExit2 } from '../usage-errors.ts';
 import { wholeNumber } from '../../gateway/commands/number-options.ts';
 import { jsonText, writeResultFiles } from '../result-files.ts';
 import { summarize, type Summary } from '../stats.ts';
@@ -63,8 +64,7 @@ function startHost(loader: Loader, plugin: string | undefined): Promise<Start> {
   });
 }
 
-const { runs } = new Command()
-  .name('plugin-start')
+const { runs } = usageErrorsExit2(new Command().name('plugin-start'))
   .description('What a JS plugin process costs before its first call, through tsx and with Node\'s type stripping.')
   .option('--runs <n>', 'rounds of starts per plugin and loader', wholeNumber(1, 1000), 10)
   .parse()

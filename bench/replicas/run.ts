@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { progressBar } from '../progress.ts';
 import { checkOutOption, jsonText, writeResultFiles } from '../result-files.ts';
+import { usageErrorsExit2 } from '../usage-errors.ts';
 import { runReplicas } from './run-replicas.ts';
 
 const positiveInt = (v: string) => {
@@ -23,7 +24,7 @@ const program = new Command()
     return n;
   })
   .option('--out <dir>', 'where result files go', 'bench/results');
-program.parse();
+usageErrorsExit2(program).parse();
 const opts = program.opts<{ quick?: boolean; profile: string; docTokens?: number; conversations?: number; passes?: number; rate?: number; out: string }>();
 // Before measuring: a bad --out found only when the files are written loses the whole run.
 checkOutOption(program, opts.out);

@@ -2,6 +2,7 @@ import cliProgress from 'cli-progress';
 import { Command } from 'commander';
 import { wholeNumber } from '../../gateway/commands/number-options.ts';
 import { checkOutOption, jsonText, writeResultFiles } from '../result-files.ts';
+import { usageErrorsExit2 } from '../usage-errors.ts';
 import { runSweep } from './run-sweep.ts';
 import { SWEEP_PROFILE } from './sweep-scenarios.ts';
 
@@ -11,7 +12,7 @@ const program = new Command()
   .option('--quick', 'three points, two runs per mode (smoke test, ~15 s)')
   .option('--runs <n>', 'runs per mode per point (default 3, quick 2)', wholeNumber(1, 50))
   .option('--out <dir>', 'where result files go', 'bench/results');
-program.parse();
+usageErrorsExit2(program).parse();
 const opts = program.opts<{ quick?: boolean; runs?: number; out: string }>();
 // Before measuring: a bad --out found only when the files are written loses the whole run.
 checkOutOption(program, opts.out);

@@ -22,4 +22,19 @@ describe.each(['bench/sweep/run.ts', 'bench/load/run.ts', 'bench/replicas/run.ts
     expect(failed!.stderr.trim().split('\n')).toHaveLength(1);
     expect(failed!.stdout).toBe('');
   }, 30_000);
+
+  // Node 20's recursive mkdirSync never returns for a path under /proc: the script hung at 100 % CPU.
+  // And /proc itself passes access(W_OK) as root, though nothing can be created in it.
+  it.each(['/proc/conveyor-out-test', '/proc'])('refuses %s at once, in one line, status 2', async (out) => {
+    const failed = await run(process.execPath, ['--import', 'tsx', script, '--quick', '--out', out], { cwd: root, timeout: 60_000 }).then(
+      () => null,
+      (err: { code: number | null; killed?: boolean; stderr: string; stdout: string }) => err,
+    );
+    expect(failed, 'it ran to the end').not.toBeNull();
+    expect(failed!.killed, 'it hung, or started measuring').toBeFalsy();
+    expect(failed!.code).toBe(2);
+    expect(failed!.stderr.trim()).toMatch(new RegExp(`^[\\w-]+: --out ${out}: E[A-Z]+: `));
+    expect(failed!.stderr.trim().split('\n')).toHaveLength(1);
+    expect(failed!.stdout).toBe('');
+  }, 90_000);
 });
