@@ -23,7 +23,9 @@ type State =
   | { kind: 'opening'; raw: RawText }
   | { kind: 'call'; raw: RawText; call: JsonCallObject }
   /** The object has closed; waiting for the end marker (or the next start marker). */
-  | { kind: 'closing'; raw: RawText; call: JsonCallObject };
+  | { kind: 'closing'; raw: RawText; call: JsonCallObject }
+  /** After the end marker: whitespace here is frame if a start marker or the stream's end follows. */
+  | { kind: 'after-call'; ws: string };
 
 /**
  * Hermes / Qwen2.5 / Qwen3: `<tool_call>{"name": …, "arguments": {…}}</tool_call>`, repeated for
@@ -96,11 +98,28 @@ class HermesParser extends FormatParser {
         const next = matchLiteral(buf, j, this.#start);
         if (end === 'full' || next === 'full') {
           out.push({ type: 'call-end', callId: state.call.callId!, args: state.call.args });
-          this.#state = end === 'full' ? { kind: 'prose' } : { kind: 'opening', raw: new RawText(this.#start) };
+          this.#state = end === 'full' ? { kind: 'after-call', ws: '' } : { kind: 'opening', raw: new RawText(this.#start) };
           return j + (end === 'full' ? this.#end.length : this.#start.length);
         }
         if (end === 'partial' || next === 'partial') return this.holdMarkerStart(buf, j, this.#closingMarkers);
         return this.#broken(state.raw, state.call, { kind: 'malformed', reason: `expected ${this.#end} after the call` }, j, out);
+      }
+      case 'after-call': {
+        // The newline between two calls (and after the last) is formatting, not an answer: vLLM's
+        // whole-text pass keeps only the text before the first <tool_call>. It joins the next
+        // call's frame, and goes out as text only if that frame does; before other text, with it.
+        const j = skipWhitespace(buf, i);
+        state.ws += buf.slice(i, j);
+        if (j === buf.length) return j;
+        const next = matchLiteral(buf, j, this.#start);
+        if (next === 'partial') return this.holdMarkerStart(buf, j, this.#startMarkers);
+        if (next === 'full') {
+          this.#state = { kind: 'opening', raw: new RawText(state.ws + this.#start) };
+          return j + this.#start.length;
+        }
+        out.text(state.ws);
+        this.#state = { kind: 'prose' };
+        return j;
       }
     }
   }
@@ -131,6 +150,10 @@ class HermesParser extends FormatParser {
         // The object is complete and the stream's end is an explicit boundary; a cut end
         // marker in `pending` belongs to the call's frame.
         out.push({ type: 'call-end', callId: state.call.callId!, args: state.call.args });
+        return;
+      case 'after-call':
+        // Whitespace after the last call is frame; a start marker cut by the end is text, with it.
+        if (pending !== '') out.text(state.ws + pending);
         return;
     }
   }

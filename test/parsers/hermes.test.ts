@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../../core/errors.ts';
 import { createHermesParser, type HermesParserOptions } from '../../parsers/formats/hermes-parser.ts';
 import { createParser } from '../../parsers/index.ts';
+import { coalesceText } from '../../parsers/parser-events.ts';
 import { args, callsOf, end, expectWellFormedCalls, feed, field, line, malformedOf, splitInvarianceProperties, start, text, textOf, whole } from './format-test-kit.ts';
 import { expectNoHalfCharacters, generatedCall, groupBy, groupings, prose, type GeneratedCall } from './json-call-arbitraries.ts';
 
@@ -28,14 +29,30 @@ describe('hermes parser: calls', () => {
     ]);
   });
 
-  it('makes repeated blocks parallel calls with their own ids, and keeps text between and after', () => {
+  it('makes repeated blocks parallel calls with their own ids, and keeps text after them', () => {
     const input = '<tool_call>{"name": "search", "arguments": {"q": "otters"}}</tool_call>\n<tool_call>{"name": "search", "arguments": {"q": "beavers"}}</tool_call> Done.';
     const events = parse(input, { callIdPrefix: 'call_r2_' });
     expect(callsOf(events)).toEqual([
       { callId: 'call_r2_1', name: 'search', args: { q: 'otters' }, argsText: '{"q": "otters"}' },
       { callId: 'call_r2_2', name: 'search', args: { q: 'beavers' }, argsText: '{"q": "beavers"}' },
     ]);
-    expect(textOf(events)).toBe('\n Done.');
+    expect(textOf(events)).toBe(' Done.');
+  });
+
+  it('takes whitespace between calls and after the last one as frame, not content, streamed or whole', () => {
+    const call = (name: string) => `<tool_call>\n{"name": "${name}", "arguments": {}}\n</tool_call>`;
+    const input = `I will check both.\n${call('a')}\n${call('b')}\n\n${call('c')}\n`;
+    const expected = parse(input);
+    expect(callsOf(expected).map((c) => c.name)).toEqual(['a', 'b', 'c']);
+    expect(expected.filter((e) => e.type === 'text')).toEqual([text('I will check both.\n')]);
+    for (let cut = 0; cut <= input.length; cut++) expect(coalesceText(feed(make(), [input.slice(0, cut), input.slice(cut)]))).toEqual(expected);
+    expect(coalesceText(feed(make(), input.split('')))).toEqual(expected);
+    // It belongs to the next frame: if that becomes text (prose, a broken call, a cut marker), so does it.
+    expect(textOf(parse(`${call('a')}\n<tool_call> is the tag`))).toBe('\n<tool_call> is the tag');
+    expect(textOf(parse(`${call('a')}\n<tool_call>{"name": 1}</tool_call>`))).toBe('\n<tool_call>{"name": 1}</tool_call>');
+    expect(textOf(parse(`${call('a')}\n<tool_`))).toBe('\n<tool_');
+    // Followed by other text, it goes out with it.
+    expect(textOf(parse(`${call('a')}\n\nDone.`))).toBe('\n\nDone.');
   });
 
   it('keeps booleans, null, numbers, empty containers and nesting exactly as written', () => {
@@ -215,6 +232,24 @@ describe('hermes parser: what is not a call', () => {
 const render = (c: GeneratedCall, ws: string) => `<tool_call>${ws}{"name": ${JSON.stringify(c.name)}, "arguments": ${c.argsText}}${ws}</tool_call>`;
 const ws = fc.constantFrom('', '\n', ' ', '\n\n');
 const safeProse = prose(['<tool_call', '</tool_call>', '<tool_call> not json', '<tool_', '{"name": "x", "arguments": {}}']);
+/** The content of `parts`: their prose, less whitespace-only prose between a call and the next call or the end. */
+const contentOf = (parts: ReadonlyArray<{ prose: string } | { call: GeneratedCall }>) => {
+  let content = '';
+  let run: string | undefined;
+  const flush = () => {
+    if (run !== undefined && !/^[ \n\r\t]*$/.test(run)) content += run;
+    run = undefined;
+  };
+  for (const p of parts) {
+    if (!('prose' in p)) {
+      flush();
+      run = '';
+    } else if (run !== undefined) run += p.prose;
+    else content += p.prose;
+  }
+  flush();
+  return content;
+};
 const wellFormed = fc.array(fc.oneof(safeProse.map((p) => ({ prose: p })), fc.record({ call: generatedCall, ws })), { maxLength: 5 });
 
 describe('hermes parser: properties', () => {
@@ -228,7 +263,7 @@ describe('hermes parser: properties', () => {
         for (const events of [whole(make(), input), feed(make(), groupBy(input, sizes))]) {
           expectWellFormedCalls(events);
           expect(callsOf(events).map((c) => ({ name: c.name, args: c.args, argsText: c.argsText }))).toEqual(calls.map((c) => ({ name: c.name, args: c.args, argsText: c.argsText })));
-          expect(textOf(events)).toBe(parts.map((p) => ('prose' in p ? p.prose : '')).join(''));
+          expect(textOf(events)).toBe(contentOf(parts));
           expect(malformedOf(events)).toEqual([]);
           expectNoHalfCharacters(events, input);
         }
