@@ -35,6 +35,14 @@ export interface ProcessPoolOptions {
    * other way out, so this is how its author debugs it (`conveyor serve` logs it). Default: dropped.
    */
   onOutput?: (output: { plugin: string; text: string }) => void;
+  /**
+   * A warm spare whose start failed (its program exited or never said `ready`), with the plugin's
+   * name and why, in the words a call's `the plugin process did not start: …` error uses. No call
+   * sees it (the next call starts a process of its own, and only that one's failure is the
+   * call's), so this is the one place it shows: the gateway logs it at warn. Not called for the
+   * spares close() stops. A throw here is dropped. Default: dropped.
+   */
+  onSpareFailure?: (failure: { plugin: string; reason: string }) => void;
 }
 
 /** What to spawn for one plugin (one key = interchangeable processes). */
@@ -97,6 +105,7 @@ export class ProcessPool {
       uidBase: options.uidBase ?? 1_900_000_000,
       startupTimeoutMs: options.startupTimeoutMs ?? START_ALLOWANCE_MS + onLoadTimeoutMs,
       onOutput: options.onOutput ?? (() => undefined),
+      onSpareFailure: options.onSpareFailure ?? (() => undefined),
     };
     this.staging = new ProcessStaging(this.options.uidBase);
     this.idle = new IdleProcesses({ maxPerKey: this.options.maxIdlePerPlugin, idleMs: this.options.idleMs });
@@ -157,13 +166,27 @@ export class ProcessPool {
         proc.onceExit(() => this.forget(recipe.key, spare));
         return proc;
       },
-      () => {
+      (err: unknown) => {
         this.forget(recipe.key, spare);
+        this.reportSpareFailure(recipe, err);
         return null;
       },
     );
     list.push(spare);
     this.spares.set(recipe.key, list);
+  }
+
+  /**
+   * Says why a spare did not start (onSpareFailure): before, nothing did, and a plugin whose every
+   * start failed showed it only in its calls' errors. Never throws: a spare's failure is not one.
+   */
+  private reportSpareFailure(recipe: ProcessRecipe, err: unknown): void {
+    if (this.closed) return;
+    try {
+      this.options.onSpareFailure({ plugin: recipe.label ?? 'plugin', reason: err instanceof Error ? err.message : String(err) });
+    } catch {
+      // the log's own failure: the spare is already given up, and the next call starts its own
+    }
   }
 
   /** Takes a spare out of its list (no-op once a call has taken it). */
