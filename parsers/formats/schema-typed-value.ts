@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { jsonNumberValue } from '../json/json-number-value.ts';
+import { asciiDecimalDigits } from './python-decimal-digits.ts';
 import { pythonFloatJson, pythonIntJson } from './python-number-json.ts';
 import { parsePythonLiteral } from './python-value-parser.ts';
 import { redumpJson } from './redump-json.ts';
@@ -58,7 +59,8 @@ export interface TypedValue {
 /**
  * Converts a raw text parameter value (Qwen3-Coder XML) to the type the tool's schema gives it,
  * after vLLM's qwen3_coder rules: integers and numbers as Python's int()/float() read them,
- * objects and arrays as JSON, else as a Python literal; anything that does not convert stays
+ * objects and arrays as JSON, else as a Python literal (digits of any script, such as `٤٢`, read
+ * as int() and float() read them); anything that does not convert stays
  * the text it was. `json` is what the client reads, so it keeps what Python keeps and a double
  * cannot: every digit of an int (an id past 2^53), and floats in Python's repr (see
  * redumpJson). Deliberate differences from vLLM, so that no value changes silently: "null"
@@ -78,11 +80,13 @@ export function convertParameter(raw: string, types: readonly string[] | undefin
   if (stringLike) return text;
   const type = types.find((t) => t !== 'null') ?? 'string';
   if (['int', 'uint', 'long', 'short', 'unsigned'].some((prefix) => type.startsWith(prefix))) {
-    if (!/^[+-]?\d+(?:_\d+)*$/.test(raw.trim())) return text;
-    return exactInt(raw.trim().replaceAll('_', ''));
+    // Digits of any script, as int() reads them (`٤٢` is 42).
+    const trimmed = asciiDecimalDigits(raw.trim());
+    if (!/^[+-]?\d+(?:_\d+)*$/.test(trimmed)) return text;
+    return exactInt(trimmed.replaceAll('_', ''));
   }
   if (type.startsWith('num') || type.startsWith('float')) {
-    const trimmed = raw.trim();
+    const trimmed = asciiDecimalDigits(raw.trim());
     const ok = /^[+-]?(?:\d(?:_?\d)*(?:\.(?:\d(?:_?\d)*)?)?|\.\d(?:_?\d)*)(?:[eE][+-]?\d(?:_?\d)*)?$/.test(trimmed);
     if (!ok) return text;
     const digits = trimmed.replaceAll('_', '');

@@ -139,6 +139,19 @@ describe('qwen3-coder parser: calls', () => {
     expect(callsOf(parse(literal, { toolDefinitions }))[0]!.argsText).toBe('{"l":[12345678901234567890,"a",1.0]}');
   });
 
+  // Regression: `٤٢` for an integer stayed the text "٤٢", where vLLM's int() reads it as 42.
+  it("reads digits of any script (Unicode Nd) where the schema says integer or number, as Python's int() and float() do", () => {
+    const toolDefinitions = [tool('f', { n: { type: 'integer' }, x: { type: 'number' }, y: { type: 'number' }, m: { type: 'integer' }, s: { type: 'string' }, bad: { type: 'integer' } })];
+    // Arabic-Indic, Extended Arabic-Indic (Persian) with Python's underscores, Devanagari, and mathematical bold (astral) digits.
+    const input = call('f', { n: '٤٢', x: '-١.٥', y: '۱_۰۰۰', m: ' 𝟒𝟐 ', s: '٤٢', bad: '٤x' });
+    const expected = parse(input, { toolDefinitions });
+    const [result] = callsOf(expected);
+    expect(result!.args).toEqual({ n: 42, x: -1.5, y: 1000, m: 42, s: '٤٢', bad: '٤x' });
+    expect(result!.argsText).toBe('{"n":42,"x":-1.5,"y":1000,"m":42,"s":"٤٢","bad":"٤x"}');
+    expect(coalesceText(feed(make({ toolDefinitions }), input.split('')))).toEqual(expected);
+    expect(callsOf(parse(call('f', { n: '४२' }), { toolDefinitions }))[0]!.args).toEqual({ n: 42 });
+  });
+
   it('handles parallel calls, in separate blocks or one block', () => {
     const input = `${call('a', { x: '1' })}\n${call('b', {})}<tool_call>\n<function=c>\n</function>\n<function=d>\n<parameter=y>\n2\n</parameter>\n</function>\n</tool_call>`;
     const events = parse(input, { callIdPrefix: 'r1_' });
@@ -409,7 +422,7 @@ describe('qwen3-coder parser: markup inside a value', () => {
 
 const valueText = fc.oneof(
   fc.string({ unit: fc.constantFrom('a', 'b', ' ', '\n', '"', '\\', '>', '/', '{', '}', '1', 'é', '😀', 'p', '='), maxLength: 12 }),
-  fc.constantFrom('a < b', '<div>', 'x </para y', '<parameter', '{"k": [1, true]}', 'null', '42', 'true'),
+  fc.constantFrom('a < b', '<div>', 'x </para y', '<parameter', '{"k": [1, true]}', 'null', '42', 'true', '٤٢', '-١.٥', '𝟒𝟐'),
 );
 const params = fc.uniqueArray(fc.tuple(fc.constantFrom('code', 'city', 'n', 'flag', 'obj'), valueText), { maxLength: 3, selector: ([k]) => k });
 const wellFormed = fc
