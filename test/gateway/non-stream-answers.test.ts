@@ -58,8 +58,9 @@ describe('a non-streamed answer', () => {
 });
 
 describe('the text between rounds', () => {
-  it('gets no blank line of the gateway after a round whose text was only the whitespace between its calls', async () => {
-    const calls = ['a', 'b'].map((text) => `<tool_call>\n{"name": "echo", "arguments": {"text": "${text}"}}\n</tool_call>`).join('\n');
+  it('gets no blank line of the gateway after a round whose text was only whitespace', async () => {
+    // A newline before the first call is the round's text; the one between the calls is the format's.
+    const calls = '\n' + ['a', 'b'].map((text) => `<tool_call>\n{"name": "echo", "arguments": {"text": "${text}"}}\n</tool_call>`).join('\n');
     const gw = await scripted.start(
       (_req, res, body) => {
         sseHeaders(res);
@@ -69,7 +70,7 @@ describe('the text between rounds', () => {
       { tools: toolMap(echo) },
     );
     const res = await postJson(gw.url, '/v1/chat/completions', ask());
-    // The model's own newline between its two calls stays; the gateway adds none before the answer.
+    // The model's own newline stays; the gateway adds no blank line before the answer, streamed or not.
     expect(res.json.choices[0].message.content).toBe('\nBoth said hi.');
     const streamed = await streamChat(gw.url, ask());
     expect(streamed.content).toBe('\nBoth said hi.');
