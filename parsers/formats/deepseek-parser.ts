@@ -50,7 +50,8 @@ type State =
  * The region tokens and the whitespace between calls are frame, never content; text before and
  * after the region is content, unchanged. call-start once the name is complete; call-end at
  * `<｜tool▁call▁end｜>` (or end() after complete arguments). A broken or truncated call yields
- * `malformed` and then its raw text from `<｜tool▁call▁begin｜>` as text.
+ * `malformed` and then its raw text from `<｜tool▁call▁begin｜>` as text, from
+ * `<｜tool▁calls▁begin｜>` when it is its region's first call (see #opener).
  */
 export function createDeepSeekParser(version: 'v3' | 'v31', options: DeepSeekParserOptions = {}): ToolCallParser {
   return new DeepSeekParser(version, parseFormatOptions(DeepSeekParserOptionsSchema, options, `deepseek_${version}`));
@@ -60,6 +61,13 @@ class DeepSeekParser extends FormatParser {
   readonly #v3: boolean;
   readonly #registry: CallRegistry;
   #state: State = { kind: 'prose' };
+  /**
+   * The open region's `<｜tool▁calls▁begin｜>`: `pending` until a call in it finishes (then
+   * `frame`). If the region's first call breaks, or text stands where a call should, it goes out
+   * with that text (`text`), so that released text is what the model wrote, and the region's
+   * `<｜tool▁calls▁end｜>` is then text too.
+   */
+  #opener: 'none' | 'pending' | 'frame' | 'text' = 'none';
 
   constructor(version: 'v3' | 'v31', options: z.output<typeof DeepSeekParserOptionsSchema>) {
     super();
@@ -75,8 +83,14 @@ class DeepSeekParser extends FormatParser {
         const found = this.scanFor(buf, i, PROSE_MARKERS);
         out.text(found.before);
         if (found.marker === undefined) return buf.length;
-        if (found.marker === CALL_BEGIN) this.#state = this.#head(found.marker);
-        else this.#state = found.marker === CALLS_BEGIN ? { kind: 'region', ws: '' } : { kind: 'prose' };
+        if (found.marker === CALL_BEGIN) {
+          this.#state = this.#head(new RawText(found.marker));
+        } else if (found.marker === CALLS_BEGIN) {
+          this.#state = { kind: 'region', ws: '' };
+          this.#opener = 'pending';
+        } else {
+          this.#closeRegion(out);
+        }
         return found.next;
       }
       case 'region': {
@@ -86,14 +100,22 @@ class DeepSeekParser extends FormatParser {
         const call = matchLiteral(buf, j, CALL_BEGIN);
         const end = matchLiteral(buf, j, CALLS_END);
         if (call === 'full') {
-          this.#state = this.#head(CALL_BEGIN);
+          // The region's first call carries its opener, released with it if it breaks.
+          const raw = this.#opener === 'pending' ? new RawText(CALLS_BEGIN + state.ws) : new RawText();
+          raw.add(CALL_BEGIN);
+          this.#state = this.#head(raw);
           return j + CALL_BEGIN.length;
         }
         if (end === 'full') {
+          this.#closeRegion(out);
           this.#state = { kind: 'prose' };
           return j + CALLS_END.length;
         }
         if (call === 'partial' || end === 'partial') return this.holdMarkerStart(buf, j, IN_REGION);
+        if (this.#opener === 'pending') {
+          this.#opener = 'text';
+          out.text(CALLS_BEGIN);
+        }
         out.text(state.ws);
         this.#state = { kind: 'prose' };
         return j;
@@ -162,6 +184,7 @@ class DeepSeekParser extends FormatParser {
           this.#state = { kind: 'call-end', raw: state.raw, args: state.args };
         } else {
           out.push({ type: 'call-end', callId: state.args.callId, args: state.args.args });
+          if (this.#opener === 'pending') this.#opener = 'frame';
           this.#state = { kind: 'region', ws: '' };
         }
         return j + literal.length;
@@ -185,6 +208,8 @@ class DeepSeekParser extends FormatParser {
         out.text(pending);
         return;
       case 'region':
+        // A marker cut by the end is text, with the whitespace before it (and an opener no call used).
+        if (pending !== '') out.text((this.#opener === 'pending' ? CALLS_BEGIN : '') + state.ws + pending);
         return;
       case 'type':
       case 'name':
@@ -206,12 +231,20 @@ class DeepSeekParser extends FormatParser {
     }
   }
 
-  #head(raw: string): State {
-    return this.#v3 ? { kind: 'type', raw: new RawText(raw), head: '' } : { kind: 'name', raw: new RawText(raw), head: '' };
+  #head(raw: RawText): State {
+    return this.#v3 ? { kind: 'type', raw, head: '' } : { kind: 'name', raw, head: '' };
+  }
+
+  /** `<｜tool▁calls▁end｜>`: frame, unless its region's opener went out as text. */
+  #closeRegion(out: EventList): void {
+    if (this.#opener === 'text') out.text(CALLS_END);
+    this.#opener = 'none';
   }
 
   #broken(raw: RawText, callId: string | undefined, reason: string, resumeAt: number, out: EventList): number {
     out.push(callId === undefined ? { type: 'malformed', reason } : { type: 'malformed', callId, reason });
+    // A broken first call carries the region's opener in `raw` (see #opener).
+    if (this.#opener === 'pending') this.#opener = 'text';
     out.text(raw.text);
     this.#state = { kind: 'prose' };
     return resumeAt;

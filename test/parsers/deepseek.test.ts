@@ -74,8 +74,28 @@ describe('deepseek parser: failures', () => {
     const events = parse(version, input);
     expect(callsOf(events)).toEqual([]);
     expect(malformedOf(events)).toHaveLength(1);
-    expect(textOf(events)).toBe(input.slice(CALLS_BEGIN.length));
+    expect(textOf(events)).toBe(input);
     expect(coalesceText(feed(make(version), input.split('')))).toEqual(events);
+  });
+
+  // Regression: the released text began at <｜tool▁call▁begin｜>, dropping the region's opener, and
+  // the region's <｜tool▁calls▁end｜> after it was dropped too.
+  it.each<Version>(['v3', 'v31'])('%s: releases a broken call exactly as written, its region tokens included', (version) => {
+    const good = renderCall(version, { name: 'f', args: { a: 1 }, argsText: '{"a": 1}' });
+    const broken = good.replace('{"a": 1}', '{"a": 1 x}');
+    // The region's only call breaks: every character is text.
+    const alone = `Checking.${CALLS_BEGIN}\n${broken}\n${CALLS_END} Done.`;
+    const events = parse(version, alone);
+    expect(malformedOf(events)).toHaveLength(1);
+    expect(callsOf(events)).toEqual([]);
+    expect(textOf(events)).toBe(alone);
+    for (let cut = 0; cut <= alone.length; cut++) expect(coalesceText(feed(make(version), [alone.slice(0, cut), alone.slice(cut)]))).toEqual(events);
+    // After a finished call the region is one: its tokens and the whitespace between calls stay frame.
+    const after = parse(version, `${CALLS_BEGIN}${good}\n${broken}${CALLS_END}`);
+    expect(callsOf(after)).toHaveLength(1);
+    expect(textOf(after)).toBe(broken);
+    // Text where a call should be goes out with the opener, and the region's close.
+    expect(textOf(parse(version, `${CALLS_BEGIN} Sorry.${CALLS_END}`))).toBe(`${CALLS_BEGIN} Sorry.${CALLS_END}`);
   });
 
   it('fails junk before <｜tool▁call▁end｜>', () => {
@@ -128,4 +148,20 @@ describe.each<Version>(['v3', 'v31'])('deepseek parser %s: properties', (version
     fc.constantFrom(CALLS_BEGIN, CALL_BEGIN, CALL_END, SEP, CALLS_END, '```', '{', '😀', '\uD83D', `${CALL_BEGIN}${'n'.repeat(257)}`),
   );
   splitInvarianceProperties(make(version), fc.array(fragment, { maxLength: 6 }).map((f) => f.join('')), { runs: 80 });
+
+  it('gives every character of regions whose calls all break back as text, exactly', () => {
+    // Junk before <｜tool▁call▁end｜> breaks each call; the released text and what follows it are the input.
+    const brokenRegion = region.map((r) => renderRegion(r).replaceAll(CALL_END, ` x${CALL_END}`));
+    fc.assert(
+      fc.property(fc.array(fc.oneof(safeProse, brokenRegion), { maxLength: 4 }), groupings, (parts, sizes) => {
+        const input = parts.join('');
+        for (const events of [whole(make(version), input), feed(make(version), groupBy(input, sizes))]) {
+          expectWellFormedCalls(events);
+          expect(callsOf(events)).toEqual([]);
+          expect(textOf(events)).toBe(input);
+        }
+      }),
+      { numRuns: 80 },
+    );
+  });
 });
