@@ -6,6 +6,7 @@ import { CallClock, ON_ABORT_GRACE_MS } from './call-clock.ts';
 import type { HookErrorLog } from './hook-throw.ts';
 import { abortReasonOf, invalidArguments } from './load-plugin-module.ts';
 import { START_ALLOWANCE_MS } from './on-load-limit.ts';
+import { WorkerWaits } from './worker-waits.ts';
 import type { ThreadPool } from './thread-pool.ts';
 import type { ThreadTask, ThreadTaskResult } from './thread-worker.ts';
 
@@ -37,6 +38,8 @@ export class ThreadExecution implements ToolExecution {
    */
   private readonly startLimitMs: number;
   private readonly onHookError: HookErrorLog;
+  /** The call's waits for a worker to begin a hook so far, split as its clock counts them (WorkerWaits). */
+  private readonly waits = new WorkerWaits();
 
   constructor(
     pool: ThreadPool,
@@ -56,7 +59,9 @@ export class ThreadExecution implements ToolExecution {
     if (call.signal.aborted) queueMicrotask(onAbort);
     // Taken off the request's signal when this call finishes (its own controller aborts then).
     else call.signal.addEventListener('abort', onAbort, { once: true, signal: this.controller.signal });
-    this.clock = new CallClock(timeoutMs, () => this.fail(`timed out after ${timeoutMs} ms`, 'sandbox_limit_exceeded'));
+    // The result says how much of the limit went to waiting for a worker; onAbort's reason stays
+    // the words every runtime gives it.
+    this.clock = new CallClock(timeoutMs, () => this.fail(this.waits.timedOut(timeoutMs), 'sandbox_limit_exceeded', `timed out after ${timeoutMs} ms`));
     this.firstBegun = new Promise<void>((resolve) => (this.markBegun = resolve));
     this.chain = this.task('start').then((r) => r && this.absorb(r));
   }
@@ -80,6 +85,7 @@ export class ThreadExecution implements ToolExecution {
       // Every millisecond counts from here, but not before a worker has taken the call at all.
       await this.firstBegun;
       this.clock.finalStretch();
+      this.waits.finalStretch();
       await this.chain;
       if (this.failure) return this.failure;
       const r = await this.task('end', { args: rawArgs });
@@ -103,8 +109,10 @@ export class ThreadExecution implements ToolExecution {
     // for it, as the python tool's cell does not count its wait for a free interpreter.
     let over: (() => void) | undefined;
     const unstarted = setTimeout(() => this.fail(`found no worker to run it within ${this.startLimitMs} ms`, 'sandbox_limit_exceeded'), this.startLimitMs);
+    const waited = this.waits.begin();
     const begun = (): void => {
       clearTimeout(unstarted);
+      waited();
       over ??= this.clock.work();
       this.markBegun();
     };
@@ -117,6 +125,7 @@ export class ThreadExecution implements ToolExecution {
       return null;
     } finally {
       clearTimeout(unstarted);
+      waited();
       over?.();
       // A task that ended without beginning (its plugin failed to load) leaves nothing to wait for.
       this.markBegun();

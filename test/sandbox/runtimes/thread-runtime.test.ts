@@ -58,7 +58,8 @@ describe('thread runtime', () => {
       runScriptedCall(hostileTool(20_000), { args: { attack: 'memory-bomb' } }),
       runScriptedCall(hostileTool(), { args: { attack: 'crash' } }),
     ]);
-    expect(loop.result).toMatchObject({ ok: false, content: 'error: hostile timed out after 1500 ms', data: { code: 'sandbox_limit_exceeded' } });
+    // Any wait for a worker (the memory bomb holds one) is said in brackets after the limit.
+    expect(loop.result).toMatchObject({ ok: false, content: expect.stringMatching(/^error: hostile timed out after 1500 ms( \(.+\))?$/), data: { code: 'sandbox_limit_exceeded' } });
     expect(memory.result).toMatchObject({ ok: false, content: 'error: hostile ran out of memory (worker heap limit)' });
     expect(crash.result?.ok).toBe(false);
     expect((await bystander).result).toMatchObject({ ok: true, content: 'CALM' });
@@ -75,7 +76,7 @@ describe('thread runtime', () => {
     expect(slow.result).toMatchObject({ ok: true, content: 'SLOW MODEL' });
     // After the end every millisecond counts.
     const late = await runScriptedCall(tool, { pieces, args: { text: 'late', delayMs: 2000 } });
-    expect(late.result).toMatchObject({ ok: false, content: 'error: echo_sample timed out after 1500 ms', data: { code: 'sandbox_limit_exceeded' } });
+    expect(late.result).toMatchObject({ ok: false, content: expect.stringMatching(/^error: echo_sample timed out after 1500 ms( \(.+\))?$/), data: { code: 'sandbox_limit_exceeded' } });
   });
 
   it("does not count the wait for a worker to load the plugin against the call's limit", async () => {
@@ -85,6 +86,29 @@ describe('thread runtime', () => {
       const tool = toolFromPlugin(slowLoad, { moduleUrl: fixture('slow-load-plugin.ts'), pools: own });
       const run = await runScriptedCall(tool, { args: { text: 'cold' } });
       expect(run.result).toMatchObject({ ok: true, content: 'COLD' });
+    } finally {
+      await own.close();
+    }
+  });
+
+  // A call timed out on a busy pool read `timed out after 500 ms`, though no hook of it had run
+  // for any of them: from the call's end on, the wait for a worker counts (CallClock).
+  it('says, when it times out, how much of the limit it waited for a free worker, and the earlier wait not counted', async () => {
+    const own = createRuntimePools({ thread: { maxThreads: 1 } });
+    try {
+      const holder = toolFromPlugin({ ...echo, runtime: 'thread' }, { moduleUrl: fixture('echo-plugin.ts'), pools: own });
+      const waiter = toolFromPlugin({ ...echo, runtime: 'thread', limits: { timeoutMs: 500 } }, { moduleUrl: fixture('echo-plugin.ts'), pools: own });
+      // The one worker's queue, in order: held's onStart (behind the worker's start), waited's
+      // onStart, held's onEnd (3 s), then waited's onEnd, which its 500 ms run out waiting for.
+      const held = runScriptedCall(holder, { args: { text: 'held', delayMs: 3000 } });
+      const waited = await runScriptedCall(waiter, { args: { text: 'waited' } });
+      expect(waited.result).toMatchObject({ ok: false, data: { code: 'sandbox_limit_exceeded' } });
+      const said = /^error: echo_sample timed out after 500 ms \(it ran (\d+) ms and waited (\d+) ms for a free worker(, not counting \d+ ms it waited for one earlier)?\)$/.exec(waited.result?.content ?? '');
+      expect(said, waited.result?.content).not.toBeNull();
+      const [ran, wait] = [Number(said![1]), Number(said![2])];
+      expect(ran + wait).toBe(500);
+      expect(wait).toBeGreaterThan(ran);
+      expect((await held).result).toMatchObject({ ok: true, content: 'HELD' });
     } finally {
       await own.close();
     }
