@@ -122,6 +122,9 @@ function withCellNamespaces(config: string): string {
 
 const isRoot = (): boolean => typeof process.getuid === 'function' && process.getuid() === 0;
 
+/** The user name a cell's code sees ($USER, $LOGNAME, getpass.getuser()), whatever its uid. */
+export const SANDBOX_USER = 'sandbox';
+
 function baseEnv(home: string, tmp: string): Record<string, string> {
   // Built from scratch: nothing of the gateway's environment (API keys…) reaches a cell.
   return {
@@ -129,6 +132,11 @@ function baseEnv(home: string, tmp: string): Record<string, string> {
     LANG: 'C.UTF-8',
     LC_ALL: 'C.UTF-8',
     HOME: home,
+    // getpass.getuser() reads these before the passwd file, which has no entry for the cells' uid
+    // in the sandbox (bwrap binds no /etc/passwd): without them it raised KeyError. One fixed
+    // name, so output does not depend on the mode or the host's user.
+    USER: SANDBOX_USER,
+    LOGNAME: SANDBOX_USER,
     TMPDIR: tmp,
     MPLCONFIGDIR: join(tmp, '.matplotlib'),
     MPLBACKEND: 'Agg',

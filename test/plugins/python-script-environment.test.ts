@@ -21,6 +21,11 @@ function run(code: string): Promise<ToolResult> {
 }
 
 describe('python tool: the environment a cell runs in', () => {
+  it('getpass.getuser() names the fixed sandbox user (it raised KeyError: no passwd entry for the uid, no $USER)', async () => {
+    const result = await run("import getpass, os\nprint(getpass.getuser(), os.environ['USER'], os.environ['LOGNAME'])\n");
+    expect(result).toMatchObject({ ok: true, content: 'sandbox sandbox sandbox\n' });
+  });
+
   it('every cell of one sandbox has the same str hash seed, so a printed set of strings reads the same in each (README: hash seed)', async () => {
     const code = "import sys\nprint(sys.flags.hash_randomization, hash('conveyor'), list({'alpha', 'beta', 'gamma', 'delta', 'epsilon'}))\n";
     const first = await run(code);
