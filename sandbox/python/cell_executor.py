@@ -12,11 +12,11 @@ import codecs
 import linecache
 import os
 import sys
-import types
 import traceback
 import warnings
 import weakref
 
+import cell_main_file
 import unit_compiler
 from cell_runtime import RecursionBudget, interpreter_shutdown
 from statement_splitter import StatementSplitter
@@ -33,7 +33,8 @@ class CellExecutor:
         self._src = []               # physical lines exactly as received (normalized newlines)
         self._cache_lines = []       # the same, each ending in '\n', for linecache
         linecache.cache[filename] = (0, None, self._cache_lines, filename)
-        self._module = types.ModuleType('__main__')
+        self._file_end = 0           # lines in __main__'s file: up to the statement running now
+        self._module = cell_main_file.main_module(filename, lambda: ''.join(self._cache_lines[:self._file_end]))
         self._module.__builtins__ = builtins
         sys.modules['__main__'] = self._module
         sys.argv = [filename]
@@ -151,6 +152,7 @@ class CellExecutor:
         self._send({'t': 'stopped'})
 
     def _exec(self, code, span):
+        self._file_end = span[1]
         RecursionBudget.install(sys._getframe())
         try:
             exec(code, self._module.__dict__)

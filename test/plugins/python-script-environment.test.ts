@@ -34,4 +34,26 @@ describe('python tool: the environment a cell runs in', () => {
     expect(first.content).toMatch(/^1 -?\d+ \[/);
     expect(second.content).toBe(first.content);
   });
+
+  // A spawn or forkserver child is a new interpreter that runs the main module again from its file
+  // before it unpickles `f`; a cell's had none ("Can't get attribute 'f' on <module '__main__'
+  // (built-in)>" in every worker, until the wall clock).
+  it("multiprocessing's spawn and forkserver run a function defined in the cell", async () => {
+    for (const method of ['spawn', 'forkserver']) {
+      const result = await run(
+        `import multiprocessing\ndef f(x):\n    return x * x\nif __name__ == '__main__':\n    with multiprocessing.get_context('${method}').Pool(2) as pool:\n        print(pool.map(f, range(5)))\n`,
+      );
+      expect(result, method).toMatchObject({ ok: true, content: '[0, 1, 4, 9, 16]\n' });
+    }
+  }, 120_000); // each worker is a new interpreter: seconds apiece at this host's slow hours
+
+  it("a spawned child's traceback shows the cell's line, and only code that asks for __main__.__file__ finds the file", async () => {
+    const failing = await run(
+      "import multiprocessing\ndef f(x):\n    return 1 / x\nif __name__ == '__main__':\n    with multiprocessing.get_context('spawn').Pool(1) as pool:\n        pool.map(f, [0])\n",
+    );
+    expect(failing.ok).toBe(false);
+    expect(failing.content).toContain('line 3, in f\n    return 1 / x\n');
+    const listed = await run("import os, sys\nprint(os.listdir('.'))\nprint(os.path.basename(sys.modules['__main__'].__file__), os.listdir('.'))\n");
+    expect(listed).toMatchObject({ ok: true, content: "[]\n<llm-cell> ['<llm-cell>']\n" });
+  }, 120_000);
 });

@@ -1,0 +1,58 @@
+"""A cell's `__main__` gets a file when something asks for `__main__.__file__`, as a script's has.
+
+multiprocessing's `spawn` and `forkserver` start methods (`forkserver` is Linux's default from
+Python 3.14) start each child as a new interpreter, which runs the parent's main module again,
+from `__main__.__file__`, as `__mp_main__` before it unpickles the function it is to call. A cell's
+module had no file: every worker failed with "Can't get attribute 'f' on <module '__main__'
+(built-in)>" and a Pool started new ones until the cell's wall clock.
+
+Asked for, `__file__` writes the cell's code up to the end of the statement running now into the
+cell's working directory and returns that path. Lines after it may still be arriving (a partial
+block would not even compile in the child); a script's child that gets past the running statement
+without an `if __name__ == '__main__':` guard starts the pool again and fails anyway. Nothing is
+written until something asks (multiprocessing, `inspect`, `repr` of the module), so the working
+directory of a cell that does not stays empty.
+"""
+import os
+import tempfile
+import types
+
+
+def main_module(filename, source):
+    """A fresh `__main__` whose `__file__` is `filename`'s base name in the current directory,
+    holding `source()` whenever it is read; code that assigns `__file__` gets its own value."""
+    path = os.path.join(os.getcwd(), os.path.basename(filename) or 'main.py')
+
+    class CellMainModule(types.ModuleType):
+        @property
+        def __file__(self):
+            if '__file__' in self.__dict__:
+                return self.__dict__['__file__']
+            try:
+                _replace(path, source())
+            except OSError as err:
+                # getattr(module, '__file__', None) then reads None, as before.
+                raise AttributeError('__file__ (%s)' % err) from None
+            return path
+
+        @__file__.setter
+        def __file__(self, value):
+            self.__dict__['__file__'] = value
+
+    return CellMainModule('__main__')
+
+
+def _replace(path, text):
+    """Written whole, then renamed over the old file: a Pool asks once per worker it starts, and
+    a worker reading the file while the next start truncated it found no `f` (seen under load)."""
+    fd, temp = tempfile.mkstemp(prefix='.main-', dir=os.path.dirname(path))
+    try:
+        with open(fd, 'w', encoding='utf-8', errors='surrogateescape') as f:
+            f.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
