@@ -23,13 +23,16 @@ const PROSE_MARKERS = new MarkerSet([CALLS_BEGIN, CALL_BEGIN, CALLS_END]);
 const TO_SEP = new MarkerSet([SEP, CALL_BEGIN]);
 const TO_NEWLINE = new MarkerSet(['\n', CALL_BEGIN]);
 /** What may come next in the calls region, after whitespace. */
-const IN_REGION = new MarkerSet([CALL_BEGIN, CALLS_END]);
+const IN_REGION = new MarkerSet([CALL_BEGIN, CALLS_END, CALLS_BEGIN]);
 const FENCE_CLOSE = new MarkerSet(['```']);
 const AT_CALL_END = new MarkerSet([CALL_END]);
 
 type State =
   | { kind: 'prose' }
-  /** Between `<｜tool▁calls▁begin｜>` and `<｜tool▁calls▁end｜>`, outside a call: whitespace there is frame. */
+  /**
+   * Between `<｜tool▁calls▁begin｜>` and `<｜tool▁calls▁end｜>`, outside a call: whitespace there is
+   * frame, and so is the opener written again (`ws` holds both, released only with text that follows).
+   */
   | { kind: 'region'; ws: string }
   /** V3: the call type ("function") before the separator. */
   | { kind: 'type'; raw: RawText; head: string }
@@ -99,6 +102,12 @@ class DeepSeekParser extends FormatParser {
         if (j === buf.length) return j;
         const call = matchLiteral(buf, j, CALL_BEGIN);
         const end = matchLiteral(buf, j, CALLS_END);
+        const again = matchLiteral(buf, j, CALLS_BEGIN);
+        if (again === 'full') {
+          // Written twice (as Mistral's fine-tunes repeat [TOOL_CALLS]): frame with the first.
+          state.ws += CALLS_BEGIN;
+          return j + CALLS_BEGIN.length;
+        }
         if (call === 'full') {
           // The region's first call carries its opener, released with it if it breaks.
           const raw = this.#opener === 'pending' ? new RawText(CALLS_BEGIN + state.ws) : new RawText();
@@ -111,7 +120,7 @@ class DeepSeekParser extends FormatParser {
           this.#state = { kind: 'prose' };
           return j + CALLS_END.length;
         }
-        if (call === 'partial' || end === 'partial') return this.holdMarkerStart(buf, j, IN_REGION);
+        if (call === 'partial' || end === 'partial' || again === 'partial') return this.holdMarkerStart(buf, j, IN_REGION);
         if (this.#opener === 'pending') {
           this.#opener = 'text';
           out.text(CALLS_BEGIN);

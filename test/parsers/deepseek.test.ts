@@ -98,6 +98,17 @@ describe('deepseek parser: failures', () => {
     expect(textOf(parse(version, `${CALLS_BEGIN} Sorry.${CALLS_END}`))).toBe(`${CALLS_BEGIN} Sorry.${CALLS_END}`);
   });
 
+  it.each<Version>(['v3', 'v31'])('%s: takes an opener written twice as frame, in every split, and gives it back with a broken call', (version) => {
+    const good = renderCall(version, { name: 'f', args: {}, argsText: '{}' });
+    const twice = `${CALLS_BEGIN}\n${CALLS_BEGIN}${good}${CALLS_END}`;
+    const events = parse(version, twice);
+    expect(callsOf(events)).toHaveLength(1);
+    expect(textOf(events)).toBe('');
+    for (let cut = 0; cut <= twice.length; cut++) expect(coalesceText(feed(make(version), [twice.slice(0, cut), twice.slice(cut)]))).toEqual(events);
+    const broken = twice.replace(CALL_END, ` x${CALL_END}`);
+    expect(textOf(parse(version, broken))).toBe(broken);
+  });
+
   it('fails junk before <｜tool▁call▁end｜>', () => {
     const input = `${CALL_BEGIN}f${SEP}{"a": 1} oops${CALL_END}`;
     const events = parse('v31', input);
