@@ -6,7 +6,7 @@ import { NdjsonLineSplitter } from '../python-ipc.ts';
 import { killProcessTree } from '../process-tree.ts';
 import { childMessageSchema, type CallMessage, type ChildMessage, type HostMessage } from './plugin-protocol.ts';
 import type { ProcessLaunchPlan } from './process-launch.ts';
-import { describeExit, OUT_OF_MEMORY, tellingLine, type ProcessExit } from './process-exit.ts';
+import { describeExit, OUT_OF_MEMORY, startExitWords, tellingLine, type ProcessExit } from './process-exit.ts';
 
 type ReadyMessage = Extract<ChildMessage, { t: 'ready' }>;
 
@@ -29,6 +29,13 @@ const CHANNEL_END_MS = 1000;
 const MAX_LINE = 8 * 1024 * 1024;
 /** Why such a child is killed: a result (or progress) that large, in words a tool author can act on. */
 const TOO_LONG = 'protocol error: a message over 8 MiB (a result or progress this large is more than the gateway takes from a plugin process: return less)';
+
+/**
+ * A plugin process that was still running, silent on fd 3, when its start-up time
+ * (PluginProcessOptions.startupTimeoutMs) ran out: for a program in another language, most often
+ * one that writes its `ready` through a buffer it never flushes (RemoteExecution says so).
+ */
+export class NoReadyMessageError extends SandboxError {}
 
 /**
  * The gateway's side of one sandboxed plugin process: spawns it in its own session, waits for
@@ -72,21 +79,23 @@ export class PluginProcess {
       let proc: PluginProcess | null = null;
       let settled = false;
       const onAbort = (): void => fail(String(options.signal?.reason ?? 'aborted'));
-      const fail = (why: string): void => {
+      /** `told`: `why` already quotes what the process printed (an exit's words do). */
+      const fail = (why: string, { told = false, noReady = false } = {}): void => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
         options.signal?.removeEventListener('abort', onAbort);
         if (child.pid !== undefined) killProcessTree(child.pid);
         // One line, the error's own, for the model's observation; the whole output went to onOutput.
-        const said = tellingLine(output.tail);
-        const error = new SandboxError(`the plugin process did not start: ${why}${said ? ` (${said})` : ''}${unseenPathHint(output.tail)}`);
+        const said = told ? '' : tellingLine(output.tail);
+        const message = `the plugin process did not start: ${why}${said ? ` (${said})` : ''}${unseenPathHint(output.tail)}`;
+        const error = noReady ? new NoReadyMessageError(message) : new SandboxError(message);
         // Only once it is gone: the caller then frees its uid and working directory, and a closing
         // pool counts on nothing of it being left.
         if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) reject(error);
         else child.once('exit', () => reject(error));
       };
-      const timer = setTimeout(() => fail(`no ready message within ${options.startupTimeoutMs} ms`), options.startupTimeoutMs);
+      const timer = setTimeout(() => fail(`no ready message within ${options.startupTimeoutMs} ms`, { noReady: true }), options.startupTimeoutMs);
       if (options.signal?.aborted) onAbort();
       else options.signal?.addEventListener('abort', onAbort, { once: true });
       const collect = (chunk: Buffer): void => {
@@ -181,7 +190,7 @@ export class PluginProcess {
           // A result read just before the exit is still the call's, not lost to it.
           drainChannel();
           if (proc) proc.onExit(code, signal);
-          else fail(`exited with ${signal ? `signal ${signal}` : `code ${code}`}`);
+          else fail(startExitWords({ killedFor: null, code, signal, stderrTail: output.tail.trim(), outOfMemory: output.outOfMemory }), { told: true });
         };
         const grace = setTimeout(finish, EXIT_DRAIN_MS);
         child.once('close', finish);

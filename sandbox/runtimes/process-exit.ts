@@ -35,6 +35,15 @@ export function describeExit(exit: ProcessExit): { message: string; limit: 'memo
 }
 
 /**
+ * Why a process ended before it said `ready`, in the words of describeExit without its `it `:
+ * `exited with code 1 (<its error line>)`, `was killed by SIGKILL` (bwrap and unshare report a
+ * signal as 128+N: under them that read `exited with code 137`), `ran out of memory (memory limit)`.
+ */
+export function startExitWords(exit: ProcessExit): string {
+  return describeExit(exit).message.replace(/^it /, '');
+}
+
+/**
  * Lines of a crash report that say nothing of the cause: Node's closing `Node.js vX.Y.Z` banner,
  * which is the last line of every uncaught throw, and stack frames (`at …`, and V8's numbered
  * native and JavaScript frames after an abort).

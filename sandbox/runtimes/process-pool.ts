@@ -28,7 +28,14 @@ export interface ProcessPoolOptions {
   idleMs?: number;
   /** As root, process n runs as uid uidBase+n (n ≥ 1; uidBase itself for probes and hosts). Default 1_900_000_000. */
   uidBase?: number;
-  /** Time to say `ready`: Node's start, the import and a JS plugin's onLoad. Default 30 s + the onLoad limit (on-load-limit.ts). */
+  /**
+   * Time to say `ready`: Node's start, the import and a JS plugin's onLoad; a command plugin's
+   * whole start-up. A process still silent then is killed, and the call that waited for it fails
+   * with `the plugin process did not start: no ready message within N ms (<its last line>)`;
+   * one that exits before `ready` fails its call at once. A call waits at most its start limit
+   * (START_ALLOWANCE_MS + the onLoad limit) whatever this is. Default 30 s + the onLoad limit
+   * (on-load-limit.ts).
+   */
   startupTimeoutMs?: number;
   /**
    * What a plugin process prints (console.log/error, a stack trace): the sandbox gives a plugin no

@@ -5,7 +5,7 @@ import type { ToolCallContext, ToolExecution, ToolResult, Verdict } from '../../
 import { CallClock, ON_ABORT_GRACE_MS } from './call-clock.ts';
 import type { HookErrorLog } from './hook-throw.ts';
 import { abortReasonOf, invalidArguments } from './load-plugin-module.ts';
-import type { PluginProcess } from './plugin-process.ts';
+import { NoReadyMessageError, type PluginProcess } from './plugin-process.ts';
 import { ON_LOAD_LIMIT_MS, START_ALLOWANCE_MS } from './on-load-limit.ts';
 import { describeExit } from './process-exit.ts';
 import type { CallMessage } from './plugin-protocol.ts';
@@ -16,8 +16,9 @@ let wireCounter = 0;
  * A program in another language that never says `ready` (a Python file object on fd 3 written but
  * not flushed) held its calls for the whole start limit, then read as a pool with no free process.
  */
-const NO_READY_HINT =
-  ': its program has not sent its ready message, or every process slot was busy; a plugin in another language first writes {"t":"ready","pid":…,"guest":"none"} and a newline to fd 3, and flushes each message (plugins/README.md "Other languages")';
+const READY_HOW =
+  'a plugin in another language first writes {"t":"ready","pid":…,"guest":"none"} and a newline to fd 3, and flushes each message (plugins/README.md "Other languages")';
+const NO_READY_HINT = `: its program has not sent its ready message, or every process slot was busy; ${READY_HOW}`;
 
 /**
  * How a call let go of its process: `result`, the child answered it (with its process's CPU time
@@ -139,7 +140,10 @@ export class RemoteExecution implements ToolExecution {
         clearTimeout(this.unstarted);
         // `failed: …` as every runtime words a call that could not run (plugins/README.md, Runtimes):
         // `error: <tool> failed: the plugin process did not start: …`, `… failed: the process runtime is busy: …`.
-        if (!this.finished) this.fail(`failed: ${err instanceof Error ? err.message : String(err)}`, err instanceof ConveyorError ? err.code : 'sandbox_error');
+        // A program that never said `ready` within the pool's startupTimeoutMs (shorter than this
+        // call's start limit) is told what it owes, as at that limit.
+        const how = err instanceof NoReadyMessageError && !options.module ? `; ${READY_HOW}` : '';
+        if (!this.finished) this.fail(`failed: ${err instanceof Error ? err.message : String(err)}${how}`, err instanceof ConveyorError ? err.code : 'sandbox_error');
         return null;
       },
     );
