@@ -6,18 +6,9 @@
 import { ClientCalls, answerTurns } from './answer-turns.js';
 import { el } from './dom.js';
 import { EventsList } from './events-list.js';
+import { showExamples } from './examples.js';
 import { readStream } from './sse.js';
 import { Timeline } from './timeline.js';
-
-/** Prompts the built-in simulator has scenarios for (the benchmark's workloads); any model can take them. */
-const EXAMPLES = [
-  { label: 'Python: sine wave', prompt: 'Plot a sine wave in Python using only the standard library.' },
-  { label: 'Search ×3', prompt: 'Find hello world programs in Python, C++ and Java.', tools: ['search'] },
-  { label: 'Plan', prompt: 'How many hello-world pages are there for Python and for Java together?', extra: { tool_parser: 'llmcompiler-plan' } },
-  { label: 'Validation (rejected)', prompt: 'What is the local news in Paris?', tools: ['local_news'] },
-  { label: 'Database', prompt: 'List all employees in the database.', tools: ['database'] },
-  { label: 'Calculator', prompt: 'What is 200*701?', tools: ['calculator'] },
-];
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -68,19 +59,6 @@ async function loadModels(before = '') {
   return ui.model.value !== '';
 }
 
-function showExamples() {
-  for (const example of EXAMPLES) {
-    const button = el('button', undefined, example.label);
-    button.type = 'button';
-    button.addEventListener('click', () => {
-      picked = example;
-      ui.prompt.value = example.prompt;
-      ui.prompt.focus();
-    });
-    ui.examples.append(button);
-  }
-}
-
 /** One answer being streamed: its bubble and the tool events of its chat stream. */
 class Run {
   constructor() {
@@ -104,7 +82,11 @@ class Run {
     // else for as long as it reasons, and an empty bubble looked like a request that hung.
     this.thoughts = el('pre', 'reasoning');
     this.thoughts.hidden = true;
-    this.bubble.append(el('div', 'who', 'assistant'), this.thoughts, this.content);
+    // The calls of the client's own tools, under the text: an answer that only called one left
+    // its bubble empty, the call only in the events list.
+    this.calls = el('pre', 'calls');
+    this.calls.hidden = true;
+    this.bubble.append(el('div', 'who', 'assistant'), this.thoughts, this.content, this.calls);
     ui.conversation.append(this.bubble);
   }
 
@@ -122,7 +104,14 @@ class Run {
     this.content.textContent = this.text;
     this.thoughts.textContent = this.reasoning;
     this.thoughts.hidden = this.reasoning === '';
+    this.calls.textContent = this.callsText();
+    this.calls.hidden = this.calls.textContent === '';
     if (following) box.scrollTop = box.scrollHeight;
+  }
+
+  /** One line per client tool call so far: its name and arguments, and that the page does not run it. */
+  callsText() {
+    return this.clientCalls.list.map((call) => `called ${call.function.name}(${call.function.arguments}) · not run: the playground runs no client tools`).join('\n');
   }
 
   /** The whole answer, told once to a screen reader (the bubble itself is redrawn every frame, so it is no live region). */
@@ -145,7 +134,10 @@ class Run {
       this.reasoning += delta.reasoning_content;
       this.textChanged = true;
     }
-    if (delta?.tool_calls) this.clientCalls.add(delta.tool_calls);
+    if (delta?.tool_calls) {
+      this.clientCalls.add(delta.tool_calls);
+      this.textChanged = true;
+    }
     for (const call of delta?.tool_calls ?? []) if (call.function?.name) this.events.add(`client tool call: ${call.function.name} (not run: the playground runs no client tools)`, 'client');
     const e = chunk.conveyor;
     if (!e) return;
@@ -217,7 +209,7 @@ async function send(prompt) {
     await readStream(res, (chunk) => run.chunk(chunk));
     // With the tool rounds' calls and observations, so a follow-up question can build on them.
     history.push(...answerTurns({ turns: run.turns, text: run.text, calls: run.clientCalls }));
-    run.announce(run.text);
+    run.announce([run.text, run.callsText()].filter((part) => part !== '').join('\n'));
     // The answer is whole; a timeline that could not follow it still says so.
     const trouble = run.timeline.trouble;
     setStatus(`done · request ${run.bubble.dataset.requestId} · ${trouble ?? `its timeline: /v1/requests/${run.bubble.dataset.requestId}/timeline`}`, trouble !== undefined);
@@ -297,5 +289,7 @@ ui.settings.addEventListener('submit', (event) => {
 
 // The key typed in lives as long as the tab (sessionStorage), not on disk.
 ui.key.value = sessionStorage.getItem('conveyor-key') ?? '';
-showExamples();
+showExamples(ui.examples, ui.prompt, (example) => {
+  picked = example;
+});
 void loadModels();

@@ -41,9 +41,14 @@ describeInBrowser('the playground conversation, turn after turn (Chromium)', () 
         await page.click('#send');
         await page.waitForSelector('.turn.assistant.finished', { timeout: 60_000 });
         expect(await page.$$eval('#events li span', (items) => items.map((i) => i.textContent))).toContain('client tool call: get_weather (not run: the playground runs no client tools)');
+        // In the answer's bubble too, which had nothing in it.
+        expect(await page.textContent('.turn.assistant .calls')).toBe('called get_weather({"city": "Oslo"}) · not run: the playground runs no client tools');
+        expect(await page.isVisible('.turn.assistant .calls')).toBe(true);
         await page.fill('#prompt', 'And tomorrow?');
         await page.click('#send');
         await page.waitForSelector('.turn.assistant.finished >> nth=1', { timeout: 60_000 });
+        // An answer of text only has no calls line.
+        expect(await page.isVisible('.turn.assistant >> nth=1 >> .calls')).toBe(false);
         const call = (sent[1]!.messages[1] as { tool_calls?: Array<{ id: string }> }).tool_calls?.[0];
         // Before: { role: 'assistant', content: '' } without the gateway's turns; with them, no
         // tool message answered the call, a history OpenAI's API refuses.
