@@ -65,8 +65,11 @@ export async function startConveyor(options: ConveyorOptions = {}): Promise<Conv
   parseGatewayConfig(gatewayInput(options.gateway, upstreamUrl ?? 'http://127.0.0.1/v1'));
   // A sandboxed plugin's console output is its author's one way to see inside it.
   const onOutput = ({ plugin, text }: { plugin: string; text: string }): void => options.logger?.info({ plugin, output: text.trimEnd() }, 'plugin output');
+  // A spare that failed to start is no call's failure (the next call starts a process of its own):
+  // without this line a plugin that fails at start-up only now and then left no trace.
+  const onSpareFailure = ({ plugin, reason }: { plugin: string; reason: string }): void => options.logger?.warn({ plugin, reason }, 'warm spare plugin process did not start');
   const onHookError = hookErrorLog(options.logger);
-  const pools = createRuntimePools({ onHookError, ...options.runtimes, process: { onOutput, ...options.runtimes?.process }, thread: { onOutput, ...options.runtimes?.thread } });
+  const pools = createRuntimePools({ onHookError, ...options.runtimes, process: { onOutput, onSpareFailure, ...options.runtimes?.process }, thread: { onOutput, ...options.runtimes?.thread } });
   let sim: SimHandle | undefined;
   let sandbox: ConveyorHandle['sandbox'] | undefined;
   try {

@@ -6,6 +6,7 @@ import { eventually, startTestConveyor } from '../support/conveyor-fixture.ts';
 
 const JS_EVAL_PLUGIN = fileURLToPath(new URL('../../plugins/kit/examples/js-eval-plugin.ts', import.meta.url));
 const FAULTY_PLUGIN = fileURLToPath(new URL('../sandbox/runtimes/fixtures/faulty-plugin.ts', import.meta.url));
+const FAILING_START_PLUGIN = fileURLToPath(new URL('./fixtures/failing-start-command-plugin.ts', import.meta.url));
 
 describe('startConveyor', () => {
   it('starts no Python sandbox when the python tool is off, so a machine without a usable interpreter still serves', async () => {
@@ -45,6 +46,19 @@ describe('startConveyor', () => {
           ? { runtime: 'isolate', module: JS_EVAL_PLUGIN }
           : { runtime: 'process', requestedRuntime: 'isolate', fallbackReason: isolate.reason, module: JS_EVAL_PLUGIN },
       );
+    } finally {
+      await conveyor.close();
+    }
+  });
+
+  it('logs a warm spare plugin process that did not start, with the plugin and why', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = pino({ level: 'info' }, { write: (text: string) => lines.push(JSON.parse(text) as Record<string, unknown>) });
+    const conveyor = await startTestConveyor({ plugins: { python: false }, toolModules: [FAILING_START_PLUGIN], logger });
+    try {
+      await eventually(() => lines.some((line) => line.msg === 'warm spare plugin process did not start'), 'the failed spare logged');
+      const logged = lines.find((line) => line.msg === 'warm spare plugin process did not start')!;
+      expect(logged).toMatchObject({ level: 40, plugin: 'never_starts', reason: 'the plugin process did not start: exited with code 3 (told to fail at start-up)' });
     } finally {
       await conveyor.close();
     }
