@@ -34,7 +34,7 @@ const simSectionSchema = z
 const runtimesSectionSchema = z
   .strictObject({
     thread: z.strictObject({ maxThreads: positiveInt, maxQueue: count, maxOldGenerationSizeMb: positiveInt, idleTimeoutMs: timerMs }).partial(),
-    process: z.strictObject({ maxProcesses: positiveInt, maxQueue: count, sparesPerPlugin: count, maxSpares: count, maxIdlePerPlugin: count, idleMs: timerMs }).partial(),
+    process: z.strictObject({ maxProcesses: positiveInt, maxQueue: count, sparesPerPlugin: count, maxSpares: count, maxIdlePerPlugin: count, idleMs: timerMs, startupTimeoutMs: timerMs }).partial(),
     isolate: z.strictObject({ maxCalls: positiveInt, maxQueue: count, heapMb: positiveInt, dataMb: positiveInt }).partial(),
   })
   .partial();

@@ -100,9 +100,14 @@ describe('conveyor serve --config FILE', () => {
     // Inside a union (a toolModules entry is a path or an object), the object's own complaints.
     expect(message({ toolModules: [{ modul: 'x.ts' }] })).toBe('toolModules[0].module: missing; toolModules[0].modul: unknown key (did you mean module?)');
     // Nothing near: the keys that level takes.
-    expect(message({ runtimes: { process: { zzz: 1 } } })).toBe('runtimes.process.zzz: unknown key (known: maxProcesses, maxQueue, sparesPerPlugin, maxSpares, maxIdlePerPlugin, idleMs)');
+    expect(message({ runtimes: { process: { zzz: 1 } } })).toBe('runtimes.process.zzz: unknown key (known: maxProcesses, maxQueue, sparesPerPlugin, maxSpares, maxIdlePerPlugin, idleMs, startupTimeoutMs)');
     // Every problem, in one line.
     expect(message({ gateway: { port: 'eighty', upstream: { timeout: {} } } })).toBe('gateway.port: expected number, received string; gateway.upstream.timeout: unknown key (did you mean timeouts?)');
+  });
+
+  it("takes the process pool's start-up timeout, which startConveyor hands the pool as it is", () => {
+    expect(readConfigFile(configFile({ runtimes: { process: { startupTimeoutMs: 5000 } } })).runtimes?.process?.startupTimeoutMs).toBe(5000);
+    expect(() => readConfigFile(configFile({ runtimes: { process: { startupTimeoutMs: 0 } } }))).toThrow(/runtimes\.process\.startupTimeoutMs/);
   });
 
   it('places a JSON syntax error by line and column', () => {
