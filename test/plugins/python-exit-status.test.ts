@@ -1,26 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ToolResult } from '../../plugins/plugin-types.ts';
-import { createPythonPlugin } from '../../plugins/python/python-plugin.ts';
-import { startPythonSandbox, type PythonSandbox } from '../../sandbox/python-sandbox.ts';
+import { describe, expect, it } from 'vitest';
+import { pythonToolRunner } from './python-tool-runner.ts';
 
 // The model is shown a tool result's content, never its `ok`. A script that ended with a failing
 // status but printed nothing telling (sys.exit(2) in a function, os._exit(3) after a print) read
 // as "" or as plain output, exactly like a success; `sys.exit(True)` (the `sys.exit(not ok)`
 // idiom) even came back ok, its report dropped for a bool where an int goes.
-let sandbox: PythonSandbox;
-
-beforeAll(async () => {
-  sandbox = await startPythonSandbox({ preImports: [] });
-});
-
-afterAll(async () => {
-  await sandbox?.close();
-});
-
-function run(code: string): Promise<ToolResult> {
-  const ctx = { callId: 'call_1', signal: new AbortController().signal, emit: () => {} };
-  return createPythonPlugin(sandbox).start(ctx).end({ code });
-}
+const run = pythonToolRunner();
 
 describe('python tool: how a run ended is in the content', () => {
   it('notes a failing exit status that printed nothing', async () => {

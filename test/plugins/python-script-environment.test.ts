@@ -1,24 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ToolResult } from '../../plugins/plugin-types.ts';
-import { createPythonPlugin } from '../../plugins/python/python-plugin.ts';
-import { startPythonSandbox, type PythonSandbox } from '../../sandbox/python-sandbox.ts';
+import { describe, expect, it } from 'vitest';
+import { pythonToolRunner } from './python-tool-runner.ts';
 
 // What model-written code asks of the process it runs in, beyond its own statements; what the
 // tool decided for each is in plugins/python/README.md.
-let sandbox: PythonSandbox;
-
-beforeAll(async () => {
-  sandbox = await startPythonSandbox({ preImports: [] });
-});
-
-afterAll(async () => {
-  await sandbox?.close();
-});
-
-function run(code: string): Promise<ToolResult> {
-  const ctx = { callId: 'call_1', signal: new AbortController().signal, emit: () => {} };
-  return createPythonPlugin(sandbox).start(ctx).end({ code });
-}
+const run = pythonToolRunner();
 
 describe('python tool: the environment a cell runs in', () => {
   it('getpass.getuser() names the fixed sandbox user (it raised KeyError: no passwd entry for the uid, no $USER)', async () => {
