@@ -80,6 +80,14 @@ export function roleChunk(ident: CompletionIdentity, promptTokenIds: readonly nu
 }
 
 /**
+ * `echo`: the chunk after the role's that carries the last message's content, as vLLM sends it —
+ * no token_ids (it sets none), only when there is something to echo.
+ */
+export function echoChunk(ident: CompletionIdentity, text: string): ChatCompletionChunk {
+  return chunk(ident, [{ index: 0, delta: { content: text }, logprobs: null, finish_reason: null }]);
+}
+
+/**
  * One token's delta (`{content}`, or with a tool parser `{tool_calls}`, both, or `{}` on a last
  * token that adds nothing); the last one carries finish_reason and stop_reason (the matched
  * `stop` string or stop token id, else null). Every one ends with `"token_ids":null` (the delta's

@@ -31,6 +31,7 @@ export const chatCompletionRequestSchema = z
     tool_choice: z.union([z.string(), z.looseObject({})]).nullish(),
     logprobs: laxBool().nullish(),
     top_logprobs: laxInt().nullish(),
+    echo: laxBool().nullish(),
   })
   .superRefine((body, ctx) => {
     checkSamplingRequest(body, ctx);

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { ChunkedBodyWriter } from '../core/chunked-body-writer.ts';
 import {
   deltaChunk,
+  echoChunk,
   finalUsage,
   roleChunk,
   usage,
@@ -34,6 +35,8 @@ export interface ChatStreamOptions {
    * (vllm-project/vllm#27482).
    */
   returnTokenIds?: readonly number[];
+  /** `echo`: the last message's content, sent after the role chunk (chat-echo.ts); nothing when empty. */
+  echo?: string;
 }
 
 /**
@@ -74,6 +77,7 @@ export class ChatStreamWriter {
     if (!this.started) {
       this.started = true;
       this.send(this.withUsage(roleChunk(this.ident, this.options.returnTokenIds ?? null), 0));
+      if (this.options.echo) this.send(this.withUsage(echoChunk(this.ident, this.options.echo), 0));
     }
     const { toolCalls, reasoning } = this.options;
     const parts = reasoning ? reasoning.push(event.text) : { content: event.text };
