@@ -30,6 +30,7 @@ export class Timeline {
     this.rounds = new Map(); // round → span
     this.calls = new Map(); // callId → span
     this.names = new Map(); // callId → the tool it calls (its call-start), for a call that never opened a tool
+    this.unopened = new Map(); // callId → its call-start (t, round), until a tool or an abort gives it a bar
     this.inputs = new Map(); // callId → when its first piece (or the whole call) was decoded
     this.spans = [];
     /** The spans' rows on the page (Row), in the same order. */
@@ -128,8 +129,10 @@ export class Timeline {
       }
       case 'call-start':
         this.names.set(e.callId, e.detail);
+        this.unopened.set(e.callId, { t, round: e.round });
         break;
       case 'tool-start':
+        this.unopened.delete(e.callId);
         this.calls.set(e.callId, Object.assign(this.span(`${e.detail} · ${e.callId}`, 'tool', t, e.round), { callId: e.callId }));
         break;
       case 'piece':
@@ -151,6 +154,7 @@ export class Timeline {
         // a name no tool has) or malformed (the parser's verdict, or the token limit cut it). Most
         // such calls never opened a tool, so their bar starts here, named by their call-start.
         if (!e.callId) break;
+        this.unopened.delete(e.callId);
         const call = this.calls.get(e.callId) ?? this.span(`${this.names.get(e.callId) ?? 'call'} · ${e.callId}`, 'failed', t, e.round);
         call.kind = 'failed';
         call.verdict = /^(rejected|malformed):/.exec(e.detail ?? '')?.[1] ?? 'failed';
@@ -168,6 +172,15 @@ export class Timeline {
             decode.end = t;
             decode.kind = this.outcome === 'stopped' ? 'aborted' : 'failed';
           }
+          // Sequentially a tool opens only once its round's decode ends, so a call the end cut
+          // while it was written (or before its round's decode ended) never had a bar, as if the
+          // model had not begun it. It gets one, dropped, as the events list says of it.
+          for (const [callId, { t: start, round }] of this.unopened) {
+            const call = this.span(`${this.names.get(callId) ?? 'call'} · ${callId}`, this.outcome === 'stopped' ? 'aborted' : 'failed', start, round);
+            call.verdict = 'dropped';
+            call.end = t;
+          }
+          this.unopened.clear();
         }
         this.close();
         break;

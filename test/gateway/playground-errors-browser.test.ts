@@ -115,6 +115,28 @@ describeInBrowser('the playground without an answer, narrow, by keyboard (Chromi
     });
   }, 90_000);
 
+  it('draws a call Stop cut while it was written sequentially as a dropped bar, as partial execution draws its aborted tool', async () => {
+    await suite.withPage(async (page) => {
+      await openPlayground(page, suite.conveyor.gateway.url);
+      // Sequentially python opens only once round 1's decode ends; Stop comes while it writes the script.
+      await page.uncheck('#partial');
+      await page.click('text=Python: sine wave');
+      await page.click('#send');
+      await page.waitForSelector('#events li span:text-is("python call recognised")');
+      await page.click('#stop');
+      await page.waitForSelector('.turn.assistant.finished');
+      await page.waitForFunction(() => document.getElementById('stats')?.textContent?.includes('(stopped)'));
+      // The tool never opened: the server's record has the call begun and no tool-start.
+      const id = await page.getAttribute('.turn.assistant', 'data-request-id');
+      const { events } = (await (await fetch(`${suite.conveyor.gateway.url}/v1/requests/${id}/timeline`)).json()) as { events: { type: string; callId?: string }[] };
+      expect(events.filter((e) => e.type === 'call-start' || e.type === 'tool-start').map((e) => e.type)).toEqual(['call-start']);
+      const callId = events.find((e) => e.type === 'call-start')!.callId!;
+      // Before: the decode's bar alone, as if the model had never begun the call.
+      expect(await page.$$eval('#timeline .row .label', (labels) => labels.map((l) => l.textContent))).toEqual(['aborted · round 1 · decode', `dropped · python · ${callId}`]);
+      expect(await page.$$eval('#timeline .bar', (bars) => bars.map((b) => b.className))).toEqual(['bar aborted', 'bar aborted']);
+    });
+  }, 90_000);
+
   it('leaves the timeline\'s bars most of a phone-wide row, not a fixed 190px of labels', async () => {
     await suite.withPage(async (page) => {
       await openPlayground(page, suite.conveyor.gateway.url);
