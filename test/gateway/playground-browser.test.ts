@@ -133,7 +133,7 @@ describeInBrowser('the playground page in a real browser (Chromium)', () => {
     });
   }, 90_000);
 
-  it('takes a stream cut before its [DONE] for no answer: says so and leaves the turn out of the next request', async () => {
+  it('takes a stream cut before its [DONE] for an error, its answer cut short: says so and leaves the turn out of the next request', async () => {
     await suite.withPage(async (page) => {
       const sent: Array<{ messages: Array<{ role: string; content: string }> }> = [];
       let cut = true;
