@@ -55,7 +55,7 @@ export function finalUsage(promptTokens: number, completionTokens: number, cache
 
 interface StreamChoice {
   index: number;
-  delta: { role?: 'assistant' } & ReplyDelta;
+  delta: { role?: string } & ReplyDelta;
   logprobs: null;
   finish_reason: SentFinishReason | null;
   stop_reason?: string | number | null;
@@ -74,9 +74,9 @@ export interface ChatCompletionChunk {
   prompt_token_ids?: readonly number[] | null;
 }
 
-/** The first chunk: vLLM sends the role with an empty content before any token text. */
-export function roleChunk(ident: CompletionIdentity, promptTokenIds: readonly number[] | null = null): ChatCompletionChunk {
-  return { ...chunk(ident, [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]), prompt_token_ids: promptTokenIds };
+/** The first chunk: vLLM sends the role (chat-response-role.ts) with an empty content before any token text. */
+export function roleChunk(ident: CompletionIdentity, promptTokenIds: readonly number[] | null = null, role = 'assistant'): ChatCompletionChunk {
+  return { ...chunk(ident, [{ index: 0, delta: { role, content: '' }, logprobs: null, finish_reason: null }]), prompt_token_ids: promptTokenIds };
 }
 
 /**
@@ -117,7 +117,7 @@ function chunk(ident: CompletionIdentity, choices: StreamChoice[]): ChatCompleti
  */
 export function chatCompletion(
   ident: CompletionIdentity,
-  message: { content: string | null; toolCalls?: MessageToolCall[]; reasoning?: string | null },
+  message: { content: string | null; toolCalls?: MessageToolCall[]; reasoning?: string | null; role?: string },
   finishReason: SentFinishReason,
   totals: Usage,
   stopReason?: string | number,
@@ -132,7 +132,7 @@ export function chatCompletion(
       {
         index: 0,
         message: {
-          role: 'assistant' as const,
+          role: message.role ?? 'assistant',
           content: message.content,
           refusal: null,
           annotations: null,

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { echoPrefix } from './chat-echo.ts';
+import { responseRole } from './chat-response-role.ts';
 import { chatCompletion, clientRequestId, finalUsage, newCompletionIdentity } from './chat-completion-shapes.ts';
 import { promptTokenIds } from './chat-prompt.ts';
 import { chatCompletionRequestSchema, isNamedToolChoice, type ChatCompletionRequest } from './chat-request-schema.ts';
@@ -46,12 +47,13 @@ function startCompletion(ctx: SimContext, body: ChatCompletionRequest, res: Serv
   const finishWithToolCalls = !isNamedToolChoice(body.tool_choice);
   const returnTokenIds = body.return_token_ids === true ? prompt : undefined;
   const echo = echoPrefix(body);
+  const role = responseRole(body);
 
   if (body.stream) {
     // The reasoning parser runs first; the tool parser reads only what it leaves as content.
     const reasoning = ctx.reasoningParser && new ReasoningStream(reply, ctx.reasoningParser);
     const toolCalls = parsesToolCalls ? toolCallsStream(reasoning ? reasoning.content : reply) : undefined;
-    const options = { promptTokens, ...usageOptions(body.stream_options), reasoning, toolCalls, finishWithToolCalls, promptTokensDetails: ctx.promptTokensDetails, returnTokenIds, echo };
+    const options = { promptTokens, ...usageOptions(body.stream_options), reasoning, toolCalls, finishWithToolCalls, promptTokensDetails: ctx.promptTokensDetails, returnTokenIds, echo, role };
     const writer = new ChatStreamWriter(res, ident, options);
     return playStreamed(ctx, plan, res, writer);
   }
@@ -63,7 +65,7 @@ function startCompletion(ctx: SimContext, body: ChatCompletionRequest, res: Serv
     const totals = finalUsage(promptTokens, last.completionTokens, last.cachedTokens, ctx.promptTokensDetails);
     // vLLM's echo prefixes whatever content the parsers left, a null one included ("" + None → the echo).
     const echoed = (text: string | null) => (echo === undefined ? text : echo + (text ?? ''));
-    if (found) sendJson(res, 200, chatCompletion(ident, { ...found, content: echoed(found.content), reasoning }, finishWithToolCalls ? 'tool_calls' : last.finishReason, totals, last.stopReason, ids));
-    else sendJson(res, 200, chatCompletion(ident, { content: echoed(ctx.reasoningParser && content === '' ? null : content), reasoning }, last.finishReason, totals, last.stopReason, ids));
+    if (found) sendJson(res, 200, chatCompletion(ident, { ...found, content: echoed(found.content), reasoning, role }, finishWithToolCalls ? 'tool_calls' : last.finishReason, totals, last.stopReason, ids));
+    else sendJson(res, 200, chatCompletion(ident, { content: echoed(ctx.reasoningParser && content === '' ? null : content), reasoning, role }, last.finishReason, totals, last.stopReason, ids));
   });
 }

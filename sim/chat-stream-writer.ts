@@ -37,6 +37,8 @@ export interface ChatStreamOptions {
   returnTokenIds?: readonly number[];
   /** `echo`: the last message's content, sent after the role chunk (chat-echo.ts); nothing when empty. */
   echo?: string;
+  /** The role the first chunk announces (chat-response-role.ts); default "assistant". */
+  role?: string;
 }
 
 /**
@@ -76,7 +78,7 @@ export class ChatStreamWriter {
     if (this.ended) return;
     if (!this.started) {
       this.started = true;
-      this.send(this.withUsage(roleChunk(this.ident, this.options.returnTokenIds ?? null), 0));
+      this.send(this.withUsage(roleChunk(this.ident, this.options.returnTokenIds ?? null, this.options.role), 0));
       if (this.options.echo) this.send(this.withUsage(echoChunk(this.ident, this.options.echo), 0));
     }
     const { toolCalls, reasoning } = this.options;

@@ -56,3 +56,23 @@ describe('chat echo, as vLLM serves it', () => {
     expect(JSON.stringify(await res.json())).toContain("'bool_parsing', 'loc': ('body', 'echo')");
   });
 });
+
+// Regression: the response always said "assistant"; vLLM's get_chat_request_role gives a request
+// without a generation prompt the last message's role, in the message and on the role chunk.
+describe('the response role without a generation prompt', () => {
+  const asUser = { messages: [{ role: 'user', content: 'What is the answer?' }], add_generation_prompt: false };
+
+  it("is the last message's role, whole and streamed", async () => {
+    const whole = (await (await postChat(sim.url, asUser)).json()) as { choices: Array<{ message: { role: string } }> };
+    expect(whole.choices[0]!.message.role).toBe('user');
+    const payloads = await allSseData(await postChat(sim.url, { ...asUser, stream: true }));
+    expect(JSON.parse(payloads[0]!).choices[0].delta).toEqual({ role: 'user', content: '' });
+  });
+
+  it('stays "assistant" with the generation prompt, and after an assistant prefix', async () => {
+    const whole = (await (await postChat(sim.url, { ...asUser, add_generation_prompt: true })).json()) as { choices: Array<{ message: { role: string } }> };
+    expect(whole.choices[0]!.message.role).toBe('assistant');
+    const payloads = await allSseData(await postChat(sim.url, { ...continuation, stream: true }));
+    expect(JSON.parse(payloads[0]!).choices[0].delta).toEqual({ role: 'assistant', content: '' });
+  });
+});
