@@ -40,8 +40,11 @@ type State =
   | { kind: 'call-id'; raw: RawText; name: string; id: number }
   | { kind: 'args-before'; raw: RawText; args: JsonArguments }
   | { kind: 'args'; raw: RawText; args: JsonArguments }
-  /** A call with no end marker is complete; it ends at the next non-whitespace character or at end(). */
-  | { kind: 'after-call'; call: Call; ws: string };
+  /**
+   * A call with no end marker is complete; it ends at the next non-whitespace character or at
+   * end(). Also after a v0.3 list's "]" (`call` undefined): either way `ws` is whitespace so far.
+   */
+  | { kind: 'after-call'; call: Call | undefined; ws: string };
 
 /**
  * Mistral: `[TOOL_CALLS] [{"name": …, "arguments": {…}}, …]` (v0.3 tokenizers; an item without
@@ -51,8 +54,9 @@ type State =
  * skip_special_tokens says), and a bare `[TOOL_CALLS]{…}` object.
  * A list item ends at the "," or "]" after it; a call without an end marker ends at the first
  * non-whitespace character after its JSON, or at end(). Text after the calls (e.g. after "]") is
- * content. `[TOOL_CALLS]` followed by anything else is prose; a broken call yields `malformed`
- * then its raw text (from the marker, or from the previous call's boundary) as text.
+ * content; whitespace alone between calls or after the last is frame. `[TOOL_CALLS]` followed by
+ * anything else is prose; a broken call yields `malformed` then its raw text (from the marker, or
+ * from the previous call's boundary) as text.
  */
 export function createMistralParser(options: MistralParserOptions = {}): ToolCallParser {
   return new MistralParser(parseFormatOptions(MistralParserOptionsSchema, options, 'mistral'));
@@ -115,7 +119,7 @@ class MistralParser extends FormatParser {
           return j;
         }
         if (buf[j] === ']' && state.first) {
-          this.#state = { kind: 'prose' };
+          this.#state = { kind: 'after-call', call: undefined, ws: '' };
           return j + 1;
         }
         return state.first ? this.#prose(state.raw, j, out) : this.#broken(state.raw, undefined, 'expected a call after ","', j, out);
@@ -135,7 +139,7 @@ class MistralParser extends FormatParser {
         if (j === buf.length) return j;
         if (buf[j] === ',' || buf[j] === ']') {
           this.#end(state.call, out);
-          this.#state = buf[j] === ',' ? { kind: 'item', raw: new RawText(), first: false } : { kind: 'prose' };
+          this.#state = buf[j] === ',' ? { kind: 'item', raw: new RawText(), first: false } : { kind: 'after-call', call: undefined, ws: '' };
           return j + 1;
         }
         return this.#broken(state.raw, state.call.callId, 'expected "," or "]" after a call', j, out);
@@ -198,12 +202,12 @@ class MistralParser extends FormatParser {
         const j = skipWhitespace(buf, i);
         state.ws += buf.slice(i, j);
         if (j === buf.length) return j;
-        // Whitespace between two calls is formatting, not an answer (vLLM has it nowhere in
-        // content: its whole-text pass drops it, its stream appends it to the arguments): it goes
-        // with the next [TOOL_CALLS]'s frame, and out as text only if that frame becomes text.
+        // Whitespace between two calls or lists is formatting, not an answer (vLLM has it nowhere
+        // in content: its whole-text pass drops it, its stream appends it to the arguments): it
+        // goes with the next [TOOL_CALLS]'s frame, and out as text only if that frame becomes text.
         const next = matchLiteral(buf, j, TOOL_CALLS);
         if (next === 'partial') return this.holdMarkerStart(buf, j, PROSE_MARKERS);
-        this.#end(state.call, out);
+        if (state.call !== undefined) this.#end(state.call, out);
         if (next === 'full') {
           this.#state = { kind: 'opening', raw: new RawText(state.ws + TOOL_CALLS) };
           return j + TOOL_CALLS.length;
@@ -254,7 +258,7 @@ class MistralParser extends FormatParser {
         return;
       case 'after-call':
         // Whitespace after the last call is formatting too; a cut [TOOL_CALLS] (`pending`) is text.
-        this.#end(state.call, out);
+        if (state.call !== undefined) this.#end(state.call, out);
         out.text(pending === '' ? '' : state.ws + pending);
         return;
     }

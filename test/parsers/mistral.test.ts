@@ -50,6 +50,27 @@ describe('mistral parser: v0.3 lists', () => {
     expect(textOf(events)).toBe('\nextra trailing data');
   });
 
+  // Regression: the whitespace between two lists (or after the last) went out as content, where
+  // v11 calls had it as frame since 335bea1.
+  it('takes whitespace between lists and after the last one as frame, in every split', () => {
+    const input = 'Sure.[TOOL_CALLS] [{"name": "f", "arguments": {"a": 1}}]\n\n[TOOL_CALLS] [{"name": "g", "arguments": {}}] [TOOL_CALLS]h[ARGS]{}\n[TOOL_CALLS] []\n';
+    const expected = parse(input);
+    expect(nameAndArgs(expected)).toEqual([
+      ['f', '{"a": 1}'],
+      ['g', '{}'],
+      ['h', '{}'],
+    ]);
+    expect(expected.filter((e) => e.type === 'text')).toEqual([text('Sure.')]);
+    for (let cut = 0; cut <= input.length; cut++) expect(coalesceText(feed(make(), [input.slice(0, cut), input.slice(cut)]))).toEqual(expected);
+    expect(coalesceText(feed(make(), input.split('')))).toEqual(expected);
+    // Followed by anything else, or by a frame that becomes text, it goes out with that, unchanged.
+    const list = '[TOOL_CALLS] [{"name": "f", "arguments": {}}]';
+    expect(textOf(parse(`${list} \n Done.`))).toBe(' \n Done.');
+    expect(textOf(parse(`${list}\n[TOOL_CALLS] no tool fits`))).toBe('\n[TOOL_CALLS] no tool fits');
+    expect(textOf(parse(`${list}\n[TOOL_CALLS] [{"name": "g", "arguments": {"a": }}]`))).toBe('\n[TOOL_CALLS] [{"name": "g", "arguments": {"a": }}]');
+    expect(textOf(parse(`${list} [TOOL_CA`))).toBe(' [TOOL_CA');
+  });
+
   it('takes a repeated [TOOL_CALLS] as frame, in every split (vLLM drops every one)', () => {
     for (const input of ['[TOOL_CALLS][TOOL_CALLS] [{"name": "f", "arguments": {"a": 1}}]', '[TOOL_CALLS] [TOOL_CALLS][TOOL_CALLS]f[ARGS]{"a": 1}']) {
       const events = parse(input);
@@ -190,9 +211,7 @@ const render = (g: Exclude<Group, { prose: string }>) => {
   if (g.style === 'object') return `[TOOL_CALLS]${object(g.calls[0]!)}`;
   return g.calls.map((c) => `[TOOL_CALLS]${c.name}${g.style === 'v11' ? '[ARGS]' : ''}${c.argsText}`).join(g.sep);
 };
-/** A call with no end marker of its own, after which whitespace up to the next call or the end is frame. */
-const endsOpen = (g: Group) => 'calls' in g && (g.style === 'v11' || g.style === 'v11-no-args-token' || g.style === 'object');
-/** The content of `groups`: their prose, less whitespace-only prose between such a call and the next call or the end. */
+/** The content of `groups`: their prose, less whitespace-only prose between calls (or lists) and after the last. */
 const contentOf = (groups: readonly Group[]) => {
   let content = '';
   let run: string | undefined;
@@ -206,7 +225,7 @@ const contentOf = (groups: readonly Group[]) => {
       else content += g.prose;
     } else {
       flush();
-      if (endsOpen(g)) run = '';
+      run = '';
     }
   }
   flush();
