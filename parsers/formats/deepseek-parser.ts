@@ -51,8 +51,9 @@ type State =
  * `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{…}\n```<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>`
  * and V3.1: `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}<｜tool▁call▁end｜>…`.
  * The region tokens and the whitespace between calls are frame, never content; text before and
- * after the region is content, unchanged. call-start once the name is complete; call-end at
- * `<｜tool▁call▁end｜>` (or end() after complete arguments). A broken or truncated call yields
+ * after the region is content, unchanged, and so is a `<｜tool▁calls▁end｜>` with no region open.
+ * call-start once the name is complete; call-end at `<｜tool▁call▁end｜>` (or end() after
+ * complete arguments). A broken or truncated call yields
  * `malformed` and then its raw text from `<｜tool▁call▁begin｜>` as text, from
  * `<｜tool▁calls▁begin｜>` when it is its region's first call (see #opener).
  */
@@ -65,10 +66,10 @@ class DeepSeekParser extends FormatParser {
   readonly #registry: CallRegistry;
   #state: State = { kind: 'prose' };
   /**
-   * The open region's `<｜tool▁calls▁begin｜>`: `pending` until a call in it finishes (then
-   * `frame`). If the region's first call breaks, or text stands where a call should, it goes out
-   * with that text (`text`), so that released text is what the model wrote, and the region's
-   * `<｜tool▁calls▁end｜>` is then text too.
+   * The open region's `<｜tool▁calls▁begin｜>` (`none`: no region open): `pending` until a call
+   * in it finishes (then `frame`). If the region's first call breaks, or text stands where a call
+   * should, it goes out with that text (`text`), so that released text is what the model wrote,
+   * and the region's `<｜tool▁calls▁end｜>` is then text too.
    */
   #opener: 'none' | 'pending' | 'frame' | 'text' = 'none';
 
@@ -193,7 +194,9 @@ class DeepSeekParser extends FormatParser {
           this.#state = { kind: 'call-end', raw: state.raw, args: state.args };
         } else {
           out.push({ type: 'call-end', callId: state.args.callId, args: state.args.args });
-          if (this.#opener === 'pending') this.#opener = 'frame';
+          // A finished call without an opener (bare <｜tool▁call▁begin｜>) opens its region too, so
+          // a <｜tool▁calls▁end｜> after it is that region's frame, not stray.
+          if (this.#opener === 'pending' || this.#opener === 'none') this.#opener = 'frame';
           this.#state = { kind: 'region', ws: '' };
         }
         return j + literal.length;
@@ -244,9 +247,12 @@ class DeepSeekParser extends FormatParser {
     return this.#v3 ? { kind: 'type', raw, head: '' } : { kind: 'name', raw, head: '' };
   }
 
-  /** `<｜tool▁calls▁end｜>`: frame, unless its region's opener went out as text. */
+  /**
+   * `<｜tool▁calls▁end｜>`: frame, unless its region's opener went out as text, or no region is
+   * open: the model wrote it, so a stray one is text as written (vLLM keeps it in content too).
+   */
   #closeRegion(out: EventList): void {
-    if (this.#opener === 'text') out.text(CALLS_END);
+    if (this.#opener === 'text' || this.#opener === 'none') out.text(CALLS_END);
     this.#opener = 'none';
   }
 

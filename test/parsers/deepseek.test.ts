@@ -98,6 +98,26 @@ describe('deepseek parser: failures', () => {
     expect(textOf(parse(version, `${CALLS_BEGIN} Sorry.${CALLS_END}`))).toBe(`${CALLS_BEGIN} Sorry.${CALLS_END}`);
   });
 
+  // Regression: a <｜tool▁calls▁end｜> with no region open was dropped; vLLM keeps it in content.
+  it.each<Version>(['v3', 'v31'])('%s: releases a stray <｜tool▁calls▁end｜> as text, in every split', (version) => {
+    const good = renderCall(version, { name: 'f', args: {}, argsText: '{}' });
+    for (const input of [`Done.${CALLS_END}`, `${CALLS_BEGIN}${good}${CALLS_END} ok ${CALLS_END}!`, `${CALLS_END}${CALLS_END}`]) {
+      const events = parse(version, input);
+      for (let cut = 0; cut <= input.length; cut++) expect(coalesceText(feed(make(version), [input.slice(0, cut), input.slice(cut)]))).toEqual(events);
+      expect(coalesceText(feed(make(version), input.split('')))).toEqual(events);
+    }
+    expect(textOf(parse(version, `Done.${CALLS_END}`))).toBe(`Done.${CALLS_END}`);
+    expect(textOf(parse(version, `${CALLS_END}${CALLS_END}`))).toBe(`${CALLS_END}${CALLS_END}`);
+    // Only the region's own close is frame; a second one is stray.
+    expect(textOf(parse(version, `${CALLS_BEGIN}${good}${CALLS_END} ok ${CALLS_END}!`))).toBe(` ok ${CALLS_END}!`);
+    // A bare call opens its region: the close after it, with or without text between, is frame.
+    expect(textOf(parse(version, `${good}\n${CALLS_END}`))).toBe('');
+    expect(textOf(parse(version, `${good} ok${CALLS_END}`))).toBe(' ok');
+    // A bare call that breaks opened nothing: its text and the close after it come back as written.
+    const broken = good.replace(CALL_END, ` x${CALL_END}`);
+    expect(textOf(parse(version, `${broken}${CALLS_END}`))).toBe(`${broken}${CALLS_END}`);
+  });
+
   it.each<Version>(['v3', 'v31'])('%s: takes an opener written twice as frame, in every split, and gives it back with a broken call', (version) => {
     const good = renderCall(version, { name: 'f', args: {}, argsText: '{}' });
     const twice = `${CALLS_BEGIN}\n${CALLS_BEGIN}${good}${CALLS_END}`;
