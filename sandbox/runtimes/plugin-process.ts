@@ -38,6 +38,19 @@ const TOO_LONG = 'protocol error: a message over 8 MiB (a result or progress thi
 export class NoReadyMessageError extends SandboxError {}
 
 /**
+ * An abort reason for a start-up: the wait of the call it is for (RemoteCallOptions.startLimitMs)
+ * ran out before startupTimeoutMs did. The start-up then fails as at its own timeout (a
+ * NoReadyMessageError with the child's last line), so the caller reads the same error whichever
+ * of the two timers fired first.
+ */
+export class ReadyDeadline {
+  readonly limitMs: number;
+  constructor(limitMs: number) {
+    this.limitMs = limitMs;
+  }
+}
+
+/**
  * The gateway's side of one sandboxed plugin process: spawns it in its own session, waits for
  * `ready`, routes messages by callId, and SIGKILLs its whole process tree when asked.
  */
@@ -78,7 +91,11 @@ export class PluginProcess {
       const output = { tail: '', bytes: 0, outOfMemory: false };
       let proc: PluginProcess | null = null;
       let settled = false;
-      const onAbort = (): void => fail(String(options.signal?.reason ?? 'aborted'));
+      const onAbort = (): void => {
+        const reason: unknown = options.signal?.reason;
+        if (reason instanceof ReadyDeadline) fail(`no ready message within ${reason.limitMs} ms`, { noReady: true });
+        else fail(String(reason ?? 'aborted'));
+      };
       /** `told`: `why` already quotes what the process printed (an exit's words do). */
       const fail = (why: string, { told = false, noReady = false } = {}): void => {
         if (settled) return;

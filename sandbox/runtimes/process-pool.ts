@@ -5,7 +5,7 @@ import { SandboxError, SandboxQueueFullError } from '../../core/errors.ts';
 import { IdleProcesses } from './idle-processes.ts';
 import { eitherSignal, untilAborted } from './linked-abort.ts';
 import { ON_LOAD_LIMIT_MS, START_ALLOWANCE_MS } from './on-load-limit.ts';
-import { PluginProcess } from './plugin-process.ts';
+import { NoReadyMessageError, PluginProcess, ReadyDeadline } from './plugin-process.ts';
 import { planProcessLaunch, type ProcessLimits, type SandboxSetup } from './process-launch.ts';
 import { detectProcessSandbox, type ProcessProtections } from './process-sandbox.ts';
 import type { CallEnding } from './remote-execution.ts';
@@ -33,7 +33,8 @@ export interface ProcessPoolOptions {
    * whole start-up. A process still silent then is killed, and the call that waited for it fails
    * with `the plugin process did not start: no ready message within N ms (<its last line>)`;
    * one that exits before `ready` fails its call at once. A call waits at most its start limit
-   * (START_ALLOWANCE_MS + the onLoad limit) whatever this is. Default 30 s + the onLoad limit
+   * (START_ALLOWANCE_MS + the onLoad limit) whatever this is; a start still silent then fails in
+   * the same words, with that limit's N (ReadyDeadline). Default 30 s + the onLoad limit
    * (on-load-limit.ts).
    */
   startupTimeoutMs?: number;
@@ -46,8 +47,9 @@ export interface ProcessPoolOptions {
    * A warm spare whose start failed (its program exited or never said `ready`), with the plugin's
    * name and why, in the words a call's `the plugin process did not start: …` error uses. No call
    * sees it (the next call starts a process of its own, and only that one's failure is the
-   * call's), so this is the one place it shows: the gateway logs it at warn. Not called for the
-   * spares close() stops. A throw here is dropped. Default: dropped.
+   * call's), so this is the one place it shows: the gateway logs it at warn. The exception is a
+   * spare that never said `ready` while a call waited for it: that call fails with its error too.
+   * Not called for the spares close() stops. A throw here is dropped. Default: dropped.
    */
   onSpareFailure?: (failure: { plugin: string; reason: string }) => void;
 }
@@ -70,6 +72,15 @@ export interface ProcessRecipe {
   reuse?: boolean;
 }
 
+/**
+ * A warm process, started or still starting: `started` settles with the process or with why its
+ * start failed; `stop` ends a start-up that a waiting call gives up on.
+ */
+interface Spare {
+  readonly started: Promise<PluginProcess | Error>;
+  readonly stop: AbortController;
+}
+
 export interface ProcessLease {
   readonly proc: PluginProcess;
   /** Kills the process, or keeps it for the next call (a reusable recipe's, after a result), and frees its slot; idempotent. */
@@ -86,8 +97,8 @@ export class ProcessPool {
   readonly options: Required<ProcessPoolOptions>;
   private readonly slots: BoundedQueue;
   private detection: Promise<{ setup: SandboxSetup; protections: ProcessProtections }> | null = null;
-  /** Warm processes per recipe key, started or still starting (null: the start failed). */
-  private readonly spares = new Map<string, Array<Promise<PluginProcess | null>>>();
+  /** Warm processes per recipe key, started or still starting. */
+  private readonly spares = new Map<string, Spare[]>();
   private readonly live = new Set<PluginProcess>();
   /** Reusable recipes' processes between calls. */
   private readonly idle: IdleProcesses;
@@ -168,17 +179,21 @@ export class ProcessPool {
     // A spare that dies while it waits (a crash, an outside kill) or never starts gives its place
     // up: left in the list it counted against sparesPerPlugin and maxSpares, and no live spare
     // took its place until a call for its plugin drew it out.
-    const spare: Promise<PluginProcess | null> = this.spawn(recipe).then(
-      (proc) => {
-        proc.onceExit(() => this.forget(recipe.key, spare));
-        return proc;
-      },
-      (err: unknown) => {
-        this.forget(recipe.key, spare);
-        this.reportSpareFailure(recipe, err);
-        return null;
-      },
-    );
+    const stop = new AbortController();
+    const spare: Spare = {
+      stop,
+      started: this.spawn(recipe, stop.signal).then(
+        (proc) => {
+          proc.onceExit(() => this.forget(recipe.key, spare));
+          return proc;
+        },
+        (err: unknown) => {
+          this.forget(recipe.key, spare);
+          this.reportSpareFailure(recipe, err);
+          return err instanceof Error ? err : new SandboxError(String(err));
+        },
+      ),
+    };
     list.push(spare);
     this.spares.set(recipe.key, list);
   }
@@ -197,7 +212,7 @@ export class ProcessPool {
   }
 
   /** Takes a spare out of its list (no-op once a call has taken it). */
-  private forget(key: string, spare: Promise<PluginProcess | null>): void {
+  private forget(key: string, spare: Spare): void {
     const list = this.spares.get(key);
     const at = list?.indexOf(spare) ?? -1;
     if (at >= 0) list!.splice(at, 1);
@@ -285,16 +300,28 @@ export class ProcessPool {
   /**
    * The oldest spare for this key (waiting for it if it is still starting: sooner than a new one).
    * A call aborted meanwhile stops waiting, and the spare goes back to the front of its list.
+   * A spare that never said `ready` fails the call that waited for it, with its last line: a
+   * fresh start of the same program would have made the call wait a second startupTimeoutMs for
+   * the same silence. Likewise a call whose start limit runs out while it waits: the spare's
+   * start-up is then the call's, and ends with its words (ReadyDeadline).
    */
   private async takeSpare(key: string, signal: AbortSignal): Promise<PluginProcess | null> {
     const list = this.spares.get(key);
     while (list && list.length > 0) {
-      const spare = list.shift() as Promise<PluginProcess | null>;
-      const proc = await untilAborted(spare, signal).catch((err: unknown) => {
-        if (!this.closed && this.spares.get(key) === list) list.unshift(spare);
-        throw err;
+      const spare = list.shift() as Spare;
+      const outcome = await untilAborted(spare.started, signal).catch(async (err: unknown) => {
+        if (!(err instanceof ReadyDeadline)) {
+          if (!this.closed && this.spares.get(key) === list) list.unshift(spare);
+          throw err;
+        }
+        spare.stop.abort(err);
+        const late = await spare.started;
+        // Ready just before the stop landed: it is not the call's any more, and serves the next.
+        if (late instanceof PluginProcess && late.alive && !this.closed && this.spares.get(key) === list) list.unshift(spare);
+        throw late instanceof NoReadyMessageError ? late : err;
       });
-      if (proc?.alive) return proc;
+      if (outcome instanceof NoReadyMessageError) throw outcome;
+      if (outcome instanceof PluginProcess && outcome.alive) return outcome;
     }
     return null;
   }

@@ -5,7 +5,7 @@ import type { ToolCallContext, ToolExecution, ToolResult, Verdict } from '../../
 import { CallClock, ON_ABORT_GRACE_MS } from './call-clock.ts';
 import type { HookErrorLog } from './hook-throw.ts';
 import { abortReasonOf, invalidArguments } from './load-plugin-module.ts';
-import { NoReadyMessageError, type PluginProcess } from './plugin-process.ts';
+import { NoReadyMessageError, ReadyDeadline, type PluginProcess } from './plugin-process.ts';
 import { ON_LOAD_LIMIT_MS, START_ALLOWANCE_MS } from './on-load-limit.ts';
 import { describeExit } from './process-exit.ts';
 import type { CallMessage } from './plugin-protocol.ts';
@@ -85,7 +85,7 @@ export class RemoteExecution implements ToolExecution {
   /** Unique on the wire: requests' own call ids may repeat, and a shared host serves them all. */
   private readonly wireId: string;
   private readonly clock: CallClock;
-  private readonly unstarted: NodeJS.Timeout;
+  private unstarted: NodeJS.Timeout;
   /** Set while the call waits for the child to answer its `abort` (onAbort finished). */
   private onAborted: (() => void) | null = null;
   /** Takes this call's exit listener off its process. */
@@ -110,11 +110,23 @@ export class RemoteExecution implements ToolExecution {
     else call.signal.addEventListener('abort', onAbort, { once: true, signal: this.controller.signal });
     this.clock = new CallClock(options.timeoutMs, () => this.fail(`timed out after ${options.timeoutMs} ms`, 'sandbox_limit_exceeded', 'timeout'));
     const startLimitMs = options.startLimitMs ?? START_ALLOWANCE_MS + ON_LOAD_LIMIT_MS;
-    this.unstarted = setTimeout(() => this.fail(`found no process to run it within ${startLimitMs} ms${options.module ? '' : NO_READY_HINT}`, 'sandbox_limit_exceeded', 'timeout'), startLimitMs);
+    const foundNone = (): void => this.fail(`found no process to run it within ${startLimitMs} ms${options.module ? '' : NO_READY_HINT}`, 'sandbox_limit_exceeded', 'timeout');
+    // The start limit does not end the call itself: it ends the wait, and a process start the call
+    // waits for fails as at the pool's startupTimeoutMs (ReadyDeadline), with the child's last
+    // line. Ended here, that line was lost and the code differed with which timer came first. An
+    // acquire that does not answer its abort still ends the call, ON_ABORT_GRACE_MS later.
+    this.unstarted = setTimeout(() => {
+      this.controller.abort(new ReadyDeadline(startLimitMs));
+      this.unstarted = setTimeout(foundNone, ON_ABORT_GRACE_MS);
+    }, startLimitMs);
+    const pastLimit = (): boolean => this.controller.signal.reason instanceof ReadyDeadline;
     this.lease = options.acquire(this.controller.signal, call.tenant).then(
       (lease) => {
         clearTimeout(this.unstarted);
-        if (this.finished) {
+        // Past the start limit the call no longer hears its request's abort (that listener goes
+        // with the controller's): it does not start now.
+        if (this.finished || pastLimit()) {
+          if (!this.finished) foundNone();
           lease.done('call already over', { kind: 'unused' });
           return null;
         }
@@ -140,10 +152,12 @@ export class RemoteExecution implements ToolExecution {
         clearTimeout(this.unstarted);
         // `failed: …` as every runtime words a call that could not run (plugins/README.md, Runtimes):
         // `error: <tool> failed: the plugin process did not start: …`, `… failed: the process runtime is busy: …`.
-        // A program that never said `ready` within the pool's startupTimeoutMs (shorter than this
-        // call's start limit) is told what it owes, as at that limit.
+        // A program that never said `ready` (within the pool's startupTimeoutMs or this call's
+        // start limit, whichever ended first) is told what it owes.
         const how = err instanceof NoReadyMessageError && !options.module ? `; ${READY_HOW}` : '';
-        if (!this.finished) this.fail(`failed: ${err instanceof Error ? err.message : String(err)}${how}`, err instanceof ConveyorError ? err.code : 'sandbox_error');
+        // At the start limit with no process start to blame (the queue, a busy pool): as before.
+        if (!this.finished && pastLimit() && !(err instanceof NoReadyMessageError)) foundNone();
+        else if (!this.finished) this.fail(`failed: ${err instanceof Error ? err.message : String(err)}${how}`, err instanceof ConveyorError ? err.code : 'sandbox_error');
         return null;
       },
     );
