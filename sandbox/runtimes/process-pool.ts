@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { SandboxMode } from '../python-launch.ts';
 import { descendantPids } from '../process-tree.ts';
 import { BoundedQueue } from '../../core/bounded-queue.ts';
@@ -111,6 +112,8 @@ export class ProcessPool {
   readonly onLoadTimeoutMs: number;
 
   constructor(options: ProcessPoolOptions = {}, onLoadTimeoutMs = ON_LOAD_LIMIT_MS) {
+    // Every start in progress listens to it (calls, spares, hosts): more than ten at once is load, not a leak.
+    setMaxListeners(0, this.closing.signal);
     this.onLoadTimeoutMs = onLoadTimeoutMs;
     this.options = {
       sandbox: options.sandbox ?? sandboxFromEnv(),

@@ -92,4 +92,24 @@ describe('a command plugin that never says ready, whichever start timer fires fi
     expect(result.content).toBe(`error: silent_py failed: the plugin process did not start: no ready message within 1500 ms (still loading)${HOW}`);
     expect(await eventually(() => p.livePids().length === 0, 500)).toBe(true);
   });
+
+  it('a dozen starts at once are load, not a listener leak: no MaxListenersExceededWarning', async () => {
+    const p = open({ sparesPerPlugin: 0, startupTimeoutMs: 600_000, uidBase: 1_900_374_000 });
+    await p.process.ready();
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const starts = Array.from({ length: 12 }, () => p.process.spawn(recipe).catch(() => undefined));
+      await eventually(() => (output.match(/still loading/g)?.length ?? 0) === 12, 1500);
+      await p.close();
+      await Promise.all(starts);
+      // Node emits the warning on the next tick after the listener that crossed the line.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(output.match(/still loading/g)).toHaveLength(12);
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
+  });
 });
