@@ -15,10 +15,10 @@ const program = new Command()
   .description('Two simulator replicas behind the gateway: conversations kept on their replica vs spread round by round, side by side.')
   .option('--quick', 'a few short conversations (smoke test)')
   .option('--profile <name>', 'timing profile of both replicas', 'mistral-7b-h100')
-  .option('--doc-tokens <n>', 'approximate tokens of the document each conversation carries', positiveInt)
-  .option('--conversations <n>', 'conversations per pass', positiveInt)
-  .option('--passes <n>', 'passes, alternating kept and spread', positiveInt)
-  .option('--rate <n>', 'new conversations per second (Poisson arrivals)', (v) => {
+  .option('--doc-tokens <n>', 'approximate tokens of the document each conversation carries (default 2000, quick 600)', positiveInt)
+  .option('--conversations <n>', 'conversations per pass (default 24, quick 4)', positiveInt)
+  .option('--passes <n>', 'passes, alternating kept and spread (default 6, quick 2)', positiveInt)
+  .option('--rate <n>', 'new conversations per second, Poisson arrivals (default 6, quick 4)', (v) => {
     const n = Number(v);
     if (!(n > 0)) throw new InvalidArgumentError('expected a rate > 0');
     return n;

@@ -23,6 +23,8 @@ describe.each([
   ['bench/plugin-start/run.ts', 'plugin-start'],
   ['bench/replicas/run.ts', 'bench-replicas'],
   ['bench/sweep/run.ts', 'sweep'],
+  // It answered commander's way: `error: …`, status 1.
+  ['bench/runtimes/channel-deferral.ts', 'channel-deferral'],
 ])('%s', (script, name) => {
   it('refuses an unknown option in one line named after it, status 2, before measuring anything', async () => {
     const failed = await fails(script, ['--no-such-option']);
@@ -45,5 +47,40 @@ describe('a value an option refuses', () => {
     expect(failed!.code).toBe(2);
     expect(failed!.stderr.trim()).toMatch(/^sweep: option '--runs <n>' argument 'many' is invalid\./);
     expect(failed!.stderr.trim().split('\n')).toHaveLength(1);
+  }, 90_000);
+});
+
+describe('bench/overhead/run.ts refusing what it checks itself', () => {
+  // Its own refusals began `run: `, not the script's name as every other bench script's do.
+  it('names itself for a timing profile it cannot find', async () => {
+    const failed = await fails('bench/overhead/run.ts', ['--profile', 'no-such-profile']);
+    expect(failed!.code).toBe(2);
+    expect(failed!.stderr.trim()).toMatch(/^overhead: timing profile "no-such-profile" not found/);
+    expect(failed!.stderr.trim().split('\n')).toHaveLength(1);
+  }, 90_000);
+
+  // --parser-cpu measured its fixed set-up and ignored these, though the report's command line showed them.
+  it.each([
+    [['--concurrency', '5'], '--concurrency'],
+    [['--profile', 'mistral-7b-h100'], '--profile'],
+    [['--baseline', 'HEAD'], '--baseline'],
+  ])('refuses %j with --parser-cpu, status 2, before measuring', async (args, flag) => {
+    const failed = await fails('bench/overhead/run.ts', ['--parser-cpu', '--quick', ...args]);
+    expect(failed, 'it ran to the end').not.toBeNull();
+    expect(failed!.killed, 'it started measuring').toBeFalsy();
+    expect(failed!.code).toBe(2);
+    expect(failed!.stderr.trim()).toMatch(new RegExp(`^overhead: ${flag} .*--parser-cpu`));
+    expect(failed!.stdout).toBe('');
+  }, 90_000);
+});
+
+describe('bench/replicas/run.ts --help', () => {
+  // Four options showed no default at all (each has one, and another with --quick).
+  it('gives every sized option its default', async () => {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bench/replicas/run.ts', '--help'], { cwd: root, timeout: 60_000 });
+    const help = stdout.replace(/\s+/g, ' ');
+    for (const flag of ['--doc-tokens', '--conversations', '--passes', '--rate']) {
+      expect(help).toMatch(new RegExp(`${flag} <n> [^-]*\\(default[: ]`));
+    }
   }, 90_000);
 });
