@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { progressBar } from '../progress.ts';
+import { provenance } from '../provenance.ts';
 import { checkOutOption, jsonText, writeResultFiles } from '../result-files.ts';
 import { usageErrorsExit2 } from '../usage-errors.ts';
 import { runReplicas } from './run-replicas.ts';
@@ -34,8 +35,12 @@ const result = await runReplicas({ ...opts, ratePerS: opts.rate, onProgress: (do
 bar.stop();
 console.log(`\n${result.markdown}`);
 const command = `npx tsx bench/replicas/run.ts ${process.argv.slice(2).join(' ')}`.trim();
+// When, on what and from which code: the figures alone could not be traced to a machine or commit.
+const origin = { command, date: new Date().toISOString(), node: process.version, ...provenance() };
 const files = writeResultFiles(opts.out, 'replicas', {
-  '.md': `${result.markdown}\nCommand: \`${command}\`\n`,
-  '.json': jsonText({ command, ...(result.json as object) }),
+  '.md':
+    `${result.markdown}\nCommand: \`${command}\`  \n` +
+    `${origin.date}, Node ${origin.node}, commit ${origin.commit}; ${origin.cpus}, load average at the end ${origin.loadavg.join(' / ')}\n`,
+  '.json': jsonText({ ...origin, ...(result.json as object) }),
 });
 console.log(`results: ${files.join(', ')}`);
