@@ -2,6 +2,7 @@ import type { ParserEvent, ToolCallParser } from '../parser-events.ts';
 import { LONG_TEXT, searchMarkers, type MarkerSet } from '../marker-search.ts';
 import { knownString } from '../known-string.ts';
 import { EventList } from './event-list.ts';
+import { LeadingWhitespace } from './leading-whitespace.ts';
 import type { LaneTarget, PlainWriter } from './plain-lane.ts';
 
 /**
@@ -14,6 +15,7 @@ export abstract class FormatParser implements ToolCallParser {
   #pending = '';
   /** Reused across pushes: between them it holds only the carried half character, if any. */
   readonly #out = new EventList();
+  readonly #leading = new LeadingWhitespace();
   #ended = false;
   /**
    * The markers `#pending` is the start of, when a state held it as only that (holdMarkerStart):
@@ -77,7 +79,7 @@ export abstract class FormatParser implements ToolCallParser {
   /** The rest of a delta the lane consumed: its events are in `out`, or it is `callId`'s argument text. */
   #plainEvents(callId: string, delta: string, out: EventList): ParserEvent[] {
     if (callId !== '') out.args(callId, delta);
-    return out.take(out.takeCarry());
+    return this.#taken(out.take(out.takeCarry()), false);
   }
 
   /** Steps through `delta` from `from` (0 unless #pending is empty). */
@@ -90,7 +92,7 @@ export abstract class FormatParser implements ToolCallParser {
       const held = this.#pending + delta;
       if (startOf.startsMarker(held)) {
         this.#pending = held;
-        return out.take(out.takeCarry());
+        return this.#taken(out.take(out.takeCarry()), false);
       }
       this.#pendingStartOf = undefined;
     }
@@ -101,7 +103,11 @@ export abstract class FormatParser implements ToolCallParser {
     let i = from;
     while (i < buf.length) i = this.step(buf, i, out);
     this.#updateLane();
-    return out.take(out.takeCarry());
+    return this.#taken(out.take(out.takeCarry()), false);
+  }
+
+  #taken(events: ParserEvent[], final: boolean): ParserEvent[] {
+    return this.#leading.deciding ? this.#leading.filter(events, final) : events;
   }
 
   #updateLane(): void {
@@ -126,7 +132,7 @@ export abstract class FormatParser implements ToolCallParser {
     const pending = this.#pending;
     this.#pending = '';
     this.finish(pending, out, cut);
-    return out.take();
+    return this.#taken(out.take(), true);
   }
 
   /** Consumes `buf` from `i` (at least one character, or a change of state); returns the new index. */

@@ -57,9 +57,35 @@ describe('a non-streamed answer', () => {
   });
 });
 
+describe('whitespace before the first call', () => {
+  // Regression: it went out as a content delta when streamed, where the non-streamed answer had
+  // content null; vLLM's parsers strip it, as the whitespace between and after calls.
+  it('is frame, not content, streamed or not, in each format', async () => {
+    const outputs = {
+      hermes: '\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
+      mistral: ' [TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}',
+    };
+    for (const format of ['hermes', 'mistral'] as const) {
+      const text = outputs[format];
+      const gw = await scripted.start((_req, res) => {
+        sseHeaders(res);
+        // Cut in the whitespace and in the opener, as tokens come.
+        const deltas = [text.slice(0, 1), text.slice(1, 4), text.slice(4)].map((t) => vllmChunk({ content: t }));
+        res.end([vllmChunk({ role: 'assistant', content: '' }), ...deltas, vllmChunk({ content: '' }, 'stop'), DONE].join(''));
+      });
+      const body = { model: MODEL, tool_parser: format, tools: [{ type: 'function', function: { name: 'get_weather' } }], messages: [{ role: 'user', content: 'weather?' }] };
+      const res = await postJson(gw.url, '/v1/chat/completions', body);
+      expect(res.json.choices[0], format).toMatchObject({ message: { content: null }, finish_reason: 'tool_calls' });
+      const streamed = await streamChat(gw.url, { ...body, stream: true });
+      expect(streamed.content, format).toBe('');
+      expect(streamed.chunks.flatMap((c) => c.choices?.map((choice) => choice.finish_reason) ?? []), format).toContain('tool_calls');
+    }
+  });
+});
+
 describe('the text between rounds', () => {
   it('gets no blank line of the gateway after a round whose text was only whitespace', async () => {
-    // A newline before the first call is the round's text; the one between the calls is the format's.
+    // The newlines before and between the calls are the format's frame: the round wrote no text.
     const calls = '\n' + ['a', 'b'].map((text) => `<tool_call>\n{"name": "echo", "arguments": {"text": "${text}"}}\n</tool_call>`).join('\n');
     const gw = await scripted.start(
       (_req, res, body) => {
@@ -70,10 +96,10 @@ describe('the text between rounds', () => {
       { tools: toolMap(echo) },
     );
     const res = await postJson(gw.url, '/v1/chat/completions', ask());
-    // The model's own newline stays; the gateway adds no blank line before the answer, streamed or not.
-    expect(res.json.choices[0].message.content).toBe('\nBoth said hi.');
+    // The gateway adds no blank line before the answer, streamed or not.
+    expect(res.json.choices[0].message.content).toBe('Both said hi.');
     const streamed = await streamChat(gw.url, ask());
-    expect(streamed.content).toBe('\nBoth said hi.');
+    expect(streamed.content).toBe('Both said hi.');
   });
 
   it('still opens a blank line between a round that wrote text and the next one', async () => {

@@ -232,10 +232,12 @@ describe('hermes parser: what is not a call', () => {
 const render = (c: GeneratedCall, ws: string) => `<tool_call>${ws}{"name": ${JSON.stringify(c.name)}, "arguments": ${c.argsText}}${ws}</tool_call>`;
 const ws = fc.constantFrom('', '\n', ' ', '\n\n');
 const safeProse = prose(['<tool_call', '</tool_call>', '<tool_call> not json', '<tool_', '{"name": "x", "arguments": {}}']);
-/** The content of `parts`: their prose, less whitespace-only prose between a call and the next call or the end. */
+/** The content of `parts`: their prose, less whitespace-only prose before, between and after calls. */
 const contentOf = (parts: ReadonlyArray<{ prose: string } | { call: GeneratedCall }>) => {
   let content = '';
-  let run: string | undefined;
+  // The output's start is as after a call: whitespace alone there before a call is frame too.
+  let run: string | undefined = '';
+  let calls = 0;
   const flush = () => {
     if (run !== undefined && !/^[ \n\r\t]*$/.test(run)) content += run;
     run = undefined;
@@ -243,11 +245,13 @@ const contentOf = (parts: ReadonlyArray<{ prose: string } | { call: GeneratedCal
   for (const p of parts) {
     if (!('prose' in p)) {
       flush();
+      calls += 1;
       run = '';
     } else if (run !== undefined) run += p.prose;
     else content += p.prose;
   }
-  flush();
+  if (calls === 0 && run !== undefined) content += run;
+  else flush();
   return content;
 };
 const wellFormed = fc.array(fc.oneof(safeProse.map((p) => ({ prose: p })), fc.record({ call: generatedCall, ws })), { maxLength: 5 });

@@ -211,10 +211,12 @@ const render = (g: Exclude<Group, { prose: string }>) => {
   if (g.style === 'object') return `[TOOL_CALLS]${object(g.calls[0]!)}`;
   return g.calls.map((c) => `[TOOL_CALLS]${c.name}${g.style === 'v11' ? '[ARGS]' : ''}${c.argsText}`).join(g.sep);
 };
-/** The content of `groups`: their prose, less whitespace-only prose between calls (or lists) and after the last. */
+/** The content of `groups`: their prose, less whitespace-only prose before, between and after calls (or lists). */
 const contentOf = (groups: readonly Group[]) => {
   let content = '';
-  let run: string | undefined;
+  // The output's start is as after a call: whitespace alone there before a call is frame too.
+  let run: string | undefined = '';
+  let calls = 0;
   const flush = () => {
     if (run !== undefined && run.trim() !== '') content += run;
     run = undefined;
@@ -225,10 +227,12 @@ const contentOf = (groups: readonly Group[]) => {
       else content += g.prose;
     } else {
       flush();
+      calls += 1;
       run = '';
     }
   }
-  flush();
+  if (calls === 0 && run !== undefined) content += run;
+  else flush();
   return content;
 };
 const safeProse = prose(['[TOOL_CALLS', '[TOOL_', '[TOOL_CALLS] nope', '[ARGS]', 'TOOL_CALLS]']);
