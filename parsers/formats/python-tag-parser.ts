@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { searchMarkers } from '../marker-search.ts';
 import type { ParserEvent, ToolCallParser } from '../parser-events.ts';
 import { EventOutput } from './event-output.ts';
+import { LeadingWhitespace } from './leading-whitespace.ts';
 import { parseParserOptions } from './parser-options.ts';
 
 export const PythonTagParserOptionsSchema = z
@@ -49,6 +50,7 @@ interface OpenCall {
 class PythonTagParser implements ToolCallParser {
   readonly #options: z.output<typeof PythonTagParserOptionsSchema>;
   readonly #out = new EventOutput();
+  readonly #leading = new LeadingWhitespace();
   #mode: 'prose' | 'after-tag' | 'code' = 'prose';
   /** Input not decided yet: a possible marker. */
   #held = '';
@@ -68,7 +70,8 @@ class PythonTagParser implements ToolCallParser {
   push(delta: string): ParserEvent[] {
     if (this.#ended) throw new Error('push() after end()');
     this.#run(delta, false);
-    return this.#out.take();
+    const events = this.#out.take();
+    return this.#leading.deciding ? this.#leading.filter(events, false) : events;
   }
 
   end(cut = false): ParserEvent[] {
@@ -95,7 +98,8 @@ class PythonTagParser implements ToolCallParser {
       this.#code(code, true);
     }
     if (this.#call !== undefined) this.#endCall();
-    return this.#out.take(true);
+    const events = this.#out.take(true);
+    return this.#leading.deciding ? this.#leading.filter(events, true) : events;
   }
 
   #run(delta: string, final: boolean): void {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { searchMarkers } from '../marker-search.ts';
 import type { ParserEvent, ToolCallParser } from '../parser-events.ts';
 import { EventOutput } from './event-output.ts';
+import { LeadingWhitespace } from './leading-whitespace.ts';
 import { parseParserOptions } from './parser-options.ts';
 import { PythonLexer, PythonSyntaxError, type PythonToken } from './python-literal-lexer.ts';
 import { PythonCallSkipper } from './python-call-skipper.ts';
@@ -64,6 +65,7 @@ export function createPythonicParser(options: PythonicParserOptions = {}): ToolC
 class PythonicParser implements ToolCallParser {
   readonly #options: z.output<typeof PythonicParserOptionsSchema>;
   readonly #out = new EventOutput();
+  readonly #leading = new LeadingWhitespace();
   #mode: 'prose' | 'candidate' | 'list' = 'prose';
   /** Prose that could still be a wrapper token. */
   #heldProse = '';
@@ -99,14 +101,16 @@ class PythonicParser implements ToolCallParser {
   push(delta: string): ParserEvent[] {
     if (this.#ended) throw new Error('push() after end()');
     this.#run(delta, false);
-    return this.#out.take();
+    const events = this.#out.take();
+    return this.#leading.deciding ? this.#leading.filter(events, false) : events;
   }
 
   end(): ParserEvent[] {
     if (this.#ended) return [];
     this.#ended = true;
     this.#run('', true);
-    return this.#out.take(true);
+    const events = this.#out.take(true);
+    return this.#leading.deciding ? this.#leading.filter(events, true) : events;
   }
 
   #run(delta: string, final: boolean): void {

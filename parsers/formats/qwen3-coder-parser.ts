@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { searchMarkers } from '../marker-search.ts';
 import type { ParserEvent, ToolCallParser } from '../parser-events.ts';
 import { EventOutput } from './event-output.ts';
+import { LeadingWhitespace } from './leading-whitespace.ts';
 import { parseParserOptions } from './parser-options.ts';
 import { Qwen3CoderCall } from './qwen3-coder-call.ts';
 import { Qwen3CoderParserOptionsSchema, type Qwen3CoderParserOptions } from './qwen3-coder-options.ts';
@@ -53,6 +54,7 @@ class Qwen3CoderParser implements ToolCallParser {
   readonly #lineFields: Record<string, string>;
   readonly #prefix: string;
   readonly #out = new EventOutput();
+  readonly #leading = new LeadingWhitespace();
   #mode: Mode = 'prose';
   /** Input not decided yet (a possible marker), processed again with the next delta. */
   #held = '';
@@ -77,7 +79,8 @@ class Qwen3CoderParser implements ToolCallParser {
   push(delta: string): ParserEvent[] {
     if (this.#ended) throw new Error('push() after end()');
     this.#run(delta, false);
-    return this.#out.take();
+    const events = this.#out.take();
+    return this.#leading.deciding ? this.#leading.filter(events, false) : events;
   }
 
   end(cut = false): ParserEvent[] {
@@ -107,7 +110,8 @@ class Qwen3CoderParser implements ToolCallParser {
       default:
         this.#fail(`the output ended inside ${this.#call ? `the call to ${this.#call.name}` : '<tool_call>'}`);
     }
-    return this.#out.take(true);
+    const events = this.#out.take(true);
+    return this.#leading.deciding ? this.#leading.filter(events, true) : events;
   }
 
   #run(delta: string, final: boolean): void {
