@@ -18,7 +18,9 @@ const parse = (make: () => ReturnType<typeof withReasoning>, input: string) => {
 describe('reasoning wrapper', () => {
   it('routes the <think> block to reasoning and the rest to the inner parser', () => {
     const events = parse(pythonic(), "<think>\nThe user wants the weather.\n</think>\n\n[get_weather(city='Paris')]");
-    expect(events.slice(0, 2)).toEqual([reasoning('\nThe user wants the weather.\n'), text('\n\n')]);
+    // The newlines between the block and the call are frame, as before any call.
+    expect(events.slice(0, 2)).toEqual([reasoning('\nThe user wants the weather.\n'), { type: 'call-start', callId: 'call_1', name: 'get_weather' }]);
+    expect(textOf(events)).toBe('');
     expect(callsOf(events).map((c) => c.args)).toEqual([{ city: 'Paris' }]);
   });
 
@@ -57,7 +59,9 @@ describe('reasoning wrapper', () => {
   it('treats only a block at the start as reasoning: later markers are the inner parser text', () => {
     expect(parse(pythonic(), 'Answer first. <think>not reasoning</think>')).toEqual([text('Answer first. <think>not reasoning</think>')]);
     expect(parse(pythonic(), '<think>a</think>b<think>c</think>')).toEqual([reasoning('a'), text('b<think>c</think>')]);
-    expect(parse(pythonic(), '\n <think>a</think>b')).toEqual([text('\n '), reasoning('a'), text('b')]);
+    // Whitespace before the block goes to the inner parser, which holds it until it knows whether a call
+    // follows (then it is frame): here prose does, so it comes out with it, after the reasoning.
+    expect(parse(pythonic(), '\n <think>a</think>b')).toEqual([reasoning('a'), text('\n b')]);
   });
 
   it('holds a marker split across deltas, and releases a near miss', () => {
