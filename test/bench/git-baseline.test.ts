@@ -19,7 +19,7 @@ describe('--baseline with a ref that does not exist', () => {
 
   // Was git's "fatal:" line, then a stack trace, status 1.
   it.each([
-    ['bench/overhead/run.ts', /^run: --baseline no-such-ref-for-a-test: neither a folder nor a commit/],
+    ['bench/overhead/run.ts', /^overhead: --baseline no-such-ref-for-a-test: neither a folder nor a commit/],
     ['bench/parsers/run.ts', /^parsers: --baseline no-such-ref-for-a-test: neither a folder nor a commit/],
   ])('%s refuses it in one line, status 2, before measuring', async (script, message) => {
     const failed = await run(process.execPath, ['--import', 'tsx', script, '--quick', '--baseline', 'no-such-ref-for-a-test'], { cwd: root, timeout: 30_000 }).then(
