@@ -90,7 +90,15 @@ export interface PluginContext {
   readonly guest?: GuestJs;
 }
 
-/** Returned by a piece hook to cut the decode short. */
+/**
+ * Returned by a piece hook to cut the decode short: the model stops generating this call, and the
+ * reason goes back to it as the tool's result, so say what to do instead.
+ *
+ * @example
+ * onPiece: (piece) => (piece.kind === 'field' && piece.path[0] === 'year' && Number(piece.value) > 2100
+ *   ? reject('year must be 2100 or earlier')
+ *   : undefined),
+ */
 export function reject(reason: string): Verdict {
   return { verdict: 'reject', reason };
 }
@@ -210,7 +218,14 @@ export function definePlugin<S extends z.ZodType>(definition: PluginDefinition<S
   return definition;
 }
 
-/** The JSON Schema of a plugin's arguments, as sent upstream in `tools[].function.parameters`. */
+/**
+ * The JSON Schema of a plugin's arguments, as sent upstream in `tools[].function.parameters`: the
+ * input side of its zod schema (a field with a default is not required), without `$schema`.
+ *
+ * @example
+ * parametersJsonSchema({ parameters: z.object({ text: z.string(), times: z.number().default(1) }) });
+ * // { type: 'object', properties: { text: { type: 'string' }, times: { default: 1, type: 'number' } }, required: ['text'] }
+ */
 export function parametersJsonSchema(definition: Pick<PluginDefinition, 'parameters'>): Record<string, unknown> {
   const { $schema: _, ...schema } = z.toJSONSchema(definition.parameters, { io: 'input' }) as Record<string, unknown>;
   return schema;

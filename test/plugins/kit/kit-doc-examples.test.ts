@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import weather from '../../../plugins/kit/examples/location-check-plugin.ts';
-import { createRuntimePools, definePlugin, inlineTool, reject, runScriptedCall, toolFromPlugin } from '../../../plugins/kit/index.ts';
+import { createRuntimePools, definePlugin, inlineTool, parametersJsonSchema, reject, runScriptedCall, toolFromPlugin } from '../../../plugins/kit/index.ts';
 import wordCount from './fixtures/doc-word-count-plugin.ts';
 
 // The @example of each exported kit symbol, run as written: a doc example that does not run
@@ -25,6 +25,31 @@ describe('kit doc-comment examples', () => {
     expect(empty.rejected).toBe('empty text');
     const hi = await runScriptedCall(inlineTool(shout), { pieces: [{ kind: 'field', path: ['text'], value: 'hi' }], args: { text: 'hi' } });
     expect(hi.result).toEqual({ ok: true, content: 'HI' });
+  });
+
+  it('reject: a year past 2100 is refused at its field, with the reason the model reads', async () => {
+    const tool = inlineTool(definePlugin({
+      name: 'calendar', description: 'Days in a year', parameters: z.object({ year: z.number() }),
+      consumes: 'field',
+      hooks: {
+        onPiece: (piece) => (piece.kind === 'field' && piece.path[0] === 'year' && Number(piece.value) > 2100
+          ? reject('year must be 2100 or earlier')
+          : undefined),
+        onEnd: ({ year }) => String(year % 4 === 0 ? 366 : 365),
+      },
+    }));
+    const late = await runScriptedCall(tool, { pieces: [{ kind: 'field', path: ['year'], value: 2200 }], args: { year: 2200 } });
+    expect(late.rejected).toBe('year must be 2100 or earlier');
+    const ok = await runScriptedCall(tool, { pieces: [{ kind: 'field', path: ['year'], value: 2024 }], args: { year: 2024 } });
+    expect(ok.result).toEqual({ ok: true, content: '366' });
+  });
+
+  it('parametersJsonSchema: the input side, a defaulted field not required, no $schema', () => {
+    expect(parametersJsonSchema({ parameters: z.object({ text: z.string(), times: z.number().default(1) }) })).toEqual({
+      type: 'object',
+      properties: { text: { type: 'string' }, times: { default: 1, type: 'number' } },
+      required: ['text'],
+    });
   });
 
   it('inlineTool: run.result.content is HI', async () => {
