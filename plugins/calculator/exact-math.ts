@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import type { MathJsInstance } from 'mathjs';
+import { mathjsOperators } from './operator-spelling.ts';
 import { roundingStaysHidden, smallestExponent, watchMagnitudes, withLargestExponent } from './rounded-integers.ts';
 
 /** Significant digits computed; results show DISPLAY_DIGITS so guard digits hide rounding (1/3*3 → 1). */
@@ -132,7 +133,7 @@ export function evaluateExact(expression: string): Evaluation {
   if (expression.trim() === '') return { ok: false, error: 'empty expression' };
   const { math } = instance();
   try {
-    const value = exactValue(expression);
+    const value = exactValue(mathjsOperators(expression));
     if (value === undefined) return { ok: false, error: 'the expression has no value' };
     if (typeof value === 'function') return { ok: false, error: 'the expression is a function, not a value (call it, e.g. sqrt(2))' };
     const text = math.format(value, { precision: DISPLAY_DIGITS, lowerExp: -20, upperExp: DISPLAY_DIGITS });

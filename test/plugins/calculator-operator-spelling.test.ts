@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { evaluateExact } from '../../plugins/calculator/exact-math.ts';
+
+// Models copy numbers and operators from typeset text (Unicode minus, ×, ÷) and write Python's
+// `**`: mathjs read none of them, and answered "Syntax error in part "− 2"" or "Value expected",
+// which did not say which character to change.
+describe('calculator operator spellings', () => {
+  it('reads the Unicode minus, times and division signs as - * /', () => {
+    expect(evaluateExact('3 − 2')).toEqual({ ok: true, value: '1' });
+    expect(evaluateExact('abs(−5)')).toEqual({ ok: true, value: '5' });
+    expect(evaluateExact('2 − −3')).toEqual({ ok: true, value: '5' });
+    expect(evaluateExact('2 × 3')).toEqual({ ok: true, value: '6' });
+    expect(evaluateExact('2 ⋅ 3 · 4')).toEqual({ ok: true, value: '24' });
+    expect(evaluateExact('6 ÷ 4')).toEqual({ ok: true, value: '1.5' });
+  });
+
+  it("reads Python's ** as ^, with the same precedence and associativity", () => {
+    expect(evaluateExact('2**10')).toEqual({ ok: true, value: '1024' });
+    expect(evaluateExact('-2**2')).toEqual({ ok: true, value: '-4' });
+    expect(evaluateExact('2**3**2')).toEqual({ ok: true, value: '512' });
+    expect(evaluateExact('2 ** -1')).toEqual({ ok: true, value: '0.5' });
+  });
+
+  it('leaves string literals as written, and error positions where the model wrote them', () => {
+    expect(evaluateExact('"a**b × c"')).toEqual({ ok: true, value: '"a**b × c"' });
+    expect(evaluateExact("concat('1 − 2', \"**\")")).toEqual({ ok: true, value: '"1 − 2**"' });
+    expect(evaluateExact('2 ** 3 +')).toEqual({ ok: false, error: 'Unexpected end of expression (char 9)' });
+  });
+});
