@@ -120,3 +120,23 @@ describe('a tool-call delta with index: null', () => {
     ]);
   });
 });
+
+// The SSE spec lets a server end its lines with a lone CR. The decoder held a CR that ended a read
+// until the next read, so each such event waited for the one after it: a token that had arrived
+// tripped the first-token deadline while the model took its time over the next.
+describe('CR-only line endings', () => {
+  it('hand each event over as it arrives, not with the next read', async () => {
+    const cr = (sse: string) => sse.replace(/\n/g, '\r');
+    const upstream = await track(
+      startTestUpstream(async (_req, res) => {
+        sseHeaders(res);
+        res.write(cr(vllmChunk({ role: 'assistant', content: '' }) + vllmChunk({ content: 'Hel' })));
+        await pause(400);
+        res.end(cr(vllmChunk({}, 'stop') + vllmUsage(3, 1) + 'data: [DONE]\n\n'));
+      }),
+    );
+    const { parts, error } = await stream(upstream.baseUrl, { firstTokenMs: 200 });
+    expect(error).toBeUndefined();
+    expect(parts.slice(0, 2)).toEqual([START, { type: 'content', text: 'Hel' }]);
+  });
+});

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UpstreamProtocolError } from '../../core/errors.ts';
+import { SseEventDecoder } from '../../llm-client/sse-event-decoder.ts';
 import { readSseEvents } from '../../llm-client/sse-event-reader.ts';
 import { plainContentStream, reframedStream } from './fixtures/vllm-streams.ts';
 
@@ -58,5 +59,32 @@ describe('readSseEvents', () => {
       for await (const _ of readSseEvents(endless())) void _;
     };
     await expect(read()).rejects.toBeInstanceOf(UpstreamProtocolError);
+  });
+});
+
+// WHATWG SSE: a lone CR ends a line as LF and CRLF do. eventsource-parser holds a CR that ends a
+// read until the next read shows whether an LF follows, so with CR-only line endings each event
+// waited for the next read: a first token that had arrived could still trip the first-token deadline.
+describe('SseEventDecoder with CR-only line endings', () => {
+  it('dispatches an event in the read that completes it', () => {
+    const got: string[] = [];
+    const decoder = new SseEventDecoder((event) => got.push(event.data));
+    decoder.feed(Buffer.from('data: 1\r\r'));
+    expect(got).toEqual(['1']);
+    decoder.feed(Buffer.from('data: 2\r'));
+    decoder.feed(Buffer.from('\r'));
+    expect(got).toEqual(['1', '2']);
+  });
+
+  it('still reads a CRLF split between two reads as one line end', () => {
+    const got: string[] = [];
+    const decoder = new SseEventDecoder((event) => got.push(event.data));
+    decoder.feed(Buffer.from('data: 1\r'));
+    decoder.feed(Buffer.from('\ndata: 2\r\n\r'));
+    expect(got).toEqual(['1\n2']);
+    decoder.feed(Buffer.from('\n'));
+    decoder.feed(Buffer.from('data: 3\r\n\r\n'));
+    decoder.end();
+    expect(got).toEqual(['1\n2', '3']);
   });
 });
