@@ -3,6 +3,8 @@ import { definePlugin } from '../kit/define-plugin.ts';
 import type { ToolPlugin, ToolResult } from '../plugin-types.ts';
 
 const FORMAT_TOOL = 'format';
+/** value1..value3: the parameters a placeholder's value can come from. */
+const VALUE_COUNT = 3;
 // `{{` and `}}` are literal braces, as in Python's str.format: the plan steps that call format are
 // written in Python's syntax, and without an escape no template could say "{}" itself.
 // Any other `{…}` (a name, a format spec: `{total}`, `{:.2f}`) is what a model used to Python means
@@ -25,7 +27,7 @@ const value = (n: number) =>
  */
 export function formatTemplate(template: string, values: readonly unknown[]): ToolResult {
   let next = 0;
-  let missing: string | undefined;
+  let missing: { placeholder: string; at: number } | undefined;
   let unknown: string | undefined;
   const numbering = { automatic: false, manual: false };
   const text = template.replace(PLACEHOLDER, (match, position: string | undefined) => {
@@ -37,7 +39,7 @@ export function formatTemplate(template: string, values: readonly unknown[]): To
     numbering[position === '' ? 'automatic' : 'manual'] = true;
     const at = position === '' ? next++ : Number(position) - 1;
     const found = values[at];
-    if (found === undefined || found === null) missing ??= match === '{}' ? `{} number ${at + 1}` : match;
+    if (found === undefined || found === null) missing ??= { placeholder: match === '{}' ? `{} number ${at + 1}` : match, at };
     return found === undefined || found === null ? match : String(found);
   });
   if (unknown !== undefined) {
@@ -47,10 +49,19 @@ export function formatTemplate(template: string, values: readonly unknown[]): To
   if (numbering.automatic && numbering.manual) {
     return { ok: false, content: `error: ${JSON.stringify(template)} mixes {} and numbered placeholders: write every placeholder as {} (filled in order) or every one as {1}..{3}` };
   }
-  // Python's str.format counts from {0}; a model used to it is told where these positions start.
-  const hint = missing === '{0}' ? ' (positions start at {1})' : '';
-  if (missing !== undefined) return { ok: false, content: `error: no value for ${missing} in ${JSON.stringify(template)}${hint}` };
+  if (missing !== undefined) return { ok: false, content: `error: no value for ${missing.placeholder} in ${JSON.stringify(template)}${missingHint(missing)}` };
   return { ok: true, content: text, data: { value: text } };
+}
+
+/**
+ * What a model that wrote the placeholder should know: Python's str.format counts from {0}; and a
+ * fourth value has no parameter to go in (zod drops a `value4`), so "no value" alone read as if
+ * the model had not passed the one it did.
+ */
+function missingHint({ placeholder, at }: { placeholder: string; at: number }): string {
+  if (placeholder === '{0}') return ' (positions start at {1})';
+  if (at >= VALUE_COUNT) return ` (format fills at most ${VALUE_COUNT} values, value1..value${VALUE_COUNT}: put the rest into the template's text)`;
+  return '';
 }
 
 /** `text` as template text that reads as itself: its braces doubled. */

@@ -34,7 +34,15 @@ describe('format plugin', () => {
 
   it('tells a model that counts from {0}, as Python does, that positions start at {1}', () => {
     expect(formatTemplate('{0}', ['a'])).toEqual({ ok: false, content: 'error: no value for {0} in "{0}" (positions start at {1})' });
-    expect(formatTemplate('{4}', ['a']).content).toBe('error: no value for {4} in "{4}"');
+    expect(formatTemplate('{3}', ['a']).content).toBe('error: no value for {3} in "{3}"');
+  });
+
+  // A value4 is no parameter (zod drops it): "no value for {} number 4" told a model that had
+  // passed value4 nothing it could change.
+  it('says that format fills at most three values when a template has more placeholders', async () => {
+    const run = await runScriptedCall(tool, { args: { template: '{}, {}, {} and {}', value1: 'a', value2: 'b', value3: 'c', value4: 'd' } });
+    expect(run.result?.content).toBe('error: no value for {} number 4 in "{}, {}, {} and {}" (format fills at most 3 values, value1..value3: put the rest into the template\'s text)');
+    expect(formatTemplate('{4}', ['a']).content).toBe('error: no value for {4} in "{4}" (format fills at most 3 values, value1..value3: put the rest into the template\'s text)');
   });
 
   // Review s39: `{total}` and `{:.2f}` stayed in the answer as text, the value silently dropped.
