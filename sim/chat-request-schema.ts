@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { addValueError } from './error-response.ts';
+import { addValueError, pydanticMissingField } from './error-response.ts';
 import { laxBool, laxInt } from './pydantic-lax.ts';
 import { checkSamplingRequest, samplingRequestFields, streamOptionsProblem, tokenCount } from './sampling-request-fields.ts';
 import { isJsonObject } from '../core/json-object.ts';
@@ -58,7 +58,7 @@ function checkChatRequest(body: ChatValidatorFields, ctx: z.RefinementCtx): void
     return addValueError(ctx, 'Cannot set both `continue_final_message` and `add_generation_prompt` to True.');
   }
   // Then the fields: each tool as vLLM's ChatCompletionToolsParam reads it.
-  const tools = z.array(toolShapeSchema).nullish().safeParse(body.tools);
+  const tools = z.array(toolShapeSchema).nullish().safeParse(body.tools, { error: pydanticMissingField });
   if (!tools.success) for (const issue of tools.error.issues) ctx.addIssue({ ...issue, path: ['tools', ...issue.path] } as Parameters<typeof ctx.addIssue>[0]);
 }
 

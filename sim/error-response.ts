@@ -54,14 +54,26 @@ export function addValueError(ctx: z.RefinementCtx, message: string, param: stri
   ctx.addIssue({ code: 'custom', path: [], message, params: { valueError: true, param } });
 }
 
+const FIELD_REQUIRED = 'Field required';
+
+/**
+ * A zod error map for request bodies: a required field left out is pydantic's "Field required"
+ * (type `missing`, zodProblems), whatever the field's type; zod would say "expected array, received
+ * undefined". JSON has no undefined, so an undefined input is a key the client did not send.
+ */
+export const pydanticMissingField: z.core.$ZodErrorMap = (issue) =>
+  issue.input === undefined && (issue.code === 'invalid_type' || issue.code === 'invalid_value') ? FIELD_REQUIRED : undefined;
+
 export function zodProblems(error: z.ZodError): ValidationProblem[] {
   return error.issues.map((issue) => {
     if (issue.code === 'custom' && issue.params?.['valueError'] === true) {
       return { type: 'value_error', loc: ['body'], msg: `Value error, ${issue.message}`, param: (issue.params['param'] as string | null) ?? null };
     }
+    const loc = ['body', ...issue.path.map((p) => (typeof p === 'number' ? p : String(p)))];
+    if ((issue.code === 'invalid_type' || issue.code === 'invalid_value') && issue.message === FIELD_REQUIRED) return { type: 'missing', loc, msg: FIELD_REQUIRED };
     const pydanticType = issue.code === 'custom' ? issue.params?.[PYDANTIC_TYPE] : undefined;
     const type = typeof pydanticType === 'string' ? pydanticType : issue.code;
-    return { type, loc: ['body', ...issue.path.map((p) => (typeof p === 'number' ? p : String(p)))], msg: issue.message };
+    return { type, loc, msg: issue.message };
   });
 }
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
-import { sendValidationError, sendVllmError, zodProblems } from './error-response.ts';
+import { pydanticMissingField, sendValidationError, sendVllmError, zodProblems } from './error-response.ts';
 import { BodyTooLargeError, readBody } from './request-body.ts';
 
 const BODY_LIMIT_BYTES = 32 * 1024 * 1024;
@@ -38,7 +38,7 @@ export async function readJsonRequest<S extends z.ZodType>(req: IncomingMessage,
     sendValidationError(res, [{ type: 'json_invalid', loc: ['body', jsonErrorPosition(err, text)], msg: 'JSON decode error' }]);
     return undefined;
   }
-  const parsed = schema.safeParse(json);
+  const parsed = schema.safeParse(json, { error: pydanticMissingField });
   if (!parsed.success) {
     sendValidationError(res, zodProblems(parsed.error));
     return undefined;
