@@ -128,7 +128,7 @@ const ENGINE_DEAD = /\bEngineCore encountered an issue\b|\bEngineDeadError\b|\bE
 
 /**
  * The context and the prompt's size a context-overflow 400 states, in the wordings of vLLM (each
- * version's) and OpenAI; undefined for any other message. Whether the prompt alone overflows
+ * version's), SGLang and OpenAI; undefined for any other message. Whether the prompt alone overflows
  * (`inputTokens >= maxModelLen`) decides the code:
  * - vLLM >= 0.9: "This model's maximum context length is N tokens. However, your request has P
  *   input tokens. Please reduce the length of the input messages." (the prompt alone), and
@@ -141,7 +141,13 @@ const ENGINE_DEAD = /\bEngineCore encountered an issue\b|\bEngineDeadError\b|\bE
  * - OpenAI now: "This model's maximum context length is N tokens. However, your messages resulted
  *   in P tokens.";
  * - vLLM's engine, past the server's check (V1): "The decoder prompt (length P) is longer than the
- *   maximum model length of N."
+ *   maximum model length of N.";
+ * - SGLang (inside its stream when the request streams): "The input (P tokens) is longer than the
+ *   model's context length (N tokens)." and "Requested token count exceeds the model's maximum
+ *   context length of N tokens. You requested a total of T tokens: P tokens from the input messages
+ *   and M tokens for the completion. …". SGLang refuses a prompt and max_tokens that reach N (P + M
+ *   >= N) where vLLM refuses them past it, so its limit in vLLM's terms is N - 1: read as N, the
+ *   max_tokens that fits (N - P) was refused again when a round was sent once more with it.
  *
  * OpenAI gave that old combined message (prompt plus max_tokens) `context_length_exceeded` as well;
  * here only a prompt that does not fit on its own gets it. Clients read the code as "shorten the
@@ -149,8 +155,10 @@ const ENGINE_DEAD = /\bEngineCore encountered an issue\b|\bEngineDeadError\b|\bE
  * refuses a too-large max_tokens as a bad `max_tokens` (code `invalid_value`) instead.
  */
 export function contextLimits(message: string): ContextLimits | undefined {
-  const engine = ENGINE_PROMPT_TOO_LONG.exec(message);
+  const engine = ENGINE_PROMPT_TOO_LONG.exec(message) ?? SGLANG_INPUT_TOO_LONG.exec(message);
   if (engine) return { inputTokens: Number(engine[1]), maxModelLen: Number(engine[2]) };
+  const sglang = SGLANG_TOTAL_TOO_LONG.exec(message);
+  if (sglang) return { inputTokens: Number(sglang[2]), maxModelLen: Number(sglang[1]) - 1 };
   const context = MAXIMUM_CONTEXT.exec(message);
   if (!context) return undefined;
   const input = INPUT_TOKENS.map((re) => re.exec(message)).find((m) => m !== null);
@@ -166,6 +174,9 @@ const INPUT_TOKENS = [
   /\byour messages resulted in (\d+) tokens\b/i,
 ];
 const ENGINE_PROMPT_TOO_LONG = /\bprompt \(length (\d+)\) is longer than the maximum model length of (\d+)\b/i;
+const SGLANG_INPUT_TOO_LONG = /\binput \((\d+) tokens\) is longer than the model's context length \((\d+) tokens\)/i;
+/** The context (first group) and the prompt's size (second). */
+const SGLANG_TOTAL_TOO_LONG = /\bexceeds the model's maximum context length of (\d+) tokens\. You requested a total of \d+ tokens: (\d+) tokens from the input messages\b/i;
 
 /**
  * How vLLM ("The model `x` does not exist.") and OpenAI ("… does not exist or you do not have

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UpstreamContextLengthError, UpstreamMaxTokensTooLargeError, UpstreamResponseError } from '../../core/errors.ts';
-import { contextLimits, upstreamResponseError } from '../../llm-client/upstream-response-error.ts';
+import { contextLimits, inStreamUpstreamError, upstreamResponseError } from '../../llm-client/upstream-response-error.ts';
 import { contextLengthErrorBody } from './fixtures/vllm-streams.ts';
 
 const read = (status: number, body: unknown) => upstreamResponseError(status, [Buffer.from(JSON.stringify(body))]);
@@ -14,6 +14,7 @@ describe("an upstream's context overflow", () => {
     ['older vLLM, a prompt over the context beside max_tokens', "This model's maximum context length is 4096 tokens. However, you requested 5016 tokens (5000 in the messages, 16 in the completion). Please reduce the length of the messages or completion.", 4096, 5000],
     ['OpenAI', "This model's maximum context length is 128000 tokens. However, your messages resulted in 130125 tokens. Please reduce the length of the messages.", 128000, 130125],
     ["vLLM's engine (V1)", 'The decoder prompt (length 5000) is longer than the maximum model length of 4096. Make sure that `max_model_len` is no smaller than the number of text tokens.', 4096, 5000],
+    ['SGLang', "The input (5000 tokens) is longer than the model's context length (4096 tokens).", 4096, 5000],
   ])("is OpenAI's context_length_exceeded on messages when the prompt alone does not fit (%s)", (_who, message, maxModelLen, inputTokens) => {
     const error = read(400, vllm(message));
     expect(error).toBeInstanceOf(UpstreamContextLengthError);
@@ -41,6 +42,24 @@ describe("an upstream's context overflow", () => {
     const error = read(400, vllm(message));
     expect(error).toBeInstanceOf(UpstreamMaxTokensTooLargeError);
     expect(error).toMatchObject({ status: 400, message, param: 'max_tokens', code: 'upstream_response_error', tokensThatFit });
+  });
+
+  // SGLang words a prompt plus max_tokens over its context its own way, and refuses a sum that
+  // reaches the context (>=) where vLLM refuses one past it: read as vLLM's wording it was a plain
+  // 400, and the gateway's later round was not sent again with a max_tokens that fits.
+  it("is a too-large max_tokens in SGLang's words, as a 400 body and inside its stream, with a max_tokens SGLang takes", () => {
+    const message =
+      "Requested token count exceeds the model's maximum context length of 4096 tokens. You requested a total of 4100 tokens: 2000 tokens from the input messages and 2100 tokens for the completion. Please reduce the number of tokens in the input messages or the completion to fit within the limit.";
+    const body = { object: 'error', message, type: 'BadRequestError', param: null, code: 400 };
+    for (const error of [read(400, body), inStreamUpstreamError({ error: body }, JSON.stringify({ error: body }))]) {
+      expect(error).toBeInstanceOf(UpstreamMaxTokensTooLargeError);
+      expect(error).toMatchObject({ status: 400, message, param: 'max_tokens', inputTokens: 2000 });
+      // SGLang refuses input + max_tokens >= 4096: 2096 is refused again, 2095 is taken.
+      expect((error as UpstreamMaxTokensTooLargeError).tokensThatFit).toBe(2095);
+    }
+    // A prompt that leaves no room at all under SGLang's rule is the context's overflow.
+    const full = message.replace('2000 tokens from', '4095 tokens from');
+    expect(read(400, { ...body, message: full })).toBeInstanceOf(UpstreamContextLengthError);
   });
 
   it("keeps the param the upstream named for a too-large max_tokens", () => {
