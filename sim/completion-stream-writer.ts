@@ -17,6 +17,8 @@ export interface CompletionStreamOptions {
   returnTokenIds?: readonly number[];
   /** `echo`: the prompt's text, sent before the first token's on its chunk. */
   echo?: string;
+  /** `echo` with max_tokens 0: the one token generated is counted, but its text is not sent (vLLM's echo_without_generation). */
+  echoOnly?: boolean;
 }
 
 /**
@@ -55,7 +57,8 @@ export class CompletionStreamWriter {
     const { promptTokens, includeUsage, continuousUsage } = this.#options;
     const last = event.finishReason !== null;
     const totals = continuousUsage ? usage(promptTokens, event.completionTokens) : null;
-    const text = this.#echoed ? event.text : (this.#options.echo ?? '') + event.text;
+    const generated = this.#options.echoOnly ? '' : event.text;
+    const text = this.#echoed ? generated : (this.#options.echo ?? '') + generated;
     this.#echoed = true;
     this.#send(textChunk(this.#ident, text, event.finishReason, last ? (event.stopReason ?? null) : null, totals, this.#tokenIds(event)));
     if (!last) return;

@@ -46,7 +46,10 @@ function startCompletion(ctx: SimContext, body: CompletionRequest, res: ServerRe
   if (body.suffix != null) throw new InvalidRequestError('suffix is not currently supported');
   const prompt = promptOf(body);
   const reply = ctx.scenarios.reply([{ role: 'user', content: prompt.text }], selected).text;
-  const plan = sequencePlan(ctx, body, {
+  // vLLM's echo_without_generation (protocol.py to_sampling_params, serving_completion.py): echo
+  // with max_tokens 0 answers the prompt alone, yet samples one token, which the usage counts.
+  const echoOnly = body.echo === true && body.max_tokens === 0;
+  const plan = sequencePlan(ctx, echoOnly ? { ...body, max_tokens: 1 } : body, {
     promptTokenIds: prompt.tokenIds,
     outputTokenIds: encodeText(reply),
     inputField: 'prompt',
@@ -60,12 +63,12 @@ function startCompletion(ctx: SimContext, body: CompletionRequest, res: ServerRe
   // decoded), on the first chunk of a stream; the usage counts the completion alone all the same.
   const echo = body.echo === true ? prompt.text : undefined;
   if (body.stream) {
-    const options = { promptTokens, ...usageOptions(body.stream_options), promptTokensDetails: ctx.promptTokensDetails, returnTokenIds, echo };
+    const options = { promptTokens, ...usageOptions(body.stream_options), promptTokensDetails: ctx.promptTokensDetails, returnTokenIds, echo, echoOnly };
     return playStreamed(ctx, plan, res, new CompletionStreamWriter(res, ident, options));
   }
   playWhole(ctx, plan, res, (text, last, tokenIds) => {
     const ids = returnTokenIds === undefined ? undefined : { prompt: returnTokenIds, generated: tokenIds };
     const totals = finalUsage(promptTokens, last.completionTokens, last.cachedTokens, ctx.promptTokensDetails);
-    sendJson(res, 200, textCompletion(ident, (echo ?? '') + text, last.finishReason, last.stopReason ?? null, totals, ids));
+    sendJson(res, 200, textCompletion(ident, (echo ?? '') + (echoOnly ? '' : text), last.finishReason, last.stopReason ?? null, totals, ids));
   });
 }

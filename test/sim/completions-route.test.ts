@@ -153,6 +153,26 @@ describe('POST /v1/completions (vLLM legacy text completions)', () => {
     expect(ids.choices[0]!.text.startsWith(decodeClientTokenIds(prompt, 'prompt'))).toBe(true);
   });
 
+  // vLLM's echo_without_generation (protocol.py CompletionRequest.to_sampling_params,
+  // serving_completion.py): max_tokens 0 with echo samples one token, counted but not shown.
+  it('with echo and max_tokens 0, answers the prompt alone, as vLLM does (one token generated and counted)', async () => {
+    const whole = await postCompletion({ model: MODEL, prompt: 'say hello', max_tokens: 0, echo: true });
+    expect(whole.status).toBe(200);
+    const body = (await whole.json()) as TextChunk;
+    expect(body.choices[0]).toMatchObject({ text: 'say hello', finish_reason: 'length', stop_reason: null });
+    expect(body.usage).toMatchObject({ completion_tokens: 1 });
+
+    const res = await postCompletion({ model: MODEL, prompt: 'say hello', max_tokens: 0, echo: true, stream: true, stream_options: { include_usage: true } });
+    expect(res.status).toBe(200);
+    const chunks = (await allSseData(res)).slice(0, -1).map((p) => JSON.parse(p) as TextChunk);
+    expect(chunks.map((c) => c.choices[0]?.text)).toEqual(['say hello', undefined]);
+    expect(chunks[0]!.choices[0]!.finish_reason).toBe('length');
+    expect(chunks[1]!.usage).toMatchObject({ completion_tokens: 1 });
+
+    // Without echo, max_tokens 0 is still SamplingParams' 400.
+    expect((await postCompletion({ model: MODEL, prompt: 'say hello', max_tokens: 0 })).status).toBe(400);
+  });
+
   it("refuses what it cannot do in vLLM's validation words", async () => {
     const cases: Array<[unknown, string]> = [
       [{ model: MODEL, prompt: ['a', 'b'] }, 'prompt'],
