@@ -61,7 +61,8 @@ function startCompletion(ctx: SimContext, body: CompletionRequest, res: ServerRe
   const returnTokenIds = body.return_token_ids === true ? prompt.tokenIds : undefined;
   // `echo`: the text starts with the prompt's, as vLLM writes it (the prompt as sent, or its ids
   // decoded), on the first chunk of a stream; the usage counts the completion alone all the same.
-  const echo = body.echo === true ? prompt.text : undefined;
+  // With return_token_ids vLLM echoes "" (serving_completion.py): the prompt goes out as its ids.
+  const echo = body.echo === true ? (returnTokenIds === undefined ? prompt.text : '') : undefined;
   if (body.stream) {
     const options = { promptTokens, ...usageOptions(body.stream_options), promptTokensDetails: ctx.promptTokensDetails, returnTokenIds, echo, echoOnly };
     return playStreamed(ctx, plan, res, new CompletionStreamWriter(res, ident, options));

@@ -102,6 +102,19 @@ describe('POST /v1/completions (vLLM legacy text completions)', () => {
     expect(stopped.usage.completion_tokens).toBe(stopped.choices[0]!.token_ids.length);
   });
 
+  // vLLM's serving_completion.py (0.10.2 on): `if request.return_token_ids: prompt_text = ""` before
+  // echoing, streamed or not: the prompt comes back as its ids in prompt_token_ids, not as text.
+  it('with echo and return_token_ids, echoes no prompt text, as vLLM does: the prompt is in prompt_token_ids', async () => {
+    const promptIds = textPromptTokenIds('say hello');
+    const whole = (await (await postCompletion({ model: MODEL, prompt: 'say hello', max_tokens: 100, echo: true, return_token_ids: true })).json()) as TextChunk;
+    expect(whole.choices[0]).toMatchObject({ text: REPLY, prompt_token_ids: promptIds });
+    const res = await postCompletion({ model: MODEL, prompt: 'say hello', max_tokens: 100, echo: true, return_token_ids: true, stream: true });
+    const chunks = (await allSseData(res)).slice(0, -1).map((p) => JSON.parse(p) as TextChunk);
+    expect(chunks.map((c) => c.choices[0]!.text).join('')).toBe(REPLY);
+    const echoOnly = (await (await postCompletion({ model: MODEL, prompt: 'say hello', max_tokens: 0, echo: true, return_token_ids: true })).json()) as TextChunk;
+    expect(echoOnly.choices[0]).toMatchObject({ text: '', prompt_token_ids: promptIds });
+  });
+
   it('defaults max_tokens to 16 as vLLM does, and ends with finish_reason "length"', async () => {
     // `scenario` is the simulator's extension; the client sends unknown fields as they are.
     const long = await client.completions.create({ model: MODEL, prompt: 'x', scenario: 'sine-wave' } as OpenAI.CompletionCreateParamsNonStreaming);
