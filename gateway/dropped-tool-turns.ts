@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { LRUCache } from 'lru-cache';
 import type { ChatMessage } from './chat-request-schema.ts';
 import type { ClientKeyId } from './client-auth.ts';
@@ -23,7 +24,7 @@ interface Kept {
  * SDK) appends `message` and its own results and knows nothing of `conveyor.messages`: its next
  * request would show the model a history without the gateway's calls, and the model would call
  * them again (a second side effect) or make their results up. So the next request's assistant
- * turn that is exactly that `message` (the same calls, ids, names and arguments, and no others)
+ * turn that is that `message` (the same calls, ids, names and arguments, the last as bytes or as JSON, and no others)
  * is put back as the turns it stood for. One that holds the gateway's calls already (a client that
  * appended `conveyor.messages`) is left as it is; so is any other key's.
  */
@@ -61,7 +62,21 @@ export class DroppedToolTurns {
     const first = calls?.[0];
     const kept = first === undefined ? undefined : this.byCallId.get(first.id);
     if (kept === undefined || kept.key !== key || kept.clientCalls.length !== calls!.length) return undefined;
-    const same = kept.clientCalls.every((c, i) => c.id === calls![i]!.id && c.function.name === calls![i]!.function.name && c.function.arguments === calls![i]!.function.arguments);
+    const same = kept.clientCalls.every((c, i) => c.id === calls![i]!.id && c.function.name === calls![i]!.function.name && sameArguments(c.function.arguments, calls![i]!.function.arguments));
     return same ? kept : undefined;
+  }
+}
+
+/**
+ * The same arguments, byte for byte or as JSON: LangChain keeps a call's parsed args and writes
+ * them again (JS's JSON.stringify drops the model's spaces, Python's json.dumps writes its own), so
+ * the turn it sends back is the response's message with other bytes in its arguments.
+ */
+function sameArguments(sent: string, received: string): boolean {
+  if (sent === received) return true;
+  try {
+    return isDeepStrictEqual(JSON.parse(sent), JSON.parse(received));
+  } catch {
+    return false;
   }
 }
