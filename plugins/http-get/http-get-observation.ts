@@ -18,6 +18,21 @@ export function looksBinary(body: Buffer): boolean {
   return odd * 10 > text.length;
 }
 
+/** Bytes a browser's prescan reads for a <meta> charset (the HTML standard's 1024). */
+const PRESCAN_BYTES = 1024;
+
+/**
+ * The charset an HTML page declares in itself (`<meta charset>`, or `<meta http-equiv
+ * content-type>`), for a server that names none in Content-Type: many older pages declare
+ * windows-1252 only there, and read as UTF-8 every accented letter became U+FFFD. A page's UTF-16
+ * claim is read as UTF-8, as browsers do: its bytes got this far as ASCII.
+ */
+function metaCharset(body: Buffer): string | undefined {
+  const head = body.subarray(0, PRESCAN_BYTES).toString('latin1');
+  const label = /<meta\s[^>]*?charset\s*=\s*["']?\s*([\w.:-]+)/i.exec(head)?.[1]?.toLowerCase();
+  return label?.startsWith('utf-16') ? 'utf-8' : label;
+}
+
 /** The line that says the body is not whole, and why; '' when it is. */
 function cutNote(result: LimitedGetResult, timeoutMs: number): string {
   if (result.timedOut) return `\n[cut: the body was still arriving at the ${timeoutMs} ms time limit; ${result.body.length} bytes read]`;
@@ -38,7 +53,7 @@ export function httpGetObservation(result: LimitedGetResult, options: { timeoutM
   const type = result.contentType.toLowerCase();
   const textual = type === '' || /^text\/|json|xml|javascript|x-www-form-urlencoded/.test(type);
   if (!textual) return `${head}\n[${bytes} bytes of ${type}]${note}`;
-  const declared = /charset="?([\w-]+)/.exec(type)?.[1];
+  const declared = /charset="?([\w.:-]+)/.exec(type)?.[1] ?? (type.includes('html') ? metaCharset(result.body) : undefined);
   let decoder: TextDecoder;
   try {
     decoder = new TextDecoder(declared ?? 'utf-8');

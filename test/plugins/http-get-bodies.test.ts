@@ -63,6 +63,23 @@ describe('http_get: bodies that are not plain text', () => {
     expect((await get('/utf16')).result?.content.split('\n')[1]).toBe('héllo');
   });
 
+  it('decodes HTML in the charset its <meta> declares when the Content-Type names none', async () => {
+    // The regression: such a page was read as UTF-8, and the model got "Caf\uFFFD" for "Café".
+    const pages: Record<string, string> = {
+      '/meta': '<html><head><meta charset="windows-1252"><title>Caf\xe9</title></head><body><p>cr\xe8me br\xfbl\xe9e</p></body></html>',
+      '/http-equiv': '<html><head><meta http-equiv="Content-Type" content="text/html; charset=ISO-8859-1"><title>Caf\xe9</title></head><body><p>cr\xe8me br\xfbl\xe9e</p></body></html>',
+    };
+    handler = (req, res) => {
+      res.setHeader('content-type', req.url === '/header-wins' ? 'text/html; charset=utf-8' : 'text/html');
+      res.end(req.url === '/header-wins' ? Buffer.from('<meta charset="windows-1252"><p>café</p>') : Buffer.from(pages[req.url!]!, 'latin1'));
+    };
+    for (const path of Object.keys(pages)) {
+      expect((await get(path)).result?.content, path).toBe(`HTTP 200 text/html from ${base}${path}\nCafé\ncrème brûlée`);
+    }
+    // The header's charset wins over the page's own, as in a browser.
+    expect((await get('/header-wins')).result?.content).toBe(`HTTP 200 text/html; charset=utf-8 from ${base}/header-wins\ncafé`);
+  });
+
   it('decodes a gzip, deflate or brotli body that the server sent although identity was asked for', async () => {
     const encoders = { gzip: gzipSync, deflate: deflateSync, br: brotliCompressSync };
     handler = (req, res) => {
