@@ -18,8 +18,8 @@ export interface PageText {
   sections: PageSection[];
 }
 
-/** Elements whose text is never content (the title is read from inside `head` separately). */
-const SKIPPED = new Set(['head', 'script', 'style', 'noscript', 'template', 'svg', 'math', 'iframe', 'object', 'canvas', 'button', 'select']);
+/** Elements whose text is never content (the title is read separately, also from a page without `head`). */
+const SKIPPED = new Set(['head', 'title', 'script', 'style', 'noscript', 'template', 'svg', 'math', 'iframe', 'object', 'canvas', 'button', 'select']);
 /** Page chrome, skipped when the page does not mark its main content. */
 const CHROME = new Set(['nav', 'header', 'footer', 'aside']);
 /** Elements that end a word: without a break, "<li>a</li><li>b</li>" would index as "ab". */
@@ -71,7 +71,8 @@ export function extractPageText(html: string): PageText {
         stack.push({ name, skip, main, section });
         if (skip) skipDepth += 1;
         if (main) mainDepth += 1;
-        if (name === 'title') inTitle = true;
+        // An inline SVG's <title> names an icon, not the page: it was glued onto the page's title.
+        if (name === 'title' && !stack.some((o) => o.name === 'svg' || o.name === 'math')) inTitle = true;
         if (section) {
           const draft: Draft = { id, heading: '', parts: [] };
           drafts.push(draft);

@@ -80,6 +80,22 @@ describe('http_get: bodies that are not plain text', () => {
     expect((await get('/header-wins')).result?.content).toBe(`HTTP 200 text/html; charset=utf-8 from ${base}/header-wins\ncafé`);
   });
 
+  it("gives the page's title once, and only its own", async () => {
+    // The regressions: without <head> the title was read again as the body's first words
+    // ("Hello\nHello Body"), and an inline SVG's <title> was glued to the page's ("Pageicon").
+    const pages: Record<string, string> = {
+      '/no-head': '<!doctype html><title>Hello</title><p>Body</p>',
+      '/svg': '<html><head><title>Hello</title></head><body><p>Body<svg><title>icon</title></svg></p></body></html>',
+    };
+    handler = (req, res) => {
+      res.setHeader('content-type', 'text/html; charset=utf-8');
+      res.end(pages[req.url!]);
+    };
+    for (const path of Object.keys(pages)) {
+      expect((await get(path)).result?.content, path).toBe(`HTTP 200 text/html; charset=utf-8 from ${base}${path}\nHello\nBody`);
+    }
+  });
+
   it('decodes a gzip, deflate or brotli body that the server sent although identity was asked for', async () => {
     const encoders = { gzip: gzipSync, deflate: deflateSync, br: brotliCompressSync };
     handler = (req, res) => {
