@@ -3,7 +3,7 @@ import { UpstreamProtocolError, UpstreamResponseError } from '../core/errors.ts'
 import { dataPreview } from './data-preview.ts';
 import type { UpstreamPart } from './upstream-parts.ts';
 import { isUpstreamErrorObject } from './upstream-error-message.ts';
-import { abortedByUpstreamError, inStreamUpstreamError } from './upstream-response-error.ts';
+import { abortedByUpstreamError, inStreamUpstreamError, UNFINISHED_REASONS } from './upstream-response-error.ts';
 import { tokenChoicesEnd, tokenEventLayout, tokenEventsOf, type TokenEvent, type TokenEventLayout } from './token-event-bytes.ts';
 import { usageCounts } from './usage-counts.ts';
 
@@ -168,7 +168,7 @@ export class ChatChunkDecoder {
         parts.push(part);
       });
       if (choice.finish_reason) {
-        if (choice.finish_reason === 'abort') throw abortedByUpstreamError();
+        if (UNFINISHED_REASONS.has(choice.finish_reason)) throw abortedByUpstreamError(choice.finish_reason);
         const stopReason = (choice as { stop_reason?: unknown }).stop_reason;
         parts.push({ type: 'finish', reason: choice.finish_reason, ...(typeof stopReason === 'string' ? { stopString: stopReason } : {}) });
       }

@@ -87,14 +87,20 @@ export function inStreamUpstreamError(body: unknown, raw: string): UpstreamRespo
   return error;
 }
 
+/** The finish reasons that end a request the engine gave up on, not one the model finished. */
+export const UNFINISHED_REASONS: ReadonlySet<string> = new Set(['abort', 'error']);
+
 /**
  * `finish_reason: "abort"`: vLLM and SGLang end a request so when the engine dropped it (a pause
- * or weight update, a failed KV transfer, a scheduler abort), not when the model finished. Read
- * as `stop`, the cut answer passed for a whole one. `inStream` with a 500 that says why: before
- * any token another replica is tried (the replica does not rest); after, the request fails.
+ * or weight update, a failed KV transfer, a scheduler abort); `"error"`: vLLM's engine failed it for
+ * a retryable internal reason (FINISH_REASON_STRINGS in vllm/v1/engine/__init__.py). Neither is the
+ * model finishing: read as `stop`, the cut answer passed for a whole one. `inStream` with a 500 that
+ * says why: before any token another replica is tried (the replica does not rest); after, the
+ * request fails.
  */
-export function abortedByUpstreamError(): UpstreamResponseError {
-  const error = new UpstreamResponseError(500, 'the upstream aborted the request before its answer was finished (finish_reason "abort")', null);
+export function abortedByUpstreamError(reason: string): UpstreamResponseError {
+  const what = reason === 'abort' ? 'aborted' : 'failed';
+  const error = new UpstreamResponseError(500, `the upstream ${what} the request before its answer was finished (finish_reason ${JSON.stringify(reason)})`, null);
   error.inStream = true;
   return error;
 }

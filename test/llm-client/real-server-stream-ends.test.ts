@@ -134,3 +134,31 @@ describe('finish_reason "abort" (vLLM, SGLang: the engine dropped the request)',
     expect(run.first).toMatchObject({ healthy: true, failures: 0 });
   });
 });
+
+// vLLM's engine ends a request with `error` (FINISH_REASON_STRINGS in vllm/v1/engine/__init__.py:
+// "stop", "length", "abort", "error", "repetition") when it failed it for a retryable internal
+// reason (a failed KV load), and its OpenAI layer passes the reason on: read as a finish, the cut
+// answer passed for a whole one, as `abort` did.
+describe('finish_reason "error" (vLLM: the engine failed the request, retryable)', () => {
+  const failed = (before: string) => before + vllmChunk({}, 'error') + 'data: [DONE]\n\n';
+
+  it('fails the stream after text: the answer was cut short, not finished', async () => {
+    const { parts, error } = await streamOf(failed(vllmChunk({ content: 'Hello' })));
+    expect(parts).toEqual([START, { type: 'content', text: 'Hello' }]);
+    expect(error).toBeInstanceOf(UpstreamResponseError);
+    expect(error).toMatchObject({ status: 500, inStream: true, message: 'the upstream failed the request before its answer was finished (finish_reason "error")' });
+  });
+
+  it('before any token, moves the stream to another replica', async () => {
+    const run = await failingOver(failed(vllmChunk({ role: 'assistant', content: '' })));
+    expect(run.error).toBeUndefined();
+    expect(run.parts).toEqual(expectedPlainParts);
+    expect(run.requests).toEqual([1, 1]);
+  });
+
+  it('"repetition" is a finish like "length": the engine stopped a looping answer, which the client has whole', async () => {
+    const { parts, error } = await streamOf(vllmChunk({ content: 'Hello' }) + vllmChunk({}, 'repetition') + 'data: [DONE]\n\n');
+    expect(error).toBeUndefined();
+    expect(parts).toContainEqual({ type: 'finish', reason: 'repetition' });
+  });
+});
