@@ -36,8 +36,14 @@ class _FdWriter(io.RawIOBase):
 
 def install_stdio():
     """fd 1 and fd 2 are the same pipe, and both text streams write through at once, so the pipe
-    holds stdout and stderr in exactly the order the program wrote them."""
-    sys.stdout = io.TextIOWrapper(_FdWriter(1), encoding='utf-8', errors='strict', write_through=True)
+    holds stdout and stderr in exactly the order the program wrote them.
+
+    stdout's error handler is the one the interpreter chose for its own in this environment (the
+    cell's: surrogateescape under the sandbox's C.UTF-8), as a script's is: with 'strict', a
+    surrogate-escaped byte (a line read with errors='surrogateescape', an undecodable file name)
+    raised UnicodeEncodeError where a script prints the byte."""
+    errors = getattr(sys.__stdout__, 'errors', None) or 'strict'
+    sys.stdout = io.TextIOWrapper(_FdWriter(1), encoding='utf-8', errors=errors, write_through=True)
     sys.stderr = io.TextIOWrapper(_FdWriter(2), encoding='utf-8', errors='backslashreplace',
                                   write_through=True)
     sys.stdin = io.TextIOWrapper(io.FileIO(0, 'r', closefd=False), encoding='utf-8')

@@ -20,6 +20,17 @@ describe('python tool: the environment a cell runs in', () => {
     expect(second.content).toBe(first.content);
   });
 
+  // Under the sandbox's C.UTF-8 locale a script's stdout writes a surrogate-escaped byte back as
+  // that byte; a cell's stdout was strict and raised UnicodeEncodeError at the first such print.
+  it('prints a line read with errors="surrogateescape" as a script does (its stdout errors are the locale\'s)', async () => {
+    const result = await run(
+      "with open('data.txt', 'wb') as f:\n    f.write(b'caf\\xe9 au lait\\n')\n" +
+        "with open('data.txt', errors='surrogateescape') as f:\n    for line in f:\n        print(line, end='')\n" +
+        'import sys\nprint(sys.stdout.errors, sys.stderr.errors)\n',
+    );
+    expect(result).toMatchObject({ ok: true, content: 'caf\ufffd au lait\nsurrogateescape backslashreplace\n' });
+  });
+
   // A spawn or forkserver child is a new interpreter that runs the main module again from its file
   // before it unpickles `f`; a cell's had none ("Can't get attribute 'f' on <module '__main__'
   // (built-in)>" in every worker, until the wall clock).
