@@ -33,6 +33,13 @@ function metaCharset(body: Buffer): string | undefined {
   return label?.startsWith('utf-16') ? 'utf-8' : label;
 }
 
+/**
+ * What windows-1252's bytes 0x80-0x9F stand for (WHATWG's index; 5 bytes map to themselves). Node
+ * 20.18.3+ and 22.13+ decode windows-1252, and ISO-8859-1 with it, as Latin-1 (nodejs/node#60888):
+ * curly quotes, dashes and € reached the model as invisible C1 control characters.
+ */
+const WINDOWS_1252_C1 = '\u20AC\u0081\u201A\u0192\u201E\u2026\u2020\u2021\u02C6\u2030\u0160\u2039\u0152\u008D\u017D\u008F\u0090\u2018\u2019\u201C\u201D\u2022\u2013\u2014\u02DC\u2122\u0161\u203A\u0153\u009D\u017E\u0178';
+
 /** The line that says the body is not whole, and why; '' when it is. */
 function cutNote(result: LimitedGetResult, timeoutMs: number): string {
   if (result.timedOut) return `\n[cut: the body was still arriving at the ${timeoutMs} ms time limit; ${result.body.length} bytes read]`;
@@ -63,6 +70,7 @@ export function httpGetObservation(result: LimitedGetResult, options: { timeoutM
   // UTF-16 and other declared multi-byte charsets have NULs in plain text: only UTF-8 is sniffed.
   if (decoder.encoding === 'utf-8' && looksBinary(result.body)) return `${head}\n[binary content, ${bytes} bytes, not shown]${note}`;
   let text = decoder.decode(result.body);
+  if (decoder.encoding === 'windows-1252') text = text.replace(/[\u0080-\u009F]/g, (c) => WINDOWS_1252_C1[c.charCodeAt(0) - 0x80]!);
   if (type.includes('html')) {
     const page = extractPageText(text);
     text = [page.title, ...page.sections.map((s) => s.text)].filter((t) => t !== '').join('\n');

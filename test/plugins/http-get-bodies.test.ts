@@ -80,6 +80,18 @@ describe('http_get: bodies that are not plain text', () => {
     expect((await get('/header-wins')).result?.content).toBe(`HTTP 200 text/html; charset=utf-8 from ${base}/header-wins\ncafé`);
   });
 
+  it('decodes windows-1252 (and ISO-8859-1, its WHATWG alias) punctuation as the characters it stands for', async () => {
+    // The regression: Node 20.18.3+ and 22.13+ decode windows-1252 as Latin-1, so bytes 0x80-0x9F
+    // (curly quotes, dashes, €) reached the model as invisible C1 control characters.
+    handler = (req, res) => {
+      res.setHeader('content-type', `text/plain; charset=${req.url!.slice(1)}`);
+      res.end(Buffer.from([0x93, 0x41, 0x94, 0x20, 0x96, 0x20, 0x80, 0x35, 0x20, 0x92, 0x85]));
+    };
+    for (const charset of ['windows-1252', 'iso-8859-1']) {
+      expect((await get(`/${charset}`)).result?.content.split('\n')[1], charset).toBe('“A” – €5 ’…');
+    }
+  });
+
   it("gives the page's title once, and only its own", async () => {
     // The regressions: without <head> the title was read again as the body's first words
     // ("Hello\nHello Body"), and an inline SVG's <title> was glued to the page's ("Pageicon").
