@@ -15,6 +15,7 @@ import ast
 import io
 import re
 import tokenize
+import warnings
 
 from line_lexer import LineLexer
 
@@ -112,12 +113,19 @@ class StatementSplitter:
 
     def _eager_unit(self):
         text = ''.join(self._pending)
-        try:
-            tree = ast.parse('\n' * self._lines_before + text, self._filename)
-        except (SyntaxError, ValueError):
-            return None  # e.g. a lone decorator; the normal rule decides later
+        # The parser warns as it reads ('\\d' in a string), and a compound statement's header
+        # fails here and is parsed again as its unit: its warnings would print twice (three times
+        # on 3.11, whose parser re-reads a failing text). Kept only with the tree that is used.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            try:
+                tree = ast.parse('\n' * self._lines_before + text, self._filename)
+            except (SyntaxError, ValueError):
+                return None  # e.g. a lone decorator; the normal rule decides later
         if not tree.body or any(isinstance(node, _COMPOUND) for node in tree.body):
             return None
         unit = self._take()
-        unit.tree = tree
+        # A tree whose parse warned is parsed again by the unit's compile, which warns under the
+        # cell's own filters, once.
+        unit.tree = None if caught else tree
         return unit

@@ -6,6 +6,7 @@ the module's `__doc__` stays), and, when it holds a module-level `global`/`nonlo
 `from __future__` import, is checked by a compile of the whole text so far.
 """
 import ast
+import warnings
 
 import __future__
 
@@ -42,7 +43,10 @@ class UnitCompiler:
                 # Cross-statement checks (global after use, late __future__) only exist in a
                 # whole-module compile; doing it only here keeps the cell linear (note §1.2).
                 end = unit.start - 1 + unit.text.count('\n') + (0 if unit.text.endswith('\n') else 1)
-                compile(''.join(self._src[:end]), self.filename, 'exec', dont_inherit=True)
+                with warnings.catch_warnings():
+                    # Only its error counts: the earlier units printed their warnings when they ran.
+                    warnings.simplefilter('ignore')
+                    compile(''.join(self._src[:end]), self.filename, 'exec', dont_inherit=True)
         code = compile(tree, self.filename, 'exec', self._future_flags, dont_inherit=True)
         self._future_flags |= code.co_flags & _FUTURE_MASK
         self._compiled_units += 1

@@ -78,6 +78,25 @@ describe("the compiler's warnings", () => {
       expect(result.observation.match(/SyntaxWarning/g)).toHaveLength(1);
     }
   });
+
+  // The check whether a statement's first line is a whole simple statement parses that line too,
+  // and the parser warns as it goes ('\\d' in a regex: SyntaxWarning from 3.12, DeprecationWarning
+  // before); the header of a compound statement then warned twice, once from the check.
+  it("are printed once for the first line of a compound statement (a regex's '\\d')", async () => {
+    const source = "import re, warnings\nwarnings.simplefilter('always')\nfor m in re.finditer('\\d+', 'a1b22'):\n    print(m.group())\n";
+    const { result } = await runScript(sandbox, source);
+    expect(result.ok).toBe(true);
+    expect(result.observation.match(/invalid escape sequence/g)).toHaveLength(1);
+    expect(result.observation).toMatch(/\n1\n22\n$/);
+  });
+
+  // A module-level `global` (or a late `from __future__`) has the text so far compiled again to
+  // find the errors only a whole module shows; that compile printed the earlier lines' warnings again.
+  it('are printed once when a later statement has the text so far compiled again (a module-level global)', async () => {
+    const { result } = await runScript(sandbox, 'print(1 is 1)\nglobal y\ny = 2\nprint(y)\n');
+    expect(result.ok).toBe(true);
+    expect(result.observation.match(/SyntaxWarning/g)).toHaveLength(1);
+  });
 });
 
 describe('incremental execution', () => {
