@@ -238,7 +238,10 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
       }
       toolRounds.push(out);
       appended.push(...roundMessages(observationCap === undefined ? out : recutRound(out, observationCap), opts.observations ?? 'tool'));
-      if (out.clientCalls.length > 0) return done('tool_calls', 'client_tool_calls');
+      // The token limit's cut says `length` even after whole client calls: a streaming client may
+      // already hold the first deltas of the call it cut, and goes by finish_reason (as OpenAI's
+      // does) to leave that call unrun. The stop reason stays, so the turns are kept for its next turn.
+      if (out.clientCalls.length > 0) return done(out.finishReason === 'length' ? 'length' : 'tool_calls', 'client_tool_calls');
       if (out.finishReason === 'length') return done('length', 'length');
       if (round >= opts.maxRounds) return done('length', 'max_tool_rounds');
       if (budget !== undefined && spent >= budget) return done('length', 'length');
