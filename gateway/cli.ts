@@ -18,7 +18,7 @@ const program = new Command()
   // Before the commands are added: they copy these settings. Commander's own usage errors
   // ("error: unknown option", two lines with a suggestion, exit 1) become the CLI's one line and
   // its usage status (gateway/commands/exit-status.ts); help and --version still exit 0.
-  .configureOutput({ outputError: (message) => printFailure(message.replace(/^error: /, '')) })
+  .configureOutput({ outputError: (message) => printFailure(message.replace(/^error: /, '').trimEnd() + commandAfterOptionsHint()) })
   .exitOverride((err: CommanderError) => exitProcess(err.exitCode === 0 ? 0 : EXIT_USAGE))
   .addHelpText(
     'after',
@@ -53,6 +53,18 @@ await program.parseAsync().catch((err: unknown) => {
   }
   throw err;
 });
+
+/**
+ * `conveyor --port 9000 serve`: the options before the command's name go to the default command,
+ * serve, which then reads `serve` as an argument ("too many arguments for 'serve'") or `parse`'s
+ * --format as unknown. Said so, with the order that works, on any usage error of such a line.
+ */
+function commandAfterOptionsHint(): string {
+  const args = process.argv.slice(2);
+  const at = args.findIndex((arg) => program.commands.some((c) => c.name() === arg));
+  if (at <= 0 || !args[0]!.startsWith('-')) return '';
+  return ` (a command's options go after its name: conveyor ${args[at]} ${args.filter((_, i) => i !== at).join(' ')})`;
+}
 
 function isSystemError(err: unknown): err is NodeJS.ErrnoException {
   return err instanceof Error && typeof (err as NodeJS.ErrnoException).syscall === 'string';

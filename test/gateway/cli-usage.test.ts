@@ -67,6 +67,9 @@ describe('the CLI: version, help and usage errors (in a child process)', () => {
       [['serve', '--log-level', 'loud'], /^conveyor: option '--log-level <level>' argument 'loud' is invalid\. Allowed choices are fatal, [^\n]*\n$/],
       [['serve', 'extra'], "too many arguments for 'serve'. Expected 0 arguments but got 1."],
       [['sreve'], "unknown command 'sreve' (commands: serve, parse; conveyor --help)"],
+      // Options before the command's name go to the default command, serve: it said only this.
+      [['--port', '9000', 'serve'], "too many arguments for 'serve'. Expected 0 arguments but got 1. (a command's options go after its name: conveyor serve --port 9000)"],
+      [['--format', 'mistral', 'parse'], "unknown option '--format' (Did you mean --port?) (a command's options go after its name: conveyor parse --format mistral)"],
       // `help WORD` printed the whole help, as an error, with exit 1.
       [['help', 'sreve'], "unknown command 'sreve' (commands: serve, parse; conveyor --help)"],
       [['serve', '--plugins', '{"pyhton":false}'], 'option \'--plugins <json>\' argument \'{"pyhton":false}\' is invalid. pyhton: unknown key (did you mean python?)'],
