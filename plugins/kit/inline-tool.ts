@@ -88,6 +88,8 @@ class InlineExecution implements ToolExecution {
   private chain: Promise<unknown>;
   private failure: ToolResult | null = null;
   private finished = false;
+  /** onLoad threw or ran past its limit: no hook of this call runs, onAbort included. */
+  private loadFailed = false;
   /** Takes this call's listener off the request's signal. */
   private detach: () => void = () => undefined;
   private stop: (value: typeof STOPPED) => void = () => undefined;
@@ -171,6 +173,9 @@ class InlineExecution implements ToolExecution {
     this.detach();
     this.controller.abort(reason);
     // A throwing onAbort is the plugin's bug and must not become an uncaught exception in the gateway.
+    // After a failed onLoad no hook has run, and the other runtimes cannot run onAbort then (the
+    // plugin never loaded where its calls run): inline must not run it either.
+    if (this.loadFailed) return;
     try {
       const cleanup: unknown = this.definition.hooks.onAbort?.(reason, this.ctx);
       if (cleanup instanceof Promise) cleanup.catch(() => {});
@@ -184,6 +189,7 @@ class InlineExecution implements ToolExecution {
     try {
       return (await Promise.race([loadInline(this.definition)(), this.stopped])) !== STOPPED && !this.failure;
     } catch (err) {
+      this.loadFailed = true;
       this.failThrown(err, undefined);
       return false;
     }
