@@ -26,5 +26,6 @@ const result = await runLoad({
 });
 bar.stop();
 console.log(`\n${result.markdown}`);
-const files = writeResultFiles(opts.out, 'load', { '.md': result.markdown, '.json': jsonText(result.json), '.svg': result.svg });
+// `-quick` as the other parts' smoke runs have: a smoke run never takes a real run's name.
+const files = writeResultFiles(opts.out, `load${opts.quick ? '-quick' : ''}`, { '.md': result.markdown, '.json': jsonText(result.json), '.svg': result.svg });
 console.log(`results: ${files.join(', ')}`);

@@ -37,7 +37,8 @@ console.log(`\n${result.markdown}`);
 const command = `npx tsx bench/replicas/run.ts ${process.argv.slice(2).join(' ')}`.trim();
 // When, on what and from which code: the figures alone could not be traced to a machine or commit.
 const origin = { command, date: new Date().toISOString(), node: process.version, ...provenance() };
-const files = writeResultFiles(opts.out, 'replicas', {
+// `-quick` as the other parts' smoke runs have: a smoke run never takes a real run's name.
+const files = writeResultFiles(opts.out, `replicas${opts.quick ? '-quick' : ''}`, {
   '.md':
     `${result.markdown}\nCommand: \`${command}\`  \n` +
     `${origin.date}, Node ${origin.node}, commit ${origin.commit}; ${origin.cpus}, load average at the end ${origin.loadavg.join(' / ')}\n`,
