@@ -4,7 +4,7 @@ import { describeValue as describe } from './describe-value.ts';
 
 /**
  * What onEnd returned, as the result the model sees: a string is a success; `{ ok, content }`
- * passes as it is; anything else is the plugin's error, said as such, not an empty observation.
+ * passes as its JSON (ok, content and data alone); anything else is the plugin's error, said as such, not an empty observation.
  * Every runtime checks it here, in the worker or process that ran onEnd, so a `data` that is not
  * JSON (a BigInt, a cycle, a function) is the same tool error everywhere: it used to fail the whole
  * streamed request inline, crash the plugin process, and read "returned no result" in a thread.
@@ -21,7 +21,16 @@ export function toolResultOf(plugin: string, value: unknown): ToolResult {
     if (notJson !== undefined) {
       return { ok: false, content: `error: ${plugin}'s onEnd returned data that is not JSON: ${notJson} (data reaches the client as JSON: objects, arrays, strings, numbers, booleans and null)` };
     }
-    return r as ToolResult;
+    // As JSON, and only the result's own fields, in every runtime: process and isolate send it as a
+    // JSON line, and inline and thread handed on the plugin's object (a Date, NaN, an undefined
+    // field, a stray key), so a test written inline failed in the sandbox.
+    if (r.data === undefined) return { ok: r.ok, content: r.content };
+    try {
+      return { ok: r.ok, content: r.content, data: JSON.parse(JSON.stringify(r.data)) as ToolResult['data'] };
+    } catch (err) {
+      // What notJsonAt cannot see without running it: a getter or a toJSON that gives a BigInt, or throws.
+      return { ok: false, content: `error: ${plugin}'s onEnd returned data that is not JSON (${err instanceof Error ? err.message : String(err)})` };
+    }
   }
   // An object with both fields, of the wrong types: say which, not "not { ok, content }".
   if (typeof r === 'object' && r !== null && 'ok' in r && 'content' in r) {

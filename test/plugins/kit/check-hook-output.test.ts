@@ -20,9 +20,9 @@ describe('notJsonAt: where a result\'s data stops being JSON', () => {
 });
 
 describe('toolResultOf', () => {
-  it('passes JSON data on as it is', () => {
+  it('passes data on as its JSON, as every runtime sends it', () => {
     const result = { ok: true, content: 'x', data: { rows: [[1, 'a']], when: new Date(0) } };
-    expect(toolResultOf('t', result)).toBe(result);
+    expect(toolResultOf('t', result)).toStrictEqual({ ok: true, content: 'x', data: { rows: [[1, 'a']], when: '1970-01-01T00:00:00.000Z' } });
   });
 });
 
