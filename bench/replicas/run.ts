@@ -1,4 +1,5 @@
 import { Command, InvalidArgumentError } from 'commander';
+import { loadTimingProfile } from '../../sim/timing-profile.ts';
 import { progressBar } from '../progress.ts';
 import { provenance } from '../provenance.ts';
 import { checkOutOption, jsonText, writeResultFiles } from '../result-files.ts';
@@ -29,6 +30,12 @@ usageErrorsExit2(program).parse();
 const opts = program.opts<{ quick?: boolean; profile: string; docTokens?: number; conversations?: number; passes?: number; rate?: number; out: string }>();
 // Before measuring: a bad --out found only when the files are written loses the whole run.
 checkOutOption(program, opts.out);
+// Checked before any replica starts: a wrong name was a replica's exit, a stack trace after "replicas: started".
+try {
+  loadTimingProfile(opts.profile);
+} catch (err) {
+  program.error(`bench-replicas: ${(err as Error).message}`, { exitCode: 2 });
+}
 
 const bar = progressBar('replicas');
 const result = await runReplicas({ ...opts, ratePerS: opts.rate, onProgress: (done, total) => bar.update(done, total) });

@@ -84,3 +84,17 @@ describe('bench/replicas/run.ts --help', () => {
     }
   }, 90_000);
 });
+
+describe('bench/replicas/run.ts --profile', () => {
+  // A profile it could not find was found only once the first replica started: a stack trace from
+  // sim-process.ts after "replicas: started", status 1.
+  it('refuses a timing profile it cannot find in one line named after it, status 2, before starting anything', async () => {
+    const failed = await fails('bench/replicas/run.ts', ['--quick', '--profile', 'no-such-profile']);
+    expect(failed, 'it ran to the end').not.toBeNull();
+    expect(failed!.killed, 'it started measuring').toBeFalsy();
+    expect(failed!.code).toBe(2);
+    expect(failed!.stderr.trim()).toMatch(/^bench-replicas: timing profile "no-such-profile" not found/);
+    expect(failed!.stderr.trim().split('\n')).toHaveLength(1);
+    expect(failed!.stdout).toBe('');
+  }, 90_000);
+});
