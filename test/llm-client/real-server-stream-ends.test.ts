@@ -115,19 +115,24 @@ describe("a replica's answer cut short before any token (regression: failed the 
 });
 
 // Regression: read as `stop`, an answer the engine dropped passed for a whole one, and before any
-// token it counted as the replica's success, so no other replica was tried.
-describe('finish_reason "abort" (vLLM, SGLang: the engine dropped the request)', () => {
-  const aborted = (before: string) => before + vllmChunk({}, 'abort') + 'data: [DONE]\n\n';
+// token it counted as the replica's success, so no other replica was tried. `error` is vLLM's engine
+// failing a request for a retryable internal reason (a failed KV load): FINISH_REASON_STRINGS in
+// vllm/v1/engine/__init__.py ("stop", "length", "abort", "error", "repetition"), passed on as is.
+describe.each([
+  ['abort', 'vLLM, SGLang: the engine dropped the request', 'aborted'],
+  ['error', 'vLLM: the engine failed the request, retryable', 'failed'],
+])('finish_reason "%s" (%s)', (reason, _why, verb) => {
+  const ended = (before: string) => before + vllmChunk({}, reason) + 'data: [DONE]\n\n';
 
   it('fails the stream after text: the answer was cut short, not finished', async () => {
-    const { parts, error } = await streamOf(aborted(vllmChunk({ content: 'Hello' })));
+    const { parts, error } = await streamOf(ended(vllmChunk({ content: 'Hello' })));
     expect(parts).toEqual([START, { type: 'content', text: 'Hello' }]);
     expect(error).toBeInstanceOf(UpstreamResponseError);
-    expect(error).toMatchObject({ status: 500, inStream: true, message: 'the upstream aborted the request before its answer was finished (finish_reason "abort")' });
+    expect(error).toMatchObject({ status: 500, inStream: true, message: `the upstream ${verb} the request before its answer was finished (finish_reason "${reason}")` });
   });
 
   it('before any token, moves the stream to another replica without resting the first', async () => {
-    const run = await failingOver(aborted(vllmChunk({ role: 'assistant', content: '' })));
+    const run = await failingOver(ended(vllmChunk({ role: 'assistant', content: '' })));
     expect(run.error).toBeUndefined();
     expect(run.parts).toEqual(expectedPlainParts);
     expect(run.requests).toEqual([1, 1]);
@@ -135,30 +140,8 @@ describe('finish_reason "abort" (vLLM, SGLang: the engine dropped the request)',
   });
 });
 
-// vLLM's engine ends a request with `error` (FINISH_REASON_STRINGS in vllm/v1/engine/__init__.py:
-// "stop", "length", "abort", "error", "repetition") when it failed it for a retryable internal
-// reason (a failed KV load), and its OpenAI layer passes the reason on: read as a finish, the cut
-// answer passed for a whole one, as `abort` did.
-describe('finish_reason "error" (vLLM: the engine failed the request, retryable)', () => {
-  const failed = (before: string) => before + vllmChunk({}, 'error') + 'data: [DONE]\n\n';
-
-  it('fails the stream after text: the answer was cut short, not finished', async () => {
-    const { parts, error } = await streamOf(failed(vllmChunk({ content: 'Hello' })));
-    expect(parts).toEqual([START, { type: 'content', text: 'Hello' }]);
-    expect(error).toBeInstanceOf(UpstreamResponseError);
-    expect(error).toMatchObject({ status: 500, inStream: true, message: 'the upstream failed the request before its answer was finished (finish_reason "error")' });
-  });
-
-  it('before any token, moves the stream to another replica', async () => {
-    const run = await failingOver(failed(vllmChunk({ role: 'assistant', content: '' })));
-    expect(run.error).toBeUndefined();
-    expect(run.parts).toEqual(expectedPlainParts);
-    expect(run.requests).toEqual([1, 1]);
-  });
-
-  it('"repetition" is a finish like "length": the engine stopped a looping answer, which the client has whole', async () => {
-    const { parts, error } = await streamOf(vllmChunk({ content: 'Hello' }) + vllmChunk({}, 'repetition') + 'data: [DONE]\n\n');
-    expect(error).toBeUndefined();
-    expect(parts).toContainEqual({ type: 'finish', reason: 'repetition' });
-  });
+it('finish_reason "repetition" (vLLM) is a finish like "length": the engine stopped a looping answer, which the client has whole', async () => {
+  const { parts, error } = await streamOf(vllmChunk({ content: 'Hello' }) + vllmChunk({}, 'repetition') + 'data: [DONE]\n\n');
+  expect(error).toBeUndefined();
+  expect(parts).toContainEqual({ type: 'finish', reason: 'repetition' });
 });
