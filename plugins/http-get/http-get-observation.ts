@@ -1,4 +1,5 @@
 import { extractPageText } from '../search/html-page-text.ts';
+import { metaCharset, sniffsAsHtml } from './html-prescan.ts';
 import type { ToolResult } from '../plugin-types.ts';
 import type { LimitedGetResult } from './limited-get.ts';
 
@@ -18,21 +19,6 @@ export function looksBinary(body: Buffer): boolean {
   return odd * 10 > text.length;
 }
 
-/** Bytes a browser's prescan reads for a <meta> charset (the HTML standard's 1024). */
-const PRESCAN_BYTES = 1024;
-
-/**
- * The charset an HTML page declares in itself (`<meta charset>`, or `<meta http-equiv
- * content-type>`), for a server that names none in Content-Type: many older pages declare
- * windows-1252 only there, and read as UTF-8 every accented letter became U+FFFD. A page's UTF-16
- * claim is read as UTF-8, as browsers do: its bytes got this far as ASCII.
- */
-function metaCharset(body: Buffer): string | undefined {
-  const head = body.subarray(0, PRESCAN_BYTES).toString('latin1');
-  const label = /<meta\s[^>]*?charset\s*=\s*["']?\s*([\w.:-]+)/i.exec(head)?.[1]?.toLowerCase();
-  return label?.startsWith('utf-16') ? 'utf-8' : label;
-}
-
 /**
  * What windows-1252's bytes 0x80-0x9F stand for (WHATWG's index; 5 bytes map to themselves). Node
  * 20.18.3+ and 22.13+ decode windows-1252, and ISO-8859-1 with it, as Latin-1 (nodejs/node#60888):
@@ -48,7 +34,8 @@ function cutNote(result: LimitedGetResult, timeoutMs: number): string {
 
 /**
  * What the model reads: a status line, then the body as text: HTML reduced to its title and
- * content text (the same extractor as the search index), other text as is, binary described (a
+ * content text (the same extractor as the search index; an untyped body that sniffs as HTML too),
+ * other text as is, binary described (a
  * declared non-text type, a body still compressed, or UTF-8 that is not text by looksBinary:
  * a server that sends no content type, or a wrong one, must not hand the model NULs and U+FFFD).
  */
@@ -60,7 +47,8 @@ export function httpGetObservation(result: LimitedGetResult, options: { timeoutM
   const type = result.contentType.toLowerCase();
   const textual = type === '' || /^text\/|json|xml|javascript|x-www-form-urlencoded/.test(type);
   if (!textual) return `${head}\n[${bytes} bytes of ${type}]${note}`;
-  const declared = /charset="?([\w.:-]+)/.exec(type)?.[1] ?? (type.includes('html') ? metaCharset(result.body) : undefined);
+  const html = type.includes('html') || (type === '' && sniffsAsHtml(result.body));
+  const declared = /charset="?([\w.:-]+)/.exec(type)?.[1] ?? (html ? metaCharset(result.body) : undefined);
   let decoder: TextDecoder;
   try {
     decoder = new TextDecoder(declared ?? 'utf-8');
@@ -71,7 +59,7 @@ export function httpGetObservation(result: LimitedGetResult, options: { timeoutM
   if (decoder.encoding === 'utf-8' && looksBinary(result.body)) return `${head}\n[binary content, ${bytes} bytes, not shown]${note}`;
   let text = decoder.decode(result.body);
   if (decoder.encoding === 'windows-1252') text = text.replace(/[\u0080-\u009F]/g, (c) => WINDOWS_1252_C1[c.charCodeAt(0) - 0x80]!);
-  if (type.includes('html')) {
+  if (html) {
     const page = extractPageText(text);
     text = [page.title, ...page.sections.map((s) => s.text)].filter((t) => t !== '').join('\n');
   }

@@ -80,6 +80,39 @@ describe('http_get: bodies that are not plain text', () => {
     expect((await get('/header-wins')).result?.content).toBe(`HTTP 200 text/html; charset=utf-8 from ${base}/header-wins\ncafé`);
   });
 
+  it("takes a <meta>'s charset only from its charset attribute or an http-equiv Content-Type", async () => {
+    // The regression: any meta whose text held "charset=" named the page's charset, so a
+    // description that mentions one made a UTF-8 page decode as Latin-1 ("cafÃ©").
+    const pages: Record<string, string> = {
+      '/description': '<html><head><meta name="description" content="set charset=latin1 in your editor"><meta charset="utf-8"><title>café</title></head><body><p>crème</p></body></html>',
+      '/quoted-gt': '<html><head><meta name="x" content="a > charset=latin1"><title>café</title></head><body><p>crème</p></body></html>',
+    };
+    handler = (req, res) => {
+      res.setHeader('content-type', 'text/html');
+      res.end(Buffer.from(pages[req.url!]!, 'utf8'));
+    };
+    for (const path of Object.keys(pages)) {
+      expect((await get(path)).result?.content, path).toBe(`HTTP 200 text/html from ${base}${path}\ncafé\ncrème`);
+    }
+  });
+
+  it('reads a body without a content type as HTML when it starts as a browser sniffs HTML', async () => {
+    // The regression: with no Content-Type the page went to the model as raw markup, scripts and all.
+    const bodies: Record<string, string> = {
+      '/doctype': '\n  <!DOCTYPE html><html><head><title>Hi</title><script>var x = 1;</script></head><body><p>Body</p></body></html>',
+      '/comment': '<!-- served bare --><html><head><title>Hi</title></head><body><p>Body</p></body></html>',
+    };
+    handler = (req, res) => {
+      res.removeHeader('content-type');
+      res.end(bodies[req.url!] ?? '<pre-release notes: 1.2 > 1.1');
+    };
+    for (const path of Object.keys(bodies)) {
+      expect((await get(path)).result?.content, path).toBe(`HTTP 200 (no content type) from ${base}${path}\nHi\nBody`);
+    }
+    // Text that merely starts with '<' stays text.
+    expect((await get('/plain')).result?.content).toBe(`HTTP 200 (no content type) from ${base}/plain\n<pre-release notes: 1.2 > 1.1`);
+  });
+
   it('decodes windows-1252 (and ISO-8859-1, its WHATWG alias) punctuation as the characters it stands for', async () => {
     // The regression: Node 20.18.3+ and 22.13+ decode windows-1252 as Latin-1, so bytes 0x80-0x9F
     // (curly quotes, dashes, €) reached the model as invisible C1 control characters.
