@@ -160,9 +160,13 @@ class OpenAIToolCalls implements OpenAIToolCallsParser {
       call = { index: part.index, callId: undefined, upstreamId: undefined, name: undefined, early: '', args: undefined, closed: false, leadingWhitespace: false };
       this.#calls.set(part.index, call);
     } else if (call.closed) {
-      // The call's own events are over (call-end or malformed), so this one names no call id.
-      if (call !== this.#current) out.push({ type: 'malformed', reason: `fragment for tool call ${part.index}, which has ended` });
-      this.#current = undefined;
+      // The rest of the current call, already refused or broken (reported once), is ignored: it
+      // stays current, or its next fragment would read as one for an ended call. A fragment for
+      // an earlier call is news; its events are over, so this one names no call id.
+      if (call !== this.#current) {
+        out.push({ type: 'malformed', reason: `fragment for tool call ${part.index}, which has ended` });
+        this.#current = undefined;
+      }
       return;
     }
     this.#current = call;

@@ -108,6 +108,19 @@ describe('openai tool-call deltas', () => {
     expect(malformedOf(run([{ index: 0, name: 'rm', arguments: '{}' }], { tools: ['f'] }))).toEqual([{ type: 'malformed', reason: 'unknown tool "rm"' }]);
   });
 
+
+  it('reports a refused or broken call once, however many fragments of it follow', () => {
+    // The upstream streams the rest of a call the gateway already refused: those fragments are
+    // the same call's, not fragments for an ended one (the second and later ones were reported so).
+    const refused = run(
+      [{ index: 0, name: 'rm', arguments: '' }, { index: 0, arguments: '{"a' }, { index: 0, arguments: '": 1' }, { index: 0, arguments: '}' }, { index: 1, name: 'f', arguments: '{}' }],
+      { tools: ['f'] },
+    );
+    expect(malformedOf(refused)).toEqual([{ type: 'malformed', reason: 'unknown tool "rm"' }]);
+    expect(callsOf(refused).map((c) => c.name)).toEqual(['f']);
+    const broken = run([{ index: 0, name: 'f', arguments: '{} x' }, { index: 0, arguments: 'y' }, { index: 0, arguments: 'z' }, { finish: 'tool_calls' }]);
+    expect(malformedOf(broken)).toEqual([{ type: 'malformed', callId: 'call_1', reason: 'text after the arguments object' }]);
+  });
   it('refuses a name that comes in pieces rather than run the tool its first piece names; the same name again is fine', () => {
     const split = run([{ index: 0, name: 'get_' }, { index: 0, name: 'weather', arguments: '{}' }]);
     expect(malformedOf(split)).toEqual([{ type: 'malformed', callId: 'call_1', reason: 'tool call 0\'s name came in pieces ("get_", then "weather"): it must arrive whole' }]);
