@@ -18,7 +18,17 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
     throw UnsupportedMediaTypeError.encoding(encoding);
   }
   const bytes = await readBodyBytes(req, maxBytes);
-  return parseJson(bytes.toString('utf8'));
+  return parseJson(jsonText(bytes));
+}
+
+/**
+ * The body's text, less a leading UTF-8 byte order mark: a file saved by Windows Notepad or
+ * PowerShell 5 and sent with `curl --data-binary @body.json` has one, and vLLM's FastAPI reads
+ * it (Python's json.loads skips it in bytes), where JSON.parse refuses it.
+ */
+export function jsonText(bytes: Buffer): string {
+  const bom = bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+  return bytes.toString('utf8', bom ? 3 : 0);
 }
 
 /**

@@ -17,7 +17,7 @@ import { ForwardedErrorAnswer } from './forwarded-error.ts';
 import { answerHeaders, forwardedHeaders } from './forwarded-headers.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import { admitted } from './request-admission.ts';
-import { readBodyBytes, readJsonBody } from './request-body.ts';
+import { jsonText, readBodyBytes, readJsonBody } from './request-body.ts';
 import type { UpstreamTarget } from './session.ts';
 import { isJsonObject } from '../core/json-object.ts';
 
@@ -281,7 +281,7 @@ function isEncoded(req: IncomingMessage): boolean {
 
 function parsedOrUndefined(bytes: Buffer): unknown {
   try {
-    return JSON.parse(bytes.toString('utf8'));
+    return JSON.parse(jsonText(bytes));
   } catch {
     // The upstream answers a body that is not JSON; the gateway only passes it on.
     return undefined;
