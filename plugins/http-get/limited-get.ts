@@ -35,6 +35,20 @@ export function isTimeoutError(err: unknown, signal: AbortSignal): boolean {
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
+/**
+ * A Location header as browsers read it: Node hands header bytes over as Latin-1, but servers send
+ * a non-ASCII path as raw UTF-8 (/café), which read as Latin-1 became /caf%C3%83%C2%A9. Bytes that
+ * are not UTF-8 stay Latin-1.
+ */
+function locationText(header: string): string {
+  if (!/[^\x00-\x7f]/.test(header)) return header;
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(header, 'latin1'));
+  } catch {
+    return header;
+  }
+}
+
 /** Parses a URL the tool may fetch; a string is the reason it may not. */
 export function parseHttpUrl(text: string): URL | string {
   let url: URL;
@@ -94,7 +108,9 @@ export async function limitedGet(start: string | URL, options: LimitedGetOptions
       if (REDIRECTS.has(response.statusCode) && typeof location === 'string') {
         await response.body.dump();
         if (hop >= options.maxRedirects) throw new Error(`more than ${options.maxRedirects} redirects`);
-        const next = parseHttpUrl(new URL(location, url).href);
+        const target = locationText(location);
+        if (!URL.canParse(target, url)) throw new Error(`redirected to ${JSON.stringify(target)}, which is not a URL`);
+        const next = parseHttpUrl(new URL(target, url).href);
         if (typeof next === 'string') throw new Error(`redirected to a URL that is not fetched: ${next}`);
         url = next;
         continue;

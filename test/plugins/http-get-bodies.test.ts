@@ -227,6 +227,18 @@ describe('http_get: limits', () => {
     await expect(fetch('/to-name')).rejects.toThrow(/^redirected to http:\/\/localhost:\d+\/x, refused: localhost is a private network address \(127\.0\.0\.1\)/);
   });
 
+  it('follows a Location sent as raw UTF-8, and names a Location that is not a URL', async () => {
+    // The regressions: a raw UTF-8 Location was read as Latin-1, so /café was asked for as
+    // /caf%C3%83%C2%A9 (a 404); one that is not a URL failed as a bare "Invalid URL".
+    handler = (req, res) => {
+      if (req.url === '/moved') res.writeHead(302, { location: Buffer.from('/café?q=ü', 'utf8').toString('latin1') }).end();
+      else if (req.url === '/broken') res.writeHead(301, { location: 'http://[::1' }).end();
+      else res.writeHead(200, { 'content-type': 'text/plain' }).end(`at ${req.url}`);
+    };
+    expect((await get('/moved')).result?.content).toBe(`HTTP 200 text/plain from ${base}/caf%C3%A9?q=%C3%BC\nat /caf%C3%A9?q=%C3%BC`);
+    expect((await get('/broken')).result).toMatchObject({ ok: false, content: expect.stringContaining('redirected to "http://[::1", which is not a URL') });
+  });
+
   it('takes maxRedirects (and maxBytes, timeoutMs) from the --plugins settings', async () => {
     const config = builtinPluginsConfigSchema.parse({ http_get: { maxRedirects: 0, maxBytes: 10, timeoutMs: 1000 } });
     expect(config.http_get).toEqual({ maxRedirects: 0, maxBytes: 10, timeoutMs: 1000 });
