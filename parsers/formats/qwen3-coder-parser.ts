@@ -60,6 +60,12 @@ class Qwen3CoderParser implements ToolCallParser {
   #held = '';
   /** Text consumed since the last finished call, released as content if the call fails. */
   #raw = '';
+  /**
+   * Whitespace after a `</tool_call>`, held: frame before the next call and at the output's end
+   * (the template joins parallel blocks with "\n"; vLLM's content is null), else content with
+   * what follows it. undefined when no block has just closed.
+   */
+  #gap: string | undefined;
   #call: Qwen3CoderCall | undefined;
   /** The function or parameter name being read. */
   #name = '';
@@ -104,8 +110,8 @@ class Qwen3CoderParser implements ToolCallParser {
         else this.#out.text(this.#raw);
         break;
       case 'between':
-        // Every call has ended and only </tool_call> is missing.
-        this.#out.text(this.#raw);
+        // Every call has ended and only </tool_call> is missing: whitespace alone is frame, as after it.
+        if (leadingSpace(this.#raw) !== this.#raw.length) this.#out.text(this.#raw);
         break;
       default:
         this.#fail(`the output ended inside ${this.#call ? `the call to ${this.#call.name}` : '<tool_call>'}`);
@@ -137,18 +143,36 @@ class Qwen3CoderParser implements ToolCallParser {
   #step(input: string, final: boolean): string | undefined {
     switch (this.#mode) {
       case 'prose': {
+        let gap = '';
+        if (this.#gap !== undefined) {
+          const space = leadingSpace(input);
+          this.#gap += input.slice(0, space);
+          if (space === input.length) return '';
+          input = input.slice(space);
+          gap = this.#gap;
+        }
         const found = searchMarkers(input, PROSE_MARKERS);
         if (!found.found) {
           const holdFrom = final ? input.length : found.holdFrom;
-          this.#out.text(input.slice(0, holdFrom));
+          // A possible marker right after the gap: the gap waits with it.
+          if (holdFrom === 0 && input !== '') {
+            this.#held = input;
+            return '';
+          }
+          this.#gap = undefined;
+          this.#out.text(gap + input.slice(0, holdFrom));
           this.#held = input.slice(holdFrom);
           return '';
         }
-        this.#out.text(input.slice(0, found.index));
+        this.#gap = undefined;
+        // The gap joins the next call's frame if the marker is right after it, else the text before it.
+        const before = found.index === 0 ? '' : gap + input.slice(0, found.index);
+        const frame = found.index === 0 ? gap : '';
+        this.#out.text(before);
         const bare = found.marker === FUNCTION;
         this.#mode = 'opening';
         this.#opening = new Qwen3CallOpening(bare ? 'bare' : 'tool_call', (name) => this.#types.size === 0 || this.#types.has(name));
-        this.#raw = bare ? '' : TOOL_CALL;
+        this.#raw = bare ? frame : frame + TOOL_CALL;
         return input.slice(bare ? found.index : found.index + TOOL_CALL.length);
       }
       case 'opening':
@@ -195,7 +219,7 @@ class Qwen3CoderParser implements ToolCallParser {
         this.#startCall(step.name);
         return step.rest;
       case 'prose':
-        return this.#prose(step.marker ?? this.#raw, step.rest);
+        return this.#prose(step.marker === undefined ? this.#raw : this.#raw + step.marker, step.rest);
     }
   }
 
@@ -285,6 +309,7 @@ class Qwen3CoderParser implements ToolCallParser {
         if (this.#call !== undefined) this.#endCall();
         this.#raw = '';
         this.#mode = 'prose';
+        this.#gap = '';
         return;
     }
   }
