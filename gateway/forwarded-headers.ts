@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import { parseUpstreamUrl } from '../llm-client/upstream-url.ts';
 
 // RFC 9110 §7.6.1's hop-by-hop fields, and what the gateway sets itself on each hop.
 const NOT_FORWARDED = new Set([
@@ -35,11 +36,14 @@ export function forwardedHeaders(incoming: IncomingHttpHeaders): Record<string, 
  * The upstream's answer headers less its CORS ones: which pages may read an answer is the
  * gateway's policy (cors.ts, set on `res` before this), and vLLM allows every origin by default,
  * which would otherwise override it on every forwarded endpoint. Its `Vary` joins the gateway's
- * (`Origin`) instead of replacing it, as writeHead would: a cache must key on both.
+ * (`Origin`) instead of replacing it, as writeHead would: a cache must key on both. A `Location`
+ * under `baseUrl` (the upstream that answered) names the gateway's path instead (locationBelowGateway).
  */
-export function answerHeaders(upstream: Record<string, string | string[]>, res: ServerResponse): Record<string, string | string[]> {
+export function answerHeaders(upstream: Record<string, string | string[]>, res: ServerResponse, baseUrl?: string): Record<string, string | string[]> {
   const headers = forwardedHeaders(upstream);
   for (const name of Object.keys(headers)) if (name.startsWith('access-control-')) delete headers[name];
+  const location = headers['location'];
+  if (typeof location === 'string' && baseUrl !== undefined) headers['location'] = locationBelowGateway(location, baseUrl);
   const ours = res.getHeader('vary');
   if (ours !== undefined && headers['vary'] !== undefined) headers['vary'] = joinedVary(String(ours), [headers['vary']].flat());
   return headers;
@@ -53,4 +57,26 @@ function joinedVary(ours: string, theirs: string[]): string {
     if (name !== '' && !fields.has(name.toLowerCase())) fields.set(name.toLowerCase(), name);
   }
   return fields.has('*') ? '*' : [...fields.values()].join(', ');
+}
+
+/**
+ * An upstream's redirect as the client should follow it, as nginx's `proxy_redirect default` does:
+ * vLLM's FastAPI answers `/v1/completions/` with a 307 to its own absolute URL
+ * (`http://10.0.0.5:8000/v1/completions`, Starlette's redirect_slashes), which would send the
+ * client past the gateway to the model server's internal address, without the gateway's key.
+ * A target under the base URL becomes the same path below the gateway's `/v1` (an absolute-path
+ * reference, resolved against the address the client used); any other is left as it is.
+ */
+export function locationBelowGateway(location: string, baseUrl: string): string {
+  let base: ReturnType<typeof parseUpstreamUrl>;
+  let url: URL;
+  try {
+    base = parseUpstreamUrl(baseUrl);
+    url = new URL(location, `${base.origin}${base.pathname}/`);
+  } catch {
+    return location;
+  }
+  if (url.origin !== base.origin) return location;
+  const below = url.pathname === base.pathname ? '' : url.pathname.startsWith(`${base.pathname}/`) ? url.pathname.slice(base.pathname.length) : undefined;
+  return below === undefined ? location : `/v1${below}${url.search}${url.hash}`;
 }

@@ -136,9 +136,10 @@ async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, re
   };
   // An error answer, read whole before any of it goes out (it may need rewriting into OpenAI's shape).
   let held: ForwardedErrorAnswer | undefined;
-  const exchange = forwardRequest(connectionTo(ctx, attempt?.replica.baseUrl ?? (ctx.config.upstream.baseUrl as string)), request, {
+  const baseUrl = attempt?.replica.baseUrl ?? (ctx.config.upstream.baseUrl as string);
+  const exchange = forwardRequest(connectionTo(ctx, baseUrl), request, {
     head(status, upstreamHeaders) {
-      const headers = answerHeaders(upstreamHeaders, res);
+      const headers = answerHeaders(upstreamHeaders, res, baseUrl);
       if (ForwardedErrorAnswer.wanted(status, headers)) {
         // Read whole first: what it says decides whether another replica is tried (heldRefusal),
         // and it is counted when it goes out (cut before its end, the client gets the gateway's error).

@@ -1,0 +1,58 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
+import type { ConveyorHandle } from '../../gateway/start-conveyor.ts';
+import { SIM_MODEL, startTestConveyor } from '../support/conveyor-fixture.ts';
+
+const AUTH = { authorization: 'Bearer client-key', 'content-type': 'application/json' };
+
+// vLLM's FastAPI (Starlette's redirect_slashes) answers `/v1/completions/` with a 307 to the
+// upstream's own absolute URL. Passed on as it was, the client followed it past the gateway,
+// straight to the model server's internal address (unreachable, or reached without the gateway's key).
+describe("regression: an upstream's redirect points the client at the gateway, not at the upstream's address", () => {
+  let conveyor: ConveyorHandle;
+  let upstream: Server;
+  let based: GatewayHandle;
+  let upstreamOrigin: string;
+  beforeAll(async () => {
+    conveyor = await startTestConveyor({ gateway: { apiKeys: ['client-key'] } });
+    upstream = createServer((req, res) => {
+      req.resume();
+      const target: Record<string, string> = {
+        '/base/v1/absolute/': `${upstreamOrigin}/base/v1/absolute?x=1`,
+        '/base/v1/path-only/': '/base/v1/path-only',
+        '/base/v1/elsewhere/': 'https://example.com/docs',
+      };
+      res.writeHead(307, { location: target[req.url ?? ''] ?? '/nowhere', 'content-length': '0' }).end();
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    upstreamOrigin = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+    based = await startGateway({ port: 0, apiKeys: ['client-key'], upstream: { baseUrl: `${upstreamOrigin}/base/v1` } }, { tools: new Map() });
+  });
+  afterAll(async () => {
+    await based?.close();
+    await conveyor?.close();
+    await new Promise((resolve) => upstream?.close(resolve));
+  });
+
+  it('rewrites the simulated vLLM redirect of /v1/completions/ to the gateway path, which the client then follows through the gateway', async () => {
+    const body = JSON.stringify({ model: SIM_MODEL, prompt: 'hi', max_tokens: 3 });
+    const res = await fetch(`${conveyor.gateway.url}/v1/completions/`, { method: 'POST', headers: AUTH, body, redirect: 'manual' });
+    expect(res.status).toBe(307);
+    const location = res.headers.get('location')!;
+    expect(location).not.toContain(new URL(conveyor.sim!.url).host);
+    expect(new URL(location, conveyor.gateway.url).href).toBe(`${conveyor.gateway.url}/v1/completions`);
+    // fetch follows a 307 with the same method, body and (same origin) key.
+    const followed = await fetch(`${conveyor.gateway.url}/v1/completions/`, { method: 'POST', headers: AUTH, body });
+    expect(followed.status).toBe(200);
+    expect(((await followed.json()) as { object: string }).object).toBe('text_completion');
+  });
+
+  it('maps a Location under the base path, absolute or not, below /v1, keeping its query; leaves one elsewhere alone', async () => {
+    const location = async (path: string) => (await fetch(`${based.url}/v1/${path}`, { headers: AUTH, redirect: 'manual' })).headers.get('location');
+    expect(await location('absolute/')).toBe('/v1/absolute?x=1');
+    expect(await location('path-only/')).toBe('/v1/path-only');
+    expect(await location('elsewhere/')).toBe('https://example.com/docs');
+  });
+});
