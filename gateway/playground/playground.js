@@ -124,6 +124,7 @@ class Run {
     if (chunk.error) throw new Error(chunk.error.message);
     if (chunk.usage) this.timeline.usage = chunk.usage;
     const delta = chunk.choices?.[0]?.delta;
+    this.finishReason = chunk.choices?.[0]?.finish_reason ?? this.finishReason;
     // Part of the answer has come (text, thinking, a call, a tool event), not only the stream's opening.
     if (delta?.content || delta?.reasoning_content || delta?.tool_calls || chunk.conveyor) this.began = true;
     if (delta?.content) {
@@ -210,9 +211,17 @@ async function send(prompt) {
     // With the tool rounds' calls and observations, so a follow-up question can build on them.
     history.push(...answerTurns({ turns: run.turns, text: run.text, calls: run.clientCalls }));
     run.announce([run.text, run.callsText()].filter((part) => part !== '').join('\n'));
-    // The answer is whole; a timeline that could not follow it still says so.
+    // The answer is whole, unless the token limit (max_tokens, or a full context) cut it: it goes
+    // back as history all the same (it is what the model wrote), but it read "done" like a whole
+    // one, nothing on the page saying the model had not finished.
+    const cut = run.finishReason === 'length';
+    if (cut) {
+      run.bubble.classList.add('cut');
+      run.bubble.append(el('div', 'note', 'cut short: the model reached its token limit (finish_reason "length")'));
+    }
+    // A timeline that could not follow it still says so.
     const trouble = run.timeline.trouble;
-    setStatus(`done · request ${run.bubble.dataset.requestId} · ${trouble ?? `its timeline: /v1/requests/${run.bubble.dataset.requestId}/timeline`}`, trouble !== undefined);
+    setStatus(`done${cut ? ', cut short at the token limit' : ''} · request ${run.bubble.dataset.requestId} · ${trouble ?? `its timeline: /v1/requests/${run.bubble.dataset.requestId}/timeline`}`, trouble !== undefined);
   } catch (err) {
     // Whatever stopped the page reading (a bad chunk, a thrown error) stops the request too, so
     // the gateway does not go on decoding and running tools for an answer nobody reads.
