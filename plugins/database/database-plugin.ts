@@ -3,6 +3,7 @@ import { definePlugin, reject } from '../kit/define-plugin.ts';
 import { databaseModuleOptions, DEFAULT_MAX_ROWS, DEFAULT_TIME_LIMIT_MS, type DatabasePluginOptions } from './database-options.ts';
 import { queryDatabase, type QueryOutcome } from './read-only-query.ts';
 import { formatTable } from './result-table.ts';
+import { sqlValueJson } from './sql-value.ts';
 
 /**
  * The `database` tool: read-only SQL on one SQLite file. The connection opens when the call
@@ -39,7 +40,7 @@ export function createDatabasePlugin(options: DatabasePluginOptions) {
         const early = ctx.state['early'] as { query: string; outcome: QueryOutcome } | undefined;
         const outcome = early?.query === query ? early.outcome : queryDatabase(options, query);
         if (!outcome.ok) return { ok: false, content: `error: ${outcome.error}` };
-        return { ok: true, content: formatTable(outcome), data: { columns: outcome.columns, rows: outcome.rows, truncated: outcome.truncated } };
+        return { ok: true, content: formatTable(outcome), data: { columns: outcome.columns, rows: outcome.rows.map((row) => row.map(sqlValueJson)), truncated: outcome.truncated } };
       },
     },
   });

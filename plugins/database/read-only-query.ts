@@ -1,6 +1,7 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { openSqlite, type SqliteDatabase, type SqliteStatement } from '../sqlite-driver.ts';
 import { DEFAULT_MAX_CHARS, DEFAULT_MAX_ROWS, DEFAULT_TIME_LIMIT_MS, type DatabasePluginOptions } from './database-options.ts';
+import { sqlValueText, type SqlValue } from './sql-value.ts';
 
 export interface QueryLimits {
   /** Rows returned at most; the rest is reported as truncated. */
@@ -66,7 +67,7 @@ export const PRAGMA_WITH_VALUE_ERROR =
   "a PRAGMA that sets a value is not allowed (it would change the connection); read a setting with PRAGMA name alone or its table-valued function, e.g. SELECT * FROM pragma_table_info('products')";
 
 export type QueryOutcome =
-  | { ok: true; columns: string[]; rows: unknown[][]; truncated: boolean }
+  | { ok: true; columns: string[]; rows: SqlValue[][]; truncated: boolean }
   /** `writes`: the statement would change the database (or its connection), not merely failed. */
   | { ok: false; error: string; writes: boolean };
 
@@ -139,16 +140,16 @@ export function runReadOnlyQuery(db: SqliteDatabase, sql: string, limits: QueryL
   }
   waitForLocksUntil(db, deadline);
   const columns = stmt.columns().map((c) => c.name);
-  const rows: unknown[][] = [];
+  const rows: SqlValue[][] = [];
   let truncated = false;
   let chars = 0;
   try {
-    for (const row of stmt.raw(true).iterate() as IterableIterator<unknown[]>) {
+    for (const row of stmt.raw(true).iterate() as IterableIterator<SqlValue[]>) {
       if (rows.length === limits.maxRows) {
         truncated = true;
         break;
       }
-      let values = row.map(plainValue);
+      let values = row;
       const length = values.reduce<number>((sum, v) => sum + textLength(v), 0);
       if (chars + length > limits.maxChars) {
         if (rows.length > 0) {
@@ -222,16 +223,9 @@ export function queryDatabase(options: DatabasePluginOptions, sql: string): Quer
   });
 }
 
-const textLength = (value: unknown) => (value === null ? 4 : String(value).length);
+const textLength = (value: SqlValue) => (value === null ? 4 : typeof value === 'string' ? value.length : sqlValueText(value).length);
 
 /** A text cell cut to `max` characters, saying how long it was. */
-function cutText(value: unknown, max: number): unknown {
+function cutText(value: SqlValue, max: number): SqlValue {
   return typeof value === 'string' && value.length > max ? `${value.slice(0, max)}… [cut: ${value.length} characters]` : value;
-}
-
-/** Exact integers stay exact (as strings past 2^53); blobs are described, not dumped. */
-function plainValue(value: unknown): unknown {
-  if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
-  if (value instanceof Uint8Array) return `<blob ${value.length} bytes>`;
-  return value;
 }

@@ -1,4 +1,5 @@
 import type { QueryOutcome } from './read-only-query.ts';
+import { sqlValueText, type SqlValue } from './sql-value.ts';
 
 /**
  * Text shown bare unless it could be misread: empty, `NULL` in any case (SQL NULL prints as a
@@ -11,10 +12,13 @@ const AMBIGUOUS_TEXT = /^$|^null$|^\s|\s$|^"|[|\p{Cc}\u2028\u2029]/iu;
 /** JSON.stringify leaves U+0085, U+2028 and U+2029 as they are; readers that split lines on them (Python's splitlines) would see two rows. */
 const quoteText = (text: string) => JSON.stringify(text).replace(/[\u0085\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
-/** One table cell or column name: text bare when unambiguous, else as a JSON string; SQL NULL as bare `NULL`. */
-export function tableCell(value: unknown): string {
+/**
+ * One table cell or column name: text bare when unambiguous, else as a JSON string; SQL NULL as
+ * bare `NULL`; a number by its storage class (REAL 1.0, INTEGER 1).
+ */
+export function tableCell(value: SqlValue): string {
   if (value === null) return 'NULL';
-  if (typeof value !== 'string') return String(value);
+  if (typeof value !== 'string') return sqlValueText(value);
   return AMBIGUOUS_TEXT.test(value) ? quoteText(value) : value;
 }
 

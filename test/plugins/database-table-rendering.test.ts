@@ -50,7 +50,15 @@ describe('database table output', () => {
       expect(table.split(/\r\n|[\n\r\v\f\u001c-\u001e\u0085\u2028\u2029]/), JSON.stringify(separator)).toHaveLength(3);
       expect(JSON.parse(table.split('\n')[1]!)).toBe(`a${separator}b`);
     }
-    expect([1, 2.5, '9007199254740993', 'café'].map(tableCell)).toEqual(['1', '2.5', '9007199254740993', 'café']);
+    expect([1n, 2.5, 9007199254740993n, 'café'].map(tableCell)).toEqual(['1', '2.5', '9007199254740993', 'café']);
+  });
+
+  it('writes a REAL as a REAL and an INTEGER as an INTEGER, as sqlite3 and Python do', async () => {
+    // The regression: REALs reached the table as JS numbers, so 1.0 read as the integer 1 and
+    // 1e20 as a 21-digit integer; 9e999 (infinity) became null in data.rows, like SQL NULL.
+    const result = await query('SELECT 1.0, 2.5, CAST(3 AS REAL), 1e20, 9e999, -9e999, 7, 9007199254740993, -0.0, NULL');
+    expect(result.content.split('\n')[1]).toBe('1.0 | 2.5 | 3.0 | 1e+20 | Inf | -Inf | 7 | 9007199254740993 | 0.0 | NULL');
+    expect(result.data?.['rows']).toEqual([[1, 2.5, 3, 1e20, 'Infinity', '-Infinity', 7, '9007199254740993', 0, null]]);
   });
 
   it("does not show the database file's host path (PRAGMA database_list)", async () => {
