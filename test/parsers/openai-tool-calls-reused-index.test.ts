@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { createOpenAIToolCallsParser, type OpenAIToolCallsOptions, type ToolCallDelta } from '../../parsers/formats/openai-tool-calls.ts';
+import type { ParserEvent } from '../../parsers/parser-events.ts';
+import { callsOf, expectWellFormedCalls, malformedOf } from './format-test-kit.ts';
+
+function run(deltas: readonly ToolCallDelta[], options?: OpenAIToolCallsOptions): ParserEvent[] {
+  const parser = createOpenAIToolCallsParser(options);
+  const events: ParserEvent[] = [];
+  for (const delta of deltas) events.push(...parser.pushToolCallDelta(delta));
+  events.push(...parser.finish('tool_calls'), ...parser.end());
+  expectWellFormedCalls(events);
+  return events;
+}
+
+// Ollama's OpenAI-compatible stream numbers every parallel call `index: 0` (ollama/ollama#15457),
+// and a server that leaves `index` out has it read as 0 (llm-client/chat-chunk-decoder.ts): each
+// call still comes with an id of its own, sent only on a call's first fragment.
+describe('openai tool-call deltas: a new id at an index already used', () => {
+  it('starts a new call, ending the one before, whether the names differ or not', () => {
+    const same = run([
+      { index: 0, id: 'a1', name: 'file_write', arguments: '{"path": "hello.py"}' },
+      { index: 0, id: 'b2', name: 'file_write', arguments: '{"path": "world.py"}' },
+    ]);
+    expect(malformedOf(same)).toEqual([]);
+    expect(callsOf(same).map((c) => [c.name, c.args])).toEqual([
+      ['file_write', { path: 'hello.py' }],
+      ['file_write', { path: 'world.py' }],
+    ]);
+    const different = run([
+      { index: 0, id: 'a1', name: 'get_weather', arguments: '' },
+      { index: 0, arguments: '{"city": "Paris"}' },
+      { index: 0, id: 'b2', name: 'get_time', arguments: '' },
+      { index: 0, arguments: '{"tz": "CET"}' },
+    ]);
+    expect(malformedOf(different)).toEqual([]);
+    expect(callsOf(different).map((c) => [c.name, c.args])).toEqual([
+      ['get_weather', { city: 'Paris' }],
+      ['get_time', { tz: 'CET' }],
+    ]);
+  });
+
+  it('keeps the upstream ids apart with upstreamIds, and a repeated id is still the same call', () => {
+    const events = run([{ index: 0, id: 'a1', name: 'f', arguments: '{"x":' }, { index: 0, id: 'a1', arguments: '1}' }, { index: 0, id: 'b2', name: 'g', arguments: '{}' }], { upstreamIds: true });
+    expect(callsOf(events).map((c) => [c.callId, c.name, c.args])).toEqual([
+      ['a1', 'f', { x: 1 }],
+      ['b2', 'g', {}],
+    ]);
+  });
+
+  it('starts the new call after one that was broken, rather than report a fragment for an ended call', () => {
+    const events = run([{ index: 0, id: 'a1', name: 'f', arguments: '{} x' }, { index: 0, id: 'b2', name: 'g', arguments: '{"y": 2}' }]);
+    expect(malformedOf(events)).toEqual([{ type: 'malformed', callId: 'call_1', reason: 'text after the arguments object' }]);
+    expect(callsOf(events).map((c) => [c.name, c.args])).toEqual([['g', { y: 2 }]]);
+  });
+});
