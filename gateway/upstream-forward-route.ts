@@ -60,19 +60,15 @@ export interface ForwardRouteContext {
  */
 export async function upstreamForwardRoute(ctx: ForwardRouteContext, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
   const headers = forwardedHeaders(req.headers);
-  let body: IncomingMessage | Buffer | null = hasBody(req) ? req : null;
-  const length = Number(req.headers['content-length']);
+  let body: Readable | Buffer | null;
   /** The JSON the body holds, where it was read whole and is plain JSON. */
   let json: unknown;
-  if (body !== null && ctx.config.upstream.model !== undefined && isJson(req)) {
-    json = withModel(await readJsonBody(req, ctx.config.maxBodyBytes), ctx.config.upstream.model);
-    body = Buffer.from(requestJson(json));
-    headers['content-length'] = String(body.length);
-  } else if (body !== null && length <= ctx.config.maxBodyBytes) {
-    // A body of known, modest size goes out whole, with the request head: piped, undici writes
-    // it only in later turns of the loop, on the way to the first token.
-    body = await readBodyBytes(req, ctx.config.maxBodyBytes);
-    if (isJson(req) && !isEncoded(req)) json = parsedOrUndefined(body);
+  try {
+    ({ body, json } = await forwardedBody(ctx, req, headers));
+  } catch (error) {
+    // The gateway's own refusal (413, 415, 400): counted as any answer the upstream did not give.
+    countFailure(ctx, error);
+    throw error;
   }
   const query = req.url?.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '';
   const cancel = abortOnClose(res, ctx.shutdown);
@@ -97,6 +93,22 @@ export async function upstreamForwardRoute(ctx: ForwardRouteContext, req: Incomi
     clearTimeout(deadline);
     release();
   }
+}
+
+/** The body as it goes upstream: read whole (its model replaced with `upstream.model`) where that is allowed, else the request itself, streamed. */
+async function forwardedBody(ctx: ForwardRouteContext, req: IncomingMessage, headers: Record<string, string | string[]>): Promise<{ body: Readable | Buffer | null; json?: unknown }> {
+  if (!hasBody(req)) return { body: null };
+  if (ctx.config.upstream.model !== undefined && isJson(req)) {
+    const json = withModel(await readJsonBody(req, ctx.config.maxBodyBytes), ctx.config.upstream.model);
+    const body = Buffer.from(requestJson(json));
+    headers['content-length'] = String(body.length);
+    return { body, json };
+  }
+  // A body of known, modest size goes out whole, with the request head: piped, undici writes
+  // it only in later turns of the loop, on the way to the first token.
+  if (!(Number(req.headers['content-length']) <= ctx.config.maxBodyBytes)) return { body: req };
+  const body = await readBodyBytes(req, ctx.config.maxBodyBytes);
+  return { body, json: isJson(req) && !isEncoded(req) ? parsedOrUndefined(body) : undefined };
 }
 
 /** To the one upstream, or over its replicas while a refusal lets another be tried. */

@@ -1,0 +1,37 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
+
+// conveyor_forwarded_requests_total counts forwarded requests "by the status the client got, and
+// the gateway's error code when the upstream gave no answer"; one the gateway refused while reading
+// its body (too large, not JSON where it must read it, a wrong type) was counted nowhere at all.
+describe('regression: a forwarded request refused while its body is read is counted', () => {
+  let upstream: Server;
+  let gateway: GatewayHandle;
+  let asked = 0;
+  beforeAll(async () => {
+    upstream = createServer((req, res) => {
+      asked += 1;
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    const baseUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
+    gateway = await startGateway({ port: 0, maxBodyBytes: 100, upstream: { baseUrl, model: 'served-name' } }, { tools: new Map() });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await new Promise((resolve) => upstream?.close(resolve));
+  });
+
+  it('by the 413 and the 400 its client got, never reaching the upstream', async () => {
+    const post = (body: string) => fetch(`${gateway.url}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    expect((await post(JSON.stringify({ input: 'x'.repeat(200) }))).status).toBe(413);
+    expect((await post('{"input": ')).status).toBe(400);
+    expect(asked).toBe(0);
+    const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
+    const lines = metrics.split('\n').filter((line) => line.startsWith('conveyor_forwarded_requests_total{'));
+    expect(lines.sort()).toEqual(['conveyor_forwarded_requests_total{status="400",error="invalid_request"} 1', 'conveyor_forwarded_requests_total{status="413",error="request_too_large"} 1']);
+  });
+});
