@@ -124,14 +124,14 @@ class OpenAIToolCalls implements OpenAIToolCallsParser {
     const text = part.arguments;
     if (this.#ended || call === undefined || text === undefined || this.#carry !== undefined || part.index !== call.index || call.closed) return undefined;
     // A new id is a new call (#toolCallDelta): one comparison, on fragments that carry an id.
-    if (part.id !== undefined && call.upstreamId !== undefined && part.id !== call.upstreamId) return undefined;
+    if (isNewId(call, part.id)) return undefined;
     const args = call.args;
     if (args === undefined || !args.started) return undefined;
     const out = this.#plainOut;
     const callId = args.writePlain(text, out);
     if (callId === undefined) return undefined;
     // As the general path does with the rest of the fragment (the name is already known).
-    if (part.id !== undefined) call.upstreamId ??= part.id;
+    if (part.id) call.upstreamId ??= part.id;
     if (callId !== '') {
       if (text.length === 0) return [];
       const last = text.charCodeAt(text.length - 1);
@@ -160,7 +160,7 @@ class OpenAIToolCalls implements OpenAIToolCallsParser {
     // An id comes only on a call's first fragment (or the same one again): a different one at a
     // used index is the next call. Ollama numbers every parallel call 0, and a missing index is
     // read as 0 (llm-client), so the second call would join the first and break both.
-    if (call !== undefined && part.id !== undefined && call.upstreamId !== undefined && part.id !== call.upstreamId) call = undefined;
+    if (call !== undefined && isNewId(call, part.id)) call = undefined;
     if (call !== this.#current && this.#current) this.#close(this.#current, out);
     if (!call) {
       call = { index: part.index, callId: undefined, upstreamId: undefined, name: undefined, early: '', args: undefined, closed: false, leadingWhitespace: false };
@@ -176,7 +176,7 @@ class OpenAIToolCalls implements OpenAIToolCallsParser {
       return;
     }
     this.#current = call;
-    if (part.id !== undefined) call.upstreamId ??= part.id;
+    if (part.id) call.upstreamId ??= part.id;
     if (part.name !== undefined && part.name.length > 0) {
       if (call.name === undefined) this.#start(call, part.name, out);
       // A name sent in pieces would run the tool named by its first: the call is refused instead.
@@ -264,6 +264,11 @@ class OpenAIToolCalls implements OpenAIToolCallsParser {
     call.closed = true;
     out.push(call.callId === undefined ? { type: 'malformed', reason } : { type: 'malformed', callId: call.callId, reason });
   }
+}
+
+/** Whether `id` names a call other than `call`; an empty id (some servers send "" after the first fragment) is none. */
+function isNewId(call: Call, id: string | undefined): boolean {
+  return id !== undefined && id !== '' && call.upstreamId !== undefined && id !== call.upstreamId;
 }
 
 function isWhitespace(c: number): boolean {

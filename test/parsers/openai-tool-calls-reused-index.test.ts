@@ -47,6 +47,15 @@ describe('openai tool-call deltas: a new id at an index already used', () => {
     ]);
   });
 
+  it('takes an empty id for none (servers that send id "" on every fragment after the first)', () => {
+    const events = run([{ index: 0, id: 'a1', name: 'f', arguments: '' }, { index: 0, id: '', arguments: '{"x": 1}' }, { index: 0, id: 'b2', name: 'g', arguments: '' }, { index: 0, id: '', arguments: '{}' }]);
+    expect(malformedOf(events)).toEqual([]);
+    expect(callsOf(events).map((c) => [c.name, c.args])).toEqual([
+      ['f', { x: 1 }],
+      ['g', {}],
+    ]);
+  });
+
   it('starts the new call after one that was broken, rather than report a fragment for an ended call', () => {
     const events = run([{ index: 0, id: 'a1', name: 'f', arguments: '{} x' }, { index: 0, id: 'b2', name: 'g', arguments: '{"y": 2}' }]);
     expect(malformedOf(events)).toEqual([{ type: 'malformed', callId: 'call_1', reason: 'text after the arguments object' }]);
