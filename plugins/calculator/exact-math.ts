@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type { MathJsInstance } from 'mathjs';
 import { mathjsOperators } from './operator-spelling.ts';
 import { roundingStaysHidden, smallestExponent, watchMagnitudes, withLargestExponent } from './rounded-integers.ts';
+import { withSyntaxHint } from './syntax-hints.ts';
 
 /** Significant digits computed; results show DISPLAY_DIGITS so guard digits hide rounding (1/3*3 → 1). */
 const PRECISION = 64;
@@ -61,7 +62,8 @@ function instance(): Instance {
     // "function config is not available", which told a model nothing it could act on.
     const names = ['import', 'createUnit', 'config', 'evaluate', 'parse', 'compile', 'parser', 'reviver', 'replacer', 'help', ...nodeFunctions(math)];
     // Before `import` itself is disabled below.
-    math.import({ mod: exactMod(math) }, { override: true });
+    // ln: Python's and most calculators' name for the natural log, mathjs' log(x).
+    math.import({ mod: exactMod(math), ln: math.log }, { override: true });
     math.import(Object.fromEntries(names.map((name) => [name, unavailable(name)])), { override: true });
     // decimal.js' own setting, which every operation reads: a few µs. mathjs' config({ precision })
     // rebuilt its BigNumber class, units and constants (pi, e, ln 2) at the new precision: 0.6 s
@@ -144,7 +146,7 @@ export function evaluateExact(expression: string): Evaluation {
     const problem = nonFiniteProblem(math, value);
     return problem === undefined ? { ok: true, value: text } : { ok: false, error: problem };
   } catch (err) {
-    return { ok: false, error: err instanceof Error ? err.message : String(err) };
+    return { ok: false, error: withSyntaxHint(expression, err instanceof Error ? err.message : String(err)) };
   }
 }
 

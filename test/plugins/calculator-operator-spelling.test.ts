@@ -26,4 +26,15 @@ describe('calculator operator spellings', () => {
     expect(evaluateExact("concat('1 − 2', \"**\")")).toEqual({ ok: true, value: '"1 − 2**"' });
     expect(evaluateExact('2 ** 3 +')).toEqual({ ok: false, error: 'Unexpected end of expression (char 9)' });
   });
+
+  it("reads ln as the natural log, and says what to write for Python's // and a thousands separator", () => {
+    // The regressions: "Undefined function ln", "Value expected (char 4)" and "Unexpected
+    // operator , (char 2)", none of which said what mathjs reads instead.
+    expect(evaluateExact('ln(e^3)')).toEqual({ ok: true, value: '3' });
+    expect(evaluateExact('7 // 2')).toEqual({ ok: false, error: 'Value expected (char 4); the calculator has no // (floor division): write floor(a / b)' });
+    expect(evaluateExact('1,000 + 1')).toEqual({ ok: false, error: 'Unexpected operator , (char 2); write numbers without thousands separators (1000, not 1,000)' });
+    // Only an expression that failed gets a hint: max(1,000) is max(1, 0) to mathjs, and "//" in a string is text.
+    expect(evaluateExact('max(1,000)')).toEqual({ ok: true, value: '1' });
+    expect(evaluateExact('"a//b" +')).toEqual({ ok: false, error: 'Unexpected end of expression (char 9)' });
+  });
 });
