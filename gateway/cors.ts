@@ -2,6 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { OriginNotAllowedError } from '../core/errors.ts';
 import { OPENAI_REQUEST_ID_HEADER, REQUEST_ID_HEADER } from './request-id.ts';
 
+/**
+ * What a page may read of an answer beyond the safelisted few: the request ids, and what OpenAI's
+ * SDKs decide a retry by (x-should-retry: false after the gateway's tools ran, which a retry would
+ * run again; the Retry-After of a 503 gateway_busy or an upstream's 429).
+ */
+const EXPOSED_HEADERS = `${REQUEST_ID_HEADER}, ${OPENAI_REQUEST_ID_HEADER}, x-should-retry, retry-after`;
+
 /** How long a browser may reuse a preflight's answer (seconds); Chrome caps it at 7200. */
 const PREFLIGHT_MAX_AGE_S = '600';
 
@@ -55,7 +62,7 @@ export class CorsPolicy {
     }
     res.setHeader('access-control-allow-origin', origin);
     if (!preflight) {
-      res.setHeader('access-control-expose-headers', `${REQUEST_ID_HEADER}, ${OPENAI_REQUEST_ID_HEADER}`);
+      res.setHeader('access-control-expose-headers', EXPOSED_HEADERS);
       return false;
     }
     const headers: Record<string, string> = {

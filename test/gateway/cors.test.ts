@@ -74,7 +74,7 @@ describe('CORS for web pages on allowed origins', () => {
     expect(streamed.status).toBe(200);
     expect(streamed.headers['content-type']).toContain('text/event-stream');
     expect(streamed.headers['access-control-allow-origin']).toBe(APP);
-    expect(streamed.headers['access-control-expose-headers']).toBe('x-conveyor-request-id, x-request-id');
+    expect(streamed.headers['access-control-expose-headers']).toBe('x-conveyor-request-id, x-request-id, x-should-retry, retry-after');
     expect(streamed.headers['x-conveyor-request-id']).toMatch(/^chatcmpl-/);
     expect(streamed.text).toContain('Hello.');
   });
