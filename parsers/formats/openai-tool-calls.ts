@@ -20,7 +20,7 @@ export interface OpenAIToolCallsParser extends ToolCallParser {
   /** Content text, passed through unchanged. */
   push(delta: string): ParserEvent[];
   pushToolCallDelta(part: ToolCallDelta): ParserEvent[];
-  /** The upstream's finish_reason: every open call ends here. */
+  /** The upstream's finish_reason: every open call ends here ("length" as at endCut()). */
   finish(reason: string): ParserEvent[];
   /**
    * The end of a stream the token limit cut: an open call with no arguments yet was cut after
@@ -89,8 +89,10 @@ class OpenAIToolCalls implements OpenAIToolCallsParser {
     return this.#take(out);
   }
 
-  finish(_reason: string): ParserEvent[] {
+  finish(reason: string): ParserEvent[] {
     const out = this.#open();
+    // "length" is the token limit: what endCut() reads it as, whichever the caller reports.
+    if (reason === 'length') this.#refuseCutAfterName(out);
     this.#closeCurrent(out);
     return this.#take(out);
   }
@@ -106,12 +108,16 @@ class OpenAIToolCalls implements OpenAIToolCallsParser {
   endCut(): ParserEvent[] {
     if (this.#ended) return [];
     const out = this.#open();
-    const call = this.#current;
-    // Arguments that close their object are whole; none at all is a call cut after its name.
-    if (call !== undefined && !call.closed && call.name !== undefined && !call.args!.started) this.#malformed(call, 'truncated: the token limit cut the call before its arguments', out);
+    this.#refuseCutAfterName(out);
     this.#closeCurrent(out);
     this.#ended = true;
     return out.events;
+  }
+
+  /** Arguments that close their object are whole; none at all is a call the token limit cut after its name. */
+  #refuseCutAfterName(out: EventList): void {
+    const call = this.#current;
+    if (call !== undefined && !call.closed && call.name !== undefined && !call.args!.started) this.#malformed(call, 'truncated: the token limit cut the call before its arguments', out);
   }
 
   /**

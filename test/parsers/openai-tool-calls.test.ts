@@ -81,6 +81,14 @@ describe('openai tool-call deltas', () => {
     expect(cut('{"a": 1}')).toEqual({ calls: ['done', 'f'], malformed: [] });
   });
 
+  it('reads finish("length") as the token limit, as endCut does: a call cut after its name does not run with {}', () => {
+    const cut = run([{ index: 0, name: 'f', arguments: '' }, { finish: 'length' }]);
+    expect(callsOf(cut)).toEqual([]);
+    expect(malformedOf(cut)).toEqual([{ type: 'malformed', callId: 'call_1', reason: 'truncated: the token limit cut the call before its arguments' }]);
+    // Any other reason ends it with {}, as OpenAI's empty arguments mean.
+    expect(callsOf(run([{ index: 0, name: 'f', arguments: '' }, { finish: 'tool_calls' }])).map((c) => c.args)).toEqual([{}]);
+  });
+
   it('queues arguments that arrive before the name, and reads empty arguments as {}', () => {
     const events = run([{ index: 0, arguments: '{"x": 1}' }, { index: 0, name: 'f' }, { index: 1, name: 'g', arguments: '' }]);
     expect(callsOf(events).map((c) => [c.name, c.args, c.argsText])).toEqual([
