@@ -4,6 +4,7 @@
 // everything the model or a tool wrote goes into the page as text, never as HTML.
 
 import { ClientCalls, answerTurns } from './answer-turns.js';
+import { keyProblem, requestHeaders } from './api-key.js';
 import { el } from './dom.js';
 import { EventsList } from './events-list.js';
 import { showExamples } from './examples.js';
@@ -25,10 +26,7 @@ let running;
 /** The run whose timeline the panel shows: the latest one, none after New chat. */
 let shown;
 
-function headers() {
-  const key = ui.key.value.trim();
-  return { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) };
-}
+const headers = () => requestHeaders(ui.key.value);
 
 function setStatus(text, isError = false) {
   ui.status.textContent = text;
@@ -42,7 +40,7 @@ async function loadModels(before = '') {
   try {
     res = await fetch('/v1/models', { headers: headers() });
   } catch (err) {
-    // A network failure, or a key fetch cannot put in a header (a character outside Latin-1).
+    // A network failure, or a key no header can carry (keyProblem).
     setStatus(`${before}GET /v1/models failed: ${err.message}`, true);
     return false;
   }
@@ -263,6 +261,9 @@ ui.form.addEventListener('submit', async (event) => {
   event.preventDefault();
   const prompt = ui.prompt.value.trim();
   if (!prompt || running) return;
+  // Like a missing model below: the question stays in its box, not left out of a request never sent.
+  const problem = keyProblem(ui.key.value);
+  if (problem) return setStatus(`not sent: ${problem}`, true);
   // The list did not load (no key yet, the upstream down): list it again rather than send no
   // model, which the gateway can only refuse, and the prompt with it.
   if (!ui.model.value && (!(await loadModels('not sent: ')) || running)) return;
