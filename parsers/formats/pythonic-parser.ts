@@ -90,6 +90,13 @@ class PythonicParser implements ToolCallParser {
   /** A `[` inside a fenced code block is the code's (see ProseFenceTracker), unless a wrapper token, no code's, is just before it. */
   readonly #fences = new ProseFenceTracker();
   #afterWrapper = false;
+  /**
+   * Whitespace after a list whose calls ran, held: frame before another call list or the output's
+   * end (vLLM has no content for `[f(x=1)]\n`), else content with what follows it.
+   */
+  #gap: string | undefined;
+  /** That gap, once a `[` after it is read as a list: frame if a call of it runs, else its text's start. */
+  #gapBeforeList = '';
 
   readonly #markers: string[];
 
@@ -126,7 +133,7 @@ class PythonicParser implements ToolCallParser {
         if (result.kind === 'more') return;
         if (result.kind === 'rejected') {
           // Prose after all: the "[" is content, and the text after it is scanned afresh.
-          this.#text('[');
+          this.#text(this.#takeGapBeforeList() + '[');
           this.#mode = 'prose';
           input = result.text.slice(1);
           continue;
@@ -144,20 +151,33 @@ class PythonicParser implements ToolCallParser {
   #prose(input: string, final: boolean): string {
     let rest = input;
     for (;;) {
+      if (this.#gap !== undefined) {
+        let space = 0;
+        while (space < rest.length && ' \t\n\r'.includes(rest[space]!)) space++;
+        this.#gap += rest.slice(0, space);
+        // As text would: what follows is no longer right after a wrapper token.
+        if (space > 0) this.#afterWrapper = false;
+        rest = rest.slice(space);
+        // At the output's end the gap is dropped: frame.
+        if (rest === '') return '';
+      }
       const found = searchMarkers(rest, this.#markers, final);
       if (!found.found) {
         const holdFrom = final ? rest.length : found.holdFrom;
-        this.#text(rest.slice(0, holdFrom));
+        // A possible wrapper token right after the gap: the gap waits with it.
+        if (holdFrom > 0) this.#text(this.#takeGap() + rest.slice(0, holdFrom));
         this.#heldProse = rest.slice(holdFrom);
         return '';
       }
-      this.#text(rest.slice(0, found.index));
+      if (found.index > 0) this.#text(this.#takeGap() + rest.slice(0, found.index));
       if (found.marker === '[' && (!this.#atLineStart || (this.#fences.inFence && !this.#afterWrapper))) {
-        this.#text('[');
+        this.#text(this.#takeGap() + '[');
         rest = rest.slice(found.index + 1);
         continue;
       }
       if (found.marker === '[') {
+        this.#gapBeforeList = this.#gap ?? '';
+        this.#gap = undefined;
         this.#mode = 'candidate';
         this.#candidate = new PythonicCandidate();
         return rest.slice(found.index);
@@ -166,6 +186,19 @@ class PythonicParser implements ToolCallParser {
       this.#atLineStart = this.#afterWrapper = true;
       rest = rest.slice(found.index + found.marker.length);
     }
+  }
+
+  /** The held gap, as text to go out now (a gap before prose is content), and no gap held after it. */
+  #takeGap(): string {
+    const gap = this.#gap ?? '';
+    this.#gap = undefined;
+    return gap;
+  }
+
+  #takeGapBeforeList(): string {
+    const gap = this.#gapBeforeList;
+    this.#gapBeforeList = '';
+    return gap;
   }
 
   /** Prose out as content, keeping track of whether it ends at a line's start. */
@@ -265,7 +298,7 @@ class PythonicParser implements ToolCallParser {
   #fail(reason: string, unconsumed: string): void {
     const callId = this.#grammar?.openCallId;
     this.#out.event(callId === undefined ? { type: 'malformed', reason: `pythonic: ${reason}` } : { type: 'malformed', callId, reason: `pythonic: ${reason}` });
-    this.#text(this.#held.release() + unconsumed);
+    this.#text(this.#takeGapBeforeList() + this.#held.release() + unconsumed);
     this.#grammar = undefined;
     this.#lexer = undefined;
     this.#skipper = undefined;
@@ -279,14 +312,18 @@ class PythonicParser implements ToolCallParser {
       // The name ends at the current character: PythonLexer emits a name at the one after it.
       this.#callFrom = this.#raw.length + this.#lexer!.index - this.#chunkFrom - token.value.length;
     } else if (step === 'call-end') {
-      // The list is a call list after all: the bad calls before this one are content, but not its brackets.
+      // The list is a call list after all: the bad calls before this one are content, but not its
+      // brackets, nor the whitespace before it.
+      this.#gapBeforeList = '';
       this.#text(this.#held.callRan());
       this.#consumedThroughCurrent();
     } else if (step === 'list-end') {
       // A list whose every call was malformed: its end is text too, like the rest of it.
       const written = this.#held.release();
-      if (!this.#held.ran) this.#text(written + this.#raw + this.#chunk.slice(this.#chunkFrom, this.#lexer!.index + 1));
+      const ran = this.#held.ran;
+      if (!ran) this.#text(this.#takeGapBeforeList() + written + this.#raw + this.#chunk.slice(this.#chunkFrom, this.#lexer!.index + 1));
       this.#consumedThroughCurrent();
+      if (ran) this.#gap = '';
       this.#grammar = undefined;
       this.#lexer = undefined;
       this.#mode = 'prose';
