@@ -7,7 +7,7 @@ import { bodyRefusal } from './server-connection-hooks.ts';
  */
 export async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<unknown> {
   const type = req.headers['content-type'];
-  if (type?.split(';', 1)[0]!.trim().toLowerCase() !== 'application/json') {
+  if (!sentAsJson(req)) {
     // Dropped unread, so the refusal still reaches the client.
     req.resume();
     throw new UnsupportedMediaTypeError(type);
@@ -29,6 +29,19 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
 export function jsonText(bytes: Buffer): string {
   const bom = bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
   return bytes.toString('utf8', bom ? 3 : 0);
+}
+
+/**
+ * `application/json`, or no Content-Type from a client that is no browser. FastAPI (vLLM) reads a
+ * typeless body as JSON, and scripts send one (`requests.post(url, data=json.dumps(body))`). A web
+ * page can send a typeless POST to any address without a preflight (a Blob without a type), but
+ * the browser always adds its Origin to a POST, so a typeless body with an Origin stays refused:
+ * it could run the tools of a keyless gateway for any site its user opens.
+ */
+function sentAsJson(req: IncomingMessage): boolean {
+  const type = req.headers['content-type'];
+  if (type === undefined) return req.headers.origin === undefined;
+  return type.split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
 }
 
 /**

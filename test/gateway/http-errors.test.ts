@@ -210,7 +210,8 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', undefined]) {
       const res = await fetch(`${gateway.url}/v1/chat/completions`, {
         method: 'POST',
-        headers: type ? { 'content-type': type } : {},
+        // A page's typeless Blob comes with its Origin, as a browser sends every POST (without one it is read as JSON, as vLLM reads it).
+        headers: type ? { 'content-type': type } : { origin: 'https://evil.example' },
         body: type ? JSON.stringify(hello) : new Blob([JSON.stringify(hello)]),
       });
       expect(res.status).toBe(415);

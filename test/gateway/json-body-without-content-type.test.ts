@@ -1,0 +1,51 @@
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
+import { startSim, type SimHandle } from '../../sim/sim-server.ts';
+import { E2E_PROFILE, SIM_MODEL } from '../support/e2e-profile.ts';
+
+const hello = JSON.stringify({ model: SIM_MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 });
+
+/** A POST with no Content-Type at all, as Python's `requests.post(url, data=json.dumps(body))` sends it. */
+function postUntyped(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-length': String(Buffer.byteLength(hello)), ...headers } }, (res) => {
+      let body = '';
+      res.on('data', (chunk: Buffer) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end(hello);
+  });
+}
+
+// vLLM's FastAPI reads a body without a Content-Type as JSON (only a non-JSON type is refused), and
+// scripts that post `data=json.dumps(...)` with requests send none: the gateway answered them 415.
+// A browser page can send a typeless POST without a preflight too (a Blob without a type), but a
+// browser always sends Origin with a POST: such a request is still refused.
+describe('regression: a chat body sent without a Content-Type', () => {
+  let sim: SimHandle;
+  let gateway: GatewayHandle;
+  beforeAll(async () => {
+    sim = await startSim({ profile: { ...E2E_PROFILE, decode: { baseMs: 2, perSeqMs: 0 } } });
+    gateway = await startGateway({ port: 0, upstream: { baseUrl: sim.url } }, { tools: new Map() });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await sim?.close();
+  });
+
+  it('is read as JSON from a client that is no browser (no Origin), as vLLM reads it', async () => {
+    const res = await postUntyped(gateway.url, {});
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body).object).toBe('chat.completion');
+  });
+
+  it("is still refused 415 from a web page (an Origin), which could send it without the browser's preflight", async () => {
+    const before = sim.counters().requestsReceived;
+    const res = await postUntyped(gateway.url, { origin: 'https://evil.example' });
+    expect(res.status).toBe(415);
+    expect(JSON.parse(res.body).error.code).toBe('unsupported_media_type');
+    expect(sim.counters().requestsReceived).toBe(before);
+  });
+});
