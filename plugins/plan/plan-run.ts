@@ -6,6 +6,7 @@ import { replaceStepReferences } from '../../parsers/formats/plan-step-reference
 import type { ToolCallContext, ToolExecution, ToolPlugin, ToolResult } from '../plugin-types.ts';
 import { escapeTemplateText, templateParameterOf } from '../format/format-plugin.ts';
 import { stepCall } from './keyword-arguments.ts';
+import { literalAsText } from './literal-text.ts';
 
 export interface PlanToolOptions {
   /** The tools steps may call (the gateway's registry, or a lookup into it). */
@@ -108,18 +109,19 @@ export class PlanRun {
     // $500") stays as written, as LLMCompiler's own resolver leaves an index it has no result for.
     const missing = deps.find((n) => !this.#steps.has(n));
     if (missing !== undefined) return `step ${step.index} refers to $${missing}, which is not a step of this plan`;
-    const names = Object.keys((tool.parameters['properties'] as Record<string, unknown> | undefined) ?? {});
+    const properties = (tool.parameters['properties'] as Record<string, unknown> | undefined) ?? {};
+    const names = Object.keys(properties);
     const call = stepCall(step);
     if ('problem' in call) return `step ${step.index}: ${call.problem}`;
     // A step's value goes into format's template as text, as format's own values go in: its braces
     // ("set() is {}") must not become placeholders, nor leave format short of values.
     const template = templateParameterOf(tool);
     if (call.positional.length > names.length) return `step ${step.index}: ${step.tool} takes ${names.length} argument(s) (${names.join(', ')}), got ${call.positional.length}`;
-    const args: Array<[string, unknown]> = call.positional.map((arg, i) => [names[i]!, arg]);
+    const args: Array<[string, unknown]> = call.positional.map((arg, i) => [names[i]!, literalAsText(properties[names[i]!], arg)]);
     for (const [name, arg] of call.keywords) {
       if (!names.includes(name)) return `step ${step.index}: ${step.tool} has no parameter "${name}" (it takes ${names.join(', ')})`;
       if (args.some(([given]) => given === name)) return `step ${step.index}: ${step.tool} got "${name}" twice`;
-      args.push([name, arg]);
+      args.push([name, literalAsText(properties[name], arg)]);
     }
 
     const outcome = Promise.all(deps.map((n) => this.#steps.get(n)!.outcome)).then(async (before): Promise<StepOutcome> => {

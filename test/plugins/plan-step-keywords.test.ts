@@ -58,3 +58,21 @@ describe('plan steps numbered twice', () => {
     expect(contents(run)).toEqual(['a', 'a!']);
   });
 });
+
+// Review s48: a number or boolean literal given to a text parameter failed the step with zod's
+// "expected string, received number", so `calculator(5)` or `echo(42)`, which LLMCompiler's
+// Python tools take, was an error the model could only guess at.
+describe('plan steps with a literal number or boolean for a text parameter', () => {
+  it('gives the tool its text, positional or by keyword, as Python writes it', async () => {
+    const run = await planRun('1. calculator(5)\n2. echo(2.5)\n3. echo(text=-3)\n4. echo(True)\n5. format("{} and {}", 7, False)\n6. join()\n');
+    expect(run.result?.ok).toBe(true);
+    // format's values take numbers and booleans themselves (a boolean reads as in JSON): left as they are.
+    expect(contents(run)).toEqual(['5', '2.5', '-3', 'True', '7 and false']);
+  });
+
+  it('leaves what has no single text: None, a list, an integer past 2^53', async () => {
+    const run = await planRun('1. echo(None)\n2. echo([1, 2])\n3. echo(12345678901234567890)\n4. join()\n');
+    expect(planSteps(run)!.map((s) => s.ok)).toEqual([false, false, false]);
+    expect(contents(run)[2]).toMatch(/expected string, received number/);
+  });
+});
