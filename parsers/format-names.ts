@@ -15,6 +15,10 @@ const ALIASES: Record<string, ParserFormat> = {
   // vLLM's XML reader of the same Qwen3-Coder format, and older vLLM's name for DeepSeek-V3.
   'qwen3-xml': 'qwen3-coder',
   deepseekv3: 'deepseek-v3',
+  // SGLang's names (its `deepseekv3`, `llama3`, `gpt-oss` and `qwen` are above): `qwen25` is
+  // its older name for the hermes-style `qwen` parser.
+  deepseekv31: 'deepseek-v31',
+  qwen25: 'hermes',
   markdown: 'code-fence',
   llmcompiler: 'llmcompiler-plan',
 };

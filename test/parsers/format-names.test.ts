@@ -9,6 +9,22 @@ describe('resolveParserFormat', () => {
     ).toEqual(['hermes', 'llama3-json', 'llama3-json', 'qwen3-coder', 'qwen3-coder', 'deepseek-v3', 'deepseek-v3', 'harmony', 'mistral', 'pythonic']);
   });
 
+  // A deployment moved from SGLang keeps its --tool-call-parser name: `deepseekv31` and `qwen25`
+  // were refused as unknown formats (`deepseekv3`, `llama3`, `gpt-oss` were already taken).
+  it("takes SGLang's --tool-call-parser names for the formats we have", () => {
+    expect(['deepseekv3', 'deepseekv31', 'qwen25', 'qwen', 'llama3', 'gpt-oss', 'pythonic', 'mistral', 'qwen3_coder'].map((n) => resolveParserFormat(n))).toEqual([
+      'deepseek-v3',
+      'deepseek-v31',
+      'hermes',
+      'hermes',
+      'llama3-json',
+      'harmony',
+      'pythonic',
+      'mistral',
+      'qwen3-coder',
+    ]);
+  });
+
   it('refuses an unknown one on the field that named it, listing the known ones', () => {
     let thrown: unknown;
     try {
