@@ -33,8 +33,8 @@ type State =
   /** v0.3 list: before an item ("{"), or "]" when `first`. */
   | { kind: 'item'; raw: RawText; first: boolean }
   | { kind: 'object'; raw: RawText; call: JsonCallObject; inList: boolean }
-  /** v0.3 list: after an item, "," or "]". */
-  | { kind: 'after-item'; raw: RawText; call: JsonCallObject }
+  /** v0.3 list: after an item, "," or "]" (`ws`: the whitespace since the item). */
+  | { kind: 'after-item'; raw: RawText; call: JsonCallObject; ws: string }
   /** v11+: the name, up to [ARGS] (optionally name[CALL_ID]id[ARGS]) or straight to its "{". */
   | { kind: 'name'; raw: RawText; name: string }
   | { kind: 'call-id'; raw: RawText; name: string; id: number }
@@ -129,17 +129,19 @@ class MistralParser extends FormatParser {
         state.raw.add(buf.slice(i, stop));
         if (state.call.status === 'failed') return this.#broken(state.raw, state.call.callId, state.call.failure!.reason, stop, out);
         if (state.call.status === 'complete') {
-          this.#state = state.inList ? { kind: 'after-item', raw: state.raw, call: state.call } : { kind: 'after-call', call: state.call, ws: '' };
+          this.#state = state.inList ? { kind: 'after-item', raw: state.raw, call: state.call, ws: '' } : { kind: 'after-call', call: state.call, ws: '' };
         }
         return stop;
       }
       case 'after-item': {
         const j = skipWhitespace(buf, i);
         state.raw.add(buf.slice(i, j));
+        state.ws += buf.slice(i, j);
         if (j === buf.length) return j;
         if (buf[j] === ',' || buf[j] === ']') {
           this.#end(state.call, out);
-          this.#state = buf[j] === ',' ? { kind: 'item', raw: new RawText(), first: false } : { kind: 'after-call', call: undefined, ws: '' };
+          // The separator is the next item's frame: released with it if it breaks, as written.
+          this.#state = buf[j] === ',' ? { kind: 'item', raw: new RawText(state.ws + ','), first: false } : { kind: 'after-call', call: undefined, ws: '' };
           return j + 1;
         }
         return this.#broken(state.raw, state.call.callId, 'expected "," or "]" after a call', j, out);

@@ -192,6 +192,21 @@ describe('mistral parser: what is not a call', () => {
     expect(malformedOf(events)).toEqual([{ type: 'malformed', callId: 'call_1', reason: 'expected "," or "]" after a call' }]);
   });
 
+  it('keeps the "," after a finished item in the text of what breaks after it', () => {
+    // The call before it ran; the rest reads as the model wrote it, separator included.
+    for (const [tail, reason] of [
+      [' , 42]', 'expected a call after ","'],
+      [',\n]', 'expected a call after ","'],
+      [', {"name": "g", "arguments": nul}]', '"arguments" must be a JSON object'],
+    ] as const) {
+      const events = parse(`[TOOL_CALLS] [{"name": "f", "arguments": {}}${tail}`);
+      expect(callsOf(events).map((c) => c.name)).toEqual(['f']);
+      expect(malformedOf(events).map((e) => e.reason)).toEqual([reason]);
+      expect(textOf(events)).toBe(tail);
+      expect(coalesceText(feed(make(), `[TOOL_CALLS] [{"name": "f", "arguments": {}}${tail}`.split('')))).toEqual(events);
+    }
+  });
+
   it('refuses tools outside the whitelist', () => {
     const events = parse('[TOOL_CALLS]drop_db[ARGS]{}', { tools: ['add'] });
     expect(malformedOf(events)).toEqual([{ type: 'malformed', reason: 'unknown tool "drop_db"' }]);
