@@ -38,7 +38,7 @@ export function jsonText(bytes: Buffer): string {
  * the browser always adds its Origin to a POST, so a typeless body with an Origin stays refused:
  * it could run the tools of a keyless gateway for any site its user opens.
  */
-function sentAsJson(req: IncomingMessage): boolean {
+export function sentAsJson(req: IncomingMessage): boolean {
   const type = req.headers['content-type'];
   if (type === undefined) return req.headers.origin === undefined;
   return type.split(';', 1)[0]!.trim().toLowerCase() === 'application/json';

@@ -17,7 +17,7 @@ import { ForwardedErrorAnswer } from './forwarded-error.ts';
 import { answerHeaders, forwardedHeaders } from './forwarded-headers.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import { admitted } from './request-admission.ts';
-import { jsonText, readBodyBytes, readJsonBody } from './request-body.ts';
+import { jsonText, readBodyBytes, readJsonBody, sentAsJson } from './request-body.ts';
 import type { UpstreamTarget } from './session.ts';
 import { isJsonObject } from '../core/json-object.ts';
 
@@ -98,7 +98,7 @@ export async function upstreamForwardRoute(ctx: ForwardRouteContext, req: Incomi
 /** The body as it goes upstream: read whole (its model replaced with `upstream.model`) where that is allowed, else the request itself, streamed. */
 async function forwardedBody(ctx: ForwardRouteContext, req: IncomingMessage, headers: Record<string, string | string[]>): Promise<{ body: Readable | Buffer | null; json?: unknown }> {
   if (!hasBody(req)) return { body: null };
-  if (ctx.config.upstream.model !== undefined && isJson(req)) {
+  if (ctx.config.upstream.model !== undefined && sentAsJson(req)) {
     const json = withModel(await readJsonBody(req, ctx.config.maxBodyBytes), ctx.config.upstream.model);
     const body = Buffer.from(requestJson(json));
     headers['content-length'] = String(body.length);
@@ -108,7 +108,7 @@ async function forwardedBody(ctx: ForwardRouteContext, req: IncomingMessage, hea
   // it only in later turns of the loop, on the way to the first token.
   if (!(Number(req.headers['content-length']) <= ctx.config.maxBodyBytes)) return { body: req };
   const body = await readBodyBytes(req, ctx.config.maxBodyBytes);
-  return { body, json: isJson(req) && !isEncoded(req) ? parsedOrUndefined(body) : undefined };
+  return { body, json: sentAsJson(req) && !isEncoded(req) ? parsedOrUndefined(body) : undefined };
 }
 
 /** To the one upstream, or over its replicas while a refusal lets another be tried. */
@@ -281,10 +281,6 @@ function connectionTo(ctx: ForwardRouteContext, baseUrl: string): ForwardConnect
 
 function hasBody(req: IncomingMessage): boolean {
   return req.headers['content-length'] !== undefined ? req.headers['content-length'] !== '0' : req.headers['transfer-encoding'] !== undefined;
-}
-
-function isJson(req: IncomingMessage): boolean {
-  return req.headers['content-type']?.split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
 }
 
 function isEncoded(req: IncomingMessage): boolean {

@@ -1,4 +1,5 @@
-import { request } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
 import { startSim, type SimHandle } from '../../sim/sim-server.ts';
@@ -7,15 +8,15 @@ import { E2E_PROFILE, SIM_MODEL } from '../support/e2e-profile.ts';
 const hello = JSON.stringify({ model: SIM_MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 });
 
 /** A POST with no Content-Type at all, as Python's `requests.post(url, data=json.dumps(body))` sends it. */
-function postUntyped(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+function postUntyped(url: string, headers: Record<string, string>, path = '/v1/chat/completions', body = hello): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-length': String(Buffer.byteLength(hello)), ...headers } }, (res) => {
+    const req = request(`${url}${path}`, { method: 'POST', headers: { 'content-length': String(Buffer.byteLength(body)), ...headers } }, (res) => {
       let body = '';
       res.on('data', (chunk: Buffer) => (body += chunk));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
     });
     req.on('error', reject);
-    req.end(hello);
+    req.end(body);
   });
 }
 
@@ -47,5 +48,29 @@ describe('regression: a chat body sent without a Content-Type', () => {
     expect(res.status).toBe(415);
     expect(JSON.parse(res.body).error.code).toBe('unsupported_media_type');
     expect(sim.counters().requestsReceived).toBe(before);
+  });
+});
+
+describe('regression: a forwarded body sent without a Content-Type, where the gateway names the model', () => {
+  let echo: Server;
+  let gateway: GatewayHandle;
+  beforeAll(async () => {
+    echo = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(Buffer.concat(chunks)));
+    });
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+    gateway = await startGateway({ port: 0, upstream: { baseUrl: `http://127.0.0.1:${(echo.address() as AddressInfo).port}/v1`, model: 'served-name' } }, { tools: new Map() });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await new Promise((resolve) => echo?.close(resolve));
+  });
+
+  it("has its model replaced, as a typed JSON body's is: the upstream reads it as JSON too", async () => {
+    const res = await postUntyped(gateway.url, {}, '/v1/completions', JSON.stringify({ model: 'client-name', prompt: 'hi' }));
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toEqual({ model: 'served-name', prompt: 'hi' });
   });
 });
