@@ -277,7 +277,10 @@ ui.prompt.placeholder = `Ask something, or pick an example above (${SEND_KEYS} s
 ui.prompt.setAttribute('aria-keyshortcuts', 'Control+Enter Meta+Enter');
 ui.send.title = `Send (${SEND_KEYS})`;
 ui.prompt.addEventListener('keydown', (event) => {
-  if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) ui.form.requestSubmit();
+  // The key does what the button does, nothing while it is disabled: requestSubmit checked the
+  // prompt box the last send emptied, and "Please fill out this field" came up over a question
+  // whose answer was streaming.
+  if (event.key === 'Enter' && (event.ctrlKey || event.metaKey) && !ui.send.disabled) ui.form.requestSubmit();
 });
 ui.stop.addEventListener('click', () => running?.abort.abort());
 ui.clear.addEventListener('click', () => {
