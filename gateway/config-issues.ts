@@ -12,15 +12,30 @@ export function describeConfigIssues(error: z.ZodError, schema: z.ZodType): stri
 
 type Issue = z.core.$ZodIssue;
 
-/** Union issues replaced by the issues of the one branch the value was meant for, when that is clear. */
+/**
+ * Union issues replaced by the issues of the one branch the value was meant for, when that is
+ * clear; a value of none of the union's kinds by one issue naming them all. zod's own answer to
+ * the latter was "Invalid input", or, where one branch is a literal (`"http_get": true` against
+ * `false | {…}`), that branch's "expected false", as if only false were allowed.
+ */
 function flatten(issues: readonly Issue[], prefix: PropertyKey[]): Issue[] {
-  return issues.flatMap((issue) => {
+  return issues.flatMap((issue): Issue[] => {
     const path = [...prefix, ...issue.path];
     if (issue.code !== 'invalid_union') return [{ ...issue, path }];
-    // A branch whose only complaint is the value's kind at the union itself was not the one meant.
-    const meant = issue.errors.filter((branch) => !(branch.length === 1 && branch[0]!.code === 'invalid_type' && branch[0]!.path.length === 0));
-    return meant.length === 1 ? flatten(meant[0]!, path) : [{ ...issue, path }];
+    // A branch whose only complaint is the value's kind (or literal value) at the union itself was not the one meant.
+    const kindOnly = (branch: readonly Issue[]) => branch.length === 1 && branch[0]!.path.length === 0 && (branch[0]!.code === 'invalid_type' || branch[0]!.code === 'invalid_value');
+    const meant = issue.errors.filter((branch) => !kindOnly(branch));
+    if (meant.length === 1) return flatten(meant[0]!, path);
+    if (meant.length > 0 || issue.errors.length === 0) return [{ ...issue, path }];
+    return [{ ...issue, path, message: neitherKind(issue.errors.map((branch) => branch[0]!)) }];
   });
+}
+
+/** "expected false or object, received boolean": what each branch takes, and what the value is. */
+function neitherKind(branches: readonly Issue[]): string {
+  const expected = branches.flatMap((b) => (b.code === 'invalid_type' ? [b.expected] : b.code === 'invalid_value' ? b.values.map((v) => JSON.stringify(v)) : []));
+  const received = branches.map((b) => / received (\S+)$/.exec(b.message)?.[1]).find((r) => r !== undefined);
+  return `expected ${[...new Set(expected)].join(' or ')}${received ? `, received ${received}` : ''}`;
 }
 
 function describe(issue: Issue, root: z.ZodType): string {

@@ -1,0 +1,46 @@
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { readConfigFile } from '../../gateway/config-file.ts';
+import { CLI } from '../support/serve-process.ts';
+import { suiteTempDir } from '../support/temp-dir.ts';
+
+const dir = suiteTempDir('conveyor-either-kind-');
+let n = 0;
+
+function refusal(content: unknown): string {
+  const file = path.join(dir, `conveyor-${++n}.json`);
+  writeFileSync(file, JSON.stringify(content));
+  try {
+    readConfigFile(file);
+  } catch (err) {
+    return (err as Error).message.slice(`config file ${file}: `.length);
+  }
+  throw new Error(`${file} was accepted`);
+}
+
+// A setting that takes one of two kinds (a built-in's `false` or its settings, a module path or
+// `{ module }`, one upstream URL or a list) was answered with one branch's complaint or none:
+// `"http_get": true` (meant as "on") read "expected false", as if only false were allowed, and a
+// number where a module or a URL goes read zod's bare "Invalid input".
+describe('a value of neither kind a setting takes', () => {
+  it('is named with both kinds the setting takes and the kind it got', () => {
+    expect(refusal({ plugins: { http_get: true } })).toBe('plugins.http_get: expected false or object, received boolean');
+    expect(refusal({ plugins: { search: 'docs.sqlite' } })).toBe('plugins.search: expected false or object, received string');
+    expect(refusal({ toolModules: [5] })).toBe('toolModules[0]: expected string or object, received number');
+    expect(refusal({ gateway: { upstream: { baseUrl: 5 } } })).toBe('gateway.upstream.baseUrl: expected string or array, received number');
+    // A value of one of the kinds still gets that kind's own complaint.
+    expect(refusal({ plugins: { search: { indx: 'a' } } })).toBe('plugins.search.indx: unknown key (did you mean index?)');
+    expect(refusal({ toolModules: [{ modul: 'a.ts' }] })).toMatch(/^toolModules\[0\]\.module: missing; toolModules\[0\]\.modul: unknown key/);
+  });
+
+  it('says so for --plugins too, status 2', async () => {
+    const outcome = await promisify(execFile)(process.execPath, [CLI, 'serve', '--plugins', '{"search":true}'], { timeout: 30_000 }).then(
+      () => ({ code: 0, stderr: '' }),
+      (err: { code: number; stderr: string }) => ({ code: err.code, stderr: err.stderr }),
+    );
+    expect(outcome).toEqual({ code: 2, stderr: 'conveyor: option \'--plugins <json>\' argument \'{"search":true}\' is invalid. search: expected false or object, received boolean\n' });
+  }, 40_000);
+});
