@@ -21,8 +21,11 @@ const SEGMENTS = new MarkerSet([SEGMENT]);
 type State =
   /** The very start: the prompt usually ends with ">>>", so a recipient line may come first. */
   | { kind: 'start' }
-  /** `segment`: after ">>>" (rather than at the very start). */
-  | { kind: 'recipient'; raw: RawText; name: string; segment: boolean }
+  /**
+   * `segment`: after ">>>" (rather than at the very start). `ws`: whitespace after a call before
+   * it, frame if a recipient line follows, text (first in `raw`) if the ">>>" turns out to be.
+   */
+  | { kind: 'recipient'; raw: RawText; name: string; segment: boolean; ws: string }
   | { kind: 'content' }
   | { kind: 'body'; raw: RawText; body: ToolBody }
   /** Complete JSON arguments; the call ends at the next ">>>", other text, or end(). */
@@ -35,7 +38,8 @@ type State =
  * ">>>" is accepted too); output that does not is plain content.
  * ">>>" not followed by a name (`[\w.-]+`) and "\n" is text (`>>> print(x)` in prose stays prose).
  * A JSON call ends at the next ">>>", at end(), or at other text after it (then content); whitespace
- * before ">>>" is frame. A raw-code body runs to the next ">>>" or end().
+ * before ">>>" is frame, unless that ">>>" is text or a broken call, which it goes out with. A
+ * raw-code body runs to the next ">>>" or end().
  */
 export function createFunctionaryV3Parser(options: FunctionaryV3ParserOptions = {}): ToolCallParser {
   return new FunctionaryV3Parser(parseFormatOptions(FunctionaryV3ParserOptionsSchema, options, 'functionary_v3'));
@@ -59,13 +63,16 @@ class FunctionaryV3Parser extends FormatParser {
       case 'start': {
         const lead = matchLiteral(buf, i, SEGMENT);
         if (lead === 'partial') return this.holdMarkerStart(buf, i, SEGMENTS);
-        this.#state = { kind: 'recipient', raw: new RawText(lead === 'full' ? SEGMENT : ''), name: '', segment: lead === 'full' };
+        this.#state = { kind: 'recipient', raw: new RawText(lead === 'full' ? SEGMENT : ''), name: '', segment: lead === 'full', ws: '' };
         return lead === 'full' ? i + SEGMENT.length : i;
       }
       case 'recipient': {
         if (state.name.length === 0 && state.segment && buf[i] === '>') {
-          // ">>>>" : the segment marker is the last three ">", the first is text.
-          out.text('>');
+          // ">>>>" : the segment marker is the last three ">", the first is text (after the
+          // whitespace before it, which is text with it).
+          out.text(state.ws + '>');
+          state.ws = '';
+          state.raw = new RawText(SEGMENT);
           return i + 1;
         }
         // Bounded so that an overlong name fails at the same character however the text is split.
@@ -97,7 +104,7 @@ class FunctionaryV3Parser extends FormatParser {
         const found = this.scanFor(buf, i, SEGMENTS);
         out.text(found.before);
         if (found.marker === undefined) return buf.length;
-        this.#state = { kind: 'recipient', raw: new RawText(SEGMENT), name: '', segment: true };
+        this.#state = { kind: 'recipient', raw: new RawText(SEGMENT), name: '', segment: true, ws: '' };
         return found.next;
       }
       case 'body': {
@@ -113,7 +120,7 @@ class FunctionaryV3Parser extends FormatParser {
           code.write(found.before, out);
           if (found.marker === undefined) return buf.length;
           code.finish(out);
-          this.#state = { kind: 'recipient', raw: new RawText(SEGMENT), name: '', segment: true };
+          this.#state = { kind: 'recipient', raw: new RawText(SEGMENT), name: '', segment: true, ws: '' };
           return found.next;
         }
         const args = body.json!;
@@ -131,7 +138,7 @@ class FunctionaryV3Parser extends FormatParser {
         if (next === 'partial') return this.holdMarkerStart(buf, j, SEGMENTS);
         out.push({ type: 'call-end', callId: state.body.callId, args: state.body.json!.args });
         if (next === 'full') {
-          this.#state = { kind: 'recipient', raw: new RawText(SEGMENT), name: '', segment: true };
+          this.#state = { kind: 'recipient', raw: new RawText(state.ws + SEGMENT), name: '', segment: true, ws: state.ws };
           return j + SEGMENT.length;
         }
         out.text(state.ws);

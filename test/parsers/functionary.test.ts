@@ -123,6 +123,22 @@ describe('functionary v3', () => {
     expect(parse(v3(), 'Plain answer.')).toEqual([text('Plain answer.')]);
   });
 
+  it('releases the whitespace after a call with the >>> it comes before, when that >>> is text or a broken call', () => {
+    // Frame before a recipient line (the call and >>>all\n lose it), but text goes out as written.
+    for (const [after, content] of [
+      ['\n>>> hello', '\n>>> hello'],
+      ['\n\n>>>g\n{"b": nul}', '\n\n>>>g\n{"b": nul}'],
+      ['\n>>>>x y', '\n>>>>x y'],
+      ['\n>>>all\nok', 'ok'],
+    ] as const) {
+      const input = `f\n{"a": 1}${after}`;
+      const events = parse(v3(), input);
+      expect(callsOf(events).map((c) => c.name)).toEqual(['f']);
+      expect(textOf(events)).toBe(content);
+      expect(coalesceText(feed(v3(), input.split('')))).toEqual(events);
+    }
+  });
+
   it('fails truncated calls, the same streamed or whole', () => {
     const input = 'get_weather\n{"city": "Os';
     const events = parse(v3(), input);
