@@ -55,10 +55,21 @@ export function answerParserRefusals(server: Server, accessLog: AccessLog): void
       else if (err.code !== 'HPE_INVALID_EOF_STATE') refusedBodies.set(res.req, new UnparsableBodyError(status === 413 ? 413 : 400, err.code));
       accessLog.parserAnswered(res, status, code, err.code);
     }
-    // Closed once written, as Node's own handler does: the server allows half-open sockets, so a
-    // client that never closes its side would otherwise hold this one open.
-    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n\r\n`, () => socket.destroy());
+    // In OpenAI's shape, as every other error the gateway answers: Node's own answer has no body,
+    // which the SDKs report as "431 status code (no body)". Closed once written, as Node's own
+    // handler does: the server allows half-open sockets, so a client that never closes its side
+    // would otherwise hold this one open.
+    const body = JSON.stringify({ error: { message: refusalMessage(status, err.code), type: 'invalid_request_error', param: null, code } });
+    const head = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`;
+    socket.end(head + body, () => socket.destroy());
   });
+}
+
+/** What the client is told of a request Node's parser refused (its code, HPE_…, names the detail). */
+function refusalMessage(status: number, parserError: string | undefined): string {
+  if (status === 408) return new RequestTimeoutError().message.replace('requestMs', 'headersMs or .requestMs');
+  if (status === 431) return `the request's headers are larger than the gateway takes (${parserError})`;
+  return `the request could not be parsed as HTTP/1.1${parserError ? ` (${parserError})` : ''}`;
 }
 
 /**
