@@ -35,8 +35,8 @@ type State =
   | { kind: 'content-marker'; raw: RawText; name: string }
   | { kind: 'content' }
   | { kind: 'body'; raw: RawText; body: ToolBody }
-  /** Complete JSON arguments: only whitespace may come before the next <|from|> or <|stop|>. */
-  | { kind: 'after-call'; raw: RawText; body: ToolBody };
+  /** Complete JSON arguments: only whitespace (`ws`) may come before the next <|from|> or <|stop|>. */
+  | { kind: 'after-call'; raw: RawText; body: ToolBody; ws: string };
 
 /**
  * Functionary v2: messages `<|from|>assistant\n<|recipient|>NAME\n<|content|>BODY`, ending at the
@@ -150,19 +150,21 @@ class FunctionaryV2Parser extends FormatParser {
         const stop = args.write(buf, i, buf.length, out);
         state.raw.add(buf.slice(i, stop));
         if (args.status === 'failed') return this.#broken(state.raw, body.callId, args.failure, stop, out);
-        if (args.status === 'complete') this.#state = { kind: 'after-call', raw: state.raw, body };
+        if (args.status === 'complete') this.#state = { kind: 'after-call', raw: state.raw, body, ws: '' };
         return stop;
       }
       case 'after-call': {
         const j = skipWhitespace(buf, i);
         state.raw.add(buf.slice(i, j));
+        state.ws += buf.slice(i, j);
         if (j === buf.length) return j;
         const from = matchLiteral(buf, j, FROM);
         const stop = matchLiteral(buf, j, STOP);
         if (from === 'partial' || stop === 'partial') return this.holdMarkerStart(buf, j, AFTER_ARGS);
         if (from === 'none' && stop === 'none') return this.#broken(state.raw, state.body.callId, `expected ${FROM} or ${STOP} after the arguments`, j, out);
         out.push({ type: 'call-end', callId: state.body.callId, args: state.body.json!.args });
-        this.#afterBody(from === 'full' ? FROM : STOP);
+        // The whitespace goes with a header (out as text if it does not parse, as after other bodies).
+        this.#afterBody(from === 'full' ? state.ws + FROM : STOP);
         return j + (from === 'full' ? FROM.length : STOP.length);
       }
     }

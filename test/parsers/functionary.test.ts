@@ -66,6 +66,20 @@ describe('functionary v2', () => {
     }
   });
 
+  it('releases the newline before a <|from|> after a call with that header, when the header is not one', () => {
+    // As after a content or code body, whose "\n<|from|>" goes out whole when the header fails.
+    for (const [body, content] of [
+      ['{"a": 1}', '\n<|from|>assistant\nhello'],
+      ['print(1)', '\n<|from|>assistant\nhello'],
+    ] as const) {
+      const input = `python\n<|content|>${body}\n<|from|>assistant\nhello`;
+      const events = parse(v2(), input);
+      expect(callsOf(events).map((c) => c.name)).toEqual(['python']);
+      expect(textOf(events)).toBe(content);
+      expect(coalesceText(feed(v2(), input.split('')))).toEqual(events);
+    }
+  });
+
   it('fails raw python the token limit cut (end(true)), v2 and v3 alike: its half line is not run', () => {
     const cases: Array<[ReturnType<typeof v2>, string, string]> = [
       [v2(), 'python\n<|content|>rows = load()\nlimit = 5', 'python\n<|content|>rows = load()\nlimit = 5'],
