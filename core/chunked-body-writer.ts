@@ -30,6 +30,8 @@ export class ChunkedBodyWriter {
   write(data: string | Uint8Array): boolean {
     const socket = this.#res.socket;
     if (this.#started && this.#res.chunkedEncoding && socket?.writable) {
+      // Framed, nothing is a chunk of size 0: the body's end (RFC 9112 §7.1). node:http sends nothing for it.
+      if ((typeof data === 'string' ? data.length : data.byteLength) === 0) return !responseBlocked(this.#res);
       if (typeof data === 'string') return socket.write(`${Buffer.byteLength(data).toString(16)}\r\n${data}\r\n`);
       return socket.write(Buffer.concat([Buffer.from(`${data.byteLength.toString(16)}\r\n`, 'latin1'), data, CRLF]));
     }
