@@ -68,6 +68,9 @@ function joinedVary(ours: string, theirs: string[]): string {
  * reference, resolved against the address the client used); any other is left as it is.
  */
 export function locationBelowGateway(location: string, baseUrl: string): string {
+  // A relative path (`completions`, `../x`) resolves against the client's URL as against the
+  // upstream's, the two paths being the same below /v1: it is right as it is.
+  if (!location.startsWith('/') && !/^[a-z][a-z\d+.-]*:/i.test(location)) return location;
   let base: ReturnType<typeof parseUpstreamUrl>;
   let url: URL;
   try {

@@ -23,6 +23,7 @@ describe("regression: an upstream's redirect points the client at the gateway, n
         '/base/v1/absolute/': `${upstreamOrigin}/base/v1/absolute?x=1`,
         '/base/v1/path-only/': '/base/v1/path-only',
         '/base/v1/elsewhere/': 'https://example.com/docs',
+        '/base/v1/rel/x': 'y',
       };
       res.writeHead(307, { location: target[req.url ?? ''] ?? '/nowhere', 'content-length': '0' }).end();
     });
@@ -54,5 +55,7 @@ describe("regression: an upstream's redirect points the client at the gateway, n
     expect(await location('absolute/')).toBe('/v1/absolute?x=1');
     expect(await location('path-only/')).toBe('/v1/path-only');
     expect(await location('elsewhere/')).toBe('https://example.com/docs');
+    // Resolved against the client's URL (/v1/rel/x) as against the upstream's: /v1/rel/y either way.
+    expect(await location('rel/x')).toBe('y');
   });
 });
