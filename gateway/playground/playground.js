@@ -73,7 +73,7 @@ class Run {
     this.turns = undefined;
     /** The calls for the client's own tools, which the page does not run (answer-turns.js). */
     this.clientCalls = new ClientCalls();
-    this.timeline = new Timeline({ panel: ui.timeline, stats: ui.stats, headers, onTrouble: (text) => setStatus(text, true) });
+    this.timeline = new Timeline({ panel: ui.timeline, stats: ui.stats, headers, onTrouble: (text) => this.timelineTrouble(text) });
     this.bubble = el('div', 'turn assistant');
     this.content = el('pre', 'content');
     // Above the answer and hidden until the model thinks aloud: a thinking model writes nothing
@@ -105,6 +105,15 @@ class Run {
     this.calls.textContent = this.callsText();
     this.calls.hidden = this.calls.textContent === '';
     if (following) box.scrollTop = box.scrollHeight;
+  }
+
+  /**
+   * The timeline lost the request. Once the run has ended it is said after that ending: an events
+   * socket cut after the answer replaced "done · request …" (or "stopped") with the trouble alone.
+   * Not at all once a later request (or New chat) has the status line.
+   */
+  timelineTrouble(text) {
+    if (shown === this) setStatus(this.ending === undefined ? text : `${this.ending} · ${text}`, true);
   }
 
   /** One line per client tool call so far: its name and arguments, and that the page does not run it. */
@@ -219,7 +228,8 @@ async function send(prompt) {
     }
     // A timeline that could not follow it still says so.
     const trouble = run.timeline.trouble;
-    setStatus(`done${cut ? ', cut short at the token limit' : ''} · request ${run.bubble.dataset.requestId} · ${trouble ?? `its timeline: /v1/requests/${run.bubble.dataset.requestId}/timeline`}`, trouble !== undefined);
+    run.ending = `done${cut ? ', cut short at the token limit' : ''} · request ${run.bubble.dataset.requestId}`;
+    setStatus(`${run.ending} · ${trouble ?? `its timeline: /v1/requests/${run.bubble.dataset.requestId}/timeline`}`, trouble !== undefined);
   } catch (err) {
     // Whatever stopped the page reading (a bad chunk, a thrown error) stops the request too, so
     // the gateway does not go on decoding and running tools for an answer nobody reads.
@@ -233,7 +243,8 @@ async function send(prompt) {
     turn.append(el('div', 'note', `left out of the conversation: ${run.began ? 'its answer was cut short' : 'it got no answer'}`));
     // After New chat the run is gone from the page: its end is no news for the new conversation.
     const stopped = err.name === 'AbortError';
-    if (shown === run) setStatus(stopped ? 'stopped' : `error: ${err.message}`, !stopped);
+    run.ending = stopped ? 'stopped' : `error: ${err.message}`;
+    if (shown === run) setStatus(run.ending, !stopped);
     // In the bubble too: the status line is the next request's once it is sent, and a refused
     // request's bubble was left empty. A stop is the reader's choice, not a failure.
     run.bubble.classList.add(stopped ? 'stopped' : 'failed');
