@@ -129,8 +129,6 @@ class OpenAIToolCalls implements OpenAIToolCallsParser {
     const call = this.#current;
     const text = part.arguments;
     if (this.#ended || call === undefined || text === undefined || this.#carry !== undefined || part.index !== call.index || call.closed) return undefined;
-    // A new id is a new call (#toolCallDelta): one comparison, on fragments that carry an id.
-    if (isNewId(call, part.id)) return undefined;
     const args = call.args;
     if (args === undefined || !args.started) return undefined;
     const out = this.#plainOut;
@@ -163,10 +161,12 @@ class OpenAIToolCalls implements OpenAIToolCallsParser {
 
   #toolCallDelta(part: ToolCallDelta, out: EventList): void {
     let call = this.#calls.get(part.index);
-    // An id comes only on a call's first fragment (or the same one again): a different one at a
-    // used index is the next call. Ollama numbers every parallel call 0, and a missing index is
-    // read as 0 (llm-client), so the second call would join the first and break both.
-    if (call !== undefined && isNewId(call, part.id)) call = undefined;
+    // An id comes only on a call's first fragment (or the same one again): a different one with a
+    // name, at a used index, is the next call. Ollama numbers every parallel call 0, and a missing
+    // index is read as 0 (llm-client), so the second call would join the first and break both.
+    // Not while the call's arguments are open: some servers change the id on every fragment.
+    // (Never so on the fast path, which only takes text inside open arguments.)
+    if (call !== undefined && part.name && isNewId(call, part.id) && !(call.args?.started === true && call.args.status === 'pending')) call = undefined;
     if (call !== this.#current && this.#current) this.#close(this.#current, out);
     if (!call) {
       call = { index: part.index, callId: undefined, upstreamId: undefined, name: undefined, early: '', args: undefined, closed: false, leadingWhitespace: false };

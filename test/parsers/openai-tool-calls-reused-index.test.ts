@@ -47,6 +47,13 @@ describe('openai tool-call deltas: a new id at an index already used', () => {
     ]);
   });
 
+  it('keeps one call for a server whose id changes on every fragment (only a name with a new id starts a call)', () => {
+    // mlx-openai-server before its #216 sent a fresh id with each fragment of the same call.
+    const events = run([{ index: 0, id: 'a1', name: 'f', arguments: '{"x": ' }, { index: 0, id: 'a2', arguments: '1, "y": "' }, { index: 0, id: 'a3', arguments: 'z"}' }]);
+    expect(malformedOf(events)).toEqual([]);
+    expect(callsOf(events).map((c) => [c.name, c.args])).toEqual([['f', { x: 1, y: 'z' }]]);
+  });
+
   it('takes an empty id for none (servers that send id "" on every fragment after the first)', () => {
     const events = run([{ index: 0, id: 'a1', name: 'f', arguments: '' }, { index: 0, id: '', arguments: '{"x": 1}' }, { index: 0, id: 'b2', name: 'g', arguments: '' }, { index: 0, id: '', arguments: '{}' }]);
     expect(malformedOf(events)).toEqual([]);
