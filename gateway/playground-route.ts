@@ -12,6 +12,7 @@ const FILES = {
   '/playground/answer-turns.js': { file: 'answer-turns.js', type: 'text/javascript; charset=utf-8' },
   '/playground/api-key.js': { file: 'api-key.js', type: 'text/javascript; charset=utf-8' },
   '/playground/examples.js': { file: 'examples.js', type: 'text/javascript; charset=utf-8' },
+  '/playground/send-keys.js': { file: 'send-keys.js', type: 'text/javascript; charset=utf-8' },
   '/playground/playground.css': { file: 'playground.css', type: 'text/css; charset=utf-8' },
   '/playground/favicon.svg': { file: 'favicon.svg', type: 'image/svg+xml' },
 } as const;

@@ -8,6 +8,7 @@ import { keyProblem, requestHeaders } from './api-key.js';
 import { el } from './dom.js';
 import { EventsList } from './events-list.js';
 import { showExamples } from './examples.js';
+import { bindSendKeys } from './send-keys.js';
 import { readStream } from './sse.js';
 import { Timeline } from './timeline.js';
 
@@ -281,18 +282,7 @@ ui.form.addEventListener('submit', async (event) => {
   ui.prompt.value = '';
   void send(prompt);
 });
-// Enter writes a new line (prompts are often several); the key that sends is said where a
-// first-time reader looks, the box's placeholder, and to assistive technology.
-const SEND_KEYS = /^Mac|^iP/.test(navigator.platform) ? '⌘+Enter' : 'Ctrl+Enter';
-ui.prompt.placeholder = `Ask something, or pick an example above (${SEND_KEYS} sends)`;
-ui.prompt.setAttribute('aria-keyshortcuts', 'Control+Enter Meta+Enter');
-ui.send.title = `Send (${SEND_KEYS})`;
-ui.prompt.addEventListener('keydown', (event) => {
-  // The key does what the button does, nothing while it is disabled: requestSubmit checked the
-  // prompt box the last send emptied, and "Please fill out this field" came up over a question
-  // whose answer was streaming.
-  if (event.key === 'Enter' && (event.ctrlKey || event.metaKey) && !ui.send.disabled) ui.form.requestSubmit();
-});
+bindSendKeys({ form: ui.form, prompt: ui.prompt, send: ui.send });
 ui.stop.addEventListener('click', () => running?.abort.abort());
 ui.clear.addEventListener('click', () => {
   running?.abort.abort();
