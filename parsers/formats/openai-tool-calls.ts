@@ -164,9 +164,9 @@ class OpenAIToolCalls implements OpenAIToolCallsParser {
     // An id comes only on a call's first fragment (or the same one again): a different one with a
     // name, at a used index, is the next call. Ollama numbers every parallel call 0, and a missing
     // index is read as 0 (llm-client), so the second call would join the first and break both.
-    // Not while the call's arguments are open: some servers change the id on every fragment.
-    // (Never so on the fast path, which only takes text inside open arguments.)
-    if (call !== undefined && part.name && isNewId(call, part.id) && !(call.args?.started === true && call.args.status === 'pending')) call = undefined;
+    // Only once the call's arguments have closed (or it failed): some servers change the id on
+    // every fragment, some repeat the name too. (Never so on the fast path, inside open arguments.)
+    if (call !== undefined && part.name && isNewId(call, part.id) && (call.closed || call.args?.status === 'complete')) call = undefined;
     if (call !== this.#current && this.#current) this.#close(this.#current, out);
     if (!call) {
       call = { index: part.index, callId: undefined, upstreamId: undefined, name: undefined, early: '', args: undefined, closed: false, leadingWhitespace: false };

@@ -52,6 +52,10 @@ describe('openai tool-call deltas: a new id at an index already used', () => {
     const events = run([{ index: 0, id: 'a1', name: 'f', arguments: '{"x": ' }, { index: 0, id: 'a2', arguments: '1, "y": "' }, { index: 0, id: 'a3', arguments: 'z"}' }]);
     expect(malformedOf(events)).toEqual([]);
     expect(callsOf(events).map((c) => [c.name, c.args])).toEqual([['f', { x: 1, y: 'z' }]]);
+    // Repeating the name too, from a first fragment without arguments.
+    const repeated = run([{ index: 0, id: 'a1', name: 'f' }, { index: 0, id: 'a2', name: 'f', arguments: '{"x": ' }, { index: 0, id: 'a3', name: 'f', arguments: '1}' }]);
+    expect(malformedOf(repeated)).toEqual([]);
+    expect(callsOf(repeated).map((c) => [c.name, c.args])).toEqual([['f', { x: 1 }]]);
   });
 
   it('takes an empty id for none (servers that send id "" on every fragment after the first)', () => {
