@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { MAX_TIMER_MS, MAX_TIMER_MS_RULE } from '../core/max-timer-ms.ts';
 import { UpstreamUrlsSchema } from '../llm-client/upstream-url.ts';
@@ -40,6 +41,15 @@ export const DEFAULT_TOOL_PARSERS = [
   { model: 'functionary', format: 'functionary-v3', reasoning: false },
   { model: 'mistral|mixtral|ministral|magistral|devstral|codestral', format: 'mistral', reasoning: false },
 ];
+
+/**
+ * A name (or address) as `Host` is matched, without its port (gateway/host-check.ts): one written
+ * with a port or as a URL never matched, and every request by that name was refused 403.
+ */
+function isHostName(value: string): boolean {
+  const bare = value.replace(/^\[(.*)\]$/, '$1');
+  return isIP(bare) === 6 || !/[:/]/.test(value);
+}
 
 /** A string setting that means nothing empty (or blank); `what` says what it takes instead. */
 const notEmpty = (what: string) => z.string().regex(/\S/, `expected ${what}, not an empty value`);
@@ -157,7 +167,7 @@ const gatewayConfigFields = z.strictObject({
    * Keyless on loopback, only requests whose `Host` is a loopback name are served (DNS rebinding
    * protection, gateway/host-check.ts); these names are allowed too (e.g. a local proxy's).
    */
-  allowedHosts: z.array(z.string().min(1)).default([]),
+  allowedHosts: z.array(z.string().min(1).refine(isHostName, { error: (issue) => `"${String(issue.input)}" is not a host name: give the name alone, without a scheme, port or path (e.g. proxy.local): a request's Host is matched without its port` })).default([]),
   /**
    * Web pages on these origins (`https://app.example:3000`) may call the gateway from the browser
    * (CORS, gateway/cors.ts); `*` allows any page, and needs `apiKeys`. Empty: no page may.
