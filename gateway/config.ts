@@ -43,12 +43,17 @@ export const DEFAULT_TOOL_PARSERS = [
 ];
 
 /**
- * A name (or address) as `Host` is matched, without its port (gateway/host-check.ts): one written
- * with a port or as a URL never matched, and every request by that name was refused 403.
+ * A name (or address) as `Host` is matched: without its port, and as written (gateway/host-check.ts).
+ * One written with a port or as a URL, or a pattern (`*`, `*.example.com`, as vite's allowedHosts
+ * take), matched no request, and every request by that name was refused 403.
  */
-function isHostName(value: string): boolean {
-  const bare = value.replace(/^\[(.*)\]$/, '$1');
-  return isIP(bare) === 6 || !/[:/]/.test(value);
+function checkHostName(value: string, ctx: z.RefinementCtx): void {
+  const not = `"${value}" is not a host name: `;
+  if (/^\*|^\./.test(value)) {
+    ctx.addIssue({ code: 'custom', message: `${not}each name is allowed as written, there are no patterns; name each host, or require keys (--api-key), which serves any name` });
+  } else if (isIP(value.replace(/^\[(.*)\]$/, '$1')) !== 6 && /[:/]/.test(value)) {
+    ctx.addIssue({ code: 'custom', message: `${not}give the name alone, without a scheme, port or path (e.g. proxy.local): a request's Host is matched without its port` });
+  }
 }
 
 /** A string setting that means nothing empty (or blank); `what` says what it takes instead. */
@@ -167,7 +172,7 @@ const gatewayConfigFields = z.strictObject({
    * Keyless on loopback, only requests whose `Host` is a loopback name are served (DNS rebinding
    * protection, gateway/host-check.ts); these names are allowed too (e.g. a local proxy's).
    */
-  allowedHosts: z.array(z.string().min(1).refine(isHostName, { error: (issue) => `"${String(issue.input)}" is not a host name: give the name alone, without a scheme, port or path (e.g. proxy.local): a request's Host is matched without its port` })).default([]),
+  allowedHosts: z.array(z.string().min(1).superRefine(checkHostName)).default([]),
   /**
    * Web pages on these origins (`https://app.example:3000`) may call the gateway from the browser
    * (CORS, gateway/cors.ts); `*` allows any page, and needs `apiKeys`. Empty: no page may.
