@@ -238,7 +238,8 @@ const gatewayConfigFields = z.strictObject({
     .strictObject({
       /** ```python blocks in the model's prose are calls to the python tool, whatever the format. */
       enabled: z.boolean().default(true),
-      languages: z.array(z.string()).default(['python', 'py', 'python3']),
+      /** Not empty: the code-fence parser refuses "" as each round builds it, so every request failed. */
+      languages: z.array(z.string().min(1)).default(['python', 'py', 'python3']),
       /** Treat a fence without an info string as Python too. */
       bareFence: z.boolean().default(false),
     })
