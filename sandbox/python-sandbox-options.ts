@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { MAX_TIMER_MS, MAX_TIMER_MS_RULE } from '../core/max-timer-ms.ts';
+import { sandboxModeFromEnv } from './sandbox-mode-env.ts';
 
 /** Per-cell limits. The memory budget is address space on top of the pre-loaded zygote image. */
 export interface PythonSandboxLimits {
@@ -94,17 +95,11 @@ export function resolvePythonSandboxOptions(options: PythonSandboxOptions = {}):
     python: parsed.python ?? defaultPython(),
     preImports: parsed.preImports ?? [...DEFAULT_PRE_IMPORTS],
     limits: { ...DEFAULT_PYTHON_LIMITS, ...parsed.limits },
-    sandbox: parsed.sandbox ?? sandboxFromEnv(),
+    sandbox: parsed.sandbox ?? sandboxModeFromEnv(),
     startupTimeoutMs: parsed.startupTimeoutMs ?? 30_000,
     maxCells: parsed.maxCells ?? 256,
     maxQueuedCells: parsed.maxQueuedCells ?? 1024,
   };
-}
-
-/** CONVEYOR_SANDBOX=bwrap|netns|none forces a mode (e.g. to test the fallbacks); default 'auto'. */
-function sandboxFromEnv(): SandboxModeOption {
-  const value = process.env['CONVEYOR_SANDBOX'];
-  return value === 'bwrap' || value === 'netns' || value === 'none' ? value : 'auto';
 }
 
 function defaultPython(): string {

@@ -11,6 +11,7 @@ import { planProcessLaunch, type ProcessLimits, type SandboxSetup } from './proc
 import { detectProcessSandbox, type ProcessProtections } from './process-sandbox.ts';
 import type { CallEnding } from './remote-execution.ts';
 import { ProcessStaging } from './process-staging.ts';
+import { sandboxModeFromEnv } from '../sandbox-mode-env.ts';
 
 export interface ProcessPoolOptions {
   /** 'auto' tries bwrap, then a network+PID namespace (unshare), then none. Default: $CONVEYOR_SANDBOX, else 'auto'. */
@@ -116,7 +117,7 @@ export class ProcessPool {
     setMaxListeners(0, this.closing.signal);
     this.onLoadTimeoutMs = onLoadTimeoutMs;
     this.options = {
-      sandbox: options.sandbox ?? sandboxFromEnv(),
+      sandbox: options.sandbox ?? sandboxModeFromEnv(),
       maxProcesses: options.maxProcesses ?? 8,
       maxQueue: options.maxQueue ?? 32,
       sparesPerPlugin: options.sparesPerPlugin ?? 1,
@@ -334,7 +335,3 @@ function shutDown(): SandboxError {
   return new SandboxError('the process runtime is shut down');
 }
 
-function sandboxFromEnv(): 'auto' | SandboxMode {
-  const value = process.env['CONVEYOR_SANDBOX'];
-  return value === 'bwrap' || value === 'netns' || value === 'none' ? value : 'auto';
-}
