@@ -2,8 +2,8 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
-import { startSim, type SimHandle } from '../../sim/sim-server.ts';
-import { E2E_PROFILE, SIM_MODEL } from '../support/e2e-profile.ts';
+import { SIM_MODEL } from '../support/e2e-profile.ts';
+import { fastSimGateway } from '../support/fast-sim-gateway.ts';
 
 const hello = JSON.stringify({ model: SIM_MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 });
 
@@ -25,29 +25,20 @@ function postUntyped(url: string, headers: Record<string, string>, path = '/v1/c
 // A browser page can send a typeless POST without a preflight too (a Blob without a type), but a
 // browser always sends Origin with a POST: such a request is still refused.
 describe('regression: a chat body sent without a Content-Type', () => {
-  let sim: SimHandle;
-  let gateway: GatewayHandle;
-  beforeAll(async () => {
-    sim = await startSim({ profile: { ...E2E_PROFILE, decode: { baseMs: 2, perSeqMs: 0 } } });
-    gateway = await startGateway({ port: 0, upstream: { baseUrl: sim.url } }, { tools: new Map() });
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await sim?.close();
-  });
+  const pair = fastSimGateway();
 
   it('is read as JSON from a client that is no browser (no Origin), as vLLM reads it', async () => {
-    const res = await postUntyped(gateway.url, {});
+    const res = await postUntyped(pair.gateway.url, {});
     expect(res.status).toBe(200);
     expect(JSON.parse(res.body).object).toBe('chat.completion');
   });
 
   it("is still refused 415 from a web page (an Origin), which could send it without the browser's preflight", async () => {
-    const before = sim.counters().requestsReceived;
-    const res = await postUntyped(gateway.url, { origin: 'https://evil.example' });
+    const before = pair.sim.counters().requestsReceived;
+    const res = await postUntyped(pair.gateway.url, { origin: 'https://evil.example' });
     expect(res.status).toBe(415);
     expect(JSON.parse(res.body).error.code).toBe('unsupported_media_type');
-    expect(sim.counters().requestsReceived).toBe(before);
+    expect(pair.sim.counters().requestsReceived).toBe(before);
   });
 });
 

@@ -1,10 +1,10 @@
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
-import { startSim, type SimHandle } from '../../sim/sim-server.ts';
+import { describe, expect, it } from 'vitest';
+import { startGateway } from '../../gateway/server.ts';
 import { DONE, MODEL, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
 import { pause, sseHeaders, startTestUpstream } from '../llm-client/upstream-test-server.ts';
-import { E2E_PROFILE, SIM_MODEL } from '../support/e2e-profile.ts';
+import { SIM_MODEL } from '../support/e2e-profile.ts';
+import { fastSimGateway } from '../support/fast-sim-gateway.ts';
 import { parseResponses, pipelined } from '../support/raw-http.ts';
 import { streamChat } from '../support/sse-client.ts';
 
@@ -22,36 +22,27 @@ const contentOf = (data: string[]) =>
     .join('');
 
 describe('SSE on the wire (HTTP/1.1 chunked framing written by the gateway)', () => {
-  let sim: SimHandle;
-  let gateway: GatewayHandle;
-  beforeAll(async () => {
-    sim = await startSim({ profile: { ...E2E_PROFILE, decode: { baseMs: 2, perSeqMs: 0 } } });
-    gateway = await startGateway({ port: 0, upstream: { baseUrl: sim.url } }, { tools: new Map() });
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await sim?.close();
-  });
+  const pair = fastSimGateway();
 
   const ask = (content: string, max_tokens: number) => ({ model: SIM_MODEL, stream: true, max_tokens, messages: [{ role: 'user', content }] });
 
   it('frames every event as one well-formed chunk, also for pipelined requests on one connection', async () => {
     const bodies = [ask('first question', 12), ask('second question', 7)];
-    const responses = parseResponses(await pipelined(gateway.url, bodies), bodies.length);
+    const responses = parseResponses(await pipelined(pair.gateway.url, bodies), bodies.length);
     for (const [i, response] of responses.entries()) {
       // Whole SSE events per chunk, never split (tokens that waited together leave together).
       for (const chunk of response.chunks) expect(chunk).toMatch(/^(data: [^\n]*\n\n)+$/);
       const data = sseData(response.chunks);
       expect(data.at(-1)).toBe('[DONE]');
       // The same answer as a plain client gets for the same request on its own connection.
-      const alone = await streamChat(gateway.url, bodies[i] as Record<string, unknown>);
+      const alone = await streamChat(pair.gateway.url, bodies[i] as Record<string, unknown>);
       expect(contentOf(data)).toBe(alone.content);
       expect(alone.content.length).toBeGreaterThan(0);
     }
   });
 
   it("closes the connection after the stream when the client asked for Connection: close", async () => {
-    const { hostname, port } = new URL(gateway.url);
+    const { hostname, port } = new URL(pair.gateway.url);
     const socket = connect(Number(port), hostname);
     const json = JSON.stringify(ask('one question', 5));
     socket.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: ${hostname}\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(json)}\r\n\r\n${json}`);
