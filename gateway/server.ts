@@ -198,15 +198,13 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     if (draining) throw new ShuttingDownError();
     const matches = routes.filter((r) => r.pattern.test(path));
     if (matches.length === 0 && config.forwardOtherEndpoints && path.startsWith('/v1/')) {
-      // The chat route refuses what a page may send unasked (415 for text/plain); a forwarded
-      // route takes any body (multipart is /v1/audio's own), so it refuses the page instead.
-      cors.refuseForeignOrigin(req);
-      authenticate(req, config.apiKeys);
-      // vLLM and SGLang (uvicorn) decode the path before they route it: `/v1/%63hat/completions`
-      // or `/v1/chat%2Fcompletions`, forwarded as written, reached their chat route past this one.
-      const decoded = decodedPath(path);
-      if (routes.some((r) => r.pattern.test(decoded))) {
-        throw new InvalidRequestError(`the path ${path} decodes to ${decoded}, a route of the gateway: send it without percent-encoding`);
+      try {
+        admitForwarded(req, path);
+      } catch (err) {
+        // conveyor_forwarded_requests_total counts every forwarded request, refused ones too.
+        const { status, body } = toErrorResponse(err);
+        metrics.forwarded(status, body.error.code);
+        throw err;
       }
       return upstreamForwardRoute(routeCtx, req, res, path);
     }
@@ -219,6 +217,20 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     // too); the playground page holds no secrets and asks for the key itself.
     const key = OPEN_PATHS.has(path) ? undefined : authenticate(req, config.apiKeys);
     await route.handler(req, res, route.pattern.exec(path)?.groups ?? {}, key);
+  }
+
+  /** Refuses a request for another /v1 endpoint that must not reach the upstream. */
+  function admitForwarded(req: IncomingMessage, path: string): void {
+    // The chat route refuses what a page may send unasked (415 for text/plain); a forwarded
+    // route takes any body (multipart is /v1/audio's own), so it refuses the page instead.
+    cors.refuseForeignOrigin(req);
+    authenticate(req, config.apiKeys);
+    // vLLM and SGLang (uvicorn) decode the path before they route it: `/v1/%63hat/completions`
+    // or `/v1/chat%2Fcompletions`, forwarded as written, reached their chat route past this one.
+    const decoded = decodedPath(path);
+    if (routes.some((r) => r.pattern.test(decoded))) {
+      throw new InvalidRequestError(`the path ${path} decodes to ${decoded}, a route of the gateway: send it without percent-encoding`);
+    }
   }
 
   // A browser opens a WebSocket from any page without asking the server first (no preflight):

@@ -35,3 +35,42 @@ describe('regression: a forwarded request refused while its body is read is coun
     expect(lines.sort()).toEqual(['conveyor_forwarded_requests_total{status="400",error="invalid_request"} 1', 'conveyor_forwarded_requests_total{status="413",error="request_too_large"} 1']);
   });
 });
+
+// The same promise, for the refusals before the forward route ran: no key, a page on another
+// origin, a path that decodes to one of the gateway's own routes.
+describe('regression: a forwarded request refused before it is forwarded is counted', () => {
+  let upstream: Server;
+  let gateway: GatewayHandle;
+  let asked = 0;
+  beforeAll(async () => {
+    upstream = createServer((req, res) => {
+      asked += 1;
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    const baseUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
+    gateway = await startGateway({ port: 0, apiKeys: ['k'], upstream: { baseUrl } }, { tools: new Map() });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await new Promise((resolve) => upstream?.close(resolve));
+  });
+
+  it('by the 401, 403 and 400 its client got, never reaching the upstream', async () => {
+    const post = (path: string, headers: Record<string, string>) => fetch(`${gateway.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{}' });
+    expect((await post('/v1/embeddings', {})).status).toBe(401);
+    expect((await post('/v1/embeddings', { authorization: 'Bearer k', origin: 'https://elsewhere.example' })).status).toBe(403);
+    expect((await post('/v1/chat%2Fcompletions', { authorization: 'Bearer k' })).status).toBe(400);
+    expect((await post('/v1/embeddings', { authorization: 'Bearer k' })).status).toBe(200);
+    expect(asked).toBe(1);
+    const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
+    const lines = metrics.split('\n').filter((line) => line.startsWith('conveyor_forwarded_requests_total{'));
+    expect(lines.sort()).toEqual([
+      'conveyor_forwarded_requests_total{status="200"} 1',
+      'conveyor_forwarded_requests_total{status="400",error="invalid_request"} 1',
+      'conveyor_forwarded_requests_total{status="401",error="invalid_api_key"} 1',
+      'conveyor_forwarded_requests_total{status="403",error="origin_not_allowed"} 1',
+    ]);
+  });
+});
