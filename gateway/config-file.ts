@@ -82,9 +82,10 @@ export function readConfigFile(path: string): ConveyorConfigFile {
   } catch (err) {
     // Node's "ENOENT: …, open 'conveyor.json'" left out where the file was looked for: under a
     // service manager the working directory is seldom the one the operator has in mind.
-    const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
+    const code = (err as NodeJS.ErrnoException).code;
     const where = isAbsolute(path) ? '' : ` ${resolve(path)} (a relative path is taken from the working directory, ${process.cwd()})`;
-    throw new GatewayConfigError(`config file ${path}: ${missing ? `no such file${where}` : (err as Error).message}`, { cause: err });
+    const problem = code === 'ENOENT' ? `no such file${where}` : code === 'EISDIR' ? 'it is a folder, not a JSON file' : (err as Error).message;
+    throw new GatewayConfigError(`config file ${path}: ${problem}`, { cause: err });
   }
   try {
     raw = JSON.parse(text);

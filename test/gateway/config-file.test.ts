@@ -148,6 +148,8 @@ describe('conveyor serve --config FILE', () => {
     expect(() => readConfigFile(configFile({ gateway: { upstream: { apiKey: '' } } }))).toThrow(/gateway\.upstream\.apiKey: expected a key, not an empty value/);
     expect(() => readConfigFile(configFile('{"gateway": {'))).toThrow(/config file .*JSON/);
     expect(() => readConfigFile(path.join(dir, 'missing.json'))).toThrow(`config file ${path.join(dir, 'missing.json')}: no such file`);
+    // A folder was answered in Node's words: "EISDIR: illegal operation on a directory, read".
+    expect(() => readConfigFile(dir)).toThrow(new RegExp(`^config file ${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: it is a folder, not a JSON file$`));
   });
 
   it('says what to change in a file it cannot use: where a relative name was looked for, YAML, a key with a line end, an unknown level', () => {
