@@ -22,7 +22,7 @@ export function registerParseCommand(program: Command): void {
     .command('parse')
     .description('parse raw model output (FILE or stdin) and print the parser events as JSON lines')
     .usage('--format <name> [options] [file]')
-    .argument('[file]', 'raw model output; stdin when absent')
+    .argument('[file]', "raw model output; stdin when absent or '-'")
     // Checked as the command line is read: a wrong name is a usage error (exit 2), told before stdin is waited on.
     // Commander's help says neither that an option is mandatory nor what a free-form value may be: the description does.
     .requiredOption('-f, --format <name>', `required: the tool-call format, one of ${PARSER_FORMATS.join(', ')}; or vLLM's --tool-call-parser name for it (llama3_json, openai, …)`, formatName)
@@ -92,8 +92,9 @@ function readInput(file: string | undefined, chunks: string | undefined): string
   return out;
 }
 
-/** FILE, or stdin when absent; a failure names the file ("ENOENT … open 'x'" alone reads like a bug). */
+/** FILE, or stdin when absent or `-` (as Unix filters take it); a failure names the file ("ENOENT … open 'x'" alone reads like a bug). */
 function readText(file: string | undefined): string {
+  if (file === '-') file = undefined;
   try {
     return readFileSync(file ?? 0, 'utf8');
   } catch (err) {

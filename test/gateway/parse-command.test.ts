@@ -76,6 +76,19 @@ describe('conveyor parse (the CLI, in a child process)', () => {
     expect(await parseWithCli(v, ['--chunks', 'char'])).toEqual(whole);
   });
 
+  it("reads stdin for the file '-', as Unix filters do (it looked for a file named '-')", async () => {
+    const child = spawn(process.execPath, [CLI, 'parse', '--format', 'hermes', '--coalesce', '-'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    child.stdin.end('<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>');
+    const code = await new Promise((resolve) => child.once('exit', resolve));
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    const events = stdout.trim().split('\n').map((l) => JSON.parse(l) as Event);
+    expect(callsOf(events)).toEqual([{ a: 1 }]);
+  });
+
   it('ends quietly when its reader stops early (| head), as a Unix filter does', async () => {
     const file = join(dir, 'long.txt');
     writeFileSync(file, '<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call> some prose\n'.repeat(2000));
