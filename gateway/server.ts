@@ -14,7 +14,7 @@ import { PLAYGROUND_PATHS, PLAYGROUND_PATTERN, playgroundRoute } from './playgro
 import { createChatCompletionPump } from '../llm-client/pump-chat-completion.ts';
 import type { ToolPlugin } from '../plugins/plugin-types.ts';
 import { chatCompletionsRoute } from './chat-completions-route.ts';
-import { upstreamForwardRoute } from './upstream-forward-route.ts';
+import { countForwardFailure, upstreamForwardRoute } from './upstream-forward-route.ts';
 import { DEFAULT_MAX_QUEUED_REQUESTS, gatewayConfigSchema, type GatewayConfig, type GatewayConfigInput } from './config.ts';
 import { GatewayMetrics } from './gateway-metrics.ts';
 import { describeConfigIssues } from './config-issues.ts';
@@ -202,8 +202,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
         admitForwarded(req, path);
       } catch (err) {
         // conveyor_forwarded_requests_total counts every forwarded request, refused ones too.
-        const { status, body } = toErrorResponse(err);
-        metrics.forwarded(status, body.error.code);
+        countForwardFailure(metrics, err);
         throw err;
       }
       return upstreamForwardRoute(routeCtx, req, res, path);

@@ -67,7 +67,7 @@ export async function upstreamForwardRoute(ctx: ForwardRouteContext, req: Incomi
     ({ body, json } = await forwardedBody(ctx, req, headers));
   } catch (error) {
     // The gateway's own refusal (413, 415, 400): counted as any answer the upstream did not give.
-    countFailure(ctx, error);
+    countForwardFailure(ctx.metrics, error);
     throw error;
   }
   const query = req.url?.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '';
@@ -82,7 +82,7 @@ export async function upstreamForwardRoute(ctx: ForwardRouteContext, req: Incomi
     release = await admitted(ctx.admission, res, { waited: () => (waited = true), cancel: ctx.shutdown });
     ctx.metrics.admitted(waited ? (performance.now() - inLine) / 1000 : 0);
   } catch (error) {
-    countFailure(ctx, error);
+    countForwardFailure(ctx.metrics, error);
     throw error;
   }
   // From here on, as a chat's total counts from its first attempt: the wait for a place is not the upstream's.
@@ -218,12 +218,12 @@ async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, re
       throw new UpstreamConnectionError(`the replica's HTTP ${held?.status} answer broke off before its end: ${thrownMessage(failure)}`, { cause: failure });
     }
     if (answered) {
-      countFailure(ctx, failure);
+      countForwardFailure(ctx.metrics, failure);
       throw failure;
     }
     const kind = classifyReplicaFailure(failure);
     if (attempt !== undefined && kind === 'rest') attempt.replicas.failed(attempt.replica, failure, attempt.startedAt);
-    if (attempt === undefined || attempt.last || kind === 'final') countFailure(ctx, failure);
+    if (attempt === undefined || attempt.last || kind === 'final') countForwardFailure(ctx.metrics, failure);
     throw failure;
   } finally {
     if (attempt !== undefined) attempt.replica.inFlight -= 1;
@@ -238,9 +238,10 @@ function failureContext(ctx: ForwardRouteContext): { modelNamedByGateway: boolea
 }
 
 /** A forwarded request the gateway answers itself (no upstream answer): its status and error code. */
-function countFailure(ctx: ForwardRouteContext, error: unknown): void {
+/** A forwarded request the gateway answered itself (a refusal, or no answer from the upstream), counted by the status and code its client gets. */
+export function countForwardFailure(metrics: GatewayMetrics, error: unknown): void {
   const { status, body } = toErrorResponse(error);
-  ctx.metrics.forwarded(status, body.error.code);
+  metrics.forwarded(status, body.error.code);
 }
 
 /** The client went away, or the shutdown cut what still runs: the upstream request goes too. */
