@@ -12,7 +12,7 @@ import { layoutToolCalls, messageToolCalls, ToolCallsStream } from './mistral-to
 import { readJsonRequest } from './json-request.ts';
 import { playStreamed, playWhole } from './play-sequence.ts';
 import { ReasoningStream, splitWholeReply } from './reasoning-split.ts';
-import { selectScenario, sequencePlan } from './request-plan.ts';
+import { responseModelName, selectScenario, sequencePlan } from './request-plan.ts';
 import { usageOptions } from './sampling-request-fields.ts';
 import type { SimContext } from './sim-context.ts';
 
@@ -38,7 +38,7 @@ function startCompletion(ctx: SimContext, body: ChatCompletionRequest, res: Serv
   const promptTokens = prompt.length;
   const reply = ctx.scenarios.reply(body.messages, selected).text;
   const plan = sequencePlan(ctx, body, { promptTokenIds: prompt, outputTokenIds: encodeText(reply), inputField: 'messages' });
-  const ident = newCompletionIdentity(body.model ?? ctx.modelName, requestId);
+  const ident = newCompletionIdentity(responseModelName(ctx, body.model), requestId);
   // vLLM runs its tool parser for `tool_choice: "auto"`, the default once `tools` are given.
   // "required" and a named function (structured output there) are parsed the same way here.
   const parsesToolCalls = ctx.toolCallParser !== undefined && (body.tools?.length ?? 0) > 0 && body.tool_choice !== 'none';

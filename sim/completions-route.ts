@@ -10,7 +10,7 @@ import { InvalidRequestError } from '../core/errors.ts';
 import { encodeText } from './mistral-tokenizer.ts';
 import { playStreamed, playWhole } from './play-sequence.ts';
 import { decodeClientTokenIds, textPromptTokenIds } from './prompt-tokens.ts';
-import { selectScenario, sequencePlan } from './request-plan.ts';
+import { responseModelName, selectScenario, sequencePlan } from './request-plan.ts';
 import { usageOptions } from './sampling-request-fields.ts';
 import type { SimContext } from './sim-context.ts';
 
@@ -56,7 +56,7 @@ function startCompletion(ctx: SimContext, body: CompletionRequest, res: ServerRe
     defaultMaxTokens: DEFAULT_COMPLETION_MAX_TOKENS,
   });
   const promptTokens = plan.promptTokens;
-  const ident = newTextCompletionIdentity(body.model ?? ctx.modelName, requestId);
+  const ident = newTextCompletionIdentity(responseModelName(ctx, body.model), requestId);
 
   const returnTokenIds = body.return_token_ids === true ? prompt.tokenIds : undefined;
   // `echo`: the text starts with the prompt's, as vLLM writes it (the prompt as sent, or its ids

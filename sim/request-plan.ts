@@ -21,13 +21,22 @@ export interface PlanRequest extends SamplingFields {
 
 /**
  * vLLM's _check_model: the served model, a scenario alias (listed like a LoRA adapter) or no
- * model at all; anything else is a 404. Returns the alias's scenario, if it is one.
+ * model at all; anything else is a 404. Returns the alias's scenario, if it is one. "No model"
+ * is any falsy name, `""` included: vLLM's _is_model_supported starts `if not model_name: return True`.
  */
 export function checkModel(ctx: SimContext, model: string | null | undefined): LoadedScenario | undefined {
-  if (model == null || model === ctx.modelName) return undefined;
+  if (!model || model === ctx.modelName) return undefined;
   const byModel = ctx.scenarios.forModel(model);
   if (byModel === undefined) throw new NotFoundError(`The model \`${model}\` does not exist.`);
   return byModel;
+}
+
+/**
+ * The `model` a response names: the request's, or the served model for a missing or empty one
+ * (vLLM's _get_model_name, `if not model_name: return base_model_paths[0].name`).
+ */
+export function responseModelName(ctx: SimContext, model: string | null | undefined): string {
+  return model || ctx.modelName;
 }
 
 /** The scenario a request asks for by model alias or by `scenario`; undefined: match on the prompt. */
