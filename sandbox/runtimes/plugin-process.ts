@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import { SandboxError } from '../../core/errors.ts';
 import { NdjsonLineSplitter } from '../python-ipc.ts';
 import { killProcessTree } from '../process-tree.ts';
-import { childMessageSchema, type CallMessage, type ChildMessage, type HostMessage } from './plugin-protocol.ts';
+import { parseChildMessage, type CallMessage, type ChildMessage, type HostMessage } from './plugin-protocol.ts';
 import type { ProcessLaunchPlan } from './process-launch.ts';
 import { describeExit, OUT_OF_MEMORY, startExitWords, tellingLine, type ProcessExit } from './process-exit.ts';
 
@@ -144,22 +144,23 @@ export class PluginProcess {
         if (pending > MAX_LINE) return proc ? proc.kill(TOO_LONG) : fail(TOO_LONG);
         for (const line of splitter.push(chunk)) {
           if (!line.trim()) continue;
-          const parsed = childMessageSchema.safeParse(safeJson(line));
-          if (!parsed.success) {
-            if (proc) proc.kill(`protocol error: ${line.slice(0, 200)}`);
-            else fail(`unexpected message: ${line.slice(0, 200)}`);
+          const parsed = parseChildMessage(line);
+          if ('why' in parsed) {
+            // The line as it came, then what is wrong with it (a field's type, an unknown `t`).
+            if (proc) proc.kill(`protocol error: ${line.slice(0, 200)} (${parsed.why})`);
+            else fail(`unexpected message: ${line.slice(0, 200)} (${parsed.why})`);
             return;
           }
           if (proc) {
-            proc.receive(parsed.data);
-          } else if (parsed.data.t === 'ready') {
+            proc.receive(parsed.message);
+          } else if (parsed.message.t === 'ready') {
             settled = true;
             clearTimeout(timer);
             options.signal?.removeEventListener('abort', onAbort);
-            proc = new PluginProcess(child, channel, parsed.data, output);
+            proc = new PluginProcess(child, channel, parsed.message, output);
             resolve(proc);
           } else {
-            fail(`first message was ${parsed.data.t}, not ready`);
+            fail(`first message was ${parsed.message.t}, not ready`);
           }
         }
       };
@@ -323,13 +324,5 @@ function hasExited(pid: number | undefined): boolean {
     return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
   } catch {
     return true;
-  }
-}
-
-function safeJson(line: string): unknown {
-  try {
-    return JSON.parse(line);
-  } catch {
-    return undefined;
   }
 }

@@ -102,3 +102,33 @@ export const childMessageSchema = z.discriminatedUnion('t', [
 ]);
 export type ChildMessage = z.infer<typeof childMessageSchema>;
 export type CallMessage = Extract<ChildMessage, { callId: string }>;
+
+const MESSAGE_TYPES = childMessageSchema.options.map((option) => option.shape.t.value).join(', ');
+
+/**
+ * One protocol line from a child, parsed and checked; else why it is refused, in words its author
+ * can act on without reading the schema (the first problem zod finds, field named):
+ * `content: expected string, received object`, `t: "log" is not a message type: …`, `not JSON`.
+ */
+export function parseChildMessage(line: string): { message: ChildMessage } | { why: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return { why: 'not JSON' };
+  }
+  const parsed = childMessageSchema.safeParse(value);
+  if (parsed.success) return { message: parsed.data };
+  const issue = parsed.error.issues[0];
+  if (!issue || issue.path.length === 0) {
+    const got = Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value;
+    return { why: `expected an object, received ${got}` };
+  }
+  if (issue.code === 'invalid_union' && issue.path.join('.') === 't') {
+    const t = (value as { t?: unknown }).t;
+    return { why: `t: ${t === undefined ? 'missing' : `${JSON.stringify(t)} is not a message type`}: ${MESSAGE_TYPES}` };
+  }
+  // zod's own words, less its prefix, and `record` (its name for `data`'s type) as JSON says it.
+  const words = issue.message.replace(/^Invalid (input|option): /, '').replace(/\brecord\b/, 'object');
+  return { why: `${issue.path.join('.')}: ${words}` };
+}
