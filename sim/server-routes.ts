@@ -74,12 +74,13 @@ export function createRequestListener(ctx: SimContext): (req: IncomingMessage, r
       }
       return sendJson(res, 404, { detail: 'Not Found' });
     }
-    // Starlette adds HEAD to every GET route; node:http drops the body of a HEAD response.
-    const handler = methods[req.method === 'HEAD' ? 'GET' : (req.method ?? '')];
+    // No HEAD for a GET route: vLLM declares its routes with FastAPI's @router.get, and FastAPI's
+    // APIRoute keeps exactly the methods given (Starlette's own Route would add HEAD), so a HEAD
+    // probe of vLLM's /health is a 405. /metrics, a mounted app, took any method above.
+    const handler = methods[req.method ?? ''];
     if (handler === undefined) {
       req.resume();
-      const allow = Object.keys(methods).flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]));
-      return sendJson(res, 405, { detail: 'Method Not Allowed' }, { allow: allow.join(', ') });
+      return sendJson(res, 405, { detail: 'Method Not Allowed' }, { allow: Object.keys(methods).join(', ') });
     }
     Promise.resolve()
       .then(() => handler(ctx, req, res))
