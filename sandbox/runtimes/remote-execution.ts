@@ -80,6 +80,12 @@ export class RemoteExecution implements ToolExecution {
   private resultWaiter: ((result: ToolResult) => void) | null = null;
   private failure: ToolResult | null = null;
   private finished = false;
+  /**
+   * The child's result is in: nothing it sends for the call after that is heard. The call stays
+   * routed until a microtask later (leave()), so progress read in the same chunk as the result
+   * reached the request, and progress in a later chunk did not.
+   */
+  private answered = false;
   private seq = 0;
   private leaseData: Record<string, unknown> = {};
   /** Unique on the wire: requests' own call ids may repeat, and a shared host serves them all. */
@@ -202,6 +208,7 @@ export class RemoteExecution implements ToolExecution {
   }
 
   private receive(message: CallMessage): void {
+    if (this.answered) return;
     if ((message.t === 'result' || message.t === 'failed') && message.thrown) {
       this.options.onHookError?.({ ...message.thrown, plugin: this.options.definition.name, runtime: this.options.runtime, callId: this.call.callId });
     }
@@ -219,6 +226,7 @@ export class RemoteExecution implements ToolExecution {
         const waiter = this.resultWaiter;
         this.resultWaiter = null;
         if (!waiter) return;
+        this.answered = true;
         const data = { ...message.data, ...this.options.data, ...this.leaseData };
         waiter({ ok: message.ok, content: message.content, ...(Object.keys(data).length > 0 ? { data } : {}) });
         // Finished here, not where end() resumes: nothing may end the call another way in between.
