@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { searchMarkers } from '../marker-search.ts';
 import type { ParserEvent, ToolCallParser } from '../parser-events.ts';
 import { EventOutput } from './event-output.ts';
 import { LeadingWhitespace } from './leading-whitespace.ts';
@@ -9,7 +8,7 @@ import { PythonCallSkipper } from './python-call-skipper.ts';
 import { PythonicCandidate } from './pythonic-candidate.ts';
 import { PythonicHeldText } from './pythonic-held-text.ts';
 import { PythonicListGrammar } from './pythonic-list-grammar.ts';
-import { ProseFenceTracker } from './prose-fence-tracker.ts';
+import { PythonicProseScanner } from './pythonic-prose-scanner.ts';
 
 export const PythonicParserOptionsSchema = z
   .object({
@@ -66,9 +65,8 @@ class PythonicParser implements ToolCallParser {
   readonly #options: z.output<typeof PythonicParserOptionsSchema>;
   readonly #out = new EventOutput();
   readonly #leading = new LeadingWhitespace();
+  readonly #prose: PythonicProseScanner;
   #mode: 'prose' | 'candidate' | 'list' = 'prose';
-  /** Prose that could still be a wrapper token. */
-  #heldProse = '';
   #candidate = new PythonicCandidate();
   #grammar: PythonicListGrammar | undefined;
   /** Reads the list's tokens; undefined while #skipper reads through a malformed call. */
@@ -85,24 +83,10 @@ class PythonicParser implements ToolCallParser {
   #callFrom = 0;
   #calls = 0;
   #ended = false;
-  /** Whether the prose so far ends at the start of a line (only spaces or tabs since its last newline). */
-  #atLineStart = true;
-  /** A `[` inside a fenced code block is the code's (see ProseFenceTracker), unless a wrapper token, no code's, is just before it. */
-  readonly #fences = new ProseFenceTracker();
-  #afterWrapper = false;
-  /**
-   * Whitespace after a list whose calls ran, held: frame before another call list or the output's
-   * end (vLLM has no content for `[f(x=1)]\n`), else content with what follows it.
-   */
-  #gap: string | undefined;
-  /** That gap, once a `[` after it is read as a list: frame if a call of it runs, else its text's start. */
-  #gapBeforeList = '';
-
-  readonly #markers: string[];
 
   constructor(options: z.output<typeof PythonicParserOptionsSchema>) {
     this.#options = options;
-    this.#markers = ['[', ...options.wrapperTokens];
+    this.#prose = new PythonicProseScanner(this.#out, options.wrapperTokens);
   }
 
   push(delta: string): ParserEvent[] {
@@ -124,16 +108,16 @@ class PythonicParser implements ToolCallParser {
     let input = delta;
     for (;;) {
       if (this.#mode === 'prose') {
-        const text = this.#heldProse + input;
-        this.#heldProse = '';
-        input = this.#prose(text, final);
+        input = this.#prose.scan(input, final);
         if (input === '') return;
+        this.#mode = 'candidate';
+        this.#candidate = new PythonicCandidate();
       } else if (this.#mode === 'candidate') {
         const result = this.#candidate.feed(input, final);
         if (result.kind === 'more') return;
         if (result.kind === 'rejected') {
           // Prose after all: the "[" is content, and the text after it is scanned afresh.
-          this.#text(this.#takeGapBeforeList() + '[');
+          this.#prose.listText('[');
           this.#mode = 'prose';
           input = result.text.slice(1);
           continue;
@@ -147,73 +131,8 @@ class PythonicParser implements ToolCallParser {
     }
   }
 
-  /** Emits prose up to the next `[`; returns the input from there ('' when all is consumed or held). */
-  #prose(input: string, final: boolean): string {
-    let rest = input;
-    for (;;) {
-      if (this.#gap !== undefined) {
-        let space = 0;
-        while (space < rest.length && ' \t\n\r'.includes(rest[space]!)) space++;
-        this.#gap += rest.slice(0, space);
-        // As text would: what follows is no longer right after a wrapper token.
-        if (space > 0) this.#afterWrapper = false;
-        rest = rest.slice(space);
-        // At the output's end the gap is dropped: frame.
-        if (rest === '') return '';
-      }
-      const found = searchMarkers(rest, this.#markers, final);
-      if (!found.found) {
-        const holdFrom = final ? rest.length : found.holdFrom;
-        // A possible wrapper token right after the gap: the gap waits with it.
-        if (holdFrom > 0) this.#text(this.#takeGap() + rest.slice(0, holdFrom));
-        this.#heldProse = rest.slice(holdFrom);
-        return '';
-      }
-      if (found.index > 0) this.#text(this.#takeGap() + rest.slice(0, found.index));
-      if (found.marker === '[' && (!this.#atLineStart || (this.#fences.inFence && !this.#afterWrapper))) {
-        this.#text(this.#takeGap() + '[');
-        rest = rest.slice(found.index + 1);
-        continue;
-      }
-      if (found.marker === '[') {
-        this.#gapBeforeList = this.#gap ?? '';
-        this.#gap = undefined;
-        this.#mode = 'candidate';
-        this.#candidate = new PythonicCandidate();
-        return rest.slice(found.index);
-      }
-      // A wrapper token: what follows it starts a line.
-      this.#atLineStart = this.#afterWrapper = true;
-      rest = rest.slice(found.index + found.marker.length);
-    }
-  }
-
-  /** The held gap, as text to go out now (a gap before prose is content), and no gap held after it. */
-  #takeGap(): string {
-    const gap = this.#gap ?? '';
-    this.#gap = undefined;
-    return gap;
-  }
-
-  #takeGapBeforeList(): string {
-    const gap = this.#gapBeforeList;
-    this.#gapBeforeList = '';
-    return gap;
-  }
-
-  /** Prose out as content, keeping track of whether it ends at a line's start. */
-  #text(text: string): void {
-    if (text === '') return;
-    this.#out.text(text);
-    this.#fences.write(text);
-    this.#afterWrapper = false;
-    const newline = text.lastIndexOf('\n');
-    const tail = newline === -1 ? text : text.slice(newline + 1);
-    this.#atLineStart = (newline !== -1 || this.#atLineStart) && /^[ \t]*$/.test(tail);
-  }
-
   #startList(): void {
-    this.#fences.notFenceLine();
+    this.#prose.listStarted();
     this.#mode = 'list';
     this.#raw = '';
     this.#held.startList();
@@ -238,7 +157,7 @@ class PythonicParser implements ToolCallParser {
           this.#fail(skipped.reason, this.#held.skipped);
           return input.slice(to);
         }
-        this.#text(this.#held.dropClosed());
+        this.#prose.text(this.#held.dropClosed());
         this.#lexer = new PythonLexer((token) => this.#token(token));
         this.#raw = '';
         at = to;
@@ -298,7 +217,7 @@ class PythonicParser implements ToolCallParser {
   #fail(reason: string, unconsumed: string): void {
     const callId = this.#grammar?.openCallId;
     this.#out.event(callId === undefined ? { type: 'malformed', reason: `pythonic: ${reason}` } : { type: 'malformed', callId, reason: `pythonic: ${reason}` });
-    this.#text(this.#takeGapBeforeList() + this.#held.release() + unconsumed);
+    this.#prose.listText(this.#held.release() + unconsumed);
     this.#grammar = undefined;
     this.#lexer = undefined;
     this.#skipper = undefined;
@@ -314,21 +233,19 @@ class PythonicParser implements ToolCallParser {
     } else if (step === 'call-end') {
       // The list is a call list after all: the bad calls before this one are content, but not its
       // brackets, nor the whitespace before it.
-      this.#gapBeforeList = '';
-      this.#text(this.#held.callRan());
+      this.#prose.callRan();
+      this.#prose.text(this.#held.callRan());
       this.#consumedThroughCurrent();
     } else if (step === 'list-end') {
       // A list whose every call was malformed: its end is text too, like the rest of it.
       const written = this.#held.release();
       const ran = this.#held.ran;
-      if (!ran) this.#text(this.#takeGapBeforeList() + written + this.#raw + this.#chunk.slice(this.#chunkFrom, this.#lexer!.index + 1));
+      if (!ran) this.#prose.listText(written + this.#raw + this.#chunk.slice(this.#chunkFrom, this.#lexer!.index + 1));
       this.#consumedThroughCurrent();
-      if (ran) this.#gap = '';
+      this.#prose.listEnded(ran);
       this.#grammar = undefined;
       this.#lexer = undefined;
       this.#mode = 'prose';
-      // A list that follows at once ([f(x=1)][g(y=2)]) is more calls, as after a newline.
-      this.#atLineStart = true;
       return false;
     }
     return true;

@@ -1,22 +1,21 @@
 import type { z } from 'zod';
-import { searchMarkers } from '../marker-search.ts';
 import type { ParserEvent, ToolCallParser } from '../parser-events.ts';
 import { EventOutput } from './event-output.ts';
 import { LeadingWhitespace } from './leading-whitespace.ts';
 import { parseParserOptions } from './parser-options.ts';
 import { Qwen3CoderCall } from './qwen3-coder-call.ts';
 import { Qwen3CoderParserOptionsSchema, type Qwen3CoderParserOptions } from './qwen3-coder-options.ts';
-import { Qwen3CallOpening } from './qwen3-call-opening.ts';
-import { FUNCTION, FUNCTION_END, isName, leadingSpace, PARAMETER, PARAMETER_END, TOOL_CALL, TOOL_CALL_END } from './qwen3-function-opener.ts';
-import { Qwen3ValueEnd } from './qwen3-value-end.ts';
+import type { Qwen3CallOpening } from './qwen3-call-opening.ts';
+import { FUNCTION, FUNCTION_END, leadingSpace, PARAMETER, PARAMETER_END, TOOL_CALL_END } from './qwen3-function-opener.ts';
+import { Qwen3OpenParameter } from './qwen3-open-parameter.ts';
+import { Qwen3ProseScanner } from './qwen3-prose-scanner.ts';
+import { Qwen3TagName } from './qwen3-tag-name.ts';
 import { parameterTypes } from './schema-typed-value.ts';
-import type { XmlParameterValue } from './xml-parameter-value.ts';
 
 export { Qwen3CoderParserOptionsSchema, type Qwen3CoderParserOptions } from './qwen3-coder-options.ts';
 
 const BODY_MARKERS = [PARAMETER, FUNCTION_END, TOOL_CALL_END];
 const BETWEEN_MARKERS = [FUNCTION, TOOL_CALL_END];
-const PROSE_MARKERS = [TOOL_CALL, FUNCTION];
 
 /** `opening`: after `<tool_call>`, or at a bare `<function=` (#opening says which, and how far). */
 type Mode = 'prose' | 'opening' | 'function-name' | 'body' | 'parameter-name' | 'value' | 'between';
@@ -55,24 +54,17 @@ class Qwen3CoderParser implements ToolCallParser {
   readonly #prefix: string;
   readonly #out = new EventOutput();
   readonly #leading = new LeadingWhitespace();
+  readonly #proseScanner: Qwen3ProseScanner;
   #mode: Mode = 'prose';
   /** Input not decided yet (a possible marker), processed again with the next delta. */
   #held = '';
   /** Text consumed since the last finished call, released as content if the call fails. */
   #raw = '';
-  /**
-   * Whitespace after a `</tool_call>`, held: frame before the next call and at the output's end
-   * (the template joins parallel blocks with "\n"; vLLM's content is null), else content with
-   * what follows it. undefined when no block has just closed.
-   */
-  #gap: string | undefined;
   #call: Qwen3CoderCall | undefined;
   /** The function or parameter name being read. */
-  #name = '';
+  readonly #name = new Qwen3TagName();
   #opening: Qwen3CallOpening | undefined;
-  #value: XmlParameterValue | undefined;
-  /** Where #value ends: what holds back a marker inside it until what follows decides it. */
-  #valueEnd: Qwen3ValueEnd | undefined;
+  #parameter: Qwen3OpenParameter | undefined;
   #calls = 0;
   #ended = false;
 
@@ -80,6 +72,7 @@ class Qwen3CoderParser implements ToolCallParser {
     this.#types = parameterTypes(options.toolDefinitions);
     this.#lineFields = options.lineFields;
     this.#prefix = options.callIdPrefix;
+    this.#proseScanner = new Qwen3ProseScanner(this.#out, (name) => this.#types.size === 0 || this.#types.has(name));
   }
 
   push(delta: string): ParserEvent[] {
@@ -124,7 +117,7 @@ class Qwen3CoderParser implements ToolCallParser {
     let input = this.#held + delta;
     this.#held = '';
     // At the end a value may still hold a marker, with no input left to decide it.
-    while (input !== '' || (final && this.#valueEnd?.holds === true)) {
+    while (input !== '' || (final && this.#parameter?.holds === true)) {
       const rest = this.#step(input, final);
       if (rest === undefined) {
         // Undecided: wait for more text (at the end, `end()` settles it).
@@ -143,37 +136,15 @@ class Qwen3CoderParser implements ToolCallParser {
   #step(input: string, final: boolean): string | undefined {
     switch (this.#mode) {
       case 'prose': {
-        let gap = '';
-        if (this.#gap !== undefined) {
-          const space = leadingSpace(input);
-          this.#gap += input.slice(0, space);
-          if (space === input.length) return '';
-          input = input.slice(space);
-          gap = this.#gap;
-        }
-        const found = searchMarkers(input, PROSE_MARKERS);
-        if (!found.found) {
-          const holdFrom = final ? input.length : found.holdFrom;
-          // A possible marker right after the gap: the gap waits with it.
-          if (holdFrom === 0 && input !== '') {
-            this.#held = input;
-            return '';
-          }
-          this.#gap = undefined;
-          this.#out.text(gap + input.slice(0, holdFrom));
-          this.#held = input.slice(holdFrom);
+        const scan = this.#proseScanner.scan(input, final);
+        if (scan.kind === 'text') {
+          this.#held = scan.held;
           return '';
         }
-        this.#gap = undefined;
-        // The gap joins the next call's frame if the marker is right after it, else the text before it.
-        const before = found.index === 0 ? '' : gap + input.slice(0, found.index);
-        const frame = found.index === 0 ? gap : '';
-        this.#out.text(before);
-        const bare = found.marker === FUNCTION;
         this.#mode = 'opening';
-        this.#opening = new Qwen3CallOpening(bare ? 'bare' : 'tool_call', (name) => this.#types.size === 0 || this.#types.has(name));
-        this.#raw = bare ? frame : frame + TOOL_CALL;
-        return input.slice(bare ? found.index : found.index + TOOL_CALL.length);
+        this.#opening = scan.opening;
+        this.#raw = scan.frame;
+        return scan.rest;
       }
       case 'opening':
         return this.#openingText(input);
@@ -240,25 +211,18 @@ class Qwen3CoderParser implements ToolCallParser {
   }
 
   #readName(input: string): string | undefined {
-    const close = input.indexOf('>');
-    const part = close === -1 ? input : input.slice(0, close);
-    // The name so far was checked with its delta: only the new part is (again and again, a long
-    // name cost time quadratic in its length).
-    if (!isName(part) || (close === 0 && this.#name === '')) {
-      const what = this.#mode === 'function-name' ? 'function' : 'parameter';
-      const bad = part.search(/[\s<]/);
-      const at = bad === -1 ? close : bad;
-      this.#raw += input.slice(0, at);
-      this.#fail(`invalid ${what} name ${JSON.stringify(this.#name + input.slice(0, at))}`);
-      return input.slice(at);
-    }
-    this.#name += part;
-    if (close === -1) {
+    const read = this.#name.read(input);
+    if (read.kind === 'more') {
       this.#raw += input;
       return '';
     }
-    const name = this.#name;
-    this.#name = '';
+    if (read.kind === 'invalid') {
+      const what = this.#mode === 'function-name' ? 'function' : 'parameter';
+      this.#raw += input.slice(0, read.at);
+      this.#fail(`invalid ${what} name ${JSON.stringify(read.name)}`);
+      return input.slice(read.at);
+    }
+    const { name, close } = read;
     if (this.#mode === 'parameter-name' && this.#call!.has(name)) {
       // Plugins already had its first value (ran its code): as a key repeated in JSON arguments.
       this.#raw += input.slice(0, close);
@@ -270,21 +234,17 @@ class Qwen3CoderParser implements ToolCallParser {
       this.#startCall(name);
     } else {
       this.#mode = 'value';
-      this.#value = this.#call!.openParameter(name);
-      this.#valueEnd = new Qwen3ValueEnd(name, this.#call!);
+      this.#parameter = new Qwen3OpenParameter(name, this.#call!);
     }
     return input.slice(close + 1);
   }
 
   #valueText(input: string, final: boolean): string {
-    const step = this.#valueEnd!.push(input, final);
+    const step = this.#parameter!.push(input, final);
     this.#raw += step.text;
-    for (const line of this.#value!.append(step.text)) this.#call!.line(line);
     if (step.kind === 'more') return '';
     this.#raw += step.marker;
-    this.#call!.closeParameter(this.#value!);
-    this.#value = undefined;
-    this.#valueEnd = undefined;
+    this.#parameter = undefined;
     this.#marker(step.marker);
     return step.rest;
   }
@@ -309,7 +269,7 @@ class Qwen3CoderParser implements ToolCallParser {
         if (this.#call !== undefined) this.#endCall();
         this.#raw = '';
         this.#mode = 'prose';
-        this.#gap = '';
+        this.#proseScanner.blockClosed();
         return;
     }
   }
@@ -331,9 +291,8 @@ class Qwen3CoderParser implements ToolCallParser {
     const message = `qwen3-coder: ${reason}`;
     this.#out.event(callId === undefined ? { type: 'malformed', reason: message } : { type: 'malformed', callId, reason: message });
     this.#call = undefined;
-    this.#name = '';
-    this.#value = undefined;
-    this.#valueEnd = undefined;
+    this.#name.reset();
+    this.#parameter = undefined;
     this.#prose(this.#raw, '');
   }
 }
