@@ -86,6 +86,10 @@ export class RemoteExecution implements ToolExecution {
    * reached the request, and progress in a later chunk did not.
    */
   private answered = false;
+  /** `end` is out: from then on a `result` is in turn (see outOfTurn). */
+  private endSent = false;
+  /** The call's process, once it has one: killed for an answer out of turn. */
+  private proc: PluginProcess | null = null;
   private seq = 0;
   private leaseData: Record<string, unknown> = {};
   /** Unique on the wire: requests' own call ids may repeat, and a shared host serves them all. */
@@ -137,6 +141,7 @@ export class RemoteExecution implements ToolExecution {
           return null;
         }
         this.leaseData = lease.data ?? {};
+        this.proc = lease.proc;
         lease.proc.route(this.wireId, (message) => this.receive(message));
         // Taken off in leave(): a shared host outlives its calls, and would otherwise keep every
         // finished call (and its request's emit) reachable for as long as it runs.
@@ -197,6 +202,7 @@ export class RemoteExecution implements ToolExecution {
     if (this.failure || !lease) return this.failure ?? this.errorResult('did not start', 'sandbox_error');
     return new Promise<ToolResult>((resolve) => {
       this.resultWaiter = resolve;
+      this.endSent = true;
       // JS children re-validate (to get the schema's output); other commands get the parsed value.
       const args = (this.options.module ? rawArgs : parsed.data) as Record<string, unknown>;
       lease.proc.send({ t: 'end', callId: this.wireId, args });
@@ -218,6 +224,10 @@ export class RemoteExecution implements ToolExecution {
         return;
       case 'verdict': {
         const resolve = this.verdicts.get(message.seq);
+        if (!resolve) {
+          const hint = this.endSent ? 'answer end with a result' : 'answer each piece once, with its seq';
+          return this.outOfTurn(message, `a verdict for piece ${message.seq}, which awaits none: ${hint}`);
+        }
         this.verdicts.delete(message.seq);
         resolve?.(message.reject !== undefined ? { verdict: 'reject', reason: message.reject } : undefined);
         return;
@@ -225,7 +235,7 @@ export class RemoteExecution implements ToolExecution {
       case 'result': {
         const waiter = this.resultWaiter;
         this.resultWaiter = null;
-        if (!waiter) return;
+        if (!waiter) return this.endSent ? undefined : this.outOfTurn(message, "a result before the call's end was sent: answer each piece with a verdict");
         this.answered = true;
         const data = { ...message.data, ...this.options.data, ...this.leaseData };
         waiter({ ok: message.ok, content: message.content, ...(Object.keys(data).length > 0 ? { data } : {}) });
@@ -243,6 +253,18 @@ export class RemoteExecution implements ToolExecution {
         this.onAborted?.();
         return;
     }
+  }
+
+  /**
+   * An answer to nothing the call awaits (a `result` for a `piece`, a `verdict` for `end`): dropped,
+   * the call waited for the answer it was owed until its time limit, which told a plugin's author
+   * nothing. A protocol error now, as a message of the wrong shape is: the process is killed, and
+   * its exit ends the call. Once the call is over, answers crossing its end are expected, and
+   * ignored; so is a shared host's (runtime `isolate`, the gateway's own code, serving other calls).
+   */
+  private outOfTurn(message: CallMessage, why: string): void {
+    if (this.finished || this.options.runtime !== 'process') return;
+    this.proc?.kill(`protocol error: ${JSON.stringify(message).slice(0, 200)} (${why})`);
   }
 
   private fail(message: string, code: string, limit?: string, reason = message): void {

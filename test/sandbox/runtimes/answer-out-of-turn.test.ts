@@ -1,0 +1,61 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runScriptedCall } from '../../../plugins/kit/testing.ts';
+import { toolFromPlugin } from '../../../plugins/kit/tool-from-plugin.ts';
+import { createRuntimePools, type RuntimePools } from '../../../sandbox/runtimes/runtime-pools.ts';
+import echo from './fixtures/echo-plugin.ts';
+import { eventually } from './runtime-test-helpers.ts';
+
+// A plugin in another language that answers a message with the wrong kind of answer (a `result`
+// for a `piece`, a `verdict` for `end`) had its answer dropped in silence: the call waited for the
+// answer it was owed until its time limit (`timed out after 20000 ms`), which says nothing of the
+// mix-up. Such an answer is now a protocol error at once, naming what was out of turn.
+
+let pools: RuntimePools;
+
+beforeAll(() => {
+  pools = createRuntimePools({ process: { sparesPerPlugin: 0, uidBase: 1_900_987_000 } });
+});
+
+afterAll(async () => {
+  await pools?.close();
+});
+
+/** Answers every `piece` and `end` with `reply` (a Python expression over `msg`). */
+const answering = (reply: string): string[] => [
+  '/usr/bin/python3',
+  '-c',
+  [
+    'import json, os, socket',
+    'ch = socket.socket(fileno=3)',
+    'send = lambda m: ch.sendall((json.dumps(m) + "\\n").encode())',
+    'send({"t": "ready", "pid": os.getpid(), "guest": "none"})',
+    'for line in ch.makefile("r", encoding="utf-8"):',
+    '    msg = json.loads(line)',
+    '    if msg["t"] in ("piece", "end"):',
+    `        send(${reply})`,
+  ].join('\n'),
+];
+
+const pieces = [{ kind: 'field' as const, path: ['text'], value: 'x' }];
+
+describe('a plugin process that answers out of turn', () => {
+  it('fails the call when it answers a piece with a result', async () => {
+    const tool = toolFromPlugin(echo, { command: answering('{"t": "result", "callId": msg["callId"], "ok": True, "content": "too soon"}'), pools });
+    const run = await runScriptedCall(tool, { pieces, args: { text: 'x' } });
+    expect(run.result).toMatchObject({ ok: false, data: { code: 'sandbox_error', runtime: 'process' } });
+    expect(run.result?.content).toMatch(/^error: echo_sample stopped: protocol error: .*"too soon".* \(a result before the call's end was sent: answer each piece with a verdict\)$/);
+  });
+
+  it('fails the call when it answers end with a verdict', async () => {
+    const tool = toolFromPlugin(echo, { command: answering('{"t": "verdict", "callId": msg["callId"], "seq": msg.get("seq", 0)}'), pools });
+    const run = await runScriptedCall(tool, { pieces, args: { text: 'x' } });
+    // The piece's own verdict was in turn.
+    expect(run.verdicts).toEqual([undefined]);
+    expect(run.result).toMatchObject({ ok: false, data: { code: 'sandbox_error', runtime: 'process' } });
+    expect(run.result?.content).toMatch(/^error: echo_sample stopped: protocol error: .* \(a verdict for piece 0, which awaits none: answer end with a result\)$/);
+  });
+
+  it('leaves no process behind', async () => {
+    expect(await eventually(() => pools.livePids().length === 0 && pools.process.stats.running === 0, 500)).toBe(true);
+  });
+});
