@@ -9,7 +9,7 @@ import {
   UpstreamResponseError,
 } from '../core/errors.ts';
 import { isGenerationPart } from './chat-chunk-decoder.ts';
-import { bareStatusMessage } from './upstream-response-error.ts';
+import { bareStatusMessage, UpstreamRedirectError } from './upstream-response-error.ts';
 import type { ResolvedStreamOptions } from './upstream-options.ts';
 import type { UpstreamPart } from './upstream-parts.ts';
 import type { Replica, ReplicaAffinity, UpstreamReplicas } from './upstream-replicas.ts';
@@ -29,7 +29,7 @@ export interface ReplicaFailureContext {
  * How a failed attempt counts: `rest` — the replica itself is down, drowning or broken (refused or
  * reset connection, connect or headers timeout, 502/503/504; a bare 500, with no error body, which
  * is how vLLM answers every request once its engine is dead; 401/403, a replica started with
- * another key; 404 model_not_found when the gateway names the model), so it rests and another one
+ * another key; a 3xx, a replica whose URL is wrong; 404 model_not_found when the gateway names the model), so it rests and another one
  * is tried; `busy` — it is only full (429), or it failed this request with a 500 that says why (an
  * error body: vLLM's answer to an exception in that request's handling, which may be the
  * request's own doing and must not rest every replica it is tried on), or with an error object
@@ -48,6 +48,8 @@ export function classifyReplicaFailure(error: unknown, context: ReplicaFailureCo
   if (error instanceof UpstreamConnectionError || error instanceof UpstreamConnectTimeoutError || error instanceof UpstreamHeadersTimeoutError) {
     return 'rest';
   }
+  // A redirect says this replica's URL is wrong (plain http to an https ingress), not the request.
+  if (error instanceof UpstreamRedirectError) return 'rest';
   if (error instanceof UpstreamModelNotFoundError) return context.modelNamedByGateway ? 'rest' : 'final';
   if (error instanceof UpstreamResponseError) {
     if (error.status === 429 || (error.inStream && error.status < 500)) return 'busy';

@@ -42,7 +42,8 @@ export async function listModels(options: ListModelsOptions): Promise<UpstreamMo
       bodyTimeout: timeouts.idleMs,
     });
     if (response.statusCode < 200 || response.statusCode > 299) {
-      const refused = await readUpstreamResponseError(response.statusCode, response.body);
+      const { location } = response.headers;
+      const refused = await readUpstreamResponseError(response.statusCode, response.body, typeof location === 'string' ? location : undefined);
       // No client's input is in this request: a 4xx (a wrong base URL's 404, a wrong key's 401)
       // is the gateway's set-up failing, not a request the client should fix.
       if (response.statusCode >= 400 && response.statusCode < 500) {

@@ -86,7 +86,10 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
     this.responded = true;
     this.#resumeRequest = resume;
     if (statusCode > 299) {
-      this.#errorBody = new ErrorBody(statusCode, rawHeaderValue(rawHeaders, 'retry-after') || undefined);
+      this.#errorBody = new ErrorBody(statusCode, {
+        retryAfter: rawHeaderValue(rawHeaders, 'retry-after') || undefined,
+        location: rawHeaderValue(rawHeaders, 'location') || undefined,
+      });
       return true;
     }
     const contentType = rawHeaderValue(rawHeaders, 'content-type');

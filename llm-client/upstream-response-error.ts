@@ -9,12 +9,13 @@ export const MAX_ERROR_BODY_BYTES = 64 * 1024;
 /** How much of a non-JSON error body the client's message quotes. */
 const MAX_MESSAGE_CHARS = 300;
 
-/** Reads a non-2xx body (bounded) into an error carrying the upstream's own message. */
+/** Reads a non-2xx body (bounded) into an error carrying the upstream's own message; `location`: the answer's Location header. */
 export async function readUpstreamResponseError(
   status: number,
   body: AsyncIterable<Uint8Array>,
+  location?: string,
 ): Promise<UpstreamResponseError> {
-  const errorBody = new ErrorBody(status);
+  const errorBody = new ErrorBody(status, { location });
   for await (const chunk of body) if (errorBody.add(chunk)) break;
   return errorBody.error();
 }
@@ -23,13 +24,15 @@ export async function readUpstreamResponseError(
 export class ErrorBody {
   readonly status: number;
   readonly #retryAfter: string | undefined;
+  readonly #location: string | undefined;
   readonly #chunks: Uint8Array[] = [];
   #size = 0;
 
-  /** `retryAfter`: the answer's Retry-After header, when it had one. */
-  constructor(status: number, retryAfter?: string) {
+  /** `headers`: the answer's Retry-After and Location, when it had them. */
+  constructor(status: number, headers: { retryAfter?: string | undefined; location?: string | undefined } = {}) {
     this.status = status;
-    this.#retryAfter = retryAfter;
+    this.#retryAfter = headers.retryAfter;
+    this.#location = headers.location;
   }
 
   /** Keeps one read; true once the bound is reached and the rest need not be read. */
@@ -41,14 +44,19 @@ export class ErrorBody {
 
   /** The error for what was read so far. */
   error(): UpstreamResponseError {
-    const error = upstreamResponseError(this.status, this.#chunks);
+    const error = upstreamResponseError(this.status, this.#chunks, this.#location);
     if (this.#retryAfter) error.retryAfter = this.#retryAfter;
     return error;
   }
 }
 
-/** The error for a non-2xx answer whose body (or its first MAX_ERROR_BODY_BYTES) is `chunks`. */
-export function upstreamResponseError(status: number, chunks: readonly Uint8Array[]): UpstreamResponseError {
+/**
+ * The error for a non-2xx answer whose body (or its first MAX_ERROR_BODY_BYTES) is `chunks`;
+ * `location`: its Location header, which a redirect's error names.
+ */
+export function upstreamResponseError(status: number, chunks: readonly Uint8Array[], location?: string): UpstreamResponseError {
+  // A redirect's body is a proxy's "308 Permanent Redirect" page: where it points is in its header.
+  if (status >= 300 && status < 400) return new UpstreamRedirectError(status, location || undefined);
   const text = Buffer.concat(chunks).toString('utf8').slice(0, MAX_ERROR_BODY_BYTES);
   let message: string | undefined;
   let param: string | null = null;
@@ -189,6 +197,28 @@ const SGLANG_TOTAL_TOO_LONG = /\bexceeds the model's maximum context length of (
  * access to it.") word a 404 for a model they do not serve; any other 404 stays as it is.
  */
 const MODEL_DOES_NOT_EXIST = /\bmodel\b.*\bdoes not exist\b/i;
+
+/** How much of a Location header a redirect's message quotes. */
+const MAX_LOCATION_CHARS = 300;
+
+/**
+ * A 3xx: an ingress or proxy that sends plain http to https (301, 308), or a base path that moved.
+ * The gateway does not follow it (a POST's body is not sent twice, and where an upstream points is
+ * its operator's to set), so the message names where it points. That is the upstream's address:
+ * the log's, not every client's (`clientMessage`). With replicas it is that replica's failure,
+ * its URL being wrong (failover-stream.ts): it rests, and its requests move on.
+ */
+export class UpstreamRedirectError extends UpstreamResponseError {
+  /** The Location the upstream answered with; undefined when it sent none. */
+  readonly location: string | undefined;
+  override readonly clientMessage: string;
+  constructor(status: number, location: string | undefined) {
+    const where = location === undefined ? 'with no Location' : `to ${location.length > MAX_LOCATION_CHARS ? `${location.slice(0, MAX_LOCATION_CHARS)}…` : location}`;
+    super(status, `upstream answered HTTP ${status}, a redirect ${where}: the gateway does not follow redirects; set the upstream's base URL to where it points`, null, 'upstream_redirect');
+    this.location = location;
+    this.clientMessage = `the upstream answered HTTP ${status}, a redirect, which the gateway does not follow: its operator must set the upstream's base URL to where it points`;
+  }
+}
 
 /** The message of an error whose body said nothing: the status alone. */
 export function bareStatusMessage(status: number): string {
