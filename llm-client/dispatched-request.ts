@@ -97,7 +97,7 @@ export abstract class DispatchedRequest<Options extends DispatchedRequestOptions
 
   onError(error: Error): void {
     this.#requestOver = true;
-    this.fail(error);
+    this.connectionFailed(error);
   }
 
   // ---- the request's end ----
@@ -112,6 +112,11 @@ export abstract class DispatchedRequest<Options extends DispatchedRequestOptions
     this.interrupted = true;
     this.settle(abortReason(this.options.signal));
   };
+
+  /** undici's request failed (the connection, a timeout of undici's): nothing more will be read. */
+  protected connectionFailed(error: unknown): void {
+    this.fail(error);
+  }
 
   /** A failure of the upstream, the network or the decoding. */
   protected fail(error: unknown): void {

@@ -121,6 +121,8 @@ class ForwardHandler implements ForwardedExchange, Dispatcher.DispatchHandler, D
   /** onData answered false: undici waits for #resumeReading. */
   #readingStopped = false;
   #ended = false;
+  /** The request failed behind reads not yet written: they go first (#writeHeld), then this. */
+  #failedBehind: { error: unknown } | undefined;
 
   constructor(options: ResolvedListModelsOptions, request: ForwardedRequest, sink: ForwardSink) {
     this.#options = options;
@@ -220,7 +222,9 @@ class ForwardHandler implements ForwardedExchange, Dispatcher.DispatchHandler, D
 
   onError(error: Error): void {
     this.#ended = true;
-    this.#fail(error);
+    // Held for the pass or a paused sink, these reads came before the failure, the last bytes of an answer the upstream then reset.
+    if (this.#held.length > 0 && !this.#settled) this.#failedBehind = { error };
+    else this.#fail(error);
   }
 
   // ---- the exchange ----
@@ -240,7 +244,7 @@ class ForwardHandler implements ForwardedExchange, Dispatcher.DispatchHandler, D
       this.#write(held);
     }
     if (this.#settled || this.#paused) return;
-    if (this.#ended) return this.#settle();
+    if (this.#ended) return this.#failedBehind ? this.#fail(this.#failedBehind.error) : this.#settle();
     if (this.#readingStopped) {
       this.#readingStopped = false;
       this.#resumeReading?.();

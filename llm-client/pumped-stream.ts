@@ -36,6 +36,8 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
   /** The body of a non-2xx answer, read for its message. */
   #errorBody: ErrorBody | undefined;
   #expired: UpstreamError | undefined;
+  /** The connection failed behind reads or events not yet handed over: they go first, then this. */
+  #failedBehind: { error: unknown } | undefined;
   // Built when an event stream starts (onHeaders): the request goes out without waiting for them.
   #decoder: ChatChunkDecoder | undefined;
   #sse: SseEventDecoder | undefined;
@@ -72,6 +74,7 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
     this.#paused = false;
     this.#drain();
     if (this.#paused || this.settled) return;
+    if (this.#failedBehind) return this.fail(this.#failedBehind.error);
     this.#deadlines.resume();
     this.#tail.resume();
     if (this.#endOfBody) this.#finish();
@@ -164,7 +167,9 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
     this.#deferred = false;
     if (this.#paused || this.settled) return;
     this.#drain();
-    if (!this.#paused && !this.settled && this.#held.isEmpty && this.#endOfBody) this.#finish();
+    if (this.#paused || this.settled || !this.#held.isEmpty) return;
+    if (this.#failedBehind) this.fail(this.#failedBehind.error);
+    else if (this.#endOfBody) this.#finish();
   }
 
   #handleEvent(event: HeldEvent): void {
@@ -243,6 +248,18 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
     this.closeRequest();
     // A paused consumer gets the end when it resumes, as when the body ends during a pause.
     if (!this.#paused) this.#finish();
+  }
+
+  /**
+   * A generating stream's reads wait for first-token-first's pass, which a busy process runs a turn
+   * or more later (a paused consumer's wait longer): a reset or a close read before it would throw
+   * away what came before it, the finish_reason of a whole answer among it. That goes first
+   * (drainDeferred, resume), then the failure, which `fail` reads against it.
+   */
+  protected override connectionFailed(error: unknown): void {
+    if (this.settled || this.#held.isEmpty || this.options.signal.aborted) return this.fail(error);
+    this.#failedBehind = { error };
+    this.#deferIfFlowing();
   }
 
   protected override fail(error: unknown): void {
