@@ -141,8 +141,8 @@ export class ChatChunkWriter {
         this.choice({ tool_calls: [{ index: e.index, function: { arguments: e.text } }] }, null);
         return;
       case 'tool-result':
-        // A round ends in one burst of events (results, round end, then the next round's start or
-        // the finish): one packet for all of them.
+        // Results that settle together, and the round's end after the last of them (then the next
+        // round's start or the finish), leave in one packet.
         this.sse.batch();
         const completed = { type: 'tool_call.completed', round: e.round, call_id: e.callId, name: e.name, ok: e.ok, content: e.content };
         try {

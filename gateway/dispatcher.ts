@@ -25,6 +25,11 @@ export interface DispatcherOptions {
   /** A tool rejected a piece: the Session cuts the decode short. */
   onReject: (call: { callId: string; name: string }, reason: string) => void;
   /**
+   * A call's outcome is in: its text has ended (call-end, or the decode) and its tool has answered.
+   * Called once per call not cancelled, before `settle` resolves; it must not throw.
+   */
+  onResult?: (outcome: CallOutcome) => void;
+  /**
    * `on_tool_reject: "error"`: a reject fails the request, so the round's other calls are dropped
    * the moment it comes, and a side-effecting call (`ToolPlugin.sideEffects`) is ended only once
    * the decode is over and every sibling's verdict is in; ended earlier, its effect could happen
@@ -267,7 +272,9 @@ export class Dispatcher {
       .then((result) => {
         this.#markToolEnd(call, result.ok ? 'ok' : 'error');
         const max = this.opts.maxObservationChars;
-        return { callId, name, args, result: max === undefined ? result : capObservation(result, max) };
+        const outcome = { callId, name, args, result: max === undefined ? result : capObservation(result, max) };
+        this.opts.onResult?.(outcome);
+        return outcome;
       });
   }
 

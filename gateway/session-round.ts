@@ -76,6 +76,24 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     clientCallStreaming: () => machinery?.clientCalls.streaming === true,
     stopParser: () => machinery?.parser.stop(),
   });
+  // Each result goes to the client as its call settles (its text ended, its tool answered), not
+  // when the round does: a quick lookup's observation need not wait for a slow sibling. None once
+  // the request is failing or over (a reject under on_tool_reject "error", the client gone, the
+  // round failed): results already sent stand, as their tools did run.
+  let roundFailed = false;
+  let resultError: { error: unknown } | undefined;
+  const emitResult = (c: CallOutcome, undeclared = false): void => {
+    if (roundFailed || signal.aborted || (cuts.rejection && opts.onToolReject === 'error')) return;
+    try {
+      onEvent({ type: 'tool-result', round, callId: c.callId, name: c.name, ok: c.result.ok, content: c.result.content, ...(c.result.data ? { data: c.result.data } : {}), ...(undeclared ? { undeclared: true as const } : {}) });
+    } catch (error) {
+      // Called from a tool's settling promise: kept for the round to throw, not left unhandled.
+      resultError ??= { error };
+    }
+  };
+  const throwIfEmitFailed = (): void => {
+    if (resultError) throw resultError.error;
+  };
   // The round's machinery is built just after undici has written the request (undici writes from
   // a setImmediate queued inside the dispatch above, so this one runs next) and while the upstream
   // prefills: built here, synchronously, it held the request back by its own cost (~0.15 ms on an
@@ -96,6 +114,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
         round,
         onProgress: (call, progress) => onEvent({ type: 'tool-progress', ...call, progress }),
         onReject: (call, reason) => cuts.reject(call, reason),
+        onResult: (outcome) => emitResult(outcome),
         rejectFailsRequest: opts.onToolReject === 'error',
         maxObservationChars: opts.maxObservationChars ?? DEFAULT_MAX_OBSERVATION_CHARS,
       });
@@ -211,7 +230,11 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
   } catch (err) {
     cuts.decodeOver = true;
     countTokens();
-    if (buildError) throw buildError.error;
+    roundFailed = !cuts.cutForRejection && !cuts.cutAtCallLimit;
+    if (buildError) {
+      roundFailed = true;
+      throw buildError.error;
+    }
     if (signal.aborted) {
       machinery?.dispatcher.abortAll('client aborted');
       timeline.mark('abort', { round, detail: 'client aborted' });
@@ -242,17 +265,14 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     // A client call that failed early validation (or named a tool the request does not have) is
     // answered, like a rejected gateway call, with the reason, so a re-prompt shows the model what was wrong.
     const settled = await dispatcher.settle();
-    const refused = clientCalls.rejected();
-    const calls: CallOutcome[] = [
-      ...settled,
-      ...refused.map((c) => ({ callId: c.callId, name: c.name, args: c.args, result: { ok: false, content: c.undeclared ? `error: ${c.reason}` : `error: ${c.name} rejected the call: ${c.reason}` } })),
-    ];
+    throwIfEmitFailed();
     if (signal.aborted) throw new ClientAbortedError();
     if (rejection && opts.onToolReject === 'error') throw rejection.undeclared ? ToolRejectedError.undeclared(rejection.name, rejection.reason) : new ToolRejectedError(rejection.name, rejection.reason);
-    const undeclared = new Set(refused.flatMap((c) => (c.undeclared ? [c.callId] : [])));
-    for (const c of calls) {
-      onEvent({ type: 'tool-result', round, callId: c.callId, name: c.name, ok: c.result.ok, content: c.result.content, ...(c.result.data ? { data: c.result.data } : {}), ...(undeclared.has(c.callId) ? { undeclared: true as const } : {}) });
-    }
+    // Calls the gateway refused without running them are answered once the round's own are.
+    const refused = clientCalls.rejected().map((c) => ({ call: { callId: c.callId, name: c.name, args: c.args, result: { ok: false, content: c.undeclared ? `error: ${c.reason}` : `error: ${c.name} rejected the call: ${c.reason}` } }, undeclared: c.undeclared === true }));
+    for (const { call, undeclared } of refused) emitResult(call, undeclared);
+    throwIfEmitFailed();
+    const calls: CallOutcome[] = [...settled, ...refused.map((r) => r.call)];
     timeline.mark('round-end', { round, detail: finishReason });
     onEvent({ type: 'round-end', round, finishReason });
     // Harmony's analysis channel has no markers a template takes back out of the content: only a
@@ -264,6 +284,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     else if (opts.thinkTags && parser.reasoningText !== '') reasoning = { text: parser.reasoningText, in: 'think-tags' };
     return { text: parser.visibleText, calls, clientCalls: clientCalls.completed(), callOrder: parser.callOrder(), finishReason, usage, deltas, ...(reasoning ? { reasoning } : {}) };
   } catch (err) {
+    roundFailed = true;
     // The client gone while the tools finish: they stop as they do when it leaves mid-decode.
     if (signal.aborted) timeline.mark('abort', { round, detail: 'client aborted' });
     machinery?.dispatcher.abortAll(signal.aborted ? 'client aborted' : 'the round failed');
