@@ -1,7 +1,7 @@
 import { maxCpuMsInTree } from '../process-tree.ts';
 import type { PluginProcess } from './plugin-process.ts';
 import type { ProcessRecipe } from './process-pool.ts';
-import type { CallEnding } from './remote-execution.ts';
+import type { CallEnding } from './remote-lease.ts';
 
 /** Calls one reused process serves at most: what a plugin leaks per call stays bounded. */
 export const MAX_CALLS_PER_PROCESS = 1000;

@@ -5,7 +5,7 @@ import { PLUGIN_HOST_ISOLATES, pluginHostArgv } from './node-recipe.ts';
 import type { PluginProcess } from './plugin-process.ts';
 import { DEFAULT_PROCESS_LIMITS, v8CodeRangeMb } from './process-launch.ts';
 import type { ProcessPool, ProcessRecipe } from './process-pool.ts';
-import type { RemoteLease } from './remote-execution.ts';
+import type { RemoteLease } from './remote-lease.ts';
 
 export interface IsolateHostsOptions {
   /** Calls one host serves at once. Default 32. */

@@ -6,7 +6,9 @@ import { NdjsonLineSplitter } from '../python-ipc.ts';
 import { killProcessTree } from '../process-tree.ts';
 import { parseChildMessage, type CallMessage, type ChildMessage, type HostMessage } from './plugin-protocol.ts';
 import type { ProcessLaunchPlan } from './process-launch.ts';
-import { describeExit, OUT_OF_MEMORY, startExitWords, tellingLine, type ProcessExit } from './process-exit.ts';
+import { describeExit, startExitWords, type ProcessExit } from './process-exit.ts';
+import { ProcessOutput } from './process-output.ts';
+import { ReadyDeadline, startFailure } from './process-start-failure.ts';
 
 type ReadyMessage = Extract<ChildMessage, { t: 'ready' }>;
 
@@ -20,7 +22,6 @@ export interface PluginProcessOptions {
   signal?: AbortSignal;
 }
 
-const STDERR_TAIL = 4096;
 /** How long an exited process's pipes may take to deliver their last bytes. */
 const EXIT_DRAIN_MS = 250;
 /** How long a process whose channel closed may take to exit (its exit says why) before it counts as one that closed fd 3. */
@@ -31,33 +32,13 @@ const MAX_LINE = 8 * 1024 * 1024;
 const TOO_LONG = 'protocol error: a message over 8 MiB (a result or progress this large is more than the gateway takes from a plugin process: return less)';
 
 /**
- * A plugin process that was still running, silent on fd 3, when its start-up time
- * (PluginProcessOptions.startupTimeoutMs) ran out: for a program in another language, most often
- * one that writes its `ready` through a buffer it never flushes (RemoteExecution says so).
- */
-export class NoReadyMessageError extends SandboxError {}
-
-/**
- * An abort reason for a start-up: the wait of the call it is for (RemoteCallOptions.startLimitMs)
- * ran out before startupTimeoutMs did. The start-up then fails as at its own timeout (a
- * NoReadyMessageError with the child's last line), so the caller reads the same error whichever
- * of the two timers fired first.
- */
-export class ReadyDeadline {
-  readonly limitMs: number;
-  constructor(limitMs: number) {
-    this.limitMs = limitMs;
-  }
-}
-
-/**
  * The gateway's side of one sandboxed plugin process: spawns it in its own session, waits for
  * `ready`, routes messages by callId, and SIGKILLs its whole process tree when asked.
  */
 export class PluginProcess {
   private readonly child: ChildProcess;
   private readonly channel: Duplex;
-  private readonly output: { tail: string; bytes: number; outOfMemory: boolean };
+  private readonly output: ProcessOutput;
   readonly ready: ReadyMessage;
   private readonly routes = new Map<string, (message: CallMessage) => void>();
   private readonly loads = new Map<string, Array<(m: Extract<ChildMessage, { t: 'loaded' }>) => void>>();
@@ -69,7 +50,7 @@ export class PluginProcess {
     child: ChildProcess,
     channel: Duplex,
     ready: ReadyMessage,
-    output: { tail: string; bytes: number; outOfMemory: boolean },
+    output: ProcessOutput,
   ) {
     this.child = child;
     this.channel = channel;
@@ -88,7 +69,7 @@ export class PluginProcess {
         ...(plan.uid !== undefined ? { uid: plan.uid, gid: plan.gid } : {}),
       });
       const channel = child.stdio[3] as Duplex;
-      const output = { tail: '', bytes: 0, outOfMemory: false };
+      const output = new ProcessOutput(options.onOutput);
       let proc: PluginProcess | null = null;
       let settled = false;
       const onAbort = (): void => {
@@ -103,10 +84,7 @@ export class PluginProcess {
         clearTimeout(timer);
         options.signal?.removeEventListener('abort', onAbort);
         if (child.pid !== undefined) killProcessTree(child.pid);
-        // One line, the error's own, for the model's observation; the whole output went to onOutput.
-        const said = told ? '' : tellingLine(output.tail);
-        const message = `the plugin process did not start: ${why}${said ? ` (${said})` : ''}${unseenPathHint(output.tail)}`;
-        const error = noReady ? new NoReadyMessageError(message) : new SandboxError(message);
+        const error = startFailure(why, output.tail, { told, noReady });
         // Only once it is gone: the caller then frees its uid and working directory, and a closing
         // pool counts on nothing of it being left.
         if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) reject(error);
@@ -116,14 +94,7 @@ export class PluginProcess {
       if (options.signal?.aborted) onAbort();
       else options.signal?.addEventListener('abort', onAbort, { once: true });
       const collect = (chunk: Buffer): void => {
-        output.bytes += chunk.length;
-        const text = chunk.toString('utf8');
-        const joined = output.tail + text;
-        // Tested on the tail and this read together, so a line split across two reads is seen.
-        output.outOfMemory ||= OUT_OF_MEMORY.test(joined);
-        output.tail = joined.slice(-STDERR_TAIL);
-        options.onOutput?.(text);
-        if (output.bytes > options.outputBytes) (proc ? proc.kill(`it printed more than ${options.outputBytes} bytes`) : fail('output limit'));
+        if (output.collect(chunk) > options.outputBytes) (proc ? proc.kill(`it printed more than ${options.outputBytes} bytes`) : fail('output limit'));
       };
       child.stdout?.on('data', collect);
       child.stderr?.on('data', collect);
@@ -225,9 +196,7 @@ export class PluginProcess {
    * an exit reports (its stderr tail, an out-of-memory line) is this call's, not another request's.
    */
   nextCall(): void {
-    this.output.bytes = 0;
-    this.output.tail = '';
-    this.output.outOfMemory = false;
+    this.output.nextCall();
   }
 
   get pid(): number | null {
@@ -308,13 +277,6 @@ export class PluginProcess {
     this.exitListeners.clear();
     this.routes.clear();
   }
-}
-
-/** A module or file not found at start-up is most often one the sandbox does not show. */
-function unseenPathHint(tail: string): string {
-  return /ERR_MODULE_NOT_FOUND|Cannot find (module|package)|ENOENT/.test(tail)
-    ? '; a sandboxed plugin sees only the repository, Node and the readOnlyPaths it is granted (plugins/README.md)'
-    : '';
 }
 
 /** Gone or a zombie: its 'exit' is on its way (the loop may not have read it yet). */

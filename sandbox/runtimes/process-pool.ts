@@ -6,10 +6,11 @@ import { SandboxError, SandboxQueueFullError } from '../../core/errors.ts';
 import { IdleProcesses } from './idle-processes.ts';
 import { eitherSignal, untilAborted } from './linked-abort.ts';
 import { ON_LOAD_LIMIT_MS, START_ALLOWANCE_MS } from './on-load-limit.ts';
-import { NoReadyMessageError, PluginProcess, ReadyDeadline } from './plugin-process.ts';
+import { PluginProcess } from './plugin-process.ts';
+import { NoReadyMessageError, ReadyDeadline } from './process-start-failure.ts';
 import { planProcessLaunch, type ProcessLimits, type SandboxSetup } from './process-launch.ts';
 import { detectProcessSandbox, type ProcessProtections } from './process-sandbox.ts';
-import type { CallEnding } from './remote-execution.ts';
+import type { CallEnding } from './remote-lease.ts';
 import { ProcessStaging } from './process-staging.ts';
 import { sandboxModeFromEnv } from '../sandbox-mode-env.ts';
 

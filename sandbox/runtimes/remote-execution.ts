@@ -2,45 +2,22 @@ import { ConveyorError } from '../../core/errors.ts';
 import type { Piece } from '../../parsers/parser-events.ts';
 import type { PluginDefinition } from '../../plugins/kit/define-plugin.ts';
 import type { ToolCallContext, ToolExecution, ToolResult, Verdict } from '../../plugins/plugin-types.ts';
+import { askToAbort } from './abort-answer.ts';
 import { CallClock, ON_ABORT_GRACE_MS } from './call-clock.ts';
+import { CallTurns } from './call-turns.ts';
 import type { HookErrorLog } from './hook-throw.ts';
 import { abortReasonOf, invalidArguments } from './load-plugin-module.ts';
-import { NoReadyMessageError, ReadyDeadline, type PluginProcess } from './plugin-process.ts';
+import type { PluginProcess } from './plugin-process.ts';
 import { ON_LOAD_LIMIT_MS, START_ALLOWANCE_MS } from './on-load-limit.ts';
 import { describeExit } from './process-exit.ts';
 import type { CallMessage } from './plugin-protocol.ts';
+import { NO_READY_HINT, NoReadyMessageError, READY_HOW, ReadyDeadline } from './process-start-failure.ts';
+import type { CallEnding, RemoteLease } from './remote-lease.ts';
+
+// Imported from here by the plugin kit (tool-from-plugin.ts) and its tests.
+export type { RemoteLease } from './remote-lease.ts';
 
 let wireCounter = 0;
-
-/**
- * A program in another language that never says `ready` (a Python file object on fd 3 written but
- * not flushed) held its calls for the whole start limit, then read as a pool with no free process.
- */
-const READY_HOW =
-  'a plugin in another language first writes {"t":"ready","pid":…,"guest":"none"} and a newline to fd 3, and flushes each message (plugins/README.md "Other languages")';
-const NO_READY_HINT = `: its program has not sent its ready message, or every process slot was busy; ${READY_HOW}`;
-
-/**
- * How a call let go of its process: `result`, the child answered it (with its process's CPU time
- * so far, if it said); `answered`, the child acknowledged its `abort`; `unanswered`, it did not
- * (or is gone); `unused`, the call was over before its process came, and never ran on it.
- */
-export type CallEnding =
-  | { kind: 'result'; cpuMs?: number }
-  | { kind: 'answered' }
-  | { kind: 'unanswered' }
-  | { kind: 'unused' };
-
-export interface RemoteLease {
-  readonly proc: PluginProcess;
-  /**
-   * The call is over: kill its process, keep it for the next call (a reusable plugin's, after a
-   * result), or leave a shared host (which, after `unanswered`, checks that its loop still turns).
-   */
-  done(reason: string, ending: CallEnding): void;
-  /** Merged into every result of the call (e.g. that an isolate plugin ran in the process fallback). */
-  readonly data?: Record<string, unknown>;
-}
 
 export interface RemoteCallOptions {
   /** What the gateway side needs of the plugin (a command plugin has no hooks). */
@@ -76,8 +53,7 @@ export class RemoteExecution implements ToolExecution {
   private readonly options: RemoteCallOptions;
   private readonly controller = new AbortController();
   private readonly lease: Promise<RemoteLease | null>;
-  private readonly verdicts = new Map<number, (verdict: Verdict) => void>();
-  private resultWaiter: ((result: ToolResult) => void) | null = null;
+  private readonly turns = new CallTurns();
   private failure: ToolResult | null = null;
   private finished = false;
   /**
@@ -86,8 +62,6 @@ export class RemoteExecution implements ToolExecution {
    * reached the request, and progress in a later chunk did not.
    */
   private answered = false;
-  /** `end` is out: from then on a `result` is in turn (see outOfTurn). */
-  private endSent = false;
   /** The call's process, once it has one: killed for an answer out of turn. */
   private proc: PluginProcess | null = null;
   private seq = 0;
@@ -181,7 +155,7 @@ export class RemoteExecution implements ToolExecution {
     if (!lease || this.finished) return undefined;
     const over = this.clock.work();
     return new Promise<Verdict>((resolve) => {
-      this.verdicts.set(seq, (verdict) => {
+      this.turns.awaitVerdict(seq, (verdict) => {
         over();
         resolve(verdict);
       });
@@ -201,8 +175,7 @@ export class RemoteExecution implements ToolExecution {
     this.clock.finalStretch();
     if (this.failure || !lease) return this.failure ?? this.errorResult('did not start', 'sandbox_error');
     return new Promise<ToolResult>((resolve) => {
-      this.resultWaiter = resolve;
-      this.endSent = true;
+      this.turns.awaitResult(resolve);
       // JS children re-validate (to get the schema's output); other commands get the parsed value.
       const args = (this.options.module ? rawArgs : parsed.data) as Record<string, unknown>;
       lease.proc.send({ t: 'end', callId: this.wireId, args });
@@ -223,19 +196,12 @@ export class RemoteExecution implements ToolExecution {
         this.call.emit(message.progress);
         return;
       case 'verdict': {
-        const resolve = this.verdicts.get(message.seq);
-        if (!resolve) {
-          const hint = this.endSent ? 'answer end with a result' : 'answer each piece once, with its seq';
-          return this.outOfTurn(message, `a verdict for piece ${message.seq}, which awaits none: ${hint}`);
-        }
-        this.verdicts.delete(message.seq);
-        resolve?.(message.reject !== undefined ? { verdict: 'reject', reason: message.reject } : undefined);
-        return;
+        const why = this.turns.verdict(message.seq, message.reject !== undefined ? { verdict: 'reject', reason: message.reject } : undefined);
+        return why ? this.outOfTurn(message, why) : undefined;
       }
       case 'result': {
-        const waiter = this.resultWaiter;
-        this.resultWaiter = null;
-        if (!waiter) return this.endSent ? undefined : this.outOfTurn(message, "a result before the call's end was sent: answer each piece with a verdict");
+        const waiter = this.turns.takeResult();
+        if (!waiter) return this.turns.endSent ? undefined : this.outOfTurn(message, "a result before the call's end was sent: answer each piece with a verdict");
         this.answered = true;
         const data = { ...message.data, ...this.options.data, ...this.leaseData };
         waiter({ ok: message.ok, content: message.content, ...(Object.keys(data).length > 0 ? { data } : {}) });
@@ -279,15 +245,14 @@ export class RemoteExecution implements ToolExecution {
   private stop(failure: ToolResult, reason: string, known = false): void {
     if (this.finished) return;
     this.failure ??= failure;
-    for (const resolve of this.verdicts.values()) resolve(undefined);
-    this.verdicts.clear();
+    this.turns.releaseVerdicts();
     // With `end` out, the child may have finished onEnd and its result be on the wire already: then
     // the call is over for the plugin, and onAbort will not run. The child's answer decides (its
     // result, or `aborted` once onAbort ran; after an abort it sends no result), so exactly one of
     // the two endings happens. Not answering within ON_ABORT_GRACE_MS counts as `aborted`: so a
     // child that cannot answer (its loop blocked) gets its timeout that much after the limit, on
     // purpose, since the gateway cannot tell it from a child about to send its result (README).
-    if (known || !this.resultWaiter) this.settleResult();
+    if (known || !this.turns.awaitingResult) this.turns.settleResult(this.failure);
     this.finish(reason);
   }
 
@@ -297,14 +262,6 @@ export class RemoteExecution implements ToolExecution {
       content: `error: ${this.options.definition.name} ${message}`,
       data: { code, runtime: this.options.runtime, ...(limit ? { limit } : {}), ...this.options.data, ...this.leaseData },
     };
-  }
-
-  /** A pending end resolves with the failure. */
-  private settleResult(): void {
-    const waiter = this.resultWaiter;
-    if (!waiter || !this.failure) return;
-    this.resultWaiter = null;
-    waiter(this.failure);
   }
 
   /** Ends the call; `answered`: by its result, else the child is sent `abort` and its answer awaited. */
@@ -318,25 +275,19 @@ export class RemoteExecution implements ToolExecution {
     void this.lease.then((lease) => {
       if (!lease) return;
       if (answered) return this.leave(lease, reason, answered);
-      // The child runs onAbort (and aborts ctx.signal) and answers `aborted`; the process is
-      // killed (a shared host leaves the call) on that answer, when the process ends, or after
-      // ON_ABORT_GRACE_MS, whichever comes first. The call stays routed meanwhile, so progress
+      // The process is killed (a shared host leaves the call) once the child has answered its
+      // abort, or is taken not to (askToAbort). The call stays routed meanwhile, so progress
       // onAbort emits still reaches the request.
-      let off: () => void = () => undefined;
-      let released = false;
-      const release = (ending: CallEnding): void => {
-        if (released) return;
-        released = true;
-        this.onAborted = null;
-        clearTimeout(timer);
-        off();
-        this.settleResult();
-        this.leave(lease, reason, ending);
-      };
-      const timer = setTimeout(() => release({ kind: 'unanswered' }), ON_ABORT_GRACE_MS);
-      this.onAborted = () => release({ kind: 'answered' });
-      off = lease.proc.onceExit(() => release({ kind: 'unanswered' }));
-      lease.proc.send({ t: 'abort', callId: this.wireId, reason });
+      askToAbort(lease.proc, {
+        callId: this.wireId,
+        reason,
+        hear: (answered) => (this.onAborted = answered),
+        release: (ending) => {
+          this.onAborted = null;
+          this.turns.settleResult(this.failure);
+          this.leave(lease, reason, ending);
+        },
+      });
     });
   }
 
