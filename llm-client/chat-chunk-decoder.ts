@@ -156,8 +156,9 @@ export class ChatChunkDecoder {
     for (const choice of chunk.choices) {
       const delta = choice.delta;
       // Some vLLM versions send the same text in both `reasoning` and `reasoning_content`; taking
-      // one of them keeps it from appearing twice. Those read only `reasoning` back.
-      const reasoning = delta?.reasoning_content ?? delta?.reasoning;
+      // one of them keeps it from appearing twice. Those read only `reasoning` back. An empty one
+      // beside the other is not the text.
+      const reasoning = delta?.reasoning_content || delta?.reasoning;
       if (reasoning) parts.push({ type: 'reasoning', text: reasoning, field: delta?.reasoning ? 'reasoning' : 'reasoning_content' });
       if (delta?.content) parts.push({ type: 'content', text: delta.content });
       delta?.tool_calls?.forEach((call, position) => {

@@ -46,6 +46,13 @@ describe('ChatChunkDecoder', () => {
     ]);
   });
 
+  it('reads the reasoning from `reasoning` when `reasoning_content` beside it is empty, and once when both carry it', () => {
+    const decoder = new ChatChunkDecoder('asked');
+    decoder.decode(chunk({ choices: [] }));
+    expect(decoder.decode(chunk({ choices: [{ index: 0, delta: { reasoning_content: '', reasoning: 'think' } }] }))).toEqual([{ type: 'reasoning', text: 'think', field: 'reasoning' }]);
+    expect(decoder.decode(chunk({ choices: [{ index: 0, delta: { reasoning_content: 'more', reasoning: 'more' } }] }))).toEqual([{ type: 'reasoning', text: 'more', field: 'reasoning' }]);
+  });
+
   it('falls back to the requested model and passes unknown fields over', () => {
     const parts = new ChatChunkDecoder('asked').decode(JSON.stringify({ choices: [], system_fingerprint: 'x', extra: { a: 1 } }));
     expect(parts[0]).toMatchObject({ type: 'start', id: '', model: 'asked' });
