@@ -9,23 +9,26 @@ import { el } from './dom.js';
  */
 export const MAX_SHOWN = 2000;
 
-/** A `conveyor` event of the chat stream as the list says it, `[text, kind]`; undefined for those it does not show. */
-export function eventItem(e) {
+/**
+ * A `conveyor` event of the chat stream as the list says it, `[text, kind]`; undefined for those it
+ * does not show. `name` is how the list names the event's call (EventsList numbers a tool's calls).
+ */
+export function eventItem(e, name = e.name) {
   switch (e.type) {
     case 'round.started':
       return [`round ${e.round} started`];
     case 'round.finished':
       return [`round ${e.round} finished (${e.finish_reason})`];
     case 'tool_call.started':
-      return [`${e.name} call recognised`, 'tool'];
+      return [`${name} call recognised`, 'tool'];
     case 'tool_call.progress':
-      return [`${e.name}: ${e.detail}`, 'progress'];
+      return [`${name}: ${e.detail}`, 'progress'];
     case 'tool_call.output':
-      return [`${e.name} ${e.stream}: ${e.text.trimEnd()}`, 'output'];
+      return [`${name} ${e.stream}: ${e.text.trimEnd()}`, 'output'];
     case 'tool_call.completed':
-      return [`${e.name} ${e.ok ? 'done' : 'failed'}: ${String(e.content).slice(0, 200)}`, e.ok ? 'done' : 'failed'];
+      return [`${name} ${e.ok ? 'done' : 'failed'}: ${String(e.content).slice(0, 200)}`, e.ok ? 'done' : 'failed'];
     case 'tool_call.cancelled':
-      return [`${e.name} call dropped: ${e.reason}`, 'failed'];
+      return [`${name} call dropped: ${e.reason}`, 'failed'];
   }
   return undefined;
 }
@@ -40,16 +43,30 @@ export class EventsList {
     /** Events dropped from the list's top (or never put in), told by `marker`. */
     this.dropped = 0;
     this.marker = undefined;
-    /** Calls recognised (`tool_call.started`) with no result or cancellation yet: callId → tool name. */
+    /** Calls recognised (`tool_call.started`) with no result or cancellation yet: callId → the call's name in the list. */
     this.unfinished = new Map();
+    /**
+     * Each call's name in the list: a tool's second call in the answer is `search #2`, and so on.
+     * Results come as each call finishes, not in the calls' order: without the number, three
+     * parallel searches' results could not be told apart.
+     */
+    this.callNames = new Map();
+    /** Calls recognised so far, per tool. */
+    this.callsPerTool = new Map();
     list.replaceChildren();
   }
 
   /** A `conveyor` event of the chat stream, as its item if the list shows it. */
   event(e) {
-    if (e.type === 'tool_call.started') this.unfinished.set(e.call_id, e.name);
+    if (e.type === 'tool_call.started') {
+      const n = (this.callsPerTool.get(e.name) ?? 0) + 1;
+      this.callsPerTool.set(e.name, n);
+      this.callNames.set(e.call_id, n === 1 ? e.name : `${e.name} #${n}`);
+    }
+    const name = this.callNames.get(e.call_id) ?? e.name;
+    if (e.type === 'tool_call.started') this.unfinished.set(e.call_id, name);
     if (e.type === 'tool_call.completed' || e.type === 'tool_call.cancelled') this.unfinished.delete(e.call_id);
-    const item = eventItem(e);
+    const item = eventItem(e, name);
     if (item) this.add(...item);
   }
 

@@ -242,4 +242,16 @@ describeInBrowser('the playground conversation, turn after turn (Chromium)', () 
       await keyed.close();
     }
   }, 90_000);
+
+  it('numbers a tool\'s parallel calls in the events list, so results that come as each call finishes say whose they are', async () => {
+    await suite.withPage(async (page) => {
+      await openPlayground(page, suite.conveyor.gateway.url);
+      await modelsListed(page);
+      await runExample(page, 'Search ×3');
+      const items = await page.$$eval('#events li span', (spans) => spans.map((s) => s.textContent ?? ''));
+      // Before: three "search call recognised" and three "search done: …", none told from another.
+      expect(items.filter((t) => t.endsWith('call recognised'))).toEqual(['search call recognised', 'search #2 call recognised', 'search #3 call recognised']);
+      expect(items.filter((t) => /^search( #\d)? done: /.test(t)).map((t) => t.split(' done:')[0]).sort()).toEqual(['search', 'search #2', 'search #3']);
+    });
+  });
 });
