@@ -26,11 +26,21 @@ export function eventItem(e, name = e.name) {
     case 'tool_call.output':
       return [`${name} ${e.stream}: ${e.text.trimEnd()}`, 'output'];
     case 'tool_call.completed':
-      return [`${name} ${e.ok ? 'done' : 'failed'}: ${String(e.content).slice(0, 200)}`, e.ok ? 'done' : 'failed'];
+      return [`${name} ${e.ok ? 'done' : 'failed'}: ${clip(String(e.content), 200)}`, e.ok ? 'done' : 'failed'];
     case 'tool_call.cancelled':
       return [`${name} call dropped: ${e.reason}`, 'failed'];
   }
   return undefined;
+}
+
+/**
+ * At most about `max` UTF-16 units of `text`, with … where it was cut. A pair that stands for one
+ * character (an emoji) is kept whole: cut in two, its half was drawn as �.
+ */
+function clip(text, max) {
+  if (text.length <= max) return text;
+  const last = text.charCodeAt(max - 1);
+  return `${text.slice(0, last >= 0xd800 && last <= 0xdbff ? max + 1 : max)}…`;
 }
 
 export class EventsList {

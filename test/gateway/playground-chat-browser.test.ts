@@ -254,4 +254,18 @@ describeInBrowser('the playground conversation, turn after turn (Chromium)', () 
       expect(items.filter((t) => /^search( #\d)? done: /.test(t)).map((t) => t.split(' done:')[0]).sort()).toEqual(['search', 'search #2', 'search #3']);
     });
   });
+
+  it('cuts a long result at 200 characters without splitting one in two (an emoji is two UTF-16 units)', async () => {
+    await suite.withPage(async (page) => {
+      await openPlayground(page, suite.conveyor.gateway.url);
+      // A string, not a function: the test runner's transform would rewrite a function's import().
+      const text = await page.evaluate(`(async () => {
+        const { eventItem } = await import('/playground/events-list.js');
+        return eventItem({ type: 'tool_call.completed', name: 'search', ok: true, content: 'a'.repeat(199) + '😀 and more' })[0];
+      })()`);
+      // Before: 'a' × 199 and a lone surrogate, which the page drew as �.
+      expect(text).toBe(`search done: ${'a'.repeat(199)}😀…`);
+      expect(await page.evaluate(`import('/playground/events-list.js').then((m) => m.eventItem({ type: 'tool_call.completed', name: 'n', ok: false, content: 'short' })[0])`)).toBe('n failed: short');
+    });
+  });
 });
