@@ -13,7 +13,7 @@ import { SseEventDecoder } from './sse-event-decoder.ts';
 import { StreamDeadlines, type DeadlineStarts } from './stream-deadlines.ts';
 import type { ResolvedStreamOptions } from './upstream-options.ts';
 import type { UpstreamPart } from './upstream-parts.ts';
-import { ErrorBody } from './upstream-response-error.ts';
+import { bareStatusMessage, ErrorBody } from './upstream-response-error.ts';
 import type { UpstreamStream } from './upstream-stream.ts';
 
 /**
@@ -35,6 +35,8 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
   readonly #tail = new AnswerTail(() => this.#endWhole(), () => !this.#held.isEmpty);
   /** The body of a non-2xx answer, read for its message. */
   #errorBody: ErrorBody | undefined;
+  /** The content type of a 2xx that is not an event stream, whose body #errorBody reads for what it says. */
+  #notEventStream: string | undefined;
   #expired: UpstreamError | undefined;
   /** The connection failed behind reads or events not yet handed over: they go first, then this. */
   #failedBehind: { error: unknown } | undefined;
@@ -97,8 +99,10 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
     }
     const contentType = rawHeaderValue(rawHeaders, 'content-type');
     if (!contentType.toLowerCase().includes('text/event-stream')) {
-      this.fail(new UpstreamProtocolError(`upstream answered ${contentType || 'no content type'}, not text/event-stream`));
-      return false;
+      // Read (bounded) for what it says: a proxy's login page, a server's error as JSON under a 200.
+      this.#notEventStream = contentType || 'no content type';
+      this.#errorBody = new ErrorBody(statusCode);
+      return true;
     }
     this.#decoder = new ChatChunkDecoder(this.options.body.model);
     this.#sse = new SseEventDecoder(this.#onEvent);
@@ -116,7 +120,7 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
   onData(chunk: Buffer): boolean {
     if (this.settled) return false;
     if (this.#errorBody) {
-      if (this.#errorBody.add(chunk)) this.fail(this.#errorBody.error());
+      if (this.#errorBody.add(chunk)) this.fail(this.#bodyError(this.#errorBody));
       return !this.settled;
     }
     if (this.#generating) {
@@ -132,8 +136,16 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
     return !this.settled && !this.#paused;
   }
 
+  /** The error a body read whole (or to its bound) instead of streamed stands for. */
+  #bodyError(body: ErrorBody): UpstreamError {
+    const error = body.error();
+    if (this.#notEventStream === undefined) return error;
+    const said = error.message === bareStatusMessage(error.status) ? '' : `: ${error.message}`;
+    return new UpstreamProtocolError(`upstream answered ${this.#notEventStream}, not text/event-stream${said}`);
+  }
+
   protected complete(): void {
-    if (this.#errorBody) return this.fail(this.#errorBody.error());
+    if (this.#errorBody) return this.fail(this.#bodyError(this.#errorBody));
     this.#endOfBody = true;
     // Behind held reads, the SSE decoder's end comes after them (#drain).
     if (this.#held.hasReads) return;

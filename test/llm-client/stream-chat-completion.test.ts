@@ -182,6 +182,27 @@ describe('streamChatCompletion over HTTP', () => {
     expect(error).toBeInstanceOf(UpstreamProtocolError);
   });
 
+  it("says what a 200 that is not an event stream said: a proxy's login page by its text, a JSON error by its message", async () => {
+    const page = '<!doctype html><html><head><title>Sign in</title><script>var x = 1;</script></head><body><h1>Sign in to Example Access</h1></body></html>';
+    upstream = await startTestUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page);
+    });
+    const html = (await stream(upstream)).error as Error;
+    expect(html).toBeInstanceOf(UpstreamProtocolError);
+    // Before: only 'upstream answered text/html; charset=utf-8, not text/event-stream'.
+    expect(html.message).toBe('upstream answered text/html; charset=utf-8, not text/event-stream: Sign in Sign in to Example Access');
+    await upstream.close();
+    upstream = await startTestUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'error', message: 'The model is still loading', type: 'ServiceUnavailable', code: 503 }));
+    });
+    expect((await stream(upstream)).error).toMatchObject({ message: 'upstream answered application/json, not text/event-stream: The model is still loading' });
+    await upstream.close();
+    upstream = await startTestUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end();
+    });
+    expect((await stream(upstream)).error).toMatchObject({ message: 'upstream answered application/json, not text/event-stream' });
+  });
+
   it('throws UpstreamConnectionError when the upstream drops the connection mid-stream', async () => {
     upstream = await startTestUpstream(async (_req, res) => {
       sseHeaders(res);
