@@ -34,7 +34,8 @@ export interface ReplicaFailureContext {
  * error body: vLLM's answer to an exception in that request's handling, which may be the
  * request's own doing and must not rest every replica it is tried on), or with an error object
  * inside its stream before any token (vLLM gives each its defaults, code 400, the request's fault
- * or not), so another one is tried but it does not rest; `final` — any
+ * or not), so another one is tried but it does not rest (unless such failures pile up on streams
+ * other replicas then served: UpstreamReplicas.servedElsewhere); `final` — any
  * other replica would answer the same (400 bad request, 404 for a model the client named, 422),
  * or the failure is this process's own: the caller stopped it, or the pools were closed under it
  * (`ShuttingDownError`). A stale keep-alive socket is none of these: the attempt already sent it
@@ -107,6 +108,8 @@ class FailoverStream implements UpstreamStream {
   #abortReason: unknown;
   #paused = false;
   readonly #requestStartedAt = performance.now();
+  /** The replicas that failed this stream as only busy: told once another one serves it (UpstreamReplicas.servedElsewhere). */
+  #busyFailures: Array<{ replica: Replica; error: unknown; startedAt: number }> = [];
 
   private readonly replicas: UpstreamReplicas;
   private readonly target: FailoverTarget;
@@ -187,6 +190,8 @@ class FailoverStream implements UpstreamStream {
       } else if (isGenerationPart(part) || part.type === 'end') {
         this.#generating = true;
         this.replicas.succeeded(replica);
+        for (const busy of this.#busyFailures) this.replicas.servedElsewhere(busy.replica, busy.error, busy.startedAt);
+        this.#busyFailures = [];
       }
     }
     this.onPart(part);
@@ -197,6 +202,7 @@ class FailoverStream implements UpstreamStream {
     if (this.#aborted) return this.#reject(this.#abortReason);
     const kind = this.#classify(attempt, error);
     if (kind === 'rest') this.replicas.failed(replica, error, startedAt);
+    else if (kind === 'busy') this.#busyFailures.push({ replica, error, startedAt });
     if (kind === 'final' || this.#generating || this.#tried.size === this.replicas.replicas.length) return this.#reject(error);
     this.next();
   }

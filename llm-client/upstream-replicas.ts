@@ -74,6 +74,8 @@ export class Replica {
   lastFailureAt = Number.NEGATIVE_INFINITY;
   /** When a request was last sent to try it after a rest; -Infinity: no trial under way. */
   trialSince = Number.NEGATIVE_INFINITY;
+  /** Streams it failed as only busy that another replica then served, since its latest success (`servedElsewhere`). */
+  servedElsewhereInARow = 0;
 
   constructor(baseUrl: string) {
     this.baseUrl = baseUrl;
@@ -151,6 +153,7 @@ export class UpstreamReplicas {
       this.#onHealthChange?.({ type: 'recovered', baseUrl: replica.baseUrl, consecutiveFailures: replica.consecutiveFailures });
     }
     replica.consecutiveFailures = 0;
+    replica.servedElsewhereInARow = 0;
     replica.restingUntil = 0;
     replica.trialSince = Number.NEGATIVE_INFINITY;
   }
@@ -175,6 +178,21 @@ export class UpstreamReplicas {
     const rest = Math.min(this.#maxRestMs, this.#restMs * 2 ** (replica.consecutiveFailures - 1));
     replica.restingUntil = this.#now() + rest;
     this.#onHealthChange?.({ type: 'resting', baseUrl: replica.baseUrl, restMs: rest, consecutiveFailures: replica.consecutiveFailures, error });
+  }
+
+  /**
+   * The replica failed a stream in a way that counts as only busy (an error event before any token,
+   * a 500 that says why: possibly the request's own doing) and another replica then served that
+   * stream: so it was not the request. BUSY_STREAK of those in a row, with no stream of its own
+   * served between, and it rests as after a failure. Uncounted, a replica that fails every stream
+   * inside it never rested, and as its failures end quickest, least-in-flight picking sent it most
+   * new conversations first, each paying a failed attempt.
+   */
+  servedElsewhere(replica: Replica, error: unknown, attemptStartedAt: number): void {
+    replica.servedElsewhereInARow += 1;
+    if (replica.servedElsewhereInARow < BUSY_STREAK) return;
+    replica.servedElsewhereInARow = 0;
+    this.failed(replica, error, attemptStartedAt);
   }
 
   states(): ReplicaState[] {
@@ -204,6 +222,9 @@ export class UpstreamReplicas {
 function crowded(affine: Replica, least: Replica): boolean {
   return affine.inFlight > AFFINITY_LOAD_FACTOR * least.inFlight + AFFINITY_LOAD_MARGIN;
 }
+
+/** Busy failures in a row (each served by another replica) that rest a replica (UpstreamReplicas.servedElsewhere). */
+const BUSY_STREAK = 3;
 
 /** The longest one trial holds a replica back from other requests (a first token takes less, even behind a long prompt). */
 const TRIAL_HOLD_MS = 10_000;
