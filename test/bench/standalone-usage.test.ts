@@ -23,6 +23,7 @@ describe.each([
   ['bench/plugin-start/run.ts', 'plugin-start'],
   ['bench/replicas/run.ts', 'bench-replicas'],
   ['bench/sweep/run.ts', 'sweep'],
+  ['bench/tool-results/run.ts', 'tool-results'],
   // It answered commander's way: `error: …`, status 1.
   ['bench/runtimes/channel-deferral.ts', 'channel-deferral'],
 ])('%s', (script, name) => {
