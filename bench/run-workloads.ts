@@ -4,7 +4,7 @@ import cliProgress from 'cli-progress';
 import { startConveyor, type ConveyorHandle } from '../gateway/start-conveyor.ts';
 import { defaultSearchIndex } from '../plugins/builtin-tools.ts';
 import type { BenchMeta } from './report.ts';
-import { runAb, type WorkloadReport } from './run-ab.ts';
+import { figureMs, runAb, type RunRecord, type WorkloadReport } from './run-ab.ts';
 import { startAll } from './start-all.ts';
 import { startSearchApiServer, type SearchApiServer } from './tool-profiles/search-api-server.ts';
 import type { ToolProfile } from './tool-profiles/tool-profiles.ts';
@@ -76,7 +76,7 @@ export async function runWorkloads(o: WorkloadsOptions): Promise<{
         warmup: o.warmup,
         concurrentPairs: !o.sequentialPairs && !workload.sequentialPairs,
         afterWarmup: o.serialWorkloads ? undefined : arrive,
-        onRun: (r) => bar.increment({ detail: `last ${r.mode}: ${r.totalMs.toFixed(0)} ms` }),
+        onRun: (r) => bar.increment({ detail: progressDetail(r) }),
       });
     };
     // Workloads running together start measuring together, once every one has warmed up: a
@@ -156,6 +156,14 @@ async function closeStand(s: Stand): Promise<void> {
 
 /** Resolves every caller's promise once `parties` calls have arrived. */
 /** Releases the parties together once each has arrived or left (failed before arriving). */
+/**
+ * A progress line's last run: its time to detect for a detection workload (the validation line
+ * gave the request's end, seconds after the rejection its report measures), else its latency.
+ */
+export function progressDetail(record: RunRecord): string {
+  return `last ${record.mode}: ${record.detection ? 'detected at ' : ''}${figureMs(record).toFixed(0)} ms`;
+}
+
 function barrier(parties: number): { arrive(): Promise<void>; leave(): void } {
   let counted = 0;
   let release!: () => void;
