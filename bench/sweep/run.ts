@@ -9,8 +9,10 @@ import { SWEEP_PROFILE } from './sweep-scenarios.ts';
 const program = new Command()
   .name('sweep')
   .description('The t/g sweep (Conveyor Figure 8): partial execution speedup against tool time / decode time, measured vs predicted.')
-  .option('--quick', 'three points, two runs per mode (smoke test, ~15 s)')
-  .option('--runs <n>', 'runs per mode per point (default 3, quick 2)', wholeNumber(1, 50))
+  .option('--quick', 'three points, two runs per mode unless --runs says otherwise (smoke test, ~15 s)')
+  // Given with --quick, --runs is what runs (the report's header says how many): said here, as
+  // the two combine rather than conflict (three points, N runs each).
+  .option('--runs <n>', 'runs per mode per point, default 3 (2 with --quick): --runs wins over --quick', wholeNumber(1, 50))
   .option('--out <dir>', 'where result files go', 'bench/results');
 usageErrorsExit2(program).parse();
 const opts = program.opts<{ quick?: boolean; runs?: number; out: string }>();

@@ -99,3 +99,14 @@ describe('bench/replicas/run.ts --profile', () => {
     expect(failed!.stdout).toBe('');
   }, 90_000);
 });
+
+describe('bench/sweep/run.ts --help', () => {
+  // `--quick --runs 5` measured five runs per mode, where --quick's help promised two: it said
+  // neither that --runs wins nor that the two combine.
+  it('says that --runs wins over --quick', async () => {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bench/sweep/run.ts', '--help'], { cwd: root, timeout: 60_000 });
+    const help = stdout.replace(/\s+/g, ' ');
+    expect(help).toMatch(/--quick [^-]*unless --runs/);
+    expect(help).toMatch(/--runs <n> runs per mode per point, default 3 \(2 with --quick\): --runs wins over --quick/);
+  }, 90_000);
+});
