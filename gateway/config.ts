@@ -2,9 +2,9 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { MAX_TIMER_MS, MAX_TIMER_MS_RULE } from '../core/max-timer-ms.ts';
 import { UpstreamUrlsSchema } from '../llm-client/upstream-url.ts';
-import { resolveParserFormat } from '../parsers/format-names.ts';
 import { normaliseOrigin } from './cors.ts';
 import { DEFAULT_MAX_OBSERVATION_CHARS } from './observation-cap.ts';
+import { toolParserFormatSchema, toolParserRuleSchema } from './tool-parser-rule.ts';
 
 /** maxQueuedRequests when only maxConcurrentRequests is set. */
 export const DEFAULT_MAX_QUEUED_REQUESTS = 256;
@@ -109,28 +109,6 @@ const upstreamConfigSchema = z.strictObject({
     })
     .partial()
     .default({}),
-});
-
-/**
- * A tool-call format by our name or vLLM's, or `none` (pass-through), checked at start-up: a
- * misspelt one would otherwise fail every request it applies to, blamed on the client's request.
- */
-const toolParserFormat = z.string().min(1).superRefine((name, ctx) => {
-  if (name.trim().toLowerCase() === 'none') return;
-  try {
-    resolveParserFormat(name);
-  } catch (err) {
-    ctx.addIssue({ code: 'custom', message: (err as Error).message });
-  }
-});
-
-/** A rule's model-name pattern (a case-insensitive regular expression): a bad one stops the start, rather than answering each request 500. */
-const modelPattern = z.string().min(1).superRefine((pattern, ctx) => {
-  try {
-    new RegExp(pattern, 'i');
-  } catch (err) {
-    ctx.addIssue({ code: 'custom', message: `not a valid regular expression: ${(err as Error).message}` });
-  }
 });
 
 /**
@@ -249,21 +227,10 @@ const gatewayConfigFields = z.strictObject({
    * first rule whose case-insensitive regex matches the upstream model name wins.
    */
   toolParsers: z
-    .array(
-      z
-        .strictObject({
-          model: modelPattern,
-          format: toolParserFormat,
-          reasoning: z.boolean().default(false),
-          startsInReasoning: z.boolean().optional(),
-          /** A `chat_template_kwargs` key that, true in a request, has the template open the block in the prompt: that request's output starts in reasoning. */
-          thinkingKwarg: z.string().min(1).optional(),
-        })
-        .refine((rule) => rule.reasoning || !rule.startsInReasoning, { message: 'startsInReasoning is for a rule with reasoning: true (the <think> block its prompt opens)', path: ['startsInReasoning'] }),
-    )
+    .array(toolParserRuleSchema)
     .default(DEFAULT_TOOL_PARSERS),
   /** Format for models no rule matches (code fences only). */
-  defaultToolParser: toolParserFormat.default('code-fence'),
+  defaultToolParser: toolParserFormatSchema.default('code-fence'),
   /**
    * How tool results go back to the model: `tool`, OpenAI's shape (the assistant turn with its
    * `tool_calls`, then one `tool` message per call); or `user`, for a model whose chat template has
