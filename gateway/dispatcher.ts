@@ -2,6 +2,7 @@ import { ClientAbortedError, thrownMessage } from '../core/errors.ts';
 import { pieceLabel, type Piece } from '../parsers/parser-events.ts';
 import type { ToolExecution, ToolPlugin, ToolProgress, ToolResult } from '../plugins/plugin-types.ts';
 import { ProgressBudget } from '../plugins/progress-budget.ts';
+import { abortQuietly, type DispatchedCall } from './dispatched-call.ts';
 import { capObservation } from './observation-cap.ts';
 import type { Timeline } from './timeline.ts';
 
@@ -40,42 +41,13 @@ export interface DispatcherOptions {
   maxObservationChars?: number;
 }
 
-interface CallState {
-  callId: string;
-  name: string;
-  plugin: ToolPlugin | undefined;
-  execution?: ToolExecution;
-  /** Pieces of one call reach its tool strictly in order; each waits for the previous verdict. */
-  chain: Promise<void>;
-  buffered: Piece[];
-  args?: Record<string, unknown>;
-  /** Top-level fields decoded so far: what the history shows of a call cut short before its end. */
-  decodedFields: Record<string, unknown>;
-  outcome?: Promise<CallOutcome>;
-  /** Its `tool-start` is marked: it gets exactly one `tool-end`, however it ends. */
-  toolStarted?: boolean;
-  /** Its `tool-end` is marked (its result, or abortAll or cancel before one came). */
-  toolEnded?: boolean;
-  rejected?: string;
-  /** A piece hook threw (a plugin bug, not the model's call): the call's error, reported at its end. */
-  failed?: string;
-  /** The parser found the call malformed after it started: it never happened. */
-  cancelled?: boolean;
-  /**
-   * Why the call is answered without being run (or run to its end): the decode stopped before
-   * the model finished it (a reject cut the round), so it is never run on half its arguments; or
-   * the request is failing anyway.
-   */
-  notRun?: string;
-}
-
 /**
  * Routes one round's parser events to tool executions. The same code path serves partial
  * execution on and off (DESIGN invariant 1): only *when* pieces are delivered differs.
  */
 export class Dispatcher {
   private readonly opts: DispatcherOptions;
-  private readonly calls: CallState[] = [];
+  private readonly calls: DispatchedCall[] = [];
   private decodeEnded = false;
   readonly #decodeOver: Promise<void>;
   #markDecodeOver!: () => void;
@@ -86,7 +58,7 @@ export class Dispatcher {
   }
 
   callStart(callId: string, name: string): void {
-    const call: CallState = { callId, name, plugin: this.opts.tools.get(name), chain: Promise.resolve(), buffered: [], decodedFields: {} };
+    const call: DispatchedCall = { callId, name, plugin: this.opts.tools.get(name), chain: Promise.resolve(), buffered: [], decodedFields: {} };
     this.calls.push(call);
     if (this.opts.partialExecution) this.open(call);
   }
@@ -190,12 +162,12 @@ export class Dispatcher {
     for (const call of this.calls) if (!call.cancelled && call.rejected === undefined) this.drop(call, reason);
   }
 
-  private drop(call: CallState, reason: string): void {
+  private drop(call: DispatchedCall, reason: string): void {
     call.notRun ??= reason;
     abortQuietly(call.execution, reason);
   }
 
-  private open(call: CallState): void {
+  private open(call: DispatchedCall): void {
     if (!call.plugin || call.execution) return;
     const { callId, name } = call;
     this.opts.timeline.mark('tool-start', { round: this.opts.round, callId, detail: name });
@@ -210,7 +182,7 @@ export class Dispatcher {
     }
   }
 
-  private startExecution(call: CallState, plugin: ToolPlugin, budget: ProgressBudget): ToolExecution {
+  private startExecution(call: DispatchedCall, plugin: ToolPlugin, budget: ProgressBudget): ToolExecution {
     const { callId, name } = call;
     return plugin.start({
       callId,
@@ -231,7 +203,7 @@ export class Dispatcher {
     });
   }
 
-  private deliver(call: CallState, piece: Piece): void {
+  private deliver(call: DispatchedCall, piece: Piece): void {
     const { execution, plugin } = call;
     if (!execution || !plugin || (plugin.consumes !== piece.kind)) return;
     call.chain = call.chain.then(async () => {
@@ -256,7 +228,7 @@ export class Dispatcher {
     });
   }
 
-  private finish(call: CallState): void {
+  private finish(call: DispatchedCall): void {
     const args = call.args ?? {};
     const { callId, name } = call;
     const holdEnd = this.opts.rejectFailsRequest === true && call.plugin?.sideEffects === true;
@@ -287,26 +259,13 @@ export class Dispatcher {
     await Promise.all(this.calls.map((c) => c.chain));
   }
 
-  #markToolEnd(call: CallState, detail: 'ok' | 'error' | 'aborted' | 'cancelled'): void {
+  #markToolEnd(call: DispatchedCall, detail: 'ok' | 'error' | 'aborted' | 'cancelled'): void {
     if (call.toolEnded) return;
     call.toolEnded = true;
     this.opts.timeline.mark('tool-end', { round: this.opts.round, callId: call.callId, detail });
   }
 
-  private find(callId: string): CallState | undefined {
+  private find(callId: string): DispatchedCall | undefined {
     return this.calls.find((c) => c.callId === callId);
-  }
-}
-
-/**
- * A throwing abort hook (a plugin bug) must not stop what called it: inside a piece's chain it left
- * a reject unreported (the decode ran on) and the chain rejected with nothing awaiting it, an
- * unhandled rejection that ends the gateway's process.
- */
-function abortQuietly(execution: ToolExecution | undefined, reason: string): void {
-  try {
-    execution?.abort(reason);
-  } catch {
-    // The call is over either way.
   }
 }
