@@ -3,17 +3,16 @@ import { createServer, type IncomingMessage, type Server, type ServerOptions, ty
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { BoundedQueue } from '../core/bounded-queue.ts';
-import { cutByShutdown, GatewayBusyError, GatewayConfigError, InvalidRequestError, MethodNotAllowedError, NotFoundError, ShuttingDownError, UpgradeRequiredError } from '../core/errors.ts';
+import { cutByShutdown, GatewayBusyError, GatewayConfigError, InvalidRequestError, MethodNotAllowedError, NotFoundError, ShuttingDownError } from '../core/errors.ts';
 import { AccessLog, silentLogger, type Logger } from './access-log.ts';
-import { authenticate, type ClientKeyId } from './client-auth.ts';
+import { authenticate } from './client-auth.ts';
 import { CorsPolicy } from './cors.ts';
 import { hostCheck } from './host-check.ts';
 import { answerExpectContinue, answerParserRefusals } from './server-connection-hooks.ts';
 import { countResponseBytes } from './response-bytes.ts';
-import { PLAYGROUND_PATHS, PLAYGROUND_PATTERN, playgroundRoute } from './playground-route.ts';
 import { createChatCompletionPump } from '../llm-client/pump-chat-completion.ts';
 import type { ToolPlugin } from '../plugins/plugin-types.ts';
-import { chatCompletionsRoute } from './chat-completions-route.ts';
+import { allowedMethods, CHAT_PATH, gatewayRoutes, OPEN_PATHS } from './gateway-routes.ts';
 import { countForwardFailure, upstreamForwardRoute } from './upstream-forward-route.ts';
 import { DEFAULT_MAX_QUEUED_REQUESTS, gatewayConfigSchema, type GatewayConfig, type GatewayConfigInput } from './config.ts';
 import { GatewayMetrics } from './gateway-metrics.ts';
@@ -29,8 +28,6 @@ import { decodedPath, pathOf } from './request-path.ts';
 import { DroppedToolTurns } from './dropped-tool-turns.ts';
 import { TimelineStore } from './timeline-store.ts';
 import { UpstreamReadiness } from './upstream-readiness.ts';
-import { healthRoutes } from './health-routes.ts';
-import { modelsRoutes } from './models-routes.ts';
 
 export interface GatewayDeps {
   tools: ReadonlyMap<string, ToolPlugin>;
@@ -62,17 +59,8 @@ export interface GatewayHandle {
   close(options?: { graceMs?: number }): Promise<void>;
 }
 
-/** Served without a client's key (see handle). */
-const OPEN_PATHS = new Set(['/health', '/health/ready', '/metrics', ...PLAYGROUND_PATHS]);
-
-/** The chat route, with or without a trailing slash; the 100-continue check and refusals before the route use it too. */
-const CHAT_PATH = /^\/v1\/chat\/completions\/?$/;
-
 /** How long the answers cut at the end of a shutdown get to reach their clients before the connections close. */
 const CUT_FLUSH_MS = 1000;
-
-/** `key`: the id of the client's API key (undefined on a gateway without keys, and on the open paths). */
-type Handler = (req: IncomingMessage, res: ServerResponse, params: Record<string, string>, key: ClientKeyId) => Promise<void> | void;
 
 /** The gateway's settings with their defaults filled in; a GatewayConfigError naming every mistake. */
 export function parseGatewayConfig(input: GatewayConfigInput): GatewayConfig {
@@ -107,37 +95,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
   const modelParents = new ModelParents(config.upstream);
   const routeCtx = { config, upstream, metrics, accessLog, tools: deps.tools, timelines, admission, shutdown: shutdown.signal, modelParents, droppedTurns: new DroppedToolTurns() };
 
-  const routes: Array<{ method: string; pattern: RegExp; handler: Handler }> = [
-    { method: 'POST', pattern: CHAT_PATH, handler: (req, res, _params, key) => chatCompletionsRoute(routeCtx, req, res, key) },
-    ...modelsRoutes(config, upstream.pump.replicas),
-    {
-      method: 'GET',
-      pattern: /^\/v1\/requests\/(?<id>[\w-]+)\/timeline$/,
-      handler: (_req, res, params, key) => {
-        const timeline = timelines.get(params.id ?? '', key);
-        if (!timeline) throw new NotFoundError(`no timeline for request ${params.id} (only recent requests are kept)`);
-        sendJson(res, 200, timeline.toJSON());
-      },
-    },
-    {
-      // The events are a WebSocket (request-events-socket.ts): a plain GET is not forwarded upstream.
-      method: 'GET',
-      pattern: /^\/v1\/requests\/[\w-]+\/events$/,
-      handler: () => {
-        throw new UpgradeRequiredError('/v1/requests/{id}/events');
-      },
-    },
-    {
-      method: 'GET',
-      pattern: /^\/metrics$/,
-      handler: async (_req, res) => {
-        const body = await metrics.render();
-        res.writeHead(200, { 'content-type': metrics.registry.contentType, 'content-length': Buffer.byteLength(body) }).end(body);
-      },
-    },
-    ...(config.playground ? [{ method: 'GET', pattern: PLAYGROUND_PATTERN, handler: servePlayground(playgroundRoute()) }] : []),
-    ...healthRoutes({ config, replicas: upstream.pump.replicas, admission, toolNames: () => [...deps.tools.keys()], extra: deps.health, readiness }),
-  ];
+  const routes = gatewayRoutes(routeCtx, { health: deps.health, readiness });
 
   // Requests being answered, for a graceful shutdown; `wake` ends a shutdown's wait (the last one
   // answered, or a second close).
@@ -313,17 +271,6 @@ function listenError(err: NodeJS.ErrnoException, host: string, port: number): Er
   };
   const hint = fix[err.code ?? ''];
   return hint === undefined ? err : new GatewayConfigError(`cannot listen on ${host}:${port}: ${hint} (${err.message})`, { cause: err });
-}
-
-/** The methods the routes of a path take, HEAD beside GET. */
-function allowedMethods(routes: ReadonlyArray<{ method: string }>): string[] {
-  const methods = new Set(routes.map((r) => r.method));
-  if (methods.has('GET')) methods.add('HEAD');
-  return [...methods];
-}
-
-function servePlayground(serve: ReturnType<typeof playgroundRoute>): Handler {
-  return (req, res) => serve(pathOf(req.url ?? '/') ?? '/', res);
 }
 
 /** A request target that is not a valid path, as the access line shows it: without its query, which may carry a key. */
