@@ -211,6 +211,10 @@ class FunctionaryV2Parser extends FormatParser {
       }
       case 'after-call':
         out.push({ type: 'call-end', callId: state.body.callId, args: state.body.json!.args });
+        // A cut <|stop|> is the call's frame, as the whole one is; a cut next header (`<|fr`, or
+        // `<|`, which may be either) is the model's text, with the whitespace before it, as a
+        // header that does not parse is.
+        if (pending !== '' && FROM.startsWith(pending)) out.text(state.ws + pending);
         return;
     }
   }

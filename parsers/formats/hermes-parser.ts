@@ -22,8 +22,8 @@ type State =
   /** After the start marker, before the "{": `raw` is the frame so far. */
   | { kind: 'opening'; raw: RawText }
   | { kind: 'call'; raw: RawText; call: JsonCallObject }
-  /** The object has closed; waiting for the end marker (or the next start marker). */
-  | { kind: 'closing'; raw: RawText; call: JsonCallObject }
+  /** The object has closed; waiting for the end marker (or the next start marker). `ws`: the whitespace since. */
+  | { kind: 'closing'; raw: RawText; call: JsonCallObject; ws: string }
   /** After the end marker: whitespace here is frame if a start marker or the stream's end follows. */
   | { kind: 'after-call'; ws: string };
 
@@ -87,12 +87,13 @@ class HermesParser extends FormatParser {
         const stop = state.call.write(buf, i, buf.length, out);
         state.raw.add(buf.slice(i, stop));
         if (state.call.status === 'failed') return this.#broken(state.raw, state.call, state.call.failure!, stop, out);
-        if (state.call.status === 'complete') this.#state = { kind: 'closing', raw: state.raw, call: state.call };
+        if (state.call.status === 'complete') this.#state = { kind: 'closing', raw: state.raw, call: state.call, ws: '' };
         return stop;
       }
       case 'closing': {
         const j = skipWhitespace(buf, i);
         state.raw.add(buf.slice(i, j));
+        state.ws += buf.slice(i, j);
         if (j === buf.length) return j;
         const end = matchLiteral(buf, j, this.#end);
         const next = matchLiteral(buf, j, this.#start);
@@ -148,8 +149,11 @@ class HermesParser extends FormatParser {
         return;
       case 'closing':
         // The object is complete and the stream's end is an explicit boundary; a cut end
-        // marker in `pending` belongs to the call's frame.
+        // marker in `pending` belongs to the call's frame. A cut start marker (`<tool_ca`, or `<`,
+        // which may be either) is the model's text, as it is after </tool_call>: out, with the
+        // whitespace before it.
         out.push({ type: 'call-end', callId: state.call.callId!, args: state.call.args });
+        if (pending !== '' && this.#start.startsWith(pending)) out.text(state.ws + pending);
         return;
       case 'after-call':
         // Whitespace after the last call is frame; a start marker cut by the end is text, with it.

@@ -4,7 +4,7 @@ import { createFunctionaryV2Parser, type FunctionaryV2ParserOptions } from '../.
 import { createFunctionaryV3Parser, type FunctionaryV3ParserOptions } from '../../parsers/formats/functionary-v3-parser.ts';
 import { createParser } from '../../parsers/index.ts';
 import { coalesceText } from '../../parsers/parser-events.ts';
-import { args, callsOf, end, expectWellFormedCalls, feed, field, line, malformedOf, splitInvarianceProperties, start, text, textOf, whole } from './format-test-kit.ts';
+import { args, callsOf, end, expectWellFormedCalls, feed, field, line, malformedOf, perChar, splitInvarianceProperties, start, text, textOf, whole } from './format-test-kit.ts';
 import { expectNoHalfCharacters, generatedCall, groupBy, groupings, prose, type GeneratedCall } from './json-call-arbitraries.ts';
 
 const v2 = (options?: FunctionaryV2ParserOptions) => () => createFunctionaryV2Parser(options);
@@ -77,6 +77,21 @@ describe('functionary v2', () => {
       expect(callsOf(events).map((c) => c.name)).toEqual(['python']);
       expect(textOf(events)).toBe(content);
       expect(coalesceText(feed(v2(), input.split('')))).toEqual(events);
+    }
+  });
+
+  it('releases a next <|from|> the end cut after a call, with the newline before it, as text', () => {
+    // The model stopped mid-token: what it wrote of the next header is text, as a header that does not
+    // parse is; a cut <|stop|> is the call's frame, as the whole one is.
+    for (const [input, tail] of [
+      ['f\n<|content|>{"a": 1}\n<|fr', '\n<|fr'],
+      ['f\n<|content|>{"a": 1}<|', '<|'],
+      ['f\n<|content|>{"a": 1}\n<|st', ''],
+    ] as const) {
+      for (const events of [parse(v2(), input), perChar(v2(), input)]) {
+        expect(callsOf(events).map((c) => c.args)).toEqual([{ a: 1 }]);
+        expect(textOf(events)).toBe(tail);
+      }
     }
   });
 

@@ -4,7 +4,7 @@ import { InvalidRequestError } from '../../core/errors.ts';
 import { createHermesParser, type HermesParserOptions } from '../../parsers/formats/hermes-parser.ts';
 import { createParser } from '../../parsers/index.ts';
 import { coalesceText } from '../../parsers/parser-events.ts';
-import { args, callsOf, end, expectWellFormedCalls, feed, field, line, malformedOf, splitInvarianceProperties, start, text, textOf, whole } from './format-test-kit.ts';
+import { args, callsOf, end, expectWellFormedCalls, feed, field, line, malformedOf, perChar, splitInvarianceProperties, start, text, textOf, whole } from './format-test-kit.ts';
 import { expectNoHalfCharacters, generatedCall, groupBy, groupings, prose, type GeneratedCall } from './json-call-arbitraries.ts';
 
 const make = (options?: HermesParserOptions) => () => createHermesParser(options);
@@ -139,6 +139,17 @@ describe('hermes parser: calls', () => {
     const events = parse('<tool_call>\n{"name": "final_answer", "arguments": {"trigger": false}}\n</tool_');
     expect(callsOf(events)).toEqual([{ callId: 'call_1', name: 'final_answer', args: { trigger: false }, argsText: '{"trigger": false}' }]);
     expect(textOf(events)).toBe('');
+  });
+
+  it('releases a next <tool_call> the end cut, with the whitespace before it, as text after the call it follows', () => {
+    // The model stopped mid-tag (max_tokens) after a complete object: the cut start marker is text it
+    // wrote, as it is after a </tool_call> or in prose; only a cut end marker (above) is the call's frame.
+    for (const input of ['<tool_call>{"name": "a", "arguments": {}}\n<tool_ca', '<tool_call>{"name": "a", "arguments": {}}<']) {
+      const tail = input.slice(input.indexOf('}}') + 2);
+      for (const events of [parse(input), perChar(make(), input)]) {
+        expect(events.slice(-2)).toEqual([end({}), text(tail)]);
+      }
+    }
   });
 
   it('ends a call at the next <tool_call> when </tool_call> is missing', () => {
