@@ -30,6 +30,7 @@ export abstract class DispatchedRequest<Options extends DispatchedRequestOptions
   interrupted = false;
   /** undici wrote the request on a socket that had carried one before (reused-sockets.ts). */
   socketReused: boolean | undefined = undefined;
+  writtenAt: number | undefined = undefined;
   #resolve!: () => void;
   #reject!: (reason: unknown) => void;
   #settled = false;

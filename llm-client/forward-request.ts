@@ -82,7 +82,7 @@ export function forwardRequest(connection: ForwardConnection, request: Forwarded
   // as a chat stream is (keep-alive-retry-stream.ts), when the body can be sent again.
   const replayable = request.body === null || Buffer.isBuffer(request.body);
   const done = exchange.done.catch((error: unknown) => {
-    if (!replayable || exchange.responded || request.signal.aborted || !isStaleConnectionFailure(error, exchange.socketReused)) throw error;
+    if (!replayable || exchange.responded || request.signal.aborted || !isStaleConnectionFailure(error, exchange)) throw error;
     exchange = new ForwardHandler(connection, request, sink);
     exchange.start();
     return exchange.done;
@@ -102,6 +102,7 @@ class ForwardHandler implements ForwardedExchange, Dispatcher.DispatchHandler, D
   /** The upstream sent a status line. */
   responded = false;
   socketReused: boolean | undefined = undefined;
+  writtenAt: number | undefined = undefined;
   readonly #options: ResolvedListModelsOptions;
   readonly #request: ForwardedRequest;
   readonly #sink: ForwardSink;

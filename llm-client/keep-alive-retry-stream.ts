@@ -8,14 +8,15 @@ import type { UpstreamStream } from './upstream-stream.ts';
 
 /**
  * One attempt on one upstream, sent once more when its pooled keep-alive socket turns out to be
- * closed already (`isStaleConnectionFailure`, before any status line). A server closes an idle
- * connection on its own clock (uvicorn, under vLLM and SGLang, after 5 s; a proxy in between on
- * its own), and a request written while that close is on its way fails in undici, which does not
- * replay a request it has written. Only the pooled socket was stale: failing the request for it,
- * or resting a healthy replica, would be wrong. Never after a failure on a new connection: that
- * server crashed on accept or drops its requests, and sending it the request again only doubled
- * its load and the caller's wait (a regression). Once only: a server that drops the request on the
- * new connection too is failing for real, and the caller counts that.
+ * closed already (`isStaleConnectionFailure`: before any status line, within a second of writing
+ * the request). A server closes an idle connection on its own clock (uvicorn, under vLLM and
+ * SGLang, after 5 s; a proxy in between on its own), and a request written while that close is on
+ * its way fails in undici, which does not replay a request it has written. Only the pooled socket
+ * was stale: failing the request for it, or resting a healthy replica, would be wrong. Never after
+ * a failure on a new connection: that server crashed on accept or drops its requests, and sending
+ * it the request again only doubled its load and the caller's wait (a regression). Once only: a
+ * server that drops the request on the new connection too is failing for real, and the caller
+ * counts that.
  *
  * Sending a chat request twice repeats no side effect, and failover sends it again anyway. The
  * retry runs on the attempt's clocks (`DeadlineStarts`): it gets what is left of them, not a new wait.
@@ -77,7 +78,7 @@ export class KeepAliveRetryStream implements UpstreamStream {
   #failed(stream: PumpedStream, error: unknown): void {
     if (this.#aborted) return this.#reject(this.#abortReason);
     const retry =
-      !this.#retried && !stream.responded && !stream.interrupted && !this.options.signal.aborted && isStaleConnectionFailure(error, stream.socketReused);
+      !this.#retried && !stream.responded && !stream.interrupted && !this.options.signal.aborted && isStaleConnectionFailure(error, stream);
     if (!retry) return this.#reject(error);
     this.#retried = true;
     this.start();

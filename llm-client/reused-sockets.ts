@@ -1,4 +1,5 @@
 import { subscribe } from 'node:diagnostics_channel';
+import { performance } from 'node:perf_hooks';
 
 /**
  * A request that learns, when undici writes it, whether its socket had carried a request before:
@@ -9,6 +10,8 @@ import { subscribe } from 'node:diagnostics_channel';
 export interface SocketReuse {
   /** Undefined until undici writes the request, and for a dispatcher that does not report its sockets. */
   socketReused: boolean | undefined;
+  /** When undici wrote the request (performance.now()); undefined until then. */
+  writtenAt?: number | undefined;
 }
 
 /** Sockets that have carried a request. Weak: a closed socket leaves with its pool's last reference. */
@@ -29,6 +32,7 @@ subscribe('undici:client:sendHeaders', (message) => {
   if (!reused) usedSockets.add(socket);
   if (awaiting === undefined) return;
   awaiting.socketReused = reused;
+  awaiting.writtenAt = performance.now();
   awaiting = undefined;
 });
 

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import {
   ClientAbortedError,
   ConveyorError,
@@ -7,6 +8,7 @@ import {
   UpstreamHeadersTimeoutError,
   UpstreamIdleTimeoutError,
 } from '../core/errors.ts';
+import type { SocketReuse } from './reused-sockets.ts';
 import type { UpstreamTimeouts } from './upstream-options.ts';
 
 /** What a caller's abort surfaces as: its own reason, so the caller recognises its own cancel. */
@@ -39,15 +41,26 @@ export function toUpstreamError(error: unknown, context: { baseUrl: string; time
 }
 
 /**
- * A pooled keep-alive socket closed or reset under a request the server never answered: the server
- * had already closed that connection (its idle timeout raced our request), undici's `other side
- * closed`. It says nothing of the server's health; a request on a new connection answers the
- * question. On a socket opened for the request (`socketReused` not true) the same failure is the
- * server's own: one that crashes on accept or drops every request, which a new connection would
- * only meet again. A refused connection is not this either: that server is not listening.
+ * How soon after the request was written a stale socket's close shows. The server closed that
+ * connection before our request reached it, so its FIN or RST is there within a round trip; the
+ * allowance is for a busy event loop. Later, the server had the request and worked on it: llama.cpp
+ * sends its status line with the first token, so a reset after a long prefill comes before any
+ * status line too, and sending that request again would run the prefill twice.
  */
-export function isStaleConnectionFailure(error: unknown, socketReused: boolean | undefined): boolean {
-  if (socketReused !== true || !(error instanceof UpstreamConnectionError)) return false;
+export const STALE_CLOSE_WINDOW_MS = 1000;
+
+/**
+ * A pooled keep-alive socket closed or reset under a request the server never answered, within
+ * STALE_CLOSE_WINDOW_MS of writing it: the server had already closed that connection (its idle
+ * timeout raced our request), undici's `other side closed`. It says nothing of the server's health;
+ * a request on a new connection answers the question. On a socket opened for the request
+ * (`socketReused` not true) the same failure is the server's own: one that crashes on accept or
+ * drops every request, which a new connection would only meet again. A refused connection is not
+ * this either: that server is not listening.
+ */
+export function isStaleConnectionFailure(error: unknown, request: SocketReuse): boolean {
+  if (request.socketReused !== true || !(error instanceof UpstreamConnectionError)) return false;
+  if (request.writtenAt === undefined || performance.now() - request.writtenAt > STALE_CLOSE_WINDOW_MS) return false;
   const code = errorCode(error.cause);
   return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE';
 }

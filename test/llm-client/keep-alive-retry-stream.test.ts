@@ -2,6 +2,7 @@ import type { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { UpstreamConnectionError, UpstreamFirstTokenTimeoutError } from '../../core/errors.ts';
 import { createChatCompletionPump, type ChatCompletionPump, type ReplicaAffinity, type ReplicaHealthEvent, type UpstreamPart } from '../../llm-client/index.ts';
+import { STALE_CLOSE_WINDOW_MS } from '../../llm-client/upstream-failure.ts';
 import { expectedPlainParts, MODEL, plainContentStream, vllmChunk } from './fixtures/vllm-streams.ts';
 import { trackedUpstreams } from './tracked-upstreams.ts';
 import { pause, sseHeaders, startSseUpstream, startTestUpstream } from './upstream-test-server.ts';
@@ -128,6 +129,27 @@ describe('a pooled keep-alive socket the server already closed (regression: it f
     expect(error).toBeInstanceOf(UpstreamFirstTokenTimeoutError);
     expect(server.requests).toHaveLength(3);
     expect(parts.filter((p) => p.type === 'content')).toEqual([]);
+  });
+
+  it('does not send again a request reset long after it was written: that server had it, as llama.cpp holds its status line through the prefill (regression: it went twice)', async () => {
+    const served = new WeakSet<Socket>();
+    const server = await track(
+      startTestUpstream(async (req, res) => {
+        if (served.has(req.socket)) {
+          await pause(STALE_CLOSE_WINDOW_MS + 300);
+          return void req.socket.resetAndDestroy();
+        }
+        served.add(req.socket);
+        sseHeaders(res);
+        res.end(plainContentStream);
+      }),
+    );
+    const pump = createChatCompletionPump({ baseUrl: server.baseUrl });
+    expect((await run(pump)).error).toBeUndefined();
+    await backInPool();
+    const { error } = await run(pump);
+    expect(error).toBeInstanceOf(UpstreamConnectionError);
+    expect(server.requests).toHaveLength(2);
   });
 
   it('never sends again a request whose server answered: a connection cut after the status line ends the stream', async () => {
