@@ -13,7 +13,7 @@ import { SseEventDecoder } from './sse-event-decoder.ts';
 import { StreamDeadlines, type DeadlineStarts } from './stream-deadlines.ts';
 import type { ResolvedStreamOptions } from './upstream-options.ts';
 import type { UpstreamPart } from './upstream-parts.ts';
-import { bareStatusMessage, ErrorBody } from './upstream-response-error.ts';
+import { bareStatusMessage, ERROR_BODY_WAIT_MS, ErrorBody } from './upstream-response-error.ts';
 import type { UpstreamStream } from './upstream-stream.ts';
 
 /**
@@ -49,6 +49,8 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
     super(options);
     this.#delivery = new PartDelivery(onPart, (error) => this.settle(error));
     this.#deadlines = new StreamDeadlines(options.timeouts, (error) => {
+      // An error answer's status, and what came of its body, say more than the clock that ran out.
+      if (this.#errorBody) return this.fail(this.#bodyError(this.#errorBody));
       this.#expired = error;
       this.fail(error);
     });
@@ -95,6 +97,7 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
         retryAfter: rawHeaderValue(rawHeaders, 'retry-after') || undefined,
         location: rawHeaderValue(rawHeaders, 'location') || undefined,
       });
+      this.#deadlines.bodyDue(ERROR_BODY_WAIT_MS);
       return true;
     }
     const contentType = rawHeaderValue(rawHeaders, 'content-type');
@@ -102,6 +105,7 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
       // Read (bounded) for what it says: a proxy's login page, a server's error as JSON under a 200.
       this.#notEventStream = contentType || 'no content type';
       this.#errorBody = new ErrorBody(statusCode);
+      this.#deadlines.bodyDue(ERROR_BODY_WAIT_MS);
       return true;
     }
     this.#decoder = new ChatChunkDecoder(this.options.body.model);

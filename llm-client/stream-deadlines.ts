@@ -31,6 +31,7 @@ export class StreamDeadlines {
   private readonly onExpire: (error: UpstreamError) => void;
   #phase: NodeJS.Timeout | undefined;
   #total: NodeJS.Timeout | undefined;
+  #body: NodeJS.Timeout | undefined;
   #tokensFlowing = false;
   #idleArmed = false;
   #paused = false;
@@ -103,9 +104,21 @@ export class StreamDeadlines {
     this.#disarm();
   }
 
+  /**
+   * The answer is an error (a non-2xx status, or a 200 that is not an event stream): no token will
+   * come, only a body that says why, which gets `ms` from here instead of the first-token wait. Like
+   * the total, this wait runs through pauses: the consumer holds no part of an error answer.
+   */
+  bodyDue(ms: number): void {
+    this.#generationOver = true;
+    this.#disarm();
+    this.#body = setTimeout(() => this.#expire(new UpstreamIdleTimeoutError(ms)), ms);
+  }
+
   clear(): void {
     this.#disarm();
     clearTimeout(this.#total);
+    clearTimeout(this.#body);
   }
 
   #armFirstToken(ms: number): void {

@@ -6,6 +6,14 @@ import { upstreamErrorMessage, upstreamErrorParam, upstreamErrorStatus } from '.
 // Error bodies are small; a server streaming megabytes of HTML error page is cut here.
 export const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
+/**
+ * How long a streaming request waits for an error answer's body once its status line came. Error
+ * bodies come whole with their status; one held open (a proxy that never ends its chunked page)
+ * must not turn a known 502 into a first-token timeout minutes later. The message is built from
+ * what came by then.
+ */
+export const ERROR_BODY_WAIT_MS = 2000;
+
 /** How much of a non-JSON error body the client's message quotes. */
 const MAX_MESSAGE_CHARS = 300;
 

@@ -7,6 +7,7 @@ import {
   UpstreamResponseError,
 } from '../../core/errors.ts';
 import { closeUpstreamPools, streamChatCompletion, type UpstreamPart } from '../../llm-client/index.ts';
+import { ERROR_BODY_WAIT_MS } from '../../llm-client/upstream-response-error.ts';
 import {
   contextLengthErrorBody,
   expectedPlainParts,
@@ -155,6 +156,17 @@ describe('streamChatCompletion over HTTP', () => {
       res.writeHead(503, { 'content-type': 'text/plain' }).end('upstream overloaded\n');
     });
     expect((await stream(upstream)).error).toMatchObject({ status: 503, message: 'upstream overloaded' });
+  });
+
+  it('keeps the status of an error answer whose body is held open, and quotes what came of it (regression: a first-token timeout, status lost)', async () => {
+    upstream = await startTestUpstream((_req, res) => {
+      res.writeHead(502, { 'content-type': 'text/plain' });
+      res.write('upstream is restarting');
+    });
+    const timeouts = { firstTokenMs: ERROR_BODY_WAIT_MS + 3000 };
+    const { error } = await collect(streamChatCompletion({ baseUrl: upstream.baseUrl, body, signal: new AbortController().signal, timeouts }));
+    expect(error).toBeInstanceOf(UpstreamResponseError);
+    expect(error).toMatchObject({ status: 502, message: 'upstream is restarting' });
   });
 
   it("reports an HTML error page (a proxy's, a web server's) as its text, in one short line", async () => {
