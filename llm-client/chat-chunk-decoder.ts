@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { UpstreamProtocolError, UpstreamResponseError } from '../core/errors.ts';
+import { UpstreamProtocolError } from '../core/errors.ts';
 import { dataPreview } from './data-preview.ts';
 import type { UpstreamPart } from './upstream-parts.ts';
 import { isUpstreamErrorObject } from './upstream-error-message.ts';
@@ -131,7 +131,8 @@ export class ChatChunkDecoder {
     try {
       json = JSON.parse(data);
     } catch {
-      if (eventName === 'error') throw new UpstreamResponseError(500, data);
+      // llama.cpp's and some proxies' errors are plain text, or nothing: still this stream's error.
+      if (eventName === 'error') throw inStreamUpstreamError(undefined, data);
       throw new UpstreamProtocolError(`upstream sent an SSE event that is not JSON: ${dataPreview(data)}`);
     }
     if (eventName === 'error' || isUpstreamErrorObject(json)) throw inStreamUpstreamError(json, data);

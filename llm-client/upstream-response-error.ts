@@ -82,8 +82,9 @@ export function upstreamResponseError(status: number, chunks: readonly Uint8Arra
 }
 
 /**
- * The error for an error object an upstream sent inside its 200 stream (`raw`: the event's data),
- * after the status line said all was well, so the object's own `code` is all there is to go by:
+ * The error for an error an upstream sent inside its 200 stream (`raw`: the event's data; `body`:
+ * that parsed, undefined for plain text or none), after the status line said all was well, so the
+ * object's own `code` is all there is to go by:
  * - a context overflow, in any wording contextLimits knows or llama.cpp's: the context errors, as a
  *   400 before the stream would be (llama.cpp queues a request before it measures its prompt, and
  *   vLLM's engine finds a prompt too long only once it runs);
@@ -93,7 +94,8 @@ export function upstreamResponseError(status: number, chunks: readonly Uint8Arra
  *   "another replica may do": an in-stream 400 from vLLM says nothing about the request.
  */
 export function inStreamUpstreamError(body: unknown, raw: string): UpstreamResponseError {
-  const message = upstreamErrorMessage(body) ?? `upstream reported an error mid-stream: ${dataPreview(raw)}`;
+  const said = raw.trim();
+  const message = upstreamErrorMessage(body) ?? `upstream reported an error mid-stream${said ? `: ${dataPreview(said)}` : ', with no message'}`;
   const param = upstreamErrorParam(body);
   const context = contextError(message, param, body);
   if (context) return context;

@@ -67,6 +67,14 @@ describe('a named event', () => {
     const upstream = await track(startSseUpstream(`${vllmChunk({ content: 'a' })}event: error\ndata: \n\n`));
     const { error } = await stream(upstream.baseUrl);
     expect(error).toBeInstanceOf(UpstreamResponseError);
+    // Before: a 500 whose message was the empty data, so the client's error said nothing.
+    expect(error).toMatchObject({ status: 500, inStream: true, message: 'upstream reported an error mid-stream, with no message' });
+  });
+
+  it('quotes an `event: error` with plain-text data, as llama.cpp and proxies send it', async () => {
+    const upstream = await track(startSseUpstream(`${vllmChunk({ content: 'a' })}event: error\ndata: slot 3 failed to decode\n\n`));
+    const { error } = await stream(upstream.baseUrl);
+    expect(error).toMatchObject({ status: 500, inStream: true, message: 'upstream reported an error mid-stream: slot 3 failed to decode' });
   });
 
   it("is a chunk when its name is `message`, the SSE default; `event: error` still fails with the upstream's message", async () => {
