@@ -10,6 +10,12 @@ const ModelListSchema = z.looseObject({
   data: z.array(z.looseObject({ id: z.string().min(1), owned_by: z.string().optional(), created: z.number().optional() })),
 });
 
+/**
+ * A model list is kilobytes (OpenRouter's hundreds of models with descriptions, about 2 MB); a
+ * body past this is not one, and is not held in memory.
+ */
+export const MAX_MODEL_LIST_BYTES = 16 * 1024 * 1024;
+
 /** The upstream's answer as it sent it (unknown fields kept), so the gateway can forward it. */
 export type UpstreamModelList = z.output<typeof ModelListSchema>;
 export type UpstreamModel = UpstreamModelList['data'][number];
@@ -56,7 +62,14 @@ export async function listModels(options: ListModelsOptions): Promise<UpstreamMo
       }
       throw refused;
     }
-    const text = await response.body.text();
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of response.body as AsyncIterable<Buffer>) {
+      size += chunk.byteLength;
+      if (size > MAX_MODEL_LIST_BYTES) throw new UpstreamProtocolError(`upstream /models answered more than ${MAX_MODEL_LIST_BYTES / 1024 / 1024} MiB: not a model list`);
+      chunks.push(chunk);
+    }
+    const text = Buffer.concat(chunks).toString('utf8');
     let json: unknown;
     try {
       json = JSON.parse(text);

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { UpstreamHeadersTimeoutError, UpstreamProtocolError, UpstreamResponseError } from '../../core/errors.ts';
 import { closeUpstreamPools, listModels } from '../../llm-client/index.ts';
+import { MAX_MODEL_LIST_BYTES } from '../../llm-client/list-models.ts';
 import { startTestUpstream, type TestUpstream } from './upstream-test-server.ts';
 
 let upstream: TestUpstream | undefined;
@@ -56,6 +57,29 @@ describe('listModels', () => {
 
     answer = () => {};
     await expect(listModels({ baseUrl, timeouts: { headersMs: 100 } })).rejects.toBeInstanceOf(UpstreamHeadersTimeoutError);
+  });
+
+  it('refuses a body past MAX_MODEL_LIST_BYTES without holding it (regression: read whole, however long)', async () => {
+    const entry = Buffer.from(`${JSON.stringify({ id: 'm'.repeat(1000), object: 'model' })},`.repeat(1000));
+    let sent = 0;
+    upstream = await startTestUpstream(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"object":"list","data":[');
+      // Endless, as a misbehaving server's: only the client going away stops it.
+      while (!res.destroyed) {
+        sent += entry.length;
+        if (res.write(entry)) continue;
+        await new Promise<void>((resolve) => {
+          const go = () => {
+            res.off('drain', go).off('close', go);
+            resolve();
+          };
+          res.on('drain', go).on('close', go);
+        });
+      }
+    });
+    await expect(listModels({ baseUrl: upstream.baseUrl })).rejects.toThrow(`upstream /models answered more than ${MAX_MODEL_LIST_BYTES / 1024 / 1024} MiB: not a model list`);
+    expect(sent).toBeGreaterThan(MAX_MODEL_LIST_BYTES);
   });
 
   it('surfaces an abort as the signal reason', async () => {
