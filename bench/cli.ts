@@ -70,6 +70,16 @@ if (opts.name !== undefined && !/^[\w.+=@-]+$/.test(opts.name)) {
   fail(`--name ${JSON.stringify(opts.name)}: a result file name, without a folder (use --out for that): letters, digits and . _ - + = @`);
 }
 if (opts.quick && program.getOptionValueSource('runs') === 'cli') fail('--quick runs each workload twice per mode: give --runs or --quick, not both');
+// Set-ups of tools that only some workloads call: given where none of those runs, the run was the
+// same as without them, while the report's command line showed them.
+const workloadNames = workloads.map((w) => w.name).join(', ');
+const usedBy = (part: 'python' | 'search') => Object.values(WORKLOADS).filter((w) => w.uses?.includes(part)).map((w) => w.name);
+if (opts.coldImports && !workloads.some((w) => w.uses?.includes('python'))) {
+  fail(`--cold-imports sets up the Python tool, and none of ${workloadNames} runs Python (${usedBy('python').join(', ')} does)`);
+}
+if (program.getOptionValueSource('toolProfile') === 'cli' && !workloads.some((w) => w.uses?.length)) {
+  fail(`--tool-profile times the Python and search tools, and none of ${workloadNames} uses them (${[...new Set([...usedBy('python'), ...usedBy('search')])].join(', ')} do)`);
+}
 if (opts.model && !opts.upstream) fail('--model names the model of a real upstream: give --upstream too (the simulator serves its own)');
 if (opts.upstream && program.getOptionValueSource('profile') === 'cli') {
   fail('--profile sets the simulator\'s decode timing: with --upstream, the real server decodes at its own speed (the report would say n/a)');

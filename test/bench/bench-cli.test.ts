@@ -92,6 +92,10 @@ describe('npm run bench -- workloads --quick', () => {
       { args: ['calculator', '--name', '../elsewhere', '--profile', 'no-such-profile'], message: /^bench: --name "\.\.\/elsewhere"/ },
       // The real upstream decodes at its own speed: a decode profile given with it was ignored without a word.
       { args: ['calculator', '--upstream', 'http://127.0.0.1:9/v1', '--profile', 'mistral-7b-h100'], message: /^bench: --profile sets the simulator's decode timing: with --upstream/ },
+      // Only codegen runs Python, and only it and search/planning use a tool the profile times: given
+      // without them, these ran the same set-up as without, while the report's command showed them.
+      { args: ['calculator', 'database', '--cold-imports'], message: /^bench: --cold-imports sets up the Python tool, and none of database, calculator runs Python \(codegen does\)$/ },
+      { args: ['validation', '--tool-profile', 'local'], message: /^bench: --tool-profile times the Python and search tools, and none of validation uses them \(codegen, search, planning do\)$/ },
     ];
     for (const { args, message } of attempts) {
       const failed = await run(process.execPath, ['--import', 'tsx', 'bench/cli.ts', ...args], { cwd: root, timeout: 60_000 }).then(
@@ -106,7 +110,7 @@ describe('npm run bench -- workloads --quick', () => {
       expect(failed!.stderr).not.toContain('simulator exited');
       expect(failed!.stderr).not.toMatch(/^\s+at /m);
     }
-    // 17 CLI starts in a row: ~2.5 s each on an idle machine, 7-12 s at a load average of 13.
+    // 19 CLI starts in a row: ~2.5 s each on an idle machine, 7-12 s at a load average of 13.
   }, 300_000);
 
   it('checks --upstream before any gateway starts: one line that says what to change, exit status 2, no result files', async () => {
