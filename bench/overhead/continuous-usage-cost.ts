@@ -9,17 +9,19 @@
 import { Command } from 'commander';
 import { Agent } from 'undici';
 import { wholeNumber } from '../../gateway/commands/number-options.ts';
+import { usageErrorsExit2 } from '../usage-errors.ts';
 import { SIM_MODEL, spawnOurGateway, spawnOverheadSim } from './bench-servers.ts';
 import { timedChatStream } from './timed-chat-stream.ts';
 
-const { seconds, streams, rounds } = new Command()
+const program = new Command()
   .name('continuous-usage-cost')
   .description('Gateway CPU per 1,000 tokens with and without the upstream\'s usage on every chunk.')
   .option('--seconds <s>', 'length of each round', wholeNumber(1), 8)
   .option('--streams <n>', 'streams in flight', wholeNumber(1), 100)
-  .option('--rounds <n>', 'rounds, alternating A B B A', wholeNumber(2), 6)
-  .parse()
-  .opts<{ seconds: number; streams: number; rounds: number }>();
+  .option('--rounds <n>', 'rounds, alternating A B B A', wholeNumber(2), 6);
+// A wrong command line as every bench script answers it: one line, status 2 (commander's own was
+// `error: …` and status 1).
+const { seconds, streams, rounds } = usageErrorsExit2(program).parse().opts<{ seconds: number; streams: number; rounds: number }>();
 
 const plain = { model: SIM_MODEL, stream: true, max_tokens: 200, messages: [{ role: 'user', content: 'overhead-bench-plain: write a paragraph about gateways.' }] };
 const bodies = { plain: JSON.stringify(plain), continuous: JSON.stringify({ ...plain, stream_options: { include_usage: true, continuous_usage_stats: true } }) };

@@ -26,6 +26,8 @@ describe.each([
   ['bench/tool-results/run.ts', 'tool-results'],
   // It answered commander's way: `error: …`, status 1.
   ['bench/runtimes/channel-deferral.ts', 'channel-deferral'],
+  // So did this one.
+  ['bench/overhead/continuous-usage-cost.ts', 'continuous-usage-cost'],
 ])('%s', (script, name) => {
   it('refuses an unknown option in one line named after it, status 2, before measuring anything', async () => {
     const failed = await fails(script, ['--no-such-option']);
