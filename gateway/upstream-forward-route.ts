@@ -5,7 +5,6 @@ import { ChunkedBodyWriter } from '../core/chunked-body-writer.ts';
 import { ClientAbortedError, thrownMessage, UpstreamConnectionError, UpstreamTotalTimeoutError } from '../core/errors.ts';
 import { classifyReplicaFailure } from '../llm-client/failover-stream.ts';
 import { forwardConnection, forwardRequest, type ForwardConnection, type ForwardedRequest } from '../llm-client/forward-request.ts';
-import { requestJson } from '../llm-client/request-json.ts';
 import type { Replica } from '../llm-client/upstream-replicas.ts';
 import type { GatewayConfig } from './config.ts';
 import type { AccessLog } from './access-log.ts';
@@ -13,13 +12,12 @@ import { toErrorResponse } from './error-response.ts';
 import { bodyRefusal } from './server-connection-hooks.ts';
 import { armClientStall } from './client-stall.ts';
 import { brokeOffByReplica, heldRefusal, recordRefusal, replicaRefusal, type ReplicaAttempt } from './forward-replica-health.ts';
+import { answersWhole, forwardedBody } from './forwarded-body.ts';
 import { ForwardedErrorAnswer } from './forwarded-error.ts';
 import { answerHeaders, forwardedHeaders } from './forwarded-headers.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import { admitted } from './request-admission.ts';
-import { jsonText, readBodyBytes, readJsonBody, sentAsJson } from './request-body.ts';
 import type { UpstreamTarget } from './session.ts';
-import { isJsonObject } from '../core/json-object.ts';
 
 export interface ForwardRouteContext {
   config: GatewayConfig;
@@ -64,7 +62,7 @@ export async function upstreamForwardRoute(ctx: ForwardRouteContext, req: Incomi
   /** The JSON the body holds, where it was read whole and is plain JSON. */
   let json: unknown;
   try {
-    ({ body, json } = await forwardedBody(ctx, req, headers));
+    ({ body, json } = await forwardedBody(ctx.config, req, headers));
   } catch (error) {
     // The gateway's own refusal (413, 415, 400): counted as any answer the upstream did not give.
     countForwardFailure(ctx.metrics, error);
@@ -73,8 +71,7 @@ export async function upstreamForwardRoute(ctx: ForwardRouteContext, req: Incomi
   const query = req.url?.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '';
   const cancel = abortOnClose(res, ctx.shutdown);
   const request: ForwardedRequest = { method: req.method ?? 'GET', endpoint: path.slice('/v1'.length), query, headers, body, signal: cancel.signal };
-  // A non-streamed completion's headers come with its last token: it may wait for them as long as it generates.
-  if (isJsonObject(json) && json['stream'] !== true) request.answersWhole = true;
+  if (answersWhole(body, json)) request.answersWhole = true;
   let release: () => void;
   try {
     const inLine = performance.now();
@@ -93,22 +90,6 @@ export async function upstreamForwardRoute(ctx: ForwardRouteContext, req: Incomi
     clearTimeout(deadline);
     release();
   }
-}
-
-/** The body as it goes upstream: read whole (its model replaced with `upstream.model`) where that is allowed, else the request itself, streamed. */
-async function forwardedBody(ctx: ForwardRouteContext, req: IncomingMessage, headers: Record<string, string | string[]>): Promise<{ body: Readable | Buffer | null; json?: unknown }> {
-  if (!hasBody(req)) return { body: null };
-  if (ctx.config.upstream.model !== undefined && sentAsJson(req)) {
-    const json = withModel(await readJsonBody(req, ctx.config.maxBodyBytes), ctx.config.upstream.model);
-    const body = Buffer.from(requestJson(json));
-    headers['content-length'] = String(body.length);
-    return { body, json };
-  }
-  // A body of known, modest size goes out whole, with the request head: piped, undici writes
-  // it only in later turns of the loop, on the way to the first token.
-  if (!(Number(req.headers['content-length']) <= ctx.config.maxBodyBytes)) return { body: req };
-  const body = await readBodyBytes(req, ctx.config.maxBodyBytes);
-  return { body, json: sentAsJson(req) && !isEncoded(req) ? parsedOrUndefined(body) : undefined };
 }
 
 /** To the one upstream, or over its replicas while a refusal lets another be tried. */
@@ -237,7 +218,6 @@ function failureContext(ctx: ForwardRouteContext): { modelNamedByGateway: boolea
   return { modelNamedByGateway: ctx.config.upstream.model !== undefined };
 }
 
-/** A forwarded request the gateway answers itself (no upstream answer): its status and error code. */
 /** A forwarded request the gateway answered itself (a refusal, or no answer from the upstream), counted by the status and code its client gets. */
 export function countForwardFailure(metrics: GatewayMetrics, error: unknown): void {
   const { status, body } = toErrorResponse(error);
@@ -278,26 +258,4 @@ function connectionTo(ctx: ForwardRouteContext, baseUrl: string): ForwardConnect
     mine.set(baseUrl, (connection = forwardConnection({ baseUrl, apiKey, timeouts })));
   }
   return connection;
-}
-
-function hasBody(req: IncomingMessage): boolean {
-  return req.headers['content-length'] !== undefined ? req.headers['content-length'] !== '0' : req.headers['transfer-encoding'] !== undefined;
-}
-
-function isEncoded(req: IncomingMessage): boolean {
-  const encoding = req.headers['content-encoding']?.trim().toLowerCase();
-  return encoding !== undefined && encoding !== '' && encoding !== 'identity';
-}
-
-function parsedOrUndefined(bytes: Buffer): unknown {
-  try {
-    return JSON.parse(jsonText(bytes));
-  } catch {
-    // The upstream answers a body that is not JSON; the gateway only passes it on.
-    return undefined;
-  }
-}
-
-function withModel(body: unknown, model: string): unknown {
-  return isJsonObject(body) ? { ...body, model } : body;
 }
