@@ -36,6 +36,7 @@ class CellExecutor:
         self._file_end = 0           # lines in __main__'s file: up to the statement running now
         self._module = cell_main_file.main_module(filename, lambda: ''.join(self._cache_lines[:self._file_end]))
         self._module.__builtins__ = builtins
+        _script_names(self._module, sys.modules['__main__'])
         sys.modules['__main__'] = self._module
         sys.argv = [filename]
         self._compiler = unit_compiler.UnitCompiler(filename, self._src)
@@ -275,6 +276,18 @@ class CellExecutor:
         if self.error is not None:
             result['error'] = self.error
         return result
+
+
+def _script_names(module, zygote_main):
+    """The names a script's `__main__` starts with besides a module's own: the interpreter gives
+    every main module an empty `__annotations__` and a run file a `__cached__` of None. The
+    zygote's main module is a script's, so it says which this interpreter sets. Without them,
+    `print(__annotations__)` before any annotation was a NameError where a script prints `{}`."""
+    names = vars(zygote_main)
+    if '__annotations__' in names:
+        module.__annotations__ = {}
+    if '__cached__' in names:
+        module.__cached__ = None
 
 
 def _exit_status(code):
