@@ -17,6 +17,7 @@ import { wholeNumber } from '../../gateway/commands/number-options.ts';
 import { jsonText, writeResultFiles } from '../result-files.ts';
 import { usageErrorsExit2 } from '../usage-errors.ts';
 import { summarize, type Summary } from '../stats.ts';
+import { pingBlocks, type Mode } from './ping-blocks.ts';
 
 const ECHO = `const s = new (require('node:net').Socket)({ fd: 3, readable: true, writable: true }); s.on('data', (b) => s.write(b));`;
 // Writes an SSE line every millisecond (Node's shortest timer) forever: another request's token
@@ -26,7 +27,6 @@ const NOISE = `setInterval(() => process.stdout.write('data: {"choices":[{"delta
 const NOISE_WORK_US = 30;
 const BLOCK = 50;
 
-type Mode = 'direct' | 'deferred';
 
 function spin(us: number): void {
   const until = performance.now() + us / 1000;
@@ -59,12 +59,12 @@ async function measure(pings: number, noise: number): Promise<Record<Mode, numbe
         sent = performance.now();
         channel.write('{"t":"piece","seq":1}\n');
       });
-    // Warm-up, then blocks of each mode in turn (ABAB…), so drift on a noisy machine hits both.
+    // Warm-up, then blocks of each mode in turn (ABAB…), `pings` of each.
     for (let i = 0; i < 200; i++) await ping();
     samples.direct.length = 0;
-    for (let done = 0; done < 2 * pings; done += BLOCK) {
-      mode = (done / BLOCK) % 2 === 0 ? 'direct' : 'deferred';
-      for (let i = 0; i < BLOCK; i++) await ping();
+    for (const block of pingBlocks(pings, BLOCK)) {
+      mode = block.mode;
+      for (let i = 0; i < block.pings; i++) await ping();
     }
     return samples;
   } finally {
