@@ -1,21 +1,19 @@
 import { IncrementalJsonScanner, type JsonPath } from '../json/incremental-json-scanner.ts';
 import type { ValueKind } from '../json/json-scan-event.ts';
-import type { Piece } from '../parser-events.ts';
 import type { CallRegistry } from './call-options.ts';
 import type { EventList } from './event-list.ts';
 import type { CallObjectFailure, CallObjectShape } from './call-object-shape.ts';
 import { scannerOptions } from './call-object-scanner-options.ts';
+import { CallStartQueue } from './call-start-queue.ts';
 import { JsonArguments } from './json-arguments.ts';
 
 export type { CallObjectFailure, CallObjectShape } from './call-object-shape.ts';
 
-type Queued = { args: string } | { piece: Piece; lineField?: string };
-
 /**
  * One `{"name": …, "arguments": {…}}` object (hermes, Mistral, Llama JSON; with the shape's
  * `wrapperKey`, also inside `{"function": …}`), scanned once as it streams. Keys may come in any
- * order: until the name is known, the arguments' raw text and pieces are queued, then released in
- * order right after call-start, so where each event lands depends only on the text, never on the split.
+ * order: until the name is known, the arguments' raw text and pieces are queued (CallStartQueue), then
+ * released in order right after call-start, so where each event lands depends only on the text, never on the split.
  */
 export class JsonCallObject {
   readonly #registry: CallRegistry;
@@ -29,9 +27,7 @@ export class JsonCallObject {
   #args: Record<string, unknown> | undefined;
   /** The arguments as a JSON string (argsMayBeString), once it has closed. */
   #argsText: string | undefined;
-  #callId: string | undefined;
-  #lineField: string | undefined;
-  #queue: Queued[] = [];
+  readonly #events = new CallStartQueue();
   /**
    * What writePlain returns for plain text: the call's id while it is argument text of a started
    * call, '' otherwise (queued, or not argument text), undefined once the object is not pending.
@@ -57,7 +53,7 @@ export class JsonCallObject {
 
   /** Set once call-start has been emitted. */
   get callId(): string | undefined {
-    return this.#callId;
+    return this.#events.callId;
   }
 
   get args(): Record<string, unknown> {
@@ -75,7 +71,7 @@ export class JsonCallObject {
     // Most writes (inside a long string) produce no scanner events, only argument text: this
     // method stays small for them (V8 inlines it), and the rest is #handleEvents.
     if (this.#scanner.hasEvents) return this.#handleEvents(text, from, stop, base, out);
-    if (this.#argsOpen) this.#emitArgs(from === 0 && stop === text.length ? text : text.slice(from, stop), out);
+    if (this.#argsOpen) this.#events.args(from === 0 && stop === text.length ? text : text.slice(from, stop), out);
     return stop;
   }
 
@@ -93,7 +89,7 @@ export class JsonCallObject {
       return '';
     }
     // Arguments before the name: queued until call-start.
-    if (plainId === '' && this.#argsOpen && text.length !== 0) this.#queue.push({ args: text });
+    if (plainId === '' && this.#argsOpen) this.#events.args(text, out);
     return plainId;
   }
 
@@ -132,23 +128,23 @@ export class JsonCallObject {
             } else if (key === this.#argsKey && typeof e.value === 'string') {
               this.#argsText = e.value;
             } else if (key === this.#argsKey) {
-              this.#emitArgs(text.slice(argsFrom, at), out);
+              this.#events.args(text.slice(argsFrom, at), out);
               this.#argsOpen = false;
               this.#update();
               this.#args = e.value as Record<string, unknown>;
             }
           } else if (key === this.#argsKey) {
-            this.#emitArgs(text.slice(argsFrom, at), out);
+            this.#events.args(text.slice(argsFrom, at), out);
             argsFrom = at;
-            this.#emitPiece({ kind: 'field', path: e.path.slice(level + 1), value: e.value }, undefined, out);
+            this.#events.piece({ kind: 'field', path: e.path.slice(level + 1), value: e.value }, undefined, out);
           }
           break;
         }
         case 'line': {
           if (e.path[level] !== this.#argsKey) break;
-          this.#emitArgs(text.slice(argsFrom, at), out);
+          this.#events.args(text.slice(argsFrom, at), out);
           argsFrom = at;
-          this.#emitPiece({ kind: 'line', text: e.text, lineNo: e.lineNo }, e.path[level + 1] as string, out);
+          this.#events.piece({ kind: 'line', text: e.text, lineNo: e.lineNo }, e.path[level + 1] as string, out);
           break;
         }
         case 'done': {
@@ -159,13 +155,13 @@ export class JsonCallObject {
         }
         case 'error':
           // Argument text up to the bad character goes out, however the text was split.
-          if (this.#argsOpen) this.#emitArgs(text.slice(argsFrom, at), out);
+          if (this.#argsOpen) this.#events.args(text.slice(argsFrom, at), out);
           return this.#fail('malformed', `malformed JSON: ${e.reason}`, at);
         default:
           break;
       }
     }
-    if (this.#argsOpen) this.#emitArgs(text.slice(argsFrom, stop), out);
+    if (this.#argsOpen) this.#events.args(text.slice(argsFrom, stop), out);
     return stop;
   }
 
@@ -183,7 +179,7 @@ export class JsonCallObject {
     }
     if (key === 'name' ? this.#name !== undefined : callKey && this.#argsKey !== undefined) return this.#failed('malformed', `duplicate "${key}"`, at);
     if (callKey || this.#opensWrapper(key, depth)) return true;
-    if (shape.strict && !shape.extraKeys?.includes(key) && !(shape.ignoreKeysOnceStarted && this.#callId !== undefined)) {
+    if (shape.strict && !shape.extraKeys?.includes(key) && !(shape.ignoreKeysOnceStarted && this.#events.callId !== undefined)) {
       return this.#failed('not-call', `unexpected key "${key}"`, at);
     }
     return true;
@@ -233,7 +229,7 @@ export class JsonCallObject {
     if (this.#args === undefined) {
       if (!this.#shape.argsOptional) return this.#failed(kind, `no "${this.#shape.argsKeys.join('" or "')}"`, at);
       this.#args = {};
-      this.#emitArgs('{}', out);
+      this.#events.args('{}', out);
     }
     return true;
   }
@@ -250,9 +246,9 @@ export class JsonCallObject {
    * pieces and lines are those the object itself would give); the reason it is not one, if not.
    */
   #decodeArgsText(json: string, out: EventList): string | undefined {
-    const callId = this.#callId;
+    const callId = this.#events.callId;
     if (callId === undefined) return undefined;
-    const args = new JsonArguments(callId, { lineField: this.#lineField, maxFieldDepth: this.#registry.maxFieldDepth });
+    const args = new JsonArguments(callId, { lineField: this.#events.lineField, maxFieldDepth: this.#registry.maxFieldDepth });
     const start = json.length - json.trimStart().length;
     const stop = args.write(json, start, json.length, out);
     if (args.status !== 'complete' || json.slice(stop).trim() !== '') return `"${this.#argsKey}" is a string that does not hold one JSON object`;
@@ -262,39 +258,20 @@ export class JsonCallObject {
 
   /** Emits call-start once the call is certain; false if the name is refused (then failed). */
   #maybeStart(out: EventList): boolean {
-    if (this.#callId !== undefined || this.#name === undefined) return true;
+    if (this.#events.callId !== undefined || this.#name === undefined) return true;
     if (this.#shape.startWhen === 'name-and-args' && this.#argsKey === undefined) return true;
     const rejection = this.#registry.rejection(this.#name);
     if (rejection !== undefined) {
       this.#fail('rejected', rejection, 0);
       return false;
     }
-    const callId = this.#registry.nextCallId();
-    this.#callId = callId;
+    this.#events.start(this.#registry.nextCallId(), this.#name, this.#registry.lineField(this.#name), out);
     this.#update();
-    this.#lineField = this.#registry.lineField(this.#name);
-    out.push({ type: 'call-start', callId, name: this.#name });
-    for (const item of this.#queue) {
-      if ('args' in item) this.#emitArgs(item.args, out);
-      else this.#emitPiece(item.piece, item.lineField, out);
-    }
-    this.#queue = [];
     return true;
   }
 
-  #emitArgs(text: string, out: EventList): void {
-    if (text.length === 0) return;
-    if (this.#callId === undefined) this.#queue.push({ args: text });
-    else out.args(this.#callId, text);
-  }
-
-  #emitPiece(piece: Piece, lineField: string | undefined, out: EventList): void {
-    if (this.#callId === undefined) this.#queue.push({ piece, lineField });
-    else if (piece.kind !== 'line' || lineField === this.#lineField) out.push({ type: 'call-piece', callId: this.#callId, piece });
-  }
-
   #update(): void {
-    this.#plainId = this.#status !== 'pending' ? undefined : this.#argsOpen ? (this.#callId ?? '') : '';
+    this.#plainId = this.#status !== 'pending' ? undefined : this.#argsOpen ? (this.#events.callId ?? '') : '';
   }
 
   #failed(kind: CallObjectFailure['kind'], reason: string, at: number): false {
@@ -306,7 +283,7 @@ export class JsonCallObject {
     this.#status = 'failed';
     this.#plainId = undefined;
     this.#failure = { kind, reason };
-    this.#queue = [];
+    this.#events.clear();
     return at;
   }
 }
