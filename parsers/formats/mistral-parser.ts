@@ -8,18 +8,13 @@ import type { LaneTarget } from './plain-lane.ts';
 import { FormatParser, matchLiteral, RawText, skipWhitespace } from './format-parser.ts';
 import { JsonArguments } from './json-arguments.ts';
 import { JsonCallObject, type CallObjectShape } from './json-call-object.ts';
+import { isNameChar, readCallId, readName, type HeadStep } from './mistral-call-head.ts';
 
 export const MistralParserOptionsSchema = CallOptionsSchema.strict();
 export type MistralParserOptions = z.input<typeof MistralParserOptionsSchema>;
 
 const TOOL_CALLS = '[TOOL_CALLS]';
 const PROSE_MARKERS = new MarkerSet([TOOL_CALLS]);
-const ARGS = '[ARGS]';
-const CALL_ID = '[CALL_ID]';
-/** What may follow a v11 call's name; what ends its call id. */
-const AFTER_NAME = new MarkerSet([ARGS, CALL_ID]);
-const TO_ARGS = new MarkerSet([ARGS]);
-const MAX_NAME = 256;
 // Arguments as a string holding the object: vLLM's list reading takes the item as a call too
 // (`tool_call.get("arguments", {})`, passed on as a JSON string); decoded, as hermes does.
 const CALL_SHAPE: CallObjectShape = { argsKeys: ['arguments'], strict: false, extraKeys: ['id'], startWhen: 'name', argsOptional: true, argsMayBeString: true };
@@ -146,46 +141,10 @@ class MistralParser extends FormatParser {
         }
         return this.#broken(state.raw, state.call.callId, 'expected "," or "]" after a call', j, out);
       }
-      case 'name': {
-        // Bounded so that an overlong name fails at the same character however the text is split.
-        const room = MAX_NAME + 1 - state.name.length;
-        let j = i;
-        while (j < buf.length && j - i < room && isNameChar(buf.charCodeAt(j))) j++;
-        state.name += buf.slice(i, j);
-        state.raw.add(buf.slice(i, j));
-        if (state.name.length > MAX_NAME) return this.#prose(state.raw, j, out);
-        if (j === buf.length) return j;
-        const args = matchLiteral(buf, j, ARGS);
-        const callId = matchLiteral(buf, j, CALL_ID);
-        if (args === 'partial' || callId === 'partial') return this.holdMarkerStart(buf, j, AFTER_NAME);
-        if (args === 'full') {
-          state.raw.add(ARGS);
-          return this.#startArgs(state.raw, state.name, j + ARGS.length, out);
-        }
-        if (callId === 'full') {
-          state.raw.add(CALL_ID);
-          this.#state = { kind: 'call-id', raw: state.raw, name: state.name, id: 0 };
-          return j + CALL_ID.length;
-        }
-        if (buf[j] === '{') return this.#startArgs(state.raw, state.name, j, out);
-        return this.#prose(state.raw, j, out);
-      }
-      case 'call-id': {
-        const room = MAX_NAME + 1 - state.id;
-        let j = i;
-        while (j < buf.length && j - i < room && buf[j] !== '[') j++;
-        state.raw.add(buf.slice(i, j));
-        state.id += j - i;
-        if (state.id > MAX_NAME) return this.#prose(state.raw, j, out);
-        if (j === buf.length) return j;
-        const args = matchLiteral(buf, j, ARGS);
-        if (args === 'partial') return this.holdMarkerStart(buf, j, TO_ARGS);
-        if (args === 'full') {
-          state.raw.add(ARGS);
-          return this.#startArgs(state.raw, state.name, j + ARGS.length, out);
-        }
-        return this.#prose(state.raw, j, out);
-      }
+      case 'name':
+        return this.#head(readName(buf, i, state), state.raw, state.name, buf, out);
+      case 'call-id':
+        return this.#head(readCallId(buf, i, state), state.raw, state.name, buf, out);
       case 'args-before': {
         const j = skipWhitespace(buf, i);
         state.raw.add(buf.slice(i, j));
@@ -270,6 +229,23 @@ class MistralParser extends FormatParser {
     return new JsonCallObject(this.#registry, CALL_SHAPE);
   }
 
+  /** Acts on what the v11+ head (`name`, `[CALL_ID]id`, `[ARGS]`) read. */
+  #head(step: HeadStep, raw: RawText, name: string, buf: string, out: EventList): number {
+    switch (step.kind) {
+      case 'more':
+        return step.at;
+      case 'hold':
+        return this.holdMarkerStart(buf, step.at, step.markers);
+      case 'call-id':
+        this.#state = { kind: 'call-id', raw, name, id: 0 };
+        return step.at;
+      case 'args':
+        return this.#startArgs(raw, name, step.at, out);
+      case 'prose':
+        return this.#prose(raw, step.at, out);
+    }
+  }
+
   #startArgs(raw: RawText, name: string, next: number, out: EventList): number {
     const rejection = this.#registry.rejection(name);
     if (rejection !== undefined) return this.#broken(raw, undefined, rejection, next, out);
@@ -297,9 +273,4 @@ class MistralParser extends FormatParser {
     this.#state = { kind: 'prose' };
     return resumeAt;
   }
-}
-
-/** Function names as OpenAI allows them (letters, digits, "_", "-"), plus "." for namespaces. */
-function isNameChar(c: number): boolean {
-  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 45 || c === 46;
 }
