@@ -154,6 +154,10 @@ class CellExecutor:
 
     def _exec(self, code, span):
         self._file_end = span[1]
+        if cell_main_file.mentions_file(code):
+            # Read by name it is the dict's path, which no property sees: written here instead,
+            # so `open(__file__)` finds the code so far.
+            getattr(self._module, '__file__', None)
         RecursionBudget.install(sys._getframe())
         try:
             exec(code, self._module.__dict__)

@@ -10,8 +10,8 @@ Asked for, `__file__` writes the cell's code up to the end of the statement runn
 cell's working directory and returns that path. Lines after it may still be arriving (a partial
 block would not even compile in the child); a script's child that gets past the running statement
 without an `if __name__ == '__main__':` guard starts the pool again and fails anyway. Nothing is
-written until something asks (multiprocessing, `inspect`, `repr` of the module), so the working
-directory of a cell that does not stays empty.
+written until something asks (multiprocessing, `inspect`, `repr` of the module, a statement whose
+code names `__file__`), so the working directory of a cell that does not stays empty.
 """
 import os
 import tempfile
@@ -26,8 +26,9 @@ def main_module(filename, source):
     class CellMainModule(types.ModuleType):
         @property
         def __file__(self):
-            if '__file__' in self.__dict__:
-                return self.__dict__['__file__']
+            value = self.__dict__.get('__file__', path)
+            if value is not path:
+                return value
             try:
                 _replace(path, source())
             except OSError as err:
@@ -39,7 +40,19 @@ def main_module(filename, source):
         def __file__(self, value):
             self.__dict__['__file__'] = value
 
-    return CellMainModule('__main__')
+    module = CellMainModule('__main__')
+    # The cell's own code looks the name up in the module's dict, past the property: there it is
+    # the path (a script's `Path(__file__).parent` was a NameError); the executor writes the file
+    # before a statement that names it runs (`mentions_file`).
+    module.__dict__['__file__'] = path
+    return module
+
+
+def mentions_file(code):
+    """Whether `code` or a function, class or comprehension in it names `__file__`."""
+    if '__file__' in code.co_names:
+        return True
+    return any(isinstance(const, types.CodeType) and mentions_file(const) for const in code.co_consts)
 
 
 def _replace(path, text):
