@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { GatewayConfigInput } from '../../gateway/config.ts';
 import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
+import { chunkedUpload } from '../support/chunked-upload.ts';
 import { closedAfterEach } from '../support/closed-after-each.ts';
 import { eventually } from '../support/conveyor-fixture.ts';
 import { getJson } from '../support/sse-client.ts';
@@ -95,6 +96,30 @@ describe('the limits a forwarded request shares with a chat', () => {
     expect(streamed.status).toBe(504);
     expect(((await streamed.json()) as { error: { code: string } }).error.code).toBe('upstream_headers_timeout');
     expect((await health()).map((r) => r.healthy)).toEqual([false, false]);
+  }, 20_000);
+
+  it("waits as long for the headers of a request whose body it streamed through unread: a chunked JSON upload, an audio file (regression: a 504 at a stream's wait)", async () => {
+    const generating = async (_req: unknown, res: ServerResponse) => {
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      if (res.destroyed) return;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"text":"done"}');
+    };
+    const gw = await gateway([await upstream(generating)], { timeouts: { headersMs: 200, firstTokenMs: 200 } });
+    const upload = (contentType: string, parts: string[]) =>
+      fetch(`${gw.url}/v1/${contentType === 'application/json' ? 'completions' : 'audio/transcriptions'}`, {
+        method: 'POST',
+        headers: { 'content-type': contentType },
+        body: chunkedUpload(parts),
+        duplex: 'half',
+      } as RequestInit);
+    const json = await upload('application/json', ['{"prompt":"write a long story",', '"max_tokens":4000}']);
+    expect(json.status).toBe(200);
+    expect(await json.json()).toEqual({ text: 'done' });
+    // Quoted: the test upstream reads every body as JSON.
+    const audio = await upload('audio/wav', ['"RIFF', '....WAVE"']);
+    expect(audio.status).toBe(200);
+    expect(await audio.json()).toEqual({ text: 'done' });
   }, 20_000);
 
   it('cuts a forwarded answer still streaming when totalMs runs out', async () => {
