@@ -49,12 +49,12 @@ async function listReplica(url: string, apiKey: string | undefined, timeoutMs: n
   } catch (err) {
     // OpenSSL's messages end in ":\n", which read as ":;" once the bench prints them on one line.
     const message = (err instanceof Error ? err.message : String(err)).replace(/[\s:]+$/, '');
-    throw new Error(`--upstream ${url}: ${message}${hint(url, err, apiKey)}`);
+    throw new Error(`--upstream ${url}: ${message}${hint(url, err, apiKey, timeoutMs)}`);
   }
 }
 
 /** What the user most likely has to change, from the way the listing failed. */
-function hint(url: string, err: unknown, apiKey: string | undefined): string {
+function hint(url: string, err: unknown, apiKey: string | undefined, timeoutMs: number): string {
   const status = err instanceof UpstreamProtocolError ? err.upstreamStatus : undefined;
   if (status === 404) {
     const { pathname } = parseUpstreamUrl(url);
@@ -62,6 +62,11 @@ function hint(url: string, err: unknown, apiKey: string | undefined): string {
   }
   if (status === 401 || status === 403) {
     return apiKey === undefined ? ' — the server wants a key: set CONVEYOR_UPSTREAM_API_KEY' : ' — CONVEYOR_UPSTREAM_API_KEY is set, and the server refused it';
+  }
+  // The listing's own timeouts (headers, total: the same limit): the message speaks of a stream,
+  // and a server that took the connection and stays silent is running, so say what else it may be.
+  if (err instanceof ConveyorError && (err.code === 'upstream_headers_timeout' || err.code === 'upstream_total_timeout')) {
+    return ` — it took the connection but did not answer GET /models within ${timeoutMs} ms: is it an OpenAI-compatible HTTP server, and done loading its model?`;
   }
   if (err instanceof ConveyorError && err.code === 'upstream_connection_error') {
     // What an https: URL meets at a server that speaks plain HTTP (vLLM, llama.cpp and Ollama by

@@ -1,3 +1,4 @@
+import { createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { preflightUpstream } from '../../bench/upstream-preflight.ts';
 import { DEFAULT_MODEL_NAME, startSim } from '../../sim/sim-server.ts';
@@ -48,6 +49,24 @@ describe('preflightUpstream (--upstream checked before any gateway starts)', () 
     await expect(preflightUpstream({ urls: ['http://127.0.0.1:9/v1'] })).rejects.toThrow(
       /^--upstream http:\/\/127\.0\.0\.1:9\/v1: .*ECONNREFUSED.* — is the server running and listening there\?$/,
     );
+  });
+
+  // A server that takes the connection and never answers (a model still loading behind a proxy, a
+  // port that is not HTTP) read 'upstream stream did not finish within 10000 ms': no stream was
+  // asked for, and nothing said what to look at.
+  it('says what a silent server may be when it does not answer /models in time', async () => {
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(silent.address() as { port: number }).port}/v1`;
+    try {
+      await expect(preflightUpstream({ urls: [url], timeoutMs: 300 })).rejects.toThrow(
+        new RegExp(`^--upstream ${url}: .* — it took the connection but did not answer GET /models within 300 ms: is it an OpenAI-compatible HTTP server, and done loading its model\\?$`),
+      );
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 
   it('says to use http:// when an https: URL reaches a server that speaks plain HTTP', async () => {
