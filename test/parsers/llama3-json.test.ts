@@ -89,6 +89,18 @@ describe('llama3-json parser: calls', () => {
     expect(textOf(events)).toBe('');
   });
 
+  it('takes the whitespace after <|python_tag|> as frame: in neither the name, the arguments nor the text (vLLM skips the tag, and json reads past it)', () => {
+    for (const input of ['<|python_tag|> {"name": "f", "parameters": {"a": 1}}', '<|python_tag|>\n {"name": "f", "parameters": {"a": 1}}']) {
+      for (const events of [parse(input), coalesceText(feed(make(), [...input]))]) {
+        expect(callsOf(events)).toEqual([{ callId: 'call_1', name: 'f', args: { a: 1 }, argsText: '{"a": 1}' }]);
+        expect(textOf(events)).toBe('');
+      }
+    }
+    // A call that breaks gives back the tag and its whitespace as written.
+    const cut = '<|python_tag|> {"name": "f", "parameters": {"a": ';
+    expect(textOf(parse(cut))).toBe(cut);
+  });
+
   it('handles deep nesting and parameters before the name', () => {
     const events = parse('{"parameters": {"level1": {"level2": {"value": "deep"}}}, "name": "complexTool"}');
     expect(callsOf(events)).toEqual([{ callId: 'call_1', name: 'complexTool', args: { level1: { level2: { value: 'deep' } } }, argsText: '{"level1": {"level2": {"value": "deep"}}}' }]);
