@@ -27,6 +27,17 @@ describe('the limits a forwarded request shares with a chat', () => {
     return keep(await startGateway({ port: 0, ...rest, upstream: { baseUrl, timeouts } }, { tools: new Map() }));
   }
 
+  /**
+   * A server that answers only once it has generated everything: 2 s here (undici checks a
+   * headers timeout about every 500 ms, so 200 ms ones run out within about 1 s).
+   */
+  const generating = async (_req: unknown, res: ServerResponse) => {
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    if (res.destroyed) return;
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{"choices":[{"text":"done"}]}');
+  };
+
   it('regression: cuts off a client that takes nothing of a forwarded answer for clientStallMs, freeing its upstream request and its place', async () => {
     // A large answer written as fast as the gateway takes it, until it is cancelled.
     let cancelled = false;
@@ -74,14 +85,6 @@ describe('the limits a forwarded request shares with a chat', () => {
   });
 
   it('waits for the headers of an answer that comes whole (no `stream: true`) past a stream\'s first-token wait; a stream still times out, and rests its replica', async () => {
-    // A server that answers only once it has generated everything: 2 s here (undici checks a
-    // headers timeout about every 500 ms, so 200 ms ones run out within about 1 s).
-    const generating = async (_req: unknown, res: ServerResponse) => {
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
-      if (res.destroyed) return;
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{"choices":[{"text":"done"}]}');
-    };
     const gw = await gateway([await upstream(generating), await upstream(generating)], { timeouts: { headersMs: 200, firstTokenMs: 200 } });
     const health = async () => (await getJson(gw.url, '/health')).json.upstream_replicas as Array<{ healthy: boolean; failures: number }>;
     const post = (body: string) => fetch(`${gw.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
@@ -99,12 +102,6 @@ describe('the limits a forwarded request shares with a chat', () => {
   }, 20_000);
 
   it("waits as long for the headers of a request whose body it streamed through unread: a chunked JSON upload, an audio file (regression: a 504 at a stream's wait)", async () => {
-    const generating = async (_req: unknown, res: ServerResponse) => {
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
-      if (res.destroyed) return;
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{"text":"done"}');
-    };
     const gw = await gateway([await upstream(generating)], { timeouts: { headersMs: 200, firstTokenMs: 200 } });
     const upload = (contentType: string, parts: string[]) =>
       fetch(`${gw.url}/v1/${contentType === 'application/json' ? 'completions' : 'audio/transcriptions'}`, {
@@ -115,11 +112,11 @@ describe('the limits a forwarded request shares with a chat', () => {
       } as RequestInit);
     const json = await upload('application/json', ['{"prompt":"write a long story",', '"max_tokens":4000}']);
     expect(json.status).toBe(200);
-    expect(await json.json()).toEqual({ text: 'done' });
+    expect(await json.json()).toEqual({ choices: [{ text: 'done' }] });
     // Quoted: the test upstream reads every body as JSON.
     const audio = await upload('audio/wav', ['"RIFF', '....WAVE"']);
     expect(audio.status).toBe(200);
-    expect(await audio.json()).toEqual({ text: 'done' });
+    expect(await audio.json()).toEqual({ choices: [{ text: 'done' }] });
   }, 20_000);
 
   it('cuts a forwarded answer still streaming when totalMs runs out', async () => {
