@@ -1,3 +1,4 @@
+import { constants } from 'node:os';
 import cliProgress from 'cli-progress';
 
 /** A section's progress: `update` as its steps finish (the total may change), `stop` at its end. */
@@ -53,4 +54,20 @@ function progressLines(label: string, stream: ProgressStream, now: () => number)
  */
 export function restoreTerminal(stream: NodeJS.WriteStream = process.stderr): void {
   if (stream.isTTY) stream.write('\x1b[?25h\x1b[?7h');
+}
+
+/**
+ * For a standalone script with a progress bar (bench/<part>/run.ts): stopped by SIGINT, SIGTERM or
+ * SIGHUP, it gives the terminal its cursor and wrapping back and exits with the signal's
+ * conventional status (130, 143, 129). Node's default for those signals ends the process at once,
+ * so the bar's stop() never ran and the terminal was left without a cursor. Call it before any
+ * child starts: process.exit still runs child-reaper.ts's exit handler, which ends the children.
+ */
+export function restoreTerminalOnSignals(): void {
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(signal, () => {
+      restoreTerminal();
+      process.exit(128 + constants.signals[signal]);
+    });
+  }
 }

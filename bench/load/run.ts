@@ -3,6 +3,7 @@ import cliProgress from 'cli-progress';
 import { checkOutOption, jsonText, writeResultFiles } from '../result-files.ts';
 import { usageErrorsExit2 } from '../usage-errors.ts';
 import { runLoad } from './run-load.ts';
+import { restoreTerminalOnSignals } from '../progress.ts';
 
 const program = new Command()
   .name('bench-load')
@@ -14,6 +15,8 @@ const opts = program.opts<{ quick?: boolean; out: string }>();
 // Before measuring: a bad --out found only when the files are written loses the whole run.
 checkOutOption(program, opts.out);
 
+// Ctrl-C mid-run: the bar below hides the cursor; the terminal gets it back.
+restoreTerminalOnSignals();
 const bar = new cliProgress.SingleBar({ format: 'load |{bar}| {value}/{total} requests', hideCursor: true }, cliProgress.Presets.shades_classic);
 let started = false;
 const result = await runLoad({

@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { loadTimingProfile } from '../../sim/timing-profile.ts';
-import { progressBar } from '../progress.ts';
+import { progressBar, restoreTerminalOnSignals } from '../progress.ts';
 import { provenance } from '../provenance.ts';
 import { checkOutOption, jsonText, writeResultFiles } from '../result-files.ts';
 import { usageErrorsExit2 } from '../usage-errors.ts';
@@ -37,6 +37,8 @@ try {
   program.error(`bench-replicas: ${(err as Error).message}`, { exitCode: 2 });
 }
 
+// Ctrl-C mid-run: a terminal's bar hides the cursor; the terminal gets it back.
+restoreTerminalOnSignals();
 const bar = progressBar('replicas');
 const result = await runReplicas({ ...opts, ratePerS: opts.rate, onProgress: (done, total) => bar.update(done, total) });
 bar.stop();

@@ -5,6 +5,7 @@ import { checkOutOption, jsonText, writeResultFiles } from '../result-files.ts';
 import { usageErrorsExit2 } from '../usage-errors.ts';
 import { runSweep } from './run-sweep.ts';
 import { SWEEP_PROFILE } from './sweep-scenarios.ts';
+import { restoreTerminalOnSignals } from '../progress.ts';
 
 const program = new Command()
   .name('sweep')
@@ -20,6 +21,8 @@ const opts = program.opts<{ quick?: boolean; runs?: number; out: string }>();
 checkOutOption(program, opts.out);
 
 const command = `npx tsx bench/sweep/run.ts ${process.argv.slice(2).join(' ')}`.trim();
+// Ctrl-C mid-run: the bar below hides the cursor; the terminal gets it back.
+restoreTerminalOnSignals();
 const bar = new cliProgress.SingleBar({ format: 't/g sweep |{bar}| {value}/{total} requests', hideCursor: true }, cliProgress.Presets.shades_classic);
 bar.start(1, 0);
 const result = await runSweep({

@@ -18,6 +18,7 @@ import { baseline as checkout, type Baseline } from '../git-baseline.ts';
 import { checkOutOption, jsonText, writeResultFiles } from '../result-files.ts';
 import { summarize } from '../stats.ts';
 import { usageErrorsExit2 } from '../usage-errors.ts';
+import { restoreTerminalOnSignals } from '../progress.ts';
 
 const program = new Command()
   .name('tool-results')
@@ -91,6 +92,8 @@ try {
 } catch (err) {
   program.error(`tool-results: ${(err as Error).message}`, { exitCode: 2 });
 }
+// Ctrl-C mid-run: the bar below hides the cursor; the terminal gets it back.
+restoreTerminalOnSignals();
 const ours = await gatewayOf(here);
 const theirs = before && (await gatewayOf(before.dir));
 const targets: Target[] = [
