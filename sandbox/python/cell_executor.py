@@ -16,6 +16,7 @@ import traceback
 import warnings
 import weakref
 
+import cell_excepthook
 import cell_main_file
 import unit_compiler
 from cell_runtime import RecursionBudget, interpreter_shutdown
@@ -36,7 +37,6 @@ class CellExecutor:
         self._file_end = 0           # lines in __main__'s file: up to the statement running now
         self._module = cell_main_file.main_module(filename, lambda: ''.join(self._cache_lines[:self._file_end]))
         self._module.__builtins__ = builtins
-        _script_names(self._module, sys.modules['__main__'])
         sys.modules['__main__'] = self._module
         sys.argv = [filename]
         self._compiler = unit_compiler.UnitCompiler(filename, self._src)
@@ -214,19 +214,34 @@ class CellExecutor:
             if walk.tb_frame.f_code.co_filename == self.filename:
                 lineno = walk.tb_lineno
             walk = walk.tb_next
-        try:
-            if sys.excepthook is sys.__excepthook__:
-                # The C hook of 3.11 reads source lines from disk, not linecache, so it would
-                # print no source for the cell; the traceback module prints what a script shows.
+        hook_error = None
+        if sys.excepthook is sys.__excepthook__:
+            # The C hook of 3.11 reads source lines from disk, not linecache, so it would print no
+            # source for the cell; the traceback module prints what a script shows. With
+            # `sys.stderr = None` a script prints nothing (print_exception would use stdout).
+            if sys.stderr is not None:
                 traceback.print_exception(type(err), err, tb, file=sys.stderr)
-            else:
+        else:
+            try:
                 sys.excepthook(type(err), err, tb)
-        except BaseException:
-            traceback.print_exception(type(err), err, tb, file=sys.stderr)
+            except BaseException as raised:  # noqa: B902 — the hook's SystemExit ends the run
+                hook_error = raised
         self.exit_code = 1
         self.error = {'type': type(err).__name__, 'message': _safe_str(err), 'compileError': False}
         if lineno is not None:
             self.error['lineno'] = lineno
+        if hook_error is not None:
+            self._hook_failed(hook_error, err, tb)
+
+    def _hook_failed(self, hook_error, err, tb):
+        """A `sys.excepthook` that raised, as the interpreter reports it (`_PyErr_PrintEx`): its
+        SystemExit is the run's exit; anything else is printed, then the original exception.
+        Before, only the original was printed and the hook's own error went unseen."""
+        if isinstance(hook_error, SystemExit):
+            self.error = None
+            self._handle_exception(hook_error)
+            return
+        cell_excepthook.print_hook_failure(hook_error, err, tb)
 
     # ---- the end -----------------------------------------------------------------------------
 
@@ -280,18 +295,6 @@ class CellExecutor:
         if self.error is not None:
             result['error'] = self.error
         return result
-
-
-def _script_names(module, zygote_main):
-    """The names a script's `__main__` starts with besides a module's own: the interpreter gives
-    every main module an empty `__annotations__` and a run file a `__cached__` of None. The
-    zygote's main module is a script's, so it says which this interpreter sets. Without them,
-    `print(__annotations__)` before any annotation was a NameError where a script prints `{}`."""
-    names = vars(zygote_main)
-    if '__annotations__' in names:
-        module.__annotations__ = {}
-    if '__cached__' in names:
-        module.__cached__ = None
 
 
 def _exit_status(code):

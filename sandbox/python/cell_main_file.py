@@ -14,6 +14,7 @@ written until something asks (multiprocessing, `inspect`, `repr` of the module, 
 code names `__file__`), so the working directory of a cell that does not stays empty.
 """
 import os
+import sys
 import tempfile
 import types
 
@@ -45,7 +46,20 @@ def main_module(filename, source):
     # the path (a script's `Path(__file__).parent` was a NameError); the executor writes the file
     # before a statement that names it runs (`mentions_file`).
     module.__dict__['__file__'] = path
+    _script_names(module, sys.modules['__main__'])
     return module
+
+
+def _script_names(module, zygote_main):
+    """The names a script's `__main__` starts with besides a module's own: the interpreter gives
+    every main module an empty `__annotations__` and a run file a `__cached__` of None. The
+    zygote's main module is a script's, so it says which this interpreter sets. Without them,
+    `print(__annotations__)` before any annotation was a NameError where a script prints `{}`."""
+    names = vars(zygote_main)
+    if '__annotations__' in names:
+        module.__annotations__ = {}
+    if '__cached__' in names:
+        module.__cached__ = None
 
 
 def mentions_file(code):

@@ -1,0 +1,49 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPythonSandbox, type PythonSandbox } from '../../sandbox/python-sandbox.ts';
+import { runAsScript, runScript } from './python-test-helpers.ts';
+
+/**
+ * How an uncaught exception is printed when the code replaced what prints it. A `sys.excepthook`
+ * that itself raised printed only the original traceback, so the hook's own bug went unseen (a
+ * script prints "Error in sys.excepthook:", the hook's traceback, then "Original exception was:");
+ * with `sys.stderr = None` a script prints no traceback, the cell printed it to stdout.
+ */
+let sandbox: PythonSandbox;
+let scratch: string;
+
+beforeAll(async () => {
+  sandbox = await startPythonSandbox({ preImports: [] });
+  scratch = mkdtempSync(join(tmpdir(), 'conveyor-excepthook-'));
+});
+
+afterAll(async () => {
+  await sandbox?.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+const SCRIPTS: Record<string, string> = {
+  'a hook that raises': "import sys\ndef hook(*args):\n    raise ValueError('hook broke')\nsys.excepthook = hook\nprint('before')\n1/0\n",
+  'a hook that raises SystemExit': "import sys\ndef hook(*args):\n    print('in hook')\n    sys.exit(3)\nsys.excepthook = hook\n1/0\n",
+  'a hook that works': "import sys\nsys.excepthook = lambda t, v, tb: print('hooked', t.__name__)\n1/0\n",
+  'sys.stderr set to None': "import sys\nsys.stderr = None\nprint('a')\n1/0\n",
+};
+
+describe('an uncaught exception, printed as the interpreter prints it', () => {
+  it.each(Object.entries(SCRIPTS))('%s', async (_name, source) => {
+    const real = await runAsScript(sandbox.python, scratch, 'hook.py', source, '<llm-cell>');
+    const [incremental, whole] = await Promise.all([
+      runScript(sandbox, source, { mode: 'incremental' }),
+      runScript(sandbox, source, { mode: 'whole' }),
+    ]);
+    expect(incremental.result.observation).toBe(real);
+    expect(whole.result.observation).toBe(real);
+  });
+
+  it('the exit status is the one a script leaves: 1, or the SystemExit code the hook raised', async () => {
+    expect((await runScript(sandbox, SCRIPTS['a hook that raises']!)).result.exitCode).toBe(1);
+    expect((await runScript(sandbox, SCRIPTS['a hook that raises SystemExit']!)).result.exitCode).toBe(3);
+  });
+});
