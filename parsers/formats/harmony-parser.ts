@@ -177,6 +177,10 @@ class HarmonyParser extends FormatParser {
       }
       case 'after-call':
         out.push({ type: 'call-end', callId: state.body.callId, args: state.body.json!.args });
+        // A cut <|call|> (or <|end|>, <|return|>) is the call's frame, as the whole one is; a cut
+        // next header (`<|sta`, `<|chan`, or `<|`, which may be either) is text, as a whole
+        // header never closed by <|message|> is.
+        if (pending !== '' && (START.startsWith(pending) || CHANNEL.startsWith(pending))) out.text(pending);
         return;
     }
   }

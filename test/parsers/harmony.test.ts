@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createHarmonyParser, type HarmonyParserOptions } from '../../parsers/formats/harmony-parser.ts';
 import { createParser } from '../../parsers/index.ts';
 import { coalesceText } from '../../parsers/parser-events.ts';
-import { args, callsOf, end, expectWellFormedCalls, feed, field, line, malformedOf, reasoning, reasoningOf, splitInvarianceProperties, start, text, textOf, whole } from './format-test-kit.ts';
+import { args, callsOf, end, expectWellFormedCalls, feed, field, line, malformedOf, perChar, reasoning, reasoningOf, splitInvarianceProperties, start, text, textOf, whole } from './format-test-kit.ts';
 import { expectNoHalfCharacters, generatedCall, groupBy, groupings, prose, type GeneratedCall } from './json-call-arbitraries.ts';
 
 const make = (options?: HarmonyParserOptions) => () => createHarmonyParser(options);
@@ -63,6 +63,22 @@ describe('harmony parser', () => {
     expect(reasoningOf(events)).toBe('Think.');
     expect(textOf(events)).toBe('<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{"a": [1, 2');
     expect(coalesceText(feed(make(), input.split('')))).toEqual(events);
+  });
+
+  it('releases a next header the end cut after a call as text, as a whole header never closed is; a cut <|call|> is frame', () => {
+    const call = '<|channel|>commentary to=functions.f <|constrain|>json<|message|>{"a":1}';
+    for (const [cutAt, tail] of [
+      ['<|sta', '<|sta'],
+      ['<|chan', '<|chan'],
+      ['<|start|>assi', '<|start|>assi'],
+      ['<|ca', ''],
+    ] as const) {
+      const input = call + cutAt;
+      for (const events of [parse(input), perChar(make(), input)]) {
+        expect(callsOf(events).map((c) => c.args)).toEqual([{ a: 1 }]);
+        expect(textOf(events)).toBe(tail);
+      }
+    }
   });
 
   it('refuses tools outside the whitelist, and is registered as "harmony"', () => {
