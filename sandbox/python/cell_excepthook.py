@@ -1,11 +1,35 @@
-"""Printing a `sys.excepthook` that raised, as the interpreter does (`_PyErr_PrintEx`).
+"""Printing an uncaught exception where the code broke what prints it, as the interpreter does
+(`_PyErr_PrintEx`): a `sys.excepthook` that raised, a closed `sys.stderr`.
 
 Before, the executor printed only the original traceback, so a broken hook's own error went
 unseen; a script prints "Error in sys.excepthook:", the hook's traceback, then "Original exception
 was:" and the original one.
 """
+import os
 import sys
 import traceback
+
+
+def print_uncaught(err, tb):
+    """The default hook's traceback on `sys.stderr`. One the code closed (or broke) cannot take it:
+    the interpreter then dumps the exception on fd 2 and says so. Before, the executor itself failed
+    there and the model read only the output before it, with status 71."""
+    try:
+        traceback.print_exception(type(err), err, tb, file=sys.stderr)
+    except Exception:
+        # As `_PyObject_Dump` less its addresses and refcount, which differ from run to run.
+        dump = 'object type name: %s\nobject repr     : %s\nlost sys.stderr\n' % (type(err).__name__, _repr(err))
+        try:
+            os.write(2, dump.encode('utf-8', 'backslashreplace'))
+        except OSError:
+            pass
+
+
+def _repr(value):
+    try:
+        return repr(value)
+    except Exception:
+        return '<unprintable>'
 
 
 def print_hook_failure(hook_error, err, tb):

@@ -220,7 +220,7 @@ class CellExecutor:
             # source for the cell; the traceback module prints what a script shows. With
             # `sys.stderr = None` a script prints nothing (print_exception would use stdout).
             if sys.stderr is not None:
-                traceback.print_exception(type(err), err, tb, file=sys.stderr)
+                cell_excepthook.print_uncaught(err, tb)
         else:
             try:
                 sys.excepthook(type(err), err, tb)

@@ -9,7 +9,9 @@ import { runAsScript, runScript } from './python-test-helpers.ts';
  * How an uncaught exception is printed when the code replaced what prints it. A `sys.excepthook`
  * that itself raised printed only the original traceback, so the hook's own bug went unseen (a
  * script prints "Error in sys.excepthook:", the hook's traceback, then "Original exception was:");
- * with `sys.stderr = None` a script prints no traceback, the cell printed it to stdout.
+ * with `sys.stderr = None` a script prints no traceback, the cell printed it to stdout. With a
+ * closed `sys.stderr` the executor itself failed: the model read only the output before, with no
+ * word of the exception, and status 71 (a script dumps the exception, says "lost sys.stderr", 1).
  */
 let sandbox: PythonSandbox;
 let scratch: string;
@@ -40,6 +42,18 @@ describe('an uncaught exception, printed as the interpreter prints it', () => {
     ]);
     expect(incremental.result.observation).toBe(real);
     expect(whole.result.observation).toBe(real);
+  });
+
+  it('with sys.stderr closed, the exception is still named and the run ends with status 1', async () => {
+    const source = "import sys\nsys.stderr.close()\nprint('a')\n1/0\n";
+    const real = await runAsScript(sandbox.python, scratch, 'closed.py', source, '<llm-cell>');
+    expect(real).toMatch(/^a\n[^]*ZeroDivisionError\('division by zero'\)\nlost sys.stderr\n$/);
+    for (const mode of ['incremental', 'whole'] as const) {
+      const { result } = await runScript(sandbox, source, { mode });
+      expect(result.observation, mode).toBe("a\nobject type name: ZeroDivisionError\nobject repr     : ZeroDivisionError('division by zero')\nlost sys.stderr\n");
+      expect(result.exitCode, mode).toBe(1);
+      expect(result.error, mode).toMatchObject({ type: 'ZeroDivisionError', lineno: 4 });
+    }
   });
 
   it('the exit status is the one a script leaves: 1, or the SystemExit code the hook raised', async () => {
