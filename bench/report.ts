@@ -84,6 +84,16 @@ function workloadsTable(meta: BenchMeta, reports: WorkloadReport[]): string[] {
   if (failing.length) {
     lines.push('', ...failing.map((r) => `**Warning: ${r.workload}: ${r.failedCalls} tool call(s) failed** (a timeout or a crash, see its timeline): its times measure the failure, not the tool's work.`));
   }
+  const shapes = reports.filter((r) => r.otherShapes);
+  if (shapes.length) {
+    lines.push(
+      '',
+      ...shapes.map(
+        (r) =>
+          `**Note: ${r.workload}: ${r.otherShapes} of ${r.records.length} runs took another number of rounds than ${r.generationMs.length}**: g_i, t_i and the bound are from the others; on, off and improvement from all.`,
+      ),
+    );
+  }
   lines.push(
     '',
     'off = sequential baseline (tools start after each decode ends); on = partial execution. improvement = (off − on) / off.',

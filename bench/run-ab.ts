@@ -39,6 +39,8 @@ export interface WorkloadReport {
   metric: 'latency' | 'detection';
   /** Tool calls that failed, all runs together (the report flags a workload with any). */
   failedCalls: number;
+  /** Runs with another number of rounds than the typical one, left out of g_i, t_i and the bound (roundFigures). */
+  otherShapes?: number;
   records: RunRecord[];
   /** The timeline of each mode's median run (the timelines chart draws them). */
   examples: Examples;
@@ -94,11 +96,7 @@ export async function runAb(opts: {
   if (workload.detection) return detectionReport(workload, opts.runs, records, examples);
   const on = records.filter((r) => r.mode === 'on');
   const off = records.filter((r) => r.mode === 'off');
-  const roundCount = Math.max(...records.map((r) => r.rounds.length));
-  const generationMs = Array.from({ length: roundCount }, (_, i) => mean(records.map((r) => r.rounds[i]?.generationMs ?? 0)));
-  const toolMs = Array.from({ length: roundCount - 1 }, (_, i) => mean(off.map((r) => r.rounds[i]?.toolMs ?? 0)));
-  const boundMs = toolMs.reduce((s, t, i) => s + Math.max(generationMs[i]!, t), 0) + generationMs[roundCount - 1]!;
-  const sequentialIdealMs = toolMs.reduce((s, t, i) => s + generationMs[i]! + t, 0) + generationMs[roundCount - 1]!;
+  const { generationMs, toolMs, boundMs, sequentialIdealMs, otherShapes } = roundFigures(records);
   const onSummary = summarize(on.map((r) => r.totalMs));
   const offSummary = summarize(off.map((r) => r.totalMs));
   return {
@@ -115,9 +113,30 @@ export async function runAb(opts: {
     boundAchieved: boundMs / onSummary.mean,
     metric: 'latency',
     failedCalls: failedCallsOf(records),
+    ...(otherShapes > 0 ? { otherShapes } : {}),
     records,
     examples,
   };
+}
+
+/**
+ * g_i, t_i and the bound from the runs of the typical shape: the number of rounds most sequential
+ * runs took (t_i comes from those). A real model may take another round now and then; averaged in
+ * by index, such a run's missing rounds counted as 0 ms and its answer round as a tool round,
+ * which bent every figure and the bound. `otherShapes`: the runs left out (the report says so).
+ */
+export function roundFigures(records: readonly RunRecord[]): Pick<WorkloadReport, 'generationMs' | 'toolMs' | 'boundMs' | 'sequentialIdealMs'> & { otherShapes: number } {
+  const off = records.filter((r) => r.mode === 'off');
+  const counts = new Map<number, number>();
+  for (const r of off.length ? off : records) counts.set(r.rounds.length, (counts.get(r.rounds.length) ?? 0) + 1);
+  // The most frequent; of two as frequent, the longer (the runs that did all the work).
+  const roundCount = [...counts].reduce((best, next) => (next[1] > best[1] || (next[1] === best[1] && next[0] > best[0]) ? next : best))[0];
+  const typical = records.filter((r) => r.rounds.length === roundCount);
+  const generationMs = Array.from({ length: roundCount }, (_, i) => mean(typical.map((r) => r.rounds[i]!.generationMs)));
+  const toolMs = Array.from({ length: roundCount - 1 }, (_, i) => mean(typical.filter((r) => r.mode === 'off').map((r) => r.rounds[i]!.toolMs)));
+  const boundMs = toolMs.reduce((s, t, i) => s + Math.max(generationMs[i]!, t), 0) + generationMs[roundCount - 1]!;
+  const sequentialIdealMs = toolMs.reduce((s, t, i) => s + generationMs[i]! + t, 0) + generationMs[roundCount - 1]!;
+  return { generationMs, toolMs, boundMs, sequentialIdealMs, otherShapes: records.length - typical.length };
 }
 
 /** What a run measured: its time to detect for a detection workload, else its latency. */
