@@ -37,6 +37,8 @@ export interface CellHost {
 }
 
 const KILL_CONFIRM_MS = 2000;
+const CR = 13;
+const LF = 10;
 
 /** One execution in the sandbox. Push lines, then `finish()`; results always resolve, never reject. */
 export class PythonCell {
@@ -62,6 +64,8 @@ export class PythonCell {
    */
   private newlinesSent = 0;
   private pendingLine = false;
+  /** The last text pushed ended in \r: a \n starting the next one ends no other line. */
+  private afterCr = false;
   private lastUnitLine = 0;
   private busySince: number | null = null;
   private busyMs = 0;
@@ -103,9 +107,22 @@ export class PythonCell {
   pushLine(text: string): void {
     if (this.ended) throw new SandboxError('pushLine after finish()');
     if (this.done || text.length === 0) return;
-    for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) this.newlinesSent++;
-    this.pendingLine = !text.endsWith('\n');
+    this.countLineEnds(text);
+    this.pendingLine = !(text.endsWith('\n') || text.endsWith('\r'));
     this.send({ t: 'line', id: this.internalId, text });
+  }
+
+  /**
+   * Line ends as the executor numbers lines: as compile() of a str reads them, \r\n and a lone \r
+   * are one each, also when a push ends between the two. Counting only \n, statement reports of
+   * lines ended by \r were dropped as lines never sent.
+   */
+  private countLineEnds(text: string): void {
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === CR || (c === LF && !this.afterCr)) this.newlinesSent++;
+      this.afterCr = c === CR;
+    }
   }
 
   /** Marks the end of the source; resolves when the cell has run everything (or was stopped). */

@@ -34,6 +34,27 @@ describe('what the cell reports', () => {
   });
 });
 
+describe('line endings other than \\n', () => {
+  // compile() turns \r\n and a lone \r into \n, and so does the cell; the reports of statements
+  // on lines ended so were dropped as lines never sent (unitsRun 0), though the code ran.
+  it('reports each statement, whether its lines end in \\r\\n or a lone \\r, a \\r\\n split across two pushes counting once', async () => {
+    const recorder = new ProgressRecorder();
+    const cell = sandbox.openCell({ id: 'carriage-returns', onProgress: recorder.listener });
+    cell.pushLine('a = 1\r');
+    cell.pushLine('\nb = 2\r\n');
+    cell.pushLine('for n in range(2):\r    a += n\r');
+    cell.pushLine('print(a, b)\r');
+    const result = await cell.finish();
+    expect(result).toMatchObject({ ok: true, observation: '2 2\n', unitsRun: 4 });
+    expect(recorder.events.filter((e) => e.type === 'unit-done')).toEqual([
+      { type: 'unit-done', startLine: 1, endLine: 1 },
+      { type: 'unit-done', startLine: 2, endLine: 2 },
+      { type: 'unit-done', startLine: 3, endLine: 4 },
+      { type: 'unit-done', startLine: 5, endLine: 5 },
+    ]);
+  });
+});
+
 describe('a top-level os.fork()', () => {
   // Regression: "A top-level os.fork() splits lines between parent and child". The child went back
   // to the executor loop and read the same pipe, so each later statement ran in whichever process
