@@ -2,26 +2,16 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { descendantPids, readProcessTable } from '../../sandbox/process-tree.ts';
 import { suiteTempDir } from '../support/temp-dir.ts';
+import { waitForValue } from '../support/wait-for-value.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
 function alive(pid: number): boolean {
   const state = readProcessTable().get(pid)?.state;
   return state !== undefined && state !== 'Z';
-}
-
-async function until<T>(what: string, probe: () => T | undefined, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
 }
 
 /** `npm run bench -- …args` as its own process, its stderr collected. */
@@ -41,12 +31,12 @@ describe('a benchmark stopped by a signal', () => {
       const { bench, stderr, exited } = startBench(['database', '--runs', '50', '--profile', 'fast-test', '--out', out]);
       try {
         // Running pairs: the simulator and the database plugin's process are up.
-        await until('the first runs', () => (/database: \d+\/\d+ runs/.test(stderr()) ? true : undefined), 120_000);
+        await waitForValue('the first runs', () => (/database: \d+\/\d+ runs/.test(stderr()) ? true : undefined), 120_000);
         const children = descendantPids(bench.pid!);
         expect(children.length).toBeGreaterThanOrEqual(2);
         bench.kill(signal);
         expect(await exited).toBe(signal === 'SIGTERM' ? 143 : 130);
-        await until('its children to end', () => (children.some(alive) ? undefined : true), 10_000);
+        await waitForValue('its children to end', () => (children.some(alive) ? undefined : true), 10_000);
       } finally {
         if (bench.exitCode === null) bench.kill('SIGKILL');
       }
@@ -58,7 +48,7 @@ describe('a benchmark stopped by a signal', () => {
     const { bench, stderr, exited } = startBench(['calculator', 'sweep', '--runs', '1', '--profile', 'fast-test', '--out', kept]);
     try {
       // The workload is done once the sweep's progress starts.
-      await until('the sweep to start', () => (/^sweep: started$/m.test(stderr()) ? true : undefined), 120_000);
+      await waitForValue('the sweep to start', () => (/^sweep: started$/m.test(stderr()) ? true : undefined), 120_000);
       bench.kill('SIGINT');
       expect(await exited).toBe(130);
       expect(stderr()).toContain('bench: SIGINT during sweep');
@@ -87,9 +77,9 @@ describe('a benchmark stopped by a signal', () => {
     term.stdout!.on('data', (b: Buffer) => (screen += b.toString()));
     const exited = new Promise<number | null>((resolve) => term.once('exit', (code) => resolve(code)));
     try {
-      await until('the bars to draw', () => (/database +\|/.test(screen) ? true : undefined), 120_000);
+      await waitForValue('the bars to draw', () => (/database +\|/.test(screen) ? true : undefined), 120_000);
       // script's one child, the shell that exec'd Node (not by its comm: Node 24 names its main thread "MainThread").
-      const bench = await until('the bench process', () => [...readProcessTable().values()].find((p) => p.ppid === term.pid)?.pid, 10_000);
+      const bench = await waitForValue('the bench process', () => [...readProcessTable().values()].find((p) => p.ppid === term.pid)?.pid, 10_000);
       process.kill(bench, 'SIGINT');
       expect(await exited).toBe(130);
       expect(screen).toContain('bench: SIGINT during workloads');

@@ -1,22 +1,12 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { readProcessTable } from '../../sandbox/process-tree.ts';
 import { suiteTempDir } from '../support/temp-dir.ts';
+import { waitForValue } from '../support/wait-for-value.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
-
-async function until<T>(what: string, probe: () => T | undefined, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 // `npm run bench` gives a terminal its cursor and line wrapping back when stopped (child-reaper.test.ts);
 // the standalone scripts with a progress bar left the terminal without a cursor: the bar hides it,
@@ -33,8 +23,8 @@ describe.runIf(existsSync('/usr/bin/script'))('a standalone script with a progre
     term.stdout!.on('data', (b: Buffer) => (screen += b.toString()));
     const exited = new Promise<number | null>((resolve) => term.once('exit', (code) => resolve(code)));
     try {
-      await until('the bar to draw', () => (bar.test(screen) ? true : undefined), 120_000);
-      const bench = await until('the script process', () => [...readProcessTable().values()].find((p) => p.ppid === term.pid)?.pid, 10_000);
+      await waitForValue('the bar to draw', () => (bar.test(screen) ? true : undefined), 120_000);
+      const bench = await waitForValue('the script process', () => [...readProcessTable().values()].find((p) => p.ppid === term.pid)?.pid, 10_000);
       process.kill(bench, 'SIGINT');
       expect(await exited).toBe(130);
       expect(screen.lastIndexOf('\x1b[?25h')).toBeGreaterThan(screen.lastIndexOf('\x1b[?25l'));
