@@ -24,13 +24,25 @@ export function eventItem(e, name = e.name) {
     case 'tool_call.progress':
       return [`${name}: ${e.detail}`, 'progress'];
     case 'tool_call.output':
-      return [`${name} ${e.stream}: ${e.text.trimEnd()}`, 'output'];
+      return [`${name} ${e.stream}: ${outputText(e.text)}`, 'output'];
     case 'tool_call.completed':
       return [`${name} ${e.ok ? 'done' : 'failed'}: ${clip(String(e.content), 200)}`, e.ok ? 'done' : 'failed'];
     case 'tool_call.cancelled':
       return [`${name} call dropped: ${e.reason}`, 'failed'];
   }
   return undefined;
+}
+
+/**
+ * An output chunk as its item says it, its last line's end left out; one of only whitespace (a
+ * bare `print()`) said in words: trimmed, its item read `python stdout: ` and nothing else.
+ */
+function outputText(text) {
+  const shown = text.trimEnd();
+  if (shown !== '') return shown;
+  const lines = text.split('\n').length - 1;
+  if (lines === 0) return '(whitespace)';
+  return lines === 1 ? '(a blank line)' : `(${lines} blank lines)`;
 }
 
 /**

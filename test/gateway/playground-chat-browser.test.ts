@@ -268,4 +268,14 @@ describeInBrowser('the playground conversation, turn after turn (Chromium)', () 
       expect(await page.evaluate(`import('/playground/events-list.js').then((m) => m.eventItem({ type: 'tool_call.completed', name: 'n', ok: false, content: 'short' })[0])`)).toBe('n failed: short');
     });
   });
+
+  it('says what an output chunk of only whitespace was (print() alone), instead of an item with nothing after its name', async () => {
+    await suite.withPage(async (page) => {
+      await openPlayground(page, suite.conveyor.gateway.url);
+      const items = await page.evaluate(`import('/playground/events-list.js').then((m) =>
+        ['\\n', '\\n\\n\\n', '  ', 'x\\n'].map((text) => m.eventItem({ type: 'tool_call.output', name: 'python', stream: 'stdout', text })[0]))`);
+      // Before: 'python stdout: ' for each of the first three.
+      expect(items).toEqual(['python stdout: (a blank line)', 'python stdout: (3 blank lines)', 'python stdout: (whitespace)', 'python stdout: x']);
+    });
+  });
 });
