@@ -282,7 +282,12 @@ ui.form.addEventListener('submit', async (event) => {
   ui.prompt.value = '';
   void send(prompt);
 });
-bindSendKeys({ form: ui.form, prompt: ui.prompt, send: ui.send });
+bindSendKeys({
+  form: ui.form,
+  prompt: ui.prompt,
+  send: ui.send,
+  whileBusy: () => setStatus('streaming… · not sent: the answer before is still coming (Stop ends it); your question stays in its box'),
+});
 ui.stop.addEventListener('click', () => running?.abort.abort());
 ui.clear.addEventListener('click', () => {
   running?.abort.abort();
