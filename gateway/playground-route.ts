@@ -10,6 +10,7 @@ const FILES = {
   '/playground/events-list.js': { file: 'events-list.js', type: 'text/javascript; charset=utf-8' },
   '/playground/sse.js': { file: 'sse.js', type: 'text/javascript; charset=utf-8' },
   '/playground/answer-turns.js': { file: 'answer-turns.js', type: 'text/javascript; charset=utf-8' },
+  '/playground/answer-run.js': { file: 'answer-run.js', type: 'text/javascript; charset=utf-8' },
   '/playground/api-key.js': { file: 'api-key.js', type: 'text/javascript; charset=utf-8' },
   '/playground/examples.js': { file: 'examples.js', type: 'text/javascript; charset=utf-8' },
   '/playground/send-keys.js': { file: 'send-keys.js', type: 'text/javascript; charset=utf-8' },

@@ -3,14 +3,13 @@
 // inside the decode that is still writing the call. Plain browser JavaScript, no build step;
 // everything the model or a tool wrote goes into the page as text, never as HTML.
 
-import { ClientCalls, answerTurns } from './answer-turns.js';
+import { answerTurns } from './answer-turns.js';
+import { AnswerRun } from './answer-run.js';
 import { keyProblem, requestHeaders } from './api-key.js';
 import { el } from './dom.js';
-import { EventsList } from './events-list.js';
 import { showExamples } from './examples.js';
 import { bindSendKeys } from './send-keys.js';
 import { readStream } from './sse.js';
-import { Timeline } from './timeline.js';
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -58,101 +57,13 @@ async function loadModels(before = '') {
   return ui.model.value !== '';
 }
 
-/** One answer being streamed: its bubble and the tool events of its chat stream. */
-class Run {
-  constructor() {
-    this.abort = new AbortController();
-    this.text = '';
-    /**
-     * A reasoning model's thinking (`delta.reasoning_content`): shown apart, not sent back as history
-     * with the answer (the turns of tool rounds keep theirs as the gateway wrote them, which a chat
-     * template drops before a later question).
-     */
-    this.reasoning = '';
-    this.events = new EventsList(ui.events);
-    /** The turns the response adds to the conversation (its `response.messages` event, sent when tools ran). */
-    this.turns = undefined;
-    /** The calls for the client's own tools, which the page does not run (answer-turns.js). */
-    this.clientCalls = new ClientCalls();
-    this.timeline = new Timeline({ panel: ui.timeline, stats: ui.stats, headers, onTrouble: (text) => this.timelineTrouble(text) });
-    this.bubble = el('div', 'turn assistant');
-    this.content = el('pre', 'content');
-    // Above the answer and hidden until the model thinks aloud: a thinking model writes nothing
-    // else for as long as it reasons, and an empty bubble looked like a request that hung.
-    this.thoughts = el('pre', 'reasoning');
-    this.thoughts.hidden = true;
-    // The calls of the client's own tools, under the text: an answer that only called one left
-    // its bubble empty, the call only in the events list.
-    this.calls = el('pre', 'calls');
-    this.calls.hidden = true;
-    this.bubble.append(el('div', 'who', 'assistant'), this.thoughts, this.content, this.calls);
-    ui.conversation.append(this.bubble);
-  }
-
-  /**
-   * Puts the answer so far in its bubble: once a frame, not once a token, since each time lays the
-   * whole answer out again (a long answer's tokens, each laid out, kept the page busy for seconds).
-   */
-  render() {
-    this.events.render();
-    if (!this.textChanged) return;
-    this.textChanged = false;
-    // Follow the answer as it grows, unless the reader has scrolled up.
-    const box = ui.conversation;
-    const following = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
-    this.content.textContent = this.text;
-    this.thoughts.textContent = this.reasoning;
-    this.thoughts.hidden = this.reasoning === '';
-    this.calls.textContent = this.callsText();
-    this.calls.hidden = this.calls.textContent === '';
-    if (following) box.scrollTop = box.scrollHeight;
-  }
-
-  /**
-   * The timeline lost the request. Once the run has ended it is said after that ending: an events
-   * socket cut after the answer replaced "done · request …" (or "stopped") with the trouble alone.
-   * Not at all once a later request (or New chat) has the status line.
-   */
-  timelineTrouble(text) {
-    if (shown === this) setStatus(this.ending === undefined ? text : `${this.ending} · ${text}`, true);
-  }
-
-  /** One line per client tool call so far: its name and arguments, and that the page does not run it. */
-  callsText() {
-    return this.clientCalls.list.map((call) => `called ${call.function.name}(${call.function.arguments}) · not run: the playground runs no client tools`).join('\n');
-  }
-
-  /** The whole answer, told once to a screen reader (the bubble itself is redrawn every frame, so it is no live region). */
-  announce(text) {
-    ui.announcer.textContent = text;
-  }
-
-  /** One parsed chunk of the stream: text for the bubble, `conveyor` events for the list. */
-  chunk(chunk) {
-    if (chunk.error) throw new Error(chunk.error.message);
-    if (chunk.usage) this.timeline.usage = chunk.usage;
-    const delta = chunk.choices?.[0]?.delta;
-    this.finishReason = chunk.choices?.[0]?.finish_reason ?? this.finishReason;
-    // Part of the answer has come (text, thinking, a call, a tool event), not only the stream's opening.
-    if (delta?.content || delta?.reasoning_content || delta?.tool_calls || chunk.conveyor) this.began = true;
-    if (delta?.content) {
-      this.text += delta.content;
-      this.textChanged = true;
-    }
-    if (delta?.reasoning_content) {
-      this.reasoning += delta.reasoning_content;
-      this.textChanged = true;
-    }
-    if (delta?.tool_calls) {
-      this.clientCalls.add(delta.tool_calls);
-      this.textChanged = true;
-    }
-    for (const call of delta?.tool_calls ?? []) if (call.function?.name) this.events.add(`client tool call: ${call.function.name} (not run: the playground runs no client tools)`, 'client');
-    const e = chunk.conveyor;
-    if (!e) return;
-    if (e.type === 'response.messages') this.turns = e.messages;
-    this.events.event(e);
-  }
+/**
+ * A run's timeline lost the request. Once the run has ended it is said after that ending: an events
+ * socket cut after the answer replaced "done · request …" (or "stopped") with the trouble alone.
+ * Not at all once a later request (or New chat) has the status line.
+ */
+function timelineTrouble(run, text) {
+  if (shown === run) setStatus(run.ending === undefined ? text : `${run.ending} · ${text}`, true);
 }
 
 async function send(prompt) {
@@ -161,7 +72,7 @@ async function send(prompt) {
   ui.conversation.append(turn);
   history.push({ role: 'user', content: prompt });
   const example = picked?.prompt === prompt ? picked : undefined;
-  const run = (running = shown = new Run());
+  const run = (running = shown = new AnswerRun({ ui, headers, onTrouble: timelineTrouble }));
   // Sending is asking to follow the new turn: a reader scrolled up to an earlier answer had the
   // question and its answer stream out of view, and the answer did not follow since they were not at the bottom.
   ui.conversation.scrollTop = ui.conversation.scrollHeight;
