@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { SandboxError } from '../core/errors.ts';
 import { exitResult, failedResult, KILL_REASONS, killedByOf, killedResult, type CellOutcome, type CellResult, type KilledBy } from './python-cell-result.ts';
 import type { CellMessage, ZygoteCommand } from './python-ipc.ts';
+import { SentLines } from './python-sent-lines.ts';
 import { CELL_OPEN_FILES, pythonLimitsSchema, type PythonSandboxLimits } from './python-sandbox-options.ts';
 import type { ZygoteProcess } from './python-zygote-process.ts';
 
@@ -37,8 +38,6 @@ export interface CellHost {
 }
 
 const KILL_CONFIRM_MS = 2000;
-const CR = 13;
-const LF = 10;
 
 /** One execution in the sandbox. Push lines, then `finish()`; results always resolve, never reject. */
 export class PythonCell {
@@ -59,13 +58,10 @@ export class PythonCell {
   private outputUnits = 0;
   private unitsRun = 0;
   /**
-   * What the cell can truthfully report: statements end on lines it was sent (newlines sent, plus a
-   * last line without its newline), one after another. Its fd 3 is the model's code's to write to.
+   * What the cell can truthfully report: statements end on lines it was sent (SentLines), one
+   * after another. Its fd 3 is the model's code's to write to.
    */
-  private newlinesSent = 0;
-  private pendingLine = false;
-  /** The last text pushed ended in \r: a \n starting the next one ends no other line. */
-  private afterCr = false;
+  private readonly linesSent = new SentLines();
   private lastUnitLine = 0;
   private busySince: number | null = null;
   private busyMs = 0;
@@ -107,22 +103,8 @@ export class PythonCell {
   pushLine(text: string): void {
     if (this.ended) throw new SandboxError('pushLine after finish()');
     if (this.done || text.length === 0) return;
-    this.countLineEnds(text);
-    this.pendingLine = !(text.endsWith('\n') || text.endsWith('\r'));
+    this.linesSent.add(text);
     this.send({ t: 'line', id: this.internalId, text });
-  }
-
-  /**
-   * Line ends as the executor numbers lines: as compile() of a str reads them, \r\n and a lone \r
-   * are one each, also when a push ends between the two. Counting only \n, statement reports of
-   * lines ended by \r were dropped as lines never sent.
-   */
-  private countLineEnds(text: string): void {
-    for (let i = 0; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      if (c === CR || (c === LF && !this.afterCr)) this.newlinesSent++;
-      this.afterCr = c === CR;
-    }
   }
 
   /** Marks the end of the source; resolves when the cell has run everything (or was stopped). */
@@ -189,8 +171,7 @@ export class PythonCell {
       case 'unit': {
         // Code in the cell can write to the same pipe: a report of lines not sent, or not after the
         // last one reported, is not the executor's (one request once sent half a million), and is dropped.
-        const linesSent = this.newlinesSent + (this.pendingLine ? 1 : 0);
-        if (!(message.a > this.lastUnitLine && message.a <= message.b && message.b <= linesSent)) break;
+        if (!(message.a > this.lastUnitLine && message.a <= message.b && message.b <= this.linesSent.count)) break;
         this.lastUnitLine = message.b;
         this.unitsRun += 1;
         this.progress({ type: 'unit-done', startLine: message.a, endLine: message.b });
