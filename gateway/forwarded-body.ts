@@ -24,9 +24,9 @@ export async function forwardedBody(config: GatewayConfig, req: IncomingMessage,
 /**
  * Whether a forwarded request's answer may come whole, generated first (its headers then wait as
  * long as it generates, ForwardedRequest.answersWhole): any request with a body, unless the body
- * was read and asks for a stream. A non-streamed completion sends its headers with its last token;
- * so does a transcription, whose upload goes through unread, and a chunked JSON upload, which goes
- * through unread too, says nothing of `stream` the gateway could see.
+ * was read and asks for a stream. A non-streamed completion sends its headers with its last token,
+ * as a transcription does; a body streamed through unread (an audio upload, a chunked JSON upload)
+ * says nothing of `stream` the gateway could see, so it gets the longer wait.
  */
 export function answersWhole(body: Readable | Buffer | null, json: unknown): boolean {
   return body !== null && !(isJsonObject(json) && json['stream'] === true);
