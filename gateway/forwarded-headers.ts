@@ -65,7 +65,9 @@ function joinedVary(ours: string, theirs: string[]): string {
  * (`http://10.0.0.5:8000/v1/completions`, Starlette's redirect_slashes), which would send the
  * client past the gateway to the model server's internal address, without the gateway's key.
  * A target under the base URL becomes the same path below the gateway's `/v1` (an absolute-path
- * reference, resolved against the address the client used); any other is left as it is.
+ * reference, resolved against the address the client used); any other is left as it is. The base
+ * URL's own query (Azure's `?api-version=…`) is left out of it: the gateway adds it to every
+ * forwarded request, so a Location that kept it would carry it twice once followed.
  */
 export function locationBelowGateway(location: string, baseUrl: string): string {
   // A relative path (`completions`, `../x`) resolves against the client's URL as against the
@@ -81,5 +83,16 @@ export function locationBelowGateway(location: string, baseUrl: string): string 
   }
   if (url.origin !== base.origin) return location;
   const below = url.pathname === base.pathname ? '' : url.pathname.startsWith(`${base.pathname}/`) ? url.pathname.slice(base.pathname.length) : undefined;
-  return below === undefined ? location : `/v1${below}${url.search}${url.hash}`;
+  return below === undefined ? location : `/v1${below}${withoutBaseQuery(url.search, base.search)}${url.hash}`;
+}
+
+/** `search` less one occurrence of each of the base query's fields, compared as sent (no re-encoding). */
+function withoutBaseQuery(search: string, baseSearch: string): string {
+  if (baseSearch.length <= 1 || search.length <= 1) return search;
+  const fields = search.slice(1).split('&');
+  for (const field of baseSearch.slice(1).split('&')) {
+    const at = fields.indexOf(field);
+    if (at >= 0) fields.splice(at, 1);
+  }
+  return fields.length === 0 ? '' : `?${fields.join('&')}`;
 }

@@ -14,25 +14,33 @@ describe("regression: an upstream's redirect points the client at the gateway, n
   let conveyor: ConveyorHandle;
   let upstream: Server;
   let based: GatewayHandle;
+  let queried: GatewayHandle;
   let upstreamOrigin: string;
+  const seen: string[] = [];
   beforeAll(async () => {
     conveyor = await startTestConveyor({ gateway: { apiKeys: ['client-key'] } });
     upstream = createServer((req, res) => {
       req.resume();
+      seen.push(req.url ?? '');
+      if (req.url?.startsWith('/q/v1/followed?')) return void res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       const target: Record<string, string> = {
         '/base/v1/absolute/': `${upstreamOrigin}/base/v1/absolute?x=1`,
         '/base/v1/path-only/': '/base/v1/path-only',
         '/base/v1/elsewhere/': 'https://example.com/docs',
         '/base/v1/rel/x': 'y',
+        '/q/v1/followed/?api-version=2024': `${upstreamOrigin}/q/v1/followed?api-version=2024`,
+        '/q/v1/both/?api-version=2024&x=1': '/q/v1/both?api-version=2024&x=1',
       };
       res.writeHead(307, { location: target[req.url ?? ''] ?? '/nowhere', 'content-length': '0' }).end();
     });
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
     upstreamOrigin = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
     based = await startGateway({ port: 0, apiKeys: ['client-key'], upstream: { baseUrl: `${upstreamOrigin}/base/v1` } }, { tools: new Map() });
+    queried = await startGateway({ port: 0, apiKeys: ['client-key'], upstream: { baseUrl: `${upstreamOrigin}/q/v1?api-version=2024` } }, { tools: new Map() });
   });
   afterAll(async () => {
     await based?.close();
+    await queried?.close();
     await conveyor?.close();
     await new Promise((resolve) => upstream?.close(resolve));
   });
@@ -57,5 +65,17 @@ describe("regression: an upstream's redirect points the client at the gateway, n
     expect(await location('elsewhere/')).toBe('https://example.com/docs');
     // Resolved against the client's URL (/v1/rel/x) as against the upstream's: /v1/rel/y either way.
     expect(await location('rel/x')).toBe('y');
+  });
+
+  // An upstream reached with a base URL's query (Azure's ?api-version=…) echoes it in its redirect;
+  // the gateway adds it to every forwarded request, so a Location that kept it had it twice once followed.
+  it("leaves the base URL's own query out of the Location, which the gateway adds again when the client follows it", async () => {
+    const location = async (path: string) => (await fetch(`${queried.url}/v1/${path}`, { headers: AUTH, redirect: 'manual' })).headers.get('location');
+    expect(await location('followed/')).toBe('/v1/followed');
+    expect(await location('both/?x=1')).toBe('/v1/both?x=1');
+    seen.length = 0;
+    const followed = await fetch(`${queried.url}/v1/followed/`, { headers: AUTH });
+    expect(followed.status).toBe(200);
+    expect(seen).toEqual(['/q/v1/followed/?api-version=2024', '/q/v1/followed?api-version=2024']);
   });
 });
