@@ -27,6 +27,9 @@ export type PythonTagParserOptions = z.input<typeof PythonTagParserOptionsSchema
  * - `call-start` at the first character after the tag (and any whitespace) that is not `{`:
  *   `<|python_tag|>{…}` is Llama's JSON tool call, which the llama3_json parser owns; here it
  *   is not a call, and the tag and what follows are released as content unchanged;
+ * - the whitespace between the tag and the code's first character is not code: run as written,
+ *   `<|python_tag|> print(1)` is an IndentationError ("unexpected indent"); only that leading run
+ *   goes, indentation inside the code is the model's;
  * - a `line` piece per code line, at its "\n"; the last line (without "\n") at the end token
  *   or `end()`; `call-args` carries the arguments as JSON, `{"code":"` then each line's
  *   JSON-escaped text with its piece, `"}` at the end, so it concatenates to
@@ -42,6 +45,8 @@ export function createPythonTagParser(options: PythonTagParserOptions = {}): Too
 
 interface OpenCall {
   callId: string;
+  /** The whitespace after the tag, not code: kept only to give the model's text back if the call is cut. */
+  lead: string;
   code: string;
   line: string;
   lineNo: number;
@@ -83,7 +88,7 @@ class PythonTagParser implements ToolCallParser {
     // is not run. Its text goes out as the model wrote it, as in every other format.
     if (cut && this.#mode !== 'prose') {
       const call = this.#call;
-      const code = call === undefined ? this.#space : call.code + call.line;
+      const code = call === undefined ? this.#space : call.lead + call.code + call.line;
       this.#out.event(call === undefined ? { type: 'malformed', reason: 'truncated call' } : { type: 'malformed', callId: call.callId, reason: 'truncated call' });
       this.#out.text(this.#options.tag + code);
       this.#call = undefined;
@@ -91,11 +96,9 @@ class PythonTagParser implements ToolCallParser {
       this.#mode = 'prose';
     }
     if (this.#mode === 'after-tag') {
-      // Only whitespace followed the tag: still code, as the tag promised.
-      const code = this.#space;
+      // Only whitespace followed the tag: still a call, as the tag promised, with no code.
+      this.#start(this.#space);
       this.#space = '';
-      this.#start();
-      this.#code(code, true);
     }
     if (this.#call !== undefined) this.#endCall();
     const events = this.#out.take(true);
@@ -138,14 +141,14 @@ class PythonTagParser implements ToolCallParser {
       this.#mode = 'prose';
       return input.slice(i);
     }
-    this.#start();
-    return space + input.slice(i);
+    this.#start(space);
+    return input.slice(i);
   }
 
-  #start(): void {
+  #start(lead: string): void {
     this.#calls += 1;
     const callId = `${this.#options.callIdPrefix}${this.#calls}`;
-    this.#call = { callId, code: '', line: '', lineNo: 0 };
+    this.#call = { callId, lead, code: '', line: '', lineNo: 0 };
     this.#mode = 'code';
     this.#out.event({ type: 'call-start', callId, name: this.#options.toolName });
     this.#out.event({ type: 'call-args', callId, text: '{"code":"' });

@@ -14,16 +14,56 @@ const parse = (input: string, options?: PythonTagParserOptions) => {
 };
 
 describe('python-tag parser: whitespace after the tag', () => {
-  it('is taken as it comes: then code (which keeps it), JSON (text), or the end (code)', () => {
+  it('is taken as it comes: then code (without it), JSON (text, with it), or the end (empty code)', () => {
     const spaces = ' \n'.repeat(5000);
     const both = (input: string) => {
       const events = parse(input);
       expect(coalesceText(feed(make(), input.match(/[^]{1,3}/g)!))).toEqual(coalesceText(events));
       return events;
     };
-    expect(callsOf(both(`<|python_tag|>${spaces}print(1)<|eom_id|>`)).map((c) => c.args)).toEqual([{ code: `${spaces}print(1)` }]);
+    expect(callsOf(both(`<|python_tag|>${spaces}print(1)<|eom_id|>`)).map((c) => c.args)).toEqual([{ code: 'print(1)' }]);
     expect(both(`<|python_tag|>${spaces}{"name": "f"}`)).toEqual([text(`<|python_tag|>${spaces}{"name": "f"}`)]);
-    expect(callsOf(both(`<|python_tag|>${spaces}`)).map((c) => c.args)).toEqual([{ code: spaces }]);
+    expect(callsOf(both(`<|python_tag|>${spaces}`)).map((c) => c.args)).toEqual([{ code: '' }]);
+  });
+
+  // `<|python_tag|> print(1)` run as written is an IndentationError ("unexpected indent").
+  it('is not part of the code: only the leading run goes, indentation inside the code stays', () => {
+    expect(callsOf(parse('<|python_tag|> print(1)<|eom_id|>'))).toEqual([
+      { callId: 'call_1', name: 'python', args: { code: 'print(1)' }, argsText: '{"code":"print(1)"}' },
+    ]);
+    const input = '<|python_tag|>\n\t \r\nif x:\n    y()\n  \nz()<|eom_id|>';
+    expect(parse(input)).toEqual([
+      start('python'),
+      args('{"code":"'),
+      line('if x:\n', 1),
+      args('if x:\\n'),
+      line('    y()\n', 2),
+      args('    y()\\n'),
+      line('  \n', 3),
+      args('  \\n'),
+      line('z()', 4),
+      args('z()"}'),
+      end({ code: 'if x:\n    y()\n  \nz()' }),
+    ]);
+    for (const deltas of [input.split(''), ['<|python_tag|>\n', '\t \r\nif', ' x:\n', '    y()\n  \nz()<|eom_id|>']]) {
+      expect(feed(make(), deltas)).toEqual(parse(input));
+    }
+  });
+
+  it('streams nothing for a delta of whitespace alone, then the code as it comes', () => {
+    const parser = createPythonTagParser();
+    expect(parser.push('<|python_tag|>')).toEqual([]);
+    expect(parser.push(' \n')).toEqual([]);
+    expect(parser.push('\n')).toEqual([]);
+    expect(parser.push('x = 1')).toEqual([start('python'), args('{"code":"')]);
+    expect(parser.push('\n  y')).toEqual([line('x = 1\n', 1), args('x = 1\\n')]);
+    expect(parser.push('<|eom_id|>')).toEqual([line('  y', 2), args('  y"}'), end({ code: 'x = 1\n  y' })]);
+  });
+
+  it('goes out with the code when the token limit cuts it: the text is as the model wrote it', () => {
+    const parser = createPythonTagParser();
+    const events = coalesceText([...parser.push('<|python_tag|>\n x'), ...parser.end(true)]);
+    expect(events.slice(-2)).toEqual([{ type: 'malformed', callId: 'call_1', reason: 'truncated call' }, text('<|python_tag|>\n x')]);
   });
 });
 
@@ -92,7 +132,7 @@ describe('python-tag parser (Llama 3.1 code interpreter)', () => {
 
   it('treats an empty or whitespace-only body as an empty call', () => {
     expect(callsOf(parse('<|python_tag|><|eom_id|>'))[0]!.args).toEqual({ code: '' });
-    expect(callsOf(parse('<|python_tag|>\n'))[0]!.args).toEqual({ code: '\n' });
+    expect(callsOf(parse('<|python_tag|>\n'))[0]!.args).toEqual({ code: '' });
   });
 
   it('leaves prose without the tag and end tokens outside calls unchanged', () => {
@@ -141,7 +181,7 @@ describe('python-tag parser: properties', () => {
           }
         }
         // Whitespace at the output's start, before the tag, is the call's frame (leading-whitespace.ts).
-        expect(strip(seen)).toBe(strip(input.replace(/^[ \n\r\t]*(?=<\|python_tag\|>)/, '')));
+        expect(strip(seen)).toBe(strip(withoutSpaceBeforeCode(input.replace(/^[ \n\r\t]*(?=<\|python_tag\|>)/, ''))));
       }),
       { numRuns: 150 },
     );
@@ -156,3 +196,25 @@ describe('python-tag parser: properties', () => {
     );
   });
 });
+
+/** `input` less the whitespace between a tag that starts a call and its code, which is no code. */
+function withoutSpaceBeforeCode(input: string): string {
+  const tag = '<|python_tag|>';
+  let out = '';
+  let inCode = false;
+  for (let i = 0; i < input.length; ) {
+    const endToken = ['<|eom_id|>', '<|eot_id|>'].find((t) => input.startsWith(t, i));
+    if (inCode && endToken !== undefined) {
+      inCode = false;
+      out += endToken;
+      i += endToken.length;
+    } else if (!inCode && input.startsWith(tag, i)) {
+      out += tag;
+      let j = i + tag.length;
+      while (j < input.length && ' \t\n\r'.includes(input[j]!)) j++;
+      i = input[j] === '{' ? i + tag.length : j;
+      inCode = input[j] !== '{';
+    } else out += input[i++];
+  }
+  return out;
+}
