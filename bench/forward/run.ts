@@ -17,6 +17,7 @@ import { untilQuiet } from '../overhead/proc-cpu.ts';
 import { wholeNumber, wholeNumbers } from '../../gateway/commands/number-options.ts';
 import { jsonText, writeResultFiles } from '../result-files.ts';
 import { summarize } from '../stats.ts';
+import { forwardMarkdown, TARGETS, type ForwardRow, type Target } from './forward-report.ts';
 
 const { concurrency: levels, phaseMs, rounds } = usageErrorsExit2(new Command().name('forward'))
   .description('What the gateway costs on an endpoint it only forwards (/v1/completions), next to its chat completions.')
@@ -29,8 +30,6 @@ const command = `npx tsx bench/forward/run.ts ${process.argv.slice(2).join(' ')}
 
 const TOKENS = 200;
 const PROMPT = 'overhead-bench-plain: write a paragraph about gateways.';
-const TARGETS = ['completions, direct', 'completions, forwarded', 'chat, through the gateway'] as const;
-type Target = (typeof TARGETS)[number];
 // A streamed token's event, chat or text completion, with some text in it (not the role chunk).
 const TOKEN_TEXT = /"(?:text|content)":"(?!")/;
 
@@ -92,7 +91,7 @@ async function phase(target: Target, concurrency: number): Promise<Phase> {
   return result;
 }
 
-const rows: Array<{ concurrency: number; target: Target; streams: number; ttftP50Ms: number; ttftP99Ms: number; gatewayCpuPer1kTokens: number[]; simCpuPer1kTokens: number[] }> = [];
+const rows: ForwardRow[] = [];
 try {
   for (const concurrency of levels) {
     for (const target of TARGETS) await phase(target, concurrency); // warm-up, not recorded
@@ -125,25 +124,16 @@ try {
 }
 process.stderr.write('\n');
 
-const range = (xs: number[]) => `${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)}`;
-const direct = (c: number) => rows.find((r) => r.concurrency === c && r.target === 'completions, direct')!;
-const lines = [
-  `# Forwarded endpoints: /v1/completions straight, forwarded, and chat through the gateway — ${new Date().toISOString().slice(0, 10)}`,
-  '',
-  `Command: \`${command}\`  `,
-  `Node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}; simulator profile bench/overhead/overhead-profile.json; ${TOKENS}-token streams, closed loop, ${rounds} phases of ${phaseMs / 1000} s per target and level, alternating order, after one warm-up phase each.`,
-  '',
-  '| streams | target | streams done | TTFT p50 / p99 (ms) | added TTFT p50 | gateway CPU per 1k tokens (ms, per phase) | simulator CPU per 1k tokens |',
-  '|---:|---|---:|---:|---:|---:|---:|',
-  ...rows.map((r) => {
-    const added = r.target === 'completions, direct' ? '–' : `${(r.ttftP50Ms - direct(r.concurrency).ttftP50Ms).toFixed(2)}`;
-    const gatewayCpu = r.target === 'completions, direct' ? '–' : range(r.gatewayCpuPer1kTokens);
-    return `| ${r.concurrency} | ${r.target} | ${r.streams} | ${r.ttftP50Ms.toFixed(2)} / ${r.ttftP99Ms.toFixed(2)} | ${added} | ${gatewayCpu} | ${range(r.simCpuPer1kTokens)} |`;
-  }),
-  '',
-  'added TTFT = the target\'s p50 minus the direct p50 at the same level, same run. Compare within one run only.',
-];
-const markdown = `${lines.join('\n')}\n`;
+const markdown = forwardMarkdown({
+  command,
+  date: new Date().toISOString().slice(0, 10),
+  node: process.version,
+  cpus: `${os.cpus().length} × ${os.cpus()[0]?.model.trim()}`,
+  tokens: TOKENS,
+  rounds,
+  phaseMs,
+  rows,
+});
 const files = writeResultFiles('bench/results', 'forward', { '.md': markdown, '.json': jsonText({ command, node: process.version, cpu: os.cpus()[0]?.model.trim(), rows }) });
 console.log(markdown);
 console.log(files.join('\n'));

@@ -1,0 +1,49 @@
+/** The forward bench's Markdown report (bench/forward/run.ts), apart from its servers so it can be tested. */
+import { signedDigits } from '../fixed-digits.ts';
+
+export const TARGETS = ['completions, direct', 'completions, forwarded', 'chat, through the gateway'] as const;
+export type Target = (typeof TARGETS)[number];
+
+export interface ForwardRow {
+  concurrency: number;
+  target: Target;
+  streams: number;
+  ttftP50Ms: number;
+  ttftP99Ms: number;
+  gatewayCpuPer1kTokens: number[];
+  simCpuPer1kTokens: number[];
+}
+
+export interface ForwardReport {
+  command: string;
+  date: string;
+  node: string;
+  cpus: string;
+  tokens: number;
+  rounds: number;
+  phaseMs: number;
+  rows: ForwardRow[];
+}
+
+const range = (xs: number[]) => `${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)}`;
+
+export function forwardMarkdown(r: ForwardReport): string {
+  const direct = (c: number) => r.rows.find((row) => row.concurrency === c && row.target === 'completions, direct')!;
+  const lines = [
+    `# Forwarded endpoints: /v1/completions straight, forwarded, and chat through the gateway — ${r.date}`,
+    '',
+    `Command: \`${r.command}\`  `,
+    `Node ${r.node}, ${r.cpus}; simulator profile bench/overhead/overhead-profile.json; ${r.tokens}-token streams, closed loop, ${r.rounds} phases of ${r.phaseMs / 1000} s per target and level, alternating order, after one warm-up phase each.`,
+    '',
+    '| streams | target | streams done | TTFT p50 / p99 (ms) | added TTFT p50 | gateway CPU per 1k tokens (ms, per phase) | simulator CPU per 1k tokens |',
+    '|---:|---|---:|---:|---:|---:|---:|',
+    ...r.rows.map((row) => {
+      const added = row.target === 'completions, direct' ? '–' : signedDigits(row.ttftP50Ms - direct(row.concurrency).ttftP50Ms, 2);
+      const gatewayCpu = row.target === 'completions, direct' ? '–' : range(row.gatewayCpuPer1kTokens);
+      return `| ${row.concurrency} | ${row.target} | ${row.streams} | ${row.ttftP50Ms.toFixed(2)} / ${row.ttftP99Ms.toFixed(2)} | ${added} | ${gatewayCpu} | ${range(row.simCpuPer1kTokens)} |`;
+    }),
+    '',
+    'added TTFT = the target\'s p50 minus the direct p50 at the same level, same run. Compare within one run only.',
+  ];
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { forwardMarkdown, type ForwardRow } from '../../../bench/forward/forward-report.ts';
+
+const row = (target: ForwardRow['target'], ttftP50Ms: number): ForwardRow => ({
+  concurrency: 100,
+  target,
+  streams: 40,
+  ttftP50Ms,
+  ttftP99Ms: ttftP50Ms + 5,
+  gatewayCpuPer1kTokens: [40, 45],
+  simCpuPer1kTokens: [20, 21],
+});
+const report = (rows: ForwardRow[]) =>
+  forwardMarkdown({ command: 'npx tsx bench/forward/run.ts', date: '2026-12-01', node: 'v20', cpus: '2 × test', tokens: 200, rounds: 3, phaseMs: 8000, rows });
+const addedCells = (markdown: string) =>
+  markdown
+    .split('\n')
+    .filter((l) => /^\| 100 \| (completions, forwarded|chat, through the gateway) \|/.test(l))
+    .map((l) => l.split(' | ')[4]);
+
+describe('the forward bench report', () => {
+  // The overhead report and the README write added latency with its sign (+1.18 ms, −0.40 ms);
+  // this table printed 7.89 for a gateway that cost time, unlike every other "added" column.
+  it('signs the added TTFT both ways, as the overhead report does', () => {
+    const markdown = report([row('completions, direct', 10), row('completions, forwarded', 17.89), row('chat, through the gateway', 9.5)]);
+    expect(addedCells(markdown)).toEqual(['+7.89', '-0.50']);
+  });
+
+  it('prints an added TTFT that rounds to zero without a sign, never -0.00', () => {
+    const markdown = report([row('completions, direct', 10), row('completions, forwarded', 9.999), row('chat, through the gateway', 10.001)]);
+    expect(addedCells(markdown)).toEqual(['0.00', '0.00']);
+  });
+});
