@@ -1,6 +1,13 @@
 import type { Piece } from '../parsers/parser-events.ts';
-import type { ToolExecution, ToolPlugin } from '../plugins/plugin-types.ts';
-import type { CallOutcome } from './dispatcher.ts';
+import type { ToolExecution, ToolPlugin, ToolResult } from '../plugins/plugin-types.ts';
+
+/** What a call came to: its arguments as decoded and its tool's result (or why it was not run). */
+export interface CallOutcome {
+  callId: string;
+  name: string;
+  args: Record<string, unknown>;
+  result: ToolResult;
+}
 
 /** One call of a round as the Dispatcher tracks it, from its `call-start` to its outcome. */
 export interface DispatchedCall {

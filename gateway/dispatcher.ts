@@ -2,16 +2,9 @@ import { ClientAbortedError, thrownMessage } from '../core/errors.ts';
 import { pieceLabel, type Piece } from '../parsers/parser-events.ts';
 import type { ToolExecution, ToolPlugin, ToolProgress, ToolResult } from '../plugins/plugin-types.ts';
 import { ProgressBudget } from '../plugins/progress-budget.ts';
-import { abortQuietly, type DispatchedCall } from './dispatched-call.ts';
+import { abortQuietly, type CallOutcome, type DispatchedCall } from './dispatched-call.ts';
 import { capObservation } from './observation-cap.ts';
 import type { Timeline } from './timeline.ts';
-
-export interface CallOutcome {
-  callId: string;
-  name: string;
-  args: Record<string, unknown>;
-  result: ToolResult;
-}
 
 export interface DispatcherOptions {
   tools: ReadonlyMap<string, ToolPlugin>;

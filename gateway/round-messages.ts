@@ -1,7 +1,7 @@
 import type { ReasoningField } from '../llm-client/upstream-parts.ts';
 import type { ChatMessage } from './chat-request-schema.ts';
 import type { ClientToolCall } from './client-calls.ts';
-import type { CallOutcome } from './dispatcher.ts';
+import type { CallOutcome } from './dispatched-call.ts';
 import type { RoundOutput } from './session-round.ts';
 
 type ToolCallEntry = NonNullable<Extract<ChatMessage, { role: 'assistant' }>['tool_calls']>[number];
