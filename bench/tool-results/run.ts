@@ -16,9 +16,9 @@ import { wholeNumber } from '../../gateway/commands/number-options.ts';
 import { loadTimingProfile } from '../../sim/timing-profile.ts';
 import { baseline as checkout, type Baseline } from '../git-baseline.ts';
 import { checkOutOption, jsonText, writeResultFiles } from '../result-files.ts';
-import { summarize } from '../stats.ts';
 import { usageErrorsExit2 } from '../usage-errors.ts';
 import { restoreTerminalOnSignals } from '../progress.ts';
+import { toolResultsMarkdown, type Timing } from './tool-results-report.ts';
 
 const program = new Command()
   .name('tool-results')
@@ -39,13 +39,6 @@ try {
 
 const PROMPT = 'Find hello world programs in Python, C++ and Java.';
 const MODEL = 'mistral-7b-instruct-sim';
-
-/** Milliseconds from the request to each mark, as the client read it. */
-interface Timing {
-  results: number[];
-  roundEnd: number;
-  answerEnd: number;
-}
 
 interface Target {
   label: string;
@@ -119,27 +112,8 @@ try {
   bar.stop();
 }
 
-const cell = (values: number[]) => {
-  const { mean, p50 } = summarize(values);
-  return `${mean.toFixed(0)} / ${p50.toFixed(0)}`;
-};
 const command = `npx tsx bench/tool-results/run.ts ${process.argv.slice(2).join(' ')}`.trim();
-const rows = targets.map((t) => {
-  const nth = (i: number) => t.timings.map((x) => [...x.results].sort((a, b) => a - b)[i]!);
-  return `| ${t.label} | ${cell(nth(0))} | ${cell(nth(1))} | ${cell(nth(2))} | ${cell(t.timings.map((x) => x.roundEnd))} | ${cell(t.timings.map((x) => x.answerEnd))} |`;
-});
-const markdown = [
-  `Command: \`${command}\``,
-  '',
-  `# When tool results reach a streaming client — ${new Date().toISOString()}`,
-  '',
-  `Search workload (three parallel searches, one Mistral [TOOL_CALLS] list), simulator profile \`${opts.profile}\`, ${opts.runs} requests per target after one warm-up, rounds interleaved. Milliseconds from the request to each event as the client read it, mean / p50; results in the order they arrived.`,
-  '',
-  '| target | 1st result | 2nd result | 3rd result | round 1 finished | answer done ([DONE]) |',
-  '|---|---:|---:|---:|---:|---:|',
-  ...rows,
-  '',
-].join('\n');
+const markdown = toolResultsMarkdown({ command, date: new Date().toISOString(), profile: opts.profile, runs: opts.runs, targets });
 const files = writeResultFiles(opts.out, 'tool-results', { '.md': markdown, '.json': jsonText({ command, profile: opts.profile, runs: opts.runs, targets: targets.map(({ label, partial, timings }) => ({ label, partial, timings })) }) });
 console.log(`\n${markdown}`);
 console.log(`results: ${files.join(', ')}`);
