@@ -21,9 +21,13 @@ function toResult(expression: string, evaluation: Evaluation): ToolResult {
  */
 export default definePlugin({
   name: 'calculator',
+  // The comma rule is said here, before the call: max(1,000) evaluates (to max(1, 0)) with no error
+  // that a thousands-separator hint could follow (syntax-hints.ts), and reading 1,000 as one number
+  // would make gcd(120,360) one argument.
   description:
     'Evaluates a math expression exactly (64 significant digits; integers exact to 1000 digits) and returns its value. Syntax: + - * / ^ % ( ), ' +
-    'functions like sqrt, exp, log, sin, round, factorial (n!), gcd, units ("5 cm to inch"), matrices ([1,2;3,4]).',
+    'functions like sqrt, exp, log, sin, round, factorial (n!), gcd, units ("5 cm to inch"), matrices ([1,2;3,4]); ' +
+    'a comma always separates arguments: write 1000, not 1,000 (max(1,000) is max(1, 0)).',
   parameters: z.object({
     expression: z.string().min(1).max(MAX_EXPRESSION_LENGTH).describe('The expression, e.g. "200*701" or "sqrt(2)/3".'),
   }),

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import calculator from '../../plugins/calculator/calculator-plugin.ts';
 import { evaluateExact } from '../../plugins/calculator/exact-math.ts';
 
 // Models copy numbers and operators from typeset text (Unicode minus, ×, ÷) and write Python's
@@ -36,5 +37,14 @@ describe('calculator operator spellings', () => {
     // Only an expression that failed gets a hint: max(1,000) is max(1, 0) to mathjs, and "//" in a string is text.
     expect(evaluateExact('max(1,000)')).toEqual({ ok: true, value: '1' });
     expect(evaluateExact('"a//b" +')).toEqual({ ok: false, error: 'Unexpected end of expression (char 9)' });
+  });
+
+  // A comma always separates arguments (or a matrix's elements): max(1,000) is max(1, 0), and
+  // sum(1,500, 2,300) is 803, with no error to hint from. Reading 1,000 as one number instead would
+  // make gcd(120,360) one argument. So the rule is the model's to know before it writes the call.
+  it('says in the description the model sees that a comma separates arguments, never thousands', () => {
+    expect(evaluateExact('sum(1,500, 2,300)')).toEqual({ ok: true, value: '803' });
+    expect(evaluateExact('gcd(120,360)')).toEqual({ ok: true, value: '120' });
+    expect(calculator.description).toContain('a comma always separates arguments: write 1000, not 1,000 (max(1,000) is max(1, 0))');
   });
 });
