@@ -1,4 +1,5 @@
 import type { SectionResult } from './extra-sections.ts';
+import { fractionPercent, percent } from './percent-format.ts';
 import type { Provenance } from './provenance.ts';
 import { jsonText, writeResultFiles } from './result-files.ts';
 import type { WorkloadReport } from './run-ab.ts';
@@ -77,7 +78,7 @@ function workloadsTable(meta: BenchMeta, reports: WorkloadReport[]): string[] {
     const name = r.metric === 'detection' ? `${r.workload} (time to detect)` : r.workload;
     lines.push(
       `| ${name} | ${r.runs} | ${ms(r.off.mean)} ± ${spread(r.off.std, r.runs)} | ${ms(r.on.mean)} ± ${spread(r.on.std, r.runs)} | ${ms(r.off.p50)} / ${ms(r.off.p99)} | ${ms(r.on.p50)} / ${ms(r.on.p99)} | ` +
-        `${r.improvementPct.toFixed(1)}% | ${r.generationMs.map(ms).join(', ')} | ${r.toolMs.map(ms).join(', ') || '–'} | ${ms(r.boundMs)} | ${(r.boundAchieved * 100).toFixed(1)}% | ${r.failedCalls} |`,
+        `${percent(r.improvementPct)} | ${r.generationMs.map(ms).join(', ')} | ${r.toolMs.map(ms).join(', ') || '–'} | ${ms(r.boundMs)} | ${fractionPercent(r.boundAchieved)} | ${r.failedCalls} |`,
     );
   }
   const failing = reports.filter((r) => r.failedCalls > 0);

@@ -1,8 +1,44 @@
 import { describe, expect, it } from 'vitest';
 import type { SectionResult } from '../../bench/extra-sections.ts';
-import { markdownReport } from '../../bench/report.ts';
+import { markdownReport, type BenchMeta } from '../../bench/report.ts';
+import type { WorkloadReport } from '../../bench/run-ab.ts';
 
 const origin = { command: 'npm run bench -- sweep overhead', commit: 'abc1234', cpus: '2 × test', loadavg: [1, 1, 1] };
+
+const summary = { n: 20, mean: 100, std: 10, p50: 100, p99: 110, min: 90, max: 110 };
+const meta = {
+  ...origin,
+  date: '2026-12-01',
+  node: 'v20',
+  profile: 'test',
+  toolProfile: { name: 'local', description: 'test' },
+  upstream: 'simulator',
+  pairs: 'alternating',
+  workloads: 'all at once',
+  python: 'not used',
+  search: 'not used',
+  sandbox: {},
+} as unknown as BenchMeta;
+
+function workload(name: string, improvementPct: number): WorkloadReport {
+  return {
+    workload: name,
+    description: name,
+    runs: 20,
+    on: summary,
+    off: summary,
+    improvementPct,
+    generationMs: [50, 50],
+    toolMs: [2],
+    boundMs: 100,
+    sequentialIdealMs: 102,
+    boundAchieved: 0.9995,
+    metric: 'latency',
+    failedCalls: 0,
+    records: [],
+    examples: { on: [], off: [] },
+  };
+}
 
 function section(name: SectionResult['name'], markdown: string): SectionResult {
   return { name, markdown, json: {}, wallS: 1 };
@@ -19,5 +55,13 @@ describe('markdownReport', () => {
     const headings = markdown.split('\n').filter((line) => /^#+ /.test(line));
     expect(headings).toEqual([expect.stringMatching(/^# Conveyor benchmark — /), '## t/g sweep', '### Points', '## Gateway overhead', '###### deepest']);
     expect(markdown).toContain('text with a # inside');
+  });
+
+  // 2026-11-30-all.md printed "Calculator −0.0%": a loss the run never showed at that precision.
+  it('prints an improvement that rounds to zero as 0.0%, never -0.0%', () => {
+    const markdown = markdownReport({ origin, meta, reports: [workload('calculator', -0.04), workload('database', -0.06), workload('codegen', 33.33)], sections: [], wallS: 2 });
+    const improvement = (name: string) => markdown.split('\n').find((l) => l.startsWith(`| ${name} |`))!.split(' | ')[6];
+    expect(['calculator', 'database', 'codegen'].map(improvement)).toEqual(['0.0%', '-0.1%', '33.3%']);
+    expect(markdown).not.toContain('-0.0%');
   });
 });
