@@ -40,7 +40,7 @@ export function formatTemplate(template: string, values: readonly unknown[]): To
     const at = position === '' ? next++ : Number(position) - 1;
     const found = values[at];
     if (found === undefined || found === null) missing ??= { placeholder: match === '{}' ? `{} number ${at + 1}` : match, at };
-    return found === undefined || found === null ? match : String(found);
+    return found === undefined || found === null ? match : valueText(found);
   });
   if (unknown !== undefined) {
     return { ok: false, content: `error: ${unknown} in ${JSON.stringify(template)} is no placeholder format fills: write {} for the next value or {1}..{3} for a given one (no names, no format specs such as {:.2f}); {{ and }} are literal braces` };
@@ -51,6 +51,16 @@ export function formatTemplate(template: string, values: readonly unknown[]): To
   }
   if (missing !== undefined) return { ok: false, content: `error: no value for ${missing.placeholder} in ${JSON.stringify(template)}${missingHint(missing)}` };
   return { ok: true, content: text, data: { value: text } };
+}
+
+/**
+ * A value as Python's str.format writes it: a plan is Python, and `format("{}", True)` meant
+ * "True", as the plan hands echo(True) to a text parameter (plugins/plan/literal-text.ts); JS's
+ * String() wrote "true".
+ */
+function valueText(value: unknown): string {
+  if (typeof value === 'boolean') return value ? 'True' : 'False';
+  return String(value);
 }
 
 /**
@@ -90,7 +100,7 @@ export function templateParameterOf(tool: Pick<ToolPlugin, 'name' | 'parameters'
  */
 export default definePlugin({
   name: FORMAT_TOOL,
-  description: 'Fills a template\'s placeholders with values: "{}" takes the next value, "{1}".."{3}" a given one; "{{" and "}}" are literal braces. Returns the text.',
+  description: 'Fills a template\'s placeholders with values, as Python\'s str.format (a boolean is True or False): "{}" takes the next value, "{1}".."{3}" a given one; "{{" and "}}" are literal braces. Returns the text.',
   parameters: z.object({
     template: z.string().min(1).max(10_000).describe('The text with placeholders, e.g. "Python and Java have {} pages together."'),
     value1: value(1),

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import format, { formatTemplate } from '../../plugins/format/format-plugin.ts';
 import { inlineTool } from '../../plugins/kit/inline-tool.ts';
 import { runScriptedCall } from '../../plugins/kit/testing.ts';
+import type { ToolPlugin } from '../../plugins/plugin-types.ts';
+import { planSteps, runPlan } from '../support/plan-runs.ts';
 
 const tool = inlineTool(format);
 
@@ -15,8 +17,19 @@ describe('format plugin', () => {
   it('fills {} left to right and {n} by position, with numbers and booleans as text', async () => {
     const run = await runScriptedCall(tool, { args: { template: '{} + {} = {}', value1: 1, value2: 2, value3: '3' } });
     expect(run.result).toEqual({ ok: true, content: '1 + 2 = 3', data: { value: '1 + 2 = 3' } });
-    expect(formatTemplate('{2} before {1}, {2} again', ['a', true]).content).toBe('true before a, true again');
+    expect(formatTemplate('{2} before {1}, {2} again', ['a', true]).content).toBe('True before a, True again');
     expect(formatTemplate('no placeholders', []).content).toBe('no placeholders');
+  });
+
+  // A plan is Python, and format's templates are str.format's: "{}".format(True) is "True", and
+  // the plan hands echo(True) to a text parameter as "True" (plugins/plan/literal-text.ts). format
+  // wrote JSON's "true", so one plan spelt the same literal two ways.
+  it("writes a boolean as Python's str.format does, True and False, in a plan step and a direct call", async () => {
+    const tools = new Map<string, ToolPlugin>([['format', tool]]);
+    const run = await runPlan('1. format("{} is prime: {}, even: {}", 7, True, False)\n2. join()\n', tools);
+    expect(planSteps(run)?.[0]).toMatchObject({ ok: true, content: '7 is prime: True, even: False' });
+    const direct = await runScriptedCall(tool, { args: { template: 'done: {}', value1: false } });
+    expect(direct.result).toEqual({ ok: true, content: 'done: False', data: { value: 'done: False' } });
   });
 
   it('names the placeholder that has no value instead of leaving it in the answer', () => {

@@ -66,8 +66,9 @@ describe('plan steps with a literal number or boolean for a text parameter', () 
   it('gives the tool its text, positional or by keyword, as Python writes it', async () => {
     const run = await planRun('1. calculator(5)\n2. echo(2.5)\n3. echo(text=-3)\n4. echo(True)\n5. format("{} and {}", 7, False)\n6. join()\n');
     expect(run.result?.ok).toBe(true);
-    // format's values take numbers and booleans themselves (a boolean reads as in JSON): left as they are.
-    expect(contents(run)).toEqual(['5', '2.5', '-3', 'True', '7 and false']);
+    // format's values take numbers and booleans themselves: left as they are, and format writes the
+    // boolean as Python's str.format does (it wrote JSON's "false" beside echo's "True").
+    expect(contents(run)).toEqual(['5', '2.5', '-3', 'True', '7 and False']);
   });
 
   it('leaves what has no single text: None, a list, an integer past 2^53', async () => {
