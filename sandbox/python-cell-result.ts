@@ -20,8 +20,16 @@ export interface CellResult {
   unitsRun: number;
   error?: CellError;
   killedBy?: KilledBy;
-  /** The status a script run would have exited with; absent when the cell was killed or crashed. */
+  /**
+   * The status a script run would have exited with, as a shell's `$?` shows it: 128 + N when the
+   * script would have died of signal N (`exitSignal`); absent when the cell was killed or crashed.
+   */
   exitCode?: number;
+  /**
+   * The signal a script run would have died of, if any: 'SIGINT' after an uncaught
+   * KeyboardInterrupt, which CPython re-raises on itself (`exitCode` is then 130).
+   */
+  exitSignal?: string;
   durationMs: number;
 }
 
@@ -84,6 +92,7 @@ export function exitResult(message: ExitMessage, outcome: CellOutcome): CellResu
     observation,
     ...base,
     ...(report.exitCode !== undefined ? { exitCode: report.exitCode } : {}),
+    ...(report.exitSignal !== undefined ? { exitSignal: report.exitSignal } : {}),
     ...(report.error ? { error: report.error } : {}),
   };
 }

@@ -20,6 +20,8 @@ export const cellReportSchema = z.object({
   ok: z.boolean(),
   unitsRun: z.number().int().nonnegative(),
   exitCode: z.number().int().optional(),
+  /** The signal a script run would have died of ('SIGINT' after an uncaught KeyboardInterrupt). */
+  exitSignal: z.string().optional(),
   error: childError.optional(),
   /** Set when the whole text does not compile: the only thing a whole-file run would print. */
   compileErrorText: z.string().optional(),

@@ -11,6 +11,7 @@ import builtins
 import codecs
 import linecache
 import os
+import signal
 import sys
 import traceback
 import warnings
@@ -22,8 +23,10 @@ import unit_compiler
 from cell_runtime import RecursionBudget, interpreter_shutdown
 from statement_splitter import StatementSplitter
 
-# Bound once, in the zygote: code in the cell may replace os.getpid.
+# Bound once, in the zygote: code in the cell may replace os.getpid, os.kill or signal.signal.
 _getpid = os.getpid
+_kill = os.kill
+_set_signal = signal.signal
 
 
 class CellExecutor:
@@ -45,6 +48,7 @@ class CellExecutor:
         self._unit_compile_error = None
         self.error = None
         self.exit_code = 0
+        self.exit_signal = None      # the signal a script run would die of ('SIGINT'), or None
         self._busy = False
         self._pid = _getpid()
 
@@ -184,6 +188,8 @@ class CellExecutor:
                 self._handle_exception(err)
                 code = self.exit_code
             interpreter_shutdown(self._release_main)
+            if self.exit_signal == 'SIGINT':
+                _die_of_sigint()
         finally:
             os._exit(code)
 
@@ -191,6 +197,7 @@ class CellExecutor:
         tb = err.__traceback__
         while tb is not None and tb.tb_frame.f_code.co_filename != self.filename:
             tb = tb.tb_next
+        self.exit_signal = None
         if isinstance(err, SystemExit):
             code = err.code
             if code is None:
@@ -227,6 +234,12 @@ class CellExecutor:
             except BaseException as raised:  # noqa: B902 — the hook's SystemExit ends the run
                 hook_error = raised
         self.exit_code = 1
+        if type(err) is KeyboardInterrupt:
+            # A script's interpreter kills itself with SIGINT after printing it (Py_RunMain's
+            # exit_sigint, for this exact type only: a subclass exits with 1), so its shell sees
+            # 130; the cell said 1. A hook's SystemExit (below) exits before that, as there.
+            self.exit_code = 128 + signal.SIGINT
+            self.exit_signal = 'SIGINT'
         self.error = {'type': type(err).__name__, 'message': _safe_str(err), 'compileError': False}
         if lineno is not None:
             self.error['lineno'] = lineno
@@ -292,6 +305,8 @@ class CellExecutor:
                 self.exit_code = 1
         interpreter_shutdown(self._release_main)
         result = {'ok': self.error is None, 'unitsRun': self.units_run, 'exitCode': self.exit_code}
+        if self.exit_signal is not None:
+            result['exitSignal'] = self.exit_signal
         if self.error is not None:
             result['error'] = self.error
         return result
@@ -303,6 +318,17 @@ def _exit_status(code):
     gives 255. Reported as given, True made the report unreadable (a bool where an int goes) and
     the cell passed for a success."""
     return code & 0xFF if -(1 << 63) <= code < (1 << 63) else 0xFF
+
+
+def _die_of_sigint():
+    """What CPython's `exit_sigint` does after an uncaught KeyboardInterrupt: the default action
+    for SIGINT, then the signal to itself, so the parent's wait sees death by SIGINT. Returns only
+    if the signal did not kill it (the caller then exits with 130, as CPython does)."""
+    try:
+        _set_signal(signal.SIGINT, signal.SIG_DFL)
+        _kill(_getpid(), signal.SIGINT)
+    except BaseException:
+        pass
 
 
 def _safe_str(value):

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -78,6 +78,68 @@ describe('incremental run equals whole-file run', () => {
     } else if (name.includes('runtime') || name.includes('assertion')) {
       expect(incremental.result.ok).toBe(false);
       expect(incremental.result.observation).toContain('Traceback (most recent call last):');
+    }
+  });
+});
+
+/** How a file run ended, as its parent sees it: a status, or the signal that killed it. */
+interface ScriptEnd {
+  output: string;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** `python -u name 2>&1` of `source` written (as UTF-8) to the scratch folder, and how it ended. */
+function realRunOf(source: string, name: string, filename: string): Promise<ScriptEnd> {
+  const path = join(scratch, name);
+  writeFileSync(path, source);
+  return new Promise((resolve, reject) => {
+    execFile(
+      '/bin/sh',
+      ['-c', 'exec "$0" -u "$1" 2>&1 </dev/null', sandbox.python, path],
+      { cwd: scratch, env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8', HOME: scratch } },
+      (error, stdout) => {
+        if (error && typeof error.code !== 'number' && !error.signal) reject(error);
+        else resolve({ output: stdout.split(path).join(filename), code: error ? (typeof error.code === 'number' ? error.code : null) : 0, signal: error?.signal ?? null });
+      },
+    );
+  });
+}
+
+/**
+ * Texts the committed corpus cannot hold (a byte order mark, an end that is a signal): each is
+ * written to a file and run by the interpreter, and the cell must print what that run prints and
+ * end as it ends: `exitCode` is the status a shell shows (128 + N for death by signal N) and
+ * `exitSignal` names that signal.
+ */
+const FILE_RUN_CASES: Record<string, string> = {
+  // CPython re-raises SIGINT on itself after the traceback (Py_RunMain's exit_sigint); the cell said 1.
+  'uncaught KeyboardInterrupt': "print('before')\nraise KeyboardInterrupt\n",
+  'KeyboardInterrupt raised in a function': "def f():\n    raise KeyboardInterrupt('stop')\nf()\n",
+  'KeyboardInterrupt subclass': 'class Stop(KeyboardInterrupt):\n    pass\nraise Stop\n',
+  'KeyboardInterrupt caught': "try:\n    raise KeyboardInterrupt\nexcept KeyboardInterrupt:\n    print('caught')\n",
+  'KeyboardInterrupt, then an excepthook that exits':
+    "import sys\ndef hook(*args):\n    sys.exit(4)\nsys.excepthook = hook\nraise KeyboardInterrupt\n",
+  'KeyboardInterrupt, then an excepthook that raises':
+    "import sys\ndef hook(*args):\n    raise ValueError('hook')\nsys.excepthook = hook\nraise KeyboardInterrupt\n",
+  // A process forked at the top level ends as a script would, so its parent sees death by SIGINT.
+  'KeyboardInterrupt in a forked child':
+    "import os\nif os.fork() == 0:\n    raise KeyboardInterrupt\nelse:\n    print(os.waitstatus_to_exitcode(os.wait()[1]))\n",
+};
+
+describe('a file run of texts the corpus cannot hold', () => {
+  it.each(Object.keys(FILE_RUN_CASES))('%s', async (name) => {
+    const source = FILE_RUN_CASES[name]!;
+    const filename = '<llm-cell>';
+    const real = await realRunOf(source, `case-${Object.keys(FILE_RUN_CASES).indexOf(name)}.py`, filename);
+    const signals: Record<string, number> = { SIGINT: 2 };
+    const status = real.signal === null ? real.code : 128 + signals[real.signal]!;
+    for (const mode of ['incremental', 'whole'] as const) {
+      const { result } = await runScript(sandbox, source, { mode, filename });
+      expect(result.observation, mode).toBe(real.output);
+      expect(result.exitCode, mode).toBe(status);
+      expect(result.exitSignal, mode).toBe(real.signal ?? undefined);
+      expect(result.ok, mode).toBe(status === 0);
     }
   });
 });
