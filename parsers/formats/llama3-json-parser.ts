@@ -12,7 +12,16 @@ export const Llama3JsonParserOptionsSchema = CallOptionsSchema.strict();
 export type Llama3JsonParserOptions = z.input<typeof Llama3JsonParserOptionsSchema>;
 
 const PYTHON_TAG = '<|python_tag|>';
-const PROSE_MARKERS = new MarkerSet([PYTHON_TAG, '{', '[']);
+/**
+ * Llama 3.1/3.2's end of message (a tool call awaiting its result) and end of turn. They end the
+ * message, so their text is never an answer; an engine that passes them on (skip_special_tokens
+ * off, which `<|python_tag|>` needs, or llama.cpp's --special) writes them after a call and after
+ * prose alike. Dropped wherever text outside a call is read, not only after a call: a plain
+ * answer ends with one just as often. The text after one (an engine that did not stop there) is
+ * kept, as no text is ever swallowed. Inside a call's JSON they are the JSON's to judge.
+ */
+const END_TOKENS: readonly string[] = ['<|eom_id|>', '<|eot_id|>'];
+const PROSE_MARKERS = new MarkerSet([PYTHON_TAG, '{', '[', ...END_TOKENS]);
 const CALL_SHAPE: CallObjectShape = {
   argsKeys: ['parameters', 'arguments'],
   strict: true,
@@ -48,7 +57,8 @@ type State =
  * end(); whitespace and one ";" there are the separator before the next call, and go out as text
  * if no call follows. A "[" before a call, and the "," between list items and the "]" after them,
  * are frame in the same way. `<|python_tag|>` not followed by "{" or "[" is text (raw Python
- * after it is the `llama3-python` format's business).
+ * after it is the `llama3-python` format's business). `<|eom_id|>` and `<|eot_id|>` outside a
+ * call are dropped (END_TOKENS).
  */
 export function createLlama3JsonParser(options: Llama3JsonParserOptions = {}): ToolCallParser {
   return new Llama3JsonParser(parseFormatOptions(Llama3JsonParserOptionsSchema, options, 'llama3_json'));
@@ -91,6 +101,7 @@ class Llama3JsonParser extends FormatParser {
         const found = this.scanFor(buf, i, PROSE_MARKERS);
         out.text(found.before);
         if (found.marker === undefined) return buf.length;
+        if (END_TOKENS.includes(found.marker)) return found.next;
         if (found.marker === '{') {
           this.#state = { kind: 'call', raw: new RawText(), call: this.#newCall(), inList: false };
           return found.next - 1;
@@ -247,7 +258,10 @@ class Llama3JsonParser extends FormatParser {
   }
 }
 
-/** Where a call could start in a failed candidate's text, after the candidate's own "{": -1 if nowhere. */
+/**
+ * Where a call could start in a failed candidate's text, after the candidate's own "{", or where
+ * an end token in it stands (read again as prose, which drops it): -1 if nowhere.
+ */
 function nextCandidate(raw: string): number {
   const own = raw.indexOf('{');
   let next = -1;

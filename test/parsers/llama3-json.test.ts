@@ -108,6 +108,53 @@ describe('llama3-json parser: calls', () => {
   });
 });
 
+describe('llama3-json parser: <|eom_id|> and <|eot_id|>, the end of the message', () => {
+  const call = '{"name": "f", "parameters": {"a": 1}}';
+  const everyWay = (input: string) => {
+    const events = coalesceText(parse(input));
+    for (let cut = 1; cut < input.length; cut++) expect(coalesceText(feed(make(), [input.slice(0, cut), input.slice(cut)])), `cut at ${cut}`).toEqual(events);
+    expect(coalesceText(feed(make(), [...input]))).toEqual(events);
+    return events;
+  };
+
+  it('drops the token after a call: it ends the call and is no content', () => {
+    for (const token of ['<|eom_id|>', '<|eot_id|>']) {
+      for (const input of [call + token, `<|python_tag|>${call}${token}`, `[${call}, ${call}]${token}`, `${call}; ${call}${token}`]) {
+        const events = everyWay(input);
+        expect(textOf(events), input).toBe('');
+        expect(callsOf(events).map((c) => c.args)).toEqual(input.includes(', {') || input.includes('; {') ? [{ a: 1 }, { a: 1 }] : [{ a: 1 }]);
+      }
+    }
+  });
+
+  it('ends the call at the token, before end()', () => {
+    const parser = createLlama3JsonParser();
+    parser.push(call);
+    expect(parser.push('<|eom_id|>')).toEqual([end({ a: 1 })]);
+    expect(parser.end()).toEqual([]);
+  });
+
+  it('leaves the text before the call, and any after the token, as it was', () => {
+    const events = everyWay(`Let me check.\n${call}<|eom_id|>`);
+    expect(textOf(events)).toBe('Let me check.\n');
+    expect(callsOf(events)).toHaveLength(1);
+    expect(textOf(everyWay(`Sure. ${call} Done.<|eot_id|>`))).toBe('Sure.  Done.');
+    expect(textOf(everyWay(`${call}<|eom_id|>after`))).toBe('after');
+  });
+
+  it('drops the token after an answer without a call too', () => {
+    expect(everyWay('Hello!<|eot_id|>')).toEqual([text('Hello!')]);
+    // What only starts like one stays text.
+    expect(everyWay('a <|eo b <|eot_id')).toEqual([text('a <|eo b <|eot_id')]);
+  });
+
+  it('leaves other formats as they were', () => {
+    const input = 'Hi<|eot_id|>';
+    expect(textOf(whole(() => createParser('hermes'), input))).toBe(input);
+    expect(textOf(whole(() => createParser('python-tag'), input))).toBe(input);
+  });
+});
+
 describe('llama3-json parser: prose that only looks like a call', () => {
   it.each([
     'Use a dict like {"a": 1} here.',
@@ -337,6 +384,9 @@ describe('llama3-json parser: properties', () => {
       ', ',
       ']',
       '<|python_tag|>',
+      '<|eom_id|>',
+      '<|eot_id|>',
+      '<|eo',
       '😀',
       '\uD83D',
     ),
