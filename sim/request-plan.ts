@@ -1,4 +1,6 @@
 import { InvalidRequestError, NotFoundError } from '../core/errors.ts';
+import { verifyLogitBias } from './logit-bias.ts';
+import { VOCAB_SIZE } from './mistral-tokenizer.ts';
 import { generatedTokenIds } from './reply-continuation.ts';
 import { verifySamplingParams, type SamplingFields } from './sampling-params.ts';
 import type { LoadedScenario } from './scenario-loader.ts';
@@ -17,6 +19,7 @@ export interface PlanRequest extends SamplingFields {
   stop_token_ids?: number[] | null | undefined;
   include_stop_str_in_output?: boolean | null | undefined;
   ignore_eos?: boolean | null | undefined;
+  logit_bias?: Readonly<Record<string, number>> | null | undefined;
 }
 
 /**
@@ -65,6 +68,8 @@ export interface PlanInput {
 export function sequencePlan(ctx: SimContext, body: PlanRequest, input: PlanInput): SequencePlan {
   const maxTokens = maxTokensFor(ctx, body, input);
   verifySamplingParams(body, maxTokens);
+  // After SamplingParams is built, as vLLM's input processor checks it (before the prompt's ids).
+  verifyLogitBias(body.logit_bias, VOCAB_SIZE);
   const minTokens = body.min_tokens ?? 0;
   const output = generatedTokenIds(input.outputTokenIds, { ignoreEos: body.ignore_eos === true, minTokens, maxTokens });
   const stops = typeof body.stop === 'string' ? [body.stop] : (body.stop ?? []);

@@ -50,6 +50,11 @@ export const samplingRequestFields = {
       }),
     })
     .nullish(),
+  /**
+   * Token id (a JSON key, so a string) → bias. Not applied (the reply is scripted), but checked as
+   * vLLM checks it (logit-bias.ts): pydantic's `dict[str, float]` here, the ids in the plan.
+   */
+  logit_bias: z.record(z.string(), laxFloat()).nullish(),
   /** vLLM extension: EOS is no stop; the sequence runs to max_tokens (reply-continuation.ts). */
   ignore_eos: laxBool().nullish(),
   /** vLLM extension: EOS, stop tokens and stop strings do not end the sequence before this many tokens. */

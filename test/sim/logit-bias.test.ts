@@ -1,0 +1,51 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSim, type SimHandle } from '../../sim/sim-server.ts';
+import { fixedReplyScenario, postChat } from './sim-test-helpers.ts';
+
+// vLLM's input processor refuses logit_bias keys outside the vocabulary (v1/engine/processor.py
+// _validate_logit_bias, v0.10–0.11; SamplingParams._validate_logit_bias later, with
+// parameter="logit_bias"): every bad id in the request's order, then the model's vocabulary size.
+// Mistral-7B's vocabulary is 32,000 tokens, so ids 0–31999 are in it.
+
+const messages = [{ role: 'user', content: 'say hello' }];
+
+let sim: SimHandle;
+
+beforeAll(async () => {
+  sim = await startSim({ profile: 'fast-test', scenarios: [fixedReplyScenario('hello', 'Hello world!')] });
+});
+afterAll(() => sim.close());
+
+const refused = (ids: string) => ({
+  error: { message: `token_id(s) ${ids} in logit_bias contain out-of-vocab token ids. Vocabulary size: 32000`, type: 'BadRequestError', param: 'logit_bias', code: 400 },
+});
+
+describe('logit_bias token ids', () => {
+  // vLLM lists them in the request's order; JSON.parse puts ids ≥ 0 first, ascending (sim/README.md),
+  // so the keys here are sent in an order both agree on.
+  it('refuses ids past the vocabulary and negative ones, listing each', async () => {
+    const res = await postChat(sim.url, { messages, logit_bias: { '5': 1, '32000': 2, '99999': 0, '-1': -3 } });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual(refused('[32000, 99999, -1]'));
+  });
+
+  it('refuses them on /v1/completions too, streamed or not', async () => {
+    for (const stream of [false, true]) {
+      const res = await fetch(`${sim.url}/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'hi', stream, logit_bias: { '40000': 5 } }) });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual(refused('[40000]'));
+    }
+  });
+
+  it('refuses a key that is not an integer in Python\'s words (v0.11\'s int())', async () => {
+    const res = await postChat(sim.url, { messages, logit_bias: { abc: 1 } });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: { message: "invalid literal for int() with base 10: 'abc'", type: 'BadRequestError', param: 'logit_bias', code: 400 } });
+  });
+
+  it('takes ids inside the vocabulary, the last one included, and an empty map', async () => {
+    for (const logit_bias of [{ '0': 100, '31999': -100 }, {}, null]) {
+      expect((await postChat(sim.url, { messages, logit_bias, max_tokens: 2 })).status).toBe(200);
+    }
+  });
+});
