@@ -11,6 +11,7 @@ import { encodeText } from './mistral-tokenizer.ts';
 import { layoutToolCalls, messageToolCalls, ToolCallsStream } from './mistral-tool-calls.ts';
 import { readJsonRequest } from './json-request.ts';
 import { playStreamed, playWhole } from './play-sequence.ts';
+import { truncatePrompt } from './prompt-truncation.ts';
 import { ReasoningStream, splitWholeReply } from './reasoning-split.ts';
 import { responseModelName, selectScenario, sequencePlan } from './request-plan.ts';
 import { usageOptions } from './sampling-request-fields.ts';
@@ -34,7 +35,7 @@ function toolCallsStream(reply: string): ToolCallsStream | undefined {
 
 function startCompletion(ctx: SimContext, body: ChatCompletionRequest, res: ServerResponse, requestId: string | undefined): void {
   const selected = selectScenario(ctx, body);
-  const prompt = promptTokenIds(body.messages, body.tools);
+  const prompt = truncatePrompt(promptTokenIds(body.messages, body.tools), body.truncate_prompt_tokens, ctx.engine.profile.maxModelLen);
   const promptTokens = prompt.length;
   const reply = ctx.scenarios.reply(body.messages, selected).text;
   const plan = sequencePlan(ctx, body, { promptTokenIds: prompt, outputTokenIds: encodeText(reply), inputField: 'messages' });

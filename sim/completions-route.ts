@@ -10,6 +10,7 @@ import { InvalidRequestError } from '../core/errors.ts';
 import { encodeText } from './mistral-tokenizer.ts';
 import { playStreamed, playWhole } from './play-sequence.ts';
 import { decodeClientTokenIds, textPromptTokenIds } from './prompt-tokens.ts';
+import { truncatePrompt } from './prompt-truncation.ts';
 import { responseModelName, selectScenario, sequencePlan } from './request-plan.ts';
 import { usageOptions } from './sampling-request-fields.ts';
 import type { SimContext } from './sim-context.ts';
@@ -29,12 +30,13 @@ export async function handleCompletions(ctx: SimContext, req: IncomingMessage, r
   }
 }
 
-function promptOf(body: CompletionRequest): { text: string; tokenIds: readonly number[] } {
+function promptOf(body: CompletionRequest, maxModelLen: number): { text: string; tokenIds: readonly number[] } {
   // The schema lets through a prompt, or embeddings: a server started without the flag refuses those.
   if (body.prompt == null || body.prompt === '') throw new InvalidRequestError('You must set `--enable-prompt-embeds` to input `prompt_embeds`.', 'prompt_embeds');
   // The schema lets through one prompt only: a list of prompts (strings or id lists) has one element.
   const prompt = Array.isArray(body.prompt) && body.prompt.length > 0 && typeof body.prompt[0] !== 'number' ? body.prompt[0]! : body.prompt;
-  const tokenIds = typeof prompt === 'string' ? textPromptTokenIds(prompt, body.add_special_tokens ?? true) : (prompt as number[]);
+  const given = typeof prompt === 'string' ? textPromptTokenIds(prompt, body.add_special_tokens ?? true) : (prompt as number[]);
+  const tokenIds = truncatePrompt(given, body.truncate_prompt_tokens, maxModelLen);
   // vLLM's input processor refuses a prompt of no tokens (an empty id list, or "" without BOS).
   if (tokenIds.length === 0) throw new InvalidRequestError('The decoder prompt cannot be empty');
   return { text: typeof prompt === 'string' ? prompt : decodeClientTokenIds(tokenIds, 'prompt'), tokenIds };
@@ -44,7 +46,7 @@ function startCompletion(ctx: SimContext, body: CompletionRequest, res: ServerRe
   const selected = selectScenario(ctx, body);
   // vLLM's serving_completion refuses it right after the model check, before the prompt is read.
   if (body.suffix != null) throw new InvalidRequestError('suffix is not currently supported');
-  const prompt = promptOf(body);
+  const prompt = promptOf(body, ctx.engine.profile.maxModelLen);
   const reply = ctx.scenarios.reply([{ role: 'user', content: prompt.text }], selected).text;
   // vLLM's echo_without_generation (protocol.py to_sampling_params, serving_completion.py): echo
   // with max_tokens 0 answers the prompt alone, yet samples one token, which the usage counts.

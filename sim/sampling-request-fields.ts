@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { laxBool, laxFloat, laxInt } from './pydantic-lax.ts';
+import { laxBool, laxFloat, laxInt, PYDANTIC_TYPE } from './pydantic-lax.ts';
 
 /** vLLM's response_format types: ResponseFormat's and StructuralTagResponseFormat's literals. */
 const RESPONSE_FORMAT_TYPES = ['text', 'json_object', 'json_schema', 'structural_tag'] as const;
@@ -55,6 +55,13 @@ export const samplingRequestFields = {
    * vLLM checks it (logit-bias.ts): pydantic's `dict[str, float]` here, the ids in the plan.
    */
   logit_bias: z.record(z.string(), laxFloat()).nullish(),
+  /**
+   * vLLM extension: keep only the prompt's last N tokens (-1: max_model_len); pydantic's `ge=-1`
+   * here, the rest where the prompt is built (prompt-truncation.ts).
+   */
+  truncate_prompt_tokens: laxInt()
+    .refine((v) => v >= -1, { message: 'Input should be greater than or equal to -1', params: { [PYDANTIC_TYPE]: 'greater_than_equal' } })
+    .nullish(),
   /** vLLM extension: EOS is no stop; the sequence runs to max_tokens (reply-continuation.ts). */
   ignore_eos: laxBool().nullish(),
   /** vLLM extension: EOS, stop tokens and stop strings do not end the sequence before this many tokens. */
