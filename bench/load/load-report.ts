@@ -1,3 +1,5 @@
+import { fixedDigits } from '../fixed-digits.ts';
+import { percent as pct } from '../percent-format.ts';
 import type { PhaseSummary } from './load-summary.ts';
 
 export interface LoadMeta {
@@ -10,10 +12,9 @@ export interface LoadMeta {
   python: string;
 }
 
-const ms = (v: number) => (Number.isFinite(v) ? v.toFixed(0) : '–');
-const f1 = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : '–');
-const f2 = (v: number) => (Number.isFinite(v) ? v.toFixed(2) : '–');
-const pct = (v: number) => (Number.isFinite(v) ? `${v.toFixed(1)}%` : '–');
+const ms = (v: number) => fixedDigits(v, 0);
+const f1 = (v: number) => fixedDigits(v, 1);
+const f2 = (v: number) => fixedDigits(v, 2);
 
 /** The Markdown report: latency per rate and mode, what the engine saw, and the gain. */
 export function loadMarkdown(meta: LoadMeta, phases: readonly PhaseSummary[], maxNumSeqs: number): string {

@@ -1,5 +1,6 @@
 import os from 'node:os';
 import { Agent } from 'undici';
+import { percent } from '../percent-format.ts';
 import { summarize, type Summary } from '../stats.ts';
 import { OVERHEAD_PROFILE, SIM_MODEL, spawnOurGateway, spawnOverheadSim } from './bench-servers.ts';
 import type { ChildTarget } from './child-target.ts';
@@ -143,7 +144,7 @@ function parserCpuMarkdown(json: ParserCpuJson): string {
     `| \`tool_parser: "none"\` (pass-through) | ${us(none.mean)} ± ${us(none.std)} | ${us(none.p50)} | ${json.checks.none.ok}/${json.checks.none.requests} |`,
     '',
     `Parsing and dispatch cost **${us(json.differenceUs.mean)} ± ${us(json.differenceUs.standardError)} µs per request** (paired rounds, ± standard error): ` +
-      `**${json.shareOfGatewayCpuPct.toFixed(1)}%** of the gateway's CPU for this request, ${json.extraOverPassThroughPct.toFixed(1)}% extra over pass-through ` +
+      `**${percent(json.shareOfGatewayCpuPct)}** of the gateway's CPU for this request, ${percent(json.extraOverPassThroughPct)} extra over pass-through ` +
       '(Conveyor paper: 0.6% extra CPU, measured against the whole serving stack rather than the gateway process alone).',
     '',
     'CPU = the gateway process\'s own process.cpuUsage() (user + system, all threads) before and after each round, over IPC; the',

@@ -1,3 +1,4 @@
+import { percent } from '../percent-format.ts';
 import type { CaseResult } from './measure-case.ts';
 import { spread, type Spread } from './measure.ts';
 
@@ -35,7 +36,8 @@ export function isTargetFormat(c: CaseResult): boolean {
 }
 
 const f1 = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
-const pct = (x: number) => (x >= 10 ? `${x.toFixed(0)}%` : x >= 1 ? `${x.toFixed(1)}%` : `${x.toFixed(2)}%`);
+// Two figures or so: 1000 × 50 tok/s costs from 0.05% to 40% of a core across the formats.
+const pct = (x: number) => percent(x, x >= 10 ? 0 : x >= 1 ? 1 : 2);
 const mbCell = (s: RunStats | undefined) => (s ? `${f1(s.mbPerS.median)} (${f1(s.mbPerS.min)}–${f1(s.mbPerS.max)})` : '—');
 
 /** The Markdown table, one row per case. */

@@ -1,7 +1,7 @@
+import { fractionPercent as pct } from '../percent-format.ts';
 import type { AffinityMode, ModeResult, ReplicasResult } from './run-replicas.ts';
 
 const ms = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : '–');
-const pct = (v: number) => (Number.isFinite(v) ? `${(v * 100).toFixed(1)}%` : '–');
 const ratio = (a: number, b: number) => (Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? `${(a / b).toFixed(2)}×` : '–');
 
 /** The side-by-side table: conversations kept on their replica vs spread round by round. */

@@ -1,5 +1,6 @@
 import type { TimingProfile } from '../../sim/sim-server.ts';
 import { lineChart } from '../charts/svg-charts.ts';
+import { percent as pct } from '../percent-format.ts';
 import type { SweepPoint } from './run-sweep.ts';
 import { idealSpeedup } from './sweep-plan.ts';
 
@@ -8,7 +9,6 @@ export const SWEEP_TOLERANCE_PCT = 10;
 
 const ms = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : '–');
 const x2 = (v: number) => (Number.isFinite(v) ? v.toFixed(3) : '–');
-const pct = (v: number) => (Number.isFinite(v) ? `${v.toFixed(1)}%` : '–');
 
 /** The sweep's Markdown: setup, one row per point, and whether every point met the target. */
 export function sweepMarkdown(r: { points: SweepPoint[]; overheadMs: number; runs: number; command: string; profile: TimingProfile }): string {
