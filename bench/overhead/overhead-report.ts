@@ -1,7 +1,8 @@
+import { fixedDigits, signedDigits } from '../fixed-digits.ts';
 import type { OverheadJson, TargetName } from './run-overhead.ts';
 
-const ms = (v: number | undefined, digits = 2) => (v !== undefined && Number.isFinite(v) ? v.toFixed(digits) : '–');
-const signed = (v: number | undefined) => (v !== undefined && Number.isFinite(v) ? `${v >= 0 ? '+' : ''}${v.toFixed(2)}` : '–');
+const ms = (v: number | undefined, digits = 2) => fixedDigits(v, digits);
+const signed = (v: number | undefined) => signedDigits(v, 2);
 
 /** The Markdown report of runOverhead (the command line is prepended by whoever runs it). */
 export function overheadMarkdown(json: OverheadJson): string {
@@ -37,7 +38,7 @@ export function overheadMarkdown(json: OverheadJson): string {
   const verdict =
     tgt.conveyorAddedTtftP50Ms === null
       ? 'not measured'
-      : `${tgt.conveyorAddedTtftP50Ms.toFixed(3)} ms — ${tgt.under1ms ? 'under' : '**not** under'} 1 ms` +
+      : `${fixedDigits(tgt.conveyorAddedTtftP50Ms, 3)} ms — ${tgt.under1ms ? 'under' : '**not** under'} 1 ms` +
         (tgt.belowPortkey === null ? ' (no Portkey in this run)' : `, ${tgt.belowPortkey ? 'below' : '**not** below'} Portkey's`);
   lines.push(
     '',

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { overheadMarkdown } from '../../../bench/overhead/overhead-report.ts';
+import type { OverheadJson, TargetStats } from '../../../bench/overhead/run-overhead.ts';
+
+const summary = (p50: number) => ({ n: 100, mean: p50, std: 1, p50, p99: p50 + 10, min: p50, max: p50 + 10 });
+const stats = (ttftP50: number): TargetStats => ({
+  streams: 100,
+  errors: [],
+  shortStreams: 0,
+  ttftMs: summary(ttftP50),
+  itlMs: summary(6),
+  tokens: 20000,
+  cpuMs: 800,
+  cpuMsPer1kTokens: 40,
+  simCpuMsPer1kTokens: 20,
+  wallMs: 8000,
+});
+
+const json: OverheadJson = {
+  meta: { date: '2026-12-01', node: 'v20', cpus: '2 × test', loadavg: [1, 1, 1], profile: 'test', streamTokens: 200, portkey: { error: 'not installed' } },
+  levels: [
+    {
+      concurrency: 100,
+      rounds: 3,
+      streamsPerRound: 100,
+      targets: { direct: stats(20), conveyor: stats(20.003) },
+      // Differences of two p50s: a gateway a few µs slower or faster than direct.
+      added: { conveyor: { ttftP50Ms: -0.004, ttftP99Ms: 1.5, itlP50Ms: 0.004, itlP99Ms: -0.3 } },
+    },
+  ],
+  target: { concurrency: 100, conveyorAddedTtftP50Ms: -0.004, under1ms: true, belowPortkey: null },
+};
+
+describe('the overhead report', () => {
+  it('signs the added latencies as the forward report does: +, -, and 0.00 unsigned where it rounds to nothing', () => {
+    const row = overheadMarkdown(json).split('\n').find((l) => l.startsWith('| 100 | conveyor |'))!;
+    expect(row.split(' | ').slice(4, 6)).toEqual(['0.00 / +1.50', '0.00 / -0.30']);
+    expect(row).not.toContain('-0.00');
+  });
+});
