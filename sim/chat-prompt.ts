@@ -1,3 +1,4 @@
+import { InvalidRequestError } from '../core/errors.ts';
 import { BOS_TOKEN_ID, EOS_TOKEN_ID, encodeText } from './mistral-tokenizer.ts';
 import { checkContentPartTypes } from './content-part-types.ts';
 import { contentText, type ChatMessageLike } from './scenario-matcher.ts';
@@ -15,6 +16,10 @@ import { contentText, type ChatMessageLike } from './scenario-matcher.ts';
  * engine's step timer) on every round.
  */
 export function promptTokenIds(messages: readonly ChatMessageLike[], tools?: readonly unknown[] | null): number[] {
+  // pydantic takes an empty list (vLLM's `messages` has no length bound); the Mistral template
+  // refuses it, and vLLM's apply_mistral_chat_template turns mistral_common's exception into the
+  // ValueError its serving layer answers as a 400, in mistral_common's words.
+  if (messages.length === 0) throw new InvalidRequestError('Conversation must have at least one message');
   checkContentPartTypes(messages);
   const ids: number[] = [BOS_TOKEN_ID];
   const add = (text: string) => {

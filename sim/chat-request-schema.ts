@@ -7,9 +7,15 @@ import { isJsonObject } from '../core/json-object.ts';
 // Loose objects: like vLLM (pydantic extra="allow"), fields the simulator does not use
 // (user, logit_bias, ...) are accepted and ignored. Only what the simulator reads is typed.
 
+const CHAT_ROLES = ['system', 'developer', 'user', 'assistant', 'tool', 'function'] as const;
+const ROLE_LITERAL_WORDS = `Input should be ${CHAT_ROLES.slice(0, -1).map((r) => `'${r}'`).join(', ')} or '${CHAT_ROLES.at(-1)}'`;
+
 /** One chat message, as /v1/chat/completions and /tokenize read it. */
 export const chatMessageSchema = z.looseObject({
-  role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']),
+  // pydantic's words for a Literal field, not zod's ("Invalid option: expected one of …"). vLLM itself
+  // takes any role string here (its CustomChatCompletionMessageParam) and refuses it later, in the
+  // chat template; the simulator's template knows these six (sim/README.md, Errors).
+  role: z.enum(CHAT_ROLES, { error: (issue) => (issue.input === undefined ? 'Field required' : ROLE_LITERAL_WORDS) }),
   content: z.union([z.string(), z.array(z.looseObject({ type: z.string() })), z.null()]).optional(),
   name: z.string().optional(),
   tool_call_id: z.string().optional(),
@@ -20,7 +26,8 @@ export const chatMessageSchema = z.looseObject({
 export const chatCompletionRequestSchema = z
   .looseObject({
     ...samplingRequestFields,
-    messages: z.array(chatMessageSchema).min(1),
+    /** An empty list passes, as pydantic lets it; the prompt's template refuses it (chat-prompt.ts). */
+    messages: z.array(chatMessageSchema),
     max_tokens: tokenCount.nullish(),
     max_completion_tokens: tokenCount.nullish(),
     /**

@@ -72,7 +72,8 @@ export function zodProblems(error: z.ZodError): ValidationProblem[] {
     const loc = ['body', ...issue.path.map((p) => (typeof p === 'number' ? p : String(p)))];
     if ((issue.code === 'invalid_type' || issue.code === 'invalid_value') && issue.message === FIELD_REQUIRED) return { type: 'missing', loc, msg: FIELD_REQUIRED };
     const pydanticType = issue.code === 'custom' ? issue.params?.[PYDANTIC_TYPE] : undefined;
-    const type = typeof pydanticType === 'string' ? pydanticType : issue.code;
+    // zod's invalid_value (an enum or literal the input is not) is pydantic's literal_error.
+    const type = typeof pydanticType === 'string' ? pydanticType : issue.code === 'invalid_value' ? 'literal_error' : issue.code;
     return { type, loc, msg: issue.message };
   });
 }

@@ -246,7 +246,7 @@ describe('response_format', () => {
       expect(body.error).toMatchObject({ type: 'Bad Request', param: 'body.response_format.type' });
       // Quoted as Python's repr() quotes a string holding single quotes.
       expect(body.error.message).toBe(
-        `1 validation error:\n  {'type': 'invalid_value', 'loc': ('body', 'response_format', 'type'), 'msg': "Input should be 'text', 'json_object', 'json_schema' or 'structural_tag'"}`,
+        `1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': "Input should be 'text', 'json_object', 'json_schema' or 'structural_tag'"}`,
       );
     }
     expect((await chat({ response_format: {} })).body.error.message).toContain('Field required');
