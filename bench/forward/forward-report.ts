@@ -1,5 +1,5 @@
 /** The forward bench's Markdown report (bench/forward/run.ts), apart from its servers so it can be tested. */
-import { signedDigits } from '../fixed-digits.ts';
+import { fixedDigits, signedDigits } from '../fixed-digits.ts';
 
 export const TARGETS = ['completions, direct', 'completions, forwarded', 'chat, through the gateway'] as const;
 export type Target = (typeof TARGETS)[number];
@@ -25,7 +25,8 @@ export interface ForwardReport {
   rows: ForwardRow[];
 }
 
-const range = (xs: number[]) => `${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)}`;
+// A phase without a figure (no events: its CPU divided by zero) leaves the range without one too.
+const range = (xs: number[]) => (xs.length && xs.every(Number.isFinite) ? `${fixedDigits(Math.min(...xs), 1)}–${fixedDigits(Math.max(...xs), 1)}` : '–');
 
 export function forwardMarkdown(r: ForwardReport): string {
   const direct = (c: number) => r.rows.find((row) => row.concurrency === c && row.target === 'completions, direct')!;
@@ -40,7 +41,7 @@ export function forwardMarkdown(r: ForwardReport): string {
     ...r.rows.map((row) => {
       const added = row.target === 'completions, direct' ? '–' : signedDigits(row.ttftP50Ms - direct(row.concurrency).ttftP50Ms, 2);
       const gatewayCpu = row.target === 'completions, direct' ? '–' : range(row.gatewayCpuPer1kTokens);
-      return `| ${row.concurrency} | ${row.target} | ${row.streams} | ${row.ttftP50Ms.toFixed(2)} / ${row.ttftP99Ms.toFixed(2)} | ${added} | ${gatewayCpu} | ${range(row.simCpuPer1kTokens)} |`;
+      return `| ${row.concurrency} | ${row.target} | ${row.streams} | ${fixedDigits(row.ttftP50Ms, 2)} / ${fixedDigits(row.ttftP99Ms, 2)} | ${added} | ${gatewayCpu} | ${range(row.simCpuPer1kTokens)} |`;
     }),
     '',
     'added TTFT = the target\'s p50 minus the direct p50 at the same level, same run. Compare within one run only.',

@@ -30,4 +30,15 @@ describe('the forward bench report', () => {
     const markdown = report([row('completions, direct', 10), row('completions, forwarded', 9.999), row('chat, through the gateway', 10.001)]);
     expect(addedCells(markdown)).toEqual(['0.00', '0.00']);
   });
+
+  // stream() leaves a TTFT NaN when no read held a token's text, and a phase of no events divides
+  // its CPU by zero: the table printed "NaN / NaN" and "Infinity–Infinity".
+  it('prints "–" for a figure it does not have, never NaN or Infinity', () => {
+    const broken = { ...row('completions, forwarded', NaN), ttftP99Ms: NaN, gatewayCpuPer1kTokens: [40, Infinity], simCpuPer1kTokens: [NaN, 20] };
+    const markdown = report([row('completions, direct', 10), broken]);
+    expect(markdown).not.toMatch(/NaN|Infinity/);
+    const cells = markdown.split('\n').find((l) => l.startsWith('| 100 | completions, forwarded |'))!.split(' | ');
+    expect(cells.slice(3)).toEqual(['– / –', '–', '–', '– |']);
+  });
 });
+
