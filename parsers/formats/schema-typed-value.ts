@@ -63,9 +63,9 @@ export interface TypedValue {
  * as int() and float() read them); anything that does not convert stays
  * the text it was. `json` is what the client reads, so it keeps what Python keeps and a double
  * cannot: every digit of an int (an id past 2^53), and floats in Python's repr (see
- * redumpJson). Deliberate differences from vLLM, so that no value changes silently: "null"
- * (or "None") becomes null only where the schema allows something other than a string (vLLM turns every
- * "null" into None, even for string parameters), a boolean that is neither "true" nor "false"
+ * redumpJson). "null" or "none", in any case, becomes null only where the schema allows something
+ * other than a string, as in vLLM's current parser. Deliberate differences from vLLM, so that no
+ * value changes silently: a boolean that is neither "true" nor "false"
  * stays text (vLLM makes it false), and a number written as an int keeps its digits (vLLM's
  * float() rounds 12345678901234567890 to 12345678901234567168). Without a schema every value
  * is text.
@@ -74,9 +74,10 @@ export function convertParameter(raw: string, types: readonly string[] | undefin
   const text = { value: raw, json: JSON.stringify(raw) };
   if (types === undefined) return text;
   const stringLike = types.some(isStringType);
-  // "None": Python's null, which Qwen3.5's chat template writes.
-  const word = raw.trim();
-  if ((word.toLowerCase() === 'null' || word === 'None') && (types.includes('null') || !stringLike)) return { value: null, json: 'null' };
+  // "None": Python's null, which Qwen3.5's chat template writes; any case of either word, as vLLM's
+  // `param_value.lower() in ("null", "none")` reads them ("none" stayed text here before).
+  const word = raw.trim().toLowerCase();
+  if ((word === 'null' || word === 'none') && (types.includes('null') || !stringLike)) return { value: null, json: 'null' };
   if (stringLike) return text;
   const type = types.find((t) => t !== 'null') ?? 'string';
   if (['int', 'uint', 'long', 'short', 'unsigned'].some((prefix) => type.startsWith(prefix))) {

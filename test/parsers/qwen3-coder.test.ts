@@ -125,6 +125,29 @@ describe('qwen3-coder parser: calls', () => {
     expect(JSON.parse(parsed!.argsText)).toEqual(parsed!.args);
   });
 
+  // vLLM's qwen3_coder: `param_value.lower() in ("null", "none")` is None for a non-string type, and
+  // for a nullable one (anyOf with null) whatever its first type; "none" stayed the text "none" here.
+  it('reads none, None and NONE as null, as null and NULL, where the schema allows more than a string', () => {
+    const toolDefinitions = [
+      tool('f', {
+        i: { type: 'integer' },
+        o: { type: 'object' },
+        b: { type: 'boolean' },
+        x: { type: 'number' },
+        a: { type: 'array' },
+        s: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+        t: { type: 'string' },
+        u: { type: 'string' },
+      }),
+    ];
+    const input = call('f', { i: 'none', o: 'NONE', b: 'None', x: 'NULL', a: 'Null', s: 'none', t: 'none', u: 'NULL' });
+    const [parsed] = callsOf(parse(input, { toolDefinitions }));
+    expect(parsed!.args).toEqual({ i: null, o: null, b: null, x: null, a: null, s: null, t: 'none', u: 'NULL' });
+    expect(JSON.parse(parsed!.argsText)).toEqual(parsed!.args);
+    // Without a schema every value is text.
+    expect(callsOf(parse(call('f', { i: 'none' })))[0]!.args).toEqual({ i: 'none' });
+  });
+
   // Regression: call-args held JSON.stringify of the converted doubles, so an integer id past 2^53
   // reached the client as 12345678901234567000; vLLM's int() keeps every digit, and json.dumps writes them.
   it('keeps every digit of a big integer in call-args, and writes floats as json.dumps does', () => {
