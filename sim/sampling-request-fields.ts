@@ -62,6 +62,12 @@ export const samplingRequestFields = {
   truncate_prompt_tokens: laxInt()
     .refine((v) => v >= -1, { message: 'Input should be greater than or equal to -1', params: { [PYDANTIC_TYPE]: 'greater_than_equal' } })
     .nullish(),
+  /**
+   * vLLM extension: the request's place in a priority scheduler's queue. vLLM V1 under its default
+   * FCFS policy ignores it (sim/README.md, Errors), as the simulator's FIFO does; typed because
+   * pydantic's `int = 0` refuses a word, a fraction and null.
+   */
+  priority: laxInt().optional(),
   /** vLLM extension: EOS is no stop; the sequence runs to max_tokens (reply-continuation.ts). */
   ignore_eos: laxBool().nullish(),
   /** vLLM extension: EOS, stop tokens and stop strings do not end the sequence before this many tokens. */
