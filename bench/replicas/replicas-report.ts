@@ -1,7 +1,11 @@
+import { fixedDigits } from '../fixed-digits.ts';
 import { fractionPercent as pct } from '../percent-format.ts';
 import type { AffinityMode, ModeResult, ReplicasResult } from './run-replicas.ts';
 
-const ms = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : '–');
+const ms = (v: number) => fixedDigits(v, 1);
+// No rounds at all (every conversation failed) leave no shares: an empty cell would look like a layout slip.
+// (v) => pct(v): map's index would be taken for pct's digits (50% / 50.0%).
+const shares = (xs: number[]) => (xs.length ? xs.map((v) => pct(v)).join(' / ') : '–');
 const ratio = (a: number, b: number) => (Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? `${(a / b).toFixed(2)}×` : '–');
 
 /** The side-by-side table: conversations kept on their replica vs spread round by round. */
@@ -20,9 +24,9 @@ export function replicasMarkdown(meta: ReplicasResult['meta'], modes: Record<Aff
     '| | kept on its replica | spread (least loaded per round) | kept / spread |',
     '|---|---|---|---|',
     row('conversations on one replica', kept.oneReplicaShare, spread.oneReplicaShare, pct, false),
-    `| rounds per replica | ${kept.replicaShares.map(pct).join(' / ')} | ${spread.replicaShares.map(pct).join(' / ')} | |`,
+    `| rounds per replica | ${shares(kept.replicaShares)} | ${shares(spread.replicaShares)} | |`,
     row('prefix cache hit rate (prompt tokens)', kept.cacheHitRate, spread.cacheHitRate, pct),
-    row('prompt tokens prefilled per conversation', kept.prefilledTokensPerConversation, spread.prefilledTokensPerConversation, (v) => v.toFixed(0)),
+    row('prompt tokens prefilled per conversation', kept.prefilledTokensPerConversation, spread.prefilledTokensPerConversation, (v) => fixedDigits(v, 0)),
     row('round 1 TTFT p50, ms (same for both)', kept.firstRoundTtftMs.p50, spread.firstRoundTtftMs.p50, ms),
     row('rounds 2–3 TTFT mean, ms', kept.laterRoundTtftMs.mean, spread.laterRoundTtftMs.mean, ms),
     row('rounds 2–3 TTFT p50, ms', kept.laterRoundTtftMs.p50, spread.laterRoundTtftMs.p50, ms),
