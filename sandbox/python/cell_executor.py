@@ -14,9 +14,9 @@ import os
 import signal
 import sys
 import traceback
-import warnings
 import weakref
 
+import cell_compile_error
 import cell_excepthook
 import cell_main_file
 import unit_compiler
@@ -50,6 +50,7 @@ class CellExecutor:
         self.exit_code = 0
         self.exit_signal = None      # the signal a script run would die of ('SIGINT'), or None
         self._busy = False
+        self._bom = False            # the text began with a UTF-8 byte order mark (stripped)
         self._pid = _getpid()
 
     # ---- input -------------------------------------------------------------------------------
@@ -61,6 +62,7 @@ class CellExecutor:
         numbers and string contents stay the same as in a whole-file compile."""
         decoder = codecs.getincrementaldecoder('utf-8')('replace')
         rest = ''
+        at_start = True
         while True:
             # Before every read, not only on a change: the zygote honours an idle only once the
             # cell has read everything it was sent, so it needs one after each read (cell_io.py).
@@ -68,6 +70,12 @@ class CellExecutor:
             self._send({'t': 'idle'})
             chunk = self._read_chunk()
             text = decoder.decode(chunk, final=not chunk)
+            if at_start and text:
+                at_start = False
+                if text.startswith(cell_compile_error.BOM):
+                    # A file run's tokenizer skips it; compile() of a str refuses it.
+                    text = text[1:]
+                    self._bom = True
             text = rest + text
             rest = ''
             if chunk and text.endswith('\r'):
@@ -264,29 +272,16 @@ class CellExecutor:
         return main
 
     def _whole_compile_error(self, source):
-        try:
-            # Only the error matters here: the statements' own compiles (or the whole run's) have
-            # printed the compiler's warnings once already, as a script run prints them once.
-            with warnings.catch_warnings():
-                warnings.simplefilter('ignore')
-                compile(source, self.filename, 'exec', dont_inherit=True)
-        except Exception as err:
-            return self._compile_error_result(err)
-        return None
-
-    def _compile_error_result(self, err):
-        if isinstance(err, SyntaxError) and err.text is None and err.lineno:
-            # Compiler-stage errors ('return' outside function…) carry no source text for a
-            # string; a script run would show the line, so show it here too.
-            if 0 < err.lineno <= len(self._cache_lines):
-                err.text = self._cache_lines[err.lineno - 1]
-        text = ''.join(traceback.format_exception(type(err), err, None))
+        err = cell_compile_error.whole_compile_error(source, self.filename)
+        if err is None:
+            return None
+        err = cell_compile_error.as_file_run(err, self._cache_lines, self._bom)
         error = {'type': type(err).__name__, 'message': _safe_str(getattr(err, 'msg', None) or err),
                  'compileError': True}
         if getattr(err, 'lineno', None):
             error['lineno'] = err.lineno
-        return {'ok': False, 'unitsRun': self.units_run, 'error': error, 'compileErrorText': text,
-                'exitCode': 1}
+        return {'ok': False, 'unitsRun': self.units_run, 'error': error,
+                'compileErrorText': cell_compile_error.format_compile_error(err), 'exitCode': 1}
 
     def _finish(self, compiled=False):
         self._set_busy(True)

@@ -125,6 +125,26 @@ const FILE_RUN_CASES: Record<string, string> = {
   // A process forked at the top level ends as a script would, so its parent sees death by SIGINT.
   'KeyboardInterrupt in a forked child':
     "import os\nif os.fork() == 0:\n    raise KeyboardInterrupt\nelse:\n    print(os.waitstatus_to_exitcode(os.wait()[1]))\n",
+  // The tokenizer of a file run skips a leading UTF-8 byte order mark; compile() of a str
+  // refused it ("invalid non-printable character U+FEFF").
+  'a byte order mark': '\uFEFFprint("bom")\nimport sys\nprint(__doc__, sys.argv[0])\n',
+  'a byte order mark, then a runtime error': '\uFEFFx = 1\n1/0\n',
+  'a byte order mark, then a compile error': '\uFEFFx = 1\nx = = 2\n',
+  // Line 1's text, as a file run reads it back from the file, starts with the mark.
+  'a byte order mark, then a compile error on line 1': '\uFEFFx = "é" é\n',
+  'a byte order mark, then a docstring': '\uFEFF"doc"\nprint(__doc__)\n',
+  'a byte order mark, then an indented line': '\uFEFF  x = 1\n',
+  'a byte order mark, then an unterminated string': '\uFEFFx = "abc\n',
+  // A file run shows the line the error is on, read from the file; compile() of a str showed
+  // the logical line's first (line 1's text under "line 2").
+  'a backslash continuation onto a blank line': 'x = 1 + \\\n\n',
+  'a backslash continuation onto a blank line, then more': 'print(0)\nx = 1 + \\\n\nprint(x)\n',
+  'a backslash continuation onto a bad line': 'x = 1 + \\\n  2 2\n',
+  'a backslash continuation after non-ASCII text': 'é = 1 + \\\n  2 2\n',
+  // A file run's parser counts columns in bytes of UTF-8, compile() of a str in characters.
+  'a compile error after non-ASCII text': 'x = "é" é\n',
+  'a compile error after non-ASCII text, continued': 'x = \\\n   "é" "a" é é\n',
+  'a compile error in brackets after non-ASCII text': 'x = ("é",\n é é)\n',
 };
 
 describe('a file run of texts the corpus cannot hold', () => {
