@@ -8,8 +8,8 @@ import { jsonText, readBodyBytes, readJsonBody, sentAsJson } from './request-bod
 /** The body as it goes upstream: read whole (its model replaced with `upstream.model`) where that is allowed, else the request itself, streamed. */
 export async function forwardedBody(config: GatewayConfig, req: IncomingMessage, headers: Record<string, string | string[]>): Promise<{ body: Readable | Buffer | null; json?: unknown }> {
   if (!hasBody(req)) return { body: null };
-  if (config.upstream.model !== undefined && sentAsJson(req)) {
-    const json = withModel(await readJsonBody(req, config.maxBodyBytes), config.upstream.model);
+  if (readsJsonWhole(config, req)) {
+    const json = withModel(await readJsonBody(req, config.maxBodyBytes), config.upstream.model!);
     const body = Buffer.from(requestJson(json));
     headers['content-length'] = String(body.length);
     return { body, json };
@@ -19,6 +19,14 @@ export async function forwardedBody(config: GatewayConfig, req: IncomingMessage,
   if (!(Number(req.headers['content-length']) <= config.maxBodyBytes)) return { body: req };
   const body = await readBodyBytes(req, config.maxBodyBytes);
   return { body, json: sentAsJson(req) && !isEncoded(req) ? parsedOrUndefined(body) : undefined };
+}
+
+/**
+ * Whether a forwarded body is read whole as JSON, to put `upstream.model` in it: bound by
+ * maxBodyBytes (a 413 past it), where any other body past it is piped through unread.
+ */
+export function readsJsonWhole(config: GatewayConfig, req: IncomingMessage): boolean {
+  return config.upstream.model !== undefined && sentAsJson(req);
 }
 
 /**

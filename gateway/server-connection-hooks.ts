@@ -73,14 +73,14 @@ function refusalMessage(status: number, parserError: string | undefined): string
 }
 
 /**
- * `Expect: 100-continue`: a body declared over maxBodyBytes on a path that reads it whole (the chat
- * route) is refused (413, by the route) before the client sends it, and the connection closes after,
+ * `Expect: 100-continue`: a body declared over maxBodyBytes on a request that reads it whole (the
+ * chat route's, a forwarded JSON body that gets upstream.model) is refused (413, by the route) before the client sends it, and the connection closes after,
  * since that body will not follow.
  */
-export function answerExpectContinue(server: Server, readsBodyWhole: (path: string) => boolean, maxBodyBytes: number): void {
+export function answerExpectContinue(server: Server, readsBodyWhole: (path: string, req: IncomingMessage) => boolean, maxBodyBytes: number): void {
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     const path = pathOf(req.url ?? '/');
-    if (path !== undefined && readsBodyWhole(path) && Number(req.headers['content-length']) > maxBodyBytes) res.shouldKeepAlive = false;
+    if (path !== undefined && readsBodyWhole(path, req) && Number(req.headers['content-length']) > maxBodyBytes) res.shouldKeepAlive = false;
     else res.writeContinue();
     server.emit('request', req, res);
   });

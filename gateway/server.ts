@@ -14,6 +14,7 @@ import { createChatCompletionPump } from '../llm-client/pump-chat-completion.ts'
 import type { ToolPlugin } from '../plugins/plugin-types.ts';
 import { allowedMethods, CHAT_PATH, gatewayRoutes, OPEN_PATHS } from './gateway-routes.ts';
 import { countForwardFailure, upstreamForwardRoute } from './upstream-forward-route.ts';
+import { readsJsonWhole } from './forwarded-body.ts';
 import { DEFAULT_MAX_QUEUED_REQUESTS, gatewayConfigSchema, type GatewayConfig, type GatewayConfigInput } from './config.ts';
 import { GatewayMetrics } from './gateway-metrics.ts';
 import { describeConfigIssues } from './config-issues.ts';
@@ -143,7 +144,10 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
   if (config.maxConnections !== undefined) server.maxConnections = config.maxConnections;
   countResponseBytes(server);
   answerParserRefusals(server, accessLog);
-  answerExpectContinue(server, (path) => CHAT_PATH.test(path), config.maxBodyBytes);
+  // The chat route reads its body whole; a forwarded route, only a JSON body it puts upstream.model in.
+  answerExpectContinue(server, (path, req) => CHAT_PATH.test(path) || (forwards(path) && readsJsonWhole(config, req)), config.maxBodyBytes);
+  /** Whether a request for `path` goes to the upstream unchanged (no route of the gateway's takes it). */
+  const forwards = (path: string): boolean => config.forwardOtherEndpoints && path.startsWith('/v1/') && !routes.some((r) => r.pattern.test(path));
 
   // Set once the server is listening: whether it checks depends on the address it bound.
   let checkHost: ReturnType<typeof hostCheck>;
@@ -155,7 +159,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     // After CORS: a page on an allowed origin reads this 503 as it reads any error.
     if (draining) throw new ShuttingDownError();
     const matches = routes.filter((r) => r.pattern.test(path));
-    if (matches.length === 0 && config.forwardOtherEndpoints && path.startsWith('/v1/')) {
+    if (matches.length === 0 && forwards(path)) {
       try {
         admitForwarded(req, path);
       } catch (err) {

@@ -366,7 +366,7 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     }
     expect(sim.counters().requestsReceived).toBe(received);
     // What OpenAI and vLLM both take still passes, and vLLM's extras beyond OpenAI's (five stops) too.
-    const taken = { seed: 4, temperature: 0, top_p: 1, presence_penalty: -2, frequency_penalty: 2, stop: ['a', 'b', 'c', 'd', 'e'], logit_bias: { '50256': -100 }, user: 'u-1' };
+    const taken = { seed: 4, temperature: 0, top_p: 1, presence_penalty: -2, frequency_penalty: 2, stop: ['a', 'b', 'c', 'd', 'e'], logit_bias: { '2': -100 }, user: 'u-1' };
     expect((await postJson(gateway.url, '/v1/chat/completions', { ...hello, ...taken })).status).toBe(200);
     expect((await postJson(gateway.url, '/v1/chat/completions', { ...hello, stop: 'x', seed: null, temperature: null })).status).toBe(200);
     // A random 64-bit seed, as clients draw them: an integer past 2^53, which zod's .int() refused.

@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import { request, type ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { GatewayConfigInput } from '../../gateway/config.ts';
 import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
@@ -147,5 +147,32 @@ describe('the limits a forwarded request shares with a chat', () => {
     expect(text).toContain('data: {"n":0}');
     expect(text).not.toContain('[DONE]');
     await streaming.requestSocketClosed(0);
+  });
+
+  /** A POST declared `length` bytes long under Expect: 100-continue: its status, and whether the gateway asked for the body. */
+  function expectContinue(url: string, length: number): Promise<{ status: number; continued: boolean }> {
+    return new Promise((resolve, reject) => {
+      let continued = false;
+      const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(length), expect: '100-continue' } });
+      req.on('continue', () => {
+        continued = true;
+        req.end(`{"p":"${'x'.repeat(length - 8)}"}`);
+      });
+      req.on('response', (res) => {
+        res.resume();
+        resolve({ status: res.statusCode!, continued });
+      });
+      req.on('error', reject);
+      req.flushHeaders();
+    });
+  }
+
+  it('refuses a forwarded JSON body it must read whole (upstream.model) declared over maxBodyBytes before the client sends it, as the chat route does', async () => {
+    const echo = await upstream((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    const named = keep(await startGateway({ port: 0, maxBodyBytes: 1000, upstream: { baseUrl: echo.baseUrl, model: 'served-name' } }, { tools: new Map() }));
+    expect(await expectContinue(`${named.url}/v1/completions`, 5000)).toEqual({ status: 413, continued: false });
+    // Without a model to put in, the body is piped through unread, whatever its size.
+    const piped = await gateway([echo], { maxBodyBytes: 1000 });
+    expect(await expectContinue(`${piped.url}/v1/completions`, 5000)).toEqual({ status: 200, continued: true });
   });
 });
