@@ -4,8 +4,8 @@ A file run's parser reads its text as bytes, and a SyntaxError's line back from 
 columns are bytes of UTF-8 (characters only when a byte order mark gave the file an encoding), and
 the text is the line the error is on. compile() of a str counts characters, and where the file
 cannot be read (`<llm-cell>`), shows the logical line from its first physical line: line 1's text
-under "line 2" after a backslash continuation. So the text is compiled as UTF-8 bytes, and the
-line put back as the file would give it.
+under "line 2" after a backslash continuation. So a text that does not compile is compiled again
+as UTF-8 bytes, for the columns, and the line put back as the file would give it.
 """
 import traceback
 import warnings
@@ -14,18 +14,29 @@ BOM = '\ufeff'
 
 
 def whole_compile_error(source, filename):
-    """The exception compiling `source` (a byte order mark already stripped) as a file run would
-    raise, or None."""
+    """The exception compiling `source` (a byte order mark already stripped) raises, or None."""
+    err = _compile_error(source, filename)
+    if err is None or not isinstance(err, SyntaxError):
+        return err
     try:
         data = source.encode('utf-8')
     except UnicodeEncodeError:
-        data = None  # a lone surrogate: no file holds it; the str's own error is the best there is
+        return err  # a lone surrogate: no file holds it
+    # The same error from the bytes, for its columns. Only that: the bytes would also obey a
+    # coding cookie, which the statements' own compiles (of the str) did not.
+    same = _compile_error(data, filename)
+    if isinstance(same, SyntaxError) and (same.msg, same.lineno) == (err.msg, err.lineno):
+        return same
+    return err
+
+
+def _compile_error(source, filename):
     try:
         # Only the error matters here: the statements' own compiles (or the whole run's) have
         # printed the compiler's warnings once already, as a script run prints them once.
         with warnings.catch_warnings():
             warnings.simplefilter('ignore')
-            compile(source if data is None else data, filename, 'exec', dont_inherit=True)
+            compile(source, filename, 'exec', dont_inherit=True)
     except Exception as err:
         return err
     return None
