@@ -10,7 +10,7 @@ as UTF-8 bytes, for the columns, and the line put back as the file would give it
 import traceback
 import warnings
 
-BOM = '\ufeff'
+from cell_source import BOM
 
 
 def whole_compile_error(source, filename):
