@@ -9,12 +9,17 @@ import { exitProcess } from './commands/exit-guard.ts';
 // Read at run time: the version a user reports is the installed package's, whatever was built.
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
+// The help command as an object of our own, to answer `help help` with (below): commander looks
+// `help X` up among the commands, and its help command is none of them, so it printed the whole
+// help as an error (stderr, status 2) where `help parse` prints parse's.
+const helpCommand = new Command('help').argument('[command]', 'the command whose help to print').description("print a command's help").helpOption(false);
+
 const program = new Command()
   .name('conveyor')
   .description('Tool-aware OpenAI-compatible gateway: runs tool calls while the model is still writing them.')
   .version(version, '-V, --version', 'print the version and exit')
   .helpOption('-h, --help', 'print this help and exit')
-  .helpCommand('help [command]', "print a command's help")
+  .addHelpCommand(helpCommand)
   // Before the commands are added: they copy these settings. Commander's own usage errors
   // ("error: unknown option", two lines with a suggestion, exit 1) become the CLI's one line and
   // its usage status (gateway/commands/exit-status.ts); help and --version still exit 0.
@@ -39,6 +44,12 @@ for (const option of program.commands.flatMap((c) => c.options)) {
 // `help WORD` too: commander would print the whole help for it, as an error.
 const commands = program.commands.map((c) => c.name());
 const [first, second] = process.argv.slice(2);
+if (first === 'help' && second === 'help') {
+  // Its usage line names the program, as a command's does (commander sets `parent` only for the commands it adds).
+  helpCommand.parent = program;
+  helpCommand.outputHelp();
+  exitProcess(0);
+}
 const word = first === 'help' ? second : first;
 if (word !== undefined && !word.startsWith('-') && word !== 'help' && !commands.includes(word)) {
   printFailure(`unknown command '${word}' (commands: ${commands.join(', ')}; conveyor --help)`);

@@ -55,6 +55,16 @@ describe('the CLI: version, help and usage errors (in a child process)', () => {
     expect(await conveyor(['help', 'parse'])).toMatchObject({ code: 0, stdout: expect.stringContaining('Usage: conveyor parse') });
   }, 60_000);
 
+  // commander looks `help X` up among the commands, and its help command is none of them: `help
+  // help` printed the whole help, as an error (stderr, exit 2), where `help parse` prints parse's.
+  it("prints the help command's own help to stdout, status 0, for `help help`", async () => {
+    const help = await conveyor(['help', 'help']);
+    expect(help).toMatchObject({ code: 0, stderr: '' });
+    expect(help.stdout).toMatch(/^Usage: conveyor help \[command\]\n/);
+    expect(help.stdout).toContain("print a command's help");
+    expect(help.stdout).not.toContain('Commands:');
+  }, 30_000);
+
   // Commander's own usage errors were two lines (`error: unknown option '--prot'` and its
   // suggestion) with exit 1, the CLI's own `conveyor: …` with 1 or 2 by chance.
   it('answers a wrong command line with one line, conveyor: first, and exit status 2', async () => {
