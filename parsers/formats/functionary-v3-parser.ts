@@ -17,6 +17,13 @@ export type FunctionaryV3ParserOptions = z.input<typeof FunctionaryV3ParserOptio
 const SEGMENT = '>>>';
 const MAX_RECIPIENT = 128;
 const SEGMENTS = new MarkerSet([SEGMENT]);
+/**
+ * What ends a content or raw-code body. Functionary's own v3 parser strips each segment, so the
+ * "\n" a model writes before ">>>" (its template joins segments with nothing) is neither content
+ * nor code, as the "\n" before <|from|> in v2: frame if a recipient line follows, text with the
+ * ">>>" if that turns out to be text.
+ */
+const BODY_ENDS = new MarkerSet([`\n${SEGMENT}`, SEGMENT]);
 
 type State =
   /** The very start: the prompt usually ends with ">>>", so a recipient line may come first. */
@@ -39,7 +46,8 @@ type State =
  * ">>>" not followed by a name (`[\w.-]+`) and "\n" is text (`>>> print(x)` in prose stays prose).
  * A JSON call ends at the next ">>>", at end(), or at other text after it (then content); whitespace
  * before ">>>" is frame, unless that ">>>" is text or a broken call, which it goes out with. A
- * raw-code body runs to the next ">>>" or end().
+ * raw-code body runs to the next ">>>" or end(); after it and after content, a "\n" before ">>>"
+ * is frame in the same way (BODY_ENDS).
  */
 export function createFunctionaryV3Parser(options: FunctionaryV3ParserOptions = {}): ToolCallParser {
   return new FunctionaryV3Parser(parseFormatOptions(FunctionaryV3ParserOptionsSchema, options, 'functionary_v3'));
@@ -101,10 +109,10 @@ class FunctionaryV3Parser extends FormatParser {
         return j + 1;
       }
       case 'content': {
-        const found = this.scanFor(buf, i, SEGMENTS);
+        const found = this.scanFor(buf, i, BODY_ENDS);
         out.text(found.before);
         if (found.marker === undefined) return buf.length;
-        this.#state = { kind: 'recipient', raw: new RawText(SEGMENT), name: '', segment: true, ws: '' };
+        this.#state = afterBody(found.marker);
         return found.next;
       }
       case 'body': {
@@ -116,11 +124,11 @@ class FunctionaryV3Parser extends FormatParser {
         }
         const code = body.code;
         if (code) {
-          const found = this.scanFor(buf, i, SEGMENTS);
+          const found = this.scanFor(buf, i, BODY_ENDS);
           code.write(found.before, out);
           if (found.marker === undefined) return buf.length;
           code.finish(out);
-          this.#state = { kind: 'recipient', raw: new RawText(SEGMENT), name: '', segment: true, ws: '' };
+          this.#state = afterBody(found.marker);
           return found.next;
         }
         const args = body.json!;
@@ -198,6 +206,12 @@ class FunctionaryV3Parser extends FormatParser {
     this.#state = { kind: 'content' };
     return resumeAt;
   }
+}
+
+/** After a body's end marker (BODY_ENDS): its "\n", if any, waits on the recipient line. */
+function afterBody(marker: string): State {
+  const ws = marker.slice(0, marker.length - SEGMENT.length);
+  return { kind: 'recipient', raw: new RawText(marker), name: '', segment: true, ws };
 }
 
 /** `\w` as Functionary's templates use it, plus "-" and "." which OpenAI tool names may hold. */

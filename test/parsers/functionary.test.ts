@@ -141,9 +141,41 @@ describe('functionary v3', () => {
   });
 
   it('accepts a leading >>> and raw python code', () => {
-    const events = parse(v3(), '>>>python\nx = 2\nprint(x * 21)\n>>>all\nDone.');
-    expect(callsOf(events)).toEqual([{ callId: 'call_1', name: 'python', args: { code: 'x = 2\nprint(x * 21)\n' }, argsText: '{"code":"x = 2\\nprint(x * 21)\\n"}' }]);
+    const events = parse(v3(), '>>>python\nx = 2\nprint(x * 21)>>>all\nDone.');
+    expect(callsOf(events)).toEqual([{ callId: 'call_1', name: 'python', args: { code: 'x = 2\nprint(x * 21)' }, argsText: '{"code":"x = 2\\nprint(x * 21)"}' }]);
     expect(textOf(events)).toBe('Done.');
+  });
+
+  // Functionary's v3 parser (llama3_prompt_template_v3.py) strips each ">>>" segment, so a "\n"
+  // before ">>>" is in neither the content nor the code, as the "\n" before <|from|> in v2; here
+  // it was content, or code, after those and frame only after JSON arguments.
+  it('takes the "\n" before a >>> recipient line as frame after content and code too, as v2 does before <|from|>', () => {
+    const cases = [
+      ['all\nLet me check.\n>>>get_weather\n{"city": "Oslo"}', 'Let me check.', [['get_weather', { city: 'Oslo' }]]],
+      ['>>>python\nx = 2\nprint(x * 21)\n>>>all\nDone.', 'Done.', [['python', { code: 'x = 2\nprint(x * 21)' }]]],
+      ['all\nTwo lines:\n\n>>>all\nmore', 'Two lines:\nmore', []],
+      // A ">>>" that is text keeps the "\n" before it, and so does a broken call.
+      ['all\nType\n>>> print(1)', 'Type\n>>> print(1)', []],
+      ['all\nA\n>>>>f\n{}', 'A\n>', [['f', {}]]],
+      ['all\nA\n>>>f\n{"a": nul}', 'A\n>>>f\n{"a": nul}', []],
+    ] as const;
+    for (const [input, content, calls] of cases) {
+      const events = parse(v3(), input);
+      expect(textOf(events), input).toBe(content);
+      expect(callsOf(events).map((c) => [c.name, c.args])).toEqual(calls);
+      expect(coalesceText(feed(v3(), input.split('')))).toEqual(coalesceText(events));
+    }
+    // The code's last line, its "\n" frame, comes when the code ends.
+    const parser = createFunctionaryV3Parser();
+    expect(parser.push('python\nx = 1\n').filter((e) => e.type === 'call-piece')).toEqual([]);
+    expect(parser.push('>>>').filter((e) => e.type === 'call-piece')).toEqual([line('x = 1', 1)]);
+    // v2 reads the same messages the same way.
+    const v2Input = '<|from|>assistant\n<|recipient|>all\n<|content|>Let me check.\n<|from|>assistant\n<|recipient|>python\n<|content|>x = 2\n<|stop|>';
+    const v3Input = '>>>all\nLet me check.\n>>>python\nx = 2';
+    for (const events of [parse(v2(), v2Input), parse(v3(), v3Input)]) {
+      expect(textOf(events)).toBe('Let me check.');
+      expect(callsOf(events).map((c) => c.args)).toEqual([{ code: 'x = 2' }]);
+    }
   });
 
   it('keeps >>> in prose that is not a recipient line', () => {
@@ -198,6 +230,18 @@ const contentOf = (ms: Message[]) => {
   return (first !== -1 && /^[ \n\r\t]*$/.test(lead) ? '' : lead) + text(ms.slice(cut));
 };
 
+/**
+ * The messages as v3 reads them joined with nothing: a body's last "\n" is the frame before the
+ * next ">>>" (Functionary's own parser strips each segment).
+ */
+const withoutNewlineBeforeNext = (ms: Message[]): Message[] =>
+  ms.map((m, i) => {
+    if (i === ms.length - 1) return m;
+    if ('content' in m && m.content.endsWith('\n')) return { content: m.content.slice(0, -1) };
+    if ('code' in m && m.code.endsWith('\n')) return { code: m.code.slice(0, -1) };
+    return m;
+  });
+
 describe('functionary properties', () => {
   const renderV2 = (messages: Message[], prefilled: boolean) =>
     messages
@@ -208,7 +252,8 @@ describe('functionary properties', () => {
         return `${header}${m.call.name}\n<|content|>${m.call.argsText}`;
       })
       .join('\n');
-  const renderV3 = (messages: Message[], prefilled: boolean) =>
+  // v3's template joins segments with nothing; a model that writes "\n" before ">>>" is read the same.
+  const renderV3 = (messages: Message[], prefilled: boolean, join = '') =>
     messages
       .map((m, i) => {
         const head = i === 0 && prefilled ? '' : '>>>';
@@ -216,21 +261,22 @@ describe('functionary properties', () => {
         if ('code' in m) return `${head}python\n${m.code}`;
         return `${head}${m.call.name}\n${m.call.argsText}`;
       })
-      .join('');
+      .join(join);
 
   it('v2 and v3 recover every call and all content exactly', () => {
     fc.assert(
       fc.property(fc.array(message, { maxLength: 5 }), fc.boolean(), fc.constantFrom('', '\n<|stop|>'), groupings, (messages, prefilled, stop, sizes) => {
         // Raw code runs to the next header, so a content body after it is not distinguishable; end with one.
         const ms = messages.filter((m, i) => !('code' in m) || !('content' in (messages[i + 1] ?? {})) || true);
-        for (const [make, input] of [
-          [v2(), renderV2(ms, prefilled) + stop],
-          [v3(), renderV3(ms, prefilled)],
+        for (const [make, input, read] of [
+          [v2(), renderV2(ms, prefilled) + stop, ms],
+          [v3(), renderV3(ms, prefilled), withoutNewlineBeforeNext(ms)],
+          [v3(), renderV3(ms, prefilled, '\n'), ms],
         ] as const) {
           for (const events of [whole(make, input), feed(make, groupBy(input, sizes))]) {
             expectWellFormedCalls(events);
-            expect(callsOf(events).map((c) => [c.name, c.args])).toEqual(expectedCalls(ms));
-            expect(textOf(events)).toBe(contentOf(ms));
+            expect(callsOf(events).map((c) => [c.name, c.args])).toEqual(expectedCalls(read));
+            expect(textOf(events)).toBe(contentOf(read));
             expect(malformedOf(events)).toEqual([]);
             expectNoHalfCharacters(events, input);
           }
