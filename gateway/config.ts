@@ -56,6 +56,18 @@ function checkHostName(value: string, ctx: z.RefinementCtx): void {
   }
 }
 
+/**
+ * A codeFence language: one word. A fence's language is the first word of its info string
+ * (parsers/markdown-fence.ts), so "python 3" could never match (```python 3 is a python block), and
+ * the gateway started with a language no block would ever run in.
+ */
+const fenceLanguage = z
+  .string()
+  .min(1)
+  .refine((language) => !/[ \t]/.test(language), {
+    error: (issue) => `${JSON.stringify(issue.input)} can never match: a fence's language is the first word of its info string (\`\`\`python 3 is a python block); give one word`,
+  });
+
 /** A string setting that means nothing empty (or blank); `what` says what it takes instead. */
 const notEmpty = (what: string) => z.string().regex(/\S/, `expected ${what}, not an empty value`);
 
@@ -217,7 +229,7 @@ const gatewayConfigFields = z.strictObject({
       /** ```python blocks in the model's prose are calls to the python tool, whatever the format. */
       enabled: z.boolean().default(true),
       /** Not empty: the code-fence parser refuses "" as each round builds it, so every request failed. */
-      languages: z.array(z.string().min(1)).default(['python', 'py', 'python3']),
+      languages: z.array(fenceLanguage).default(['python', 'py', 'python3']),
       /** Treat a fence without an info string as Python too. */
       bareFence: z.boolean().default(false),
     })
