@@ -168,7 +168,7 @@ describe('the limits a forwarded request shares with a chat', () => {
   }
 
   it('refuses a forwarded JSON body it must read whole (upstream.model) declared over maxBodyBytes before the client sends it, as the chat route does', async () => {
-    const echo = await upstream((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    const echo = await upstream((_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
     const named = keep(await startGateway({ port: 0, maxBodyBytes: 1000, upstream: { baseUrl: echo.baseUrl, model: 'served-name' } }, { tools: new Map() }));
     expect(await expectContinue(`${named.url}/v1/completions`, 5000)).toEqual({ status: 413, continued: false });
     // Without a model to put in, the body is piped through unread, whatever its size.
