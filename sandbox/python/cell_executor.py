@@ -156,7 +156,7 @@ class CellExecutor:
             os._exit(code)
 
     def _handle_exception(self, err):
-        self._ending = cell_uncaught.uncaught(err, self.filename)
+        self._ending = cell_uncaught.uncaught(err, self.filename, self._source.as_file)
 
     # ---- the end -----------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ and string contents stay the same as in a whole-file compile. A leading byte ord
 dropped, as a file run's tokenizer drops it (compile() of a str refuses it).
 """
 import codecs
+import contextlib
 import linecache
 
 BOM = '\ufeff'
@@ -57,3 +58,18 @@ class CellSource:
 
     def text(self):
         return ''.join(self.src)
+
+    @contextlib.contextmanager
+    def as_file(self):
+        """linecache's lines as the interpreter's own traceback printer reads them from a file: line 1
+        with its byte order mark, which shifts the columns of its carets. Python's linecache (and
+        so traceback.print_exc() in the code) drops the mark, as the cell's lines do."""
+        if not self.bom or not self.cache_lines:
+            yield
+            return
+        first = self.cache_lines[0]
+        self.cache_lines[0] = BOM + first
+        try:
+            yield
+        finally:
+            self.cache_lines[0] = first

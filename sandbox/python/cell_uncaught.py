@@ -22,9 +22,10 @@ class Ending:
         self.error = error
 
 
-def uncaught(err, filename):
+def uncaught(err, filename, as_file):
     """Prints `err` as a script's interpreter would (SystemExit's message, or the traceback from
-    the cell's first frame on) and returns the Ending."""
+    the cell's first frame on) and returns the Ending. `as_file()`: a context in which linecache
+    holds the lines as the interpreter's own printer reads them from a file (CellSource.as_file)."""
     tb = err.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename != filename:
         tb = tb.tb_next
@@ -44,7 +45,8 @@ def uncaught(err, filename):
         # source for the cell; the traceback module prints what a script shows. With
         # `sys.stderr = None` a script prints nothing (print_exception would use stdout).
         if sys.stderr is not None:
-            cell_excepthook.print_uncaught(err, tb)
+            with as_file():
+                cell_excepthook.print_uncaught(err, tb)
     else:
         try:
             sys.excepthook(type(err), err, tb)
@@ -64,8 +66,9 @@ def uncaught(err, filename):
         # SystemExit is the run's exit; anything else is printed, then the original exception.
         # Before, only the original was printed and the hook's own error went unseen.
         if isinstance(hook_error, SystemExit):
-            return uncaught(hook_error, filename)
-        cell_excepthook.print_hook_failure(hook_error, err, tb)
+            return uncaught(hook_error, filename, as_file)
+        with as_file():
+            cell_excepthook.print_hook_failure(hook_error, err, tb)
     return ending
 
 

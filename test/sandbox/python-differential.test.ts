@@ -132,6 +132,12 @@ const FILE_RUN_CASES: Record<string, string> = {
   'a byte order mark, then a compile error': '\uFEFFx = 1\nx = = 2\n',
   // Line 1's text, as a file run reads it back from the file, starts with the mark.
   'a byte order mark, then a compile error on line 1': '\uFEFFx = "é" é\n',
+  // The interpreter's own traceback printer reads line 1 from the file with the mark (and its
+  // columns shift by it); Python's linecache, as the cell's, drops it.
+  'a byte order mark, then a runtime error on line 1': '\uFEFF1/0\n',
+  'a byte order mark, then a runtime error in a function on line 1': '\uFEFFf = lambda: 1/0; f()\n',
+  'a byte order mark, then an excepthook that raises on line 1': '\uFEFFimport sys; sys.excepthook = lambda *a: 1/0; [][1]\n',
+  'a byte order mark, then a runtime error printed by the code': "\uFEFFimport traceback\ntry: 1/0\nexcept Exception: traceback.print_exc()\n",
   'a byte order mark, then a docstring': '\uFEFF"doc"\nprint(__doc__)\n',
   'a byte order mark, then an indented line': '\uFEFF  x = 1\n',
   'a byte order mark, then an unterminated string': '\uFEFFx = "abc\n',
