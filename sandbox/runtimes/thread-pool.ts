@@ -157,6 +157,7 @@ export class ThreadPool {
   }
 
   private queueFull(pool: Piscina): SandboxQueueFullError {
-    return new SandboxQueueFullError('thread', `the thread runtime is busy: ${pool.threads.length} workers and ${pool.queueSize} tasks queued`);
+    // Worded as the process and python runtimes word theirs; the queue fills only once every thread is busy.
+    return new SandboxQueueFullError('thread', `the thread runtime is busy: ${pool.threads.length} running and ${pool.queueSize} queued`);
   }
 }

@@ -162,7 +162,7 @@ describe('thread runtime', () => {
       const results = await Promise.all(calls);
       const refused = results.filter((r) => r.result?.data?.['code'] === 'sandbox_queue_full');
       expect(refused.length).toBeGreaterThan(0);
-      expect(refused[0]?.result?.content).toMatch(/^error: hostile failed: the thread runtime is busy: /);
+      expect(refused[0]?.result?.content).toBe('error: hostile failed: the thread runtime is busy: 1 running and 1 queued');
     } finally {
       await small.close();
     }
