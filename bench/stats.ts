@@ -1,5 +1,8 @@
 export interface Summary {
+  /** Values summarized: the sample less its missing ones. */
   n: number;
+  /** Values left out as missing (NaN: a run that never saw the figure), so a report can say how many. */
+  missing: number;
   mean: number;
   std: number;
   p50: number;
@@ -8,15 +11,22 @@ export interface Summary {
   max: number;
 }
 
-/** Sample statistics; percentiles by nearest rank (no interpolation across a handful of runs). */
+/**
+ * Sample statistics; percentiles by nearest rank (no interpolation across a handful of runs).
+ * NaN stands for a figure a run did not have: it is left out and counted in `missing`. Sorted
+ * in, it broke every percentile, not only its own: NaN compares as neither less nor more, so
+ * the sort left the other values out of order ([5, NaN, 1, 4, 2, 3] gave p50 1 and min 5).
+ */
 export function summarize(values: readonly number[]): Summary {
-  const n = values.length;
-  if (n === 0) return { n, mean: NaN, std: NaN, p50: NaN, p99: NaN, min: NaN, max: NaN };
-  const sorted = [...values].sort((a, b) => a - b);
+  const present = values.filter((v) => !Number.isNaN(v));
+  const missing = values.length - present.length;
+  const n = present.length;
+  if (n === 0) return { n, missing, mean: NaN, std: NaN, p50: NaN, p99: NaN, min: NaN, max: NaN };
+  const sorted = present.sort((a, b) => a - b);
   const mean = sorted.reduce((s, v) => s + v, 0) / n;
   const variance = n > 1 ? sorted.reduce((s, v) => s + (v - mean) ** 2, 0) / (n - 1) : 0;
   const rank = (p: number) => sorted[Math.min(n - 1, Math.max(0, Math.ceil(p * n) - 1))]!;
-  return { n, mean, std: Math.sqrt(variance), p50: rank(0.5), p99: rank(0.99), min: sorted[0]!, max: sorted[n - 1]! };
+  return { n, missing, mean, std: Math.sqrt(variance), p50: rank(0.5), p99: rank(0.99), min: sorted[0]!, max: sorted[n - 1]! };
 }
 
 export function mean(values: readonly number[]): number {

@@ -10,6 +10,8 @@ export interface ForwardRow {
   streams: number;
   ttftP50Ms: number;
   ttftP99Ms: number;
+  /** Streams that never saw a token's text: left out of the TTFT figures, and counted here. */
+  ttftMissing: number;
   gatewayCpuPer1kTokens: number[];
   simCpuPer1kTokens: number[];
 }
@@ -30,6 +32,15 @@ const range = (xs: number[]) => (xs.length && xs.every(Number.isFinite) ? `${fix
 
 export function forwardMarkdown(r: ForwardReport): string {
   const direct = (c: number) => r.rows.find((row) => row.concurrency === c && row.target === 'completions, direct')!;
+  const notes: string[] = [];
+  // A TTFT from fewer streams than the row ran is starred, with a note saying how many lacked it.
+  const ttft = (row: ForwardRow) => {
+    const cell = `${fixedDigits(row.ttftP50Ms, 2)} / ${fixedDigits(row.ttftP99Ms, 2)}`;
+    if (row.ttftMissing === 0) return cell;
+    const rest = row.streams - row.ttftMissing;
+    notes.push(`\\* ${row.concurrency} streams, ${row.target}: ${row.ttftMissing} of ${row.streams} streams had no token text; their TTFT is left out (${rest > 0 ? `the figures are from the other ${rest}` : 'no figure'}).`);
+    return `${cell}*`;
+  };
   const lines = [
     `# Forwarded endpoints: /v1/completions straight, forwarded, and chat through the gateway — ${r.date}`,
     '',
@@ -41,10 +52,11 @@ export function forwardMarkdown(r: ForwardReport): string {
     ...r.rows.map((row) => {
       const added = row.target === 'completions, direct' ? '–' : signedDigits(row.ttftP50Ms - direct(row.concurrency).ttftP50Ms, 2);
       const gatewayCpu = row.target === 'completions, direct' ? '–' : range(row.gatewayCpuPer1kTokens);
-      return `| ${row.concurrency} | ${row.target} | ${row.streams} | ${fixedDigits(row.ttftP50Ms, 2)} / ${fixedDigits(row.ttftP99Ms, 2)} | ${added} | ${gatewayCpu} | ${range(row.simCpuPer1kTokens)} |`;
+      return `| ${row.concurrency} | ${row.target} | ${row.streams} | ${ttft(row)} | ${added} | ${gatewayCpu} | ${range(row.simCpuPer1kTokens)} |`;
     }),
     '',
     'added TTFT = the target\'s p50 minus the direct p50 at the same level, same run. Compare within one run only.',
+    ...notes.flatMap((note) => ['', note]),
   ];
   return `${lines.join('\n')}\n`;
 }

@@ -111,6 +111,7 @@ try {
         streams: mine.reduce((n, p) => n + p.streams, 0),
         ttftP50Ms: ttft.p50,
         ttftP99Ms: ttft.p99,
+        ttftMissing: ttft.missing,
         // Events ≈ tokens (one per token, plus the role or usage chunk and [DONE]).
         gatewayCpuPer1kTokens: mine.map((p) => (p.gatewayCpuMs / p.events) * 1000),
         simCpuPer1kTokens: mine.map((p) => (p.simCpuMs / p.events) * 1000),

@@ -5,7 +5,7 @@ import type { WorkloadReport } from '../../bench/run-ab.ts';
 
 const origin = { command: 'npm run bench -- sweep overhead', commit: 'abc1234', cpus: '2 × test', loadavg: [1, 1, 1] };
 
-const summary = { n: 20, mean: 100, std: 10, p50: 100, p99: 110, min: 90, max: 110 };
+const summary = { n: 20, missing: 0, mean: 100, std: 10, p50: 100, p99: 110, min: 90, max: 110 };
 const meta = {
   ...origin,
   date: '2026-12-01',

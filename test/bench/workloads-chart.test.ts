@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { WorkloadReport } from '../../bench/run-ab.ts';
 import { workloadsChart } from '../../bench/workloads-chart.ts';
 
-const summary = { n: 2, mean: 100, std: 10, p50: 100, p99: 110, min: 90, max: 110 };
+const summary = { n: 2, missing: 0, mean: 100, std: 10, p50: 100, p99: 110, min: 90, max: 110 };
 
 function report(workload: string, metric: WorkloadReport['metric']): WorkloadReport {
   return {

@@ -7,6 +7,7 @@ const row = (target: ForwardRow['target'], ttftP50Ms: number): ForwardRow => ({
   streams: 40,
   ttftP50Ms,
   ttftP99Ms: ttftP50Ms + 5,
+  ttftMissing: 0,
   gatewayCpuPer1kTokens: [40, 45],
   simCpuPer1kTokens: [20, 21],
 });
@@ -40,5 +41,15 @@ describe('the forward bench report', () => {
     const cells = markdown.split('\n').find((l) => l.startsWith('| 100 | completions, forwarded |'))!.split(' | ');
     expect(cells.slice(3)).toEqual(['– / –', '–', '–', '– |']);
   });
-});
 
+  // summarize() leaves out a stream that never saw a token's text (its TTFT is NaN); the report
+  // says how many of the row's streams that was, rather than a p50 that looks like all of them.
+  it('stars a TTFT that some streams lacked and says how many', () => {
+    const short = { ...row('completions, forwarded', 17.89), ttftMissing: 3 };
+    const markdown = report([row('completions, direct', 10), short]);
+    const cells = markdown.split('\n').find((l) => l.startsWith('| 100 | completions, forwarded |'))!.split(' | ');
+    expect(cells[3]).toBe('17.89 / 22.89*');
+    expect(markdown).toContain('\\* 100 streams, completions, forwarded: 3 of 40 streams had no token text; their TTFT is left out (the figures are from the other 37).');
+    expect(markdown.split('\n').find((l) => l.startsWith('| 100 | completions, direct |'))).not.toContain('*');
+  });
+});

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { overheadMarkdown } from '../../../bench/overhead/overhead-report.ts';
 import type { OverheadJson, TargetStats } from '../../../bench/overhead/run-overhead.ts';
 
-const summary = (p50: number) => ({ n: 100, mean: p50, std: 1, p50, p99: p50 + 10, min: p50, max: p50 + 10 });
+const summary = (p50: number) => ({ n: 100, missing: 0, mean: p50, std: 1, p50, p99: p50 + 10, min: p50, max: p50 + 10 });
 const stats = (ttftP50: number): TargetStats => ({
   streams: 100,
   errors: [],
