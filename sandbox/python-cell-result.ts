@@ -1,4 +1,4 @@
-import { SandboxError, SandboxLimitError } from '../core/errors.ts';
+import { SandboxError, SandboxLimitError, SandboxQueueFullError } from '../core/errors.ts';
 import type { CellMessage } from './python-ipc.ts';
 import type { PythonSandboxLimits } from './python-sandbox-options.ts';
 
@@ -8,6 +8,8 @@ export type KilledBy = 'wall-clock' | 'output' | 'abort' | 'memory' | 'cpu' | 'c
 export interface CellError {
   type: string;
   message: string;
+  /** The sandbox's own failure (not the code's exception): its ConveyorError code, `sandbox_queue_full` or `sandbox_error`. */
+  code?: string;
   lineno?: number;
   /** The whole text failed to compile: the observation is only that error. */
   compileError: boolean;
@@ -122,13 +124,13 @@ export function killedResult(killedBy: KilledBy, outcome: CellOutcome): CellResu
 }
 
 /** The sandbox itself failed under the cell (zygote died, could not start). */
-export function failedResult(message: string, outcome: CellOutcome): CellResult {
-  const error = new SandboxError(message);
+export function failedResult(reason: string | SandboxError | SandboxQueueFullError, outcome: CellOutcome): CellResult {
+  const error = typeof reason === 'string' ? new SandboxError(reason) : reason;
   return {
     ok: false,
-    observation: withNote(outcome.output, message),
+    observation: withNote(outcome.output, error.message),
     unitsRun: outcome.unitsRun,
-    error: { type: error.name, message: error.message, compileError: false },
+    error: { type: error.name, message: error.message, code: error.code, compileError: false },
     durationMs: outcome.durationMs,
   };
 }

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { SandboxError } from '../core/errors.ts';
+import { SandboxError, type SandboxQueueFullError } from '../core/errors.ts';
 import { exitResult, failedResult, KILL_REASONS, killedByOf, killedResult, type CellOutcome, type CellResult, type KilledBy } from './python-cell-result.ts';
 import type { CellMessage, ZygoteCommand } from './python-ipc.ts';
 import { SentLines } from './python-sent-lines.ts';
@@ -150,11 +150,11 @@ export class PythonCell {
     if (this.ended) this.startFinalClock();
   }
 
-  /** The sandbox could not provide a zygote, or the zygote died under this cell. */
-  fail(message: string): void {
+  /** The sandbox could not provide a zygote or a place (its queue is full), or the zygote died under this cell. */
+  fail(reason: string | SandboxError | SandboxQueueFullError): void {
     if (this.done) return;
     const outcome = this.outcome();
-    this.complete(this.killedBy !== null ? killedResult(this.killedBy, outcome) : failedResult(message, outcome));
+    this.complete(this.killedBy !== null ? killedResult(this.killedBy, outcome) : failedResult(reason, outcome));
   }
 
   private send(command: ZygoteCommand): void {

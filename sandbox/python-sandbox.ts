@@ -136,7 +136,8 @@ class PythonSandboxHandle implements PythonSandbox {
       // Lines pushed meanwhile wait in the cell; its clock starts when it does.
       this.places.acquire(options.signal).then(
         (granted) => this.start(cell, granted),
-        (err: unknown) => cell.fail(err instanceof Error ? err.message : String(err)),
+        // A full queue keeps its type and code (the tool result's data.code), as the other runtimes' refusals do.
+        (err: unknown) => cell.fail(err instanceof SandboxQueueFullError ? err : err instanceof Error ? err.message : String(err)),
       );
     }
     return cell;

@@ -28,6 +28,8 @@ export function toToolResult(result: CellResult): ToolResult {
       unitsRun: result.unitsRun,
       durationMs: result.durationMs,
       ...(result.killedBy ? { killedBy: result.killedBy } : {}),
+      // Where the sandbox, not the code, failed: the code a process or thread runtime's result has too.
+      ...(result.error?.code ? { code: result.error.code } : {}),
       ...(result.error ? { error: result.error } : {}),
     },
   };

@@ -47,6 +47,8 @@ describe('cells beyond maxCells', () => {
     const refused = await c.finish();
     expect(refused.ok).toBe(false);
     expect(refused.error?.message).toMatch(/the python runtime is busy: 1 running and 1 queued/);
+    // The same type and code as the process and thread runtimes' refusal (the tool result's data.code).
+    expect(refused.error).toMatchObject({ type: 'SandboxQueueFullError', code: 'sandbox_queue_full' });
     expect(refused.observation).not.toContain('never');
 
     a.pushLine('print(1)\n');
