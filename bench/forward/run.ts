@@ -18,6 +18,7 @@ import { wholeNumber, wholeNumbers } from '../../gateway/commands/number-options
 import { jsonText, writeResultFiles } from '../result-files.ts';
 import { summarize } from '../stats.ts';
 import { forwardMarkdown, TARGETS, type ForwardRow, type Target } from './forward-report.ts';
+import { SseReadScanner } from './sse-read-scanner.ts';
 
 const { concurrency: levels, phaseMs, rounds } = usageErrorsExit2(new Command().name('forward'))
   .description('What the gateway costs on an endpoint it only forwards (/v1/completions), next to its chat completions.')
@@ -30,8 +31,6 @@ const command = `npx tsx bench/forward/run.ts ${process.argv.slice(2).join(' ')}
 
 const TOKENS = 200;
 const PROMPT = 'overhead-bench-plain: write a paragraph about gateways.';
-// A streamed token's event, chat or text completion, with some text in it (not the role chunk).
-const TOKEN_TEXT = /"(?:text|content)":"(?!")/;
 
 const sim = await spawnOverheadSim();
 const gateway = await spawnOurGateway(sim.url);
@@ -55,13 +54,11 @@ async function stream(target: Target): Promise<{ ttftMs: number; events: number 
   const res = await request(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, dispatcher });
   if (res.statusCode !== 200) throw new Error(`${url} answered ${res.statusCode}: ${await res.body.text()}`);
   let ttftMs = NaN;
-  let events = 0;
+  const reads = new SseReadScanner();
   for await (const chunk of res.body as AsyncIterable<Buffer>) {
-    const text = chunk.toString();
-    if (Number.isNaN(ttftMs) && TOKEN_TEXT.test(text)) ttftMs = performance.now() - t0;
-    for (let at = text.indexOf('\n\n'); at >= 0; at = text.indexOf('\n\n', at + 2)) events++;
+    if (reads.read(chunk.toString())) ttftMs = performance.now() - t0;
   }
-  return { ttftMs, events };
+  return { ttftMs, events: reads.events };
 }
 
 interface Phase {
