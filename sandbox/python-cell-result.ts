@@ -1,3 +1,4 @@
+import { constants } from 'node:os';
 import { SandboxError, SandboxLimitError, SandboxQueueFullError } from '../core/errors.ts';
 import type { CellMessage } from './python-ipc.ts';
 import type { PythonSandboxLimits } from './python-sandbox-options.ts';
@@ -24,12 +25,14 @@ export interface CellResult {
   killedBy?: KilledBy;
   /**
    * The status a script run would have exited with, as a shell's `$?` shows it: 128 + N when the
-   * script would have died of signal N (`exitSignal`); absent when the cell was killed or crashed.
+   * script would have died of signal N (`exitSignal`); absent when the cell was killed (a limit, an
+   * abort) or the sandbox failed.
    */
   exitCode?: number;
   /**
    * The signal a script run would have died of, if any: 'SIGINT' after an uncaught
-   * KeyboardInterrupt, which CPython re-raises on itself (`exitCode` is then 130).
+   * KeyboardInterrupt, which CPython re-raises on itself (`exitCode` is then 130); the signal a
+   * cell died of that no limit sent (its own os.kill, a segfault).
    */
   exitSignal?: string;
   durationMs: number;
@@ -78,11 +81,15 @@ export function exitResult(message: ExitMessage, outcome: CellOutcome): CellResu
     };
   }
   if (report === null) {
-    const crash = new SandboxError(`the cell process died with signal ${signal}`);
+    const name = signalName(signal);
+    const crash = new SandboxError(`the cell process died with signal ${signal}${name ? ` (${name})` : ''}`);
     return {
       ok: false,
       observation: withNote(outcome.output, crash.message),
       ...base,
+      // What a shell's $? shows for a script that died of the signal (its own os.kill, a segfault).
+      exitCode: 128 + signal,
+      ...(name ? { exitSignal: name } : {}),
       error: { type: crash.name, message: crash.message, compileError: false },
     };
   }
@@ -97,6 +104,10 @@ export function exitResult(message: ExitMessage, outcome: CellOutcome): CellResu
     ...(report.exitSignal !== undefined ? { exitSignal: report.exitSignal } : {}),
     ...(report.error ? { error: report.error } : {}),
   };
+}
+
+function signalName(signal: number): string | undefined {
+  return Object.entries(constants.signals).find(([, number]) => number === signal)?.[0];
 }
 
 export function killedResult(killedBy: KilledBy, outcome: CellOutcome): CellResult {

@@ -165,7 +165,7 @@ describe('per-cell namespaces (under bwrap)', () => {
       "import os, signal, subprocess\np = subprocess.Popen(['sleep', '60'], start_new_session=True)\n" +
       "print('pid', os.getpid(), 'child', p.pid, flush=True)\nos.kill(os.getpid(), signal.SIGTERM)\nprint('not reached')\n";
     const { result } = await runScript(sandbox, source);
-    expect(result.observation).toBe('pid 2 child 3\n[the cell process died with signal 15]');
+    expect(result.observation).toBe('pid 2 child 3\n[the cell process died with signal 15 (SIGTERM)]');
     expect(await eventually(() => sandbox.cellPids().length === 0)).toBe(true);
   });
 

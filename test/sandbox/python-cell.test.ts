@@ -249,7 +249,9 @@ describe('failures stay with their cell', () => {
     const { result } = await runScript(sandbox, "print('before')\nimport os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n");
     expect(result.ok).toBe(false);
     expect(result.error?.type).toBe('SandboxError');
-    expect(result.observation).toBe('before\n[the cell process died with signal 11]');
+    expect(result.observation).toBe('before\n[the cell process died with signal 11 (SIGSEGV)]');
+    // As a shell reports a script that died of a signal: 128 + N.
+    expect(result).toMatchObject({ exitCode: 139, exitSignal: 'SIGSEGV' });
     const next = await runScript(sandbox, 'print(1)\n');
     expect(next.result.observation).toBe('1\n');
   });
