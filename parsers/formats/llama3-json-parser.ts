@@ -42,7 +42,16 @@ type State =
   | { kind: 'lead'; raw: RawText; inList: boolean }
   | { kind: 'call'; raw: RawText; call: JsonCallObject; inList: boolean }
   /** A complete call; it ends at the next non-whitespace character or at end(). */
-  | { kind: 'after-call'; call: JsonCallObject; ws: string; inList: boolean };
+  | { kind: 'after-call'; call: JsonCallObject; ws: string; inList: boolean }
+  /**
+   * Prose after a call that has ended, before any text: the whitespace there (`ws`) is frame unless
+   * text follows it. `{…}\n<|eom_id|>` is a call and nothing else (vLLM's content is null for it,
+   * and its stream reads that "\n" as JSON whitespace); a content delta of "\n" alone reads to an
+   * OpenAI client as an empty-looking message. So it is held: dropped at end(), through end tokens
+   * (dropped themselves), the frame of a next call (released with it if that breaks), and out as
+   * text, unchanged, in front of the first text that follows, so that none is lost.
+   */
+  | { kind: 'trailing'; ws: string };
 
 /**
  * Llama 3.1/3.2/3.3 JSON tool calls: `{"name": …, "parameters": {…}}` ("arguments" accepted too),
@@ -54,8 +63,9 @@ type State =
  * or arguments). call-start needs both the name and the start of the arguments object, so prose
  * such as `{"name": "Ada", …}` never starts a call; from there on other keys are ignored, as
  * vLLM ignores them. A call ends at the first non-whitespace character after its object or at
- * end(); whitespace and one ";" there are the separator before the next call, and go out as text
- * if no call follows. A "[" before a call, and the "," between list items and the "]" after them,
+ * end(); whitespace and one ";" there are the separator before the next call; a ";" that no call
+ * follows goes out as text with the whitespace around it, and whitespace alone after the last call
+ * is frame unless text follows it ('trailing'). A "[" before a call, and the "," between list items and the "]" after them,
  * are frame in the same way. `<|python_tag|>` not followed by "{" or "[" is text (raw Python
  * after it is the `llama3-python` format's business). `<|eom_id|>` and `<|eot_id|>` outside a
  * call are dropped (END_TOKENS).
@@ -97,16 +107,31 @@ class Llama3JsonParser extends FormatParser {
     buf = knownString(buf);
     const state = this.#state;
     switch (state.kind) {
-      case 'prose': {
+      case 'prose':
+      case 'trailing': {
+        let frame = '';
+        if (state.kind === 'trailing') {
+          const j = skipWhitespace(buf, i);
+          state.ws += buf.slice(i, j);
+          if (j === buf.length) return j;
+          i = j;
+        }
         const found = this.scanFor(buf, i, PROSE_MARKERS);
+        if (state.kind === 'trailing') {
+          // Nothing yet (a marker's start held) or an end token (dropped): still undecided.
+          if (found.before === '' && (found.marker === undefined || END_TOKENS.includes(found.marker))) return found.next;
+          this.#state = { kind: 'prose' };
+          if (found.before === '') frame = state.ws;
+          else out.text(state.ws);
+        }
         out.text(found.before);
         if (found.marker === undefined) return buf.length;
         if (END_TOKENS.includes(found.marker)) return found.next;
         if (found.marker === '{') {
-          this.#state = { kind: 'call', raw: new RawText(), call: this.#newCall(), inList: false };
+          this.#state = { kind: 'call', raw: new RawText(frame), call: this.#newCall(), inList: false };
           return found.next - 1;
         }
-        this.#state = { kind: 'lead', raw: new RawText(found.marker), inList: found.marker === '[' };
+        this.#state = { kind: 'lead', raw: new RawText(frame + found.marker), inList: found.marker === '[' };
         return found.next;
       }
       case 'lead': {
@@ -158,7 +183,7 @@ class Llama3JsonParser extends FormatParser {
         const c = buf[j]!;
         // A list's "]" after a call is frame: the call came after its "[".
         if (c === ']' && state.inList) {
-          this.#state = { kind: 'prose' };
+          this.#state = { kind: 'trailing', ws: '' };
           return j + 1;
         }
         // A separator (";", a list's "," or whitespace) is the next call's frame, released as text if no call follows.
@@ -170,8 +195,7 @@ class Llama3JsonParser extends FormatParser {
           this.#state = { kind: 'call', raw: new RawText(state.ws), call: this.#newCall(), inList: state.inList };
           return j;
         }
-        out.text(state.ws);
-        this.#state = { kind: 'prose' };
+        this.#state = { kind: 'trailing', ws: state.ws };
         return j;
       }
     }
@@ -201,8 +225,12 @@ class Llama3JsonParser extends FormatParser {
         out.text(state.raw.text);
         return;
       case 'after-call':
+        // The whitespace after the last call is frame (see 'trailing').
         out.push({ type: 'call-end', callId: state.call.callId!, args: state.call.args });
-        out.text(state.ws);
+        return;
+      case 'trailing':
+        // What is held is the start of a marker the end cut: text, with the whitespace before it.
+        if (pending !== '') out.text(state.ws + pending);
         return;
     }
   }

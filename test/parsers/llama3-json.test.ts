@@ -155,6 +155,48 @@ describe('llama3-json parser: <|eom_id|> and <|eot_id|>, the end of the message'
   });
 });
 
+describe('llama3-json parser: whitespace after the last call', () => {
+  const call = '{"name": "f", "parameters": {"a": 1}}';
+  const everyWay = (input: string) => {
+    const events = coalesceText(parse(input));
+    for (let cut = 1; cut < input.length; cut++) expect(coalesceText(feed(make(), [input.slice(0, cut), input.slice(cut)])), `cut at ${cut}`).toEqual(events);
+    expect(coalesceText(feed(make(), [...input]))).toEqual(events);
+    return events;
+  };
+
+  it('is frame when only the end of the message follows: no whitespace-only content', () => {
+    for (const input of [
+      `${call}\n`,
+      `${call}\n<|eom_id|>`,
+      `${call} \n<|eot_id|>\n`,
+      `<|python_tag|>${call}\n\n`,
+      `[${call}, ${call}]\n<|eom_id|>`,
+      `${call}; ${call}\n`,
+      `Let me check.\n${call}\n<|eom_id|>`,
+    ]) {
+      const events = everyWay(input);
+      expect(textOf(events), JSON.stringify(input)).toBe(input.startsWith('Let') ? 'Let me check.\n' : '');
+      expect(callsOf(events).length, input).toBeGreaterThan(0);
+    }
+  });
+
+  it('goes out with the text that follows it, unchanged', () => {
+    expect(textOf(everyWay(`${call}\n\nDone.`))).toBe('\n\nDone.');
+    expect(textOf(everyWay(`${call}\n<|eom_id|>\nafter`))).toBe('\n\nafter');
+    expect(textOf(everyWay(`${call}\n<|eo`))).toBe('\n<|eo');
+    expect(textOf(everyWay(`${call}\n[1, 2]\n`))).toBe('\n[1, 2]\n');
+    expect(textOf(everyWay(`${call}\n{"a": 1}`))).toBe('\n{"a": 1}');
+  });
+
+  it('is the frame of a next call, whatever opens it', () => {
+    for (const input of [`${call}\n${call}`, `${call}\n[${call}]\n`, `${call}\n<|python_tag|>${call}`, `${call}\n<|eom_id|>\n${call}\n`]) {
+      const events = everyWay(input);
+      expect(textOf(events), JSON.stringify(input)).toBe('');
+      expect(callsOf(events)).toHaveLength(2);
+    }
+  });
+});
+
 describe('llama3-json parser: prose that only looks like a call', () => {
   it.each([
     'Use a dict like {"a": 1} here.',
