@@ -33,7 +33,10 @@ export function sweepMarkdown(r: { points: SweepPoint[]; overheadMs: number; run
   }
   lines.push(
     '',
-    `Largest relative error (speedup, off or on latency): **${pct(worst)}** — ${worst <= SWEEP_TOLERANCE_PCT ? 'every point within' : 'NOT every point within'} the ${SWEEP_TOLERANCE_PCT}% target.`,
+    // With no points `worst` is Math.max() of nothing, -Infinity, which is "within" any target.
+    r.points.length === 0
+      ? `No points were measured: nothing to compare with the ${SWEEP_TOLERANCE_PCT}% target.`
+      : `Largest relative error (speedup, off or on latency): **${pct(worst)}** — ${worst <= SWEEP_TOLERANCE_PCT ? 'every point within' : 'NOT every point within'} the ${SWEEP_TOLERANCE_PCT}% target.`,
     '',
     'g = decode time of the tool-call round (round start → last token); g0 = decode time up to the close of the call\'s first field (`ms`),',
     'when partial execution starts the tool; t = tool time in the sequential runs. All three are read from each request\'s timeline.',
