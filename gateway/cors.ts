@@ -9,6 +9,14 @@ import { OPENAI_REQUEST_ID_HEADER, REQUEST_ID_HEADER } from './request-id.ts';
  */
 const EXPOSED_HEADERS = `${REQUEST_ID_HEADER}, ${OPENAI_REQUEST_ID_HEADER}, x-should-retry, retry-after`;
 
+/**
+ * The methods a preflight allows: the gateway's own routes take GET and POST (HEAD needs no
+ * preflight); a forwarded endpoint takes whatever its upstream does (SGLang's DELETE /v1/files/{id}),
+ * so its preflight allows what vLLM's own CORS middleware allows, less OPTIONS and HEAD.
+ */
+const ROUTE_METHODS = 'GET, POST';
+const FORWARDED_METHODS = 'DELETE, GET, PATCH, POST, PUT';
+
 /** How long a browser may reuse a preflight's answer (seconds); Chrome caps it at 7200. */
 const PREFLIGHT_MAX_AGE_S = '600';
 
@@ -46,9 +54,9 @@ export class CorsPolicy {
   /**
    * Adds the CORS headers an allowed origin's response needs (errors included, so the page can
    * read them). Returns true when `req` was a preflight and has been answered; a preflight from
-   * any other origin throws OriginNotAllowedError.
+   * any other origin throws OriginNotAllowedError. `forwarded`: the path goes to the upstream.
    */
-  handle(req: IncomingMessage, res: ServerResponse): boolean {
+  handle(req: IncomingMessage, res: ServerResponse, forwarded = false): boolean {
     // Every answer varies by Origin once some origin is allowed (one gets the CORS headers, the
     // next not): said on all of them, or a shared cache could hand one origin's answer to another.
     if (this.anyOrigin || this.origins.size > 0) res.setHeader('vary', 'Origin');
@@ -66,7 +74,7 @@ export class CorsPolicy {
       return false;
     }
     const headers: Record<string, string> = {
-      'access-control-allow-methods': 'GET, POST',
+      'access-control-allow-methods': forwarded ? FORWARDED_METHODS : ROUTE_METHODS,
       'access-control-max-age': PREFLIGHT_MAX_AGE_S,
       'content-length': '0',
     };

@@ -155,7 +155,7 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
   async function handle(req: IncomingMessage, res: ServerResponse, path: string | undefined): Promise<void> {
     if (path === undefined) throw new InvalidRequestError(`the request target is not a valid path: ${req.url}`);
     checkHost?.(req);
-    if (cors.handle(req, res)) return;
+    if (cors.handle(req, res, forwards(path))) return;
     // After CORS: a page on an allowed origin reads this 503 as it reads any error.
     if (draining) throw new ShuttingDownError();
     const matches = routes.filter((r) => r.pattern.test(path));

@@ -164,6 +164,20 @@ describe('CORS for web pages on allowed origins', () => {
     expect(forwarded.headers['vary']).toBe('Origin, Accept-Encoding');
   });
 
+  // A forwarded endpoint takes whatever method the upstream does (SGLang's DELETE /v1/files/{id});
+  // a preflight that allowed only GET and POST kept a page from sending the rest.
+  it("allows a forwarded path's other methods in its preflight, and then forwards the DELETE", async () => {
+    const gw = await scripted.start((req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ method: req.method, deleted: true })), {}, { allowedOrigins: [APP] });
+    const asked = await send(gw.port, 'OPTIONS', '/v1/files/file-1', preflight(APP, { 'access-control-request-method': 'DELETE' }));
+    expect(asked.status).toBe(204);
+    expect(asked.headers['access-control-allow-methods']).toBe('DELETE, GET, PATCH, POST, PUT');
+    const deleted = await send(gw.port, 'DELETE', '/v1/files/file-1', { origin: APP });
+    expect(deleted.status).toBe(200);
+    expect(JSON.parse(deleted.text)).toEqual({ method: 'DELETE', deleted: true });
+    // The gateway's own routes take only GET and POST.
+    expect((await send(gw.port, 'OPTIONS', '/v1/chat/completions', preflight(APP))).headers['access-control-allow-methods']).toBe('GET, POST');
+  });
+
   it('with * and API keys, echoes any origin', async () => {
     const gw = await helloGateway({ allowedOrigins: ['*'], apiKeys: ['k1'] });
     const asked = await send(gw.port, 'OPTIONS', '/v1/models', preflight('https://any.example'));
