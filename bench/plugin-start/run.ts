@@ -20,13 +20,13 @@ import { Command } from 'commander';
 import { usageErrorsExit2 } from '../usage-errors.ts';
 import { wholeNumber } from '../../gateway/commands/number-options.ts';
 import { jsonText, writeResultFiles } from '../result-files.ts';
-import { summarize, type Summary } from '../stats.ts';
+import { summarize } from '../stats.ts';
+import { pluginStartMarkdown, type Loader, type StartRow } from './plugin-start-report.ts';
 
-const LOADERS = {
+const LOADERS: Record<Loader, readonly string[]> = {
   tsx: ['--import', tsxLoaderUrl()],
   'type stripping': ['--experimental-strip-types'],
-} as const;
-type Loader = keyof typeof LOADERS;
+};
 
 const PLUGINS = {
   'none (host only)': undefined,
@@ -103,47 +103,26 @@ for (let round = 0; round < Math.ceil(runs / 2); round++) {
 }
 process.stderr.write('\n');
 
-const rows: Array<{ plugin: string; loader: Loader; wallMs: Summary; cpuMs: Summary }> = [];
+const rows: StartRow[] = [];
 for (const [key, starts] of samples) {
   const [plugin, loader] = key.split('\t') as [string, Loader];
   rows.push({ plugin, loader, wallMs: summarize(starts.map((s) => s.wallMs)), cpuMs: summarize(starts.map((s) => s.cpuMs)) });
 }
-const fmt = (v: number) => v.toFixed(0);
 const command = `npx tsx bench/plugin-start/run.ts ${process.argv.slice(2).join(' ')}`.trim();
 const major = process.versions.node.split('.')[0];
-const lines = [
-  `Command: \`${command}\` (Node ${process.version})`,
-  '',
-  `# JS plugin process start-up — ${new Date().toISOString()}`,
-  '',
-  `Node ${process.version}; ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}; ${runs} starts per row, rows alternating. Spawn → \`ready\` on fd 3 (plugin-host.ts with the plugin module preloaded, as a warm spare does), outside the sandbox. CPU: user + system of the process, all threads, from /proc (10 ms ticks).`,
-  '',
-  '| plugin module | loader | wall p50 / max (ms) | CPU p50 / max (ms) |',
-  '|---|---|---:|---:|',
-  ...rows.map((r) => `| ${r.plugin} | ${r.loader} | ${fmt(r.wallMs.p50)} / ${fmt(r.wallMs.max)} | ${fmt(r.cpuMs.p50)} / ${fmt(r.cpuMs.max)} |`),
-  '',
-];
-if (loaders.length === 2) {
-  for (const plugin of Object.keys(PLUGINS)) {
-    const [a, b] = loaders.map((l) => rows.find((r) => r.plugin === plugin && r.loader === l)!);
-    lines.push(`- ${plugin}: type stripping takes ${(b!.wallMs.p50 / a!.wallMs.p50).toFixed(2)}× the wall time and ${(b!.cpuMs.p50 / a!.cpuMs.p50).toFixed(2)}× the CPU of tsx (p50).`);
-  }
-} else {
-  lines.push(`- This Node (${process.version}) cannot strip types itself: plugin processes start through tsx.`);
-}
 const coldRows = loaders.map((loader) => ({ loader, ms: summarize(cold.get(loader) ?? []) }));
-lines.push(
-  '',
-  `## Cold calls through the sandboxed pool`,
-  '',
-  `The word_count example plugin, ${coldRows[0]?.ms.n} calls per loader, each in a new process (no warm spare), sandbox mode \`${sandbox}\`: call start → result, as the caller waits.`,
-  '',
-  '| loader | p50 / max (ms) |',
-  '|---|---:|',
-  ...coldRows.map((r) => `| ${r.loader} | ${fmt(r.ms.p50)} / ${fmt(r.ms.max)} |`),
-);
-if (coldRows.length === 2) lines.push('', `- Type stripping takes ${(coldRows[1]!.ms.p50 / coldRows[0]!.ms.p50).toFixed(2)}× the time of tsx (p50).`);
-const markdown = `${lines.join('\n')}\n`;
+const markdown = pluginStartMarkdown({
+  command,
+  at: new Date().toISOString(),
+  node: process.version,
+  cpus: `${os.cpus().length} × ${os.cpus()[0]?.model.trim()}`,
+  runs,
+  loaders,
+  plugins: Object.keys(PLUGINS),
+  rows,
+  sandbox,
+  coldRows,
+});
 const files = writeResultFiles('bench/results', `plugin-start-node${major}`, {
   '.md': markdown,
   '.json': jsonText({ command, node: process.version, cpu: os.cpus()[0]?.model.trim(), runs, rows, coldCalls: { sandbox, rows: coldRows } }),
