@@ -35,9 +35,12 @@ export type PythonTagParserOptions = z.input<typeof PythonTagParserOptionsSchema
  *   JSON-escaped text with its piece, `"}` at the end, so it concatenates to
  *   `JSON.stringify({code})`;
  * - `call-end` {code} at the end token (dropped, never content) or at `end()`; at `end(true)`
- *   (the token limit cut the output) an open call is `malformed`, its text released as content.
+ *   (the token limit cut the output) an open call is `malformed`, its text released as content;
+ * - an end token outside a call is dropped too: it ends the message wherever it stands (an engine
+ *   that passes it on writes it after a plain answer as well), so it is never an answer, as in
+ *   the llama3-json format; text after one is still content.
  * Built-in tool calls such as `brave_search.call(query="…")` are Python too and arrive as
- * code. Everything outside the tag's code is content, unchanged.
+ * code. Everything else outside the tag's code is content, unchanged.
  */
 export function createPythonTagParser(options: PythonTagParserOptions = {}): ToolCallParser {
   return new PythonTagParser(parseParserOptions(PythonTagParserOptionsSchema, options, 'python-tag'));
@@ -54,6 +57,8 @@ interface OpenCall {
 
 class PythonTagParser implements ToolCallParser {
   readonly #options: z.output<typeof PythonTagParserOptionsSchema>;
+  /** What prose is searched for: the tag, and the end tokens, which are dropped there. */
+  readonly #proseMarkers: readonly string[];
   readonly #out = new EventOutput();
   readonly #leading = new LeadingWhitespace();
   #mode: 'prose' | 'after-tag' | 'code' = 'prose';
@@ -70,6 +75,7 @@ class PythonTagParser implements ToolCallParser {
 
   constructor(options: z.output<typeof PythonTagParserOptionsSchema>) {
     this.#options = options;
+    this.#proseMarkers = [options.tag, ...options.endTokens];
   }
 
   push(delta: string): ParserEvent[] {
@@ -116,7 +122,7 @@ class PythonTagParser implements ToolCallParser {
   }
 
   #prose(input: string, final: boolean): string {
-    const found = searchMarkers(input, [this.#options.tag]);
+    const found = searchMarkers(input, this.#proseMarkers);
     if (!found.found) {
       const holdFrom = final ? input.length : found.holdFrom;
       this.#out.text(input.slice(0, holdFrom));
@@ -124,6 +130,7 @@ class PythonTagParser implements ToolCallParser {
       return '';
     }
     this.#out.text(input.slice(0, found.index));
+    if (found.marker !== this.#options.tag) return input.slice(found.index + found.marker.length);
     this.#mode = 'after-tag';
     return input.slice(found.index + found.marker.length);
   }

@@ -148,10 +148,10 @@ describe('llama3-json parser: <|eom_id|> and <|eot_id|>, the end of the message'
     expect(everyWay('a <|eo b <|eot_id')).toEqual([text('a <|eo b <|eot_id')]);
   });
 
-  it('leaves other formats as they were', () => {
+  it('drops it in python-tag too, the other Llama 3 format, and leaves hermes as it was', () => {
     const input = 'Hi<|eot_id|>';
     expect(textOf(whole(() => createParser('hermes'), input))).toBe(input);
-    expect(textOf(whole(() => createParser('python-tag'), input))).toBe(input);
+    expect(textOf(whole(() => createParser('python-tag'), input))).toBe('Hi');
   });
 });
 

@@ -135,9 +135,21 @@ describe('python-tag parser (Llama 3.1 code interpreter)', () => {
     expect(callsOf(parse('<|python_tag|>\n'))[0]!.args).toEqual({ code: '' });
   });
 
-  it('leaves prose without the tag and end tokens outside calls unchanged', () => {
-    const input = 'Use <|python for short; <|eom_id|> is a token.';
-    expect(parse(input)).toEqual([text(input)]);
+  it('drops end tokens outside calls too, as llama3-json does; leaves the rest of the prose unchanged', () => {
+    // <|eom_id|> and <|eot_id|> end the message wherever they stand, so they are never an answer:
+    // an engine that passes them on (skip_special_tokens off, which <|python_tag|> needs) writes them
+    // after a plain answer too. Both Llama 3 formats read them so (llama3-json since 3c9f1e8).
+    expect(parse('Hello!<|eot_id|>')).toEqual([text('Hello!')]);
+    expect(parse('Use <|python for short; <|eom_id|> is a token.')).toEqual([text('Use <|python for short;  is a token.')]);
+    const after = parse('<|python_tag|>print(1)<|eom_id|>Done.<|eot_id|>');
+    expect(callsOf(after).map((c) => c.args)).toEqual([{ code: 'print(1)' }]);
+    expect(textOf(after)).toBe('Done.');
+    // What only starts like one is text, even where the output ends inside it.
+    expect(parse('a <|eo b <|eot_id')).toEqual([text('a <|eo b <|eot_id')]);
+    // JSON after the tag is llama3-json's, here content: the end token after it is dropped all the same.
+    expect(textOf(parse('<|python_tag|>{"name": "f", "parameters": {}}<|eom_id|>'))).toBe('<|python_tag|>{"name": "f", "parameters": {}}');
+    // Custom end tokens are the ones dropped.
+    expect(textOf(parse('a<|eom_id|>b</code>c', { tag: '<code>', endTokens: ['</code>'] }))).toBe('a<|eom_id|>bc');
   });
 
   it('honours custom tokens and tool name, and validates options', () => {
@@ -187,9 +199,9 @@ describe('python-tag parser: properties', () => {
     );
   });
 
-  it('never changes text that holds no tag', () => {
+  it('never changes text that holds no tag and no end token', () => {
     fc.assert(
-      fc.property(fc.string({ unit: 'binary', maxLength: 40 }).filter((t) => !t.includes('<|python_tag|>')), (input) => {
+      fc.property(fc.string({ unit: 'binary', maxLength: 40 }).filter((t) => !['<|python_tag|>', '<|eom_id|>', '<|eot_id|>'].some((token) => t.includes(token))), (input) => {
         expect(textOf(feed(make(), input.split('')))).toBe(input);
       }),
       { numRuns: 100 },
