@@ -1,7 +1,8 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { openSqlite, type SqliteDatabase, type SqliteStatement } from '../sqlite-driver.ts';
 import { DEFAULT_MAX_CHARS, DEFAULT_MAX_ROWS, DEFAULT_TIME_LIMIT_MS, type DatabasePluginOptions } from './database-options.ts';
-import { sqlValueText, type SqlValue } from './sql-value.ts';
+import { tableCell } from './result-table.ts';
+import type { SqlValue } from './sql-value.ts';
 
 export interface QueryLimits {
   /** Rows returned at most; the rest is reported as truncated. */
@@ -12,8 +13,9 @@ export interface QueryLimits {
    */
   timeLimitMs: number;
   /**
-   * Characters of cell text returned at most, all rows together: rows past it are left out (as
-   * past maxRows), and a first row longer than that alone has its long text cells cut.
+   * Characters of the table returned at most, the header and the ` | ` separators included (a
+   * result of many narrow columns is mostly separators): rows past it are left out (as past
+   * maxRows), and a first row longer than that alone has its long text cells cut.
    */
   maxChars: number;
 }
@@ -142,7 +144,7 @@ export function runReadOnlyQuery(db: SqliteDatabase, sql: string, limits: QueryL
   const columns = stmt.columns().map((c) => c.name);
   const rows: SqlValue[][] = [];
   let truncated = false;
-  let chars = 0;
+  let chars = lineLength(columns);
   try {
     for (const row of stmt.raw(true).iterate() as IterableIterator<SqlValue[]>) {
       if (rows.length === limits.maxRows) {
@@ -150,7 +152,7 @@ export function runReadOnlyQuery(db: SqliteDatabase, sql: string, limits: QueryL
         break;
       }
       let values = row;
-      const length = values.reduce<number>((sum, v) => sum + textLength(v), 0);
+      const length = lineLength(values);
       if (chars + length > limits.maxChars) {
         if (rows.length > 0) {
           truncated = true;
@@ -223,7 +225,8 @@ export function queryDatabase(options: DatabasePluginOptions, sql: string): Quer
   });
 }
 
-const textLength = (value: SqlValue) => (value === null ? 4 : typeof value === 'string' ? value.length : sqlValueText(value).length);
+/** A row's characters as formatTable writes it: its cells, the ` | ` between them and its line break. */
+const lineLength = (values: readonly SqlValue[]) => values.reduce<number>((sum, v) => sum + tableCell(v).length + 3, -2);
 
 /** A text cell cut to `max` characters, saying how long it was. */
 function cutText(value: SqlValue, max: number): SqlValue {

@@ -113,7 +113,8 @@ describe('database plugin', () => {
     expect(big.result?.content).toMatch(/^big \| n\nx+… \[cut: 10000000 characters\] \| 1\n\(1 row\)$/);
     const many = await query("WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n LIMIT 50) SELECT x, printf('%.*c', 998, 'y') FROM n", { maxChars: 10_000 });
     expect(many.result).toMatchObject({ ok: true, data: { truncated: true } });
-    expect(many.result?.content).toMatch(/\(first 10 rows; more were left out\)$/);
+    // 9 rows: each is 1,004 characters as written, and the header counts too.
+    expect(many.result?.content).toMatch(/\(first 9 rows; more were left out\)$/);
   });
 
   it("cuts a wide result at a whole row under the gateway's observation cap by default, and tells the model its row limit", async () => {
@@ -123,6 +124,17 @@ describe('database plugin', () => {
     expect(wide.result?.content).toMatch(/\(first \d+ rows; more were left out\)$/);
     expect(createDatabasePlugin({ file }).description).toContain('at most 100 of them');
     expect(createDatabasePlugin({ file, maxRows: 25 }).description).toContain('at most 25 of them');
+  });
+
+  it("cuts a result of many narrow columns under the gateway's cap too: the separators and the header count", async () => {
+    // The regression: only cell text counted, so 60 one-digit columns made 100 rows of 60
+    // characters counted but 237 shown: 24,184 characters, cut by the gateway mid-row, and the
+    // "(first N rows; more were left out)" line was lost.
+    const columns = Array.from({ length: 60 }, (_, i) => `x % 10 AS c${i}`).join(', ');
+    const wide = await query(`WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n LIMIT 500) SELECT ${columns} FROM n`);
+    expect(wide.result?.content.length).toBeLessThan(DEFAULT_MAX_OBSERVATION_CHARS);
+    expect(wide.result?.content).toMatch(/\n1 \| 1 \| [ |\d]+\n[\s\S]*\(first \d+ rows; more were left out\)$/);
+    expect(wide.result?.data).toMatchObject({ truncated: true });
   });
 
   it('reports SQL errors as tool errors the model can act on', async () => {
