@@ -59,21 +59,25 @@ export class ForwardedErrorAnswer {
   }
 
   /**
-   * The answer for the client: the headers and the body to end it with, and the error's code for
+   * The answer for the client: its status (the upstream's, bar a 401/403), the headers and the body to end it with, and the error's code for
    * the access line (an OpenAI-shaped body's own `code`, or its `type` where that is not a string,
    * as vLLM's numeric one is).
    */
-  answer(): { headers: Record<string, string | string[]>; body: Buffer; code: string } {
+  answer(): { status: number; headers: Record<string, string | string[]>; body: Buffer; code: string } {
     const bytes = Buffer.concat(this.#chunks, this.#size);
-    const own = this.#size < MAX_ERROR_BODY_BYTES ? openAIErrorCode(bytes) : undefined;
-    const rewritten = own === undefined ? toErrorResponse(this.error()).body : undefined;
-    const body = rewritten === undefined ? bytes : Buffer.from(JSON.stringify(rewritten));
+    // A 401/403 refused the gateway's own key (the client's is never sent upstream): the gateway's
+    // failure, answered as the chat route answers it (a 502 saying so), not as the client's 401.
+    const credentials = this.status === 401 || this.status === 403;
+    const own = this.#size < MAX_ERROR_BODY_BYTES && !credentials ? openAIErrorCode(bytes) : undefined;
+    const rewritten = own === undefined ? toErrorResponse(this.error()) : undefined;
+    const body = rewritten === undefined ? bytes : Buffer.from(JSON.stringify(rewritten.body));
     const headers = { ...this.#headers };
     for (const name of Object.keys(headers)) if (name.startsWith('content-')) delete headers[name];
+    if (credentials) delete headers['www-authenticate'];
     if (body !== bytes) headers['content-type'] = 'application/json';
     else if (this.#headers['content-type'] !== undefined) headers['content-type'] = this.#headers['content-type'];
     headers['content-length'] = String(body.length);
-    return { headers, body, code: rewritten?.error.code ?? own! };
+    return { status: credentials ? 502 : this.status, headers, body, code: rewritten?.body.error.code ?? own! };
   }
 
   /** The answer read as a chat round reads an upstream's error (its own message): what classifyReplicaFailure judges. */

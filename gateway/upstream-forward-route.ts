@@ -178,10 +178,10 @@ async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, re
       if (proving) served();
       res.end();
     } else if (attempt === undefined || (failOver = heldRefusal(attempt, held, failureContext(ctx))) === undefined) {
-      const { headers, body, code } = held.answer();
-      ctx.metrics.forwarded(held.status);
+      const { status, headers, body, code } = held.answer();
+      ctx.metrics.forwarded(status);
       ctx.accessLog.errorAnswered(res, code);
-      res.writeHead(held.status, headers).end(body);
+      res.writeHead(status, headers).end(body);
     }
   } catch (error) {
     // After the status line there is nothing to send but a cut answer.

@@ -67,7 +67,7 @@ const ANSWERS: Record<string, (res: ServerResponse) => void> = {
   'plain-500': (res) => res.writeHead(500, { 'content-type': 'text/plain', 'retry-after': '3' }).end('Internal Server Error'),
   'html-502': (res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<html><head><style>p{}</style></head><body><h1>502 Bad Gateway</h1><p>nginx</p></body></html>'),
   'empty-404': (res) => res.writeHead(404, { 'content-length': '0' }).end(),
-  'vllm-401': (res) => res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"Unauthorized"}'),
+  'vllm-401': (res) => res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' }).end('{"error":"Unauthorized"}'),
   'fastapi-422': (res) =>
     res.writeHead(422, { 'content-type': 'application/json' }).end(JSON.stringify({ detail: [{ type: 'missing', loc: ['body', 'input'], msg: 'Field required', input: { secret: 'x'.repeat(100) } }] })),
   'old-vllm-400': (res) => res.writeHead(400, { 'content-type': 'application/json' }).end('{"object":"error","message":"bad things","type":"BadRequestError","param":null,"code":400}'),
@@ -116,9 +116,12 @@ describe('error answers of every kind from a scripted upstream', () => {
     expect(error(empty.text)).toEqual({ message: 'Not Found (upstream: GET /v1/empty-404)', type: 'invalid_request_error', param: null, code: 'not_found' });
   });
 
-  it("says a 401 is the upstream refusing the gateway's own key, not the client's", async () => {
+  // As on the chat route: the client's key is never sent upstream, so passed on as a 401 an
+  // OpenAI client raised an AuthenticationError about a key the gateway had accepted.
+  it("says a 401 is the upstream refusing the gateway's own key, not the client's: a 502, as on the chat route", async () => {
     const refused = await get('vllm-401');
-    expect(refused.status).toBe(401);
+    expect(refused.status).toBe(502);
+    expect(refused.headers.get('www-authenticate')).toBeNull();
     expect(error(refused.text)).toMatchObject({ type: 'server_error', code: 'upstream_response_error' });
     expect(error(refused.text).message).toMatch(/^the upstream refused the gateway's own credentials \(HTTP 401: Unauthorized \(upstream: GET \/v1\/vllm-401\)\)/);
   });
