@@ -5,12 +5,25 @@ import { knownString } from './known-string.ts';
 import { validateParserOptions } from './formats/parser-options.ts';
 import { fenceLanguage, isClosingFence, parseOpeningFence, removeIndent, type Fence } from './markdown-fence.ts';
 
+/**
+ * A language a block can be in: one word. A fence's language is the first word of its info string
+ * (markdown-fence.ts fenceLanguage), and a fence is one line, so a language with a space, a tab or
+ * a line break in it could never match (```python 3 is a python block): a parser built with
+ * "python 3" ran no block at all. The gateway's config refuses it with the same words.
+ */
+export const FenceLanguageSchema = z
+  .string()
+  .min(1)
+  .refine((language) => !/[ \t\n]/.test(language), {
+    error: (issue) => `${JSON.stringify(issue.input)} can never match: a fence's language is the first word of its info string (\`\`\`python 3 is a python block); give one word`,
+  });
+
 export const CodeFenceParserOptionsSchema = z
   .object({
     /** The tool each recognised block calls. */
     toolName: z.string().min(1).default('python'),
     /** Info-string languages (first word, compared case-insensitively) that make a block a call. */
-    languages: z.array(z.string().min(1)).default(['python', 'py', 'python3']),
+    languages: z.array(FenceLanguageSchema).default(['python', 'py', 'python3']),
     /** Whether a fence with no info string is a call too. */
     bareFence: z.boolean().default(false),
     /** Call ids are this prefix plus a per-parser counter (1, 2, …), so they are deterministic. */

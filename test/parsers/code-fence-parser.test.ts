@@ -216,5 +216,25 @@ describe('parser registry', () => {
     expect(() => createParser('json-tools' as 'code-fence')).toThrow(InvalidRequestError);
     expect(() => createParser('code-fence', { languages: 'python' as unknown as string[] })).toThrow(InvalidRequestError);
   });
+
+  // A fence's language is the first word of its info string (markdown-fence.ts fenceLanguage), so
+  // "python 3" could never match: ```python 3 is a python block. Built directly (the CLI, a plugin,
+  // withCodeFences), the parser took it, and no block ever ran; the gateway config refuses it (39445ab).
+  it('refuses a language with a space, tab or line break in it, saying a language is one word', () => {
+    for (const language of ['python 3', ' py', 'py\t3', 'py\n']) {
+      let thrown: unknown;
+      try {
+        createCodeFenceParser({ languages: ['python', language] });
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown, JSON.stringify(language)).toBeInstanceOf(InvalidRequestError);
+      const error = thrown as InvalidRequestError;
+      expect(error.param).toBe('languages.1');
+      expect(error.message).toContain(`${JSON.stringify(language)} can never match: a fence's language is the first word of its info string (\`\`\`python 3 is a python block); give one word`);
+      expect(() => createParser('code-fence', { languages: [language] })).toThrow(InvalidRequestError);
+    }
+    expect(codesOf(parseWhole('```c++\nx\n```\n', { languages: ['py', 'c++', 'python3'] }))).toEqual(['x\n']);
+  });
 });
 
