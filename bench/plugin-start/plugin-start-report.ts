@@ -40,10 +40,9 @@ const times = (v: number) => {
 
 export function pluginStartMarkdown(r: PluginStartReport): string {
   const lines = [
-    `Command: \`${r.command}\` (Node ${r.node})`,
-    '',
     `# JS plugin process start-up — ${r.at}`,
     '',
+    `Command: \`${r.command}\`  `,
     `Node ${r.node}; ${r.cpus}; ${r.runs} starts per row, rows alternating. Spawn → \`ready\` on fd 3 (plugin-host.ts with the plugin module preloaded, as a warm spare does), outside the sandbox. CPU: user + system of the process, all threads, from /proc (10 ms ticks).`,
     '',
     '| plugin module | loader | wall p50 / max (ms) | CPU p50 / max (ms) |',

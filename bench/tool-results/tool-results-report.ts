@@ -44,10 +44,9 @@ export function toolResultsMarkdown(r: ToolResultsReport): string {
     return `| ${t.label} | ${columns.map((values, mark) => cell(t.label, mark, values)).join(' | ')} |`;
   });
   return [
-    `Command: \`${r.command}\``,
-    '',
     `# When tool results reach a streaming client — ${r.date}`,
     '',
+    `Command: \`${r.command}\`  `,
     `Search workload (three parallel searches, one Mistral [TOOL_CALLS] list), simulator profile \`${r.profile}\`, ${r.runs} requests per target after one warm-up, rounds interleaved. Milliseconds from the request to each event as the client read it, mean / p50; results in the order they arrived.`,
     '',
     '| target | 1st result | 2nd result | 3rd result | round 1 finished | answer done ([DONE]) |',

@@ -44,4 +44,13 @@ describe('the plugin-start report', () => {
     expect(markdown).toContain('| tsx | – / – |');
     expect(markdown).toContain('- Type stripping takes – the time of tsx (p50).');
   });
+
+  // As every other report: the title first, the command under it (it stood above the title).
+  it('opens with its title, the command under it', () => {
+    const lines = report({}).split('\n');
+    expect(lines[0]).toBe('# JS plugin process start-up — 2026-12-01T20:00:00.000Z');
+    expect(lines[1]).toBe('');
+    expect(lines[2]).toBe('Command: `npx tsx bench/plugin-start/run.ts --runs 2`  ');
+    expect(lines[3]).toMatch(/^Node v22\.18\.0; 2 × test;/);
+  });
 });

@@ -33,4 +33,13 @@ describe('the tool-results bench report', () => {
     expect(row(markdown, 'cut')).toBe('| cut | 500 / 500 | 900 / 900 | 1300 / 1300 | 1400 / 1400 | n/a* |');
     expect(markdown).toContain('\\* cut: `[DONE]` never reached the client in 2 of 2 requests: no figure.');
   });
+
+  // Every other report opens with its title, then the command: this one had the command above it.
+  it('opens with its title, the command under it, as the other reports do', () => {
+    const lines = report([{ label: 'on', timings: [timing(1400)] }]).split('\n');
+    expect(lines[0]).toBe('# When tool results reach a streaming client — 2026-12-01');
+    expect(lines[1]).toBe('');
+    expect(lines[2]).toBe('Command: `npx tsx bench/tool-results/run.ts`  ');
+    expect(lines[3]).toMatch(/^Search workload/);
+  });
 });
