@@ -109,6 +109,10 @@ export function definitionProblem(value: unknown, kind: 'plugin' | 'command' | '
     if (limit === 'timeoutMs' && v === 0 && !command && (d['runtime'] ?? 'inline') === 'inline') continue;
     if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v > 0)) return `limits.${limit} must be a positive number, got ${describe(v)}`;
     if (limit === 'timeoutMs' && typeof v === 'number' && v > MAX_TIMER_MS) return `limits.timeoutMs must be ${MAX_TIMER_MS_RULE}, got ${describe(v)}`;
+    // setrlimit and V8's --max-old-space-size take whole numbers: a fraction passed here, and every call then failed to start.
+    if (limit !== 'timeoutMs' && typeof v === 'number' && !Number.isInteger(v)) {
+      return `limits.${limit} must be a whole number, at least 1 (the sandbox sets it as an rlimit or a heap size), got ${describe(v)}`;
+    }
   }
   return limits === undefined ? undefined : ignoredLimit(limits, command ? 'process' : (d['runtime'] as string | undefined));
 }

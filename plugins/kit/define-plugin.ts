@@ -20,7 +20,8 @@ export type PluginRuntime = 'inline' | 'thread' | 'isolate' | 'process';
 
 /**
  * A plugin's limits; each is refused by definePlugin where its runtime would ignore it
- * (plugins/README.md, Runtimes).
+ * (plugins/README.md, Runtimes). Each is a positive number, and each but timeoutMs a whole one
+ * (the sandbox sets them as rlimits and a heap size).
  *
  * @example
  * limits: { timeoutMs: 10_000, memoryMb: 128, cpuSeconds: 5 } // with runtime: 'process'

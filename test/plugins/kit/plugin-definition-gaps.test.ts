@@ -98,3 +98,24 @@ describe('Piece, from the public API', () => {
     expect(top.rejected).toBe('location must look like "City, ST", got "Paris"');
   });
 });
+
+describe('definePlugin refuses a limit the sandbox cannot apply', () => {
+  // The regression: `cpuSeconds: 1.5` (or maxProcesses, fileSizeMb: 0.3) passed as "a positive
+  // number", and every call then failed with `the plugin process did not start: exited with code 1
+  // (TypeError: 'float' object cannot be interpreted as an integer)`, the rlimit launcher's words;
+  // `memoryMb: 100.5` with `illegal value for flag --max-old-space-size=100.5`.
+  it.each([
+    ['cpuSeconds', 1.5],
+    ['maxProcesses', 2.5],
+    ['fileSizeMb', 0.3],
+    ['memoryMb', 100.5],
+  ])('a fractional limits.%s, naming it', (limit, value) => {
+    expect(refused({ runtime: 'process', limits: { [limit]: value } })).toThrow(
+      new TypeError(`plugin weather: limits.${limit} must be a whole number, at least 1 (the sandbox sets it as an rlimit or a heap size), got ${value}`),
+    );
+  });
+
+  it('a whole limit, and a fractional timeoutMs (a timer takes one)', () => {
+    expect(() => definePlugin({ ...good, runtime: 'process', limits: { cpuSeconds: 2, maxProcesses: 3, fileSizeMb: 1, memoryMb: 128, timeoutMs: 1500.5 } })).not.toThrow();
+  });
+});
