@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { definePlugin, reject, type PluginContext, type PluginDefinition } from '../kit/define-plugin.ts';
 import type { ToolResult } from '../plugin-types.ts';
-import { fieldLabel, fieldSchemaAt, refinementKey } from './field-schema.ts';
+import { fieldLabel, fieldSchemaAt, refinementKey, refinementPathProblem } from './field-schema.ts';
 
 /** A custom check on one field's value (already valid for its schema, and as the schema outputs it: trimmed, defaulted): a message rejects the call. */
 export type Refinement = (value: unknown) => string | undefined | void;
@@ -72,6 +72,10 @@ function checkRefinements(refinements: Record<string, Refinement>, args: unknown
  */
 export function createValidatingTool<S extends z.ZodType>(options: ValidatingToolOptions<S>): PluginDefinition<S> {
   const refinements = options.refinements ?? {};
+  for (const key of Object.keys(refinements)) {
+    const problem = refinementPathProblem(options.schema, key);
+    if (problem !== undefined) throw new TypeError(`plugin ${options.name}: refinements['${key}'] names no field of the schema: ${problem}`);
+  }
   return definePlugin({
     name: options.name,
     description: options.description ?? options.schema.description ?? `Calls ${options.name} with validated arguments.`,

@@ -66,3 +66,38 @@ export function fieldLabel(path: ReadonlyArray<string | number>): string {
 export function refinementKey(path: ReadonlyArray<string | number>): string {
   return path.map((key) => (typeof key === 'number' ? '*' : key)).join('.');
 }
+
+/**
+ * Why a refinement's key (`stops.*.city`) can never match a field of `root`, or undefined: a key
+ * the schema does not have, or `*` where no array is, would be a check that silently never runs.
+ * Where the schema cannot tell (a union, a record, a catchall), the key is taken as written.
+ */
+export function refinementPathProblem(root: z.ZodType, key: string): string | undefined {
+  let schema = root;
+  const walked: string[] = [];
+  for (const segment of key.split('.')) {
+    let d = def(schema);
+    while (WRAPPERS.has(d.type) || d.type === 'pipe') {
+      schema = (d.type === 'pipe' ? d.in : d.innerType) as z.ZodType;
+      d = def(schema);
+    }
+    const where = walked.length === 0 ? 'the arguments' : walked.join('.');
+    if (d.type === 'object') {
+      const shape = d.shape ?? {};
+      if (segment === '*' || (!Object.hasOwn(shape, segment) && (d.catchall === undefined || def(d.catchall).type === 'never'))) {
+        const fields = Object.keys(shape).join(', ');
+        return walked.length === 0 ? `${where} have no field ${segment} (their fields: ${fields})` : `${where} has no field ${segment} (its fields: ${fields})`;
+      }
+      schema = Object.hasOwn(shape, segment) ? shape[segment]! : d.catchall!;
+    } else if (d.type === 'array') {
+      if (segment !== '*') return `${where} is an array, whose items are '*' (${[...walked, '*', ...key.split('.').slice(walked.length + 1)].join('.')})`;
+      schema = d.element!;
+    } else if (['string', 'number', 'int', 'boolean', 'bigint', 'enum', 'literal', 'null', 'date'].includes(d.type)) {
+      return `${where} is no object or array`;
+    } else {
+      return undefined;
+    }
+    walked.push(segment);
+  }
+  return undefined;
+}

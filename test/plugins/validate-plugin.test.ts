@@ -136,6 +136,29 @@ describe('createValidatingTool', () => {
     expect(whole.result).toMatchObject({ ok: true, content: '{"c":"x"}' });
   });
 
+  // The regression: a misspelt or misplaced refinement path was accepted and never ran, so the
+  // check it meant to make passed every call without a word.
+  it('refuses a refinement whose path names no field of the schema, naming it', () => {
+    const schema = z.object({ location: z.string(), stops: z.array(z.object({ city: z.string() })).optional() });
+    const make = (refinements: Record<string, () => undefined>) => () => createValidatingTool({ name: 'trip', schema, refinements });
+    expect(make({ locaton: () => undefined })).toThrow(
+      new TypeError("plugin trip: refinements['locaton'] names no field of the schema: the arguments have no field locaton (their fields: location, stops)"),
+    );
+    expect(make({ 'stops.0.city': () => undefined })).toThrow(
+      new TypeError("plugin trip: refinements['stops.0.city'] names no field of the schema: stops is an array, whose items are '*' (stops.*.city)"),
+    );
+    expect(make({ 'stops.*.town': () => undefined })).toThrow(
+      new TypeError("plugin trip: refinements['stops.*.town'] names no field of the schema: stops.* has no field town (its fields: city)"),
+    );
+    expect(make({ 'location.*': () => undefined })).toThrow(
+      new TypeError("plugin trip: refinements['location.*'] names no field of the schema: location is no object or array"),
+    );
+    expect(make({ location: () => undefined, 'stops.*.city': () => undefined, 'stops.*': () => undefined })).not.toThrow();
+    // What the schema cannot tell alone (a union, a record's keys, a passthrough object) is left as it is.
+    const loose = z.object({ a: z.union([z.object({ x: z.string() }), z.object({ y: z.number() })]), r: z.record(z.string(), z.number()), p: z.looseObject({}) });
+    expect(() => createValidatingTool({ name: 'loose', schema: loose, refinements: { 'a.x': () => undefined, 'r.k': () => undefined, 'p.any': () => undefined } })).not.toThrow();
+  });
+
   it('leaves what a field cannot decide alone (unions, stripped unknown keys) to the whole-call check', () => {
     const schema = z.object({ a: z.union([z.object({ x: z.string() }), z.object({ y: z.number() })]), b: z.string().transform((s) => s.length) });
     expect(fieldSchemaAt(schema, ['a', 'x'])).toEqual({ kind: 'unresolved' });
