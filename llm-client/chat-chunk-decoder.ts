@@ -95,20 +95,27 @@ function isPlainToken(chunk: ChatCompletionChunk): boolean {
   return Object.entries(delta).every(([key, value]) => key === 'content' || value === null);
 }
 
+const CONTENT_KEY = '"content":';
+
 /**
- * The text before the content string in vLLM's chunk for one token of this stream: the same for
- * every token, since id, created and model do not change within a stream.
+ * The text before the content string in a plain token chunk's data, as the server wrote it: the
+ * same for every token of a stream, since id, created and model do not change within one. Taken
+ * from the data, not written out in one server's field order: vLLM's delta is `{"content":…`,
+ * SGLang's `{"role":null,"content":…`. Undefined unless the key is there once, right before a string.
  */
-function tokenChunkStart(chunk: ChatCompletionChunk): string | undefined {
-  if (chunk.id === undefined || chunk.created === undefined || chunk.model === undefined) return undefined;
-  return `{"id":${JSON.stringify(chunk.id)},"object":"chat.completion.chunk","created":${chunk.created},"model":${JSON.stringify(chunk.model)},"choices":[{"index":0,"delta":{"content":`;
+function tokenChunkStart(data: string): string | undefined {
+  const at = data.indexOf(CONTENT_KEY);
+  // A JSON string holds no unescaped quote: the key found is the delta's, unless it is there twice.
+  if (at < 0 || data.indexOf(CONTENT_KEY, at + 1) >= 0) return undefined;
+  const open = at + CONTENT_KEY.length;
+  return data.charCodeAt(open) === 34 /* " */ ? data.slice(0, open) : undefined;
 }
 
 /** Turns the data of SSE events into parts; one decoder per stream (it remembers `start`). */
 export class ChatChunkDecoder {
   private readonly requestedModel: string;
   #started = false;
-  /** tokenChunkStart of this stream's first chunk, once it has been seen. */
+  /** What precedes the content in this stream's token chunks (tokenChunkStart); learned from its first, with #tokenEnd. */
   #tokenStart: string | undefined;
   /** What follows the content in this stream's token chunks (tokenChoicesEnd), and the chunk's closing brace; learned from its first. */
   #tokenEnd: string | undefined;
@@ -140,7 +147,6 @@ export class ChatChunkDecoder {
     const parts: UpstreamPart[] = [];
     if (!this.#started) {
       this.#started = true;
-      this.#tokenStart = tokenChunkStart(chunk);
       parts.push({
         type: 'start',
         id: chunk.id ?? '',
@@ -189,11 +195,13 @@ export class ChatChunkDecoder {
     return tokenEventsOf(read, this.#tokenLayout);
   }
 
-  /** The end of this stream's token chunks, from its first plain one (through the whole parse). */
+  /** The start and end of this stream's token chunks, from its first plain one (through the whole parse). */
   #learnTokenEnd(data: string): void {
-    if (this.#tokenStart === undefined) return;
-    const end = tokenChoicesEnd(data, this.#tokenStart);
-    if (end !== undefined) this.#tokenEnd = `${end}}`;
+    const start = tokenChunkStart(data);
+    const end = start === undefined ? undefined : tokenChoicesEnd(data, start);
+    if (end === undefined) return;
+    this.#tokenStart = start;
+    this.#tokenEnd = `${end}}`;
   }
 
   /**

@@ -1,5 +1,5 @@
 /**
- * vLLM's events for one token, read straight from the bytes of a socket read.
+ * vLLM's (and SGLang's) events for one token, read straight from the bytes of a socket read.
  *
  * Within a stream such an event is fixed text around one JSON string: `data: ` and the chunk's
  * start (id, created, model: the same for every token), the content string, then the chunk's
@@ -8,8 +8,9 @@
  * CPU than the rest of the decode; here they are a byte compare, a byte search and the decode of
  * the few bytes of content.
  *
- * The end is learned from the stream's first plain token chunk (tokenChoicesEnd), not assumed:
- * vLLM up to 0.10.1 ends one with `},"logprobs":null,"finish_reason":null}]}`, 0.10.2 on adds
+ * The start and end are learned from the stream's first plain token chunk (tokenChunkStart,
+ * tokenChoicesEnd), not assumed: SGLang's delta starts `{"role":null,"content":` and its chunks end
+ * `,"matched_stop":null}],"usage":null}`; vLLM up to 0.10.1 ends one with `},"logprobs":null,"finish_reason":null}]}`, 0.10.2 on adds
  * `"token_ids":null` to every choice, a reasoning parser puts `"reasoning_content":null` in the
  * delta. A hard-coded end matched the simulator and missed every token of a real vLLM 0.11.
  *
@@ -37,6 +38,7 @@ export interface TokenEventLayout {
 }
 
 const CHUNK_END = Buffer.from('}\n\n');
+const NULL_USAGE_END = '],"usage":null}';
 const USAGE_FIELD = Buffer.from(',"usage":');
 const BLANK_LINE = Buffer.from('\n\n');
 const QUOTE = 0x22;
@@ -63,8 +65,9 @@ export function tokenChoicesEnd(data: string, chunkStart: string): string | unde
   if (i >= data.length) return undefined;
   const tail = data.slice(i + 1);
   // `…}]}`, or `…}],"usage":{…}}` with continuous usage: the usage varies, the choices' end does not.
-  const usageAt = tail.indexOf('],"usage":');
-  const end = usageAt >= 0 ? tail.slice(0, usageAt + 1) : tail.endsWith(']}') ? tail.slice(0, -1) : undefined;
+  // SGLang's `…}],"usage":null}` on every token is constant: part of the end.
+  const usageAt = tail.endsWith(NULL_USAGE_END) ? -1 : tail.indexOf('],"usage":');
+  const end = usageAt >= 0 ? tail.slice(0, usageAt + 1) : tail.endsWith(']}') || tail.endsWith(NULL_USAGE_END) ? tail.slice(0, -1) : undefined;
   return end !== undefined && end.includes('"') ? end : undefined;
 }
 

@@ -158,4 +158,23 @@ describe('SseEventDecoder.atEventBoundary', () => {
       expect(sse.atEventBoundary, JSON.stringify(read)).toBe(boundary);
     }
   });
+
+  // SGLang (pydantic's model_dump_json of its own models): `role` before `content` in the delta,
+  // `matched_stop` on the choice, and `"usage":null` on every chunk. Its tokens took the whole
+  // parse, the head having been written out in vLLM's field order.
+  it("reads SGLang's token events too, learning the head as the server wrote it", () => {
+    const sglang = (delta: string, finish = 'null') =>
+      `data: {"id":"0f1e","object":"chat.completion.chunk","created":1764042665,"model":"qwen","choices":[{"index":0,"delta":${delta},"logprobs":null,"finish_reason":${finish},"matched_stop":null}],"usage":null}\n\n`;
+    const token = (text: string) => sglang(`{"role":null,"content":${JSON.stringify(text)},"reasoning_content":null,"tool_calls":null}`);
+    const decoder = started(sglang('{"role":"assistant","content":"","reasoning_content":null,"tool_calls":null}') + token('x'));
+    fc.assert(
+      fc.property(fc.array(fc.string({ unit: 'binary' }), { minLength: 1, maxLength: 4 }), (contents) => {
+        const read = Buffer.from(contents.map(token).join(''));
+        expect(decoder.tokenEvents(read)).toEqual(contents);
+      }),
+    );
+    // The finish, and a reasoning token, are not plain tokens: the whole parse reads them.
+    expect(decoder.tokenEvents(Buffer.from(sglang('{"role":null,"content":"","reasoning_content":null,"tool_calls":null}', '"stop"')))).toBeUndefined();
+    expect(decoder.tokenEvents(Buffer.from(sglang('{"role":null,"content":null,"reasoning_content":"hm","tool_calls":null}')))).toBeUndefined();
+  });
 });
