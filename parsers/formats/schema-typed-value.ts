@@ -64,8 +64,9 @@ export interface TypedValue {
  * the text it was. `json` is what the client reads, so it keeps what Python keeps and a double
  * cannot: every digit of an int (an id past 2^53), and floats in Python's repr (see
  * redumpJson). "null" or "none", in any case, becomes null only where the schema allows something
- * other than a string, as in vLLM's current parser. Deliberate differences from vLLM, so that no
- * value changes silently: a boolean that is neither "true" nor "false"
+ * other than a string (null, or any other type: `["string", "integer"]` too), as in vLLM's current
+ * parser. Deliberate differences from vLLM, so that no value changes silently: a boolean that is
+ * neither "true" nor "false"
  * stays text (vLLM makes it false), and a number written as an int keeps its digits (vLLM's
  * float() rounds 12345678901234567890 to 12345678901234567168). Without a schema every value
  * is text.
@@ -75,9 +76,14 @@ export function convertParameter(raw: string, types: readonly string[] | undefin
   if (types === undefined) return text;
   const stringLike = types.some(isStringType);
   // "None": Python's null, which Qwen3.5's chat template writes; any case of either word, as vLLM's
-  // `param_value.lower() in ("null", "none")` reads them ("none" stayed text here before).
+  // `param_value.lower() in ("null", "none")` reads them ("none" stayed text here before). Where the
+  // schema allows more than a string: a nullable type, or a union with another type. vLLM reads
+  // `type: ["string", "integer"]` as no string type (str() of the list), so "null" is None there,
+  // where it stayed "null" here; anyOf branches count the same, in any order (vLLM reads the first
+  // non-null one only, so `anyOf: [string, integer]` keeps "null" there): a JSON-schema union is
+  // unordered, and the same union should not read two ways for how it was written.
   const word = raw.trim().toLowerCase();
-  if ((word === 'null' || word === 'none') && (types.includes('null') || !stringLike)) return { value: null, json: 'null' };
+  if ((word === 'null' || word === 'none') && types.some((t) => !isStringType(t))) return { value: null, json: 'null' };
   if (stringLike) return text;
   const type = types.find((t) => t !== 'null') ?? 'string';
   if (['int', 'uint', 'long', 'short', 'unsigned'].some((prefix) => type.startsWith(prefix))) {

@@ -148,6 +148,28 @@ describe('qwen3-coder parser: calls', () => {
     expect(callsOf(parse(call('f', { i: 'none' })))[0]!.args).toEqual({ i: 'none' });
   });
 
+  // A union of a string and another type allows more than a string: vLLM's current qwen3_coder reads
+  // `type: ["string", "integer"]` as a type that is no string (str() of the list), so "null" is None
+  // there; it stayed the text "null" here. anyOf is read the same way, whatever the order of its
+  // branches (a JSON-schema union has none): vLLM looks at its first non-null branch only.
+  it('reads null as null for a union of a string and another type, given as a type list or as anyOf', () => {
+    const toolDefinitions = [
+      tool('f', {
+        l: { type: ['string', 'integer'] },
+        m: { type: ['integer', 'string'] },
+        a: { anyOf: [{ type: 'string' }, { type: 'integer' }] },
+        n: { type: ['string', 'integer'] },
+        w: { type: ['string', 'integer'] },
+        s: { type: 'string' },
+      }),
+    ];
+    const input = call('f', { l: 'null', m: 'None', a: 'NULL', n: '42', w: 'hello', s: 'null' });
+    const [parsed] = callsOf(parse(input, { toolDefinitions }));
+    // A value other than null stays text, as before, where a string is allowed.
+    expect(parsed!.args).toEqual({ l: null, m: null, a: null, n: '42', w: 'hello', s: 'null' });
+    expect(parsed!.argsText).toBe('{"l":null,"m":null,"a":null,"n":"42","w":"hello","s":"null"}');
+  });
+
   // Regression: call-args held JSON.stringify of the converted doubles, so an integer id past 2^53
   // reached the client as 12345678901234567000; vLLM's int() keeps every digit, and json.dumps writes them.
   it('keeps every digit of a big integer in call-args, and writes floats as json.dumps does', () => {
