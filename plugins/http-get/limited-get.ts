@@ -55,12 +55,29 @@ export function parseHttpUrl(text: string): URL | string {
   try {
     url = new URL(text);
   } catch {
-    return `not a valid absolute URL: ${JSON.stringify(text)}`;
+    return `not a valid absolute URL: ${JSON.stringify(text)}${schemeHint(text)}`;
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `only http:// and https:// URLs can be fetched, not ${url.protocol}`;
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    // `www.example.org:8080/x` parses with the scheme `www.example.org:`: naming that as the scheme misled.
+    const schemeless = url.protocol.includes('.') || /^[^:]*:\d/.test(text);
+    if (schemeless && schemeHint(text) !== '') return `not a valid absolute URL: ${JSON.stringify(text)}${schemeHint(text)}`;
+    return `only http:// and https:// URLs can be fetched, not ${url.protocol}`;
+  }
   if (url.username || url.password) return 'URLs with credentials are not fetched';
   if (BAD_PORTS.has(Number(url.port))) return `port ${url.port} is not fetched: it is another protocol's (mail, SSH, IRC…), which browsers refuse too`;
   return url;
+}
+
+/**
+ * For a URL written without its scheme, as models often write one (`example.org/page`,
+ * `localhost:3000/api`), the URL to write instead; '' when `https://` in front makes no host
+ * name of it either.
+ */
+function schemeHint(text: string): string {
+  const written = `https://${text.replace(/^\/\//, '')}`; // `//host/path` is a scheme-relative URL
+  if (/^[a-z][a-z\d+.-]*:\/\//i.test(text) || !URL.canParse(written)) return '';
+  const { hostname } = new URL(written);
+  return hostname.includes('.') || hostname === 'localhost' ? ` has no scheme; write ${JSON.stringify(written)}` : '';
 }
 
 /**

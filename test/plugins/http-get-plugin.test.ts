@@ -67,7 +67,15 @@ describe('http_get plugin', () => {
     for (const [url, reason] of [
       ['file:///etc/passwd', 'only http:// and https:// URLs can be fetched, not file:'],
       ['ftp://example.org/x', 'only http:// and https:// URLs can be fetched, not ftp:'],
-      ['example.org/page', 'not a valid absolute URL: "example.org/page"'],
+      // Written without a scheme, as models often do: say so, with the URL to write instead. The
+      // regression: "www.example.org:8080/x" parsed as scheme "www.example.org:", and the model read
+      // "only http:// and https:// URLs can be fetched, not www.example.org:".
+      ['example.org/page', 'not a valid absolute URL: "example.org/page" has no scheme; write "https://example.org/page"'],
+      ['www.example.org:8080/x', 'not a valid absolute URL: "www.example.org:8080/x" has no scheme; write "https://www.example.org:8080/x"'],
+      ['localhost:3000/api', 'not a valid absolute URL: "localhost:3000/api" has no scheme; write "https://localhost:3000/api"'],
+      ['http//example.org', 'not a valid absolute URL: "http//example.org"'],
+      ['//example.org/x', 'not a valid absolute URL: "//example.org/x" has no scheme; write "https://example.org/x"'],
+      ['javascript:alert(1)', 'only http:// and https:// URLs can be fetched, not javascript:'],
       ['http://user:pw@example.org/', 'URLs with credentials are not fetched'],
       // Ports the Fetch standard blocks: HTTP spoken to a mail server, an SSH or IRC daemon.
       ['http://example.org:25/', "port 25 is not fetched: it is another protocol's (mail, SSH, IRC…), which browsers refuse too"],
