@@ -68,6 +68,9 @@ export const FILE_PATHS_ERROR = "PRAGMA database_list is not available (it shows
 export const PRAGMA_WITH_VALUE_ERROR =
   "a PRAGMA that sets a value is not allowed (it would change the connection); read a setting with PRAGMA name alone or its table-valued function, e.g. SELECT * FROM pragma_table_info('products')";
 
+export const PLACEHOLDER_ERROR =
+  'the query has a parameter placeholder (?, ?1, :name, @name or $name), and this tool binds no values: write each value into the query as a literal';
+
 export type QueryOutcome =
   | { ok: true; columns: string[]; rows: SqlValue[][]; truncated: boolean }
   /** `writes`: the statement would change the database (or its connection), not merely failed. */
@@ -180,6 +183,9 @@ function waitForLocksUntil(db: SqliteDatabase, deadline: number): void {
 }
 
 function sqliteErrorText(err: unknown, db: SqliteDatabase, limits: QueryLimits): string {
+  // better-sqlite3's words ("Too few parameter values were provided") are about values the call
+  // could pass, and the tool's only argument is the query.
+  if (!(err as { code?: unknown }).code && /^(Too few parameter values|Missing named parameters)/.test((err as Error).message)) return PLACEHOLDER_ERROR;
   const code = (err as { code?: unknown }).code;
   if (code === 'SQLITE_BUSY') {
     return `the database is locked: another program was writing to it for the whole ${limits.timeLimitMs} ms time limit; try the query again later`;

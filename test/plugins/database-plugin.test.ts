@@ -139,6 +139,12 @@ describe('database plugin', () => {
 
   it('reports SQL errors as tool errors the model can act on', async () => {
     expect((await query('SELECT * FROM nope')).result).toEqual({ ok: false, content: 'error: no such table: nope' });
+    // The regression: better-sqlite3's "Too few parameter values were provided" and "Missing named
+    // parameters", about values the tool has no argument for.
+    const placeholder = 'the query has a parameter placeholder (?, ?1, :name, @name or $name), and this tool binds no values: write each value into the query as a literal';
+    expect((await query('SELECT name FROM products WHERE id = ?')).result).toEqual({ ok: false, content: `error: ${placeholder}` });
+    expect((await query('SELECT name FROM products WHERE id = :id')).result).toEqual({ ok: false, content: `error: ${placeholder}` });
+    expect((await query('SELECT name FROM products WHERE id = $id')).result).toEqual({ ok: false, content: `error: ${placeholder}` });
     expect((await query('SELEC 1')).result?.content).toMatch(/^error: near "SELEC": syntax error/);
     expect((await query('SELECT 1; SELECT 2')).result?.content).toMatch(/more than one statement/);
   });
