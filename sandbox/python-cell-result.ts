@@ -68,41 +68,46 @@ export function killedByOf(message: ExitMessage, limits: PythonSandboxLimits): K
 export function exitResult(message: ExitMessage, outcome: CellOutcome): CellResult {
   const report = message.result;
   const signal = message.status.signal;
-  const base = { unitsRun: outcome.unitsRun, durationMs: outcome.durationMs };
-  if (report === null && signal === null) {
-    // The cell ended itself without a report (os._exit): like a script that did the same.
-    const code = message.status.code ?? 0;
-    return {
-      ok: code === 0,
-      observation: outcome.output,
-      ...base,
-      exitCode: code,
-      ...(code === 0 ? {} : { error: { type: 'SystemExit', message: `exit code ${code}`, compileError: false } }),
-    };
-  }
-  if (report === null) {
-    const name = signalName(signal);
-    const crash = new SandboxError(`the cell process died with signal ${signal}${name ? ` (${name})` : ''}`);
-    return {
-      ok: false,
-      observation: withNote(outcome.output, crash.message),
-      ...base,
-      // What a shell's $? shows for a script that died of the signal (its own os.kill, a segfault).
-      exitCode: 128 + signal,
-      ...(name ? { exitSignal: name } : {}),
-      error: { type: crash.name, message: crash.message, compileError: false },
-    };
-  }
+  if (report === null) return signal === null ? selfExitResult(message.status.code ?? 0, outcome) : signalResult(signal, outcome);
   // A whole-file run of text that does not compile prints nothing but the compile error; what
   // the incremental run already did is discarded from the observation.
   const observation = report.compileErrorText ?? outcome.output;
   return {
     ok: report.compileErrorText === undefined && report.ok,
     observation,
-    ...base,
+    unitsRun: outcome.unitsRun,
+    durationMs: outcome.durationMs,
     ...(report.exitCode !== undefined ? { exitCode: report.exitCode } : {}),
     ...(report.exitSignal !== undefined ? { exitSignal: report.exitSignal } : {}),
     ...(report.error ? { error: report.error } : {}),
+  };
+}
+
+/** The cell ended itself without a report (os._exit): like a script that did the same. */
+function selfExitResult(code: number, outcome: CellOutcome): CellResult {
+  return {
+    ok: code === 0,
+    observation: outcome.output,
+    unitsRun: outcome.unitsRun,
+    durationMs: outcome.durationMs,
+    exitCode: code,
+    ...(code === 0 ? {} : { error: { type: 'SystemExit', message: `exit code ${code}`, compileError: false } }),
+  };
+}
+
+/** The cell died of a signal no limit sent (its own os.kill, a segfault). */
+function signalResult(signal: number, outcome: CellOutcome): CellResult {
+  const name = signalName(signal);
+  const crash = new SandboxError(`the cell process died with signal ${signal}${name ? ` (${name})` : ''}`);
+  return {
+    ok: false,
+    observation: withNote(outcome.output, crash.message),
+    unitsRun: outcome.unitsRun,
+    durationMs: outcome.durationMs,
+    // What a shell's $? shows for a script that died of the signal.
+    exitCode: 128 + signal,
+    ...(name ? { exitSignal: name } : {}),
+    error: { type: crash.name, message: crash.message, compileError: false },
   };
 }
 
