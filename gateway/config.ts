@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { MAX_TIMER_MS, MAX_TIMER_MS_RULE } from '../core/max-timer-ms.ts';
 import { UpstreamUrlsSchema } from '../llm-client/upstream-url.ts';
+import { FenceLanguageSchema } from '../parsers/code-fence-parser.ts';
 import { normaliseOrigin } from './cors.ts';
 import { DEFAULT_MAX_OBSERVATION_CHARS } from './observation-cap.ts';
 import { toolParserFormatSchema, toolParserRuleSchema } from './tool-parser-rule.ts';
@@ -55,18 +56,6 @@ function checkHostName(value: string, ctx: z.RefinementCtx): void {
     ctx.addIssue({ code: 'custom', message: `${not}give the name alone, without a scheme, port or path (e.g. proxy.local): a request's Host is matched without its port` });
   }
 }
-
-/**
- * A codeFence language: one word. A fence's language is the first word of its info string
- * (parsers/markdown-fence.ts), so "python 3" could never match (```python 3 is a python block), and
- * the gateway started with a language no block would ever run in.
- */
-const fenceLanguage = z
-  .string()
-  .min(1)
-  .refine((language) => !/[ \t]/.test(language), {
-    error: (issue) => `${JSON.stringify(issue.input)} can never match: a fence's language is the first word of its info string (\`\`\`python 3 is a python block); give one word`,
-  });
 
 /** A string setting that means nothing empty (or blank); `what` says what it takes instead. */
 const notEmpty = (what: string) => z.string().regex(/\S/, `expected ${what}, not an empty value`);
@@ -229,7 +218,7 @@ const gatewayConfigFields = z.strictObject({
       /** ```python blocks in the model's prose are calls to the python tool, whatever the format. */
       enabled: z.boolean().default(true),
       /** Not empty: the code-fence parser refuses "" as each round builds it, so every request failed. */
-      languages: z.array(fenceLanguage).default(['python', 'py', 'python3']),
+      languages: z.array(FenceLanguageSchema).default(['python', 'py', 'python3']),
       /** Treat a fence without an info string as Python too. */
       bareFence: z.boolean().default(false),
     })
