@@ -23,8 +23,8 @@ for (const [net, prefix] of PRIVATE_V4) {
   PRIVATE.addSubnet(`2002:${high}:${low}::`, 16 + prefix, 'ipv6');
 }
 // Also refused whole: SIIT's IPv4-translated ::ffff:0:0/96, the discard prefix 100::/64, Teredo
-// 2001::/32 (an IPv4 address inside, obfuscated), documentation 2001:db8::/32, and the old site-local fec0::/10.
-const PRIVATE_V6 = [['::', 96], ['::ffff:0:0:0', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 32], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8]] as const;
+// 2001::/32 (an IPv4 address inside, obfuscated), documentation 2001:db8::/32 and 3fff::/20 (RFC 9637), and the old site-local fec0::/10.
+const PRIVATE_V6 = [['::', 96], ['::ffff:0:0:0', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 32], ['2001:db8::', 32], ['3fff::', 20], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8]] as const;
 for (const [net, prefix] of PRIVATE_V6) PRIVATE.addSubnet(net, prefix, 'ipv6');
 
 /** An IPv4 address as the two 16-bit hex groups it fills in an IPv6 address. */

@@ -155,6 +155,9 @@ describe('http_get plugin', () => {
     // SIIT, Teredo, discard, old site-local, and the documentation and 6to4-relay ranges (review 6).
     const others = ['::ffff:0:7f00:1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '100::1', 'fec0::1', '2001:db8::1', '192.0.2.1', '198.51.100.7', '203.0.113.9', '192.88.99.1'];
     expect(others.filter((a) => !isPrivateAddress(a))).toEqual([]);
+    // The second IPv6 documentation range, 3fff::/20 (RFC 9637): the README's "documentation" covered it, the code only 2001:db8::/32.
+    expect(['3fff::1', '3fff:fff:ffff::1'].filter((a) => !isPrivateAddress(a))).toEqual([]);
+    expect(isPrivateAddress('3fff:1000::1')).toBe(false);
     expect(['93.184.215.14', '2606:4700::1111', '64:ff9b::5db8:d70e', '2002:5db8:d70e::1'].some(isPrivateAddress)).toBe(false);
   });
 });
