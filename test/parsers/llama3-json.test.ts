@@ -108,14 +108,18 @@ describe('llama3-json parser: calls', () => {
   });
 });
 
+/** One short call, for the end-of-message cases. */
+const call = '{"name": "f", "parameters": {"a": 1}}';
+
+/** `input`'s events, checked to be the same whole, split anywhere in two, and one character at a time. */
+const everyWay = (input: string) => {
+  const events = coalesceText(parse(input));
+  for (let cut = 1; cut < input.length; cut++) expect(coalesceText(feed(make(), [input.slice(0, cut), input.slice(cut)])), `cut at ${cut}`).toEqual(events);
+  expect(coalesceText(feed(make(), [...input]))).toEqual(events);
+  return events;
+};
+
 describe('llama3-json parser: <|eom_id|> and <|eot_id|>, the end of the message', () => {
-  const call = '{"name": "f", "parameters": {"a": 1}}';
-  const everyWay = (input: string) => {
-    const events = coalesceText(parse(input));
-    for (let cut = 1; cut < input.length; cut++) expect(coalesceText(feed(make(), [input.slice(0, cut), input.slice(cut)])), `cut at ${cut}`).toEqual(events);
-    expect(coalesceText(feed(make(), [...input]))).toEqual(events);
-    return events;
-  };
 
   it('drops the token after a call: it ends the call and is no content', () => {
     for (const token of ['<|eom_id|>', '<|eot_id|>']) {
@@ -156,13 +160,6 @@ describe('llama3-json parser: <|eom_id|> and <|eot_id|>, the end of the message'
 });
 
 describe('llama3-json parser: whitespace after the last call', () => {
-  const call = '{"name": "f", "parameters": {"a": 1}}';
-  const everyWay = (input: string) => {
-    const events = coalesceText(parse(input));
-    for (let cut = 1; cut < input.length; cut++) expect(coalesceText(feed(make(), [input.slice(0, cut), input.slice(cut)])), `cut at ${cut}`).toEqual(events);
-    expect(coalesceText(feed(make(), [...input]))).toEqual(events);
-    return events;
-  };
 
   it('is frame when only the end of the message follows: no whitespace-only content', () => {
     for (const input of [
