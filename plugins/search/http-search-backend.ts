@@ -105,6 +105,11 @@ export class HttpSearchBackend implements SearchBackend {
       throw err;
     }
     const { statusCode, text } = response;
+    // 414 URI Too Long, 431 Request Header Fields Too Large (Node's own servers): the query made
+    // the URL too long, which the model can fix, and such an answer often has no body to quote.
+    if (statusCode === 414 || statusCode === 431) {
+      throw new Error(`search API answered HTTP ${statusCode} (the request is too long for it): the query is ${query.length} characters; search with a few words`);
+    }
     if (statusCode < 200 || statusCode > 299) {
       throw new Error(`search API answered HTTP ${statusCode}: ${text.slice(0, 200)}`);
     }

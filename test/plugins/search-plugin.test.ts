@@ -295,6 +295,18 @@ describe('search plugin (http backend)', () => {
     expect(timedOut.result?.ok).toBe(false);
     expect(timedOut.result?.content).toBe('error: search failed: search API did not answer within 100 ms');
   });
+
+  it('says a query too long for the API\'s URL is too long, rather than a bare "HTTP 431: "', async () => {
+    // Node's server answers a request line past its 16 KiB header limit with 431 and no body, before
+    // the handler; a public API says 414 (URI Too Long). The model read "search API answered HTTP 431: ".
+    handler = (_req, res) => res.end('[]');
+    const query = 'hello world '.repeat(2000);
+    const run = await runScriptedCall(inlineTool(createSearchPlugin({ backend: 'http', urlTemplate: `${base}/?q={query}` })), { pieces: [queryPiece(query)], args: { query } });
+    expect(run.result).toEqual({
+      ok: false,
+      content: 'error: search failed: search API answered HTTP 431 (the request is too long for it): the query is 24000 characters; search with a few words',
+    });
+  });
 });
 
 describe('search module defaults', () => {
