@@ -159,6 +159,10 @@ function ignoredLimit(limits: Record<string, unknown>, named: string | undefined
  */
 function notAnObject(schema: z.ZodType): string {
   const kind = schemaKind(schema);
+  // The object inside is right; its JSON Schema is `anyOf: [object, null]`, and "got an object" read as a contradiction.
+  if (kind === 'an object' && wrapperTypes(schema).includes('nullable')) {
+    return "parameters must be an object schema (z.object({...})), got a nullable object (z.object({...}).nullable()); a tool's arguments are always one object: leave out .nullable()";
+  }
   // OpenAI function parameters are one JSON object; alternatives go inside it.
   const union = kind.includes('union') ? ' (for alternative sets of arguments, one z.object whose fields are optional, or a union inside a field)' : '';
   return `parameters must be an object schema (z.object({...})), got ${kind}; a tool's arguments are named fields${union}`;
@@ -174,6 +178,17 @@ function schemaKind(schema: z.ZodType): string {
   if (type === 'union') return def?.discriminator === undefined ? 'a union' : 'a discriminated union';
   if (type === 'any' || type === 'unknown' || type === 'null') return `z.${type}()`;
   return `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`;
+}
+
+/** The wrappers around a schema, outermost first (`nullable`, `optional`, …). */
+function wrapperTypes(schema: z.ZodType): string[] {
+  const types: string[] = [];
+  let def = (schema as { _zod?: { def?: ZodDef } })._zod?.def;
+  for (let i = 0; i < 8 && def && (def.innerType ?? def.in); i++) {
+    if (typeof def.type === 'string') types.push(def.type);
+    def = (def.innerType ?? def.in)?._zod?.def;
+  }
+  return types;
 }
 
 interface ZodDef {

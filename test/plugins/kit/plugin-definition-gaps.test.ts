@@ -119,3 +119,14 @@ describe('definePlugin refuses a limit the sandbox cannot apply', () => {
     expect(() => definePlugin({ ...good, runtime: 'process', limits: { cpuSeconds: 2, maxProcesses: 3, fileSizeMb: 1, memoryMb: 128, timeoutMs: 1500.5 } })).not.toThrow();
   });
 });
+
+describe('definePlugin says what is wrong with a parameters schema wrapped in .nullable()', () => {
+  // The regression: it read "parameters must be an object schema (z.object({...})), got an object",
+  // which contradicts itself: the wrapper, not the object, is what is refused.
+  it('names the wrapper', () => {
+    expect(refused({ parameters: z.object({ city: z.string() }).nullable() })).toThrow(
+      new TypeError("plugin weather: parameters must be an object schema (z.object({...})), got a nullable object (z.object({...}).nullable()); a tool's arguments are always one object: leave out .nullable()"),
+    );
+    expect(refused({ parameters: z.object({ city: z.string() }).nullable().optional() })).toThrow(/got a nullable object .*leave out \.nullable\(\)$/);
+  });
+});
