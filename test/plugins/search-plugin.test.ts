@@ -12,6 +12,7 @@ import { sampleDocsSource } from '../../plugins/search/build-search-index.ts';
 import { extractPageText } from '../../plugins/search/html-page-text.ts';
 import { buildSearchIndex } from '../../plugins/search/search-index-builder.ts';
 import { MAX_HIT_TEXT_CHARS } from '../../plugins/search/http-search-backend.ts';
+import { GatewayConfigError } from '../../core/errors.ts';
 import { DEFAULT_SEARCH_INDEX_FILE, searchModuleOptions } from '../../plugins/search/search-options.ts';
 import searchDefault, { createSearchPlugin } from '../../plugins/search/search-plugin.ts';
 import { SqliteSearchIndex, toFtsQuery } from '../../plugins/search/sqlite-search-index.ts';
@@ -321,6 +322,19 @@ describe('search module defaults', () => {
       maxResults: 8,
     });
     expect(createSearchPlugin({ backend: 'sqlite' }).runtime).toBe('thread');
+    expect(searchModuleOptions(moduleUrl, { CONVEYOR_SEARCH_MAX_RESULTS: '' })).toEqual({ backend: 'sqlite', indexFile: DEFAULT_SEARCH_INDEX_FILE });
+  });
+
+  // The regression: an invalid value was taken as unset, so CONVEYOR_SEARCH_MAX_RESULTS=ten searched
+  // for 5 without a word, and ?maxResults=1000 passed where --plugins stops at 50, as the database's
+  // and http_get's settings were before moduleUrlSettings.
+  it('refuses a maxResults that is set but not valid, naming where it came from', () => {
+    const moduleUrl = 'file:///app/plugins/search/search-plugin.ts';
+    const rule = 'a whole number from 1 to 50';
+    expect(() => searchModuleOptions(moduleUrl, { CONVEYOR_SEARCH_MAX_RESULTS: 'ten' })).toThrow(new GatewayConfigError(`search: CONVEYOR_SEARCH_MAX_RESULTS must be ${rule}, got "ten"`));
+    expect(() => searchModuleOptions(`${moduleUrl}?maxResults=0`, {})).toThrow(new GatewayConfigError(`search: ?maxResults= must be ${rule}, got "0"`));
+    expect(() => searchModuleOptions(`${moduleUrl}?maxResults=1000`, {})).toThrow(new GatewayConfigError(`search: ?maxResults= must be ${rule}, got "1000"`));
+    expect(() => searchModuleOptions(`${moduleUrl}?maxResults=2.5`, {})).toThrow(GatewayConfigError);
     expect(createSearchPlugin({ backend: 'http', urlTemplate: 'https://s.example/?q={query}' }).runtime).toBe('inline');
   });
 });
