@@ -39,23 +39,26 @@ export function checkField(schema: z.ZodType, refinements: Record<string, Refine
   return message ? `${fieldLabel(path)}: ${message}` : undefined;
 }
 
-/** Runs every refinement over the whole arguments (the same verdicts when no pieces were streamed). */
+/**
+ * Runs every refinement over the whole arguments (the same verdicts when no pieces were streamed):
+ * each value is matched by its path's refinementKey, as a streamed field is, and visited in the
+ * order its field would close (children before the object or array holding them). Splitting a
+ * key at its dots instead missed a field whose name holds one (`'user.name'`).
+ */
 function checkRefinements(refinements: Record<string, Refinement>, args: unknown): string | undefined {
-  for (const [key, refine] of Object.entries(refinements)) {
-    let found: Array<{ path: Array<string | number>; value: unknown }> = [{ path: [], value: args }];
-    for (const segment of key.split('.')) {
-      found = found.flatMap(({ path, value }) =>
-        segment === '*'
-          ? Array.isArray(value) ? value.map((v, i) => ({ path: [...path, i], value: v })) : []
-          : value !== null && typeof value === 'object' && Object.hasOwn(value, segment) ? [{ path: [...path, segment], value: (value as Record<string, unknown>)[segment] }] : [],
-      );
+  const visit = (value: unknown, path: Array<string | number>): string | undefined => {
+    if (value !== null && typeof value === 'object') {
+      const entries: Array<[string | number, unknown]> = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
+      for (const [key, child] of entries) {
+        const found = visit(child, [...path, key]);
+        if (found !== undefined) return found;
+      }
     }
-    for (const { path, value } of found) {
-      const message = refine(value);
-      if (message) return `${fieldLabel(path)}: ${message}`;
-    }
-  }
-  return undefined;
+    if (path.length === 0) return undefined;
+    const message = refinements[refinementKey(path)]?.(value);
+    return message ? `${fieldLabel(path)}: ${message}` : undefined;
+  };
+  return Object.keys(refinements).length === 0 ? undefined : visit(args, []);
 }
 
 /**

@@ -75,7 +75,9 @@ export function refinementKey(path: ReadonlyArray<string | number>): string {
 export function refinementPathProblem(root: z.ZodType, key: string): string | undefined {
   let schema = root;
   const walked: string[] = [];
-  for (const segment of key.split('.')) {
+  const segments = key.split('.');
+  for (let i = 0; i < segments.length; i++) {
+    let segment = segments[i]!;
     let d = def(schema);
     while (WRAPPERS.has(d.type) || d.type === 'pipe') {
       schema = (d.type === 'pipe' ? d.in : d.innerType) as z.ZodType;
@@ -84,13 +86,22 @@ export function refinementPathProblem(root: z.ZodType, key: string): string | un
     const where = walked.length === 0 ? 'the arguments' : walked.join('.');
     if (d.type === 'object') {
       const shape = d.shape ?? {};
+      // A field whose name holds a dot (`'user.name'`): the longest run of segments that names one.
+      for (let j = segments.length; j > i + 1; j--) {
+        const dotted = segments.slice(i, j).join('.');
+        if (Object.hasOwn(shape, dotted)) {
+          segment = dotted;
+          i = j - 1;
+          break;
+        }
+      }
       if (segment === '*' || (!Object.hasOwn(shape, segment) && (d.catchall === undefined || def(d.catchall).type === 'never'))) {
         const fields = Object.keys(shape).join(', ');
         return walked.length === 0 ? `${where} have no field ${segment} (their fields: ${fields})` : `${where} has no field ${segment} (its fields: ${fields})`;
       }
       schema = Object.hasOwn(shape, segment) ? shape[segment]! : d.catchall!;
     } else if (d.type === 'array') {
-      if (segment !== '*') return `${where} is an array, whose items are '*' (${[...walked, '*', ...key.split('.').slice(walked.length + 1)].join('.')})`;
+      if (segment !== '*') return `${where} is an array, whose items are '*' (${[...walked, '*', ...segments.slice(i + 1)].join('.')})`;
       schema = d.element!;
     } else if (['string', 'number', 'int', 'boolean', 'bigint', 'enum', 'literal', 'null', 'date'].includes(d.type)) {
       return `${where} is no object or array`;

@@ -159,6 +159,18 @@ describe('createValidatingTool', () => {
     expect(() => createValidatingTool({ name: 'loose', schema: loose, refinements: { 'a.x': () => undefined, 'r.k': () => undefined, 'p.any': () => undefined } })).not.toThrow();
   });
 
+  // A field whose name holds a dot: its refinement ran on the streamed field but not in onEnd, which
+  // split the key into 'user' and 'name', so a call delivered whole passed the check.
+  it('applies a refinement on a field named with a dot, streamed and whole', async () => {
+    const dotted = inlineTool(
+      createValidatingTool({ name: 'dotted', schema: z.object({ 'user.name': z.string() }), refinements: { 'user.name': (v) => (v === 'root' ? 'not root' : undefined) } }),
+    );
+    const streamed = await runScriptedCall(dotted, { pieces: [field(['user.name'], 'root')], args: { 'user.name': 'root' } });
+    expect(streamed.rejected).toBe('user.name: not root');
+    expect((await runScriptedCall(dotted, { args: { 'user.name': 'root' } })).result).toEqual({ ok: false, content: 'error: user.name: not root' });
+    expect((await runScriptedCall(dotted, { args: { 'user.name': 'ada' } })).result).toMatchObject({ ok: true });
+  });
+
   it('leaves what a field cannot decide alone (unions, stripped unknown keys) to the whole-call check', () => {
     const schema = z.object({ a: z.union([z.object({ x: z.string() }), z.object({ y: z.number() })]), b: z.string().transform((s) => s.length) });
     expect(fieldSchemaAt(schema, ['a', 'x'])).toEqual({ kind: 'unresolved' });
