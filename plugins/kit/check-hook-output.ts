@@ -48,7 +48,11 @@ export function toolResultOf(plugin: string, value: unknown): ToolResult {
 export function verdictOf(plugin: string, value: unknown): { verdict: Verdict } | { error: string } {
   if (value === undefined) return { verdict: undefined };
   const v = value as { verdict?: unknown; reason?: unknown } | null;
-  if (typeof v === 'object' && v !== null && v.verdict === 'reject' && typeof v.reason === 'string') return { verdict: { verdict: 'reject', reason: rejectReason(v.reason) } };
+  if (typeof v === 'object' && v !== null && v.verdict === 'reject' && typeof v.reason === 'string') {
+    // The model read "rejected the call: " and nothing on what to change.
+    if (v.reason.trim() === '') return { error: `error: ${plugin}'s onPiece returned reject(${JSON.stringify(v.reason)}), with no reason: the model reads the reason to know what to write instead` };
+    return { verdict: { verdict: 'reject', reason: rejectReason(v.reason) } };
+  }
   return { error: `error: ${plugin}'s onPiece returned ${describe(value)}, not undefined or reject(reason)` };
 }
 
