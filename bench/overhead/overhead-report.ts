@@ -1,5 +1,5 @@
 import { fixedDigits, signedDigits } from '../fixed-digits.ts';
-import type { OverheadJson, TargetName } from './run-overhead.ts';
+import type { OverheadJson, TargetName, TargetStats } from './run-overhead.ts';
 
 const ms = (v: number | undefined, digits = 2) => fixedDigits(v, digits);
 const signed = (v: number | undefined) => signedDigits(v, 2);
@@ -8,6 +8,20 @@ const signed = (v: number | undefined) => signedDigits(v, 2);
 export function overheadMarkdown(json: OverheadJson): string {
   const meta = json.meta as { date: string; node: string; cpus: string; loadavg: number[]; profile: string; streamTokens: number; baseline?: string | null; portkey: { version?: string; mode?: string; error?: string } };
   const portkey = meta.portkey.error ? `**Portkey could not run: ${meta.portkey.error}**` : `Portkey ${meta.portkey.version} (${meta.portkey.mode})`;
+  const notes: string[] = [];
+  // timedChatStream gives a stream with no content token a NaN TTFT, which summarize() leaves out of
+  // p50/p99 and counts in `missing`: the cell is starred and a note says how many streams that was,
+  // or the figures read as every stream's.
+  const ttft = (level: number, name: TargetName, t: TargetStats) => {
+    const cell = `${ms(t.ttftMs.p50)} / ${ms(t.ttftMs.p99)}`;
+    if (t.ttftMs.missing === 0) return cell;
+    const all = t.ttftMs.n + t.ttftMs.missing;
+    notes.push(
+      `\\* ${level} streams, ${name}: ${t.ttftMs.missing} of ${all} streams had no content token; their TTFT is left out ` +
+        `(${t.ttftMs.n > 0 ? `the figures are from the other ${t.ttftMs.n}` : 'no figure'}).`,
+    );
+    return `${cell}*`;
+  };
   const lines = [
     `# Gateway overhead — ${meta.date}`,
     '',
@@ -28,7 +42,7 @@ export function overheadMarkdown(json: OverheadJson): string {
       if (!t) continue;
       const added = name === 'direct' ? undefined : level.added[name];
       lines.push(
-        `| ${level.concurrency} | ${name} | ${ms(t.ttftMs.p50)} / ${ms(t.ttftMs.p99)} | ${ms(t.itlMs.p50)} / ${ms(t.itlMs.p99)} | ` +
+        `| ${level.concurrency} | ${name} | ${ttft(level.concurrency, name, t)} | ${ms(t.itlMs.p50)} / ${ms(t.itlMs.p99)} | ` +
           `${added ? `${signed(added.ttftP50Ms)} / ${signed(added.ttftP99Ms)}` : '—'} | ${added ? `${signed(added.itlP50Ms)} / ${signed(added.itlP99Ms)}` : '—'} | ` +
           `${name === 'direct' ? '—' : ms(t.cpuMsPer1kTokens, 1)} | ${ms(t.simCpuMsPer1kTokens, 1)} | ${t.streams} (${t.errors.length}, ${t.shortStreams}) |`,
       );
@@ -49,6 +63,7 @@ export function overheadMarkdown(json: OverheadJson): string {
     'serving process (/proc, 10 ms ticks) during that target\'s own bursts, divided by the tokens the simulator generated; the simulator column is the',
     'same work for every target and shows how noisy the CPU figures are. On a 2-core machine the client, the simulator and the gateway',
     'share the cores: at high concurrency the latencies also measure contention, which is where a gateway\'s CPU per token shows up.',
+    ...notes.flatMap((note) => ['', note]),
     '',
   );
   return lines.join('\n');

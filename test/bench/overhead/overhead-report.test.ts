@@ -38,3 +38,17 @@ describe('the overhead report', () => {
     expect(row).not.toContain('-0.00');
   });
 });
+
+describe('the overhead report, streams without a TTFT', () => {
+  // timedChatStream leaves a stream's TTFT NaN when no content token came; summarize() leaves it
+  // out of p50/p99 and counts it in `missing`, which only the JSON showed: the table's figures
+  // looked like every stream's.
+  it('stars a TTFT that some streams lacked and says how many, as the forward report does', () => {
+    const lacking = { ...stats(20.003), ttftMs: { ...summary(20.003), n: 97, missing: 3 } };
+    const markdown = overheadMarkdown({ ...json, levels: [{ ...json.levels[0]!, targets: { direct: stats(20), conveyor: lacking } }] });
+    const row = markdown.split('\n').find((l) => l.startsWith('| 100 | conveyor |'))!;
+    expect(row.split(' | ')[2]).toBe('20.00 / 30.00*');
+    expect(markdown).toContain('\\* 100 streams, conveyor: 3 of 100 streams had no content token; their TTFT is left out (the figures are from the other 97).');
+    expect(markdown.split('\n').find((l) => l.startsWith('| 100 | direct |'))).not.toContain('*');
+  });
+});
