@@ -29,6 +29,12 @@ export function summarize(values: readonly number[]): Summary {
   return { n, missing, mean, std: Math.sqrt(variance), p50: rank(0.5), p99: rank(0.99), min: sorted[0]!, max: sorted[n - 1]! };
 }
 
+/**
+ * The mean of the values a run had, as summarize() gives it: NaN (a figure a run did not have) is
+ * left out, where it made the whole mean NaN, so one missing run took every run's figure with it.
+ * Only missing values, or none, give NaN: no figure (a report prints "–"). Where a report must say
+ * how many were left out, take summarize()'s `missing`.
+ */
 export function mean(values: readonly number[]): number {
-  return values.length ? values.reduce((s, v) => s + v, 0) / values.length : NaN;
+  return summarize(values).mean;
 }

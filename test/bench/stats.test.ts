@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { summarize } from '../../bench/stats.ts';
+import { mean, summarize } from '../../bench/stats.ts';
 
 describe('summarize', () => {
   it('gives nearest-rank percentiles of a plain sample', () => {
@@ -19,5 +19,20 @@ describe('summarize', () => {
     expect(s.n).toBe(0);
     expect(s.missing).toBe(2);
     expect(s.p50).toBeNaN();
+  });
+});
+
+describe('mean', () => {
+  // mean() summed NaN in, so one run without the figure made the whole mean NaN, where summarize()
+  // of the same values gave the others' mean: two figures of one sample that disagreed.
+  it('leaves a missing value (NaN) out, as summarize does', () => {
+    const values = [5, NaN, 1, 4, 2, 3];
+    expect(mean(values)).toBe(3);
+    expect(mean(values)).toBe(summarize(values).mean);
+  });
+
+  it('has no figure (NaN) for only missing values or none, as summarize', () => {
+    expect(mean([NaN, NaN])).toBeNaN();
+    expect(mean([])).toBeNaN();
   });
 });
