@@ -12,7 +12,7 @@ export const databaseSettingsSchema = z.strictObject({
   file: z.string().optional(),
   maxRows: positiveInt.optional(),
   timeLimitMs: toolTimeMs.optional(),
-  /** Characters of cell text returned at most, all rows together (default 65 536). */
+  /** Characters of table returned at most (cells, separators and header, all rows together; default 12 000). */
   maxChars: positiveInt.optional(),
 });
 
