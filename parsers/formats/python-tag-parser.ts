@@ -38,7 +38,9 @@ export type PythonTagParserOptions = z.input<typeof PythonTagParserOptionsSchema
  *   (the token limit cut the output) an open call is `malformed`, its text released as content;
  * - an end token outside a call is dropped too: it ends the message wherever it stands (an engine
  *   that passes it on writes it after a plain answer as well), so it is never an answer, as in
- *   the llama3-json format; text after one is still content.
+ *   the llama3-json format; text after one is still content;
+ * - whitespace after a call's end token is frame unless text follows it ('trailing'), as in
+ *   llama3-json: `<|python_tag|>print(1)<|eom_id|>\n` is a call and no content.
  * Built-in tool calls such as `brave_search.call(query="…")` are Python too and arrive as
  * code. Everything else outside the tag's code is content, unchanged.
  */
@@ -48,6 +50,8 @@ export function createPythonTagParser(options: PythonTagParserOptions = {}): Too
 
 interface OpenCall {
   callId: string;
+  /** The whitespace between the previous call's end token and the tag: released with the text if the call is cut. */
+  before: string;
   /** The whitespace after the tag, not code: kept only to give the model's text back if the call is cut. */
   lead: string;
   code: string;
@@ -61,7 +65,15 @@ class PythonTagParser implements ToolCallParser {
   readonly #proseMarkers: readonly string[];
   readonly #out = new EventOutput();
   readonly #leading = new LeadingWhitespace();
-  #mode: 'prose' | 'after-tag' | 'code' = 'prose';
+  /**
+   * 'trailing': after a call's end token, before any text. The whitespace there (`#trail`) is held:
+   * a content delta of whitespace alone reads to an OpenAI client as an empty-looking message, and
+   * the "\n" a model writes after `<|eom_id|>` is formatting. It is dropped at the end (through end
+   * tokens, dropped themselves), the frame of a next call's tag (out with the tag if that is text),
+   * and out unchanged in front of the first text that follows, so none is lost.
+   */
+  #mode: 'prose' | 'trailing' | 'after-tag' | 'code' = 'prose';
+  #trail = '';
   /** Input not decided yet: a possible marker. */
   #held = '';
   /**
@@ -92,13 +104,15 @@ class PythonTagParser implements ToolCallParser {
     // The token limit (or a stop string) cut the code: its last line is likely half a statement
     // (`limit = 5` of `limit = 500`), and no end token says the model had finished, so the call
     // is not run. Its text goes out as the model wrote it, as in every other format.
-    if (cut && this.#mode !== 'prose') {
+    if (cut && (this.#mode === 'after-tag' || this.#mode === 'code')) {
       const call = this.#call;
+      const before = call === undefined ? this.#trail : call.before;
       const code = call === undefined ? this.#space : call.lead + call.code + call.line;
       this.#out.event(call === undefined ? { type: 'malformed', reason: 'truncated call' } : { type: 'malformed', callId: call.callId, reason: 'truncated call' });
-      this.#out.text(this.#options.tag + code);
+      this.#out.text(before + this.#options.tag + code);
       this.#call = undefined;
       this.#space = '';
+      this.#trail = '';
       this.#mode = 'prose';
     }
     if (this.#mode === 'after-tag') {
@@ -116,6 +130,7 @@ class PythonTagParser implements ToolCallParser {
     this.#held = '';
     while (input !== '') {
       if (this.#mode === 'prose') input = this.#prose(input, final);
+      else if (this.#mode === 'trailing') input = this.#trailing(input, final);
       else if (this.#mode === 'after-tag') input = this.#afterTag(input);
       else input = this.#code(input, final);
     }
@@ -135,6 +150,29 @@ class PythonTagParser implements ToolCallParser {
     return input.slice(found.index + found.marker.length);
   }
 
+  /** `input` follows a call's end token, and the whitespace after it so far (`#trail`). */
+  #trailing(input: string, final: boolean): string {
+    let i = 0;
+    while (i < input.length && isSpace(input[i]!)) i++;
+    this.#trail += input.slice(0, i);
+    const rest = input.slice(i);
+    if (rest === '') return '';
+    const found = searchMarkers(rest, this.#proseMarkers);
+    if (found.found && found.index === 0) {
+      // An end token is dropped and decides nothing; a tag takes the whitespace as its frame.
+      if (found.marker === this.#options.tag) this.#mode = 'after-tag';
+      return rest.slice(found.marker.length);
+    }
+    if (!found.found && found.holdFrom === 0 && !final) {
+      this.#held = rest;
+      return '';
+    }
+    this.#out.text(this.#trail);
+    this.#trail = '';
+    this.#mode = 'prose';
+    return rest;
+  }
+
   /** `input` follows the tag and the whitespace after it so far (`#space`). */
   #afterTag(input: string): string {
     let i = 0;
@@ -144,7 +182,8 @@ class PythonTagParser implements ToolCallParser {
     const space = this.#space;
     this.#space = '';
     if (input[i] === '{') {
-      this.#out.text(this.#options.tag + space);
+      this.#out.text(this.#trail + this.#options.tag + space);
+      this.#trail = '';
       this.#mode = 'prose';
       return input.slice(i);
     }
@@ -155,7 +194,8 @@ class PythonTagParser implements ToolCallParser {
   #start(lead: string): void {
     this.#calls += 1;
     const callId = `${this.#options.callIdPrefix}${this.#calls}`;
-    this.#call = { callId, lead, code: '', line: '', lineNo: 0 };
+    this.#call = { callId, before: this.#trail, lead, code: '', line: '', lineNo: 0 };
+    this.#trail = '';
     this.#mode = 'code';
     this.#out.event({ type: 'call-start', callId, name: this.#options.toolName });
     this.#out.event({ type: 'call-args', callId, text: '{"code":"' });
@@ -175,6 +215,7 @@ class PythonTagParser implements ToolCallParser {
       return '';
     }
     this.#endCall();
+    this.#mode = 'trailing';
     return input.slice(found.index + found.marker.length);
   }
 

@@ -67,6 +67,55 @@ describe('python-tag parser: whitespace after the tag', () => {
   });
 });
 
+/** `input`'s events, checked to be the same whole, split anywhere in two, and one character at a time. */
+const everyWay = (input: string) => {
+  const events = coalesceText(parse(input));
+  for (let cut = 1; cut < input.length; cut++) expect(coalesceText(feed(make(), [input.slice(0, cut), input.slice(cut)])), `cut at ${cut}`).toEqual(events);
+  expect(coalesceText(feed(make(), [...input]))).toEqual(events);
+  return events;
+};
+
+// As in llama3-json (882f514): a content delta of whitespace alone reads to an OpenAI client as an
+// empty-looking message, and the "\n" a model writes after <|eom_id|> is formatting, not an answer.
+describe('python-tag parser: whitespace after a call', () => {
+  it('is frame when only the end of the output (and end tokens) follow: no whitespace-only content', () => {
+    for (const input of [
+      '<|python_tag|>print(1)<|eom_id|>\n',
+      '<|python_tag|>print(1)<|eom_id|> \n<|eot_id|>\r\n\t',
+      'Let me run it.\n<|python_tag|>print(1)<|eot_id|>\n\n',
+    ]) {
+      const events = everyWay(input);
+      expect(textOf(events), JSON.stringify(input)).toBe(input.startsWith('Let') ? 'Let me run it.\n' : '');
+      expect(callsOf(events).map((c) => c.args)).toEqual([{ code: 'print(1)' }]);
+    }
+  });
+
+  it('goes out, unchanged, with the text that follows it: nothing is lost', () => {
+    const call = '<|python_tag|>print(1)<|eom_id|>';
+    expect(textOf(everyWay(`${call}\n\nDone.`))).toBe('\n\nDone.');
+    expect(textOf(everyWay(`${call}\n<|eot_id|>\nafter`))).toBe('\n\nafter');
+    expect(textOf(everyWay(`${call}\n<|eo`))).toBe('\n<|eo');
+    expect(textOf(everyWay(`${call} <|python_ta`))).toBe(' <|python_ta');
+    // A tag followed by JSON is text here (llama3-json's), so the whitespace before it is too.
+    expect(textOf(everyWay(`${call}\n<|python_tag|> {"name": "f"}`))).toBe('\n<|python_tag|> {"name": "f"}');
+  });
+
+  it('is the frame of a next call, and goes out with its text if the token limit cuts it', () => {
+    const events = everyWay('<|python_tag|>a()<|eom_id|>\n<|python_tag|>b()<|eom_id|>\n');
+    expect(callsOf(events).map((c) => c.args)).toEqual([{ code: 'a()' }, { code: 'b()' }]);
+    expect(textOf(events)).toBe('');
+    for (const tail of ['b(', '']) {
+      const parser = createPythonTagParser();
+      const cut = coalesceText([...parser.push(`<|python_tag|>a()<|eom_id|>\n<|python_tag|> ${tail}`), ...parser.end(true)]);
+      expect(callsOf(cut)).toHaveLength(1);
+      expect(cut.slice(-2)).toEqual([
+        tail === '' ? { type: 'malformed', reason: 'truncated call' } : { type: 'malformed', callId: 'call_2', reason: 'truncated call' },
+        text(`\n<|python_tag|> ${tail}`),
+      ]);
+    }
+  });
+});
+
 describe('python-tag parser (Llama 3.1 code interpreter)', () => {
   it('turns the code after <|python_tag|> into a python call with one piece per line', () => {
     const input = 'Let me compute that.<|python_tag|>import math\nr = 2\nprint(math.pi * r ** 2)<|eom_id|>';
@@ -163,6 +212,8 @@ describe('python-tag parser (Llama 3.1 code interpreter)', () => {
 const fragments = [
   '<|python_tag|>', '<|python_', 'tag|>', '<|eom_id|>', '<|eot_id|>', '<|eo', 'm_id|>', '{', ' ', '\n', 'import math\n', 'print(x)',
   'x < y', '<', '|', 'text ', '😀', '你好', '\r\n', '\uD83D', '\uDE00',
+  // A call's end and the whitespace models write after it, which is frame only where no text follows.
+  '<|eom_id|>\n', '<|eot_id|> \n', '\n<|python_tag|>',
 ];
 const modelOutput = fc
   .array(fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...fragments) }, { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 4 }) }), { maxLength: 30 })
@@ -171,7 +222,7 @@ const modelOutput = fc
 describe('python-tag parser: properties', () => {
   splitInvarianceProperties(make(), modelOutput, { runs: 150, malformed: false });
 
-  it('loses and repeats nothing: text and code, in order, are the output without its tokens (and its leading whitespace before a call)', () => {
+  it('loses and repeats nothing: text and code, in order, are the output without its tokens and its frame whitespace', () => {
     const tokens = ['<|python_tag|>', '<|eom_id|>', '<|eot_id|>'];
     const strip = (t: string) => tokens.reduce((acc, token) => acc.replaceAll(token, ''), t);
     fc.assert(
@@ -192,8 +243,7 @@ describe('python-tag parser: properties', () => {
             lines = '';
           }
         }
-        // Whitespace at the output's start, before the tag, is the call's frame (leading-whitespace.ts).
-        expect(strip(seen)).toBe(strip(withoutSpaceBeforeCode(input.replace(/^[ \n\r\t]*(?=<\|python_tag\|>)/, ''))));
+        expect(strip(seen)).toBe(strip(withoutFrameWhitespace(input)));
       }),
       { numRuns: 150 },
     );
@@ -209,23 +259,49 @@ describe('python-tag parser: properties', () => {
   });
 });
 
-/** `input` less the whitespace between a tag that starts a call and its code, which is no code. */
-function withoutSpaceBeforeCode(input: string): string {
+/**
+ * `input` less the whitespace that is a call's frame, no more: before a call's tag at the output's
+ * start (leading-whitespace.ts), between the tag and its code, and after a call's end token when only
+ * the end of the output or the next call's tag follows (end tokens between are kept, for `strip`).
+ * Any other whitespace, before text or a tag that JSON follows (text here), stays.
+ */
+function withoutFrameWhitespace(input: string): string {
   const tag = '<|python_tag|>';
-  let out = '';
+  const endToken = (i: number) => ['<|eom_id|>', '<|eot_id|>'].find((t) => input.startsWith(t, i));
+  const space = (i: number) => i < input.length && ' \t\n\r'.includes(input[i]!);
+  const codeAfter = (tagAt: number) => {
+    let j = tagAt + tag.length;
+    while (space(j)) j++;
+    return input[j] === '{' ? undefined : j;
+  };
+  const callAt = (i: number) => input.startsWith(tag, i) && codeAfter(i) !== undefined;
+  /** The run of whitespace and end tokens from `i`: its tokens alone, and where it stops, if `dropped(there)`. */
+  const frame = (i: number, dropped: (there: number) => boolean) => {
+    let j = i;
+    let tokens = '';
+    for (let token; j < input.length; ) {
+      if (space(j)) j++;
+      else if ((token = endToken(j)) !== undefined) {
+        tokens += token;
+        j += token.length;
+      } else break;
+    }
+    return dropped(j) ? { out: tokens, i: j } : { out: '', i };
+  };
+  let { out, i } = frame(0, callAt);
   let inCode = false;
-  for (let i = 0; i < input.length; ) {
-    const endToken = ['<|eom_id|>', '<|eot_id|>'].find((t) => input.startsWith(t, i));
-    if (inCode && endToken !== undefined) {
+  while (i < input.length) {
+    const token = endToken(i);
+    if (inCode && token !== undefined) {
       inCode = false;
-      out += endToken;
-      i += endToken.length;
+      const after = frame(i + token.length, (there) => there === input.length || callAt(there));
+      out += token + after.out;
+      i = after.i;
     } else if (!inCode && input.startsWith(tag, i)) {
       out += tag;
-      let j = i + tag.length;
-      while (j < input.length && ' \t\n\r'.includes(input[j]!)) j++;
-      i = input[j] === '{' ? i + tag.length : j;
-      inCode = input[j] !== '{';
+      const code = codeAfter(i);
+      inCode = code !== undefined;
+      i = code ?? i + tag.length;
     } else out += input[i++];
   }
   return out;
