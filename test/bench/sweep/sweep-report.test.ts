@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { SweepPoint } from '../../../bench/sweep/run-sweep.ts';
 import { sweepMarkdown } from '../../../bench/sweep/sweep-report.ts';
+import { summarize } from '../../../bench/stats.ts';
 import { SWEEP_PROFILE } from '../../../bench/sweep/sweep-scenarios.ts';
 
 describe('the sweep report', () => {
@@ -9,5 +11,19 @@ describe('the sweep report', () => {
     const markdown = sweepMarkdown({ points: [], overheadMs: 20, runs: 4, command: 'npx tsx bench/sweep/run.ts', profile: SWEEP_PROFILE });
     expect(markdown).not.toMatch(/every point within|Infinity/);
     expect(markdown).toContain('No points were measured: nothing to compare with the 10% target.');
+  });
+
+  // A point whose error is NaN (a figure it lacked) made Math.max() NaN: the verdict printed '–' as
+  // the largest error and "NOT every point within", as if a point had missed the target.
+  it('says plainly which point had no error figure, and judges the others', () => {
+    const point = (targetRatio: number, errorPct: number): SweepPoint => ({
+      ratio: targetRatio, targetRatio, g: 100, gOff: 100, gOn: 100, g0: 20, t: 100 * targetRatio, offMs: 300, onMs: 200,
+      off: summarize([300]), on: summarize([200]), predictedOffMs: 300, predictedOnMs: 200,
+      errorPct, offErrorPct: 2, onErrorPct: 3, measuredSpeedup: 1.5, predictedSpeedup: 1.5,
+    });
+    const markdown = sweepMarkdown({ points: [point(0.5, 4), point(2, NaN)], overheadMs: 20, runs: 4, command: 'npx tsx bench/sweep/run.ts', profile: SWEEP_PROFILE });
+    expect(markdown).not.toMatch(/NOT every point within|\*\*–\*\*/);
+    expect(markdown).toContain('Largest relative error (speedup, off or on latency) of the 1 point with every figure: **4.0%** — within the 10% target.');
+    expect(markdown).toContain('1 of 2 points (target t/g 2.000) had a figure missing, so no error to compare: the target is not shown to hold for every point.');
   });
 });
