@@ -17,6 +17,7 @@ import { createRuntimePools } from '../../sandbox/runtimes/runtime-pools.ts';
 import { wholeNumber } from '../../gateway/commands/number-options.ts';
 import { jsonText, writeResultFiles } from '../result-files.ts';
 import { summarize } from '../stats.ts';
+import { processReuseMarkdown } from './reuse-report.ts';
 
 const { runs, calls } = new Command()
   .name('process-reuse')
@@ -69,25 +70,18 @@ const rows = [...samples].map(([key, ms]) => {
   const [mode, pattern] = key.split('\t') as [Mode, string];
   return { mode, pattern, ms: summarize(ms) };
 });
-const fmt = (v: number) => (v < 10 ? v.toFixed(2) : v.toFixed(0));
 const command = `npx tsx bench/plugin-start/reuse.ts ${process.argv.slice(2).join(' ')}`.trim();
-const lines = [
-  `Command: \`${command}\` (Node ${process.version})`,
-  '',
-  `# Process reuse (calculator) — ${new Date().toISOString()}`,
-  '',
-  `Node ${process.version}; ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}; sandbox mode \`${sandbox}\`; ${runs} rounds per mode, alternating, each a new pool with one warm spare; ${calls} calls one after another, then ${calls} in pairs. Call start → result, as the dispatcher waits.`,
-  '',
-  '| mode | calls | p50 (ms) | p99 (ms) | mean (ms) |',
-  '|---|---|---:|---:|---:|',
-  ...rows.map((r) => `| ${r.mode} | ${r.pattern} | ${fmt(r.ms.p50)} | ${fmt(r.ms.p99)} | ${fmt(r.ms.mean)} |`),
-  '',
-];
-for (const pattern of ['sequential', 'pairs']) {
-  const [reused, fresh] = modes.map((m) => rows.find((r) => r.mode === m && r.pattern === pattern)!);
-  lines.push(`- ${pattern}: a reused process answers in ${(reused!.ms.mean / fresh!.ms.mean).toFixed(3)}× the mean time of a fresh process per call.`);
-}
-const markdown = `${lines.join('\n')}\n`;
+const markdown = processReuseMarkdown({
+  command,
+  at: new Date().toISOString(),
+  node: process.version,
+  cpus: `${os.cpus().length} × ${os.cpus()[0]?.model.trim()}`,
+  sandbox,
+  runs,
+  calls,
+  modes: [modes[0]!, modes[1]!],
+  rows,
+});
 const files = writeResultFiles('bench/results', 'process-reuse', {
   '.md': markdown,
   '.json': jsonText({ command, node: process.version, cpu: os.cpus()[0]?.model.trim(), sandbox, runs, calls, rows }),
