@@ -33,10 +33,10 @@ const times = (v: number) => {
 
 export function processReuseMarkdown(r: ProcessReuseReport): string {
   const lines = [
-    `Command: \`${r.command}\` (Node ${r.node})`,
-    '',
     `# Process reuse (calculator) — ${r.at}`,
     '',
+    // The title first, the command under it, as the other reports; the next line names the Node.
+    `Command: \`${r.command}\`  `,
     `Node ${r.node}; ${r.cpus}; sandbox mode \`${r.sandbox}\`; ${r.runs} rounds per mode, alternating, each a new pool with one warm spare; ${r.calls} calls one after another, then ${r.calls} in pairs. Call start → result, as the dispatcher waits.`,
     '',
     '| mode | calls | p50 (ms) | p99 (ms) | mean (ms) |',

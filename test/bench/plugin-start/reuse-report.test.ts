@@ -34,4 +34,13 @@ describe('the process-reuse report', () => {
     expect(markdown).toContain('- sequential: a reused process answers in – the mean time of a fresh process per call.');
     expect(markdown).toContain('- pairs: a reused process answers in – the mean time of a fresh process per call.');
   });
+
+  // As every other report: the title first, the command under it (it stood above the title).
+  it('opens with its title, the command under it', () => {
+    const lines = report([]).split('\n');
+    expect(lines[0]).toBe('# Process reuse (calculator) — 2026-12-01T20:00:00.000Z');
+    expect(lines[1]).toBe('');
+    expect(lines[2]).toBe('Command: `npx tsx bench/plugin-start/reuse.ts --runs 2`  ');
+    expect(lines[3]).toMatch(/^Node v20\.19\.0; 2 × test;/);
+  });
 });
