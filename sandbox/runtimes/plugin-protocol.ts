@@ -67,7 +67,14 @@ export const childMessageSchema = z.discriminatedUnion('t', [
   }),
   z.object({ t: z.literal('loaded'), module: z.string(), plugin: z.string().optional(), error: z.string().optional() }),
   z.object({ t: z.literal('progress'), callId, progress: progressSchema }),
-  z.object({ t: z.literal('verdict'), callId, seq: z.number().int(), reject: z.string().max(MAX_REJECT_REASON).optional() }),
+  z.object({
+    t: z.literal('verdict'),
+    callId,
+    seq: z.number().int(),
+    // A blank reason is refused as the kit's verdictOf refuses reject(''): the model would read
+    // "rejected the call: " and nothing on what to write instead.
+    reject: z.string().regex(/\S/, 'a reject with no reason: the model reads the reason to know what to write instead').max(MAX_REJECT_REASON).optional(),
+  }),
   z.object({
     t: z.literal('result'),
     callId,

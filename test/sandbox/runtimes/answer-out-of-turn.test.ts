@@ -55,6 +55,18 @@ describe('a plugin process that answers out of turn', () => {
     expect(run.result?.content).toMatch(/^error: echo_sample stopped: protocol error: .* \(a verdict for piece 0, which awaits none: answer end with a result\)$/);
   });
 
+  // As the kit's verdictOf refuses reject('') from a JS plugin: the model would read
+  // "rejected the call: " and nothing on what to write instead.
+  it('fails the call when it rejects a piece with an empty reason', async () => {
+    const reply = '{"t": "verdict", "callId": msg["callId"], "seq": msg.get("seq", 0), "reject": " "} if msg["t"] == "piece" else {"t": "result", "callId": msg["callId"], "ok": True, "content": "done"}';
+    const tool = toolFromPlugin(echo, { command: answering(reply), pools });
+    const run = await runScriptedCall(tool, { pieces, args: { text: 'x' } });
+    // No reject reached the decode: the call failed instead.
+    expect(run.verdicts).toEqual([undefined]);
+    expect(run.result).toMatchObject({ ok: false, data: { code: 'sandbox_error', runtime: 'process' } });
+    expect(run.result?.content).toMatch(/^error: echo_sample stopped: protocol error: .*reject.*no reason/);
+  });
+
   it('leaves no process behind', async () => {
     expect(await eventually(() => pools.livePids().length === 0 && pools.process.stats.running === 0, 500)).toBe(true);
   });
