@@ -33,7 +33,7 @@ export function resolveHttpGetOptions(options: HttpGetOptions): Required<HttpGet
  */
 export function httpGetModuleOptions(moduleUrl: string, env: NodeJS.ProcessEnv = process.env): HttpGetOptions {
   return moduleUrlSettings('http_get', moduleUrl, env, httpGetSettingsSchema, {
-    allowPrivateNetwork: { param: 'allowPrivateNetwork', variable: 'CONVEYOR_HTTP_GET_ALLOW_PRIVATE', kind: 'flag', rule: '1 or 0' },
+    allowPrivateNetwork: { param: 'allowPrivateNetwork', variable: 'CONVEYOR_HTTP_GET_ALLOW_PRIVATE', kind: 'flag', rule: '1 or 0 (true or false)' },
     maxBytes: { param: 'maxBytes', variable: 'CONVEYOR_HTTP_GET_MAX_BYTES', kind: 'integer', rule: 'a whole number, at least 1' },
     timeoutMs: { param: 'timeoutMs', variable: 'CONVEYOR_HTTP_GET_TIMEOUT_MS', kind: 'integer', rule: `a whole number of milliseconds from 1 to ${MAX_TOOL_TIME_MS}` },
     maxRedirects: { param: 'maxRedirects', variable: 'CONVEYOR_HTTP_GET_MAX_REDIRECTS', kind: 'integer', rule: 'a whole number, at least 0' },

@@ -40,7 +40,7 @@ describe('http_get module settings', () => {
       timeoutMs: 2500,
     });
     expect(httpGetModuleOptions('file:///app/http-get-plugin.ts', { CONVEYOR_HTTP_GET_ALLOW_PRIVATE: '0' })).toEqual({ allowPrivateNetwork: false });
-    expect(() => httpGetModuleOptions('file:///app/http-get-plugin.ts', { CONVEYOR_HTTP_GET_ALLOW_PRIVATE: 'yes' })).toThrow('http_get: CONVEYOR_HTTP_GET_ALLOW_PRIVATE must be 1 or 0, got "yes"');
+    expect(() => httpGetModuleOptions('file:///app/http-get-plugin.ts', { CONVEYOR_HTTP_GET_ALLOW_PRIVATE: 'yes' })).toThrow('http_get: CONVEYOR_HTTP_GET_ALLOW_PRIVATE must be 1 or 0 (true or false), got "yes"');
     expect(() => httpGetModuleOptions('file:///app/http-get-plugin.ts?maxBytes=lots', {})).toThrow('http_get: ?maxBytes= must be a whole number, at least 1, got "lots"');
   });
 });
