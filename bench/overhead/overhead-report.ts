@@ -4,8 +4,8 @@ import type { OverheadJson, TargetName, TargetStats } from './run-overhead.ts';
 const ms = (v: number | undefined, digits = 2) => fixedDigits(v, digits);
 const signed = (v: number | undefined) => signedDigits(v, 2);
 
-/** The Markdown report of runOverhead (the command line is prepended by whoever runs it). */
-export function overheadMarkdown(json: OverheadJson): string {
+/** The Markdown report of runOverhead; `command` goes under the title (a `npm run bench` section has its report's). */
+export function overheadMarkdown(json: OverheadJson, command?: string): string {
   const meta = json.meta as { date: string; node: string; cpus: string; loadavg: number[]; profile: string; streamTokens: number; baseline?: string | null; portkey: { version?: string; mode?: string; error?: string } };
   const portkey = meta.portkey.error ? `**Portkey could not run: ${meta.portkey.error}**` : `Portkey ${meta.portkey.version} (${meta.portkey.mode})`;
   const notes: string[] = [];
@@ -25,6 +25,7 @@ export function overheadMarkdown(json: OverheadJson): string {
   const lines = [
     `# Gateway overhead — ${meta.date}`,
     '',
+    ...(command === undefined ? [] : [`Command: \`${command}\`  `]),
     `Node ${meta.node}; ${meta.cpus}; load average at the end ${meta.loadavg.join(' / ')}. Simulator profile \`${meta.profile}\`, ` +
       `${meta.streamTokens}-token plain-text streams (no tools). Targets: **direct** = the simulator; **conveyor** = our gateway ` +
       `(\`startConveyor\`, default config, Mistral parser + code fences active); ` +

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { Agent } from 'undici';
-import { percent } from '../percent-format.ts';
 import { summarize, type Summary } from '../stats.ts';
+import { parserCpuMarkdown } from './parser-cpu-report.ts';
 import { OVERHEAD_PROFILE, SIM_MODEL, spawnOurGateway, spawnOverheadSim } from './bench-servers.ts';
 import type { ChildTarget } from './child-target.ts';
 import { timedChatStream, type ChatTarget, type StreamTiming } from './timed-chat-stream.ts';
@@ -10,6 +10,8 @@ export type ParserMode = 'parse' | 'none';
 
 export interface ParserCpuOptions {
   quick?: boolean;
+  /** The command line, under the report's title (a standalone run; a `npm run bench` section has its report's). */
+  command?: string;
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -118,7 +120,7 @@ export async function runParserCpu(o: ParserCpuOptions = {}): Promise<{ markdown
       extraOverPassThroughPct: (diff.mean / none.mean) * 100,
       checks,
     };
-    return { markdown: parserCpuMarkdown(json), json };
+    return { markdown: parserCpuMarkdown(json, o.command), json };
   } finally {
     await Promise.all(servers.map((s) => s.close()));
   }
@@ -126,29 +128,4 @@ export async function runParserCpu(o: ParserCpuOptions = {}): Promise<{ markdown
 
 function looksRight(mode: ParserMode, t: StreamTiming): boolean {
   return mode === 'parse' ? t.toolCallChunks > 0 && t.tokens === 0 : t.toolCallChunks === 0 && t.tokens > 100;
-}
-
-function parserCpuMarkdown(json: ParserCpuJson): string {
-  const meta = json.meta as { date: string; node: string; cpus: string; workload: string; profile: string };
-  const us = (v: number) => (Number.isFinite(v) ? v.toFixed(0) : '–');
-  const { parse, none } = json.perRequestUs;
-  return [
-    `# Parser CPU overhead — ${meta.date}`,
-    '',
-    `Node ${meta.node}; ${meta.cpus}. Workload: ${meta.workload}; simulator profile \`${meta.profile}\`. ` +
-      `${json.rounds.length} rounds of ${json.requestsPerRound} requests (${json.concurrency} at a time), parse and pass-through alternating (A B B A …).`,
-    '',
-    '| mode | gateway CPU per request, µs (mean ± std over rounds) | p50 | requests checked ok |',
-    '|---|---:|---:|---:|',
-    `| parse (Mistral parser + code fences, tool_calls deltas) | ${us(parse.mean)} ± ${us(parse.std)} | ${us(parse.p50)} | ${json.checks.parse.ok}/${json.checks.parse.requests} |`,
-    `| \`tool_parser: "none"\` (pass-through) | ${us(none.mean)} ± ${us(none.std)} | ${us(none.p50)} | ${json.checks.none.ok}/${json.checks.none.requests} |`,
-    '',
-    `Parsing and dispatch cost **${us(json.differenceUs.mean)} ± ${us(json.differenceUs.standardError)} µs per request** (paired rounds, ± standard error): ` +
-      `**${percent(json.shareOfGatewayCpuPct)}** of the gateway's CPU for this request, ${percent(json.extraOverPassThroughPct)} extra over pass-through ` +
-      '(Conveyor paper: 0.6% extra CPU, measured against the whole serving stack rather than the gateway process alone).',
-    '',
-    'CPU = the gateway process\'s own process.cpuUsage() (user + system, all threads) before and after each round, over IPC; the',
-    'difference includes everything parsing changes: the parser itself, call routing, and writing tool_calls deltas instead of content deltas.',
-    '',
-  ].join('\n');
 }

@@ -26,6 +26,8 @@ export interface OverheadOptions {
    * token rate a real model server would send at each concurrency.
    */
   profile?: string;
+  /** The command line, under the report's title (a standalone run; a `npm run bench` section has its report's). */
+  command?: string;
 }
 
 export interface TargetStats {
@@ -162,7 +164,7 @@ export async function runOverhead(o: OverheadOptions = {}): Promise<{ markdown: 
         belowPortkey: ourAdded === undefined || theirs === undefined || !Number.isFinite(theirs) ? null : ourAdded < theirs,
       },
     };
-    return { markdown: overheadMarkdown(json), json };
+    return { markdown: overheadMarkdown(json, o.command), json };
   } finally {
     await Promise.all(servers.map((s) => s.close()));
   }

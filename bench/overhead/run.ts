@@ -10,7 +10,7 @@
  * target in the same rounds: before/after figures from one run.
  *   npx tsx bench/overhead/run.ts --parser-cpu [--quick]                → bench/results/<date>-parser-cpu[-quick].{md,json}
  *
- * Prints the Markdown table at the end, with the command at its top.
+ * Prints the Markdown table at the end, the command under its title.
  */
 import { Command } from 'commander';
 import { wholeNumbers } from '../../gateway/commands/number-options.ts';
@@ -57,12 +57,13 @@ try {
   program.error(`overhead: ${(err as Error).message}`, { exitCode: 2 });
 }
 const result = await (name === 'parser-cpu'
-  ? runParserCpu({ quick, onProgress: progress })
-  : runOverhead({ quick, concurrency, onProgress: progress, baseline: before, profile })
+  ? runParserCpu({ quick, command, onProgress: progress })
+  : runOverhead({ quick, concurrency, command, onProgress: progress, baseline: before, profile })
 ).finally(() => before?.dispose());
 process.stderr.write(`\r${name}: done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
 
-const markdown = `Command: \`${command}\`\n\n${result.markdown}`;
+// The report opens with its title, the command under it, as every other report does.
+const markdown = result.markdown;
 const files = writeResultFiles('bench/results', `${name}${quick ? '-quick' : ''}`, { '.md': markdown, '.json': jsonText({ command, ...(result.json as object) }) });
 console.log(`\n${markdown}`);
 console.log(`results: ${files.join(', ')}`);

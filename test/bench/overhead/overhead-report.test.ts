@@ -52,3 +52,21 @@ describe('the overhead report, streams without a TTFT', () => {
     expect(markdown.split('\n').find((l) => l.startsWith('| 100 | direct |'))).not.toContain('*');
   });
 });
+
+describe('the overhead report, its opening', () => {
+  // run.ts put "Command:" above the title; every other report opens with its title, the command under it.
+  it('opens with its title, the command under it', () => {
+    const lines = overheadMarkdown(json, 'npx tsx bench/overhead/run.ts --quick').split('\n');
+    expect(lines[0]).toBe('# Gateway overhead — 2026-12-01');
+    expect(lines[1]).toBe('');
+    expect(lines[2]).toBe('Command: `npx tsx bench/overhead/run.ts --quick`  ');
+    expect(lines[3]).toMatch(/^Node v20; 2 × test;/);
+  });
+
+  // In `npm run bench -- all` the section sits under the report's own command.
+  it('has no command line when given none', () => {
+    const lines = overheadMarkdown(json).split('\n');
+    expect(lines[2]).toMatch(/^Node v20; 2 × test;/);
+    expect(lines.some((l) => l.startsWith('Command:'))).toBe(false);
+  });
+});
