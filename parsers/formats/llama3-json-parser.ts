@@ -44,14 +44,16 @@ type State =
   /** A complete call; it ends at the next non-whitespace character or at end(). */
   | { kind: 'after-call'; call: JsonCallObject; ws: string; inList: boolean }
   /**
-   * Prose after a call that has ended, before any text: the whitespace there (`ws`) is frame unless
-   * text follows it. `{…}\n<|eom_id|>` is a call and nothing else (vLLM's content is null for it,
-   * and its stream reads that "\n" as JSON whitespace); a content delta of "\n" alone reads to an
-   * OpenAI client as an empty-looking message. So it is held: dropped at end(), through end tokens
-   * (dropped themselves), the frame of a next call (released with it if that breaks), and out as
-   * text, unchanged, in front of the first text that follows, so that none is lost.
+   * Prose after a call that has ended, before any text: the whitespace there, and a ";" after the
+   * call (`frame`), is frame unless text follows it. `{…}\n<|eom_id|>` is a call and nothing else
+   * (vLLM's content is null for it, and its stream reads that "\n" as JSON whitespace); a content
+   * delta of "\n" alone reads to an OpenAI client as an empty-looking message. A ";" separates calls
+   * in Llama 3's format, so one no call follows (`{…};\n`) closes the calls, no answer. So it is held:
+   * dropped at end(), through end tokens (dropped themselves), the frame of a next call (released
+   * with it if that breaks), and out as text, unchanged, in front of the first text that follows,
+   * so that none is lost.
    */
-  | { kind: 'trailing'; ws: string };
+  | { kind: 'trailing'; frame: string };
 
 /**
  * Llama 3.1/3.2/3.3 JSON tool calls: `{"name": …, "parameters": {…}}` ("arguments" accepted too),
@@ -63,10 +65,9 @@ type State =
  * or arguments). call-start needs both the name and the start of the arguments object, so prose
  * such as `{"name": "Ada", …}` never starts a call; from there on other keys are ignored, as
  * vLLM ignores them. A call ends at the first non-whitespace character after its object or at
- * end(); whitespace and one ";" there are the separator before the next call; a ";" that no call
- * follows goes out as text with the whitespace around it, and whitespace alone after the last call
- * is frame unless text follows it ('trailing'). A "[" before a call, and the "," between list items and the "]" after them,
- * are frame in the same way. `<|python_tag|>` not followed by "{" or "[" is text (raw Python
+ * end(); whitespace and one ";" there are the separator before the next call; after the last call
+ * they are frame unless text follows them, and then go out with it ('trailing'). A "[" before a
+ * call, and the "," between list items and the "]" after them, are frame as the next call's. `<|python_tag|>` not followed by "{" or "[" is text (raw Python
  * after it is the `llama3-python` format's business). `<|eom_id|>` and `<|eot_id|>` outside a
  * call are dropped (END_TOKENS).
  */
@@ -112,7 +113,7 @@ class Llama3JsonParser extends FormatParser {
         let frame = '';
         if (state.kind === 'trailing') {
           const j = skipWhitespace(buf, i);
-          state.ws += buf.slice(i, j);
+          state.frame += buf.slice(i, j);
           if (j === buf.length) return j;
           i = j;
         }
@@ -121,8 +122,8 @@ class Llama3JsonParser extends FormatParser {
           // Nothing yet (a marker's start held) or an end token (dropped): still undecided.
           if (found.before === '' && (found.marker === undefined || END_TOKENS.includes(found.marker))) return found.next;
           this.#state = { kind: 'prose' };
-          if (found.before === '') frame = state.ws;
-          else out.text(state.ws);
+          if (found.before === '') frame = state.frame;
+          else out.text(state.frame);
         }
         out.text(found.before);
         if (found.marker === undefined) return buf.length;
@@ -183,11 +184,16 @@ class Llama3JsonParser extends FormatParser {
         const c = buf[j]!;
         // A list's "]" after a call is frame: the call came after its "[".
         if (c === ']' && state.inList) {
-          this.#state = { kind: 'trailing', ws: '' };
+          this.#state = { kind: 'trailing', frame: '' };
           return j + 1;
         }
-        // A separator (";", a list's "," or whitespace) is the next call's frame, released as text if no call follows.
-        if (c === ';' || (c === ',' && state.inList)) {
+        // A ";" is the next call's frame, or the end's, and text only if text follows it ('trailing').
+        if (c === ';' && !state.inList) {
+          this.#state = { kind: 'trailing', frame: state.ws + c };
+          return j + 1;
+        }
+        // A list's separator is the next call's frame, released as text if no call follows.
+        if (state.inList && (c === ';' || c === ',')) {
           this.#state = { kind: 'lead', raw: new RawText(state.ws + c), inList: state.inList };
           return j + 1;
         }
@@ -195,7 +201,7 @@ class Llama3JsonParser extends FormatParser {
           this.#state = { kind: 'call', raw: new RawText(state.ws), call: this.#newCall(), inList: state.inList };
           return j;
         }
-        this.#state = { kind: 'trailing', ws: state.ws };
+        this.#state = { kind: 'trailing', frame: state.ws };
         return j;
       }
     }
@@ -230,7 +236,7 @@ class Llama3JsonParser extends FormatParser {
         return;
       case 'trailing':
         // What is held is the start of a marker the end cut: text, with the whitespace before it.
-        if (pending !== '') out.text(state.ws + pending);
+        if (pending !== '') out.text(state.frame + pending);
         return;
     }
   }

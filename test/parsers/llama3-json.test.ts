@@ -194,6 +194,43 @@ describe('llama3-json parser: whitespace after the last call', () => {
   });
 });
 
+// In Llama 3.x's JSON tool-call format ";" separates calls: one after the last call, with no call
+// after it, is the model closing a list that had no more items, not an answer.
+describe('llama3-json parser: a ";" after the last call', () => {
+  it('is frame when only whitespace and end tokens follow to the end of the output', () => {
+    for (const input of [
+      `${call};`,
+      `${call};\n`,
+      `${call} ;\n<|eom_id|>`,
+      `${call};<|eot_id|>\n`,
+      `${call}; ${call};\n`,
+      `<|python_tag|>${call};\n\n`,
+      `Let me check.\n${call};\n<|eom_id|>`,
+    ]) {
+      const events = everyWay(input);
+      expect(textOf(events), JSON.stringify(input)).toBe(input.startsWith('Let') ? 'Let me check.\n' : '');
+      expect(callsOf(events).length, input).toBeGreaterThan(0);
+    }
+  });
+
+  it('goes out, unchanged, with the text that follows it', () => {
+    expect(textOf(everyWay(`${call};\nDone.`))).toBe(';\nDone.');
+    expect(textOf(everyWay(`${call}; <|eom_id|>\nafter`))).toBe('; \nafter');
+    expect(textOf(everyWay(`${call};;\n`))).toBe(';;\n');
+    expect(textOf(everyWay(`${call};\n<|eo`))).toBe(';\n<|eo');
+    expect(textOf(everyWay(`${call}; [1, 2]`))).toBe('; [1, 2]');
+    expect(textOf(everyWay(`${call}; {"a": 1}`))).toBe('; {"a": 1}');
+  });
+
+  it('separates calls, end tokens between them or not', () => {
+    for (const input of [`${call};\n${call}`, `${call}; <|python_tag|>${call}`, `${call};<|eom_id|>\n${call}\n`]) {
+      const events = everyWay(input);
+      expect(textOf(events), JSON.stringify(input)).toBe('');
+      expect(callsOf(events)).toHaveLength(2);
+    }
+  });
+});
+
 describe('llama3-json parser: prose that only looks like a call', () => {
   it.each([
     'Use a dict like {"a": 1} here.',
