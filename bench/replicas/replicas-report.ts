@@ -8,14 +8,36 @@ const ms = (v: number) => fixedDigits(v, 1);
 const shares = (xs: number[]) => (xs.length ? xs.map((v) => pct(v)).join(' / ') : '–');
 const ratio = (a: number, b: number) => (Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? `${(a / b).toFixed(2)}×` : '–');
 
-/** The side-by-side table: conversations kept on their replica vs spread round by round. */
-export function replicasMarkdown(meta: ReplicasResult['meta'], modes: Record<AffinityMode, ModeResult>, wallS: number): string {
+/** Where and from what a run was measured (bench/provenance.ts), with its command line. */
+export interface ReplicasOrigin {
+  command: string;
+  /** ISO time the report was made. */
+  date: string;
+  node: string;
+  commit: string;
+  cpus: string;
+  loadavg: number[];
+}
+
+/**
+ * The side-by-side table: conversations kept on their replica vs spread round by round. With an
+ * origin the command and where it ran go under the title, as in the other reports (run.ts wrote
+ * them after the whole report).
+ */
+export function replicasMarkdown(meta: ReplicasResult['meta'], modes: Record<AffinityMode, ModeResult>, wallS: number, origin?: ReplicasOrigin): string {
   const { kept, spread } = modes;
   const row = (label: string, k: number, s: number, fmt: (v: number) => string, showRatio = true) =>
     `| ${label} | ${fmt(k)} | ${fmt(s)} | ${showRatio ? ratio(k, s) : ''} |`;
   return [
-    '## Replicas: conversation affinity vs least-loaded per round',
+    '# Replicas: conversation affinity vs least-loaded per round',
     '',
+    ...(origin
+      ? [
+          `Command: \`${origin.command}\`  `,
+          `${origin.date}, Node ${origin.node}, commit ${origin.commit}; ${origin.cpus}, load average at the end ${origin.loadavg.join(' / ')}`,
+          '',
+        ]
+      : []),
     `${meta.replicas} simulator replicas (profile \`${meta.profile}\`, prefix caching on) behind two gateways; ` +
       `${kept.conversations} + ${spread.conversations} conversations of two client turns (three tool rounds, then a follow-up that resends it all), each over its own document ` +
       `(~${meta.docTokens} tokens; ${meta.promptTokensPerConversation} prompt tokens per conversation over its rounds), ` +

@@ -4,6 +4,7 @@ import { progressBar, restoreTerminalOnSignals } from '../progress.ts';
 import { provenance } from '../provenance.ts';
 import { checkOutOption, jsonText, writeResultFiles } from '../result-files.ts';
 import { usageErrorsExit2 } from '../usage-errors.ts';
+import { replicasMarkdown } from './replicas-report.ts';
 import { runReplicas } from './run-replicas.ts';
 
 const positiveInt = (v: string) => {
@@ -42,15 +43,15 @@ restoreTerminalOnSignals();
 const bar = progressBar('replicas');
 const result = await runReplicas({ ...opts, ratePerS: opts.rate, onProgress: (done, total) => bar.update(done, total) });
 bar.stop();
-console.log(`\n${result.markdown}`);
 const command = `npx tsx bench/replicas/run.ts ${process.argv.slice(2).join(' ')}`.trim();
 // When, on what and from which code: the figures alone could not be traced to a machine or commit.
 const origin = { command, date: new Date().toISOString(), node: process.version, ...provenance() };
+// The title first, the command and the origin under it, as the other reports (they came after the report).
+const markdown = replicasMarkdown(result.meta, result.modes, result.wallS, origin);
+console.log(`\n${markdown}`);
 // `-quick` as the other parts' smoke runs have: a smoke run never takes a real run's name.
 const files = writeResultFiles(opts.out, `replicas${opts.quick ? '-quick' : ''}`, {
-  '.md':
-    `${result.markdown}\nCommand: \`${command}\`  \n` +
-    `${origin.date}, Node ${origin.node}, commit ${origin.commit}; ${origin.cpus}, load average at the end ${origin.loadavg.join(' / ')}\n`,
+  '.md': markdown,
   '.json': jsonText({ ...origin, ...(result.json as object) }),
 });
 console.log(`results: ${files.join(', ')}`);

@@ -31,3 +31,17 @@ describe('the replicas report', () => {
     expect(markdown).toContain('| rounds per replica | 50.0% / 50.0% | – | |');
   });
 });
+
+describe('the replicas report, its opening', () => {
+  // run.ts wrote "Command:" and the provenance line after the whole report, and printed the report
+  // without them; every other report opens with its title, the command under it.
+  it('opens with its title, the command and where it ran under it', () => {
+    const origin = { command: 'npx tsx bench/replicas/run.ts --quick', date: '2026-12-01T20:00:00.000Z', node: 'v20.19.0', commit: 'abc1234', cpus: '2 × test', loadavg: [1, 0.5, 0.25] };
+    const lines = replicasMarkdown(meta, { kept: mode('kept', [1200, 1300]), spread: mode('spread', [1400]) }, 10, origin).split('\n');
+    expect(lines[0]).toBe('# Replicas: conversation affinity vs least-loaded per round');
+    expect(lines[1]).toBe('');
+    expect(lines[2]).toBe('Command: `npx tsx bench/replicas/run.ts --quick`  ');
+    expect(lines[3]).toBe('2026-12-01T20:00:00.000Z, Node v20.19.0, commit abc1234; 2 × test, load average at the end 1 / 0.5 / 0.25');
+    expect(lines.filter((l) => l.startsWith('Command:'))).toHaveLength(1);
+  });
+});
