@@ -7,20 +7,11 @@ import type { EventList } from './event-list.ts';
 import type { LaneTarget } from './plain-lane.ts';
 import { FormatParser, RawText, skipWhitespace } from './format-parser.ts';
 import { JsonCallObject, type CallObjectShape } from './json-call-object.ts';
+import { LLAMA3_END_TOKENS as END_TOKENS, LLAMA3_PYTHON_TAG as PYTHON_TAG } from './llama3-special-tokens.ts';
 
 export const Llama3JsonParserOptionsSchema = CallOptionsSchema.strict();
 export type Llama3JsonParserOptions = z.input<typeof Llama3JsonParserOptionsSchema>;
 
-const PYTHON_TAG = '<|python_tag|>';
-/**
- * Llama 3.1/3.2's end of message (a tool call awaiting its result) and end of turn. They end the
- * message, so their text is never an answer; an engine that passes them on (skip_special_tokens
- * off, which `<|python_tag|>` needs, or llama.cpp's --special) writes them after a call and after
- * prose alike. Dropped wherever text outside a call is read, not only after a call: a plain
- * answer ends with one just as often. The text after one (an engine that did not stop there) is
- * kept, as no text is ever swallowed. Inside a call's JSON they are the JSON's to judge.
- */
-const END_TOKENS: readonly string[] = ['<|eom_id|>', '<|eot_id|>'];
 const PROSE_MARKERS = new MarkerSet([PYTHON_TAG, '{', '[', ...END_TOKENS]);
 const CALL_SHAPE: CallObjectShape = {
   argsKeys: ['parameters', 'arguments'],
@@ -68,8 +59,10 @@ type State =
  * end(); whitespace and one ";" there are the separator before the next call; after the last call
  * they are frame unless text follows them, and then go out with it ('trailing'). A "[" before a
  * call, and the "," between list items and the "]" after them, are frame as the next call's. `<|python_tag|>` not followed by "{" or "[" is text (raw Python
- * after it is the `llama3-python` format's business). `<|eom_id|>` and `<|eot_id|>` outside a
- * call are dropped (END_TOKENS).
+ * after it is the `llama3-python` format's business). `<|eom_id|>` and `<|eot_id|>` are dropped
+ * wherever text outside a call is read, not only after a call: a plain answer ends with one just
+ * as often; the text after one (an engine that did not stop there) is kept, and inside a call's
+ * JSON they are the JSON's to judge.
  */
 export function createLlama3JsonParser(options: Llama3JsonParserOptions = {}): ToolCallParser {
   return new Llama3JsonParser(parseFormatOptions(Llama3JsonParserOptionsSchema, options, 'llama3_json'));

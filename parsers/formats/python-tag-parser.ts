@@ -3,6 +3,7 @@ import { searchMarkers } from '../marker-search.ts';
 import type { ParserEvent, ToolCallParser } from '../parser-events.ts';
 import { EventOutput } from './event-output.ts';
 import { LeadingWhitespace } from './leading-whitespace.ts';
+import { LLAMA3_END_TOKENS, LLAMA3_PYTHON_TAG } from './llama3-special-tokens.ts';
 import { parseParserOptions } from './parser-options.ts';
 
 export const PythonTagParserOptionsSchema = z
@@ -12,9 +13,9 @@ export const PythonTagParserOptionsSchema = z
     /** Call ids are this prefix plus a per-parser counter (1, 2, …), so they are deterministic. */
     callIdPrefix: z.string().default('call_'),
     /** The token that opens raw code. */
-    tag: z.string().min(1).default('<|python_tag|>'),
+    tag: z.string().min(1).default(LLAMA3_PYTHON_TAG),
     /** Tokens that end the code (Llama 3.1: end of message, expecting a tool result; end of turn). */
-    endTokens: z.array(z.string().min(1)).min(1).default(['<|eom_id|>', '<|eot_id|>']),
+    endTokens: z.array(z.string().min(1)).min(1).default([...LLAMA3_END_TOKENS]),
   })
   .strict();
 
