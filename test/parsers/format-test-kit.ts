@@ -40,6 +40,18 @@ export function perChar(make: () => ToolCallParser, text: string): ParserEvent[]
   return coalesceText(feed(make, text.split('')));
 }
 
+/**
+ * The coalesced events of `input` in one delta (well-formed), checked to be the same with it split
+ * anywhere in two and one character (code point) at a time.
+ */
+export function sameEveryWay(make: () => ToolCallParser, input: string): ParserEvent[] {
+  const events = whole(make, input);
+  expectWellFormedCalls(events);
+  for (let cut = 1; cut < input.length; cut++) expect(coalesceText(feed(make, [input.slice(0, cut), input.slice(cut)])), `cut at ${cut}`).toEqual(events);
+  expect(coalesceText(feed(make, [...input]))).toEqual(events);
+  return events;
+}
+
 /** Cuts `text` into consecutive groups of the given sizes (cycled), in UTF-16 code units. */
 export function group(text: string, sizes: readonly number[]): string[] {
   const out: string[] = [];

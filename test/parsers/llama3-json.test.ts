@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createLlama3JsonParser, type Llama3JsonParserOptions } from '../../parsers/formats/llama3-json-parser.ts';
 import { createParser } from '../../parsers/index.ts';
 import { coalesceText } from '../../parsers/parser-events.ts';
-import { args, callsOf, end, expectWellFormedCalls, feed, field, malformedOf, splitInvarianceProperties, start, text, textOf, whole } from './format-test-kit.ts';
+import { args, callsOf, end, expectWellFormedCalls, feed, field, malformedOf, sameEveryWay, splitInvarianceProperties, start, text, textOf, whole } from './format-test-kit.ts';
 import { expectNoHalfCharacters, generatedCall, groupBy, groupings, prose, type GeneratedCall } from './json-call-arbitraries.ts';
 
 const make = (options?: Llama3JsonParserOptions) => () => createLlama3JsonParser(options);
@@ -112,12 +112,7 @@ describe('llama3-json parser: calls', () => {
 const call = '{"name": "f", "parameters": {"a": 1}}';
 
 /** `input`'s events, checked to be the same whole, split anywhere in two, and one character at a time. */
-const everyWay = (input: string) => {
-  const events = coalesceText(parse(input));
-  for (let cut = 1; cut < input.length; cut++) expect(coalesceText(feed(make(), [input.slice(0, cut), input.slice(cut)])), `cut at ${cut}`).toEqual(events);
-  expect(coalesceText(feed(make(), [...input]))).toEqual(events);
-  return events;
-};
+const everyWay = (input: string) => sameEveryWay(make(), input);
 
 describe('llama3-json parser: <|eom_id|> and <|eot_id|>, the end of the message', () => {
 

@@ -4,7 +4,7 @@ import { InvalidRequestError } from '../../core/errors.ts';
 import { createPythonTagParser, type PythonTagParserOptions } from '../../parsers/formats/python-tag-parser.ts';
 import { createParser } from '../../parsers/index.ts';
 import { coalesceText } from '../../parsers/parser-events.ts';
-import { args, callsOf, end, expectWellFormedCalls, feed, group, line, splitInvarianceProperties, start, text, textOf, whole } from './format-test-kit.ts';
+import { args, callsOf, end, expectWellFormedCalls, feed, group, line, sameEveryWay, splitInvarianceProperties, start, text, textOf, whole } from './format-test-kit.ts';
 
 const make = (options?: PythonTagParserOptions) => () => createPythonTagParser(options);
 const parse = (input: string, options?: PythonTagParserOptions) => {
@@ -68,12 +68,7 @@ describe('python-tag parser: whitespace after the tag', () => {
 });
 
 /** `input`'s events, checked to be the same whole, split anywhere in two, and one character at a time. */
-const everyWay = (input: string) => {
-  const events = coalesceText(parse(input));
-  for (let cut = 1; cut < input.length; cut++) expect(coalesceText(feed(make(), [input.slice(0, cut), input.slice(cut)])), `cut at ${cut}`).toEqual(events);
-  expect(coalesceText(feed(make(), [...input]))).toEqual(events);
-  return events;
-};
+const everyWay = (input: string) => sameEveryWay(make(), input);
 
 // As in llama3-json (882f514): a content delta of whitespace alone reads to an OpenAI client as an
 // empty-looking message, and the "\n" a model writes after <|eom_id|> is formatting, not an answer.
