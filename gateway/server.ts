@@ -145,9 +145,13 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
   countResponseBytes(server);
   answerParserRefusals(server, accessLog);
   // The chat route reads its body whole; a forwarded route, only a JSON body it puts upstream.model in.
-  answerExpectContinue(server, (path, req) => CHAT_PATH.test(path) || (forwards(path) && readsJsonWhole(config, req)), config.maxBodyBytes);
-  /** Whether a request for `path` goes to the upstream unchanged (no route of the gateway's takes it). */
-  const forwards = (path: string): boolean => config.forwardOtherEndpoints && path.startsWith('/v1/') && !routes.some((r) => r.pattern.test(path));
+  answerExpectContinue(
+    server,
+    (path, req) => CHAT_PATH.test(path) || (forwards(path, routes.filter((r) => r.pattern.test(path))) && readsJsonWhole(config, req)),
+    config.maxBodyBytes,
+  );
+  /** Whether a request for `path`, which the routes `matches` take, goes to the upstream unchanged. */
+  const forwards = (path: string, matches: readonly unknown[]): boolean => matches.length === 0 && config.forwardOtherEndpoints && path.startsWith('/v1/');
 
   // Set once the server is listening: whether it checks depends on the address it bound.
   let checkHost: ReturnType<typeof hostCheck>;
@@ -155,11 +159,12 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
   async function handle(req: IncomingMessage, res: ServerResponse, path: string | undefined): Promise<void> {
     if (path === undefined) throw new InvalidRequestError(`the request target is not a valid path: ${req.url}`);
     checkHost?.(req);
-    if (cors.handle(req, res, forwards(path))) return;
+    const matches = routes.filter((r) => r.pattern.test(path));
+    const forwarded = forwards(path, matches);
+    if (cors.handle(req, res, forwarded)) return;
     // After CORS: a page on an allowed origin reads this 503 as it reads any error.
     if (draining) throw new ShuttingDownError();
-    const matches = routes.filter((r) => r.pattern.test(path));
-    if (matches.length === 0 && forwards(path)) {
+    if (forwarded) {
       try {
         admitForwarded(req, path);
       } catch (err) {
