@@ -23,7 +23,7 @@ export function summarize(values: readonly number[]): Summary {
   const n = present.length;
   if (n === 0) return { n, missing, mean: NaN, std: NaN, p50: NaN, p99: NaN, min: NaN, max: NaN };
   const sorted = present.sort((a, b) => a - b);
-  const mean = sorted.reduce((s, v) => s + v, 0) / n;
+  const mean = sumOf(sorted) / n;
   const variance = n > 1 ? sorted.reduce((s, v) => s + (v - mean) ** 2, 0) / (n - 1) : 0;
   const rank = (p: number) => sorted[Math.min(n - 1, Math.max(0, Math.ceil(p * n) - 1))]!;
   return { n, missing, mean, std: Math.sqrt(variance), p50: rank(0.5), p99: rank(0.99), min: sorted[0]!, max: sorted[n - 1]! };
@@ -36,5 +36,8 @@ export function summarize(values: readonly number[]): Summary {
  * how many were left out, take summarize()'s `missing`.
  */
 export function mean(values: readonly number[]): number {
-  return summarize(values).mean;
+  const present = values.filter((v) => !Number.isNaN(v));
+  return present.length ? sumOf(present) / present.length : NaN;
 }
+
+const sumOf = (values: readonly number[]): number => values.reduce((s, v) => s + v, 0);
