@@ -25,6 +25,14 @@ const def = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def
 /** Wrappers that do not change what a present value must look like. */
 const WRAPPERS = new Set(['optional', 'nullable', 'default', 'prefault', 'readonly', 'catch', 'nonoptional']);
 
+/** `schema` without its WRAPPERS and pipes (their input side); a `.catch` is kept unless `throughCatch`. */
+function unwrapped(schema: z.ZodType, throughCatch: boolean): z.ZodType {
+  for (let d = def(schema); (WRAPPERS.has(d.type) && (throughCatch || d.type !== 'catch')) || d.type === 'pipe'; d = def(schema)) {
+    schema = (d.type === 'pipe' ? d.in : d.innerType) as z.ZodType;
+  }
+  return schema;
+}
+
 /**
  * The schema a value at `path` must satisfy, walking zod 4 objects, arrays, tuples and records
  * (through optional/default/… wrappers and the input side of transforms).
@@ -35,14 +43,11 @@ const WRAPPERS = new Set(['optional', 'nullable', 'default', 'prefault', 'readon
 export function fieldSchemaAt(root: z.ZodType, path: ReadonlyArray<string | number>): FieldSchema {
   let schema = root;
   for (const key of path) {
-    let d = def(schema);
-    while (WRAPPERS.has(d.type) || d.type === 'pipe') {
-      // `.catch(fallback)` turns an invalid value into the fallback, whatever inside it failed:
-      // a part of it cannot make the call invalid, and the whole value is checked when it closes.
-      if (d.type === 'catch') return { kind: 'unresolved' };
-      schema = (d.type === 'pipe' ? d.in : d.innerType) as z.ZodType;
-      d = def(schema);
-    }
+    schema = unwrapped(schema, false);
+    const d = def(schema);
+    // `.catch(fallback)` turns an invalid value into the fallback, whatever inside it failed:
+    // a part of it cannot make the call invalid, and the whole value is checked when it closes.
+    if (d.type === 'catch') return { kind: 'unresolved' };
     let next: z.ZodType | undefined;
     if (d.type === 'object' && typeof key === 'string') {
       next = Object.hasOwn(d.shape ?? {}, key) ? d.shape![key] : d.catchall;
@@ -78,11 +83,8 @@ export function refinementPathProblem(root: z.ZodType, key: string): string | un
   const segments = key.split('.');
   for (let i = 0; i < segments.length; i++) {
     let segment = segments[i]!;
-    let d = def(schema);
-    while (WRAPPERS.has(d.type) || d.type === 'pipe') {
-      schema = (d.type === 'pipe' ? d.in : d.innerType) as z.ZodType;
-      d = def(schema);
-    }
+    schema = unwrapped(schema, true);
+    const d = def(schema);
     const where = walked.length === 0 ? 'the arguments' : walked.join('.');
     if (d.type === 'object') {
       const shape = d.shape ?? {};
