@@ -17,9 +17,14 @@ export interface Provenance {
 export function provenance(): Provenance {
   return {
     commit: gitCommit(),
-    cpus: `${os.cpus().length} × ${os.cpus()[0]?.model.trim() ?? '?'}`,
+    cpus: cpusLine(),
     loadavg: os.loadavg().map((v) => Number(v.toFixed(2))),
   };
+}
+
+/** The machine's cores as a report names them: `2 × AMD EPYC 7B13`. */
+export function cpusLine(): string {
+  return `${os.cpus().length} × ${os.cpus()[0]?.model.trim() ?? '?'}`;
 }
 
 function gitCommit(): string {

@@ -8,6 +8,7 @@
  *     → bench/results/<date>-forward.{md,json}
  */
 import os from 'node:os';
+import { cpusLine } from '../provenance.ts';
 import { Command } from 'commander';
 import { usageErrorsExit2 } from '../usage-errors.ts';
 import { performance } from 'node:perf_hooks';
@@ -126,7 +127,7 @@ const markdown = forwardMarkdown({
   command,
   date: new Date().toISOString().slice(0, 10),
   node: process.version,
-  cpus: `${os.cpus().length} × ${os.cpus()[0]?.model.trim()}`,
+  cpus: cpusLine(),
   tokens: TOKENS,
   rounds,
   phaseMs,

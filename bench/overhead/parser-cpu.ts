@@ -1,4 +1,5 @@
 import os from 'node:os';
+import { cpusLine } from '../provenance.ts';
 import { Agent } from 'undici';
 import { summarize, type Summary } from '../stats.ts';
 import { parserCpuMarkdown } from './parser-cpu-report.ts';
@@ -105,7 +106,7 @@ export async function runParserCpu(o: ParserCpuOptions = {}): Promise<{ markdown
       meta: {
         date: new Date().toISOString(),
         node: process.version,
-        cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? '?'}`,
+        cpus: cpusLine(),
         loadavg: os.loadavg().map((v) => Number(v.toFixed(2))),
         profile: OVERHEAD_PROFILE.replace(/^.*\/bench\//, 'bench/'),
         workload: 'Mistral [TOOL_CALLS] reply, ~190 tokens, to a client-side tool (save_report); stream: true',

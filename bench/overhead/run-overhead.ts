@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import os from 'node:os';
+import { cpusLine } from '../provenance.ts';
 import { Agent } from 'undici';
 import { summarize, type Summary } from '../stats.ts';
 import { OVERHEAD_PROFILE, SIM_MODEL, spawnOurGateway, spawnOverheadSim } from './bench-servers.ts';
@@ -148,7 +149,7 @@ export async function runOverhead(o: OverheadOptions = {}): Promise<{ markdown: 
       meta: {
         date: new Date().toISOString(),
         node: process.version,
-        cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? '?'}`,
+        cpus: cpusLine(),
         loadavg: os.loadavg().map((v) => Number(v.toFixed(2))),
         profile: o.profile ?? OVERHEAD_PROFILE.replace(/^.*\/bench\//, 'bench/'),
         streamTokens: STREAM_TOKENS,

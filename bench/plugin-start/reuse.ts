@@ -9,6 +9,7 @@
  *   npx tsx bench/plugin-start/reuse.ts [--runs N] [--calls N]   → bench/results/<date>-process-reuse.{md,json}
  */
 import os from 'node:os';
+import { cpusLine } from '../provenance.ts';
 import { Command } from 'commander';
 import calculator from '../../plugins/calculator/calculator-plugin.ts';
 import { runScriptedCall } from '../../plugins/kit/testing.ts';
@@ -75,7 +76,7 @@ const markdown = processReuseMarkdown({
   command,
   at: new Date().toISOString(),
   node: process.version,
-  cpus: `${os.cpus().length} × ${os.cpus()[0]?.model.trim()}`,
+  cpus: cpusLine(),
   sandbox,
   runs,
   calls,

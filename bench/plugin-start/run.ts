@@ -13,6 +13,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import os from 'node:os';
+import { cpusLine } from '../provenance.ts';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { nativeTypeScript, PLUGIN_HOST_SCRIPT, tsxLoaderUrl } from '../../sandbox/runtimes/node-recipe.ts';
 import { processCpuMs } from '../overhead/proc-cpu.ts';
@@ -115,7 +116,7 @@ const markdown = pluginStartMarkdown({
   command,
   at: new Date().toISOString(),
   node: process.version,
-  cpus: `${os.cpus().length} × ${os.cpus()[0]?.model.trim()}`,
+  cpus: cpusLine(),
   runs,
   loaders,
   plugins: Object.keys(PLUGINS),
