@@ -169,7 +169,6 @@ function detectionReport(workload: Workload, runs: number, records: RunRecord[],
   const on = summarize(detected('on'));
   const off = summarize(detected('off'));
   const boundMs = mean(records.filter((r) => r.mode === 'on').map((r) => r.detection!.boundMs));
-  const roundCount = Math.max(...records.map((r) => r.rounds.length));
   return {
     workload: workload.name,
     description: workload.description,
@@ -177,7 +176,7 @@ function detectionReport(workload: Workload, runs: number, records: RunRecord[],
     on,
     off,
     improvementPct: ((off.mean - on.mean) / off.mean) * 100,
-    generationMs: Array.from({ length: roundCount }, (_, i) => mean(records.filter((r) => r.mode === 'off').map((r) => r.rounds[i]?.generationMs ?? 0))),
+    generationMs: detectionGenerationMs(records),
     toolMs: [],
     boundMs,
     sequentialIdealMs: off.mean,
@@ -187,6 +186,17 @@ function detectionReport(workload: Workload, runs: number, records: RunRecord[],
     records,
     examples,
   };
+}
+
+/**
+ * A detection workload's g_i: per round index, the mean over the sequential runs that reached that
+ * round. A run cut short by its rejection has fewer rounds; counting its missing ones as 0 ms
+ * dragged the later rounds' figures down.
+ */
+export function detectionGenerationMs(records: readonly RunRecord[]): number[] {
+  const off = records.filter((r) => r.mode === 'off');
+  const roundCount = Math.max(0, ...off.map((r) => r.rounds.length));
+  return Array.from({ length: roundCount }, (_, i) => mean(off.flatMap((r) => (r.rounds[i] ? [r.rounds[i].generationMs] : []))));
 }
 
 function failedCallsOf(records: readonly RunRecord[]): number {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { TimelineEvent } from '../../gateway/timeline.ts';
-import { medianExamples, type RunRecord } from '../../bench/run-ab.ts';
+import type { RoundSummary, TimelineEvent } from '../../gateway/timeline.ts';
+import { detectionGenerationMs, medianExamples, type RunRecord } from '../../bench/run-ab.ts';
 import { progressDetail } from '../../bench/run-workloads.ts';
 
 const record = (mode: 'on' | 'off', totalMs: number, detectedMs?: number): RunRecord => ({
@@ -24,5 +24,21 @@ describe('a detection workload', () => {
     const runs = [record('on', 100, 50), record('on', 200, 10), record('on', 300, 30)];
     const events = new Map<RunRecord, readonly TimelineEvent[]>(runs.map((r, i) => [r, [{ t: i } as unknown as TimelineEvent]]));
     expect(medianExamples(runs, events).on).toEqual([{ t: 2 }]);
+  });
+});
+
+describe("a detection workload's decode time per round", () => {
+  const withRounds = (mode: 'on' | 'off', ...generationMs: number[]): RunRecord => ({
+    ...record(mode, 900, 100),
+    rounds: generationMs.map((g) => ({ generationMs: g, toolMs: 0 }) as unknown as RoundSummary),
+  });
+
+  it('averages each round over the sequential runs that reached it, not counting a missing round as 0 ms', () => {
+    const runs = [withRounds('off', 100, 200), withRounds('off', 300), withRounds('on', 5, 5, 5)];
+    expect(detectionGenerationMs(runs)).toEqual([200, 200]);
+  });
+
+  it('has as many rounds as the longest sequential run, whatever the partial runs took', () => {
+    expect(detectionGenerationMs([withRounds('off', 10), withRounds('on', 1, 2, 3)])).toEqual([10]);
   });
 });
