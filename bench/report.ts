@@ -5,6 +5,7 @@ import { jsonText, writeResultFiles } from './result-files.ts';
 import type { WorkloadReport } from './run-ab.ts';
 import type { ToolProfile } from './tool-profiles/tool-profiles.ts';
 import { workloadTimelinesChart, workloadsChart } from './workloads-chart.ts';
+import { fixedDigits } from './fixed-digits.ts';
 
 export interface BenchMeta extends Provenance {
   command: string;
@@ -35,7 +36,7 @@ export interface BenchRun {
   interrupted?: { signal: string; during: string };
 }
 
-const ms = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : '–');
+const ms = (v: number) => fixedDigits(v, 1);
 /** A standard deviation, or "–" where one run cannot have one. */
 const spread = (std: number, runs: number) => (runs > 1 ? ms(std) : '–');
 

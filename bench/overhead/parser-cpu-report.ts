@@ -1,10 +1,11 @@
 /** The parser-cpu bench's Markdown report (runParserCpu), apart from its servers so it can be tested. */
 import { percent } from '../percent-format.ts';
 import type { ParserCpuJson } from './parser-cpu.ts';
+import { fixedDigits } from '../fixed-digits.ts';
 
 export function parserCpuMarkdown(json: ParserCpuJson, command?: string): string {
   const meta = json.meta as { date: string; node: string; cpus: string; workload: string; profile: string };
-  const us = (v: number) => (Number.isFinite(v) ? v.toFixed(0) : '–');
+  const us = (v: number) => fixedDigits(v, 0);
   const { parse, none } = json.perRequestUs;
   return [
     `# Parser CPU overhead — ${meta.date}`,

@@ -3,12 +3,13 @@ import { lineChart } from '../charts/svg-charts.ts';
 import { percent as pct } from '../percent-format.ts';
 import type { SweepPoint } from './run-sweep.ts';
 import { idealSpeedup } from './sweep-plan.ts';
+import { fixedDigits } from '../fixed-digits.ts';
 
 /** The target: every measured point within 10% of the predicted curve. */
 export const SWEEP_TOLERANCE_PCT = 10;
 
-const ms = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : '–');
-const x2 = (v: number) => (Number.isFinite(v) ? v.toFixed(3) : '–');
+const ms = (v: number) => fixedDigits(v, 1);
+const x2 = (v: number) => fixedDigits(v, 3);
 
 /** The sweep's Markdown: setup, one row per point, and whether every point met the target. */
 export function sweepMarkdown(r: { points: SweepPoint[]; overheadMs: number; runs: number; command: string; profile: TimingProfile }): string {

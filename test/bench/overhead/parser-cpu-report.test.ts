@@ -31,3 +31,11 @@ describe('the parser-cpu report', () => {
     expect(markdown).toContain('Parsing and dispatch cost **1050 ± 100 µs per request**');
   });
 });
+
+describe('the parser-cpu report on a difference that rounds to none', () => {
+  // (-0.3).toFixed(0) is "-0": it read as parsing saving CPU.
+  it('prints 0, not -0', () => {
+    const markdown = parserCpuMarkdown({ ...json, differenceUs: { mean: -0.3, standardError: 0.2 } });
+    expect(markdown).toContain('Parsing and dispatch cost **0 ± 0 µs per request**');
+  });
+});
