@@ -22,6 +22,8 @@ export function overheadMarkdown(json: OverheadJson, command?: string): string {
     );
     return `${cell}*`;
   };
+  // The added TTFT is the difference of two such percentiles: starred when either side lacked streams.
+  const lacksTtft = (t: TargetStats | undefined) => (t?.ttftMs.missing ?? 0) > 0;
   const lines = [
     `# Gateway overhead — ${meta.date}`,
     '',
@@ -44,7 +46,7 @@ export function overheadMarkdown(json: OverheadJson, command?: string): string {
       const added = name === 'direct' ? undefined : level.added[name];
       lines.push(
         `| ${level.concurrency} | ${name} | ${ttft(level.concurrency, name, t)} | ${ms(t.itlMs.p50)} / ${ms(t.itlMs.p99)} | ` +
-          `${added ? `${signed(added.ttftP50Ms)} / ${signed(added.ttftP99Ms)}` : '—'} | ${added ? `${signed(added.itlP50Ms)} / ${signed(added.itlP99Ms)}` : '—'} | ` +
+          `${added ? `${signed(added.ttftP50Ms)} / ${signed(added.ttftP99Ms)}${lacksTtft(t) || lacksTtft(level.targets.direct) ? '*' : ''}` : '—'} | ${added ? `${signed(added.itlP50Ms)} / ${signed(added.itlP99Ms)}` : '—'} | ` +
           `${name === 'direct' ? '—' : ms(t.cpuMsPer1kTokens, 1)} | ${ms(t.simCpuMsPer1kTokens, 1)} | ${t.streams} (${t.errors.length}, ${t.shortStreams}) |`,
       );
     }

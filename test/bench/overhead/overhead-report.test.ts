@@ -51,6 +51,16 @@ describe('the overhead report, streams without a TTFT', () => {
     expect(markdown).toContain('\\* 100 streams, conveyor: 3 of 100 streams had no content token; their TTFT is left out (the figures are from the other 97).');
     expect(markdown.split('\n').find((l) => l.startsWith('| 100 | direct |'))).not.toContain('*');
   });
+
+  // The added TTFT is conveyor's percentile less direct's: the same streams were left out of it.
+  it('stars the added TTFT beside it, and when direct lacked streams too', () => {
+    const lacking = (p50: number) => ({ ...stats(p50), ttftMs: { ...summary(p50), n: 97, missing: 3 } });
+    const row = (targets: OverheadJson['levels'][number]['targets']) =>
+      overheadMarkdown({ ...json, levels: [{ ...json.levels[0]!, targets }] }).split('\n').find((l) => l.startsWith('| 100 | conveyor |'))!;
+    expect(row({ direct: stats(20), conveyor: lacking(20.003) }).split(' | ')[4]).toBe('0.00 / +1.50*');
+    expect(row({ direct: lacking(20), conveyor: stats(20.003) }).split(' | ')[4]).toBe('0.00 / +1.50*');
+    expect(row({ direct: stats(20), conveyor: stats(20.003) }).split(' | ')[4]).toBe('0.00 / +1.50');
+  });
 });
 
 describe('the overhead report, its opening', () => {
