@@ -146,10 +146,14 @@ async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, fa
   const cancel = new AbortController();
   const cut = () => cancel.abort(ctx.shutdown.reason);
   ctx.shutdown.addEventListener('abort', cut, { once: true });
-  res.once('close', () => {
+  const left = (): void => {
     ctx.shutdown.removeEventListener('abort', cut);
     if (!res.writableFinished) cancel.abort(new ClientAbortedError());
-  });
+  };
+  // A client can leave before this listener is there (while the route waited on an adapter's
+  // model look-up): its 'close' has been and gone, and its answer would be decoded, tools and all, for no one.
+  if (res.destroyed) left();
+  else res.once('close', left);
   // What the session throws once the signal is aborted is the client's leaving; the reason says which it was.
   const failure = (err: unknown): unknown => (cancel.signal.aborted ? cancel.signal.reason : modelOfGateway(ctx.config.upstream.model, err));
 
