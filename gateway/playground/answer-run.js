@@ -22,12 +22,12 @@ export class AnswerRun {
      * template drops before a later question).
      */
     this.reasoning = '';
-    this.events = new EventsList(ui.events);
     /** The turns the response adds to the conversation (its `response.messages` event, sent when tools ran). */
     this.turns = undefined;
     /** The calls for the client's own tools, which the page does not run (answer-turns.js). */
     this.clientCalls = new ClientCalls();
     this.timeline = new Timeline({ panel: ui.timeline, stats: ui.stats, headers, onTrouble: (text) => onTrouble(this, text) });
+    this.events = new EventsList(ui.events, (at) => this.timeline.secondsAt(at));
     this.bubble = el('div', 'turn assistant');
     this.content = el('pre', 'content');
     // Above the answer and hidden until the model thinks aloud: a thinking model writes nothing

@@ -56,11 +56,15 @@ function clip(text, max) {
 }
 
 export class EventsList {
-  /** @param {HTMLOListElement} list emptied now; its parent is the box that scrolls. */
-  constructor(list) {
+  /**
+   * @param {HTMLOListElement} list emptied now; its parent is the box that scrolls.
+   * @param {(at: number) => number} seconds a page time (performance.now()) as the seconds an item
+   *   shows: the timeline's clock (Timeline.secondsAt), so the list and the bars say the same times.
+   */
+  constructor(list, seconds) {
     this.list = list;
-    this.started = performance.now();
-    /** Events not yet on the page, as `{ time, text, kind }`: made into items by `render`. */
+    this.seconds = seconds;
+    /** Events not yet on the page, as `{ at, text, kind }` (`at`: when it came): made into items by `render`. */
     this.pending = [];
     /** Events dropped from the list's top (or never put in), told by `marker`. */
     this.dropped = 0;
@@ -103,7 +107,7 @@ export class EventsList {
   }
 
   add(text, kind = '') {
-    this.pending.push({ time: `${((performance.now() - this.started) / 1000).toFixed(3)} s`, text, kind });
+    this.pending.push({ at: performance.now(), text, kind });
     // A background tab gets no frames: what it could never show is not held for them.
     if (this.pending.length > 2 * MAX_SHOWN) this.dropped += this.pending.splice(0, this.pending.length - MAX_SHOWN).length;
   }
@@ -120,9 +124,11 @@ export class EventsList {
     this.dropped += this.pending.length - fresh.length;
     this.pending = [];
     this.list.append(
-      ...fresh.map(({ time, text, kind }) => {
+      // Timed now, not as each came: the timeline's clock is set by the server's events, and the
+      // chat stream's first ones may come before the events socket's.
+      ...fresh.map(({ at, text, kind }) => {
         const item = el('li', kind);
-        item.append(el('time', undefined, time), el('span', undefined, text));
+        item.append(el('time', undefined, `${this.seconds(at).toFixed(3)} s`), el('span', undefined, text));
         return item;
       }),
     );

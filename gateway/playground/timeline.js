@@ -39,7 +39,14 @@ export class Timeline {
     this.end = undefined;
     /** The stream's usage chunk (all rounds), once it has come. */
     this.usage = undefined;
-    this.clockStart = performance.now();
+    /** When the page sent the request (performance.now()): the clock's zero until the server's first event. */
+    this.sentAt = performance.now();
+    /**
+     * The page's time of the server's zero (its request-start), from the events: each arrives at
+     * least its `t` after it, so the earliest of arrival − t is the closest. The send was no
+     * zero to count from: the way to the gateway (a proxy, a far host) came before its t = 0.
+     */
+    this.origin = undefined;
     this.closed = false;
     /** Why the timeline could not follow the request, if it could not: the run's final status keeps it. */
     this.trouble = undefined;
@@ -101,7 +108,15 @@ export class Timeline {
 
   /** Seconds on the server's clock: the last event's, advanced by the local clock while the request runs and is followed. */
   now() {
-    return this.end ?? this.lostAt ?? (performance.now() - this.clockStart) / 1000;
+    return this.end ?? this.lostAt ?? this.secondsAt(performance.now());
+  }
+
+  /**
+   * Page time `at` (performance.now()) in seconds on the server's clock, as the timeline counts
+   * them: the events list says its times in these, so an event and its bar have the same time.
+   */
+  secondsAt(at) {
+    return (at - (this.origin ?? this.sentAt)) / 1000;
   }
 
   span(label, kind, start, round) {
@@ -114,7 +129,7 @@ export class Timeline {
   serverEvent(e) {
     const t = e.t / 1000;
     // Keep the local clock in step with the server's, so live bars grow at the right place.
-    this.clockStart = Math.min(this.clockStart, performance.now() - e.t);
+    this.origin = Math.min(this.origin ?? Infinity, performance.now() - e.t);
     switch (e.type) {
       case 'round-start':
         this.rounds.set(e.round, this.span(`round ${e.round} · decode`, 'decode', t, e.round));

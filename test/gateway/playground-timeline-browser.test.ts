@@ -287,7 +287,7 @@ describeInBrowser('the playground timeline in a real browser (Chromium)', () => 
       // A string, not a function: the test runner's transform would rewrite a function's import().
       const list = await page.evaluate(`(async () => {
         const { EventsList } = await import('/playground/events-list.js');
-        const events = new EventsList(document.getElementById('events'));
+        const events = new EventsList(document.getElementById('events'), (at) => at / 1000);
         const batch = (from, n) => { for (let i = 0; i < n; i++) events.add('e' + (from + i)); };
         batch(0, 1500);
         events.render();

@@ -1,0 +1,33 @@
+import { expect, it } from 'vitest';
+import type { TimelineEvent } from '../../gateway/timeline.ts';
+import { browserAndConveyor, describeInBrowser } from '../support/browser-suite.ts';
+import { openPlayground, runExample } from '../support/playground-page.ts';
+
+// The events list and the timeline say when the same things happened: the list counted from the
+// moment the page sent the request, the timeline from the moment the gateway had it. A slow way
+// there (a proxy, a far gateway) put the whole list that much later than the timeline's bars.
+describeInBrowser('the playground events list on the timeline\'s clock (Chromium)', () => {
+  const suite = browserAndConveyor();
+
+  /** The request held this long before it leaves the page: a slow uplink. */
+  const UPLINK_DELAY_MS = 2_000;
+
+  it('gives a tool event the time its bar has, however long the request took to reach the gateway', async () => {
+    await suite.withPage(async (page) => {
+      await openPlayground(page, suite.conveyor.gateway.url);
+      await page.route('**/v1/chat/completions', async (route) => {
+        await new Promise((resolve) => setTimeout(resolve, UPLINK_DELAY_MS));
+        await route.continue();
+      });
+      await runExample(page, 'Calculator');
+      await page.waitForFunction(() => document.getElementById('stats')?.textContent?.includes('total'));
+      const id = await page.getAttribute('.turn.assistant', 'data-request-id');
+      const { events } = (await (await fetch(`${suite.conveyor.gateway.url}/v1/requests/${id}/timeline`)).json()) as { events: TimelineEvent[] };
+      const serverSeconds = (type: string) => events.find((e) => e.type === type)!.t / 1000;
+      const listed = async (text: string) => parseFloat((await page.textContent(`#events li:has(span:text-is("${text}")) time`))!);
+      // Before: 2 s and more after the server's times, as if the calculator ran 2 s later than its bar.
+      expect(Math.abs((await listed('calculator call recognised')) - serverSeconds('call-start'))).toBeLessThan(UPLINK_DELAY_MS / 2000);
+      expect(Math.abs((await listed('round 2 finished (stop)')) - serverSeconds('request-end'))).toBeLessThan(UPLINK_DELAY_MS / 2000);
+    });
+  }, 90_000);
+});
