@@ -10,7 +10,13 @@ export async function readStream(res, onChunk) {
   const decoder = new TextDecoder();
   let buffered = '';
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = await reader.read().catch((err) => {
+      // Stop is the reader's own doing. Anything else is the connection cut under a chunked
+      // response (the gateway killed, the network gone), the usual way a stream ends early: the
+      // browser says only "network error", which read as if the request had never gone out.
+      if (err.name === 'AbortError') throw err;
+      throw new Error(`the connection was cut before the answer's end (${err.message}): the answer is incomplete`);
+    });
     if (done) throw new Error('the stream ended before [DONE]: the connection was cut, the answer is incomplete');
     buffered += decoder.decode(value, { stream: true });
     let end;
