@@ -45,6 +45,12 @@ export class PluginProcess {
   private readonly exitListeners = new Set<(exit: ProcessExit) => void>();
   private exit: ProcessExit | null = null;
   private killedFor: string | null = null;
+  /**
+   * Every call id routed here, once the process serves its calls one at a time (oneCallAtATime):
+   * a message under any other id answers nothing the gateway sent. Null on a shared isolate host,
+   * the gateway's own code, which serves calls for as long as it runs (the set would only grow).
+   */
+  private given: Set<string> | null = null;
 
   private constructor(
     child: ChildProcess,
@@ -124,6 +130,9 @@ export class PluginProcess {
           }
           if (proc) {
             proc.receive(parsed.message);
+            // Killed for that line (an answer out of turn, an id never given): the lines behind it
+            // in this chunk are not heard either, or a result among them still ended the call `ok`.
+            if (proc.killedFor) return;
           } else if (parsed.message.t === 'ready') {
             settled = true;
             clearTimeout(timer);
@@ -203,7 +212,18 @@ export class PluginProcess {
     return this.child.pid ?? null;
   }
 
+  /**
+   * The process serves calls one after another (runtime `process`: a fresh one per call, or a kept
+   * one for at most MAX_CALLS_PER_PROCESS calls), so the ids it was given stay few: from now on a
+   * message under an id it was never given is a protocol error. Dropped, it left the call it was
+   * meant for waiting for its time limit, which named no cause.
+   */
+  oneCallAtATime(): void {
+    this.given ??= new Set(this.routes.keys());
+  }
+
   route(callId: string, handler: (message: CallMessage) => void): void {
+    this.given?.add(callId);
     this.routes.set(callId, handler);
   }
 
@@ -256,7 +276,12 @@ export class PluginProcess {
       this.loads.delete(message.module);
       for (const waiter of waiters) waiter(message);
     } else if (message.t !== 'ready') {
-      this.routes.get(message.callId)?.(message);
+      const route = this.routes.get(message.callId);
+      // A call already over (unrouted) may still hear answers crossing its end: those are dropped.
+      if (route) route(message);
+      else if (this.given && !this.given.has(message.callId)) {
+        this.kill(`protocol error: ${JSON.stringify(message).slice(0, 200)} (callId ${JSON.stringify(message.callId).slice(0, 100)} names no call this process was given)`);
+      }
     }
   }
 

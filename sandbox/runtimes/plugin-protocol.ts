@@ -13,7 +13,8 @@ import { hookThrowSchema } from './hook-throw.ts';
  * ON_ABORT_GRACE_MS, 1 s, after the abort).
  *
  * Messages from the child are validated here: the child runs untrusted code, so nothing it sends
- * is trusted to have the right shape, and an invalid line kills it.
+ * is trusted to have the right shape, and an invalid line kills it; so does, from a process of
+ * runtime `process`, a message under a callId it was never given (PluginProcess.oneCallAtATime).
  */
 
 /** Messages the gateway sends. */

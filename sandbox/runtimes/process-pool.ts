@@ -123,6 +123,7 @@ export class ProcessPool {
       throw err;
     }
     this.warm(recipe);
+    proc.oneCallAtATime();
     let finished = false;
     return {
       proc,

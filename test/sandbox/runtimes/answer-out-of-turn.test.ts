@@ -67,6 +67,16 @@ describe('a plugin process that answers out of turn', () => {
     expect(run.result?.content).toMatch(/^error: echo_sample stopped: protocol error: .*reject.*no reason/);
   });
 
+  // Both lines in one write, so the gateway reads them in one chunk: the kill for the first did not
+  // stop the rest of that chunk, and the result behind it still ended the call `ok`.
+  it('fails the call when an answer out of turn comes in the same write as its result', async () => {
+    const reply = '[ch.sendall((json.dumps({"t": "verdict", "callId": msg["callId"], "seq": 7}) + "\\n" + json.dumps({"t": "result", "callId": msg["callId"], "ok": True, "content": "done"}) + "\\n").encode()), {"t": "progress", "callId": msg["callId"], "progress": {"type": "unit-done", "detail": "late"}}][1] if msg["t"] == "end" else {"t": "verdict", "callId": msg["callId"], "seq": msg["seq"]}';
+    const tool = toolFromPlugin(echo, { command: answering(reply), pools });
+    const run = await runScriptedCall(tool, { pieces, args: { text: 'x' } });
+    expect(run.result).toMatchObject({ ok: false, data: { code: 'sandbox_error', runtime: 'process' } });
+    expect(run.result?.content).toMatch(/^error: echo_sample stopped: protocol error: .* \(a verdict for piece 7, which awaits none: answer end with a result\)$/);
+  });
+
   it('leaves no process behind', async () => {
     expect(await eventually(() => pools.livePids().length === 0 && pools.process.stats.running === 0, 500)).toBe(true);
   });
