@@ -37,6 +37,8 @@ export interface RoundInputs {
   messages: ChatMessage[];
   /** What is left of the request's max_tokens. */
   maxTokens: number | undefined;
+  /** What is left of vLLM's min_tokens, in a later round of a request that sent it. */
+  minTokens?: number;
   emitText: (text: string) => void;
   /** The session's next client `tool_calls` index (ClientCallsOptions.indices). */
   clientCallIndices: { next: number };
@@ -56,7 +58,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
   timeline.mark('round-start', { round });
   onEvent({ type: 'round-start', round });
   // The request goes out first, ahead of everything else this round needs.
-  const send = (limit: number | undefined): UpstreamStream => sendRound(opts, { round, messages, maxTokens: limit, affinity, onPart: (part) => onPart(part) });
+  const send = (limit: number | undefined): UpstreamStream => sendRound(opts, { round, messages, maxTokens: limit, minTokens: inputs.minTokens, affinity, onPart: (part) => onPart(part) });
   let stream: UpstreamStream;
   /** The max_tokens this round's upstream request carries: what the budget leaves, or what the context does (below). */
   let roundMaxTokens = maxTokens;

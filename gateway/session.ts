@@ -182,6 +182,11 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
   // upstream (unless it sent usage on every chunk): its streamed deltas count then (one token each
   // from vLLM: a lower bound), so rejects cannot decode past the budget.
   const budget = opts.request.max_completion_tokens ?? opts.request.max_tokens ?? undefined;
+  // vLLM's min_tokens bounds it from below the same way: a later round is asked for what the
+  // rounds before left of it. Sent as the client wrote it, a later round asked for more at least
+  // than its max_tokens allows at most, and vLLM refused the round (400) after the tools had run.
+  const minTokens = (opts.request as { min_tokens?: unknown }).min_tokens;
+  const floor = typeof minTokens === 'number' && Number.isInteger(minTokens) && minTokens > 0 ? minTokens : undefined;
   let spent = 0;
   const clientCallIndices = { next: 0 };
   try {
@@ -192,6 +197,8 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
         affinity,
         messages: roundPrompt(opts.request, appended),
         maxTokens: tokensLeft,
+        // Round 1 sends the client's own (vLLM refuses one above max_tokens: the client's error to hear).
+        ...(floor !== undefined && round > 1 ? { minTokens: Math.max(0, floor - spent) } : {}),
         emitText: (text) => {
           // Rounds are joined by a blank line (roundJoiner: less where the client's stop strings
           // would be in it). This is the gateway's only addition to the model's text, and only
