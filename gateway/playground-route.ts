@@ -7,6 +7,7 @@ const FILES = {
   '/playground/playground.js': { file: 'playground.js', type: 'text/javascript; charset=utf-8' },
   '/playground/timeline.js': { file: 'timeline.js', type: 'text/javascript; charset=utf-8' },
   '/playground/dom.js': { file: 'dom.js', type: 'text/javascript; charset=utf-8' },
+  '/playground/error-message.js': { file: 'error-message.js', type: 'text/javascript; charset=utf-8' },
   '/playground/events-list.js': { file: 'events-list.js', type: 'text/javascript; charset=utf-8' },
   '/playground/sse.js': { file: 'sse.js', type: 'text/javascript; charset=utf-8' },
   '/playground/answer-turns.js': { file: 'answer-turns.js', type: 'text/javascript; charset=utf-8' },

@@ -4,6 +4,7 @@
 
 import { ClientCalls } from './answer-turns.js';
 import { el } from './dom.js';
+import { errorWords } from './error-message.js';
 import { EventsList } from './events-list.js';
 import { Timeline } from './timeline.js';
 
@@ -73,7 +74,8 @@ export class AnswerRun {
 
   /** One parsed chunk of the stream: text for the bubble, `conveyor` events for the list. */
   chunk(chunk) {
-    if (chunk.error) throw new Error(chunk.error.message);
+    // Not always OpenAI's shape (a proxy's own words): its `error.message` alone said "error: " and nothing after.
+    if (chunk.error) throw new Error(errorWords(chunk) ?? 'the stream carried an error with no message');
     if (chunk.usage) this.timeline.usage = chunk.usage;
     const delta = chunk.choices?.[0]?.delta;
     this.finishReason = chunk.choices?.[0]?.finish_reason ?? this.finishReason;

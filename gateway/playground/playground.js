@@ -7,6 +7,7 @@ import { answerTurns } from './answer-turns.js';
 import { AnswerRun } from './answer-run.js';
 import { keyProblem, requestHeaders } from './api-key.js';
 import { el } from './dom.js';
+import { responseError } from './error-message.js';
 import { showExamples } from './examples.js';
 import { bindSendKeys } from './send-keys.js';
 import { readStream } from './sse.js';
@@ -44,11 +45,11 @@ async function loadModels(before = '') {
     setStatus(`${before}GET /v1/models failed: ${err.message}`, true);
     return false;
   }
-  const body = await res.json().catch(() => ({}));
   if (!res.ok) {
-    setStatus(`${before}GET /v1/models: ${body.error?.message ?? res.status}${res.status === 401 ? ' (enter the API key above)' : ''}`, true);
+    setStatus(`${before}GET /v1/models: ${await responseError(res)}${res.status === 401 ? ' (enter the API key above)' : ''}`, true);
     return false;
   }
+  const body = await res.json().catch(() => ({}));
   // The model picked stays picked when the list comes again (a key typed in, Send after a failed list).
   const chosen = ui.model.value;
   ui.model.replaceChildren(...(body.data ?? []).map((m) => el('option', undefined, m.id)));
@@ -120,9 +121,8 @@ async function send(prompt) {
     });
     if (!res.ok) {
       run.noTimeline = true;
-      const body = await res.json().catch(() => ({}));
       // The hint the model list gives too: the gateway's message speaks of headers, to API clients.
-      throw new Error(`${body.error?.message ?? `HTTP ${res.status}`}${res.status === 401 ? ' (enter the API key above)' : ''}`);
+      throw new Error(`${await responseError(res)}${res.status === 401 ? ' (enter the API key above)' : ''}`);
     }
     run.bubble.dataset.requestId = res.headers.get('x-conveyor-request-id') ?? '';
     run.timeline.follow(run.bubble.dataset.requestId, ui.key.value.trim());
