@@ -61,7 +61,7 @@ export class ThreadPool {
    */
   async run(task: Omit<ThreadTask, 'port'>, emit: (progress: ToolProgress) => void, signal: AbortSignal, onBegun?: () => void): Promise<ThreadTaskResult> {
     // A call's onAbort task may come after close(): it must not start a fresh pool nobody closes.
-    if (this.closed) throw new SandboxError('the thread runtime is shut down');
+    if (this.closed) throw shutDown();
     const pool = this.ensurePool();
     if (pool.queueSize >= this.options.maxQueue) throw this.queueFull(pool);
     const { port1, port2 } = new MessageChannel();
@@ -85,6 +85,9 @@ export class ThreadPool {
       return result;
     } catch (err) {
       if (err instanceof Error && /queue is at limit/i.test(err.message)) throw this.queueFull(pool);
+      // close() terminated the worker or dropped the queued task: piscina's "Terminating worker
+      // thread" read as the plugin's own failure.
+      if (this.closed) throw shutDown();
       throw err;
     } finally {
       port1.close();
@@ -160,4 +163,8 @@ export class ThreadPool {
     // Worded as the process and python runtimes word theirs; the queue fills only once every thread is busy.
     return new SandboxQueueFullError('thread', `the thread runtime is busy: ${pool.threads.length} running and ${pool.queueSize} queued`);
   }
+}
+
+function shutDown(): SandboxError {
+  return new SandboxError('the thread runtime is shut down');
 }
