@@ -167,6 +167,8 @@ async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, fa
   const callIdPrefix = (round: number) => `call_${id.slice(-8)}_r${round}_`;
   const choice: ParserChoice = noCalls ? { ...parsed, format: PASS_THROUGH } : parsed;
   const offered = (name: string) => tools.has(name) || (request.tools ?? []).some((tool) => tool.function?.name === name);
+  // The parser reads parameter types from function tools; another type (OpenAI's `custom`) is the upstream's alone.
+  const functionTools = request.tools?.filter((tool) => tool.type === 'function' && tool.function !== undefined);
   const pythonTool = offered('python');
   const planTool = offered('plan');
   const sessionBase = {
@@ -178,7 +180,7 @@ async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, fa
     tools,
     observations: ctx.config.observations,
     maxObservationChars: ctx.config.maxObservationChars,
-    createParser: (round: number) => buildParser(choice, ctx.config, { callIdPrefix: callIdPrefix(round), requestTools: request.tools, lineFields: lineFieldsOf(tools), pythonTool, planTool }),
+    createParser: (round: number) => buildParser(choice, ctx.config, { callIdPrefix: callIdPrefix(round), requestTools: functionTools, lineFields: lineFieldsOf(tools), pythonTool, planTool }),
     thinkTags: choice.reasoning,
     callIdPrefix,
     partialExecution,
