@@ -42,9 +42,10 @@ export class Timeline {
     /** When the page sent the request (performance.now()): the clock's zero until the server's first event. */
     this.sentAt = performance.now();
     /**
-     * The page's time of the server's zero (its request-start), from the events: each arrives at
-     * least its `t` after it, so the earliest of arrival − t is the closest. The send was no
-     * zero to count from: the way to the gateway (a proxy, a far host) came before its t = 0.
+     * The page's time of the server's zero (its request-start): no later than the answer's
+     * headers (follow), and each event arrives at least its `t` after it, so the earliest of
+     * arrival − t is the closest. The send was no zero to count from: the way to the gateway (a
+     * proxy, a far host) came before its t = 0.
      */
     this.origin = undefined;
     this.closed = false;
@@ -64,6 +65,11 @@ export class Timeline {
 
   /** Follows request `id`; the key, if any, as the subprotocol a browser WebSocket can carry. */
   follow(id, key) {
+    // Called as the answer's headers come, which the server wrote after its zero: the estimate
+    // starts here, and the events only bring it earlier. Left at the send until the first event,
+    // a list item put on the page before it counted from there, and the items after it from the
+    // server's zero, seconds less on a slow way to the gateway.
+    this.origin = Math.min(this.origin ?? Infinity, performance.now());
     const url = `${location.origin.replace(/^http/, 'ws')}/v1/requests/${encodeURIComponent(id)}/events`;
     try {
       this.socket = new WebSocket(url, key ? ['conveyor.events', `openai-insecure-api-key.${key}`] : []);

@@ -30,4 +30,33 @@ describeInBrowser('the playground events list on the timeline\'s clock (Chromium
       expect(Math.abs((await listed('round 2 finished (stop)')) - serverSeconds('request-end'))).toBeLessThan(UPLINK_DELAY_MS / 2000);
     });
   }, 90_000);
+
+  it('keeps the list\'s times in order when the events socket\'s first event comes after the chat stream\'s first events', async () => {
+    await suite.withPage(async (page) => {
+      // Every message of the events socket handed on late: a socket slow to open or to start.
+      await page.addInitScript(() => {
+        window.WebSocket = class extends WebSocket {
+          set onmessage(handle: (message: MessageEvent) => void) {
+            super.onmessage = (message) => setTimeout(() => handle(message), 1500);
+          }
+          // Its close after them, as it came.
+          set onclose(handle: (event: CloseEvent) => void) {
+            super.onclose = (event) => setTimeout(() => handle(event), 1500);
+          }
+        };
+      });
+      await openPlayground(page, suite.conveyor.gateway.url);
+      await page.route('**/v1/chat/completions', async (route) => {
+        await new Promise((resolve) => setTimeout(resolve, UPLINK_DELAY_MS));
+        await route.continue();
+      });
+      await runExample(page, 'Python: sine wave');
+      await page.waitForFunction(() => document.getElementById('stats')?.textContent?.includes('total'));
+      const times = await page.$$eval('#events li time', (items) => items.map((item) => parseFloat(item.textContent!)));
+      // Before: those put on the page before the socket's first event counted from the send, 2 s
+      // more than those after, which count from the server's zero.
+      expect(times.length).toBeGreaterThan(3);
+      expect(times).toEqual([...times].sort((a, b) => a - b));
+    });
+  }, 90_000);
 });
