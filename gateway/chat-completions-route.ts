@@ -162,10 +162,12 @@ async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, fa
   // block is still reasoning. OpenAI's deprecated `function_call: "none"` says the same for a
   // request that gives no tool_choice (LangChain's openai-functions agents send it).
   const noCalls = (request.tool_choice ?? (request as { function_call?: unknown }).function_call) === 'none';
-  const tools = noCalls ? NO_TOOLS : gatewayTools;
   // Part of the request id in every call id, so the calls of two turns never share one.
   const callIdPrefix = (round: number) => `call_${id.slice(-8)}_r${round}_`;
   const choice: ParserChoice = noCalls ? { ...parsed, format: PASS_THROUGH } : parsed;
+  // Pass-through (tool_parser "none" too) runs no tool: a call an upstream parser sent as
+  // delta.tool_calls goes to the client as it came, as it would without the gateway.
+  const tools = choice.format === PASS_THROUGH ? NO_TOOLS : gatewayTools;
   const offered = (name: string) => tools.has(name) || (request.tools ?? []).some((tool) => tool.function?.name === name);
   // The parser reads parameter types from function tools; another type (OpenAI's `custom`) is the upstream's alone.
   const functionTools = request.tools?.filter((tool) => tool.type === 'function' && tool.function !== undefined);
