@@ -128,6 +128,14 @@ export const chatRequestSchema = z.looseObject({
     .pipe(z.literal(0, 'top_logprobs is not supported: it needs logprobs, which the gateway does not pass on (it re-frames the text around tool calls)'))
     .nullable()
     .optional(),
+  // vLLM's extension: the prompt's log probabilities. The gateway's upstream request is always a
+  // stream, for which vLLM refuses it ("not available when stream=True", to a client that sent
+  // none), and the re-framed answer has nowhere to carry them. 0 asks for none, and passes.
+  prompt_logprobs: z
+    .number({ error: 'must be an integer' })
+    .pipe(z.literal(0, 'prompt_logprobs is not supported: the gateway streams every round from the upstream, which gives no prompt log probabilities on a stream'))
+    .nullable()
+    .optional(),
   // vLLM's extension (0.10.2+): the prompt's and the answer's token ids. The gateway's answer is
   // several rounds' text re-framed around tool calls, which no one list of ids describes; refused
   // rather than answered without them (a client reading `token_ids` found nothing there).
