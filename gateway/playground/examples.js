@@ -3,15 +3,32 @@
 
 import { el } from './dom.js';
 
-/** Prompts the built-in simulator has scenarios for (the benchmark's workloads); any model can take them. */
+/**
+ * Prompts the built-in simulator has scenarios for (the benchmark's workloads); any model can take
+ * them. `needs`: the gateway's tools the example runs (a plan's steps call three of them).
+ */
 export const EXAMPLES = [
-  { label: 'Python: sine wave', prompt: 'Plot a sine wave in Python using only the standard library.' },
-  { label: 'Search ×3', prompt: 'Find hello world programs in Python, C++ and Java.', tools: ['search'] },
-  { label: 'Plan', prompt: 'How many hello-world pages are there for Python and for Java together?', extra: { tool_parser: 'llmcompiler-plan' } },
-  { label: 'Validation (rejected)', prompt: 'What is the local news in Paris?', tools: ['local_news'] },
-  { label: 'Database', prompt: 'List all employees in the database.', tools: ['database'] },
-  { label: 'Calculator', prompt: 'What is 200*701?', tools: ['calculator'] },
+  { label: 'Python: sine wave', prompt: 'Plot a sine wave in Python using only the standard library.', needs: ['python'] },
+  { label: 'Search ×3', prompt: 'Find hello world programs in Python, C++ and Java.', tools: ['search'], needs: ['search'] },
+  { label: 'Plan', prompt: 'How many hello-world pages are there for Python and for Java together?', extra: { tool_parser: 'llmcompiler-plan' }, needs: ['plan', 'search', 'calculator', 'format'] },
+  { label: 'Validation (rejected)', prompt: 'What is the local news in Paris?', tools: ['local_news'], needs: ['local_news'] },
+  { label: 'Database', prompt: 'List all employees in the database.', tools: ['database'], needs: ['database'] },
+  { label: 'Calculator', prompt: 'What is 200*701?', tools: ['calculator'], needs: ['calculator'] },
 ];
+
+/**
+ * Disables each of `box`'s example buttons whose tools are not all among `tools` (the gateway's,
+ * from GET /health), saying which are missing. A built-in turned off in the gateway's config left
+ * its example offered: "Search ×3" then sent `search` as a client tool the page does not run.
+ */
+export function offerExamples(box, tools) {
+  const have = new Set(tools);
+  [...box.querySelectorAll('button')].forEach((button, i) => {
+    const missing = EXAMPLES[i].needs.filter((name) => !have.has(name));
+    button.disabled = missing.length > 0;
+    button.title = missing.length === 0 ? '' : `needs the ${missing.join(' and ')} tool${missing.length === 1 ? '' : 's'}, which this gateway does not run`;
+  });
+}
 
 /**
  * One button per example in `box`; a click puts its prompt in `prompt` and calls `onPick` with

@@ -8,7 +8,7 @@ import { AnswerRun } from './answer-run.js';
 import { keyProblem, requestHeaders } from './api-key.js';
 import { el } from './dom.js';
 import { responseError } from './error-message.js';
-import { showExamples } from './examples.js';
+import { offerExamples, showExamples } from './examples.js';
 import { bindSendKeys } from './send-keys.js';
 import { readStream } from './sse.js';
 
@@ -222,4 +222,10 @@ ui.key.value = sessionStorage.getItem('conveyor-key') ?? '';
 showExamples(ui.examples, ui.prompt, (example) => {
   picked = example;
 });
+// /health (served without a key) names the tools the gateway runs. Where it cannot be read (a
+// proxy that does not pass it on), every example stays offered, as before.
+fetch('/health')
+  .then((res) => (res.ok ? res.json() : undefined))
+  .then((health) => Array.isArray(health?.tools) && offerExamples(ui.examples, health.tools))
+  .catch(() => {});
 void loadModels();

@@ -36,11 +36,11 @@ describeInBrowser('the playground events list on the timeline\'s clock (Chromium
       // Every message of the events socket handed on late: a socket slow to open or to start.
       await page.addInitScript(() => {
         window.WebSocket = class extends WebSocket {
-          set onmessage(handle: (message: MessageEvent) => void) {
+          override set onmessage(handle: (message: MessageEvent) => void) {
             super.onmessage = (message) => setTimeout(() => handle(message), 1500);
           }
           // Its close after them, as it came.
-          set onclose(handle: (event: CloseEvent) => void) {
+          override set onclose(handle: (event: CloseEvent) => void) {
             super.onclose = (event) => setTimeout(() => handle(event), 1500);
           }
         };
