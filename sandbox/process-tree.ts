@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { readdirSync, readFileSync } from 'node:fs';
 
 /** One row of /proc as seen from this (the host's) PID namespace. */
@@ -89,6 +90,33 @@ function signal(pid: number, name: NodeJS.Signals): void {
     process.kill(pid, name);
   } catch {
     // already gone, or not ours to signal
+  }
+}
+
+/**
+ * Resolves true once none of `pids` runs (each gone or a zombie), false if one still does after
+ * `limitMs`. A SIGKILLed process is not gone at once: the kernel tears it down (its memory, its
+ * namespaces) first, which on a loaded machine took long enough for a pool's close() to have
+ * resolved with its plugins' sandboxed children still there. Reads /proc, so a process of
+ * another uid (a sandbox's dropped uid) counts as it should.
+ */
+export async function untilStopped(pids: readonly number[], limitMs: number): Promise<boolean> {
+  const deadline = performance.now() + limitMs;
+  let left = pids.filter(running);
+  while (left.length > 0) {
+    if (performance.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    left = left.filter(running);
+  }
+  return true;
+}
+
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return !stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return false;
   }
 }
 

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { ProcessPoolOptions } from './process-pool-options.ts';
-import { descendantPids } from '../process-tree.ts';
+import { descendantPids, untilStopped } from '../process-tree.ts';
 import { BoundedQueue } from '../../core/bounded-queue.ts';
 import { SandboxError, SandboxQueueFullError } from '../../core/errors.ts';
 import { IdleProcesses } from './idle-processes.ts';
@@ -49,6 +49,8 @@ export interface ProcessLease {
   done(reason: string, ending?: CallEnding): void;
 }
 
+/** How long close() waits, at most, for its killed processes' descendants to be torn down. */
+const CLOSE_STOP_WAIT_MS = 2_000;
 
 /**
  * The shared pool of runtime `process`: at most maxProcesses calls at once, each in a fresh
@@ -257,8 +259,11 @@ export class ProcessPool {
     // would be handed a call and outlive the pool.
     this.closing.abort('the process runtime is shut down');
     const exits = [...this.live].map((proc) => new Promise<void>((resolve) => proc.onceExit(() => resolve())));
+    const pids = this.livePids();
     for (const proc of this.live) proc.kill('the gateway is shutting down');
     await Promise.all([...exits, ...this.starting]);
+    // A plugin's exit is its top process's: the killed ones under it may still be tearing down.
+    await untilStopped(pids, CLOSE_STOP_WAIT_MS);
     this.staging.remove();
   }
 
