@@ -190,6 +190,7 @@ async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, fa
     maxCallsPerRound: ctx.config.maxToolCallsPerRound,
     onToolReject: request.on_tool_reject ?? ctx.config.onToolReject,
     clientToolValidator: request.validate_tool_arguments && request.tools ? new ClientToolValidator(request.tools) : undefined,
+    passThrough: choice.format === PASS_THROUGH,
     timeline,
     signal: cancel.signal,
     clientKey: key,

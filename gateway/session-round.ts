@@ -133,7 +133,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
         onEvent,
         emitText,
         validator: opts.clientToolValidator,
-        undeclared: undeclaredToolCheck(opts.request, opts.tools),
+        undeclared: opts.passThrough ? undefined : undeclaredToolCheck(opts.request, opts.tools),
         onClientReject: (call, reason) => cuts.reject(call, reason),
         callLimit: cuts.callLimit === undefined ? undefined : { max: cuts.callLimit, exceeded: (call) => cuts.pastCallLimit(call) },
       });

@@ -110,6 +110,11 @@ export interface SessionOptions {
   onToolReject: 'reprompt' | 'error';
   /** Early JSON-Schema checks of calls the client executes (request `validate_tool_arguments`). */
   clientToolValidator?: ClientToolValidator;
+  /**
+   * Pass-through (`tool_parser` or `tool_choice` "none"): a call the upstream parsed itself is the
+   * model's output passed on, to a name the request lists or not; none is refused (undeclared-tools.ts).
+   */
+  passThrough?: boolean;
   timeline: Timeline;
   /** The request's one abort signal, linked to the client connection. */
   signal: AbortSignal;

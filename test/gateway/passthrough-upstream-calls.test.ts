@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConveyorHandle } from '../../gateway/start-conveyor.ts';
+import { DONE, MODEL, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
+import { sseHeaders } from '../llm-client/upstream-test-server.ts';
 import { SIM_MODEL, startTestConveyor } from '../support/conveyor-fixture.ts';
+import { scriptedGateway } from '../support/scripted-gateway.ts';
 import { postJson, streamChat } from '../support/sse-client.ts';
 
 type ToolCallDelta = { index: number; id?: string; function?: { name?: string; arguments?: string } };
@@ -46,5 +49,24 @@ describe('tool_parser "none" in front of an upstream that parses tool calls itse
     expect(deltas[0]?.function?.name).toBe('calculator');
     expect(JSON.parse(deltas.map((d) => d.function?.arguments ?? '').join(''))).toEqual({ expression: '200*701' });
     expect(streamed.chunks.flatMap((c) => c.choices.map((ch) => ch.finish_reason)).filter((r) => r !== null)).toEqual(['tool_calls']);
+  });
+});
+
+const scripted = scriptedGateway();
+
+describe('tool_parser "none" and a call the upstream parsed to a name the request does not list', () => {
+  // It too is the model's output passed on: refused and re-prompted, as the gateway answers such a
+  // call when it reads calls itself, the pass-through decided what the model would say instead.
+  it('passes it to the client as the upstream sent it, in one round', async () => {
+    const gw = await scripted.start((_req, res) => {
+      sseHeaders(res);
+      const call = { tool_calls: [{ index: 0, id: 'chatcmpl-tool-1', type: 'function', function: { name: 'lookup', arguments: '{"q": "x"}' } }] };
+      const reply = scripted.upstream.requests.length === 1 ? [vllmChunk(call), vllmChunk({}, 'tool_calls')] : [vllmChunk({ content: 'made up' }), vllmChunk({}, 'stop')];
+      res.end([vllmChunk({ role: 'assistant', content: '' }), ...reply, DONE].join(''));
+    });
+    const res = await postJson(gw.url, '/v1/chat/completions', { model: MODEL, tool_parser: 'none', messages: [{ role: 'user', content: 'look x up' }] });
+    expect(res.status).toBe(200);
+    expect(res.json.conveyor.rounds).toBe(1);
+    expect(res.json.choices[0]).toMatchObject({ finish_reason: 'tool_calls', message: { content: null, tool_calls: [{ type: 'function', function: { name: 'lookup', arguments: '{"q": "x"}' } }] } });
   });
 });
