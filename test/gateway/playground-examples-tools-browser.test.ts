@@ -13,7 +13,7 @@ describeInBrowser('the playground\'s examples on a gateway without the search to
     await suite.withPage(async (page) => {
       await openPlayground(page, suite.conveyor.gateway.url);
       await page.waitForSelector('#examples button:disabled');
-      const buttons = await page.$$eval('#examples button', (all) => all.map((b) => [b.textContent, (b as HTMLButtonElement).disabled, b.title]));
+      const buttons = await page.$$eval('#examples button', (all) => all.map((b) => [b.textContent, (b as HTMLButtonElement).disabled, (b as HTMLButtonElement).title]));
       expect(buttons).toEqual([
         ['Python: sine wave', false, ''],
         ['Search ×3', true, 'needs the search tool, which this gateway does not run'],
