@@ -66,7 +66,7 @@ export class IdleProcesses {
 
   private keep(key: string, proc: PluginProcess, tenant: string | undefined): boolean {
     const list = this.byKey.get(key) ?? [];
-    if (this.options.maxPerKey === 0 || !proc.alive) return false;
+    if (this.options.maxPerKey === 0 || !proc.usable) return false;
     // Full: the least recently used one goes, not this one, which the next call would take first.
     if (list.length >= this.options.maxPerKey) {
       const oldest = list.shift()!;
@@ -101,7 +101,7 @@ export class IdleProcesses {
     for (let kept = this.lastOf(key, tenant); kept; kept = this.lastOf(key, tenant)) {
       this.remove(key, kept);
       await kept.settled;
-      if (!kept.proc.alive) continue;
+      if (!kept.proc.usable) continue;
       kept.proc.nextCall();
       return kept.proc;
     }

@@ -200,6 +200,11 @@ export class PluginProcess {
     return this.exit === null;
   }
 
+  /** Alive and not killed: a killed process stays `alive` until its exit is read, and must take no call meanwhile. */
+  get usable(): boolean {
+    return this.exit === null && this.killedFor === null;
+  }
+
   /**
    * A kept process (reuseProcess) takes its next call: the output limit counts from here, and what
    * an exit reports (its stderr tail, an out-of-memory line) is this call's, not another request's.

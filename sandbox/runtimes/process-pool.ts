@@ -287,11 +287,11 @@ export class ProcessPool {
         spare.stop.abort(err);
         const late = await spare.started;
         // Ready just before the stop landed: it is not the call's any more, and serves the next.
-        if (late instanceof PluginProcess && late.alive && !this.closed && this.spares.get(key) === list) list.unshift(spare);
+        if (late instanceof PluginProcess && late.usable && !this.closed && this.spares.get(key) === list) list.unshift(spare);
         throw late instanceof NoReadyMessageError ? late : err;
       });
       if (outcome instanceof NoReadyMessageError) throw outcome;
-      if (outcome instanceof PluginProcess && outcome.alive) return outcome;
+      if (outcome instanceof PluginProcess && outcome.usable) return outcome;
     }
     return null;
   }

@@ -13,6 +13,9 @@ function fakeProcess() {
     pid: null as number | null,
     killedFor: null as string | null,
     calls: 0,
+    get usable() {
+      return proc.alive && proc.killedFor === null;
+    },
     nextCall() {
       proc.calls += 1;
     },
@@ -107,5 +110,20 @@ describe('which processes a reusable plugin keeps between calls', () => {
     await new Promise((resolve) => setTimeout(resolve, 120));
     expect(b.killedFor).toBe('idle for 50 ms');
     expect(idle.size).toBe(0);
+  });
+});
+
+describe('a kept process killed while it waits', () => {
+  // A real PluginProcess stays `alive` from its kill until its exit is read: one killed while kept
+  // (its output after the result past the limit) was handed to the next call, which then failed
+  // for the last call's fault.
+  it('is not handed out between its kill and its exit', async () => {
+    const idle = new IdleProcesses({ maxPerKey: 4, idleMs: 60_000 });
+    const proc = fakeProcess();
+    expect(idle.offer(recipe, proc as unknown as PluginProcess, { kind: 'unused' })).toBe(true);
+    proc.killedFor = 'printed more than 1 MiB';
+    expect(proc.alive).toBe(true);
+    expect(await idle.take('calc')).toBeNull();
+    idle.clear();
   });
 });
