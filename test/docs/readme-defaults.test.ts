@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_QUEUED_REQUESTS, DEFAULT_MAX_TOOL_CALLS_PER_ROUND, gatewayConfigSchema, MAX_TOOL_CALLS_PER_ROUND } from '../../gateway/config.ts';
+import { DEFAULT_MAX_QUEUED_REQUESTS, DEFAULT_MAX_TOOL_CALLS_PER_ROUND, gatewayConfigSchema, MAX_TOOL_CALLS_PER_ROUND, MAX_TOOL_ROUNDS } from '../../gateway/config.ts';
 import { MAX_FOLLOWERS_PER_REQUEST } from '../../gateway/request-events-socket.ts';
 import { MAX_KEPT_EVENTS } from '../../gateway/timeline.ts';
 import { MAX_KEPT_EVENTS_IN_ALL, MAX_KEPT_TIMELINES } from '../../gateway/timeline-store.ts';
@@ -25,7 +25,7 @@ describe('README.md, the defaults it states', () => {
   });
 
   it('the tool rounds and calls a request may take', () => {
-    expect(README).toContain(`upper bound on model → tool → model rounds (default ${gateway.maxToolRounds})`);
+    expect(README).toContain(`upper bound on model → tool → model rounds: 1 to ${MAX_TOOL_ROUNDS}, default the gateway's \`--max-tool-rounds\` (${gateway.maxToolRounds})`);
     expect(README).toContain(`${DEFAULT_MAX_TOOL_CALLS_PER_ROUND} by default, up to ${n(MAX_TOOL_CALLS_PER_ROUND)}`);
     expect(README).toContain(`\`--max-queued-requests\` (${DEFAULT_MAX_QUEUED_REQUESTS})`);
   });
