@@ -8,8 +8,10 @@
  *   npx tsx bench/parsers/adversarial.ts [--n 100000] [--out bench/results/<date>-parsers-adversarial.md]
  */
 import { writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { Command } from 'commander';
+import { wholeNumber } from '../../gateway/commands/number-options.ts';
 import { createParser, type ParserFormat } from '../../parsers/index.ts';
+import { usageErrorsExit2 } from '../usage-errors.ts';
 
 interface Case {
   name: string;
@@ -46,8 +48,13 @@ function parseMs(format: ParserFormat, deltas: readonly string[]): number {
 
 const split = (text: string, size: number): string[] => text.match(new RegExp(`[^]{1,${size}}`, 'g')) ?? [];
 
-const { values } = parseArgs({ options: { n: { type: 'string', default: '100000' }, out: { type: 'string' } } });
-const n = Number(values.n);
+// Commander's way, as every bench script: an unknown option or a bad --n was a stack trace (parseArgs) or a run on NaN.
+const program = usageErrorsExit2(new Command().name('parsers-adversarial'))
+  .description('Parser time on adversarial outputs at n and 2n characters: linear is about 2x, quadratic about 4x.')
+  .option('--n <chars>', 'characters of the smaller output (the larger has twice as many)', wholeNumber(100, 10_000_000), 100_000)
+  .option('--out <file>', 'also write the Markdown report to this file')
+  .parse();
+const { n, out } = program.opts<{ n: number; out?: string }>();
 const rows: string[] = [];
 for (const c of CASES) {
   const cells: string[] = [];
@@ -74,4 +81,4 @@ const report = [
   '',
 ].join('\n');
 process.stdout.write(report);
-if (values.out) writeFileSync(values.out, report);
+if (out) writeFileSync(out, report);

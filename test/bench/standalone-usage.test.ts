@@ -28,6 +28,8 @@ describe.each([
   ['bench/runtimes/channel-deferral.ts', 'channel-deferral'],
   // So did this one.
   ['bench/overhead/continuous-usage-cost.ts', 'continuous-usage-cost'],
+  // This one read its options with parseArgs: an unknown one was a stack trace, status 1.
+  ['bench/parsers/adversarial.ts', 'parsers-adversarial'],
 ])('%s', (script, name) => {
   it('refuses an unknown option in one line named after it, status 2, before measuring anything', async () => {
     const failed = await fails(script, ['--no-such-option']);
