@@ -31,6 +31,21 @@ describeInBrowser('the playground events list on the timeline\'s clock (Chromium
     });
   }, 90_000);
 
+  it('says a round started when its decode bar starts, not when the stream told of it with its first tool event', async () => {
+    await suite.withPage(async (page) => {
+      await openPlayground(page, suite.conveyor.gateway.url);
+      await runExample(page, 'Python: sine wave');
+      await page.waitForFunction(() => document.getElementById('stats')?.textContent?.includes('total'));
+      // The chat stream holds a round's start back until its first tool event (an answer with no
+      // tool has none); the list gave it that moment, here the script's fence, after the
+      // sentence before it: the round "started" well inside its own decode bar.
+      const listed = await page.textContent('#events li:has(span:text-is("round 1 started")) time');
+      const bar = await page.textContent('#timeline .row:has(.label:text-is("round 1 · decode")) .times');
+      expect(bar).toMatch(/^from \d+\.\d{3} s to /);
+      expect(`from ${listed} to`).toBe(bar!.slice(0, `from ${listed} to`.length));
+    });
+  }, 90_000);
+
   it('keeps the list\'s times in order when the events socket\'s first event comes after the chat stream\'s first events', async () => {
     await suite.withPage(async (page) => {
       // Every message of the events socket handed on late: a socket slow to open or to start.
