@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { openAiParam } from '../core/openai-param.ts';
 import { AuthenticationError, MethodNotAllowedError, ConveyorError, InvalidRequestError, ModelNotFoundError, NotFoundError, UpstreamError, UpstreamResponseError, ClientAbortedError, SandboxError, SandboxLimitError, ShuttingDownError, GatewayBusyError, ToolRejectedError, UnsupportedMediaTypeError, HostNotAllowedError, OriginNotAllowedError, PayloadTooLargeError, RequestTimeoutError, TooManyFollowersError, UnparsableBodyError, UpgradeRequiredError } from '../core/errors.ts';
 
 export interface OpenAIErrorBody {
@@ -90,7 +91,7 @@ function body(message: string, type: string, param: string | null, code: string)
 
 export function fromZod(err: z.ZodError): InvalidRequestError {
   const issue = err.issues[0];
-  const path = issue?.path.join('.') ?? '';
+  const path = issue ? openAiParam(issue.path) : '';
   const message = issue ? `${path ? `${path}: ` : ''}${issue.message}` : 'invalid request body';
   return new InvalidRequestError(message, path || null);
 }

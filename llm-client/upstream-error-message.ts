@@ -1,4 +1,5 @@
 import { isJsonObject } from '../core/json-object.ts';
+import { openAiParam } from '../core/openai-param.ts';
 
 /**
  * Pulls the human message out of the error bodies OpenAI-compatible servers send, both as a
@@ -29,7 +30,7 @@ function fastApiValidation(detail: unknown): { message: string; param: string | 
   if (!Array.isArray(detail) || detail.length === 0) return undefined;
   const issues = detail.filter(isJsonObject).filter((d) => typeof d.msg === 'string');
   if (issues.length === 0) return undefined;
-  const field = (d: Record<string, unknown>) => (Array.isArray(d.loc) ? d.loc.map(String).filter((p, i) => i > 0 || p !== 'body').join('.') : '');
+  const field = (d: Record<string, unknown>) => (Array.isArray(d.loc) ? openAiParam(d.loc.filter((p, i) => i > 0 || p !== 'body').map((p) => (typeof p === 'number' ? p : String(p)))) : '');
   const message = issues.map((d) => (field(d) === '' ? String(d.msg) : `${field(d)}: ${String(d.msg)}`)).join('; ');
   return { message, param: field(issues[0]!) || null };
 }
@@ -45,7 +46,9 @@ export function upstreamErrorParam(body: unknown): string | null {
   const validation = fastApiValidation(body.detail);
   if (validation !== undefined) return validation.param;
   if (typeof body.param !== 'string' || body.param.length === 0 || body.param === 'body') return null;
-  return body.param.startsWith('body.') ? body.param.slice('body.'.length) : body.param;
+  // vLLM's FastAPI location as one string (`body.messages.0.role`): its numbers are list indices.
+  const field = body.param.startsWith('body.') ? body.param.slice('body.'.length) : body.param;
+  return openAiParam(field.split('.').map((part) => (/^\d+$/.test(part) ? Number(part) : part)));
 }
 
 /** The HTTP-like status an in-stream error object carries, when it carries a usable one. */

@@ -4,6 +4,7 @@ import { InvalidRequestError } from '../core/errors.ts';
 import { MAX_TIMER_MS, MAX_TIMER_MS_RULE } from '../core/max-timer-ms.ts';
 import type { ReplicaAffinity } from './upstream-replicas.ts';
 import { UpstreamUrlSchema, UpstreamUrlsSchema } from './upstream-url.ts';
+import { openAiParam } from '../core/openai-param.ts';
 
 // setTimeout clamps anything above 2^31-1 ms to 1 ms, which would turn a "very long" timeout
 // into an immediate one.
@@ -147,6 +148,6 @@ export function parseUpstreamOptions<S extends z.ZodType>(schema: S, options: un
   const result = schema.safeParse(options);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
-  const param = issue?.path.join('.') || null;
+  const param = issue ? openAiParam(issue.path) || null : null;
   throw new InvalidRequestError(`invalid upstream request: ${z.prettifyError(result.error)}`, param);
 }

@@ -141,7 +141,7 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     expect(res.json.object).toBe('chat.completion');
     const nameless = await postJson(gateway.url, '/v1/chat/completions', { model: SIM_MODEL, messages: [{ role: 'function', content: 'sunny' }] });
     expect(nameless.status).toBe(400);
-    expect(nameless.json.error.param).toBe('messages.0.name');
+    expect(nameless.json.error.param).toBe('messages.[0].name');
   });
 
   it('takes null inside stream_options too, read as left out (no usage chunk)', async () => {
@@ -159,7 +159,7 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     const res = await postJson(gateway.url, '/v1/chat/completions', { ...hello, tools: [tool('one'), { type: 'function', function: { name: 'other' } }, tool('two')] });
     expect(res.status).toBe(400);
     expectOpenAIError(res.json, 'invalid_request');
-    expect(res.json.error.param).toBe('tools.2.function.name');
+    expect(res.json.error.param).toBe('tools.[2].function.name');
     expect(res.json.error.message).toMatch(/"lookup" is listed more than once/);
   });
 
@@ -169,7 +169,7 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
       const res = await postJson(gateway.url, '/v1/chat/completions', { ...hello, tools });
       expect(res.status).toBe(400);
       expectOpenAIError(res.json, 'invalid_request');
-      expect(res.json.error.param).toBe(`tools.${index}.function.name`);
+      expect(res.json.error.param).toBe(`tools.[${index}].function.name`);
       expect(res.json.error.message).toContain(`${JSON.stringify(name)} must be 1-64 letters, digits`);
     }
     const fine = await postJson(gateway.url, '/v1/chat/completions', { ...hello, tools: [{ type: 'function', function: { name: 'A-z_0'.padEnd(64, '9') } }] });
@@ -180,7 +180,7 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     for (const [field, value] of [['parameters', 'x'], ['parameters', [1]], ['description', 7]] as const) {
       const res = await postJson(gateway.url, '/v1/chat/completions', { ...hello, tools: [{ type: 'function', function: { name: 'lookup', [field]: value } }] });
       expect(res.status, `${field}: ${JSON.stringify(value)}`).toBe(400);
-      expect(res.json.error).toMatchObject({ type: 'invalid_request_error', param: `tools.0.function.${field}` });
+      expect(res.json.error).toMatchObject({ type: 'invalid_request_error', param: `tools.[0].function.${field}` });
     }
     const nulls = await postJson(gateway.url, '/v1/chat/completions', { ...hello, tools: [{ type: 'function', function: { name: 'lookup', description: null, parameters: null } }] });
     expect(nulls.status).toBe(200);
@@ -192,7 +192,7 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     expect(options.json.error).toMatchObject({ param: 'stream_options', message: 'stream_options: stream_options is only allowed when stream is true' });
     const tool = await postJson(gateway.url, '/v1/chat/completions', { ...hello, tools: [{ type: 'function' }] });
     expect(tool.status).toBe(400);
-    expect(tool.json.error).toMatchObject({ param: 'tools.0.function', message: 'tools.0.function: required for a tool of type "function"' });
+    expect(tool.json.error).toMatchObject({ param: 'tools.[0].function', message: 'tools.[0].function: required for a tool of type "function"' });
   });
 
   it('names tool_parser for an unknown one, counts it as invalid_request, and gives every refusal a request id', async () => {
@@ -228,7 +228,7 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     const res = await postJson(gateway.url, '/v1/chat/completions', { model: SIM_MODEL, messages: [{ role: 'wizard', content: 'x' }] });
     expect(res.status).toBe(400);
     expect(res.json.error.code).toBe('invalid_request');
-    expect(res.json.error.param).toBe('messages.0.role');
+    expect(res.json.error.param).toBe('messages.[0].role');
   });
 
   it('says which required field is missing', async () => {
@@ -386,7 +386,7 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     for (const [message, expected] of cases) {
       const res = await postJson(gateway.url, '/v1/chat/completions', { model: SIM_MODEL, messages: [message] });
       expect(res.status).toBe(400);
-      expect(res.json.error, JSON.stringify(message)).toMatchObject({ param: 'messages.0.content', message: `messages.0.content: ${expected}`, code: 'invalid_request' });
+      expect(res.json.error, JSON.stringify(message)).toMatchObject({ param: 'messages.[0].content', message: `messages.[0].content: ${expected}`, code: 'invalid_request' });
     }
     // An assistant turn that only called tools needs none.
     const history = [{ role: 'user', content: 'hi' }, { role: 'assistant', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 'call_1', content: 'ok' }];
