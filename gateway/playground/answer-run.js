@@ -97,6 +97,7 @@ export class AnswerRun {
     const e = chunk.conveyor;
     if (!e) return;
     if (e.type === 'response.messages') this.turns = e.messages;
+    if (e.type === 'round.finished') this.lastRoundFinish = e.finish_reason;
     this.events.event(e);
   }
 }

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import { browserAndConveyor, describeInBrowser } from '../support/browser-suite.ts';
-import { E2E_PROFILE } from '../support/conveyor-fixture.ts';
-import { openPlayground } from '../support/playground-page.ts';
+import { E2E_PROFILE, startTestConveyor } from '../support/conveyor-fixture.ts';
+import { openPlayground, runExample } from '../support/playground-page.ts';
 
 // An answer the token limit cut (finish_reason "length": the model's context is full, or
 // max_tokens) read "done" like a whole one: nothing on the page said the model had not finished.
@@ -22,5 +22,23 @@ describeInBrowser('the playground, an answer the token limit cut (Chromium)', ()
       expect(await page.getAttribute('.turn.assistant', 'class')).toBe('turn assistant cut finished');
       expect(await page.$$('.turn.user.left-out')).toHaveLength(0);
     });
+  }, 90_000);
+
+  it('says the tool-round limit, not the token limit, when the gateway ran out of rounds before the model answered', async () => {
+    // One round: the calculator's call runs, and no round is left for the model to quote it.
+    const oneRound = await startTestConveyor({ gateway: { maxToolRounds: 1 } });
+    const page = await suite.browser.newPage();
+    try {
+      await openPlayground(page, oneRound.gateway.url);
+      await runExample(page, 'Calculator');
+      // The gateway says "length" for both; before, the page said the model's token limit cut it,
+      // which no setting of the model's would have changed.
+      expect(await page.textContent('.turn.assistant .note')).toBe('cut short: the gateway\'s limit of tool rounds (max_tool_rounds) came before the model answered');
+      expect(await page.textContent('#status')).toMatch(/^done, cut short at the tool-round limit · request /);
+      expect(await page.getAttribute('.turn.assistant', 'class')).toBe('turn assistant cut finished');
+    } finally {
+      await page.close();
+      await oneRound.close();
+    }
   }, 90_000);
 });
