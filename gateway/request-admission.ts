@@ -11,6 +11,9 @@ import { ClientAbortedError } from '../core/errors.ts';
  */
 export async function admitted(queue: BoundedQueue | undefined, res: ServerResponse, options: { waited?: () => void; cancel?: AbortSignal } = {}): Promise<() => void> {
   if (!queue) return () => {};
+  // Gone already (while the route looked up an adapter's base model): its 'close' will not come
+  // again, so it would have waited for a place, and taken one, for no one.
+  if (res.closed) throw new ClientAbortedError();
   const now = queue.tryAcquire();
   if (now) return now;
   const { waited, cancel } = options;
