@@ -7,7 +7,7 @@ import { boundedDev, findExecutable, PYTHON_SOURCE_DIR, systemBinds, type Sandbo
 
 /** Per-process limits of runtime `process` (the isolate host uses the same, minus CPU). */
 export interface ProcessLimits {
-  /** Wall clock for the whole call, from start to result (then the process tree is killed). */
+  /** The call's time limit, the tool's time rather than the model's: call-clock.ts counts it (then the process tree is killed). */
   timeoutMs: number;
   /** RLIMIT_CPU (soft; SIGKILL one second later). */
   cpuSeconds: number;
