@@ -165,7 +165,9 @@ export class ChatChunkWriter {
     this.sse.batch();
     // Without it a streaming client could not put the gateway's tool rounds (their calls'
     // arguments above all) into its history: the turns to append, the answer's own included.
-    const messages = result.messages.length > 0 ? { type: 'response.messages', messages: [...result.messages, ...answerTurn(result)] } : undefined;
+    // With the stop reason (a non-streamed body's conveyor.stop_reason): "length" is the model's token
+    // limit or the gateway's max_tool_rounds, which only a response whose tools ran can reach.
+    const messages = result.messages.length > 0 ? { type: 'response.messages', stop_reason: result.stopReason, messages: [...result.messages, ...answerTurn(result)] } : undefined;
     // A client that turned the events off still needs the turns, and a response in which no
     // gateway tool ran (the model called the client's tools) has sent no extension chunk so far:
     // then they ride on the finish chunk, which has its choice, so a client that reads choices[0]

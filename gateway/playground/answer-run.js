@@ -25,6 +25,8 @@ export class AnswerRun {
     this.reasoning = '';
     /** The turns the response adds to the conversation (its `response.messages` event, sent when tools ran). */
     this.turns = undefined;
+    /** Why the gateway stopped (`response.messages`' stop_reason): `max_tool_rounds` or `length` under one finish_reason "length". */
+    this.stopReason = undefined;
     /** The calls for the client's own tools, which the page does not run (answer-turns.js). */
     this.clientCalls = new ClientCalls();
     this.timeline = new Timeline({ panel: ui.timeline, stats: ui.stats, headers, onTrouble: (text) => onTrouble(this, text) });
@@ -96,8 +98,10 @@ export class AnswerRun {
     for (const call of delta?.tool_calls ?? []) if (call.function?.name) this.events.add(`client tool call: ${call.function.name} (not run: the playground runs no client tools)`, 'client');
     const e = chunk.conveyor;
     if (!e) return;
-    if (e.type === 'response.messages') this.turns = e.messages;
-    if (e.type === 'round.finished') this.lastRoundFinish = e.finish_reason;
+    if (e.type === 'response.messages') {
+      this.turns = e.messages;
+      this.stopReason = e.stop_reason;
+    }
     this.events.event(e);
   }
 }

@@ -134,10 +134,10 @@ async function send(prompt) {
     // back as history all the same (it is what the model wrote), but it read "done" like a whole
     // one, nothing on the page saying the model had not finished.
     const cut = run.finishReason === 'length';
-    // The gateway says "length" too when its tool rounds ran out (max_tool_rounds) after a round
-    // whose tools ran, a round that itself ended otherwise; the page sets no token budget, the
-    // other such "length". It read as the model's token limit, which no setting of the model's changes.
-    const roundsOut = cut && run.lastRoundFinish !== undefined && run.lastRoundFinish !== 'length';
+    // The gateway says "length" too when its tool rounds ran out (max_tool_rounds); its
+    // response.messages event says which limit it was. It read as the model's token limit, which
+    // no setting of the model's changes.
+    const roundsOut = cut && run.stopReason === 'max_tool_rounds';
     if (cut) {
       run.bubble.classList.add('cut');
       run.bubble.append(el('div', 'note', roundsOut ? "cut short: the gateway's limit of tool rounds (max_tool_rounds) came before the model answered" : 'cut short: the model reached its token limit (finish_reason "length")'));

@@ -52,7 +52,7 @@ describe('ChatChunkWriter', () => {
         { role: 'assistant', content: '', tool_calls: [{ id: 'call_r1_1', type: 'function', function: { name: 'calculator', arguments: '{"expression": "2*3"}' } }] },
         { role: 'tool', tool_call_id: 'call_r1_1', content: '6' },
       ];
-      writer.finish({ finishReason: 'stop', usage, messages, answer: 'It is 6.' } as SessionResult);
+      writer.finish({ finishReason: 'stop', stopReason: 'answer', usage, messages, answer: 'It is 6.' } as SessionResult);
 
       // `created` is whole seconds; a test running across a second boundary compares with the previous one.
       // include_usage: every chunk before the usage chunk has `"usage": null`, as OpenAI's do.
@@ -68,7 +68,7 @@ describe('ChatChunkWriter', () => {
           { choices: [], conveyor: { type: 'tool_call.completed', round: 1, call_id: 'call_r1_1', name: 'calculator', ok: true, content: '6', data: { expression: '2*3', value: '6' } } },
           { choices: [], conveyor: { type: 'tool_call.completed', round: 1, call_id: 'call_r1_2', name: 'calculator', ok: true, content: '7' } },
           { choices: [], conveyor: { type: 'round.finished', round: 1, finish_reason: 'stop' } },
-          { choices: [], conveyor: { type: 'response.messages', messages: [...messages, { role: 'assistant', content: 'It is 6.' }] } },
+          { choices: [], conveyor: { type: 'response.messages', stop_reason: 'answer', messages: [...messages, { role: 'assistant', content: 'It is 6.' }] } },
           choice({}, 'stop'),
         ].map((rest) => expectedChunk(id, c, model, { ...rest, usage: null })),
         expectedChunk(id, c, model, { choices: [], usage }),

@@ -4,7 +4,7 @@ import { DONE, MODEL, vllmChunk } from '../llm-client/fixtures/vllm-streams.ts';
 import { sseHeaders } from '../llm-client/upstream-test-server.ts';
 import type { ToolPlugin } from '../../plugins/plugin-types.ts';
 import { answeringTool, scriptedGateway, toolMap } from '../support/scripted-gateway.ts';
-import { postJson } from '../support/sse-client.ts';
+import { postJson, streamChat } from '../support/sse-client.ts';
 
 const scripted = scriptedGateway();
 const note = answeringTool('note', () => 'noted');
@@ -38,6 +38,16 @@ describe('max_tokens across tool rounds', () => {
     const res = await postJson(gw.url, '/v1/chat/completions', { model: MODEL, max_tool_rounds: 3, messages: [{ role: 'user', content: 'take notes' }] });
     expect(sent('max_tokens')).toEqual([undefined, undefined, undefined]);
     expect(res.json.conveyor).toMatchObject({ stop_reason: 'max_tool_rounds', rounds: 3 });
+  });
+
+  // A stream's finish_reason "length" read the same for both; only a non-streamed body said which.
+  it('says in a stream too which limit ended it: response.messages carries the stop reason', async () => {
+    const gw = await gatewayOverCallingModel();
+    const rounds = await streamChat(gw.url, { model: MODEL, max_tool_rounds: 2, messages: [{ role: 'user', content: 'take notes' }] });
+    expect(rounds.chunks.at(-1)?.choices[0]?.finish_reason).toBe('length');
+    expect(rounds.events.find((e) => e.type === 'response.messages')).toMatchObject({ stop_reason: 'max_tool_rounds' });
+    const tokens = await streamChat(gw.url, { model: MODEL, max_tokens: 50, messages: [{ role: 'user', content: 'take notes' }] });
+    expect(tokens.events.find((e) => e.type === 'response.messages')).toMatchObject({ stop_reason: 'length' });
   });
 
   it('counts the deltas of a round the gateway cut short, which has no usage, against the budget', async () => {
