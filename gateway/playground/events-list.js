@@ -10,6 +10,13 @@ import { el } from './dom.js';
 export const MAX_SHOWN = 2000;
 
 /**
+ * Characters of one output chunk its item shows: a script that printed a 100 KB line made one item
+ * of it, taller than the list, and results were already cut (at 200). The whole output is the
+ * tool's result and the timeline's.
+ */
+const MAX_OUTPUT_SHOWN = 1000;
+
+/**
  * A `conveyor` event of the chat stream as the list says it, `[text, kind]`; undefined for those it
  * does not show. `name` is how the list names the event's call (EventsList numbers a tool's calls).
  */
@@ -24,7 +31,7 @@ export function eventItem(e, name = e.name) {
     case 'tool_call.progress':
       return [`${name}: ${e.detail}`, 'progress'];
     case 'tool_call.output':
-      return [`${name} ${e.stream}: ${outputText(e.text)}`, 'output'];
+      return [`${name} ${e.stream}: ${clip(outputText(e.text), MAX_OUTPUT_SHOWN)}`, 'output'];
     case 'tool_call.completed':
       return [`${name} ${e.ok ? 'done' : 'failed'}: ${clip(String(e.content), 200)}`, e.ok ? 'done' : 'failed'];
     case 'tool_call.cancelled':

@@ -278,4 +278,13 @@ describeInBrowser('the playground conversation, turn after turn (Chromium)', () 
       expect(items).toEqual(['python stdout: (a blank line)', 'python stdout: (3 blank lines)', 'python stdout: (whitespace)', 'python stdout: x']);
     });
   });
+
+  it('cuts a long output chunk at 1,000 characters (one printed 100 KB line was one item taller than the list)', async () => {
+    await suite.withPage(async (page) => {
+      await openPlayground(page, suite.conveyor.gateway.url);
+      const item = await page.evaluate(`import('/playground/events-list.js').then((m) =>
+        m.eventItem({ type: 'tool_call.output', name: 'python', stream: 'stdout', text: 'y'.repeat(100000) + '\\n' })[0])`);
+      expect(item).toBe(`python stdout: ${'y'.repeat(1000)}…`);
+    });
+  });
 });
