@@ -25,7 +25,9 @@ export function offerExamples(box, tools) {
   const have = new Set(tools);
   [...box.querySelectorAll('button')].forEach((button, i) => {
     const missing = EXAMPLES[i].needs.filter((name) => !have.has(name));
-    button.disabled = missing.length > 0;
+    // aria-disabled, not disabled: a disabled button takes no focus, so a keyboard or screen
+    // reader user never reached the title that says which tool is missing. The click does nothing.
+    button.setAttribute('aria-disabled', String(missing.length > 0));
     button.title = missing.length === 0 ? '' : `needs the ${missing.join(' and ')} tool${missing.length === 1 ? '' : 's'}, which this gateway does not run`;
   });
 }
@@ -39,6 +41,7 @@ export function showExamples(box, prompt, onPick) {
     const button = el('button', undefined, example.label);
     button.type = 'button';
     button.addEventListener('click', () => {
+      if (button.getAttribute('aria-disabled') === 'true') return;
       onPick(example);
       prompt.value = example.prompt;
       prompt.focus();
