@@ -3,7 +3,7 @@ import { runScriptedCall } from '../../../plugins/kit/testing.ts';
 import { toolFromPlugin } from '../../../plugins/kit/tool-from-plugin.ts';
 import { createRuntimePools, type RuntimePools } from '../../../sandbox/runtimes/runtime-pools.ts';
 import echo from './fixtures/echo-plugin.ts';
-import { eventually } from './runtime-test-helpers.ts';
+import { eventually, pythonProtocolPlugin } from './runtime-test-helpers.ts';
 
 // A plugin in another language that answers a message with the wrong kind of answer (a `result`
 // for a `piece`, a `verdict` for `end`) had its answer dropped in silence: the call waited for the
@@ -21,20 +21,7 @@ afterAll(async () => {
 });
 
 /** Answers every `piece` and `end` with `reply` (a Python expression over `msg`). */
-const answering = (reply: string): string[] => [
-  '/usr/bin/python3',
-  '-c',
-  [
-    'import json, os, socket',
-    'ch = socket.socket(fileno=3)',
-    'send = lambda m: ch.sendall((json.dumps(m) + "\\n").encode())',
-    'send({"t": "ready", "pid": os.getpid(), "guest": "none"})',
-    'for line in ch.makefile("r", encoding="utf-8"):',
-    '    msg = json.loads(line)',
-    '    if msg["t"] in ("piece", "end"):',
-    `        send(${reply})`,
-  ].join('\n'),
-];
+const answering = (reply: string): string[] => pythonProtocolPlugin(['if msg["t"] in ("piece", "end"):', `    send(${reply})`]);
 
 const pieces = [{ kind: 'field' as const, path: ['text'], value: 'x' }];
 

@@ -47,3 +47,21 @@ export function leftovers(pools: RuntimePools, uids: number[] = [], keep: number
 export function sandboxUids(pools: RuntimePools, count = 64): number[] {
   return Array.from({ length: count }, (_, i) => pools.process.options.uidBase + 1 + i);
 }
+
+/**
+ * argv of a plugin written in Python against the raw protocol (plugin-protocol.ts), without the
+ * kit: it says `ready`, then runs `onMessage` for each message the gateway sends (Python lines,
+ * `msg` the message read, `send(m)` writes a dict as one line).
+ */
+export function pythonProtocolPlugin(onMessage: readonly string[]): string[] {
+  const program = [
+    'import json, os, socket',
+    'ch = socket.socket(fileno=3)',
+    'send = lambda m: ch.sendall((json.dumps(m) + "\\n").encode())',
+    'send({"t": "ready", "pid": os.getpid(), "guest": "none"})',
+    'for line in ch.makefile("r", encoding="utf-8"):',
+    '    msg = json.loads(line)',
+    ...onMessage.map((line) => `    ${line}`),
+  ];
+  return ['/usr/bin/python3', '-c', program.join('\n')];
+}

@@ -3,7 +3,7 @@ import { runScriptedCall } from '../../../plugins/kit/testing.ts';
 import { toolFromPlugin } from '../../../plugins/kit/tool-from-plugin.ts';
 import { createRuntimePools, type RuntimePools } from '../../../sandbox/runtimes/runtime-pools.ts';
 import echo from './fixtures/echo-plugin.ts';
-import { eventually } from './runtime-test-helpers.ts';
+import { eventually, pythonProtocolPlugin } from './runtime-test-helpers.ts';
 
 // A plugin in another language that answers under a call id it was never given (a typo, its own
 // counter, the request's tool call id in place of the wire id) had its answer dropped in silence:
@@ -22,22 +22,8 @@ afterAll(async () => {
 });
 
 /** Answers each `piece` with a verdict and `end` with `reply` (a Python expression over `msg`). */
-const answering = (reply: string): string[] => [
-  '/usr/bin/python3',
-  '-c',
-  [
-    'import json, os, socket',
-    'ch = socket.socket(fileno=3)',
-    'send = lambda m: ch.sendall((json.dumps(m) + "\\n").encode())',
-    'send({"t": "ready", "pid": os.getpid(), "guest": "none"})',
-    'for line in ch.makefile("r", encoding="utf-8"):',
-    '    msg = json.loads(line)',
-    '    if msg["t"] == "piece":',
-    '        send({"t": "verdict", "callId": msg["callId"], "seq": msg["seq"]})',
-    '    elif msg["t"] == "end":',
-    `        send(${reply})`,
-  ].join('\n'),
-];
+const answering = (reply: string): string[] =>
+  pythonProtocolPlugin(['if msg["t"] == "piece":', '    send({"t": "verdict", "callId": msg["callId"], "seq": msg["seq"]})', 'elif msg["t"] == "end":', `    send(${reply})`]);
 
 // A limit the old code ran into: the call then read `timed out after 3000 ms`.
 const limited = { ...echo, limits: { ...echo.limits, timeoutMs: 3000 } };
