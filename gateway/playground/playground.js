@@ -39,7 +39,7 @@ async function loadModels(before = '') {
   sessionStorage.setItem('conveyor-key', ui.key.value.trim());
   let res;
   try {
-    res = await fetch('/v1/models', { headers: headers() });
+    res = await fetch('v1/models', { headers: headers() });
   } catch (err) {
     // A network failure, or a key no header can carry (keyProblem).
     setStatus(`${before}GET /v1/models failed: ${err.message}`, true);
@@ -102,7 +102,7 @@ async function send(prompt) {
   ui.stop.disabled = false;
   setStatus('streaming…');
   try {
-    const res = await fetch('/v1/chat/completions', {
+    const res = await fetch('v1/chat/completions', {
       method: 'POST',
       headers: headers(),
       signal: run.abort.signal,
@@ -228,7 +228,7 @@ showExamples(ui.examples, ui.prompt, (example) => {
 });
 // /health (served without a key) names the tools the gateway runs. Where it cannot be read (a
 // proxy that does not pass it on), every example stays offered, as before.
-fetch('/health')
+fetch('health')
   .then((res) => (res.ok ? res.json() : undefined))
   .then((health) => Array.isArray(health?.tools) && offerExamples(ui.examples, health.tools))
   .catch(() => {});

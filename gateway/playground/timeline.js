@@ -70,7 +70,7 @@ export class Timeline {
     // a list item put on the page before it counted from there, and the items after it from the
     // server's zero, seconds less on a slow way to the gateway.
     this.origin = Math.min(this.origin ?? Infinity, performance.now());
-    const url = `${location.origin.replace(/^http/, 'ws')}/v1/requests/${encodeURIComponent(id)}/events`;
+    const url = new URL(`v1/requests/${encodeURIComponent(id)}/events`, document.baseURI).href.replace(/^http/, 'ws');
     try {
       this.socket = new WebSocket(url, key ? ['conveyor.events', `openai-insecure-api-key.${key}`] : []);
     } catch {
@@ -94,7 +94,7 @@ export class Timeline {
     let seen = 0;
     while (!this.closed && this.end === undefined) {
       try {
-        const res = await fetch(`/v1/requests/${encodeURIComponent(id)}/timeline`, { headers: this.page.headers() });
+        const res = await fetch(`v1/requests/${encodeURIComponent(id)}/timeline`, { headers: this.page.headers() });
         if (!res.ok) throw new Error(`HTTP ${res.status}`);
         const { events } = await res.json();
         for (const event of events.slice(seen)) if (!this.closed) this.serverEvent(event);

@@ -20,7 +20,7 @@ describe('the playground page (GET /)', () => {
       expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
       expect(page.headers.get('x-content-type-options')).toBe('nosniff');
       const html = await page.text();
-      expect(html).toContain('<script type="module" src="/playground/playground.js">');
+      expect(html).toContain('<script type="module" src="playground/playground.js">');
       // No inline script or style for the CSP to refuse.
       expect(html).not.toMatch(/<script>|<style>|style="/);
       const script = await fetch(`${gw.url}/playground/playground.js`);
