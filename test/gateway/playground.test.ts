@@ -25,7 +25,7 @@ describe('the playground page (GET /)', () => {
       expect(html).not.toMatch(/<script>|<style>|style="/);
       const script = await fetch(`${gw.url}/playground/playground.js`);
       expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
-      expect(await script.text()).toContain("fetch('/v1/chat/completions'");
+      expect(await script.text()).toContain("fetch('v1/chat/completions'");
       expect((await fetch(`${gw.url}/playground/playground.css`)).headers.get('content-type')).toBe('text/css; charset=utf-8');
       expect((await fetch(`${gw.url}/playground/favicon.svg`)).headers.get('content-type')).toBe('image/svg+xml');
       // The API itself still needs the key; other paths under /playground/ are not files of ours.
