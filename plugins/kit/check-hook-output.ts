@@ -25,12 +25,20 @@ export function toolResultOf(plugin: string, value: unknown): ToolResult {
     // JSON line, and inline and thread handed on the plugin's object (a Date, NaN, an undefined
     // field, a stray key), so a test written inline failed in the sandbox.
     if (r.data === undefined) return { ok: r.ok, content: r.content };
+    let json: unknown;
     try {
-      return { ok: r.ok, content: r.content, data: JSON.parse(JSON.stringify(r.data)) as ToolResult['data'] };
+      json = JSON.parse(JSON.stringify(r.data));
     } catch (err) {
       // What notJsonAt cannot see without running it: a getter or a toJSON that gives a BigInt, or throws.
       return { ok: false, content: `error: ${plugin}'s onEnd returned data that is not JSON (${err instanceof Error ? err.message : String(err)})` };
     }
+    // A Date (or a toJSON giving null or an array) is an object as written but not in JSON: inline
+    // and thread passed it on as a string, and process and isolate died of a protocol error on it.
+    if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+      const shown = json === null ? 'null' : Array.isArray(json) ? 'an array' : `a ${typeof json}`;
+      return { ok: false, content: `error: ${plugin}'s onEnd returned { ok, content, data } with data whose JSON is ${shown} (${dataKind(r.data)}, by its toJSON); data must be an object (or left out)` };
+    }
+    return { ok: r.ok, content: r.content, data: json as ToolResult['data'] };
   }
   // An object with both fields, of the wrong types: say which, not "not { ok, content }".
   if (typeof r === 'object' && r !== null && 'ok' in r && 'content' in r) {
@@ -102,6 +110,12 @@ function progressMistake(value: unknown): string {
     return typeof text === 'string' ? `has a text of ${text.length} characters, over ${MAX_PROGRESS_TEXT}` : `needs text, a string (got ${describe(text)})`;
   }
   return `needs type 'unit-done' or 'output' (got ${describe(p['type'])})`;
+}
+
+/** An object by its class (`a Date`), or as describeValue says it when it has none of its own. */
+function dataKind(value: unknown): string {
+  const tag = Object.prototype.toString.call(value).slice(8, -1);
+  return tag === 'Object' ? describe(value) : `a ${tag}`;
 }
 
 /** Objects JSON.stringify turns into `{}` without a word (and a thread cannot copy some of them). */
