@@ -4,6 +4,7 @@ export interface Summary {
   /** Values left out as missing (NaN: a run that never saw the figure), so a report can say how many. */
   missing: number;
   mean: number;
+  /** Sample standard deviation (n − 1); NaN for a single value, which has none. */
   std: number;
   p50: number;
   p99: number;
@@ -24,7 +25,9 @@ export function summarize(values: readonly number[]): Summary {
   if (n === 0) return { n, missing, mean: NaN, std: NaN, p50: NaN, p99: NaN, min: NaN, max: NaN };
   const sorted = present.sort((a, b) => a - b);
   const mean = sumOf(sorted) / n;
-  const variance = n > 1 ? sorted.reduce((s, v) => s + (v - mean) ** 2, 0) / (n - 1) : 0;
+  // One value has no spread to estimate (n − 1 = 0): NaN, a figure the reports print as "–". A 0
+  // here read as "the runs agreed exactly" (a sweep with --runs 1 printed "± 0.0", the JSON 0).
+  const variance = n > 1 ? sorted.reduce((s, v) => s + (v - mean) ** 2, 0) / (n - 1) : NaN;
   const rank = (p: number) => sorted[Math.min(n - 1, Math.max(0, Math.ceil(p * n) - 1))]!;
   return { n, missing, mean, std: Math.sqrt(variance), p50: rank(0.5), p99: rank(0.99), min: sorted[0]!, max: sorted[n - 1]! };
 }

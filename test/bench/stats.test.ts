@@ -14,6 +14,14 @@ describe('summarize', () => {
     expect(s).toMatchObject({ n: 5, missing: 1, mean: 3, p50: 3, p99: 5, min: 1, max: 5 });
   });
 
+  // One value has no spread: a std of 0 said it had none, and a sweep run with --runs 1 printed
+  // "± 0.0" beside every mean (and the JSON said `"std": 0`) as if the runs had agreed exactly.
+  it('has no standard deviation (NaN) for a single value, not 0', () => {
+    expect(summarize([7]).std).toBeNaN();
+    expect(summarize([7, NaN]).std).toBeNaN();
+    expect(summarize([7, 7]).std).toBe(0);
+  });
+
   it('with only missing values has no figure, and says how many were missing', () => {
     const s = summarize([NaN, NaN]);
     expect(s.n).toBe(0);
