@@ -4,10 +4,13 @@ import type { SearchBackend, SearchHit } from './search-backend.ts';
 /**
  * The index layout, shared by the builder and the reader. `url` is stored but not indexed;
  * porter stemming makes "printing" find "print"; diacritics fold so "resume" finds "résumé";
- * "+" and "#" are word characters so "C++" and "C#" are not the letter "c".
+ * "+" and "#" are word characters so "C++" and "C#" are not the letter "c". Marks (M*) are word
+ * characters too: unicode61's default (L* N* Co) split Devanagari, Tamil or Thai words at every
+ * vowel sign and virama, so "नमस्ते" was the words "नमस" and "त", and a Hindi query matched any
+ * page holding those fragments. Latin combining accents still fold away (remove_diacritics).
  */
 export const SEARCH_INDEX_SCHEMA = `
-  CREATE VIRTUAL TABLE docs USING fts5(title, url UNINDEXED, body, tokenize = "porter unicode61 remove_diacritics 2 tokenchars '+#'");
+  CREATE VIRTUAL TABLE docs USING fts5(title, url UNINDEXED, body, tokenize = "porter unicode61 remove_diacritics 2 categories 'L* N* Co M*' tokenchars '+#'");
   CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 `;
 
@@ -24,11 +27,20 @@ export const MAX_QUERY_WORDS = 32;
 const PAGE_OF_ROW = "CASE WHEN instr(url, '#') > 0 THEN substr(url, 1, instr(url, '#') - 1) ELSE url END";
 
 /**
+ * How the index splits text into words: `marks` for SEARCH_INDEX_SCHEMA's tokenizer, `legacy` for
+ * an index built before marks were word characters (its words split at them; a query must split
+ * the same way to match them, until the index is rebuilt).
+ */
+export type WordSplitting = 'marks' | 'legacy';
+
+const WORDS: Record<WordSplitting, RegExp> = { marks: /[\p{L}\p{M}\p{N}+#]+/gu, legacy: /[\p{L}\p{N}+#]+/gu };
+
+/**
  * The distinct words of free text as the index matches them (NFKC, lower case), in order of
  * first appearance: the first MAX_QUERY_WORDS are `searched`, the rest `ignored`.
  */
-export function queryWords(text: string): { searched: string[]; ignored: string[] } {
-  const words = (text.normalize('NFKC').match(/[\p{L}\p{N}+#]+/gu) ?? []).filter((w) => /[\p{L}\p{N}]/u.test(w));
+export function queryWords(text: string, splitting: WordSplitting = 'marks'): { searched: string[]; ignored: string[] } {
+  const words = (text.normalize('NFKC').match(WORDS[splitting]) ?? []).filter((w) => /[\p{L}\p{N}]/u.test(w));
   const distinct = [...new Set(words.map((w) => w.toLowerCase()))];
   return { searched: distinct.slice(0, MAX_QUERY_WORDS), ignored: distinct.slice(MAX_QUERY_WORDS) };
 }
@@ -40,8 +52,8 @@ export function queryWords(text: string): { searched: string[]; ignored: string[
  * pages that contain all of them). Only queryWords' `searched` words take part. Returns
  * undefined when the text has no word at all.
  */
-export function toFtsQuery(text: string, match: 'any' | 'every' = 'any'): string | undefined {
-  const { searched } = queryWords(text);
+export function toFtsQuery(text: string, match: 'any' | 'every' = 'any', splitting: WordSplitting = 'marks'): string | undefined {
+  const { searched } = queryWords(text, splitting);
   if (searched.length === 0) return undefined;
   return searched.map((w) => `"${w}"`).join(match === 'every' ? ' AND ' : ' OR ');
 }
@@ -53,6 +65,8 @@ export class SqliteSearchIndex implements SearchBackend {
   readonly #db: SqliteDatabase;
   readonly #query: SqliteStatement<[string, number], SearchHit>;
   readonly #count: SqliteStatement<[string], { pages: number }>;
+  /** Read from the index's own schema, so an index built by an older version keeps matching. */
+  readonly splitting: WordSplitting;
 
   /** Opens `file` read-only; throws if it is missing or is not a search index. */
   constructor(file: string) {
@@ -62,6 +76,8 @@ export class SqliteSearchIndex implements SearchBackend {
     try {
       this.#query = this.#db.prepare(`SELECT title, url, ${SNIPPET} AS snippet FROM docs WHERE docs MATCH ? ORDER BY ${RANK} LIMIT ?`);
       this.#count = this.#db.prepare(`SELECT count(DISTINCT ${PAGE_OF_ROW}) AS pages FROM docs WHERE docs MATCH ?`);
+      const schema = this.#db.prepare<[], { sql: string }>("SELECT sql FROM sqlite_master WHERE name = 'docs'").get()?.sql ?? '';
+      this.splitting = /categories\s+'[^']*\bM\*/.test(schema) ? 'marks' : 'legacy';
     } catch (err) {
       this.#db.close();
       throw new Error(`${file} is not a search index (${(err as Error).message})`);
@@ -80,9 +96,9 @@ export class SqliteSearchIndex implements SearchBackend {
    * above Python's own.
    */
   searchSync(text: string, limit: number): SearchHit[] {
-    const any = toFtsQuery(text);
+    const any = toFtsQuery(text, 'any', this.splitting);
     if (any === undefined) return [];
-    const every = toFtsQuery(text, 'every')!;
+    const every = toFtsQuery(text, 'every', this.splitting)!;
     if (every === any) return this.#query.all(any, limit);
     const hits = this.#query.all(every, limit);
     if (hits.length === limit) return hits;
@@ -102,13 +118,13 @@ export class SqliteSearchIndex implements SearchBackend {
    * Past MAX_QUERY_WORDS it counts the searched words only (see queryWords).
    */
   countSync(text: string): number {
-    const query = toFtsQuery(text, 'every');
+    const query = toFtsQuery(text, 'every', this.splitting);
     return query === undefined ? 0 : this.#count.get(query)!.pages;
   }
 
   /** The words of `text` searched, and those past MAX_QUERY_WORDS, left out of the search and the count. */
   queryWords(text: string): { searched: string[]; ignored: string[] } {
-    return queryWords(text);
+    return queryWords(text, this.splitting);
   }
 
   /** What the builder recorded: source, document count, build time. */
