@@ -57,9 +57,11 @@ async function runSection(name: ExtraSection, o: { quick: boolean; command: stri
     }
     case 'load':
       return runLoad({ quick, command, onProgress });
+    // Under each section's title, as the sweep and the load have it: the run's header names the
+    // command once, and a chapter read (or quoted) alone said nothing of how to run it again.
     case 'overhead':
-      return runOverhead({ quick, onProgress });
+      return runOverhead({ quick, command, onProgress });
     case 'parser-cpu':
-      return runParserCpu({ quick, onProgress });
+      return runParserCpu({ quick, command, onProgress });
   }
 }

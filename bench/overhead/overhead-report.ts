@@ -4,7 +4,7 @@ import type { OverheadJson, TargetName, TargetStats } from './run-overhead.ts';
 const ms = (v: number | undefined, digits = 2) => fixedDigits(v, digits);
 const signed = (v: number | undefined) => signedDigits(v, 2);
 
-/** The Markdown report of runOverhead; `command` goes under the title (a `npm run bench` section has its report's). */
+/** The Markdown report of runOverhead; `command` goes under the title. */
 export function overheadMarkdown(json: OverheadJson, command?: string): string {
   const meta = json.meta as { date: string; node: string; cpus: string; loadavg: number[]; profile: string; streamTokens: number; baseline?: string | null; portkey: { version?: string; mode?: string; error?: string } };
   const portkey = meta.portkey.error ? `**Portkey could not run: ${meta.portkey.error}**` : `Portkey ${meta.portkey.version} (${meta.portkey.mode})`;

@@ -11,7 +11,7 @@ export type ParserMode = 'parse' | 'none';
 
 export interface ParserCpuOptions {
   quick?: boolean;
-  /** The command line, under the report's title (a standalone run; a `npm run bench` section has its report's). */
+  /** The command line, under the report's title: the standalone script's, or the `npm run bench` one of a section. */
   command?: string;
   onProgress?: (done: number, total: number) => void;
 }

@@ -27,7 +27,7 @@ export interface OverheadOptions {
    * token rate a real model server would send at each concurrency.
    */
   profile?: string;
-  /** The command line, under the report's title (a standalone run; a `npm run bench` section has its report's). */
+  /** The command line, under the report's title: the standalone script's, or the `npm run bench` one of a section. */
   command?: string;
 }
 

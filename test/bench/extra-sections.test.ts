@@ -5,6 +5,12 @@ vi.mock('../../bench/sweep/run-sweep.ts', () => ({
   runSweep: async () => ({ points: [{ ratio: 1 }], overheadMs: 20, runs: 2, command: 'npm run bench -- sweep', markdown: '## sweep table', svg: '<svg>sweep</svg>' }),
 }));
 
+// The overhead sections' stand-ins write the command they are given under their title, as
+// overheadMarkdown and parserCpuMarkdown do, and none where they are given none.
+const titled = (title: string) => async (o: { command?: string }) => ({ markdown: `# ${title}\n\n${o.command === undefined ? '' : `Command: \`${o.command}\``}`, json: {} });
+vi.mock('../../bench/overhead/run-overhead.ts', () => ({ runOverhead: titled('Gateway overhead') }));
+vi.mock('../../bench/overhead/parser-cpu.ts', () => ({ runParserCpu: titled('Parser CPU') }));
+
 const { runExtraSections } = await import('../../bench/extra-sections.ts');
 const { markdownReport, writeBenchFiles } = await import('../../bench/report.ts');
 
@@ -37,5 +43,15 @@ describe('runExtraSections', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  // The sweep's and the load's chapters said which command made them; the overhead's and the
+  // parser-cpu's did not, so a reader of one chapter could not tell how to run it again.
+  it('gives the overhead and parser-cpu sections the command line that reproduces them, as the sweep and the load', async () => {
+    const command = 'npm run bench -- overhead parser-cpu --quick';
+    const { results, failures } = await runExtraSections(['overhead', 'parser-cpu'], { quick: true, command });
+    expect(failures).toEqual([]);
+    expect(results.map((r) => r.name)).toEqual(['overhead', 'parser-cpu']);
+    for (const r of results) expect(r.markdown).toContain(`Command: \`${command}\``);
   });
 });
