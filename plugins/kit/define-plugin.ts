@@ -15,6 +15,11 @@ import type { GuestJs } from './guest-js.ts';
  * - `isolate`: an isolated-vm isolate (Node >= 22, isolated-vm >= 6.2.0) for untrusted JS; falls
  *   back to `process` where isolates are unavailable.
  * - `process`: a child process (any language) over framed IPC, with rlimits; the strongest.
+ *
+ * @example
+ * // a plugin that runs what the model wrote: in the sandbox, with limits only `process` honours
+ * definePlugin({ name: 'run_sql', description: 'Runs a read-only SQL query', parameters: z.object({ query: z.string() }),
+ *   consumes: 'field', runtime: 'process', limits: { timeoutMs: 5000, memoryMb: 128 }, hooks: { onEnd: ({ query }) => query } });
  */
 export type PluginRuntime = 'inline' | 'thread' | 'isolate' | 'process';
 
@@ -55,7 +60,18 @@ export interface PluginLimits {
   maxProcesses?: number;
 }
 
-/** What every hook receives about the call it serves. */
+/**
+ * What every hook receives about the call it serves.
+ *
+ * @example
+ * hooks: {
+ *   onPiece: (piece, ctx) => {
+ *     ctx.state['pieces'] = Number(ctx.state['pieces'] ?? 0) + 1; // this call's alone
+ *     ctx.emit({ type: 'unit-done', detail: `piece ${String(ctx.state['pieces'])} of ${ctx.callId}` });
+ *   },
+ *   onEnd: (args, ctx) => (ctx.signal.aborted ? 'stopped' : `${String(ctx.state['pieces'] ?? 0)} pieces`),
+ * }
+ */
 export interface PluginContext {
   readonly callId: string;
   /**

@@ -52,7 +52,20 @@ export interface GuestRunOptions {
   timeoutMs?: number;
 }
 
-/** Why a guest evaluation failed; `kind` is stable. */
+/**
+ * Why a guest evaluation failed; `kind` is stable: `exception` (the guest threw), `timeout`,
+ * `memory` (the isolate's memoryMb), `unclonable` (a value that cannot be copied in or out).
+ *
+ * @example
+ * onEnd: async ({ code }, ctx) => {
+ *   try {
+ *     return String(await ctx.guest!.run(code, { timeoutMs: 50 }));
+ *   } catch (err) {
+ *     if (err instanceof GuestError && err.kind === 'timeout') return { ok: false, content: 'the code ran past 50 ms' };
+ *     throw err;
+ *   }
+ * }
+ */
 export class GuestError extends Error {
   readonly kind: 'exception' | 'timeout' | 'memory' | 'unclonable';
   constructor(kind: 'exception' | 'timeout' | 'memory' | 'unclonable', message: string) {

@@ -40,7 +40,14 @@ export interface ToolFromPluginOptions {
   readOnlyPaths?: readonly string[];
 }
 
-/** A ToolPlugin that runs in one of the kit's runtimes. */
+/**
+ * A ToolPlugin that runs in one of the kit's runtimes.
+ *
+ * @example
+ * const tool: RuntimeTool = toolFromPlugin(wordCount, { moduleUrl, pools });
+ * tool.warm(); // runtime 'process': a spare process starts now, not at the first call
+ * console.log(tool.runtime); // 'process'
+ */
 export interface RuntimeTool extends ToolPlugin {
   /** The runtime the definition asked for (`isolate` may still run in `process`: see the result's data). */
   readonly runtime: PluginRuntime;

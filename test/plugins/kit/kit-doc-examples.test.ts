@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import weather from '../../../plugins/kit/examples/location-check-plugin.ts';
-import { createRuntimePools, definePlugin, inlineTool, parametersJsonSchema, reject, runScriptedCall, toolFromPlugin } from '../../../plugins/kit/index.ts';
+import { createRuntimePools, definePlugin, inlineTool, parametersJsonSchema, reject, runScriptedCall, toolFromPlugin, type PluginContext, type PluginRuntime, type RuntimeTool } from '../../../plugins/kit/index.ts';
+import guestEval from './fixtures/doc-guest-error-plugin.ts';
 import wordCount from './fixtures/doc-word-count-plugin.ts';
 
 // The @example of each exported kit symbol, run as written: a doc example that does not run
@@ -81,5 +82,42 @@ describe('kit doc-comment examples', () => {
     const tool = toolFromPlugin(wordCount, { moduleUrl: new URL('./fixtures/doc-word-count-plugin.ts', import.meta.url), pools });
     const run = await runScriptedCall(tool, { args: { text: 'one two  three' } });
     expect(run.result).toMatchObject({ ok: true, content: '3' });
+  });
+
+  it('PluginRuntime: run_sql asks for the sandbox, with limits only process honours', async () => {
+    const runtime: PluginRuntime = 'process';
+    const definition = definePlugin({ name: 'run_sql', description: 'Runs a read-only SQL query', parameters: z.object({ query: z.string() }),
+      consumes: 'field', runtime, limits: { timeoutMs: 5000, memoryMb: 128 }, hooks: { onEnd: ({ query }) => query } });
+    expect(definition.runtime).toBe('process');
+  });
+
+  it("PluginContext: a call's state counts its pieces, emit reports each, signal is not aborted in onEnd", async () => {
+    const tool = inlineTool(definePlugin({
+      name: 'pieces', description: 'Counts pieces', parameters: z.object({ a: z.number(), b: z.number() }), consumes: 'field',
+      hooks: {
+        onPiece: (piece, ctx: PluginContext) => {
+          ctx.state['pieces'] = Number(ctx.state['pieces'] ?? 0) + 1; // this call's alone
+          ctx.emit({ type: 'unit-done', detail: `piece ${String(ctx.state['pieces'])} of ${ctx.callId}` });
+        },
+        onEnd: (args, ctx) => (ctx.signal.aborted ? 'stopped' : `${String(ctx.state['pieces'] ?? 0)} pieces`),
+      },
+    }));
+    const run = await runScriptedCall(tool, { pieces: [{ kind: 'field', path: ['a'], value: 1 }, { kind: 'field', path: ['b'], value: 2 }], args: { a: 1, b: 2 }, callId: 'call_1' });
+    expect(run.progress).toEqual([{ type: 'unit-done', detail: 'piece 1 of call_1' }, { type: 'unit-done', detail: 'piece 2 of call_1' }]);
+    expect(run.result).toEqual({ ok: true, content: '2 pieces' });
+  });
+
+  it('GuestError: a guest past its timeoutMs is kind timeout, answered as the example does', async () => {
+    const tool = toolFromPlugin(guestEval, { moduleUrl: new URL('./fixtures/doc-guest-error-plugin.ts', import.meta.url), pools });
+    expect((await runScriptedCall(tool, { args: { code: 'while (true) {}' } })).result).toMatchObject({ ok: false, content: 'the code ran past 50 ms' });
+    expect((await runScriptedCall(tool, { args: { code: '6 * 7' } })).result).toMatchObject({ ok: true, content: '42' });
+  });
+
+  it('RuntimeTool: warm() starts a spare process and runtime says which one the definition asked for', async () => {
+    const moduleUrl = new URL('./fixtures/doc-word-count-plugin.ts', import.meta.url);
+    const tool: RuntimeTool = toolFromPlugin(wordCount, { moduleUrl, pools });
+    tool.warm();
+    expect(tool.runtime).toBe('process');
+    expect((await runScriptedCall(tool, { args: { text: 'a b' } })).result).toMatchObject({ ok: true, content: '2' });
   });
 });
