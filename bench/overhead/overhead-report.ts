@@ -63,7 +63,7 @@ export function overheadMarkdown(json: OverheadJson, command?: string): string {
     '',
     'TTFT: request sent → first non-empty content delta, at the client. ITL: gap between consecutive content deltas as the client read them.',
     'added = gateway percentile − direct percentile, from the same run (rounds interleaved A B C, B C A, …). CPU: user + system time of the',
-    'serving process (/proc, 10 ms ticks) during that target\'s own bursts, divided by the tokens the simulator generated; the simulator column is the',
+    'serving process (/proc, 10 ms ticks) during that target\'s own bursts, divided by the tokens the simulator generated (both read with the simulator idle); the simulator column is the',
     'same work for every target and shows how noisy the CPU figures are. On a 2-core machine the client, the simulator and the gateway',
     'share the cores: at high concurrency the latencies also measure contention, which is where a gateway\'s CPU per token shows up.',
     ...notes.flatMap((note) => ['', note]),

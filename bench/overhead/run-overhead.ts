@@ -1,16 +1,17 @@
-import { setMaxListeners } from 'node:events';
 import os from 'node:os';
 import { cpusLine } from '../provenance.ts';
 import { Agent } from 'undici';
 import { summarize, type Summary } from '../stats.ts';
-import { OVERHEAD_PROFILE, SIM_MODEL, spawnOurGateway, spawnOverheadSim } from './bench-servers.ts';
+import { OVERHEAD_PROFILE, spawnOurGateway, spawnOverheadSim } from './bench-servers.ts';
 import type { ChildTarget } from './child-target.ts';
 import { overheadMarkdown } from './overhead-report.ts';
 import { untilQuiet } from './proc-cpu.ts';
 import { startPortkey } from './portkey-process.ts';
-import { timedChatStream, type ChatTarget, type StreamTiming } from './timed-chat-stream.ts';
+import { burst, STREAM_TOKENS, type Sample } from './burst.ts';
+import type { ChatTarget } from './timed-chat-stream.ts';
 
-export const STREAM_TOKENS = 200;
+export { STREAM_TOKENS };
+
 export const TARGETS = ['direct', 'conveyor', 'baseline', 'portkey'] as const;
 export type TargetName = (typeof TARGETS)[number];
 
@@ -70,23 +71,6 @@ export interface OverheadJson {
   /** Issue 5's target (reported, never asserted): our added TTFT p50 at 100 streams < 1 ms, and below Portkey's. */
   target: { concurrency: number; conveyorAddedTtftP50Ms: number | null; under1ms: boolean | null; belowPortkey: boolean | null };
 }
-
-interface Sample {
-  timings: StreamTiming[];
-  errors: string[];
-  /** Tokens the simulator generated in the window (recorded, phase and filler streams). */
-  tokens: number;
-  cpuMs: number;
-  simCpuMs: number;
-  wallMs: number;
-}
-
-const REQUEST = JSON.stringify({
-  model: SIM_MODEL,
-  stream: true,
-  max_tokens: STREAM_TOKENS,
-  messages: [{ role: 'user', content: 'overhead-bench-plain: write a paragraph about gateways.' }],
-});
 
 /**
  * Gateway overhead: the same 200-token plain-text streams sent straight to the simulator, through
@@ -178,65 +162,6 @@ function roundsFor(concurrency: number, quick: boolean): { rounds: number; perSl
   // round to the next on this shared box: eight rounds of 100 streams make its median steady.
   if (concurrency <= 100) return { rounds: quick ? 2 : concurrency === 100 ? 8 : 3, perSlot: 1 };
   return { rounds: 1, perSlot: 1 };
-}
-
-const plainRequest = (maxTokens: number) => REQUEST.replace(`"max_tokens":${STREAM_TOKENS}`, `"max_tokens":${maxTokens}`);
-
-/**
- * `concurrency` streams in flight at all times (closed loop), with arrivals spread evenly over a
- * stream's lifetime, as in steady-state serving — not a thundering herd, whose TTFT would measure
- * admission queueing. Slot i first runs an unrecorded stream of 200 + 1 + i·200/c tokens (the
- * simulator emits one token per step for every sequence, so the slots' recorded streams then
- * start i·200/c steps apart). The extra 200 tokens keep every recorded stream clear of the burst's
- * own start, where all the slots connect and prefill at once: without them the first slots' TTFT
- * measured that herd (the p99 outliers sat within 150 ms of the burst's start, direct and through
- * a gateway alike). After its recorded streams a slot keeps the load up with unrecorded streams
- * until every slot is done. CPU and token counts cover the window up to the last recorded token.
- */
-async function burst(chat: ChatTarget, concurrency: number, perSlot: number, sim: ChildTarget, server: ChildTarget): Promise<Sample> {
-  const timings: StreamTiming[] = [];
-  const errors: string[] = [];
-  const fillers = new AbortController();
-  // One signal shared by every filler stream of the burst, on purpose.
-  setMaxListeners(0, fillers.signal);
-  let left = concurrency * perSlot;
-  let measured: { cpuMs: number; simCpuMs: number; wallMs: number; tokens: number } | undefined;
-  let allDone!: () => void;
-  const finished = new Promise<void>((resolve) => (allDone = resolve));
-  const cpu0 = server.cpuMs();
-  const simCpu0 = sim.cpuMs();
-  const tokens0 = await simTokens(sim);
-  const t0 = performance.now();
-
-  const slot = async (i: number) => {
-    // Unrecorded, and only there to stagger the starts: a failure here (a keep-alive socket the
-    // server closed just as it was reused) must not keep the slot from its recorded streams,
-    // whose count ends the burst.
-    const lead = concurrency > 1 ? STREAM_TOKENS : 0;
-    await timedChatStream(chat, plainRequest(lead + 1 + Math.floor((i * STREAM_TOKENS) / concurrency))).catch(() => undefined);
-    for (let k = 0; k < perSlot; k++) {
-      try {
-        timings.push(await timedChatStream(chat, REQUEST));
-      } catch (err) {
-        errors.push((err as Error).message);
-      }
-      if (--left === 0) allDone();
-    }
-    while (left > 0) await timedChatStream(chat, REQUEST, fillers.signal).catch(() => undefined);
-  };
-  const slots = Promise.allSettled(Array.from({ length: concurrency }, (_, i) => slot(i)));
-  await finished;
-  measured = { cpuMs: server.cpuMs() - cpu0, simCpuMs: sim.cpuMs() - simCpu0, wallMs: performance.now() - t0, tokens: 0 };
-  measured.tokens = (await simTokens(sim)) - tokens0;
-  fillers.abort();
-  await slots;
-  return { timings, errors, ...measured };
-}
-
-/** Tokens the simulator has generated so far: the same count for every target, whatever reached the client. */
-async function simTokens(sim: ChildTarget): Promise<number> {
-  const res = await fetch(`${sim.url.replace(/\/v1$/, '')}/sim/counters`);
-  return ((await res.json()) as { tokensGenerated: number }).tokensGenerated;
 }
 
 function levelResult(concurrency: number, rounds: number, streamsPerRound: number, samples: Map<TargetName, Sample[]>): LevelResult {
