@@ -15,6 +15,8 @@ export interface BenchMeta extends Provenance {
   toolProfile: ToolProfile;
   upstream: string;
   pairs: string;
+  /** On/off pairs each workload sent before its measured runs, in no figure. */
+  warmupPairs: number;
   workloads: string;
   python: string;
   search: string;
@@ -98,6 +100,9 @@ function workloadsTable(meta: BenchMeta, reports: WorkloadReport[]): string[] {
   }
   lines.push(
     '',
+    ...(meta.warmupPairs > 0
+      ? [`Left out of every figure: ${meta.warmupPairs} warm-up pair${meta.warmupPairs === 1 ? '' : 's'} per workload, sent before the measured runs (JIT, sockets, first tool starts).`]
+      : []),
     'off = sequential baseline (tools start after each decode ends); on = partial execution. improvement = (off − on) / off.',
     'g_i = decode time of round i (round start → last token); t_i = tool time of round i (first tool start → last result), from the off runs.',
     'bound = Σ max(g_i, t_i) + g_{n+1} (Conveyor, Xu et al. 2024); bound / on = how close partial execution came to it',

@@ -14,6 +14,13 @@ export interface RunRecord {
   failedCalls: number;
 }
 
+export interface BoundRuns {
+  used: number;
+  leftOut: number;
+  /** Why `leftOut` runs are in no bound figure; null where none is. */
+  why: string | null;
+}
+
 /** One request's timeline events; kept for the typical run of each mode, not for every run. */
 type Examples = Record<'on' | 'off', readonly TimelineEvent[]>;
 
@@ -41,6 +48,12 @@ export interface WorkloadReport {
   failedCalls: number;
   /** Runs with another number of rounds than the typical one, left out of g_i, t_i and the bound (roundFigures). */
   otherShapes?: number;
+  /**
+   * The measured runs g_i, t_i and the bound are read from, those left out of them, and why: where
+   * otherShapes is absent the JSON alone did not say whether runs were left out. A detection
+   * workload's bound is the partial-execution runs' (the moment they decoded the invalid field).
+   */
+  boundRuns: BoundRuns;
   records: RunRecord[];
   /** The timeline of each mode's median run (the timelines chart draws them). */
   examples: Examples;
@@ -96,7 +109,7 @@ export async function runAb(opts: {
   if (workload.detection) return detectionReport(workload, opts.runs, records, examples);
   const on = records.filter((r) => r.mode === 'on');
   const off = records.filter((r) => r.mode === 'off');
-  const { generationMs, toolMs, boundMs, sequentialIdealMs, otherShapes } = roundFigures(records);
+  const { generationMs, toolMs, boundMs, sequentialIdealMs, otherShapes, boundRuns } = roundFigures(records);
   const onSummary = summarize(on.map((r) => r.totalMs));
   const offSummary = summarize(off.map((r) => r.totalMs));
   return {
@@ -114,6 +127,7 @@ export async function runAb(opts: {
     metric: 'latency',
     failedCalls: failedCallsOf(records),
     ...(otherShapes > 0 ? { otherShapes } : {}),
+    boundRuns,
     records,
     examples,
   };
@@ -125,7 +139,7 @@ export async function runAb(opts: {
  * by index, such a run's missing rounds counted as 0 ms and its answer round as a tool round,
  * which bent every figure and the bound. `otherShapes`: the runs left out (the report says so).
  */
-export function roundFigures(records: readonly RunRecord[]): Pick<WorkloadReport, 'generationMs' | 'toolMs' | 'boundMs' | 'sequentialIdealMs'> & { otherShapes: number } {
+export function roundFigures(records: readonly RunRecord[]): Pick<WorkloadReport, 'generationMs' | 'toolMs' | 'boundMs' | 'sequentialIdealMs' | 'boundRuns'> & { otherShapes: number } {
   const off = records.filter((r) => r.mode === 'off');
   const counts = new Map<number, number>();
   for (const r of off.length ? off : records) counts.set(r.rounds.length, (counts.get(r.rounds.length) ?? 0) + 1);
@@ -136,7 +150,9 @@ export function roundFigures(records: readonly RunRecord[]): Pick<WorkloadReport
   const toolMs = Array.from({ length: roundCount - 1 }, (_, i) => mean(typical.filter((r) => r.mode === 'off').map((r) => r.rounds[i]!.toolMs)));
   const boundMs = toolMs.reduce((s, t, i) => s + Math.max(generationMs[i]!, t), 0) + generationMs[roundCount - 1]!;
   const sequentialIdealMs = toolMs.reduce((s, t, i) => s + generationMs[i]! + t, 0) + generationMs[roundCount - 1]!;
-  return { generationMs, toolMs, boundMs, sequentialIdealMs, otherShapes: records.length - typical.length };
+  const otherShapes = records.length - typical.length;
+  const why = otherShapes > 0 ? `took another number of rounds than ${roundCount}, the number most sequential runs took` : null;
+  return { generationMs, toolMs, boundMs, sequentialIdealMs, otherShapes, boundRuns: { used: typical.length, leftOut: otherShapes, why } };
 }
 
 /** What a run measured: its time to detect for a detection workload, else its latency. */
@@ -168,7 +184,8 @@ function detectionReport(workload: Workload, runs: number, records: RunRecord[],
   if (missing) throw new Error(`${workload.name}: ${missing} runs have no rejection in their timeline`);
   const on = summarize(detected('on'));
   const off = summarize(detected('off'));
-  const boundMs = mean(records.filter((r) => r.mode === 'on').map((r) => r.detection!.boundMs));
+  const onRuns = records.filter((r) => r.mode === 'on');
+  const boundMs = mean(onRuns.map((r) => r.detection!.boundMs));
   return {
     workload: workload.name,
     description: workload.description,
@@ -183,6 +200,8 @@ function detectionReport(workload: Workload, runs: number, records: RunRecord[],
     boundAchieved: boundMs / on.mean,
     metric: 'detection',
     failedCalls: failedCallsOf(records),
+    // Every run has its rejection (checked above): none is left out for a fault of its own.
+    boundRuns: { used: onRuns.length, leftOut: 0, why: null },
     records,
     examples,
   };

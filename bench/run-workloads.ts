@@ -118,6 +118,7 @@ export async function runWorkloads(o: WorkloadsOptions): Promise<{
         node: process.version,
         toolProfile: o.toolProfile,
         pairs: pairsLine(o),
+        warmupPairs: o.warmup,
         workloads:
           o.workloads.length === 1 ? 'one, with its own gateway' : o.serialWorkloads ? 'one after the other, each with its own gateway' : 'all at once, each with its own gateway, sharing the upstream',
         python: !uses('python') ? 'not used' : `${python}${env.numpy ? ' with numpy+matplotlib' : ' (stdlib only)'}${coldImports ? ', cold imports' : ', pre-imported in the fork server'}`,

@@ -40,9 +40,16 @@ export interface SweepResult {
   /** Fixed per-request overhead O (everything outside round 1), measured in calibration runs, ms. */
   overheadMs: number;
   runs: number;
+  /** Requests in no point's figures: the warm-up ones, and one calibration request per point (t = 0: its g aims t, and they give O). */
+  leftOut: SweepLeftOut;
   command: string;
   markdown: string;
   svg: string;
+}
+
+export interface SweepLeftOut {
+  warmupRuns: number;
+  calibrationRuns: number;
 }
 
 const optionsSchema = z.object({
@@ -116,7 +123,7 @@ export async function runSweep(options: SweepOptions = {}): Promise<SweepResult>
       }
       points.push(analysePoint(point, records, overheadMs));
     }
-    const result = { points, overheadMs, runs, command };
+    const result = { points, overheadMs, runs, leftOut: { warmupRuns: warmup, calibrationRuns: calibration.length }, command };
     return { ...result, markdown: sweepMarkdown({ ...result, profile: SWEEP_PROFILE }), svg: sweepSvg(points) };
   } finally {
     await conveyor?.close();

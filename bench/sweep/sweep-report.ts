@@ -1,7 +1,7 @@
 import type { TimingProfile } from '../../sim/sim-server.ts';
 import { lineChart } from '../charts/svg-charts.ts';
 import { percent as pct } from '../percent-format.ts';
-import type { SweepPoint } from './run-sweep.ts';
+import type { SweepLeftOut, SweepPoint } from './run-sweep.ts';
 import { idealSpeedup } from './sweep-plan.ts';
 import { fixedDigits } from '../fixed-digits.ts';
 
@@ -12,7 +12,7 @@ const ms = (v: number) => fixedDigits(v, 1);
 const x2 = (v: number) => fixedDigits(v, 3);
 
 /** The sweep's Markdown: setup, one row per point, and whether every point met the target. */
-export function sweepMarkdown(r: { points: SweepPoint[]; overheadMs: number; runs: number; command: string; profile: TimingProfile }): string {
+export function sweepMarkdown(r: { points: SweepPoint[]; overheadMs: number; runs: number; command: string; profile: TimingProfile; leftOut: SweepLeftOut }): string {
   // A point missing a figure has a NaN error, which made Math.max() NaN: printed '–' beside "NOT every
   // point within", as if a point had missed the target. Those points are named apart; the rest judged.
   const errors = (p: SweepPoint) => [p.errorPct, p.onErrorPct, p.offErrorPct];
@@ -25,7 +25,9 @@ export function sweepMarkdown(r: { points: SweepPoint[]; overheadMs: number; run
     '',
     `Command: \`${r.command}\`  `,
     `Node ${process.version}; embedded simulator, profile \`${r.profile.name}\` (${step} ms per decode step); ${r.runs} runs per mode per point, on/off alternating.  `,
-    `Fixed overhead O (everything outside round 1: HTTP, the answer round), measured in calibration runs: **${ms(r.overheadMs)} ms**.`,
+    `Fixed overhead O (everything outside round 1: HTTP, the answer round), measured in calibration runs: **${ms(r.overheadMs)} ms**.  `,
+    `Left out of every point's figures: ${r.leftOut.warmupRuns} warm-up requests (JIT, sockets, the tokenizer's caches) and ${r.leftOut.calibrationRuns} calibration requests ` +
+      '(one per point, with a zero-time tool: its g aims t, and together they give O).',
     '',
     '| target t/g | t/g | g (ms) | g0 (ms) | t (ms) | off mean ± std | predicted off | on mean ± std | predicted on | speedup measured | speedup predicted | error | off err | on err | textbook bound | error vs bound |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',

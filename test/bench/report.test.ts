@@ -35,6 +35,7 @@ function workload(name: string, improvementPct: number): WorkloadReport {
     boundAchieved: 0.9995,
     metric: 'latency',
     failedCalls: 0,
+    boundRuns: { used: 40, leftOut: 0, why: null },
     records: [],
     examples: { on: [], off: [] },
   };
@@ -63,5 +64,14 @@ describe('markdownReport', () => {
     const improvement = (name: string) => markdown.split('\n').find((l) => l.startsWith(`| ${name} |`))!.split(' | ')[6];
     expect(['calculator', 'database', 'codegen'].map(improvement)).toEqual(['0.0%', '-0.1%', '33.3%']);
     expect(markdown).not.toContain('-0.0%');
+  });
+
+  // The warm-up pair each workload sends first is in no figure (off, on, g_i, t_i, the bound):
+  // the README said so, the report did not, and a reader counting requests found two too many.
+  it('says how many warm-up pairs each workload ran, left out of every figure', () => {
+    const run = (warmupPairs: number) => markdownReport({ origin, meta: { ...meta, warmupPairs }, reports: [workload('codegen', 30)], sections: [], wallS: 2 });
+    expect(run(1)).toContain('Left out of every figure: 1 warm-up pair per workload, sent before the measured runs (JIT, sockets, first tool starts).');
+    expect(run(2)).toContain('Left out of every figure: 2 warm-up pairs per workload,');
+    expect(run(0)).not.toContain('warm-up pair');
   });
 });

@@ -19,11 +19,18 @@ const twoRounds = [run('off', [[100, 50], [30, 0]]), run('on', [[100, 70], [30, 
 describe('g_i, t_i and the bound of runs that differ in their number of rounds', () => {
   it('are those of the typical runs: the odd run is left out, not averaged in with zeros (regression: g_2 read 3 rounds as 2)', () => {
     const figures = roundFigures([...twoRounds, run('off', [[100, 50], [40, 60], [30, 0]])]);
-    expect(figures).toEqual({ generationMs: [100, 30], toolMs: [50], boundMs: 130, sequentialIdealMs: 180, otherShapes: 1 });
+    expect(figures).toEqual({
+      generationMs: [100, 30],
+      toolMs: [50],
+      boundMs: 130,
+      sequentialIdealMs: 180,
+      otherShapes: 1,
+      boundRuns: { used: 4, leftOut: 1, why: 'took another number of rounds than 2, the number most sequential runs took' },
+    });
   });
 
   it('leave nothing out when every run took the same rounds', () => {
-    expect(roundFigures(twoRounds)).toEqual({ generationMs: [100, 30], toolMs: [50], boundMs: 130, sequentialIdealMs: 180, otherShapes: 0 });
+    expect(roundFigures(twoRounds)).toEqual({ generationMs: [100, 30], toolMs: [50], boundMs: 130, sequentialIdealMs: 180, otherShapes: 0, boundRuns: { used: 4, leftOut: 0, why: null } });
   });
 
   it('take the longer shape of two as frequent among the sequential runs', () => {
@@ -31,6 +38,7 @@ describe('g_i, t_i and the bound of runs that differ in their number of rounds',
     expect(figures.generationMs).toEqual([100, 40, 30]);
     expect(figures.toolMs).toEqual([50, 60]);
     expect(figures.otherShapes).toBe(2);
+    expect(figures.boundRuns).toEqual({ used: 1, leftOut: 2, why: 'took another number of rounds than 3, the number most sequential runs took' });
   });
 });
 

@@ -48,6 +48,8 @@ describe('t/g sweep', () => {
     const result = await runSweep({ quick: true, runs: 1, onProgress: (done, total) => progress.push([done, total]) });
 
     expect(result.points).toHaveLength(QUICK_INDICES.length);
+    // In the JSON: the requests that are in no point's figures.
+    expect(result.leftOut).toEqual({ warmupRuns: 2, calibrationRuns: QUICK_INDICES.length });
     expect(result.points.map((p) => p.targetRatio)).toEqual(QUICK_INDICES.map((i) => SWEEP_RATIOS[i]));
     for (const p of result.points) {
       for (const key of ['ratio', 'g', 't', 'offMs', 'onMs', 'predictedOnMs', 'predictedOffMs', 'errorPct'] as const) {

@@ -19,6 +19,7 @@ function report(workload: string, metric: WorkloadReport['metric']): WorkloadRep
     boundAchieved: 1,
     metric,
     failedCalls: 0,
+    boundRuns: { used: 40, leftOut: 0, why: null },
     records: [],
     examples: { on: [], off: [] },
   };
