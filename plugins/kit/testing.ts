@@ -1,6 +1,6 @@
 import { thrownMessage } from '../../core/errors.ts';
 import type { Piece } from '../../parsers/parser-events.ts';
-import type { ToolPlugin, ToolProgress, ToolResult, Verdict } from '../plugin-types.ts';
+import type { ToolExecution, ToolPlugin, ToolProgress, ToolResult, Verdict } from '../plugin-types.ts';
 import { ProgressBudget } from '../progress-budget.ts';
 
 /**
@@ -77,10 +77,17 @@ export async function runScriptedCall(tool: ToolPlugin, call: ScriptedCall, sign
     const passed = budget.take(emitted);
     if (passed) progress.push(passed);
   };
-  const execution = tool.start({ callId: call.callId ?? 'call_test', signal, emit, ...(call.tenant === undefined ? {} : { tenant: call.tenant }) });
   const run: ScriptedRun = { verdicts: [], progress, afterEnd };
+  let execution: ToolExecution;
+  try {
+    execution = tool.start({ callId: call.callId ?? 'call_test', signal, emit, ...(call.tenant === undefined ? {} : { tenant: call.tenant }) });
+  } catch (err) {
+    // As the Dispatcher answers a start() that throws: that call's error, with nothing to abort.
+    ended = true;
+    return { ...run, result: { ok: false, content: `error: ${tool.name} failed: ${thrownMessage(err)}` } };
+  }
   const gap = () => (call.gapMs ? new Promise((resolve) => setTimeout(resolve, call.gapMs)) : undefined);
-  // A tool whose piece or end throws (the kit's never do; a hand-written ToolPlugin may) gets the
+  // A tool whose start, piece or end throws (the kit's never do; a hand-written ToolPlugin may) gets the
   // tool error the gateway's Dispatcher gives it, so a test sees what the model would.
   const failed = (err: unknown): ScriptedRun => {
     const message = thrownMessage(err);
