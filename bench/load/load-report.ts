@@ -80,6 +80,8 @@ function legend(): string[] {
   return [
     'rate = offered Poisson arrival rate (exactly rate × duration arrivals per phase, Poisson-spaced). Each pair of consecutive arrivals holds one on and one off request, in seeded random order, so both modes share one load.',
     'latency = scheduled send → `data: [DONE]` (open loop: a late send counts against the request). completed/s = (completions − 1) / (first → last completion): the offered rate below saturation, the served rate at saturation.',
+    // A quick run's handful of requests per mode and rate has its slowest as p90 and p99.
+    "p50 / p90 / p99: nearest rank (no interpolation) over the mode's completed requests; with fewer than 100 of them p99 is the slowest.",
     'g₁ = decode time of round 1 (the code); t = tool time (first tool activity → result; in on runs the cell opens with the first line, so t spans the decode); tool wait after decode = how long round 1 waited for the tool once the code was decoded.',
     'mean batch = sequences per engine step over the phase (/sim/counters deltas); max batch and queued = sampled /sim/counters every 250 ms; mean step = simulated GPU time / steps.',
   ];

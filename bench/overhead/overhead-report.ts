@@ -62,6 +62,8 @@ export function overheadMarkdown(json: OverheadJson, command?: string): string {
     `Issue 5 target: our added TTFT p50 at ${tgt.concurrency} streams < 1 ms and below Portkey's. This run: ${verdict}.`,
     '',
     'TTFT: request sent → first non-empty content delta, at the client. ITL: gap between consecutive content deltas as the client read them.',
+    // At one stream a level has a dozen TTFTs (two with --quick): p99 is its slowest, not a 1-in-100 tail.
+    'p50 / p99: nearest rank (no interpolation); over fewer than 100 samples p99 is the largest.',
     'added = gateway percentile − direct percentile, from the same run (rounds interleaved A B C, B C A, …). CPU: user + system time of the',
     'serving process (/proc, 10 ms ticks) during that target\'s own bursts, divided by the tokens the simulator generated (both read with the simulator idle); the simulator column is the',
     'same work for every target and shows how noisy the CPU figures are. On a 2-core machine the client, the simulator and the gateway',

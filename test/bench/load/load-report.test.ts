@@ -47,4 +47,11 @@ describe('the load report', () => {
     expect(markdown).toContain('p50 7000 → 7000 ms (0.0%, 0 ms saved)');
     expect(markdown).not.toMatch(/-0(\.0)?\b/);
   });
+
+  // A quick run sends a handful of requests per mode and rate: its p99 (and p90) is then the slowest.
+  it('says how its percentiles are taken, and what p99 is with under 100 requests', () => {
+    expect(loadMarkdown(meta, [phase], 16)).toContain(
+      'p50 / p90 / p99: nearest rank (no interpolation) over the mode\'s completed requests; with fewer than 100 of them p99 is the slowest.',
+    );
+  });
 });

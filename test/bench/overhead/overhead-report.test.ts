@@ -79,4 +79,10 @@ describe('the overhead report, its opening', () => {
     expect(lines[2]).toMatch(/^Node v20; 2 × test;/);
     expect(lines.some((l) => l.startsWith('Command:'))).toBe(false);
   });
+
+  // At one stream the level has a dozen TTFTs (two with --quick): its p99 is the slowest stream.
+  // The report gave p99s without saying how they were taken, so they read as a 1-in-100 tail.
+  it('says how its percentiles are taken, and what p99 is with under 100 samples', () => {
+    expect(overheadMarkdown(json)).toContain('p50 / p99: nearest rank (no interpolation); over fewer than 100 samples p99 is the largest.');
+  });
 });
