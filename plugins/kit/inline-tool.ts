@@ -1,3 +1,4 @@
+import { thrownMessage } from '../../core/errors.ts';
 import type { Piece } from '../../parsers/parser-events.ts';
 import type { ToolCallContext, ToolExecution, ToolPlugin, ToolResult, Verdict } from '../plugin-types.ts';
 import { CallClock } from '../../sandbox/runtimes/call-clock.ts';
@@ -146,8 +147,16 @@ class InlineExecution implements ToolExecution {
   }
 
   async end(rawArgs: Record<string, unknown>): Promise<ToolResult> {
-    const parsed = this.definition.parameters.safeParse(rawArgs);
-    if (!parsed.success) this.failWith(invalidArguments(parsed.error), 'invalid_arguments', 'invalid arguments');
+    // A schema may throw rather than report an issue (a transform that throws, an async refine):
+    // thrown past end(), the call's clock ran on and fired onAbort as a timeout long after.
+    let parsed: ReturnType<PluginDefinition['parameters']['safeParse']> | undefined;
+    try {
+      parsed = this.definition.parameters.safeParse(rawArgs);
+    } catch (err) {
+      const message = thrownMessage(err);
+      this.fail({ ok: false, content: `error: ${this.definition.name} failed: ${message}` }, `failed: ${message}`);
+    }
+    if (parsed && !parsed.success) this.failWith(invalidArguments(parsed.error), 'invalid_arguments', 'invalid arguments');
     this.clock?.finalStretch();
     await this.chain;
     this.endEmitError = null;
