@@ -1,5 +1,6 @@
 import type { Mode } from './arrival-schedule.ts';
 import type { PhaseRun } from './run-phase.ts';
+import { mean, summarize } from '../stats.ts';
 
 export interface LatencySummary {
   mean: number;
@@ -70,7 +71,6 @@ export function completionRate(doneAtMs: readonly number[]): number {
   return last > first ? ((doneAtMs.length - 1) * 1000) / (last - first) : NaN;
 }
 
-const mean = (v: readonly number[]) => (v.length ? v.reduce((s, x) => s + x, 0) / v.length : NaN);
 
 export function summarizePhase(run: PhaseRun): PhaseSummary {
   const spanS = run.spanMs / 1000;
@@ -84,7 +84,10 @@ export function summarizePhase(run: PhaseRun): PhaseSummary {
       failed: mine.length - ok.length,
       completedPerS: completionRate(ok.map((r) => r.doneAtMs)),
       latencyMs: { mean: mean(latencies), p50: percentile(latencies, 0.5), p90: percentile(latencies, 0.9), p99: percentile(latencies, 0.99), max: latencies.at(-1) ?? NaN },
-      ttftP50Ms: percentile(ok.map((r) => r.ttftMs).sort((a, b) => a - b), 0.5),
+      // summarize() and mean() leave out a figure one request lacks (a stream with no content token:
+      // NaN TTFT; a timeline without rounds): a NaN sorted in broke the p50, summed in it made the
+      // whole mean NaN, so one request took every other request's g₁, t and tool wait with it.
+      ttftP50Ms: summarize(ok.map((r) => r.ttftMs)).p50,
       g1Ms: mean(ok.map((r) => r.rounds[0]?.generationMs ?? NaN)),
       toolMs: mean(ok.map((r) => r.rounds[0]?.toolMs ?? NaN)),
       toolWaitAfterDecodeMs: mean(ok.map((r) => r.rounds[0]?.toolWaitAfterDecodeMs ?? NaN)),
