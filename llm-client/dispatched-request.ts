@@ -40,6 +40,11 @@ export abstract class DispatchedRequest<Options extends DispatchedRequestOptions
   #abortBeforeConnect: Error | undefined;
   /** Tells first-token-first that undici has written the request (or it never will). */
   #written: (() => void) | undefined;
+  /**
+   * The headers wait undici was given, which its timeout error names: a chat stream's is the
+   * longer of headersMs and firstTokenMs (generationHeadersMs), not headersMs.
+   */
+  #headersMs: number | undefined;
 
   constructor(options: Options) {
     this.options = options;
@@ -68,6 +73,7 @@ export abstract class DispatchedRequest<Options extends DispatchedRequestOptions
     signal.addEventListener('abort', this.#onSignalAbort, { once: true });
     try {
       const { dispatcher, request } = prepare();
+      this.#headersMs = request.headersTimeout ?? undefined;
       // Before dispatch: undici may write (onConnect) inside it, on a socket not used before.
       this.#written = requestDispatched();
       dispatcher.dispatch(request, this);
@@ -127,7 +133,8 @@ export abstract class DispatchedRequest<Options extends DispatchedRequestOptions
       this.interrupted = true;
       return this.settle(abortReason(signal));
     }
-    this.settle(toUpstreamError(error, { baseUrl, timeouts }));
+    const waited = this.#headersMs === undefined ? timeouts : { ...timeouts, headersMs: this.#headersMs };
+    this.settle(toUpstreamError(error, { baseUrl, timeouts: waited }));
   }
 
   /** Ends the request: resolves without `reason`, rejects with it. */

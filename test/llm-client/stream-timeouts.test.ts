@@ -5,10 +5,11 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
   UpstreamConnectTimeoutError,
   UpstreamFirstTokenTimeoutError,
+  UpstreamHeadersTimeoutError,
   UpstreamIdleTimeoutError,
   UpstreamTotalTimeoutError,
 } from '../../core/errors.ts';
-import { closeUpstreamPools, streamChatCompletion, type UpstreamTimeouts } from '../../llm-client/index.ts';
+import { closeUpstreamPools, pumpChatCompletion, streamChatCompletion, type UpstreamTimeouts } from '../../llm-client/index.ts';
 import { MODEL, START, vllmChunk } from './fixtures/vllm-streams.ts';
 import { collect, pause, sseHeaders, startTestUpstream, type TestUpstream } from './upstream-test-server.ts';
 
@@ -62,6 +63,21 @@ describe('streamChatCompletion phase timeouts', () => {
     expect(parts).toEqual([]);
     // The first-token deadline bounds the wait for the headers too (below): a shorter headersMs does not cut it.
     expect(error).toBeInstanceOf(UpstreamFirstTokenTimeoutError);
+  });
+
+  it('headers: the error names the wait it allowed, the longer of headersMs and firstTokenMs (regression: it named headersMs)', async () => {
+    // A paused consumer stops the first-token clock (below), so only undici's headers timeout can
+    // end a wait for headers that never come; it runs for the first-token wait (llama.cpp's case).
+    upstream = await startTestUpstream(() => {});
+    const stream = pumpChatCompletion(
+      { baseUrl: upstream.baseUrl, body, signal: new AbortController().signal, timeouts: { ...generous, headersMs: 150, firstTokenMs: 400 } },
+      () => {},
+    );
+    stream.pause();
+    const error = await stream.done.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UpstreamHeadersTimeoutError);
+    // Before: "upstream sent no response headers within 150 ms", after a wait of 400 ms.
+    expect((error as Error).message).toBe('upstream sent no response headers within 400 ms');
   });
 
   it("headers: llama.cpp's server, which sends them with its first token, is given the first-token wait, not headersMs (regression)", async () => {
