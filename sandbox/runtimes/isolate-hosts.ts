@@ -90,6 +90,10 @@ export class IsolateHosts {
       done: (_reason, ending) => {
         release();
         if (ending.kind === 'unanswered' && host.alive) this.checkResponsive(host);
+        // The host outlives every call: counted over its life, the output limit would end it (and
+        // every call on it) once its hooks' prints had added up, however small each one was.
+        // Idle, nothing it printed belongs to a call still running, so the count starts afresh.
+        else if (group.slots.active === 0 && group.host === host && host.usable) host.nextCall();
       },
     };
   }

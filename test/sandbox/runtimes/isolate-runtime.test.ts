@@ -4,6 +4,7 @@ import { runScriptedCall } from '../../../plugins/kit/testing.ts';
 import type { ToolResult } from '../../../plugins/plugin-types.ts';
 import { createRuntimePools, type RuntimePools, type RuntimesReport } from '../../../sandbox/runtimes/runtime-pools.ts';
 import guest from './fixtures/guest-plugin.ts';
+import printing from './fixtures/isolate-printing-plugin.ts';
 import { eventually, fixture, leftovers } from './runtime-test-helpers.ts';
 
 // Runs on every machine: with isolated-vm (Node >= 22, optional dependency installed) against real
@@ -63,6 +64,22 @@ describe('isolate runtime', () => {
     expect(await slow).toMatchObject({ ok: true, content: '10' });
     // The runtime keeps serving.
     expect(await evaluate('1 + 1')).toMatchObject({ ok: true, content: '2' });
+  });
+
+  // The host lives as long as the gateway: its output limit bounds a burst, not its whole life.
+  it('counts the host\'s output limit afresh once it is idle, so a long life of small prints never ends it', async (ctx) => {
+    // Only where isolates run (Node >= 22): the process fallback has a per-call limit of its own.
+    if (!report.isolate.available) ctx.skip();
+    const print = () =>
+      runScriptedCall(toolFromPlugin(printing, { moduleUrl: fixture('isolate-printing-plugin.ts'), pools }), { args: { mib: 24 } }).then((run) => run.result as ToolResult);
+    const pids = new Set<unknown>();
+    // 3 × 24 MiB: past the host's 64 MiB, one idle call at a time.
+    for (let i = 0; i < 3; i++) {
+      const result = await print();
+      expect(result, `call ${i + 1}`).toMatchObject({ ok: true, content: 'printed' });
+      pids.add(result.data?.['pid']);
+    }
+    expect(pids.size).toBe(1);
   });
 
   it('leaves no per-call process behind', async () => {
