@@ -18,6 +18,7 @@ import { TOOL_PROFILES } from './tool-profiles/tool-profiles.ts';
 import { codegen } from './workloads/codegen.ts';
 import { calculator, database, planning, search, validation } from './workloads/paper-workloads.ts';
 import type { Workload } from './workloads/workload.ts';
+import { commandLine } from './command-line.ts';
 
 const WORKLOADS: Record<string, Workload> = { codegen, search, planning, validation, database, calculator };
 /** More runs than this is a typo, not a benchmark (20 runs already take minutes per workload). */
@@ -127,7 +128,7 @@ try {
   fail((err as Error).message);
 }
 const started = performance.now();
-const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim();
+const command = commandLine('npm run bench --', process.argv.slice(2));
 const group = Object.keys(GROUPS).find((g) => GROUPS[g]!.length === asked.length && GROUPS[g]!.every((n) => asked.includes(n)));
 const name = (opts.name ?? group ?? asked.join('-')) + (opts.quick ? '-quick' : '');
 const quick = Boolean(opts.quick);

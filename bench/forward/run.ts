@@ -20,6 +20,7 @@ import { jsonText, writeResultFiles } from '../result-files.ts';
 import { summarize } from '../stats.ts';
 import { forwardMarkdown, TARGETS, type ForwardRow, type Target } from './forward-report.ts';
 import { SseReadScanner } from './sse-read-scanner.ts';
+import { commandLine } from '../command-line.ts';
 
 const { concurrency: levels, phaseMs, rounds } = usageErrorsExit2(new Command().name('forward'))
   .description('What the gateway costs on an endpoint it only forwards (/v1/completions), next to its chat completions.')
@@ -28,7 +29,7 @@ const { concurrency: levels, phaseMs, rounds } = usageErrorsExit2(new Command().
   .option('--rounds <n>', 'rounds of phases, in alternating order', wholeNumber(1, 100), 3)
   .parse()
   .opts<{ concurrency: number[]; phaseMs: number; rounds: number }>();
-const command = `npx tsx bench/forward/run.ts ${process.argv.slice(2).join(' ')}`.trim();
+const command = commandLine('npx tsx bench/forward/run.ts', process.argv.slice(2));
 
 const TOKENS = 200;
 const PROMPT = 'overhead-bench-plain: write a paragraph about gateways.';

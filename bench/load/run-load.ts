@@ -8,6 +8,7 @@ import { loadMarkdown, type LoadMeta } from './load-report.ts';
 import { LOAD_PROFILE, spawnLoadSim } from './load-sim.ts';
 import { summarizePhase } from './load-summary.ts';
 import { runPhase, type PhaseRun } from './run-phase.ts';
+import { commandLine } from '../command-line.ts';
 
 /**
  * Light (about 2 of 16 sequences), half (about 5) and past a full batch: with ~470 tokens per
@@ -111,5 +112,5 @@ export async function runLoad(o: LoadOptions = {}): Promise<{ markdown: string; 
 
 function defaultCommand(): string {
   const script = process.argv[1] ? relative(process.cwd(), process.argv[1]) : 'bench/load/run.ts';
-  return `npx tsx ${[script, ...process.argv.slice(2)].join(' ')}`;
+  return commandLine(`npx tsx ${script}`, process.argv.slice(2));
 }

@@ -20,6 +20,7 @@ import { runParserCpu } from './parser-cpu.ts';
 import { baseline as checkout } from '../git-baseline.ts';
 import { runOverhead } from './run-overhead.ts';
 import { loadTimingProfile } from '../../sim/timing-profile.ts';
+import { commandLine } from '../command-line.ts';
 
 const program = new Command()
   .name('overhead')
@@ -45,7 +46,7 @@ if (profile !== undefined) {
   }
 }
 const baselineSpec = opts.baseline;
-const command = `npx tsx bench/overhead/run.ts ${process.argv.slice(2).join(' ')}`.trim();
+const command = commandLine('npx tsx bench/overhead/run.ts', process.argv.slice(2));
 const name = opts.parserCpu ? 'parser-cpu' : 'overhead';
 
 const progress = (done: number, total: number) => process.stderr.write(`\r${name}: ${done}/${total}`);

@@ -19,6 +19,7 @@ import { wholeNumber } from '../../gateway/commands/number-options.ts';
 import { jsonText, writeResultFiles } from '../result-files.ts';
 import { summarize } from '../stats.ts';
 import { processReuseMarkdown } from './reuse-report.ts';
+import { commandLine } from '../command-line.ts';
 
 const { runs, calls } = new Command()
   .name('process-reuse')
@@ -71,7 +72,7 @@ const rows = [...samples].map(([key, ms]) => {
   const [mode, pattern] = key.split('\t') as [Mode, string];
   return { mode, pattern, ms: summarize(ms) };
 });
-const command = `npx tsx bench/plugin-start/reuse.ts ${process.argv.slice(2).join(' ')}`.trim();
+const command = commandLine('npx tsx bench/plugin-start/reuse.ts', process.argv.slice(2));
 const markdown = processReuseMarkdown({
   command,
   at: new Date().toISOString(),

@@ -23,6 +23,7 @@ import { wholeNumber } from '../../gateway/commands/number-options.ts';
 import { jsonText, writeResultFiles } from '../result-files.ts';
 import { summarize } from '../stats.ts';
 import { pluginStartMarkdown, type Loader, type StartRow } from './plugin-start-report.ts';
+import { commandLine } from '../command-line.ts';
 
 const LOADERS: Record<Loader, readonly string[]> = {
   tsx: ['--import', tsxLoaderUrl()],
@@ -109,7 +110,7 @@ for (const [key, starts] of samples) {
   const [plugin, loader] = key.split('\t') as [string, Loader];
   rows.push({ plugin, loader, wallMs: summarize(starts.map((s) => s.wallMs)), cpuMs: summarize(starts.map((s) => s.cpuMs)) });
 }
-const command = `npx tsx bench/plugin-start/run.ts ${process.argv.slice(2).join(' ')}`.trim();
+const command = commandLine('npx tsx bench/plugin-start/run.ts', process.argv.slice(2));
 const major = process.versions.node.split('.')[0];
 const coldRows = loaders.map((loader) => ({ loader, ms: summarize(cold.get(loader) ?? []) }));
 const markdown = pluginStartMarkdown({

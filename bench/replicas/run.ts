@@ -6,6 +6,7 @@ import { checkOutOption, jsonText, writeResultFiles } from '../result-files.ts';
 import { usageErrorsExit2 } from '../usage-errors.ts';
 import { replicasMarkdown } from './replicas-report.ts';
 import { runReplicas } from './run-replicas.ts';
+import { commandLine } from '../command-line.ts';
 
 const positiveInt = (v: string) => {
   const n = Number(v);
@@ -43,7 +44,7 @@ restoreTerminalOnSignals();
 const bar = progressBar('replicas');
 const result = await runReplicas({ ...opts, ratePerS: opts.rate, onProgress: (done, total) => bar.update(done, total) });
 bar.stop();
-const command = `npx tsx bench/replicas/run.ts ${process.argv.slice(2).join(' ')}`.trim();
+const command = commandLine('npx tsx bench/replicas/run.ts', process.argv.slice(2));
 // When, on what and from which code: the figures alone could not be traced to a machine or commit.
 const origin = { command, date: new Date().toISOString(), node: process.version, ...provenance() };
 // The title first, the command and the origin under it, as the other reports (they came after the report).

@@ -6,6 +6,7 @@ import { usageErrorsExit2 } from '../usage-errors.ts';
 import { runSweep } from './run-sweep.ts';
 import { SWEEP_PROFILE } from './sweep-scenarios.ts';
 import { restoreTerminalOnSignals } from '../progress.ts';
+import { commandLine } from '../command-line.ts';
 
 const program = new Command()
   .name('sweep')
@@ -20,7 +21,7 @@ const opts = program.opts<{ quick?: boolean; runs?: number; out: string }>();
 // Before measuring: a bad --out found only when the files are written loses the whole run.
 checkOutOption(program, opts.out);
 
-const command = `npx tsx bench/sweep/run.ts ${process.argv.slice(2).join(' ')}`.trim();
+const command = commandLine('npx tsx bench/sweep/run.ts', process.argv.slice(2));
 // Ctrl-C mid-run: the bar below hides the cursor; the terminal gets it back.
 restoreTerminalOnSignals();
 const bar = new cliProgress.SingleBar({ format: 't/g sweep |{bar}| {value}/{total} requests', hideCursor: true }, cliProgress.Presets.shades_classic);

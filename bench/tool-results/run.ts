@@ -19,6 +19,7 @@ import { checkOutOption, jsonText, writeResultFiles } from '../result-files.ts';
 import { usageErrorsExit2 } from '../usage-errors.ts';
 import { restoreTerminalOnSignals } from '../progress.ts';
 import { toolResultsMarkdown, type Timing } from './tool-results-report.ts';
+import { commandLine } from '../command-line.ts';
 
 const program = new Command()
   .name('tool-results')
@@ -112,7 +113,7 @@ try {
   bar.stop();
 }
 
-const command = `npx tsx bench/tool-results/run.ts ${process.argv.slice(2).join(' ')}`.trim();
+const command = commandLine('npx tsx bench/tool-results/run.ts', process.argv.slice(2));
 const markdown = toolResultsMarkdown({ command, date: new Date().toISOString(), profile: opts.profile, runs: opts.runs, targets });
 const files = writeResultFiles(opts.out, 'tool-results', { '.md': markdown, '.json': jsonText({ command, profile: opts.profile, runs: opts.runs, targets: targets.map(({ label, partial, timings }) => ({ label, partial, timings })) }) });
 console.log(`\n${markdown}`);
