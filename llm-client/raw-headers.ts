@@ -8,12 +8,19 @@ export function rawHeaderValue(raw: Buffer[] | string[] | null, name: string): s
   return value ?? '';
 }
 
-/** undici's raw header list as a record like Node's `IncomingHttpHeaders`: names lower-cased, a repeated header as a list. */
+/**
+ * undici's raw header list as a record like Node's `IncomingHttpHeaders`: names lower-cased, a
+ * repeated header as a list. Values are read as latin1, as undici and Node read them: one
+ * character per byte, which Node's writeHead writes back as that byte, so a header passed on
+ * keeps its bytes. Read as UTF-8, a UTF-8 filename in a Content-Disposition became characters past
+ * U+00FF, and a latin1 byte U+FFFD, which writeHead refuses (ERR_INVALID_CHAR): the forward failed.
+ */
 export function rawHeaderRecord(raw: Buffer[] | string[] | null): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = {};
   for (let i = 0; raw && i + 1 < raw.length; i += 2) {
     const name = String(raw[i]).toLowerCase();
-    const value = String(raw[i + 1]);
+    const item = raw[i + 1]!;
+    const value = typeof item === 'string' ? item : item.toString('latin1');
     const seen = headers[name];
     headers[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
   }

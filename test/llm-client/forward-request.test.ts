@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, validateHeaderValue, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +9,8 @@ import { startRawDroppingUpstream } from './raw-dropping-upstream.ts';
 import { pause, startTestUpstream } from './upstream-test-server.ts';
 
 const PIECES = 200;
+const RAW_DISPOSITION = Buffer.from('attachment; filename="报告-é.pdf"', 'utf8');
+const RAW_LATIN1 = Buffer.from([0x63, 0x61, 0x66, 0xe9]);
 const piece = (i: number) => `piece ${String(i).padStart(4, '0')};`;
 
 let server: Server;
@@ -27,6 +29,11 @@ beforeAll(async () => {
         else res.end();
       };
       next();
+      return;
+    }
+    if (req.url?.startsWith('/v1/raw-header-bytes')) {
+      // Node writes a header string as latin1: these are the bytes of UTF-8 text and of a latin1 é.
+      res.writeHead(200, { 'content-disposition': RAW_DISPOSITION.toString('latin1'), 'x-latin1': RAW_LATIN1.toString('latin1') }).end('ok');
       return;
     }
     if (req.url?.startsWith('/v1/stalls')) {
@@ -72,6 +79,21 @@ describe('forwardRequest', () => {
     expect(head?.headers['set-cookie']).toEqual(['a=1', 'b=2']);
     expect(Buffer.concat(received).toString()).toBe(Array.from({ length: PIECES }, (_, i) => piece(i)).join(''));
     expect(pauses).toBeGreaterThan(0);
+  });
+
+  it('hands on header bytes as undici and Node read them, latin1, so writing them on sends the same bytes (regression: read as UTF-8)', async () => {
+    let headers: Record<string, string | string[]> = {};
+    const exchange = forwardRequest(forwardConnection({ baseUrl }), get('/raw-header-bytes', new AbortController().signal), {
+      head: (_status, h) => (headers = h),
+      body: () => true,
+    });
+    await exchange.done;
+    for (const [name, raw] of [['content-disposition', RAW_DISPOSITION], ['x-latin1', RAW_LATIN1]] as const) {
+      const value = headers[name] as string;
+      // Before: UTF-8 text past U+00FF (or U+FFFD for the latin1 byte), which a sink's writeHead refuses (ERR_INVALID_CHAR).
+      expect(() => validateHeaderValue(name, value)).not.toThrow();
+      expect(Buffer.from(value, 'latin1')).toEqual(raw);
+    }
   });
 
   it("rejects with the caller's reason when it aborts before the head, and the upstream sees the connection close", async () => {
