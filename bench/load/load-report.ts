@@ -83,6 +83,7 @@ function legend(): string[] {
     // A quick run's handful of requests per mode and rate has its slowest as p90 and p99.
     "p50 / p90 / p99: nearest rank (no interpolation) over the mode's completed requests; with fewer than 100 of them p99 is the slowest.",
     'g₁ = decode time of round 1 (the code); t = tool time (first tool activity → result; in on runs the cell opens with the first line, so t spans the decode); tool wait after decode = how long round 1 waited for the tool once the code was decoded.',
+    "on vs off = (off − on) / off, as the workloads' improvement: positive where partial execution was faster; saved at p50 = off p50 − on p50.",
     'mean batch = sequences per engine step over the phase (/sim/counters deltas); max batch and queued = sampled /sim/counters every 250 ms; mean step = simulated GPU time / steps.',
   ];
 }

@@ -54,4 +54,12 @@ describe('the load report', () => {
       'p50 / p90 / p99: nearest rank (no interpolation) over the mode\'s completed requests; with fewer than 100 of them p99 is the slowest.',
     );
   });
+
+  // "on vs off p50: 25.5%" read as on 25.5% slower; the figure is (off − on) / off, on's gain, as the
+  // workloads' improvement. Nothing in the report said which way it ran.
+  it('says which way its on-vs-off percentages run', () => {
+    expect(loadMarkdown(meta, [phase], 16)).toContain(
+      'on vs off = (off − on) / off, as the workloads\' improvement: positive where partial execution was faster; saved at p50 = off p50 − on p50.',
+    );
+  });
 });
