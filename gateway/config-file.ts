@@ -96,7 +96,7 @@ export function readConfigFile(path: string): ConveyorConfigFile {
     throw new GatewayConfigError(`config file ${path}: not JSON${only}: ${withLineAndColumn((err as Error).message, text)}`, { cause: err });
   }
   const checked = conveyorConfigFileSchema.safeParse(raw);
-  if (!checked.success) throw new GatewayConfigError(`config file ${path}: ${describeConfigIssues(checked.error, conveyorConfigFileSchema)}`);
+  if (!checked.success) throw new GatewayConfigError(`config file ${path}: ${describeConfigIssues(checked.error, conveyorConfigFileSchema, raw)}`);
   return withPathsFrom(dirname(resolve(path)), raw as ConveyorConfigFile);
 }
 

@@ -2,12 +2,39 @@ import type { z } from 'zod';
 
 /**
  * A configuration's zod issues as one line a person fixes a file from: each issue at its full
- * path (`gateway.upstream.timeouts: …`), a misspelt key with the key it was probably meant to be.
- * zod's own prettifyError names the object that holds a misspelt key, not the key's path, and
- * answers a union (a toolModules entry is a string or an object) with "Invalid input" alone.
+ * path (`gateway.upstream.timeouts: …`), a misspelt key with the key it was probably meant to be,
+ * a value of the wrong kind or out of range with the value itself when `input` (what was checked)
+ * is given. zod's own prettifyError names the object that holds a misspelt key, not the key's
+ * path, and answers a union (a toolModules entry is a string or an object) with "Invalid input" alone.
  */
-export function describeConfigIssues(error: z.ZodError, schema: z.ZodType): string {
-  return flatten(error.issues, []).map((issue) => describe(issue, schema)).join('; ');
+export function describeConfigIssues(error: z.ZodError, schema: z.ZodType, input?: unknown): string {
+  return flatten(error.issues, []).map((issue) => describe(issue, schema, input)).join('; ');
+}
+
+/**
+ * Issues whose message states the rule but not the value that broke it (zod's `expected number,
+ * received string`, `expected one of "reprompt"|"error"`); the gateway's own custom messages quote
+ * the value themselves.
+ */
+const RULE_ONLY = new Set<string>(['invalid_type', 'invalid_value', 'invalid_union', 'too_small', 'too_big', 'not_multiple_of', 'invalid_format']);
+
+/** How much of a refused value the line quotes: enough to recognise it, not a pasted document. */
+const MAX_QUOTED_CHARS = 60;
+
+/**
+ * ` (got "8080")` for the value at `path` in `input`; '' where there is none (a missing key) or it
+ * sits under a key setting (`apiKey`, `apiKeys`), whose value must never reach a log or a terminal.
+ */
+function quotedValue(input: unknown, path: readonly PropertyKey[]): string {
+  if (path.some((part) => typeof part === 'string' && /key/i.test(part))) return '';
+  let value = input;
+  for (const part of path) {
+    if (value === null || typeof value !== 'object') return '';
+    value = (value as Record<PropertyKey, unknown>)[part];
+  }
+  if (value === undefined) return '';
+  const text = JSON.stringify(value) ?? String(value);
+  return ` (got ${text.length > MAX_QUOTED_CHARS ? `${text.slice(0, MAX_QUOTED_CHARS)}…` : text})`;
 }
 
 type Issue = z.core.$ZodIssue;
@@ -38,7 +65,7 @@ function neitherKind(branches: readonly Issue[]): string {
   return `expected ${[...new Set(expected)].join(' or ')}${received ? `, received ${received}` : ''}`;
 }
 
-function describe(issue: Issue, root: z.ZodType): string {
+function describe(issue: Issue, root: z.ZodType, input: unknown): string {
   const where = pathText(issue.path);
   if (issue.code === 'unrecognized_keys') {
     const known = knownKeys(root, issue.path);
@@ -50,7 +77,8 @@ function describe(issue: Issue, root: z.ZodType): string {
       .join('; ');
   }
   // zod words a missing key as a type mismatch with undefined.
-  const message = issue.code === 'invalid_type' && / received undefined$/.test(issue.message) ? 'missing' : issue.message.replace(/^Invalid (input|option): /, '');
+  const missing = issue.code === 'invalid_type' && / received undefined$/.test(issue.message);
+  const message = missing ? 'missing' : issue.message.replace(/^Invalid (input|option): /, '') + (RULE_ONLY.has(issue.code) ? quotedValue(input, issue.path) : '');
   return where ? `${where}: ${message}` : message;
 }
 

@@ -261,9 +261,11 @@ function defined<T extends Record<string, unknown>>(value: T): Partial<T> {
 
 /** Read as the command line is (from CONVEYOR_PLUGINS too): a mistake in it is a usage error, exit 2. */
 function parsePluginsOption(text: string): BuiltinPluginsConfigInput {
+  let json: unknown;
   try {
-    return builtinPluginsConfigSchema.parse(JSON.parse(text));
+    json = JSON.parse(text);
+    return builtinPluginsConfigSchema.parse(json);
   } catch (err) {
-    throw new InvalidArgumentError(err instanceof ZodError ? describeConfigIssues(err, builtinPluginsConfigSchema) : (err as Error).message);
+    throw new InvalidArgumentError(err instanceof ZodError ? describeConfigIssues(err, builtinPluginsConfigSchema, json) : (err as Error).message);
   }
 }

@@ -27,10 +27,10 @@ function refusal(content: unknown): string {
 // number where a module or a URL goes read zod's bare "Invalid input".
 describe('a value of neither kind a setting takes', () => {
   it('is named with both kinds the setting takes and the kind it got', () => {
-    expect(refusal({ plugins: { http_get: true } })).toBe('plugins.http_get: expected false or object, received boolean');
-    expect(refusal({ plugins: { search: 'docs.sqlite' } })).toBe('plugins.search: expected false or object, received string');
-    expect(refusal({ toolModules: [5] })).toBe('toolModules[0]: expected string or object, received number');
-    expect(refusal({ gateway: { upstream: { baseUrl: 5 } } })).toBe('gateway.upstream.baseUrl: expected string or array, received number');
+    expect(refusal({ plugins: { http_get: true } })).toBe('plugins.http_get: expected false or object, received boolean (got true)');
+    expect(refusal({ plugins: { search: 'docs.sqlite' } })).toBe('plugins.search: expected false or object, received string (got "docs.sqlite")');
+    expect(refusal({ toolModules: [5] })).toBe('toolModules[0]: expected string or object, received number (got 5)');
+    expect(refusal({ gateway: { upstream: { baseUrl: 5 } } })).toBe('gateway.upstream.baseUrl: expected string or array, received number (got 5)');
     // A value of one of the kinds still gets that kind's own complaint.
     expect(refusal({ plugins: { search: { indx: 'a' } } })).toBe('plugins.search.indx: unknown key (did you mean index?)');
     expect(refusal({ toolModules: [{ modul: 'a.ts' }] })).toMatch(/^toolModules\[0\]\.module: missing; toolModules\[0\]\.modul: unknown key/);
@@ -41,6 +41,6 @@ describe('a value of neither kind a setting takes', () => {
       () => ({ code: 0, stderr: '' }),
       (err: { code: number; stderr: string }) => ({ code: err.code, stderr: err.stderr }),
     );
-    expect(outcome).toEqual({ code: 2, stderr: 'conveyor: option \'--plugins <json>\' argument \'{"search":true}\' is invalid. search: expected false or object, received boolean\n' });
+    expect(outcome).toEqual({ code: 2, stderr: 'conveyor: option \'--plugins <json>\' argument \'{"search":true}\' is invalid. search: expected false or object, received boolean (got true)\n' });
   }, 40_000);
 });

@@ -102,7 +102,7 @@ describe('conveyor serve --config FILE', () => {
     // Nothing near: the keys that level takes.
     expect(message({ runtimes: { process: { zzz: 1 } } })).toBe('runtimes.process.zzz: unknown key (known: maxProcesses, maxQueue, sparesPerPlugin, maxSpares, maxIdlePerPlugin, idleMs, startupTimeoutMs)');
     // Every problem, in one line.
-    expect(message({ gateway: { port: 'eighty', upstream: { timeout: {} } } })).toBe('gateway.port: expected number, received string; gateway.upstream.timeout: unknown key (did you mean timeouts?)');
+    expect(message({ gateway: { port: 'eighty', upstream: { timeout: {} } } })).toBe('gateway.port: expected number, received string (got "eighty"); gateway.upstream.timeout: unknown key (did you mean timeouts?)');
   });
 
   it("takes the process pool's start-up timeout, which startConveyor hands the pool as it is", () => {

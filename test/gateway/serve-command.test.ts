@@ -334,7 +334,7 @@ describe('conveyor serve (the main job) in its own process', () => {
       // Once read as 0 s: Number('') is 0.
       { args: ['--shutdown-grace', ''], message: "option '--shutdown-grace <seconds>' argument '' is invalid. expected seconds ≥ 0", code: 2 },
       // zod's report is one line here, the key's path included.
-      { args: ['--config', wrongType], message: `conveyor: config file ${wrongType}: gateway.port: expected number, received string\n` },
+      { args: ['--config', wrongType], message: `conveyor: config file ${wrongType}: gateway.port: expected number, received string (got "8080")\n` },
       // A rule across keys, once told without the file or the key's whole path.
       { args: ['--config', acrossKeys], message: `conveyor: config file ${acrossKeys}: gateway.maxQueuedRequests: bounds the line of maxConcurrentRequests, which is not set` },
     ];
