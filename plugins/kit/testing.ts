@@ -91,8 +91,8 @@ export async function runScriptedCall(tool: ToolPlugin, call: ScriptedCall, sign
   // tool error the gateway's Dispatcher gives it, so a test sees what the model would.
   const failed = (err: unknown): ScriptedRun => {
     const message = thrownMessage(err);
-    ended = true;
     execution.abort(`failed: ${message}`);
+    ended = true;
     return { ...run, result: { ok: false, content: `error: ${tool.name} failed: ${message}` } };
   };
   for (const piece of call.pieces ?? []) {
@@ -108,8 +108,10 @@ export async function runScriptedCall(tool: ToolPlugin, call: ScriptedCall, sign
     run.verdicts.push(verdict);
     if (verdict?.verdict === 'reject') {
       run.rejected = verdict.reason;
-      ended = true;
+      // After the abort: an onAbort that runs within it (inline) still reaches the client in the
+      // gateway, whose call ends only with its result.
       execution.abort(`rejected: ${verdict.reason}`);
+      ended = true;
       return run;
     }
   }
