@@ -145,7 +145,9 @@ async function send(prompt) {
     // A timeline that could not follow it still says so.
     const trouble = run.timeline.trouble;
     run.ending = `done${cut ? `, cut short at the ${roundsOut ? 'tool-round' : 'token'} limit` : ''} · request ${run.bubble.dataset.requestId}`;
-    setStatus(`${run.ending} · ${trouble ?? `its timeline: /v1/requests/${run.bubble.dataset.requestId}/timeline`}`, trouble !== undefined);
+    // The path this page reaches it at (a proxy may serve the page under one), as its own fetches do.
+    const timelinePath = new URL(`v1/requests/${encodeURIComponent(run.bubble.dataset.requestId ?? '')}/timeline`, document.baseURI).pathname;
+    setStatus(`${run.ending} · ${trouble ?? `its timeline: ${timelinePath}`}`, trouble !== undefined);
   } catch (err) {
     // Whatever stopped the page reading (a bad chunk, a thrown error) stops the request too, so
     // the gateway does not go on decoding and running tools for an answer nobody reads.

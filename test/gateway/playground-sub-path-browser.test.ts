@@ -50,6 +50,9 @@ describeInBrowser('the playground served under a sub-path by a reverse proxy (Ch
         await page.waitForFunction(() => document.querySelectorAll('#timeline .row').length >= 1);
         expect(await page.$eval('#status', (status) => status.classList.contains('error'))).toBe(false);
         expect(await page.textContent('.turn.assistant .content')).toContain('140200');
+        // The path the status line gives for the timeline is the one this page reaches it at.
+        await page.waitForFunction(() => document.querySelector('#status')?.textContent?.startsWith('done'));
+        expect(await page.textContent('#status')).toMatch(/ · its timeline: \/conveyor\/v1\/requests\/\S+\/timeline$/);
       });
     } finally {
       server.closeAllConnections();
