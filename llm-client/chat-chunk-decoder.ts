@@ -177,8 +177,8 @@ export class ChatChunkDecoder {
       });
       if (choice.finish_reason) {
         if (UNFINISHED_REASONS.has(choice.finish_reason)) throw abortedByUpstreamError(choice.finish_reason);
-        const stopReason = (choice as { stop_reason?: unknown }).stop_reason;
-        parts.push({ type: 'finish', reason: choice.finish_reason, ...(typeof stopReason === 'string' ? { stopString: stopReason } : {}) });
+        const stopString = stopStringOf(choice);
+        parts.push({ type: 'finish', reason: choice.finish_reason, ...(stopString === undefined ? {} : { stopString }) });
       }
     }
     return parts;
@@ -225,6 +225,15 @@ export class ChatChunkDecoder {
       return undefined;
     }
   }
+}
+
+/**
+ * The stop string that ended the decode: vLLM's `stop_reason`, SGLang's `matched_stop`. Each is the
+ * stop token's id instead when a token ended it (EOS), which is no stop string.
+ */
+function stopStringOf(choice: Record<string, unknown>): string | undefined {
+  const { stop_reason: vllm, matched_stop: sglang } = choice;
+  return typeof vllm === 'string' ? vllm : typeof sglang === 'string' ? sglang : undefined;
 }
 
 /** The parts of a token event read from bytes: as `decode` gives them for the same chunk. */

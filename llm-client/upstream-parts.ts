@@ -11,7 +11,7 @@ export type UpstreamPart =
   /** `field`: the delta field it came in (`reasoning` when a chunk had both, as newer vLLM sends): the one to send it back in. */
   | { type: 'reasoning'; text: string; field: ReasoningField }
   | ToolCallDeltaPart
-  /** `stopString`: the stop string that ended the decode, as vLLM names it (its `stop_reason`; a token id or null otherwise). */
+  /** `stopString`: the stop string that ended the decode (vLLM's `stop_reason`, SGLang's `matched_stop`; each a token id or null otherwise). */
   | { type: 'finish'; reason: string; stopString?: string }
   /**
    * May arrive more than once (vLLM `continuous_usage_stats`); the last one is the total. Comes

@@ -53,6 +53,16 @@ describe('ChatChunkDecoder', () => {
     expect(decoder.decode(chunk({ choices: [{ index: 0, delta: { reasoning_content: 'more', reasoning: 'more' } }] }))).toEqual([{ type: 'reasoning', text: 'more', field: 'reasoning' }]);
   });
 
+  it("names the stop string that ended the decode, from vLLM's stop_reason and SGLang's matched_stop (a token id is none)", () => {
+    const finish = (choice: Record<string, unknown>) => new ChatChunkDecoder('asked').decode(chunk({ choices: [{ index: 0, delta: { content: '' }, finish_reason: 'stop', ...choice }] })).at(-1);
+    expect(finish({ stop_reason: '</answer>' })).toEqual({ type: 'finish', reason: 'stop', stopString: '</answer>' });
+    // Before: SGLang's stop string was not read, so a decode its client's `stop` cut read as one the model ended.
+    expect(finish({ matched_stop: '</answer>' })).toEqual({ type: 'finish', reason: 'stop', stopString: '</answer>' });
+    expect(finish({ stop_reason: 151645 })).toEqual({ type: 'finish', reason: 'stop' });
+    expect(finish({ matched_stop: 151645 })).toEqual({ type: 'finish', reason: 'stop' });
+    expect(finish({ matched_stop: null })).toEqual({ type: 'finish', reason: 'stop' });
+  });
+
   it('falls back to the requested model and passes unknown fields over', () => {
     const parts = new ChatChunkDecoder('asked').decode(JSON.stringify({ choices: [], system_fingerprint: 'x', extra: { a: 1 } }));
     expect(parts[0]).toMatchObject({ type: 'start', id: '', model: 'asked' });
