@@ -60,3 +60,16 @@ describe('README.md, Options (`npm start -- --help`)', () => {
     for (const variable of variables) expect(README, variable).toContain(variable);
   });
 });
+
+// The parser CLI's paragraph is where a user debugging a model's output learns its switches:
+// `--starts-in-reasoning` (DeepSeek-R1, QwQ: the prompt opened the <think> block) was in --help
+// only, and a reader of the README's `--reasoning` example read R1's whole output as reasoning.
+describe('README.md, the parser CLI (`conveyor parse`)', () => {
+  it('names every option of `conveyor parse`', async () => {
+    const parseHelp = (await promisify(execFile)(process.execPath, [CLI, 'parse', '--help'])).stdout;
+    const section = /Debug your model's raw output with the parser CLI:[\s\S]*?`conveyor parse --help` lists the formats\./.exec(README)?.[0] ?? '';
+    const options = [...optionsInHelp(parseHelp)];
+    expect(options.length).toBeGreaterThan(4);
+    for (const option of options) expect(section, option).toContain(option);
+  });
+});
