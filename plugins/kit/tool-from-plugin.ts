@@ -179,26 +179,39 @@ function processRecipe(
     const argv = [...command];
     // A script named by absolute path must be visible inside the sandbox.
     const scriptDirs = argv.filter((a) => isAbsolute(a) && existsSync(a) && !a.startsWith('/usr/')).map((a) => dirname(a));
+    const readOnlyPaths = [...new Set([...scriptDirs, ...(options.readOnlyPaths ?? [])])];
     return {
-      key: `command\n${argv.join('\0')}\n${JSON.stringify(limits)}`,
+      key: recipeKey(['command', definition.name, argv.join('\0'), JSON.stringify(limits)], readOnlyPaths),
       label: definition.name,
       argv,
-      readOnlyPaths: [...new Set([...scriptDirs, ...(options.readOnlyPaths ?? [])])],
+      readOnlyPaths,
       limits,
       dataMb: limits.memoryMb,
       cpuSeconds: limits.cpuSeconds,
     };
   }
   const argv = pluginHostArgv({ guest: 'node-vm', heapMb: limits.memoryMb, preload: moduleUrl as string, onLoadLimitMs });
+  const readOnlyPaths = sandboxReadPaths(GATEWAY_ROOT, moduleUrl, options.readOnlyPaths);
   return {
-    key: `node\n${moduleUrl}\n${JSON.stringify(limits)}`,
+    key: recipeKey(['node', definition.name, moduleUrl as string, JSON.stringify(limits)], readOnlyPaths),
     label: definition.name,
     argv,
-    readOnlyPaths: sandboxReadPaths(GATEWAY_ROOT, moduleUrl, options.readOnlyPaths),
+    readOnlyPaths,
     limits,
     dataMb: limits.memoryMb + nodeDataHeadroomMb(PLUGIN_HOST_ISOLATES),
     cpuSeconds: limits.cpuSeconds + PLUGIN_HOST_STARTUP_CPU_S,
     // An isolate plugin falling back to `process` never asks for it (definePlugin refuses it there).
     ...((definition as PluginDefinition).reuseProcess === true ? { reuse: true } : {}),
   };
+}
+
+/**
+ * The process pool's key for a recipe: its warm spares and kept processes serve only calls of the
+ * same key. A process is started with its tool's read-only folders and logs under its name, so
+ * both belong in it: keyed by the command (or module) and limits alone, a second command plugin
+ * running the same program was handed the first's spare, its own folders missing and the first's
+ * open to it.
+ */
+function recipeKey(parts: string[], readOnlyPaths: readonly string[]): string {
+  return [...parts, [...readOnlyPaths].sort().join('\0')].join('\n');
 }
