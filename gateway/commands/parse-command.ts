@@ -112,8 +112,14 @@ function formatName(value: string): string {
   return value;
 }
 
+/**
+ * A number that is not a whole one of at least 1 (`0`, `-1`, `2.5`) is a wrong command line; read
+ * as a file of deltas, `-1` failed as a missing file (exit 1, "ENOENT … open '-1'").
+ */
 function chunksSpec(value: string): string {
-  if (/^\d+$/.test(value) && Number(value) < 1) throw new InvalidArgumentError('N characters per delta must be at least 1');
+  if (/^[-+]?(\d+\.?\d*|\.\d+)$/.test(value) && !(/^\d+$/.test(value) && Number(value) >= 1)) {
+    throw new InvalidArgumentError('N characters per delta must be a whole number of at least 1');
+  }
   return value;
 }
 

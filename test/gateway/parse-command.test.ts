@@ -136,7 +136,7 @@ describe('conveyor parse (the CLI, in a child process)', () => {
   it('tells a wrong command line (exit 2) from an input it cannot read (exit 1), each in one line starting conveyor:', async () => {
     const attempts = [
       { args: [], code: 2, stderr: "conveyor: required option '-f, --format <name>' not specified\n" },
-      { args: ['--format', 'hermes', '--chunks', '0', '/dev/null'], code: 2, stderr: "conveyor: option '--chunks <spec>' argument '0' is invalid. N characters per delta must be at least 1\n" },
+      { args: ['--format', 'hermes', '--chunks', '0', '/dev/null'], code: 2, stderr: "conveyor: option '--chunks <spec>' argument '0' is invalid. N characters per delta must be a whole number of at least 1\n" },
       { args: ['--format', 'hermes', '--options', '{bad', '/dev/null'], code: 2, stderr: "conveyor: option '--options <json>' argument '{bad' is invalid. not valid JSON\n" },
       { args: ['--format', 'hermes', '--bogus'], code: 2, stderr: "conveyor: unknown option '--bogus'\n" },
       // JSON the format's options refuse failed as the input was parsed: exit 1, as an unreadable file.
@@ -147,6 +147,15 @@ describe('conveyor parse (the CLI, in a child process)', () => {
     for (const { args, code, stderr } of attempts) {
       const err = await run(process.execPath, [CLI, 'parse', ...args]).catch((e: { code: number; stderr: string }) => e);
       expect(err, args.join(' ')).toMatchObject({ code, stderr });
+    }
+  });
+
+  // `--chunks 0` was a usage error, but `--chunks -1` and `--chunks 2.5` were read as file names:
+  // exit 1 and "ENOENT … open '-1'", as if a file had gone missing.
+  it('refuses a number of characters per delta that is not a whole number of at least 1 as a usage error, exit 2', async () => {
+    for (const chunks of ['-1', '2.5', '+3', '.5']) {
+      const err = await run(process.execPath, [CLI, 'parse', '--format', 'hermes', '--chunks', chunks, '/dev/null']).catch((e: { code: number; stderr: string }) => e);
+      expect(err, chunks).toMatchObject({ code: 2, stderr: `conveyor: option '--chunks <spec>' argument '${chunks}' is invalid. N characters per delta must be a whole number of at least 1\n` });
     }
   });
 });
