@@ -26,7 +26,7 @@ const MAX_QUOTED_CHARS = 60;
  * sits under a key setting (`apiKey`, `apiKeys`), whose value must never reach a log or a terminal.
  */
 function quotedValue(input: unknown, path: readonly PropertyKey[]): string {
-  if (path.some((part) => typeof part === 'string' && /key/i.test(part))) return '';
+  if (path.some((part) => typeof part === 'string' && /keys?$/i.test(part))) return '';
   let value = input;
   for (const part of path) {
     if (value === null || typeof value !== 'object') return '';
