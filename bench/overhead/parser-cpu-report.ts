@@ -25,6 +25,8 @@ export function parserCpuMarkdown(json: ParserCpuJson, command?: string): string
     '',
     'CPU = the gateway process\'s own process.cpuUsage() (user + system, all threads) before and after each round, over IPC; the',
     'difference includes everything parsing changes: the parser itself, call routing, and writing tool_calls deltas instead of content deltas.',
+    'Each round\'s CPU is divided by the requests that completed correctly (the "checked ok" column), not by all sent: a failed',
+    'request costs less CPU, so counting it would pull the figure down; a round where none completed is left out, with its pair.',
     '',
   ].join('\n');
 }

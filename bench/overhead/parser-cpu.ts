@@ -22,7 +22,8 @@ export interface ParserCpuJson {
   concurrency: number;
   /** Gateway CPU per request in each round, µs, per mode (rounds alternate parse/none: A B B A …). */
   perRequestUs: Record<ParserMode, Summary>;
-  rounds: Array<{ mode: ParserMode; cpuUs: number; requests: number; perRequestUs: number }>;
+  /** requests = sent; completed = those that completed correctly, the divisor of perRequestUs (NaN when none did). */
+  rounds: RoundCpu[];
   /** parse − none, µs per request: mean of the paired rounds' differences, and its standard error. */
   differenceUs: { mean: number; standardError: number };
   /** The difference as a share of the parsing gateway's CPU, and as extra CPU over pass-through, %. */
@@ -30,6 +31,17 @@ export interface ParserCpuJson {
   extraOverPassThroughPct: number;
   /** Per-request sanity: parse mode saw tool_calls and no content; none mode saw content and no tool_calls. */
   checks: Record<ParserMode, { requests: number; ok: number; errors: string[] }>;
+}
+
+export interface RoundCpu { mode: ParserMode; cpuUs: number; requests: number; completed: number; perRequestUs: number }
+
+/**
+ * One round's CPU per request, over the requests that completed correctly: a failed one costs the
+ * gateway less than a whole stream, so dividing by all sent would pull the figure down. NaN (not
+ * Infinity) when none completed, so the summaries leave that round out.
+ */
+export function roundCpu(mode: ParserMode, cpuUs: number, requests: number, completed: number): RoundCpu {
+  return { mode, cpuUs, requests, completed, perRequestUs: completed > 0 ? cpuUs / completed : Number.NaN };
 }
 
 const SAVE_REPORT = {
@@ -73,19 +85,22 @@ export async function runParserCpu(o: ParserCpuOptions = {}): Promise<{ markdown
 
     const round = async (mode: ParserMode, record: boolean) => {
       const before = await gateway.selfCpuUs!();
+      let completed = 0;
       for (let sent = 0; sent < requestsPerRound; sent += concurrency) {
         const wave = Math.min(concurrency, requestsPerRound - sent);
         const settled = await Promise.allSettled(Array.from({ length: wave }, () => timedChatStream(chat, body(mode))));
         for (const r of settled) {
+          const ok = r.status === 'fulfilled' && looksRight(mode, r.value);
+          if (ok) completed++;
           if (!record) continue;
           checks[mode].requests++;
           if (r.status === 'rejected') checks[mode].errors.push((r.reason as Error).message);
-          else if (looksRight(mode, r.value)) checks[mode].ok++;
+          else if (ok) checks[mode].ok++;
         }
       }
       const cpuUs = (await gateway.selfCpuUs!()) - before;
       o.onProgress?.(++done, total);
-      return { mode, cpuUs, requests: requestsPerRound, perRequestUs: cpuUs / requestsPerRound };
+      return roundCpu(mode, cpuUs, requestsPerRound, completed);
     };
 
     await round('parse', false);
@@ -98,9 +113,10 @@ export async function runParserCpu(o: ParserCpuOptions = {}): Promise<{ markdown
     await chat.dispatcher.close();
 
     const of = (mode: ParserMode) => rounds.filter((r) => r.mode === mode).map((r) => r.perRequestUs);
-    const parse = summarize(of('parse'));
-    const none = summarize(of('none'));
-    const diffs = of('parse').map((v, i) => v - of('none')[i]!);
+    // A round where nothing completed has no figure (NaN): it and its pair are left out.
+    const parse = summarize(of('parse').filter((v) => !Number.isNaN(v)));
+    const none = summarize(of('none').filter((v) => !Number.isNaN(v)));
+    const diffs = of('parse').map((v, i) => v - of('none')[i]!).filter((v) => !Number.isNaN(v));
     const diff = summarize(diffs);
     const json: ParserCpuJson = {
       meta: {
