@@ -98,6 +98,19 @@ function workloadsTable(meta: BenchMeta, reports: WorkloadReport[]): string[] {
       ),
     );
   }
+  // g_i of a round fewer runs reached is the mean of those alone: say of how many.
+  const partial = reports.filter((r) => r.generationRuns?.length);
+  if (partial.length) {
+    lines.push(
+      '',
+      ...partial.map((r) => {
+        const all = (g: { used: number; leftOut: number }) => g.used + g.leftOut;
+        const [first, ...rest] = r.generationRuns!;
+        const rounds = [`g_i of round ${first!.round} is the mean of ${first!.used} of ${all(first!)} sequential runs`, ...rest.map((g) => `round ${g.round} of ${g.used} of ${all(g)}`)];
+        return `**Note: ${r.workload}: ${rounds.join(', ')}**: the others had ended (their rejection detected) before it.`;
+      }),
+    );
+  }
   lines.push(
     '',
     ...(meta.warmupPairs > 0

@@ -54,6 +54,11 @@ export interface WorkloadReport {
    * workload's bound is the partial-execution runs' (the moment they decoded the invalid field).
    */
   boundRuns: BoundRuns;
+  /**
+   * A detection workload's rounds that fewer than all sequential runs reached (1-based), with the runs
+   * their g_i is the mean of: a run ended by its rejection has no later rounds. Absent or empty: all.
+   */
+  generationRuns?: Array<{ round: number } & BoundRuns>;
   records: RunRecord[];
   /** The timeline of each mode's median run (the timelines chart draws them). */
   examples: Examples;
@@ -194,6 +199,7 @@ function detectionReport(workload: Workload, runs: number, records: RunRecord[],
     off,
     improvementPct: ((off.mean - on.mean) / off.mean) * 100,
     generationMs: detectionGenerationMs(records),
+    generationRuns: detectionRoundRuns(records),
     toolMs: [],
     boundMs,
     sequentialIdealMs: off.mean,
@@ -216,6 +222,15 @@ export function detectionGenerationMs(records: readonly RunRecord[]): number[] {
   const off = records.filter((r) => r.mode === 'off');
   const roundCount = Math.max(0, ...off.map((r) => r.rounds.length));
   return Array.from({ length: roundCount }, (_, i) => mean(off.flatMap((r) => (r.rounds[i] ? [r.rounds[i].generationMs] : []))));
+}
+
+/** The rounds of detectionGenerationMs that fewer than all sequential runs reached, and how many did. */
+export function detectionRoundRuns(records: readonly RunRecord[]): Array<{ round: number } & BoundRuns> {
+  const off = records.filter((r) => r.mode === 'off');
+  return detectionGenerationMs(records).flatMap((_, i) => {
+    const used = off.filter((r) => r.rounds[i]).length;
+    return used < off.length ? [{ round: i + 1, used, leftOut: off.length - used, why: `ended before round ${i + 1}` }] : [];
+  });
 }
 
 function failedCallsOf(records: readonly RunRecord[]): number {
