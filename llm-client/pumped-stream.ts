@@ -284,8 +284,9 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
     // A whole answer is complete; a server that then stalls or resets costs only the socket. So
     // does one that resets after the finish, before the usage chunk: the model's answer is all
     // there, and it ends without usage, as after a silence (answer-tail.ts), unless what the
-    // consumer has still to take (a pause) may hold that usage.
-    if (this.#tail.whole || (this.#tail.finished && this.#held.isEmpty && !this.#expired)) return this.#endWhole();
+    // consumer has still to take (a pause) may hold that usage. totalMs running out there is no
+    // different: failing would throw away an answer whose every token was handed on.
+    if (this.#tail.whole || (this.#tail.finished && this.#held.isEmpty)) return this.#endWhole();
     if (this.#expired) this.interrupted = true;
     super.fail(this.#expired ?? error);
   }
