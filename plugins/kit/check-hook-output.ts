@@ -36,7 +36,7 @@ export function toolResultOf(plugin: string, value: unknown): ToolResult {
     // and thread passed it on as a string, and process and isolate died of a protocol error on it.
     if (typeof json !== 'object' || json === null || Array.isArray(json)) {
       const shown = json === null ? 'null' : Array.isArray(json) ? 'an array' : `a ${typeof json}`;
-      return { ok: false, content: `error: ${plugin}'s onEnd returned { ok, content, data } with data whose JSON is ${shown} (${dataKind(r.data)}, by its toJSON); data must be an object (or left out)` };
+      return { ok: false, content: `error: ${plugin}'s onEnd returned { ok, content, data } with data whose JSON is ${shown} (${describe(r.data)}, by its toJSON); data must be an object (or left out)` };
     }
     return { ok: r.ok, content: r.content, data: json as ToolResult['data'] };
   }
@@ -110,12 +110,6 @@ function progressMistake(value: unknown): string {
     return typeof text === 'string' ? `has a text of ${text.length} characters, over ${MAX_PROGRESS_TEXT}` : `needs text, a string (got ${describe(text)})`;
   }
   return `needs type 'unit-done' or 'output' (got ${describe(p['type'])})`;
-}
-
-/** An object by its class (`a Date`), or as describeValue says it when it has none of its own. */
-function dataKind(value: unknown): string {
-  const tag = Object.prototype.toString.call(value).slice(8, -1);
-  return tag === 'Object' ? describe(value) : `a ${tag}`;
 }
 
 /** Objects JSON.stringify turns into `{}` without a word (and a thread cannot copy some of them). */
