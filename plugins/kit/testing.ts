@@ -28,8 +28,9 @@ export interface ScriptedCall {
 
 /**
  * What a tool answered to a ScriptedCall: a verdict per piece, then either `rejected` (the reason
- * of the first reject; no `result`: onEnd did not run) or `result` (what the model would read:
- * onEnd's result, or the tool error of a hook that threw, a wrong return or invalid arguments),
+ * of the first reject; no `result`: onEnd did not run) or `result` (onEnd's result, or the tool
+ * error the model would read of a hook that threw, a wrong return or invalid arguments; whole: the
+ * gateway cuts its `content` to maxObservationChars, 20,000 by default, before the model reads it),
  * and every `ctx.emit` progress event in order: as the gateway passes them on (`progress`), and
  * those emitted after the call ended, which it drops (`afterEnd`).
  *
@@ -42,6 +43,7 @@ export interface ScriptedRun {
   verdicts: Verdict[];
   /** Set when a piece was rejected: the call ends there, as the Session would end it. */
   rejected?: string;
+  /** onEnd's result or the call's tool error, whole (the model reads at most maxObservationChars of its content). */
   result?: ToolResult;
   /** What the client would see of the call's progress: emitted before it ended, within the per-call budget. */
   progress: ToolProgress[];
