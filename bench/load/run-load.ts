@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { z } from 'zod';
 import { startConveyor } from '../../gateway/start-conveyor.ts';
-import { cdfChart } from '../charts/svg-charts.ts';
 import { arrivalSchedule, type Arrival } from './arrival-schedule.ts';
+import { latencyCdf } from './load-cdf.ts';
 import { loadMarkdown, type LoadMeta } from './load-report.ts';
 import { LOAD_PROFILE, spawnLoadSim } from './load-sim.ts';
 import { summarizePhase } from './load-summary.ts';
@@ -93,13 +93,7 @@ export async function runLoad(o: LoadOptions = {}): Promise<{ markdown: string; 
         arrivals: `open-loop Poisson, ${durationS} s per rate, seed ${seed} (+ rate index), on/off in seeded random pairs${opts.quick ? '; quick: no warm-up' : '; one unmeasured warm-up pair first'}`,
         python: conveyor.sandbox ? `${conveyor.sandbox.python} (sandbox: ${conveyor.sandbox.protections().mode})` : 'off',
       };
-      const series = phases.flatMap((p, i) =>
-        (['off', 'on'] as const).map((mode) => ({
-          label: `${p.ratePerS} req/s, ${mode}`,
-          values: runs[i]!.records.filter((r) => r.mode === mode && !r.error).map((r) => r.latencyMs).sort((a, b) => a - b),
-        })),
-      );
-      const svg = cdfChart({ title: 'End-to-end latency under load, partial execution on vs off', xLabel: 'latency (ms)', series });
+      const { series, svg } = latencyCdf(runs);
       const json = { meta, profile, seed, rates, durationS, phases, cdf: series, runs };
       return { markdown: loadMarkdown(meta, phases, profile.maxNumSeqs), json, svg };
     } finally {
