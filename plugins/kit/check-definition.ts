@@ -45,7 +45,11 @@ export function definitionProblem(value: unknown, kind: 'plugin' | 'command' | '
   // runs with 30 s, a top-level `runtimes: 'process'` runs inline, outside the sandbox.
   // A hook written beside name and parameters (`onEnd: …` at the top) is the likeliest unknown key: say where it goes.
   const hookAtTop = Object.keys(d).find((k) => [...HOOKS, 'onEnd'].includes(k));
-  if (hookAtTop !== undefined) return `unknown key '${hookAtTop}': hooks go inside hooks (hooks: { ${hookAtTop}: … })`;
+  if (hookAtTop !== undefined) {
+    // A command plugin has no hooks at all: "go inside hooks" was then refused as "has no hooks".
+    if (command) return `unknown key '${hookAtTop}': a plugin with a command has no hooks (its program answers each call on fd 3: plugins/README.md "Other languages"); a JS plugin is definePlugin({ …, hooks: { ${hookAtTop} } })`;
+    return `unknown key '${hookAtTop}': hooks go inside hooks (hooks: { ${hookAtTop}: … })`;
+  }
   if (command && d['reuseProcess'] !== undefined) {
     return 'reuseProcess is for JS plugins (definePlugin): the gateway keeps a process for more calls only while it knows the CPU time it used, which the JS plugin host reports; a command plugin gets a fresh process per call';
   }
