@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { UpstreamProtocolError, UpstreamTotalTimeoutError } from '../core/errors.ts';
+import { UpstreamProtocolError, UpstreamResponseError, UpstreamTotalTimeoutError } from '../core/errors.ts';
 import { abortReason, toUpstreamError } from './upstream-failure.ts';
 import { ListModelsOptionsSchema, parseUpstreamOptions, type ListModelsOptions } from './upstream-options.ts';
 import { bareStatusMessage, readUpstreamResponseError } from './upstream-response-error.ts';
@@ -19,6 +19,21 @@ export const MAX_MODEL_LIST_BYTES = 16 * 1024 * 1024;
 /** The upstream's answer as it sent it (unknown fields kept), so the gateway can forward it. */
 export type UpstreamModelList = z.output<typeof ModelListSchema>;
 export type UpstreamModel = UpstreamModelList['data'][number];
+
+/**
+ * A 429 or 503: the upstream is there, reached with the right key, and asks to be asked later; not
+ * the set-up failing. Its Retry-After is kept, which the /v1/models route passes on with a 429.
+ * No base URL in the message: it reaches the client on that route (readiness names the replica).
+ */
+function busyError(status: number, refused: UpstreamResponseError, retryAfterHeader: string | string[] | undefined): UpstreamResponseError | undefined {
+  if (status !== 429 && status !== 503) return undefined;
+  const retryAfter = (Array.isArray(retryAfterHeader) ? retryAfterHeader[0] : retryAfterHeader) || undefined;
+  const said = refused.message === bareStatusMessage(status) ? '' : `: ${refused.message}`;
+  const wait = `${status === 429 ? 'rate-limited' : 'busy'}: retry later${retryAfter ? `, Retry-After: ${retryAfter}` : ''}`;
+  const error = new UpstreamResponseError(status, `the upstream's /models answered HTTP ${status}${said} (${wait})`, refused.param);
+  if (retryAfter) error.retryAfter = retryAfter;
+  return error;
+}
 
 /**
  * GET {baseUrl}/models. Uses the connect and headers timeouts, `idleMs` between body reads and
@@ -50,7 +65,9 @@ export async function listModels(options: ListModelsOptions): Promise<UpstreamMo
     if (response.statusCode < 200 || response.statusCode > 299) {
       const { location } = response.headers;
       const refused = await readUpstreamResponseError(response.statusCode, response.body, typeof location === 'string' ? location : undefined);
-      // No client's input is in this request: a 4xx (a wrong base URL's 404, a wrong key's 401)
+      const busy = busyError(response.statusCode, refused, response.headers['retry-after']);
+      if (busy) throw busy;
+      // No client's input is in this request: any other 4xx (a wrong base URL's 404, a wrong key's 401)
       // is the gateway's set-up failing, not a request the client should fix.
       if (response.statusCode >= 400 && response.statusCode < 500) {
         // An empty body's message only repeats the status.

@@ -59,6 +59,28 @@ describe('listModels', () => {
     await expect(listModels({ baseUrl, timeouts: { headersMs: 100 } })).rejects.toBeInstanceOf(UpstreamHeadersTimeoutError);
   });
 
+  // Review: a 429 read as the gateway's set-up failing ("check the upstream's base URL and API
+  // key"), a 502 with its Retry-After dropped, and a 503 lost its Retry-After too.
+  it('reads a 429 or 503 as an upstream rate-limited or busy, not a set-up failure, and keeps its Retry-After', async () => {
+    let answer: (res: import('node:http').ServerResponse) => void = () => {};
+    upstream = await startTestUpstream((_req, res) => answer(res));
+    const { baseUrl } = upstream;
+
+    answer = (res) => res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '7' }).end('{"error":{"message":"slow down"}}');
+    const limited = await listModels({ baseUrl }).catch((error: unknown) => error);
+    expect(limited).toBeInstanceOf(UpstreamResponseError);
+    expect(limited).toMatchObject({ status: 429, retryAfter: '7', message: "the upstream's /models answered HTTP 429: slow down (rate-limited: retry later, Retry-After: 7)" });
+
+    answer = (res) => res.writeHead(503, { 'retry-after': '3' }).end();
+    const busy = await listModels({ baseUrl }).catch((error: unknown) => error);
+    expect(busy).toMatchObject({ status: 503, retryAfter: '3', message: "the upstream's /models answered HTTP 503 (busy: retry later, Retry-After: 3)" });
+
+    answer = (res) => res.writeHead(429).end();
+    const bare = await listModels({ baseUrl }).catch((error: unknown) => error);
+    expect(bare).toMatchObject({ status: 429, message: "the upstream's /models answered HTTP 429 (rate-limited: retry later)" });
+    expect((bare as UpstreamResponseError).retryAfter).toBeUndefined();
+  });
+
   it('refuses a body past MAX_MODEL_LIST_BYTES without holding it (regression: read whole, however long)', async () => {
     const entry = Buffer.from(`${JSON.stringify({ id: 'm'.repeat(1000), object: 'model' })},`.repeat(1000));
     let sent = 0;
