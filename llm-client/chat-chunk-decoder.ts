@@ -11,7 +11,11 @@ import { usageCounts } from './usage-counts.ts';
 // pass over; only the fields we read are type-checked.
 const ToolCallDeltaSchema = z.looseObject({
   // Some servers and proxies send `index: null`; `decode` reads it as a missing index (the
-  // call's position in the list) rather than failing the stream as a malformed chunk.
+  // call's position in the list) rather than failing the stream as a malformed chunk. vLLM,
+  // SGLang and llama.cpp's server always send the index (DeltaToolCall's required int, SGLang's
+  // call_item.tool_index, llama.cpp's tool_call_index), so no guess is made for them. Those that
+  // omit it (Gemini's OpenAI layer, some proxies) send a call whole, parallel ones side by side in
+  // one delta, where the position is the index; no guess is right for every such server.
   index: z.number().int().nonnegative().nullish(),
   id: z.string().nullish(),
   function: z.looseObject({ name: z.string().nullish(), arguments: z.string().nullish() }).nullish(),
