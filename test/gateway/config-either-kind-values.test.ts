@@ -1,25 +1,10 @@
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { readConfigFile } from '../../gateway/config-file.ts';
+import { configRefusals } from '../support/config-refusal.ts';
 import { CLI } from '../support/serve-process.ts';
-import { suiteTempDir } from '../support/temp-dir.ts';
 
-const dir = suiteTempDir('conveyor-either-kind-');
-let n = 0;
-
-function refusal(content: unknown): string {
-  const file = path.join(dir, `conveyor-${++n}.json`);
-  writeFileSync(file, JSON.stringify(content));
-  try {
-    readConfigFile(file);
-  } catch (err) {
-    return (err as Error).message.slice(`config file ${file}: `.length);
-  }
-  throw new Error(`${file} was accepted`);
-}
+const refusal = configRefusals('conveyor-either-kind-');
 
 // A setting that takes one of two kinds (a built-in's `false` or its settings, a module path or
 // `{ module }`, one upstream URL or a list) was answered with one branch's complaint or none:

@@ -1,24 +1,7 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readConfigFile } from '../../gateway/config-file.ts';
-import { suiteTempDir } from '../support/temp-dir.ts';
+import { configRefusals } from '../support/config-refusal.ts';
 
-const dir = suiteTempDir('conveyor-config-value-');
-let n = 0;
-
-/** The line readConfigFile refuses `content` with, less its `config file …: ` start. */
-function refusal(content: unknown): string {
-  mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, `conveyor-${++n}.json`);
-  writeFileSync(file, JSON.stringify(content));
-  try {
-    readConfigFile(file);
-  } catch (err) {
-    return (err as Error).message.slice(`config file ${file}: `.length);
-  }
-  throw new Error(`${file} was accepted`);
-}
+const refusal = configRefusals('conveyor-config-value-');
 
 // A refused value was named by its path and the rule alone: `gateway.onToolReject: expected one of
 // "reprompt"|"error"` left the operator to find what the file (or the template that wrote it) had
