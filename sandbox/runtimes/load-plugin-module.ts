@@ -211,6 +211,24 @@ export async function runEndHook(
   }
 }
 
+/**
+ * `definition.parameters.safeParse(rawArgs)`, or undefined after `onThrow` got the call's failure
+ * (worded as a hook's throw) where the schema threw rather than reporting an issue: a transform
+ * or refine that throws. Shared so that thread, process and isolate word it alike.
+ */
+export function safeParseOr(
+  definition: Pick<PluginDefinition, 'name' | 'parameters'>,
+  rawArgs: Record<string, unknown>,
+  onThrow: (failure: ToolResult) => void,
+): ReturnType<PluginDefinition['parameters']['safeParse']> | undefined {
+  try {
+    return definition.parameters.safeParse(rawArgs);
+  } catch (err) {
+    onThrow(hookFailure(definition.name, err));
+    return undefined;
+  }
+}
+
 /** How every runtime words a call whose arguments fail the schema (after `error: <tool> `). */
 export function invalidArguments(error: z.ZodError): string {
   return `got invalid arguments: ${z.prettifyError(error)}`;

@@ -6,7 +6,7 @@ import { askToAbort } from './abort-answer.ts';
 import { CallClock, ON_ABORT_GRACE_MS } from './call-clock.ts';
 import { CallTurns } from './call-turns.ts';
 import type { HookErrorLog } from './hook-throw.ts';
-import { abortReasonOf, invalidArguments } from './load-plugin-module.ts';
+import { abortReasonOf, invalidArguments, safeParseOr } from './load-plugin-module.ts';
 import type { PluginProcess } from './plugin-process.ts';
 import { ON_LOAD_LIMIT_MS, START_ALLOWANCE_MS } from './on-load-limit.ts';
 import { describeExit } from './process-exit.ts';
@@ -165,7 +165,10 @@ export class RemoteExecution implements ToolExecution {
 
   async end(rawArgs: Record<string, unknown>): Promise<ToolResult> {
     const { definition } = this.options;
-    const parsed = definition.parameters.safeParse(rawArgs);
+    // A schema may throw rather than report an issue (a transform that throws): thrown past end(),
+    // the call's clock ran on and fired onAbort as a timeout long after. It fails as a hook's throw.
+    const parsed = safeParseOr(definition, rawArgs, (failure) => this.stop(failure, abortReasonOf(definition.name, failure.content)));
+    if (!parsed) return this.failure as ToolResult;
     if (!parsed.success) {
       this.fail(invalidArguments(parsed.error), 'invalid_arguments', undefined, 'invalid arguments');
       return this.failure as ToolResult;

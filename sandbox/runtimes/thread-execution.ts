@@ -4,7 +4,7 @@ import type { PluginDefinition } from '../../plugins/kit/define-plugin.ts';
 import type { ToolCallContext, ToolExecution, ToolResult, Verdict } from '../../plugins/plugin-types.ts';
 import { CallClock, ON_ABORT_GRACE_MS } from './call-clock.ts';
 import type { HookErrorLog } from './hook-throw.ts';
-import { abortReasonOf, invalidArguments } from './load-plugin-module.ts';
+import { abortReasonOf, invalidArguments, safeParseOr } from './load-plugin-module.ts';
 import { START_ALLOWANCE_MS } from './on-load-limit.ts';
 import { WorkerWaits } from './worker-waits.ts';
 import type { ThreadPool } from './thread-pool.ts';
@@ -79,8 +79,10 @@ export class ThreadExecution implements ToolExecution {
   }
 
   async end(rawArgs: Record<string, unknown>): Promise<ToolResult> {
-    const parsed = this.definition.parameters.safeParse(rawArgs);
-    if (!parsed.success) this.fail(invalidArguments(parsed.error), 'invalid_arguments', 'invalid arguments');
+    // A schema may throw rather than report an issue (a transform that throws): thrown past end(),
+    // the call's clock ran on and fired onAbort as a timeout long after. It fails as a hook's throw does.
+    const parsed = safeParseOr(this.definition, rawArgs, (failure) => this.stop(failure, abortReasonOf(this.definition.name, failure.content)));
+    if (parsed && !parsed.success) this.fail(invalidArguments(parsed.error), 'invalid_arguments', 'invalid arguments');
     try {
       // Every millisecond counts from here, but not before a worker has taken the call at all.
       await this.firstBegun;
