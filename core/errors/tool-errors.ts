@@ -49,13 +49,27 @@ export class ToolRejectedError extends ConveyorError {
 }
 
 /**
+ * Longest thrown message a tool error quotes. A plugin process's `failed` line must stay under the
+ * protocol's 8 MiB: a 9 MB message read whole inline and in a thread, but broke the protocol in a
+ * process. The model needs the start of it, not a dump.
+ */
+export const MAX_THROWN_MESSAGE = 10_000;
+
+/**
  * A thrown value as the phrase a tool error quotes (`error: X failed: <this>`): a plain Error's
  * message alone, another class's name with its message (`TypeError: …` says what kind of bug), a
- * thrown string as it is, any other object as JSON (`throw { code: 42 }` read `[object Object]`).
- * Every runtime and the dispatcher use it, so one plugin bug reads the same wherever it ran.
+ * thrown string as it is, any other object as JSON (`throw { code: 42 }` read `[object Object]`),
+ * a cycle inside it as `"[Circular]"`. Cut at MAX_THROWN_MESSAGE, saying so. Every runtime and the
+ * dispatcher use it, so one plugin bug reads the same wherever it ran.
  * Duck-typed: an Error from another realm (node:vm) is one too.
  */
 export function thrownMessage(err: unknown): string {
+  const text = phraseOf(err);
+  if (text.length <= MAX_THROWN_MESSAGE) return text;
+  return `${text.slice(0, MAX_THROWN_MESSAGE)} […; the message was ${text.length} characters, cut at ${MAX_THROWN_MESSAGE}]`;
+}
+
+function phraseOf(err: unknown): string {
   const e = err as { name?: unknown; message?: unknown } | null;
   if (typeof e === 'object' && e !== null && typeof e.message === 'string') {
     return typeof e.name !== 'string' || e.name === 'Error' || e.name === '' ? e.message : `${e.name}: ${e.message}`;
@@ -63,10 +77,28 @@ export function thrownMessage(err: unknown): string {
   if (typeof err !== 'object' || err === null) return String(err);
   let json: string | undefined;
   try {
-    json = JSON.stringify(err);
+    json = JSON.stringify(err, jsonSafe());
   } catch {
-    // A cycle or a BigInt inside: String() is all there is.
+    // A getter or toJSON that throws: String() is all there is.
   }
   if (json === undefined) return String(err);
   return json.length > 500 ? `${json.slice(0, 500)}…` : json;
+}
+
+/**
+ * A JSON.stringify replacer for a thrown object that contains itself (JSON.stringify throws on a
+ * cycle, and it read `[object Object]`) or a BigInt. Only an object's own ancestors count as a
+ * cycle: the same object twice side by side is written twice.
+ */
+function jsonSafe(): (this: unknown, key: string, value: unknown) => unknown {
+  const ancestors: unknown[] = [];
+  return function (this: unknown, _key, value) {
+    if (typeof value === 'bigint') return `${value}n`;
+    if (typeof value !== 'object' || value === null) return value;
+    // `this` is the object holding `value`: drop the ancestors that are not above it.
+    while (ancestors.length > 0 && ancestors.at(-1) !== this) ancestors.pop();
+    if (ancestors.includes(value)) return '[Circular]';
+    ancestors.push(value);
+    return value;
+  };
 }
