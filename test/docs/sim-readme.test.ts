@@ -29,4 +29,14 @@ describe('sim/README.md', () => {
     const paragraph = /Options, vLLM's names:[\s\S]*?\n\n/.exec(README)?.[0] ?? '';
     for (const option of options) expect(paragraph, option).toMatch(new RegExp(`(?<![\\w-])${option}(?![\\w-])`));
   });
+
+  it('names no option in that paragraph that `npm run sim` lacks', async () => {
+    const cli = fileURLToPath(new URL('cli.ts', SIM));
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', cli, '--help']);
+    const paragraph = /Options, vLLM's names:[\s\S]*?\n\n/.exec(README)?.[0] ?? '';
+    // `--upstream` is the gateway's option, named there for the URL form `--uds` prints.
+    const named = [...new Set([...paragraph.matchAll(/(?<![\w-])(--[a-z][a-z-]*)/g)].map((m) => m[1]!))].filter((o) => o !== '--upstream');
+    expect(named.length).toBeGreaterThan(10);
+    for (const option of named) expect(stdout, option).toMatch(new RegExp(`(?<![\\w-])${option}(?![\\w-])`));
+  });
 });
