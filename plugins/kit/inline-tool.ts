@@ -1,9 +1,8 @@
-import { thrownMessage } from '../../core/errors.ts';
 import type { Piece } from '../../parsers/parser-events.ts';
 import type { ToolCallContext, ToolExecution, ToolPlugin, ToolResult, Verdict } from '../plugin-types.ts';
 import { CallClock } from '../../sandbox/runtimes/call-clock.ts';
 import { hookThrowOf, type HookErrorLog, type HookName, type HookThrow } from '../../sandbox/runtimes/hook-throw.ts';
-import { abortReasonOf, hookFailure, invalidArguments, runEndHook } from '../../sandbox/runtimes/load-plugin-module.ts';
+import { abortReasonOf, hookFailure, invalidArguments, runEndHook, safeParseOr } from '../../sandbox/runtimes/load-plugin-module.ts';
 import { boundedOnLoad, ON_LOAD_LIMIT_MS } from '../../sandbox/runtimes/on-load-limit.ts';
 import { lineFieldOf } from './check-definition.ts';
 import { progressOf, verdictOf } from './check-hook-output.ts';
@@ -149,13 +148,7 @@ class InlineExecution implements ToolExecution {
   async end(rawArgs: Record<string, unknown>): Promise<ToolResult> {
     // A schema may throw rather than report an issue (a transform that throws, an async refine):
     // thrown past end(), the call's clock ran on and fired onAbort as a timeout long after.
-    let parsed: ReturnType<PluginDefinition['parameters']['safeParse']> | undefined;
-    try {
-      parsed = this.definition.parameters.safeParse(rawArgs);
-    } catch (err) {
-      const message = thrownMessage(err);
-      this.fail({ ok: false, content: `error: ${this.definition.name} failed: ${message}` }, `failed: ${message}`);
-    }
+    const parsed = safeParseOr(this.definition, rawArgs, (failure) => this.fail(failure, abortReasonOf(this.definition.name, failure.content)));
     if (parsed && !parsed.success) this.failWith(invalidArguments(parsed.error), 'invalid_arguments', 'invalid arguments');
     this.clock?.finalStretch();
     await this.chain;

@@ -224,10 +224,20 @@ export function safeParseOr(
   try {
     return definition.parameters.safeParse(rawArgs);
   } catch (err) {
-    onThrow(hookFailure(definition.name, err));
+    // zod's own words ("Use .parseAsync() instead") name a method the author never calls. By name
+    // too: a plugin with a zod of its own throws that copy's class.
+    const asyncSchema = err instanceof z.core.$ZodAsyncError || (err as object | null)?.constructor?.name === '$ZodAsyncError';
+    onThrow(asyncSchema ? { ok: false, content: `error: ${definition.name} failed: ${ASYNC_SCHEMA}` } : hookFailure(definition.name, err));
     return undefined;
   }
 }
+
+/**
+ * Why a schema with an async refine or transform fails every call: arguments are parsed
+ * synchronously, in every runtime (plugins/README.md, Hooks), so that a check that waits on
+ * something runs in onEnd, under the call's time limit and ctx.signal.
+ */
+const ASYNC_SCHEMA = 'its parameters schema has an async refine or transform, and arguments are parsed synchronously: check them in onEnd instead (it may be async)';
 
 /** How every runtime words a call whose arguments fail the schema (after `error: <tool> `). */
 export function invalidArguments(error: z.ZodError): string {
