@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BoundedQueue } from '../core/bounded-queue.ts';
 import { ClientAbortedError, UpstreamModelNotFoundError, UpstreamModelNotServedError } from '../core/errors.ts';
+import { isJsonObject } from '../core/json-object.ts';
 import type { ToolPlugin } from '../plugins/plugin-types.ts';
 import { chatRequestSchema, type ChatMessage, type ChatRequest } from './chat-request-schema.ts';
 import { withThinkingInContent } from './client-reasoning.ts';
@@ -73,7 +74,7 @@ export async function chatCompletionsRoute(ctx: ChatRouteContext, req: IncomingM
   let tools: ReadonlyMap<string, ToolPlugin>;
   let parsed: ParserChoice;
   try {
-    const body = await readJsonBody(req, ctx.config.maxBodyBytes);
+    const body = withServedModel(await readJsonBody(req, ctx.config.maxBodyBytes), ctx.config.upstream.model);
     const checked = chatRequestSchema.safeParse(body);
     // Worded again only when it failed: a parse given an error map costs ~2.5 µs more on every request.
     if (!checked.success) throw chatRequestSchema.safeParse(body, { error: missingField }).error;
@@ -297,4 +298,12 @@ function upstreamConversation(mistralIds: boolean, thinkTags: boolean): ((messag
   if (mistralIds && thinkTags) return (messages) => withMistralToolCallIds(withThinkingInContent(messages));
   if (mistralIds) return withMistralToolCallIds;
   return thinkTags ? withThinkingInContent : undefined;
+}
+
+/**
+ * A body without `model` is for the one model the gateway names itself (--model), as vLLM takes
+ * one for the model it serves; without --model the name is the client's to give, and required.
+ */
+function withServedModel(body: unknown, served: string | undefined): unknown {
+  return served !== undefined && isJsonObject(body) && body['model'] === undefined ? { ...body, model: served } : body;
 }
