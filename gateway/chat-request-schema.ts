@@ -108,7 +108,7 @@ const tokenLimit = z.number({ error: 'must be a positive integer' }).int('must b
  */
 export const chatRequestSchema = z.looseObject({
   model: z.string().min(1),
-  messages: z.array(chatMessageSchema).min(1, 'messages must contain at least one message'),
+  messages: z.array(chatMessageSchema).min(1, 'expected at least one message, got an empty array'),
   stream: z.boolean().nullish().transform((stream) => stream ?? false),
   stream_options: z.looseObject({ include_usage: optional(z.boolean()), continuous_usage_stats: optional(z.boolean()) }).nullable().optional(),
   max_tokens: tokenLimit.nullable().optional(),
