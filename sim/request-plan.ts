@@ -1,5 +1,5 @@
 import { InvalidRequestError, NotFoundError } from '../core/errors.ts';
-import { verifyLogitBias } from './logit-bias.ts';
+import { logitBiasIds, verifyLogitBiasIds } from './logit-bias.ts';
 import { VOCAB_SIZE } from './mistral-tokenizer.ts';
 import { generatedTokenIds } from './reply-continuation.ts';
 import { verifySamplingParams, type SamplingFields } from './sampling-params.ts';
@@ -67,9 +67,11 @@ export interface PlanInput {
 /** The engine's plan for one request: prompt, reply, the max_tokens bound, and the cut of its stop strings or stop tokens. */
 export function sequencePlan(ctx: SimContext, body: PlanRequest, input: PlanInput): SequencePlan {
   const maxTokens = maxTokensFor(ctx, body, input);
+  // The keys are read as ints before SamplingParams is built, their ids checked against the
+  // vocabulary after, by vLLM's input processor.
+  const biasIds = logitBiasIds(body.logit_bias);
   verifySamplingParams(body, maxTokens);
-  // After SamplingParams is built, as vLLM's input processor checks it (before the prompt's ids).
-  verifyLogitBias(body.logit_bias, VOCAB_SIZE);
+  verifyLogitBiasIds(biasIds, VOCAB_SIZE);
   const minTokens = body.min_tokens ?? 0;
   const output = generatedTokenIds(input.outputTokenIds, { ignoreEos: body.ignore_eos === true, minTokens, maxTokens });
   const stops = typeof body.stop === 'string' ? [body.stop] : (body.stop ?? []);

@@ -43,6 +43,21 @@ describe('logit_bias token ids', () => {
     expect(await res.json()).toEqual({ error: { message: "invalid literal for int() with base 10: 'abc'", type: 'BadRequestError', param: 'logit_bias', code: 400 } });
   });
 
+  // v0.11's SamplingParams.from_optional turns the keys into ints before it builds SamplingParams,
+  // whose __post_init__ then checks the ranges: a bad key is reported before a bad temperature.
+  it('reports a key int() cannot read before the sampling fields\' ranges', async () => {
+    const res = await postChat(sim.url, { messages, temperature: -1, top_p: 5, logit_bias: { abc: 1 } });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: { message: "invalid literal for int() with base 10: 'abc'", type: 'BadRequestError', param: 'logit_bias', code: 400 } });
+  });
+
+  // The vocabulary is checked later, by the engine's input processor, once SamplingParams stands.
+  it('reports an id past the vocabulary after the sampling fields\' ranges', async () => {
+    const res = await postChat(sim.url, { messages, temperature: -1, logit_bias: { '40000': 1 } });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toBe('temperature must be non-negative, got -1.0.');
+  });
+
   it('takes ids inside the vocabulary, the last one included, and an empty map', async () => {
     for (const logit_bias of [{ '0': 100, '31999': -100 }, {}, null]) {
       expect((await postChat(sim.url, { messages, logit_bias, max_tokens: 2 })).status).toBe(200);
