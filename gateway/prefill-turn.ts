@@ -12,5 +12,8 @@ export function roundPrompt(request: ChatRequest, appended: readonly ChatMessage
   const prefill = (request as { continue_final_message?: unknown }).continue_final_message === true;
   if (!prefill || start?.role !== 'assistant' || typeof start.content !== 'string' || reply?.role !== 'assistant') return [...request.messages, ...appended];
   const rest = typeof reply.content === 'string' ? reply.content : '';
-  return [...request.messages.slice(0, -1), { ...start, ...reply, content: start.content + rest }, ...appended.slice(1)];
+  // With vLLM's `echo`, round 1's text opened with the client's start (the last message has the
+  // reply's role): joined to it again, the turn read "I willI will look it up.".
+  const echoed = (request as { echo?: unknown }).echo === true && rest.startsWith(start.content);
+  return [...request.messages.slice(0, -1), { ...start, ...reply, content: echoed ? rest : start.content + rest }, ...appended.slice(1)];
 }

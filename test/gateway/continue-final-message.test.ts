@@ -46,3 +46,43 @@ describe("vLLM's continue_final_message across tool rounds", () => {
     expect(round2!.messages[1]).toMatchObject({ role: 'assistant', content: 'I will look it up.', tool_calls: [{ type: 'function', function: { name: 'lookup', arguments: '{"q":"tides"}' } }] });
   });
 });
+
+/**
+ * vLLM's `echo: true` with the prefill puts the client's start before the continuation: round 1's
+ * text already holds it. Joined to the client's start again, round 2's prompt read "I willI will
+ * look it up.", a turn no model wrote; the client's answer starts with the start once, as vLLM's.
+ */
+describe("vLLM's echo with continue_final_message across tool rounds", () => {
+  const scripted = scriptedGateway();
+
+  it("has the client's start once in round 2's prompt and once in the answer", async () => {
+    const gateway = await scripted.start(
+      (_req, res, body) => {
+        const { messages, echo } = body as Body & { echo?: boolean; messages: Array<{ role: string; content?: string }> };
+        const last = messages.at(-1)!;
+        const answered = last.role === 'tool';
+        // As vLLM's serving_chat: the echo is the last message's content when it has the reply's role.
+        const echoed = echo === true && last.role === 'assistant' ? [last.content!] : [];
+        const deltas = answered ? ['High tide is at 06:12.'] : [' look it up.<tool_call>\n{"name": "lookup", "arguments": {"q": "tides"}}\n</tool_call>'];
+        sseHeaders(res);
+        res.end([vllmChunk({ role: 'assistant', content: '' }), ...[...echoed, ...deltas].map((content) => vllmChunk({ content })), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
+      },
+      { tools: toolMap(answeringTool('lookup', () => 'high tide at 06:12')) },
+    );
+    const res = await postJson(gateway.url, '/v1/chat/completions', {
+      model: 'Qwen/Qwen2.5-7B-Instruct',
+      messages: [
+        { role: 'user', content: 'When is high tide?' },
+        { role: 'assistant', content: 'I will' },
+      ],
+      continue_final_message: true,
+      add_generation_prompt: false,
+      echo: true,
+    });
+    expect(res.status).toBe(200);
+    const round2 = scripted.upstream.requests[1]!.body as Body & { messages: Array<{ role: string; content?: string }> };
+    expect(round2.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
+    expect(round2.messages[1]!.content).toBe('I will look it up.');
+    expect(res.json.choices[0].message.content).toBe('I will look it up.\n\nHigh tide is at 06:12.');
+  });
+});
