@@ -19,8 +19,9 @@ export class PythonicProseScanner {
   readonly #fences = new ProseFenceTracker();
   #afterWrapper = false;
   /**
-   * Whitespace after a list whose calls ran, held: frame before another call list or the output's
-   * end (vLLM has no content for `[f(x=1)]\n`), else content with what follows it.
+   * Whitespace after a list whose calls ran (and one `;` on its line), held: frame before another
+   * call list or the output's end (vLLM has no content for `[f(x=1)];\n`), else content with what
+   * follows it.
    */
   #gap: string | undefined;
   /** That gap, once a `[` after it is read as a list: frame if a call of it runs, else its text's start. */
@@ -38,7 +39,14 @@ export class PythonicProseScanner {
     for (;;) {
       if (this.#gap !== undefined) {
         let space = 0;
-        while (space < rest.length && ' \t\n\r'.includes(rest[space]!)) space++;
+        for (; space < rest.length; space++) {
+          const char = rest[space]!;
+          if (' \t\n\r'.includes(char)) continue;
+          // One `;` on the list's own line closes the statement, as ast.parse reads it: vLLM has no
+          // content for `[f(x=1)];` (and llama3-json takes its `;` as frame); before text it is content.
+          if (char === ';' && !/[;\n]/.test(this.#gap + rest.slice(0, space))) continue;
+          break;
+        }
         this.#gap += rest.slice(0, space);
         // As text would: what follows is no longer right after a wrapper token.
         if (space > 0) this.#afterWrapper = false;

@@ -45,4 +45,22 @@ describe('pythonic: whitespace after a call list', () => {
   it('is content after a list none of whose calls ran, as the list is', () => {
     expect(textOf(parse('[f(x=foo)]\n'))).toBe('[f(x=foo)]\n');
   });
+
+  // Regression: `[f(x=1)];` streamed `;` as content beside the call. vLLM's pythonic parser has
+  // none (ast.parse reads `;` as the statement's end: content null, streamed or whole), and a `;`
+  // closing the calls is the llama3-json format's habit, which llama3-json already takes as frame.
+  it("takes one semicolon on the list's line, then whitespace, as frame", () => {
+    for (const input of ['[f(x=1)];', '[f(x=1)];\n', '[f(x=1)] ;\n<|python_end|>', '[f(x=1)];\n\n[g(y=2)]']) {
+      const events = parse(input);
+      expect(callsOf(events).length).toBeGreaterThan(0);
+      expect(textOf(events)).toBe('');
+    }
+  });
+
+  it('keeps the semicolon as content before text, or written twice or on a later line', () => {
+    expect(textOf(parse('[f(x=1)]; Done.'))).toBe('; Done.');
+    expect(textOf(parse('[f(x=1)];;'))).toBe(';;');
+    expect(textOf(parse('[f(x=1)]\n;'))).toBe('\n;');
+    expect(textOf(parse('[f(x=foo)];'))).toBe('[f(x=foo)];');
+  });
 });
