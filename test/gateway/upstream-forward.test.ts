@@ -196,6 +196,20 @@ describe('what the gateway sends upstream and back', () => {
     expect(received.headers).toMatchObject({ authorization: 'Bearer upstream-key', 'x-custom': 'kept', 'content-type': 'application/octet-stream' });
   });
 
+  it("passes the client's X-Forwarded-For and X-Request-Id on as sent, adding no hop or id of its own (README says so)", async () => {
+    const gw = await gateway();
+    const res = await fetch(`${gw.url}/v1/completions`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer client-key', 'content-type': 'text/plain', 'x-forwarded-for': '203.0.113.7', 'x-request-id': 'client-chosen-id' },
+      body: 'x',
+    });
+    const received = (await res.json()) as Received;
+    expect(received.headers['x-forwarded-for']).toBe('203.0.113.7');
+    expect(received.headers['x-request-id']).toBe('client-chosen-id');
+    expect(received.headers['x-conveyor-request-id']).toBeUndefined();
+    expect(res.headers.get('x-conveyor-request-id')).toBeNull();
+  });
+
   it('passes an answer larger than a socket buffer through whole (a batch of embeddings)', async () => {
     const gw = await gateway();
     // 2 MiB back: the client socket's buffer fills on the very first read, and its drain must resume the reading.
