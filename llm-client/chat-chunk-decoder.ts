@@ -10,12 +10,10 @@ import { usageCounts } from './usage-counts.ts';
 // Loose objects everywhere: servers add fields (logprobs, stop_reason, token_ids, …) that we
 // pass over; only the fields we read are type-checked.
 const ToolCallDeltaSchema = z.looseObject({
-  // Some servers and proxies send `index: null`; `decode` reads it as a missing index (the
-  // call's position in the list) rather than failing the stream as a malformed chunk. vLLM,
-  // SGLang and llama.cpp's server always send the index (DeltaToolCall's required int, SGLang's
-  // call_item.tool_index, llama.cpp's tool_call_index), so no guess is made for them. Those that
-  // omit it (Gemini's OpenAI layer, some proxies) send a call whole, parallel ones side by side in
-  // one delta, where the position is the index; no guess is right for every such server.
+  // Some servers and proxies send `index: null`; `decode` reads it as a missing index (see
+  // #implicitIndex) rather than failing the stream as a malformed chunk. vLLM, SGLang and
+  // llama.cpp's server always send the index (DeltaToolCall's required int, SGLang's
+  // call_item.tool_index, llama.cpp's tool_call_index), so no guess is made for them.
   index: z.number().int().nonnegative().nullish(),
   id: z.string().nullish(),
   function: z.looseObject({ name: z.string().nullish(), arguments: z.string().nullish() }).nullish(),
@@ -125,6 +123,8 @@ export class ChatChunkDecoder {
   #tokenEnd: string | undefined;
   /** Both as the bytes of an SSE event (token-event-bytes.ts), built on first use. */
   #tokenLayout: TokenEventLayout | undefined;
+  /** The index given to each id of an index-less tool-call fragment, in the order they came (#implicitIndex). */
+  readonly #implicitIds = new Map<string, number>();
 
   constructor(requestedModel: string) {
     this.requestedModel = requestedModel;
@@ -173,7 +173,7 @@ export class ChatChunkDecoder {
       if (reasoning) parts.push({ type: 'reasoning', text: reasoning, field: delta?.reasoning ? 'reasoning' : 'reasoning_content' });
       if (delta?.content) parts.push({ type: 'content', text: delta.content });
       delta?.tool_calls?.forEach((call, position) => {
-        const part: UpstreamPart = { type: 'tool-call-delta', index: call.index ?? position };
+        const part: UpstreamPart = { type: 'tool-call-delta', index: call.index ?? this.#implicitIndex(call.id, position) };
         if (call.id) part.id = call.id;
         if (call.function?.name) part.name = call.function.name;
         if (call.function?.arguments) part.arguments = call.function.arguments;
@@ -186,6 +186,23 @@ export class ChatChunkDecoder {
       }
     }
     return parts;
+  }
+
+  /**
+   * The index of a tool-call fragment sent without one. Gemini's OpenAI layer sends parallel calls
+   * one a chunk, each whole with an id of its own, and may split a call's arguments over later
+   * fragments without an id: a new id is the next call, a known one its own, and a fragment
+   * without one belongs to the call last opened. Before any id, the fragment's position in its
+   * delta is all there is (calls side by side in one delta).
+   */
+  #implicitIndex(id: string | null | undefined, position: number): number {
+    if (id) {
+      const known = this.#implicitIds.get(id);
+      if (known !== undefined) return known;
+      this.#implicitIds.set(id, this.#implicitIds.size);
+      return this.#implicitIds.size - 1;
+    }
+    return this.#implicitIds.size > 0 ? this.#implicitIds.size - 1 : position;
   }
 
   /**

@@ -46,6 +46,26 @@ describe('ChatChunkDecoder', () => {
     ]);
   });
 
+  // Gemini's OpenAI layer omits the index and sends parallel calls one a chunk, each whole with an
+  // id of its own, and may split one call's arguments over index-less fragments without an id. Each
+  // chunk's position, 0, made every call index 0: a consumer that keys calls by index, as the
+  // OpenAI stream contract has it, joined them into one.
+  it('gives each index-less call with an id of its own the next index, and index-less fragments without one to the call last opened', () => {
+    const decoder = new ChatChunkDecoder('asked');
+    const calls = (...tool_calls: Record<string, unknown>[]) => decoder.decode(chunk({ choices: [{ index: 0, delta: { tool_calls } }] })).filter((p) => p.type === 'tool-call-delta');
+    expect(calls({ id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{"city":' } })).toEqual([{ type: 'tool-call-delta', index: 0, id: 'call_a', name: 'get_weather', arguments: '{"city":' }]);
+    expect(calls({ function: { arguments: '"Paris"}' } })).toEqual([{ type: 'tool-call-delta', index: 0, arguments: '"Paris"}' }]);
+    expect(calls({ id: 'call_b', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Rome"}' } })).toEqual([
+      { type: 'tool-call-delta', index: 1, id: 'call_b', name: 'get_weather', arguments: '{"city":"Rome"}' },
+    ]);
+    // Two side by side in one delta, and an id sent again with a later fragment of its own call.
+    expect(calls({ id: 'call_c', function: { name: 'a', arguments: '{}' } }, { id: 'call_d', function: { name: 'b', arguments: '{' } })).toEqual([
+      { type: 'tool-call-delta', index: 2, id: 'call_c', name: 'a', arguments: '{}' },
+      { type: 'tool-call-delta', index: 3, id: 'call_d', name: 'b', arguments: '{' },
+    ]);
+    expect(calls({ id: 'call_d', function: { arguments: '}' } })).toEqual([{ type: 'tool-call-delta', index: 3, id: 'call_d', arguments: '}' }]);
+  });
+
   it('reads the reasoning from `reasoning` when `reasoning_content` beside it is empty, and once when both carry it', () => {
     const decoder = new ChatChunkDecoder('asked');
     decoder.decode(chunk({ choices: [] }));

@@ -98,7 +98,7 @@ describe('a named event', () => {
 });
 
 describe('a tool-call delta with index: null', () => {
-  it('takes its position in the list for its index, one call or two in a delta', async () => {
+  it('numbers the calls by their ids, one call or two in a delta, a fragment without an id going to the call last opened', async () => {
     const sse = [
       vllmChunk({ role: 'assistant', content: '' }),
       vllmChunk({ tool_calls: [{ index: null, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: null } }] }),
@@ -120,8 +120,8 @@ describe('a tool-call delta with index: null', () => {
       START,
       { type: 'tool-call-delta', index: 0, id: 'call_a', name: 'get_weather' },
       { type: 'tool-call-delta', index: 0, arguments: '{"city": "Paris"}' },
-      { type: 'tool-call-delta', index: 0, id: 'call_b', name: 'a', arguments: '{}' },
-      { type: 'tool-call-delta', index: 1, id: 'call_c', name: 'b', arguments: '{}' },
+      { type: 'tool-call-delta', index: 1, id: 'call_b', name: 'a', arguments: '{}' },
+      { type: 'tool-call-delta', index: 2, id: 'call_c', name: 'b', arguments: '{}' },
       { type: 'finish', reason: 'tool_calls' },
       { type: 'usage', usage: { prompt_tokens: 20, completion_tokens: 9, total_tokens: 29 } },
       { type: 'end' },
