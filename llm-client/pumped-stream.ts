@@ -1,5 +1,5 @@
 import type { EventSourceMessage } from 'eventsource-parser';
-import { UpstreamProtocolError, type UpstreamError } from '../core/errors.ts';
+import { UpstreamProtocolError, UpstreamTotalTimeoutError, type UpstreamError } from '../core/errors.ts';
 import { AnswerTail } from './answer-tail.ts';
 import { ChatChunkDecoder, isGenerationPart } from './chat-chunk-decoder.ts';
 import { chatEventParts } from './chat-event-parts.ts';
@@ -50,7 +50,11 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
     this.#delivery = new PartDelivery(onPart, (error) => this.settle(error));
     this.#deadlines = new StreamDeadlines(options.timeouts, (error) => {
       // An error answer's status, and what came of its body, say more than the clock that ran out.
-      if (this.#errorBody) return this.fail(this.#bodyError(this.#errorBody));
+      // But a total that ran out is the request's end: no replica is tried next with none of it left.
+      if (this.#errorBody) {
+        if (error instanceof UpstreamTotalTimeoutError) this.interrupted = true;
+        return this.fail(this.#bodyError(this.#errorBody));
+      }
       this.#expired = error;
       this.fail(error);
     });

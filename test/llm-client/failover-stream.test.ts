@@ -226,6 +226,27 @@ describe('a pump over several replicas: failover before the upstream accepts', (
     expect(stateOf(pump, streaming.baseUrl)).toMatchObject({ healthy: true, accepted: 1, failures: 0 });
   });
 
+  // Review: totalMs running out while a 503's body was still being read reported the body's error,
+  // as it should (it says more than the clock), but as the replica's failure: the next replica was
+  // tried with none of the request's time left, and its own total deadline fired at once.
+  it('tries no other replica when totalMs runs out while an error answer\'s body is read: the body\'s error is final', async () => {
+    const slowErrorBody = await track(
+      startTestUpstream((_req, res) => {
+        res.writeHead(503, { 'content-type': 'application/json' });
+        // The rest never comes (ERROR_BODY_WAIT_MS is 2 s, totalMs below much less).
+        res.write('{"error": {"message": "engine overloaded", ');
+      }),
+    );
+    const good = await live();
+    const timeouts = { connectMs: 10_000, headersMs: 10_000, firstTokenMs: 10_000, idleMs: 10_000, totalMs: 300 };
+    const pump = createChatCompletionPump({ baseUrl: [slowErrorBody.baseUrl, good.baseUrl], timeouts });
+    const { parts, error } = await run(pump, { baseUrl: slowErrorBody.baseUrl });
+    expect(error).toBeInstanceOf(UpstreamResponseError);
+    expect(error).toMatchObject({ status: 503 });
+    expect(parts).toEqual([]);
+    expect(good.requests).toHaveLength(0);
+  });
+
   it('sends one URL through the plain pump: no replica bookkeeping', () => {
     expect(createChatCompletionPump({ baseUrl: 'http://127.0.0.1:9/v1' }).replicas).toBeUndefined();
     expect(createChatCompletionPump({ baseUrl: ['http://127.0.0.1:9/v1'] }).replicas).toBeUndefined();
