@@ -9,6 +9,7 @@ export interface SamplingFields {
   temperature?: number | null | undefined;
   top_p?: number | null | undefined;
   top_k?: number | null | undefined;
+  min_p?: number | null | undefined;
   min_tokens?: number | null | undefined;
   stop?: string | string[] | null | undefined;
 }
@@ -37,6 +38,8 @@ export function verifySamplingParams(body: SamplingFields, maxTokens: number): v
   if (!(topP > 0 && topP <= 1)) throw new InvalidRequestError(`top_p must be in (0, 1], got ${pyFloat(topP)}.`, 'top_p');
   const topK = body.top_k ?? 0;
   if (topK < -1) throw new InvalidRequestError(`top_k must be 0 (disable), or at least 1, got ${topK}.`);
+  const minP = body.min_p ?? 0;
+  if (!(minP >= 0 && minP <= 1)) throw new InvalidRequestError(`min_p must be in [0, 1], got ${pyFloat(minP)}.`);
   if (maxTokens < 1) throw new InvalidRequestError(`max_tokens must be at least 1, got ${maxTokens}.`, 'max_tokens');
   const minTokens = body.min_tokens ?? 0;
   if (minTokens < 0) throw new InvalidRequestError(`min_tokens must be greater than or equal to 0, got ${minTokens}.`);

@@ -29,6 +29,7 @@ export const samplingRequestFields = {
   temperature: laxFloat().nullish(),
   top_p: laxFloat().nullish(),
   top_k: laxInt().nullish(),
+  min_p: laxFloat().nullish(),
   presence_penalty: laxFloat().nullish(),
   frequency_penalty: laxFloat().nullish(),
   repetition_penalty: laxFloat().nullish(),

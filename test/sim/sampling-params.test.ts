@@ -167,6 +167,17 @@ describe("SamplingParams' checks", () => {
     for (const extra of [{ top_p: 1 }, { top_p: 0.1 }, { top_k: -1 }, { top_k: 0 }, { top_k: 40 }]) expect((await chat(extra)).status).toBe(200);
   });
 
+  // vLLM's SamplingParams checks min_p after top_k and before max_tokens; the simulator read no
+  // min_p, so a 3 that vLLM refuses was a 200.
+  it('refuses min_p outside [0, 1], after top_k and before max_tokens, on both routes', async () => {
+    expect(await chat({ min_p: 3 })).toEqual({ status: 400, body: samplingParamsError('min_p must be in [0, 1], got 3.0.', null) });
+    expect((await chat({ min_p: -0.1 })).body.error.message).toBe('min_p must be in [0, 1], got -0.1.');
+    expect((await chat({ min_p: 3, top_k: -2 })).body.error.message).toBe('top_k must be 0 (disable), or at least 1, got -2.');
+    expect((await chat({ min_p: 3, max_tokens: 0 })).body.error.message).toBe('min_p must be in [0, 1], got 3.0.');
+    expect(await completion({ min_p: 1.5 })).toEqual({ status: 400, body: samplingParamsError('min_p must be in [0, 1], got 1.5.', null) });
+    for (const extra of [{ min_p: 0 }, { min_p: 1 }, { min_p: 0.05 }, { min_p: null }]) expect((await chat(extra)).status).toBe(200);
+  });
+
   it('refuses max_tokens below 1 in its own words, not as a schema error', async () => {
     expect(await chat({ max_tokens: -1 })).toEqual({ status: 400, body: samplingParamsError('max_tokens must be at least 1, got -1.', 'max_tokens') });
     expect((await chat({ max_tokens: 0 })).body.error.message).toBe('max_tokens must be at least 1, got 0.');
