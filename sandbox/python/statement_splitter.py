@@ -122,6 +122,11 @@ class StatementSplitter:
                 tree = ast.parse('\n' * self._lines_before + text, self._filename)
             except (SyntaxError, ValueError):
                 return None  # e.g. a lone decorator; the normal rule decides later
+            except (RecursionError, MemoryError):
+                # An expression nested past the parser's depth: it raised out of the executor (no
+                # output, status 71). The unit's compile fails the same way, and the whole
+                # text's compile then prints what a file run does.
+                return None
         if not tree.body or any(isinstance(node, _COMPOUND) for node in tree.body):
             return None
         unit = self._take()

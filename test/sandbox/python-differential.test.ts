@@ -151,6 +151,11 @@ const FILE_RUN_CASES: Record<string, string> = {
   'a compile error after non-ASCII text': 'x = "é" é\n',
   'a compile error after non-ASCII text, continued': 'x = \\\n   "é" "a" é é\n',
   'a compile error in brackets after non-ASCII text': 'x = ("é",\n é é)\n',
+  // Past the compiler's depth a file run prints only its RecursionError. The splitter's parse of
+  // a statement's first line (R2) raised it out of the executor: no output, status 71.
+  'an expression nested past the compiler\'s depth': `print(0)\nx = (\n${'1 +\n'.repeat(5000)}0)\n`,
+  'a backslash continuation past the compiler\'s depth': `x = 0 \\\n${'+ 1 \\\n'.repeat(5000)}+ 0\nprint(x)\n`,
+  'a one-line expression past the compiler\'s depth': `x = ${'1 + '.repeat(5000)}1\nprint(x)\n`,
 };
 
 describe('a file run of texts the corpus cannot hold', () => {
