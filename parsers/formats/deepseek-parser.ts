@@ -40,8 +40,9 @@ type State =
   | { kind: 'name'; raw: RawText; head: string }
   /** V3: "```json" before the arguments. */
   | { kind: 'fence-open'; raw: RawText; args: JsonArguments }
-  | { kind: 'args-before'; raw: RawText; args: JsonArguments }
-  | { kind: 'args'; raw: RawText; args: JsonArguments }
+  /** `fenced`: V3's "```json" opened the arguments, so "```" must close them. */
+  | { kind: 'args-before'; raw: RawText; args: JsonArguments; fenced: boolean }
+  | { kind: 'args'; raw: RawText; args: JsonArguments; fenced: boolean }
   /** V3: "```" after the arguments. */
   | { kind: 'fence-close'; raw: RawText; args: JsonArguments }
   | { kind: 'call-end'; raw: RawText; args: JsonArguments };
@@ -151,7 +152,7 @@ class DeepSeekParser extends FormatParser {
         const callId = this.#registry.nextCallId();
         out.push({ type: 'call-start', callId, name });
         const args = new JsonArguments(callId, { lineField: this.#registry.lineField(name), maxFieldDepth: this.#registry.maxFieldDepth });
-        this.#state = this.#v3 ? { kind: 'fence-open', raw: state.raw, args } : { kind: 'args-before', raw: state.raw, args };
+        this.#state = this.#v3 ? { kind: 'fence-open', raw: state.raw, args } : { kind: 'args-before', raw: state.raw, args, fenced: false };
         return found.next;
       }
       case 'fence-open': {
@@ -163,21 +164,22 @@ class DeepSeekParser extends FormatParser {
         if (json === 'partial' || (bare === 'full' && json !== 'full' && j + 3 === buf.length)) return this.hold(buf, j);
         const fence = json === 'full' ? '```json' : bare === 'full' ? '```' : '';
         state.raw.add(fence);
-        this.#state = { kind: 'args-before', raw: state.raw, args: state.args };
+        // Bare arguments need no closing fence: expecting one broke a call that never opened one.
+        this.#state = { kind: 'args-before', raw: state.raw, args: state.args, fenced: fence !== '' };
         return j + fence.length;
       }
       case 'args-before': {
         const j = skipWhitespace(buf, i);
         state.raw.add(buf.slice(i, j));
         if (j === buf.length) return j;
-        this.#state = { kind: 'args', raw: state.raw, args: state.args };
+        this.#state = { kind: 'args', raw: state.raw, args: state.args, fenced: state.fenced };
         return j;
       }
       case 'args': {
         const stop = state.args.write(buf, i, buf.length, out);
         state.raw.add(buf.slice(i, stop));
         if (state.args.status === 'failed') return this.#broken(state.raw, state.args.callId, state.args.failure, stop, out);
-        if (state.args.status === 'complete') this.#state = { kind: this.#v3 ? 'fence-close' : 'call-end', raw: state.raw, args: state.args };
+        if (state.args.status === 'complete') this.#state = { kind: state.fenced ? 'fence-close' : 'call-end', raw: state.raw, args: state.args };
         return stop;
       }
       case 'fence-close':

@@ -48,6 +48,28 @@ describe('deepseek parser: V3 (fenced arguments)', () => {
   });
 });
 
+describe('deepseek parser: V3 arguments without their fence', () => {
+  // Regression: the opening ```json was optional but the closing ``` was not, so a V3 call written
+  // with bare arguments (`NAME\n{…}<｜tool▁call▁end｜>`) started, streamed its arguments, then broke
+  // at <｜tool▁call▁end｜> ("expected ``` after the arguments") and went out as text. The closing
+  // fence is expected only where one opened.
+  it('ends a call whose arguments have no fence at <｜tool▁call▁end｜>', () => {
+    const input = `${CALLS_BEGIN}${CALL_BEGIN}function${SEP}get_weather\n{"city": "Tokyo"}\n${CALL_END}${CALLS_END}`;
+    const events = parse('v3', input);
+    expect(callsOf(events).map((c) => [c.name, c.argsText])).toEqual([['get_weather', '{"city": "Tokyo"}']]);
+    expect(malformedOf(events)).toEqual([]);
+    expect(textOf(events)).toBe('');
+    expect(coalesceText(feed(make('v3'), input.split('')))).toEqual(events);
+  });
+
+  it('still wants the closing ``` where ```json opened the arguments', () => {
+    const input = `${CALLS_BEGIN}${CALL_BEGIN}function${SEP}get_weather\n\`\`\`json\n{"city": "Tokyo"}\n${CALL_END}${CALLS_END}`;
+    const events = parse('v3', input);
+    expect(malformedOf(events)).toHaveLength(1);
+    expect(textOf(events)).toBe(input);
+  });
+});
+
 describe('deepseek parser: V3.1 (bare arguments)', () => {
   it('parses parallel calls verbatim and keeps the text before and after', () => {
     const input = `some prefix text${CALLS_BEGIN}${CALL_BEGIN}foo${SEP}{"x":1}${CALL_END}${CALL_BEGIN}bar${SEP}{"y":2}${CALL_END}${CALLS_END} some suffix text`;
