@@ -1,4 +1,5 @@
 import { InvalidRequestError, NotFoundError } from '../core/errors.ts';
+import { verifyAllowedTokenIds } from './allowed-token-ids.ts';
 import { logitBiasIds, verifyLogitBiasIds } from './logit-bias.ts';
 import { VOCAB_SIZE } from './mistral-tokenizer.ts';
 import { generatedTokenIds } from './reply-continuation.ts';
@@ -20,6 +21,7 @@ export interface PlanRequest extends SamplingFields {
   include_stop_str_in_output?: boolean | null | undefined;
   ignore_eos?: boolean | null | undefined;
   logit_bias?: Readonly<Record<string, number>> | null | undefined;
+  allowed_token_ids?: readonly number[] | null | undefined;
 }
 
 /**
@@ -72,6 +74,7 @@ export function sequencePlan(ctx: SimContext, body: PlanRequest, input: PlanInpu
   const biasIds = logitBiasIds(body.logit_bias);
   verifySamplingParams(body, maxTokens);
   verifyLogitBiasIds(biasIds, VOCAB_SIZE);
+  verifyAllowedTokenIds(body.allowed_token_ids, VOCAB_SIZE);
   const minTokens = body.min_tokens ?? 0;
   const output = generatedTokenIds(input.outputTokenIds, { ignoreEos: body.ignore_eos === true, minTokens, maxTokens });
   const stops = typeof body.stop === 'string' ? [body.stop] : (body.stop ?? []);

@@ -56,6 +56,8 @@ export const samplingRequestFields = {
    * vLLM checks it (logit-bias.ts): pydantic's `dict[str, float]` here, the ids in the plan.
    */
   logit_bias: z.record(z.string(), laxFloat()).nullish(),
+  /** vLLM extension: the only ids sampling may pick. Checked (allowed-token-ids.ts), not applied. */
+  allowed_token_ids: z.array(laxInt()).nullish(),
   /**
    * vLLM extension: keep only the prompt's last N tokens (-1: max_model_len); pydantic's `ge=-1`
    * here, the rest where the prompt is built (prompt-truncation.ts).
