@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { definePlugin, reject, type PluginContext } from '../kit/define-plugin.ts';
 import type { ToolResult } from '../plugin-types.ts';
-import { formatPlanTranscript, PlanRun, scalarValue, type PlanToolOptions } from './plan-run.ts';
+import { formatPlanTranscript, PlanRun, type PlanToolOptions } from './plan-run.ts';
+import { scalarValue } from './step-value.ts';
 
 export { DEFAULT_MAX_PARALLEL_STEPS, DEFAULT_MAX_PLAN_STEPS, type PlanToolOptions } from './plan-run.ts';
 

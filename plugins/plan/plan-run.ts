@@ -7,6 +7,7 @@ import type { ToolCallContext, ToolExecution, ToolPlugin, ToolResult } from '../
 import { escapeTemplateText, templateParameterOf } from '../format/format-plugin.ts';
 import { stepCall } from './keyword-arguments.ts';
 import { literalAsText } from './literal-text.ts';
+import { stepValue, typedStepValue } from './step-value.ts';
 
 export interface PlanToolOptions {
   /** The tools steps may call (the gateway's registry, or a lookup into it). */
@@ -57,7 +58,7 @@ export interface StepOutcome {
  * A step's positional arguments become the tool's arguments in the order of its JSON Schema
  * `properties` (`search("x")` → `{ query: "x" }`), keyword ones by name (`stepCall`); `$n` / `${n}`
  * inside them (and `${n`, its brace missing), or bare among them (`stepArguments`), are replaced by
- * step n's value (`stepValue`).
+ * step n's value (`stepValue`), or where a whole argument is one, its number or boolean (`typedStepValue`).
  * A step whose dependency failed is skipped, with that as its error.
  */
 export class PlanRun {
@@ -128,7 +129,10 @@ export class PlanRun {
       const failed = before.find((o) => !o.result.ok);
       const result = failed
         ? { ok: false, content: `error: skipped because step ${failed.index} failed` }
-        : await this.#run(tool, step, () => Object.fromEntries(args.map(([name, arg]) => [name, substitute(arg, before, name === template ? escapeTemplateText : verbatim)])));
+        : await this.#run(tool, step, () => {
+            const results = new Map(before.map((o) => [o.index, o.result]));
+            return Object.fromEntries(args.map(([name, arg]) => [name, typedStepValue(properties[name], arg, results) ?? substitute(arg, before, name === template ? escapeTemplateText : verbatim)]));
+          });
       this.ctx.emit({ type: 'unit-done', detail: `step ${step.index} ${step.tool}: ${result.ok ? 'ok' : 'failed'}` });
       return { index: step.index, tool: step.tool, raw: step.raw, result };
     });
@@ -182,23 +186,6 @@ export class PlanRun {
       release();
     }
   }
-}
-
-/**
- * What `$n` stands for: the scalar `data.value` of step n's result when its tool gives one (a
- * search's count of matching pages, a calculator's number), else its observation text. An
- * observation is written for the model to read, so `calculator("$1 + $2")` could never parse
- * two search result lists; a tool that has one number or word to hand on says so in `value`.
- */
-export function stepValue(result: ToolResult): string {
-  return scalarValue(result) ?? result.content;
-}
-
-/** The result's `data.value` as text when it is a scalar (string, number, boolean, bigint). */
-export function scalarValue(result: ToolResult): string | undefined {
-  const value = result.data?.['value'];
-  const scalar = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint';
-  return scalar ? String(value) : undefined;
 }
 
 const verbatim = (text: string) => text;

@@ -77,3 +77,42 @@ describe('a plan with no steps besides join()', () => {
     }
   });
 });
+
+// A step's value went into a later step as text only: `repeat("ab", $1)` gave a parameter typed
+// integer the string "3" (zod: "expected number, received string"), and a boolean value read
+// "true" in text where the model's own literal `True` reads "True" (literalAsText).
+describe('a step value in a later step', () => {
+  const repeat = inlineTool(
+    definePlugin({ name: 'repeat', description: 'test', parameters: z.object({ text: z.string(), times: z.number().int() }), consumes: 'call', hooks: { onEnd: ({ text, times }) => text.repeat(times) } }),
+  );
+  const valued = (name: string, value: unknown, content: string) =>
+    inlineTool(definePlugin({ name, description: 'test', parameters: z.object({}), consumes: 'call', hooks: { onEnd: () => ({ ok: true, content, data: { value } }) } }));
+  const flag = inlineTool(definePlugin({ name: 'flag', description: 'test', parameters: z.object({ on: z.boolean() }), consumes: 'call', hooks: { onEnd: ({ on }) => (on ? 'on' : 'off') } }));
+  const typed = new Map<string, ToolPlugin>([
+    ...tools,
+    ['repeat', repeat],
+    ['flag', flag],
+    ['yes', valued('yes', true, 'it is so')],
+    ['none', valued('none', null, 'nothing found')],
+    ['dict', valued('dict', { a: 1 }, 'a table')],
+    ['ten', valued('ten', 10, 'ten of them')],
+  ]);
+
+  it('is the number or boolean itself where a whole argument is the reference and its parameter takes one', async () => {
+    const plan = ['1. calculator("2+1")', '2. repeat("ab", $1)', '3. repeat(text="c", times=${1})', '4. yes()', '5. flag($4)', '6. ten()', '7. repeat("d", $6)', '8. join()', ''].join('\n');
+    for (const streamed of [true, false]) {
+      const run = await runPlan(plan, typed, streamed);
+      expect(contents(run)).toEqual(['3', 'ababab', 'ccc', 'it is so', 'on', 'ten of them', 'dddddddddd']);
+    }
+  });
+
+  it('is text inside text: a boolean in Python spelling, as the plan writes it; no scalar value (null, an object) the observation', async () => {
+    const run = await runPlan(['1. yes()', '2. none()', '3. dict()', '4. ten()', '5. echo("$1 / $2 / $3 / $4")', '6. echo($4)', '7. join()', ''].join('\n'), typed);
+    expect(contents(run)).toEqual(['it is so', 'nothing found', 'a table', 'ten of them', 'True / nothing found / a table / 10', '10']);
+  });
+
+  it('is left as text, for the tool to refuse, where it is no number its parameter can take', async () => {
+    const run = await runPlan(['1. echo("many")', '2. repeat("x", $1)', '3. join()', ''].join('\n'), typed);
+    expect(planSteps(run)![1]).toMatchObject({ ok: false, content: expect.stringContaining('expected number, received string') });
+  });
+});
