@@ -153,7 +153,7 @@ class InlineExecution implements ToolExecution {
     this.clock?.finalStretch();
     await this.chain;
     this.endEmitError = null;
-    const ran = await this.run('onEnd', () => runEndHook(this.definition, rawArgs, this.ctx, this.report));
+    const ran = await this.run('onEnd', () => runEndHook(this.definition, rawArgs, this.ctx, { onThrow: this.report, onParseThrow: (failure) => this.fail(failure, abortReasonOf(this.definition.name, failure.content)) }));
     const result = this.failure ?? this.endEmitError ?? ran?.value ?? this.errorResult('returned no result', 'sandbox_error');
     this.finished = true;
     this.clock?.stop();

@@ -183,17 +183,33 @@ function notJavaScript(url: string): Error | undefined {
   );
 }
 
+/** What runEndHook tells its runtime besides the result. */
+export interface EndHookReports {
+  /** onEnd threw: its stack, for the gateway log. */
+  onThrow?: (thrown: HookThrow) => void;
+  /**
+   * The schema threw as it parsed (it passed the gateway's parse: a transform that throws only
+   * here): the call fails as a hook's throw does, onAbort included, and onEnd does not run. The
+   * runtime ends the call with `failure`, which is also what runEndHook returns.
+   */
+  onParseThrow?: (failure: ToolResult) => void;
+}
+
 /**
  * Validates the decoded arguments and runs onEnd; every failure becomes a tool error result. A
- * throw also goes to `onThrow`, with its stack, for the gateway log.
+ * throw also goes to `reports.onThrow`, with its stack, for the gateway log.
  */
-export async function runEndHook(
-  definition: PluginDefinition,
-  rawArgs: Record<string, unknown>,
-  ctx: PluginContext,
-  onThrow: (thrown: HookThrow) => void = () => undefined,
-): Promise<ToolResult> {
-  const parsed = definition.parameters.safeParse(rawArgs);
+export async function runEndHook(definition: PluginDefinition, rawArgs: Record<string, unknown>, ctx: PluginContext, reports: EndHookReports = {}): Promise<ToolResult> {
+  const { onThrow = () => undefined, onParseThrow = () => undefined } = reports;
+  // Parsed again where onEnd runs, for the schema's output: a bare safeParse let a throw escape
+  // here, which ended a plugin process with an unhandled rejection (`exited with code 1`).
+  let threw: ToolResult | undefined;
+  const parsed = safeParseOr(definition, rawArgs, (failure) => (threw = failure));
+  if (!parsed) {
+    const failure = threw as ToolResult;
+    onParseThrow(failure);
+    return failure;
+  }
   if (!parsed.success) return { ok: false, content: `error: ${definition.name} ${invalidArguments(parsed.error)}`, data: { code: 'invalid_arguments' } };
   let value: unknown;
   try {

@@ -182,7 +182,11 @@ function receive(message: HostMessage): void {
         const result =
           call.failure !== null || definition === null
             ? { ok: false, content: call.failure ?? 'error: the plugin module did not load' }
-            : await runEndHook(definition, message.args, call.ctx, (t) => (thrown = t));
+            : await runEndHook(definition, message.args, call.ctx, {
+                onThrow: (t) => (thrown = t),
+                // `failed` now, as a hook's throw: the gateway ends the call and its `abort` brings onAbort.
+                onParseThrow: (failure) => failCall(message.callId, call, failure),
+              });
         // Aborted while onEnd ran (a time limit, the request gone): onAbort has run, and the gateway
         // takes this call's `aborted` as its end, so a result now would end it a second way.
         if (call.controller.signal.aborted) return;

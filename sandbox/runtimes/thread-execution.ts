@@ -91,6 +91,8 @@ export class ThreadExecution implements ToolExecution {
       await this.chain;
       if (this.failure) return this.failure;
       const r = await this.task('end', { args: rawArgs });
+      // The worker's parse threw before onEnd: a hook's throw, so onAbort runs (absorb).
+      if (r?.beforeOnEnd) this.absorb(r);
       // The worker's own error (a result it cannot copy back, a malformed ctx.emit) is the call's, as
       // in piece(): "returned no result" hid it. Not through absorb(): onEnd ran, so no onAbort.
       return this.failure ?? (r?.error !== undefined ? failureOf(r.error, r.code) : r?.result) ?? this.errorResult('returned no result', 'sandbox_error');

@@ -36,6 +36,8 @@ export interface ThreadTaskResult {
   error?: string;
   /** The error's data.code where it is the runtime's, not the plugin's (onLoad past its limit). */
   code?: string;
+  /** `end` only: `error` came before onEnd began (the schema threw as it parsed), so onAbort runs. */
+  beforeOnEnd?: true;
   /** A hook threw: its stack, for the gateway log (the error says only the message). */
   thrown?: HookThrow;
 }
@@ -107,7 +109,9 @@ export default async function runThreadTask(task: ThreadTask): Promise<ThreadTas
       }
       case 'end': {
         let thrown: HookThrow | undefined;
-        const result = await runEndHook(definition, task.args ?? {}, ctx, (t) => (thrown = t));
+        let parseThrew = false;
+        const result = await runEndHook(definition, task.args ?? {}, ctx, { onThrow: (t) => (thrown = t), onParseThrow: () => (parseThrew = true) });
+        if (parseThrew) return copyable({ state: ctx.state, error: result.content, beforeOnEnd: true }, task.plugin);
         return failedEmit() ?? copyable({ state: ctx.state, result, ...(thrown ? { thrown } : {}) }, task.plugin);
       }
       case 'abort':
