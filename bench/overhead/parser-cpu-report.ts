@@ -25,8 +25,9 @@ export function parserCpuMarkdown(json: ParserCpuJson, command?: string): string
     '',
     'CPU = the gateway process\'s own process.cpuUsage() (user + system, all threads) before and after each round, over IPC; the',
     'difference includes everything parsing changes: the parser itself, call routing, and writing tool_calls deltas instead of content deltas.',
-    'Each round\'s CPU is divided by the requests that completed correctly (the "checked ok" column), not by all sent: a failed',
-    'request costs less CPU, so counting it would pull the figure down; a round where none completed is left out, with its pair.',
+    'A round where a request failed (see "checked ok") has no figure and is left out with its pair: a failed request costs some',
+    'CPU, less than a whole stream, so neither dividing by all sent nor by those that completed gives the cost of one.',
+    ...(json.pairsLeftOut > 0 ? ['', `**${json.pairsLeftOut} pair${json.pairsLeftOut === 1 ? '' : 's'} of rounds left out: a round where a request failed has no figure.**`] : []),
     '',
   ].join('\n');
 }

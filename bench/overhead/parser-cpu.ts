@@ -22,10 +22,12 @@ export interface ParserCpuJson {
   concurrency: number;
   /** Gateway CPU per request in each round, µs, per mode (rounds alternate parse/none: A B B A …). */
   perRequestUs: Record<ParserMode, Summary>;
-  /** requests = sent; completed = those that completed correctly, the divisor of perRequestUs (NaN when none did). */
+  /** requests = sent; completed = those that completed correctly; perRequestUs NaN where any did not. */
   rounds: RoundCpu[];
   /** parse − none, µs per request: mean of the paired rounds' differences, and its standard error. */
   differenceUs: { mean: number; standardError: number };
+  /** Pairs of rounds in no figure: one of the two had a failed request. */
+  pairsLeftOut: number;
   /** The difference as a share of the parsing gateway's CPU, and as extra CPU over pass-through, %. */
   shareOfGatewayCpuPct: number;
   extraOverPassThroughPct: number;
@@ -36,12 +38,37 @@ export interface ParserCpuJson {
 export interface RoundCpu { mode: ParserMode; cpuUs: number; requests: number; completed: number; perRequestUs: number }
 
 /**
- * One round's CPU per request, over the requests that completed correctly: a failed one costs the
- * gateway less than a whole stream, so dividing by all sent would pull the figure down. NaN (not
- * Infinity) when none completed, so the summaries leave that round out.
+ * One round's CPU per request, or NaN (no figure, the round and its pair left out) where a request
+ * failed: a failed one costs the gateway some CPU, less than a whole stream, and how much is not
+ * known. Divided by all sent, such a round read cheaper per request than it was; divided by those
+ * that completed, it read dearer, the failed ones' CPU spread over them.
  */
 export function roundCpu(mode: ParserMode, cpuUs: number, requests: number, completed: number): RoundCpu {
-  return { mode, cpuUs, requests, completed, perRequestUs: completed > 0 ? cpuUs / completed : Number.NaN };
+  return { mode, cpuUs, requests, completed, perRequestUs: completed === requests && requests > 0 ? cpuUs / requests : Number.NaN };
+}
+
+/**
+ * Each mode's CPU per request and their difference, from the pairs of rounds (runParserCpu runs
+ * them two by two, A B then B A) where both rounds have a figure: a round without one leaves its
+ * pair out of every figure, so the share of CPU (difference / parse mean) compares one set of
+ * pairs. Matched by index within each mode, a parse round whose pass-through pair had no figure
+ * still counted in the parse mean.
+ */
+export function pairedFigures(rounds: readonly RoundCpu[]): { parse: Summary; none: Summary; difference: Summary; pairsLeftOut: number } {
+  const kept: Array<Record<ParserMode, number>> = [];
+  let pairsLeftOut = 0;
+  for (let i = 0; i + 1 < rounds.length; i += 2) {
+    const pair = { [rounds[i]!.mode]: rounds[i]!.perRequestUs, [rounds[i + 1]!.mode]: rounds[i + 1]!.perRequestUs } as Partial<Record<ParserMode, number>>;
+    if (pair.parse === undefined || pair.none === undefined) throw new Error(`parser-cpu: rounds ${i + 1} and ${i + 2} are not a parse/pass-through pair`);
+    if (Number.isNaN(pair.parse) || Number.isNaN(pair.none)) pairsLeftOut++;
+    else kept.push({ parse: pair.parse, none: pair.none });
+  }
+  return {
+    parse: summarize(kept.map((p) => p.parse)),
+    none: summarize(kept.map((p) => p.none)),
+    difference: summarize(kept.map((p) => p.parse - p.none)),
+    pairsLeftOut,
+  };
 }
 
 const SAVE_REPORT = {
@@ -112,12 +139,7 @@ export async function runParserCpu(o: ParserCpuOptions = {}): Promise<{ markdown
     }
     await chat.dispatcher.close();
 
-    const of = (mode: ParserMode) => rounds.filter((r) => r.mode === mode).map((r) => r.perRequestUs);
-    // A round where nothing completed has no figure (NaN): it and its pair are left out.
-    const parse = summarize(of('parse').filter((v) => !Number.isNaN(v)));
-    const none = summarize(of('none').filter((v) => !Number.isNaN(v)));
-    const diffs = of('parse').map((v, i) => v - of('none')[i]!).filter((v) => !Number.isNaN(v));
-    const diff = summarize(diffs);
+    const { parse, none, difference: diff, pairsLeftOut } = pairedFigures(rounds);
     const json: ParserCpuJson = {
       meta: {
         date: new Date().toISOString(),
@@ -133,6 +155,7 @@ export async function runParserCpu(o: ParserCpuOptions = {}): Promise<{ markdown
       perRequestUs: { parse, none },
       rounds,
       differenceUs: { mean: diff.mean, standardError: diff.std / Math.sqrt(Math.max(1, diff.n)) },
+      pairsLeftOut,
       shareOfGatewayCpuPct: (diff.mean / parse.mean) * 100,
       extraOverPassThroughPct: (diff.mean / none.mean) * 100,
       checks,

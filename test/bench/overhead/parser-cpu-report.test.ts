@@ -10,6 +10,7 @@ const json: ParserCpuJson = {
   perRequestUs: { parse: summarize([9000, 9200]), none: summarize([8000, 8100]) },
   rounds: [],
   differenceUs: { mean: 1050, standardError: 100 },
+  pairsLeftOut: 0,
   shareOfGatewayCpuPct: 11.5,
   extraOverPassThroughPct: 13,
   checks: { parse: { requests: 80, ok: 80, errors: [] }, none: { requests: 80, ok: 80, errors: [] } },
