@@ -15,6 +15,8 @@ from cell_source import BOM
 
 def whole_compile_error(source, filename):
     """The exception compiling `source` (a byte order mark already stripped) raises, or None."""
+    if '\0' in source:
+        return _null_byte_error(source, filename)
     err = _compile_error(source, filename)
     if err is None or not isinstance(err, SyntaxError):
         return err
@@ -28,6 +30,18 @@ def whole_compile_error(source, filename):
     if isinstance(same, SyntaxError) and (same.msg, same.lineno) == (err.msg, err.lineno):
         return same
     return err
+
+
+def _null_byte_error(source, filename):
+    """What Python 3.12 and later print for a file with a NUL (whichever interpreter runs the cell;
+    3.11's file run reads past it in ways no str compile can show): the line it is on, up to it,
+    before any other error. compile() of a str says only `source code string cannot contain null
+    bytes`, with no line, and the model cannot see the character in its own text."""
+    nul = source.index('\0')
+    start = source.rfind('\n', 0, nul) + 1
+    # No '\n' at the end of the text: as_file_run then keeps it, as it keeps the tokenizer's.
+    return SyntaxError('source code cannot contain null bytes',
+                       (filename, source.count('\n', 0, nul) + 1, None, source[start:nul]))
 
 
 def _compile_error(source, filename):

@@ -174,3 +174,29 @@ describe('a file run of texts the corpus cannot hold', () => {
     }
   });
 });
+
+/**
+ * A NUL character in the text: what Python 3.12 and later print for such a file (checked with
+ * 3.12.1 and 3.13.0), whichever interpreter runs the cell: the line it is on, shown up to it, and
+ * nothing else (it wins over any other compile error). The cell printed compile()'s
+ * `ValueError: source code string cannot contain null bytes`, with no line: a NUL the model
+ * cannot see in its own text, and no word of where it is.
+ */
+const NUL_CASES: Record<string, [source: string, line: number, shown: string]> = {
+  'after code on a line': ['x = 1\nprint(x)\0junk\nprint(2)\n', 2, 'print(x)'],
+  'alone on the last line': ['print(1)\n\n\0', 3, ''],
+  'after a compile error': ['x = = 1\n\0\n', 2, ''],
+  'inside a function': ['def f():\n    return 1\0\nprint(f())\n', 2, 'return 1'],
+};
+
+describe('a NUL character in the text', () => {
+  it.each(Object.keys(NUL_CASES))('%s', async (name) => {
+    const [source, line, shown] = NUL_CASES[name]!;
+    for (const mode of ['incremental', 'whole'] as const) {
+      const { result } = await runScript(sandbox, source, { mode, filename: '<llm-cell>' });
+      expect(result.observation, mode).toBe(`  File "<llm-cell>", line ${line}\n    ${shown}\nSyntaxError: source code cannot contain null bytes\n`);
+      expect(result.exitCode, mode).toBe(1);
+      expect(result.error, mode).toMatchObject({ type: 'SyntaxError', lineno: line, compileError: true });
+    }
+  });
+});
