@@ -173,7 +173,7 @@ export class ChatChunkDecoder {
       if (reasoning) parts.push({ type: 'reasoning', text: reasoning, field: delta?.reasoning ? 'reasoning' : 'reasoning_content' });
       if (delta?.content) parts.push({ type: 'content', text: delta.content });
       delta?.tool_calls?.forEach((call, position) => {
-        const part: UpstreamPart = { type: 'tool-call-delta', index: call.index ?? this.#implicitIndex(call.id, position) };
+        const part: UpstreamPart = { type: 'tool-call-delta', index: call.index ?? this.#implicitIndex(call, position) };
         if (call.id) part.id = call.id;
         if (call.function?.name) part.name = call.function.name;
         if (call.function?.arguments) part.arguments = call.function.arguments;
@@ -191,15 +191,16 @@ export class ChatChunkDecoder {
   /**
    * The index of a tool-call fragment sent without one. Gemini's OpenAI layer sends parallel calls
    * one a chunk, each whole with an id of its own, and may split a call's arguments over later
-   * fragments without an id: a new id is the next call, a known one its own, and a fragment
-   * without one belongs to the call last opened. Before any id, the fragment's position in its
-   * delta is all there is (calls side by side in one delta).
+   * fragments without an id: a new id with a name (a call's first fragment) is the next call, a
+   * known id its own, and any other fragment belongs to the call last opened (a new id without a
+   * name too: some servers change the id on every fragment). Before any id, the fragment's
+   * position in its delta is all there is (calls side by side in one delta).
    */
-  #implicitIndex(id: string | null | undefined, position: number): number {
-    if (id) {
-      const known = this.#implicitIds.get(id);
-      if (known !== undefined) return known;
-      this.#implicitIds.set(id, this.#implicitIds.size);
+  #implicitIndex(call: { id?: string | null | undefined; function?: { name?: string | null | undefined } | null | undefined }, position: number): number {
+    const known = call.id ? this.#implicitIds.get(call.id) : undefined;
+    if (known !== undefined) return known;
+    if (call.id && call.function?.name) {
+      this.#implicitIds.set(call.id, this.#implicitIds.size);
       return this.#implicitIds.size - 1;
     }
     return this.#implicitIds.size > 0 ? this.#implicitIds.size - 1 : position;

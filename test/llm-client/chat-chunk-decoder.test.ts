@@ -64,6 +64,8 @@ describe('ChatChunkDecoder', () => {
       { type: 'tool-call-delta', index: 3, id: 'call_d', name: 'b', arguments: '{' },
     ]);
     expect(calls({ id: 'call_d', function: { arguments: '}' } })).toEqual([{ type: 'tool-call-delta', index: 3, id: 'call_d', arguments: '}' }]);
+    // A new id without a name is no new call: some servers change the id on every fragment.
+    expect(calls({ id: 'frag_2', function: { arguments: ' ' } })).toEqual([{ type: 'tool-call-delta', index: 3, id: 'frag_2', arguments: ' ' }]);
   });
 
   it('reads the reasoning from `reasoning` when `reasoning_content` beside it is empty, and once when both carry it', () => {
