@@ -251,6 +251,9 @@ export class JsonCallObject {
     const args = new JsonArguments(callId, { lineField: this.#events.lineField, maxFieldDepth: this.#registry.maxFieldDepth });
     const start = json.length - json.trimStart().length;
     const stop = args.write(json, start, json.length, out);
+    args.end();
+    // What broke inside the string (a repeated key, the object cut short), where it says.
+    if (args.status === 'failed' && json[start] === '{') return `"${this.#argsKey}" is a string that does not hold one JSON object: ${args.failure}`;
     if (args.status !== 'complete' || json.slice(stop).trim() !== '') return `"${this.#argsKey}" is a string that does not hold one JSON object`;
     this.#args = args.args;
     return undefined;

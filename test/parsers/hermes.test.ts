@@ -201,6 +201,9 @@ describe('hermes parser: what is not a call', () => {
       ['[1]', '"arguments" must be a JSON object'],
       ['"hello"', '"arguments" is a string that does not hold one JSON object'],
       ['"{\\"a\\": 1} {}"', '"arguments" is a string that does not hold one JSON object'],
+      // Regression: the reason read as above for these too, hiding what was wrong inside the string.
+      ['"{\\"a\\": 1, \\"a\\": 2}"', '"arguments" is a string that does not hold one JSON object: malformed arguments: duplicate key "a"'],
+      ['"{\\"a\\": [1"', '"arguments" is a string that does not hold one JSON object: truncated arguments'],
     ]) {
       const input = `<tool_call>{"name": "f", "arguments": ${value}}</tool_call>`;
       const events = parse(input);
