@@ -207,6 +207,8 @@ describe.each<Version>(['v3', 'v31'])('deepseek parser %s: properties', (version
       return full.slice(0, cut % full.length);
     }),
     fc.constantFrom(CALLS_BEGIN, CALL_BEGIN, CALL_END, SEP, CALLS_END, '```', '{', '😀', '\uD83D', `${CALL_BEGIN}${'n'.repeat(257)}`),
+    // V3 arguments without their fence (V3.1's shape, for v31 a broken call).
+    fc.constantFrom(`${CALL_BEGIN}function${SEP}f\n{"a": [1, "😀"]}\n${CALL_END}`, `${CALL_BEGIN}function${SEP}f\n\`\`\`json\n{}${CALL_END}`),
   );
   splitInvarianceProperties(make(version), fc.array(fragment, { maxLength: 6 }).map((f) => f.join('')), { runs: 80 });
 

@@ -476,12 +476,12 @@ const callList = fc
 const fragments = [
   '[', ']', '(', ')', '=', ',', ' ', '\n', 'get_weather', 'f', '(city=', "'Paris'", '"a\\"b"', "'''x\n'''", 'True', 'None', '1.5', '-2',
   '{', '}', ':', '<|python_start|>', '<|python_', 'end|>', '<|python_end|>', 'text ', '😀', '你好', '\\', '"', "'", 'r"', '#',
-  '\uD83D', '\uDE00',
+  '\uD83D', '\uDE00', ';',
 ];
 
 const modelOutput = fc.oneof(
   fc.array(fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...fragments) }, { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 4 }) }), { maxLength: 30 }).map((p) => p.join('')),
-  fc.tuple(fc.constantFrom('', 'Sure. ', 'ok <|python_start|>'), callList, fc.constantFrom('', ' Done.', '<|python_end|>', ']'), fc.nat()).map(
+  fc.tuple(fc.constantFrom('', 'Sure. ', 'ok <|python_start|>'), callList, fc.constantFrom('', ' Done.', '<|python_end|>', ']', ';', ';\n', '; Done.', ';;'), fc.nat()).map(
     // Sometimes cut the list off, as max_tokens would.
     ([before, list, after, cut]) => (cut % 4 === 0 ? before + list.slice(0, cut % (list.length + 1)) : before + list + after),
   ),
