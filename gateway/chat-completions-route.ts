@@ -3,10 +3,8 @@ import type { BoundedQueue } from '../core/bounded-queue.ts';
 import { ClientAbortedError, UpstreamModelNotFoundError, UpstreamModelNotServedError } from '../core/errors.ts';
 import { isJsonObject } from '../core/json-object.ts';
 import type { ToolPlugin } from '../plugins/plugin-types.ts';
-import { chatRequestSchema, type ChatMessage, type ChatRequest } from './chat-request-schema.ts';
-import { withThinkingInContent } from './client-reasoning.ts';
-import { withMistralToolCallIds } from './mistral-tool-call-ids.ts';
-import { ClientToolValidator } from './client-tool-validator.ts';
+import { chatRequestSchema, type ChatRequest } from './chat-request-schema.ts';
+import { chatSessionOptions } from './chat-session-options.ts';
 import { gatewayToolsFor, withPluginSchemas } from './request-tools.ts';
 import { ChatChunkWriter } from './chat-chunk-writer.ts';
 import { armClientStall } from './client-stall.ts';
@@ -25,7 +23,7 @@ import type { TimelineStore } from './timeline-store.ts';
 import { sendJson } from './send-json.ts';
 import { completionBody } from './chat-completion-body.ts';
 import { admitted } from './request-admission.ts';
-import { buildParser, chooseParser, lineFieldsOf, matchesRule, needsSpecialTokens, PASS_THROUGH, type ParserChoice } from './parser-selection.ts';
+import { chooseParser, matchesRule, type ParserChoice } from './parser-selection.ts';
 import type { ModelParents } from './model-parents.ts';
 
 export interface ChatRouteContext {
@@ -45,8 +43,6 @@ export interface ChatRouteContext {
   /** The gateway's tool turns of responses that ended with client calls, for the next turn of a loop that drops them. */
   droppedTurns: DroppedToolTurns;
 }
-
-const NO_TOOLS: ReadonlyMap<string, ToolPlugin> = new Map();
 
 /** "model: required" rather than zod's "expected string, received undefined" for a field left out. */
 const missingField = (issue: { code?: string; input?: unknown }) => (issue.code === 'invalid_type' && issue.input === undefined ? 'required' : undefined);
@@ -158,44 +154,7 @@ async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, fa
   // What the session throws once the signal is aborted is the client's leaving; the reason says which it was.
   const failure = (err: unknown): unknown => (cancel.signal.aborted ? cancel.signal.reason : modelOfGateway(ctx.config.upstream.model, err));
 
-  // tool_choice "none": the model is not to call anything, so nothing it writes is taken for a call
-  // (vLLM parses none then either) and no gateway tool runs; its text is the answer. A <think>
-  // block is still reasoning. OpenAI's deprecated `function_call: "none"` says the same for a
-  // request that gives no tool_choice (LangChain's openai-functions agents send it).
-  const noCalls = (request.tool_choice ?? (request as { function_call?: unknown }).function_call) === 'none';
-  // Part of the request id in every call id, so the calls of two turns never share one.
-  const callIdPrefix = (round: number) => `call_${id.slice(-8)}_r${round}_`;
-  const choice: ParserChoice = noCalls ? { ...parsed, format: PASS_THROUGH } : parsed;
-  // Pass-through (tool_parser "none" too) runs no tool: a call an upstream parser sent as
-  // delta.tool_calls goes to the client as it came, as it would without the gateway.
-  const tools = choice.format === PASS_THROUGH ? NO_TOOLS : gatewayTools;
-  const offered = (name: string) => tools.has(name) || (request.tools ?? []).some((tool) => tool.function?.name === name);
-  // The parser reads parameter types from function tools; another type (OpenAI's `custom`) is the upstream's alone.
-  const functionTools = request.tools?.filter((tool) => tool.type === 'function' && tool.function !== undefined);
-  const pythonTool = offered('python');
-  const planTool = offered('plan');
-  const sessionBase = {
-    request,
-    upstream: ctx.upstream,
-    upstreamOverrides: needsSpecialTokens(choice.format) && request.skip_special_tokens === undefined ? { skip_special_tokens: false } : {},
-    // By the model's format, not this request's choice: a history with calls reaches the template even under tool_choice "none".
-    upstreamMessages: upstreamConversation(parsed.format === 'mistral', choice.reasoning),
-    tools,
-    observations: ctx.config.observations,
-    maxObservationChars: ctx.config.maxObservationChars,
-    createParser: (round: number) => buildParser(choice, ctx.config, { callIdPrefix: callIdPrefix(round), requestTools: functionTools, lineFields: lineFieldsOf(tools), pythonTool, planTool }),
-    thinkTags: choice.reasoning,
-    callIdPrefix,
-    partialExecution,
-    maxRounds: request.max_tool_rounds ?? ctx.config.maxToolRounds,
-    maxCallsPerRound: ctx.config.maxToolCallsPerRound,
-    onToolReject: request.on_tool_reject ?? ctx.config.onToolReject,
-    clientToolValidator: request.validate_tool_arguments && request.tools ? new ClientToolValidator(request.tools) : undefined,
-    passThrough: choice.format === PASS_THROUGH,
-    timeline,
-    signal: cancel.signal,
-    clientKey: key,
-  };
+  const sessionBase = chatSessionOptions({ config: ctx.config, upstream: ctx.upstream, request, gatewayTools, parsed, partialExecution, timeline, signal: cancel.signal, clientKey: key });
 
   // The model that answers, as OpenAI's answers name it: with --model, whatever name the client
   // sent, the one model the gateway serves (and lists at /v1/models).
@@ -291,13 +250,6 @@ function modelOfGateway(model: string | undefined, err: unknown): unknown {
 /** The code the client was answered with (error-response.ts), for the timeline and the metrics: a bug's `internal_error`, not `error` or a Node `ERR_*`. */
 function errorCode(err: unknown): string {
   return toErrorResponse(err).body.error.code;
-}
-
-/** How the conversation is rewritten for the upstream, if at all: Mistral's nine-character call ids, a client's reasoning back in `<think>` blocks. */
-function upstreamConversation(mistralIds: boolean, thinkTags: boolean): ((messages: ChatMessage[]) => ChatMessage[]) | undefined {
-  if (mistralIds && thinkTags) return (messages) => withMistralToolCallIds(withThinkingInContent(messages));
-  if (mistralIds) return withMistralToolCallIds;
-  return thinkTags ? withThinkingInContent : undefined;
 }
 
 /**

@@ -5,6 +5,7 @@ import { answeringTool, scriptedGateway, toolMap } from '../support/scripted-gat
 import { postJson } from '../support/sse-client.ts';
 
 type Body = { messages: Array<{ role: string }>; continue_final_message?: boolean; add_generation_prompt?: boolean };
+type EchoBody = { messages: Array<{ role: string; content?: string }>; echo?: boolean };
 
 /**
  * vLLM's prefill: a request whose last message is the assistant's start, with
@@ -58,7 +59,7 @@ describe("vLLM's echo with continue_final_message across tool rounds", () => {
   it("has the client's start once in round 2's prompt and once in the answer", async () => {
     const gateway = await scripted.start(
       (_req, res, body) => {
-        const { messages, echo } = body as Body & { echo?: boolean; messages: Array<{ role: string; content?: string }> };
+        const { messages, echo } = body as EchoBody;
         const last = messages.at(-1)!;
         const answered = last.role === 'tool';
         // As vLLM's serving_chat: the echo is the last message's content when it has the reply's role.
@@ -80,7 +81,7 @@ describe("vLLM's echo with continue_final_message across tool rounds", () => {
       echo: true,
     });
     expect(res.status).toBe(200);
-    const round2 = scripted.upstream.requests[1]!.body as Body & { messages: Array<{ role: string; content?: string }> };
+    const round2 = scripted.upstream.requests[1]!.body as EchoBody;
     expect(round2.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
     expect(round2.messages[1]!.content).toBe('I will look it up.');
     expect(res.json.choices[0].message.content).toBe('I will look it up.\n\nHigh tide is at 06:12.');
