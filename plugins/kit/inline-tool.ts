@@ -1,6 +1,7 @@
 import type { Piece } from '../../parsers/parser-events.ts';
 import type { ToolCallContext, ToolExecution, ToolPlugin, ToolResult, Verdict } from '../plugin-types.ts';
 import { CallClock } from '../../sandbox/runtimes/call-clock.ts';
+import { CallOrder } from '../../sandbox/runtimes/call-order.ts';
 import { hookThrowOf, type HookErrorLog, type HookName, type HookThrow } from '../../sandbox/runtimes/hook-throw.ts';
 import { abortReasonOf, hookFailure, invalidArguments, runEndHook, safeParseOr } from '../../sandbox/runtimes/load-plugin-module.ts';
 import { boundedOnLoad, ON_LOAD_LIMIT_MS } from '../../sandbox/runtimes/on-load-limit.ts';
@@ -98,9 +99,11 @@ class InlineExecution implements ToolExecution {
   private readonly report: (thrown: HookThrow) => void;
   /** Set (null) while onEnd runs: the first malformed ctx.emit then, the call's result once onEnd returns. */
   private endEmitError?: ToolResult | null;
+  private readonly order: CallOrder;
 
   constructor(definition: PluginDefinition, call: ToolCallContext, onHookError: HookErrorLog = () => undefined) {
     this.definition = definition;
+    this.order = new CallOrder(definition.name);
     this.report = (thrown) => onHookError({ ...thrown, plugin: definition.name, runtime: 'inline', callId: call.callId });
     // Checked as every runtime checks it: a malformed event fails the call, naming the field; in
     // onEnd, once it returns (no onAbort while onEnd may be committing), as the other runtimes do.
@@ -129,6 +132,7 @@ class InlineExecution implements ToolExecution {
   }
 
   async piece(piece: Piece): Promise<Verdict> {
+    this.order.piece();
     const step = this.chain.then(async (): Promise<Verdict> => {
       const onPiece = this.definition.hooks.onPiece;
       if (this.failure || !onPiece) return undefined;
@@ -146,6 +150,7 @@ class InlineExecution implements ToolExecution {
   }
 
   async end(rawArgs: Record<string, unknown>): Promise<ToolResult> {
+    this.order.end();
     // A schema may throw rather than report an issue (a transform that throws, an async refine):
     // thrown past end(), the call's clock ran on and fired onAbort as a timeout long after.
     const parsed = safeParseOr(this.definition, rawArgs, (failure) => this.fail(failure, abortReasonOf(this.definition.name, failure.content)));

@@ -4,6 +4,7 @@ import type { PluginDefinition } from '../../plugins/kit/define-plugin.ts';
 import type { ToolCallContext, ToolExecution, ToolResult, Verdict } from '../../plugins/plugin-types.ts';
 import { askToAbort } from './abort-answer.ts';
 import { CallClock, ON_ABORT_GRACE_MS } from './call-clock.ts';
+import { CallOrder } from './call-order.ts';
 import { CallTurns } from './call-turns.ts';
 import type { HookErrorLog } from './hook-throw.ts';
 import { abortReasonOf, invalidArguments, safeParseOr } from './load-plugin-module.ts';
@@ -54,6 +55,7 @@ export class RemoteExecution implements ToolExecution {
   private readonly controller = new AbortController();
   private readonly lease: Promise<RemoteLease | null>;
   private readonly turns = new CallTurns();
+  private readonly order: CallOrder;
   private failure: ToolResult | null = null;
   private finished = false;
   /**
@@ -85,6 +87,7 @@ export class RemoteExecution implements ToolExecution {
   constructor(call: ToolCallContext, options: RemoteCallOptions) {
     this.call = call;
     this.options = options;
+    this.order = new CallOrder(options.definition.name);
     this.over = new Promise<null>((resolve) => (this.settleOver = resolve));
     const { definition } = options;
     this.wireId = `${call.callId}#${++wireCounter}`;
@@ -149,6 +152,7 @@ export class RemoteExecution implements ToolExecution {
   }
 
   async piece(piece: Piece): Promise<Verdict> {
+    this.order.piece();
     if (this.finished) return undefined;
     const seq = ++this.seq;
     const lease = await Promise.race([this.lease, this.over]);
@@ -164,6 +168,7 @@ export class RemoteExecution implements ToolExecution {
   }
 
   async end(rawArgs: Record<string, unknown>): Promise<ToolResult> {
+    this.order.end();
     const { definition } = this.options;
     // A schema may throw rather than report an issue (a transform that throws): thrown past end(),
     // the call's clock ran on and fired onAbort as a timeout long after. It fails as a hook's throw.
