@@ -3,6 +3,7 @@ import type { Piece } from '../../parsers/parser-events.ts';
 import type { PluginDefinition } from '../../plugins/kit/define-plugin.ts';
 import type { ToolCallContext, ToolExecution, ToolResult, Verdict } from '../../plugins/plugin-types.ts';
 import { CallClock, ON_ABORT_GRACE_MS } from './call-clock.ts';
+import { CallOrder } from './call-order.ts';
 import type { HookErrorLog } from './hook-throw.ts';
 import { abortReasonOf, invalidArguments, safeParseOr } from './load-plugin-module.ts';
 import { START_ALLOWANCE_MS } from './on-load-limit.ts';
@@ -40,6 +41,7 @@ export class ThreadExecution implements ToolExecution {
   private readonly onHookError: HookErrorLog;
   /** The call's waits for a worker to begin a hook so far, split as its clock counts them (WorkerWaits). */
   private readonly waits = new WorkerWaits();
+  private readonly order: CallOrder;
 
   constructor(
     pool: ThreadPool,
@@ -52,6 +54,7 @@ export class ThreadExecution implements ToolExecution {
     this.pool = pool;
     this.onHookError = onHookError;
     this.definition = definition;
+    this.order = new CallOrder(definition.name);
     this.module = module;
     this.call = call;
     this.startLimitMs = START_ALLOWANCE_MS + pool.onLoadTimeoutMs;
@@ -67,6 +70,7 @@ export class ThreadExecution implements ToolExecution {
   }
 
   async piece(piece: Piece): Promise<Verdict> {
+    this.order.piece();
     const step = this.chain.then(async () => {
       if (this.failure) return undefined;
       const r = await this.task('piece', { piece });
@@ -79,6 +83,7 @@ export class ThreadExecution implements ToolExecution {
   }
 
   async end(rawArgs: Record<string, unknown>): Promise<ToolResult> {
+    this.order.end();
     // A schema may throw rather than report an issue (a transform that throws): thrown past end(),
     // the call's clock ran on and fired onAbort as a timeout long after. It fails as a hook's throw does.
     const parsed = safeParseOr(this.definition, rawArgs, (failure) => this.stop(failure, abortReasonOf(this.definition.name, failure.content)));
