@@ -11,6 +11,8 @@ import sys
 import threading
 import traceback
 
+import cell_runtime
+
 
 def install():
     """Only over the interpreter's own hooks: code in the cell that set its own keeps it."""
@@ -31,7 +33,11 @@ def _thread_excepthook(args, /):
             return
     name = args.thread.name if args.thread is not None else threading.get_ident()
     print(f'Exception in thread {name}:', file=stderr, flush=True)
-    traceback.print_exception(args.exc_type, args.exc_value, args.exc_traceback, file=stderr)
+    tb = args.exc_traceback
+    if args.exc_value is not None:
+        cell_runtime.without_sandbox_frames(args.exc_value)
+        tb = args.exc_value.__traceback__
+    traceback.print_exception(args.exc_type, args.exc_value, tb, file=stderr)
     stderr.flush()
 
 
@@ -58,8 +64,12 @@ def _unraisable_text(u):
         out.append('\n')
     elif u.err_msg is not None:
         out.append(f'{u.err_msg}:\n')
-    if u.exc_traceback is not None:
-        out.extend(_traceback_lines(u.exc_traceback))
+    tb = u.exc_traceback
+    if u.exc_value is not None and tb is u.exc_value.__traceback__:
+        cell_runtime.without_sandbox_frames(u.exc_value)
+        tb = u.exc_value.__traceback__
+    if tb is not None:
+        out.extend(_traceback_lines(tb))
     if u.exc_type is None:
         return out
     module = getattr(u.exc_type, '__module__', None)

@@ -4,7 +4,47 @@ Shared by both execution modes, so that only the statement-by-statement part dif
 """
 import io
 import os
+import re
 import sys
+
+
+# Code the sandbox runs on the cell's behalf where a script runs C (its stdout's writer, the
+# recursion-limit wrapper): a script's traceback has no frame for it, and nor does the cell's.
+_HIDDEN = set()
+
+
+def hidden(function):
+    _HIDDEN.add(function.__code__)
+    return function
+
+
+def without_sandbox_frames(err):
+    """Unlinks the hidden code's entries from the tracebacks of `err` and the exceptions chained to
+    it. A hidden function that catches `err` re-raises it with a bare `raise`, which adds no entry of
+    its own (a `raise err` would); a signal handler that runs as it starts, before its `try`, leaves
+    its entry to the printers of uncaught exceptions (cell_uncaught, cell_hooks), which call this."""
+    todo, seen = [err], set()
+    while todo:
+        err = todo.pop()
+        if err is None or id(err) in seen:
+            continue
+        seen.add(id(err))
+        err.__traceback__ = _unlinked(err.__traceback__)
+        todo += [err.__cause__, err.__context__]
+        todo += getattr(err, 'exceptions', None) or []
+
+
+def _unlinked(tb):
+    while tb is not None and tb.tb_frame.f_code in _HIDDEN:
+        tb = tb.tb_next
+    entry = tb
+    while entry is not None:
+        after = entry.tb_next
+        while after is not None and after.tb_frame.f_code in _HIDDEN:
+            after = after.tb_next
+        entry.tb_next = after
+        entry = after
+    return tb
 
 
 class _FdWriter(io.RawIOBase):
@@ -24,14 +64,26 @@ class _FdWriter(io.RawIOBase):
     def fileno(self):
         return self._fd
 
+    @hidden
     def write(self, data):
-        view = memoryview(data).cast('B')
-        total = len(view)
-        while view:
-            count = os.write(self._fd, view)
-            _FdWriter.written += count
-            view = view[count:]
-        return total
+        try:
+            try:
+                view = memoryview(data)
+            except TypeError:
+                # FileIO's words, as a script's `sys.stdout.buffer.write('text')` says them.
+                raise TypeError("a bytes-like object is required, not '%s'" % type(data).__name__) from None
+            view = view.cast('B')
+            total = len(view)
+            while view:
+                count = os.write(self._fd, view)
+                _FdWriter.written += count
+                view = view[count:]
+            return total
+        except BaseException as err:
+            # A signal handler runs (and raises) here as often as not, since printing is most of a
+            # printing loop's time; a script's stdout is C, with no frame to show.
+            without_sandbox_frames(err)
+            raise
 
 
 def install_stdio():
@@ -48,6 +100,9 @@ def install_stdio():
                                   write_through=True)
     sys.stdin = io.TextIOWrapper(io.FileIO(0, 'r', closefd=False), encoding='utf-8')
     sys.__stdout__, sys.__stderr__, sys.__stdin__ = sys.stdout, sys.stderr, sys.stdin
+
+
+_TOO_LOW = re.compile(r'(limit to )(\d+)( at the recursion depth )(\d+)')
 
 
 class RecursionBudget:
@@ -76,10 +131,21 @@ class RecursionBudget:
             return real_get() - depth
 
         def setrecursionlimit(limit):
-            if not isinstance(limit, int) or limit < 1:
-                return real_set(limit)  # let CPython raise its own error
-            return real_set(limit + depth)
+            try:
+                if not isinstance(limit, int) or limit < 1:
+                    return real_set(limit)  # let CPython raise its own error
+                try:
+                    return real_set(limit + depth)
+                except RecursionError as err:
+                    # Its numbers as the cell counts them: less the sandbox's frames and this one.
+                    raise RecursionError(_TOO_LOW.sub(
+                        lambda m: '%s%d%s%d' % (m[1], int(m[2]) - depth, m[3], int(m[4]) - depth - 1),
+                        str(err))) from None
+            except BaseException as err:
+                without_sandbox_frames(err)
+                raise
 
+        hidden(setrecursionlimit)
         getrecursionlimit.__doc__ = real_get.__doc__
         setrecursionlimit.__doc__ = real_set.__doc__
         real_set(real_get() + depth)

@@ -5,6 +5,7 @@ import signal
 import sys
 
 import cell_excepthook
+import cell_runtime
 
 # Bound once, in the zygote: code in the cell may replace os.getpid, os.kill or signal.signal.
 _getpid = os.getpid
@@ -33,6 +34,8 @@ def uncaught(err, filename, as_file):
         return _system_exit(err.code)
     # Python 3.11's default excepthook prints err.__traceback__, not its tb argument (F11).
     err.__traceback__ = tb
+    cell_runtime.without_sandbox_frames(err)
+    tb = err.__traceback__
     lineno = None
     walk = tb
     while walk is not None:
