@@ -1,5 +1,6 @@
 import { NO_USAGE, sumUsage } from '../llm-client/usage-counts.ts';
 import type { SessionEvent, SessionResult, Usage } from './session.ts';
+import { stopReasonOf } from './chat-completion-body.ts';
 import type { SseWriter } from './sse-writer.ts';
 import type { OpenAIErrorBody } from './error-response.ts';
 
@@ -175,7 +176,7 @@ export class ChatChunkWriter {
     const onFinish = !this.options.conveyorEvents || !this.toolEvents;
     if (messages !== undefined && !onFinish) this.extension(messages);
     const carried = messages !== undefined && onFinish ? { conveyor: messages } : {};
-    this.chunk({ choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: result.finishReason }], ...carried });
+    this.chunk({ choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: result.finishReason, ...stopReasonOf(result) }], ...carried });
     if (this.options.includeUsage) this.sse.data(this.head + JSON.stringify({ choices: [], usage: result.usage }).slice(1));
     this.sse.data('[DONE]');
     this.sse.end();

@@ -13,7 +13,7 @@ export function completionBody(id: string, created: number, model: string, resul
     model,
     system_fingerprint: null,
     service_tier: null,
-    choices: [{ index: 0, message: assistantMessage(result), logprobs: null, finish_reason: result.finishReason }],
+    choices: [{ index: 0, message: assistantMessage(result), logprobs: null, finish_reason: result.finishReason, ...stopReasonOf(result) }],
     usage: result.usage,
     conveyor: {
       request_id: id,
@@ -35,4 +35,13 @@ function assistantMessage(result: SessionResult) {
   const onlyCalls = result.content.trim() === '' && (result.clientToolCalls.length > 0 || result.messages.length > 0);
   const message = { role: 'assistant', content: onlyCalls ? null : result.content, refusal: null, ...reasoning };
   return result.clientToolCalls.length === 0 ? message : { ...message, tool_calls: result.clientToolCalls };
+}
+
+/**
+ * vLLM's `stop_reason`, where a client's stop string ended the answer: a client that sends
+ * several reads which one matched there (the text leaves it out). Absent otherwise, so that an
+ * answer keeps OpenAI's shape, which has no such field.
+ */
+export function stopReasonOf(result: Pick<SessionResult, 'stopString'>): { stop_reason?: string } {
+  return result.stopString === undefined ? {} : { stop_reason: result.stopString };
 }

@@ -23,6 +23,8 @@ export interface RoundOutput {
   /** Every call's id, in the order the model began them (calls and clientCalls each keep it, but not between them). */
   callOrder: string[];
   finishReason: string;
+  /** The client's stop string that ended the decode (vLLM's `stop_reason`), when one did. */
+  stopString?: string;
   usage?: Usage;
   /** Text and tool-call deltas the upstream streamed in this round. */
   deltas: number;
@@ -154,7 +156,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
   });
   let finishReason = 'stop';
   /** A client's stop string ended the decode (vLLM's stop_reason): what it was writing is cut, as by the token limit. */
-  let stoppedByString = false;
+  let stopString: string | undefined;
   let usage: Usage | undefined;
   let deltas = 0;
   let firstToken = true;
@@ -184,7 +186,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     else if (part.type === 'finish') {
       cuts.decodeFinished = true;
       finishReason = part.reason;
-      stoppedByString = part.stopString !== undefined;
+      stopString = part.stopString;
     } else if (part.type === 'usage') {
       usage = part.usage;
       onEvent({ type: 'usage', round, usage });
@@ -260,7 +262,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     const { dispatcher, clientCalls, parser } = build();
     // A rejected call was cut off by us, not by the model: flushing the parser would report it as
     // truncated and release its raw text as content. The Dispatcher answers it with the rejection.
-    if (!cuts.cutForRejection) parser.end(finishReason === 'length' || stoppedByString);
+    if (!cuts.cutForRejection) parser.end(finishReason === 'length' || stopString !== undefined);
     timeline.mark('decode-end', { round, detail: finishReason });
     // The request is about to fail with the rejection: its other calls' results would go nowhere.
     const { rejection } = cuts;
@@ -285,7 +287,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     let reasoning: RoundReasoning | undefined;
     if (upstreamReasoning !== '') reasoning = { text: upstreamReasoning, in: opts.thinkTags ? 'think-tags' : reasoningField };
     else if (opts.thinkTags && parser.reasoningText !== '') reasoning = { text: parser.reasoningText, in: 'think-tags' };
-    return { text: parser.visibleText, calls, clientCalls: clientCalls.completed(), callOrder: parser.callOrder(), finishReason, usage, deltas, ...(reasoning ? { reasoning } : {}) };
+    return { text: parser.visibleText, calls, clientCalls: clientCalls.completed(), callOrder: parser.callOrder(), finishReason, ...(stopString !== undefined ? { stopString } : {}), usage, deltas, ...(reasoning ? { reasoning } : {}) };
   } catch (err) {
     roundFailed = true;
     // The client gone while the tools finish: they stop as they do when it leaves mid-decode.

@@ -67,6 +67,8 @@ export interface SessionResult {
   /** OpenAI's: `content_filter` passes through from the upstream; its other reasons read as `stop` (vLLM's `abort` is an error, chat-chunk-decoder.ts). */
   finishReason: 'stop' | 'length' | 'tool_calls' | 'content_filter';
   stopReason: StopReason;
+  /** The client's stop string that ended the answer (vLLM's `stop_reason`), when one did. */
+  stopString?: string;
   usage: Usage;
   /** The messages this request appended to the conversation: assistant turns and tool observations. */
   messages: ChatMessage[];
@@ -238,6 +240,8 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
         reasoning,
         finishReason,
         stopReason,
+        // Only for an answer it ended: one that ended a tool round cut that round's call, and the rounds went on.
+        ...(finishReason === 'stop' && answered && out.stopString !== undefined ? { stopString: out.stopString } : {}),
         usage,
         messages: appended,
         ...(answered ? { answer: out.text } : {}),
