@@ -4,7 +4,7 @@
  * `/v1/chat/completions` through the gateway (parsed, tool-aware). Closed loop, C concurrent
  * streams of 200 tokens, 8 s phases in alternating order, each server in its own process.
  *
- *   npx tsx bench/forward/run.ts [--concurrency 1,100] [--phase-ms 8000] [--rounds 3]
+ *   npx tsx bench/forward/run.ts [--concurrency 1,100] [--phase-ms 8000] [--rounds 3] [--out DIR]
  *     → bench/results/<date>-forward.{md,json}
  */
 import os from 'node:os';
@@ -16,19 +16,22 @@ import { Agent, request } from 'undici';
 import { spawnOurGateway, spawnOverheadSim, SIM_MODEL } from '../overhead/bench-servers.ts';
 import { untilQuiet } from '../overhead/proc-cpu.ts';
 import { wholeNumber, wholeNumbers } from '../../gateway/commands/number-options.ts';
-import { jsonText, writeResultFiles } from '../result-files.ts';
+import { checkOutOption, jsonText, writeResultFiles } from '../result-files.ts';
 import { summarize } from '../stats.ts';
 import { forwardMarkdown, TARGETS, type ForwardRow, type Target } from './forward-report.ts';
 import { SseReadScanner } from './sse-read-scanner.ts';
 import { commandLine } from '../command-line.ts';
 
-const { concurrency: levels, phaseMs, rounds } = usageErrorsExit2(new Command().name('forward'))
+const program = usageErrorsExit2(new Command().name('forward'))
   .description('What the gateway costs on an endpoint it only forwards (/v1/completions), next to its chat completions.')
   .option('--concurrency <levels>', 'streams in flight, comma-separated', wholeNumbers(1), [1, 100])
   .option('--phase-ms <ms>', 'length of each measured phase', wholeNumber(100), 8000)
   .option('--rounds <n>', 'rounds of phases, in alternating order', wholeNumber(1, 100), 3)
-  .parse()
-  .opts<{ concurrency: number[]; phaseMs: number; rounds: number }>();
+  .option('--out <dir>', 'where result files go', 'bench/results')
+  .parse();
+const { concurrency: levels, phaseMs, rounds, out } = program.opts<{ concurrency: number[]; phaseMs: number; rounds: number; out: string }>();
+// Before measuring: a bad --out found only when the files are written loses the whole run.
+checkOutOption(program, out);
 const command = commandLine('npx tsx bench/forward/run.ts', process.argv.slice(2));
 
 const TOKENS = 200;
@@ -134,6 +137,6 @@ const markdown = forwardMarkdown({
   phaseMs,
   rows,
 });
-const files = writeResultFiles('bench/results', 'forward', { '.md': markdown, '.json': jsonText({ command, node: process.version, cpu: os.cpus()[0]?.model.trim(), rows }) });
+const files = writeResultFiles(out, 'forward', { '.md': markdown, '.json': jsonText({ command, node: process.version, cpu: os.cpus()[0]?.model.trim(), rows }) });
 console.log(markdown);
 console.log(files.join('\n'));

@@ -6,7 +6,7 @@
  * pairs and parallel tool calls do): a pair finds one spare, so without reuse one of its calls
  * waits for Node to start.
  *
- *   npx tsx bench/plugin-start/reuse.ts [--runs N] [--calls N]   → bench/results/<date>-process-reuse.{md,json}
+ *   npx tsx bench/plugin-start/reuse.ts [--runs N] [--calls N] [--out DIR]   → bench/results/<date>-process-reuse.{md,json}
  */
 import os from 'node:os';
 import { cpusLine } from '../provenance.ts';
@@ -16,18 +16,23 @@ import { runScriptedCall } from '../../plugins/kit/testing.ts';
 import { toolFromPlugin } from '../../plugins/kit/tool-from-plugin.ts';
 import { createRuntimePools } from '../../sandbox/runtimes/runtime-pools.ts';
 import { wholeNumber } from '../../gateway/commands/number-options.ts';
-import { jsonText, writeResultFiles } from '../result-files.ts';
+import { checkOutOption, jsonText, writeResultFiles } from '../result-files.ts';
+import { usageErrorsExit2 } from '../usage-errors.ts';
+import { progressBar, restoreTerminalOnSignals } from '../progress.ts';
 import { summarize } from '../stats.ts';
 import { processReuseMarkdown } from './reuse-report.ts';
 import { commandLine } from '../command-line.ts';
 
-const { runs, calls } = new Command()
-  .name('process-reuse')
+// A wrong command line as every bench script answers it: one line named after it, status 2.
+const program = usageErrorsExit2(new Command().name('process-reuse'))
   .description('Calculator calls through the process pool, with reuseProcess and with a fresh process per call.')
   .option('--runs <n>', 'alternating rounds per mode', wholeNumber(1, 100), 6)
   .option('--calls <n>', 'calls per round, sequential and then in pairs', wholeNumber(2, 1000), 20)
-  .parse()
-  .opts<{ runs: number; calls: number }>();
+  .option('--out <dir>', 'where result files go', 'bench/results')
+  .parse();
+const { runs, calls, out } = program.opts<{ runs: number; calls: number; out: string }>();
+// Before measuring: a bad --out found only when the files are written loses the whole run.
+checkOutOption(program, out);
 
 const MODES = { reused: calculator, 'fresh per call': { ...calculator, reuseProcess: false } } as const;
 type Mode = keyof typeof MODES;
@@ -62,11 +67,14 @@ async function round(mode: Mode): Promise<void> {
 }
 
 const modes = Object.keys(MODES) as Mode[];
+// A bar on a terminal, plain lines in a log (its `\r` redraws were one long line there).
+restoreTerminalOnSignals();
+const bar = progressBar('process-reuse');
 for (let r = 0; r < runs; r++) {
   for (const mode of r % 2 === 0 ? modes : [...modes].reverse()) await round(mode);
-  process.stderr.write(`\rprocess-reuse: ${r + 1}/${runs}`);
+  bar.update(r + 1, runs);
 }
-process.stderr.write('\n');
+bar.stop();
 
 const rows = [...samples].map(([key, ms]) => {
   const [mode, pattern] = key.split('\t') as [Mode, string];
@@ -84,7 +92,7 @@ const markdown = processReuseMarkdown({
   modes: [modes[0]!, modes[1]!],
   rows,
 });
-const files = writeResultFiles('bench/results', 'process-reuse', {
+const files = writeResultFiles(out, 'process-reuse', {
   '.md': markdown,
   '.json': jsonText({ command, node: process.version, cpu: os.cpus()[0]?.model.trim(), sandbox, runs, calls, rows }),
 });

@@ -4,7 +4,7 @@
  * with each way this Node can load the plugin host — through tsx (`--import tsx`, the only way on
  * Node 20) and with Node's own type stripping (Node 22.18+/24) — in alternating rounds.
  *
- *   npx tsx bench/plugin-start/run.ts [--runs N]   → bench/results/<date>-plugin-start-node<major>.{md,json}
+ *   npx tsx bench/plugin-start/run.ts [--runs N] [--out DIR]   → bench/results/<date>-plugin-start-node<major>.{md,json}
  *
  * The processes start outside the sandbox (bwrap, uid, rlimits: the same for both ways), so the
  * numbers are the loader's and the modules'. Then what a caller sees: cold calls (no warm spare)
@@ -20,10 +20,11 @@ import { processCpuMs } from '../overhead/proc-cpu.ts';
 import { Command } from 'commander';
 import { usageErrorsExit2 } from '../usage-errors.ts';
 import { wholeNumber } from '../../gateway/commands/number-options.ts';
-import { jsonText, writeResultFiles } from '../result-files.ts';
+import { checkOutOption, jsonText, writeResultFiles } from '../result-files.ts';
 import { summarize } from '../stats.ts';
 import { pluginStartMarkdown, type Loader, type StartRow } from './plugin-start-report.ts';
 import { commandLine } from '../command-line.ts';
+import { progressBar, restoreTerminalOnSignals } from '../progress.ts';
 
 const LOADERS: Record<Loader, readonly string[]> = {
   tsx: ['--import', tsxLoaderUrl()],
@@ -66,13 +67,20 @@ function startHost(loader: Loader, plugin: string | undefined): Promise<Start> {
   });
 }
 
-const { runs } = usageErrorsExit2(new Command().name('plugin-start'))
+const program = usageErrorsExit2(new Command().name('plugin-start'))
   .description('What a JS plugin process costs before its first call, through tsx and with Node\'s type stripping.')
   .option('--runs <n>', 'rounds of starts per plugin and loader', wholeNumber(1, 1000), 10)
-  .parse()
-  .opts<{ runs: number }>();
+  .option('--out <dir>', 'where result files go', 'bench/results')
+  .parse();
+const { runs, out } = program.opts<{ runs: number; out: string }>();
+// Before measuring: a bad --out found only when the files are written loses the whole run.
+checkOutOption(program, out);
 const loaders: Loader[] = nativeTypeScript() ? ['tsx', 'type stripping'] : ['tsx'];
+// A bar on a terminal, plain lines in a log (its `\r` redraws were one long line there); Ctrl-C
+// gives the terminal back the cursor the bar hides.
+restoreTerminalOnSignals();
 const samples = new Map<string, Start[]>();
+const startsBar = progressBar('plugin-start');
 for (let round = 0; round < runs; round++) {
   for (const [name, plugin] of Object.entries(PLUGINS)) {
     // A B, B A, …: whatever else the machine does falls on both alike.
@@ -82,9 +90,9 @@ for (let round = 0; round < runs; round++) {
       samples.set(key, [...(samples.get(key) ?? []), await startHost(loader, plugin)]);
     }
   }
-  process.stderr.write(`\rplugin-start: ${round + 1}/${runs}`);
+  startsBar.update(round + 1, runs);
 }
-process.stderr.write('\n');
+startsBar.stop();
 
 /** Two cold calls through a sandboxed pool, in a child process whose Node loads plugin processes with `loader`. */
 function coldCalls(loader: Loader): { sandbox: string; ms: number[] } {
@@ -95,15 +103,16 @@ function coldCalls(loader: Loader): { sandbox: string; ms: number[] } {
 }
 const cold = new Map<Loader, number[]>();
 let sandbox = '';
+const coldBar = progressBar('plugin-start cold calls');
 for (let round = 0; round < Math.ceil(runs / 2); round++) {
   for (const loader of round % 2 === 0 ? loaders : [...loaders].reverse()) {
     const result = coldCalls(loader);
     sandbox = result.sandbox;
     cold.set(loader, [...(cold.get(loader) ?? []), ...result.ms]);
   }
-  process.stderr.write(`\rplugin-start: cold calls ${round + 1}/${Math.ceil(runs / 2)}`);
+  coldBar.update(round + 1, Math.ceil(runs / 2));
 }
-process.stderr.write('\n');
+coldBar.stop();
 
 const rows: StartRow[] = [];
 for (const [key, starts] of samples) {
@@ -125,7 +134,7 @@ const markdown = pluginStartMarkdown({
   sandbox,
   coldRows,
 });
-const files = writeResultFiles('bench/results', `plugin-start-node${major}`, {
+const files = writeResultFiles(out, `plugin-start-node${major}`, {
   '.md': markdown,
   '.json': jsonText({ command, node: process.version, cpu: os.cpus()[0]?.model.trim(), runs, rows, coldCalls: { sandbox, rows: coldRows } }),
 });

@@ -7,14 +7,14 @@
  * alternating blocks in one run; quiet, and beside busy sockets whose reads cost CPU, as a gateway
  * streaming other requests' tokens has.
  *
- *   npx tsx bench/runtimes/channel-deferral.ts [--pings N] [--noise K]
+ *   npx tsx bench/runtimes/channel-deferral.ts [--pings N] [--noise K] [--out DIR]
  *     → bench/results/<date>-channel-deferral.{md,json}
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { Command } from 'commander';
 import { wholeNumber } from '../../gateway/commands/number-options.ts';
-import { jsonText, writeResultFiles } from '../result-files.ts';
+import { checkOutOption, jsonText, writeResultFiles } from '../result-files.ts';
 import { usageErrorsExit2 } from '../usage-errors.ts';
 import { summarize, type Summary } from '../stats.ts';
 import { pingBlocks, type Mode } from './ping-blocks.ts';
@@ -82,9 +82,12 @@ async function main(): Promise<void> {
     .name('channel-deferral')
     .description("What handling a plugin process's messages at the end of the event loop's turn costs a round trip.")
     .option('--pings <n>', 'round trips per mode and load', wholeNumber(1), 2000)
-    .option('--noise <k>', 'busy sockets beside the channel in the loaded rows', wholeNumber(0), 4);
+    .option('--noise <k>', 'busy sockets beside the channel in the loaded rows', wholeNumber(0), 4)
+    .option('--out <dir>', 'where result files go', 'bench/results');
   // A wrong command line as every bench script answers it: one line named after it, status 2.
-  const opts = usageErrorsExit2(program).parse().opts<{ pings: number; noise: number }>();
+  const opts = usageErrorsExit2(program).parse().opts<{ pings: number; noise: number; out: string }>();
+  // Before measuring: a bad --out found only when the files are written loses the whole run.
+  checkOutOption(program, opts.out);
   const command = `npx tsx bench/runtimes/channel-deferral.ts --pings ${opts.pings} --noise ${opts.noise}`;
   const results: Array<{ load: string; direct: Summary; deferred: Summary }> = [];
   for (const [load, noise] of [['quiet', 0], [`${opts.noise} busy sockets`, opts.noise]] as const) {
@@ -104,7 +107,7 @@ async function main(): Promise<void> {
     ...results.map((r) => row(r.load, r)),
     '',
   ].join('\n');
-  const files = writeResultFiles('bench/results', 'channel-deferral', { '.md': md, '.json': jsonText({ command, node: process.version, noiseWorkUs: NOISE_WORK_US, results }) });
+  const files = writeResultFiles(opts.out, 'channel-deferral', { '.md': md, '.json': jsonText({ command, node: process.version, noiseWorkUs: NOISE_WORK_US, results }) });
   console.log(md);
   console.log(files.join('\n'));
 }

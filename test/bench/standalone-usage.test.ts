@@ -28,6 +28,8 @@ describe.each([
   ['bench/runtimes/channel-deferral.ts', 'channel-deferral'],
   // So did this one.
   ['bench/overhead/continuous-usage-cost.ts', 'continuous-usage-cost'],
+  // And this one.
+  ['bench/plugin-start/reuse.ts', 'process-reuse'],
   // This one read its options with parseArgs: an unknown one was a stack trace, status 1.
   ['bench/parsers/adversarial.ts', 'parsers-adversarial'],
 ])('%s', (script, name) => {
