@@ -2,6 +2,7 @@
 
 Shared by both execution modes, so that only the statement-by-statement part differs.
 """
+import builtins
 import io
 import os
 import re
@@ -11,6 +12,7 @@ import sys
 # Code the sandbox runs on the cell's behalf where a script runs C (its stdout's writer, the
 # recursion-limit wrapper): a script's traceback has no frame for it, and nor does the cell's.
 _HIDDEN = set()
+_GROUP = getattr(builtins, 'BaseExceptionGroup', ())  # 3.11+
 
 
 def hidden(function):
@@ -29,9 +31,13 @@ def without_sandbox_frames(err):
         if err is None or id(err) in seen:
             continue
         seen.add(id(err))
-        err.__traceback__ = _unlinked(err.__traceback__)
+        try:
+            err.__traceback__ = _unlinked(err.__traceback__)
+        except Exception:
+            continue  # an object that is no exception (a thread hook's args may hold anything)
         todo += [err.__cause__, err.__context__]
-        todo += getattr(err, 'exceptions', None) or []
+        if isinstance(err, _GROUP):
+            todo += err.exceptions
 
 
 def _unlinked(tb):
