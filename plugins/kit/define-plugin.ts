@@ -156,7 +156,8 @@ export interface PluginHooks<Args> {
    * onStart/onPiece took. Runs once, in every runtime, with `reason` such as `request aborted`,
    * `rejected: <reason>`, `failed: <message>`, `invalid arguments` or `timed out after N ms`, and
    * ctx.state as the finished hooks left it. Not after onEnd ran, even one that threw, nor after
-   * onLoad failed (no hook ran). `thread`
+   * onLoad failed, nor for a call that ended before its onStart began (no hook ran: an `inline`
+   * call waiting for onLoad, a `thread` one for a worker, a `process` one for its process). `thread`
    * and `process` wait for it, a promise it returns included, 1 s at most (`ON_ABORT_GRACE_MS`,
    * from when a worker begins it, or from the abort sent to the process): then the worker task is
    * aborted or the process killed, so a hung onAbort holds neither for longer. In `process` it runs

@@ -89,8 +89,12 @@ class InlineExecution implements ToolExecution {
   private chain: Promise<unknown>;
   private failure: ToolResult | null = null;
   private finished = false;
-  /** onLoad threw or ran past its limit: no hook of this call runs, onAbort included. */
-  private loadFailed = false;
+  /**
+   * The call got past onLoad to its onStart (begun, or none to run). Before that no hook ran, so
+   * there is nothing for onAbort to release: it runs only after, as a process call's runs only
+   * once the call has its process (onLoad threw or ran past its limit: never).
+   */
+  private reached = false;
   /** Takes this call's listener off the request's signal. */
   private detach: () => void = () => undefined;
   private stop: (value: typeof STOPPED) => void = () => undefined;
@@ -118,7 +122,10 @@ class InlineExecution implements ToolExecution {
     // 0: none, for a plugin whose work another boundary bounds (the python tool's sandbox).
     this.clock = timeoutMs === 0 ? undefined : new CallClock(timeoutMs, () => this.failWith(`timed out after ${timeoutMs} ms`, 'sandbox_limit_exceeded'));
     const onStart = definition.hooks.onStart;
-    const start = () => (onStart ? this.run('onStart', () => onStart(this.ctx)) : undefined);
+    const start = () => {
+      this.reached = true;
+      return onStart ? this.run('onStart', () => onStart(this.ctx)) : undefined;
+    };
     // Without an onLoad to wait for, onStart begins at once (on the next microtask), as the call opens.
     this.chain = definition.hooks.onLoad ? this.load().then((ok) => (ok ? start() : undefined)) : Promise.resolve(start());
     if (call.signal.aborted) queueMicrotask(() => this.abort('request aborted'));
@@ -180,9 +187,7 @@ class InlineExecution implements ToolExecution {
     this.detach();
     this.controller.abort(reason);
     // A throwing onAbort is the plugin's bug and must not become an uncaught exception in the gateway.
-    // After a failed onLoad no hook has run, and the other runtimes cannot run onAbort then (the
-    // plugin never loaded where its calls run): inline must not run it either.
-    if (this.loadFailed) return;
+    if (!this.reached) return;
     try {
       const cleanup: unknown = this.definition.hooks.onAbort?.(reason, this.ctx);
       if (cleanup instanceof Promise) cleanup.catch(() => {});
@@ -191,12 +196,17 @@ class InlineExecution implements ToolExecution {
     }
   }
 
-  /** Waits for onLoad (bounded, not on the call's clock); false when the call cannot go on. */
+  /**
+   * Waits for onLoad (bounded, not on the call's clock); false when the call cannot go on. An
+   * abort ends the wait: an aborted call's end() waited for onLoad (30 s at most), where the other
+   * runtimes' end at once.
+   */
   private async load(): Promise<boolean> {
+    const signal = this.controller.signal;
+    const aborted = new Promise<typeof STOPPED>((resolve) => signal.addEventListener('abort', () => resolve(STOPPED), { once: true }));
     try {
-      return (await Promise.race([loadInline(this.definition)(), this.stopped])) !== STOPPED && !this.failure;
+      return (await Promise.race([loadInline(this.definition)(), this.stopped, aborted])) !== STOPPED && !this.failure;
     } catch (err) {
-      this.loadFailed = true;
       this.failThrown(err, undefined);
       return false;
     }

@@ -58,8 +58,9 @@ export interface ScriptedRun {
 /**
  * Feeds a scripted stream of pieces to a tool, the way the gateway does during a decode (only
  * the kind it consumes; a reject aborts the call and ends it there), and records what it
- * answered. For plugin authors' tests. `signal` is the request's: aborted before onEnd begins, the tool's
- * onAbort runs and `result` is `error: <tool> was aborted: request aborted` (onEnd never runs).
+ * answered. For plugin authors' tests. `signal` is the request's: aborted before onEnd begins, `result` is
+ * `error: <tool> was aborted: request aborted` (onEnd never runs), and the tool's onAbort runs if its
+ * onStart had begun (an inline tool's starts as the call does).
  *
  * @example
  * import weather from './plugins/kit/examples/location-check-plugin.ts'; // rejects a location not "City, ST"

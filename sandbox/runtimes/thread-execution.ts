@@ -25,6 +25,10 @@ export class ThreadExecution implements ToolExecution {
   private readonly controller = new AbortController();
   private state: Record<string, unknown> = {};
   private chain: Promise<unknown>;
+  /** The onStart task, settled (never rejected) once it ran or was dropped. */
+  private readonly started: Promise<unknown>;
+  /** A worker began one of this call's hooks: from then on onAbort has something to release. */
+  private hookBegun = false;
   private failure: ToolResult | null = null;
   private finished = false;
   private readonly clock: CallClock;
@@ -66,7 +70,8 @@ export class ThreadExecution implements ToolExecution {
     // the words every runtime gives it.
     this.clock = new CallClock(timeoutMs, () => this.fail(this.waits.timedOut(timeoutMs), 'sandbox_limit_exceeded', `timed out after ${timeoutMs} ms`));
     this.firstBegun = new Promise<void>((resolve) => (this.markBegun = resolve));
-    this.chain = this.task('start').then((r) => r && this.absorb(r));
+    this.started = this.task('start').then((r) => r && this.absorb(r));
+    this.chain = this.started;
   }
 
   async piece(piece: Piece): Promise<Verdict> {
@@ -121,6 +126,7 @@ export class ThreadExecution implements ToolExecution {
     const waited = this.waits.begin();
     const begun = (): void => {
       clearTimeout(unstarted);
+      this.hookBegun = true;
       waited();
       over ??= this.clock.work();
       this.markBegun();
@@ -164,7 +170,10 @@ export class ThreadExecution implements ToolExecution {
     if (this.finished) return;
     this.failure ??= failure;
     this.settle();
-    this.runAbortHook(reason);
+    // onAbort releases what onStart took: a call aborted while its onStart still waited for a worker
+    // ran no hook, and gets none, as a process call that never had its process. Decided once that
+    // task has settled (an abort drops it at once), so a worker that had just begun it counts.
+    void this.started.then(() => (this.hookBegun ? this.runAbortHook(reason) : undefined));
   }
 
   /**
