@@ -1,9 +1,8 @@
 import { Command } from 'commander';
-import cliProgress from 'cli-progress';
 import { checkOutOption, jsonText, writeResultFiles } from '../result-files.ts';
 import { usageErrorsExit2 } from '../usage-errors.ts';
 import { runLoad } from './run-load.ts';
-import { restoreTerminalOnSignals } from '../progress.ts';
+import { progressBar, restoreTerminalOnSignals } from '../progress.ts';
 
 const program = new Command()
   .name('bench-load')
@@ -17,16 +16,9 @@ checkOutOption(program, opts.out);
 
 // Ctrl-C mid-run: the bar below hides the cursor; the terminal gets it back.
 restoreTerminalOnSignals();
-const bar = new cliProgress.SingleBar({ format: 'load |{bar}| {value}/{total} requests', hideCursor: true }, cliProgress.Presets.shades_classic);
-let started = false;
-const result = await runLoad({
-  quick: opts.quick,
-  onProgress: (done, total) => {
-    if (!started) bar.start(total, done);
-    started = true;
-    bar.update(done);
-  },
-});
+// A bar on a terminal, plain lines in a log (cli-progress wrote nothing at all there).
+const bar = progressBar('load');
+const result = await runLoad({ quick: opts.quick, onProgress: bar.update });
 bar.stop();
 console.log(`\n${result.markdown}`);
 // `-quick` as the other parts' smoke runs have: a smoke run never takes a real run's name.

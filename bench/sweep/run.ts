@@ -1,11 +1,10 @@
-import cliProgress from 'cli-progress';
 import { Command } from 'commander';
 import { wholeNumber } from '../../gateway/commands/number-options.ts';
 import { checkOutOption, jsonText, writeResultFiles } from '../result-files.ts';
 import { usageErrorsExit2 } from '../usage-errors.ts';
 import { runSweep } from './run-sweep.ts';
 import { SWEEP_PROFILE } from './sweep-scenarios.ts';
-import { restoreTerminalOnSignals } from '../progress.ts';
+import { progressBar, restoreTerminalOnSignals } from '../progress.ts';
 import { commandLine } from '../command-line.ts';
 
 const program = new Command()
@@ -24,16 +23,13 @@ checkOutOption(program, opts.out);
 const command = commandLine('npx tsx bench/sweep/run.ts', process.argv.slice(2));
 // Ctrl-C mid-run: the bar below hides the cursor; the terminal gets it back.
 restoreTerminalOnSignals();
-const bar = new cliProgress.SingleBar({ format: 't/g sweep |{bar}| {value}/{total} requests', hideCursor: true }, cliProgress.Presets.shades_classic);
-bar.start(1, 0);
+// A bar on a terminal, plain lines in a log (cli-progress wrote nothing at all there).
+const bar = progressBar('sweep');
 const result = await runSweep({
   quick: opts.quick,
   runs: opts.runs,
   command,
-  onProgress: (done, total) => {
-    bar.setTotal(total);
-    bar.update(done);
-  },
+  onProgress: bar.update,
 });
 bar.stop();
 

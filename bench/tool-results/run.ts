@@ -9,7 +9,6 @@
  * partial execution on, the same with it off (the sequential baseline), and with --baseline the
  * gateway as of another commit, partial execution on. Writes bench/results/<date>-tool-results.{md,json}.
  */
-import cliProgress from 'cli-progress';
 import { Command } from 'commander';
 import { createParser } from 'eventsource-parser';
 import { wholeNumber } from '../../gateway/commands/number-options.ts';
@@ -17,7 +16,7 @@ import { loadTimingProfile } from '../../sim/timing-profile.ts';
 import { baseline as checkout, type Baseline } from '../git-baseline.ts';
 import { checkOutOption, jsonText, writeResultFiles } from '../result-files.ts';
 import { usageErrorsExit2 } from '../usage-errors.ts';
-import { restoreTerminalOnSignals } from '../progress.ts';
+import { progressBar, restoreTerminalOnSignals } from '../progress.ts';
 import { toolResultsMarkdown, type Timing } from './tool-results-report.ts';
 import { commandLine } from '../command-line.ts';
 
@@ -95,8 +94,9 @@ const targets: Target[] = [
   { label: 'this code, partial execution off', url: ours.gateway.url, partial: false, timings: [] },
   ...(theirs ? [{ label: `${before!.label}, partial execution on`, url: theirs.gateway.url, partial: true, timings: [] }] : []),
 ];
-const bar = new cliProgress.SingleBar({ format: 'tool results |{bar}| {value}/{total} rounds', hideCursor: true }, cliProgress.Presets.shades_classic);
-bar.start(opts.runs, 0);
+// A bar on a terminal, plain lines in a log (cli-progress wrote nothing at all there).
+const bar = progressBar('tool-results');
+bar.update(0, opts.runs);
 try {
   for (const target of targets) await timedRequest(target); // warm-up: spares started, caches filled
   for (let run = 0; run < opts.runs; run++) {
@@ -104,7 +104,7 @@ try {
       const target = targets[(run + k) % targets.length]!;
       target.timings.push(await timedRequest(target));
     }
-    bar.update(run + 1);
+    bar.update(run + 1, opts.runs);
   }
 } finally {
   await ours.close();

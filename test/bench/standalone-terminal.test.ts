@@ -14,8 +14,8 @@ const root = path.resolve(import.meta.dirname, '../..');
 describe.runIf(existsSync('/usr/bin/script'))('a standalone script with a progress bar, stopped with Ctrl-C on a terminal', () => {
   const out = suiteTempDir('conveyor-bench-standalone-tty-');
   it.each([
-    ['bench/sweep/run.ts', /t\/g sweep \|/],
-    ['bench/load/run.ts', /load \|/],
+    ['bench/sweep/run.ts', /sweep +\|/],
+    ['bench/load/run.ts', /load +\|/],
   ])('%s shows the cursor again and exits 130', async (script, bar) => {
     const command = `stty cols 200; exec ${process.execPath} --import tsx ${script} --quick --out ${out}`;
     const term = spawn('/usr/bin/script', ['-qfec', command, '/dev/null'], { cwd: root, stdio: ['pipe', 'pipe', 'ignore'] });
