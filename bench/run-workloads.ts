@@ -57,9 +57,11 @@ export async function runWorkloads(o: WorkloadsOptions): Promise<{
     const bars = tty ? new cliProgress.MultiBar({ format: '{workload} |{bar}| {value}/{total} runs {detail}', hideCursor: true, stream: process.stderr }, cliProgress.Presets.shades_classic) : undefined;
     const measure = (workload: Workload, stand: Stand, arrive: () => Promise<void>) => {
       let done = 0;
-      // Without a terminal: a line per workload at most every 10 s (a run of search or codegen takes
-      // seconds, so every 10th run left CI silent for minutes), and its last.
+      // Without a terminal: a line as the workload starts (its first run line came 10 s later, after
+      // the warm-up, so a log said nothing of it), then at most one every 10 s (a run of search or
+      // codegen takes seconds, so every 10th run left CI silent for minutes), and its last.
       let lastLine = performance.now();
+      if (!bars) process.stderr.write(`${workload.name}: started\n`);
       const bar = bars?.create(o.runs * 2, 0, { workload: workload.name.padEnd(11), detail: '' }) ?? {
         increment: (payload: { detail: string }) => {
           done++;
