@@ -113,7 +113,9 @@ class MistralParser extends FormatParser {
           this.#state = { kind: 'object', raw: state.raw, call: this.#newObject(), inList: true };
           return j;
         }
-        if (buf[j] === ']' && state.first) {
+        // `[]` is no call; `[{…},]` (a trailing comma, no JSON but common) ends a list whose items
+        // each ended, and ran, at their ",": nothing broke, so the ",]" is frame, as in pythonic.
+        if (buf[j] === ']') {
           this.#state = { kind: 'after-call', call: undefined, ws: '' };
           return j + 1;
         }

@@ -196,7 +196,6 @@ describe('mistral parser: what is not a call', () => {
     // The call before it ran; the rest reads as the model wrote it, separator included.
     for (const [tail, reason] of [
       [' , 42]', 'expected a call after ","'],
-      [',\n]', 'expected a call after ","'],
       [', {"name": "g", "arguments": nul}]', '"arguments" must be a JSON object'],
     ] as const) {
       const events = parse(`[TOOL_CALLS] [{"name": "f", "arguments": {}}${tail}`);
@@ -205,6 +204,20 @@ describe('mistral parser: what is not a call', () => {
       expect(textOf(events)).toBe(tail);
       expect(coalesceText(feed(make(), `[TOOL_CALLS] [{"name": "f", "arguments": {}}${tail}`.split('')))).toEqual(events);
     }
+  });
+
+  it('ends a list at a "]" after a trailing ",", as frame: both calls ran, nothing broke', () => {
+    // JSON has no trailing comma, but each item ended (and ran) at its ","; reporting the "]" as a
+    // broken call (no call id) and ",]" as content told the client of a failure that was none.
+    for (const tail of [',]', ',\n]', ' , ]\n']) {
+      const input = `[TOOL_CALLS] [{"name": "f", "arguments": {}}, {"name": "g", "arguments": {"a": 1}}${tail}`;
+      const events = parse(input);
+      expect(nameAndArgs(events)).toEqual([['f', '{}'], ['g', '{"a": 1}']]);
+      expect(malformedOf(events)).toEqual([]);
+      expect(textOf(events)).toBe('');
+      expect(coalesceText(feed(make(), input.split('')))).toEqual(events);
+    }
+    expect(textOf(parse('[TOOL_CALLS] [{"name": "f", "arguments": {}},] Done.'))).toBe(' Done.');
   });
 
   it('refuses tools outside the whitelist', () => {
