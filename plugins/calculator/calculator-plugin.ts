@@ -5,7 +5,7 @@ import { evaluateExact, MAX_EXPRESSION_LENGTH, warmExactMath, type Evaluation } 
 
 function toResult(expression: string, evaluation: Evaluation): ToolResult {
   return evaluation.ok
-    ? { ok: true, content: evaluation.value, data: { expression, value: evaluation.value } }
+    ? { ok: true, content: evaluation.value, data: { expression, value: evaluation.truth ?? evaluation.value } }
     : { ok: false, content: `error: ${evaluation.error}`, data: { expression } };
 }
 

@@ -20,7 +20,11 @@ export const MAX_EXPRESSION_LENGTH = 2000;
 /** Longer results (a big matrix, `ones(1000, 1000)` is 3 MB of text) are an error, not an observation. */
 export const MAX_RESULT_LENGTH = 64 * 1024;
 
-export type Evaluation = { ok: true; value: string } | { ok: false; error: string };
+/**
+ * `truth` is set when the value is one boolean (a comparison): `value` is then mathjs' `true`, the
+ * calculator's own syntax, and the plugin hands the boolean on as data.value (a plan writes it True).
+ */
+export type Evaluation = { ok: true; value: string; truth?: boolean } | { ok: false; error: string };
 
 type Instance = { math: MathJsInstance; evaluate: MathJsInstance['evaluate']; setPrecision: (precision: number) => void };
 let ready: Instance | undefined;
@@ -106,9 +110,12 @@ function nodeFunctions(math: MathJsInstance): string[] {
     .map(([name]) => name);
 }
 
-/** A new expression scope, with the SHADOWED names in it. */
+/**
+ * A new expression scope, with the SHADOWED names in it, and Python's True and False: a plan (whose
+ * literals are Python) writes a comparison's `$n` so, and `calculator("$1 and x > 2")` must read it.
+ */
 function freshScope(): Map<string, unknown> {
-  return new Map(SHADOWED.map((name) => [name, unavailable(name)]));
+  return new Map<string, unknown>([['True', true], ['False', false], ...SHADOWED.map((name): [string, unknown] => [name, unavailable(name)])]);
 }
 
 function unavailable(name: string): () => never {
@@ -144,7 +151,8 @@ export function evaluateExact(expression: string): Evaluation {
     }
     // After the length check, so a huge matrix is not walked: it is refused already.
     const problem = nonFiniteProblem(math, value);
-    return problem === undefined ? { ok: true, value: text } : { ok: false, error: problem };
+    if (problem !== undefined) return { ok: false, error: problem };
+    return typeof value === 'boolean' ? { ok: true, value: text, truth: value } : { ok: true, value: text };
   } catch (err) {
     return { ok: false, error: withSyntaxHint(expression, err instanceof Error ? err.message : String(err)) };
   }
