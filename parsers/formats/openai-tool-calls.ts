@@ -166,7 +166,10 @@ class OpenAIToolCalls implements OpenAIToolCallsParser {
     // index is read as 0 (llm-client), so the second call would join the first and break both.
     // Only once the call's arguments have closed (or it failed): some servers change the id on
     // every fragment, some repeat the name too. (Never so on the fast path, inside open arguments.)
-    if (call !== undefined && part.name && isNewId(call, part.id) && (call.closed || call.args?.status === 'complete')) call = undefined;
+    // With no id at all, a different name after whole arguments is the next call too: a name sent
+    // in pieces comes before the arguments, and refusing it lost both calls.
+    const next = isNewId(call, part.id) || (!part.id && call?.name !== undefined && part.name !== call.name);
+    if (call !== undefined && part.name && next && (call.closed || call.args?.status === 'complete')) call = undefined;
     if (call !== this.#current && this.#current) this.#close(this.#current, out);
     if (!call) {
       call = { index: part.index, callId: undefined, upstreamId: undefined, name: undefined, early: '', args: undefined, closed: false, leadingWhitespace: false };
@@ -273,8 +276,8 @@ class OpenAIToolCalls implements OpenAIToolCallsParser {
 }
 
 /** Whether `id` names a call other than `call`; an empty id (some servers send "" after the first fragment) is none. */
-function isNewId(call: Call, id: string | undefined): boolean {
-  return id !== undefined && id !== '' && call.upstreamId !== undefined && id !== call.upstreamId;
+function isNewId(call: Call | undefined, id: string | undefined): boolean {
+  return call !== undefined && id !== undefined && id !== '' && call.upstreamId !== undefined && id !== call.upstreamId;
 }
 
 function isWhitespace(c: number): boolean {

@@ -72,4 +72,25 @@ describe('openai tool-call deltas: a new id at an index already used', () => {
     expect(malformedOf(events)).toEqual([{ type: 'malformed', callId: 'call_1', reason: 'text after the arguments object' }]);
     expect(callsOf(events).map((c) => [c.name, c.args])).toEqual([['g', { y: 2 }]]);
   });
+
+  it('starts a new call at a different name once the arguments have closed, with no ids at all', () => {
+    // A server that sends neither ids nor distinct indexes (index read as 0) still names each
+    // call: a name after a whole arguments object is the next call's, not the first's in pieces.
+    const events = run([
+      { index: 0, name: 'get_weather', arguments: '{"city": ' },
+      { index: 0, arguments: '"Paris"}' },
+      { index: 0, name: 'get_time', arguments: '{"tz": "CET"}' },
+    ]);
+    expect(malformedOf(events)).toEqual([]);
+    expect(callsOf(events).map((c) => [c.name, c.args])).toEqual([
+      ['get_weather', { city: 'Paris' }],
+      ['get_time', { tz: 'CET' }],
+    ]);
+    // Before the arguments close, another name is still the first one's, in pieces: refused.
+    const pieces = run([{ index: 0, name: 'get_' }, { index: 0, name: 'weather', arguments: '{}' }]);
+    expect(malformedOf(pieces).map((e) => e.reason)).toEqual([`tool call 0's name came in pieces ("get_", then "weather"): it must arrive whole`]);
+    // The same name again is the same call (servers repeat it on every fragment).
+    const repeated = run([{ index: 0, name: 'f', arguments: '{"x": 1}' }, { index: 0, name: 'f', arguments: '' }]);
+    expect(callsOf(repeated).map((c) => [c.name, c.args])).toEqual([['f', { x: 1 }]]);
+  });
 });
