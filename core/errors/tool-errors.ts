@@ -59,7 +59,7 @@ export const MAX_THROWN_MESSAGE = 10_000;
  * A thrown value as the phrase a tool error quotes (`error: X failed: <this>`): a plain Error's
  * message alone, another class's name with its message (`TypeError: …` says what kind of bug), a
  * thrown string as it is, any other object as JSON (`throw { code: 42 }` read `[object Object]`),
- * a cycle inside it as `"[Circular]"`. Cut at MAX_THROWN_MESSAGE, saying so. Every runtime and the
+ * a cycle inside it as `"[Circular]"`. Any of them is cut at MAX_THROWN_MESSAGE, saying so. Every runtime and the
  * dispatcher use it, so one plugin bug reads the same wherever it ran.
  * Duck-typed: an Error from another realm (node:vm) is one too.
  */
@@ -81,8 +81,8 @@ function phraseOf(err: unknown): string {
   } catch {
     // A getter or toJSON that throws: String() is all there is.
   }
-  if (json === undefined) return String(err);
-  return json.length > 500 ? `${json.slice(0, 500)}…` : json;
+  // Cut by thrownMessage, at the one limit and saying so, as a message is.
+  return json ?? String(err);
 }
 
 /**

@@ -19,3 +19,14 @@ it('reads a thrown object that contains itself as JSON, the cycle marked, not [o
   const shared = { id: 1 };
   expect(thrownMessage({ a: shared, b: shared, n: 10n })).toBe('{"a":{"id":1},"b":{"id":1},"n":"10n"}');
 });
+
+// A thrown object's JSON was cut at 500 characters with a bare '…', a second limit beside
+// MAX_THROWN_MESSAGE that said nothing of what was lost: `{ code, detail }` with a long detail
+// lost its end (often the field that says what failed) at 500.
+it('cuts a thrown object\'s JSON where a message is cut, saying so', () => {
+  const detail = 'd'.repeat(2_000);
+  expect(thrownMessage({ code: 42, detail, hint: 'retry' })).toBe(`{"code":42,"detail":"${detail}","hint":"retry"}`);
+  const long = thrownMessage({ detail: 'e'.repeat(20_000) });
+  expect(long.startsWith('{"detail":"eee')).toBe(true);
+  expect(long).toMatch(new RegExp(` \\[…; the message was 20013 characters, cut at ${MAX_THROWN_MESSAGE}\\]$`));
+});
