@@ -15,7 +15,8 @@ export interface QueryLimits {
   /**
    * Characters of the table returned at most, the header and the ` | ` separators included (a
    * result of many narrow columns is mostly separators): rows past it are left out (as past
-   * maxRows), and a first row longer than that alone has its long text cells cut.
+   * maxRows), a first row longer than that alone has its long text cells cut, and a header past
+   * half of it has its long names cut.
    */
   maxChars: number;
 }
@@ -144,7 +145,7 @@ export function runReadOnlyQuery(db: SqliteDatabase, sql: string, limits: QueryL
     return { ok: false, error: 'only read-only queries that return rows (SELECT, WITH … SELECT, EXPLAIN) are allowed', writes: true };
   }
   waitForLocksUntil(db, deadline);
-  const columns = stmt.columns().map((c) => c.name);
+  const columns = headerNames(stmt.columns().map((c) => c.name), limits.maxChars);
   const rows: SqlValue[][] = [];
   let truncated = false;
   let chars = lineLength(columns);
@@ -233,6 +234,17 @@ export function queryDatabase(options: DatabasePluginOptions, sql: string): Quer
 
 /** A row's characters as formatTable writes it: its cells, the ` | ` between them and its line break. */
 const lineLength = (values: readonly SqlValue[]) => values.reduce<number>((sum, v) => sum + tableCell(v).length + 3, -2);
+
+/**
+ * The column names, each cut (as a long cell is) when the header would take more than half of
+ * maxChars: a name is the model's alias or, without one, the expression's text, and a header past
+ * the budget went out whole, past the gateway's cap, which cut it before any row or the row count.
+ */
+function headerNames(names: string[], maxChars: number): string[] {
+  if (lineLength(names) <= maxChars / 2) return names;
+  const max = Math.max(1, Math.floor(maxChars / 2 / names.length));
+  return names.map((name) => cutText(name, max) as string);
+}
 
 /** A text cell cut to `max` characters, saying how long it was. */
 function cutText(value: SqlValue, max: number): SqlValue {

@@ -137,6 +137,16 @@ describe('database plugin', () => {
     expect(wide.result?.data).toMatchObject({ truncated: true });
   });
 
+  it('cuts long column names too, so a long alias or unnamed expression leaves room for the rows', async () => {
+    // The regression: only cells were cut, so the header of `SELECT 1 AS "<30,000 x>"` went out
+    // whole, past maxChars and the gateway's cap, which cut it mid-name: no row, no row count.
+    const alias = 'x'.repeat(30_000);
+    const long = await query(`SELECT 1 AS "${alias}", 'ok' AS b`);
+    expect(long.result?.content.length).toBeLessThan(12_000);
+    expect(long.result?.content).toMatch(/^x+… \[cut: 30000 characters\] \| b\n1 \| ok\n\(1 row\)$/);
+    expect((long.result?.data as { columns: string[] }).columns).toEqual([expect.stringMatching(/^x+… \[cut: 30000 characters\]$/), 'b']);
+  });
+
   it('reports SQL errors as tool errors the model can act on', async () => {
     expect((await query('SELECT * FROM nope')).result).toEqual({ ok: false, content: 'error: no such table: nope' });
     // The regression: better-sqlite3's "Too few parameter values were provided" and "Missing named
