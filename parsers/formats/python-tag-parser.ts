@@ -30,7 +30,7 @@ export type PythonTagParserOptions = z.input<typeof PythonTagParserOptionsSchema
  *   is not a call, and the tag and what follows are released as content unchanged;
  * - the whitespace between the tag and the code's first character is not code: run as written,
  *   `<|python_tag|> print(1)` is an IndentationError ("unexpected indent"); only that leading run
- *   goes, indentation inside the code is the model's;
+ *   goes (and the tag repeated among it), indentation inside the code is the model's;
  * - a `line` piece per code line, at its "\n"; the last line (without "\n") at the end token
  *   or `end()`; `call-args` carries the arguments as JSON, `{"code":"` then each line's
  *   JSON-escaped text with its piece, `"}` at the end, so it concatenates to
@@ -132,7 +132,7 @@ class PythonTagParser implements ToolCallParser {
     while (input !== '') {
       if (this.#mode === 'prose') input = this.#prose(input, final);
       else if (this.#mode === 'trailing') input = this.#trailing(input, final);
-      else if (this.#mode === 'after-tag') input = this.#afterTag(input);
+      else if (this.#mode === 'after-tag') input = this.#afterTag(input, final);
       else input = this.#code(input, final);
     }
   }
@@ -175,11 +175,22 @@ class PythonTagParser implements ToolCallParser {
   }
 
   /** `input` follows the tag and the whitespace after it so far (`#space`). */
-  #afterTag(input: string): string {
+  #afterTag(input: string, final: boolean): string {
     let i = 0;
     while (i < input.length && isSpace(input[i]!)) i++;
     this.#space += input.slice(0, i);
     if (i === input.length) return '';
+    // The tag again before any code (`<|python_tag|><|python_tag|>print(1)`) is frame like the
+    // whitespace: as code it fails as Python. Kept in `#space` so a cut call reads as written.
+    const { tag } = this.#options;
+    if (input.startsWith(tag, i)) {
+      this.#space += tag;
+      return input.slice(i + tag.length);
+    }
+    if (!final && tag.startsWith(input.slice(i))) {
+      this.#held = input.slice(i);
+      return '';
+    }
     const space = this.#space;
     this.#space = '';
     if (input[i] === '{') {

@@ -174,6 +174,21 @@ describe('python-tag parser (Llama 3.1 code interpreter)', () => {
     expect(parse(input)).toEqual([text(input)]);
   });
 
+  it('takes a tag repeated before the code for frame, not code (Python would fail on it)', () => {
+    for (const input of ['<|python_tag|><|python_tag|>print(1)<|eom_id|>', '<|python_tag|>\n<|python_tag|> <|python_tag|>print(1)']) {
+      const events = parse(input);
+      expect(callsOf(events).map((c) => c.args)).toEqual([{ code: 'print(1)' }]);
+      expect(textOf(events)).toBe('');
+      expect(coalesceText(feed(make(), input.split('')))).toEqual(coalesceText(events));
+    }
+    // As written, if JSON follows (llama3-json's) or the token limit cuts the call.
+    expect(textOf(parse('<|python_tag|><|python_tag|>{"name": "f"}'))).toBe('<|python_tag|><|python_tag|>{"name": "f"}');
+    const parser = createPythonTagParser();
+    expect(coalesceText([...parser.push('<|python_tag|><|python_tag|>print('), ...parser.end(true)]).slice(-1)).toEqual([text('<|python_tag|><|python_tag|>print(')]);
+    // A cut tag at the end is code, as any other text there.
+    expect(callsOf(parse('<|python_tag|><|python')).map((c) => c.args)).toEqual([{ code: '<|python' }]);
+  });
+
   it('treats an empty or whitespace-only body as an empty call', () => {
     expect(callsOf(parse('<|python_tag|><|eom_id|>'))[0]!.args).toEqual({ code: '' });
     expect(callsOf(parse('<|python_tag|>\n'))[0]!.args).toEqual({ code: '' });
