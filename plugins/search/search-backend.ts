@@ -33,14 +33,17 @@ export interface SearchAnswer {
   ignoredWords?: string[];
   /** With ignoredWords: how many distinct words were searched. */
   searchedWords?: number;
+  /** The query has no word the backend searches (symbols alone: `//`, an emoji): nothing was searched. */
+  noWords?: true;
 }
 
 /** The answer of a synchronous backend (plain data: it may travel in ctx.state); undefined for an asynchronous one. */
 export function searchSyncAnswer(backend: SearchBackend, query: string, limit: number): SearchAnswer | undefined {
   if (!backend.searchSync) return undefined;
+  const words = backend.queryWords?.(query);
+  if (words !== undefined && words.searched.length === 0) return { hits: [], noWords: true };
   const hits = backend.searchSync(query, limit);
   const matches = backend.countSync?.(query);
-  const words = backend.queryWords?.(query);
   const cut = words !== undefined && words.ignored.length > 0 ? { ignoredWords: words.ignored, searchedWords: words.searched.length } : {};
   return { hits, ...(matches === undefined ? {} : { matches }), ...cut };
 }

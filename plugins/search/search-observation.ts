@@ -48,6 +48,13 @@ export function searchObservation(query: string, answer: SearchAnswer): string {
  * observation text instead, which says what was searched.
  */
 export function searchResult(query: string, answer: SearchAnswer, early: boolean): ToolResult {
+  // "No results" with a count of 0 read as the corpus lacking it, where nothing had been searched.
+  if (answer.noWords) {
+    return {
+      ok: false,
+      content: `error: ${quoteShortened(query)} has no word to search for: the index matches words (letters and digits), not symbols or punctuation; describe it in words (e.g. "floor division" for //)`,
+    };
+  }
   const { hits, matches, ignoredWords = [] } = answer;
   const exact = matches !== undefined && (ignoredWords.length === 0 || matches === 0);
   const data = { hits, early, ...(exact ? { value: matches } : {}), ...(ignoredWords.length === 0 ? {} : { ignoredWords: ignoredWords.length }) };
