@@ -28,6 +28,8 @@ const MAX_HEADER = 512;
 type State =
   /** Between messages. */
   | { kind: 'outside' }
+  /** Right after an end token: whitespace here (`ws`) is frame unless text follows it. */
+  | { kind: 'between'; ws: string }
   /** From <|start|> or <|channel|> up to <|message|>. */
   | { kind: 'header'; header: string }
   | { kind: 'text'; reasoning: boolean }
@@ -71,6 +73,28 @@ class HarmonyParser extends FormatParser {
         if (found.marker === undefined) return buf.length;
         this.#afterMessage(found.marker);
         return found.next;
+      }
+      case 'between': {
+        // gpt-oss writes nothing between messages; a "\n" that a template or engine adds after
+        // <|call|> or <|end|> is formatting, and as content alone it reads as an empty-looking
+        // answer. Frame before the next header, an end token or the output's end (as after a
+        // hermes </tool_call>); out unchanged with any other text that follows it.
+        const j = skipWhitespace(buf, i);
+        state.ws += buf.slice(i, j);
+        if (j === buf.length) return j;
+        let partial = false;
+        for (const marker of MESSAGE_ENDS.list) {
+          const match = matchLiteral(buf, j, marker);
+          if (match === 'full') {
+            this.#state = { kind: 'outside' };
+            return j;
+          }
+          partial ||= match === 'partial';
+        }
+        if (partial) return this.holdMarkerStart(buf, j, MESSAGE_ENDS);
+        out.text(state.ws);
+        this.#state = { kind: 'outside' };
+        return j;
       }
       case 'header': {
         const found = this.scanFor(buf, i, TO_MESSAGE);
@@ -150,6 +174,10 @@ class HarmonyParser extends FormatParser {
       case 'outside':
         out.text(pending);
         return;
+      case 'between':
+        // A cut marker at the end is text, as in 'outside', and the whitespace goes out with it.
+        if (pending !== '') out.text(state.ws + pending);
+        return;
       case 'header':
         out.text(state.header + pending);
         return;
@@ -186,7 +214,7 @@ class HarmonyParser extends FormatParser {
   }
 
   #afterMessage(marker: string): void {
-    this.#state = marker === START || marker === CHANNEL ? { kind: 'header', header: marker } : { kind: 'outside' };
+    this.#state = marker === START || marker === CHANNEL ? { kind: 'header', header: marker } : { kind: 'between', ws: '' };
   }
 
   /** The header is complete: route the message by its recipient and channel. */

@@ -81,6 +81,26 @@ describe('harmony parser', () => {
     }
   });
 
+  it('takes whitespace after an end token for frame before the next header or the end of the output, and text before text', () => {
+    // gpt-oss writes no whitespace between messages; a template or engine that adds a "\n" after
+    // <|call|> (or <|end|>) made it content, which reads to a client as an empty-looking answer.
+    const call = '<|channel|>commentary to=functions.f <|constrain|>json<|message|>{"a":1}<|call|>';
+    for (const [tail, content] of [
+      ['\n', ''],
+      ['\n \n', ''],
+      ['\n<|start|>assistant<|channel|>final<|message|>Done.<|return|>\n', 'Done.'],
+      ['\n<|end|>', ''],
+      ['\nDone.', '\nDone.'],
+      ['\n<|sta', '\n<|sta'],
+    ] as const) {
+      const input = call + tail;
+      for (const events of [parse(input), perChar(make(), input)]) {
+        expect(callsOf(events).map((c) => c.args)).toEqual([{ a: 1 }]);
+        expect(textOf(events)).toBe(content);
+      }
+    }
+  });
+
   it('refuses tools outside the whitelist, and is registered as "harmony"', () => {
     const events = whole(() => createParser('harmony', { tools: ['f'] }), '<|channel|>commentary to=functions.g<|message|>{}<|call|>');
     expect(malformedOf(events)).toEqual([{ type: 'malformed', reason: 'unknown tool "g"' }]);
