@@ -19,3 +19,11 @@ export function requestHeaders(key) {
   const trimmed = key.trim();
   return { 'content-type': 'application/json', ...(trimmed ? { authorization: `Bearer ${trimmed}` } : {}) };
 }
+
+/**
+ * What the page adds to a 401's words: the gateway's speak of headers, to API clients. With a key
+ * typed in, "enter the API key above" read as if none had been: the one typed is the wrong one.
+ */
+export function refusedKeyHint(key) {
+  return key.trim() === '' ? ' (enter the API key above)' : ' (the gateway does not take the API key above: check it)';
+}

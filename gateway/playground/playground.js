@@ -5,7 +5,7 @@
 
 import { answerTurns } from './answer-turns.js';
 import { AnswerRun } from './answer-run.js';
-import { keyProblem, requestHeaders } from './api-key.js';
+import { keyProblem, refusedKeyHint, requestHeaders } from './api-key.js';
 import { el } from './dom.js';
 import { responseError } from './error-message.js';
 import { offerExamples, showExamples } from './examples.js';
@@ -46,7 +46,7 @@ async function loadModels(before = '') {
     return false;
   }
   if (!res.ok) {
-    setStatus(`${before}GET /v1/models: ${await responseError(res)}${res.status === 401 ? ' (enter the API key above)' : ''}`, true);
+    setStatus(`${before}GET /v1/models: ${await responseError(res)}${res.status === 401 ? refusedKeyHint(ui.key.value) : ''}`, true);
     return false;
   }
   const body = await res.json().catch(() => ({}));
@@ -121,8 +121,7 @@ async function send(prompt) {
     });
     if (!res.ok) {
       run.noTimeline = true;
-      // The hint the model list gives too: the gateway's message speaks of headers, to API clients.
-      throw new Error(`${await responseError(res)}${res.status === 401 ? ' (enter the API key above)' : ''}`);
+      throw new Error(`${await responseError(res)}${res.status === 401 ? refusedKeyHint(ui.key.value) : ''}`);
     }
     run.bubble.dataset.requestId = res.headers.get('x-conveyor-request-id') ?? '';
     run.timeline.follow(run.bubble.dataset.requestId, ui.key.value.trim());

@@ -210,7 +210,7 @@ describeInBrowser('the playground conversation, turn after turn (Chromium)', () 
     }
   }, 120_000);
 
-  it('keeps the model picked when the key is typed again, and says to enter the key when a chat is refused for it', async () => {
+  it('keeps the model picked when the key is typed again, and says the typed key is refused when a chat is refused for it', async () => {
     const keyed = await startTestConveyor({ gateway: { apiKeys: ['pg-key'] } });
     const page = await suite.browser.newPage();
     try {
@@ -225,12 +225,13 @@ describeInBrowser('the playground conversation, turn after turn (Chromium)', () 
       // A wrong key: the list cannot come, and a chat sent with it is refused.
       await page.fill('#key', 'not-the-key');
       await page.press('#key', 'Enter');
-      await page.waitForFunction(() => document.getElementById('status')?.textContent?.includes('(enter the API key above)'));
+      // Before: "(enter the API key above)", as if none had been typed.
+      await page.waitForFunction(() => document.getElementById('status')?.textContent?.includes('(the gateway does not take the API key above: check it)'));
       await page.fill('#prompt', 'hello');
       await page.click('#send');
       await page.waitForSelector('.turn.assistant.finished');
       // Before: only the gateway's words, 'send "Authorization: Bearer <key>"', meant for API clients.
-      expect(await page.textContent('#status')).toMatch(/^error: .*\(enter the API key above\)$/);
+      expect(await page.textContent('#status')).toMatch(/^error: .*\(the gateway does not take the API key above: check it\)$/);
 
       await page.fill('#key', 'pg-key');
       await page.press('#key', 'Enter');
