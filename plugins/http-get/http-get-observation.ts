@@ -57,7 +57,9 @@ export function httpGetObservation(result: LimitedGetResult, options: { timeoutM
   }
   // UTF-16 and other declared multi-byte charsets have NULs in plain text: only UTF-8 is sniffed.
   if (decoder.encoding === 'utf-8' && looksBinary(result.body)) return `${head}\n[binary content, ${bytes} bytes, not shown]${note}`;
-  let text = decoder.decode(result.body);
+  // A cut body may end inside a character: `stream` holds those bytes back, where a whole decode
+  // showed them as U+FFFD. A whole body's broken end is the server's, and shows.
+  let text = decoder.decode(result.body, { stream: result.truncated || result.timedOut });
   if (decoder.encoding === 'windows-1252') text = text.replace(/[\u0080-\u009F]/g, (c) => WINDOWS_1252_C1[c.charCodeAt(0) - 0x80]!);
   if (html) {
     const page = extractPageText(text);

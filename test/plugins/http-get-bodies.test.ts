@@ -63,6 +63,22 @@ describe('http_get: bodies that are not plain text', () => {
     expect((await get('/utf16')).result?.content.split('\n')[1]).toBe('héllo');
   });
 
+  it('drops a character the byte limit cut in two, rather than showing U+FFFD for it', async () => {
+    // The regression: the cut body was decoded whole, so its last, incomplete "é" reached the model as "\uFFFD".
+    handler = (req, res) => {
+      res.setHeader('content-type', req.url === '/utf16' ? 'text/plain; charset=utf-16le' : 'text/plain; charset=utf-8');
+      res.end(req.url === '/utf16' ? Buffer.from('é'.repeat(600), 'utf16le') : Buffer.from('é'.repeat(600)));
+    };
+    expect((await get('/utf8', { maxBytes: 1001 })).result?.content).toBe(`HTTP 200 text/plain; charset=utf-8 from ${base}/utf8\n${'é'.repeat(500)}\n[cut at 1001 bytes]`);
+    expect((await get('/utf16', { maxBytes: 1001 })).result?.content).toBe(`HTTP 200 text/plain; charset=utf-16le from ${base}/utf16\n${'é'.repeat(500)}\n[cut at 1001 bytes]`);
+    // A whole body that ends inside a character is the server's: its U+FFFD stays.
+    handler = (_req, res) => {
+      res.setHeader('content-type', 'text/plain; charset=utf-8');
+      res.end(Buffer.from('é').subarray(0, 1));
+    };
+    expect((await get('/broken')).result?.content).toBe(`HTTP 200 text/plain; charset=utf-8 from ${base}/broken\n\uFFFD`);
+  });
+
   it('decodes HTML in the charset its <meta> declares when the Content-Type names none', async () => {
     // The regression: such a page was read as UTF-8, and the model got "Caf\uFFFD" for "Café".
     const pages: Record<string, string> = {
