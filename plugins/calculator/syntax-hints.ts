@@ -3,11 +3,15 @@ const STRING_LITERAL = /"(?:[^"\\]|\\.)*"?|'(?:[^'\\]|\\.)*'?/gsu;
 
 /**
  * Habits from other languages that mathjs answers with a bare syntax error: Python's floor
- * division and a thousands separator. The error names the character; the hint names the fix.
+ * division, a thousands separator, typeset comparison and root signs. The error names the character; the hint names the fix.
  */
 const HINTS: ReadonlyArray<readonly [RegExp, string]> = [
   [/\/\//, 'the calculator has no // (floor division): write floor(a / b)'],
   [/\d,\d{3}(?!\d)/, 'write numbers without thousands separators (1000, not 1,000)'],
+  // Typeset signs copied with a formula: hinted, not respelt as operator-spelling.ts does, since
+  // `<=` and `sqrt(…)` are longer and an error's (char n) must point where the model wrote it.
+  [/[≤≥≠]/u, 'write <=, >= and != for ≤, ≥ and ≠'],
+  [/√/u, 'write sqrt(x) for √x'],
 ];
 
 /**

@@ -28,6 +28,16 @@ describe('calculator operator spellings', () => {
     expect(evaluateExact('2 ** 3 +')).toEqual({ ok: false, error: 'Unexpected end of expression (char 9)' });
   });
 
+  it('says what to write for the typeset comparisons ≤ ≥ ≠ and the root sign √', () => {
+    // The regression: "Syntax error in part "≤ 4" (char 3)" alone, with nothing on what mathjs reads
+    // instead. They are hinted, not respelt: <= is two characters, and (char n) must stay the model's.
+    const comparisons = 'write <=, >= and != for ≤, ≥ and ≠';
+    expect(evaluateExact('3 ≤ 4')).toEqual({ ok: false, error: `Syntax error in part "≤ 4" (char 3); ${comparisons}` });
+    expect(evaluateExact('3 ≠ 4')).toEqual({ ok: false, error: `Syntax error in part "≠ 4" (char 3); ${comparisons}` });
+    expect(evaluateExact('√16')).toEqual({ ok: false, error: 'Syntax error in part "√16" (char 1); write sqrt(x) for √x' });
+    expect(evaluateExact('"≤" + 1 +')).toEqual({ ok: false, error: 'Unexpected end of expression (char 10)' });
+  });
+
   it("reads ln as the natural log, and says what to write for Python's // and a thousands separator", () => {
     // The regressions: "Undefined function ln", "Value expected (char 4)" and "Unexpected
     // operator , (char 2)", none of which said what mathjs reads instead.
