@@ -66,7 +66,10 @@ export const MAX_THROWN_MESSAGE = 10_000;
 export function thrownMessage(err: unknown): string {
   const text = phraseOf(err);
   if (text.length <= MAX_THROWN_MESSAGE) return text;
-  return `${text.slice(0, MAX_THROWN_MESSAGE)} […; the message was ${text.length} characters, cut at ${MAX_THROWN_MESSAGE}]`;
+  // Never between a surrogate pair's halves: a lone one in the text the next round sends upstream
+  // is refused by a strict UTF-8 encoder (a Python server's tokenizer).
+  const keep = /[\uD800-\uDBFF]/.test(text[MAX_THROWN_MESSAGE - 1]!) ? MAX_THROWN_MESSAGE - 1 : MAX_THROWN_MESSAGE;
+  return `${text.slice(0, keep)} […; the message was ${text.length} characters, cut at ${MAX_THROWN_MESSAGE}]`;
 }
 
 function phraseOf(err: unknown): string {

@@ -30,3 +30,10 @@ it('cuts a thrown object\'s JSON where a message is cut, saying so', () => {
   expect(long.startsWith('{"detail":"eee')).toBe(true);
   expect(long).toMatch(new RegExp(` \\[…; the message was 20013 characters, cut at ${MAX_THROWN_MESSAGE}\\]$`));
 });
+
+// A cut between the two halves of a surrogate pair left a lone surrogate in the error text, which
+// the next round sends upstream, where a UTF-8 encoder (a Python server's tokenizer) refuses it.
+it('never cuts a message inside a surrogate pair', () => {
+  const message = thrownMessage(`${'a'.repeat(MAX_THROWN_MESSAGE - 1)}😀 and more`);
+  expect(message).toBe(`${'a'.repeat(MAX_THROWN_MESSAGE - 1)} […; the message was ${MAX_THROWN_MESSAGE + 10} characters, cut at ${MAX_THROWN_MESSAGE}]`);
+});
