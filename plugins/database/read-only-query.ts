@@ -1,5 +1,6 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { openSqlite, type SqliteDatabase, type SqliteStatement } from '../sqlite-driver.ts';
+import { textHead } from '../search/text-head.ts';
 import { DEFAULT_MAX_CHARS, DEFAULT_MAX_ROWS, DEFAULT_TIME_LIMIT_MS, type DatabasePluginOptions } from './database-options.ts';
 import { tableCell } from './result-table.ts';
 import type { SqlValue } from './sql-value.ts';
@@ -248,5 +249,6 @@ function headerNames(names: string[], maxChars: number): string[] {
 
 /** A text cell cut to `max` characters, saying how long it was. */
 function cutText(value: SqlValue, max: number): SqlValue {
-  return typeof value === 'string' && value.length > max ? `${value.slice(0, max)}… [cut: ${value.length} characters]` : value;
+  // textHead: never between a surrogate pair's halves, whose lone half no UTF-8 encoder takes.
+  return typeof value === 'string' && value.length > max ? `${textHead(value, max)}… [cut: ${value.length} characters]` : value;
 }

@@ -147,6 +147,12 @@ describe('database plugin', () => {
     expect((long.result?.data as { columns: string[] }).columns).toEqual([expect.stringMatching(/^x+… \[cut: 30000 characters\]$/), 'b']);
   });
 
+  it('never cuts a long cell inside a surrogate pair', async () => {
+    // The regression: a cut at an odd length left half an emoji, a lone surrogate, in the observation.
+    const run = await query("SELECT replace(printf('%.*c', 100, 'x'), 'x', '😀') AS e", { maxChars: 101 });
+    expect(run.result?.content).toBe(`e\n${'😀'.repeat(50)}… [cut: 200 characters]\n(1 row)`);
+  });
+
   it('reports SQL errors as tool errors the model can act on', async () => {
     expect((await query('SELECT * FROM nope')).result).toEqual({ ok: false, content: 'error: no such table: nope' });
     // The regression: better-sqlite3's "Too few parameter values were provided" and "Missing named
