@@ -111,7 +111,8 @@ export class HttpSearchBackend implements SearchBackend {
       throw new Error(`search API answered HTTP ${statusCode} (the request is too long for it): the query is ${query.length} characters; search with a few words`);
     }
     if (statusCode < 200 || statusCode > 299) {
-      throw new Error(`search API answered HTTP ${statusCode}: ${text.slice(0, 200)}`);
+      // hitText: one line, cut saying so and never inside a surrogate pair (slice left half an emoji).
+      throw new Error(`search API answered HTTP ${statusCode}: ${hitText(text, 200)}`);
     }
     let json: unknown;
     try {

@@ -289,6 +289,14 @@ describe('search plugin (http backend)', () => {
       res.end('busy');
     };
     expect((await call()).result).toMatchObject({ ok: false, content: 'error: search failed: search API answered HTTP 503: busy' });
+    // The regression: the error page was quoted as text.slice(0, 200), which cut an emoji in half
+    // (a lone surrogate in the observation), said nothing of the cut, and kept the page's line breaks.
+    handler = (_req, res) => {
+      res.statusCode = 502;
+      res.end(`<h1>bad\n gateway</h1>${'a'.repeat(178)}😀 tail`);
+    };
+    const quoted = `<h1>bad gateway</h1>${'a'.repeat(178)}…`;
+    expect((await call()).result).toMatchObject({ ok: false, content: `error: search failed: search API answered HTTP 502: ${quoted}` });
     handler = (_req, res) => res.end('{"answer":42}');
     expect((await call()).result?.content).toMatch(/not a list of results/);
     handler = () => {}; // never answers
