@@ -127,6 +127,12 @@ export class JsonCallObject {
               if (!this.#maybeStart(out)) return at;
             } else if (key === this.#argsKey && typeof e.value === 'string') {
               this.#argsText = e.value;
+              // Where call-start waits for the arguments (Llama JSON, no marker), the string is
+              // them once it holds an object; one that does not keeps the object prose.
+              if (this.#events.callId === undefined && shape.startWhen === 'name-and-args') {
+                if (!holdsJsonObject(e.value)) return this.#fail('not-call', `"${key}" must be a JSON object`, at);
+                if (!this.#maybeStart(out)) return at;
+              }
             } else if (key === this.#argsKey) {
               this.#events.args(text.slice(argsFrom, at), out);
               this.#argsOpen = false;
@@ -288,5 +294,15 @@ export class JsonCallObject {
     this.#failure = { kind, reason };
     this.#events.clear();
     return at;
+  }
+}
+
+/** Whether `text` is one JSON object (a string-valued arguments key that may be the arguments). */
+function holdsJsonObject(text: string): boolean {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
   }
 }

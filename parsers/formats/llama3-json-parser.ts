@@ -22,6 +22,8 @@ const CALL_SHAPE: CallObjectShape = {
   ignoreKeysOnceStarted: true,
   wrapperKey: 'function',
   startWhen: 'name-and-args',
+  // `"parameters": "{…}"`, and OpenAI's own wrapper, whose `arguments` is such a string.
+  argsMayBeString: true,
 };
 
 type State =

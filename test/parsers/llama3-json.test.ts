@@ -254,6 +254,24 @@ describe('llama3-json parser: prose that only looks like a call', () => {
     }
   });
 
+  it('decodes "parameters" (or OpenAI\'s "arguments") written as a string holding the object, as hermes and mistral do', () => {
+    for (const input of [
+      '{"name": "get_weather", "parameters": "{\\"city\\": \\"Paris\\"}"}',
+      '{"parameters": "{\\"city\\": \\"Paris\\"}", "name": "get_weather"}',
+      '<|python_tag|>{"type": "function", "function": {"name": "get_weather", "arguments": "{\\"city\\": \\"Paris\\"}"}}<|eom_id|>',
+    ]) {
+      const events = parse(input);
+      expect(malformedOf(events)).toEqual([]);
+      expect(callsOf(events).map((c) => [c.name, c.args, c.argsText])).toEqual([['get_weather', { city: 'Paris' }, '{"city": "Paris"}']]);
+      expect(textOf(events)).toBe('');
+      expect(coalesceText(feed(make(), input.split('')))).toEqual(events);
+    }
+    // A string that holds no JSON object keeps the object prose, as any other non-object there.
+    for (const input of ['A person: {"name": "Ada", "parameters": "tall"}', '{"name": "f", "parameters": "[1]"}', '{"parameters": "", "name": "f"}']) {
+      expect(parse(input)).toEqual([text(input)]);
+    }
+  });
+
   it('refuses tools outside the whitelist', () => {
     const input = '{"name": "rm", "parameters": {}}';
     const events = parse(input, { tools: ['search'] });
