@@ -166,6 +166,7 @@ if (workloads.length) {
       const run = await runWorkloads({
         workloads,
         upstreamUrl: opts.upstream ?? sim!.url,
+        simulator: !opts.upstream,
         model,
         toolProfile,
         runs: opts.quick ? 2 : opts.runs,

@@ -16,6 +16,8 @@ export interface WorkloadsOptions {
   workloads: Workload[];
   /** One base URL, or several separated by commas: replicas of one model (the gateway balances them). */
   upstreamUrl: string;
+  /** Whether upstreamUrl is the simulator (the requests name its scenarios only then). */
+  simulator: boolean;
   model?: string;
   toolProfile: ToolProfile;
   runs: number;
@@ -51,7 +53,7 @@ export async function runWorkloads(o: WorkloadsOptions): Promise<{
     // The stands enable the python tool (codegen needs it), so startConveyor has started its sandbox.
     if (!sandbox) throw new Error('the workloads need the python tool, and its sandbox did not start');
     const python = sandbox.python;
-    const env = { numpy: await canImport(python, 'numpy, matplotlib') };
+    const env = { numpy: await canImport(python, 'numpy, matplotlib'), simulator: o.simulator };
     // cli-progress's MultiBar renders a non-TTY stream wrongly (placeholders, totals): plain lines there.
     const tty = process.stderr.isTTY === true;
     const bars = tty ? new cliProgress.MultiBar({ format: '{workload} |{bar}| {value}/{total} runs {detail}', hideCursor: true, stream: process.stderr }, cliProgress.Presets.shades_classic) : undefined;
@@ -157,8 +159,6 @@ async function closeStand(s: Stand): Promise<void> {
   await s.searchApi?.close();
 }
 
-/** Resolves every caller's promise once `parties` calls have arrived. */
-/** Releases the parties together once each has arrived or left (failed before arriving). */
 /**
  * A progress line's last run: its time to detect for a detection workload (the validation line
  * gave the request's end, seconds after the rejection its report measures), else its latency.
@@ -167,6 +167,7 @@ export function progressDetail(record: RunRecord): string {
   return `last ${record.mode}: ${record.detection ? 'detected at ' : ''}${figureMs(record).toFixed(0)} ms`;
 }
 
+/** Releases the parties together once each has arrived or left (failed before arriving). */
 function barrier(parties: number): { arrive(): Promise<void>; leave(): void } {
   let counted = 0;
   let release!: () => void;

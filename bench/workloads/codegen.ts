@@ -1,4 +1,4 @@
-import type { Workload } from './workload.ts';
+import { scenarioRequest, type Workload } from './workload.ts';
 
 /**
  * The Conveyor paper's CodeGen workload (Figure 3): the model writes a script that plots a sine
@@ -9,9 +9,8 @@ export const codegen: Workload = {
   name: 'codegen',
   description: 'Plot a sine wave (paper Figure 3): one python code block, then an answer quoting its output.',
   uses: ['python'],
-  request: ({ numpy }) => ({
-    model: 'mistral-7b-instruct-sim',
-    scenario: numpy ? 'sine-wave' : 'sine-wave-stdlib',
-    messages: [{ role: 'user', content: numpy ? 'Plot a sine wave in Python.' : 'Plot a sine wave in Python using only the standard library.' }],
-  }),
+  request: (env) =>
+    env.numpy
+      ? scenarioRequest(env, 'sine-wave', 'Plot a sine wave in Python.')
+      : scenarioRequest(env, 'sine-wave-stdlib', 'Plot a sine wave in Python using only the standard library.'),
 };

@@ -3,6 +3,11 @@ import type { TimelineEvent } from '../../gateway/timeline.ts';
 export interface WorkloadEnv {
   /** Whether the sandbox's Python can import numpy and matplotlib. */
   numpy: boolean;
+  /**
+   * Whether the upstream is the simulator. Only it reads a request's `scenario`; a real server
+   * answers the prompt, and a strict OpenAI-compatible one refuses a field it does not know.
+   */
+  simulator: boolean;
 }
 
 export interface Workload {
@@ -28,7 +33,10 @@ export interface Workload {
 
 export const SIM_MODEL = 'mistral-7b-instruct-sim';
 
-/** A one-question chat request for a sim scenario. */
-export function scenarioRequest(scenario: string, question: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { model: SIM_MODEL, scenario, messages: [{ role: 'user', content: question }], ...extra };
+/**
+ * A one-question chat request, naming the sim scenario that answers it when the upstream is the
+ * simulator. `model` is the simulator's; the gateway replaces it with a real upstream's (--model).
+ */
+export function scenarioRequest(env: WorkloadEnv, scenario: string, question: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { model: SIM_MODEL, ...(env.simulator ? { scenario } : {}), messages: [{ role: 'user', content: question }], ...extra };
 }

@@ -132,13 +132,14 @@ describe('npm run bench -- workloads --quick', () => {
     it(`keeps the workloads that finished when another fails${serial ? ' (--serial-workloads)' : ' (all at once: the failed one leaves the warm-up barrier)'}`, async () => {
       const out = suiteTempDir('conveyor-bench-partial-');
       const sim = await startSim({ profile: 'fast-test' });
-      // The simulator behind a proxy that refuses the database workload's requests.
+      // The simulator behind a proxy that refuses the database workload's requests (by its question:
+      // --upstream is a real server to the bench, which sends it no sim scenario).
       const proxy = createServer((req, res) => {
         const body: Buffer[] = [];
         req.on('data', (b: Buffer) => body.push(b));
         req.on('end', () => {
           const text = Buffer.concat(body);
-          if (text.includes('"scenario":"database"')) {
+          if (text.includes('List all employees in the database.')) {
             res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'error', message: 'refused by the test', type: 'InternalServerError', code: 500 }));
             return;
           }

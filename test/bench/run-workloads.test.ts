@@ -18,7 +18,7 @@ import { TOOL_PROFILES } from './bench/tool-profiles/tool-profiles.ts';
 import { calculator, search } from './bench/workloads/paper-workloads.ts';
 const url = process.argv[1];
 try {
-  await runWorkloads({ workloads: [calculator, search], upstreamUrl: url, toolProfile: TOOL_PROFILES.paper, runs: 1, warmup: 0, sequentialPairs: false, serialWorkloads: false, coldImports: false });
+  await runWorkloads({ workloads: [calculator, search], upstreamUrl: url, simulator: true, toolProfile: TOOL_PROFILES.paper, runs: 1, warmup: 0, sequentialPairs: false, serialWorkloads: false, coldImports: false });
   console.log('ran');
 } catch (err) {
   console.error('failed: ' + err.message);

@@ -12,7 +12,7 @@ const script = `
 import { runWorkloads } from './bench/run-workloads.ts';
 import { TOOL_PROFILES } from './bench/tool-profiles/tool-profiles.ts';
 import { calculator } from './bench/workloads/paper-workloads.ts';
-await runWorkloads({ workloads: [calculator], upstreamUrl: process.argv[1], toolProfile: TOOL_PROFILES.local, runs: 1, warmup: 1, sequentialPairs: false, serialWorkloads: false, coldImports: false });
+await runWorkloads({ workloads: [calculator], upstreamUrl: process.argv[1], simulator: true, toolProfile: TOOL_PROFILES.local, runs: 1, warmup: 1, sequentialPairs: false, serialWorkloads: false, coldImports: false });
 `;
 
 // Without a terminal a workload wrote its first line only 10 s after it began (or at its end): a
