@@ -1,7 +1,7 @@
 // One request's timeline on the playground page (GET /): decode and tool spans from the server's
 // own events, drawn as bars. Plain browser JavaScript, no build step.
 
-import { el } from './dom.js';
+import { el, setText } from './dom.js';
 
 /** request-end's details for a request that ended with its answer (the session's stop reasons); any other is an error's code. */
 const ANSWERED = new Set(['answer', 'length', 'max_tool_rounds', 'client_tool_calls']);
@@ -294,12 +294,4 @@ class Row {
     this.written.set(part, value);
     write(value);
   }
-}
-
-/** `node`'s text, its one text node changed in place: a new node each frame was a new node to a screen reader. */
-function setText(node, text) {
-  const only = node.firstChild;
-  if (only !== null && only === node.lastChild && only.nodeType === Node.TEXT_NODE) {
-    if (only.data !== text) only.data = text;
-  } else node.textContent = text;
 }
