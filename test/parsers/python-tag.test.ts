@@ -271,7 +271,7 @@ describe('python-tag parser: properties', () => {
 
 /**
  * `input` less the whitespace that is a call's frame, no more: before a call's tag at the output's
- * start (leading-whitespace.ts), between the tag and its code, and after a call's end token when only
+ * start (leading-whitespace.ts), between the tag and its code (tags repeated there too), and after a call's end token when only
  * the end of the output or the next call's tag follows (end tokens between are kept, for `strip`).
  * Any other whitespace, before text or a tag that JSON follows (text here), stays.
  */
@@ -281,7 +281,8 @@ function withoutFrameWhitespace(input: string): string {
   const space = (i: number) => i < input.length && ' \t\n\r'.includes(input[i]!);
   const codeAfter = (tagAt: number) => {
     let j = tagAt + tag.length;
-    while (space(j)) j++;
+    // The tag written again there is frame like the whitespace (its text stripped anyway).
+    while (space(j) || input.startsWith(tag, j)) j += space(j) ? 1 : tag.length;
     return input[j] === '{' ? undefined : j;
   };
   const callAt = (i: number) => input.startsWith(tag, i) && codeAfter(i) !== undefined;
