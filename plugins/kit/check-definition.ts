@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { FUNCTION_NAME, FUNCTION_NAME_RULE } from '../../core/function-name.ts';
 import { MAX_TIMER_MS, MAX_TIMER_MS_RULE } from '../../core/max-timer-ms.ts';
 import { describeValue as describe } from './describe-value.ts';
+import { lineFieldOf, nullableStringFields, stringFields } from './line-field.ts';
 
 const RUNTIMES = ['inline', 'thread', 'isolate', 'process'];
 const CONSUMES = ['line', 'field', 'step', 'call'];
@@ -91,7 +92,9 @@ export function definitionProblem(value: unknown, kind: 'plugin' | 'command' | '
   if (d['consumes'] === 'line' && lineFieldOf(d as { consumes: string; parameters: z.ZodType; lineField?: unknown }) === undefined) {
     // Name the fields that would do, so the fix is a copy away (or say there is none: the schema is then what to change).
     const strings = stringFields(d['parameters'] as z.ZodType);
-    const choices = strings.length === 0 ? 'parameters has no string field' : `its string fields: ${strings.map((name) => JSON.stringify(name)).join(', ')}`;
+    // A nullable string is a string to its author: say why it does not count, or the list reads wrong.
+    const nullable = nullableStringFields(d['parameters'] as z.ZodType).map((name) => `${JSON.stringify(name)} may also be null, which has no lines: make it z.string()`);
+    const choices = (strings.length === 0 ? 'parameters has no string field' : `its string fields: ${strings.map((name) => JSON.stringify(name)).join(', ')}`) + (nullable.length === 0 ? '' : `${strings.length === 0 ? ':' : ';'} ${nullable.join('; ')}`);
     return d['lineField'] === undefined
       ? `consumes "line" needs lineField, the string argument whose lines are the pieces (it can be left out only when the arguments have one string field; ${choices})`
       : `lineField ${describe(d['lineField'])} is not a string field of parameters (${choices})`;
@@ -200,29 +203,6 @@ interface ZodDef {
   discriminator?: unknown;
   innerType?: { _zod?: { def?: ZodDef } };
   in?: { _zod?: { def?: ZodDef } };
-}
-
-/**
- * The argument a `line` plugin's pieces are the lines of: `lineField` when it names a string field
- * of the arguments, else their one string field; undefined for any other plugin, or when neither
- * holds.
- */
-export function lineFieldOf(definition: { consumes: string; parameters: z.ZodType; lineField?: unknown }): string | undefined {
-  if (definition.consumes !== 'line') return undefined;
-  const strings = stringFields(definition.parameters);
-  if (definition.lineField !== undefined) return typeof definition.lineField === 'string' && strings.includes(definition.lineField) ? definition.lineField : undefined;
-  return strings.length === 1 ? strings[0] : undefined;
-}
-
-/** The top-level arguments of type string: those a `line` plugin's lines can come from. */
-function stringFields(parameters: z.ZodType): string[] {
-  let properties: Record<string, { type?: unknown }>;
-  try {
-    properties = (z.toJSONSchema(parameters, { io: 'input' }) as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
-  } catch {
-    return [];
-  }
-  return Object.keys(properties).filter((name) => properties[name]?.type === 'string');
 }
 
 /**

@@ -5,7 +5,7 @@ import { CallOrder } from '../../sandbox/runtimes/call-order.ts';
 import { hookThrowOf, type HookErrorLog, type HookName, type HookThrow } from '../../sandbox/runtimes/hook-throw.ts';
 import { abortReasonOf, hookFailure, invalidArguments, runEndHook, safeParseOr } from '../../sandbox/runtimes/load-plugin-module.ts';
 import { boundedOnLoad, ON_LOAD_LIMIT_MS } from '../../sandbox/runtimes/on-load-limit.ts';
-import { lineFieldOf } from './check-definition.ts';
+import { lineFieldOf } from './line-field.ts';
 import { progressOf, verdictOf } from './check-hook-output.ts';
 import { parametersJsonSchema, type PluginContext, type PluginDefinition } from './define-plugin.ts';
 

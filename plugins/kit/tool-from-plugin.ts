@@ -10,7 +10,7 @@ import { ThreadExecution } from '../../sandbox/runtimes/thread-execution.ts';
 import { START_ALLOWANCE_MS } from '../../sandbox/runtimes/on-load-limit.ts';
 import { isCommandPlugin, type CommandPluginDefinition } from './define-command-plugin.ts';
 import { parametersJsonSchema, type PluginDefinition, type PluginRuntime } from './define-plugin.ts';
-import { lineFieldOf } from './check-definition.ts';
+import { lineFieldOf } from './line-field.ts';
 import { inlineTool } from './inline-tool.ts';
 
 /**

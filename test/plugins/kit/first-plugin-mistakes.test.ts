@@ -58,4 +58,16 @@ describe('a first plugin\'s mistakes name their fix', () => {
       'plugin weather: lineField "days" is not a string field of parameters (its string fields: "city")',
     );
   });
+
+  // A nullable string is a string to its author, and the message said there was none: null has no
+  // lines to feed, so it is refused, and now the message says that is why.
+  it('a line plugin whose only text field is nullable or optional-nullable is told why that field does not count', () => {
+    const line = { ...good, consumes: 'line' };
+    expect(problem({ ...line, parameters: z.object({ code: z.string().nullable() }) })).toBe(
+      'plugin weather: consumes "line" needs lineField, the string argument whose lines are the pieces (it can be left out only when the arguments have one string field; parameters has no string field: "code" may also be null, which has no lines: make it z.string())',
+    );
+    expect(problem({ ...line, lineField: 'code', parameters: z.object({ city: z.string(), code: z.string().nullish() }) })).toBe(
+      'plugin weather: lineField "code" is not a string field of parameters (its string fields: "city"; "code" may also be null, which has no lines: make it z.string())',
+    );
+  });
 });
