@@ -34,6 +34,12 @@ type State =
    * frame, and so is the opener written again (`ws` holds both, released only with text that follows).
    */
   | { kind: 'region'; ws: string }
+  /**
+   * After a region whose close was frame: whitespace here (`ws`) is dropped if the output ends
+   * (a "\n" alone as content reads to a client as an empty-looking answer); before anything
+   * else, markers included, it goes out as text, unchanged.
+   */
+  | { kind: 'after-region'; ws: string }
   /** V3: the call type ("function") before the separator. */
   | { kind: 'type'; raw: RawText; head: string }
   /** The name: V3 up to "\n", V3.1 up to the separator. */
@@ -118,8 +124,9 @@ class DeepSeekParser extends FormatParser {
           return j + CALL_BEGIN.length;
         }
         if (end === 'full') {
+          const framed = this.#opener === 'frame' || this.#opener === 'pending';
           this.#closeRegion(out);
-          this.#state = { kind: 'prose' };
+          this.#state = framed ? { kind: 'after-region', ws: '' } : { kind: 'prose' };
           return j + CALLS_END.length;
         }
         if (call === 'partial' || end === 'partial' || again === 'partial') return this.holdMarkerStart(buf, j, IN_REGION);
@@ -127,6 +134,14 @@ class DeepSeekParser extends FormatParser {
           this.#opener = 'text';
           out.text(CALLS_BEGIN);
         }
+        out.text(state.ws);
+        this.#state = { kind: 'prose' };
+        return j;
+      }
+      case 'after-region': {
+        const j = skipWhitespace(buf, i);
+        state.ws += buf.slice(i, j);
+        if (j === buf.length) return j;
         out.text(state.ws);
         this.#state = { kind: 'prose' };
         return j;
@@ -220,6 +235,9 @@ class DeepSeekParser extends FormatParser {
     switch (state.kind) {
       case 'prose':
         out.text(pending);
+        return;
+      case 'after-region':
+        // Whitespace alone (never held as pending) up to the end: frame.
         return;
       case 'region':
         // A marker cut by the end is text, with the whitespace before it (and an opener no call used).

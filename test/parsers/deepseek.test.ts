@@ -81,6 +81,22 @@ describe('deepseek parser: V3.1 (bare arguments)', () => {
     expect(textOf(events)).toBe('some prefix text some suffix text');
   });
 
+  it('takes whitespace after the region close for frame at the end of the output, and text before text', () => {
+    // A "\n" after <｜tool▁calls▁end｜> alone was content: to a client, an empty-looking answer.
+    const region = `${CALLS_BEGIN}${CALL_BEGIN}f${SEP}{"a": 1}${CALL_END}${CALLS_END}`;
+    for (const [tail, content] of [
+      ['\n', ''],
+      [' \n\n', ''],
+      ['\nDone.', '\nDone.'],
+    ] as const) {
+      const input = region + tail;
+      for (const events of [parse('v31', input), coalesceText(feed(make('v31'), input.split('')))]) {
+        expect(callsOf(events).map((c) => c.args)).toEqual([{ a: 1 }]);
+        expect(textOf(events)).toBe(content);
+      }
+    }
+  });
+
   it('streams python code as lines', () => {
     const events = parse('v31', `${CALLS_BEGIN}${CALL_BEGIN}python${SEP}{"code": "import os\\nprint(os.getcwd())"}${CALL_END}${CALLS_END}`);
     expect(events.filter((e) => e.type === 'call-piece').map((e) => e.type === 'call-piece' && e.piece.kind)).toEqual(['line', 'line', 'field']);
@@ -172,12 +188,18 @@ describe('deepseek parser: failures', () => {
 const safeProse = prose([CALLS_BEGIN.slice(0, 5), CALL_BEGIN.slice(0, 12), '<｜', '```json', SEP.slice(0, 4), '｜>']);
 const region = fc.record({ calls: fc.array(generatedCall, { minLength: 1, maxLength: 3 }), ws: fc.constantFrom('', '\n', ' \n') });
 
-/** The content of `parts`: their prose, less whitespace alone before the first region (frame, as vLLM strips it). */
+/**
+ * The content of `parts`: their prose, less whitespace alone before the first region (frame, as
+ * vLLM strips it) and after the last one up to the end (frame too).
+ */
 const contentOf = (parts: ReadonlyArray<{ prose: string } | { calls: GeneratedCall[] }>) => {
   const first = parts.findIndex((p) => 'calls' in p);
-  const lead = parts.slice(0, first === -1 ? parts.length : first).map((p) => ('prose' in p ? p.prose : '')).join('');
-  const rest = parts.slice(first === -1 ? parts.length : first).map((p) => ('prose' in p ? p.prose : '')).join('');
-  return (first !== -1 && /^[ \n\r\t]*$/.test(lead) ? '' : lead) + rest;
+  const last = parts.findLastIndex((p) => 'calls' in p);
+  const proseOf = (from: number, to: number) => parts.slice(from, to).map((p) => ('prose' in p ? p.prose : '')).join('');
+  if (first === -1) return proseOf(0, parts.length);
+  const lead = proseOf(0, first);
+  const tail = proseOf(last + 1, parts.length);
+  return (/^[ \n\r\t]*$/.test(lead) ? '' : lead) + proseOf(first, last + 1) + (/^[ \n\r\t]*$/.test(tail) ? '' : tail);
 };
 
 describe.each<Version>(['v3', 'v31'])('deepseek parser %s: properties', (version) => {
