@@ -194,7 +194,7 @@ const region = fc.record({ calls: fc.array(generatedCall, { minLength: 1, maxLen
  */
 const contentOf = (parts: ReadonlyArray<{ prose: string } | { calls: GeneratedCall[] }>) => {
   const first = parts.findIndex((p) => 'calls' in p);
-  const last = parts.findLastIndex((p) => 'calls' in p);
+  const last = parts.length - 1 - [...parts].reverse().findIndex((p) => 'calls' in p);
   const proseOf = (from: number, to: number) => parts.slice(from, to).map((p) => ('prose' in p ? p.prose : '')).join('');
   if (first === -1) return proseOf(0, parts.length);
   const lead = proseOf(0, first);
