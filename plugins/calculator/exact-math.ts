@@ -86,11 +86,13 @@ type Big = { isZero(): boolean; isNeg(): boolean; mod(y: Big): Big; plus(y: Big)
  * tolerance (relative to the quotient) of an integer for that integer: past 10^60 that is a whole
  * unit, and mod(3^149, 188556629359) answered -25977167596 (fast-check's counterexample). decimal.js'
  * own remainder is exact; it is given y's sign, as mathjs' mod is, and the other signatures stay.
+ * A zero divisor is an error, as Python's ZeroDivisionError, not mathjs' x.
  */
 function exactMod(math: MathJsInstance): unknown {
   const mod = math.mod as unknown as { signatures: Record<string, unknown> };
   const remainder = (x: Big, y: Big): Big => {
-    if (y.isZero()) return x;
+    // mathjs' convention is mod(x, 0) = x: `5 mod 0` answered 5, a silent value where Python raises.
+    if (y.isZero()) throw new Error('division by zero: the remainder of x mod 0 is undefined');
     const r = x.mod(y);
     return !r.isZero() && r.isNeg() !== y.isNeg() ? r.plus(y) : r;
   };
