@@ -237,8 +237,8 @@ def run(fds, config, parent_pid, seccomp_filter):
         else:
             from cell_executor import CellExecutor
             cell_runtime.install_stdio()
-            cell_hooks.install()
             executor = CellExecutor(config['filename'], send, read_chunk)
+            cell_hooks.install(executor.source_as_file)
             if config['mode'] == 'whole':
                 result = executor.run_whole()
             else:

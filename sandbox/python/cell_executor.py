@@ -46,6 +46,10 @@ class CellExecutor:
 
     # ---- input -------------------------------------------------------------------------------
 
+    def source_as_file(self):
+        """CellSource.as_file, for the printers in cell_hooks."""
+        return self._source.as_file()
+
     def _before_read(self):
         # Before every read, not only on a change: the zygote honours an idle only once the
         # cell has read everything it was sent, so it needs one after each read (cell_io.py).

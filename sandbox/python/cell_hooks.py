@@ -6,16 +6,26 @@ source line from the file on disk, not from linecache. A cell's code is in linec
 those tracebacks lost the line that a script run shows under each of the cell's frames. These
 hooks print the same text with the traceback module, which reads linecache (as the executor
 already does for the cell's own uncaught exception).
+
+Those C printers read line 1 of a file with its byte order mark, as the main thread's printer
+does (CellSource.as_file): the hooks print in the same context, so a cell whose text began with
+one shows it there too (before, only the main thread's traceback did).
 """
+import contextlib
 import sys
 import threading
 import traceback
 
 import cell_runtime
 
+_as_file = contextlib.nullcontext
 
-def install():
-    """Only over the interpreter's own hooks: code in the cell that set its own keeps it."""
+
+def install(as_file):
+    """Only over the interpreter's own hooks: code in the cell that set its own keeps it.
+    `as_file()`: a context in which linecache holds the lines as a file run's C printer reads them."""
+    global _as_file
+    _as_file = as_file
     if threading.excepthook is threading.__excepthook__:
         threading.excepthook = threading.__excepthook__ = _thread_excepthook
     if sys.unraisablehook is sys.__unraisablehook__:
@@ -37,7 +47,9 @@ def _thread_excepthook(args, /):
     if args.exc_value is not None:
         cell_runtime.without_sandbox_frames(args.exc_value)
         tb = args.exc_value.__traceback__
-    traceback.print_exception(args.exc_type, args.exc_value, tb, file=stderr)
+    with _as_file():
+        text = ''.join(traceback.format_exception(args.exc_type, args.exc_value, tb))
+    stderr.write(text)
     stderr.flush()
 
 
@@ -47,7 +59,9 @@ def _unraisable_hook(unraisable, /):
     if stderr is None:
         return
     try:
-        stderr.write(''.join(_unraisable_text(unraisable)))
+        with _as_file():
+            text = ''.join(_unraisable_text(unraisable))
+        stderr.write(text)
         stderr.flush()
     except Exception:
         pass

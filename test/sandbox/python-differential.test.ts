@@ -137,6 +137,13 @@ const FILE_RUN_CASES: Record<string, string> = {
   'a byte order mark, then a runtime error on line 1': '\uFEFF1/0\n',
   'a byte order mark, then a runtime error in a function on line 1': '\uFEFFf = lambda: 1/0; f()\n',
   'a byte order mark, then an excepthook that raises on line 1': '\uFEFFimport sys; sys.excepthook = lambda *a: 1/0; [][1]\n',
+  // So do the interpreter's C printers of a thread's uncaught exception and of an "Exception
+  // ignored" report; the cell's hooks printed line 1 without the mark.
+  'a byte order mark, then a thread that raises on line 1':
+    '\uFEFFimport threading; t = threading.Thread(target=lambda: 1/0); t.start(); t.join()\n',
+  // (A __del__ that is an object with a repr: a function's would print its address.)
+  'a byte order mark, then a __del__ that raises on line 1':
+    '\uFEFFclass D: __repr__ = lambda s: "D"; __call__ = lambda s: 1/0\nclass A: __del__ = D()\nA()\n',
   'a byte order mark, then a runtime error printed by the code': "\uFEFFimport traceback\ntry: 1/0\nexcept Exception: traceback.print_exc()\n",
   'a byte order mark, then a docstring': '\uFEFF"doc"\nprint(__doc__)\n',
   'a byte order mark, then an indented line': '\uFEFF  x = 1\n',
