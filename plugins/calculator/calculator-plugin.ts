@@ -27,6 +27,7 @@ export default definePlugin({
   description:
     'Evaluates a math expression exactly (64 significant digits; integers exact to 1000 digits) and returns its value. Syntax: + - * / ^ % ( ), ' +
     'functions like sqrt, exp, log, sin, round, factorial (n!), gcd, units ("5 cm to inch"), matrices ([1,2;3,4]); ' +
+    'after a number % is percent (10% of 200 is 20, 200 + 10% is 220), between two numbers the remainder (10 % 3 is 1); ' +
     'a comma always separates arguments: write 1000, not 1,000 (max(1,000) is max(1, 0)).',
   parameters: z.object({
     expression: z.string().min(1).max(MAX_EXPRESSION_LENGTH).describe('The expression, e.g. "200*701" or "sqrt(2)/3".'),
