@@ -59,8 +59,13 @@ export function killedByOf(message: ExitMessage, limits: PythonSandboxLimits): K
   if (signal === null) return null;
   if (KILL_REASONS.has(message.killed as KilledBy)) return message.killed as KilledBy;
   if (signal === SIGXCPU) return 'cpu';
-  // A SIGKILL nobody asked for: the CPU hard limit, or the kernel's OOM killer.
-  if (signal === SIGKILL) return message.cpuSeconds >= limits.cpuSeconds - 0.05 ? 'cpu' : 'memory';
+  if (signal === SIGKILL) {
+    // A SIGKILL nobody asked for: the CPU hard limit, the kernel's OOM killer, or a kill by the
+    // code itself (os.kill) or another process. The OOM killer ran (or its count is unknown):
+    // 'memory', whose note says both. It did not: the signal, as a script's shell would show it.
+    if (message.cpuSeconds >= limits.cpuSeconds - 0.05) return 'cpu';
+    return message.oomKills === 0 ? null : 'memory';
+  }
   return null;
 }
 
@@ -121,9 +126,12 @@ export function killedResult(killedBy: KilledBy, outcome: CellOutcome): CellResu
     'wall-clock': ['wallClockMs', `execution stopped: the cell ran longer than ${limits.wallClockMs} ms`],
     output: ['outputBytes', `execution stopped: the cell printed more than ${limits.outputBytes} bytes`],
     abort: ['abort', 'execution aborted'],
-    // Not a certainty: the cell's own allocations past its limit raise MemoryError instead; a
-    // SIGKILL nobody sent for a limit is most often the kernel's OOM killer, but it could be anyone's.
-    memory: ['memoryMb', `execution stopped: the cell was killed (SIGKILL), most likely out of memory (its limit is ${limits.memoryMb} MB)`],
+    // Not a certainty: the cell's own allocations past its limit raise MemoryError instead, and
+    // the OOM killer's count is host-wide (or unknown), so the kill could be anyone's.
+    memory: [
+      'memoryMb',
+      `execution stopped: the cell was killed (SIGKILL): out of memory (its limit is ${limits.memoryMb} MB), or a signal from its own code or another process`,
+    ],
     cpu: ['cpuSeconds', `execution stopped: the cell used more than ${limits.cpuSeconds} s of CPU time`],
     control: ['controlPipe', 'execution stopped: the cell wrote to its control pipe (fd 3) what the sandbox does not take'],
   };

@@ -80,6 +80,8 @@ export const cellMessageSchema = z.discriminatedUnion('t', [
     status: z.object({ code: z.number().int().nullable(), signal: z.number().int().nullable() }),
     cpuSeconds: z.number(),
     maxRssKb: z.number().optional(),
+    /** The kernel's OOM kills (host-wide) while the cell ran; null where they cannot be counted. */
+    oomKills: z.number().int().nullable().optional(),
     error: z.string().optional(),
   }),
 ]);

@@ -25,6 +25,7 @@ import cell_executor  # noqa: E402,F401  (pre-loaded so that cells start warm)
 import cell_forker  # noqa: E402
 import cell_io  # noqa: E402
 import cell_workdir  # noqa: E402
+import oom_kills  # noqa: E402
 import process_tree  # noqa: E402
 import seccomp_filter  # noqa: E402
 import zygote_warmup  # noqa: E402
@@ -42,6 +43,7 @@ class Cell:
         self.cwd = cwd
         self.in_namespace = in_namespace
         self.killed = None
+        self.oom_kills_at_start = None  # oom_kills.count() before the fork
 
 
 class Zygote:
@@ -68,6 +70,7 @@ class Zygote:
     def open_cell(self, message):
         cell_id = message['id']
         limits = dict(self.config['limits'], **(message.get('limits') or {}))
+        oom_kills_at_start = oom_kills.count()
         try:
             pid, pidfd, fds, cwd = self.forker.fork({'mode': message.get('mode', 'incremental'),
                                                      'filename': message['filename'], 'limits': limits})
@@ -81,6 +84,7 @@ class Zygote:
                             lambda: self.kill_cell(holder['cell'], 'output'),
                             lambda: self.kill_cell(holder['cell'], 'control'))
         cell = Cell(cell_id, pid, pidfd, io, cwd, self.forker.cell_ns)
+        cell.oom_kills_at_start = oom_kills_at_start
         holder['cell'] = cell
         io.register(lambda kind: (kind, cell))
         self.cells[cell_id] = cell
@@ -143,7 +147,8 @@ class Zygote:
         cpu = (usage.ru_utime + usage.ru_stime) if usage is not None else 0
         self.send({'t': 'exit', 'id': cell.id, 'result': cell.io.result, 'killed': cell.killed,
                    'status': {'code': code, 'signal': sig}, 'cpuSeconds': round(cpu, 3),
-                   'maxRssKb': usage.ru_maxrss if usage is not None else 0})
+                   'maxRssKb': usage.ru_maxrss if usage is not None else 0,
+                   'oomKills': oom_kills.since(cell.oom_kills_at_start)})
         self.cells.pop(cell.id, None)
         cell_workdir.remove_workdir(cell.cwd)
 
