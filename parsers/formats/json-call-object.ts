@@ -124,7 +124,7 @@ export class JsonCallObject {
             if (key === 'name') {
               if (typeof e.value !== 'string') return this.#fail(shape.strict ? 'not-call' : 'malformed', '"name" must be a string', at);
               this.#name = e.value;
-              if (!this.#maybeStart(out)) return at;
+              if (!this.#maybeStart(out) || !this.#decodeHeldArgs(at, out)) return at;
             } else if (key === this.#argsKey && typeof e.value === 'string') {
               this.#argsText = e.value;
               // Where call-start waits for the arguments (Llama JSON, no marker), the string is
@@ -133,6 +133,7 @@ export class JsonCallObject {
                 if (!holdsJsonObject(e.value)) return this.#fail('not-call', `"${key}" must be a JSON object`, at);
                 if (!this.#maybeStart(out)) return at;
               }
+              if (!this.#decodeHeldArgs(at, out)) return at;
             } else if (key === this.#argsKey) {
               this.#events.args(text.slice(argsFrom, at), out);
               this.#argsOpen = false;
@@ -228,10 +229,6 @@ export class JsonCallObject {
   #closeCall(at: number, out: EventList): boolean {
     const kind = this.#shape.strict ? 'not-call' : 'malformed';
     if (this.#name === undefined) return this.#failed(kind, 'no "name"', at);
-    if (this.#args === undefined && this.#argsText !== undefined) {
-      const failed = this.#decodeArgsText(this.#argsText, out);
-      if (failed !== undefined) return this.#failed('malformed', failed, at);
-    }
     if (this.#args === undefined) {
       if (!this.#shape.argsOptional) return this.#failed(kind, `no "${this.#shape.argsKeys.join('" or "')}"`, at);
       this.#args = {};
@@ -245,6 +242,17 @@ export class JsonCallObject {
     if (this.#status !== 'pending') return;
     this.#scanner.end();
     this.#fail('malformed', 'truncated call', 0);
+  }
+
+  /**
+   * Decodes arguments written as a string once both it and call-start are there (at its closing
+   * quote, or at the name's if that comes after), not at the object's close: the tool can start as
+   * soon as its arguments are whole. False (and failed) if the string holds no JSON object.
+   */
+  #decodeHeldArgs(at: number, out: EventList): boolean {
+    if (this.#argsText === undefined || this.#args !== undefined || this.#events.callId === undefined) return true;
+    const failed = this.#decodeArgsText(this.#argsText, out);
+    return failed === undefined || this.#failed('malformed', failed, at);
   }
 
   /**

@@ -228,6 +228,22 @@ describe('hermes parser: what is not a call', () => {
     }
   });
 
+  it('streams string-held arguments when that string closes, before the rest of the call object (the tool can start earlier)', () => {
+    // Name first: the decoded arguments follow call-start at the string's closing quote.
+    const head = '<tool_call>{"name": "f", "arguments": "{\\"a\\": 1}"';
+    const first = createHermesParser();
+    expect(first.push(head)).toEqual([start('f'), args('{"a": 1'), field(['a'], 1), args('}')]);
+    expect([...first.push(', "extra": true}</tool_call>'), ...first.end()]).toEqual([end({ a: 1 })]);
+    // Name after: they come right after call-start, at the name's closing quote.
+    const second = createHermesParser();
+    expect(second.push('<tool_call>{"arguments": "{\\"a\\": 1}"')).toEqual([]);
+    expect(second.push(', "name": "f"')).toEqual([start('f'), args('{"a": 1'), field(['a'], 1), args('}')]);
+    // A string that holds no object breaks the call at its closing quote, the first character where that is certain.
+    const third = createHermesParser();
+    const events = third.push('<tool_call>{"name": "f", "arguments": "tall"');
+    expect(malformedOf(events)).toEqual([{ type: 'malformed', callId: 'call_1', reason: '"arguments" is a string that does not hold one JSON object' }]);
+  });
+
   it('refuses tools outside the whitelist', () => {
     const input = '<tool_call>{"name": "rm_rf", "arguments": {}}</tool_call>';
     const events = parse(input, { tools: ['get_weather'] });
