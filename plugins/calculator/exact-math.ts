@@ -3,6 +3,7 @@ import type { MathJsInstance } from 'mathjs';
 import { mathjsOperators } from './operator-spelling.ts';
 import { roundingStaysHidden, smallestExponent, watchMagnitudes, withLargestExponent } from './rounded-integers.ts';
 import { withSyntaxHint } from './syntax-hints.ts';
+import { trigWithZeros } from './trig-zeros.ts';
 
 /** Significant digits computed; results show DISPLAY_DIGITS so guard digits hide rounding (1/3*3 → 1). */
 const PRECISION = 64;
@@ -67,7 +68,7 @@ function instance(): Instance {
     const names = ['import', 'createUnit', 'config', 'evaluate', 'parse', 'compile', 'parser', 'reviver', 'replacer', 'help', ...nodeFunctions(math)];
     // Before `import` itself is disabled below.
     // ln: Python's and most calculators' name for the natural log, mathjs' log(x).
-    math.import({ mod: exactMod(math), ln: math.log }, { override: true });
+    math.import({ mod: exactMod(math), ln: math.log, ...trigWithZeros(math) }, { override: true });
     math.import(Object.fromEntries(names.map((name) => [name, unavailable(name)])), { override: true });
     // decimal.js' own setting, which every operation reads: a few µs. mathjs' config({ precision })
     // rebuilt its BigNumber class, units and constants (pi, e, ln 2) at the new precision: 0.6 s
