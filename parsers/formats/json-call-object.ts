@@ -5,7 +5,7 @@ import type { EventList } from './event-list.ts';
 import type { CallObjectFailure, CallObjectShape } from './call-object-shape.ts';
 import { scannerOptions } from './call-object-scanner-options.ts';
 import { CallStartQueue } from './call-start-queue.ts';
-import { JsonArguments } from './json-arguments.ts';
+import { decodeStringHeldArguments, holdsJsonObject } from './string-held-arguments.ts';
 
 export type { CallObjectFailure, CallObjectShape } from './call-object-shape.ts';
 
@@ -251,26 +251,10 @@ export class JsonCallObject {
    */
   #decodeHeldArgs(at: number, out: EventList): boolean {
     if (this.#argsText === undefined || this.#args !== undefined || this.#events.callId === undefined) return true;
-    const failed = this.#decodeArgsText(this.#argsText, out);
-    return failed === undefined || this.#failed('malformed', failed, at);
-  }
-
-  /**
-   * The arguments string's JSON object, through the same scanner as streamed arguments (so its
-   * pieces and lines are those the object itself would give); the reason it is not one, if not.
-   */
-  #decodeArgsText(json: string, out: EventList): string | undefined {
-    const callId = this.#events.callId;
-    if (callId === undefined) return undefined;
-    const args = new JsonArguments(callId, { lineField: this.#events.lineField, maxFieldDepth: this.#registry.maxFieldDepth });
-    const start = json.length - json.trimStart().length;
-    const stop = args.write(json, start, json.length, out);
-    args.end();
-    // What broke inside the string (a repeated key, the object cut short), where it says.
-    if (args.status === 'failed' && json[start] === '{') return `"${this.#argsKey}" is a string that does not hold one JSON object: ${args.failure}`;
-    if (args.status !== 'complete' || json.slice(stop).trim() !== '') return `"${this.#argsKey}" is a string that does not hold one JSON object`;
-    this.#args = args.args;
-    return undefined;
+    const decoded = decodeStringHeldArguments(this.#argsText, this.#argsKey ?? '', this.#events.callId, { lineField: this.#events.lineField, maxFieldDepth: this.#registry.maxFieldDepth }, out);
+    if ('failure' in decoded) return this.#failed('malformed', decoded.failure, at);
+    this.#args = decoded.args;
+    return true;
   }
 
   /** Emits call-start once the call is certain; false if the name is refused (then failed). */
@@ -302,15 +286,5 @@ export class JsonCallObject {
     this.#failure = { kind, reason };
     this.#events.clear();
     return at;
-  }
-}
-
-/** Whether `text` is one JSON object (a string-valued arguments key that may be the arguments). */
-function holdsJsonObject(text: string): boolean {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value);
-  } catch {
-    return false;
   }
 }
