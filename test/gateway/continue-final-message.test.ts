@@ -7,6 +7,20 @@ import { postJson } from '../support/sse-client.ts';
 type Body = { messages: Array<{ role: string }>; continue_final_message?: boolean; add_generation_prompt?: boolean };
 type EchoBody = { messages: Array<{ role: string; content?: string }>; echo?: boolean };
 
+/** The client's prefill request: the assistant's start "I will", to be continued. */
+function postPrefill(url: string, extra: Record<string, unknown> = {}) {
+  return postJson(url, '/v1/chat/completions', {
+    model: 'Qwen/Qwen2.5-7B-Instruct',
+    messages: [
+      { role: 'user', content: 'When is high tide?' },
+      { role: 'assistant', content: 'I will' },
+    ],
+    continue_final_message: true,
+    add_generation_prompt: false,
+    ...extra,
+  });
+}
+
 /**
  * vLLM's prefill: a request whose last message is the assistant's start, with
  * `continue_final_message: true` and `add_generation_prompt: false`, has the model go on writing
@@ -27,15 +41,7 @@ describe("vLLM's continue_final_message across tool rounds", () => {
       },
       { tools: toolMap(answeringTool('lookup', () => 'high tide at 06:12')) },
     );
-    const res = await postJson(gateway.url, '/v1/chat/completions', {
-      model: 'Qwen/Qwen2.5-7B-Instruct',
-      messages: [
-        { role: 'user', content: 'When is high tide?' },
-        { role: 'assistant', content: 'I will' },
-      ],
-      continue_final_message: true,
-      add_generation_prompt: false,
-    });
+    const res = await postPrefill(gateway.url);
     expect(res.status).toBe(200);
     expect(res.json.conveyor.rounds).toBe(2);
     const [round1, round2] = scripted.upstream.requests.map((r) => r.body as Body);
@@ -70,16 +76,7 @@ describe("vLLM's echo with continue_final_message across tool rounds", () => {
       },
       { tools: toolMap(answeringTool('lookup', () => 'high tide at 06:12')) },
     );
-    const res = await postJson(gateway.url, '/v1/chat/completions', {
-      model: 'Qwen/Qwen2.5-7B-Instruct',
-      messages: [
-        { role: 'user', content: 'When is high tide?' },
-        { role: 'assistant', content: 'I will' },
-      ],
-      continue_final_message: true,
-      add_generation_prompt: false,
-      echo: true,
-    });
+    const res = await postPrefill(gateway.url, { echo: true });
     expect(res.status).toBe(200);
     const round2 = scripted.upstream.requests[1]!.body as EchoBody;
     expect(round2.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
