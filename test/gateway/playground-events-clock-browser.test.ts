@@ -69,9 +69,13 @@ describeInBrowser('the playground events list on the timeline\'s clock (Chromium
       await page.waitForFunction(() => document.getElementById('stats')?.textContent?.includes('total'));
       const times = await page.$$eval('#events li time', (items) => items.map((item) => parseFloat(item.textContent!)));
       // Before: those put on the page before the socket's first event counted from the send, 2 s
-      // more than those after, which count from the server's zero.
+      // more than those after, which count from the server's zero. A round's start has the
+      // server's time of it, and the item before it (the last round's end) the time it reached
+      // the page: on a busy machine that can be later by the few ms between the two on the server
+      // (CI saw it), so a step back is allowed up to a tenth of the fault's 2 s, never more.
       expect(times.length).toBeGreaterThan(3);
-      expect(times).toEqual([...times].sort((a, b) => a - b));
+      const stepsBack = times.slice(1).map((t, i) => times[i]! - t);
+      expect(Math.max(...stepsBack)).toBeLessThan(UPLINK_DELAY_MS / 10_000);
     });
   }, 90_000);
 });
