@@ -33,12 +33,16 @@ export function upstreamBody({ request, overrides, model, round, messages, maxTo
   // resets it the same way, `reset_tool_choice`).
   if (round > 1 && forcesCall(request.tool_choice)) body.tool_choice = 'auto';
   // vLLM's prefill (`continue_final_message`) goes on with the client's last message, the
-  // assistant's start. A later round's prompt ends with the tools' results instead, which a Hugging
-  // Face template would cut the prompt after (the model writing on inside the tool's turn) and
-  // mistral_common refuses (400): that round opens a reply of its own.
-  if (round > 1 && (request as { continue_final_message?: unknown }).continue_final_message) {
-    body.continue_final_message = false;
-    body.add_generation_prompt = true;
+  // assistant's start, and `add_generation_prompt: false` alone leaves the client's conversation
+  // without the assistant's header. Both are the client's round's: a later round's prompt ends
+  // with the tools' results, which a Hugging Face template would cut the prompt after (the model
+  // writing on inside the tool's turn, answered in the tool's role) and mistral_common refuses as a
+  // final message to continue (400): that round opens a reply of its own. Any value the client sent
+  // is replaced, pydantic's lax "false" or 0 included.
+  if (round > 1) {
+    const { continue_final_message: prefill, add_generation_prompt: generationPrompt } = request as { continue_final_message?: unknown; add_generation_prompt?: unknown };
+    if (prefill != null) body.continue_final_message = false;
+    if (prefill || generationPrompt != null) body.add_generation_prompt = true;
   }
   // "auto" with no tools listed means what leaving it out means, and some clients send it so; vLLM
   // refuses it ("When using `tool_choice`, `tools` must be set."), so it is not passed on.
