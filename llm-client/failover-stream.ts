@@ -203,7 +203,9 @@ class FailoverStream implements UpstreamStream {
     const kind = this.#classify(attempt, error);
     if (kind === 'rest') this.replicas.failed(replica, error, startedAt);
     else if (kind === 'busy') this.#busyFailures.push({ replica, error, startedAt });
-    if (kind === 'final' || this.#generating || this.#tried.size === this.replicas.replicas.length) return this.#reject(error);
+    if (kind === 'final' || totalRanOutOnErrorAnswer(attempt, error) || this.#generating || this.#tried.size === this.replicas.replicas.length) {
+      return this.#reject(error);
+    }
     this.next();
   }
 
@@ -216,12 +218,23 @@ class FailoverStream implements UpstreamStream {
     // No first token in time, whether the replica had sent its headers or not (a first-token
     // deadline shorter than connect + headers can expire before it answered at all).
     if (error instanceof UpstreamFirstTokenTimeoutError) return 'rest';
-    // Any other deadline (the request's total) is the request's own budget, not the replica's fault.
-    if (attempt.interrupted) return 'final';
+    // Any other deadline (the request's total) is the request's own budget, not the replica's fault;
+    // but an error status the replica sent before it ran out (the attempt then fails with what came
+    // of its body, pumped-stream.ts) is the replica's answer, and counts as it would have in time.
+    if (attempt.interrupted && !totalRanOutOnErrorAnswer(attempt, error)) return 'final';
     // An answer that ended or went wrong before its first token (no chunk, a body cut off cleanly
     // without a finish_reason, a 200 that is not an event stream) left the consumer nothing to keep:
     // another replica may do better. Not rested: one such answer says little of the replica's health.
     if (error instanceof UpstreamProtocolError) return 'busy';
     return classifyReplicaFailure(error, this.target);
   }
+}
+
+/**
+ * The request's total ran out while an error answer's body was read: the attempt fails with the
+ * status and what came of the body (pumped-stream.ts), but no replica is tried next with none of
+ * the request's time left.
+ */
+function totalRanOutOnErrorAnswer(attempt: UpstreamStream, error: unknown): boolean {
+  return attempt.interrupted && error instanceof UpstreamResponseError;
 }

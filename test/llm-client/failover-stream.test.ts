@@ -245,6 +245,9 @@ describe('a pump over several replicas: failover before the upstream accepts', (
     expect(error).toMatchObject({ status: 503 });
     expect(parts).toEqual([]);
     expect(good.requests).toHaveLength(0);
+    // The 503 is still the replica's: its status line came before the clock ran out, and says the
+    // same of it as a 503 whose body ended in time (regression: the deadline made it count for none).
+    expect(stateOf(pump, slowErrorBody.baseUrl)).toMatchObject({ healthy: false, failures: 1 });
   });
 
   it('sends one URL through the plain pump: no replica bookkeeping', () => {
