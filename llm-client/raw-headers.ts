@@ -1,9 +1,15 @@
-/** A response header from undici's raw list (name, value, …); repeated headers joined by commas, '' when absent. */
+/**
+ * A response header from undici's raw list (name, value, …); repeated headers joined by commas, ''
+ * when absent. Read as latin1 (below): a 429's Retry-After goes back to the gateway's client, and a
+ * byte past ASCII read as UTF-8 was U+FFFD, which writeHead refuses, failing that error answer.
+ */
 export function rawHeaderValue(raw: Buffer[] | string[] | null, name: string): string {
   let value: string | undefined;
   for (let i = 0; raw && i + 1 < raw.length; i += 2) {
     if (String(raw[i]).toLowerCase() !== name) continue;
-    value = value === undefined ? String(raw[i + 1]) : `${value},${String(raw[i + 1])}`;
+    const item = raw[i + 1]!;
+    const text = typeof item === 'string' ? item : item.toString('latin1');
+    value = value === undefined ? text : `${value},${text}`;
   }
   return value ?? '';
 }
