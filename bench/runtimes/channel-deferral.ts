@@ -14,6 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { Command } from 'commander';
 import { wholeNumber } from '../../gateway/commands/number-options.ts';
+import { commandLine } from '../command-line.ts';
 import { checkOutOption, jsonText, writeResultFiles } from '../result-files.ts';
 import { usageErrorsExit2 } from '../usage-errors.ts';
 import { summarize, type Summary } from '../stats.ts';
@@ -88,7 +89,9 @@ async function main(): Promise<void> {
   const opts = usageErrorsExit2(program).parse().opts<{ pings: number; noise: number; out: string }>();
   // Before measuring: a bad --out found only when the files are written loses the whole run.
   checkOutOption(program, opts.out);
-  const command = `npx tsx bench/runtimes/channel-deferral.ts --pings ${opts.pings} --noise ${opts.noise}`;
+  // The command as given, as every bench script writes it: built from --pings and --noise alone, it
+  // dropped --out, and a rerun of it wrote to bench/results.
+  const command = commandLine('npx tsx bench/runtimes/channel-deferral.ts', process.argv.slice(2));
   const results: Array<{ load: string; direct: Summary; deferred: Summary }> = [];
   for (const [load, noise] of [['quiet', 0], [`${opts.noise} busy sockets`, opts.noise]] as const) {
     const samples = await measure(opts.pings, noise);
