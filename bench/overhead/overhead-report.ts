@@ -6,7 +6,17 @@ const signed = (v: number | undefined) => signedDigits(v, 2);
 
 /** The Markdown report of runOverhead; `command` goes under the title. */
 export function overheadMarkdown(json: OverheadJson, command?: string): string {
-  const meta = json.meta as { date: string; node: string; cpus: string; loadavg: number[]; profile: string; streamTokens: number; baseline?: string | null; portkey: { version?: string; mode?: string; error?: string } };
+  const meta = json.meta as {
+    date: string;
+    node: string;
+    cpus: string;
+    loadavg: number[];
+    profile: string;
+    streamTokens: number;
+    baseline?: string | null;
+    portkey: { version?: string; mode?: string; error?: string };
+    unsettled?: string[];
+  };
   const portkey = meta.portkey.error ? `**Portkey could not run: ${meta.portkey.error}**` : `Portkey ${meta.portkey.version} (${meta.portkey.mode})`;
   const notes: string[] = [];
   // timedChatStream gives a stream with no content token a NaN TTFT, which summarize() leaves out of
@@ -68,8 +78,25 @@ export function overheadMarkdown(json: OverheadJson, command?: string): string {
     'serving process (/proc, 10 ms ticks) during that target\'s own bursts, divided by the tokens the simulator generated (both read with the simulator idle); the simulator column is the',
     'same work for every target and shows how noisy the CPU figures are. On a 2-core machine the client, the simulator and the gateway',
     'share the cores: at high concurrency the latencies also measure contention, which is where a gateway\'s CPU per token shows up.',
+    ...unsettledNote(meta.unsettled ?? [], json.levels[0]?.concurrency),
     ...notes.flatMap((note) => ['', note]),
     '',
   );
   return lines.join('\n');
+}
+
+/**
+ * runOverhead waits at most 20 s for each server's start-up CPU to end; a server still busy then is
+ * measured anyway, and its start-up CPU counts in the first level's figures: the report says so
+ * rather than claim every server had settled.
+ */
+function unsettledNote(unsettled: readonly string[], firstLevel: number | undefined): string[] {
+  if (unsettled.length === 0 || firstLevel === undefined) return [];
+  const names = unsettled.length === 1 ? unsettled[0]! : `${unsettled.slice(0, -1).join(', ')} and ${unsettled.at(-1)!}`;
+  const its = unsettled.length === 1 ? 'its' : 'their';
+  return [
+    '',
+    `**${names} had not settled after ${its} start-up when measuring began** (still above 10% of a core after 20 s): ` +
+      `${its} start-up CPU is counted in the ${firstLevel}-stream level's CPU per 1k tokens, which reads high.`,
+  ];
 }

@@ -111,7 +111,9 @@ export async function runOverhead(o: OverheadOptions = {}): Promise<{ markdown: 
     }
     // The servers' start-up work (our gateway's thread workers load their plugins, ~2 s of CPU
     // after "listening") must not land in the first level's CPU per token.
-    await Promise.all(servers.map((server) => untilQuiet(() => server.cpuMs())));
+    // One still busy after untilQuiet's 20 s is measured anyway, and named in the report.
+    const settled = await Promise.all(servers.map((server) => untilQuiet(() => server.cpuMs())));
+    const unsettled = servers.filter((_, i) => !settled[i]).map((server) => server.name);
     const results: LevelResult[] = [];
     for (const p of plan) {
       const samples = new Map<TargetName, Sample[]>(targets.map((t) => [t.name, []]));
@@ -140,6 +142,7 @@ export async function runOverhead(o: OverheadOptions = {}): Promise<{ markdown: 
         portkey: 'error' in portkey ? { error: portkey.error } : { version: portkey.version, mode: 'NODE_ENV=production --headless, openai provider + x-portkey-custom-host' },
         quick,
         baseline: o.baseline?.label ?? null,
+        unsettled,
       },
       levels: results,
       target: {

@@ -86,3 +86,21 @@ describe('the overhead report, its opening', () => {
     expect(overheadMarkdown(json)).toContain('p50 / p99: nearest rank (no interpolation); over fewer than 100 samples p99 is the largest.');
   });
 });
+
+describe('the overhead report, servers that never settled', () => {
+  // runOverhead waits (at most 20 s) for each server's start-up CPU to end before the first level;
+  // when the wait gave up, that CPU landed in the first level's CPU per token and the report
+  // still said measuring began once every server had settled.
+  it('says which server had not settled and which level its start-up CPU is counted in', () => {
+    const markdown = overheadMarkdown({ ...json, meta: { ...json.meta, unsettled: ['conveyor', 'portkey'] } });
+    expect(markdown).toContain(
+      '**conveyor and portkey had not settled after their start-up when measuring began** (still above 10% of a core after 20 s): ' +
+        'their start-up CPU is counted in the 100-stream level\'s CPU per 1k tokens, which reads high.',
+    );
+  });
+
+  it('says nothing of it when every server settled', () => {
+    expect(overheadMarkdown({ ...json, meta: { ...json.meta, unsettled: [] } })).not.toContain('had not settled');
+    expect(overheadMarkdown(json)).not.toContain('had not settled');
+  });
+});
