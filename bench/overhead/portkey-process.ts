@@ -47,14 +47,19 @@ async function portkeyVersion(): Promise<string> {
   return pkg.version;
 }
 
-/** A port nobody listens on right now (Portkey cannot be told to pick one itself). */
-function freePort(): Promise<number> {
+/**
+ * A port nobody listens on, on any interface (Portkey cannot be told to pick one itself): `port`,
+ * or with 0 one the system picks. Checked on every interface, as Portkey listens: checked on
+ * 127.0.0.1 alone, a port another address had passed, and Portkey then died at start. A port
+ * taken rejects with its EADDRINUSE.
+ */
+export function freePort(port = 0): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
+    server.listen(port, () => {
+      const { port: taken } = server.address() as { port: number };
+      server.close(() => resolve(taken));
     });
   });
 }
