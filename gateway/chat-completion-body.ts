@@ -38,10 +38,11 @@ function assistantMessage(result: SessionResult) {
 }
 
 /**
- * vLLM's `stop_reason`, where a client's stop string ended the answer: a client that sends
- * several reads which one matched there (the text leaves it out). Absent otherwise, so that an
- * answer keeps OpenAI's shape, which has no such field.
+ * vLLM's `stop_reason`, where a client's stop string ended the answer (a client that sends several
+ * reads which one matched there: the text leaves it out), or a stop token did (its id, as vLLM
+ * writes it). Absent otherwise, so that an answer keeps OpenAI's shape, which has no such field.
  */
-export function stopReasonOf(result: Pick<SessionResult, 'stopString'>): { stop_reason?: string } {
-  return result.stopString === undefined ? {} : { stop_reason: result.stopString };
+export function stopReasonOf(result: Pick<SessionResult, 'stopString' | 'stopTokenId'>): { stop_reason?: string | number } {
+  const said = result.stopString ?? result.stopTokenId;
+  return said === undefined ? {} : { stop_reason: said };
 }

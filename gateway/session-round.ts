@@ -25,6 +25,8 @@ export interface RoundOutput {
   finishReason: string;
   /** The client's stop string that ended the decode (vLLM's `stop_reason`), when one did. */
   stopString?: string;
+  /** The stop token that ended the decode (vLLM's integer `stop_reason`), when one in the stop list did. */
+  stopTokenId?: number;
   usage?: Usage;
   /** Text and tool-call deltas the upstream streamed in this round. */
   deltas: number;
@@ -157,6 +159,8 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
   let finishReason = 'stop';
   /** A client's stop string ended the decode (vLLM's stop_reason): what it was writing is cut, as by the token limit. */
   let stopString: string | undefined;
+  /** A token in the stop list ended it instead: nothing was cut, the id is only passed on (vLLM's integer stop_reason). */
+  let stopTokenId: number | undefined;
   let usage: Usage | undefined;
   let deltas = 0;
   let firstToken = true;
@@ -187,6 +191,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
       cuts.decodeFinished = true;
       finishReason = part.reason;
       stopString = part.stopString;
+      stopTokenId = part.stopTokenId;
     } else if (part.type === 'usage') {
       usage = part.usage;
       onEvent({ type: 'usage', round, usage });
@@ -287,7 +292,7 @@ export async function runRound(opts: SessionOptions, round: number, inputs: Roun
     let reasoning: RoundReasoning | undefined;
     if (upstreamReasoning !== '') reasoning = { text: upstreamReasoning, in: opts.thinkTags ? 'think-tags' : reasoningField };
     else if (opts.thinkTags && parser.reasoningText !== '') reasoning = { text: parser.reasoningText, in: 'think-tags' };
-    return { text: parser.visibleText, calls, clientCalls: clientCalls.completed(), callOrder: parser.callOrder(), finishReason, ...(stopString !== undefined ? { stopString } : {}), usage, deltas, ...(reasoning ? { reasoning } : {}) };
+    return { text: parser.visibleText, calls, clientCalls: clientCalls.completed(), callOrder: parser.callOrder(), finishReason, ...(stopString !== undefined ? { stopString } : {}), ...(stopTokenId !== undefined ? { stopTokenId } : {}), usage, deltas, ...(reasoning ? { reasoning } : {}) };
   } catch (err) {
     roundFailed = true;
     // The client gone while the tools finish: they stop as they do when it leaves mid-decode.

@@ -69,6 +69,8 @@ export interface SessionResult {
   stopReason: StopReason;
   /** The client's stop string that ended the answer (vLLM's `stop_reason`), when one did. */
   stopString?: string;
+  /** The stop token that ended the answer (vLLM's integer `stop_reason`), when one in the stop list did. */
+  stopTokenId?: number;
   usage: Usage;
   /** The messages this request appended to the conversation: assistant turns and tool observations. */
   messages: ChatMessage[];
@@ -242,6 +244,7 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
         stopReason,
         // Only for an answer it ended: one that ended a tool round cut that round's call, and the rounds went on.
         ...(finishReason === 'stop' && answered && out.stopString !== undefined ? { stopString: out.stopString } : {}),
+        ...(finishReason === 'stop' && answered && out.stopTokenId !== undefined ? { stopTokenId: out.stopTokenId } : {}),
         usage,
         messages: appended,
         ...(answered ? { answer: out.text } : {}),

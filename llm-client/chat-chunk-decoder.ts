@@ -181,8 +181,7 @@ export class ChatChunkDecoder {
       });
       if (choice.finish_reason) {
         if (UNFINISHED_REASONS.has(choice.finish_reason)) throw abortedByUpstreamError(choice.finish_reason);
-        const stopString = stopStringOf(choice);
-        parts.push({ type: 'finish', reason: choice.finish_reason, ...(stopString === undefined ? {} : { stopString }) });
+        parts.push({ type: 'finish', reason: choice.finish_reason, ...stopOf(choice) });
       }
     }
     return parts;
@@ -250,12 +249,17 @@ export class ChatChunkDecoder {
 }
 
 /**
- * The stop string that ended the decode: vLLM's `stop_reason`, SGLang's `matched_stop`. Each is the
- * stop token's id instead when a token ended it (EOS), which is no stop string.
+ * What ended the decode: vLLM's `stop_reason`, SGLang's `matched_stop`. A string is the stop string.
+ * vLLM's integer is the id of a token in the stop list (the client's `stop_token_ids`, or a model's
+ * second end token from its generation_config, Llama 3.1's `<|eom_id|>`): no stop string (it cuts
+ * no text), but vLLM's clients read it in the same field, so it is kept to be passed on; its null is
+ * the model's own EOS. SGLang's integer is any end token, its EOS included: nothing to pass on.
  */
-function stopStringOf(choice: Record<string, unknown>): string | undefined {
+function stopOf(choice: Record<string, unknown>): { stopString?: string; stopTokenId?: number } {
   const { stop_reason: vllm, matched_stop: sglang } = choice;
-  return typeof vllm === 'string' ? vllm : typeof sglang === 'string' ? sglang : undefined;
+  if (typeof vllm === 'string') return { stopString: vllm };
+  if (typeof vllm === 'number' && Number.isInteger(vllm)) return { stopTokenId: vllm };
+  return typeof sglang === 'string' ? { stopString: sglang } : {};
 }
 
 /** The parts of a token event read from bytes: as `decode` gives them for the same chunk. */

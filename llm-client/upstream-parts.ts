@@ -11,8 +11,11 @@ export type UpstreamPart =
   /** `field`: the delta field it came in (`reasoning` when a chunk had both, as newer vLLM sends): the one to send it back in. */
   | { type: 'reasoning'; text: string; field: ReasoningField }
   | ToolCallDeltaPart
-  /** `stopString`: the stop string that ended the decode (vLLM's `stop_reason`, SGLang's `matched_stop`; each a token id or null otherwise). */
-  | { type: 'finish'; reason: string; stopString?: string }
+  /**
+   * `stopString`: the stop string that ended the decode (vLLM's `stop_reason`, SGLang's `matched_stop`);
+   * `stopTokenId`: the stop token's id in the same fields instead, when a token in the stop list ended it.
+   */
+  | { type: 'finish'; reason: string; stopString?: string; stopTokenId?: number }
   /**
    * May arrive more than once (vLLM `continuous_usage_stats`); the last one is the total. Comes
    * before the other parts of its chunk, counting them.

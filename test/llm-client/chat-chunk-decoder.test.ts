@@ -75,12 +75,15 @@ describe('ChatChunkDecoder', () => {
     expect(decoder.decode(chunk({ choices: [{ index: 0, delta: { reasoning_content: 'more', reasoning: 'more' } }] }))).toEqual([{ type: 'reasoning', text: 'more', field: 'reasoning' }]);
   });
 
-  it("names the stop string that ended the decode, from vLLM's stop_reason and SGLang's matched_stop (a token id is none)", () => {
+  it("names the stop string that ended the decode, from vLLM's stop_reason and SGLang's matched_stop, and vLLM's stop token by its id", () => {
     const finish = (choice: Record<string, unknown>) => new ChatChunkDecoder('asked').decode(chunk({ choices: [{ index: 0, delta: { content: '' }, finish_reason: 'stop', ...choice }] })).at(-1);
     expect(finish({ stop_reason: '</answer>' })).toEqual({ type: 'finish', reason: 'stop', stopString: '</answer>' });
     // Before: SGLang's stop string was not read, so a decode its client's `stop` cut read as one the model ended.
     expect(finish({ matched_stop: '</answer>' })).toEqual({ type: 'finish', reason: 'stop', stopString: '</answer>' });
-    expect(finish({ stop_reason: 151645 })).toEqual({ type: 'finish', reason: 'stop' });
+    // Before: vLLM's stop token id was dropped, so the gateway's answer had no stop_reason where vLLM's had it.
+    expect(finish({ stop_reason: 128008 })).toEqual({ type: 'finish', reason: 'stop', stopTokenId: 128008 });
+    expect(finish({ stop_reason: null })).toEqual({ type: 'finish', reason: 'stop' });
+    // SGLang's id is any end token, its EOS included (FINISH_MATCHED_TOKEN).
     expect(finish({ matched_stop: 151645 })).toEqual({ type: 'finish', reason: 'stop' });
     expect(finish({ matched_stop: null })).toEqual({ type: 'finish', reason: 'stop' });
   });
