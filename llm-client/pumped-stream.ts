@@ -57,7 +57,7 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
       }
       this.#expired = error;
       this.fail(error);
-    });
+    }, () => !this.#held.isEmpty);
   }
 
   start(starts?: DeadlineStarts): void {

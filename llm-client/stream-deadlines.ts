@@ -29,7 +29,10 @@ export interface DeadlineStarts {
 export class StreamDeadlines {
   private readonly timeouts: UpstreamTimeouts;
   private readonly onExpire: (error: UpstreamError) => void;
+  private readonly readsPending: () => boolean;
   #phase: NodeJS.Timeout | undefined;
+  /** A phase's clock ran out: the verdict, after the poll phase (#lookAgain). */
+  #verdict: NodeJS.Immediate | undefined;
   #total: NodeJS.Timeout | undefined;
   #body: NodeJS.Timeout | undefined;
   #tokensFlowing = false;
@@ -45,9 +48,11 @@ export class StreamDeadlines {
   /** While paused before the first token: what was left of its wait. */
   #firstTokenLeft = 0;
 
-  constructor(timeouts: UpstreamTimeouts, onExpire: (error: UpstreamError) => void) {
+  /** `readsPending`: the stream has read chunks it has not handed over yet (held for first-token-first's pass). */
+  constructor(timeouts: UpstreamTimeouts, onExpire: (error: UpstreamError) => void, readsPending: () => boolean = () => false) {
     this.timeouts = timeouts;
     this.onExpire = onExpire;
+    this.readsPending = readsPending;
   }
 
   start(starts?: DeadlineStarts): void {
@@ -122,30 +127,53 @@ export class StreamDeadlines {
   }
 
   #armFirstToken(ms: number): void {
-    const { firstTokenMs } = this.timeouts;
-    this.#phase = setTimeout(() => this.#expire(new UpstreamFirstTokenTimeoutError(firstTokenMs)), ms);
+    this.#phase = setTimeout(() => this.#lookAgain(this.#firstTokenVerdict), ms);
   }
 
   #armIdle(ms: number): void {
     if (this.#expired) return;
-    clearTimeout(this.#phase);
+    this.#disarm();
     this.#idleArmed = true;
     this.#phase = setTimeout(this.#idleCheck, ms);
   }
 
   #disarm(): void {
     clearTimeout(this.#phase);
+    clearImmediate(this.#verdict);
     this.#phase = undefined;
+    this.#verdict = undefined;
     this.#idleArmed = false;
   }
 
   readonly #idleCheck = (): void => {
-    this.#idleArmed = false;
-    const { idleMs } = this.timeouts;
     const silent = performance.now() - this.#idleFrom;
-    if (silent >= idleMs) this.#expire(new UpstreamIdleTimeoutError(idleMs));
+    if (silent >= this.timeouts.idleMs) this.#lookAgain(this.#idleVerdict);
     // Whole milliseconds: Node keeps one timer list per distinct duration.
-    else this.#armIdle(Math.ceil(idleMs - silent));
+    else this.#armIdle(Math.ceil(this.timeouts.idleMs - silent));
+  };
+
+  /**
+   * A phase's clock ran out. Timers run before the poll phase reads the sockets, so a chunk that
+   * came in time while the event loop was blocked (a long synchronous task) is in the socket
+   * buffer, unread: the verdict waits for the poll phase (setImmediate), and for the reads it held
+   * back for first-token-first's pass to be handed over, which restart the clock they carry a token.
+   */
+  #lookAgain(verdict: () => void): void {
+    this.#verdict = setImmediate(() => {
+      if (this.readsPending()) this.#lookAgain(verdict);
+      else verdict();
+    });
+  }
+
+  /** A first token that came meanwhile armed the idle clock, which cleared this verdict (#disarm). */
+  readonly #firstTokenVerdict = (): void => this.#expire(new UpstreamFirstTokenTimeoutError(this.timeouts.firstTokenMs));
+
+  readonly #idleVerdict = (): void => {
+    this.#verdict = undefined;
+    this.#idleArmed = false;
+    const silent = performance.now() - this.#idleFrom;
+    if (silent >= this.timeouts.idleMs) this.#expire(new UpstreamIdleTimeoutError(this.timeouts.idleMs));
+    else this.#armIdle(Math.ceil(this.timeouts.idleMs - silent));
   };
 
   #expire(error: UpstreamError): void {

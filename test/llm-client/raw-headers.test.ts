@@ -1,13 +1,12 @@
 import { validateHeaderValue } from 'node:http';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { UpstreamResponseError } from '../../core/errors.ts';
-import { closeUpstreamPools, streamChatCompletion } from '../../llm-client/index.ts';
+import { streamChatCompletion } from '../../llm-client/index.ts';
 import { MODEL } from './fixtures/vllm-streams.ts';
 import { trackedUpstreams } from './tracked-upstreams.ts';
 import { collect, startTestUpstream } from './upstream-test-server.ts';
 
 const track = trackedUpstreams();
-afterAll(closeUpstreamPools);
 
 describe('an upstream error header with a byte past ASCII', () => {
   // The gateway writes an upstream 429's Retry-After back to its client (gateway/error-response.ts).
