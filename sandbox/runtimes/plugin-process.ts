@@ -8,6 +8,7 @@ import { parseChildMessage, type CallMessage, type ChildMessage, type HostMessag
 import type { ProcessLaunchPlan } from './process-launch.ts';
 import { describeExit, startExitWords, type ProcessExit } from './process-exit.ts';
 import { ProcessOutput } from './process-output.ts';
+import { QuietProgress } from './quiet-progress.ts';
 import { ReadyDeadline, startFailure } from './process-start-failure.ts';
 
 type ReadyMessage = Extract<ChildMessage, { t: 'ready' }>;
@@ -43,6 +44,8 @@ export class PluginProcess {
   private readonly routes = new Map<string, (message: CallMessage) => void>();
   private readonly loads = new Map<string, Array<(m: Extract<ChildMessage, { t: 'loaded' }>) => void>>();
   private readonly exitListeners = new Set<(exit: ProcessExit) => void>();
+  /** Calls whose progress is past their budget: their progress lines are dropped unread (quietProgress). */
+  private readonly quiet = new QuietProgress();
   private exit: ProcessExit | null = null;
   private killedFor: string | null = null;
   /**
@@ -120,7 +123,7 @@ export class PluginProcess {
         pending = nl < 0 ? pending + chunk.length : chunk.length - nl - 1;
         if (pending > MAX_LINE) return proc ? proc.kill(TOO_LONG) : fail(TOO_LONG);
         for (const line of splitter.push(chunk)) {
-          if (!line.trim()) continue;
+          if (!line.trim() || proc?.quiet.drops(line)) continue;
           const parsed = parseChildMessage(line);
           if ('why' in parsed) {
             // The line as it came, then what is wrong with it (a field's type, an unknown `t`).
@@ -234,6 +237,12 @@ export class PluginProcess {
 
   unroute(callId: string): void {
     this.routes.delete(callId);
+    this.quiet.delete(callId);
+  }
+
+  /** The call's progress is past its budget: its progress lines are no longer parsed, nor routed. */
+  quietProgress(callId: string): void {
+    this.quiet.add(callId);
   }
 
   send(message: HostMessage): void {

@@ -1,6 +1,7 @@
 import { ConveyorError } from '../../core/errors.ts';
 import type { Piece } from '../../parsers/parser-events.ts';
 import type { PluginDefinition } from '../../plugins/kit/define-plugin.ts';
+import { ProgressBudget } from '../../plugins/progress-budget.ts';
 import type { ToolCallContext, ToolExecution, ToolResult, Verdict } from '../../plugins/plugin-types.ts';
 import { askToAbort } from './abort-answer.ts';
 import { CallClock, ON_ABORT_GRACE_MS } from './call-clock.ts';
@@ -67,6 +68,11 @@ export class RemoteExecution implements ToolExecution {
   /** The call's process, once it has one: killed for an answer out of turn. */
   private proc: PluginProcess | null = null;
   private seq = 0;
+  /**
+   * The Dispatcher's budget, kept here too: past it the process is told to drop this call's progress
+   * lines unread. The event that goes past it is still passed on, for the Dispatcher's note.
+   */
+  private readonly progress = new ProgressBudget();
   private leaseData: Record<string, unknown> = {};
   /** Unique on the wire: requests' own call ids may repeat, and a shared host serves them all. */
   private readonly wireId: string;
@@ -201,7 +207,8 @@ export class RemoteExecution implements ToolExecution {
     }
     switch (message.t) {
       case 'progress':
-        this.call.emit(message.progress);
+        if (this.progress.take(message.progress)) this.call.emit(message.progress);
+        else this.proc?.quietProgress(this.wireId);
         return;
       case 'verdict': {
         const why = this.turns.verdict(message.seq, message.reject !== undefined ? { verdict: 'reject', reason: message.reject } : undefined);
