@@ -2,6 +2,8 @@ import { createRequire } from 'node:module';
 import type { MathJsInstance } from 'mathjs';
 import { mathjsOperators } from './operator-spelling.ts';
 import { roundingStaysHidden, smallestExponent, watchMagnitudes, withLargestExponent } from './rounded-integers.ts';
+import { exactFactorial } from './exact-factorial.ts';
+import { formatResult, integerPrecision } from './integer-display.ts';
 import { withSyntaxHint } from './syntax-hints.ts';
 import { trigWithZeros } from './trig-zeros.ts';
 
@@ -68,7 +70,7 @@ function instance(): Instance {
     const names = ['import', 'createUnit', 'config', 'evaluate', 'parse', 'compile', 'parser', 'reviver', 'replacer', 'help', ...nodeFunctions(math)];
     // Before `import` itself is disabled below.
     // ln: Python's and most calculators' name for the natural log, mathjs' log(x).
-    math.import({ mod: exactMod(math), ln: math.log, ...trigWithZeros(math) }, { override: true });
+    math.import({ mod: exactMod(math), ln: math.log, ...trigWithZeros(math), ...exactFactorial(math) }, { override: true });
     math.import(Object.fromEntries(names.map((name) => [name, unavailable(name)])), { override: true });
     // decimal.js' own setting, which every operation reads: a few µs. mathjs' config({ precision })
     // rebuilt its BigNumber class, units and constants (pi, e, ln 2) at the new precision: 0.6 s
@@ -145,10 +147,10 @@ export function evaluateExact(expression: string): Evaluation {
   if (expression.trim() === '') return { ok: false, error: 'empty expression' };
   const { math } = instance();
   try {
-    const value = exactValue(mathjsOperators(expression));
+    const { value, precision } = exactValue(mathjsOperators(expression));
     if (value === undefined) return { ok: false, error: 'the expression has no value' };
     if (typeof value === 'function') return { ok: false, error: 'the expression is a function, not a value (call it, e.g. sqrt(2))' };
-    const text = math.format(value, { precision: DISPLAY_DIGITS, lowerExp: -20, upperExp: DISPLAY_DIGITS });
+    const text = formatResult(math, value, precision, ROUNDED);
     if (text.length > MAX_RESULT_LENGTH) {
       return { ok: false, error: `the result is ${text.length} characters long, more than the ${MAX_RESULT_LENGTH} the calculator returns (reduce it, e.g. with sum, size or an index)` };
     }
@@ -161,23 +163,38 @@ export function evaluateExact(expression: string): Evaluation {
   }
 }
 
+/** Every number but an integer shown in full (integer-display.ts): 60 digits, an exponent past them. */
+const ROUNDED = {
+  displayDigits: DISPLAY_DIGITS,
+  format: (math: MathJsInstance, value: unknown) => math.format(value, { precision: DISPLAY_DIGITS, lowerExp: -20, upperExp: DISPLAY_DIGITS }),
+};
+
 /**
  * The expression's value, computed again with more digits (up to MAX_PRECISION) while rounding an
  * integer past PRECISION digits would show in it (rounded-integers.ts): `mod(7^100, 13)` is 9, not
- * the rounding's -1e+21. Most expressions never pass 10^64 and are evaluated once.
+ * the rounding's -1e+21. So too while a result that looks like an integer longer than the digits
+ * shown has too few digits to spare to tell (integer-display.ts): `2^1000` is then shown in full.
+ * Most expressions never pass 10^60 and are evaluated once.
  */
-function exactValue(expression: string): unknown {
+function exactValue(expression: string): { value: unknown; precision: number } {
   const { math, setPrecision } = instance();
   let precision = PRECISION;
   let run = measuredValue(expression);
-  while (!roundingStaysHidden(run, precision, DISPLAY_DIGITS)) {
-    if (precision >= MAX_PRECISION) {
+  for (;;) {
+    if (roundingStaysHidden(run, precision, DISPLAY_DIGITS)) {
+      // Only ever more digits, so this ends: a recomputed result whose integer grew by a digit
+      // (9.99…e+99 to 1e+100) asks once more, a non-integer asks nothing.
+      const wanted = integerPrecision(math, run.value, DISPLAY_DIGITS);
+      if (wanted <= precision) return { value: run.value, precision };
+      precision = wanted;
+    } else if (precision >= MAX_PRECISION) {
       throw new Error(
         `the result is not exact: the calculation passes through a number with ${run.largestExponent + 1} digits, ` +
           `more than the ${MAX_PRECISION} significant digits the calculator keeps, and that rounding would change the answer (use smaller numbers)`,
       );
+    } else {
+      precision = Math.min(MAX_PRECISION, Math.ceil((run.largestExponent + INTEGER_GUARD_DIGITS) / PRECISION) * PRECISION);
     }
-    precision = Math.min(MAX_PRECISION, Math.ceil((run.largestExponent + INTEGER_GUARD_DIGITS) / PRECISION) * PRECISION);
     setPrecision(precision);
     try {
       run = measuredValue(expression);
@@ -185,7 +202,6 @@ function exactValue(expression: string): unknown {
       setPrecision(PRECISION);
     }
   }
-  return run.value;
 
   function measuredValue(text: string): { value: unknown; largestExponent: number; smallestExponent: number } {
     const { value, largestExponent } = withLargestExponent(() => lastValue(instance().evaluate(text, freshScope())));

@@ -16,6 +16,20 @@ describe('calculator: trigonometry at a zero of the function', () => {
     expect(evaluateExact('tan(pi/2)')).toMatchObject({ ok: false, error: expect.stringContaining('Infinity') });
   });
 
+  // cot, sec and csc were mathjs' own: cot(pi/2) answered 1.41…e-37, csc(pi) 3.25…e+63, sec(pi/2) 6.5e+63.
+  it('treats cot, sec and csc as cos/sin, 1/cos and 1/sin: 0 at a zero, no value at a pole', () => {
+    expect(evaluateExact('cot(pi/2)')).toEqual({ ok: true, value: '0' });
+    expect(evaluateExact('cot(3*pi/2)')).toEqual({ ok: true, value: '0' });
+    for (const expression of ['cot(pi)', 'csc(pi)', 'sec(pi/2)', 'csc(100 * pi)', 'cot(0)']) {
+      expect(evaluateExact(expression), expression).toMatchObject({ ok: false, error: expect.stringContaining('Infinity') });
+    }
+    expect(evaluateExact('cot(pi/4)')).toEqual({ ok: true, value: '1' });
+    expect(evaluateExact('sec(pi)')).toEqual({ ok: true, value: '-1' });
+    expect(evaluateExact('sec(pi/3)')).toEqual({ ok: true, value: '2' });
+    expect(evaluateExact('csc(pi/6)')).toEqual({ ok: true, value: '2' });
+    expect(evaluateExact('csc(pi/2)')).toEqual({ ok: true, value: '1' });
+  });
+
   it('keeps small values that are values', () => {
     expect(evaluateExact('sin(1e-70)')).toEqual({ ok: true, value: '1e-70' });
     expect(evaluateExact('sin(pi/6)')).toEqual({ ok: true, value: '0.5' });
