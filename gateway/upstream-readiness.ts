@@ -12,7 +12,7 @@
  * into load on the upstream.
  */
 import { performance } from 'node:perf_hooks';
-import { ConveyorError, UpstreamTotalTimeoutError } from '../core/errors.ts';
+import { ConveyorError, UpstreamResponseError, UpstreamTotalTimeoutError } from '../core/errors.ts';
 import { listModels } from '../llm-client/list-models.ts';
 import type { GatewayConfig } from './config.ts';
 
@@ -23,6 +23,8 @@ export interface ReplicaReadiness {
   latency_ms: number;
   /** Why it is not ready: a stable code and a message an operator can act on. */
   error?: { code: string; message: string };
+  /** Ready, but it answered 429 (too busy for more now): its status, message and Retry-After. */
+  busy?: { status: 429; message: string; retry_after?: string };
 }
 
 export interface ReadinessReport {
@@ -97,6 +99,15 @@ export class UpstreamReadiness {
       }
       return { base_url: baseUrl, ready: true, latency_ms: latency() };
     } catch (err) {
+      // A 429 is a server that is up, speaks the API and took the key, busy for now: ready. Taken
+      // out of rotation for it, every gateway in front of one busy vLLM would leave its load
+      // balancer at once (clients then turned away without the Retry-After the chat route passes
+      // on) and come back with the load, flapping. With `model` set, the list it did not send is
+      // checked on the next probe it answers.
+      if (err instanceof UpstreamResponseError && err.status === 429) {
+        const busy = { status: 429 as const, message: err.message, ...(err.retryAfter === undefined ? {} : { retry_after: err.retryAfter }) };
+        return { base_url: baseUrl, ready: true, latency_ms: latency(), busy };
+      }
       const error =
         err instanceof UpstreamTotalTimeoutError
           ? { code: err.code, message: `upstream ${baseUrl}/models did not answer within ${this.#probeTimeoutMs} ms` }

@@ -6,6 +6,7 @@ import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
 import { UpstreamReadiness } from '../../gateway/upstream-readiness.ts';
 import { startSim, type SimHandle } from '../../sim/sim-server.ts';
 import { E2E_PROFILE, SIM_MODEL } from '../support/e2e-profile.ts';
+import { startTestUpstream } from '../llm-client/upstream-test-server.ts';
 import { getJson } from '../support/sse-client.ts';
 
 // Nothing listens on port 9 (discard) on loopback: connection refused.
@@ -75,6 +76,30 @@ describe('GET /health/ready (readiness: the upstream answers)', () => {
       [REFUSED, false],
       [sim.url, true],
     ]);
+  });
+
+  /**
+   * A 429 is a server that is up, speaks the API and took the key, and is too busy for more now:
+   * counted not ready, every gateway in front of one busy vLLM left its load balancer at once (all
+   * turning clients away with no Retry-After, where the chat route passes vLLM's 429 and its
+   * Retry-After on), and came back with the load, flapping as it did.
+   */
+  it('counts a replica answering 429 as ready, and says it is busy and for how long', async () => {
+    const busy = await startTestUpstream((_req, res) => {
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '3' });
+      res.end(JSON.stringify({ error: { message: 'Too many requests', type: 'TooManyRequests', param: null, code: 429 } }));
+    });
+    try {
+      const g = await gateway({ baseUrl: busy.baseUrl });
+      const res = await getJson(g.url, '/health/ready');
+      expect(res.status).toBe(200);
+      expect(res.json).toEqual({
+        status: 'ready',
+        upstream: [{ base_url: busy.baseUrl, ready: true, latency_ms: expect.any(Number), busy: { status: 429, retry_after: '3', message: expect.stringContaining('Too many requests') } }],
+      });
+    } finally {
+      await busy.close();
+    }
   });
 
   it('answers HEAD without a body, for probes that only read the status', async () => {
