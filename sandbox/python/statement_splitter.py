@@ -35,7 +35,7 @@ class Unit:
     def __init__(self, start, text, tree=None):
         self.start = start
         self.text = text
-        self.tree = tree  # already parsed (with line padding) by the R2 check, or None
+        self.tree = tree  # already parsed (at its real lines) by the R2 check, or None
 
 
 def _is_blank_or_comment(line):
@@ -119,7 +119,9 @@ class StatementSplitter:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter('always')
             try:
-                tree = ast.parse('\n' * self._lines_before + text, self._filename)
+                # Parsed alone (a padding of one newline per earlier line made the cell
+                # quadratic); only a tree without warnings is kept, and moved down below.
+                tree = ast.parse(text, self._filename)
             except (SyntaxError, ValueError):
                 return None  # e.g. a lone decorator; the normal rule decides later
             except (RecursionError, MemoryError):
@@ -132,5 +134,5 @@ class StatementSplitter:
         unit = self._take()
         # A tree whose parse warned is parsed again by the unit's compile, which warns under the
         # cell's own filters, once.
-        unit.tree = None if caught else tree
+        unit.tree = None if caught else ast.increment_lineno(tree, unit.start - 1)
         return unit

@@ -111,6 +111,18 @@ describe("the compiler's warnings", () => {
     expect(result.observation).toMatch(/\n1\n22\n$/);
   });
 
+  // A statement is parsed alone and its tree moved down to its lines; one whose parse warns is
+  // parsed again at its place, so the warning names the line it is on (and prints it) too.
+  it("name the line they are on after 2,000 lines (a '\\d' in a simple and a compound statement)", async () => {
+    const filler = Array.from({ length: 2000 }, (_, i) => `v${i} = ${i}\n`).join('');
+    const source = `import re, warnings\nwarnings.simplefilter('always')\n${filler}s = '\\d'\nfor m in re.finditer('\\d+', 'a1'):\n    print(m.group())\n`;
+    const { result } = await runScript(sandbox, source);
+    expect(result.ok).toBe(true);
+    expect(result.observation).toMatch(
+      /^<llm-cell>:2003: \w+Warning: invalid escape sequence '\\d'\n {2}s = '\\d'\n<llm-cell>:2004: \w+Warning: invalid escape sequence '\\d'\n {2}for m in re\.finditer\('\\d\+', 'a1'\):\n1\n$/,
+    );
+  });
+
   // A module-level `global` (or a late `from __future__`) has the text so far compiled again to
   // find the errors only a whole module shows; that compile printed the earlier lines' warnings again.
   it('are printed once when a later statement has the text so far compiled again (a module-level global)', async () => {

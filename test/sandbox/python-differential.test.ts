@@ -163,7 +163,30 @@ const FILE_RUN_CASES: Record<string, string> = {
   'an expression nested past the compiler\'s depth': `print(0)\nx = (\n${'1 +\n'.repeat(5000)}0)\n`,
   'a backslash continuation past the compiler\'s depth': `x = 0 \\\n${'+ 1 \\\n'.repeat(5000)}+ 0\nprint(x)\n`,
   'a one-line expression past the compiler\'s depth': `x = ${'1 + '.repeat(5000)}1\nprint(x)\n`,
+  // Each statement's line numbers are the script's however many lines came before it: in its
+  // traceback, its compiler warning, `co_firstlineno` and `inspect.getsource`.
+  'a traceback deep in a long script': deepScript(),
 };
+
+/** Code after 3,000 lines of statements, with what shows its line numbers. */
+function deepScript(): string {
+  const filler = Array.from({ length: 1500 }, (_, i) => `v${i} = ${i}\n`).join('');
+  return [
+    'import inspect\n',
+    'def fail(n):\n    if n == 0:\n        raise ValueError("deep")\n    return fail(n - 1)\n',
+    filler,
+    '"a string after code"\n',
+    '@(lambda f: f)\ndef g():\n    return 1\n',
+    'class C:\n    """doc"""\n    def m(self):\n        return fail(2)\n',
+    filler,
+    'w = v1 is 1\n',
+    'print(__doc__, g.__code__.co_firstlineno, C.m.__code__.co_firstlineno)\n',
+    'print(inspect.getsource(g), inspect.getsource(C.m), end="")\n',
+    'h = lambda: (1,\n  2, [][3])\n',
+    'try: h()\nexcept IndexError as e: print(e.__traceback__.tb_next.tb_lineno)\n',
+    'C().m()\n',
+  ].join('');
+}
 
 describe('a file run of texts the corpus cannot hold', () => {
   it.each(Object.keys(FILE_RUN_CASES))('%s', async (name) => {
