@@ -10,6 +10,7 @@ import type { PluginContext, PluginDefinition } from '../../plugins/kit/define-p
 import type { ToolResult } from '../../plugins/plugin-types.ts';
 import { nativeTypeScript } from './node-recipe.ts';
 import { hookThrowOf, type HookThrow } from './hook-throw.ts';
+import { PluginNameMismatchError } from './plugin-name-mismatch.ts';
 import { boundedOnLoad, ON_LOAD_LIMIT_MS, OnLoadFailedError, OnLoadLimitError } from './on-load-limit.ts';
 
 const cache = new Map<string, Promise<PluginDefinition | CommandPluginDefinition>>();
@@ -268,6 +269,7 @@ export function invalidArguments(error: z.ZodError): string {
 export function hookFailure(plugin: string, err: unknown): ToolResult {
   if (err instanceof OnLoadLimitError) return { ok: false, content: `error: ${plugin} ${err.message}`, data: { code: err.code } };
   if (err instanceof OnLoadFailedError) return { ok: false, content: `error: ${plugin} ${err.message}` };
+  if (err instanceof PluginNameMismatchError) return { ok: false, content: `error: ${plugin} failed: ${err.message}`, data: { code: err.code } };
   return { ok: false, content: `error: ${plugin} failed: ${thrownMessage(err)}` };
 }
 

@@ -20,6 +20,7 @@ import { hookThrowOf, type HookName, type HookThrow } from './hook-throw.ts';
 import { hookFailure, loadPluginForCalls, runEndHook } from './load-plugin-module.ts';
 import { createNodeVmGuest } from './node-vm-guest.ts';
 import { ON_LOAD_LIMIT_MS } from './on-load-limit.ts';
+import { checkPluginName } from './plugin-name-mismatch.ts';
 import type { ChildMessage, HostMessage } from './plugin-protocol.ts';
 
 interface Call {
@@ -250,7 +251,7 @@ function startCall(message: Extract<HostMessage, { t: 'start' }>): void {
   let running: HookName | undefined;
   call.chain = definition.then(
     async (d) => {
-      if (d.name !== message.plugin) throw new Error(`module exports plugin "${d.name}", expected "${message.plugin}"`);
+      checkPluginName(d.name, message.plugin);
       running = 'onStart';
       await d.hooks.onStart?.(ctx);
     },
@@ -263,14 +264,14 @@ function startCall(message: Extract<HostMessage, { t: 'start' }>): void {
 /**
  * A hook failed the call: later hooks are skipped, `end` answers with this error, and the gateway,
  * told now, ends the call at once (its `abort` brings onAbort), as the inline runtime does. A
- * failure with a code (onLoad past its limit) passes it on, and a throw its stack. The first
- * failure is the call's, as in the other runtimes.
+ * failure with a code (onLoad past its limit, a module of another plugin) passes it on, and a
+ * throw its stack. The first failure is the call's, as in the other runtimes.
  */
 function failCall(callId: string, call: Call, failure: ToolResult, thrown?: HookThrow): void {
   if (call.failure !== null) return;
   call.failure = failure.content;
   const code = failure.data?.['code'];
-  send({ t: 'failed', callId, content: failure.content, ...(code === 'sandbox_limit_exceeded' ? { code } : {}), ...(thrown ? { thrown } : {}) });
+  send({ t: 'failed', callId, content: failure.content, ...(code === 'sandbox_limit_exceeded' || code === 'sandbox_error' ? { code } : {}), ...(thrown ? { thrown } : {}) });
 }
 
 function scratchEntries(): string[] {

@@ -100,8 +100,11 @@ export const childMessageSchema = z.discriminatedUnion('t', [
     t: z.literal('failed'),
     callId,
     content: z.string(),
-    /** The call's data.code where it is not the plugin's own error: its onLoad ran past the runtime's limit. */
-    code: z.literal('sandbox_limit_exceeded').optional(),
+    /**
+     * The call's data.code where it is not the plugin's own error: its onLoad ran past the runtime's
+     * limit, or the module exports another plugin (PluginNameMismatchError).
+     */
+    code: z.enum(['sandbox_limit_exceeded', 'sandbox_error']).optional(),
     /** A hook threw: which, and the stack, for the gateway log (`content` quotes only the message). */
     thrown: hookThrowSchema.optional(),
   }),

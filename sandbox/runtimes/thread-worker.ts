@@ -6,6 +6,7 @@ import { progressOf, verdictOf } from '../../plugins/kit/check-hook-output.ts';
 import { hookThrowOf, type HookName, type HookThrow } from './hook-throw.ts';
 import { hookFailure, loadPluginForCalls, runEndHook } from './load-plugin-module.ts';
 import { ON_LOAD_LIMIT_MS, START_ALLOWANCE_MS } from './on-load-limit.ts';
+import { checkPluginName } from './plugin-name-mismatch.ts';
 import { captureThreadOutput } from './thread-output.ts';
 
 export const END_OF_PROGRESS = '__end_of_progress__';
@@ -92,7 +93,7 @@ export default async function runThreadTask(task: ThreadTask): Promise<ThreadTas
   printing = task.plugin;
   try {
     const definition = await loadPluginForCalls(task.module, onLoadLimitMs);
-    if (definition.name !== task.plugin) throw new Error(`module exports plugin "${definition.name}", expected "${task.plugin}"`);
+    checkPluginName(definition.name, task.plugin);
     task.port.postMessage(HOOK_BEGUN);
     switch (task.hook) {
       case 'load':
