@@ -1,19 +1,19 @@
 import type { EventSourceMessage } from 'eventsource-parser';
-import { UpstreamProtocolError, UpstreamTotalTimeoutError, type UpstreamError } from '../core/errors.ts';
+import { UpstreamTotalTimeoutError, type UpstreamError } from '../core/errors.ts';
 import { AnswerTail } from './answer-tail.ts';
 import { ChatChunkDecoder, isGenerationPart } from './chat-chunk-decoder.ts';
 import { chatEventParts } from './chat-event-parts.ts';
 import { chatCompletionRequest } from './chat-completion-request.ts';
 import { DispatchedRequest } from './dispatched-request.ts';
+import { ErrorAnswer } from './error-answer.ts';
 import { deferDrain, type DeferredDrain } from './first-token-first.ts';
 import { HeldEvents, type HeldEvent } from './held-events.ts';
 import { PartDelivery } from './part-delivery.ts';
-import { rawHeaderValue } from './raw-headers.ts';
 import { SseEventDecoder } from './sse-event-decoder.ts';
 import { StreamDeadlines, type DeadlineStarts } from './stream-deadlines.ts';
 import type { ResolvedStreamOptions } from './upstream-options.ts';
 import type { UpstreamPart } from './upstream-parts.ts';
-import { bareStatusMessage, ERROR_BODY_WAIT_MS, ErrorBody } from './upstream-response-error.ts';
+import { ERROR_BODY_WAIT_MS } from './upstream-response-error.ts';
 import type { UpstreamStream } from './upstream-stream.ts';
 
 /**
@@ -33,10 +33,8 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
   #deferred = false;
   #endOfBody = false;
   readonly #tail = new AnswerTail(() => this.#endWhole(), () => !this.#held.isEmpty);
-  /** The body of a non-2xx answer, read for its message. */
-  #errorBody: ErrorBody | undefined;
-  /** The content type of a 2xx that is not an event stream, whose body #errorBody reads for what it says. */
-  #notEventStream: string | undefined;
+  /** A non-2xx answer, or a 2xx that is not an event stream: its body is read for what it says. */
+  #errorAnswer: ErrorAnswer | undefined;
   #expired: UpstreamError | undefined;
   /** The connection failed behind reads or events not yet handed over: they go first, then this. */
   #failedBehind: { error: unknown } | undefined;
@@ -51,9 +49,9 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
     this.#deadlines = new StreamDeadlines(options.timeouts, (error) => {
       // An error answer's status, and what came of its body, say more than the clock that ran out.
       // But a total that ran out is the request's end: no replica is tried next with none of it left.
-      if (this.#errorBody) {
+      if (this.#errorAnswer) {
         if (error instanceof UpstreamTotalTimeoutError) this.interrupted = true;
-        return this.fail(this.#bodyError(this.#errorBody));
+        return this.fail(this.#errorAnswer.error());
       }
       this.#expired = error;
       this.fail(error);
@@ -96,19 +94,8 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
     if (statusCode < 200) return true;
     this.responded = true;
     this.#resumeRequest = resume;
-    if (statusCode > 299) {
-      this.#errorBody = new ErrorBody(statusCode, {
-        retryAfter: rawHeaderValue(rawHeaders, 'retry-after') || undefined,
-        location: rawHeaderValue(rawHeaders, 'location') || undefined,
-      });
-      this.#deadlines.bodyDue(ERROR_BODY_WAIT_MS);
-      return true;
-    }
-    const contentType = rawHeaderValue(rawHeaders, 'content-type');
-    if (!contentType.toLowerCase().includes('text/event-stream')) {
-      // Read (bounded) for what it says: a proxy's login page, a server's error as JSON under a 200.
-      this.#notEventStream = contentType || 'no content type';
-      this.#errorBody = new ErrorBody(statusCode);
+    this.#errorAnswer = ErrorAnswer.of(statusCode, rawHeaders);
+    if (this.#errorAnswer) {
       this.#deadlines.bodyDue(ERROR_BODY_WAIT_MS);
       return true;
     }
@@ -127,8 +114,8 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
 
   onData(chunk: Buffer): boolean {
     if (this.settled) return false;
-    if (this.#errorBody) {
-      if (this.#errorBody.add(chunk)) this.fail(this.#bodyError(this.#errorBody));
+    if (this.#errorAnswer) {
+      if (this.#errorAnswer.add(chunk)) this.fail(this.#errorAnswer.error());
       return !this.settled;
     }
     if (this.#generating) {
@@ -144,16 +131,8 @@ export class PumpedStream extends DispatchedRequest<ResolvedStreamOptions> imple
     return !this.settled && !this.#paused;
   }
 
-  /** The error a body read whole (or to its bound) instead of streamed stands for. */
-  #bodyError(body: ErrorBody): UpstreamError {
-    const error = body.error();
-    if (this.#notEventStream === undefined) return error;
-    const said = error.message === bareStatusMessage(error.status) ? '' : `: ${error.message}`;
-    return new UpstreamProtocolError(`upstream answered ${this.#notEventStream}, not text/event-stream${said}`);
-  }
-
   protected complete(): void {
-    if (this.#errorBody) return this.fail(this.#bodyError(this.#errorBody));
+    if (this.#errorAnswer) return this.fail(this.#errorAnswer.error());
     this.#endOfBody = true;
     // Behind held reads, the SSE decoder's end comes after them (#drain).
     if (this.#held.hasReads) return;
