@@ -5,9 +5,10 @@ import { sqlValueText, type SqlValue } from './sql-value.ts';
  * Text shown bare unless it could be misread: empty, `NULL` in any case (SQL NULL prints as a
  * bare `NULL`), space at either end, a leading `"` (it would read as quoted), a `|` (the column
  * separator) or any control or line-separator character (a row must stay one line, and a
- * header too: column names go through the same rule).
+ * header too: column names go through the same rule), or a leading `X'` (a BLOB is written as
+ * SQLite's X'…' literal, sql-value.ts).
  */
-const AMBIGUOUS_TEXT = /^$|^null$|^\s|\s$|^"|[|\p{Cc}\u2028\u2029]/iu;
+const AMBIGUOUS_TEXT = /^$|^null$|^\s|\s$|^"|^x'|[|\p{Cc}\u2028\u2029]/iu;
 
 /** JSON.stringify leaves U+0085, U+2028 and U+2029 as they are; readers that split lines on them (Python's splitlines) would see two rows. */
 const quoteText = (text: string) => JSON.stringify(text).replace(/[\u0085\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);

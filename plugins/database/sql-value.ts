@@ -19,17 +19,32 @@ export function realText(value: number): string {
   return `${value === 0 ? 0 : value}.0`;
 }
 
-/** The cell's text before any quoting: numbers by their storage class, a blob described. */
+/** Bytes of a BLOB shown; a longer one is cut, its length said. 32 bytes are 64 hex digits: a row stays readable. */
+export const BLOB_SHOWN_BYTES = 32;
+
+/**
+ * A BLOB as SQLite's own literal (`X'6b6574'`, what the sqlite3 shell's quote mode writes), its
+ * first BLOB_SHOWN_BYTES only: `X'0000…' (100 bytes)`. It was `<blob 3 bytes>`, which a text cell
+ * holding those words read the same as; text that starts like the literal is quoted instead
+ * (result-table.ts), so a bare X'…' is always a blob.
+ */
+function blobText(value: Uint8Array): string {
+  const hex = Buffer.from(value.buffer, value.byteOffset, Math.min(value.length, BLOB_SHOWN_BYTES)).toString('hex');
+  return value.length > BLOB_SHOWN_BYTES ? `X'${hex}…' (${value.length} bytes)` : `X'${hex}'`;
+}
+
+/** The cell's text before any quoting: numbers by their storage class, a blob as X'…'. */
 export function sqlValueText(value: Exclude<SqlValue, string | null>): string {
   if (typeof value === 'bigint') return value.toString();
   if (typeof value === 'number') return realText(value);
-  return `<blob ${value.length} bytes>`;
+  return blobText(value);
 }
 
 /**
  * The cell in `data.rows`: exact integers stay exact (as strings past 2^53), infinities are the
  * strings "Infinity" and "-Infinity" (JSON has no infinity, and null is SQL NULL), blobs are
- * described, not dumped.
+ * X'…' as in the table, cut as there (JSON has no bytes; like those strings, one reads the same as
+ * a text cell holding it: `columns` and the table tell them apart).
  */
 export function sqlValueJson(value: SqlValue): string | number | null {
   if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();

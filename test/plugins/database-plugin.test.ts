@@ -51,7 +51,7 @@ describe('database plugin', () => {
     expect(run.verdicts).toEqual([undefined]);
     expect(run.result).toMatchObject({ ok: true });
     expect(run.result?.content).toBe(
-      ['id | name | price | note | image', '1 | kettle | 24.5 | NULL | <blob 3 bytes>', '2 | mug | 6.0 | "blue | white" | NULL', '3 | teapot | 31.0 | "two\\nlines" | NULL', '(3 rows)'].join('\n'),
+      ['id | name | price | note | image', "1 | kettle | 24.5 | NULL | X'010203'", '2 | mug | 6.0 | "blue | white" | NULL', '3 | teapot | 31.0 | "two\\nlines" | NULL', '(3 rows)'].join('\n'),
     );
     expect(run.result?.data).toMatchObject({ columns: ['id', 'name', 'price', 'note', 'image'], truncated: false });
     expect((await query('SELECT 9007199254740993 AS big, 2 AS small')).result?.content).toBe('big | small\n9007199254740993 | 2\n(1 row)');

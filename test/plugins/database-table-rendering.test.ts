@@ -61,6 +61,15 @@ describe('database table output', () => {
     expect(result.data?.['rows']).toEqual([[1, 2.5, 3, 1e20, 'Infinity', '-Infinity', 7, '9007199254740993', 0, null]]);
   });
 
+  it("writes a BLOB as SQLite's X'…' literal, cut after 32 bytes, and quotes text that looks like one", async () => {
+    // The regression: a blob was `<blob 3 bytes>`, the same as a text cell holding those words.
+    const result = await query("SELECT X'6b6574', X'', zeroblob(100), '<blob 3 bytes>', 'X''6b6574''', 'x''00'''");
+    const hex32 = '00'.repeat(32);
+    expect(result.content.split('\n')[1]).toBe(`X'6b6574' | X'' | X'${hex32}…' (100 bytes) | <blob 3 bytes> | "X'6b6574'" | "x'00'"`);
+    expect(result.data?.['rows']).toEqual([["X'6b6574'", "X''", `X'${hex32}…' (100 bytes)`, '<blob 3 bytes>', "X'6b6574'", "x'00'"]]);
+    expect(tableCell(new Uint8Array([0xff, 0x0a]))).toBe("X'ff0a'");
+  });
+
   it("does not show the database file's host path (PRAGMA database_list)", async () => {
     for (const sql of ['PRAGMA database_list', 'pragma main.DATABASE_LIST', 'SELECT file FROM pragma_database_list', 'SELECT * FROM "pragma_database_list"()']) {
       const result = await query(sql);
