@@ -7,6 +7,7 @@ import io
 import os
 import re
 import sys
+import threading
 
 
 # Code the sandbox runs on the cell's behalf where a script runs C (its stdout's writer, the
@@ -156,6 +157,28 @@ class RecursionBudget:
         setrecursionlimit.__doc__ = real_set.__doc__
         real_set(real_get() + depth)
         sys.getrecursionlimit, sys.setrecursionlimit = getrecursionlimit, setrecursionlimit
+        _start_threads_at(depth)
+
+
+def _start_threads_at(depth):
+    """The limit is the interpreter's, for every thread, but only the main thread has the sandbox's
+    frames under its code: a thread recursed `depth` frames deeper than a script's (a background
+    RecursionError 13 frames later). Each thread now starts on `depth` frames of its own, below
+    threading's bootstrap, where no traceback of its exceptions reaches."""
+    bootstrap = threading.Thread._bootstrap
+
+    def _bootstrap(self):
+        return _climb(depth - 1, bootstrap, self)
+
+    threading.Thread._bootstrap = hidden(_bootstrap)
+
+
+@hidden
+def _climb(frames, function, *args):
+    """Calls `function(*args)` from `frames` frames of its own."""
+    if frames > 1:
+        return _climb(frames - 1, function, *args)
+    return function(*args)
 
 
 def interpreter_shutdown(release_main):

@@ -166,6 +166,13 @@ const FILE_RUN_CASES: Record<string, string> = {
   // Each statement's line numbers are the script's however many lines came before it: in its
   // traceback, its compiler warning, `co_firstlineno` and `inspect.getsource`.
   'a traceback deep in a long script': deepScript(),
+  // The recursion limit is raised by the sandbox's frames under the main thread's module; a
+  // thread, which has none, recursed that many frames deeper than a script's thread.
+  'recursion depth in a thread and in the main thread':
+    'import threading\ndef depth(n=1):\n    try:\n        return depth(n + 1)\n    except RecursionError:\n        return n\n' +
+    'found = []\nt = threading.Thread(target=lambda: found.append(depth()))\nt.start(); t.join()\nprint(depth(), found)\n',
+  'a thread that recurses without end':
+    'import threading\ndef f():\n    f()\nt = threading.Thread(target=f)\nt.start(); t.join()\nprint("after")\n',
 };
 
 /** Code after 3,000 lines of statements, with what shows its line numbers. */
