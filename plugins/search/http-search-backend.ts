@@ -37,7 +37,7 @@ const ApiResponse = z.union([
 ]);
 
 /**
- * Characters of a hit's snippet (and title) kept: about what the local index's 24-token snippet
+ * Characters of a hit's snippet (and title, and url) kept: about what the local index's 24-token snippet
  * gives. Some engines put a page's whole text in `content`: one hit of 1 MB went to the model as
  * a 1 MB observation (only the 2 MiB body limit bounded it).
  */
@@ -128,7 +128,8 @@ export class HttpSearchBackend implements SearchBackend {
     const matches = Array.isArray(data) ? undefined : 'results' in data ? data.number_of_results : data.searchInformation?.totalResults;
     const hits = raw.slice(0, limit).map((hit) => ({
       title: hitText(hit.title ?? hit.name ?? ''),
-      url: hit.url ?? hit.link ?? '',
+      // Cut too: a URL has no length limit of its own, and a 10 kB one went into the observation whole.
+      url: hitText(hit.url ?? hit.link ?? ''),
       snippet: hitText(hit.snippet ?? hit.content ?? hit.description ?? ''),
     }));
     // A total of 0 beside a page of results is no count: SearXNG says `number_of_results: 0`

@@ -281,6 +281,16 @@ describe('search plugin (http backend)', () => {
     expect((await call()).result?.content).toBe('error: search failed: search API answer is not JSON: <html>rate limited</html>');
   });
 
+  // The regression: a hit's url was passed on whole, so a 10 kB one went into the observation.
+  it("cuts a hit's long url to MAX_HIT_TEXT_CHARS with an ellipsis, as its title and snippet", async () => {
+    const long = `https://t.example/${'a'.repeat(10_000)}`;
+    handler = (_req, res) => res.end(JSON.stringify({ results: [{ title: 'T', url: long, content: 's' }, { title: 'U', url: 'https://u.example/x', content: 'u' }] }));
+    const run = await runScriptedCall(inlineTool(createSearchPlugin({ backend: 'http', urlTemplate: `${base}/?q={query}` })), { args: { query: 'q' } });
+    const cut = `${long.slice(0, MAX_HIT_TEXT_CHARS - 1)}…`;
+    expect((run.result?.data?.['hits'] as Array<{ url: string }>).map((hit) => hit.url)).toEqual([cut, 'https://u.example/x']);
+    expect(run.result?.content).toBe(`1. T\n   ${cut}\n   s\n2. U\n   https://u.example/x\n   u`);
+  });
+
   it('turns an HTTP error, a foreign JSON shape and a timeout into tool errors', async () => {
     const call = (options: { timeoutMs?: number } = {}) =>
       runScriptedCall(inlineTool(createSearchPlugin({ backend: 'http', urlTemplate: `${base}/?q={query}`, ...options })), { args: { query: 'q' } });
