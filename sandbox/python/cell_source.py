@@ -7,6 +7,7 @@ dropped, as a file run's tokenizer drops it (compile() of a str refuses it).
 import codecs
 import contextlib
 import linecache
+import threading
 
 BOM = '\ufeff'
 
@@ -16,7 +17,7 @@ class CellSource:
         self._read_chunk = read_chunk    # blocking read of source text; b'' at end of stream
         self._before_read = before_read  # called before every read (the executor says idle)
         self.src = []                    # physical lines exactly as received (normalized newlines)
-        self.cache_lines = []            # the same, each ending in '\n', for linecache
+        self.cache_lines = _CacheLines()  # the same, each ending in '\n', for linecache
         self.bom = False                 # the text began with a byte order mark
         linecache.cache[filename] = (0, None, self.cache_lines, filename)
 
@@ -61,15 +62,40 @@ class CellSource:
 
     @contextlib.contextmanager
     def as_file(self):
-        """linecache's lines as the interpreter's own traceback printer reads them from a file: line 1
-        with its byte order mark, which shifts the columns of its carets. Python's linecache (and
-        so traceback.print_exc() in the code) drops the mark, as the cell's lines do."""
-        if not self.bom or not self.cache_lines:
+        """linecache's lines, for the calling thread, as the interpreter's own traceback printer
+        reads them from a file: line 1 with its byte order mark, which shifts the columns of its
+        carets. Python's linecache (and so traceback.print_exc() in the code, in any other thread)
+        drops the mark, as the cell's lines do."""
+        if not self.bom:
             yield
             return
-        first = self.cache_lines[0]
-        self.cache_lines[0] = BOM + first
+        with self.cache_lines.with_bom():
+            yield
+
+
+class _CacheLines(list):
+    """The cell's lines in linecache, where line 1 has the byte order mark for the thread inside
+    `with_bom()` only. Before, the mark was written into the list itself for that time, and a
+    thread that read line 1 meanwhile (`traceback.print_exc()` in a thread while the main thread
+    printed its traceback) showed it, as no file run's linecache does. linecache hands out this
+    list and indexes it (`lines[lineno - 1]`), and so do the traceback module and inspect."""
+
+    def __init__(self):
+        super().__init__()
+        self._reader = threading.local()
+
+    @contextlib.contextmanager
+    def with_bom(self):
+        depth = getattr(self._reader, 'depth', 0)
+        self._reader.depth = depth + 1
         try:
             yield
         finally:
-            self.cache_lines[0] = first
+            self._reader.depth = depth
+
+    def __getitem__(self, index):
+        line = list.__getitem__(self, index)
+        if (type(index) is int and getattr(self._reader, 'depth', 0)
+                and (index == 0 or index == -len(self))):
+            return BOM + line
+        return line

@@ -145,6 +145,13 @@ const FILE_RUN_CASES: Record<string, string> = {
   'a byte order mark, then a __del__ that raises on line 1':
     '\uFEFFclass D: __repr__ = lambda s: "D"; __call__ = lambda s: 1/0\nclass A: __del__ = D()\nA()\n',
   'a byte order mark, then a runtime error printed by the code': "\uFEFFimport traceback\ntry: 1/0\nexcept Exception: traceback.print_exc()\n",
+  // Only the printer's own thread reads line 1 with the mark: another thread that looked it up
+  // while the traceback was being printed (here, from the exception's __str__) saw it too.
+  'a byte order mark, then another thread reading line 1 while a traceback is printed':
+    '\uFEFFimport atexit, linecache, threading\nseen = []\ndef look():\n    seen.append(linecache.getline(look.__code__.co_filename, 1))\n' +
+    // (Once: the cell calls __str__ again, outside the printer, for its report's message.)
+    "class E(Exception):\n    def __str__(self):\n        if not seen:\n            t = threading.Thread(target=look); t.start(); t.join()\n        return 'e'\n" +
+    'atexit.register(lambda: print(seen))\nraise E\n',
   'a byte order mark, then a docstring': '\uFEFF"doc"\nprint(__doc__)\n',
   'a byte order mark, then an indented line': '\uFEFF  x = 1\n',
   'a byte order mark, then an unterminated string': '\uFEFFx = "abc\n',
