@@ -9,11 +9,32 @@ import type { ChatMessage, ChatRequest } from './chat-request-schema.ts';
 export function roundPrompt(request: ChatRequest, appended: readonly ChatMessage[]): ChatMessage[] {
   const start = request.messages.at(-1);
   const reply = appended[0];
+  if (reply?.role !== 'assistant') return [...request.messages, ...appended];
+  const text = typeof reply.content === 'string' ? reply.content : '';
+  // With vLLM's `echo`, round 1's text opened with the client's last message: the model never
+  // wrote it, and kept there the turn read "I willI will look it up." (a prefill) or put the
+  // client's question in the model's mouth (the generation prompt off).
+  const echo = echoedText(request);
+  const rest = echo !== undefined && echo !== '' && text.startsWith(echo) ? text.slice(echo.length) : text;
   const prefill = (request as { continue_final_message?: unknown }).continue_final_message === true;
-  if (!prefill || start?.role !== 'assistant' || typeof start.content !== 'string' || reply?.role !== 'assistant') return [...request.messages, ...appended];
-  const rest = typeof reply.content === 'string' ? reply.content : '';
-  // With vLLM's `echo`, round 1's text opened with the client's start (the last message has the
-  // reply's role): joined to it again, the turn read "I willI will look it up.".
-  const echoed = (request as { echo?: unknown }).echo === true && rest.startsWith(start.content);
-  return [...request.messages.slice(0, -1), { ...start, ...reply, content: echoed ? rest : start.content + rest }, ...appended.slice(1)];
+  if (prefill && start?.role === 'assistant' && typeof start.content === 'string') {
+    return [...request.messages.slice(0, -1), { ...start, ...reply, content: start.content + rest }, ...appended.slice(1)];
+  }
+  return rest === text ? [...request.messages, ...appended] : [...request.messages, { ...reply, content: rest }, ...appended.slice(1)];
+}
+
+/**
+ * What vLLM's chat `echo` puts before round 1's reply (serving_chat): the last message's content,
+ * when that message has the reply's role, which is "assistant" under the generation prompt and the
+ * last message's own role without it. Text parts are joined with "\n", as vLLM's conversation does.
+ */
+function echoedText(request: ChatRequest): string | undefined {
+  const last = request.messages.at(-1);
+  if ((request as { echo?: unknown }).echo !== true || last === undefined) return undefined;
+  const generates = (request as { add_generation_prompt?: unknown }).add_generation_prompt !== false;
+  if (generates && last.role !== 'assistant') return undefined;
+  const content = last.content;
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return undefined;
+  return content.flatMap((part) => (typeof part['text'] === 'string' && part['text'] !== '' ? [part['text']] : [])).join('\n');
 }

@@ -67,4 +67,25 @@ describe("vLLM's add_generation_prompt: false across tool rounds, through the si
     // No prefill was asked for: round 2 adds no continue_final_message of its own.
     expect(round2).not.toHaveProperty('continue_final_message');
   });
+
+  /**
+   * With vLLM's `echo`, a response in the last message's role (here the user's, the generation
+   * prompt off) starts with that message's content. Round 1's assistant turn in round 2's prompt
+   * held it too, "When is high tide?" put in the model's mouth, which it never wrote.
+   */
+  it("leaves the echoed message out of round 1's turn in round 2's prompt, and echoes it to the client once", async () => {
+    const plain = recorder.requests.length;
+    const res = await postJson(gateway.url, '/v1/chat/completions', {
+      model: SIM_MODEL,
+      scenario: 'lookup',
+      messages: [{ role: 'user', content: 'When is high tide?' }],
+      add_generation_prompt: false,
+      echo: true,
+    });
+    expect(res.status).toBe(200);
+    const round2 = recorder.requests[plain + 1]!.body as { messages: Array<{ role: string; content?: unknown }> };
+    expect(round2.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
+    expect(round2.messages[1]!.content).not.toContain('When is high tide?');
+    expect(res.json.choices[0].message.content).toBe('When is high tide?\n\nHigh tide is at 06:12.');
+  });
 });
