@@ -8,6 +8,7 @@ import { RemoteExecution, type RemoteLease } from '../../sandbox/runtimes/remote
 import type { RuntimePools } from '../../sandbox/runtimes/runtime-pools.ts';
 import { ThreadExecution } from '../../sandbox/runtimes/thread-execution.ts';
 import { START_ALLOWANCE_MS } from '../../sandbox/runtimes/on-load-limit.ts';
+import { definitionProblem } from './check-definition.ts';
 import { isCommandPlugin, type CommandPluginDefinition } from './define-command-plugin.ts';
 import { parametersJsonSchema, type PluginDefinition, type PluginRuntime } from './define-plugin.ts';
 import { lineFieldOf } from './line-field.ts';
@@ -63,7 +64,8 @@ const DEFAULT_GUEST_MEMORY_MB = 64;
  * `inline` (the gateway's loop), `thread` (the shared piscina pool), `isolate` (a shared
  * isolated-vm host process; the `process` runtime where isolated-vm is unavailable) or `process`
  * (a fresh sandboxed process per call). Crashes, hangs and limits become a ToolResult with
- * ok:false for that call only.
+ * ok:false for that call only. A definition not made by definePlugin (or defineCommandPlugin) is
+ * checked as they check one: a TypeError names what is wrong.
  *
  * @example
  * // my-tools/word-count-plugin.ts (plugins/kit/examples/word-count-plugin.ts is a fuller one)
@@ -78,6 +80,11 @@ const DEFAULT_GUEST_MEMORY_MB = 64;
  */
 export function toolFromPlugin(definition: PluginDefinition | CommandPluginDefinition, options: ToolFromPluginOptions = {}): RuntimeTool {
   const external = isCommandPlugin(definition);
+  // Checked again here, as where the gateway loads a module: a definition built by hand (a spread
+  // with a field changed, a literal cast to the type) never met definePlugin's check, and a bad name
+  // or a JSON Schema for `parameters` made a tool that upstream, or every call, then refused.
+  const problem = definitionProblem(definition, external ? 'command' : 'plugin');
+  if (problem !== undefined) throw new TypeError(`plugin ${typeof definition?.name === 'string' ? definition.name : '(unnamed)'}: ${problem}`);
   const command = options.command ?? (external ? definition.command : undefined);
   // A plain object with neither (the definition of a plugin in another language, its command forgotten) has nothing to run.
   if (external && !command) {
