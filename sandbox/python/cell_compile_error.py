@@ -8,8 +8,8 @@ under "line 2" after a backslash continuation. So a text that does not compile i
 as UTF-8 bytes, for the columns, and the line put back as the file would give it.
 """
 import traceback
-import warnings
 
+import warning_capture
 from cell_source import BOM
 
 
@@ -48,8 +48,7 @@ def _compile_error(source, filename):
     try:
         # Only the error matters here: the statements' own compiles (or the whole run's) have
         # printed the compiler's warnings once already, as a script run prints them once.
-        with warnings.catch_warnings():
-            warnings.simplefilter('ignore')
+        with warning_capture.captured():
             compile(source, filename, 'exec', dont_inherit=True)
     except Exception as err:
         return err

@@ -15,8 +15,8 @@ import ast
 import io
 import re
 import tokenize
-import warnings
 
+import warning_capture
 from line_lexer import LineLexer
 
 _CLAUSE = re.compile(r'(?:else|elif|except|finally)\b')
@@ -116,8 +116,7 @@ class StatementSplitter:
         # The parser warns as it reads ('\\d' in a string), and a compound statement's header
         # fails here and is parsed again as its unit: its warnings would print twice (three times
         # on 3.11, whose parser re-reads a failing text). Kept only with the tree that is used.
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter('always')
+        with warning_capture.captured() as caught:
             try:
                 # Parsed alone (a padding of one newline per earlier line made the cell
                 # quadratic); only a tree without warnings is kept, and moved down below.

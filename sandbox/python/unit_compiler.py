@@ -6,9 +6,10 @@ the module's `__doc__` stays), and, when it holds a module-level `global`/`nonlo
 `from __future__` import, is checked by a compile of the whole text so far.
 """
 import ast
-import warnings
 
 import __future__
+
+import warning_capture
 
 _FUTURE_MASK = 0
 for _name in __future__.all_feature_names:
@@ -41,9 +42,8 @@ class UnitCompiler:
                 # Cross-statement checks (global after use, late __future__) only exist in a
                 # whole-module compile; doing it only here keeps the cell linear (note §1.2).
                 end = unit.start - 1 + unit.text.count('\n') + (0 if unit.text.endswith('\n') else 1)
-                with warnings.catch_warnings():
+                with warning_capture.captured():
                     # Only its error counts: the earlier units printed their warnings when they ran.
-                    warnings.simplefilter('ignore')
                     compile(''.join(self._src[:end]), self.filename, 'exec', dont_inherit=True)
         code = compile(tree, self.filename, 'exec', self._future_flags, dont_inherit=True)
         self._future_flags |= code.co_flags & _FUTURE_MASK
@@ -59,8 +59,7 @@ def parse_at(text, start, filename, flags=0):
     2.4 s, where the whole text runs in 0.3 s). What the parser itself says, its warnings and
     errors, carries its own line number, so a text it says something about is parsed again padded,
     for the cell's warning filters and the error to see the real line; that is rare."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter('always')
+    with warning_capture.captured() as caught:
         try:
             tree = compile(text, filename, 'exec', ast.PyCF_ONLY_AST | flags, dont_inherit=True)
         except Exception:  # SyntaxError, ValueError (NUL byte), RecursionError, MemoryError

@@ -173,6 +173,11 @@ const FILE_RUN_CASES: Record<string, string> = {
   // Each statement's line numbers are the script's however many lines came before it: in its
   // traceback, its compiler warning, `co_firstlineno` and `inspect.getsource`.
   'a traceback deep in a long script': deepScript(),
+  // A warning is shown once per place. The cell's parse of each statement marked the warning
+  // filters changed (catch_warnings), which clears every record of warnings shown: it printed
+  // again for each later statement.
+  'a warning from a function that several statements call':
+    "import warnings\ndef f():\n    warnings.warn('x')\nf()\nf()\nfor i in range(2):\n    f()\nglobal g\nf()\n",
   // The recursion limit is raised by the sandbox's frames under the main thread's module; a
   // thread, which has none, recursed that many frames deeper than a script's thread.
   'recursion depth in a thread and in the main thread':
