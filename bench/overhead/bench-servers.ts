@@ -33,3 +33,14 @@ export function spawnOurGateway(upstreamUrl: string, root?: string): Promise<Chi
     timeoutMs: 60_000,
   });
 }
+
+/**
+ * A simulator and our gateway in front of it, started by a caller who also closes them:
+ * runOverhead and runParserCpu then start neither (their `profile` names the one the simulator was
+ * started on). The overhead tests share one pair across their runs, a gateway's start-up being
+ * most of a quick run's time.
+ */
+export interface StartedPair {
+  sim: ChildTarget;
+  conveyor: ChildTarget;
+}

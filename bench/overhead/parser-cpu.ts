@@ -3,7 +3,7 @@ import { cpusLine } from '../provenance.ts';
 import { Agent } from 'undici';
 import { summarize, type Summary } from '../stats.ts';
 import { parserCpuMarkdown } from './parser-cpu-report.ts';
-import { OVERHEAD_PROFILE, SIM_MODEL, spawnOurGateway, spawnOverheadSim } from './bench-servers.ts';
+import { OVERHEAD_PROFILE, SIM_MODEL, spawnOurGateway, spawnOverheadSim, type StartedPair } from './bench-servers.ts';
 import type { ChildTarget } from './child-target.ts';
 import { timedChatStream, type ChatTarget, type StreamTiming } from './timed-chat-stream.ts';
 
@@ -14,6 +14,10 @@ export interface ParserCpuOptions {
   /** The command line, under the report's title: the standalone script's, or the `npm run bench` one of a section. */
   command?: string;
   onProgress?: (done: number, total: number) => void;
+  /** The simulator's timing profile, as runOverhead's (default bench/overhead/overhead-profile.json). */
+  profile?: string;
+  /** A simulator (on `profile`) and our gateway already running: neither is started nor closed here. */
+  started?: StartedPair;
 }
 
 export interface ParserCpuJson {
@@ -100,11 +104,11 @@ export async function runParserCpu(o: ParserCpuOptions = {}): Promise<{ markdown
   const pairs = quick ? 2 : 10;
   const concurrency = quick ? 10 : 20;
   const requestsPerRound = quick ? 10 : 40;
-  const sim = await spawnOverheadSim();
-  const servers: ChildTarget[] = [sim];
+  const sim = o.started?.sim ?? (await spawnOverheadSim(o.profile));
+  const servers: ChildTarget[] = o.started ? [] : [sim];
   try {
-    const gateway = await spawnOurGateway(sim.url);
-    servers.push(gateway);
+    const gateway = o.started?.conveyor ?? (await spawnOurGateway(sim.url));
+    if (!o.started) servers.push(gateway);
     const chat: ChatTarget = { url: gateway.url, dispatcher: new Agent({ keepAliveTimeout: 30_000 }) };
     const checks: ParserCpuJson['checks'] = { parse: { requests: 0, ok: 0, errors: [] }, none: { requests: 0, ok: 0, errors: [] } };
     const total = 2 + pairs * 2;
@@ -146,7 +150,7 @@ export async function runParserCpu(o: ParserCpuOptions = {}): Promise<{ markdown
         node: process.version,
         cpus: cpusLine(),
         loadavg: os.loadavg().map((v) => Number(v.toFixed(2))),
-        profile: OVERHEAD_PROFILE.replace(/^.*\/bench\//, 'bench/'),
+        profile: o.profile ?? OVERHEAD_PROFILE.replace(/^.*\/bench\//, 'bench/'),
         workload: 'Mistral [TOOL_CALLS] reply, ~190 tokens, to a client-side tool (save_report); stream: true',
         quick,
       },

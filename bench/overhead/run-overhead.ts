@@ -2,7 +2,7 @@ import os from 'node:os';
 import { cpusLine } from '../provenance.ts';
 import { Agent } from 'undici';
 import { summarize, type Summary } from '../stats.ts';
-import { OVERHEAD_PROFILE, spawnOurGateway, spawnOverheadSim } from './bench-servers.ts';
+import { OVERHEAD_PROFILE, spawnOurGateway, spawnOverheadSim, type StartedPair } from './bench-servers.ts';
 import type { ChildTarget } from './child-target.ts';
 import { overheadMarkdown } from './overhead-report.ts';
 import { untilQuiet } from './proc-cpu.ts';
@@ -30,6 +30,8 @@ export interface OverheadOptions {
   profile?: string;
   /** The command line, under the report's title: the standalone script's, or the `npm run bench` one of a section. */
   command?: string;
+  /** A simulator (on `profile`) and our gateway already running: neither is started nor closed here. */
+  started?: StartedPair;
 }
 
 export interface TargetStats {
@@ -80,11 +82,11 @@ export interface OverheadJson {
 export async function runOverhead(o: OverheadOptions = {}): Promise<{ markdown: string; json: OverheadJson }> {
   const quick = o.quick ?? false;
   const levels = o.concurrency ?? (quick ? [1, 10] : [1, 100, 500]);
-  const sim = await spawnOverheadSim(o.profile);
+  const sim = o.started?.sim ?? (await spawnOverheadSim(o.profile));
   const servers: ChildTarget[] = [sim];
   try {
     const [ours, before, portkey] = await Promise.all([
-      spawnOurGateway(sim.url),
+      o.started?.conveyor ?? spawnOurGateway(sim.url),
       o.baseline ? spawnOurGateway(sim.url, o.baseline.dir) : undefined,
       startPortkey(sim.url),
     ]);
@@ -154,7 +156,7 @@ export async function runOverhead(o: OverheadOptions = {}): Promise<{ markdown: 
     };
     return { markdown: overheadMarkdown(json, o.command), json };
   } finally {
-    await Promise.all(servers.map((s) => s.close()));
+    await Promise.all(servers.filter((s) => s !== o.started?.sim && s !== o.started?.conveyor).map((s) => s.close()));
   }
 }
 
