@@ -132,7 +132,8 @@ export default definePlugin({ name: 'loose', description: 'd', parameters: z.obj
 
   it('starts without tsx where Node strips types itself, and still loads a module that needs a transform', async () => {
     // Only the gateway side needs the definition; the child imports the module by URL.
-    const definition = { ...echo, name: 'transform_sample', consumes: 'call' as const };
+    // Without echo's onPiece, which a `call` plugin is never given (toolFromPlugin refuses it).
+    const definition = { ...echo, name: 'transform_sample', consumes: 'call' as const, hooks: { onEnd: echo.hooks.onEnd } };
     const tool = toolFromPlugin(definition, { moduleUrl: fixture('transform-plugin.ts'), pools });
     const run = await runScriptedCall(tool, { args: { text: 'enum' } });
     expect(run.result).toMatchObject({ ok: true, content: 'ENUM!' });

@@ -33,7 +33,10 @@ describe('a call whose onStart throws', () => {
     // consumes 'call' with the arguments complete at once: `start` and `end` leave together, so
     // the child has `end` queued behind the failing onStart when the gateway's `abort` arrives.
     const query = '?start=throw';
-    const definition = { ...abortReportPlugin(new URLSearchParams(query)), runtime: 'process' as const, consumes: 'call' as const };
+    // The child runs the module's own definition; this one only has the gateway send no pieces
+    // (so without onPiece, which a `call` plugin is never given: toolFromPlugin refuses it).
+    const plugin = abortReportPlugin(new URLSearchParams(query));
+    const definition = { ...plugin, runtime: 'process' as const, consumes: 'call' as const, hooks: { ...plugin.hooks, onPiece: undefined } };
     const tool = toolFromPlugin(definition, { moduleUrl: fixture(`abort-report-plugin.ts${query}`), pools });
     const run = await runScriptedCall(tool, { args: { mode: 'fine' }, callId: 'call_abort' });
     expect(run.result).toEqual({ ok: false, content: 'error: abort_report failed: boom in onStart' });

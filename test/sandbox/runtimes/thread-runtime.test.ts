@@ -203,7 +203,8 @@ describe('thread runtime', () => {
   });
 
   it('loads a module that needs a TypeScript transform (enum, parameter property) in a worker', async () => {
-    const definition = { ...echo, name: 'transform_sample', consumes: 'call' as const, runtime: 'thread' as const };
+    // Without echo's onPiece, which a `call` plugin is never given (toolFromPlugin refuses it).
+    const definition = { ...echo, name: 'transform_sample', consumes: 'call' as const, runtime: 'thread' as const, hooks: { onEnd: echo.hooks.onEnd } };
     const run = await runScriptedCall(toolFromPlugin(definition, { moduleUrl: fixture('transform-plugin.ts'), pools }), { args: { text: 'enum' } });
     expect(run.result).toMatchObject({ ok: true, content: 'ENUM!' });
   });
