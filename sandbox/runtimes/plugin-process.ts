@@ -2,11 +2,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
 import { SandboxError } from '../../core/errors.ts';
-import { NdjsonLineSplitter } from '../python-ipc.ts';
 import { killProcessTree } from '../process-tree.ts';
 import { parseChildMessage, type CallMessage, type ChildMessage, type HostMessage } from './plugin-protocol.ts';
 import type { ProcessLaunchPlan } from './process-launch.ts';
 import { describeExit, startExitWords, type ProcessExit } from './process-exit.ts';
+import { readChannel } from './process-channel.ts';
 import { ProcessOutput } from './process-output.ts';
 import { QuietProgress } from './quiet-progress.ts';
 import { ReadyDeadline, startFailure } from './process-start-failure.ts';
@@ -27,10 +27,6 @@ export interface PluginProcessOptions {
 const EXIT_DRAIN_MS = 250;
 /** How long a process whose channel closed may take to exit (its exit says why) before it counts as one that closed fd 3. */
 const CHANNEL_END_MS = 1000;
-/** Longest protocol line accepted; a child that sends more without a newline is killed. */
-const MAX_LINE = 8 * 1024 * 1024;
-/** Why such a child is killed: a result (or progress) that large, in words a tool author can act on. */
-const TOO_LONG = 'protocol error: a message over 8 MiB (a result or progress this large is more than the gateway takes from a plugin process: return less)';
 
 /**
  * The gateway's side of one sandboxed plugin process: spawns it in its own session, waits for
@@ -108,35 +104,27 @@ export class PluginProcess {
       child.stdout?.on('data', collect);
       child.stderr?.on('data', collect);
       child.on('error', (err) => fail(err.message));
-      const splitter = new NdjsonLineSplitter();
-      let pending = 0;
-      channel.setEncoding('utf8');
-      channel.on('error', () => undefined);
-      const onChannel = (chunk: string): void => {
-        // Killed (a protocol error, the output limit, the call over): what it wrote before the
-        // kill landed is no longer heard, or a well-formed result behind a bad line would still
-        // end its call, and a line too long would keep growing here. The same for a start-up that
-        // failed (timed out, aborted): a `ready` it had sent, read before its exit, handed out a
-        // process already being killed.
-        if (proc ? proc.killedFor : settled) return;
-        const nl = chunk.lastIndexOf('\n');
-        pending = nl < 0 ? pending + chunk.length : chunk.length - nl - 1;
-        if (pending > MAX_LINE) return proc ? proc.kill(TOO_LONG) : fail(TOO_LONG);
-        for (const line of splitter.push(chunk)) {
-          if (!line.trim() || proc?.quiet.drops(line)) continue;
+      // What it sends on fd 3: `ready` first, then messages for the calls routed to it.
+      const drainChannel = readChannel(channel, {
+        deaf: () => (proc ? proc.killedFor !== null : settled),
+        starting: () => !proc,
+        tooLong: (why) => (proc ? proc.kill(why) : fail(why)),
+        line: (line) => {
+          if (proc?.quiet.drops(line)) return false;
           const parsed = parseChildMessage(line);
           if ('why' in parsed) {
             // The line as it came, then what is wrong with it (a field's type, an unknown `t`).
             if (proc) proc.kill(`protocol error: ${line.slice(0, 200)} (${parsed.why})`);
             else fail(`unexpected message: ${line.slice(0, 200)} (${parsed.why})`);
-            return;
+            return true;
           }
           if (proc) {
             proc.receive(parsed.message);
             // Killed for that line (an answer out of turn, an id never given): the lines behind it
             // in this chunk are not heard either, or a result among them still ended the call `ok`.
-            if (proc.killedFor) return;
-          } else if (parsed.message.t === 'ready') {
+            return proc.killedFor !== null;
+          }
+          if (parsed.message.t === 'ready') {
             settled = true;
             clearTimeout(timer);
             options.signal?.removeEventListener('abort', onAbort);
@@ -145,27 +133,8 @@ export class PluginProcess {
           } else {
             fail(`first message was ${parsed.message.t}, not ready`);
           }
-        }
-      };
-      // Handled once the rest of this turn's I/O is: the child's output reaches its pipes before
-      // its result (plugin-host.ts), but both can be read in one turn, and output read after the
-      // result went to the next call of a kept process, or pushed the call that printed it past the
-      // output limit only once that call had ended `ok`. FIFO, so the messages keep their order.
-      const queued: string[] = [];
-      let scheduled = false;
-      const drainChannel = (): void => {
-        scheduled = false;
-        for (let chunk = queued.shift(); chunk !== undefined; chunk = queued.shift()) onChannel(chunk);
-      };
-      channel.on('data', (chunk: string) => {
-        // `ready` at once: deferred, output read in the same turn would find no process yet, and a
-        // child that floods right after it would fail its start-up rather than its call.
-        if (!proc && queued.length === 0) return onChannel(chunk);
-        queued.push(chunk);
-        if (!scheduled) {
-          scheduled = true;
-          setImmediate(drainChannel);
-        }
+          return false;
+        },
       });
       // End of file, or a write that found no reader: nothing holds the child's end of fd 3 any more
       // (bwrap keeps no copy, nor do exec_launcher.py's waiting processes under `unshare`; only

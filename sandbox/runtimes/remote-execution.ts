@@ -1,49 +1,25 @@
 import { ConveyorError } from '../../core/errors.ts';
 import type { Piece } from '../../parsers/parser-events.ts';
-import type { PluginDefinition } from '../../plugins/kit/define-plugin.ts';
 import { ProgressBudget } from '../../plugins/progress-budget.ts';
 import type { ToolCallContext, ToolExecution, ToolResult, Verdict } from '../../plugins/plugin-types.ts';
 import { askToAbort } from './abort-answer.ts';
 import { CallClock, ON_ABORT_GRACE_MS } from './call-clock.ts';
 import { CallOrder } from './call-order.ts';
 import { CallTurns } from './call-turns.ts';
-import type { HookErrorLog } from './hook-throw.ts';
 import { abortReasonOf, invalidArguments, safeParseOr } from './load-plugin-module.ts';
 import type { PluginProcess } from './plugin-process.ts';
 import { ON_LOAD_LIMIT_MS, START_ALLOWANCE_MS } from './on-load-limit.ts';
 import { describeExit } from './process-exit.ts';
 import type { CallMessage } from './plugin-protocol.ts';
 import { NO_READY_HINT, NoReadyMessageError, READY_HOW, ReadyDeadline } from './process-start-failure.ts';
+import type { RemoteCallOptions } from './remote-call-options.ts';
 import type { CallEnding, RemoteLease } from './remote-lease.ts';
 
 // Imported from here by the plugin kit (tool-from-plugin.ts) and its tests.
 export type { RemoteLease } from './remote-lease.ts';
+export type { RemoteCallOptions } from './remote-call-options.ts';
 
 let wireCounter = 0;
-
-export interface RemoteCallOptions {
-  /** What the gateway side needs of the plugin (a command plugin has no hooks). */
-  definition: Pick<PluginDefinition, 'name' | 'parameters'>;
-  runtime: 'process' | 'isolate';
-  /** Plugin module URL the child imports; absent for non-JS commands. */
-  module?: string;
-  /** Memory limit of each guest isolate (ctx.guest). */
-  memoryMb?: number;
-  timeoutMs: number;
-  /**
-   * How long the call may wait for its process (a free slot, a warm spare or a cold start on a busy
-   * machine, and a JS plugin's onLoad, which runs before its process is ready): that wait is not
-   * the plugin's time, so its own limit does not count it, but a pool that never gets to the call
-   * must still end it. Default START_ALLOWANCE_MS plus the default onLoad limit.
-   */
-  startLimitMs?: number;
-  /** `tenant`: the call's (ToolCallContext.tenant); a kept process serves only its own tenant's calls. */
-  acquire(signal: AbortSignal, tenant: string | undefined): Promise<RemoteLease>;
-  /** Extra data on every result (e.g. that an isolate plugin ran in the process fallback). */
-  data?: Record<string, unknown>;
-  /** A hook's throw as the child reports it, with its stack, for the gateway log (RuntimePoolsOptions.onHookError). */
-  onHookError?: HookErrorLog;
-}
 
 /**
  * One call of a plugin that runs in another process (runtime `process`, or the isolate host).
