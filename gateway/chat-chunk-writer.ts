@@ -4,6 +4,18 @@ import { stopReasonOf } from './chat-completion-body.ts';
 import type { SseWriter } from './sse-writer.ts';
 import type { OpenAIErrorBody } from './error-response.ts';
 
+/**
+ * The request's timeline (timeline.ts) as the writer reads it: every extension event carries a `t`
+ * on its clock, so a client lines the stream's events up with GET /v1/requests/:id/timeline
+ * exactly instead of estimating from when they arrived.
+ */
+export interface EventClock {
+  /** Milliseconds since the request started (monotonic, to the microsecond): the timeline's `t` of an event marked now. */
+  now(): number;
+  /** The timeline's event of `type` in `round`: a round's `round-start`. */
+  first(type: 'round-start', round: number): { t: number } | undefined;
+}
+
 export interface ChatChunkWriterOptions {
   /** Every chunk's `created` (Unix seconds): the request's arrival. Default: now. */
   created?: number;
@@ -19,6 +31,8 @@ export interface ChatChunkWriterOptions {
    * `response.messages` turns still come, on the finish chunk (finish()).
    */
   conveyorEvents: boolean;
+  /** The clock of the extension events' `t`: the request's Timeline. */
+  clock: EventClock;
 }
 
 /**
@@ -90,7 +104,7 @@ export class ChatChunkWriter {
         this.usageField = `,"usage":${JSON.stringify(sumUsage(this.usageBefore, e.usage))}`;
         return;
       case 'round-start':
-        if (this.toolEvents) this.extension({ type: 'round.started', round: e.round });
+        if (this.toolEvents) this.roundStarted(e.round);
         else this.heldRoundStart = e.round;
         return;
       case 'round-end':
@@ -118,7 +132,7 @@ export class ChatChunkWriter {
     if (e.type === 'tool-result' && this.quietRefusals.delete(e.callId)) return;
     if (!this.toolEvents && (e.type === 'tool-call' || e.type === 'tool-progress' || e.type === 'tool-cancelled' || e.type === 'tool-result')) {
       this.toolEvents = true;
-      if (this.heldRoundStart !== undefined) this.extension({ type: 'round.started', round: this.heldRoundStart });
+      if (this.heldRoundStart !== undefined) this.roundStarted(this.heldRoundStart);
       this.heldRoundStart = undefined;
     }
     switch (e.type) {
@@ -175,7 +189,7 @@ export class ChatChunkWriter {
     // of every chunk meets no empty extension chunk, and the SDKs keep the unknown field as they keep any.
     const onFinish = !this.options.conveyorEvents || !this.toolEvents;
     if (messages !== undefined && !onFinish) this.extension(messages);
-    const carried = messages !== undefined && onFinish ? { conveyor: messages } : {};
+    const carried = messages !== undefined && onFinish ? { conveyor: this.stamped(messages) } : {};
     this.chunk({ choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: result.finishReason, ...stopReasonOf(result) }], ...carried });
     if (this.options.includeUsage) this.sse.data(this.head + JSON.stringify({ choices: [], usage: result.usage }).slice(1));
     this.sse.data('[DONE]');
@@ -194,9 +208,23 @@ export class ChatChunkWriter {
     this.chunk({ choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] });
   }
 
-  private extension(conveyor: Record<string, unknown>): void {
+  /**
+   * Its `t` is the round's start as the timeline marked it, not this moment: the event may have
+   * been held back until the round's first tool event, and the round's decode bar starts there.
+   * Still no earlier than any event before it: the round began after they were written.
+   */
+  private roundStarted(round: number): void {
+    this.extension({ type: 'round.started', round }, this.options.clock.first('round-start', round)?.t);
+  }
+
+  private extension(event: ConveyorEvent, t?: number): void {
     if (!this.options.conveyorEvents) return;
-    this.chunk({ choices: [], conveyor });
+    this.chunk({ choices: [], conveyor: this.stamped(event, t) });
+  }
+
+  /** `event` with its `t` (default: now), second after `type`, for a reader who skims the raw stream. */
+  private stamped({ type, ...fields }: ConveyorEvent, t = this.options.clock.now()): ConveyorEvent {
+    return { type, t, ...fields };
   }
 
   /** The envelope, then `fields` (their JSON without its braces), then the usage so far if asked for. */
@@ -204,6 +232,8 @@ export class ChatChunkWriter {
     this.sse.data(`${this.head}${JSON.stringify(fields).slice(1, -1)}${this.usageField}}`);
   }
 }
+
+type ConveyorEvent = { type: string } & Record<string, unknown>;
 
 /** The last round's answer as an assistant turn of its own, when the response has one. */
 function answerTurn(result: SessionResult): Array<{ role: 'assistant'; content: string }> {

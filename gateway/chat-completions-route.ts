@@ -192,6 +192,7 @@ async function answer(ctx: ChatRouteContext, { request, gatewayTools, parsed, fa
       includeUsage: request.stream_options?.include_usage === true,
       continuousUsage: request.stream_options?.include_usage === true && request.stream_options.continuous_usage_stats === true,
       conveyorEvents: request.conveyor_events !== false,
+      clock: timeline,
     });
     writer.start();
     for (const e of early.splice(0)) writer.event(e);

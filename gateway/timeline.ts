@@ -77,8 +77,13 @@ export class Timeline {
     this.mark('request-start');
   }
 
+  /** Milliseconds since the request started, as an event marked now has them: the stream's tool events are timed by it too. */
+  now(): number {
+    return round3(performance.now() - this.origin);
+  }
+
   mark(type: TimelineEventType, fields: Omit<TimelineEvent, 't' | 'type'> = {}): TimelineEvent {
-    const event: TimelineEvent = { t: round3(performance.now() - this.origin), type, ...fields };
+    const event: TimelineEvent = { t: this.now(), type, ...fields };
     if (this.events.length < MAX_KEPT_EVENTS || !REPEATED.has(type)) this.events.push(event);
     else this.#dropped += 1;
     if (type === 'request-end') this.#end ??= event;

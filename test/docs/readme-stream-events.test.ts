@@ -43,4 +43,12 @@ describe('README.md, the stream events table', () => {
     }
     expect(rows.get('tool_call.completed')?.has('data')).toBe(true);
   });
+
+  // The writer stamps `t` on every event in one place (ChatChunkWriter.stamped), not in each
+  // event's literal above, so the table's rows do not list it: the paragraph over them does.
+  it('says above the table that every event has its `t`, and shows it where the writer puts it', () => {
+    const above = README.slice(README.indexOf('**How a tool round looks to a client.**'), README.indexOf('| `conveyor.type` | fields |'));
+    expect(above).toContain('Every event has a `t`');
+    expect(above).toMatch(/"conveyor":\{"type":"[a-z_.]+","t":\d+(\.\d{1,3})?,/);
+  });
 });

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ChatChunkWriter } from '../../gateway/chat-chunk-writer.ts';
 import type { SessionEvent, SessionResult } from '../../gateway/session.ts';
 import { SseWriter } from '../../gateway/sse-writer.ts';
+import { Timeline } from '../../gateway/timeline.ts';
 
 /** A ServerResponse that records what is written (the SSE bytes), nothing else. */
 function recordingResponse() {
@@ -26,6 +27,15 @@ const choice = (delta: Record<string, unknown>, finishReason: string | null = nu
   choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
 });
 
+/**
+ * A clock whose every reading is 1.5 ms after the last, and round n's start at n/4 ms: the `t`s a
+ * byte-for-byte expectation can write down. (The real one, the request's Timeline, is tested below.)
+ */
+const steppingClock = () => {
+  let ms = 0;
+  return { now: () => (ms += 1.5), first: (_type: 'round-start', round: number) => ({ t: round / 4 }) };
+};
+
 const TEXTS = ['Hello', ' wörld 👋', 'quote " backslash \\ slash /', 'line\nbreak\r\ttab', '\u2028\u2029 separators', 'lone \ud800 surrogate', '', '\u0000\u001f controls'];
 
 describe('ChatChunkWriter', () => {
@@ -33,7 +43,7 @@ describe('ChatChunkWriter', () => {
     for (const model of ['mistral-7b-instruct-sim', 'we"ird\\model\u2028']) {
       const { res, writes } = recordingResponse();
       const id = 'chatcmpl-0123456789abcdef0123456789abcdef';
-      const writer = new ChatChunkWriter(new SseWriter(res), id, model, { includeUsage: true, conveyorEvents: true });
+      const writer = new ChatChunkWriter(new SseWriter(res), id, model, { includeUsage: true, conveyorEvents: true, clock: steppingClock() });
       const created = Math.floor(Date.now() / 1000);
       writer.start();
       const events: SessionEvent[] = [
@@ -64,11 +74,11 @@ describe('ChatChunkWriter', () => {
           choice({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] }),
           choice({ tool_calls: [{ index: 0, function: { arguments: '{"city": "Par' } }] }),
           // Held back until the round's first gateway tool event.
-          { choices: [], conveyor: { type: 'round.started', round: 1 } },
-          { choices: [], conveyor: { type: 'tool_call.completed', round: 1, call_id: 'call_r1_1', name: 'calculator', ok: true, content: '6', data: { expression: '2*3', value: '6' } } },
-          { choices: [], conveyor: { type: 'tool_call.completed', round: 1, call_id: 'call_r1_2', name: 'calculator', ok: true, content: '7' } },
-          { choices: [], conveyor: { type: 'round.finished', round: 1, finish_reason: 'stop' } },
-          { choices: [], conveyor: { type: 'response.messages', stop_reason: 'answer', messages: [...messages, { role: 'assistant', content: 'It is 6.' }] } },
+          { choices: [], conveyor: { type: 'round.started', t: 0.25, round: 1 } },
+          { choices: [], conveyor: { type: 'tool_call.completed', t: 1.5, round: 1, call_id: 'call_r1_1', name: 'calculator', ok: true, content: '6', data: { expression: '2*3', value: '6' } } },
+          { choices: [], conveyor: { type: 'tool_call.completed', t: 3, round: 1, call_id: 'call_r1_2', name: 'calculator', ok: true, content: '7' } },
+          { choices: [], conveyor: { type: 'round.finished', t: 4.5, round: 1, finish_reason: 'stop' } },
+          { choices: [], conveyor: { type: 'response.messages', t: 6, stop_reason: 'answer', messages: [...messages, { role: 'assistant', content: 'It is 6.' }] } },
           choice({}, 'stop'),
         ].map((rest) => expectedChunk(id, c, model, { ...rest, usage: null })),
         expectedChunk(id, c, model, { choices: [], usage }),
@@ -81,7 +91,7 @@ describe('ChatChunkWriter', () => {
   it('with continuous usage, closes every chunk after the first usage with the usage so far, all rounds summed', () => {
     const { res, writes } = recordingResponse();
     const id = 'chatcmpl-1';
-    const writer = new ChatChunkWriter(new SseWriter(res), id, 'm', { includeUsage: true, continuousUsage: true, conveyorEvents: true });
+    const writer = new ChatChunkWriter(new SseWriter(res), id, 'm', { includeUsage: true, continuousUsage: true, conveyorEvents: true, clock: steppingClock() });
     const created = Math.floor(Date.now() / 1000);
     const u = (prompt: number, completion: number) => ({ prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion });
     writer.start();
@@ -103,10 +113,10 @@ describe('ChatChunkWriter', () => {
       expectedChunk(id, c, 'm', { ...choice({ role: 'assistant', content: '' }), usage: null }), // before any usage: null
       expectedChunk(id, c, 'm', { ...choice({ content: 'a' }), usage: u(10, 1) }),
       expectedChunk(id, c, 'm', { ...choice({ reasoning_content: 'r' }), usage: u(10, 2) }),
-      expectedChunk(id, c, 'm', { choices: [], conveyor: { type: 'round.started', round: 1 }, usage: u(10, 2) }),
-      expectedChunk(id, c, 'm', { choices: [], conveyor: { type: 'tool_call.started', round: 1, call_id: 'call_r1_1', name: 'calc' }, usage: u(10, 2) }),
-      expectedChunk(id, c, 'm', { choices: [], conveyor: { type: 'round.finished', round: 1, finish_reason: 'tool_calls' }, usage: u(10, 2) }),
-      expectedChunk(id, c, 'm', { choices: [], conveyor: { type: 'round.started', round: 2 }, usage: u(10, 2) }),
+      expectedChunk(id, c, 'm', { choices: [], conveyor: { type: 'round.started', t: 0.25, round: 1 }, usage: u(10, 2) }),
+      expectedChunk(id, c, 'm', { choices: [], conveyor: { type: 'tool_call.started', t: 1.5, round: 1, call_id: 'call_r1_1', name: 'calc' }, usage: u(10, 2) }),
+      expectedChunk(id, c, 'm', { choices: [], conveyor: { type: 'round.finished', t: 3, round: 1, finish_reason: 'tool_calls' }, usage: u(10, 2) }),
+      expectedChunk(id, c, 'm', { choices: [], conveyor: { type: 'round.started', t: 0.5, round: 2 }, usage: u(10, 2) }),
       expectedChunk(id, c, 'm', { ...choice({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'f', arguments: '' } }] }), usage: u(30, 3) }),
       expectedChunk(id, c, 'm', { ...choice({}, 'tool_calls'), usage: u(30, 3) }),
       expectedChunk(id, c, 'm', { choices: [], usage: u(30, 3) }),
@@ -118,7 +128,7 @@ describe('ChatChunkWriter', () => {
   it('with conveyor_events off, writes no extension chunk but carries the response.messages turns on the finish chunk', () => {
     const { res, writes } = recordingResponse();
     const id = 'chatcmpl-2';
-    const writer = new ChatChunkWriter(new SseWriter(res), id, 'm', { includeUsage: false, conveyorEvents: false });
+    const writer = new ChatChunkWriter(new SseWriter(res), id, 'm', { includeUsage: false, conveyorEvents: false, clock: steppingClock() });
     const created = Math.floor(Date.now() / 1000);
     writer.start();
     const events: SessionEvent[] = [
@@ -131,7 +141,7 @@ describe('ChatChunkWriter', () => {
     for (const e of events) writer.event(e);
     const messages = [{ role: 'tool', tool_call_id: 'call_r1_1', content: '6' }];
     writer.finish({ finishReason: 'stop', usage: {}, messages, answer: 'It is 6.' } as unknown as SessionResult);
-    const turns = { type: 'response.messages', messages: [...messages, { role: 'assistant', content: 'It is 6.' }] };
+    const turns = { type: 'response.messages', t: 1.5, messages: [...messages, { role: 'assistant', content: 'It is 6.' }] };
     const at = (c: number) => [
       expectedChunk(id, c, 'm', choice({ role: 'assistant', content: '' })),
       expectedChunk(id, c, 'm', choice({ content: 'a' })),
@@ -142,7 +152,7 @@ describe('ChatChunkWriter', () => {
 
     // No tool ran: nothing to carry, a plain finish chunk.
     const plain = recordingResponse();
-    const quiet = new ChatChunkWriter(new SseWriter(plain.res), id, 'm', { includeUsage: false, conveyorEvents: false });
+    const quiet = new ChatChunkWriter(new SseWriter(plain.res), id, 'm', { includeUsage: false, conveyorEvents: false, clock: steppingClock() });
     quiet.finish({ finishReason: 'stop', usage: {}, messages: [], answer: 'a' } as unknown as SessionResult);
     expect([expectedChunk(id, created, 'm', choice({}, 'stop')), expectedChunk(id, created - 1, 'm', choice({}, 'stop'))]).toContain(plain.writes[0]);
   });
@@ -150,7 +160,7 @@ describe('ChatChunkWriter', () => {
   it('with only client tool calls, sends no extension chunk: the turns ride on the finish chunk, every chunk has its choice', () => {
     const { res, writes } = recordingResponse();
     const id = 'chatcmpl-3';
-    const writer = new ChatChunkWriter(new SseWriter(res), id, 'm', { includeUsage: false, conveyorEvents: true });
+    const writer = new ChatChunkWriter(new SseWriter(res), id, 'm', { includeUsage: false, conveyorEvents: true, clock: steppingClock() });
     const created = Math.floor(Date.now() / 1000);
     writer.start();
     const events: SessionEvent[] = [
@@ -166,7 +176,7 @@ describe('ChatChunkWriter', () => {
       expectedChunk(id, c, 'm', choice({ role: 'assistant', content: '' })),
       expectedChunk(id, c, 'm', choice({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] })),
       expectedChunk(id, c, 'm', choice({ tool_calls: [{ index: 0, function: { arguments: '{"city": "Paris"}' } }] })),
-      expectedChunk(id, c, 'm', { ...choice({}, 'tool_calls'), conveyor: { type: 'response.messages', messages } }),
+      expectedChunk(id, c, 'm', { ...choice({}, 'tool_calls'), conveyor: { type: 'response.messages', t: 1.5, messages } }),
       'data: [DONE]\n\n',
     ];
     expect([at(created), at(created - 1)]).toContainEqual(writes);
@@ -174,14 +184,53 @@ describe('ChatChunkWriter', () => {
 
   it("sends a tool's result without a data that is not JSON (a tool made without the kit), rather than failing the stream", () => {
     const { res, writes } = recordingResponse();
-    const writer = new ChatChunkWriter(new SseWriter(res), 'chatcmpl-4', 'm', { includeUsage: false, conveyorEvents: true });
+    const writer = new ChatChunkWriter(new SseWriter(res), 'chatcmpl-4', 'm', { includeUsage: false, conveyorEvents: true, clock: steppingClock() });
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
     writer.event({ type: 'tool-call', round: 1, callId: 'c1', name: 'odd' });
     writer.event({ type: 'tool-result', round: 1, callId: 'c1', name: 'odd', ok: true, content: 'fine', data: { n: 10n } as unknown as Record<string, unknown> });
     writer.event({ type: 'tool-result', round: 1, callId: 'c1', name: 'odd', ok: true, content: 'fine', data: cyclic });
     const completed = writes.filter((w) => w.includes('tool_call.completed')).map((w) => JSON.parse(w.slice('data: '.length)).conveyor);
-    expect(completed).toEqual([0, 1].map(() => ({ type: 'tool_call.completed', round: 1, call_id: 'c1', name: 'odd', ok: true, content: 'fine' })));
+    expect(completed).toEqual([0, 1].map(() => ({ type: 'tool_call.completed', t: expect.any(Number), round: 1, call_id: 'c1', name: 'odd', ok: true, content: 'fine' })));
+  });
+
+  it("times every extension event on the request's timeline: a round's start at the timeline's round-start (though held back), the rest as written, in order", () => {
+    const { res, writes } = recordingResponse();
+    const timeline = new Timeline('req-t');
+    const writer = new ChatChunkWriter(new SseWriter(res), 'chatcmpl-5', 'm', { includeUsage: false, conveyorEvents: true, clock: timeline });
+    // As session-round.ts does: the timeline marks each round's start and end, then the writer hears of it.
+    const startRound = (round: number) => {
+      timeline.mark('round-start', { round });
+      writer.event({ type: 'round-start', round });
+    };
+    const endRound = (round: number, finishReason: string) => {
+      timeline.mark('round-end', { round, detail: finishReason });
+      writer.event({ type: 'round-end', round, finishReason });
+    };
+    writer.start();
+    startRound(1);
+    writer.event({ type: 'content', text: 'Let me run it.' });
+    writer.event({ type: 'tool-call', round: 1, callId: 'c1', name: 'python' });
+    writer.event({ type: 'tool-progress', callId: 'c1', name: 'python', progress: { type: 'unit-done', detail: 'lines 1-1' } });
+    writer.event({ type: 'tool-progress', callId: 'c1', name: 'python', progress: { type: 'output', stream: 'stdout', text: '1\n' } });
+    writer.event({ type: 'tool-result', round: 1, callId: 'c1', name: 'python', ok: true, content: '1' });
+    endRound(1, 'stop');
+    startRound(2);
+    writer.event({ type: 'tool-call', round: 2, callId: 'c2', name: 'python' });
+    writer.event({ type: 'tool-cancelled', round: 2, callId: 'c2', name: 'python', reason: 'malformed' });
+    endRound(2, 'stop');
+    writer.finish({ finishReason: 'stop', stopReason: 'answer', usage: {}, messages: [{ role: 'tool', tool_call_id: 'c1', content: '1' }], answer: 'Done.' } as unknown as SessionResult);
+    const after = timeline.now();
+
+    const events = writes.flatMap((w) => w.split('\n\n')).filter((w) => w.startsWith('data: {')).map((w) => JSON.parse(w.slice('data: '.length)).conveyor).filter((e) => e !== undefined);
+    expect(events.map((e) => e.type)).toEqual(['round.started', 'tool_call.started', 'tool_call.progress', 'tool_call.output', 'tool_call.completed', 'round.finished', 'round.started', 'tool_call.started', 'tool_call.cancelled', 'round.finished', 'response.messages']);
+    expect(events[0].t).toBe(timeline.first('round-start', 1)!.t);
+    expect(events[6].t).toBe(timeline.first('round-start', 2)!.t);
+    const times: number[] = events.map((e) => e.t);
+    // Ms since the request started, to the microsecond, as the timeline's own; never going back, nor past now.
+    for (const t of times) expect(Math.round(t * 1000) / 1000).toBe(t);
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+    expect(times.at(-1)).toBeLessThanOrEqual(after);
   });
 
   it('splits a multi-line payload into several data lines', () => {

@@ -64,7 +64,7 @@ describe('tool_call events pair up: one start, one terminal event, per call', ()
     expect(streamed.content).toContain('Which city?');
     const calls = streamed.events.filter((e) => e.type.startsWith('tool_call.'));
     expect(calls).toEqual([
-      { type: 'tool_call.started', round: 1, call_id: expect.any(String), name: 'get_weather' },
+      { type: 'tool_call.started', t: expect.any(Number), round: 1, call_id: expect.any(String), name: 'get_weather' },
       expect.objectContaining({ type: 'tool_call.completed', round: 1, call_id: calls[0]?.call_id, name: 'get_weather', ok: false }),
     ]);
     // Never the client's to run: no tool_calls delta for it.
