@@ -30,7 +30,7 @@ export class AnswerRun {
     /** The calls for the client's own tools, which the page does not run (answer-turns.js). */
     this.clientCalls = new ClientCalls();
     this.timeline = new Timeline({ panel: ui.timeline, stats: ui.stats, headers, onTrouble: (text) => onTrouble(this, text) });
-    this.events = new EventsList(ui.events, (at) => this.timeline.secondsAt(at), (round) => this.timeline.rounds.get(round)?.start);
+    this.events = new EventsList(ui.events, (at) => this.timeline.secondsAt(at));
     this.bubble = el('div', 'turn assistant');
     this.content = el('pre', 'content');
     // Above the answer and hidden until the model thinks aloud: a thinking model writes nothing

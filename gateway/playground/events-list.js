@@ -66,21 +66,13 @@ export class EventsList {
   /**
    * @param {HTMLOListElement} list emptied now; its parent is the box that scrolls.
    * @param {(at: number) => number} seconds a page time (performance.now()) as the seconds an item
-   *   shows: the timeline's clock (Timeline.secondsAt), so the list and the bars say the same times.
-   * @param {(round: number) => number | undefined} roundStart when round `round` started on that
-   *   clock, once the timeline knows.
+   *   the server did not time shows (a client's tool call, Stop): the timeline's clock
+   *   (Timeline.secondsAt), the one the server's times are on.
    */
-  constructor(list, seconds, roundStart = () => undefined) {
+  constructor(list, seconds) {
     this.list = list;
     this.seconds = seconds;
-    this.roundStart = roundStart;
-    /**
-     * Round starts put on the page before the timeline knew when their round began (its events
-     * socket opens only once the answer's headers have come): round → the item's time, set right
-     * once it knows.
-     */
-    this.untimed = new Map();
-    /** Events not yet on the page, as `{ at, text, kind, round }` (`at`: when it came): made into items by `render`. */
+    /** Events not yet on the page, as `{ at, text, kind, t }` (`at`: when it came; `t`: the server's time of it): made into items by `render`. */
     this.pending = [];
     /** Events dropped from the list's top (or never put in), told by `marker`. */
     this.dropped = 0;
@@ -109,9 +101,11 @@ export class EventsList {
     if (e.type === 'tool_call.started') this.unfinished.set(e.call_id, name);
     if (e.type === 'tool_call.completed' || e.type === 'tool_call.cancelled') this.unfinished.delete(e.call_id);
     const item = eventItem(e, name);
-    // The stream holds a round's start back until the round's first tool event (a round with none
-    // never tells it): the item says when the round began, as its decode bar does, not that moment.
-    if (item) this.add(item[0], item[1], e.type === 'round.started' ? e.round : undefined);
+    // At the server's time of the event (ms since the request started, the timeline's clock), not
+    // when it reached the page: timed as it came, a late read put an item after the next one,
+    // whose time was the server's (a round's start, which says when the round began though the
+    // stream tells it with the round's first tool event). On the server's clock the list is in order.
+    if (item) this.add(item[0], item[1], e.t);
   }
 
   /**
@@ -124,21 +118,15 @@ export class EventsList {
     this.unfinished.clear();
   }
 
-  /** `round`: the item is that round's start, timed as the timeline has it when it knows. */
-  add(text, kind = '', round = undefined) {
-    this.pending.push({ at: performance.now(), text, kind, round });
+  /** `t`: when it happened on the server (ms since the request started); without one, the item is timed as it came. */
+  add(text, kind = '', t = undefined) {
+    this.pending.push({ at: performance.now(), text, kind, t });
     // A background tab gets no frames: what it could never show is not held for them.
     if (this.pending.length > 2 * MAX_SHOWN) this.dropped += this.pending.splice(0, this.pending.length - MAX_SHOWN).length;
   }
 
   /** The events since the last frame, in one go; the list follows them if the reader is at its bottom. */
   render() {
-    for (const [round, time] of this.untimed) {
-      const start = this.roundStart(round);
-      if (start === undefined) continue;
-      time.textContent = `${start.toFixed(3)} s`;
-      this.untimed.delete(round);
-    }
     if (this.pending.length === 0) return;
     // Only the list's own box follows: scrollIntoView scrolled the page too, taking the prompt
     // box out of view at every event. Measured once a frame, not once an event: each measure
@@ -149,14 +137,11 @@ export class EventsList {
     this.dropped += this.pending.length - fresh.length;
     this.pending = [];
     this.list.append(
-      // Timed now, not as each came: the timeline's clock is set by the server's events, and the
-      // chat stream's first ones may come before the events socket's.
-      ...fresh.map(({ at, text, kind, round }) => {
+      // An item the server did not time is timed now, not as it came: the timeline's clock is set
+      // by the server's events, and the chat stream's first ones may come before the events socket's.
+      ...fresh.map(({ at, text, kind, t }) => {
         const item = el('li', kind);
-        const start = round === undefined ? undefined : this.roundStart(round);
-        const time = el('time', undefined, `${(start ?? this.seconds(at)).toFixed(3)} s`);
-        if (round !== undefined && start === undefined) this.untimed.set(round, time);
-        item.append(time, el('span', undefined, text));
+        item.append(el('time', undefined, `${(t === undefined ? this.seconds(at) : t / 1000).toFixed(3)} s`), el('span', undefined, text));
         return item;
       }),
     );
