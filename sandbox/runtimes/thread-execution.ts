@@ -1,7 +1,8 @@
 import { ConveyorError, thrownMessage } from '../../core/errors.ts';
 import type { Piece } from '../../parsers/parser-events.ts';
 import type { PluginDefinition } from '../../plugins/kit/define-plugin.ts';
-import type { ToolCallContext, ToolExecution, ToolResult, Verdict } from '../../plugins/plugin-types.ts';
+import type { ToolCallContext, ToolExecution, ToolProgress, ToolResult, Verdict } from '../../plugins/plugin-types.ts';
+import { ProgressBudget } from '../../plugins/progress-budget.ts';
 import { CallClock, ON_ABORT_GRACE_MS } from './call-clock.ts';
 import { CallOrder } from './call-order.ts';
 import type { HookErrorLog } from './hook-throw.ts';
@@ -46,6 +47,15 @@ export class ThreadExecution implements ToolExecution {
   /** The call's waits for a worker to begin a hook so far, split as its clock counts them (WorkerWaits). */
   private readonly waits = new WorkerWaits();
   private readonly order: CallOrder;
+  /**
+   * The Dispatcher's budget, kept here too: each task tells its worker what the call's progress
+   * has taken, and past it the worker posts none, so a hook emitting without end costs the
+   * gateway's thread no copy and check of each event (progress of a hook arrives before its result).
+   */
+  private readonly progress = new ProgressBudget();
+  private readonly emit = (progress: ToolProgress): void => {
+    if (this.progress.take(progress)) this.call.emit(progress);
+  };
 
   constructor(
     pool: ThreadPool,
@@ -132,7 +142,7 @@ export class ThreadExecution implements ToolExecution {
       this.markBegun();
     };
     try {
-      const r = await this.pool.run({ ...this.base(), hook, state: this.state, ...extra }, this.call.emit, this.controller.signal, begun);
+      const r = await this.pool.run({ ...this.base(), hook, state: this.state, ...extra }, this.emit, this.controller.signal, begun);
       if (r.thrown) this.onHookError({ ...r.thrown, plugin: this.definition.name, runtime: 'thread', callId: this.call.callId });
       return r;
     } catch (err) {
@@ -154,8 +164,8 @@ export class ThreadExecution implements ToolExecution {
     if (r.error) this.stop(failureOf(r.error, r.code), abortReasonOf(this.definition.name, r.error));
   }
 
-  private base(): Pick<ThreadTask, 'module' | 'plugin' | 'callId'> {
-    return { module: this.module, plugin: this.definition.name, callId: this.call.callId };
+  private base(): Pick<ThreadTask, 'module' | 'plugin' | 'callId' | 'progressUsed'> {
+    return { module: this.module, plugin: this.definition.name, callId: this.call.callId, progressUsed: this.progress.used };
   }
 
   private fail(message: string, code: string, reason = message): void {
@@ -192,7 +202,7 @@ export class ThreadExecution implements ToolExecution {
       grace ??= setTimeout(() => stop.abort(), ON_ABORT_GRACE_MS);
     };
     void this.pool
-      .run({ ...this.base(), hook: 'abort', reason, state: this.state }, this.call.emit, stop.signal, begun)
+      .run({ ...this.base(), hook: 'abort', reason, state: this.state }, this.emit, stop.signal, begun)
       .catch(() => undefined)
       .finally(() => {
         clearTimeout(unstarted);

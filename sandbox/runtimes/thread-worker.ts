@@ -3,6 +3,7 @@ import type { Piece } from '../../parsers/parser-events.ts';
 import type { PluginContext } from '../../plugins/kit/define-plugin.ts';
 import type { ToolResult } from '../../plugins/plugin-types.ts';
 import { progressOf, verdictOf } from '../../plugins/kit/check-hook-output.ts';
+import { ProgressBudget, type ProgressUsed } from '../../plugins/progress-budget.ts';
 import { hookThrowOf, type HookName, type HookThrow } from './hook-throw.ts';
 import { hookFailure, loadPluginForCalls, runEndHook } from './load-plugin-module.ts';
 import { ON_LOAD_LIMIT_MS, START_ALLOWANCE_MS } from './on-load-limit.ts';
@@ -27,6 +28,11 @@ export interface ThreadTask {
   reason?: string;
   /** Carries ctx.emit progress back to the gateway while the hook runs. */
   port: MessagePort;
+  /**
+   * What the call's progress has taken of its budget before this hook (plugins/progress-budget.ts):
+   * past it the worker posts none (the Dispatcher would drop it), but still checks each emit.
+   */
+  progressUsed?: ProgressUsed;
 }
 
 export interface ThreadTaskResult {
@@ -78,6 +84,7 @@ export default async function runThreadTask(task: ThreadTask): Promise<ThreadTas
   // outcome once it returns (the task cannot end the call sooner). Checked here, before the
   // post, which a BigInt detail would make throw in the hook.
   let emitError: string | undefined;
+  const budget = ProgressBudget.after(task.progressUsed ?? { events: 0, text: 0 });
   const ctx: PluginContext = {
     callId: task.callId,
     signal: stop.signal,
@@ -85,7 +92,8 @@ export default async function runThreadTask(task: ThreadTask): Promise<ThreadTas
     emit: (progress) => {
       const checked = progressOf(task.plugin, progress);
       if ('error' in checked) emitError ??= checked.error;
-      else task.port.postMessage(checked.progress);
+      // The event that goes past the budget is still posted, for the Dispatcher's note.
+      else if (budget.take(checked.progress)) task.port.postMessage(checked.progress);
     },
   };
   const failedEmit = (): ThreadTaskResult | undefined => (emitError === undefined ? undefined : copyable({ state: ctx.state, error: emitError }, task.plugin));

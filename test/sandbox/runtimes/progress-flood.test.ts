@@ -16,7 +16,7 @@ import { fixture, pythonProtocolPlugin } from './runtime-test-helpers.ts';
 let pools: RuntimePools;
 
 beforeAll(() => {
-  pools = createRuntimePools({ process: { sparesPerPlugin: 0, uidBase: 1_900_975_000 } });
+  pools = createRuntimePools({ thread: { maxThreads: 1 }, process: { sparesPerPlugin: 0, uidBase: 1_900_975_000 } });
 });
 
 afterAll(async () => {
@@ -64,5 +64,29 @@ describe('a plugin process that floods its call with progress', () => {
     const run = await call(tool, { events: 1 });
     expect(run.result).toEqual({ ok: true, content: 'done' });
     expect(run.progress).toHaveLength(MAX_PROGRESS_EVENTS + 1);
+  });
+
+  // A worker's progress is posted to the gateway's thread (each message copied in and checked
+  // there): past the call's budget the worker stops posting it, across the call's hooks.
+  it('in runtime thread, the call hears no more than the budget and one', async () => {
+    const tool = toolFromPlugin({ ...flood, runtime: 'thread' }, { moduleUrl: fixture('progress-flood-plugin.ts'), pools });
+    const first = await call(tool, { events: 3 * MAX_PROGRESS_EVENTS });
+    expect(first.result).toEqual({ ok: true, content: 'done' });
+    expect(first.progress).toHaveLength(MAX_PROGRESS_EVENTS + 1);
+    const text = await call(tool, { events: 6, textChars: 600_000 });
+    expect(text.progress.map((p) => (p.type === 'output' ? p.text.length : p.detail))).toEqual([600_000, 600_000]);
+  });
+
+  it('in runtime thread, a hook told the call has spent its budget posts nothing, one told it has not posts up to it and one', async () => {
+    const hook = async (progressUsed: { events: number; text: number }): Promise<number> => {
+      let posted = 0;
+      const task = { module: String(fixture('progress-flood-plugin.ts')), plugin: 'progress_flood', hook: 'end' as const, callId: 'call_flood', state: {}, args: { events: 2 * MAX_PROGRESS_EVENTS }, progressUsed };
+      const result = await pools.thread.run(task, () => void posted++, new AbortController().signal);
+      expect(result.result).toEqual({ ok: true, content: 'done' });
+      return posted;
+    };
+    expect(await hook({ events: 0, text: 0 })).toBe(MAX_PROGRESS_EVENTS + 1);
+    expect(await hook({ events: MAX_PROGRESS_EVENTS - 5, text: 0 })).toBe(6);
+    expect(await hook({ events: MAX_PROGRESS_EVENTS + 1, text: 0 })).toBe(0);
   });
 });
