@@ -52,6 +52,7 @@ describe('ChatChunkWriter', () => {
         ...TEXTS.map((text): SessionEvent => ({ type: 'reasoning', text })),
         { type: 'client-call-start', index: 0, callId: 'call_1', name: 'get_weather' },
         { type: 'client-call-args', index: 0, text: '{"city": "Par' },
+        ...TEXTS.map((text, i): SessionEvent => ({ type: 'client-call-args', index: i % 3, text })),
         { type: 'tool-result', round: 1, callId: 'call_r1_1', name: 'calculator', ok: true, content: '6', data: { expression: '2*3', value: '6' } },
         { type: 'tool-result', round: 1, callId: 'call_r1_2', name: 'calculator', ok: true, content: '7' },
         { type: 'round-end', round: 1, finishReason: 'stop' },
@@ -73,6 +74,7 @@ describe('ChatChunkWriter', () => {
           ...TEXTS.map((text) => choice({ reasoning_content: text })),
           choice({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] }),
           choice({ tool_calls: [{ index: 0, function: { arguments: '{"city": "Par' } }] }),
+          ...TEXTS.map((text, i) => choice({ tool_calls: [{ index: i % 3, function: { arguments: text } }] })),
           // Held back until the round's first gateway tool event.
           { choices: [], conveyor: { type: 'round.started', t: 0.25, round: 1 } },
           { choices: [], conveyor: { type: 'tool_call.completed', t: 1.5, round: 1, call_id: 'call_r1_1', name: 'calculator', ok: true, content: '6', data: { expression: '2*3', value: '6' } } },
