@@ -25,7 +25,7 @@ describe('gateway overhead benchmark', () => {
 
   // One simulator and one gateway for every run below, and one overhead run (with a baseline and
   // Portkey) for the two tests that read it: each test started its own set, and the gateway
-  // start-ups (six, each loading the whole product) were most of this file's 70–90 s, the likeliest
+  // start-ups (four, now two, each loading the whole product) were most of this file's 70–90 s, the likeliest
   // timeout of CI on a loaded 2-core machine.
   describe('on one simulator and gateway', () => {
     // On a profile of its own (--profile), a faster one than the default, to keep the runs short.
