@@ -174,7 +174,11 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
       }
       return upstreamForwardRoute(routeCtx, req, res, path);
     }
-    if (matches.length === 0) throw new NotFoundError(`no route for ${req.method} ${path}`);
+    if (matches.length === 0) {
+      // A client whose base URL left out /v1 (`baseURL: "http://host:8080"`) lands here first.
+      const underV1 = routes.some((r) => r.pattern.test(`/v1${path}`)) ? `: the API is under /v1 (${req.method} /v1${path})` : '';
+      throw new NotFoundError(`no route for ${req.method} ${path}${underV1}`);
+    }
     // HEAD is GET without the body, which Node leaves out itself.
     const method = req.method === 'HEAD' ? 'GET' : req.method;
     const route = matches.find((r) => r.method === method);
