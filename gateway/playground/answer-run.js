@@ -95,7 +95,7 @@ export class AnswerRun {
       this.clientCalls.add(delta.tool_calls);
       this.textChanged = true;
     }
-    for (const call of delta?.tool_calls ?? []) if (call.function?.name) this.events.add(`client tool call: ${call.function.name} (not run: the playground runs no client tools)`, 'client');
+    for (const call of delta?.tool_calls ?? []) if (call.function?.name) this.events.streamed(`client tool call: ${call.function.name} (not run: the playground runs no client tools)`, 'client');
     const e = chunk.conveyor;
     if (!e) return;
     if (e.type === 'response.messages') {

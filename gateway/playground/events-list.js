@@ -66,14 +66,18 @@ export class EventsList {
   /**
    * @param {HTMLOListElement} list emptied now; its parent is the box that scrolls.
    * @param {(at: number) => number} seconds a page time (performance.now()) as the seconds an item
-   *   the server did not time shows (a client's tool call, Stop): the timeline's clock
+   *   the server did not time shows (Stop, an error; a client's tool call before any server time): the timeline's clock
    *   (Timeline.secondsAt), the one the server's times are on.
    */
   constructor(list, seconds) {
     this.list = list;
     this.seconds = seconds;
-    /** Events not yet on the page, as `{ at, text, kind, t }` (`at`: when it came; `t`: the server's time of it): made into items by `render`. */
+    /** Events not yet on the page, as `{ at, text, kind, t, untimed }` (`at`: when it came; `t`: the server's time of it): made into items by `render`. */
     this.pending = [];
+    /** The latest server time (`t`, ms) of the stream's events so far: the server never sends an earlier one after it. */
+    this.latest = undefined;
+    /** The seconds the last item on the page shows. */
+    this.lastShown = -Infinity;
     /** Events dropped from the list's top (or never put in), told by `marker`. */
     this.dropped = 0;
     this.marker = undefined;
@@ -105,7 +109,19 @@ export class EventsList {
     // when it reached the page: timed as it came, a late read put an item after the next one,
     // whose time was the server's (a round's start, which says when the round began though the
     // stream tells it with the round's first tool event). On the server's clock the list is in order.
+    if (typeof e.t === 'number') this.latest = Math.max(this.latest ?? e.t, e.t);
     if (item) this.add(item[0], item[1], e.t);
+  }
+
+  /**
+   * An item of the stream the server did not time (a client tool call's delta): at the latest
+   * server time seen, which it came after and which the stream's next event cannot be before.
+   * Timed as it came (on the timeline's clock) and read late, it was the server's now, later than
+   * the round's end under it; the latest time plus the time since was later still when each read
+   * was late. Before any server time, as it came.
+   */
+  streamed(text, kind) {
+    this.add(text, kind, this.latest, true);
   }
 
   /**
@@ -118,9 +134,14 @@ export class EventsList {
     this.unfinished.clear();
   }
 
-  /** `t`: when it happened on the server (ms since the request started); without one, the item is timed as it came. */
-  add(text, kind = '', t = undefined) {
-    this.pending.push({ at: performance.now(), text, kind, t });
+  /**
+   * `t`: when it happened on the server (ms since the request started); without one, the item is
+   * timed as it came (the page's own acts: Stop, an error, the calls they dropped, all after what
+   * the page has read). `untimed`: `t` is a guess, not the server's time of the item: the item
+   * shows no earlier than the one before it, as it came after it.
+   */
+  add(text, kind = '', t = undefined, untimed = t === undefined) {
+    this.pending.push({ at: performance.now(), text, kind, t, untimed });
     // A background tab gets no frames: what it could never show is not held for them.
     if (this.pending.length > 2 * MAX_SHOWN) this.dropped += this.pending.splice(0, this.pending.length - MAX_SHOWN).length;
   }
@@ -139,9 +160,11 @@ export class EventsList {
     this.list.append(
       // An item the server did not time is timed now, not as it came: the timeline's clock is set
       // by the server's events, and the chat stream's first ones may come before the events socket's.
-      ...fresh.map(({ at, text, kind, t }) => {
+      ...fresh.map(({ at, text, kind, t, untimed }) => {
         const item = el('li', kind);
-        item.append(el('time', undefined, `${(t === undefined ? this.seconds(at) : t / 1000).toFixed(3)} s`), el('span', undefined, text));
+        const seconds = t === undefined ? this.seconds(at) : t / 1000;
+        this.lastShown = untimed ? Math.max(this.lastShown, seconds) : seconds;
+        item.append(el('time', undefined, `${this.lastShown.toFixed(3)} s`), el('span', undefined, text));
         return item;
       }),
     );

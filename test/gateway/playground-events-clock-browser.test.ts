@@ -1,13 +1,39 @@
 import { expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
 import type { TimelineEvent } from '../../gateway/timeline.ts';
 import { browserAndConveyor, describeInBrowser } from '../support/browser-suite.ts';
 import { openPlayground, runExample } from '../support/playground-page.ts';
+
+/**
+ * Round 1 calls the gateway's calculator, round 2 the client's own get_weather (Mistral's format,
+ * the simulator's model): the client's call, which the server does not time, between timed events.
+ */
+const GATEWAY_THEN_CLIENT_CALL = {
+  name: 'gateway-then-client-call',
+  rules: [
+    { when: { lastUser: 'sum then weather', round: 1, lastRole: 'user' as const }, reply: '[TOOL_CALLS][{"name": "calculator", "arguments": {"expression": "2+3"}}]' },
+    { when: { lastUser: 'sum then weather', round: 2, lastRole: 'tool' as const }, reply: 'Five. [TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Oslo"}}]' },
+  ],
+};
+
+/** A tool of the client's own (it has its parameters): the gateway sends its calls back to the client. */
+const GET_WEATHER = { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
+
+/** Every read of a response body handed on `ms` late: a page too busy to keep up with its stream, while the events socket keeps up. */
+const readLate = (ms: number) => {
+  const read = ReadableStreamDefaultReader.prototype.read;
+  ReadableStreamDefaultReader.prototype.read = function (this: ReadableStreamDefaultReader) {
+    return read.call(this).then((result) => new Promise((resolve) => setTimeout(() => resolve(result), ms)));
+  } as typeof read;
+};
+
+const listedTimes = (page: Page) => page.$$eval('#events li time', (items) => items.map((item) => parseFloat(item.textContent!)));
 
 // The events list and the timeline say when the same things happened: the list counted from the
 // moment the page sent the request, the timeline from the moment the gateway had it. A slow way
 // there (a proxy, a far gateway) put the whole list that much later than the timeline's bars.
 describeInBrowser('the playground events list on the timeline\'s clock (Chromium)', () => {
-  const suite = browserAndConveyor();
+  const suite = browserAndConveyor({ sim: { scenarios: [GATEWAY_THEN_CLIENT_CALL] } });
 
   /** The request held this long before it leaves the page: a slow uplink. */
   const UPLINK_DELAY_MS = 2_000;
@@ -93,6 +119,35 @@ describeInBrowser('the playground events list on the timeline\'s clock (Chromium
       // Before: an item was timed when it reached the page, a round's start at the server's time
       // of it, so "round 2 started" came before the "round 1 finished" above it, by how late the page read.
       expect(times.length).toBeGreaterThan(3);
+      expect(times).toEqual([...times].sort((a, b) => a - b));
+    });
+  }, 90_000);
+
+  it('keeps a client tool call, which the server does not time, in order among timed events when the page reads the stream late', async () => {
+    await suite.withPage(async (page) => {
+      await page.addInitScript(readLate, 250);
+      await page.route('**/v1/chat/completions', async (route) => {
+        const body = route.request().postDataJSON() as Record<string, unknown>;
+        await route.continue({ postData: JSON.stringify({ ...body, tools: [{ type: 'function', function: { name: 'calculator' } }, GET_WEATHER] }) });
+      });
+      await openPlayground(page, suite.conveyor.gateway.url);
+      await page.fill('#prompt', 'Work out a sum then weather in Oslo');
+      await page.click('#send');
+      await page.waitForSelector('.turn.assistant.finished', { timeout: 60_000 });
+      await page.waitForFunction(() => document.getElementById('stats')?.textContent?.includes('total'));
+      const texts = await page.$$eval('#events li span', (items) => items.map((item) => item.textContent));
+      expect(texts).toEqual([
+        'round 1 started',
+        'calculator call recognised',
+        expect.stringMatching(/^calculator done: /),
+        expect.stringMatching(/^round 1 finished /),
+        'round 2 started',
+        'client tool call: get_weather (not run: the playground runs no client tools)',
+        expect.stringMatching(/^round 2 finished /),
+      ]);
+      // Before: the client's call was timed when it reached the page, on the timeline's clock (the
+      // server's now): later than the round's end under it, which the server timed, by how late the page read.
+      const times = await listedTimes(page);
       expect(times).toEqual([...times].sort((a, b) => a - b));
     });
   }, 90_000);
