@@ -44,6 +44,12 @@ export function parseUpstreamUrl(baseUrl: string): UpstreamUrl {
   } catch {
     throw new TypeError(`"${baseUrl}" is not a URL: write http://host:port/v1, or unix:/path/to.sock:/v1 for a socket`);
   }
+  // `localhost:8000` is a valid URL whose scheme is `localhost:`: a host and port without http://.
+  const hostAndPort = /^[a-z0-9.-]+:\d+(\/.*)?$/i.exec(baseUrl);
+  if (hostAndPort && url.protocol !== 'http:' && url.protocol !== 'https:') {
+    const path = hostAndPort[1] ? '' : '/v1 (vLLM, SGLang and llama.cpp answer under /v1)';
+    throw new TypeError(`"${baseUrl}" has no scheme: write http://${baseUrl}${path}`);
+  }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`"${baseUrl}": an upstream is reached over http:, https: or unix:, not ${url.protocol}`);
   // Never sent (a request goes to the origin, which has none), and the URL is shown in /health,
   // /metrics, the banner and every access line: refused rather than silently dropped or leaked.

@@ -26,6 +26,12 @@ describe('parseUpstreamUrl', () => {
     expect(() => parseUpstreamUrl('unix:/run/vllm.sock:v1')).toThrow(/must start with \//);
   });
 
+  it('suggests the URL meant for a host and port written without http:// (URL reads `localhost:` as a scheme)', () => {
+    expect(() => parseUpstreamUrl('localhost:8000')).toThrow('"localhost:8000" has no scheme: write http://localhost:8000/v1 (vLLM, SGLang and llama.cpp answer under /v1)');
+    expect(() => parseUpstreamUrl('gpu-a:8000/v1')).toThrow('"gpu-a:8000/v1" has no scheme: write http://gpu-a:8000/v1');
+    expect(() => parseUpstreamUrl('ftp://host:21/v1')).toThrow(/not ftp:$/);
+  });
+
   it('refuses credentials in the URL (never sent, and the URL is shown everywhere), without repeating them', () => {
     for (const url of ['http://user:hunter2@127.0.0.1:8000/v1', 'https://token@vllm.internal/v1']) {
       expect(() => parseUpstreamUrl(url)).toThrow(/credentials in an upstream URL are not sent; give the upstream's key with --upstream-api-key/);
