@@ -98,6 +98,9 @@ const samplingFields = {
   user: optional(z.string({ error: 'must be a string' })),
 };
 
+/** `max_tool_rounds`: its range, said so. */
+const toolRounds = `must be an integer from 1 to ${MAX_TOOL_ROUNDS}`;
+
 /** `max_tokens`, `max_completion_tokens`: a count of tokens, said so. */
 const tokenLimit = z.number({ error: 'must be a positive integer' }).int('must be a positive integer').positive('must be a positive integer');
 
@@ -147,7 +150,7 @@ export const chatRequestSchema = z.looseObject({
   /** Extension: run tools while the model decodes (default: the server's setting). */
   partial_execution: optional(z.boolean()),
   /** Extension: upper bound on model→tool→model rounds for this request. */
-  max_tool_rounds: optional(z.number().int().min(1).max(MAX_TOOL_ROUNDS)),
+  max_tool_rounds: optional(z.number({ error: toolRounds }).int(toolRounds).min(1, toolRounds).max(MAX_TOOL_ROUNDS, toolRounds)),
   /** Extension: what a mid-decode tool rejection does (default: the server's `onToolReject`). */
   on_tool_reject: optional(z.enum(['reprompt', 'error'])),
   /** Extension: check the arguments of client-executed calls against their JSON Schema while they stream. */

@@ -251,13 +251,17 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     expect((await postJson(gateway.url, '/v1/chat/completions', { ...hello, logprobs: false })).status).toBe(200);
   });
 
-  it('says what a wrong tool_choice, logprobs or token limit should be, not zod\'s "Invalid input"', async () => {
+  it('says what a wrong tool_choice, logprobs, token limit or max_tool_rounds should be, not zod\'s "Invalid input"', async () => {
     const cases: Array<[Record<string, unknown>, string, RegExp]> = [
       [{ tool_choice: 'sometimes' }, 'tool_choice', /^tool_choice: must be "none", "auto", "required" or \{"type": "function"/],
       [{ tool_choice: { type: 'allowed_tools', allowed_tools: {} } }, 'tool_choice', /the "allowed_tools" tool choice is not supported/],
       [{ logprobs: 'yes' }, 'logprobs', /^logprobs: must be a boolean$/],
       [{ max_tokens: 0 }, 'max_tokens', /^max_tokens: must be a positive integer$/],
       [{ max_completion_tokens: 1.5 }, 'max_completion_tokens', /^max_completion_tokens: must be a positive integer$/],
+      // The extension's range, which the README states (1 to 64), not "Too big: expected number to be <=64".
+      [{ max_tool_rounds: 65 }, 'max_tool_rounds', /^max_tool_rounds: must be an integer from 1 to 64$/],
+      [{ max_tool_rounds: 0 }, 'max_tool_rounds', /^max_tool_rounds: must be an integer from 1 to 64$/],
+      [{ max_tool_rounds: '3' }, 'max_tool_rounds', /^max_tool_rounds: must be an integer from 1 to 64$/],
     ];
     for (const [extra, param, message] of cases) {
       const res = await postJson(gateway.url, '/v1/chat/completions', { ...hello, ...extra });
