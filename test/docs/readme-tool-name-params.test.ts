@@ -1,0 +1,43 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
+import { startSim, type SimHandle } from '../../sim/sim-server.ts';
+import { E2E_PROFILE, SIM_MODEL } from '../support/e2e-profile.ts';
+import { postJson } from '../support/sse-client.ts';
+
+// README's tool_choice list gives the `param` of a refused tool name; a client that matches on it
+// must find the gateway's spelling (OpenAI's `tools.[1]…`, as `messages.[0].content` above it).
+const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const documented = (lead: string): string => new RegExp(`${lead}[^\`]*\`param: "([^"]+)"`).exec(README)?.[1] ?? '';
+
+describe('README.md, the param of a refused tool name', () => {
+  let sim: SimHandle;
+  let gateway: GatewayHandle;
+  beforeAll(async () => {
+    sim = await startSim({ profile: E2E_PROFILE });
+    gateway = await startGateway({ port: 0, upstream: { baseUrl: sim.url } }, { tools: new Map() });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await sim?.close();
+  });
+
+  const ask = (names: string[]) =>
+    postJson(gateway.url, '/v1/chat/completions', {
+      model: SIM_MODEL,
+      messages: [{ role: 'user', content: 'hi' }],
+      tools: names.map((name) => ({ type: 'function', function: { name } })),
+    });
+
+  it('is what the gateway answers for two tools of one name', async () => {
+    const res = await ask(['a', 'a']);
+    expect(res.status).toBe(400);
+    expect(documented('Two `tools` of one name are a 400 \\(').replace('N', '1')).toBe(res.json.error.param);
+  });
+
+  it('is what the gateway answers for a name OpenAI would refuse', async () => {
+    const res = await ask(['ok', 'a b']);
+    expect(res.status).toBe(400);
+    expect(documented('A tool name must be 1-64 letters').replace('N', '1')).toBe(res.json.error.param);
+  });
+});
