@@ -8,7 +8,7 @@ import { postJson } from '../support/sse-client.ts';
 // README's tool_choice list gives the `param` of a refused tool name; a client that matches on it
 // must find the gateway's spelling (OpenAI's `tools.[1]…`, as `messages.[0].content` above it).
 const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-const documented = (lead: string): string => new RegExp(`${lead}[^\`]*\`param: "([^"]+)"`).exec(README)?.[1] ?? '';
+const documented = (lead: string): string => new RegExp(lead + '[\\s\\S]*?`param: "([^"]+)"').exec(README)?.[1] ?? '';
 
 describe('README.md, the param of a refused tool name', () => {
   let sim: SimHandle;
