@@ -98,6 +98,7 @@ export class AnswerRun {
     for (const call of delta?.tool_calls ?? []) if (call.function?.name) this.events.streamed(`client tool call: ${call.function.name} (not run: the playground runs no client tools)`, 'client');
     const e = chunk.conveyor;
     if (!e) return;
+    if (typeof e.t === 'number') this.timeline.heard(e.t);
     if (e.type === 'response.messages') {
       this.turns = e.messages;
       this.stopReason = e.stop_reason;

@@ -132,10 +132,18 @@ export class Timeline {
     return span;
   }
 
+  /**
+   * What the server did at `t` (ms) has just come, so its zero was at least `t` ago: keeps the live
+   * bars in step with the server's clock. The chat stream's events (their `t`) tell it too: from a
+   * late events socket alone, live bars ended a second before events the list already showed.
+   */
+  heard(t) {
+    this.origin = Math.min(this.origin ?? Infinity, performance.now() - t);
+  }
+
   serverEvent(e) {
     const t = e.t / 1000;
-    // Keep the local clock in step with the server's, so live bars grow at the right place.
-    this.origin = Math.min(this.origin ?? Infinity, performance.now() - e.t);
+    this.heard(e.t);
     switch (e.type) {
       case 'round-start':
         this.rounds.set(e.round, this.span(`round ${e.round} · decode`, 'decode', t, e.round));

@@ -151,4 +151,45 @@ describeInBrowser('the playground events list on the timeline\'s clock (Chromium
       expect(times).toEqual([...times].sort((a, b) => a - b));
     });
   }, 90_000);
+
+  it('runs the live timeline\'s clock no later than the stream\'s server times when the events socket is late', async () => {
+    await suite.withPage(async (page) => {
+      await page.addInitScript(() => {
+        // Every message of the events socket handed on late, its close after them.
+        window.WebSocket = class extends WebSocket {
+          override set onmessage(handle: (message: MessageEvent) => void) {
+            super.onmessage = (message) => setTimeout(() => handle(message), 1500);
+          }
+          override set onclose(handle: (event: CloseEvent) => void) {
+            super.onclose = (event) => setTimeout(() => handle(event), 1500);
+          }
+        };
+        // The answer's headers handed on late: a page busy when they came (its stream then read in a rush).
+        const fetched = window.fetch;
+        window.fetch = (input, init) =>
+          fetched(input, init).then((res) => (String(input).endsWith('chat/completions') ? new Promise((resolve) => setTimeout(() => resolve(res), 1000)) : res));
+        // Each frame while the request runs: the timeline's elapsed (its clock's now, in hundredths)
+        // against the latest server time the list shows, drawn in the same frame.
+        const behind: number[] = [];
+        Object.assign(window, { behind });
+        const check = () => {
+          const stats = document.getElementById('stats')?.textContent ?? '';
+          const elapsed = /elapsed (\d+\.\d+) s/.exec(stats)?.[1];
+          const listed = [...document.querySelectorAll('#events li time')].map((time) => parseFloat(time.textContent!));
+          if (elapsed !== undefined && listed.length > 0) behind.push(Math.max(...listed) - parseFloat(elapsed));
+          requestAnimationFrame(check);
+        };
+        requestAnimationFrame(check);
+      });
+      await openPlayground(page, suite.conveyor.gateway.url);
+      await runExample(page, 'Python: sine wave');
+      const behind = await page.evaluate(() => (window as unknown as { behind: number[] }).behind);
+      expect(behind.length).toBeGreaterThan(0);
+      // Before: the clock counted from when the page had the answer's headers until the socket's
+      // first event, and the socket's events came late too: the live bars ended, and "elapsed"
+      // read, a second before events the list already showed. Now each stream event's t sets the
+      // clock as the socket's do (elapsed is rounded to hundredths, the list's times to thousandths).
+      expect(Math.max(...behind)).toBeLessThanOrEqual(0.005);
+    });
+  }, 90_000);
 });
