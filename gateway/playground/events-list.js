@@ -78,6 +78,8 @@ export class EventsList {
     this.latest = undefined;
     /** The seconds the last item on the page shows. */
     this.lastShown = -Infinity;
+    /** Items timed on the page since the last of the server's, `{ item, seconds }`: a timed one earlier than they are goes above them. */
+    this.untimedTail = [];
     /** Events dropped from the list's top (or never put in), told by `marker`. */
     this.dropped = 0;
     this.marker = undefined;
@@ -157,17 +159,33 @@ export class EventsList {
     const fresh = this.pending.length > MAX_SHOWN ? this.pending.slice(-MAX_SHOWN) : this.pending;
     this.dropped += this.pending.length - fresh.length;
     this.pending = [];
-    this.list.append(
-      // An item the server did not time is timed now, not as it came: the timeline's clock is set
-      // by the server's events, and the chat stream's first ones may come before the events socket's.
-      ...fresh.map(({ at, text, kind, t, untimed }) => {
-        const item = el('li', kind);
-        const seconds = t === undefined ? this.seconds(at) : t / 1000;
-        this.lastShown = untimed ? Math.max(this.lastShown, seconds) : seconds;
-        item.append(el('time', undefined, `${this.lastShown.toFixed(3)} s`), el('span', undefined, text));
-        return item;
-      }),
-    );
+    const items = document.createDocumentFragment();
+    // Untimed items the list's top has not since dropped.
+    this.untimedTail = this.untimedTail.filter(({ item }) => item.parentNode !== null);
+    // An item the server did not time is timed now, not as it came: the timeline's clock is set
+    // by the server's events, and the chat stream's first ones may come before the events socket's.
+    for (const { at, text, kind, t, untimed } of fresh) {
+      const item = el('li', kind);
+      const seconds = t === undefined ? this.seconds(at) : t / 1000;
+      const shown = untimed ? Math.max(this.lastShown, seconds) : seconds;
+      item.append(el('time', undefined, `${shown.toFixed(3)} s`), el('span', undefined, text));
+      if (untimed) {
+        this.lastShown = shown;
+        this.untimedTail.push({ item, seconds: shown });
+        items.append(item);
+        continue;
+      }
+      // The server's times never go back in the stream, but a round's start is sent with its
+      // first gateway tool event, after a client call the round wrote before it (and the page
+      // timed as it came): it goes above the untimed items that show later, where it happened.
+      const later = this.untimedTail.findIndex((untimedItem) => untimedItem.seconds > seconds);
+      if (later < 0) {
+        this.lastShown = seconds;
+        items.append(item);
+      } else this.untimedTail[later].item.before(item);
+      this.untimedTail = later < 0 ? [] : this.untimedTail.slice(later);
+    }
+    this.list.append(items);
     this.trim();
     if (following) box.scrollTop = box.scrollHeight;
   }
