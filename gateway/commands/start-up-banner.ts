@@ -93,5 +93,5 @@ function curl({ url, model, keyed }: TryExampleSettings, { content, ...extra }: 
   const body = JSON.stringify({ model, stream: true, ...extra, messages: [{ role: 'user', content }] });
   const auth = keyed ? ' -H "Authorization: Bearer $CONVEYOR_API_KEY"' : '';
   const lines = [`  curl -N ${url}/v1/chat/completions -H 'Content-Type: application/json'${auth} \\`, `    -d '${body}'`];
-  return keyed ? [...lines, '  (CONVEYOR_API_KEY: one of the keys given with --api-key; never printed here)'] : lines;
+  return keyed ? [...lines, '  (first: export CONVEYOR_API_KEY=<one of the keys from --api-key or CONVEYOR_API_KEYS>; no key is printed here)'] : lines;
 }

@@ -40,6 +40,8 @@ describe('the start-up banner\'s "try:" example', () => {
   it('asks a real model anything, naming a key when the gateway has keys, and never printing one', () => {
     const real = { ...base, sim: undefined, model: '<model>', keyed: true };
     expect(tryExample(real)[1]).toContain('-H "Authorization: Bearer $CONVEYOR_API_KEY" \\');
+    // The variable is the reader's to set: the gateway reads CONVEYOR_API_KEYS (plural), not it.
+    expect(tryExample(real).at(-1)).toBe('  (first: export CONVEYOR_API_KEY=<one of the keys from --api-key or CONVEYOR_API_KEYS>; no key is printed here)');
     expect(body(tryExample(real))?.messages[0]?.content).toBe('Plot a sine wave in Python using only the standard library.');
     expect(body(tryExample({ ...real, builtins: [] }))?.messages[0]?.content).toBe('What is 200*701?');
   });
