@@ -266,6 +266,9 @@ function parsePluginsOption(text: string): BuiltinPluginsConfigInput {
     json = JSON.parse(text);
     return builtinPluginsConfigSchema.parse(json);
   } catch (err) {
-    throw new InvalidArgumentError(err instanceof ZodError ? describeConfigIssues(err, builtinPluginsConfigSchema, json) : (err as Error).message);
+    if (err instanceof ZodError) throw new InvalidArgumentError(describeConfigIssues(err, builtinPluginsConfigSchema, json));
+    // JSON.parse's words alone ("Expected property name…") did not say the value must be JSON,
+    // which a shell's quoting (or a JavaScript habit) most often breaks.
+    throw new InvalidArgumentError(`not JSON (${(err as Error).message}): keys and strings go in double quotes, the whole in single quotes, e.g. '{"python":false}'`);
   }
 }

@@ -84,6 +84,8 @@ describe('the CLI: version, help and usage errors (in a child process)', () => {
       [['help', 'sreve'], "unknown command 'sreve' (commands: serve, parse; conveyor --help)"],
       [['serve', '--plugins', '{"pyhton":false}'], 'option \'--plugins <json>\' argument \'{"pyhton":false}\' is invalid. pyhton: unknown key (did you mean python?)'],
       [['serve'], /^conveyor: option '--plugins <json>' value '\{bad' from env 'CONVEYOR_PLUGINS' is invalid\. [^\n]*\n$/, { ...process.env, CONVEYOR_PLUGINS: '{bad' }],
+      // JSON.parse's own words only ("Expected property name or '}' in JSON at position 1").
+      [['serve', '--plugins', '{python:false}'], /^conveyor: option '--plugins <json>' argument '\{python:false\}' is invalid\. not JSON \(Expected property name[^\n]*\): keys and strings go in double quotes, the whole in single quotes, e\.g\. '\{"python":false\}'\n$/],
       // Values the gateway's configuration refuses once exited 1, as if the command had run and failed.
       [['serve', '--upstream', 'ftp://x'], 'option \'--upstream <url...>\': "ftp://x": an upstream is reached over http:, https: or unix:, not ftp:'],
       [['serve', '--upstream', 'http://127.0.0.1:9/v1', 'http://127.0.0.1:9/v1'], "option '--upstream <url...>': a replica is listed twice"],
