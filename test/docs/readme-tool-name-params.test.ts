@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type GatewayHandle } from '../../gateway/server.ts';
-import { startSim, type SimHandle } from '../../sim/sim-server.ts';
-import { E2E_PROFILE, SIM_MODEL } from '../support/e2e-profile.ts';
+import { describe, expect, it } from 'vitest';
+import { SIM_MODEL } from '../support/e2e-profile.ts';
+import { fastSimGateway } from '../support/fast-sim-gateway.ts';
 import { postJson } from '../support/sse-client.ts';
 
 // README's tool_choice list gives the `param` of a refused tool name; a client that matches on it
@@ -11,19 +10,10 @@ const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
 const documented = (lead: string): string => new RegExp(lead + '[\\s\\S]*?`param: "([^"]+)"').exec(README)?.[1] ?? '';
 
 describe('README.md, the param of a refused tool name', () => {
-  let sim: SimHandle;
-  let gateway: GatewayHandle;
-  beforeAll(async () => {
-    sim = await startSim({ profile: E2E_PROFILE });
-    gateway = await startGateway({ port: 0, upstream: { baseUrl: sim.url } }, { tools: new Map() });
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await sim?.close();
-  });
+  const servers = fastSimGateway();
 
   const ask = (names: string[]) =>
-    postJson(gateway.url, '/v1/chat/completions', {
+    postJson(servers.gateway.url, '/v1/chat/completions', {
       model: SIM_MODEL,
       messages: [{ role: 'user', content: 'hi' }],
       tools: names.map((name) => ({ type: 'function', function: { name } })),
