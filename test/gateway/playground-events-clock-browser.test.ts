@@ -30,6 +30,23 @@ const readLate = (ms: number) => {
   } as typeof read;
 };
 
+/**
+ * Sends `prompt` from the playground with the client's get_weather beside the calculator (the
+ * page has no client tools of its own), waits for the answer, and returns the events list's texts.
+ */
+async function askWithClientTool(page: Page, url: string, prompt: string): Promise<(string | null)[]> {
+  await page.route('**/v1/chat/completions', async (route) => {
+    const body = route.request().postDataJSON() as Record<string, unknown>;
+    await route.continue({ postData: JSON.stringify({ ...body, tools: [{ type: 'function', function: { name: 'calculator' } }, GET_WEATHER] }) });
+  });
+  await openPlayground(page, url);
+  await page.fill('#prompt', prompt);
+  await page.click('#send');
+  await page.waitForSelector('.turn.assistant.finished', { timeout: 60_000 });
+  await page.waitForFunction(() => document.getElementById('stats')?.textContent?.includes('total'));
+  return page.$$eval('#events li span', (items) => items.map((item) => item.textContent));
+}
+
 const listedTimes = (page: Page) => page.$$eval('#events li time', (items) => items.map((item) => parseFloat(item.textContent!)));
 
 // The events list and the timeline say when the same things happened: the list counted from the
@@ -129,16 +146,7 @@ describeInBrowser('the playground events list on the timeline\'s clock (Chromium
   it('keeps a client tool call, which the server does not time, in order among timed events when the page reads the stream late', async () => {
     await suite.withPage(async (page) => {
       await page.addInitScript(readLate, 250);
-      await page.route('**/v1/chat/completions', async (route) => {
-        const body = route.request().postDataJSON() as Record<string, unknown>;
-        await route.continue({ postData: JSON.stringify({ ...body, tools: [{ type: 'function', function: { name: 'calculator' } }, GET_WEATHER] }) });
-      });
-      await openPlayground(page, suite.conveyor.gateway.url);
-      await page.fill('#prompt', 'Work out a sum then weather in Oslo');
-      await page.click('#send');
-      await page.waitForSelector('.turn.assistant.finished', { timeout: 60_000 });
-      await page.waitForFunction(() => document.getElementById('stats')?.textContent?.includes('total'));
-      const texts = await page.$$eval('#events li span', (items) => items.map((item) => item.textContent));
+      const texts = await askWithClientTool(page, suite.conveyor.gateway.url, 'Work out a sum then weather in Oslo');
       expect(texts).toEqual([
         'round 1 started',
         'calculator call recognised',
@@ -199,19 +207,10 @@ describeInBrowser('the playground events list on the timeline\'s clock (Chromium
 
   it('lists a round\'s start above a client tool call the round made before its first gateway tool event', async () => {
     await suite.withPage(async (page) => {
-      await page.route('**/v1/chat/completions', async (route) => {
-        const body = route.request().postDataJSON() as Record<string, unknown>;
-        await route.continue({ postData: JSON.stringify({ ...body, tools: [{ type: 'function', function: { name: 'calculator' } }, GET_WEATHER] }) });
-      });
-      await openPlayground(page, suite.conveyor.gateway.url);
-      await page.fill('#prompt', 'The weather and sum please');
-      await page.click('#send');
-      await page.waitForSelector('.turn.assistant.finished', { timeout: 60_000 });
-      await page.waitForFunction(() => document.getElementById('stats')?.textContent?.includes('total'));
+      const texts = await askWithClientTool(page, suite.conveyor.gateway.url, 'The weather and sum please');
       // The stream holds "round 1 started" back until the calculator's first event, so it comes
       // after the client's call, which the round wrote first. Before: it was listed under that
       // call, at the round's start, earlier than the call's time above it.
-      const texts = await page.$$eval('#events li span', (items) => items.map((item) => item.textContent));
       expect(texts).toEqual([
         'round 1 started',
         'client tool call: get_weather (not run: the playground runs no client tools)',
