@@ -30,6 +30,18 @@ const readLate = (ms: number) => {
   } as typeof read;
 };
 
+/** Every message of the events socket handed on `ms` late, and its close after them, as it came. */
+const socketLate = (ms: number) => {
+  window.WebSocket = class extends WebSocket {
+    override set onmessage(handle: (message: MessageEvent) => void) {
+      super.onmessage = (message) => setTimeout(() => handle(message), ms);
+    }
+    override set onclose(handle: (event: CloseEvent) => void) {
+      super.onclose = (event) => setTimeout(() => handle(event), ms);
+    }
+  };
+};
+
 /**
  * Sends `prompt` from the playground with the client's get_weather beside the calculator (the
  * page has no client tools of its own), waits for the answer, and returns the events list's texts.
@@ -95,17 +107,7 @@ describeInBrowser('the playground events list on the timeline\'s clock (Chromium
   it('keeps the list\'s times in order when the events socket\'s first event comes after the chat stream\'s first events', async () => {
     await suite.withPage(async (page) => {
       // Every message of the events socket handed on late: a socket slow to open or to start.
-      await page.addInitScript(() => {
-        window.WebSocket = class extends WebSocket {
-          override set onmessage(handle: (message: MessageEvent) => void) {
-            super.onmessage = (message) => setTimeout(() => handle(message), 1500);
-          }
-          // Its close after them, as it came.
-          override set onclose(handle: (event: CloseEvent) => void) {
-            super.onclose = (event) => setTimeout(() => handle(event), 1500);
-          }
-        };
-      });
+      await page.addInitScript(socketLate, 1500);
       await openPlayground(page, suite.conveyor.gateway.url);
       await page.route('**/v1/chat/completions', async (route) => {
         await new Promise((resolve) => setTimeout(resolve, UPLINK_DELAY_MS));
@@ -165,16 +167,8 @@ describeInBrowser('the playground events list on the timeline\'s clock (Chromium
 
   it('runs the live timeline\'s clock no later than the stream\'s server times when the events socket is late', async () => {
     await suite.withPage(async (page) => {
+      await page.addInitScript(socketLate, 1500);
       await page.addInitScript(() => {
-        // Every message of the events socket handed on late, its close after them.
-        window.WebSocket = class extends WebSocket {
-          override set onmessage(handle: (message: MessageEvent) => void) {
-            super.onmessage = (message) => setTimeout(() => handle(message), 1500);
-          }
-          override set onclose(handle: (event: CloseEvent) => void) {
-            super.onclose = (event) => setTimeout(() => handle(event), 1500);
-          }
-        };
         // The answer's headers handed on late: a page busy when they came (its stream then read in a rush).
         const fetched = window.fetch;
         window.fetch = (input, init) =>
