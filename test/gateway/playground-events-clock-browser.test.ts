@@ -115,7 +115,7 @@ describeInBrowser('the playground events list on the timeline\'s clock (Chromium
       });
       await runExample(page, 'Python: sine wave');
       await page.waitForFunction(() => document.getElementById('stats')?.textContent?.includes('total'));
-      const times = await page.$$eval('#events li time', (items) => items.map((item) => parseFloat(item.textContent!)));
+      const times = await listedTimes(page);
       // Before: those put on the page before the socket's first event counted from the send, 2 s
       // more than those after, which count from the server's zero. Each item now says its event's
       // own server time (`t`), so no step back at all.
@@ -128,16 +128,11 @@ describeInBrowser('the playground events list on the timeline\'s clock (Chromium
     await suite.withPage(async (page) => {
       // Every read of a response body handed on late: a page too busy to keep up with its stream,
       // while the events socket keeps up.
-      await page.addInitScript(() => {
-        const read = ReadableStreamDefaultReader.prototype.read;
-        ReadableStreamDefaultReader.prototype.read = function (this: ReadableStreamDefaultReader) {
-          return read.call(this).then((result) => new Promise((resolve) => setTimeout(() => resolve(result), 20)));
-        } as typeof read;
-      });
+      await page.addInitScript(readLate, 20);
       await openPlayground(page, suite.conveyor.gateway.url);
       await runExample(page, 'Python: sine wave');
       await page.waitForFunction(() => document.getElementById('stats')?.textContent?.includes('total'));
-      const times = await page.$$eval('#events li time', (items) => items.map((item) => parseFloat(item.textContent!)));
+      const times = await listedTimes(page);
       // Before: an item was timed when it reached the page, a round's start at the server's time
       // of it, so "round 2 started" came before the "round 1 finished" above it, by how late the page read.
       expect(times.length).toBeGreaterThan(3);
