@@ -20,6 +20,7 @@ import { Command } from 'commander';
 import { usageErrorsExit2 } from '../usage-errors.ts';
 import { baseline as checkout } from '../git-baseline.ts';
 import { buildCases } from './cases.ts';
+import { commitsLine, parsersRunProvenance } from './run-provenance.ts';
 import type { CaseResult } from './measure-case.ts';
 import { markdownTable, runStats, STREAMS, summaryLines, TOKENS_PER_SECOND } from './report.ts';
 
@@ -67,8 +68,10 @@ async function main(): Promise<void> {
     program.error(`parsers: ${(err as Error).message}`, { exitCode: 2 });
   }
   const childArgs = [...(quick ? ['--quick'] : []), ...(baseline ? ['--baseline', baseline.dir] : [])];
-  // Quoted where a shell would read the argument otherwise (`--only 'a|b'`), so it can be pasted.
-  let command = `npx tsx bench/parsers/run.ts ${args.map((a) => (/^[\w./:=-]+$/.test(a) ? a : `'${a}'`)).join(' ')}`.trim();
+  // Quoted as bench/command-line.ts quotes every report's command; this script's own quoting left a
+  // quote inside an argument as it was, so `--only "it's"` was printed as a line no shell reads.
+  const made = parsersRunProvenance(args, baseline);
+  let { command, commit } = made;
 
   const results: CaseResult[] = [];
   try {
@@ -86,7 +89,7 @@ async function main(): Promise<void> {
   const dir = path.join(here, '..', 'results');
   const base = path.join(dir, `${date}-parsers${quick ? '-quick' : ''}`);
   if (update && existsSync(`${base}.json`)) {
-    const previous = JSON.parse(readFileSync(`${base}.json`, 'utf8')) as { command: string; cases: CaseResult[] };
+    const previous = JSON.parse(readFileSync(`${base}.json`, 'utf8')) as { command: string; commit?: string; cases: CaseResult[] };
     const fresh = new Map(results.map((r) => [r.id, r]));
     const merged = previous.cases.map((r) => fresh.get(r.id) ?? r);
     for (const r of results) if (!previous.cases.some((p) => p.id === r.id)) merged.push(r);
@@ -94,6 +97,8 @@ async function main(): Promise<void> {
     merged.sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
     results.splice(0, results.length, ...merged);
     command = `${previous.command}\n${command}`;
+    // Rows kept from the earlier run were measured on its commit.
+    if (previous.commit !== undefined && previous.commit !== commit) commit = `${previous.commit}, rows re-run on ${commit}`;
   }
   const machine = `${os.cpus()[0]?.model ?? 'unknown CPU'}, ${os.cpus().length} cores, Node ${process.version}`;
   const md = [
@@ -103,7 +108,7 @@ async function main(): Promise<void> {
     command,
     '```',
     '',
-    `${machine}. One token per delta (real Mistral tokenizer boundaries) unless the column says otherwise; ` +
+    `${machine}. ${commitsLine({ commit, baseline: made.baseline })} One token per delta (real Mistral tokenizer boundaries) unless the column says otherwise; ` +
       `each format in its own process; CPU time of the process; median of ${quick ? 5 : 15} interleaved batches ` +
       `after warm-up, with the slowest and fastest batch in brackets. MB = 10⁶ bytes of UTF-8. ` +
       `"core at ${STREAMS}×${TOKENS_PER_SECOND} tok/s" = ns/token × ${STREAMS * TOKENS_PER_SECOND} tokens/s ÷ 10⁹. ` +
@@ -116,7 +121,7 @@ async function main(): Promise<void> {
   ].join('\n');
   mkdirSync(dir, { recursive: true });
   writeFileSync(`${base}.md`, md);
-  writeFileSync(`${base}.json`, `${JSON.stringify({ command, date, machine, streams: STREAMS, tokensPerSecond: TOKENS_PER_SECOND, cases: results }, null, 2)}\n`);
+  writeFileSync(`${base}.json`, `${JSON.stringify({ command, commit, ...(made.baseline ? { baseline: made.baseline } : {}), date, machine, streams: STREAMS, tokensPerSecond: TOKENS_PER_SECOND, cases: results }, null, 2)}\n`);
   console.log(md);
   console.error(`wrote ${path.relative(process.cwd(), base)}.{md,json}`);
 }
