@@ -53,9 +53,11 @@ export const chatCompletionRequestSchema = z
 function checkChatRequest(body: ChatValidatorFields, ctx: z.RefinementCtx): void {
   const toolProblem = toolUsageProblem(body.tools, body.tool_choice);
   if (toolProblem !== undefined) return addValueError(ctx, toolProblem);
-  // check_logprobs: a negative count is refused; 0 asks for no alternatives, so it needs no `logprobs`.
-  if (body.top_logprobs != null && body.top_logprobs < 0) return addValueError(ctx, '`top_logprobs` must be a positive value.', 'top_logprobs');
-  if (body.top_logprobs != null && body.top_logprobs > 0 && !body.logprobs) {
+  // check_logprobs as of v0.11 (vllm-project/vllm#24956): -1 asks for the whole vocabulary, so like a
+  // positive count it needs `logprobs` (then refused here: checkSamplingRequest); below -1 is refused;
+  // 0 asks for no alternatives, so it needs no `logprobs`. v0.10.2 and before refused -1 as well.
+  if (body.top_logprobs != null && body.top_logprobs < -1) return addValueError(ctx, '`top_logprobs` must be a positive value or -1.', 'top_logprobs');
+  if (body.top_logprobs != null && body.top_logprobs !== 0 && !body.logprobs) {
     return addValueError(ctx, 'when using `top_logprobs`, `logprobs` must be set to true.', 'top_logprobs');
   }
   const streamProblem = streamOptionsProblem(body);

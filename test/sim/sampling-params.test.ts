@@ -92,10 +92,21 @@ describe('top_logprobs without logprobs (check_logprobs)', () => {
     expect((await chat({ top_logprobs: 0 })).status).toBe(200);
   });
 
-  it('refuses a negative top_logprobs, before asking for logprobs', async () => {
-    const refused = modelValidatorError('`top_logprobs` must be a positive value.', 'top_logprobs');
-    expect(await chat({ top_logprobs: -1 })).toEqual({ status: 400, body: refused });
+  it('refuses a top_logprobs below -1, before asking for logprobs', async () => {
+    const refused = modelValidatorError('`top_logprobs` must be a positive value or -1.', 'top_logprobs');
+    expect(await chat({ top_logprobs: -2 })).toEqual({ status: 400, body: refused });
     expect(await chat({ top_logprobs: -3, logprobs: false })).toEqual({ status: 400, body: refused });
+  });
+
+  // vLLM 0.11 (vllm-project/vllm#24956) reads -1 as "the whole vocabulary"; the simulator refused it as a negative count.
+  it('takes top_logprobs -1 as the whole vocabulary: like a positive count, it needs logprobs, which the simulator then refuses', async () => {
+    const needsLogprobs = modelValidatorError('when using `top_logprobs`, `logprobs` must be set to true.', 'top_logprobs');
+    expect(await chat({ top_logprobs: -1 })).toEqual({ status: 400, body: needsLogprobs });
+    expect(await chat({ top_logprobs: -1, logprobs: false })).toEqual({ status: 400, body: needsLogprobs });
+    const asked = await chat({ top_logprobs: -1, logprobs: true });
+    expect(asked.status).toBe(400);
+    expect(asked.body.error).toMatchObject({ param: 'body.logprobs', message: expect.stringContaining('logprobs are not supported by the simulator.') });
+    expect(asked.body.error.message).not.toContain('top_logprobs');
   });
 
   it('refuses logprobs themselves, which the scripted reply cannot give, rather than answering them null', async () => {
