@@ -8,19 +8,31 @@ import type { ChatMessage, ChatRequest } from './chat-request-schema.ts';
  */
 export function roundPrompt(request: ChatRequest, appended: readonly ChatMessage[]): ChatMessage[] {
   const start = request.messages.at(-1);
-  const reply = appended[0];
-  if (reply?.role !== 'assistant') return [...request.messages, ...appended];
-  const text = typeof reply.content === 'string' ? reply.content : '';
-  // With vLLM's `echo`, round 1's text opened with the client's last message: the model never
-  // wrote it, and kept there the turn read "I willI will look it up." (a prefill) or put the
-  // client's question in the model's mouth (the generation prompt off).
-  const echo = echoedText(request);
-  const rest = echo !== undefined && echo !== '' && text.startsWith(echo) ? text.slice(echo.length) : text;
+  const turns = modelTurns(request, appended);
+  const reply = turns[0];
   const prefill = (request as { continue_final_message?: unknown }).continue_final_message === true;
-  if (prefill && start?.role === 'assistant' && typeof start.content === 'string') {
-    return [...request.messages.slice(0, -1), { ...start, ...reply, content: start.content + rest }, ...appended.slice(1)];
+  if (prefill && reply?.role === 'assistant' && start?.role === 'assistant' && typeof start.content === 'string') {
+    const rest = typeof reply.content === 'string' ? reply.content : '';
+    return [...request.messages.slice(0, -1), { ...start, ...reply, content: start.content + rest }, ...turns.slice(1)];
   }
-  return rest === text ? [...request.messages, ...appended] : [...request.messages, { ...reply, content: rest }, ...appended.slice(1)];
+  return [...request.messages, ...turns];
+}
+
+/**
+ * The turns the gateway appended, as the model wrote them. With vLLM's `echo`, round 1's text
+ * opened with the client's last message: the model never wrote it, and kept there the turn read
+ * "I willI will look it up." in the next prompt (a prefill), or put the client's question in the
+ * model's mouth (the generation prompt off), there and in the `conveyor.messages` a client appends
+ * to its conversation. The answer's own text keeps the echo, as vLLM's does.
+ */
+export function modelTurns(request: ChatRequest, appended: readonly ChatMessage[]): ChatMessage[] {
+  const reply = appended[0];
+  const echo = echoedText(request);
+  if (reply?.role !== 'assistant' || typeof reply.content !== 'string' || !echo || !reply.content.startsWith(echo)) return [...appended];
+  const rest = reply.content.slice(echo.length);
+  // What is left of a turn that only called tools reads as roundMessages writes one: null.
+  const content = rest.trim() === '' && (reply.tool_calls?.length ?? 0) > 0 ? null : rest;
+  return [{ ...reply, content }, ...appended.slice(1)];
 }
 
 /**

@@ -11,7 +11,7 @@ import type { ClientToolValidator } from './client-tool-validator.ts';
 import { conversationKey } from './conversation-key.ts';
 import { failureAfterTools } from './failure-after-tools.ts';
 import { observationCapToFit, recutRound } from './observation-fit.ts';
-import { roundPrompt } from './prefill-turn.ts';
+import { modelTurns, roundPrompt } from './prefill-turn.ts';
 import { roundJoiner } from './round-joiner.ts';
 import { roundMessages } from './round-messages.ts';
 import { runRound, type RoundOutput } from './session-round.ts';
@@ -246,7 +246,7 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
         ...(finishReason === 'stop' && answered && out.stopString !== undefined ? { stopString: out.stopString } : {}),
         ...(finishReason === 'stop' && answered && out.stopTokenId !== undefined ? { stopTokenId: out.stopTokenId } : {}),
         usage,
-        messages: appended,
+        messages: modelTurns(opts.request, appended),
         ...(answered ? { answer: out.text } : {}),
         clientToolCalls: out.clientCalls,
         rounds: round,

@@ -5,7 +5,7 @@ import { startSim, type SimHandle } from '../../sim/sim-server.ts';
 import { startTestUpstream, type TestUpstream } from '../llm-client/upstream-test-server.ts';
 import { answeringTool, toolMap } from '../support/scripted-gateway.ts';
 import { E2E_PROFILE, SIM_MODEL } from '../support/e2e-profile.ts';
-import { postJson } from '../support/sse-client.ts';
+import { postJson, streamChat } from '../support/sse-client.ts';
 
 type Body = { messages: Array<{ role: string }>; add_generation_prompt?: unknown; continue_final_message?: unknown };
 
@@ -85,7 +85,29 @@ describe("vLLM's add_generation_prompt: false across tool rounds, through the si
     expect(res.status).toBe(200);
     const round2 = recorder.requests[plain + 1]!.body as { messages: Array<{ role: string; content?: unknown }> };
     expect(round2.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
-    expect(round2.messages[1]!.content).not.toContain('When is high tide?');
+    // The model wrote the call alone: the turn reads as it does without echo, no text (null).
+    expect(round2.messages[1]!.content).toBeNull();
     expect(res.json.choices[0].message.content).toBe('When is high tide?\n\nHigh tide is at 06:12.');
+  });
+
+  /**
+   * `conveyor.messages` (and a stream's `response.messages`) are the turns the gateway ran, for a
+   * client to append to its conversation: round 1's turn held the echoed question in front of the
+   * model's call, "When is high tide?" written as the model's, while round 2's prompt left it out.
+   * The answer itself keeps the echo, as vLLM returns it.
+   */
+  it("keeps the echoed message out of round 1's turn in conveyor.messages and response.messages", async () => {
+    const body = { model: SIM_MODEL, scenario: 'lookup', messages: [{ role: 'user', content: 'When is high tide?' }], add_generation_prompt: false, echo: true };
+    const res = await postJson(gateway.url, '/v1/chat/completions', body);
+    expect(res.status).toBe(200);
+    expect(res.json.choices[0].message.content).toBe('When is high tide?\n\nHigh tide is at 06:12.');
+    const turns = res.json.conveyor.messages as Array<{ role: string; content: unknown; tool_calls?: unknown[] }>;
+    expect(turns.map((m) => m.role)).toEqual(['assistant', 'tool']);
+    // The model wrote the call alone: no text, as a turn that only called tools reads (null).
+    expect(turns[0]).toMatchObject({ content: null, tool_calls: [{ function: { name: 'lookup' } }] });
+    const streamed = await streamChat(gateway.url, body);
+    expect(streamed.content).toBe('When is high tide?\n\nHigh tide is at 06:12.');
+    const messages = streamed.events.find((e) => e.type === 'response.messages')?.['messages'] as Array<{ role: string; content: unknown }>;
+    expect(messages[0]).toMatchObject({ role: 'assistant', content: null });
   });
 });

@@ -82,5 +82,7 @@ describe("vLLM's echo with continue_final_message across tool rounds", () => {
     expect(round2.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
     expect(round2.messages[1]!.content).toBe('I will look it up.');
     expect(res.json.choices[0].message.content).toBe('I will look it up.\n\nHigh tide is at 06:12.');
+    // The turns the gateway ran hold what the model wrote, the continuation, as without echo.
+    expect(res.json.conveyor.messages[0]).toMatchObject({ role: 'assistant', content: ' look it up.' });
   });
 });
