@@ -13,9 +13,16 @@ import traceback
 def print_uncaught(err, tb):
     """The default hook's traceback on `sys.stderr`. One the code closed (or broke) cannot take it:
     the interpreter then dumps the exception on fd 2 and says so. Before, the executor itself failed
-    there and the model read only the output before it, with status 71."""
+    there and the model read only the output before it, with status 71.
+
+    Returns the exception's text as the traceback shows it (None if it was not formatted), so the
+    cell's report reuses it: its `__str__` runs once, as in a script (the report called it again)."""
+    text = None
     try:
-        traceback.print_exception(type(err), err, tb, file=sys.stderr)
+        # What traceback.print_exception does, keeping the formatter for its text.
+        formatted = traceback.TracebackException(type(err), err, tb, compact=True)
+        text = getattr(formatted, '_str', None)
+        formatted.print(file=sys.stderr)
     except Exception:
         # As `_PyObject_Dump` less its addresses and refcount, which differ from run to run.
         dump = 'object type name: %s\nobject repr     : %s\nlost sys.stderr\n' % (type(err).__name__, _repr(err))
@@ -23,6 +30,7 @@ def print_uncaught(err, tb):
             os.write(2, dump.encode('utf-8', 'backslashreplace'))
         except OSError:
             pass
+    return text
 
 
 def _repr(value):

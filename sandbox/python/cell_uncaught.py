@@ -43,13 +43,14 @@ def uncaught(err, filename, as_file):
             lineno = walk.tb_lineno
         walk = walk.tb_next
     hook_error = None
+    message = None
     if sys.excepthook is sys.__excepthook__:
         # The C hook of 3.11 reads source lines from disk, not linecache, so it would print no
         # source for the cell; the traceback module prints what a script shows. With
         # `sys.stderr = None` a script prints nothing (print_exception would use stdout).
         if sys.stderr is not None:
             with as_file():
-                cell_excepthook.print_uncaught(err, tb)
+                message = cell_excepthook.print_uncaught(err, tb)
     else:
         try:
             sys.excepthook(type(err), err, tb)
@@ -61,7 +62,9 @@ def uncaught(err, filename, as_file):
         # exit_sigint, for this exact type only: a subclass exits with 1), so its shell sees
         # 130; the cell said 1. A hook's SystemExit (below) exits before that, as there.
         ending = Ending(128 + signal.SIGINT, 'SIGINT')
-    ending.error = {'type': type(err).__name__, 'message': safe_str(err), 'compileError': False}
+    if message is None:
+        message = safe_str(err)
+    ending.error = {'type': type(err).__name__, 'message': message, 'compileError': False}
     if lineno is not None:
         ending.error['lineno'] = lineno
     if hook_error is not None:
@@ -78,17 +81,27 @@ def uncaught(err, filename, as_file):
 def _system_exit(code):
     if code is None:
         return Ending(0)
+    text = None
     if isinstance(code, int):
         status = exit_status(code)
     else:
         status = 1
+        # Converted once, for the print and the report both: the code's own `__str__` ran
+        # twice (a script's interpreter calls it once, to print it).
         try:
-            print(code, file=sys.stderr)
-        except Exception:
-            pass
+            text = str(code)
+        except BaseException:
+            text = '<unprintable>'  # as the interpreter, which then prints nothing
+        else:
+            try:
+                print(text, file=sys.stderr)
+            except Exception:
+                pass
     if not status:
         return Ending(0)
-    return Ending(status, None, {'type': 'SystemExit', 'message': safe_str(code), 'compileError': False})
+    if text is None:
+        text = safe_str(code)
+    return Ending(status, None, {'type': 'SystemExit', 'message': text, 'compileError': False})
 
 
 def exit_status(code):

@@ -61,3 +61,36 @@ describe('an uncaught exception, printed as the interpreter prints it', () => {
     expect((await runScript(sandbox, SCRIPTS['a hook that raises SystemExit']!)).result.exitCode).toBe(3);
   });
 });
+
+/**
+ * The cell's report of an uncaught exception (and of `sys.exit(obj)`) took the exception's text with
+ * a second `str()`, after the traceback's: an exception whose `__str__` counts, logs or is slow ran
+ * it twice, where a script runs it once. The count is printed by an atexit handler, after both.
+ */
+describe("an uncaught exception's __str__", () => {
+  const COUNTED = "import atexit\ncalls = []\natexit.register(lambda: print('__str__ ran', len(calls)))\nclass Loud:\n    def __str__(self):\n        calls.append(1)\n        return 'loud'\n";
+  const CASES: Record<string, [string, string]> = {
+    'raised': [`${COUNTED}class E(Loud, Exception):\n    pass\nraise E()\n`, 'loud'],
+    'given to sys.exit': [`${COUNTED}import sys\nsys.exit(Loud())\n`, 'loud'],
+  };
+
+  it.each(Object.entries(CASES))('runs once when %s (ran twice: printed, then again for the report)', async (name, [source, message]) => {
+    const real = await runAsScript(sandbox.python, scratch, 'str-once.py', source, '<llm-cell>');
+    expect(real).toMatch(/__str__ ran 1\n$/);
+    for (const mode of ['incremental', 'whole'] as const) {
+      const { result } = await runScript(sandbox, source, { mode });
+      expect(result.observation, `${name} ${mode}`).toBe(real);
+      expect(result.error, `${name} ${mode}`).toMatchObject({ message });
+      expect(result.exitCode, `${name} ${mode}`).toBe(1);
+    }
+  });
+
+  it("that raises is called once and reported as the traceback shows it", async () => {
+    const source = `${COUNTED}class E(Exception):\n    def __str__(self):\n        calls.append(1)\n        raise RuntimeError\nraise E()\n`;
+    const real = await runAsScript(sandbox.python, scratch, 'str-fails.py', source, '<llm-cell>');
+    expect(real).toMatch(/E: <exception str\(\) failed>\n__str__ ran 1\n$/);
+    const { result } = await runScript(sandbox, source);
+    expect(result.observation).toBe(real);
+    expect(result.error).toMatchObject({ type: 'E', message: '<exception str() failed>' });
+  });
+});
