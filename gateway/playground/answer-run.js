@@ -30,7 +30,7 @@ export class AnswerRun {
     /** The calls for the client's own tools, which the page does not run (answer-turns.js). */
     this.clientCalls = new ClientCalls();
     this.timeline = new Timeline({ panel: ui.timeline, stats: ui.stats, headers, onTrouble: (text) => onTrouble(this, text) });
-    this.events = new EventsList(ui.events, (at) => this.timeline.secondsAt(at));
+    this.events = new EventsList(ui.events, (at) => this.timeline.secondsAt(at), (callId) => this.timeline.callStarts.get(callId));
     this.bubble = el('div', 'turn assistant');
     this.content = el('pre', 'content');
     // Above the answer and hidden until the model thinks aloud: a thinking model writes nothing
@@ -95,7 +95,7 @@ export class AnswerRun {
       this.clientCalls.add(delta.tool_calls);
       this.textChanged = true;
     }
-    for (const call of delta?.tool_calls ?? []) if (call.function?.name) this.events.streamed(`client tool call: ${call.function.name} (not run: the playground runs no client tools)`, 'client');
+    for (const call of delta?.tool_calls ?? []) if (call.function?.name) this.events.clientCall(`client tool call: ${call.function.name} (not run: the playground runs no client tools)`, call.id);
     const e = chunk.conveyor;
     if (!e) return;
     if (typeof e.t === 'number') this.timeline.heard(e.t);

@@ -66,19 +66,27 @@ export class EventsList {
   /**
    * @param {HTMLOListElement} list emptied now; its parent is the box that scrolls.
    * @param {(at: number) => number} seconds a page time (performance.now()) as the seconds an item
-   *   the server did not time shows (Stop, an error; a client's tool call before any server time): the timeline's clock
-   *   (Timeline.secondsAt), the one the server's times are on.
+   *   the server did not time shows (Stop, an error; a client's tool call whose server time has not
+   *   come): the timeline's clock (Timeline.secondsAt), the one the server's times are on.
+   * @param {(callId: string) => number | undefined} callStartOf the server's time (ms) of a call's
+   *   start, once the timeline has heard it (its events socket's `call-start`).
    */
-  constructor(list, seconds) {
+  constructor(list, seconds, callStartOf = () => undefined) {
     this.list = list;
     this.seconds = seconds;
-    /** Events not yet on the page, as `{ at, text, kind, t, untimed }` (`at`: when it came; `t`: the server's time of it): made into items by `render`. */
+    this.callStartOf = callStartOf;
+    /**
+     * Events not yet on the page, as `{ at, text, kind, t, untimed, callId }` (`at`: when it came;
+     * `t`: the server's time of it; `callId`: a client's call, timed as it goes on the page): made
+     * into items by `render`.
+     */
     this.pending = [];
-    /** The latest server time (`t`, ms) of the stream's events so far: the server never sends an earlier one after it. */
-    this.latest = undefined;
     /** The seconds the last item on the page shows. */
     this.lastShown = -Infinity;
-    /** Items timed on the page since the last of the server's, `{ item, seconds }`: a timed one earlier than they are goes above them. */
+    /**
+     * Items the stream did not time (the page's own, a client's calls) since the last it did,
+     * `{ item, seconds }`: an item the stream timed earlier than they show goes above them.
+     */
     this.untimedTail = [];
     /** Events dropped from the list's top (or never put in), told by `marker`. */
     this.dropped = 0;
@@ -111,19 +119,20 @@ export class EventsList {
     // when it reached the page: timed as it came, a late read put an item after the next one,
     // whose time was the server's (a round's start, which says when the round began though the
     // stream tells it with the round's first tool event). On the server's clock the list is in order.
-    if (typeof e.t === 'number') this.latest = Math.max(this.latest ?? e.t, e.t);
     if (item) this.add(item[0], item[1], e.t);
   }
 
   /**
-   * An item of the stream the server did not time (a client tool call's delta): at the latest
-   * server time seen, which it came after and which the stream's next event cannot be before.
-   * Timed as it came (on the timeline's clock) and read late, it was the server's now, later than
-   * the round's end under it; the latest time plus the time since was later still when each read
-   * was late. Before any server time, as it came.
+   * A client's tool call (its `tool_calls` delta), call `callId`. The chunk that carries it has no
+   * `t` (the gateway keeps the client's calls in OpenAI's shape), but the request's timeline has
+   * the call's `call-start`, on the same clock, which the events socket brings: the item shows
+   * that, its own time however late the page reads the stream. Until it has come (the socket
+   * behind the stream), the time the call reached the page, on the timeline's clock. Before, it
+   * showed the latest server time of the stream before it: the round's start, for a call the
+   * model made after a long sentence, seconds earlier than the call.
    */
-  streamed(text, kind) {
-    this.add(text, kind, this.latest, true);
+  clientCall(text, callId) {
+    this.add(text, 'client', undefined, callId);
   }
 
   /**
@@ -137,13 +146,13 @@ export class EventsList {
   }
 
   /**
-   * `t`: when it happened on the server (ms since the request started); without one, the item is
-   * timed as it came (the page's own acts: Stop, an error, the calls they dropped, all after what
-   * the page has read). `untimed`: `t` is a guess, not the server's time of the item: the item
-   * shows no earlier than the one before it, as it came after it.
+   * `t`: when it happened on the server (ms since the request started), as the stream said it;
+   * without one, the item is timed as it came (the page's own acts: Stop, an error, the calls they
+   * dropped, all after what the page has read), or for a client's call `callId` at its call-start
+   * (clientCall). Either shows no earlier than the item before it, as it came after it.
    */
-  add(text, kind = '', t = undefined, untimed = t === undefined) {
-    this.pending.push({ at: performance.now(), text, kind, t, untimed });
+  add(text, kind = '', t = undefined, callId = undefined) {
+    this.pending.push({ at: performance.now(), text, kind, t, callId });
     // A background tab gets no frames: what it could never show is not held for them.
     if (this.pending.length > 2 * MAX_SHOWN) this.dropped += this.pending.splice(0, this.pending.length - MAX_SHOWN).length;
   }
@@ -162,10 +171,15 @@ export class EventsList {
     const items = document.createDocumentFragment();
     // Untimed items the list's top has not since dropped.
     this.untimedTail = this.untimedTail.filter(({ item }) => item.parentNode !== null);
-    // An item the server did not time is timed now, not as it came: the timeline's clock is set
-    // by the server's events, and the chat stream's first ones may come before the events socket's.
-    for (const { at, text, kind, t, untimed } of fresh) {
+    // An item the stream did not time is timed now, not as it came: the timeline's clock is set
+    // by the server's events, and the chat stream's first ones may come before the events socket's,
+    // which also brings a client call's call-start. Such an item shows no earlier than the item
+    // above it: a call held until its arguments passed validation started before events the
+    // stream sent ahead of it.
+    for (const { at, text, kind, t: streamT, callId } of fresh) {
       const item = el('li', kind);
+      const untimed = streamT === undefined;
+      const t = streamT ?? (callId === undefined ? undefined : this.callStartOf(callId));
       const seconds = t === undefined ? this.seconds(at) : t / 1000;
       const shown = untimed ? Math.max(this.lastShown, seconds) : seconds;
       item.append(el('time', undefined, `${shown.toFixed(3)} s`), el('span', undefined, text));
@@ -176,8 +190,8 @@ export class EventsList {
         continue;
       }
       // The server's times never go back in the stream, but a round's start is sent with its
-      // first gateway tool event, after a client call the round wrote before it (and the page
-      // timed as it came): it goes above the untimed items that show later, where it happened.
+      // first gateway tool event, after a client call the round wrote before it: it goes above
+      // the untimed items that show later, where it happened.
       const later = this.untimedTail.findIndex((untimedItem) => untimedItem.seconds > seconds);
       if (later < 0) {
         this.lastShown = seconds;

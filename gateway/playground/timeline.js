@@ -30,6 +30,7 @@ export class Timeline {
     this.rounds = new Map(); // round → span
     this.calls = new Map(); // callId → span
     this.names = new Map(); // callId → the tool it calls (its call-start), for a call that never opened a tool
+    this.callStarts = new Map(); // callId → its call-start's t (ms): a client's call has no other server time on the page
     this.unopened = new Map(); // callId → its call-start (t, round), until a tool or an abort gives it a bar
     this.inputs = new Map(); // callId → when its first piece (or the whole call) was decoded
     this.spans = [];
@@ -158,6 +159,7 @@ export class Timeline {
       }
       case 'call-start':
         this.names.set(e.callId, e.detail);
+        this.callStarts.set(e.callId, e.t);
         this.unopened.set(e.callId, { t, round: e.round });
         break;
       case 'tool-start':

@@ -16,6 +16,9 @@ const GATEWAY_THEN_CLIENT_CALL = {
     { when: { lastUser: 'sum then weather', round: 2, lastRole: 'tool' as const }, reply: 'Five. [TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Oslo"}}]' },
     // One round calling both: the client's tool first.
     { when: { lastUser: 'weather and sum', round: 1, lastRole: 'user' as const }, reply: 'Both. [TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Oslo"}}, {"name": "calculator", "arguments": {"expression": "2+3"}}]' },
+    // Round 2 decodes a long sentence before its client call: the call comes well after the round's start.
+    { when: { lastUser: 'sum, then talk, then weather', round: 1, lastRole: 'user' as const }, reply: '[TOOL_CALLS][{"name": "calculator", "arguments": {"expression": "2+3"}}]' },
+    { when: { lastUser: 'sum, then talk, then weather', round: 2, lastRole: 'tool' as const }, reply: `Five. ${'Now for the weather, which takes a while to say. '.repeat(8)}[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Oslo"}}]` },
   ],
 };
 
@@ -58,6 +61,9 @@ async function askWithClientTool(page: Page, url: string, prompt: string): Promi
   await page.waitForFunction(() => document.getElementById('stats')?.textContent?.includes('total'));
   return page.$$eval('#events li span', (items) => items.map((item) => item.textContent));
 }
+
+/** The events list's item for a call of the client's get_weather. */
+const CLIENT_CALL = 'client tool call: get_weather (not run: the playground runs no client tools)';
 
 const listedTimes = (page: Page) => page.$$eval('#events li time', (items) => items.map((item) => parseFloat(item.textContent!)));
 
@@ -191,6 +197,22 @@ describeInBrowser('the playground events list on the timeline\'s clock (Chromium
       // read, a second before events the list already showed. Now each stream event's t sets the
       // clock as the socket's do (elapsed is rounded to hundredths, the list's times to thousandths).
       expect(Math.max(...behind)).toBeLessThanOrEqual(0.0055);
+    });
+  }, 90_000);
+
+  it('gives a client tool call its own time, not that of the last server event before it', async () => {
+    await suite.withPage(async (page) => {
+      const texts = await askWithClientTool(page, suite.conveyor.gateway.url, 'A sum, then talk, then weather in Oslo');
+      expect(texts).toContain(CLIENT_CALL);
+      const id = await page.getAttribute('.turn.assistant', 'data-request-id');
+      const { events } = (await (await fetch(`${suite.conveyor.gateway.url}/v1/requests/${id}/timeline`)).json()) as { events: TimelineEvent[] };
+      const roundStart = events.find((e) => e.type === 'round-start' && e.round === 2)!.t / 1000;
+      const callStart = events.find((e) => e.type === 'call-start' && e.detail === 'get_weather')!.t / 1000;
+      // The round's sentence before the call took its decode steps: the two times are apart.
+      expect(callStart - roundStart).toBeGreaterThan(0.2);
+      const listed = parseFloat((await page.textContent(`#events li:has(span:text-is("${CLIENT_CALL}")) time`))!);
+      // Before: listed at "round 2 started"'s time, the last server time before it in the stream.
+      expect(Math.abs(listed - callStart)).toBeLessThan(0.1);
     });
   }, 90_000);
 
