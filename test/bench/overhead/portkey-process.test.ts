@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort } from '../../../bench/overhead/portkey-process.ts';
+import { freePort, startPortkey, type PortkeyTarget } from '../../../bench/overhead/portkey-process.ts';
 
 const listen = (server: Server, host: string) =>
   new Promise<number>((resolve, reject) => {
@@ -34,4 +34,41 @@ describe('the port Portkey is given', () => {
     });
     expect((everywhere.address() as { port: number }).port).toBe(port);
   });
+});
+
+// The port is checked free before Portkey starts; another process could take it in between, and
+// Portkey died at start (EADDRINUSE): the run went on without the peer gateway.
+describe('Portkey given a port another process took after the check', () => {
+  const held = createServer();
+  const started: PortkeyTarget[] = [];
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((p) => p.close()));
+    await new Promise((resolve) => (held.listening ? held.close(resolve) : resolve(undefined)));
+  });
+  const hold = () =>
+    new Promise<number>((resolve, reject) => {
+      held.once('error', reject);
+      held.listen(0, () => resolve((held.address() as { port: number }).port));
+    });
+
+  it('starts on a fresh port', async () => {
+    const port = await hold();
+    const ports = [port];
+    const portkey = await startPortkey('http://127.0.0.1:9/v1', { nextPort: async () => ports.shift() ?? freePort() });
+    if ('error' in portkey) throw new Error(portkey.error);
+    started.push(portkey);
+    expect(portkey.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+    expect(portkey.url).not.toContain(`:${port}/`);
+    expect(ports).toEqual([]);
+    const res = await fetch(portkey.url.replace(/\/v1$/, '/'));
+    expect(await res.text()).toBe('AI Gateway says hey!');
+  }, 60_000);
+
+  it('gives up after its tries with an error that says the ports were taken', async () => {
+    const port = await hold();
+    let asked = 0;
+    const portkey = await startPortkey('http://127.0.0.1:9/v1', { attempts: 2, nextPort: async () => (asked++, port) });
+    expect(asked).toBe(2);
+    expect(portkey).toEqual({ error: `ports ${port}, ${port} taken by another process before Portkey listened (EADDRINUSE), 2 tries` });
+  }, 60_000);
 });
