@@ -16,6 +16,12 @@ export interface ForwardRow {
   simCpuPer1kTokens: number[];
 }
 
+/** A server still busy (above 10% of a core) 20 s after a level's warm-up, when its phases began anyway. */
+export interface Unsettled {
+  concurrency: number;
+  server: string;
+}
+
 export interface ForwardReport {
   command: string;
   date: string;
@@ -25,6 +31,7 @@ export interface ForwardReport {
   rounds: number;
   phaseMs: number;
   rows: ForwardRow[];
+  unsettled?: Unsettled[];
 }
 
 // A phase without a figure (no events: its CPU divided by zero) leaves the range without one too.
@@ -45,7 +52,7 @@ export function forwardMarkdown(r: ForwardReport): string {
     `# Forwarded endpoints: /v1/completions straight, forwarded, and chat through the gateway — ${r.date}`,
     '',
     `Command: \`${r.command}\`  `,
-    `Node ${r.node}, ${r.cpus}; simulator profile bench/overhead/overhead-profile.json; ${r.tokens}-token streams, closed loop, ${r.rounds} phases of ${r.phaseMs / 1000} s per target and level, alternating order, after one warm-up phase each.`,
+    `Node ${r.node}, ${r.cpus}; simulator profile bench/overhead/overhead-profile.json; ${r.tokens}-token streams, closed loop, ${r.rounds} phases of ${r.phaseMs / 1000} s per target and level, alternating order, after one warm-up phase each; each level measured once both servers had settled after its warm-up (under 10% of a core over 500 ms).`,
     '',
     '| streams | target | streams done | TTFT p50 / p99 (ms) | added TTFT p50 | gateway CPU per 1k tokens (ms, per phase) | simulator CPU per 1k tokens |',
     '|---:|---|---:|---:|---:|---:|---:|',
@@ -57,6 +64,10 @@ export function forwardMarkdown(r: ForwardReport): string {
     '',
     'added TTFT = the target\'s p50 minus the direct p50 at the same level, same run. Compare within one run only.',
     ...notes.flatMap((note) => ['', note]),
+    ...(r.unsettled ?? []).flatMap((u) => [
+      '',
+      `**${u.server} had not settled when the ${u.concurrency}-stream level began** (still above 10% of a core 20 s after its warm-up): its CPU per 1k tokens at that level includes that other work.`,
+    ]),
   ];
   return `${lines.join('\n')}\n`;
 }

@@ -52,4 +52,12 @@ describe('the forward bench report', () => {
     expect(markdown).toContain('\\* 100 streams, completions, forwarded: 3 of 40 streams had no token text; their TTFT is left out (the figures are from the other 37).');
     expect(markdown.split('\n').find((l) => l.startsWith('| 100 | completions, direct |'))).not.toContain('*');
   });
+  // run.ts waited for the gateway alone, before the warm-up, and kept no word of whether it had
+  // settled: a server still busy was charged to the first level's CPU per token with nothing said.
+  it('names a server that had not settled when a level began, and says nothing when all had', () => {
+    const rows = [row('completions, direct', 10), row('completions, forwarded', 11), row('chat, through the gateway', 12)];
+    const busy = forwardMarkdown({ command: 'x', date: '2026-12-01', node: 'v20', cpus: '2 × test', tokens: 200, rounds: 3, phaseMs: 8000, rows, unsettled: [{ concurrency: 100, server: 'sim' }] });
+    expect(busy).toContain('**sim had not settled when the 100-stream level began**');
+    expect(report(rows)).not.toContain('had not settled');
+  });
 });
