@@ -4,6 +4,7 @@ import { mathjsOperators } from './operator-spelling.ts';
 import { roundingStaysHidden, smallestExponent, watchMagnitudes, withLargestExponent } from './rounded-integers.ts';
 import { exactFactorial } from './exact-factorial.ts';
 import { formatResult, integerPrecision } from './integer-display.ts';
+import { formatDouble, roundedComplexParts } from './double-display.ts';
 import { withSyntaxHint } from './syntax-hints.ts';
 import { trigWithZeros } from './trig-zeros.ts';
 
@@ -150,7 +151,7 @@ export function evaluateExact(expression: string): Evaluation {
     const { value, precision } = exactValue(mathjsOperators(expression));
     if (value === undefined) return { ok: false, error: 'the expression has no value' };
     if (typeof value === 'function') return { ok: false, error: 'the expression is a function, not a value (call it, e.g. sqrt(2))' };
-    const text = formatResult(math, value, precision, ROUNDED);
+    const text = formatResult(math, roundedComplexParts(math, value), precision, ROUNDED);
     if (text.length > MAX_RESULT_LENGTH) {
       return { ok: false, error: `the result is ${text.length} characters long, more than the ${MAX_RESULT_LENGTH} the calculator returns (reduce it, e.g. with sum, size or an index)` };
     }
@@ -163,10 +164,14 @@ export function evaluateExact(expression: string): Evaluation {
   }
 }
 
-/** Every number but an integer shown in full (integer-display.ts): 60 digits, an exponent past them. */
+/**
+ * Every number but an integer shown in full (integer-display.ts): 60 digits, an exponent past them;
+ * a double (a complex number's parts, `number(x)`) with its own fewer digits (double-display.ts).
+ */
 const ROUNDED = {
   displayDigits: DISPLAY_DIGITS,
-  format: (math: MathJsInstance, value: unknown) => math.format(value, { precision: DISPLAY_DIGITS, lowerExp: -20, upperExp: DISPLAY_DIGITS }),
+  format: (math: MathJsInstance, value: unknown) =>
+    math.format(value, (x: unknown) => (typeof x === 'number' ? formatDouble(math, x) : math.format(x, { precision: DISPLAY_DIGITS, lowerExp: -20, upperExp: DISPLAY_DIGITS }))),
 };
 
 /**
