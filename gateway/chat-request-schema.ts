@@ -98,6 +98,27 @@ const samplingFields = {
   user: optional(z.string({ error: 'must be a string' })),
 };
 
+/**
+ * OpenAI's `metadata`: at most 16 pairs, keys up to 64 characters, string values up to 512.
+ * Checked as OpenAI checks it, at `param: "metadata"`: a gateway that took `"x"` there answered a
+ * request OpenAI refuses, and a client tried against it broke on the service it was written for.
+ */
+const METADATA_SHAPE = 'an object of at most 16 string values, keys up to 64 characters and values up to 512';
+const kindOf = (value: unknown) => (value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`);
+const metadataSchema = z
+  .record(z.string(), z.unknown(), { error: (issue) => `must be ${METADATA_SHAPE}, not ${kindOf(issue.input)}` })
+  .superRefine((metadata, ctx) => {
+    const wrong = (why: string) => ctx.addIssue({ code: 'custom', message: `must be ${METADATA_SHAPE}; ${why}` });
+    const entries = Object.entries(metadata);
+    if (entries.length > 16) return wrong(`it has ${entries.length} keys`);
+    for (const [key, value] of entries) {
+      const name = JSON.stringify(key.length > 64 ? `${key.slice(0, 64)}…` : key);
+      if ([...key].length > 64) return wrong(`the key ${name} has ${[...key].length} characters`);
+      if (typeof value !== 'string') return wrong(`the value of ${name} is ${kindOf(value)}`);
+      if ([...value].length > 512) return wrong(`the value of ${name} has ${[...value].length} characters`);
+    }
+  });
+
 /** `max_tool_rounds`: its range, said so. */
 const toolRounds = `must be an integer from 1 to ${MAX_TOOL_ROUNDS}`;
 
@@ -118,6 +139,7 @@ export const chatRequestSchema = z.looseObject({
   max_completion_tokens: tokenLimit.nullable().optional(),
   n: z.number({ error: 'must be an integer' }).pipe(z.literal(1, 'only n=1 is supported')).nullable().optional(),
   ...samplingFields,
+  metadata: optional(metadataSchema),
   // Refused rather than forwarded and dropped: the upstream would compute them for nothing.
   logprobs: z
     .boolean({ error: 'must be a boolean' })

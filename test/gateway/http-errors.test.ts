@@ -43,7 +43,7 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
   it('answers 400, not a 502 that blames the upstream, for a body nested too deep to be sent on', async () => {
     // Within maxBodyBytes and readable, but deeper than JSON.stringify's stack when it goes upstream.
     const depth = 200_000;
-    const body = `{"model": "${SIM_MODEL}", "messages": [{"role": "user", "content": "hi"}], "metadata": ${'['.repeat(depth)}${']'.repeat(depth)}}`;
+    const body = `{"model": "${SIM_MODEL}", "messages": [{"role": "user", "content": "hi"}], "vendor_extra": ${'['.repeat(depth)}${']'.repeat(depth)}}`;
     const res = await postJson(gateway.url, '/v1/chat/completions', body);
     expect(res.status).toBe(400);
     expectOpenAIError({ ...res.json, error: { ...res.json.error, param: res.json.error.param ?? 'none' } }, 'invalid_request');
@@ -376,6 +376,34 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     // A random 64-bit seed, as clients draw them: an integer past 2^53, which zod's .int() refused.
     const bigSeed = `{"model":${JSON.stringify(hello.model)},"messages":${JSON.stringify(hello.messages)},"seed":9223372036854775807}`;
     expect((await postJson(gateway.url, '/v1/chat/completions', bigSeed)).status).toBe(200);
+  });
+
+  /** OpenAI's `metadata` (16 string pairs at most, keys ≤ 64 characters, values ≤ 512): `"x"` there passed, refused by OpenAI. */
+  it('refuses a metadata that is not an object of string values (or has too many or too long keys or values) at param metadata, as OpenAI does', async () => {
+    const received = sim.counters().requestsReceived;
+    const shape = 'metadata: must be an object of at most 16 string values, keys up to 64 characters and values up to 512';
+    const seventeen = Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v']));
+    const refused: Array<[unknown, string]> = [
+      ['x', `${shape}, not a string`],
+      [['a'], `${shape}, not an array`],
+      [7, `${shape}, not a number`],
+      [{ team: 7 }, `${shape}; the value of "team" is a number`],
+      [{ team: { name: 'a' } }, `${shape}; the value of "team" is an object`],
+      [seventeen, `${shape}; it has 17 keys`],
+      [{ ['k'.repeat(65)]: 'v' }, `${shape}; the key "${'k'.repeat(64)}…" has 65 characters`],
+      [{ team: 'v'.repeat(513) }, `${shape}; the value of "team" has 513 characters`],
+    ];
+    for (const [metadata, message] of refused) {
+      const res = await postJson(gateway.url, '/v1/chat/completions', { ...hello, metadata });
+      expect(res.status, JSON.stringify(metadata)).toBe(400);
+      expect(res.json.error, JSON.stringify(metadata)).toEqual({ type: 'invalid_request_error', code: 'invalid_request', param: 'metadata', message });
+    }
+    expect(sim.counters().requestsReceived).toBe(received);
+    // The limits themselves pass, and so do null and an empty object.
+    const full = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`${i}`.padEnd(64, 'k'), 'v'.repeat(512)]));
+    for (const metadata of [full, {}, null, { team: 'search' }]) {
+      expect((await postJson(gateway.url, '/v1/chat/completions', { ...hello, metadata })).status, JSON.stringify(metadata)).toBe(200);
+    }
   });
 
   it('says what a message content must be when it is missing or of the wrong type, for every role that needs one', async () => {
