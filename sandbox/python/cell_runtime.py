@@ -171,14 +171,59 @@ def _start_threads_at(depth):
         return _climb(depth - 1, bootstrap, self)
 
     threading.Thread._bootstrap = hidden(_bootstrap)
+    _start_low_level_threads_at(depth)
+
+
+def _start_low_level_threads_at(depth):
+    """The same for `_thread.start_new_thread`, whose function runs on no bootstrap of threading's:
+    it runs on `depth` frames of the sandbox's (before, 13 frames deeper than a script's thread).
+    threading bound the real function when imported, so its threads do not climb twice."""
+    import _thread
+    real = _thread.start_new_thread
+
+    def start_new_thread(function, args, kwargs=None):
+        try:
+            if callable(function):
+                function = _Deeper(function, depth)
+            # The real one checks the arguments, with its own words.
+            return real(function, args) if kwargs is None else real(function, args, kwargs)
+        except BaseException as err:
+            without_sandbox_frames(err)  # a script's start_new_thread is C, with no frame
+            raise
+
+    hidden(start_new_thread).__doc__ = real.__doc__
+    for name in ('start_new_thread', 'start_new'):  # start_new: the old alias (before 3.13)
+        if getattr(_thread, name, None) is real:
+            setattr(_thread, name, start_new_thread)
+
+
+class _Deeper:
+    """The thread's function, called from `depth` frames of its own. An uncaught exception in it
+    is reported by the interpreter as "Exception ignored in thread started by: <repr>", which
+    shows this object's repr: the function's, as in a script (the report's `object` is this one)."""
+
+    def __init__(self, function, depth):
+        self._function, self._depth = function, depth
+
+    def __repr__(self):
+        return repr(self._function)
+
+    @hidden
+    def __call__(self, *args, **kwargs):
+        return _climb(self._depth - _CALL_FRAMES, self._function, *args, **kwargs)
+
+
+# What calling an instance counts towards the limit: before 3.12, its C slot counts one more
+# than a function's call (measured), with the __call__ frame; from 3.12, the frame alone.
+_CALL_FRAMES = 2 if sys.version_info < (3, 12) else 1
 
 
 @hidden
-def _climb(frames, function, *args):
-    """Calls `function(*args)` from `frames` frames of its own."""
+def _climb(frames, function, *args, **kwargs):
+    """Calls `function(*args, **kwargs)` from `frames` frames of its own."""
     if frames > 1:
-        return _climb(frames - 1, function, *args)
-    return function(*args)
+        return _climb(frames - 1, function, *args, **kwargs)
+    return function(*args, **kwargs)
 
 
 def interpreter_shutdown(release_main):

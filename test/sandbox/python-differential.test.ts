@@ -149,7 +149,6 @@ const FILE_RUN_CASES: Record<string, string> = {
   // while the traceback was being printed (here, from the exception's __str__) saw it too.
   'a byte order mark, then another thread reading line 1 while a traceback is printed':
     '\uFEFFimport atexit, linecache, threading\nseen = []\ndef look():\n    seen.append(linecache.getline(look.__code__.co_filename, 1))\n' +
-    // (Once: the cell calls __str__ again, outside the printer, for its report's message.)
     "class E(Exception):\n    def __str__(self):\n        if not seen:\n            t = threading.Thread(target=look); t.start(); t.join()\n        return 'e'\n" +
     'atexit.register(lambda: print(seen))\nraise E\n',
   'a byte order mark, then a docstring': '\uFEFF"doc"\nprint(__doc__)\n',
@@ -185,6 +184,16 @@ const FILE_RUN_CASES: Record<string, string> = {
     'found = []\nt = threading.Thread(target=lambda: found.append(depth()))\nt.start(); t.join()\nprint(depth(), found)\n',
   'a thread that recurses without end':
     'import threading\ndef f():\n    f()\nt = threading.Thread(target=f)\nt.start(); t.join()\nprint("after")\n',
+  // The same for a thread of `_thread.start_new_thread`, which threading's bootstrap does not run;
+  // its uncaught exception is an "Exception ignored in thread started by" report naming the function.
+  'recursion depth in a _thread.start_new_thread thread':
+    'import _thread, time\ndef depth(n=1):\n    try:\n        return depth(n + 1)\n    except RecursionError:\n        return n\n' +
+    'found = []\n_thread.start_new_thread(lambda: found.append(depth()), ())\nwhile not found:\n    time.sleep(0.001)\nprint(depth(), found)\n',
+  'a _thread.start_new_thread thread that recurses without end':
+    // (The hook is wrapped only to know when the report is printed; the object is repr'd, stable.)
+    'import _thread, sys, time\ndone = []\ndef f():\n    f()\nclass Run:\n    def __repr__(self):\n        return "<run>"\n' +
+    '    def __call__(self, x, y=0):\n        f()\nshow = sys.unraisablehook\ndef hook(u):\n    show(u)\n    done.append(u.object)\n' +
+    'sys.unraisablehook = hook\n_thread.start_new_thread(Run(), (1,), {"y": 2})\nwhile not done:\n    time.sleep(0.001)\nprint("after", done)\n',
 };
 
 /** Code after 3,000 lines of statements, with what shows its line numbers. */
