@@ -35,6 +35,8 @@ export class StreamDeadlines {
   #verdict: NodeJS.Immediate | undefined;
   #total: NodeJS.Timeout | undefined;
   #body: NodeJS.Timeout | undefined;
+  /** The total or an error body's wait ran out: the verdict, after the poll phase (#lookAgainThenExpire). */
+  #endVerdict: NodeJS.Immediate | undefined;
   #tokensFlowing = false;
   #idleArmed = false;
   #paused = false;
@@ -62,7 +64,7 @@ export class StreamDeadlines {
     this.#armFirstToken(Math.max(0, Math.ceil(this.#firstTokenDue - now)));
     if (totalMs !== undefined) {
       const left = Math.max(0, Math.ceil((starts?.request ?? now) + totalMs - now));
-      this.#total = setTimeout(() => this.#expire(new UpstreamTotalTimeoutError(totalMs)), left);
+      this.#total = setTimeout(() => this.#lookAgainThenExpire(new UpstreamTotalTimeoutError(totalMs)), left);
     }
   }
 
@@ -117,13 +119,14 @@ export class StreamDeadlines {
   bodyDue(ms: number): void {
     this.#generationOver = true;
     this.#disarm();
-    this.#body = setTimeout(() => this.#expire(new UpstreamIdleTimeoutError(ms)), ms);
+    this.#body = setTimeout(() => this.#lookAgainThenExpire(new UpstreamIdleTimeoutError(ms)), ms);
   }
 
   clear(): void {
     this.#disarm();
     clearTimeout(this.#total);
     clearTimeout(this.#body);
+    clearImmediate(this.#endVerdict);
   }
 
   #armFirstToken(ms: number): void {
@@ -162,6 +165,21 @@ export class StreamDeadlines {
     this.#verdict = setImmediate(() => {
       if (this.readsPending()) this.#lookAgain(verdict);
       else verdict();
+    });
+  }
+
+  /**
+   * The total, or an error answer's body wait, ran out: as with a phase's clock (#lookAgain), what
+   * came in time while the loop was blocked is read first. An error body that had all come was cut
+   * to what the last read before the block held (a bare status, JSON cut mid-message), and an answer
+   * that had ended in time failed. The verdict has its own slot: a token read meanwhile re-arms the
+   * phase clocks (#disarm), which must not cancel it. Settling meanwhile clears it (clear()).
+   */
+  #lookAgainThenExpire(error: UpstreamError): void {
+    this.#endVerdict = setImmediate(() => {
+      // Not behind a paused consumer's held events: that wait is the consumer's, which the total bounds too.
+      if (this.readsPending() && !this.#paused) this.#lookAgainThenExpire(error);
+      else this.#expire(error);
     });
   }
 

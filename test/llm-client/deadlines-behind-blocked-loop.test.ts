@@ -52,6 +52,8 @@ describe.each([
   { deadline: 'idle', timeouts: { idleMs: DEADLINE_MS }, first: role + vllmChunk({ content: 'a' }), second: rest, holdOn: 'a' },
   // Held: the role chunk (no token yet); 'a' comes while the loop is blocked past the first-token deadline.
   { deadline: 'first-token', timeouts: { firstTokenMs: DEADLINE_MS }, first: role, second: vllmChunk({ content: 'a' }) + rest, holdOn: 'start' },
+  // Held: 'a'; the rest of the answer, its finish included, comes while the loop is blocked past totalMs (from the request's start).
+  { deadline: 'total', timeouts: { totalMs: DEADLINE_MS }, first: role + vllmChunk({ content: 'a' }), second: rest, holdOn: 'a' },
 ])('the $deadline deadline behind a blocked event loop', ({ timeouts, first, second, holdOn }) => {
   it('reads the chunk already in the socket buffer before calling the deadline missed', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'idle-behind-'));
