@@ -154,6 +154,20 @@ describe('HTTP API errors (OpenAI error shape, gateway keeps serving)', () => {
     expect(counted.chunks.filter((chunk) => chunk.usage != null)).toHaveLength(1);
   });
 
+  /**
+   * OpenAI adds the usage chunk only for `include_usage: true`; vLLM's own StreamOptions reads a
+   * left-out include_usage as true. The gateway keeps OpenAI's rule: a client that did not ask gets
+   * no chunk without choices, which a loop reading `chunk.choices[0]` breaks on.
+   */
+  it('gives no usage chunk for stream_options {} or continuous_usage_stats alone, include_usage left out, as OpenAI does', async () => {
+    for (const stream_options of [{}, { continuous_usage_stats: true }]) {
+      const res = await streamChat(gateway.url, { ...hello, max_tokens: 3, stream_options });
+      expect(res.status, JSON.stringify(stream_options)).toBe(200);
+      expect(res.done).toBe(true);
+      expect(res.chunks.every((chunk) => chunk.usage === undefined && chunk.choices.length === 1), JSON.stringify(stream_options)).toBe(true);
+    }
+  });
+
   it('refuses two tools of one name, naming the second', async () => {
     const tool = (description: string) => ({ type: 'function', function: { name: 'lookup', description, parameters: { type: 'object' } } });
     const res = await postJson(gateway.url, '/v1/chat/completions', { ...hello, tools: [tool('one'), { type: 'function', function: { name: 'other' } }, tool('two')] });
