@@ -29,8 +29,12 @@ export const BLOB_SHOWN_BYTES = 32;
  * (result-table.ts), so a bare X'…' is always a blob.
  */
 function blobText(value: Uint8Array): string {
-  const hex = Buffer.from(value.buffer, value.byteOffset, Math.min(value.length, BLOB_SHOWN_BYTES)).toString('hex');
+  const hex = shownHex(value);
   return value.length > BLOB_SHOWN_BYTES ? `X'${hex}…' (${value.length} bytes)` : `X'${hex}'`;
+}
+
+function shownHex(value: Uint8Array): string {
+  return Buffer.from(value.buffer, value.byteOffset, Math.min(value.length, BLOB_SHOWN_BYTES)).toString('hex');
 }
 
 /** The cell's text before any quoting: numbers by their storage class, a blob as X'…'. */
@@ -41,14 +45,24 @@ export function sqlValueText(value: Exclude<SqlValue, string | null>): string {
 }
 
 /**
- * The cell in `data.rows`: exact integers stay exact (as strings past 2^53), infinities are the
- * strings "Infinity" and "-Infinity" (JSON has no infinity, and null is SQL NULL), blobs are
- * X'…' as in the table, cut as there (JSON has no bytes; like those strings, one reads the same as
- * a text cell holding it: `columns` and the table tell them apart).
+ * A BLOB in `data.rows`: its hex digits (the first BLOB_SHOWN_BYTES, as the table cuts it) and its
+ * length, so a reader sees the blob is cut where `bytes` is more than half the digits. An object,
+ * because every other cell is a JSON string, number or null: as the string X'0102' it read the same
+ * as a TEXT cell holding those characters (the table quotes that text; data.rows could not).
  */
-export function sqlValueJson(value: SqlValue): string | number | null {
+export type BlobJson = { $blob: string; bytes: number };
+
+/** A cell of `data.rows`. */
+export type SqlJson = string | number | null | BlobJson;
+
+/**
+ * The cell in `data.rows`: exact integers stay exact (as strings past 2^53), infinities are the
+ * strings "Infinity" and "-Infinity" (JSON has no infinity, and null is SQL NULL), a blob is a
+ * BlobJson (JSON has no bytes).
+ */
+export function sqlValueJson(value: SqlValue): SqlJson {
   if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
   if (typeof value === 'number') return Number.isFinite(value) ? value : String(value);
-  if (value instanceof Uint8Array) return sqlValueText(value);
+  if (value instanceof Uint8Array) return { $blob: shownHex(value), bytes: value.length };
   return value;
 }

@@ -66,8 +66,19 @@ describe('database table output', () => {
     const result = await query("SELECT X'6b6574', X'', zeroblob(100), '<blob 3 bytes>', 'X''6b6574''', 'x''00'''");
     const hex32 = '00'.repeat(32);
     expect(result.content.split('\n')[1]).toBe(`X'6b6574' | X'' | X'${hex32}…' (100 bytes) | <blob 3 bytes> | "X'6b6574'" | "x'00'"`);
-    expect(result.data?.['rows']).toEqual([["X'6b6574'", "X''", `X'${hex32}…' (100 bytes)`, '<blob 3 bytes>', "X'6b6574'", "x'00'"]]);
     expect(tableCell(new Uint8Array([0xff, 0x0a]))).toBe("X'ff0a'");
+  });
+
+  it("tells a BLOB from a TEXT cell holding its X'…' literal in data.rows too", async () => {
+    // The regression: data.rows had the blob as the string "X'6b6574'", the same as the text
+    // 'X''6b6574''' beside it (the table quotes that text; data.rows could not).
+    const result = await query("SELECT X'6b6574', 'X''6b6574''', X'', zeroblob(100), CAST('kettle' AS BLOB), typeof(X'00')");
+    const hex32 = '00'.repeat(32);
+    expect(result.data?.['rows']).toEqual([
+      [{ $blob: '6b6574', bytes: 3 }, "X'6b6574'", { $blob: '', bytes: 0 }, { $blob: hex32, bytes: 100 }, { $blob: '6b6574746c65', bytes: 6 }, 'blob'],
+    ]);
+    // The table is as before: the blob bare, the text quoted.
+    expect(result.content.split('\n')[1]).toBe(`X'6b6574' | "X'6b6574'" | X'' | X'${hex32}…' (100 bytes) | X'6b6574746c65' | blob`);
   });
 
   it("does not show the database file's host path (PRAGMA database_list)", async () => {
