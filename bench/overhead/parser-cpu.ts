@@ -5,6 +5,8 @@ import { summarize, type Summary } from '../stats.ts';
 import { parserCpuMarkdown } from './parser-cpu-report.ts';
 import { OVERHEAD_PROFILE, SIM_MODEL, spawnOurGateway, spawnOverheadSim, type StartedPair } from './bench-servers.ts';
 import type { ChildTarget } from './child-target.ts';
+import type { Baseline } from '../git-baseline.ts';
+import { baselineRatio, type BaselineRatio } from './parser-cpu-ratio.ts';
 import { timedChatStream, type ChatTarget, type StreamTiming } from './timed-chat-stream.ts';
 
 export type ParserMode = 'parse' | 'none';
@@ -18,12 +20,24 @@ export interface ParserCpuOptions {
   profile?: string;
   /** A simulator (on `profile`) and our gateway already running: neither is started nor closed here. */
   started?: StartedPair;
+  /**
+   * Also our gateway as of another commit (`--baseline`: a checkout of this repository), on the same
+   * simulator, its rounds interleaved with this tree's: the report gives the ratio of the two.
+   */
+  baseline?: Pick<Baseline, 'dir' | 'label' | 'commit'>;
 }
 
-export interface ParserCpuJson {
+export interface ParserCpuJson extends GatewayCpuFigures {
   meta: Record<string, unknown>;
   requestsPerRound: number;
   concurrency: number;
+  /** `--baseline`: the same figures for its gateway, run in the same rounds, on the same simulator. */
+  baseline?: GatewayCpuFigures & { label: string; commit: string | null };
+  ratio?: BaselineRatio;
+}
+
+/** One gateway's figures (this tree's at the top level of ParserCpuJson, a baseline's under `baseline`). */
+export interface GatewayCpuFigures {
   /** Gateway CPU per request in each round, µs, per mode (rounds alternate parse/none: A B B A …). */
   perRequestUs: Record<ParserMode, Summary>;
   /** requests = sent; completed = those that completed correctly; perRequestUs NaN where any did not. */
@@ -59,20 +73,25 @@ export function roundCpu(mode: ParserMode, cpuUs: number, requests: number, comp
  * still counted in the parse mean.
  */
 export function pairedFigures(rounds: readonly RoundCpu[]): { parse: Summary; none: Summary; difference: Summary; pairsLeftOut: number } {
-  const kept: Array<Record<ParserMode, number>> = [];
-  let pairsLeftOut = 0;
-  for (let i = 0; i + 1 < rounds.length; i += 2) {
-    const pair = { [rounds[i]!.mode]: rounds[i]!.perRequestUs, [rounds[i + 1]!.mode]: rounds[i + 1]!.perRequestUs } as Partial<Record<ParserMode, number>>;
-    if (pair.parse === undefined || pair.none === undefined) throw new Error(`parser-cpu: rounds ${i + 1} and ${i + 2} are not a parse/pass-through pair`);
-    if (Number.isNaN(pair.parse) || Number.isNaN(pair.none)) pairsLeftOut++;
-    else kept.push({ parse: pair.parse, none: pair.none });
-  }
+  const all = roundPairs(rounds);
+  const kept = all.filter((p) => !Number.isNaN(p.parse) && !Number.isNaN(p.none));
   return {
     parse: summarize(kept.map((p) => p.parse)),
     none: summarize(kept.map((p) => p.none)),
     difference: summarize(kept.map((p) => p.parse - p.none)),
-    pairsLeftOut,
+    pairsLeftOut: all.length - kept.length,
   };
+}
+
+/** The rounds two by two, as run (A B then B A): each pair's CPU per request by mode, NaN where it has none. */
+export function roundPairs(rounds: readonly RoundCpu[]): Array<Record<ParserMode, number>> {
+  const pairs: Array<Record<ParserMode, number>> = [];
+  for (let i = 0; i + 1 < rounds.length; i += 2) {
+    const pair = { [rounds[i]!.mode]: rounds[i]!.perRequestUs, [rounds[i + 1]!.mode]: rounds[i + 1]!.perRequestUs } as Partial<Record<ParserMode, number>>;
+    if (pair.parse === undefined || pair.none === undefined) throw new Error(`parser-cpu: rounds ${i + 1} and ${i + 2} are not a parse/pass-through pair`);
+    pairs.push({ parse: pair.parse, none: pair.none });
+  }
+  return pairs;
 }
 
 const SAVE_REPORT = {
@@ -109,13 +128,21 @@ export async function runParserCpu(o: ParserCpuOptions = {}): Promise<{ markdown
   try {
     const gateway = o.started?.conveyor ?? (await spawnOurGateway(sim.url));
     if (!o.started) servers.push(gateway);
-    const chat: ChatTarget = { url: gateway.url, dispatcher: new Agent({ keepAliveTimeout: 30_000 }) };
-    const checks: ParserCpuJson['checks'] = { parse: { requests: 0, ok: 0, errors: [] }, none: { requests: 0, ok: 0, errors: [] } };
-    const total = 2 + pairs * 2;
+    // The baseline's gateway is ours to start and close, started pair or not.
+    const before = o.baseline ? await spawnOurGateway(sim.url, o.baseline.dir) : undefined;
+    if (before) servers.push(before);
+    const sides = [gateway, ...(before ? [before] : [])].map((target) => ({
+      target,
+      chat: { url: target.url, dispatcher: new Agent({ keepAliveTimeout: 30_000 }) } as ChatTarget,
+      checks: { parse: { requests: 0, ok: 0, errors: [] }, none: { requests: 0, ok: 0, errors: [] } } as ParserCpuJson['checks'],
+      rounds: [] as RoundCpu[],
+    }));
+    const total = sides.length * (2 + pairs * 2);
     let done = 0;
 
-    const round = async (mode: ParserMode, record: boolean) => {
-      const before = await gateway.selfCpuUs!();
+    const round = async (side: (typeof sides)[number], mode: ParserMode, record: boolean) => {
+      const { target, chat, checks } = side;
+      const before = await target.selfCpuUs!();
       let completed = 0;
       for (let sent = 0; sent < requestsPerRound; sent += concurrency) {
         const wave = Math.min(concurrency, requestsPerRound - sent);
@@ -129,21 +156,26 @@ export async function runParserCpu(o: ParserCpuOptions = {}): Promise<{ markdown
           else if (ok) checks[mode].ok++;
         }
       }
-      const cpuUs = (await gateway.selfCpuUs!()) - before;
+      const cpuUs = (await target.selfCpuUs!()) - before;
       o.onProgress?.(++done, total);
       return roundCpu(mode, cpuUs, requestsPerRound, completed);
     };
 
-    await round('parse', false);
-    await round('none', false);
-    const rounds: ParserCpuJson['rounds'] = [];
+    for (const side of sides) {
+      await round(side, 'parse', false);
+      await round(side, 'none', false);
+    }
+    // Pair k of each gateway back to back, both orders alternating (A B B A): the gateways, and
+    // the modes within each pair; pairedFigures and baselineRatio read the rounds two by two.
     for (let p = 0; p < pairs; p++) {
       const order: ParserMode[] = p % 2 === 0 ? ['parse', 'none'] : ['none', 'parse'];
-      for (const mode of order) rounds.push(await round(mode, true));
+      for (const side of p % 2 === 0 ? sides : [...sides].reverse()) {
+        for (const mode of order) side.rounds.push(await round(side, mode, true));
+      }
     }
-    await chat.dispatcher.close();
+    await Promise.all(sides.map((side) => side.chat.dispatcher.close()));
 
-    const { parse, none, difference: diff, pairsLeftOut } = pairedFigures(rounds);
+    const [ours, theirs] = sides;
     const json: ParserCpuJson = {
       meta: {
         date: new Date().toISOString(),
@@ -156,18 +188,31 @@ export async function runParserCpu(o: ParserCpuOptions = {}): Promise<{ markdown
       },
       requestsPerRound,
       concurrency,
-      perRequestUs: { parse, none },
-      rounds,
-      differenceUs: { mean: diff.mean, standardError: diff.std / Math.sqrt(Math.max(1, diff.n)) },
-      pairsLeftOut,
-      shareOfGatewayCpuPct: (diff.mean / parse.mean) * 100,
-      extraOverPassThroughPct: (diff.mean / none.mean) * 100,
-      checks,
+      ...gatewayFigures(ours!.rounds, ours!.checks),
+      ...(theirs && o.baseline
+        ? {
+            baseline: { label: o.baseline.label, commit: o.baseline.commit ?? null, ...gatewayFigures(theirs.rounds, theirs.checks) },
+            ratio: baselineRatio(roundPairs(ours!.rounds), roundPairs(theirs.rounds)),
+          }
+        : {}),
     };
     return { markdown: parserCpuMarkdown(json, o.command), json };
   } finally {
     await Promise.all(servers.map((s) => s.close()));
   }
+}
+
+function gatewayFigures(rounds: RoundCpu[], checks: ParserCpuJson['checks']): GatewayCpuFigures {
+  const { parse, none, difference: diff, pairsLeftOut } = pairedFigures(rounds);
+  return {
+    perRequestUs: { parse, none },
+    rounds,
+    differenceUs: { mean: diff.mean, standardError: diff.std / Math.sqrt(Math.max(1, diff.n)) },
+    pairsLeftOut,
+    shareOfGatewayCpuPct: (diff.mean / parse.mean) * 100,
+    extraOverPassThroughPct: (diff.mean / none.mean) * 100,
+    checks,
+  };
 }
 
 function looksRight(mode: ParserMode, t: StreamTiming): boolean {

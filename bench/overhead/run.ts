@@ -8,7 +8,10 @@
  * e.g. `mistral-7b-h100` for the token rate a real GPU gives at each concurrency.
  * --baseline also runs our gateway as of another commit (or from another checkout), as a fourth
  * target in the same rounds: before/after figures from one run.
- *   npx tsx bench/overhead/run.ts --parser-cpu [--quick] [--out DIR]    → bench/results/<date>-parser-cpu[-quick].{md,json}
+ *   npx tsx bench/overhead/run.ts --parser-cpu [--quick] [--baseline GIT_REF|DIR] [--out DIR]
+ *                                                                      → bench/results/<date>-parser-cpu[-quick].{md,json}
+ * --baseline with --parser-cpu runs that commit's gateway on the same simulator, its rounds
+ * interleaved with this tree's, and gives the ratio of their CPU per request.
  *
  * Prints the Markdown table at the end, the command under its title.
  */
@@ -28,7 +31,7 @@ const program = new Command()
   .description('Gateway overhead: no tools, streams direct, through our gateway and through Portkey; or --parser-cpu.')
   .option('--quick', 'short rounds (smoke test)')
   .option('--concurrency <levels>', 'streams in flight, comma-separated (default 1,100,500)', wholeNumbers(1))
-  .option('--baseline <ref-or-dir>', 'also time our gateway as of this git ref (or checkout folder), in the same rounds')
+  .option('--baseline <ref-or-dir>', 'also time our gateway as of this git ref (or checkout folder), in the same rounds (with --parser-cpu too)')
   .option('--profile <name-or-file>', 'simulator timing profile (default bench/overhead/overhead-profile.json), e.g. mistral-7b-h100')
   .option('--parser-cpu', 'instead: gateway CPU per request with and without parsing')
   .option('--out <dir>', 'where result files go', 'bench/results');
@@ -37,7 +40,7 @@ const opts = program.opts<{ quick?: boolean; concurrency?: number[]; baseline?: 
 const { quick = false, concurrency, profile } = opts;
 // --parser-cpu runs a fixed set-up of its own: these were ignored, while the report's command line showed them.
 if (opts.parserCpu) {
-  const ignored = (['concurrency', 'baseline', 'profile'] as const).filter((key) => opts[key] !== undefined);
+  const ignored = (['concurrency', 'profile'] as const).filter((key) => opts[key] !== undefined);
   if (ignored.length) program.error(`overhead: --${ignored[0]} does not apply to --parser-cpu (a fixed set-up: bench/README.md)`, { exitCode: 2 });
 }
 if (profile !== undefined) {
@@ -66,7 +69,7 @@ restoreTerminalOnSignals();
 // lines in a log (its `\r` redraws were one long line there).
 const bar = progressBar(name);
 const result = await (name === 'parser-cpu'
-  ? runParserCpu({ quick, command, onProgress: bar.update })
+  ? runParserCpu({ quick, command, onProgress: bar.update, baseline: before })
   : runOverhead({ quick, concurrency, command, onProgress: bar.update, baseline: before, profile })
 ).finally(() => {
   bar.stop();

@@ -95,20 +95,28 @@ describe('gateway overhead benchmark', () => {
       for (const server of [pair!.sim, pair!.conveyor]) expect((await fetch(`${server.url}/models`)).ok).toBe(true);
     });
 
-    it('measures gateway CPU per request with parsing and with tool_parser "none", in alternating rounds', async () => {
-      const { markdown, json } = await runParserCpu({ quick: true, profile, started: pair });
+    // With a baseline (this checkout against itself, as above), whose gateway it starts and closes:
+    // one run for both, a gateway's start-up being most of a quick run's time.
+    it('measures gateway CPU per request with parsing and with tool_parser "none", in alternating rounds, beside a baseline', async () => {
+      const { markdown, json } = await runParserCpu({ quick: true, profile, started: pair, baseline: { dir: root, label: 'this checkout' } });
 
-      expect(json.rounds.map((r) => r.mode)).toEqual(['parse', 'none', 'none', 'parse']);
-      for (const mode of ['parse', 'none'] as const) {
-        expect(json.checks[mode].errors).toEqual([]);
-        expect(json.checks[mode].ok).toBe(json.checks[mode].requests);
-        expect(json.perRequestUs[mode].n).toBe(2);
+      for (const side of [json, json.baseline!]) {
+        expect(side.rounds.map((r) => r.mode)).toEqual(['parse', 'none', 'none', 'parse']);
+        for (const mode of ['parse', 'none'] as const) {
+          expect(side.checks[mode].errors).toEqual([]);
+          expect(side.checks[mode].ok).toBe(side.checks[mode].requests);
+          expect(side.perRequestUs[mode].n).toBe(2);
+        }
+        for (const r of side.rounds) expect(r.cpuUs).toBeGreaterThan(0);
+        expect(Number.isFinite(side.differenceUs.mean)).toBe(true);
+        expect(Number.isFinite(side.shareOfGatewayCpuPct)).toBe(true);
       }
-      for (const r of json.rounds) expect(r.cpuUs).toBeGreaterThan(0);
-      expect(Number.isFinite(json.differenceUs.mean)).toBe(true);
-      expect(Number.isFinite(json.shareOfGatewayCpuPct)).toBe(true);
+      expect(json.baseline).toMatchObject({ label: 'this checkout', commit: null });
+      expect(json.ratio!.pairs).toBe(2);
+      for (const figure of ['parse', 'none'] as const) expect(json.ratio![figure]).toBeGreaterThan(0);
       expect(markdown).toContain('tool_parser: "none"');
+      expect(markdown).toContain('**Against the baseline** `this checkout`');
       expect(json.meta.profile).toBe(profile);
-    }, 90_000);
+    }, 180_000);
   });
 });

@@ -40,3 +40,23 @@ describe('the parser-cpu report on a difference that rounds to none', () => {
     expect(markdown).toContain('Parsing and dispatch cost **0 ± 0 µs per request**');
   });
 });
+
+describe('the parser-cpu report with --baseline', () => {
+  const withBaseline: ParserCpuJson = {
+    ...json,
+    baseline: { ...json, label: 'HEAD~3', commit: 'abc1234', perRequestUs: { parse: summarize([9800, 10000]), none: summarize([8000, 8100]) }, differenceUs: { mean: 1850, standardError: 120 } },
+    ratio: { pairs: 2, parse: 0.917, none: 1, difference: 0.5676 },
+  };
+
+  it("gives the baseline's rows under this tree's and the ratio of their CPU per request", () => {
+    const markdown = parserCpuMarkdown(withBaseline);
+    expect(markdown).toContain('| baseline `HEAD~3` (abc1234), parse | 9900 ± 141 | 9800 | 80/80 |');
+    expect(markdown).toContain('| baseline `HEAD~3` (abc1234), pass-through | 8050 ± 71 | 8000 | 80/80 |');
+    expect(markdown).toContain("this tree's CPU per request is **0.92×** the baseline's parsed, 1.00× in pass-through, and its parsing cost 0.57×");
+    expect(markdown).toContain('over the 2 pairs of rounds where both gateways had every figure');
+  });
+
+  it('says nothing of a baseline when run without one', () => {
+    expect(parserCpuMarkdown(json)).not.toMatch(/baseline/i);
+  });
+});
