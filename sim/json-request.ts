@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import { pydanticMissingField, sendValidationError, sendVllmError, zodProblems } from './error-response.ts';
 import { BodyTooLargeError, readBody } from './request-body.ts';
+import { recordSourceKeyOrder } from './source-key-order.ts';
 
 const BODY_LIMIT_BYTES = 32 * 1024 * 1024;
 
@@ -43,6 +44,7 @@ export async function readJsonRequest<S extends z.ZodType>(req: IncomingMessage,
     sendValidationError(res, zodProblems(parsed.error));
     return undefined;
   }
+  recordSourceKeyOrder(parsed.data, text);
   return parsed.data;
 }
 

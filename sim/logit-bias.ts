@@ -1,4 +1,5 @@
 import { InvalidRequestError } from '../core/errors.ts';
+import { keysInSourceOrder } from './source-key-order.ts';
 
 // Python's int() over a string: surrounding whitespace, a sign, digits with single underscores.
 const PY_INT = /^\s*[+-]?\d+(?:_\d+)*\s*$/;
@@ -7,14 +8,19 @@ const PY_INT = /^\s*[+-]?\d+(?:_\d+)*\s*$/;
  * The token ids of `logit_bias` (a map of token id, a string as JSON keys are, to bias), read as
  * v0.11's SamplingParams.from_optional reads them: a bare int() over each key, whose ValueError
  * the serving layer answers as a 400 in Python's words. That happens before SamplingParams is
- * built, so before its range checks (sampling-params.ts): call this first.
+ * built, so before its range checks (sampling-params.ts): call this first. The ids come in the
+ * request's order, each once, as the dict `{int(token): bias …}` has them ("5" and "05" are one
+ * id): JavaScript's key order (integer keys first, ascending) named the bad ids in another order
+ * than vLLM's message, and a repeated id twice.
  */
 export function logitBiasIds(logitBias: Readonly<Record<string, number>> | null | undefined): number[] {
   if (logitBias == null) return [];
-  return Object.keys(logitBias).map((key) => {
+  const ids = new Set<number>();
+  for (const key of keysInSourceOrder(logitBias)) {
     if (!PY_INT.test(key)) throw new InvalidRequestError(`invalid literal for int() with base 10: ${pyRepr(key)}`, 'logit_bias');
-    return Number(key.trim().replaceAll('_', ''));
-  });
+    ids.add(Number(key.trim().replaceAll('_', '')));
+  }
+  return [...ids];
 }
 
 /**

@@ -21,8 +21,6 @@ const refused = (ids: string) => ({
 });
 
 describe('logit_bias token ids', () => {
-  // vLLM lists them in the request's order; JSON.parse puts ids ≥ 0 first, ascending (sim/README.md),
-  // so the keys here are sent in an order both agree on.
   it('refuses ids past the vocabulary and negative ones, listing each', async () => {
     const res = await postChat(sim.url, { messages, logit_bias: { '5': 1, '32000': 2, '99999': 0, '-1': -3 } });
     expect(res.status).toBe(400);
@@ -56,6 +54,29 @@ describe('logit_bias token ids', () => {
     const res = await postChat(sim.url, { messages, temperature: -1, logit_bias: { '40000': 1 } });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { message: string } }).error.message).toBe('temperature must be non-negative, got -1.0.');
+  });
+
+  // Review: the simulator listed the bad ids in JavaScript's key order (JSON.parse puts integer keys
+  // first, ascending: "[32000, 40000, -1]" here) and a repeated id ("32000", "032000") twice; vLLM's
+  // dict lists them in the request's order, each once. The bodies are written by hand: JSON.stringify
+  // of an object would send them in JavaScript's order too.
+  it('lists the bad ids in the order the request sent them, each once, as vLLM\'s dict has them', async () => {
+    const cases: Array<[string, string]> = [
+      ['{"-1": 0, "40000": 1, "5": 0, "32000": 2}', '[-1, 40000, 32000]'],
+      ['{"32001": 0, "32000": 0}', '[32001, 32000]'],
+      ['{"32000": 1, " 7": 0, "032000": 2, "-2": 1, "-2": 3}', '[32000, -2]'],
+    ];
+    for (const [logitBias, ids] of cases) {
+      for (const route of ['chat/completions', 'completions']) {
+        // Strings with quotes and brackets before the map: the scan that reads its order skips them whole.
+        const tricky = 'say hello "}{[" \\';
+        const prompt = route === 'completions' ? `"prompt": ${JSON.stringify(tricky)}` : `"messages": ${JSON.stringify([{ role: 'user', content: tricky }])}`;
+        const body = `{${prompt}, "logit_bias": ${logitBias}, "messages_after": {"logit_bias": {"1": 0}}}`;
+        const res = await fetch(`${sim.url}/${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        expect(res.status).toBe(400);
+        expect(await res.json()).toEqual(refused(ids));
+      }
+    }
   });
 
   it('takes ids inside the vocabulary, the last one included, and an empty map', async () => {
