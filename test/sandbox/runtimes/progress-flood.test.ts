@@ -66,6 +66,23 @@ describe('a plugin process that floods its call with progress', () => {
     expect(run.progress).toHaveLength(MAX_PROGRESS_EVENTS + 1);
   });
 
+  it('drops the lines unread whatever order the program writes their keys in (json.dumps sort_keys=True)', async () => {
+    // The regression: only a head with t first and callId next was matched, so these lines were
+    // parsed, and the one of no known shape was a protocol error that killed the process.
+    const command = pythonProtocolPlugin([
+      'if msg["t"] == "end":',
+      '    sorted_send = lambda m: ch.sendall((json.dumps(m, sort_keys=True) + "\\n").encode())',
+      '    for i in range(3 * ' + String(MAX_PROGRESS_EVENTS) + '):',
+      '        sorted_send({"t": "progress", "callId": msg["callId"], "progress": {"type": "unit-done", "detail": str(i)}})',
+      '    sorted_send({"t": "progress", "callId": msg["callId"], "progress": {"type": "no such type"}})',
+      '    sorted_send({"t": "result", "callId": msg["callId"], "ok": True, "content": "done"})',
+    ]);
+    const tool = toolFromPlugin(flood, { command, pools });
+    const run = await call(tool, { events: 1 });
+    expect(run.result).toEqual({ ok: true, content: 'done' });
+    expect(run.progress).toHaveLength(MAX_PROGRESS_EVENTS + 1);
+  });
+
   // A worker's progress is posted to the gateway's thread (each message copied in and checked
   // there): past the call's budget the worker stops posting it, across the call's hooks.
   it('in runtime thread, the call hears no more than the budget and one', async () => {
