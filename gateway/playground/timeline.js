@@ -1,7 +1,9 @@
 // One request's timeline on the playground page (GET /): decode and tool spans from the server's
 // own events, drawn as bars. Plain browser JavaScript, no build step.
 
-import { el, setText } from './dom.js';
+import { setText } from './dom.js';
+import { followRequestEvents } from './follow-request-events.js';
+import { TimelineRow } from './timeline-row.js';
 
 /** request-end's details for a request that ended with its answer (the session's stop reasons); any other is an error's code. */
 const ANSWERED = new Set(['answer', 'length', 'max_tool_rounds', 'client_tool_calls']);
@@ -34,7 +36,7 @@ export class Timeline {
     this.unopened = new Map(); // callId → its call-start (t, round), until a tool or an abort gives it a bar
     this.inputs = new Map(); // callId → when its first piece (or the whole call) was decoded
     this.spans = [];
-    /** The spans' rows on the page (Row), in the same order. */
+    /** The spans' rows on the page (TimelineRow), in the same order. */
     this.rows = [];
     this.firstToken = undefined;
     this.end = undefined;
@@ -71,46 +73,19 @@ export class Timeline {
     // a list item put on the page before it counted from there, and the items after it from the
     // server's zero, seconds less on a slow way to the gateway.
     this.origin = Math.min(this.origin ?? Infinity, performance.now());
-    const url = new URL(`v1/requests/${encodeURIComponent(id)}/events`, document.baseURI).href.replace(/^http/, 'ws');
-    try {
-      this.socket = new WebSocket(url, key ? ['conveyor.events', `openai-insecure-api-key.${key}`] : []);
-    } catch {
-      // A key with characters a subprotocol cannot hold (a base64 key's `/`, `+`, `=`): the
-      // browser refuses to open the socket. Read the same events from the timeline route instead,
-      // which takes the key as a header, so the chat and its timeline still work.
-      this.poll(id);
-      return;
-    }
-    this.socket.onmessage = (message) => this.serverEvent(JSON.parse(message.data));
-    this.socket.onerror = () => this.fail('events WebSocket refused');
-    // The server closes a follower it drops (1008, too slow to read) and a shutdown cuts it (1006)
-    // with no request-end sent: the bars would stop where they were, and the run read as followed.
-    this.socket.onclose = (event) => {
-      if (this.end === undefined && !this.closed && this.trouble === undefined) this.fail(`events WebSocket closed: ${event.code}${event.reason ? ` ${event.reason}` : ''}`);
-    };
-  }
-
-  /** GET /v1/requests/:id/timeline every quarter second, each new event handed on, until request-end. */
-  async poll(id) {
-    let seen = 0;
-    while (!this.closed && this.end === undefined) {
-      try {
-        const res = await fetch(`v1/requests/${encodeURIComponent(id)}/timeline`, { headers: this.page.headers() });
-        if (!res.ok) throw new Error(`HTTP ${res.status}`);
-        const { events } = await res.json();
-        for (const event of events.slice(seen)) if (!this.closed) this.serverEvent(event);
-        seen = events.length;
-      } catch {
-        this.fail('GET its timeline failed');
-        return;
-      }
-      if (this.end === undefined) await new Promise((resolve) => setTimeout(resolve, 250));
-    }
+    this.feed = followRequestEvents({
+      id,
+      key,
+      headers: () => this.page.headers(),
+      onEvent: (e) => this.serverEvent(e),
+      onLost: (why) => this.fail(why),
+      following: () => this.end === undefined && !this.closed && this.trouble === undefined,
+    });
   }
 
   close() {
     this.closed = true;
-    this.socket?.close();
+    this.feed?.close();
   }
 
   /** Seconds on the server's clock: the last event's, advanced by the local clock while the request runs and is followed. */
@@ -248,7 +223,7 @@ export class Timeline {
     const fresh = [];
     this.spans.forEach((span, i) => {
       let row = this.rows[i];
-      if (!row) fresh.push((row = this.rows[i] = new Row()));
+      if (!row) fresh.push((row = this.rows[i] = new TimelineRow()));
       const end = span.end ?? total;
       row.set('class', `bar ${span.kind}`, (v) => (row.bar.className = v));
       row.set('left', `${(100 * span.start) / total}%`, (v) => (row.bar.style.left = v));
@@ -280,28 +255,5 @@ export class Timeline {
     ]
       .filter(Boolean)
       .join(' · '));
-  }
-}
-
-/** One span's row on the page, made once and patched after (Timeline.draw). */
-class Row {
-  constructor() {
-    this.label = el('span', 'label');
-    this.bar = el('div', 'bar');
-    // The bar's times in text, beside it (under it on a phone): its title showed them only to a
-    // mouse, and a screen reader alone had them in text.
-    this.times = el('span', 'times');
-    const track = el('div', 'track');
-    track.append(this.bar);
-    this.node = el('div', 'row');
-    this.node.append(this.label, track, this.times);
-    /** What was last written of each part, so a frame writes only what changed. */
-    this.written = new Map();
-  }
-
-  set(part, value, write) {
-    if (this.written.get(part) === value) return;
-    this.written.set(part, value);
-    write(value);
   }
 }
