@@ -15,6 +15,7 @@ import type { ToolPlugin } from '../plugins/plugin-types.ts';
 import { allowedMethods, CHAT_PATH, gatewayRoutes, OPEN_PATHS } from './gateway-routes.ts';
 import { countForwardFailure, upstreamForwardRoute } from './upstream-forward-route.ts';
 import { readsJsonWhole } from './forwarded-body.ts';
+import { BESIDE_V1_PATHS, besideV1Forwarding } from './beside-v1-paths.ts';
 import { DEFAULT_MAX_QUEUED_REQUESTS, gatewayConfigSchema, type GatewayConfig, type GatewayConfigInput } from './config.ts';
 import { GatewayMetrics } from './gateway-metrics.ts';
 import { describeConfigIssues } from './config-issues.ts';
@@ -150,8 +151,10 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     (path, req) => CHAT_PATH.test(path) || (forwards(path, routes.filter((r) => r.pattern.test(path))) && readsJsonWhole(config, req)),
     config.maxBodyBytes,
   );
+  const besideV1 = besideV1Forwarding(config);
   /** Whether a request for `path`, which the routes `matches` take, goes to the upstream unchanged. */
-  const forwards = (path: string, matches: readonly unknown[]): boolean => matches.length === 0 && config.forwardOtherEndpoints && path.startsWith('/v1/');
+  const forwards = (path: string, matches: readonly unknown[]): boolean =>
+    matches.length === 0 && config.forwardOtherEndpoints && (path.startsWith('/v1/') || (besideV1 && BESIDE_V1_PATHS.has(path)));
 
   // Set once the server is listening: whether it checks depends on the address it bound.
   let checkHost: ReturnType<typeof hostCheck>;
@@ -177,7 +180,8 @@ export async function startGateway(input: GatewayConfigInput, deps: GatewayDeps)
     if (matches.length === 0) {
       // A client whose base URL left out /v1 (`baseURL: "http://host:8080"`) lands here first.
       const underV1 = routes.some((r) => r.pattern.test(`/v1${path}`)) ? `: the API is under /v1 (${req.method} /v1${path})` : '';
-      throw new NotFoundError(`no route for ${req.method} ${path}${underV1}`);
+      const notBeside = BESIDE_V1_PATHS.has(path) && config.forwardOtherEndpoints ? `: it is forwarded to the upstream's root, known only when its base URL ends in /v1` : '';
+      throw new NotFoundError(`no route for ${req.method} ${path}${underV1}${notBeside}`);
     }
     // HEAD is GET without the body, which Node leaves out itself.
     const method = req.method === 'HEAD' ? 'GET' : req.method;

@@ -70,7 +70,10 @@ export async function upstreamForwardRoute(ctx: ForwardRouteContext, req: Incomi
   }
   const query = req.url?.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '';
   const cancel = abortOnClose(res, ctx.shutdown);
-  const request: ForwardedRequest = { method: req.method ?? 'GET', endpoint: path.slice('/v1'.length), query, headers, body, signal: cancel.signal };
+  // `/v1/completions` is `/completions` below the base URL; `/tokenize` is beside the base URL's /v1.
+  const besideV1 = !path.startsWith('/v1/');
+  const endpoint = besideV1 ? path : path.slice('/v1'.length);
+  const request: ForwardedRequest = { method: req.method ?? 'GET', endpoint, query, headers, body, signal: cancel.signal, ...(besideV1 ? { besideV1 } : {}) };
   if (answersWhole(body, json)) request.answersWhole = true;
   let release: () => void;
   try {
@@ -136,7 +139,7 @@ async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, re
       if (ForwardedErrorAnswer.wanted(status, headers)) {
         // Read whole first: what it says decides whether another replica is tried (heldRefusal),
         // and it is counted when it goes out (cut before its end, the client gets the gateway's error).
-        held = new ForwardedErrorAnswer(status, headers, request.method, `/v1${request.endpoint}`);
+        held = new ForwardedErrorAnswer(status, headers, request.method, request.besideV1 === true ? request.endpoint : `/v1${request.endpoint}`);
         answered = true;
         return;
       }

@@ -19,6 +19,11 @@ export interface ForwardedRequest {
   method: string;
   /** The path below the base URL, e.g. `/completions` for `{baseUrl}/completions`. */
   endpoint: string;
+  /**
+   * `endpoint` is beside the base URL's `/v1`, at the server root (vLLM's and llama.cpp's
+   * `/tokenize`, `/detokenize`): the base URL must end in `/v1` (serverRootPath).
+   */
+  besideV1?: boolean;
   /** The query string without its `?`; '' for none. */
   query: string;
   /** End-to-end headers only: the caller has dropped hop-by-hop ones, `host` and the client's `authorization`. */
@@ -156,7 +161,7 @@ class ForwardHandler implements ForwardedExchange, Dispatcher.DispatchHandler, D
 
   #dispatchOptions(): { request: Dispatcher.DispatchOptions; options: { dispatcher: Dispatcher } } {
     const { timeouts } = this.#options;
-    const target = upstreamTarget(this.#options, this.#request.endpoint, this.#request.query);
+    const target = upstreamTarget(this.#options, this.#request.endpoint, this.#request.query, this.#request.besideV1 === true);
     return {
       options: { dispatcher: target.dispatcher },
       request: {

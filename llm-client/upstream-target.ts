@@ -29,24 +29,41 @@ function parseBaseUrl(baseUrl: string): UpstreamUrl {
 
 /**
  * Where one endpoint of an upstream lives and how to reach it (shared pool unless overridden).
- * `endpoint` is the path after the base URL (`/chat/completions`); `query`, without its `?`, joins
- * the base URL's own.
+ * `endpoint` is the path after the base URL (`/chat/completions`), or with `besideV1` after the
+ * server root the base URL's `/v1` sits in (vLLM's and llama.cpp's `/tokenize`); `query`, without
+ * its `?`, joins the base URL's own.
  */
 export function upstreamTarget(
   options: { baseUrl: string; apiKey?: string | undefined; dispatcher?: Dispatcher | undefined; timeouts: { connectMs: number } },
   endpoint: string,
   query = '',
+  besideV1 = false,
 ): UpstreamTarget {
   const url = parseBaseUrl(options.baseUrl);
   const headers: Record<string, string> = {};
   if (options.apiKey !== undefined) headers.authorization = `Bearer ${options.apiKey}`;
+  const base = besideV1 ? rootOf(url.pathname) : url.pathname;
+  if (base === undefined) throw new TypeError(`${endpoint} is beside /v1, and the base URL ${options.baseUrl} does not end in /v1`);
   return {
     dispatcher: options.dispatcher ?? upstreamPool(url, options.timeouts.connectMs),
     origin: url.origin,
     // Keeps a query string such as Azure's ?api-version=… on the endpoint.
-    path: `${url.pathname}${endpoint}${joinQuery(url.search, query)}`,
+    path: `${base}${endpoint}${joinQuery(url.search, query)}`,
     headers,
   };
+}
+
+/**
+ * The path of the server root an upstream's `/v1` sits in (`/openai` for `http://h/openai/v1`,
+ * '' for `http://h:8000/v1`); undefined for a base URL that does not end in `/v1`, whose root
+ * endpoints cannot be told apart from its own.
+ */
+export function serverRootPath(baseUrl: string): string | undefined {
+  return rootOf(parseBaseUrl(baseUrl).pathname);
+}
+
+function rootOf(pathname: string): string | undefined {
+  return pathname.endsWith('/v1') ? pathname.slice(0, -'/v1'.length) : undefined;
 }
 
 function joinQuery(baseSearch: string, query: string): string {
