@@ -117,11 +117,14 @@ describe('a pooled keep-alive socket the server already closed (regression: it f
         }
         served.add(req.socket);
         sseHeaders(res);
-        if (server.requests.length > 1) await pause(300);
+        if (server.requests.length > 1) await pause(700);
         res.end(plainContentStream);
       }),
     );
-    const timeouts = { connectMs: 10_000, headersMs: 10_000, firstTokenMs: 450, idleMs: 10_000 };
+    // The stale close comes at 300 ms, well inside the 900 ms wait even on a loaded machine (with
+    // 450 the wait once ran out first under load, before any retry); the retry's token at 300 +
+    // 700 ms is past what is left of it, and inside a new 900 ms wait, which it must not get.
+    const timeouts = { connectMs: 10_000, headersMs: 10_000, firstTokenMs: 900, idleMs: 10_000 };
     const pump = createChatCompletionPump({ baseUrl: server.baseUrl, timeouts });
     expect((await run(pump)).error).toBeUndefined();
     await backInPool();
