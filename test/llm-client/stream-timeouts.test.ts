@@ -122,15 +122,17 @@ describe('streamChatCompletion phase timeouts', () => {
   it('a stream that keeps producing tokens runs longer than the idle timeout without being cut', async () => {
     upstream = await startTestUpstream(async (_req, res) => {
       sseHeaders(res);
-      for (let i = 0; i < 40; i++) {
+      // 10 ms gaps against a 1 s idleMs (a loaded machine can stall the loop for hundreds of ms);
+      // the stream runs past 1.5 s, so an idle timer that tokens do not reset still cuts it.
+      for (let i = 0; i < 150; i++) {
         res.write(vllmChunk({ content: `${i} ` }));
         await pause(10);
       }
       res.end(vllmChunk({}, 'stop') + 'data: [DONE]\n\n');
     });
-    const { parts, error } = await stream(upstream.baseUrl, { idleMs: 300, firstTokenMs: 300 });
+    const { parts, error } = await stream(upstream.baseUrl, { idleMs: 1_000, firstTokenMs: 1_000 });
     expect(error).toBeUndefined();
-    expect(parts.filter((p) => p.type === 'content')).toHaveLength(40);
+    expect(parts.filter((p) => p.type === 'content')).toHaveLength(150);
     expect(parts.at(-1)).toEqual({ type: 'end' });
   });
 
@@ -157,8 +159,9 @@ describe('streamChatCompletion phase timeouts', () => {
   });
 
   it('a consumer that holds the first chunk is not blamed on the upstream\'s first token', async () => {
-    // The first token comes 150 ms after the role chunk, inside firstTokenMs; the consumer then
-    // holds that role chunk for 400 ms, past firstTokenMs, while the socket is not read.
+    // The first token comes 150 ms after the role chunk, well inside firstTokenMs (1 s: with 250
+    // a loaded machine's late upstream handler could push the token past it); the consumer then
+    // holds that role chunk for 1.5 s, past firstTokenMs, while the socket is not read.
     upstream = await startTestUpstream(async (_req, res) => {
       sseHeaders(res);
       res.write(vllmChunk({ role: 'assistant', content: '' }));
@@ -170,10 +173,10 @@ describe('streamChatCompletion phase timeouts', () => {
       baseUrl: upstream.baseUrl,
       body,
       signal: new AbortController().signal,
-      timeouts: { ...generous, firstTokenMs: 250 },
+      timeouts: { ...generous, firstTokenMs: 1_000 },
     })) {
       parts.push(part);
-      if (part.type === 'start') await pause(400);
+      if (part.type === 'start') await pause(1_500);
     }
     expect(parts).toContainEqual({ type: 'content', text: 'a' });
     expect(parts.at(-1)).toEqual({ type: 'end' });
