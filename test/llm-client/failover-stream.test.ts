@@ -178,7 +178,9 @@ describe('a pump over several replicas: failover before the upstream accepts', (
 
   it('gives the replica it fails over to a whole first-token wait of its own: the deadline is per attempt', async () => {
     const silent = await track(startTestUpstream(() => {}));
-    // Its first token comes within the wait from its own start, not within one from the request's.
+    // Its first token comes within the wait from its own start, not within one from the request's:
+    // 200 ms into a 1 s wait (with 400 a loaded machine's slow failover ate most of the margin),
+    // and 1.2 s after the request's start, which a deadline per request would have cut.
     const slowPrefill = await track(
       startTestUpstream(async (_req, res) => {
         sseHeaders(res);
@@ -186,7 +188,7 @@ describe('a pump over several replicas: failover before the upstream accepts', (
         res.end(plainContentStream);
       }),
     );
-    const timeouts = { connectMs: 10_000, headersMs: 10_000, firstTokenMs: 400, idleMs: 10_000 };
+    const timeouts = { connectMs: 10_000, headersMs: 10_000, firstTokenMs: 1_000, idleMs: 10_000 };
     const pump = createChatCompletionPump({ baseUrl: [silent.baseUrl, slowPrefill.baseUrl], timeouts });
     const { parts, error } = await run(pump, { baseUrl: silent.baseUrl });
     expect(error).toBeUndefined();
@@ -197,23 +199,24 @@ describe('a pump over several replicas: failover before the upstream accepts', (
   it('counts totalMs from the request’s start, failover included (regression: each attempt restarted it)', async () => {
     const refusesLate = await track(
       startTestUpstream(async (_req, res) => {
-        await pause(400);
+        await pause(700);
         res.writeHead(503, { 'content-type': 'application/json' });
         res.end(JSON.stringify(modelNotFoundBody));
       }),
     );
-    // Done 600 ms after its own start: inside totalMs of its own, past the request's.
+    // Done 1 s after its own start: inside totalMs of its own, past the request's (1.7 s). Its
+    // first token, about 700 ms into the request, leaves 700 ms of totalMs for a loaded machine.
     const streaming = await track(
       startTestUpstream(async (_req, res) => {
         sseHeaders(res);
-        for (let i = 0; i < 30 && !res.destroyed; i++) {
+        for (let i = 0; i < 50 && !res.destroyed; i++) {
           res.write(vllmChunk({ content: `t${i} ` }));
           await pause(20);
         }
         res.end('data: [DONE]\n\n');
       }),
     );
-    const timeouts = { connectMs: 10_000, headersMs: 10_000, firstTokenMs: 10_000, idleMs: 10_000, totalMs: 800 };
+    const timeouts = { connectMs: 10_000, headersMs: 10_000, firstTokenMs: 10_000, idleMs: 10_000, totalMs: 1_400 };
     const pump = createChatCompletionPump({ baseUrl: [refusesLate.baseUrl, streaming.baseUrl], timeouts });
     const { parts, error, accepted } = await run(pump, { baseUrl: refusesLate.baseUrl });
     expect(error).toBeInstanceOf(UpstreamTotalTimeoutError);
