@@ -110,8 +110,9 @@ describe('a response held open after the finish_reason, without [DONE]', () => {
   // Review: totalMs running out in the same place failed the whole answer with a total timeout
   // (its content already handed on) where a reset there ended it; the answer is no less whole.
   it('ends the answer without usage, not fails it, when totalMs runs out after the finish and before the usage chunk', async () => {
+    // totalMs 1 s, not 300 ms: the finish, written at once, must come well before it on a loaded machine.
     const upstream = await heldOpen(finished, 5_000, vllmUsage(3, 1));
-    const { parts, error } = await stream(upstream, { totalMs: 300 });
+    const { parts, error } = await stream(upstream, { totalMs: 1_000 });
     expect(error).toBeUndefined();
     expect(parts).toEqual([...FINISHED, { type: 'end' }]);
     await upstream.requestSocketClosed(0);
@@ -119,7 +120,7 @@ describe('a response held open after the finish_reason, without [DONE]', () => {
 
   it('still fails an answer whose totalMs runs out before its finish', async () => {
     const upstream = await heldOpen(vllmChunk({ content: 'a' }), 5_000, vllmChunk({}, 'stop'));
-    const { parts, error } = await stream(upstream, { totalMs: 300 });
+    const { parts, error } = await stream(upstream, { totalMs: 1_000 });
     expect(error).toMatchObject({ code: 'upstream_total_timeout' });
     expect(parts.map((p) => p.type)).toEqual(['start', 'content']);
   });
