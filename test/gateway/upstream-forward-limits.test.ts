@@ -129,7 +129,9 @@ describe('the limits a forwarded request shares with a chat', () => {
       }
       res.end('data: [DONE]\n\n');
     });
-    const gw = await gateway([streaming], { timeouts: { totalMs: 500 } });
+    // 1 s, not 500 ms: the head and first event, sent at once, must beat it on a loaded machine;
+    // the upstream's 40 events take 2 s, so without the cut [DONE] would still come.
+    const gw = await gateway([streaming], { timeouts: { totalMs: 1_000 } });
     const res = await fetch(`${gw.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"stream":true}' });
     expect(res.status).toBe(200);
     const body = res.body!.getReader();
