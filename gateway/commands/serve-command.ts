@@ -17,6 +17,7 @@ import { wholeNumber } from './number-options.ts';
 import { configFile, listOf, nonEmpty, refusedFileValue, refusedOptionValue, simProfile } from './option-values.ts';
 import { printBanner } from './start-up-banner.ts';
 import { exitProcess, guardProcessExit } from './exit-guard.ts';
+import { toolModuleList } from './tool-module-list.ts';
 
 interface ServeOptions {
   config?: string;
@@ -135,6 +136,11 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
   if (command.getOptionValueSource('apiKey') === 'cli' && list(opts.apiKey) === undefined) {
     command.error("option '--api-key <key...>' argument '' is invalid. expected a key, not an empty value (an unset variable?)");
   }
+  // `--tool` splits at a comma only between modules: a query's `names=a,b` stays whole.
+  const toolModules = (value: string[] | undefined) => {
+    const modules = value === undefined ? [] : toolModuleList(value);
+    return modules.length === 0 ? undefined : modules;
+  };
   const upstreams = list(given('upstream'));
   const flags = {
     gateway: defined({
@@ -178,7 +184,7 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
     sandbox: { ...file.sandbox, ...defined({ python: given('python') }) },
     plugins: plugins ?? file.plugins,
     runtimes: file.runtimes,
-    toolModules: list(given('tool'))?.map((module) => ({ module, readOnlyPaths: list(given('toolReadPath')) ?? [] })) ?? file.toolModules,
+    toolModules: toolModules(given('tool'))?.map((module) => ({ module, readOnlyPaths: list(given('toolReadPath')) ?? [] })) ?? file.toolModules,
   };
   const refused = refusedOptionValue(options.gateway, command);
   if (refused !== undefined) command.error(refused);

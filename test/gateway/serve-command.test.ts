@@ -249,8 +249,9 @@ describe('conveyor serve (the main job) in its own process', () => {
         ],
       }),
     );
-    // A query that ends like a file name (a plugin's data file) once made tsx load the module as that type.
-    const { proc, url } = await serve(['--sim-profile', 'fast-test', '--sim-scenarios', scenarios, '--tool', `${path.relative(process.cwd(), FAULTY_PLUGIN)}?name=mode_tool&data=rows.json`]);
+    // A query that ends like a file name (a plugin's data file) once made tsx load the module as that type;
+    // a comma in it (`note=a,b`) was read as the start of another module, `b` (tool-module-list.ts).
+    const { proc, url } = await serve(['--sim-profile', 'fast-test', '--sim-scenarios', scenarios, '--tool', `${path.relative(process.cwd(), FAULTY_PLUGIN)}?name=mode_tool&note=a,b&data=rows.json`]);
     const client = new OpenAI({ baseURL: url, apiKey: 'unused', maxRetries: 0 });
     const answer = await client.chat.completions.create({
       model: 'mistral-7b-instruct-sim',
