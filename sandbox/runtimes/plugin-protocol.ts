@@ -57,6 +57,15 @@ export const progressSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('output'), stream: z.enum(['stdout', 'stderr']), text: z.string().max(MAX_PROGRESS_TEXT) }),
 ]);
 
+/**
+ * An optional field of a child message, where JSON `null` counts as absent: a plugin in Python
+ * naturally writes `'data': None`, or `'reject': None if ok else why`, and was killed for it
+ * (`data: expected object, received null`), turning an accepted piece into a failed call. The
+ * parsed message has no null in it: such a field reads `undefined` downstream, as if left out.
+ * Required fields stay strict (`"content": None` is still refused, and says so).
+ */
+const absentIfNull = <T extends z.ZodType>(schema: T) => z.preprocess((value) => (value === null ? undefined : value), schema.optional());
+
 export const childMessageSchema = z.discriminatedUnion('t', [
   z.object({
     t: z.literal('ready'),
@@ -64,9 +73,9 @@ export const childMessageSchema = z.discriminatedUnion('t', [
     /** The engine behind ctx.guest in this process ('none' for non-JS children). */
     guest: z.enum(['isolated-vm', 'node-vm', 'none']),
     /** Why the requested guest engine could not be loaded, if it could not. */
-    guestError: z.string().optional(),
+    guestError: absentIfNull(z.string()),
   }),
-  z.object({ t: z.literal('loaded'), module: z.string(), plugin: z.string().optional(), error: z.string().optional() }),
+  z.object({ t: z.literal('loaded'), module: z.string(), plugin: absentIfNull(z.string()), error: absentIfNull(z.string()) }),
   z.object({ t: z.literal('progress'), callId, progress: progressSchema }),
   z.object({
     t: z.literal('verdict'),
@@ -74,22 +83,22 @@ export const childMessageSchema = z.discriminatedUnion('t', [
     seq: z.number().int(),
     // A blank reason is refused as the kit's verdictOf refuses reject(''): the model would read
     // "rejected the call: " and nothing on what to write instead.
-    reject: z.string().regex(/\S/, 'a reject with no reason: the model reads the reason to know what to write instead').max(MAX_REJECT_REASON).optional(),
+    reject: absentIfNull(z.string().regex(/\S/, 'a reject with no reason: the model reads the reason to know what to write instead').max(MAX_REJECT_REASON)),
   }),
   z.object({
     t: z.literal('result'),
     callId,
     ok: z.boolean(),
     content: z.string(),
-    data: z.record(z.string(), z.unknown()).optional(),
+    data: absentIfNull(z.record(z.string(), z.unknown())),
     /**
      * CPU time the process has used so far, all calls and its start-up (RLIMIT_CPU counts it so):
      * a reusable plugin's process (ProcessRecipe.reuse) is kept for another call only while its
      * CPU limit leaves that call its whole share, and only if it says.
      */
-    cpuMs: z.number().nonnegative().optional(),
+    cpuMs: absentIfNull(z.number().nonnegative()),
     /** onEnd threw (the result is its error): which hook, and the stack, for the gateway log. */
-    thrown: hookThrowSchema.optional(),
+    thrown: absentIfNull(hookThrowSchema),
   }),
   /**
    * onStart or onPiece threw, onPiece returned something else than a verdict, or the module did not
@@ -104,9 +113,9 @@ export const childMessageSchema = z.discriminatedUnion('t', [
      * The call's data.code where it is not the plugin's own error: its onLoad ran past the runtime's
      * limit, or the module exports another plugin (PluginNameMismatchError).
      */
-    code: z.enum(['sandbox_limit_exceeded', 'sandbox_error']).optional(),
+    code: absentIfNull(z.enum(['sandbox_limit_exceeded', 'sandbox_error'])),
     /** A hook threw: which, and the stack, for the gateway log (`content` quotes only the message). */
-    thrown: hookThrowSchema.optional(),
+    thrown: absentIfNull(hookThrowSchema),
   }),
   /** The answer to `abort`: onAbort has settled (or there was none, or no such call): kill now. */
   z.object({ t: z.literal('aborted'), callId }),

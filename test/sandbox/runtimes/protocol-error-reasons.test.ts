@@ -6,7 +6,7 @@ import echo from './fixtures/echo-plugin.ts';
 import { eventually } from './runtime-test-helpers.ts';
 
 // A plugin in another language whose message had the wrong shape (a Python dict as `content`,
-// `"data": None`, a misspelt `t`, a `ready` without `guest`) was killed with only its line quoted:
+// `"content": None`, a misspelt `t`, a `ready` without `guest`) was killed with only its line quoted:
 // `stopped: protocol error: {"t": "result", …}`, leaving its author to diff it against the schema.
 // The error now says which field is wrong and how, after the line.
 
@@ -42,7 +42,9 @@ const run = (command: string[]) => runScriptedCall(toolFromPlugin(echo, { comman
 describe('a plugin process that sends a message of the wrong shape', () => {
   it.for([
     ['a content that is no string', '{"t": "result", "callId": msg["callId"], "ok": True, "content": {"a": 1}}', '(content: expected string, received object)'],
-    ['data: None', '{"t": "result", "callId": msg["callId"], "ok": True, "content": "x", "data": None}', '(data: expected object, received null)'],
+    // None for an optional field reads as absent (plugin-protocol.test.ts); a required one stays refused.
+    ['content: None', '{"t": "result", "callId": msg["callId"], "ok": True, "content": None}', '(content: expected string, received null)'],
+    ['a data that is a string', '{"t": "result", "callId": msg["callId"], "ok": True, "content": "x", "data": "rows"}', '(data: expected object, received string)'],
     ['an ok that is a string', '{"t": "result", "callId": msg["callId"], "ok": "true", "content": "x"}', '(ok: expected boolean, received string)'],
     ['an unknown message type', '{"t": "log", "callId": msg["callId"]}', '(t: "log" is not a message type: ready, loaded, progress, verdict, result, failed, aborted)'],
     ['no message type', '{"callId": msg["callId"]}', '(t: missing: ready, loaded, progress, verdict, result, failed, aborted)'],
