@@ -21,6 +21,27 @@ import cell_runtime
 _as_file = contextlib.nullcontext
 
 
+def _hook_args_type():
+    """`sys.UnraisableHookArgs`, which sys does not expose: caught from one report, in the zygote
+    (no thread of a cell's is running yet to see the swapped hook)."""
+    seen = []
+
+    class _Probe:
+        def __del__(self):
+            raise RuntimeError
+
+    hook, sys.unraisablehook = sys.unraisablehook, seen.append
+    try:
+        _Probe()
+    finally:
+        sys.unraisablehook = hook
+    return type(seen[0])
+
+
+_HookArgs = _hook_args_type()
+_MISSING = object()
+
+
 def install(as_file):
     """Only over the interpreter's own hooks: code in the cell that set its own keeps it.
     `as_file()`: a context in which linecache holds the lines as a file run's C printer reads them."""
@@ -65,6 +86,33 @@ def _unraisable_hook(unraisable, /):
         stderr.flush()
     except Exception:
         pass
+
+
+@cell_runtime.hidden
+def write_unraisable(err, err_msg, obj):
+    """`_PyErr_WriteUnraisableMsg`, for an exception the sandbox's own wrapper caught where a
+    script's C code would report it with `obj` (the code's own function) rather than the wrapper.
+    Call it outside any `except` block: the hook runs with no exception being handled, as there."""
+    cell_runtime.without_sandbox_frames(err)
+    args = _HookArgs((type(err), err, err.__traceback__, err_msg, obj))
+    hook = getattr(sys, 'unraisablehook', _MISSING)
+    if hook is not _MISSING:
+        try:
+            sys.audit('sys.unraisablehook', hook, args)
+        except BaseException as failed:  # noqa: B902 — reported, not raised, as there
+            args, hook = _failure(failed, 'Exception ignored in audit hook', None), None
+        if hook is not None:
+            try:
+                hook(args)
+                return
+            except BaseException as failed:  # noqa: B902
+                args = _failure(failed, 'Exception ignored in sys.unraisablehook', hook)
+    _unraisable_hook(args)  # the interpreter's default, as cell_hooks prints it
+
+
+def _failure(err, err_msg, obj):
+    cell_runtime.without_sandbox_frames(err)
+    return _HookArgs((type(err), err, err.__traceback__, err_msg, obj))
 
 
 def _unraisable_text(u):

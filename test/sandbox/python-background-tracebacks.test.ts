@@ -52,6 +52,24 @@ describe('tracebacks the interpreter prints itself show the cell source, as a sc
     expect(result.ok).toBe(true);
   });
 
+  it("gives the code's sys.unraisablehook a _thread function's own object and frames", async () => {
+    // The sandbox runs such a function inside a wrapper of its own (cell_runtime._Deeper): the
+    // code's hook got that wrapper as `object` and a dozen of the sandbox's frames before `f`.
+    const source =
+      "import sys, _thread, time, traceback\ndef f():\n    raise ValueError('x')\n" +
+      "def hook(u):\n    print(u.object is f, type(u.object).__name__, u.err_msg)\n" +
+      "    traceback.print_exception(u.exc_type, u.exc_value, u.exc_traceback)\n    raise KeyError('hook')\n" +
+      'sys.unraisablehook = hook\n_thread.start_new_thread(f, ()); time.sleep(0.3)\n' +
+      'sys.unraisablehook = None\n_thread.start_new_thread(f, ()); time.sleep(0.3)\n' +
+      "_thread.start_new_thread(sys.exit, ()); time.sleep(0.3)\nprint('end')\n";
+    const real = await runAsScript(sandbox.python, scratch, 'unraisable-hook.py', source, '<llm-cell>');
+    expect(real).toMatch(/^True function Exception ignored in thread started by\nTraceback[^]*\nException ignored in sys.unraisablehook: <function hook/);
+    for (const mode of ['incremental', 'whole'] as const) {
+      const { result } = await runScript(sandbox, source, { mode });
+      expect(withoutAddresses(result.observation), mode).toBe(withoutAddresses(real));
+    }
+  });
+
   it('keeps a hook the cell set itself', async () => {
     const source =
       "import threading, sys\nthreading.excepthook = lambda a: print('mine', a.exc_type.__name__)\n" +
