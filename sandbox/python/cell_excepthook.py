@@ -7,7 +7,8 @@ was:" and the original one.
 """
 import os
 import sys
-import traceback
+
+import exception_printer
 
 
 def print_uncaught(err, tb):
@@ -19,10 +20,7 @@ def print_uncaught(err, tb):
     cell's report reuses it: its `__str__` runs once, as in a script (the report called it again)."""
     text = None
     try:
-        # What traceback.print_exception does, keeping the formatter for its text.
-        formatted = traceback.TracebackException(type(err), err, tb, compact=True)
-        text = getattr(formatted, '_str', None)
-        formatted.print(file=sys.stderr)
+        text = exception_printer.print_exception(err, tb, sys.stderr)
     except Exception:
         # As `_PyObject_Dump` less its addresses and refcount, which differ from run to run.
         dump = 'object type name: %s\nobject repr     : %s\nlost sys.stderr\n' % (type(err).__name__, _repr(err))
@@ -41,18 +39,19 @@ def _repr(value):
 
 
 def print_hook_failure(hook_error, err, tb):
-    """`hook_error` was raised by the hook called for `err` (with its cell-only traceback `tb`)."""
+    """`hook_error` was raised by the hook called for `err` (with its cell-only traceback `tb`).
+    Returns `err`'s text as printed, or None if it was not."""
     stderr = sys.stderr
     if stderr is None:
-        return  # as a script: nowhere to print
+        return None  # as a script: nowhere to print
     try:
         stderr.write('Error in sys.excepthook:\n')
         # The first frame is the executor's call of the hook, which a script's C caller lacks.
         hook_tb = hook_error.__traceback__.tb_next if hook_error.__traceback__ else None
         if hook_error.__context__ is err:
             hook_error.__context__ = None  # implied by the executor's except block, not the hook
-        traceback.print_exception(type(hook_error), hook_error, hook_tb, file=stderr)
+        exception_printer.print_exception(hook_error, hook_tb, stderr)
         stderr.write('\nOriginal exception was:\n')
-        traceback.print_exception(type(err), err, tb, file=stderr)
+        return exception_printer.print_exception(err, tb, stderr)
     except Exception:
-        pass  # a stderr that cannot be written to: the interpreter gives up too
+        return None  # a stderr that cannot be written to: the interpreter gives up too

@@ -17,6 +17,7 @@ import threading
 import traceback
 
 import cell_runtime
+import exception_printer
 
 _as_file = contextlib.nullcontext
 
@@ -69,8 +70,10 @@ def _thread_excepthook(args, /):
         cell_runtime.without_sandbox_frames(args.exc_value)
         tb = args.exc_value.__traceback__
     with _as_file():
-        text = ''.join(traceback.format_exception(args.exc_type, args.exc_value, tb))
-    stderr.write(text)
+        if isinstance(args.exc_value, BaseException):
+            exception_printer.print_exception(args.exc_value, tb, stderr)
+        else:
+            stderr.write(''.join(traceback.format_exception(args.exc_type, args.exc_value, tb)))
     stderr.flush()
 
 
@@ -83,6 +86,11 @@ def _unraisable_hook(unraisable, /):
         with _as_file():
             text = ''.join(_unraisable_text(unraisable))
         stderr.write(text)
+        if unraisable.exc_type is not None and unraisable.exc_value is not None:
+            # After ': ', as the C printer calls it: what the exception's __str__ prints itself
+            # comes there, as in a script (before, ahead of the whole report).
+            stderr.write(exception_printer.str_or_marker(unraisable.exc_value))
+        stderr.write('\n' if unraisable.exc_type is not None else '')
         stderr.flush()
     except Exception:
         pass
@@ -141,11 +149,7 @@ def _unraisable_text(u):
         out.append(module + '.')
     out.append(getattr(u.exc_type, '__qualname__', '<unknown>'))
     if u.exc_value is not None:
-        try:
-            out.append(': ' + str(u.exc_value))
-        except Exception:
-            out.append(': <exception str() failed>')
-    out.append('\n')
+        out.append(': ')  # the text follows, written by the caller
     return out
 
 

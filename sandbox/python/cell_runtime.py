@@ -220,7 +220,10 @@ class _Deeper:
             failed = err
         # Outside the except block: the hook runs with no exception being handled, as a script's.
         import cell_hooks
-        cell_hooks.write_unraisable(failed, 'Exception ignored in thread started by', self._function)
+        if sys.version_info >= (3, 13):  # PyErr_FormatUnraisable: the repr in the message, no object
+            cell_hooks.write_unraisable(failed, f'Exception ignored in thread started by {self._function!r}', None)
+        else:
+            cell_hooks.write_unraisable(failed, 'Exception ignored in thread started by', self._function)
 
 
 # What calling an instance counts towards the limit: before 3.12, its C slot counts one more

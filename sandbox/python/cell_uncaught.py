@@ -56,17 +56,6 @@ def uncaught(err, filename, as_file):
             sys.excepthook(type(err), err, tb)
         except BaseException as raised:  # noqa: B902 — the hook's SystemExit ends the run
             hook_error = raised
-    ending = Ending(1)
-    if type(err) is KeyboardInterrupt:
-        # A script's interpreter kills itself with SIGINT after printing it (Py_RunMain's
-        # exit_sigint, for this exact type only: a subclass exits with 1), so its shell sees
-        # 130; the cell said 1. A hook's SystemExit (below) exits before that, as there.
-        ending = Ending(128 + signal.SIGINT, 'SIGINT')
-    if message is None:
-        message = safe_str(err)
-    ending.error = {'type': type(err).__name__, 'message': message, 'compileError': False}
-    if lineno is not None:
-        ending.error['lineno'] = lineno
     if hook_error is not None:
         # A `sys.excepthook` that raised, as the interpreter reports it (`_PyErr_PrintEx`): its
         # SystemExit is the run's exit; anything else is printed, then the original exception.
@@ -74,7 +63,20 @@ def uncaught(err, filename, as_file):
         if isinstance(hook_error, SystemExit):
             return uncaught(hook_error, filename, as_file)
         with as_file():
-            cell_excepthook.print_hook_failure(hook_error, err, tb)
+            message = cell_excepthook.print_hook_failure(hook_error, err, tb)
+    ending = Ending(1)
+    if type(err) is KeyboardInterrupt:
+        # A script's interpreter kills itself with SIGINT after printing it (Py_RunMain's
+        # exit_sigint, for this exact type only: a subclass exits with 1), so its shell sees
+        # 130; the cell said 1. A hook's SystemExit (above) exits before that, as there.
+        ending = Ending(128 + signal.SIGINT, 'SIGINT')
+    if message is None:
+        # Nothing printed it (the code's own hook, `sys.stderr = None`): a script never calls
+        # its `__str__` then, and a `__str__` that prints, counts or logs must not run here.
+        message = quiet_str(err)
+    ending.error = {'type': type(err).__name__, 'message': message, 'compileError': False}
+    if lineno is not None:
+        ending.error['lineno'] = lineno
     return ending
 
 
@@ -121,6 +123,28 @@ def die_of_sigint():
         _kill(_getpid(), signal.SIGINT)
     except BaseException:
         pass
+
+
+_PLAIN = (str, int, float, complex, bool, bytes, type(None))
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement, not a built-in
+
+
+def quiet_str(err):
+    """`str(err)` where that runs none of the code's own: the `__str__` is a built-in type's and
+    reads only plain values (its args; an OSError's file names too). Otherwise ''."""
+    owner = next((k for k in type(err).__mro__ if '__str__' in k.__dict__), object)
+    if owner.__flags__ & _HEAP_TYPE:
+        return ''
+    values = list(BaseException.args.__get__(err))
+    if issubclass(type(err), OSError):
+        values += [OSError.filename.__get__(err), OSError.filename2.__get__(err)]
+    while values:
+        value = values.pop()
+        if type(value) is tuple:
+            values.extend(value)
+        elif type(value) not in _PLAIN:
+            return ''
+    return safe_str(err)
 
 
 def safe_str(value):

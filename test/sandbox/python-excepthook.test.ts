@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPythonSandbox, type PythonSandbox } from '../../sandbox/python-sandbox.ts';
-import { runAsScript, runScript } from './python-test-helpers.ts';
+import { runAsScript, runScript, withoutAddresses } from './python-test-helpers.ts';
 
 /**
  * How an uncaught exception is printed when the code replaced what prints it. A `sys.excepthook`
@@ -92,5 +92,44 @@ describe("an uncaught exception's __str__", () => {
     const { result } = await runScript(sandbox, source);
     expect(result.observation).toBe(real);
     expect(result.error).toMatchObject({ type: 'E', message: '<exception str() failed>' });
+  });
+});
+
+/**
+ * A `__str__` that prints, as a script's interpreter calls it. Before 3.13 its C printer writes the
+ * traceback and the type's name first, then calls `__str__` (`E` + the print + `: msg`), for each
+ * exception of a chain, a thread's and an "Exception ignored" report's (there after `E: `); the cell
+ * called them all first, so their prints came before "Traceback". With the code's own
+ * `sys.excepthook`, or `sys.stderr = None`, a script never calls it; the cell's report did.
+ */
+describe('a __str__ that prints', () => {
+  const LOUD = "import sys, threading\nclass E(Exception):\n    def __str__(self):\n        print('__str__ of', self.args)\n        return 'msg'\n";
+  const CASES: Record<string, [source: string, message: string]> = {
+    'a chain': [`${LOUD}def f():\n    raise E(1)\ntry:\n    f()\nexcept E as e:\n    raise E(2) from e\n`, 'msg'],
+    'a thread and a __del__': [
+      `${LOUD}def w():\n    raise E('thread')\nt = threading.Thread(target=w, name='w'); t.start(); t.join()\n` +
+        "class C:\n    def __del__(self):\n        raise E('del')\nc = C(); del c\ne = E('noted'); e.add_note('a note')\nraise e\n",
+      'msg',
+    ],
+    'the code\'s own excepthook': [`${LOUD}sys.excepthook = lambda t, v, tb: print('hooked', t.__name__)\nraise E()\n`, ''],
+    'sys.stderr set to None': [`${LOUD}sys.stderr = None\nraise E()\n`, ''],
+    'a failing excepthook': [`${LOUD}def hook(*a):\n    raise E('hook')\nsys.excepthook = hook\nraise E('original')\n`, 'msg'],
+  };
+
+  it.each(Object.entries(CASES))('runs where a script runs it: %s', async (name, [source, message]) => {
+    const real = await runAsScript(sandbox.python, scratch, 'loud-str.py', source, '<llm-cell>');
+    for (const mode of ['incremental', 'whole'] as const) {
+      const { result } = await runScript(sandbox, source, { mode });
+      expect(withoutAddresses(result.observation), `${name} ${mode}`).toBe(withoutAddresses(real));
+      expect(result.error, `${name} ${mode}`).toMatchObject({ type: 'E', message });
+    }
+  });
+
+  it("is not called for the report where nothing printed the exception, but a built-in's text is kept", async () => {
+    const real = await runAsScript(sandbox.python, scratch, 'quiet.py', SCRIPTS['sys.stderr set to None']!, '<llm-cell>');
+    expect(real).toBe('a\n');
+    const { result } = await runScript(sandbox, SCRIPTS['sys.stderr set to None']!);
+    expect(result.observation).toBe(real);
+    expect(result.error).toMatchObject({ type: 'ZeroDivisionError', message: 'division by zero', lineno: 4 });
   });
 });
