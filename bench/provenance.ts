@@ -22,6 +22,11 @@ export function provenance(): Provenance {
   };
 }
 
+/** A report's provenance sentence (without its full stop): `commit 6a1db03; 2 × AMD EPYC 7B13, load average at the end 1.2 / 0.9 / 0.8`. */
+export function provenanceLine(p: Provenance): string {
+  return `commit ${p.commit}; ${p.cpus}, load average at the end ${p.loadavg.join(' / ')}`;
+}
+
 /** The machine's cores as a report names them: `2 × AMD EPYC 7B13`. */
 export function cpusLine(): string {
   return `${os.cpus().length} × ${os.cpus()[0]?.model.trim() ?? '?'}`;

@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 
@@ -41,6 +41,7 @@ export function jsonText(value: unknown): string {
  */
 export function checkOutDir(dir: string): void {
   try {
+    refuseFileName(dir);
     makeDirs(dir);
     const probe = join(dir, `.write-check-${process.pid}`);
     writeFileSync(probe, '', { flag: 'wx' });
@@ -48,6 +49,34 @@ export function checkOutDir(dir: string): void {
   } catch (err) {
     throw new Error(`--out ${dir}: ${(err as Error).message}`);
   }
+}
+
+/**
+ * `--out` names the folder the files go in, never a file: bench/parsers/adversarial.ts took a file
+ * name there until 2026-12-03 (its README said `--out bench/results/<date>-parsers-adversarial.md`),
+ * and that command, run again, would have made a folder of that name. An existing file was refused
+ * too, but as `ENOTDIR: … mkdir`, which does not say what to pass instead.
+ */
+function refuseFileName(dir: string): void {
+  const file = /\.(md|json|svg)$/i.test(dir) || (existsSync(dir) && !statSync(dir).isDirectory());
+  if (file) throw new Error("a file's name, not a folder's: --out takes the folder the files are written in, as <date>-<name>.*");
+}
+
+/**
+ * The newest files of `name` written today by writeResultFiles in `dir` (`<date>-<name>`, or the
+ * highest `-N` after it), as the stem their suffixes follow; undefined if there are none.
+ */
+export function latestResultStem(dir: string, name: string, suffix: string): string | undefined {
+  const date = new Date().toISOString().slice(0, 10);
+  const prefix = `${date}-${name}`;
+  let best: { n: number; stem: string } | undefined;
+  for (const file of existsSync(dir) ? readdirSync(dir) : []) {
+    if (!file.startsWith(prefix) || !file.endsWith(suffix)) continue;
+    const rest = file.slice(prefix.length, file.length - suffix.length);
+    const n = rest === '' ? 1 : /^-\d+$/.test(rest) ? Number(rest.slice(1)) : NaN;
+    if (Number.isFinite(n) && (best === undefined || n > best.n)) best = { n, stem: join(dir, `${prefix}${rest}`) };
+  }
+  return best?.stem;
 }
 
 /**

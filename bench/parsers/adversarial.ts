@@ -5,12 +5,15 @@
  * candidates re-read) and a control (hermes). Fed as 3-character deltas (a stream) and as one
  * delta (a replay, `conveyor parse`).
  *
- *   npx tsx bench/parsers/adversarial.ts [--n 100000] [--out bench/results/<date>-parsers-adversarial.md]
+ *   npx tsx bench/parsers/adversarial.ts [--n 100000] [--out DIR]
+ *     → bench/results/<date>-parsers-adversarial.{md,json}
  */
-import { writeFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { wholeNumber } from '../../gateway/commands/number-options.ts';
 import { createParser, type ParserFormat } from '../../parsers/index.ts';
+import { commandLine } from '../command-line.ts';
+import { provenance, provenanceLine } from '../provenance.ts';
+import { checkOutOption, jsonText, writeResultFiles } from '../result-files.ts';
 import { usageErrorsExit2 } from '../usage-errors.ts';
 
 interface Case {
@@ -52,33 +55,44 @@ const split = (text: string, size: number): string[] => text.match(new RegExp(`[
 const program = usageErrorsExit2(new Command().name('parsers-adversarial'))
   .description('Parser time on adversarial outputs at n and 2n characters: linear is about 2x, quadratic about 4x.')
   .option('--n <chars>', 'characters of the smaller output (the larger has twice as many)', wholeNumber(100, 10_000_000), 100_000)
-  .option('--out <file>', 'also write the Markdown report to this file')
+  // A folder, as every bench script's --out (default bench/results), no longer a file: the report
+  // was written only when --out was given, with no JSON, under whatever name was passed.
+  .option('--out <dir>', 'where result files go', 'bench/results')
   .parse();
-const { n, out } = program.opts<{ n: number; out?: string }>();
-const rows: string[] = [];
+const { n, out } = program.opts<{ n: number; out: string }>();
+// Before measuring; an old `--out <file>.md` is refused here, saying what to pass instead.
+checkOutOption(program, out);
+const command = commandLine('npx tsx bench/parsers/adversarial.ts', process.argv.slice(2));
+const rows: { format: ParserFormat; output: string; ms: Record<'stream' | 'oneDelta', { n: number; twoN: number }> }[] = [];
+const lines: string[] = [];
 for (const c of CASES) {
   const cells: string[] = [];
-  for (const deltas of [(t: string) => split(t, 3), (t: string) => [t]]) {
+  const ms = { stream: { n: 0, twoN: 0 }, oneDelta: { n: 0, twoN: 0 } };
+  for (const [mode, deltas] of [['stream', (t: string) => split(t, 3)], ['oneDelta', (t: string) => [t]]] as const) {
     const one = parseMs(c.format, deltas(c.text(n)));
     const two = parseMs(c.format, deltas(c.text(2 * n)));
+    ms[mode] = { n: one, twoN: two };
     cells.push(`${one.toFixed(1)}`, `${two.toFixed(1)}`, `${(two / Math.max(one, 0.05)).toFixed(2)}×`);
   }
-  rows.push(`| ${c.format} | ${c.name.replaceAll('|', '\\|')} | ${cells.join(' | ')} |`);
-  process.stderr.write(`${rows.at(-1)}\n`);
+  rows.push({ format: c.format, output: c.name, ms });
+  lines.push(`| ${c.format} | ${c.name.replaceAll('|', '\\|')} | ${cells.join(' | ')} |`);
+  process.stderr.write(`${lines.at(-1)}\n`);
 }
+const origin = { command, date: new Date().toISOString(), node: process.version, ...provenance() };
 const report = [
-  `# Parsers on adversarial outputs (${new Date().toISOString().slice(0, 10)})`,
+  `# Parsers on adversarial outputs (${origin.date.slice(0, 10)})`,
   '',
   '```sh',
-  `npx tsx bench/parsers/adversarial.ts --n ${n}`,
+  command,
   '```',
   '',
-  `Node ${process.version}. Best of 3 parses (create, push every delta, end). n = ${n} characters; 2n doubles it: linear is ≈2×, quadratic ≈4×.`,
+  `Node ${origin.node}, ${provenanceLine(origin)}. Best of 3 parses (create, push every delta, end). n = ${n} characters; 2n doubles it: linear is ≈2×, quadratic ≈4×.`,
   '',
   '| format | output | 3-char deltas, n (ms) | 2n (ms) | 2n / n | one delta, n (ms) | 2n (ms) | 2n / n |',
   '|---|---|---:|---:|---:|---:|---:|---:|',
-  ...rows,
+  ...lines,
   '',
 ].join('\n');
+const files = writeResultFiles(out, 'parsers-adversarial', { '.md': report, '.json': jsonText({ ...origin, n, rows }) });
 process.stdout.write(report);
-if (out) writeFileSync(out, report);
+console.log(`results: ${files.join(', ')}`);

@@ -24,8 +24,14 @@ export function parsersRunProvenance(args: readonly string[], baseline?: Pick<Ba
   };
 }
 
-/** The Markdown sentence naming the commits measured. */
-export function commitsLine(p: Pick<ParsersRunProvenance, 'commit' | 'baseline'>): string {
+/**
+ * The Markdown sentence naming the commits measured: with rows re-measured by `--update` on
+ * another commit (rowCommits, by case id), which rows those are and on which commit.
+ */
+export function commitsLine(p: Pick<ParsersRunProvenance, 'commit' | 'baseline'> & { rowCommits?: Record<string, string> }): string {
+  const groups = new Map<string, string[]>();
+  for (const [id, commit] of Object.entries(p.rowCommits ?? {})) groups.set(commit, [...(groups.get(commit) ?? []), id]);
+  const reruns = [...groups].map(([commit, ids]) => `${ids.join(', ')} re-measured with \`--update\` on ${commit}`).join('; ');
   const before = p.baseline ? `; before = \`${p.baseline.spec}\`${p.baseline.commit && p.baseline.commit !== p.baseline.spec ? ` (${p.baseline.commit})` : ''}` : '';
-  return `Commit ${p.commit}${before}.`;
+  return `Commit ${p.commit}${reruns ? ` (but ${reruns})` : ''}${before}.`;
 }

@@ -2,26 +2,29 @@
  * Parser throughput benchmark (issue 3): every format on a realistic ~3 KiB output, fed one
  * Mistral token per delta, side by side with re-parsing the call with partial-json on each delta.
  *
- *   npx tsx bench/parsers/run.ts [--quick] [--only REGEX] [--baseline GIT_REF|DIR] [--update]
+ *   npx tsx bench/parsers/run.ts [--quick] [--only REGEX] [--baseline GIT_REF|DIR] [--update] [--out DIR]
+ *     → bench/results/<date>-parsers[-quick].{md,json}
  *
  * --baseline also times another version of the parsers in the same processes, for before/after:
  * a git ref (its parsers/ and core/ are extracted to a temporary directory) or a directory
- * holding such a copy. Writes bench/results/<date>-parsers[-quick].{md,json} and prints the table.
- * --update (with --only) re-measures only those rows and replaces them in today's results,
- * keeping the other rows and adding the command to the ones recorded: for re-running a row
- * whose batches another job on this shared box disturbed.
+ * holding such a copy. Prints the table.
+ * --update (with --only) re-measures only those rows and writes today's latest results in --out
+ * again (as the next `-N`) with them replaced, keeping the other rows and adding the command to
+ * the ones recorded: for re-running a row whose batches another job on this shared box disturbed.
  */
 import { fork } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { usageErrorsExit2 } from '../usage-errors.ts';
+import { checkOutOption, jsonText, latestResultStem, writeResultFiles } from '../result-files.ts';
 import { baseline as checkout } from '../git-baseline.ts';
 import { buildCases } from './cases.ts';
 import { commitsLine, parsersRunProvenance } from './run-provenance.ts';
 import type { CaseResult } from './measure-case.ts';
+import { mergeUpdate, type ParsersRows } from './update-merge.ts';
 import { markdownTable, runStats, STREAMS, summaryLines, TOKENS_PER_SECOND } from './report.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -44,9 +47,10 @@ async function main(): Promise<void> {
     .option('--quick', 'fewer batches (smoke test)')
     .option('--only <regex>', 'only the cases whose id matches')
     .option('--baseline <ref-or-dir>', 'also time the parsers as of this git ref (or a folder holding parsers/ and core/)')
-    .option('--update', "with --only: re-measure those rows and replace them in today's results")
+    .option('--update', "with --only: re-measure those rows and write today's latest results again with them replaced")
+    .option('--out <dir>', 'where result files go', 'bench/results')
     .parse();
-  const { quick = false, update = false, only, baseline: baselineSpec } = program.opts<{ quick?: boolean; update?: boolean; only?: string; baseline?: string }>();
+  const { quick = false, update = false, only, baseline: baselineSpec, out } = program.opts<{ quick?: boolean; update?: boolean; only?: string; baseline?: string; out: string }>();
   const cases = buildCases();
   // Checked before anything runs: a pattern that matched nothing rewrote today's results as an
   // empty table, and one that is not a regular expression ended in a stack trace.
@@ -60,6 +64,8 @@ async function main(): Promise<void> {
     }
     if (selected.length === 0) program.error(`parsers: --only ${JSON.stringify(only)} matches no case: ${cases.map((c) => c.id).join(', ')}`, { exitCode: 2 });
   }
+  // Before measuring: a bad --out found only when the files are written loses the whole run.
+  checkOutOption(program, out);
   // Only parsers/ and core/: the part of the tree the children import from the baseline.
   let baseline: ReturnType<typeof checkout> | undefined;
   try {
@@ -71,7 +77,6 @@ async function main(): Promise<void> {
   // Quoted as bench/command-line.ts quotes every report's command; this script's own quoting left a
   // quote inside an argument as it was, so `--only "it's"` was printed as a line no shell reads.
   const made = parsersRunProvenance(args, baseline);
-  let { command, commit } = made;
 
   const results: CaseResult[] = [];
   try {
@@ -86,44 +91,36 @@ async function main(): Promise<void> {
   }
 
   const date = new Date().toISOString().slice(0, 10);
-  const dir = path.join(here, '..', 'results');
-  const base = path.join(dir, `${date}-parsers${quick ? '-quick' : ''}`);
-  if (update && existsSync(`${base}.json`)) {
-    const previous = JSON.parse(readFileSync(`${base}.json`, 'utf8')) as { command: string; commit?: string; cases: CaseResult[] };
-    const fresh = new Map(results.map((r) => [r.id, r]));
-    const merged = previous.cases.map((r) => fresh.get(r.id) ?? r);
-    for (const r of results) if (!previous.cases.some((p) => p.id === r.id)) merged.push(r);
-    const order = cases.map((c) => c.id);
-    merged.sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
-    results.splice(0, results.length, ...merged);
-    command = `${previous.command}\n${command}`;
-    // Rows kept from the earlier run were measured on its commit.
-    if (previous.commit !== undefined && previous.commit !== commit) commit = `${previous.commit}, rows re-run on ${commit}`;
-  }
+  const name = `parsers${quick ? '-quick' : ''}`;
+  let rows: ParsersRows = { command: made.command, commit: made.commit, cases: results };
+  const previous = update ? latestResultStem(out, name, '.json') : undefined;
+  if (previous !== undefined) rows = mergeUpdate(JSON.parse(readFileSync(`${previous}.json`, 'utf8')) as ParsersRows, rows, cases.map((c) => c.id));
+  else if (update) console.error(`parsers: --update: no ${date}-${name}.json in ${out}: these results hold only the rows run now`);
   const machine = `${os.cpus()[0]?.model ?? 'unknown CPU'}, ${os.cpus().length} cores, Node ${process.version}`;
   const md = [
     `# Parser throughput, ${date}`,
     '',
     '```sh',
-    command,
+    rows.command,
     '```',
     '',
-    `${machine}. ${commitsLine({ commit, baseline: made.baseline })} One token per delta (real Mistral tokenizer boundaries) unless the column says otherwise; ` +
+    `${machine}. ${commitsLine({ ...rows, baseline: made.baseline })} One token per delta (real Mistral tokenizer boundaries) unless the column says otherwise; ` +
       `each format in its own process; CPU time of the process; median of ${quick ? 5 : 15} interleaved batches ` +
       `after warm-up, with the slowest and fastest batch in brackets. MB = 10⁶ bytes of UTF-8. ` +
       `"core at ${STREAMS}×${TOKENS_PER_SECOND} tok/s" = ns/token × ${STREAMS * TOKENS_PER_SECOND} tokens/s ÷ 10⁹. ` +
       `partial-json: the call re-parsed from its start on every delta (see bench/parsers/README.md).`,
     '',
-    markdownTable(results),
+    markdownTable(rows.cases),
     '',
-    ...summaryLines(results),
+    ...summaryLines(rows.cases),
     '',
   ].join('\n');
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(`${base}.md`, md);
-  writeFileSync(`${base}.json`, `${JSON.stringify({ command, commit, ...(made.baseline ? { baseline: made.baseline } : {}), date, machine, streams: STREAMS, tokensPerSecond: TOKENS_PER_SECOND, cases: results }, null, 2)}\n`);
+  // Through writeResultFiles, as every bench script: an --update writes the merged rows as the next
+  // `-N` and leaves the results it read as they were (a README may cite them).
+  const json = jsonText({ command: rows.command, commit: rows.commit, ...(rows.rowCommits ? { rowCommits: rows.rowCommits } : {}), ...(made.baseline ? { baseline: made.baseline } : {}), date, machine, streams: STREAMS, tokensPerSecond: TOKENS_PER_SECOND, cases: rows.cases });
+  const files = writeResultFiles(out, name, { '.md': md, '.json': json });
   console.log(md);
-  console.error(`wrote ${path.relative(process.cwd(), base)}.{md,json}`);
+  console.error(`wrote ${files.map((f) => path.relative(process.cwd(), f)).join(', ')}`);
 }
 
 await main();

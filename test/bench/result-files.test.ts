@@ -1,7 +1,7 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { writeResultFiles } from '../../bench/result-files.ts';
+import { checkOutDir, latestResultStem, writeResultFiles } from '../../bench/result-files.ts';
 import { suiteTempDir } from '../support/temp-dir.ts';
 
 const dir = suiteTempDir('result-files-');
@@ -29,5 +29,36 @@ describe('writeResultFiles', () => {
     expect(files.map((f) => basename(f))).toEqual([`${date}-race-2.json`, `${date}-race-2.md`]);
     expect(existsSync(`${dir}/${date}-race.json`)).toBe(false);
     expect(readFileSync(`${dir}/${date}-race.md`, 'utf8')).toBe('the other run');
+  });
+});
+
+describe('latestResultStem', () => {
+  // bench/parsers --update reads the day's latest results back: the highest -N, not the first name.
+  it("finds today's highest -N of a name, and no other name's", () => {
+    const here = `${dir}/latest`;
+    mkdirSync(here);
+    expect(latestResultStem(here, 'parsers', '.json')).toBeUndefined();
+    const date = new Date().toISOString().slice(0, 10);
+    for (let n = 0; n < 11; n++) writeResultFiles(here, 'parsers', { '.json': '{}' });
+    writeResultFiles(here, 'parsers-quick', { '.json': '{}' });
+    writeFileSync(`${here}/2000-01-01-parsers-99.json`, '{}');
+    expect(latestResultStem(here, 'parsers', '.json')).toBe(`${here}/${date}-parsers-11`);
+    expect(latestResultStem(here, 'parsers-quick', '.json')).toBe(`${here}/${date}-parsers-quick`);
+    expect(latestResultStem(here, 'parsers', '.md')).toBeUndefined();
+  });
+});
+
+describe('checkOutDir', () => {
+  // bench/parsers/adversarial.ts took `--out <file>.md`: run again, that command would make a folder
+  // of that name; an existing file was refused as `ENOTDIR: … mkdir`, which did not say what to pass.
+  it.each([`${dir}/2026-11-29-parsers-adversarial.md`, `${dir}/a-file`])('refuses %s as a file, saying --out takes a folder', (out) => {
+    if (out.endsWith('a-file')) writeFileSync(out, 'x');
+    expect(() => checkOutDir(out)).toThrow(`--out ${out}: a file's name, not a folder's: --out takes the folder the files are written in, as <date>-<name>.*`);
+    expect(existsSync(out) && !out.endsWith('a-file')).toBe(false);
+  });
+
+  it('makes a missing folder', () => {
+    checkOutDir(`${dir}/made/here`);
+    expect(existsSync(`${dir}/made/here`)).toBe(true);
   });
 });

@@ -21,6 +21,10 @@ describe.each([
   ['bench/plugin-start/run.ts', []],
   ['bench/plugin-start/reuse.ts', []],
   ['bench/runtimes/channel-deferral.ts', []],
+  // These three took no --out folder until 2026-12-03 (adversarial.ts took a file).
+  ['bench/parsers/run.ts', ['--quick']],
+  ['bench/parsers/adversarial.ts', []],
+  ['bench/overhead/continuous-usage-cost.ts', []],
 ])('%s %s --out', (script, args) => {
   it('refuses a folder it cannot write in one line, status 2, before measuring anything', async () => {
     const failed = await run(process.execPath, ['--import', 'tsx', script, ...args, '--out', '/dev/null/results'], { cwd: root, timeout: 20_000 }).then(
