@@ -81,13 +81,13 @@ export class EventsList {
      * into items by `render`.
      */
     this.pending = [];
-    /** The seconds the last item on the page shows. */
-    this.lastShown = -Infinity;
+    /** The seconds each item on the page shows: where an item timed later goes among them (laterItem). */
+    this.secondsOf = new WeakMap();
     /**
-     * Items the stream did not time (the page's own, a client's calls) since the last it did,
-     * `{ item, seconds }`: an item the stream timed earlier than they show goes above them.
+     * Client calls on the page at the time they reached it, their call-start not heard yet:
+     * callId → item, moved to that time once it comes (timeCalls).
      */
-    this.untimedTail = [];
+    this.awaitingStart = new Map();
     /** Events dropped from the list's top (or never put in), told by `marker`. */
     this.dropped = 0;
     this.marker = undefined;
@@ -127,9 +127,10 @@ export class EventsList {
    * `t` (the gateway keeps the client's calls in OpenAI's shape), but the request's timeline has
    * the call's `call-start`, on the same clock, which the events socket brings: the item shows
    * that, its own time however late the page reads the stream. Until it has come (the socket
-   * behind the stream), the time the call reached the page, on the timeline's clock. Before, it
-   * showed the latest server time of the stream before it: the round's start, for a call the
-   * model made after a long sentence, seconds earlier than the call.
+   * behind the stream), the time the call reached the page, on the timeline's clock; once it has,
+   * its own, the item moved to where that time goes (timeCalls): it kept the time it came, and
+   * stayed below server events that happened after it. Before, it showed the latest server time of the stream before
+   * it: the round's start, for a call the model made after a long sentence, seconds earlier than the call.
    */
   clientCall(text, callId) {
     this.add(text, 'client', undefined, callId);
@@ -159,6 +160,7 @@ export class EventsList {
 
   /** The events since the last frame, in one go; the list follows them if the reader is at its bottom. */
   render() {
+    this.timeCalls();
     if (this.pending.length === 0) return;
     // Only the list's own box follows: scrollIntoView scrolled the page too, taking the prompt
     // box out of view at every event. Measured once a frame, not once an event: each measure
@@ -169,39 +171,80 @@ export class EventsList {
     this.dropped += this.pending.length - fresh.length;
     this.pending = [];
     const items = document.createDocumentFragment();
-    // Untimed items the list's top has not since dropped.
-    this.untimedTail = this.untimedTail.filter(({ item }) => item.parentNode !== null);
     // An item the stream did not time is timed now, not as it came: the timeline's clock is set
     // by the server's events, and the chat stream's first ones may come before the events socket's,
-    // which also brings a client call's call-start. Such an item shows no earlier than the item
-    // above it: a call held until its arguments passed validation started before events the
-    // stream sent ahead of it.
+    // which also brings a client call's call-start.
     for (const { at, text, kind, t: streamT, callId } of fresh) {
       const item = el('li', kind);
-      const untimed = streamT === undefined;
+      item.append(el('time'), el('span', undefined, text));
       const t = streamT ?? (callId === undefined ? undefined : this.callStartOf(callId));
-      const seconds = t === undefined ? this.seconds(at) : t / 1000;
-      const shown = untimed ? Math.max(this.lastShown, seconds) : seconds;
-      item.append(el('time', undefined, `${shown.toFixed(3)} s`), el('span', undefined, text));
-      if (untimed) {
-        this.lastShown = shown;
-        this.untimedTail.push({ item, seconds: shown });
-        items.append(item);
+      if (t !== undefined) {
+        this.place(item, t / 1000, items);
         continue;
       }
-      // The server's times never go back in the stream, but a round's start is sent with its
-      // first gateway tool event, after a client call the round wrote before it: it goes above
-      // the untimed items that show later, where it happened.
-      const later = this.untimedTail.findIndex((untimedItem) => untimedItem.seconds > seconds);
-      if (later < 0) {
-        this.lastShown = seconds;
-        items.append(item);
-      } else this.untimedTail[later].item.before(item);
-      this.untimedTail = later < 0 ? [] : this.untimedTail.slice(later);
+      // Without a server time: no earlier than the item above it, as it came after it. Its
+      // time would say it happened before what the page had already read.
+      const above = items.lastChild ?? this.list.lastChild;
+      this.show(item, Math.max(this.secondsOf.get(above) ?? -Infinity, this.seconds(at)));
+      items.append(item);
+      if (callId !== undefined) this.awaitingStart.set(callId, item);
     }
     this.list.append(items);
     this.trim();
     if (following) box.scrollTop = box.scrollHeight;
+  }
+
+  /**
+   * Each client call listed before its call-start came, now that it has: at its server time, and
+   * moved above the items under it that show later (the stream's events that came between).
+   */
+  timeCalls() {
+    for (const [callId, item] of this.awaitingStart) {
+      const t = this.callStartOf(callId);
+      // The list's top may have dropped it meanwhile.
+      const listed = item.parentNode === this.list;
+      if (t === undefined && listed) continue;
+      this.awaitingStart.delete(callId);
+      if (!listed) continue;
+      item.remove();
+      const end = document.createDocumentFragment();
+      this.place(item, t / 1000, end);
+      this.list.append(end);
+    }
+  }
+
+  /**
+   * Puts `item`, which happened at `seconds` on the server's clock, at the end (`fresh`: this
+   * frame's items, not yet on the page) or above the items there that show later. The stream's
+   * times never go back, but not every item is in the stream's order: a round's start is sent with
+   * its first gateway tool event, after a client call the round wrote before it; a client call
+   * under validate_tool_arguments is sent once whole, after the events other calls had while it
+   * was written (a script's output); an item timed as it came (an untimed one) may show later.
+   */
+  place(item, seconds, fresh) {
+    this.show(item, seconds);
+    const later = this.laterItem(seconds, fresh);
+    if (later) later.before(item);
+    else fresh.append(item);
+  }
+
+  /** The first of the items at the list's end (the page's, then `fresh`) that show later than `seconds`; undefined if none do. */
+  laterItem(seconds, fresh) {
+    let later;
+    for (const parent of [fresh, this.list]) {
+      // Stops at the first that does not (in a list in order, all above it do not), or at the marker, which shows no time.
+      for (let node = parent.lastChild; node; node = node.previousSibling) {
+        if (!(this.secondsOf.get(node) > seconds)) return later;
+        later = node;
+      }
+    }
+    return later;
+  }
+
+  /** `item` says `seconds`. */
+  show(item, seconds) {
+    this.secondsOf.set(item, seconds);
+    item.firstChild.textContent = `${seconds.toFixed(3)} s`;
   }
 
   /** Down to the latest MAX_SHOWN items, under one line that says how many came before. */

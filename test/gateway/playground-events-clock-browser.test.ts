@@ -19,6 +19,12 @@ const GATEWAY_THEN_CLIENT_CALL = {
     // Round 2 decodes a long sentence before its client call: the call comes well after the round's start.
     { when: { lastUser: 'sum, then talk, then weather', round: 1, lastRole: 'user' as const }, reply: '[TOOL_CALLS][{"name": "calculator", "arguments": {"expression": "2+3"}}]' },
     { when: { lastUser: 'sum, then talk, then weather', round: 2, lastRole: 'tool' as const }, reply: `Five. ${'Now for the weather, which takes a while to say. '.repeat(8)}[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Oslo"}}]` },
+    // A script that sleeps, then a client call long to write: the script's output and result come
+    // while the call is decoded, which validate_tool_arguments holds back until it is whole.
+    {
+      when: { lastUser: 'sleep, then weather', round: 1, lastRole: 'user' as const },
+      reply: `[TOOL_CALLS][{"name": "python", "arguments": {"code": "import time\\ntime.sleep(0.5)\\nprint('slept')\\n"}}, {"name": "get_weather", "arguments": {"city": "Oslo${', by the fjord'.repeat(40)}"}}]`,
+    },
   ],
 };
 
@@ -49,10 +55,11 @@ const socketLate = (ms: number) => {
  * Sends `prompt` from the playground with the client's get_weather beside the calculator (the
  * page has no client tools of its own), waits for the answer, and returns the events list's texts.
  */
-async function askWithClientTool(page: Page, url: string, prompt: string): Promise<(string | null)[]> {
+async function askWithClientTool(page: Page, url: string, prompt: string, extra: Record<string, unknown> = {}): Promise<(string | null)[]> {
   await page.route('**/v1/chat/completions', async (route) => {
     const body = route.request().postDataJSON() as Record<string, unknown>;
-    await route.continue({ postData: JSON.stringify({ ...body, tools: [{ type: 'function', function: { name: 'calculator' } }, GET_WEATHER] }) });
+    const tools = [{ type: 'function', function: { name: 'calculator' } }, { type: 'function', function: { name: 'python' } }, GET_WEATHER];
+    await route.continue({ postData: JSON.stringify({ ...body, tools, ...extra }) });
   });
   await openPlayground(page, url);
   await page.fill('#prompt', prompt);
@@ -62,8 +69,26 @@ async function askWithClientTool(page: Page, url: string, prompt: string): Promi
   return page.$$eval('#events li span', (items) => items.map((item) => item.textContent));
 }
 
+/** Every read of a response body that carries a client's tool call handed on `ms` late, and the reads after it with it. */
+const toolCallsReadLate = (ms: number) => {
+  const read = ReadableStreamDefaultReader.prototype.read;
+  const decoder = new TextDecoder();
+  ReadableStreamDefaultReader.prototype.read = function (this: ReadableStreamDefaultReader) {
+    return read.call(this).then((result) =>
+      result.value instanceof Uint8Array && decoder.decode(result.value).includes('"tool_calls"') ? new Promise((resolve) => setTimeout(() => resolve(result), ms)) : result,
+    );
+  } as typeof read;
+};
+
 /** The events list's item for a call of the client's get_weather. */
 const CLIENT_CALL = 'client tool call: get_weather (not run: the playground runs no client tools)';
+
+/** The server's time (seconds, as the list says them) of the call-start of the request's get_weather call. */
+async function clientCallStart(page: Page, gatewayUrl: string): Promise<string> {
+  const id = await page.getAttribute('.turn.assistant', 'data-request-id');
+  const { events } = (await (await fetch(`${gatewayUrl}/v1/requests/${id}/timeline`)).json()) as { events: TimelineEvent[] };
+  return `${(events.find((e) => e.type === 'call-start' && e.detail === 'get_weather')!.t / 1000).toFixed(3)} s`;
+}
 
 const listedTimes = (page: Page) => page.$$eval('#events li time', (items) => items.map((item) => parseFloat(item.textContent!)));
 
@@ -229,6 +254,37 @@ describeInBrowser('the playground events list on the timeline\'s clock (Chromium
         expect.stringMatching(/^calculator done: /),
         expect.stringMatching(/^round 1 finished /),
       ]);
+      const times = await listedTimes(page);
+      expect(times).toEqual([...times].sort((a, b) => a - b));
+    });
+  }, 90_000);
+
+  it('moves a client tool call to its own time when its call-start comes after the call reached the page', async () => {
+    await suite.withPage(async (page) => {
+      // The events socket 2 s behind, the stream's read of the call 1 s: the call is on the page
+      // a second after the server had it, and its call-start comes a second after that.
+      await page.addInitScript(socketLate, 2000);
+      await page.addInitScript(toolCallsReadLate, 1000);
+      const texts = await askWithClientTool(page, suite.conveyor.gateway.url, 'Work out a sum then weather in Oslo');
+      // Before: it kept the time it reached the page, a second after its call-start, and was
+      // listed under "round 2 finished", which the server timed before that.
+      expect(texts).toEqual(['round 1 started', 'calculator call recognised', expect.stringMatching(/^calculator done: /), expect.stringMatching(/^round 1 finished /), 'round 2 started', CLIENT_CALL, expect.stringMatching(/^round 2 finished /)]);
+      expect(await page.textContent(`#events li:has(span:text-is("${CLIENT_CALL}")) time`)).toBe(await clientCallStart(page, suite.conveyor.gateway.url));
+      const times = await listedTimes(page);
+      expect(times).toEqual([...times].sort((a, b) => a - b));
+    });
+  }, 90_000);
+
+  it('lists a client tool call held for validate_tool_arguments at its own time, above the events that came while it was written', async () => {
+    await suite.withPage(async (page) => {
+      const texts = await askWithClientTool(page, suite.conveyor.gateway.url, 'Python: sleep, then weather in Oslo', { validate_tool_arguments: true });
+      // Sent once whole, after the script's output and result: it started before them. Before:
+      // listed under them, at the time of "python done" above it.
+      const call = texts.indexOf(CLIENT_CALL);
+      expect(call).toBeGreaterThan(0);
+      expect(texts.indexOf('python stdout: slept')).toBeGreaterThan(call);
+      expect(texts.findIndex((text) => text?.startsWith('python done: '))).toBeGreaterThan(call);
+      expect(await page.textContent(`#events li:has(span:text-is("${CLIENT_CALL}")) time`)).toBe(await clientCallStart(page, suite.conveyor.gateway.url));
       const times = await listedTimes(page);
       expect(times).toEqual([...times].sort((a, b) => a - b));
     });
