@@ -18,6 +18,7 @@ import { configFile, listOf, nonEmpty, refusedFileValue, refusedOptionValue, sim
 import { printBanner } from './start-up-banner.ts';
 import { exitProcess, guardProcessExit } from './exit-guard.ts';
 import { toolModuleList } from './tool-module-list.ts';
+import { toolReadPathList } from './tool-read-path-list.ts';
 
 interface ServeOptions {
   config?: string;
@@ -101,7 +102,11 @@ export function registerServeCommand(program: Command): void {
       new Option('--python <path>', 'Python interpreter for the python tool (default: /usr/bin/python3, else python3 on PATH)').env('CONVEYOR_PYTHON').argParser(nonEmpty('a Python interpreter')),
     )
     .option('--tool <module...>', 'plugin modules to run as tools, each default-exporting definePlugin(...) (plugins/README.md); paths relative to the working directory, optionally with a query the module reads (plugin.ts?name=b)', listOf('a plugin module'))
-    .option('--tool-read-path <path...>', "files or folders the --tool modules' sandboxed processes may read (runtime process/isolate), beside the repository and Node: a data file their query names", listOf('a path'))
+    .option(
+      '--tool-read-path <path...>',
+      "files or folders the --tool modules' sandboxed processes may read (runtime process/isolate), beside the repository and Node: a data file their query names; each value one path, a comma included (data,v2), unless only its comma-separated parts exist (/a,/b)",
+      listOf('a path'),
+    )
     .addOption(
       new Option('--plugins <json>', 'built-in tools and their settings, e.g. \'{"database":{"file":"shop.sqlite"},"http_get":false}\' (plugins/README.md)')
         .env('CONVEYOR_PLUGINS')
@@ -184,7 +189,7 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
     sandbox: { ...file.sandbox, ...defined({ python: given('python') }) },
     plugins: plugins ?? file.plugins,
     runtimes: file.runtimes,
-    toolModules: toolModules(given('tool'))?.map((module) => ({ module, readOnlyPaths: list(given('toolReadPath')) ?? [] })) ?? file.toolModules,
+    toolModules: toolModules(given('tool'))?.map((module) => ({ module, readOnlyPaths: toolReadPathList(given('toolReadPath') ?? []) })) ?? file.toolModules,
   };
   const refused = refusedOptionValue(options.gateway, command);
   if (refused !== undefined) command.error(refused);
