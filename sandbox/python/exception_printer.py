@@ -11,12 +11,15 @@ line) came before "Traceback" in a cell, where a script shows it after the type'
 Shapes that the C printer lays out otherwise than the simple one are left to the traceback
 module, whose `__str__` calls then come first, as before: exception groups, a SyntaxError's
 caret lines, notes that are no sequence and, on 3.12, the names the module offers a suggestion
-for ("Did you mean"), which it adds to the text as it builds it.
+for ("Did you mean"), which it adds to the text as it builds it. On 3.11, whose module offers
+none, the suggestion is the C printer's (name_suggestion.py).
 """
 import builtins
 import collections.abc
 import sys
 import traceback
+
+import name_suggestion
 
 CAUSE = '\nThe above exception was the direct cause of the following exception:\n\n'
 CONTEXT = '\nDuring handling of the above exception, another exception occurred:\n\n'
@@ -45,7 +48,11 @@ def print_exception(err, tb, file):
         file.write(type_name(type(exc)))
         # Here, after the name, as the C printer does.
         text = str_or_marker(exc)
-        file.write(f': {text}\n' if text else '\n')
+        if text:
+            file.write(': ' + text)
+        hint = name_suggestion.hint(exc) if name_suggestion.ENABLED else ''
+        file.write(hint + '\n')
+        text += hint
         for note in notes or ():
             note = str_or_marker(note, '<note str() failed>')
             file.write(''.join(line + '\n' for line in note.split('\n')))
