@@ -85,12 +85,11 @@ export async function upstreamForwardRoute(ctx: ForwardRouteContext, req: Incomi
     countForwardFailure(ctx.metrics, error);
     throw error;
   }
-  // From here on, as a chat's total counts from its first attempt: the wait for a place is not the upstream's.
-  const deadline = totalDeadline(cancel, ctx.config.upstream.timeouts.totalMs);
+  // totalMs counts from here, as a chat's from its first attempt: the wait for a place is not the upstream's.
+  request.startedAt = performance.now();
   try {
     await forwardToSome(ctx, request, res);
   } finally {
-    clearTimeout(deadline);
     release();
   }
 }
@@ -192,12 +191,13 @@ async function forwardTo(ctx: ForwardRouteContext, request: ForwardedRequest, re
       if (attempt !== undefined && !request.signal.aborted && brokeOffByReplica(error, bodyStarted)) attempt.replicas.failed(attempt.replica, error, attempt.startedAt);
       return void res.destroy();
     }
-    // The client's leaving, the shutdown or the total deadline, each the reason it aborted with.
+    // The client's leaving or the shutdown, each the reason it aborted with.
     const failure = request.signal.aborted ? request.signal.reason : error;
     // An error answer that broke before its end (cut, or stalled past the idle limit): nothing of it
     // went out. With another replica to try, that replica failed the request itself (it rests) and
-    // the next is tried, as if it had refused the connection; else the failure is the answer.
-    if (answered && attempt !== undefined && !attempt.last && !request.signal.aborted) {
+    // the next is tried, as if it had refused the connection; else the failure is the answer. Not
+    // when totalMs ran out: the request's own budget, with none of it left for another replica.
+    if (answered && attempt !== undefined && !attempt.last && !request.signal.aborted && !(failure instanceof UpstreamTotalTimeoutError)) {
       attempt.replicas.failed(attempt.replica, failure, attempt.startedAt);
       throw new UpstreamConnectionError(`the replica's HTTP ${held?.status} answer broke off before its end: ${thrownMessage(failure)}`, { cause: failure });
     }
@@ -237,16 +237,6 @@ function abortOnClose(res: ServerResponse, shutdown: AbortSignal): AbortControll
     if (!res.writableEnded) controller.abort(bodyRefusal(res.req) ?? new ClientAbortedError());
   });
   return controller;
-}
-
-/**
- * `upstream.timeouts.totalMs`, when set: one deadline for the whole request, failover attempts
- * included, as on the chat route. It aborts the request with UpstreamTotalTimeoutError: before the
- * headers that is the answer (504 upstream_total_timeout), after them the answer is cut.
- */
-function totalDeadline(cancel: AbortController, totalMs: number | undefined): NodeJS.Timeout | undefined {
-  if (totalMs === undefined) return undefined;
-  return setTimeout(() => cancel.abort(new UpstreamTotalTimeoutError(totalMs)), totalMs);
 }
 
 const connections = new WeakMap<GatewayConfig, Map<string, ForwardConnection>>();

@@ -58,14 +58,19 @@ export class StreamDeadlines {
   }
 
   start(starts?: DeadlineStarts): void {
-    const { firstTokenMs, totalMs } = this.timeouts;
     const now = performance.now();
-    this.#firstTokenDue = (starts?.attempt ?? now) + firstTokenMs;
+    this.#firstTokenDue = (starts?.attempt ?? now) + this.timeouts.firstTokenMs;
     this.#armFirstToken(Math.max(0, Math.ceil(this.#firstTokenDue - now)));
-    if (totalMs !== undefined) {
-      const left = Math.max(0, Math.ceil((starts?.request ?? now) + totalMs - now));
-      this.#total = setTimeout(() => this.#lookAgainThenExpire(new UpstreamTotalTimeoutError(totalMs)), left);
-    }
+    this.#armTotal(starts?.request ?? now);
+  }
+
+  /**
+   * The total deadline alone, from `requestStart` (performance.now()): a forwarded request's
+   * token phases are undici's body timeout (forward-handler.ts), its total is this one.
+   */
+  startTotalOnly(requestStart: number = performance.now()): void {
+    this.#generationOver = true;
+    this.#armTotal(requestStart);
   }
 
   /** A chunk arrived; `generated` when it carried output (a token, a tool-call fragment, a finish). */
@@ -127,6 +132,13 @@ export class StreamDeadlines {
     clearTimeout(this.#total);
     clearTimeout(this.#body);
     clearImmediate(this.#endVerdict);
+  }
+
+  #armTotal(requestStart: number): void {
+    const { totalMs } = this.timeouts;
+    if (totalMs === undefined) return;
+    const left = Math.max(0, Math.ceil(requestStart + totalMs - performance.now()));
+    this.#total = setTimeout(() => this.#lookAgainThenExpire(new UpstreamTotalTimeoutError(totalMs)), left);
   }
 
   #armFirstToken(ms: number): void {
