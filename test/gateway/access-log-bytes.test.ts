@@ -90,7 +90,8 @@ describe('the access line counts the bytes of its request and response', () => {
   });
 
   it('counts the 408 the server wrote for a body late past requestMs, and the part of the body that came', async () => {
-    const { gw, lines } = await loggedGateway({ clientTimeouts: { headersMs: 300, requestMs: 600 } });
+    // headersMs as long as requestMs: the headers, sent at once, have 600 ms to be read on a slow machine.
+    const { gw, lines } = await loggedGateway({ clientTimeouts: { headersMs: 600, requestMs: 600 } });
     const socket = connect(gw.port, '127.0.0.1');
     const head = 'POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"model":';
     socket.write(head);

@@ -73,7 +73,8 @@ describe('the access log and requests refused by the HTTP parser', () => {
 
   it("names the 408 a body late past requestMs was answered with on its request's own line, and /metrics counts it as that", async () => {
     const { lines, logger } = collectingLogger('info');
-    const gw = await scripted.start(() => {}, { logger }, { clientTimeouts: { headersMs: 300, requestMs: 600 } });
+    // headersMs as long as requestMs: the headers, sent at once, have 600 ms to be read (and the line to get its path) on a slow machine.
+    const gw = await scripted.start(() => {}, { logger }, { clientTimeouts: { headersMs: 600, requestMs: 600 } });
     const answer = await lateBody(gw.port, '/v1/chat/completions');
     expect(answer).toMatch(/^HTTP\/1\.1 408 /);
     await expect.poll(() => lines.length).toBe(1);
@@ -94,7 +95,7 @@ describe('the access log and requests refused by the HTTP parser', () => {
   it('counts a forwarded request whose streamed body was late past requestMs by its 408, not as a client that left', async () => {
     const { lines, logger } = collectingLogger('info');
     // A body over maxBodyBytes is streamed upstream as it comes (the upstream here never answers).
-    const gw = await scripted.start(() => {}, { logger }, { clientTimeouts: { headersMs: 300, requestMs: 600 }, maxBodyBytes: 100 });
+    const gw = await scripted.start(() => {}, { logger }, { clientTimeouts: { headersMs: 600, requestMs: 600 }, maxBodyBytes: 100 });
     expect(await lateBody(gw.port, '/v1/embeddings')).toMatch(/^HTTP\/1\.1 408 /);
     const forwarded = async () => (await (await fetch(`${gw.url}/metrics`)).text()).split('\n').filter((l) => l.startsWith('conveyor_forwarded_requests_total{'));
     await expect.poll(async () => (await forwarded()).length).toBe(1);

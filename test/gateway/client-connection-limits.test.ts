@@ -59,15 +59,16 @@ describe("a client's connection", () => {
   });
 
   it('is not cut by requestMs while its answer streams: the limit is on what the client sends', async () => {
+    // requestMs 1 s for the request itself to arrive: with 400 ms a slow machine could leave its body unread that long, and answer 408.
     const gw = await scripted.start(async (_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      // The answer takes longer than requestMs, arriving piece by piece.
+      // The answer takes longer than requestMs (2 s against 1 s, checked every 250 ms), arriving piece by piece.
       for (const piece of ['a', 'b', 'c', 'd']) {
         res.write(`data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: MODEL, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] })}\n\n`);
-        await new Promise((r) => setTimeout(r, 250));
+        await new Promise((r) => setTimeout(r, 500));
       }
       res.end(`data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: MODEL, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\ndata: [DONE]\n\n`);
-    }, {}, { clientTimeouts: { headersMs: 300, requestMs: 400 } });
+    }, {}, { clientTimeouts: { headersMs: 1000, requestMs: 1000 } });
     const answered = await postJson(gw.url, '/v1/chat/completions', chatBody);
     expect(answered.status).toBe(200);
     expect(answered.json.choices[0].message.content).toBe('abcd');
@@ -77,8 +78,9 @@ describe("a client's connection", () => {
     const gw = await scripted.start(answering, {}, { clientTimeouts: { keepAliveMs: 200 } });
     const socket = connect(gw.port, '127.0.0.1');
     socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
-    // The gateway closes it: the read ends well before Node's default (5 s) would have.
-    const stillOpen = new Promise<string>((resolve) => setTimeout(() => resolve('still open'), 3000).unref());
+    // The gateway closes it: the read ends well before Node's default (5 s) would have. Node 20 closes
+    // a second after keepAliveMs (about 1.2 s here), so 4.5 s leaves a slow machine 3 s (3000 left 1.8).
+    const stillOpen = new Promise<string>((resolve) => setTimeout(() => resolve('still open'), 4500).unref());
     const answer = await Promise.race([answerOn(socket), stillOpen]);
     expect(answer).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
     socket.destroy();
