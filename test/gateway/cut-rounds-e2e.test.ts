@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import OpenAI from 'openai';
 import { z } from 'zod';
@@ -81,16 +82,17 @@ describe('a round cut short', () => {
       (_req, res, body) => {
         const observed = (body as { messages: Messages }).messages.some((m) => m.role === 'tool');
         if (observed) return void streamPieces(res, ['Nothing was deleted.']);
-        void streamPieces(
-          res,
-          [
-            // calc begins before guard's verdict is in; the rest of it comes long after, when the
-            // gateway has cut the round.
-            '<tool_call>\n{"name": "guard", "arguments": {"query": "DELETE FROM t"}}\n</tool_call>\n<tool_call>\n{"name": "calc", "arguments": {"expression": "2+2"',
-            ', "precision": 2}}\n</tool_call>',
-          ],
-          400,
-        );
+        void (async () => {
+          sseHeaders(res);
+          res.write(vllmChunk({ role: 'assistant', content: '' }));
+          // calc begins before guard's verdict is in; the rest of it comes only if the gateway has
+          // not cut the round (closing this stream) within 5 s. A fixed 400 ms left a slow machine
+          // room to read the rest, and run calc, before the verdict.
+          res.write(vllmChunk({ content: '<tool_call>\n{"name": "guard", "arguments": {"query": "DELETE FROM t"}}\n</tool_call>\n<tool_call>\n{"name": "calc", "arguments": {"expression": "2+2"' }));
+          await Promise.race([once(res, 'close'), sleep(5000)]);
+          if (res.destroyed) return;
+          res.end([vllmChunk({ content: ', "precision": 2}}\n</tool_call>' }), vllmChunk({ content: '' }, 'stop'), DONE].join(''));
+        })();
       },
       { tools: toolMap(guard, calc) },
     );
@@ -122,7 +124,9 @@ describe('a round cut short', () => {
           res.write(vllmChunk({ content: '<tool_call>\n{"name": "guard", "arguments": {"query": "DELETE FROM t"}}\n</tool_call>\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Par' }));
           await sleep(100);
           releaseVerdict();
-          await sleep(300);
+          // Time for the gateway to take the verdict before the rest comes: 1 s, wide for a slow
+          // machine, which with 300 ms could read the rest, the second guard call too, first.
+          await sleep(1000);
           if (res.destroyed) return;
           for (const piece of ['is", "unit": ', '"celsius"}}\n</tool_call>\n<tool_call>\n{"name": "guard", "arguments": {"query": "DROP t"}}\n</tool_call>']) {
             res.write(vllmChunk({ content: piece }));
