@@ -214,7 +214,8 @@ describe('conveyor serve: a signal during start-up', () => {
     child = proc;
     const printed: string[] = [];
     createInterface({ input: proc.stdout! }).on('line', (line) => printed.push(line));
-    await eventually(() => existsSync(started), 'the tool module begins loading');
+    // A CLI start takes seconds on a shared machine (tsx, the gateway's imports): more than eventually's default 10 s allows.
+    await eventually(() => existsSync(started), 'the tool module begins loading', 45_000);
     return { proc, printed, release: () => writeFileSync(released, '') };
   }
 
