@@ -34,6 +34,10 @@ export class StreamDeadlines {
   /** A phase's clock ran out: the verdict, after the poll phase (#lookAgain). */
   #verdict: NodeJS.Immediate | undefined;
   #total: NodeJS.Timeout | undefined;
+  /** When the total runs out (performance.now()); undefined without totalMs. */
+  #totalDue: number | undefined;
+  /** The total's timer fired (it may fire a little before #totalDue: libuv's clock is cached per turn). */
+  #totalFired = false;
   #body: NodeJS.Timeout | undefined;
   /** The total or an error body's wait ran out: the verdict, after the poll phase (#lookAgainThenExpire). */
   #endVerdict: NodeJS.Immediate | undefined;
@@ -71,6 +75,11 @@ export class StreamDeadlines {
   startTotalOnly(requestStart: number = performance.now()): void {
     this.#generationOver = true;
     this.#armTotal(requestStart);
+  }
+
+  /** The request has no time left: its total deadline has passed, whether or not its verdict has been given. */
+  #totalRanOut(): boolean {
+    return this.#totalFired || (this.#totalDue !== undefined && performance.now() >= this.#totalDue);
   }
 
   /** A chunk arrived; `generated` when it carried output (a token, a tool-call fragment, a finish). */
@@ -137,8 +146,12 @@ export class StreamDeadlines {
   #armTotal(requestStart: number): void {
     const { totalMs } = this.timeouts;
     if (totalMs === undefined) return;
-    const left = Math.max(0, Math.ceil(requestStart + totalMs - performance.now()));
-    this.#total = setTimeout(() => this.#lookAgainThenExpire(new UpstreamTotalTimeoutError(totalMs)), left);
+    this.#totalDue = requestStart + totalMs;
+    const left = Math.max(0, Math.ceil(this.#totalDue - performance.now()));
+    this.#total = setTimeout(() => {
+      this.#totalFired = true;
+      this.#lookAgainThenExpire(new UpstreamTotalTimeoutError(totalMs));
+    }, left);
   }
 
   #armFirstToken(ms: number): void {
@@ -210,6 +223,11 @@ export class StreamDeadlines {
     if (this.#expired) return;
     this.#expired = true;
     this.clear();
+    // A loop blocked past two clocks fires both in one timers phase, the earlier-due first: an error
+    // body's 2 s wait or a first-token wait that ran out with the total failed over to another
+    // replica, which then had no time left (its total fired at once).
+    const { totalMs } = this.timeouts;
+    if (totalMs !== undefined && !(error instanceof UpstreamTotalTimeoutError) && this.#totalRanOut()) error = new UpstreamTotalTimeoutError(totalMs);
     this.onExpire(error);
   }
 }
