@@ -117,7 +117,7 @@ time.sleep(60)`;
       expect(started, `the plugin never started: ${said}`).toBe(true);
       stand.kill('SIGKILL');
       // Before, the launcher outside the PID namespace never armed its signal: init and plugin ran on.
-      expect(await eventually(() => pidsWithArg(token).length === 0)).toBe(true);
+      expect(await eventually(() => pidsWithArg(token).length === 0, 1000)).toBe(true);
     } finally {
       stand.kill('SIGKILL');
       killAll(pidsWithArg(token));

@@ -86,6 +86,6 @@ describe('isolate runtime', () => {
     // Only the shared isolate host (when isolates are available) stays up between calls.
     const hosts = pools.isolate.livePids();
     expect(hosts.length).toBe(report.isolate.available ? 1 : 0);
-    expect(await eventually(() => leftovers(pools).length === 0, 300)).toBe(true);
+    expect(await eventually(() => leftovers(pools).length === 0, 1000)).toBe(true);
   });
 });

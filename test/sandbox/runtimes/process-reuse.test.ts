@@ -115,7 +115,7 @@ describe('a reusable plugin (reuseProcess) in the process runtime', () => {
       const ownTool = toolFromPlugin(counter, { moduleUrl: fixture('reuse-counter-plugin.ts'), pools: own });
       expect((await runScriptedCall(ownTool, { args: {} })).result).toMatchObject({ content: '1' });
       expect(own.process.stats.idle).toBe(1);
-      expect(await eventually(() => own.process.stats.idle === 0 && own.process.livePids().length === 0, 200)).toBe(true);
+      expect(await eventually(() => own.process.stats.idle === 0 && own.process.livePids().length === 0, 1000)).toBe(true);
     } finally {
       await own.close();
     }

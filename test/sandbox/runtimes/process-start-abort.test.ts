@@ -27,7 +27,7 @@ describe('a call aborted while its process starts', () => {
     controller.abort('request aborted');
     expect(await lease).toMatch(/did not start: request aborted/);
     expect(own.process.stats.running).toBe(0);
-    expect(await eventually(() => leftovers(own, sandboxUids(own)).length === 0, 300)).toBe(true);
+    expect(await eventually(() => leftovers(own, sandboxUids(own)).length === 0, 1000)).toBe(true);
   });
 
   it('frees its process slot at once when it waits for a spare still coming up; the spare stays for the next call', async () => {

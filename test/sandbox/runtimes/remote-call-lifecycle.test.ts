@@ -41,7 +41,7 @@ describe('a call whose onStart throws', () => {
     const run = await runScriptedCall(tool, { args: { mode: 'fine' }, callId: 'call_abort' });
     expect(run.result).toEqual({ ok: false, content: 'error: abort_report failed: boom in onStart' });
     // onAbort reports after the call's result: what the gateway drops, kept apart as afterEnd.
-    await eventually(() => onAbortLines(run.afterEnd).length > 0, 300);
+    await eventually(() => onAbortLines(run.afterEnd).length > 0, 1000);
     expect(onAbortLines([...run.progress, ...run.afterEnd])).toEqual([abortLine('failed: boom in onStart')]);
   });
 
@@ -111,7 +111,7 @@ describe('a shared host (one process, many calls)', () => {
       const pending = aborted.end({ text: 'four', delayMs: 5000 });
       aborted.abort('request aborted');
       expect(await pending).toMatchObject({ ok: false, data: { code: 'aborted' } });
-      expect(await eventually(() => exitListeners() === before, 300)).toBe(true);
+      expect(await eventually(() => exitListeners() === before, 1000)).toBe(true);
       expect(host.alive).toBe(true);
     } finally {
       host.kill('test over');
@@ -131,7 +131,8 @@ describe('a call that ends before its process is ready', () => {
     const abortedAt = performance.now();
     controller.abort();
     expect(await pending).toMatchObject({ ok: false, data: { code: 'aborted' } });
-    expect(performance.now() - abortedAt).toBeLessThan(2000);
+    // 4 s (was 2) leaves a loaded machine room, and is still short of the ready, which comes at least 4.7 s after the abort.
+    expect(performance.now() - abortedAt).toBeLessThan(4000);
     // The process that comes up after all is killed then, and its slot freed.
     expect(await eventually(() => pools.process.stats.running === 0, 1000)).toBe(true);
   }, 20_000);

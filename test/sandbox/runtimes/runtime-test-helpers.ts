@@ -4,7 +4,11 @@ import { descendantPids, readProcessTable } from '../../../sandbox/process-tree.
 
 export const fixture = (name: string): URL => new URL(`./fixtures/${name}`, import.meta.url);
 
-export async function eventually(condition: () => boolean, tries = 300, everyMs = 10): Promise<boolean> {
+/**
+ * Polls `condition` until it holds, at most `tries` times `everyMs` apart. The default (10 s or more
+ * under load) is for waits on other processes (an exit, a line): a passing test returns at once.
+ */
+export async function eventually(condition: () => boolean, tries = 1000, everyMs = 10): Promise<boolean> {
   for (let i = 0; i < tries; i++) {
     if (condition()) return true;
     await new Promise((r) => setTimeout(r, everyMs));
