@@ -2,17 +2,17 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 /**
- * The paths `--tool-read-path` values name. A value is one path, a comma and all: a folder may be
- * named `data,v2`, and split at every comma it was granted as `data` and `v2`, and the start failed
- * on `data` (or granted another folder that happened to exist). The option is variadic and repeats
- * (`--tool-read-path /a /b`), so no list syntax is needed; but `/a,/b` read as two paths before,
- * and a command line written so still works: a comma splits a value only where the value names
- * nothing on disk and the parts it splits into each do (the fewest such parts). A value that names
- * nothing either way stays whole, so the start-up error (gateway/tool-modules.ts) quotes it as given.
- * Relative paths count from the working directory, where the gateway resolves them. Items are
- * trimmed; empty ones dropped.
+ * The paths a path option's values name (`--tool-read-path`, `--sim-scenarios`). A value is one
+ * path, a comma and all: a folder may be named `data,v2`, and split at every comma it was read as
+ * `data` and `v2`, and the start failed on `data` (or used another folder that happened to exist).
+ * The options are variadic and repeat (`--tool-read-path /a /b`), so no list syntax is needed; but
+ * `/a,/b` read as two paths before, and a command line written so still works: a comma splits a
+ * value only where the value names nothing on disk and the parts it splits into each do (the fewest
+ * such parts). A value that names nothing either way stays whole, so the start-up error quotes it
+ * as given. Relative paths count from the working directory, where the gateway resolves them.
+ * Items are trimmed; empty ones dropped.
  */
-export function toolReadPathList(values: readonly string[]): string[] {
+export function pathList(values: readonly string[]): string[] {
   return values.flatMap((value) => existingParts(value.trim()) ?? [value.trim()]).filter((path) => path !== '');
 }
 

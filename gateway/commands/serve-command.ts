@@ -18,7 +18,7 @@ import { configFile, listOf, nonEmpty, refusedFileValue, refusedOptionValue, sim
 import { printBanner } from './start-up-banner.ts';
 import { exitProcess, guardProcessExit } from './exit-guard.ts';
 import { toolModuleList } from './tool-module-list.ts';
-import { toolReadPathList } from './tool-read-path-list.ts';
+import { pathList } from './path-list.ts';
 
 interface ServeOptions {
   config?: string;
@@ -93,7 +93,7 @@ export function registerServeCommand(program: Command): void {
     .option('--sim-profile <name>', `timing profile of the embedded simulator: ${shippedProfileNames().join(', ')}, or a JSON file`, simProfile, DEFAULT_PROFILE)
     .option(
       '--sim-scenarios <dir...>',
-      'folders of scenario files (sim/README.md "Scenarios") for the embedded simulator, in place of its shipped sim/scenarios (list that too to keep them); paths relative to the working directory',
+      'folders of scenario files (sim/README.md "Scenarios") for the embedded simulator, in place of its shipped sim/scenarios (list that too to keep them); paths relative to the working directory, each value one folder, a comma included, unless only its comma-separated parts exist',
       listOf('a scenario folder'),
     )
     // An option with its variable, not the sandbox's own fallback to $CONVEYOR_PYTHON: like every
@@ -185,11 +185,11 @@ async function serve(opts: ServeOptions, command: Command): Promise<void> {
   }
   const options = {
     gateway: { ...file.gateway, ...flags.gateway, upstream: { ...file.gateway?.upstream, ...flags.upstream } },
-    sim: { ...file.sim, ...defined({ profile: given('simProfile'), scenarioDirs: list(given('simScenarios'))?.map((dir) => resolve(dir)) }) },
+    sim: { ...file.sim, ...defined({ profile: given('simProfile'), scenarioDirs: given('simScenarios') && pathList(given('simScenarios')!).map((dir) => resolve(dir)) }) },
     sandbox: { ...file.sandbox, ...defined({ python: given('python') }) },
     plugins: plugins ?? file.plugins,
     runtimes: file.runtimes,
-    toolModules: toolModules(given('tool'))?.map((module) => ({ module, readOnlyPaths: toolReadPathList(given('toolReadPath') ?? []) })) ?? file.toolModules,
+    toolModules: toolModules(given('tool'))?.map((module) => ({ module, readOnlyPaths: pathList(given('toolReadPath') ?? []) })) ?? file.toolModules,
   };
   const refused = refusedOptionValue(options.gateway, command);
   if (refused !== undefined) command.error(refused);
