@@ -26,6 +26,7 @@ CONTEXT = '\nDuring handling of the above exception, another exception occurred:
 STR_FAILED = '<exception str() failed>'
 
 _C_PRINTER = sys.version_info < (3, 13)
+_BUILTIN_LIMIT = getattr(traceback, 'BUILTIN_EXCEPTION_LIMIT', None)
 _LAID_OUT_OTHERWISE = (SyntaxError, *((builtins.BaseExceptionGroup,) if hasattr(builtins, 'BaseExceptionGroup') else ()),
                        *((NameError, AttributeError, ImportError) if sys.version_info >= (3, 12) else ()))
 
@@ -35,14 +36,15 @@ def print_exception(err, tb, file):
     returns its text as written (None if it was not reached), for the cell's report."""
     chain = _chain(err, tb) if _C_PRINTER else None
     if chain is None:
-        formatted = traceback.TracebackException(type(err), err, tb, compact=True)
+        # From 3.13 the interpreter's own call passes this limit: the last sys.tracebacklimit frames.
+        formatted = traceback.TracebackException(type(err), err, tb, compact=True, limit=_BUILTIN_LIMIT)
         formatted.print(file=file)
         return getattr(formatted, '_str', None)
     text = None
     for link, exc, exc_tb, notes in chain:
         if link is not None:
             file.write(link)
-        stack = traceback.extract_tb(exc_tb)
+        stack = _c_stack(exc_tb)
         if stack:
             file.write('Traceback (most recent call last):\n' + ''.join(stack.format()))
         file.write(type_name(type(exc)))
@@ -57,6 +59,15 @@ def print_exception(err, tb, file):
             note = str_or_marker(note, '<note str() failed>')
             file.write(''.join(line + '\n' for line in note.split('\n')))
     return text
+
+
+def _c_stack(tb):
+    """`PyTraceBack_Print`'s frames: the last `sys.tracebacklimit` ones (the module keeps the
+    first), none at all below 1, every one for a limit that is no int."""
+    limit = getattr(sys, 'tracebacklimit', None)
+    if isinstance(limit, int):
+        return traceback.extract_tb(tb, limit=-min(limit, sys.maxsize)) if limit > 0 else []
+    return traceback.extract_tb(tb, limit=sys.maxsize)
 
 
 def type_name(exc_type):

@@ -133,3 +133,25 @@ describe('a __str__ that prints', () => {
     expect(result.error).toMatchObject({ type: 'ZeroDivisionError', message: 'division by zero', lineno: 4 });
   });
 });
+
+/**
+ * `sys.tracebacklimit`, as the interpreter's printer (3.11, 3.12: C) reads it: the last N frames of
+ * each traceback, where the traceback module the cell printed with kept the first N (a chain under
+ * `sys.tracebacklimit = 1` showed the frames that called, not those that raised), and every frame
+ * for a limit that is no int (the module failed on `1.5`, and the cell fell back to its dump).
+ */
+describe('sys.tracebacklimit', () => {
+  const CASES: Record<string, string> = {
+    'a chain under 1': 'import sys\nsys.tracebacklimit = 1\ndef g(): raise KeyError(1)\ndef f():\n    try:\n        g()\n    except KeyError:\n        raise ValueError("v")\nf()\n',
+    'a thread under 1': 'import sys, threading\nsys.tracebacklimit = 1\ndef g(): raise KeyError(1)\nt = threading.Thread(target=lambda: g()); t.start(); t.join()\nprint("after")\n',
+    'a float': 'import sys\nsys.tracebacklimit = 1.5\ndef f():\n    raise ValueError("x")\nf()\n',
+  };
+
+  it.each(Object.entries(CASES))('%s', async (name, source) => {
+    const real = await runAsScript(sandbox.python, scratch, 'limit.py', source, '<llm-cell>');
+    for (const mode of ['incremental', 'whole'] as const) {
+      const { result } = await runScript(sandbox, source, { mode });
+      expect(result.observation, `${name} ${mode}`).toBe(real);
+    }
+  });
+});
