@@ -15,7 +15,9 @@ import contextlib
 import sys
 import threading
 import traceback
+import types
 
+import cell_excepthook
 import cell_runtime
 import exception_printer
 
@@ -41,6 +43,7 @@ def _hook_args_type():
 
 _HookArgs = _hook_args_type()
 _MISSING = object()
+_c_excepthook = sys.__excepthook__
 
 
 def install(as_file):
@@ -48,10 +51,30 @@ def install(as_file):
     `as_file()`: a context in which linecache holds the lines as a file run's C printer reads them."""
     global _as_file
     _as_file = as_file
+    if sys.excepthook is sys.__excepthook__:
+        sys.excepthook = sys.__excepthook__ = _excepthook
     if threading.excepthook is threading.__excepthook__:
         threading.excepthook = threading.__excepthook__ = _thread_excepthook
     if sys.unraisablehook is sys.__unraisablehook__:
         sys.unraisablehook = sys.__unraisablehook__ = _unraisable_hook
+
+
+def _excepthook(exc_type, value, tb, /):
+    """`sys.excepthook`'s default (`PyErr_Display`), for code that calls it itself: a hook of its
+    own that hands over to `sys.__excepthook__`, or `sys.excepthook(*sys.exc_info())`. The C one
+    reads source lines from disk and showed none of the cell's. (The cell's own uncaught exception,
+    with this hook in place, is printed by cell_uncaught, as before.)"""
+    if not isinstance(value, BaseException):
+        return _c_excepthook(exc_type, value, tb)  # its own TypeError about the value
+    stderr = getattr(sys, 'stderr', _MISSING)
+    if stderr is None:
+        return None
+    if isinstance(tb, types.TracebackType) and value.__traceback__ is None:
+        value.__traceback__ = tb  # as PyErr_Display: the exception's own traceback, else this one
+    cell_runtime.without_sandbox_frames(value)
+    with _as_file():
+        cell_excepthook.print_uncaught(value, value.__traceback__)
+    return None
 
 
 def _thread_excepthook(args, /):

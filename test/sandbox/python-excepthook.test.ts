@@ -31,6 +31,12 @@ const SCRIPTS: Record<string, string> = {
   'a hook that raises SystemExit': "import sys\ndef hook(*args):\n    print('in hook')\n    sys.exit(3)\nsys.excepthook = hook\n1/0\n",
   'a hook that works': "import sys\nsys.excepthook = lambda t, v, tb: print('hooked', t.__name__)\n1/0\n",
   'sys.stderr set to None': "import sys\nsys.stderr = None\nprint('a')\n1/0\n",
+  // The interpreter's own sys.__excepthook__ reads source lines from disk: a hook that handed over
+  // to it printed the cell's frames without their lines.
+  'a hook that hands over to sys.__excepthook__':
+    "import sys\ndef hook(t, v, tb):\n    print('custom')\n    sys.__excepthook__(t, v, tb)\nsys.excepthook = hook\ndef f():\n    return 1 / 0\nf()\n",
+  'sys.excepthook called by the code':
+    'import sys\nsys.excepthook(1, 2, 3)\ntry:\n    {}["k"]\nexcept KeyError:\n    sys.excepthook(*sys.exc_info())\nprint(sys.excepthook is sys.__excepthook__)\n',
 };
 
 describe('an uncaught exception, printed as the interpreter prints it', () => {
