@@ -124,7 +124,7 @@ export default definePlugin({ name: 'loose', description: 'd', parameters: z.obj
 
   it("does not count the wait for its process (a cold start, the plugin's onLoad) against the call's limit", async () => {
     // No spares: the call starts its own process, which imports the plugin and runs its 1.5 s
-    // onLoad before it is ready, against a 300 ms limit that the call itself keeps well within.
+    // onLoad before it is ready, against a 1 s limit that the call itself keeps well within.
     const tool = toolFromPlugin({ ...slowLoad, runtime: 'process' }, { moduleUrl: fixture('slow-load-plugin.ts'), pools });
     const run = await runScriptedCall(tool, { args: { text: 'cold' } });
     expect(run.result).toMatchObject({ ok: true, content: 'COLD' });

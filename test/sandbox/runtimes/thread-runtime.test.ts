@@ -173,10 +173,11 @@ describe('thread runtime', () => {
     // Thread ids of the workers that imported the plugin (this test's own import is thread 0) and ran its onLoad.
     const imports: number[] = [];
     const onLoads: string[] = [];
+    const onEnds: string[] = [];
     const channel = new BroadcastChannel(IMPORTS_CHANNEL);
     channel.onmessage = (event) => {
       const data = (event as { data: number | string }).data;
-      if (typeof data === 'string') onLoads.push(data);
+      if (typeof data === 'string') (data.startsWith('onEnd') ? onEnds : onLoads).push(data);
       else if (data !== 0) imports.push(data);
     };
     try {
@@ -191,7 +192,10 @@ describe('thread runtime', () => {
       // An aborted call takes its worker down; the one piscina starts in its place imports the plugin at once.
       const controller = new AbortController();
       const aborted = runScriptedCall(tool, { args: { delayMs: 60_000 } }, controller.signal);
-      setTimeout(() => controller.abort(), 200);
+      // Aborted once its onEnd runs in a worker: a fixed 200 ms could end it still queued on a
+      // slow machine, taking no worker down.
+      await until(() => onEnds.length === 3);
+      controller.abort();
       expect((await aborted).result?.ok).toBe(false);
       await until(() => onLoads.length >= 3);
       expect(new Set(imports).size).toBe(3);
