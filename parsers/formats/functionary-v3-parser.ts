@@ -25,14 +25,18 @@ const SEGMENTS = new MarkerSet([SEGMENT]);
  */
 const BODY_ENDS = new MarkerSet([`\n${SEGMENT}`, SEGMENT]);
 
+type CodeBody = { kind: 'body'; raw: RawText; body: ToolBody };
+
 type State =
   /** The very start: the prompt usually ends with ">>>", so a recipient line may come first. */
   | { kind: 'start' }
   /**
    * `segment`: after ">>>" (rather than at the very start). `ws`: whitespace after a call before
    * it, frame if a recipient line follows, text (first in `raw`) if the ">>>" turns out to be.
+   * `code`: the raw-code body this ">>>" came in, which it ends only if a recipient line follows
+   * (else `raw` is more of that code).
    */
-  | { kind: 'recipient'; raw: RawText; name: string; segment: boolean; ws: string }
+  | { kind: 'recipient'; raw: RawText; name: string; segment: boolean; ws: string; code?: CodeBody }
   | { kind: 'content' }
   | { kind: 'body'; raw: RawText; body: ToolBody }
   /** Complete JSON arguments; the call ends at the next ">>>", other text, or end(). */
@@ -46,8 +50,11 @@ type State =
  * ">>>" not followed by a name (`[\w.-]+`) and "\n" is text (`>>> print(x)` in prose stays prose).
  * A JSON call ends at the next ">>>", at end(), or at other text after it (then content); whitespace
  * before ">>>" is frame, unless that ">>>" is text or a broken call, which it goes out with. A
- * raw-code body runs to the next ">>>" or end(); after it and after content, a "\n" before ">>>"
- * is frame in the same way (BODY_ENDS).
+ * raw-code body runs to the next ">>>" recipient line or end(); after it and after content, a "\n"
+ * before ">>>" is frame in the same way (BODY_ENDS). A ">>>" in code that starts no recipient line
+ * is code, as it is text in content (a doctest `>>> add(1, 2)`, `print(">>>")`): cut there, the
+ * code would run its first half and the rest be content. Functionary's own parser splits at every
+ * ">>>", in prose too, where it has always been text here.
  */
 export function createFunctionaryV3Parser(options: FunctionaryV3ParserOptions = {}): ToolCallParser {
   return new FunctionaryV3Parser(parseFormatOptions(FunctionaryV3ParserOptionsSchema, options, 'functionary_v3'));
@@ -77,8 +84,9 @@ class FunctionaryV3Parser extends FormatParser {
       case 'recipient': {
         if (state.name.length === 0 && state.segment && buf[i] === '>') {
           // ">>>>" : the segment marker is the last three ">", the first is text (after the
-          // whitespace before it, which is text with it).
-          out.text(state.ws + '>');
+          // whitespace before it, which is text with it), or code.
+          if (state.code) state.code.body.code!.write(state.ws + '>', out);
+          else out.text(state.ws + '>');
           state.ws = '';
           state.raw = new RawText(SEGMENT);
           return i + 1;
@@ -91,10 +99,16 @@ class FunctionaryV3Parser extends FormatParser {
         state.raw.add(buf.slice(i, j));
         if (j === buf.length && state.name.length <= MAX_RECIPIENT) return j;
         if (state.name.length > MAX_RECIPIENT || buf[j] !== '\n' || state.name.length === 0) {
+          if (state.code) {
+            state.code.body.code!.write(state.raw.text, out);
+            this.#state = state.code;
+            return j;
+          }
           out.text(state.raw.text);
           this.#state = { kind: 'content' };
           return j;
         }
+        state.code?.body.code!.finish(out);
         if (state.name === 'all') {
           this.#state = { kind: 'content' };
           return j + 1;
@@ -127,8 +141,7 @@ class FunctionaryV3Parser extends FormatParser {
           const found = this.scanFor(buf, i, BODY_ENDS);
           code.write(found.before, out);
           if (found.marker === undefined) return buf.length;
-          code.finish(out);
-          this.#state = afterBody(found.marker);
+          this.#state = afterBody(found.marker, state);
           return found.next;
         }
         const args = body.json!;
@@ -165,7 +178,12 @@ class FunctionaryV3Parser extends FormatParser {
   }
 
   protected finish(pending: string, out: EventList, cut: boolean): void {
-    const state = this.#state;
+    let state = this.#state;
+    // A ">>>" the end cut before its recipient line: more of the code it came in.
+    if (state.kind === 'recipient' && state.code) {
+      state.code.body.code!.write(state.raw.text, out);
+      state = state.code;
+    }
     this.#state = { kind: 'content' };
     switch (state.kind) {
       case 'start':
@@ -208,10 +226,10 @@ class FunctionaryV3Parser extends FormatParser {
   }
 }
 
-/** After a body's end marker (BODY_ENDS): its "\n", if any, waits on the recipient line. */
-function afterBody(marker: string): State {
+/** After a body's end marker (BODY_ENDS): its "\n", if any, waits on the recipient line, and so does the code it may end. */
+function afterBody(marker: string, code?: CodeBody): State {
   const ws = marker.slice(0, marker.length - SEGMENT.length);
-  return { kind: 'recipient', raw: new RawText(marker), name: '', segment: true, ws };
+  return { kind: 'recipient', raw: new RawText(marker), name: '', segment: true, ws, code };
 }
 
 /** `\w` as Functionary's templates use it, plus "-" and "." which OpenAI tool names may hold. */

@@ -165,10 +165,12 @@ describe('functionary v3', () => {
       expect(callsOf(events).map((c) => [c.name, c.args])).toEqual(calls);
       expect(coalesceText(feed(v3(), input.split('')))).toEqual(coalesceText(events));
     }
-    // The code's last line, its "\n" frame, comes when the code ends.
+    // The code's last line, its "\n" frame, comes when the code ends: at the recipient line after
+    // ">>>", which a ">>>" in code does not start (next test).
     const parser = createFunctionaryV3Parser();
     expect(parser.push('python\nx = 1\n').filter((e) => e.type === 'call-piece')).toEqual([]);
-    expect(parser.push('>>>').filter((e) => e.type === 'call-piece')).toEqual([line('x = 1', 1)]);
+    expect(parser.push('>>>all').filter((e) => e.type === 'call-piece')).toEqual([]);
+    expect(parser.push('\n').filter((e) => e.type === 'call-piece')).toEqual([line('x = 1', 1)]);
     // v2 reads the same messages the same way.
     const v2Input = '<|from|>assistant\n<|recipient|>all\n<|content|>Let me check.\n<|from|>assistant\n<|recipient|>python\n<|content|>x = 2\n<|stop|>';
     const v3Input = '>>>all\nLet me check.\n>>>python\nx = 2';
@@ -176,6 +178,27 @@ describe('functionary v3', () => {
       expect(textOf(events)).toBe('Let me check.');
       expect(callsOf(events).map((c) => c.args)).toEqual([{ code: 'x = 2' }]);
     }
+  });
+
+  // Regression: raw code ended at any ">>>", so a doctest or a REPL prompt in a string cut the code
+  // there: `def add(a, b):\n    """` ran (a SyntaxError) and the rest of the cell went out as content.
+  it('keeps >>> in raw code that starts no recipient line as code, however split', () => {
+    const code = 'def add(a, b):\n    """\n    >>> add(1, 2)\n    3\n    """\n    return a + b\nprint(">>>", add(1, 2))\nx = 1 >>>> 2\n>>>\n';
+    // (The "\n" right before a ">>>" recipient line is frame, as ever.)
+    for (const [input, content, written] of [
+      [`>>>python\n${code}`, '', code],
+      [`>>>python\n${code}>>>all\nDone.`, 'Done.', code.slice(0, -1)],
+      [`>>>python\n${code}\n>>>all\nDone.`, 'Done.', code],
+    ] as const) {
+      const events = parse(v3(), input);
+      expect(callsOf(events).map((c) => c.args), input).toEqual([{ code: written }]);
+      expect(textOf(events)).toBe(content);
+      expect(perChar(v3(), input)).toEqual(events);
+      for (let cut = 0; cut <= input.length; cut++) expect(coalesceText(feed(v3(), [input.slice(0, cut), input.slice(cut)]))).toEqual(events);
+    }
+    // The next call's recipient line still ends the code, and a ">>>" the output's end cut is code.
+    expect(callsOf(parse(v3(), '>>>python\nprint(1)\n>>>f\n{}')).map((c) => [c.name, c.args])).toEqual([['python', { code: 'print(1)' }], ['f', {}]]);
+    expect(callsOf(parse(v3(), '>>>python\nprint(1)\n>>>f')).map((c) => c.args)).toEqual([{ code: 'print(1)\n>>>f' }]);
   });
 
   it('keeps >>> in prose that is not a recipient line', () => {
