@@ -198,9 +198,12 @@ export class StreamDeadlines {
    * came in time while the loop was blocked is read first. An error body that had all come was cut
    * to what the last read before the block held (a bare status, JSON cut mid-message), and an answer
    * that had ended in time failed. The verdict has its own slot: a token read meanwhile re-arms the
-   * phase clocks (#disarm), which must not cancel it. Settling meanwhile clears it (clear()).
+   * phase clocks (#disarm), which must not cancel it. Settling meanwhile clears it (clear()). The
+   * total and the body's wait share the slot: when both run out, the later verdict replaces the
+   * earlier (#expire gives the total's error either way), whose handle, lost, clear() could not cancel.
    */
   #lookAgainThenExpire(error: UpstreamError): void {
+    clearImmediate(this.#endVerdict);
     this.#endVerdict = setImmediate(() => {
       // Not behind a paused consumer's held events: that wait is the consumer's, which the total bounds too.
       if (this.readsPending() && !this.#paused) this.#lookAgainThenExpire(error);
