@@ -288,9 +288,14 @@ describe('hostile-code battery', () => {
   }, 60_000);
 
   it('stops a busy process at its CPU-time limit', async () => {
-    const result = await attack('busy-cpu');
+    // Its 1 s of CPU, not the 15 s wall clock, must stop it: on two cores shared with a loaded CI
+    // run the process got about a tenth of a core and the wall clock fired first (CI, Node 22).
+    // Without a launcher there is no CPU limit, and the wall clock is the one that stops it.
+    const timeoutMs = protections.launcher === 'none' ? hostile.limits!.timeoutMs : 50_000;
+    const patient = toolFromPlugin({ ...hostile, limits: { ...hostile.limits, timeoutMs } }, { moduleUrl: fixture('hostile-plugin.ts'), pools });
+    const { result } = await runScriptedCall(patient, { args: { attack: 'busy-cpu' }, callId: 'call_busy_cpu' });
     expect(result).toMatchObject({ ok: false, data: { code: 'sandbox_limit_exceeded', limit: protections.launcher === 'none' ? 'timeout' : 'cpu' } });
-  });
+  }, 70_000);
 
   it('refuses a call at once when every process is busy and the queue is full', async () => {
     const small = createRuntimePools({ process: { maxProcesses: 1, maxQueue: 1, sparesPerPlugin: 0, uidBase: 1_900_110_000 } });
